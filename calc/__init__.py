@@ -1,0 +1,28 @@
+"""The calculation core of the LLM Inference Explorer: numbers in, dataclasses and DataFrames out.
+
+Pure Python + numpy/pandas (no streamlit, no torch). The public API is fixed in DESIGN.md; the
+formulas follow the seeds (seed 000 steps 1-4, seed 003, seed 004) and the papers cited per function.
+"""
+from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
+                   prefix_cache_savings, replicas_needed)
+from .dtypes import DTYPE_BYTES, dtype_bytes
+from .hardware import Accelerator, get_accelerator, list_accelerators
+from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_array
+from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched, max_batch, memory_budget,
+                     weight_bytes, weight_bytes_read)
+from .models import ModelConfig, from_hf_config, get_model, list_models
+from .napkin import napkin_table
+from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
+                       batch_where_cache_equals_weights, critical_batch, decode_step_time, decode_sweep,
+                       prefill_time, throughput_ceiling_tokens_per_s, ttft)
+
+__all__ = [
+    "ModelConfig", "Accelerator", "get_model", "list_models", "get_accelerator", "list_accelerators",
+    "from_hf_config", "kv_bytes_per_token", "kv_cache_bytes", "kv_cache_bytes_array", "weight_bytes",
+    "weight_bytes_read", "max_batch", "memory_budget", "MemoryBudget", "accelerators_needed",
+    "expected_experts_touched", "decode_step_time", "prefill_time", "critical_batch", "cost_per_million",
+    "StepTime", "decode_sweep", "pareto_front", "max_batch_for_tpot", "replicas_needed",
+    "prefix_cache_savings", "PrefixCacheSavings", "attention_variants", "attention_flops", "ttft",
+    "arithmetic_intensity_decode", "arithmetic_intensity_prefill", "throughput_ceiling_tokens_per_s",
+    "batch_where_cache_equals_weights", "napkin_table", "DTYPE_BYTES", "dtype_bytes",
+]

@@ -1,0 +1,54 @@
+"""The napkin table: the handful of numbers that price one model on one accelerator."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .cost import cost_per_million
+from .hardware import Accelerator
+from .kv import kv_bytes_per_token, kv_cache_bytes
+from .memory import max_batch, memory_budget, weight_bytes
+from .models import ModelConfig
+from .roofline import critical_batch, decode_step_time, prefill_time, throughput_ceiling_tokens_per_s
+
+
+def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
+                 reserve_bytes: float = 0.0, prompt_len: int | None = None) -> pd.DataFrame:
+    """The napkin estimate of seed 000 step 4 as a table of (quantity, value, unit, note).
+
+    Values are in base units (bytes, seconds, tokens/s, USD); ``price_per_hour_usd`` defaults to the
+    accelerator's list price, and the USD rows are omitted when neither is known. ``prompt_len``
+    (default: ``context_len``) is the prompt of the TTFT row.
+
+    Raises:
+        ValueError: invalid sizes, dtypes or price (from the functions it calls).
+    """
+    price = accelerator.price_per_hour_usd if price_per_hour_usd is None else price_per_hour_usd
+    step = decode_step_time(model, accelerator, batch, context_len, weight_dtype, kv_dtype)
+    budget = memory_budget(model, accelerator, context_len, batch, weight_dtype, kv_dtype, reserve_bytes)
+    pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype)
+    rows = [
+        ("weights", weight_bytes(model, weight_dtype), "bytes", f"{model.n_params:,} parameters in {weight_dtype}"),
+        ("KV cache per token", kv_bytes_per_token(model, kv_dtype), "bytes", "all layers as full attention"),
+        ("KV cache per sequence", kv_cache_bytes(model, context_len, 1, kv_dtype), "bytes",
+         f"{context_len:,} tokens, windows applied"),
+        ("KV cache of the batch", budget.kv_bytes, "bytes", f"B = {batch}"),
+        ("memory used", budget.total_bytes, "bytes",
+         f"of {accelerator.memory_bytes / 1e9:.0f} GB; {budget.n_accelerators} accelerator(s) needed"),
+        ("max batch", max_batch(model, accelerator, context_len, weight_dtype, kv_dtype, reserve_bytes), "sequences",
+         "memory ceiling"),
+        ("decode step: weights", step.weights_s, "s", "weight bytes / W"),
+        ("decode step: KV cache", step.kv_s, "s", "B x KV / W"),
+        ("decode step: compute", step.compute_s, "s", "2 N B / P"),
+        ("decode step (TPOT)", step.total_s, "s", "KV + max(weights, compute); a lower bound"),
+        ("throughput", step.tokens_per_s, "tokens/s", f"B = {batch}"),
+        ("per-user speed", 1.0 / step.total_s, "tokens/s", "1 / TPOT"),
+        ("throughput ceiling W/KV", throughput_ceiling_tokens_per_s(model, accelerator, context_len, kv_dtype),
+         "tokens/s", "B -> infinity"),
+        ("critical batch", critical_batch(accelerator, weight_dtype), "tokens", "P x bytes / (2 W)"),
+        ("prefill (TTFT, no queue)", pre.total_s, "s", f"{prompt_len or context_len:,}-token prompt, B = 1"),
+    ]
+    if price is not None:
+        rows.append(("cost per 1M output tokens", cost_per_million(step.tokens_per_s, price), "USD",
+                     f"at ${price:.2f}/h"))
+    return pd.DataFrame(rows, columns=["quantity", "value", "unit", "note"])

@@ -1,0 +1,255 @@
+"""The roofline: decode step and prefill time, arithmetic intensity, critical batch, sweeps.
+
+The napkin model of one decode step (seed 000 step 4; Pope et al. 2022):
+``total_s = B*KV/W + max(weight_bytes/W, 2*N_active*B/P)`` with KV the cache bytes of one sequence.
+It is a lower bound: a real step is usually 1.2-2x slower. Prefill is the same roofline with
+T prompt tokens per sequence: compute ``2*N_active*B*T`` plus causal attention, bytes = weights read
+plus the KV written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .dtypes import check_nonneg_number, check_positive_int, dtype_bytes
+from .hardware import Accelerator
+from .kv import kv_cache_bytes_array
+from .memory import max_batch as _max_batch
+from .memory import weight_bytes, weight_bytes_read
+from .models import ModelConfig
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Time of one forward step, split into its roofline parts (seconds).
+
+    Fields:
+        weights_s: weight bytes read / W.
+        kv_s: KV-cache bytes read (decode) or written (prefill) / W.
+        compute_s: FLOPs / P.
+        total_s: ``kv_s + max(weights_s, compute_s)``.
+        tokens_per_s: tokens this step yields per second: B / total_s for decode (one new token per
+            sequence), B*T / total_s for prefill and for multi-token verification steps.
+        flops: FLOPs of the step; bytes: bytes moved; batch, tokens: B and tokens per sequence (T).
+    """
+
+    weights_s: float
+    kv_s: float
+    compute_s: float
+    total_s: float
+    tokens_per_s: float
+    flops: float = 0.0
+    bytes: float = 0.0
+    batch: int = 1
+    tokens: int = 1
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs per byte moved of this step."""
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+    @property
+    def bound(self) -> str:
+        """'compute' when the arithmetic term exceeds the weight read (the max picks it), else 'memory'."""
+        return "compute" if self.compute_s > self.weights_s else "memory"
+
+
+def critical_batch(accelerator: Accelerator, weight_dtype: str = "bf16") -> float:
+    """Tokens per step at which decode's matmuls turn compute-bound.
+
+    A decode matmul does 2*N*B FLOPs on N*bytes of weights, so its intensity is 2B/bytes FLOP/byte;
+    it meets the ridge P/W at ``B* = P * bytes / (2 * W)``. In bf16 that is P/W: about 295 on an
+    H100 SXM (989 TFLOP/s / 3.35 TB/s; seed 000 step 3; seed 004 "One ratio explains the lecture").
+
+    Raises:
+        ValueError: unknown dtype.
+    """
+    b = dtype_bytes(weight_dtype, "weight_dtype")
+    return accelerator.compute_flops(weight_dtype) * b / (2.0 * accelerator.bandwidth_bytes_per_s)
+
+
+def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtype, query_tokens=1,
+                   sliding="cap", mla="latent"):
+    """Vectorised decode step over broadcastable arrays of batch and context (no validation)."""
+    w = accelerator.bandwidth_bytes_per_s
+    p = accelerator.compute_flops(weight_dtype)
+    b = np.asarray(batch, dtype=float)
+    wbytes = np.asarray(weight_bytes_read(model, b * query_tokens, weight_dtype))
+    kvbytes = kv_cache_bytes_array(model, context_len, b, kv_dtype, sliding, mla)
+    flops = 2.0 * model.active_params * b * query_tokens
+    weights_s = wbytes / w
+    kv_s = kvbytes / w
+    compute_s = flops / p
+    total_s = kv_s + np.maximum(weights_s, compute_s)
+    return dict(weights_s=weights_s, kv_s=kv_s, compute_s=compute_s, total_s=total_s,
+                tokens_per_s=b * query_tokens / total_s if query_tokens > 1 else b / total_s,
+                flops=flops, bytes=wbytes + kvbytes, weight_bytes_read=wbytes, kv_bytes=kvbytes)
+
+
+def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
+                     weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
+                     sliding: str = "cap", mla: str = "latent") -> StepTime:
+    """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
+
+    ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (seed 000 step 4), T =
+    ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
+    MoE models read only the experts the batch touches. Attention FLOPs are left out, as in the seed.
+    Llama-3-8B on an H100 SXM at 8k: B=1 5.1 ms (196 tok/s); B=32 15.1 ms (2,126 tok/s).
+
+    Returns:
+        StepTime (seconds; tokens_per_s = B / total_s, or B*T / total_s when T > 1).
+
+    Raises:
+        ValueError: non-positive or non-integer batch/context/query_tokens; unknown dtype.
+    """
+    b = check_positive_int(batch, "batch")
+    s = check_positive_int(context_len, "context_len")
+    t = check_positive_int(query_tokens, "query_tokens")
+    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, t, sliding, mla)
+    return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
+                    float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
+
+
+def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_len: int = 0) -> float:
+    """FLOPs of causal attention scores and weighted values for ``prompt_len`` new tokens per sequence.
+
+    Query i (0-based) of a sequence with ``past_len`` cached tokens attends to ``past_len + i + 1``
+    keys (at most W in a sliding layer); each key costs 2*H_qk FLOPs for the score and 2*H_v for the
+    value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
+    Causal, full attention from an empty cache: about ``2 * N * 2H * T^2 / 2`` per layer (Kaplan et al.
+    2020, Table 1, the 2*n_layer*n_ctx*d_attn term, made causal).
+    """
+    t = check_positive_int(prompt_len, "prompt_len")
+    b = check_positive_int(batch, "batch")
+    past = int(check_nonneg_number(past_len, "past_len"))
+    if model.attention == "mla":
+        h_qk = (model.qk_nope_head_dim or model.head_dim - model.qk_rope_head_dim) + model.qk_rope_head_dim
+        h_v = model.v_head_dim or model.head_dim
+    else:
+        h_qk = h_v = model.head_dim
+    i = np.arange(t, dtype=float)
+    keys_full = float(np.sum(past + i + 1))
+    total = 0.0
+    for kind in model.layer_kinds:
+        keys = keys_full if kind == "full" else float(np.sum(np.minimum(past + i + 1, model.sliding_window)))
+        total += 2.0 * model.n_heads * (h_qk + h_v) * keys
+    return b * total
+
+
+def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
+                 mla: str = "latent") -> StepTime:
+    """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
+
+    The roofline with T = prompt tokens (DESIGN.md; seed 004 "The KV cache, and the two regimes"):
+    compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
+    (MoE: experts touched by B*T tokens) + the KV cache written; ``total_s = kv_s + max(weights_s,
+    compute_s)``. Prefill of a long prompt is compute-bound: its intensity is about B*T.
+
+    Returns:
+        StepTime with tokens_per_s = B*T / total_s (prompt tokens processed per second).
+
+    Raises:
+        ValueError: non-positive or non-integer prompt_len/batch; unknown dtype.
+    """
+    t = check_positive_int(prompt_len, "prompt_len")
+    b = check_positive_int(batch, "batch")
+    w = accelerator.bandwidth_bytes_per_s
+    wbytes = float(weight_bytes_read(model, b * t, weight_dtype))
+    kvbytes = float(kv_cache_bytes_array(model, t, b, kv_dtype, sliding, mla))
+    flops = 2.0 * model.active_params * b * t + attention_flops(model, t, b)
+    weights_s, kv_s = wbytes / w, kvbytes / w
+    compute_s = flops / accelerator.compute_flops(weight_dtype)
+    total = kv_s + max(weights_s, compute_s)
+    return StepTime(weights_s, kv_s, compute_s, total, b * t / total, flops, wbytes + kvbytes, b, t)
+
+
+def ttft(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1, queue_s: float = 0.0,
+         weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
+    """Time to first token in seconds: queueing + prefill (seed 000 step 3, "Metrics").
+
+    Raises:
+        ValueError: negative queue time or invalid prefill arguments.
+    """
+    q = check_nonneg_number(queue_s, "queue_s")
+    return q + prefill_time(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype).total_s
+
+
+def arithmetic_intensity_decode(model: ModelConfig, batch: int, context_len: int, weight_dtype: str = "bf16",
+                                kv_dtype: str = "bf16") -> float:
+    """FLOPs per byte of one decode step: ``2*N_active*B / (weights read + B*KV)``.
+
+    Below the ridge P/W the step is memory-bound; without cache it approaches 2B/bytes-per-weight.
+    """
+    b = check_positive_int(batch, "batch")
+    s = check_positive_int(context_len, "context_len")
+    wb = float(weight_bytes_read(model, b, weight_dtype))
+    kv = float(kv_cache_bytes_array(model, s, b, kv_dtype))
+    return 2.0 * model.active_params * b / (wb + kv)
+
+
+def arithmetic_intensity_prefill(model: ModelConfig, prompt_len: int, batch: int = 1,
+                                 weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
+    """FLOPs per byte of a prefill pass (matmuls + causal attention over weights + KV written)."""
+    t = check_positive_int(prompt_len, "prompt_len")
+    b = check_positive_int(batch, "batch")
+    flops = 2.0 * model.active_params * b * t + attention_flops(model, t, b)
+    return flops / (float(weight_bytes_read(model, b * t, weight_dtype))
+                    + float(kv_cache_bytes_array(model, t, b, kv_dtype)))
+
+
+def throughput_ceiling_tokens_per_s(model: ModelConfig, accelerator: Accelerator, context_len: int,
+                                    kv_dtype: str = "bf16") -> float:
+    """Decode throughput as B grows without bound: W / KV per sequence (seed 000 step 4: ~3,120 tok/s
+    for Llama-3-8B at 8k on an H100). Each extra sequence adds its own cache read and one token."""
+    s = check_positive_int(context_len, "context_len")
+    return accelerator.bandwidth_bytes_per_s / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
+
+
+def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weight_dtype: str = "bf16",
+                                     kv_dtype: str = "bf16") -> float:
+    """B at which the batch's cache weighs as much as the weights: weight bytes / KV per sequence
+    (seed 000 step 4: about 15 for Llama-3-8B at 8k; problem 5: about 39 for the 13B at 4k)."""
+    s = check_positive_int(context_len, "context_len")
+    return weight_bytes(model, weight_dtype) / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
+
+
+def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=None,
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
+                 price_per_hour_usd: float | None = None) -> pd.DataFrame:
+    """Decode steps for every batch size at once (one numpy evaluation, no Python loop).
+
+    Args:
+        batches: 1-D array of batch sizes; default 1 .. max(1, memory ceiling).
+
+    Returns:
+        DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, total_s (= TPOT),
+        tokens_per_s, memory_bytes (weights + KV + reserve), fits (bool), usd_per_million (NaN
+        without a price), bound ("memory"/"compute").
+
+    Raises:
+        ValueError: invalid context, dtypes, reserve or batch values.
+    """
+    s = check_positive_int(context_len, "context_len")
+    reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
+    if batches is None:
+        ceiling = _max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve)
+        batches = np.arange(1, max(1, ceiling) + 1)
+    b = np.asarray(batches)
+    if b.ndim != 1 or b.size == 0 or np.any(b < 1) or np.any(b != np.floor(b)):
+        raise ValueError("batches must be a non-empty 1-D array of positive integers")
+    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype)
+    mem = weight_bytes(model, weight_dtype) + a["kv_bytes"] + reserve
+    df = pd.DataFrame({
+        "batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
+        "total_s": a["total_s"], "tokens_per_s": a["tokens_per_s"], "memory_bytes": mem,
+        "fits": mem <= accelerator.memory_bytes,
+    })
+    if price_per_hour_usd is not None:
+        df["usd_per_million"] = price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6
+    else:
+        df["usd_per_million"] = np.nan
+    df["bound"] = np.where(a["compute_s"] > a["weights_s"], "compute", "memory")
+    return df
