@@ -813,7 +813,37 @@ def tokens_per_forward_table(alphas, gammas, cost_ratio: float = 0.0) -> pd.Data
 # The batch effect (roofline)
 # ---------------------------------------------------------------------------------------------
 
-def batch_speedup_table(target, draft, accelerator, batches, gamma, alpha, context_len,
+#: Batch sizes of the default sweep: about 8 points per doubling-of-four, 1..4096.
+DEFAULT_BATCHES = tuple(int(b) for b in np.unique(np.round(np.geomspace(1, 4096, 49))))
+
+
+def verify_critical_batch(accelerator, gamma, weight_dtype: str = "bf16") -> float:
+    """Batch size at which a verify step of gamma + 1 tokens per sequence turns compute-bound.
+
+    A verify step of B sequences runs B (gamma + 1) tokens through the weights, so it meets the
+    ridge when B (gamma + 1) equals the critical batch B* = P * bytes / (2 W):
+    B = B* / (gamma + 1). Below it, verifying gamma + 1 tokens costs about as much as decoding one.
+
+    Args:
+        accelerator: calc ``Accelerator``.
+        gamma: drafts per round, >= 0.
+        weight_dtype: dtype name of the weights.
+
+    Returns:
+        the batch size (float, sequences).
+
+    Raises:
+        ValueError: gamma negative, unknown dtype.
+
+    Source: seed 000, step 4 (critical batch); seed 004, "Two lossless wins".
+    """
+    from . import critical_batch  # late import: calc/__init__ imports this module
+
+    gamma = _check_gamma(gamma)
+    return critical_batch(accelerator, weight_dtype) / (gamma + 1)
+
+
+def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gamma=4, alpha=0.8, context_len=4096,
                         weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> pd.DataFrame:
     """Speedup of speculative decoding against batch size, from calc's decode roofline.
 

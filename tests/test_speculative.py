@@ -297,3 +297,53 @@ def test_stats_properties():
     stats = SpecDecodeStats(gamma=4, n_tokens=30, n_target_forwards=10, n_drafted=40, n_verified=25, n_accepted=20)
     assert stats.acceptance_rate == 0.8 and stats.accepted_per_drafted == 0.5
     assert stats.tokens_per_target_forward == 3.0
+
+
+# --- The batch effect (calc's roofline) --------------------------------------------------------
+
+def _pair():
+    from calc import get_accelerator, get_model
+    return get_model("llama-3.1-70b"), get_model("llama-3.2-1b"), get_accelerator("h100-sxm")
+
+
+def test_verify_critical_batch_h100():
+    from calc.speculative import verify_critical_batch
+    # H100 SXM: 989 TFLOP/s dense bf16 over 3.35 TB/s = 295 tokens per step; gamma 4 verifies 5
+    # tokens per sequence, so the verify step turns compute-bound at 295 / 5 = 59 sequences.
+    _, _, h100 = _pair()
+    assert verify_critical_batch(h100, 4) == pytest.approx(989e12 / 3.35e12 / 5, rel=1e-3)
+
+
+def test_batch_speedup_at_batch_one_is_theorem_3_8():
+    from calc.speculative import batch_speedup_table
+    # At B = 1 verifying 5 tokens reads the same weights and KV as decoding 1 (memory-bound), so the
+    # round costs t_target (1 + gamma c) and the speedup is Theorem 3.8 with c = t_draft / t_target.
+    target, draft, h100 = _pair()
+    row = batch_speedup_table(target, draft, h100, [1], gamma=4, alpha=0.8, context_len=512).iloc[0]
+    assert row.verify_step_s == pytest.approx(row.target_step_s, rel=1e-12)
+    c = row.draft_step_s / row.target_step_s
+    assert row.speedup == pytest.approx(walltime_speedup(0.8, 4, c), rel=1e-12)
+    # 70B vs 1B weights: c is about 1.24 / 70.6 (parameter ratio), well under 0.05 (Leviathan's c).
+    assert 0.01 < c < 0.05
+
+
+def test_batch_speedup_falls_below_one_when_compute_bound():
+    from calc.speculative import batch_speedup_table
+    # Short context (KV small): at B = 4096 the verify step does 5x the FLOPs of a plain step and
+    # is compute-bound, so E[tokens] = 3.36 < 5 and the speedup drops under 1.
+    target, draft, h100 = _pair()
+    table = batch_speedup_table(target, draft, h100, [1, 8, 64, 512, 4096], gamma=4, alpha=0.8, context_len=128)
+    assert table.speedup.iloc[0] > 3.0
+    assert table.speedup.iloc[-1] < 1.0
+    assert np.all(np.diff(table.speedup.to_numpy()) <= 1e-12)
+
+
+def test_batch_speedup_invalid_arguments():
+    from calc.speculative import batch_speedup_table
+    target, draft, h100 = _pair()
+    with pytest.raises(ValueError, match="gamma"):
+        batch_speedup_table(target, draft, h100, [1], gamma=0)
+    with pytest.raises(ValueError, match="batch"):
+        batch_speedup_table(target, draft, h100, [0])
+    with pytest.raises(ValueError, match="alpha"):
+        batch_speedup_table(target, draft, h100, [1], alpha=2.0)
