@@ -1,0 +1,79 @@
+"""AppTest of the speculative decoding page: it runs, edits reach the table, the wrong residual fails."""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/speculative.py"
+
+
+def open_page(query_params=None):
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query_params or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def metric(at, label_start):
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+def table(at):
+    return at.dataframe[0].value.set_index("symbol")
+
+
+def test_default_run_shows_the_seed_example():
+    at = open_page()
+    # Seed 000, step 3: alpha = 0.7, A accepted with 2/3, residual only B, output (0.6, 0.4).
+    assert metric(at, "Acceptance rate") == "0.700"
+    df = table(at)
+    assert df.loc["A", "acceptance min(1, p/q)"] == pytest.approx(2 / 3)
+    assert df.loc["B", "residual (resampled from)"] == pytest.approx(1.0)
+    assert df.loc["A", "output"] == pytest.approx(0.6) and df.loc["B", "output"] == pytest.approx(0.4)
+    assert metric(at, "Verdict") == "output matches p"
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_editing_a_probability_updates_the_table():
+    at = open_page()
+    at.slider(key="sd_q0").set_value(0.5).run()
+    assert not at.exception
+    df = table(at)
+    # q weights (0.5, 0.1) renormalise to (5/6, 1/6); A is accepted with 0.6 / (5/6) = 0.72;
+    # alpha = 0.6 + 1/6 = 0.767.
+    assert df.loc["A", "proposal q"] == pytest.approx(5 / 6)
+    assert df.loc["A", "acceptance min(1, p/q)"] == pytest.approx(0.72)
+    assert metric(at, "Acceptance rate") == "0.767"
+
+
+def test_wrong_residual_switch_changes_the_verdict():
+    at = open_page()
+    assert metric(at, "Verdict") == "output matches p"
+    at.toggle(key="sd_wrong").set_value(True).run()
+    assert not at.exception
+    assert metric(at, "Verdict") == "output is NOT p"
+    # One step with p sampled on rejection outputs A with 0.6 + 0.3 * 0.6 = 0.78.
+    assert table(at).loc["A", "output"] == pytest.approx(0.78)
+    assert at.error, "the failing test is explained in an error box"
+
+
+def test_url_seeds_the_view_and_garbage_falls_back():
+    at = open_page({"sd_p0": "0.5", "sd_p1": "0.5", "sd_q0": "0.5", "sd_q1": "0.5", "sd_g": "banana"})
+    assert metric(at, "Acceptance rate") == "1.000"
+    assert at.slider(key="sd_g").value == 4
+    fig = json.loads(at.get("plotly_chart")[2].proto.spec)
+    assert fig["layout"]["xaxis"]["type"] == "log"
+
+
+def test_all_zero_target_is_an_error_message_not_a_traceback():
+    at = open_page()
+    for i in range(2):
+        at.slider(key=f"sd_p{i}").set_value(0.0)
+    at.run()
+    assert not at.exception
+    assert any("target p" in e.value and "positive" in e.value for e in at.error)
