@@ -1,0 +1,175 @@
+"""Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (seed 003, last part)."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from calc import bill
+from pages import common
+
+DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
+            "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
+COMPONENTS = {"input_missed_usd": "input, missed cache", "input_hit_usd": "input, cache hit",
+              "cache_write_usd": "cache writes (surcharge)", "output_usd": "output", "idle_usd": "idle GPU time"}
+COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
+          "output_usd": "#1f77b4", "idle_usd": "#bbbbbb"}
+
+
+
+def _usd(x: float, digits: int = 2) -> str:
+    """USD with a fixed number of decimals; "n/a" for NaN (no traffic)."""
+    return "n/a" if x != x else f"${x:,.{digits}f}"
+
+
+sel = common.selection()
+st.title("Monthly bill")
+st.markdown(
+    "In a scaled product, model selection is essentially unit economics (seed 003). Every generation pays "
+    "for its prompt and its output; a prompt built as a long **shared prefix** plus a short unique part "
+    "can be served from the provider's prompt cache at about a tenth of the input price. Renting GPUs "
+    "instead costs the same every hour whether anyone calls the model or not, so it loses at small traffic "
+    "and wins, by a wide margin, once the product takes off.")
+common.experiment_buttons({
+    "Defaults (100k DAU, 70% cache hits)": DEFAULTS,
+    "Cache hit 0%": {"mb_hit": 0},
+    "Cache hit 95%": {"mb_hit": 95},
+    "Remix 1/10: the product blows up": {"mb_remix": 10.0},
+}, key="mb_exp")
+
+with st.sidebar:
+    st.divider()
+    st.markdown("**Monthly bill: traffic**")
+    dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
+                          bind="query-params")
+    c1, c2 = st.columns(2)
+    remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
+                            key="mb_remix", bind="query-params", help="Users who remix existing content each day")
+    orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
+                           key="mb_orig", bind="query-params", help="Users who create original content each day")
+    gens = st.number_input("Generations per creator per day", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
+                           key="mb_gens", bind="query-params")
+    c1, c2, c3 = st.columns(3)
+    prefix = c1.number_input("Shared prefix", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
+                             bind="query-params", help="Cacheable prompt prefix, tokens per generation")
+    unique = c2.number_input("Unique input", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
+                             bind="query-params", help="Prompt tokens unique to each generation")
+    out = c3.number_input("Output", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
+                          bind="query-params", help="Output tokens per generation")
+    hit = st.slider("Prompt-cache hit rate, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
+                    bind="query-params", help="Share of generations whose shared prefix is read from the cache")
+    st.markdown("**Monthly bill: self-hosting**")
+    c1, c2 = st.columns(2)
+    batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
+                            bind="query-params", help="Sequences decoded together (clamped to what fits)")
+    peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
+                           bind="query-params", help="Capacity is sized for the peak hour")
+
+st.subheader("Prices, USD per 1M tokens")
+st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
+           "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
+           "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
+           "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
+edited = st.data_editor(
+    bill.tiers_to_frame(bill.default_tiers()), key="mb_prices", num_rows="dynamic", hide_index=True,
+    width="stretch", column_config={
+        "name": st.column_config.TextColumn("tier", required=True),
+        "input_usd_per_mtok": st.column_config.NumberColumn("input $/1M", min_value=0.0, format="%.3f"),
+        "cached_input_usd_per_mtok": st.column_config.NumberColumn("cache hit $/1M", min_value=0.0, format="%.3f"),
+        "output_usd_per_mtok": st.column_config.NumberColumn("output $/1M", min_value=0.0, format="%.3f"),
+        "cache_write_multiplier": st.column_config.NumberColumn("cache write x", min_value=1.0, format="%.2f"),
+    })
+
+try:
+    scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
+    tiers = bill.tiers_from_frame(edited)
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+setup, self_hosted_error = None, None
+try:
+    setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
+                                 sel.weight_dtype, sel.kv_dtype)
+    table = bill.compare_tiers(scenario, tiers, setup)
+    rates = bill.self_hosted_rates(scenario, setup)
+except ValueError as exc:
+    self_hosted_error, setup = exc, None
+    table = bill.compare_tiers(scenario, tiers, None)
+
+st.subheader(f"The bill at {dau:,.0f} DAU: {scenario.generations_per_day:,.0f} generations a day")
+if self_hosted_error:
+    st.error(f"Self-hosted tier left out: {self_hosted_error}")
+st.success(bill.verdict(table))
+cols = st.columns(len(table))
+for col, row in zip(cols, table.itertuples()):
+    col.metric(f"{row.name}", _usd(row.total_usd, 0) + " / month", help=row.model)
+    col.caption(f"{row.model}  \n{_usd(row.per_generation_usd, 5)} per generation  \n"
+                f"{_usd(row.per_dau_usd, 4)} per DAU per month"
+                + (f"  \n{row.n_gpus:.0f} GPUs" if row.name == "self-hosted" else ""))
+
+fig = go.Figure()
+for comp, label in COMPONENTS.items():
+    fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
+                hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
+fig.update_layout(barmode="stack", title="Monthly bill by component", xaxis_title="tier",
+                  yaxis_title="USD per month (30 days)")
+common.show_chart(fig, key="mb_bars")
+
+shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
+st.dataframe(shown, hide_index=True, width="stretch", column_config={
+    c: st.column_config.NumberColumn(format="$%.2f") for c in
+    ["input_missed_usd", "input_hit_usd", "cache_write_usd", "output_usd", "idle_usd", "total_usd", "per_dau_usd"]}
+    | {"per_generation_usd": st.column_config.NumberColumn(format="$%.5f"),
+       "self-hosting cheaper from DAU": st.column_config.NumberColumn(format="%.0f")})
+common.download_csv(table, "monthly_bill.csv", key="mb_csv")
+
+if setup is not None:
+    st.caption(
+        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica at "
+        f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
+        f"{rates.context_len:,}-token context: {rates.decode_tokens_per_s:,.0f} output tok/s "
+        f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {rates.prefill_tokens_per_s:,.0f} "
+        f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
+        "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+
+left, right = st.columns(2)
+with left:
+    sweep = bill.bill_vs_dau(scenario, tiers, setup)
+    fig = go.Figure()
+    for name, part in sweep.groupby("name", sort=False):
+        fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
+                        line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
+                        hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
+                        + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
+    fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
+    fig.update_layout(title="Bill against DAU", xaxis_title="daily active users (log)",
+                      yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
+    common.show_chart(fig, key="mb_dau_chart")
+    common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv")
+with right:
+    sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
+    fig = go.Figure()
+    for name, part in sweep_h.groupby("name", sort=False):
+        fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
+                        hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
+    fig.add_vline(x=scenario.cache_hit_rate, line_dash="dot", line_color="gray")
+    fig.update_layout(title=f"Bill against prompt-cache hit rate at {dau:,.0f} DAU",
+                      xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
+    common.show_chart(fig, key="mb_hit_chart")
+    common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv")
+
+st.subheader("The formula")
+st.latex(r"\text{bill} = 30\,G\Big[(1-h)P\,p_\text{in} + U\,p_\text{in} + hP\,p_\text{hit}"
+         r" + (1-h)P\,(m-1)\,p_\text{in} + O\,p_\text{out}\Big],\quad G = \text{DAU}\,(s_\text{remix}"
+         r"+s_\text{create})\,g")
+st.latex(r"\text{self-hosted} = 720\,\text{h} \cdot \$_\text{replica/h}\cdot\max\!\Big(1,\Big\lceil"
+         r"\frac{G\,t_\text{gen}\,\rho}{86\,400\,\text{s}}\Big\rceil\Big),\quad t_\text{gen} = "
+         r"\frac{(1-h)P + U}{\text{prefill tok/s}} + \frac{O}{\text{decode tok/s}}")
+st.markdown(
+    "P: shared-prefix tokens, U: unique prompt tokens, O: output tokens, h: prompt-cache hit rate, "
+    "m: cache-write multiplier, g: generations per creator, ρ: peak-to-average ratio. "
+    "A miss bills the prefix at the base price and writes it to the cache (the surcharge m-1 where the "
+    "provider charges for writes); a hit bills it at the cached price, about a tenth. That is why the "
+    "input structure is worth designing: put everything shared first, keep it byte-identical, and the "
+    "input bill falls with the hit rate. Output is never cached, so at high hit rates the output "
+    "price dominates. The self-hosted bill is a staircase: one always-on replica even at zero traffic, "
+    "then one more each time the peak outgrows the last. Prefix-cache hits skip prefill there too. "
+    "The break-even DAU is the last point where the staircase crosses the API's straight line.")

@@ -1,0 +1,90 @@
+"""AppTest of the monthly-bill page: it renders, each experiment button moves its widget, and the
+bill moves the way seed 003 says it should."""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/monthly_bill.py"
+
+
+def _money(text: str) -> float:
+    # "$3,576 / month" -> 3576.0
+    return float(text.split("/")[0].replace("$", "").replace(",", "").strip())
+
+
+def _bills(at) -> dict[str, float]:
+    return {m.label: _money(m.value) for m in at.metric}
+
+
+@pytest.fixture
+def at():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def _click(at, label_start: str):
+    [b] = [b for b in at.button if b.label.startswith(label_start)]
+    b.click().run()
+    assert not at.exception
+
+
+def test_defaults_render(at):
+    bills = _bills(at)
+    # seed 003 experiment 1 by hand (see tests/test_bill.py): flagship 3,576.375 USD, small 715.275
+    assert bills["flagship"] == pytest.approx(3576, abs=1)
+    assert bills["small"] == pytest.approx(715, abs=1)
+    assert "self-hosted" in bills
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
+
+
+def test_cache_hit_buttons_move_the_bill(at):
+    base = _bills(at)["flagship"]
+    _click(at, "Cache hit 0%")
+    assert at.slider(key="mb_hit").value == 0
+    # hit 0: 5,568.75 USD by hand: more than at 70%
+    assert _bills(at)["flagship"] == pytest.approx(5569, abs=1) and _bills(at)["flagship"] > base
+    _click(at, "Cache hit 95%")
+    assert at.slider(key="mb_hit").value == 95
+    assert _bills(at)["flagship"] < base
+
+
+def test_remix_blowup_and_back_to_defaults(at):
+    base = _bills(at)
+    _click(at, "Remix 1/10")
+    assert at.number_input(key="mb_remix").value == pytest.approx(10.0)
+    blown = _bills(at)
+    # G grows from 5,500 to 50,500 a day: the API bills grow 50,500 / 5,500 = 9.18x
+    assert blown["flagship"] == pytest.approx(base["flagship"] * 50_500 / 5_500, rel=1e-3)
+    # the self-hosted staircase barely moves: an order of magnitude below the flagship
+    assert blown["flagship"] > 5 * blown["self-hosted"]
+    _click(at, "Defaults")
+    assert at.number_input(key="mb_remix").value == pytest.approx(1.0)
+    assert _bills(at)["flagship"] == pytest.approx(base["flagship"])
+
+
+def test_bad_input_is_a_message_not_a_traceback(at):
+    at.number_input(key="mb_remix").set_value(60.0).run()
+    at.number_input(key="mb_orig").set_value(60.0).run()
+    assert not at.exception
+    assert any("at most 1" in e.value for e in at.error)
+    assert at.number_input(key="mb_remix").value == 60.0  # the input is kept
+
+
+def test_url_seeds_the_page_and_garbage_falls_back():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_hit"] = "95"
+    at.query_params["mb_dau"] = "banana"
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.slider(key="mb_hit").value == 95
+    assert at.number_input(key="mb_dau").value == 100_000
