@@ -1,0 +1,630 @@
+"""Model architectures: the ``ModelConfig`` dataclass, the preset catalogue and ``from_hf_config``.
+
+The catalogue lives in ``calc/data/models.json`` (explicit fields, one entry per preset, each with its
+source); the verbatim Hugging Face ``config.json`` of each preset lives in ``calc/data/hf_configs/``.
+The two are transcribed independently, and the tests check that ``from_hf_config`` of the second
+reproduces the first exactly (parameter count included).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .dtypes import check_positive_int
+
+DATA_DIR = Path(__file__).parent / "data"
+ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
+LAYER_KINDS = ("full", "sliding")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The shapes of a decoder-only transformer that inference arithmetic needs.
+
+    Notation of the seeds (DESIGN.md): L = ``n_layers``, D = ``d_model``, N = ``n_heads``,
+    K = ``n_kv_heads``, H = ``head_dim``, F = ``d_ff``, V = ``vocab_size``.
+
+    Fields:
+        name: display name.
+        n_params: total parameter count (all experts, embeddings included).
+        n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size: the shapes; ``head_dim``
+            is the config's own value where it gives one (Qwen3, Gemma), never assumed D/N.
+            For MoE models ``d_ff`` is one expert's width.
+        attention: "mha" (K = N), "gqa" (1 < K < N, N divisible by K), "mqa" (K = 1) or "mla".
+        kv_lora_rank, qk_rope_head_dim: MLA latent width d_c and decoupled RoPE width d_h^R
+            (DeepSeek-V2 report, section 2.1); the cache holds d_c + d_h^R elements per token and layer.
+        qk_nope_head_dim, v_head_dim: MLA per-head widths, used when the cache is stored expanded.
+        sliding_window: window W in tokens of the sliding layers (None: no sliding layers).
+        layer_types: per-layer "full" or "sliding" (None: all layers sliding when a window is
+            given, else all full).
+        n_experts, n_experts_per_token, n_active_params: mixture of experts (routed experts E, top-k,
+            parameters used per token).
+        kv_sharing: cross-layer KV sharing factor (Brandon et al. 2024, CLA): this many adjacent layers
+            share one KV cache; 1 means none.
+        tie_word_embeddings: whether the LM head shares the embedding matrix.
+        max_context_len: the context length the model supports (informational).
+        source: where the numbers come from (not compared).
+
+    Raises:
+        ValueError: a non-positive shape, an unknown attention kind, K not matching the attention
+            kind, MLA without ``kv_lora_rank``/``qk_rope_head_dim``, a window without being positive,
+            ``layer_types`` of the wrong length or with unknown names.
+    """
+
+    name: str
+    n_params: int
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_ff: int
+    vocab_size: int
+    attention: str = "gqa"
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    layer_types: tuple[str, ...] | None = None
+    n_experts: int | None = None
+    n_experts_per_token: int | None = None
+    n_active_params: int | None = None
+    qk_nope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    kv_sharing: int = 1
+    tie_word_embeddings: bool = False
+    max_context_len: int | None = None
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        for f in ("n_params", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff",
+                  "vocab_size", "kv_sharing"):
+            check_positive_int(getattr(self, f), f)
+        if self.attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention must be one of {', '.join(ATTENTION_KINDS)}; got {self.attention!r}")
+        n, k = self.n_heads, self.n_kv_heads
+        if self.attention == "mha" and k != n:
+            raise ValueError(f"MHA needs n_kv_heads == n_heads ({n}), got n_kv_heads={k}")
+        if self.attention == "mqa" and k != 1:
+            raise ValueError(f"MQA needs n_kv_heads == 1, got {k}")
+        if self.attention == "gqa" and (k > n or n % k):
+            raise ValueError(f"GQA needs n_kv_heads to divide n_heads ({n}), got n_kv_heads={k}")
+        if self.attention == "mla":
+            if self.kv_lora_rank is None or self.qk_rope_head_dim is None:
+                raise ValueError("MLA needs kv_lora_rank and qk_rope_head_dim (the latent and RoPE widths)")
+            check_positive_int(self.kv_lora_rank, "kv_lora_rank")
+            check_positive_int(self.qk_rope_head_dim, "qk_rope_head_dim")
+        if self.sliding_window is not None:
+            check_positive_int(self.sliding_window, "sliding_window")
+        if self.layer_types is not None:
+            lt = tuple(self.layer_types)
+            object.__setattr__(self, "layer_types", lt)
+            if len(lt) != self.n_layers:
+                raise ValueError(f"layer_types has {len(lt)} entries but the model has {self.n_layers} layers")
+            bad = sorted(set(lt) - set(LAYER_KINDS))
+            if bad:
+                raise ValueError(f"layer_types entries must be 'full' or 'sliding'; got {bad}")
+            if "sliding" in lt and self.sliding_window is None:
+                raise ValueError("layer_types has sliding layers but sliding_window is not set")
+        if (self.n_experts is None) != (self.n_experts_per_token is None):
+            raise ValueError("a mixture-of-experts model needs both n_experts and n_experts_per_token")
+        if self.n_experts is not None:
+            check_positive_int(self.n_experts, "n_experts")
+            check_positive_int(self.n_experts_per_token, "n_experts_per_token")
+            if self.n_experts_per_token > self.n_experts:
+                raise ValueError("n_experts_per_token cannot exceed n_experts")
+        if self.n_active_params is not None:
+            check_positive_int(self.n_active_params, "n_active_params")
+            if self.n_active_params > self.n_params:
+                raise ValueError("n_active_params cannot exceed n_params")
+
+    # -- derived quantities -------------------------------------------------------------------
+    @property
+    def active_params(self) -> int:
+        """Parameters used per token: ``n_active_params`` for MoE, else ``n_params``."""
+        return self.n_active_params if self.n_active_params is not None else self.n_params
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model."""
+        return self.n_experts is not None and self.n_experts > 1
+
+    @property
+    def layer_kinds(self) -> tuple[str, ...]:
+        """Per-layer "full"/"sliding", with the defaults of ``layer_types`` resolved."""
+        if self.layer_types is not None:
+            return self.layer_types
+        kind = "sliding" if self.sliding_window is not None else "full"
+        return (kind,) * self.n_layers
+
+    def with_changes(self, **changes) -> "ModelConfig":
+        """Return a copy with some fields replaced (``dataclasses.replace``); validates again."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-friendly dict (``layer_types`` as a list)."""
+        d = dataclasses.asdict(self)
+        if d["layer_types"] is not None:
+            d["layer_types"] = list(d["layer_types"])
+        return d
+
+
+# == The preset catalogue ========================================================================
+
+@lru_cache(maxsize=1)
+def _catalogue() -> dict[str, ModelConfig]:
+    """Load ``data/models.json`` once: preset id -> ModelConfig (every field explicit in the file)."""
+    with open(DATA_DIR / "models.json", encoding="utf-8") as f:
+        raw = json.load(f)
+    known = {f.name for f in dataclasses.fields(ModelConfig)}
+    out: dict[str, ModelConfig] = {}
+    for model_id, entry in raw.items():
+        extra = sorted(set(entry) - known)
+        if extra:
+            raise ValueError(f"models.json entry {model_id!r} has unknown fields {extra}")
+        out[model_id] = ModelConfig(**entry)
+    return out
+
+
+def list_models() -> list[str]:
+    """Return the preset ids of the model catalogue (``data/models.json``), in file order.
+
+    Returns:
+        ids such as "llama-3-8b", "mixtral-8x7b", "gpt2"; ``get_model`` accepts each.
+    """
+    return list(_catalogue())
+
+
+def get_model(name: str) -> ModelConfig:
+    """Return the preset ``ModelConfig`` for an id ("llama-3-8b") or display name ("Llama-3-8B").
+
+    The lookup ignores case and surrounding spaces. Presets are loaded once and cached; the
+    returned dataclass is frozen, so callers cannot change the catalogue.
+
+    Source: ``data/models.json``, each entry transcribed from the reference tables with its source.
+
+    Raises:
+        ValueError: unknown name; the message lists the valid ids.
+    """
+    if isinstance(name, str):
+        key = name.strip().lower()
+        cat = _catalogue()
+        if key in cat:
+            return cat[key]
+        for model in cat.values():
+            if model.name.lower() == key:
+                return model
+    raise ValueError(f"unknown model {name!r}; valid ids: {', '.join(_catalogue())}")
+
+
+# == Reading Hugging Face config.json ============================================================
+
+# Key names for each shape across the families (Llama/Mistral/Qwen/Gemma/DeepSeek HF keys, GPT-2
+# style keys, Falcon/RW keys, and Meta/Mistral params.json / DeepSeek inference-config keys).
+_LABELS = {"d_model": "the hidden size", "n_layers": "the number of layers", "n_heads": "the number of attention heads",
+           "d_ff": "the FFN width", "vocab_size": "the vocabulary size"}
+_KEYS = {
+    "d_model": ("hidden_size", "n_embd", "d_model", "dim"),
+    "n_layers": ("num_hidden_layers", "n_layer", "n_layers", "num_layers"),
+    "n_heads": ("num_attention_heads", "n_head", "n_heads"),
+    "n_kv_heads": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "n_kv_heads"),
+    "d_ff": ("intermediate_size", "n_inner", "ffn_hidden_size", "hidden_dim", "inter_dim"),
+    "vocab_size": ("vocab_size", "padded_vocab_size"),
+    "max_context_len": ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len"),
+    "n_experts": ("num_local_experts", "num_experts", "n_routed_experts"),
+    "n_experts_per_token": ("num_experts_per_tok", "num_experts_per_token", "n_activated_experts"),
+    "moe_d_ff": ("moe_intermediate_size", "moe_inter_dim"),
+    "n_shared_experts": ("n_shared_experts",),
+    "first_k_dense": ("first_k_dense_replace", "n_dense_layers"),
+}
+
+# Defaults of the transformers config classes for keys a shipped config.json may leave out
+# (Gemma2Config / Gemma3TextConfig in transformers 5.x; PretrainedConfig ties embeddings unless
+# the family's class says otherwise).
+_FAMILY_DEFAULTS = {
+    "gemma": {"head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192},
+    "gemma2": {"head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192, "sliding_window": 4096,
+               "sliding_window_pattern": 2},
+    "gemma3_text": {"head_dim": 256, "vocab_size": 262208, "max_position_embeddings": 131072,
+                    "sliding_window": 4096, "sliding_window_pattern": 6},
+}
+_TIED_BY_DEFAULT = ("gemma", "gpt2", "gpt_bigcode", "falcon", "refinedweb")
+
+_LAYER_TYPE_NAMES = {"sliding_attention": "sliding", "sliding": "sliding", "local": "sliding",
+                     "full_attention": "full", "full": "full", "global": "full"}
+
+
+def _present(cfg: dict, key: str) -> bool:
+    return key in cfg and cfg[key] is not None
+
+
+def _int_key(cfg: dict, key: str, *, allow_zero: bool = False) -> int:
+    """Read ``cfg[key]`` as an integer (> 0, or >= 0 with allow_zero); ValueError naming the key."""
+    value = cfg[key]
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float))
+          and float(value).is_integer() and (value >= 0 if allow_zero else value > 0))
+    if not ok:
+        kind = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"config key {key!r} must be a {kind} integer, got {value!r}")
+    return int(value)
+
+
+def _first(cfg: dict, what: str, *, required: bool = True, default=None, allow_zero: bool = False):
+    """Return (key, int value) for the first present alias of ``what``; ValueError when required."""
+    for key in _KEYS[what]:
+        if _present(cfg, key):
+            return key, _int_key(cfg, key, allow_zero=allow_zero)
+    if required:
+        names = ", ".join(repr(k) for k in _KEYS[what])
+        raise ValueError(f"config is missing {_LABELS.get(what, what)} (expected one of {names})")
+    return None, default
+
+
+def _bool_key(cfg: dict, key: str, default: bool) -> bool:
+    if not _present(cfg, key):
+        return default
+    value = cfg[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"config key {key!r} must be true or false, got {value!r}")
+    return value
+
+
+def _text_config(config) -> tuple[dict, dict]:
+    """Return (text config, outer config): multimodal files (Gemma 3) nest the LM under text_config."""
+    if isinstance(config, (str, bytes, bytearray)):
+        config = _parse_json_text(config)
+    if not isinstance(config, dict):
+        raise ValueError(f"a Hugging Face config must be a JSON object (dict), got {type(config).__name__}")
+    inner = config.get("text_config")
+    if inner is None:
+        return config, config
+    if not isinstance(inner, dict):
+        raise ValueError(f"config key 'text_config' must be a JSON object, got {type(inner).__name__}")
+    return inner, config
+
+
+def _family(cfg: dict, outer: dict) -> str:
+    """The architecture family that decides the parameter-count formula and key defaults."""
+    model_type = str(cfg.get("model_type") or outer.get("model_type") or "").lower()
+    if _present(cfg, "kv_lora_rank") or model_type.startswith("deepseek_v"):
+        return "mla"
+    if "n_embd" in cfg or model_type in ("gpt2", "gpt_bigcode"):
+        return "gpt2"
+    if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
+        return "falcon"
+    return model_type or "llama"
+
+
+def _resolved(cfg: dict, model_type: str) -> dict:
+    """``cfg`` with the transformers class defaults of its family filled in for absent keys."""
+    defaults = _FAMILY_DEFAULTS.get(model_type, {})
+    merged = dict(defaults)
+    merged.update(cfg)
+    return merged
+
+
+def _shapes(config) -> dict:
+    """Read every shape the calc core needs from a HF config; the heart of ``from_hf_config``."""
+    cfg, outer = _text_config(config)
+    model_type = str(cfg.get("model_type") or outer.get("model_type") or "").lower()
+    cfg = _resolved(cfg, model_type)
+    family = _family(cfg, outer)
+    s: dict = {"family": family, "model_type": model_type}
+
+    _, d = _first(cfg, "d_model")
+    _, n_layers = _first(cfg, "n_layers")
+    heads_key, n_heads = _first(cfg, "n_heads")
+    _, vocab = _first(cfg, "vocab_size")
+    _, max_ctx = _first(cfg, "max_context_len", required=False)
+
+    # K: an explicit count wins; else multi_query (Falcon's default is true); else MHA.
+    kv_key, n_kv = _first(cfg, "n_kv_heads", required=False)
+    if kv_key is None:
+        mq_key = "multi_query"
+        multi_query = _bool_key(cfg, mq_key, default=(family == "falcon"))
+        n_kv = 1 if multi_query else n_heads
+        kv_key = mq_key if multi_query else heads_key
+
+    # MoE: routed experts E, top-k, one routed expert's width.
+    e_key, n_experts = _first(cfg, "n_experts", required=False)
+    k_key, top_k = _first(cfg, "n_experts_per_token", required=False)
+    if n_experts is not None and top_k is None:
+        raise ValueError(f"config has {e_key!r} but no top-k (expected one of "
+                         f"{', '.join(repr(k) for k in _KEYS['n_experts_per_token'])})")
+    if n_experts is None and top_k is not None:
+        raise ValueError(f"config has {k_key!r} but no expert count (expected one of "
+                         f"{', '.join(repr(k) for k in _KEYS['n_experts'])})")
+    if n_experts is not None and top_k > n_experts:
+        raise ValueError(f"config key {k_key!r} ({top_k}) exceeds the number of experts {e_key!r} ({n_experts})")
+
+    if family == "mla":
+        attention = "mla"
+        for key in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+            if not _present(cfg, key):
+                raise ValueError(f"MLA config (model_type {model_type or 'unknown'!r}) is missing {key!r}")
+            s[key] = _int_key(cfg, key)
+        s["q_lora_rank"] = _int_key(cfg, "q_lora_rank") if _present(cfg, "q_lora_rank") else None
+        head_dim = s["qk_nope_head_dim"] + s["qk_rope_head_dim"]  # the query/key head width
+    else:
+        if n_kv > n_heads or n_heads % n_kv:
+            raise ValueError(f"config key {kv_key!r} ({n_kv}) must divide {heads_key!r} ({n_heads})")
+        attention = "mha" if n_kv == n_heads else "mqa" if n_kv == 1 else "gqa"
+        if _present(cfg, "head_dim"):
+            head_dim = _int_key(cfg, "head_dim")
+        elif d % n_heads == 0:
+            head_dim = d // n_heads
+        else:
+            raise ValueError(f"config has no 'head_dim' and the hidden size {d} is not divisible by "
+                             f"{heads_key!r} ({n_heads})")
+
+    # F: one routed expert's width for MoE (DeepSeek's moe_intermediate_size, Mixtral's
+    # intermediate_size); GPT-2 style n_inner defaults to 4 * n_embd.
+    _, d_ff_dense = _first(cfg, "d_ff", required=family not in ("gpt2", "falcon"), default=4 * d)
+    _, moe_d_ff = _first(cfg, "moe_d_ff", required=False)
+    d_ff = moe_d_ff if (n_experts is not None and moe_d_ff is not None) else d_ff_dense
+
+    window, layer_types = _layer_pattern(cfg, model_type, n_layers)
+    tie_key = "tie_word_embeddings"
+    tie_default = any(model_type.startswith(p) for p in _TIED_BY_DEFAULT) or family in ("gpt2", "falcon")
+    tied = _bool_key(cfg, tie_key, _bool_key(outer, tie_key, tie_default))
+
+    s.update(d=d, L=n_layers, N=n_heads, K=n_kv, H=head_dim, F=d_ff, F_dense=d_ff_dense, V=vocab,
+             max_ctx=max_ctx, attention=attention, window=window, layer_types=layer_types, tied=tied,
+             E=n_experts, top_k=top_k, cfg=cfg)
+    return s
+
+
+def _layer_pattern(cfg: dict, model_type: str, n_layers: int):
+    """Return (sliding_window, layer_types) in canonical form.
+
+    Rules (transformers config classes): ``use_sliding_window: false`` disables the window (Qwen2,
+    Qwen3); an explicit ``layer_types`` list wins; Qwen's ``max_window_layers`` keeps the first
+    layers full; ``sliding_window_pattern`` p makes layer i full when (i + 1) % p == 0 (Gemma 2
+    default p = 2, Gemma 3 default p = 6); otherwise a window applies to every layer (Mistral).
+    Canonical form: no sliding layer -> (None, None); all sliding -> (W, None); mixed -> (W, tuple).
+    """
+    window_key = "sliding_window" if _present(cfg, "sliding_window") else "sliding_window_size"
+    window = _int_key(cfg, window_key) if _present(cfg, window_key) else None
+    if _present(cfg, "use_sliding_window") and not _bool_key(cfg, "use_sliding_window", False):
+        window = None
+    kinds: list[str]
+    if _present(cfg, "layer_types"):
+        raw = cfg["layer_types"]
+        if not isinstance(raw, (list, tuple)) or len(raw) != n_layers:
+            raise ValueError(f"config key 'layer_types' must be a list of {n_layers} entries (one per layer), "
+                             f"got {raw!r}")
+        bad = sorted({str(t) for t in raw if t not in _LAYER_TYPE_NAMES})
+        if bad:
+            raise ValueError(f"config key 'layer_types' has unknown entries {bad}; expected "
+                             "'full_attention' or 'sliding_attention'")
+        kinds = [_LAYER_TYPE_NAMES[t] for t in raw]
+        if "sliding" in kinds and window is None:
+            raise ValueError("config key 'layer_types' lists sliding layers but 'sliding_window' is not set")
+    elif window is None:
+        kinds = ["full"] * n_layers
+    elif _present(cfg, "use_sliding_window") and _present(cfg, "max_window_layers"):
+        first_full = _int_key(cfg, "max_window_layers", allow_zero=True)
+        kinds = ["sliding" if i >= first_full else "full" for i in range(n_layers)]
+    elif _present(cfg, "sliding_window_pattern"):
+        p = _int_key(cfg, "sliding_window_pattern")
+        kinds = ["full" if (i + 1) % p == 0 else "sliding" for i in range(n_layers)]
+    else:
+        kinds = ["sliding"] * n_layers
+    if "sliding" not in kinds:
+        return None, None
+    if "full" not in kinds:
+        return window, None
+    return window, tuple(kinds)
+
+
+def _count(s: dict) -> tuple[int, int]:
+    """Total and active parameter counts from the shapes (formulas of the reference data, 1.1).
+
+    Llama family: V*D + L*(D*N*H + 2*D*K*H + N*H*D + 3*D*F + 2*D) + D, plus V*D for an untied head.
+    Qwen2 adds the QKV bias N*H + 2*K*H per layer; Qwen3 and Gemma 3 the QK-norm 2*H; Gemma has 4
+    norms per layer. MoE layers hold E experts of 3*D*F and a D*E router (active: top-k experts).
+    GPT-2 style: wte + wpe + L*(2 LN, c_attn, c_proj, c_fc, c_proj, all with biases) + final LN.
+    Falcon: fused QKV (N + 2K)*H, dense, a 2-matrix MLP, one or two LayerNorms with bias per layer.
+    DeepSeek MLA: q_a/q_b (or q_proj), kv_a, kv_b, o and the two latent norms; dense first layers,
+    then routed and shared experts plus the gate (V3 also an e_score_correction_bias, counted in the
+    total only). The MTP module of DeepSeek-V3 is not part of the main model and is left out.
+    Other families are counted with the Llama formula (exact for Llama-like decoders; an estimate
+    for architectures with extra biases or sinks). Checked against transformers' own model classes
+    for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode
+    and falcon (tests/test_models.py).
+    """
+    cfg, fam, mt = s["cfg"], s["family"], s["model_type"]
+    d, L, N, K, H, V = s["d"], s["L"], s["N"], s["K"], s["H"], s["V"]
+    head = 0 if s["tied"] else V * d
+    if fam == "gpt2":
+        F = s["F_dense"]
+        _, n_pos = _first(cfg, "max_context_len", required=False, default=1024)
+        qkv = N * H + 2 * K * H
+        layer = (2 * 2 * d + d * qkv + qkv + N * H * d + d + d * F + F + F * d + d)
+        total = V * d + n_pos * d + L * layer + 2 * d + head
+        return total, total
+    if fam == "falcon":
+        F = s["F_dense"]
+        bias = _bool_key(cfg, "bias", False)
+        new_arch = _bool_key(cfg, "new_decoder_architecture", False)
+        parallel = _bool_key(cfg, "parallel_attn", True)
+        n_ln = 2 if (new_arch or not parallel) else 1
+        qkv = (N + 2 * K) * H
+        layer = n_ln * 2 * d + d * qkv + N * H * d + 2 * d * F
+        if bias:
+            layer += qkv + d + F + d
+        total = V * d + L * layer + 2 * d + head
+        return total, total
+
+    norms = 4 if mt.startswith(("gemma2", "gemma3")) else 2  # pre/post norms around attention and MLP
+    if fam == "mla":
+        nope, rope, vh, kvl, ql = (s["qk_nope_head_dim"], s["qk_rope_head_dim"], s["v_head_dim"],
+                                   s["kv_lora_rank"], s["q_lora_rank"])
+        q = d * ql + ql + ql * N * (nope + rope) if ql else d * N * (nope + rope)
+        attn = q + d * (kvl + rope) + kvl + kvl * N * (nope + vh) + N * vh * d
+    else:
+        attn = d * N * H + 2 * d * K * H + N * H * d
+        if mt.startswith("qwen2"):
+            attn += N * H + 2 * K * H
+        elif _bool_key(cfg, "attention_bias", False):
+            attn += N * H + 2 * K * H + d
+        if mt.startswith("qwen3") or mt.startswith("gemma3"):
+            attn += 2 * H
+    mlp_bias = _bool_key(cfg, "mlp_bias", False)
+
+    def ffn(width: int) -> int:
+        return 3 * d * width + ((2 * width + d) if mlp_bias else 0)
+
+    base = V * d + head + d + L * (attn + norms * d)
+    if s["E"] is None:
+        total = base + L * ffn(s["F"])
+        return total, total
+    E, k, F = s["E"], s["top_k"], s["F"]
+    _, n_dense = _first(cfg, "first_k_dense", required=False, default=0, allow_zero=True)
+    if n_dense > L:
+        raise ValueError(f"config key 'first_k_dense_replace' ({n_dense}) exceeds the number of layers ({L})")
+    _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
+    shared = n_shared * ffn(F)
+    if _present(cfg, "shared_expert_intermediate_size"):  # Qwen-MoE: one shared expert and its gate
+        width = _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
+        shared += ffn(width) + d if width else 0
+    score_bias = E if (mt == "deepseek_v3" or cfg.get("topk_method") == "noaux_tc") else 0
+    router = d * E
+    moe_layers = L - n_dense
+    dense_part = n_dense * ffn(s["F_dense"])
+    total = base + dense_part + moe_layers * (E * ffn(F) + shared + router + score_bias)
+    active = base + dense_part + moe_layers * (k * ffn(F) + shared + router)
+    return total, active
+
+
+def count_params(config) -> tuple[int, int]:
+    """Return (total, active) parameter counts computed from a Hugging Face config's shapes.
+
+    Args:
+        config: a config.json as a dict (or its JSON text); multimodal files are read through
+            their ``text_config`` (the language model only).
+
+    Returns:
+        (total parameters with every expert, embeddings and head included; parameters used per
+        token). For a dense model the two are equal. Formulas: reference data 1.1, "How the [D]
+        parameter counts were computed" (see ``_count``); they reproduce the official counts of
+        Llama-2-7B (6,738,415,616), Llama-3-8B (8,030,261,248), GPT-2 (124,439,808) and Mixtral
+        (46,702,792,704) exactly.
+
+    Raises:
+        ValueError: a malformed config (see ``from_hf_config``).
+    """
+    return _count(_shapes(config))
+
+
+def from_hf_config(config, name: str | None = None, n_params: int | None = None,
+                   n_active_params: int | None = None) -> ModelConfig:
+    """Build a ``ModelConfig`` from a Hugging Face ``config.json`` as users download it.
+
+    Reads the key names of Llama, Mistral, Mixtral, Qwen2/2.5, Qwen3, Gemma 2, Gemma 3 (including
+    the multimodal file that nests the LM under ``text_config``), DeepSeek-V2/V3, GPT-2 style
+    configs (``n_embd``, ``n_layer``, ``n_head``, ``n_inner`` defaulting to 4 * n_embd,
+    ``n_positions``), GPT-BigCode and Falcon (``multi_query``, ``num_kv_heads``).
+
+    Rules:
+        - ``head_dim`` is the config's value where given (Gemma 2: 256, Gemma 3: 128, Qwen3: 128),
+          else the family default of transformers (Gemma: 256), else hidden_size / heads.
+        - K = ``num_key_value_heads`` (or ``num_kv_heads``); absent: 1 when ``multi_query`` is
+          true, else K = N. Attention is "mha" when K == N, "mqa" when K == 1, else "gqa";
+          "mla" when ``kv_lora_rank`` is present (DeepSeek): then ``head_dim`` is
+          qk_nope_head_dim + qk_rope_head_dim (192 for DeepSeek), ``n_kv_heads`` the config's
+          K (meaningless for the cache, which holds kv_lora_rank + qk_rope_head_dim per layer).
+        - Windows: see ``_layer_pattern`` (``use_sliding_window: false`` disables the keys, Qwen;
+          ``layer_types``; ``max_window_layers``; ``sliding_window_pattern``; else all layers).
+        - MoE: ``d_ff`` is one routed expert's width (``moe_intermediate_size`` where given).
+        - Tied embeddings: ``tie_word_embeddings``, else the family default (Gemma, GPT-2,
+          GPT-BigCode, Falcon tied; the others untied).
+        - ``n_params``: given, or computed by ``count_params`` (and ``n_active_params`` for MoE).
+
+    Args:
+        config: the parsed config.json (dict), or its JSON text.
+        name: display name; default the config's ``_name_or_path``, architecture or model_type.
+        n_params: total parameter count, when known better than the shapes tell.
+        n_active_params: parameters used per token (MoE), overriding the computed count.
+
+    Returns:
+        the ``ModelConfig``; ``max_context_len`` is ``max_position_embeddings`` (or ``n_positions``).
+
+    Raises:
+        ValueError: not a dict or JSON object; a missing hidden size, layer count, head count,
+            vocabulary size or FFN width; a non-integer or non-positive value; K not dividing N;
+            MLA without ``kv_lora_rank``/``qk_rope_head_dim``/``qk_nope_head_dim``/``v_head_dim``;
+            experts without top-k; a bad ``layer_types`` list. Each message names the key.
+    """
+    if isinstance(config, (str, bytes, bytearray)):
+        config = _parse_json_text(config)
+    s = _shapes(config)
+    total, active = _count(s)
+    if n_params is not None:
+        total = check_positive_int(n_params, "n_params")
+    if n_active_params is not None:
+        active = check_positive_int(n_active_params, "n_active_params")
+    if s["E"] is not None and active > total:
+        raise ValueError(f"n_active_params ({active:,}) exceeds n_params ({total:,})")
+    if name is None:
+        archs = config.get("architectures")
+        name = (config.get("_name_or_path") or (archs[0] if isinstance(archs, list) and archs else None)
+                or s["model_type"] or "custom model")
+    mla = s["attention"] == "mla"
+    return ModelConfig(
+        name=str(name), n_params=total, n_layers=s["L"], d_model=s["d"], n_heads=s["N"], n_kv_heads=s["K"],
+        head_dim=s["H"], d_ff=s["F"], vocab_size=s["V"], attention=s["attention"],
+        kv_lora_rank=s.get("kv_lora_rank") if mla else None,
+        qk_rope_head_dim=s.get("qk_rope_head_dim") if mla else None,
+        qk_nope_head_dim=s.get("qk_nope_head_dim") if mla else None,
+        v_head_dim=s.get("v_head_dim") if mla else None,
+        sliding_window=s["window"], layer_types=s["layer_types"],
+        n_experts=s["E"], n_experts_per_token=s["top_k"],
+        n_active_params=active if s["E"] is not None else None,
+        tie_word_embeddings=s["tied"], max_context_len=s["max_ctx"], source="Hugging Face config.json",
+    )
+
+
+def _parse_json_text(text) -> dict:
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"config.json is not UTF-8 text (byte {e.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} "
+                         f"(character {e.pos})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json must hold a JSON object, got {type(data).__name__}")
+    return data
+
+
+def model_from_json_text(text, name: str | None = None) -> ModelConfig:
+    """Build a ``ModelConfig`` from pasted or uploaded config.json text (str or UTF-8 bytes).
+
+    Returns:
+        ``from_hf_config`` of the parsed object.
+
+    Raises:
+        ValueError: text that is not JSON (the message gives line, column and character
+            position), JSON that is not an object, or any error of ``from_hf_config``.
+    """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ValueError(f"config.json text must be a string, got {type(text).__name__}")
+    return from_hf_config(_parse_json_text(text), name=name)
+
+
+def hf_config(model_id: str) -> dict:
+    """Return the shipped Hugging Face config.json of a preset (``data/hf_configs/<id>.json``).
+
+    Raises:
+        ValueError: unknown preset (the message lists the valid ids).
+    """
+    model = get_model(model_id)
+    key = next(k for k, v in _catalogue().items() if v is model)
+    with open(DATA_DIR / "hf_configs" / f"{key}.json", encoding="utf-8") as f:
+        return json.load(f)
