@@ -1,0 +1,675 @@
+"""Serving a ragged stream of requests: static against continuous batching, and paged KV memory.
+
+Three pieces, all pure numpy/pandas and deterministic for a seed:
+
+1. ``make_requests``: a stream of requests with Poisson arrivals and random prompt and output
+   lengths (seed 004, "live traffic is ragged").
+2. ``simulate_static`` / ``simulate_continuous``: the two schedulers run step by step on the
+   napkin cost of one forward pass (``StepCost``, seed 000 step 4). Static batching forms a batch
+   from whatever is waiting when the engine is idle and runs it until its longest request is done
+   (seed 000: "static batching waits for the longest response in the batch"). Continuous batching
+   (Orca, Yu et al. 2022, section 4.2, iteration-level scheduling) returns to the scheduler after
+   every step: a finished request leaves and a waiting one takes its slot at the next step.
+3. ``kv_reservation``: the KV memory reserved, used and wasted by a contiguous max-length slab per
+   request against PagedAttention's fixed-size blocks (Kwon et al. 2023, sections 3 and 4.1).
+
+How a step is charged (one forward pass over every running sequence; seed 000, step 4, with
+Orca's selective batching, section 4.3, for steps that also admit prompts):
+
+    step_s = kv_s_per_token * (context tokens read + prompt tokens written)
+             + max(weights_s, compute_s_per_token * (decode tokens + prompt tokens))
+
+A step that admits requests processes their whole prompts in the same pass (their prefill) and
+emits their first token at its end, so TTFT = end of that step - arrival. Attention FLOPs of the
+prompt are left out (they are small against 2*N per token below a few thousand tokens).
+Static batching keeps a finished sequence in the batch as padding until the batch ends: its slot
+is computed and its cache is read every step (that is what a padded tensor costs), but its tokens
+do not count. The model is a lower bound like the napkin step it is built on.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .dtypes import (check_fraction, check_nonneg_number, check_positive_int,
+                     check_positive_number)
+
+DISTRIBUTIONS = ("lognormal", "uniform", "fixed")
+POLICIES = ("static", "continuous")
+REQUEST_COLUMNS = ("request_id", "arrival_s", "prompt_len", "output_len")
+#: Upper bound on the simulated stream (keeps a page rerun well under 100 ms).
+MAX_REQUESTS = 5000
+
+
+# --------------------------------------------------------------------------- request stream
+
+def _lengths(rng: np.random.Generator, n: int, mean_tokens: float, spread: float,
+             distribution: str) -> np.ndarray:
+    """Draw ``n`` integer lengths >= 1 (tokens) with the given mean and spread (see make_requests)."""
+    if distribution == "fixed" or spread == 0:
+        values = np.full(n, mean_tokens, dtype=float)
+    elif distribution == "lognormal":
+        # A lognormal with mean m and coefficient of variation s: sigma^2 = ln(1 + s^2),
+        # mu = ln(m) - sigma^2 / 2 (the moments of the lognormal distribution).
+        sigma = math.sqrt(math.log1p(spread * spread))
+        values = rng.lognormal(mean=math.log(mean_tokens) - sigma * sigma / 2, sigma=sigma, size=n)
+    else:  # uniform on [m (1 - s), m (1 + s)]
+        values = rng.uniform(mean_tokens * (1 - spread), mean_tokens * (1 + spread), size=n)
+    return np.maximum(np.rint(values), 1).astype(np.int64)
+
+
+def make_requests(n_requests: int = 200, arrival_rate_per_s: float = 16.0,
+                  prompt_mean_tokens: float = 512, prompt_spread: float = 0.5,
+                  output_mean_tokens: float = 256, output_spread: float = 1.0,
+                  distribution: str = "lognormal", max_len_tokens: int = 4096,
+                  seed: int = 0) -> pd.DataFrame:
+    """A stream of requests with Poisson arrivals and random prompt and output lengths.
+
+    Arrivals: the gaps between requests are exponential with mean ``1 / arrival_rate_per_s``
+    (a Poisson process); the first request arrives at 0 s. Lengths, for ``distribution``:
+      - "lognormal": mean ``*_mean_tokens`` and coefficient of variation ``*_spread``
+        (standard deviation / mean, any value >= 0); a long right tail like chat traffic.
+      - "uniform": uniform on [mean (1 - spread), mean (1 + spread)], spread in [0, 1].
+      - "fixed": every request has exactly the mean (spread ignored).
+    Lengths are rounded to whole tokens, at least 1; then the prompt is capped at
+    ``max_len_tokens - 1`` and the output at ``max_len_tokens - prompt_len`` so that every
+    request fits the context a contiguous allocator reserves.
+    Draw order (gaps, prompts, outputs) from one ``numpy.random.default_rng(seed)``: the same
+    arguments always give the same stream.
+
+    Returns:
+        DataFrame with one row per request, sorted by arrival: ``request_id`` (int),
+        ``arrival_s`` (float, seconds), ``prompt_len`` and ``output_len`` (int, tokens).
+
+    Raises:
+        ValueError: n_requests not a positive integer or above MAX_REQUESTS, a non-positive rate,
+            mean or max_len_tokens (< 2), a negative spread (above 1 for "uniform"), an unknown
+            distribution, or a seed that is not a non-negative integer.
+
+    Source: seed 004 ("Training gets a dense rectangle of tokens; serving gets a ragged one").
+    """
+    n_requests = check_positive_int(n_requests, "n_requests")
+    if n_requests > MAX_REQUESTS:
+        raise ValueError(f"n_requests must be at most {MAX_REQUESTS}, got {n_requests}")
+    rate = check_positive_number(arrival_rate_per_s, "arrival_rate_per_s")
+    prompt_mean = check_positive_number(prompt_mean_tokens, "prompt_mean_tokens")
+    output_mean = check_positive_number(output_mean_tokens, "output_mean_tokens")
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}; got {distribution!r}")
+    p_spread = check_nonneg_number(prompt_spread, "prompt_spread")
+    o_spread = check_nonneg_number(output_spread, "output_spread")
+    if distribution == "uniform":
+        check_fraction(p_spread, "prompt_spread (uniform)")
+        check_fraction(o_spread, "output_spread (uniform)")
+    max_len = check_positive_int(max_len_tokens, "max_len_tokens")
+    if max_len < 2:
+        raise ValueError(f"max_len_tokens must be at least 2 (one prompt and one output token), got {max_len}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+    rng = np.random.default_rng(int(seed))
+    gaps = rng.exponential(1.0 / rate, size=n_requests)
+    gaps[0] = 0.0
+    arrival_s = np.cumsum(gaps)
+    prompt = np.minimum(_lengths(rng, n_requests, prompt_mean, p_spread, distribution), max_len - 1)
+    output = _lengths(rng, n_requests, output_mean, o_spread, distribution)
+    output = np.minimum(output, max_len - prompt)
+    return pd.DataFrame({"request_id": np.arange(n_requests), "arrival_s": arrival_s,
+                         "prompt_len": prompt, "output_len": output})
+
+
+def _check_requests(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate a request frame; return (arrival_s, prompt_len, output_len) as numpy arrays."""
+    if not isinstance(requests, pd.DataFrame):
+        raise ValueError(f"requests must be a pandas DataFrame, got {type(requests).__name__}")
+    missing = [c for c in REQUEST_COLUMNS if c not in requests.columns]
+    if missing:
+        raise ValueError(f"requests is missing the column(s) {', '.join(missing)}")
+    if len(requests) == 0:
+        raise ValueError("requests must hold at least one request")
+    arrival = requests["arrival_s"].to_numpy(dtype=float)
+    prompt = requests["prompt_len"].to_numpy()
+    output = requests["output_len"].to_numpy()
+    if not np.all(np.isfinite(arrival)) or np.any(arrival < 0):
+        raise ValueError("arrival_s must be finite and >= 0 for every request")
+    if np.any(np.diff(arrival) < 0):
+        raise ValueError("requests must be sorted by arrival_s")
+    for name, col in (("prompt_len", prompt), ("output_len", output)):
+        if not np.issubdtype(col.dtype, np.integer) or np.any(col < 1):
+            raise ValueError(f"{name} must be integers >= 1 for every request")
+    return arrival, prompt.astype(np.int64), output.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- cost of one step
+
+@dataclass(frozen=True)
+class StepCost:
+    """The napkin cost of one forward pass (seed 000, step 4), split so ragged batches can be charged.
+
+    Fields (seconds):
+        weights_s: reading all weights once (weight bytes / W); paid by every step.
+        compute_s_per_token: 2 * N_active / P, the matmul time of one token through the model.
+        kv_s_per_token: KV bytes of one context token / W, the time to read (or write) it.
+
+    For B sequences whose contexts sum to C tokens, a decode step takes
+    ``kv_s_per_token * C + max(weights_s, compute_s_per_token * B)``, which is DESIGN.md's
+    ``B*KV/W + max(weight_bytes/W, 2*N_active*B/P)`` when every context is the same.
+
+    Raises:
+        ValueError: a negative or non-finite field, or all three zero.
+    """
+
+    weights_s: float
+    compute_s_per_token: float
+    kv_s_per_token: float
+
+    def __post_init__(self):
+        for name in ("weights_s", "compute_s_per_token", "kv_s_per_token"):
+            check_nonneg_number(getattr(self, name), name)
+        if self.weights_s == 0 and self.compute_s_per_token == 0 and self.kv_s_per_token == 0:
+            raise ValueError("a StepCost needs at least one positive term; all three are 0")
+
+    def step_s(self, decode_tokens, context_tokens, prompt_tokens=0):
+        """Seconds of one step (numpy-broadcasting over arrays).
+
+        Args:
+            decode_tokens: sequences that emit a token by decoding (B).
+            context_tokens: KV tokens read by those sequences, summed over them (C).
+            prompt_tokens: prompt tokens prefilled in the same pass (their KV is written).
+        Returns:
+            kv_s_per_token * (C + prompt) + max(weights_s, compute_s_per_token * (B + prompt)).
+        """
+        return (self.kv_s_per_token * (np.asarray(context_tokens) + prompt_tokens)
+                + np.maximum(self.weights_s, self.compute_s_per_token * (np.asarray(decode_tokens) + prompt_tokens)))
+
+
+def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                         batch_hint: int = 1) -> StepCost:
+    """The ``StepCost`` of ``model`` on ``accelerator``, from calc's own roofline.
+
+    weights_s is ``decode_step_time(model, accelerator, batch_hint, 1).weights_s`` (the weight
+    bytes read / W; for a mixture-of-experts model that read depends on how many experts the
+    step's tokens touch, so it is taken at ``batch_hint`` tokens, e.g. the slot limit, and steps
+    with fewer tokens are charged the same read); compute_s_per_token is that step's compute_s /
+    batch_hint (2 * N_active / P); kv_s_per_token is ``kv_bytes_per_token(model, kv_dtype) / W``
+    (full-attention bytes per token: sliding windows are not applied, so for windowed models the
+    cache term is an upper bound). For a dense full-attention model and equal contexts,
+    ``cost.step_s(B, B*S)`` equals ``decode_step_time(model, accelerator, B, S).total_s``.
+
+    Raises:
+        ValueError: an unknown dtype or a non-positive batch_hint (from calc's checks).
+    Source: seed 000, step 4 (the decode step lower bound).
+    """
+    from calc import decode_step_time, kv_bytes_per_token  # the package root re-exports the core
+
+    hint = check_positive_int(batch_hint, "batch_hint")
+    step = decode_step_time(model, accelerator, hint, 1, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    return StepCost(weights_s=float(step.weights_s), compute_s_per_token=float(step.compute_s) / hint,
+                    kv_s_per_token=float(kv_bytes_per_token(model, kv_dtype)) / accelerator.bandwidth_bytes_per_s)
+
+
+# --------------------------------------------------------------------------- the two schedulers
+
+@dataclass(frozen=True)
+class BatchingSummary:
+    """Headline numbers of one simulated run.
+
+    Fields: policy ("static" | "continuous"); n_requests; output_tokens (all requests);
+    makespan_s (first arrival to last completion); throughput_tokens_per_s (output tokens /
+    makespan); ttft_{mean,p50,p90}_s (first token - arrival); e2e_{mean,p50,p90}_s (last token -
+    arrival); mean_utilisation (useful slots / slot limit, weighted by step duration over the
+    steps that ran; idle gaps with nothing to run are left out); n_steps; max_slots.
+    Percentiles use numpy's default linear interpolation.
+    """
+
+    policy: str
+    n_requests: int
+    output_tokens: int
+    makespan_s: float
+    throughput_tokens_per_s: float
+    ttft_mean_s: float
+    ttft_p50_s: float
+    ttft_p90_s: float
+    e2e_mean_s: float
+    e2e_p50_s: float
+    e2e_p90_s: float
+    mean_utilisation: float
+    n_steps: int
+    max_slots: int
+
+
+@dataclass(frozen=True)
+class BatchingRun:
+    """One simulated run.
+
+    Fields:
+        steps: DataFrame, one row per forward pass: ``step`` (0-based), ``start_s``, ``time_s``
+            (end of the step, seconds), ``step_s`` (duration), ``active_slots`` (sequences that emit
+            a useful token), ``slot_utilisation`` (active_slots / max_slots), ``tokens_emitted``,
+            ``cumulative_tokens``, ``queue_len`` (requests arrived and waiting at the step's start,
+            after admission), ``prefill_tokens`` (prompt tokens processed in the step).
+        requests: the input frame plus ``admit_s``, ``first_token_s``, ``finish_s``, ``ttft_s``,
+            ``e2e_s`` (seconds).
+        summary: ``BatchingSummary``.
+    """
+
+    policy: str
+    steps: pd.DataFrame
+    requests: pd.DataFrame
+    summary: BatchingSummary
+
+
+class _StepLog:
+    """Collects step rows as numpy chunks (one chunk per segment) and builds the frame once."""
+
+    def __init__(self):
+        self.chunks = []  # (start, dur, active, queue, prefill); the last three may be scalars
+
+    def add(self, start, dur, active, queue, prefill):
+        self.chunks.append((start, dur, active, queue, prefill))
+
+    def frame(self, max_slots: int) -> pd.DataFrame:
+        sizes = [np.size(c[0]) for c in self.chunks]
+
+        def column(i, dtype):
+            return np.concatenate([np.asarray(c[i], dtype=dtype) if np.ndim(c[i]) else np.full(n, c[i], dtype=dtype)
+                                   for c, n in zip(self.chunks, sizes)])
+
+        start, dur, active = column(0, float), column(1, float), column(2, np.int64)
+        return pd.DataFrame({
+            "step": np.arange(start.size), "start_s": start, "time_s": start + dur, "step_s": dur,
+            "active_slots": active, "slot_utilisation": active / max_slots,
+            "tokens_emitted": active, "cumulative_tokens": np.cumsum(active),
+            "queue_len": column(3, np.int64), "prefill_tokens": column(4, np.int64),
+        })
+
+
+def _finish_run(policy, requests, arrival, admit, first, finish, log, max_slots) -> BatchingRun:
+    steps = log.frame(max_slots)
+    req = requests.reset_index(drop=True).copy()
+    req["admit_s"], req["first_token_s"], req["finish_s"] = admit, first, finish
+    req["ttft_s"] = first - arrival
+    req["e2e_s"] = finish - arrival
+    output_tokens = int(req["output_len"].sum())
+    makespan = float(finish.max() - arrival.min())
+    busy = float(steps["step_s"].sum())
+    util = float((steps["active_slots"] * steps["step_s"]).sum() / (max_slots * busy)) if busy > 0 else 0.0
+    ttft, e2e = req["ttft_s"].to_numpy(), req["e2e_s"].to_numpy()
+    summary = BatchingSummary(
+        policy=policy, n_requests=len(req), output_tokens=output_tokens, makespan_s=makespan,
+        throughput_tokens_per_s=output_tokens / makespan if makespan > 0 else math.inf,
+        ttft_mean_s=float(ttft.mean()), ttft_p50_s=float(np.percentile(ttft, 50)),
+        ttft_p90_s=float(np.percentile(ttft, 90)), e2e_mean_s=float(e2e.mean()),
+        e2e_p50_s=float(np.percentile(e2e, 50)), e2e_p90_s=float(np.percentile(e2e, 90)),
+        mean_utilisation=util, n_steps=len(steps), max_slots=max_slots)
+    return BatchingRun(policy=policy, steps=steps, requests=req, summary=summary)
+
+
+def _check_cost(cost) -> StepCost:
+    if not isinstance(cost, StepCost):
+        raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
+    return cost
+
+
+def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> BatchingRun:
+    """Static batching: a batch runs until its longest request is done; arrivals wait for it.
+
+    When the engine is idle it takes up to ``max_slots`` waiting requests (first come, first
+    served; it does not wait for a full batch) and runs them together: one prefill step over all
+    their prompts (which emits every first token), then decode steps until the longest output is
+    complete. Finished sequences stay in the batch as padding (computed and their cache read, their
+    tokens discarded), so the batch costs as if every member ran to the longest length.
+
+    Args:
+        requests: frame with ``REQUEST_COLUMNS`` (e.g. from ``make_requests``), sorted by arrival.
+        max_slots: the slot limit (maximum batch), a positive integer.
+        cost: the ``StepCost`` of one forward pass.
+    Returns:
+        ``BatchingRun`` (steps frame, per-request times, summary).
+    Raises:
+        ValueError: a malformed request frame, a non-positive max_slots or a non-StepCost cost.
+    Source: seed 000 ("static batching waits for the longest response in the batch"); seed 004.
+    """
+    arrival, prompt, output = _check_requests(requests)
+    max_slots = check_positive_int(max_slots, "max_slots")
+    cost = _check_cost(cost)
+    n = arrival.size
+    admit, first, finish = np.empty(n), np.empty(n), np.empty(n)
+    log = _StepLog()
+    t, nxt = 0.0, 0
+    while nxt < n:
+        t = max(t, arrival[nxt])
+        b = min(max_slots, int(np.searchsorted(arrival, t, side="right")) - nxt)
+        idx = np.arange(nxt, nxt + b)
+        nxt += b
+        p, o = prompt[idx], output[idx]
+        p_sum, o_max = int(p.sum()), int(o.max())
+        # step j = 0 is the prefill (token 1); step j >= 1 decodes token k = j + 1 and reads
+        # every member's prompt plus the k - 1 tokens before it (padding included).
+        k = np.arange(2, o_max + 1)
+        durs = np.concatenate(([cost.step_s(0, 0, p_sum)], cost.step_s(b, p_sum + b * (k - 1))))
+        starts = t + np.concatenate(([0.0], np.cumsum(durs[:-1])))
+        ends = starts + durs
+        o_sorted = np.sort(o)
+        active = b - np.searchsorted(o_sorted, np.arange(1, o_max + 1), side="left")
+        queue = np.searchsorted(arrival, starts, side="right") - nxt
+        prefill = np.zeros(o_max, dtype=np.int64)
+        prefill[0] = p_sum
+        log.add(starts, durs, active, queue, prefill)
+        admit[idx], first[idx], finish[idx] = t, ends[0], ends[o - 1]
+        t = float(ends[-1])
+    return _finish_run("static", requests, arrival, admit, first, finish, log, max_slots)
+
+
+def simulate_continuous(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> BatchingRun:
+    """Continuous batching (Orca's iteration-level scheduling): the batch is re-formed every step.
+
+    After each step, finished requests leave; if a slot is free and a request is waiting, it joins
+    at the next step, whose forward pass also prefills its prompt (selective batching) and emits its
+    first token. A request that arrives during a step waits for that step to end. Between arrivals
+    and completions the batch is constant, so runs of identical-membership decode steps are
+    computed in one vectorised segment (the result is the same as stepping one by one).
+
+    Args / Returns / Raises: as ``simulate_static``.
+    Source: Yu et al., Orca (OSDI 2022), sections 4.2-4.3; seed 000 ("continuous batching
+    schedules per step: a finished request leaves, and a new one takes its place").
+    """
+    arrival, prompt, output = _check_requests(requests)
+    max_slots = check_positive_int(max_slots, "max_slots")
+    cost = _check_cost(cost)
+    n = arrival.size
+    admit, first, finish = np.empty(n), np.empty(n), np.empty(n)
+    log = _StepLog()
+    act = np.empty(0, dtype=np.int64)        # request indices in the batch
+    remaining = np.empty(0, dtype=np.int64)  # tokens each still has to emit
+    ctx = np.empty(0, dtype=np.int64)        # context tokens each reads at its next decode step
+    t, nxt = 0.0, 0
+    while nxt < n or act.size:
+        if act.size == 0:
+            t = max(t, arrival[nxt])
+        n_waiting = int(np.searchsorted(arrival, t, side="right")) - nxt
+        n_admit = min(max_slots - act.size, n_waiting)
+        if n_admit > 0:
+            new = np.arange(nxt, nxt + n_admit)
+            nxt += n_admit
+            p_new = int(prompt[new].sum())
+            b_old = act.size
+            dur = float(cost.step_s(b_old, ctx.sum(), p_new))
+            log.add(t, dur, b_old + n_admit, n_waiting - n_admit, p_new)
+            admit[new], first[new] = t, t + dur
+            act = np.concatenate((act, new))
+            remaining = np.concatenate((remaining - 1, output[new] - 1))
+            ctx = np.concatenate((ctx + 1, prompt[new] + 1))
+            t += dur
+        else:
+            b = act.size
+            k_max = int(remaining.min())
+            durs = cost.step_s(b, ctx.sum() + b * np.arange(k_max))
+            ends = t + np.cumsum(durs)
+            k = k_max
+            if nxt < n and b < max_slots:  # stop at the step during which the next request arrives
+                k = min(k_max, int(np.searchsorted(ends, arrival[nxt], side="left")) + 1)
+            starts = np.concatenate(([t], ends[:k - 1]))
+            log.add(starts, durs[:k], b, np.searchsorted(arrival, starts, side="right") - nxt, 0)
+            remaining = remaining - k
+            ctx = ctx + k
+            t = float(ends[k - 1])
+        done = remaining == 0
+        if done.any():
+            finish[act[done]] = t
+            act, remaining, ctx = act[~done], remaining[~done], ctx[~done]
+    return _finish_run("continuous", requests, arrival, admit, first, finish, log, max_slots)
+
+
+def simulate_batching(requests: pd.DataFrame, policy: str, max_slots: int, cost: StepCost) -> BatchingRun:
+    """Run ``simulate_static`` or ``simulate_continuous`` by name ("static" | "continuous").
+
+    Raises:
+        ValueError: an unknown policy, or whatever the chosen simulator raises.
+    """
+    if policy == "static":
+        return simulate_static(requests, max_slots, cost)
+    if policy == "continuous":
+        return simulate_continuous(requests, max_slots, cost)
+    raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+
+
+def timeline(steps: pd.DataFrame, max_slots: int, end_s: float, n_bins: int = 200) -> pd.DataFrame:
+    """Resample a steps frame onto ``n_bins`` equal time bins over [0, end_s] for charting.
+
+    Returns:
+        DataFrame with one row per bin: ``time_s`` (bin end), ``active_slots`` (time-weighted mean
+        over the bin, idle time counted as 0), ``slot_utilisation`` (that / max_slots),
+        ``tokens_per_s`` (tokens emitted by steps ending in the bin / bin width),
+        ``cumulative_tokens`` (emitted by the bin's end), ``queue_len`` (at the bin's end, from
+        the last step that started before it).
+    Raises:
+        ValueError: non-positive end_s, n_bins or max_slots.
+    """
+    end_s = check_positive_number(end_s, "end_s")
+    n_bins = check_positive_int(n_bins, "n_bins")
+    max_slots = check_positive_int(max_slots, "max_slots")
+    edges = np.linspace(0.0, end_s, n_bins + 1)
+    start = steps["start_s"].to_numpy()
+    stop = steps["time_s"].to_numpy()
+    active = steps["active_slots"].to_numpy(dtype=float)
+    # Integral of active slots over time: piecewise linear through the step boundaries.
+    knots_t = np.concatenate(([0.0], np.column_stack((start, stop)).ravel()))
+    area = np.concatenate(([0.0], np.column_stack((np.zeros_like(active), active * (stop - start))).ravel()))
+    integral = np.interp(edges, knots_t, np.cumsum(area))
+    width = np.diff(edges)
+    mean_active = np.diff(integral) / width
+    cum = steps["cumulative_tokens"].to_numpy()
+    n_done = np.searchsorted(stop, edges[1:], side="right")
+    cum_at = np.where(n_done > 0, cum[np.maximum(n_done - 1, 0)], 0)
+    n_started = np.searchsorted(start, edges[1:], side="right")
+    queue = steps["queue_len"].to_numpy()
+    queue_at = np.where(n_started > 0, queue[np.maximum(n_started - 1, 0)], 0)
+    return pd.DataFrame({
+        "time_s": edges[1:], "active_slots": mean_active, "slot_utilisation": mean_active / max_slots,
+        "tokens_per_s": np.diff(np.concatenate(([0], cum_at))) / width,
+        "cumulative_tokens": cum_at, "queue_len": queue_at})
+
+
+@dataclass(frozen=True)
+class BatchingComparison:
+    """Static and continuous batching on the same stream.
+
+    Fields: static, continuous (``BatchingRun``); summary (DataFrame, one row per policy with the
+    ``BatchingSummary`` fields); timeline (long DataFrame: the ``timeline`` columns plus ``policy``,
+    both policies on the same bins); speedup (continuous throughput / static throughput).
+    """
+
+    static: BatchingRun
+    continuous: BatchingRun
+    summary: pd.DataFrame
+    timeline: pd.DataFrame
+    speedup: float
+
+
+def compare_batching(requests: pd.DataFrame, max_slots: int, cost: StepCost, n_bins: int = 200) -> BatchingComparison:
+    """Simulate both schedulers on ``requests`` and line them up (see ``BatchingComparison``).
+
+    Raises:
+        ValueError: as ``simulate_static`` / ``timeline``.
+    """
+    runs = {p: simulate_batching(requests, p, max_slots, cost) for p in POLICIES}
+    end_s = max(float(r.steps["time_s"].iloc[-1]) for r in runs.values())
+    tl = pd.concat([timeline(r.steps, max_slots, end_s, n_bins).assign(policy=p) for p, r in runs.items()],
+                   ignore_index=True)
+    summary = pd.DataFrame([vars(r.summary) for r in runs.values()])
+    speedup = runs["continuous"].summary.throughput_tokens_per_s / runs["static"].summary.throughput_tokens_per_s
+    return BatchingComparison(static=runs["static"], continuous=runs["continuous"], summary=summary,
+                              timeline=tl, speedup=float(speedup))
+
+
+# --------------------------------------------------------------------------- paged KV memory
+
+@dataclass(frozen=True)
+class PagingSummary:
+    """Totals of ``kv_reservation`` (bytes summed over the requests; fractions in [0, 1]).
+
+    Fields: n_requests; block_size_tokens; max_len_tokens; used_bytes (the KV of the tokens held);
+    contiguous_reserved_bytes, contiguous_wasted_bytes, contiguous_waste_fraction (wasted /
+    reserved); paged_reserved_bytes, paged_wasted_bytes, paged_waste_fraction; n_blocks;
+    kv_budget_bytes (or None); fit_contiguous and fit_paged: how many sequences of the stream's
+    mean length fit in the budget with each allocator (None without a budget).
+    """
+
+    n_requests: int
+    block_size_tokens: int
+    max_len_tokens: int
+    used_bytes: float
+    contiguous_reserved_bytes: float
+    contiguous_wasted_bytes: float
+    contiguous_waste_fraction: float
+    paged_reserved_bytes: float
+    paged_wasted_bytes: float
+    paged_waste_fraction: float
+    n_blocks: int
+    kv_budget_bytes: float | None = None
+    fit_contiguous: int | None = None
+    fit_paged: int | None = None
+
+
+def kv_reservation(lengths_tokens, kv_bytes_per_token: float, max_len_tokens: int,
+                   block_size_tokens: int = 16, kv_budget_bytes: float | None = None
+                   ) -> tuple[pd.DataFrame, PagingSummary]:
+    """KV memory reserved, used and wasted per request: contiguous max-length slabs against pages.
+
+    Contiguous: each request reserves a slab for ``max_len_tokens`` up front (it cannot know how
+    long it will run), so it wastes ``max_len - length`` tokens (the vLLM paper's "reservation"
+    and "internal fragmentation"; external fragmentation between slabs is not modelled, which
+    makes this the kind case). Paged: ceil(length / block) blocks of ``block_size_tokens`` tokens
+    are allocated on demand, so the only waste is the unfilled tail of the last block, at most
+    block_size - 1 tokens per request.
+
+    Args:
+        lengths_tokens: 1-D array-like of actual sequence lengths (prompt + output), ints in
+            [1, max_len_tokens].
+        kv_bytes_per_token: KV bytes of one token (e.g. ``calc.kv_bytes_per_token(model)``), > 0.
+        max_len_tokens: the length the contiguous allocator reserves per request.
+        block_size_tokens: tokens per KV block (vLLM's default is 16).
+        kv_budget_bytes: optional KV memory available (bytes); adds the sequence counts that fit.
+    Returns:
+        (DataFrame with one row per request: ``request``, ``length_tokens``, ``blocks``,
+        ``used_bytes``, ``contiguous_reserved_bytes``, ``contiguous_wasted_bytes``,
+        ``paged_reserved_bytes``, ``paged_wasted_bytes``; ``PagingSummary`` of the totals).
+    Raises:
+        ValueError: empty or non-integer lengths, a length outside [1, max_len_tokens], a
+            non-positive kv_bytes_per_token, max_len_tokens or block_size_tokens, a negative budget.
+    Source: Kwon et al., PagedAttention (SOSP 2023), sections 3 (memory challenges, Fig. 2-3) and
+    4.1-4.2 (block table, block size 16); seed 004 ("a contiguous cache slab per request wastes
+    memory twice").
+    """
+    per_token = check_positive_number(kv_bytes_per_token, "kv_bytes_per_token")
+    max_len = check_positive_int(max_len_tokens, "max_len_tokens")
+    block = check_positive_int(block_size_tokens, "block_size_tokens")
+    lengths = np.asarray(lengths_tokens)
+    if lengths.ndim != 1 or lengths.size == 0:
+        raise ValueError("lengths_tokens must be a non-empty 1-D list of token counts")
+    if not np.issubdtype(lengths.dtype, np.integer):
+        if not np.issubdtype(lengths.dtype, np.number) or not np.all(np.mod(lengths, 1) == 0):
+            raise ValueError("lengths_tokens must be whole token counts")
+        lengths = lengths.astype(np.int64)
+    if np.any(lengths < 1) or np.any(lengths > max_len):
+        raise ValueError(f"every length must lie in [1, max_len_tokens = {max_len}], "
+                         f"got values from {int(lengths.min())} to {int(lengths.max())}")
+    blocks = -(-lengths // block)
+    used = lengths * per_token
+    paged = blocks * block * per_token
+    contiguous = np.full(lengths.size, max_len * per_token)
+    df = pd.DataFrame({"request": np.arange(lengths.size), "length_tokens": lengths, "blocks": blocks,
+                       "used_bytes": used, "contiguous_reserved_bytes": contiguous,
+                       "contiguous_wasted_bytes": contiguous - used,
+                       "paged_reserved_bytes": paged, "paged_wasted_bytes": paged - used})
+    fit_c = fit_p = None
+    if kv_budget_bytes is not None:
+        kv_budget_bytes = check_nonneg_number(kv_budget_bytes, "kv_budget_bytes")
+        fit_c = int(kv_budget_bytes // (max_len * per_token))
+        fit_p = int(kv_budget_bytes // float(paged.mean()))
+    c_res, p_res, u = float(contiguous.sum()), float(paged.sum()), float(used.sum())
+    summary = PagingSummary(
+        n_requests=int(lengths.size), block_size_tokens=block, max_len_tokens=max_len, used_bytes=u,
+        contiguous_reserved_bytes=c_res, contiguous_wasted_bytes=c_res - u,
+        contiguous_waste_fraction=(c_res - u) / c_res, paged_reserved_bytes=p_res,
+        paged_wasted_bytes=p_res - u, paged_waste_fraction=(p_res - u) / p_res,
+        n_blocks=int(blocks.sum()), kv_budget_bytes=kv_budget_bytes, fit_contiguous=fit_c, fit_paged=fit_p)
+    return df, summary
+
+
+# --------------------------------------------------------------------------- one call for the page
+
+@dataclass(frozen=True)
+class BatchingExperiment:
+    """Everything the batching page shows, from one call of ``batching_experiment``.
+
+    Fields: requests (the stream, see ``make_requests``); cost (``StepCost``); memory_max_batch
+    (sequences of max_len_tokens whose cache fits beside the weights, ``calc.max_batch``);
+    max_slots (the slot limit used: the requested limit capped by memory_max_batch); comparison
+    (``BatchingComparison``); paging (per-request DataFrame of ``kv_reservation``) and
+    paging_summary (``PagingSummary``, with the budget memory - weights); kv_bytes_per_token;
+    prompt_spread and output_spread (as used, after clamping).
+    """
+
+    requests: pd.DataFrame
+    cost: StepCost
+    memory_max_batch: int
+    max_slots: int
+    comparison: BatchingComparison
+    paging: pd.DataFrame
+    paging_summary: PagingSummary
+    kv_bytes_per_token: float
+    prompt_spread: float
+    output_spread: float
+
+
+def batching_experiment(model, accelerator, *, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                        n_requests: int = 200, arrival_rate_per_s: float = 16.0,
+                        prompt_mean_tokens: float = 512, prompt_spread: float = 0.5,
+                        output_mean_tokens: float = 256, output_spread: float = 1.0,
+                        distribution: str = "lognormal", max_len_tokens: int = 4096,
+                        slot_limit: int = 64, block_size_tokens: int = 16, seed: int = 0,
+                        n_bins: int = 200) -> BatchingExperiment:
+    """Build the request stream, simulate both schedulers and measure paged against contiguous KV.
+
+    The slot limit is ``min(slot_limit, max_batch(model, accelerator, max_len_tokens))``: a
+    contiguous allocator must reserve max_len_tokens per sequence. With the "uniform" distribution
+    the spreads are clamped to 1 (a wider slider serves the lognormal one). The paging section
+    takes each request's final length (prompt + output) and the budget
+    ``accelerator.memory_bytes - weight_bytes(model, weight_dtype)``.
+
+    Returns:
+        ``BatchingExperiment``.
+    Raises:
+        ValueError: the weights leave no room for one sequence of max_len_tokens ("does not fit"),
+            or any invalid argument (see ``make_requests``, ``simulate_static``, ``kv_reservation``).
+    Sources: as the functions it calls (seed 000 steps 2 and 4; Orca; PagedAttention).
+    """
+    from calc import kv_bytes_per_token, max_batch, weight_bytes
+
+    if distribution == "uniform":
+        prompt_spread = min(check_nonneg_number(prompt_spread, "prompt_spread"), 1.0)
+        output_spread = min(check_nonneg_number(output_spread, "output_spread"), 1.0)
+    slot_limit = check_positive_int(slot_limit, "slot_limit")
+    requests = make_requests(n_requests, arrival_rate_per_s, prompt_mean_tokens, prompt_spread,
+                             output_mean_tokens, output_spread, distribution, max_len_tokens, seed)
+    memory_max = max_batch(model, accelerator, max_len_tokens, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    if memory_max < 1:
+        raise ValueError(f"{model.name} does not fit on one {accelerator.name} with {weight_dtype} weights "
+                         f"and a {max_len_tokens:,}-token {kv_dtype} cache: no room for a single sequence. "
+                         "Pick a larger GPU, smaller dtypes or a shorter maximum length.")
+    slots = min(slot_limit, memory_max)
+    cost = step_cost_from_model(model, accelerator, weight_dtype, kv_dtype, batch_hint=slots)
+    comparison = compare_batching(requests, slots, cost, n_bins)
+    per_token = float(kv_bytes_per_token(model, kv_dtype))
+    budget = max(accelerator.memory_bytes - weight_bytes(model, weight_dtype), 0.0)
+    lengths = (requests["prompt_len"] + requests["output_len"]).to_numpy()
+    paging, paging_summary = kv_reservation(lengths, per_token, max_len_tokens, block_size_tokens, budget)
+    return BatchingExperiment(requests=requests, cost=cost, memory_max_batch=int(memory_max), max_slots=slots,
+                              comparison=comparison, paging=paging, paging_summary=paging_summary,
+                              kv_bytes_per_token=per_token, prompt_spread=float(prompt_spread),
+                              output_spread=float(output_spread))
