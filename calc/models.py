@@ -395,7 +395,7 @@ def _layer_pattern(cfg: dict, model_type: str, n_layers: int):
         if not isinstance(raw, (list, tuple)) or len(raw) != n_layers:
             raise ValueError(f"config key 'layer_types' must be a list of {n_layers} entries (one per layer), "
                              f"got {raw!r}")
-        bad = sorted({str(t) for t in raw if t not in _LAYER_TYPE_NAMES})
+        bad = sorted({str(t) for t in raw if not isinstance(t, str) or t not in _LAYER_TYPE_NAMES})
         if bad:
             raise ValueError(f"config key 'layer_types' has unknown entries {bad}; expected "
                              "'full_attention' or 'sliding_attention'")

@@ -323,6 +323,8 @@ MALFORMED = [
     (_with(sliding_window=0), "sliding_window"),
     (_with(layer_types=["full_attention"]), "layer_types"),
     (_with(layer_types=["full_attention", "banded"]), "layer_types"),
+    (_with(layer_types=["full_attention", ["sliding_attention"]]), "layer_types"),
+    (_with(layer_types="full_attention"), "layer_types"),
     (_with(layer_types=["sliding_attention", "full_attention"]), "sliding_window"),
     (_with(tie_word_embeddings="yes"), "tie_word_embeddings"),
     (_with(num_key_value_heads=_DROP, multi_query="true"), "multi_query"),
