@@ -1,4 +1,5 @@
 """Speculative decoding: the accept/resample rule that keeps the output exact, and when it pays."""
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -28,11 +29,11 @@ def _weights(p, q):
 
 
 EXPERIMENTS = {
-    "Seed example (0.6, 0.4) vs (0.9, 0.1)": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": False},
+    "Seed example": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": False},
     "The classic mistake": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": True},
-    "A close draft (alpha 0.9)": {**_weights((0.3, 0.25, 0.2, 0.15, 0.1), (0.4, 0.2, 0.2, 0.1, 0.1)),
+    "Close draft, α = 0.9": {**_weights((0.3, 0.25, 0.2, 0.15, 0.1), (0.4, 0.2, 0.2, 0.1, 0.1)),
                                   "sd_wrong": False},
-    "A draft that is always wrong (alpha 0)": {**_weights((0.5, 0.5, 0, 0, 0), (0, 0, 0.4, 0.3, 0.3)),
+    "Disjoint draft, α = 0": {**_weights((0.5, 0.5, 0, 0, 0), (0, 0, 0.4, 0.3, 0.3)),
                                                "sd_wrong": False},
 }
 
@@ -58,7 +59,8 @@ st.markdown(
     "max(0, p − q), normalised. The output is then distributed *exactly* as p (seed 000, step 3; "
     "Leviathan et al. 2022; Chen et al. 2023).")
 st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
-         r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x),\qquad \alpha = \sum_x \min(p(x), q(x))")
+         r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x)")
+st.latex(r"\alpha = \sum_x \min(p(x), q(x))")
 
 st.subheader("1. Edit the target p and the draft q")
 common.experiment_buttons(EXPERIMENTS, key="sd_exp")
@@ -85,7 +87,7 @@ except ValueError as exc:
 m = st.columns(3)
 m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
 m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
-m[2].metric("Residual resampled from", "p itself (wrong)" if wrong else "max(0, p − q), normalised")
+m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
 st.dataframe(table, key="sd_table", hide_index=True, width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[1:]})
 common.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
@@ -96,7 +98,8 @@ st.caption("Per symbol: the draft proposes it with probability q; it survives wi
 
 st.subheader("2. Sample and test")
 c1, c2, c3 = st.columns(3)
-n_tokens = c1.select_slider("Tokens to sample N", SAMPLE_SIZES, value=60_000, key="sd_n", bind="query-params")
+n_tokens = c1.select_slider("Tokens to sample N", SAMPLE_SIZES, value=60_000, key="sd_n", bind="query-params",
+                            format_func=lambda n: f"{n:,}")
 gamma = c2.slider("Drafts per round γ", 0, 16, 4, key="sd_g", bind="query-params")
 seed = c3.number_input("Random seed", 0, 2**31 - 1, 0, key="sd_seed", bind="query-params")
 try:
@@ -107,10 +110,10 @@ except ValueError as exc:
 
 m = st.columns(4)
 m[0].metric("χ² p-value against p", f"{run.p_value:.3g}")
-m[1].metric("Verdict", "output matches p" if run.matches_target else "output is NOT p",
+m[1].metric("Verdict", "matches p" if run.matches_target else "NOT p",
             help=f"The test rejects 'the samples come from p' when the p-value is below {run.significance}.")
 m[2].metric("Measured acceptance rate", "n/a (γ = 0)" if gamma == 0 else f"{run.stats.acceptance_rate:.3f}")
-m[3].metric("Tokens per target forward", f"{run.stats.tokens_per_target_forward:.3f}",
+m[3].metric("Tokens / target forward", f"{run.stats.tokens_per_target_forward:.3f}",
             help=f"Eq. 1 predicts {sd.expected_tokens_per_target_forward(alpha, gamma):.3f}.")
 if run.matches_target:
     st.success(f"{n_tokens:,} tokens: χ² p-value {run.p_value:.3g} ≥ {run.significance}; the histogram is "
@@ -129,9 +132,12 @@ fig.add_scatter(x=hist["symbol"], y=hist["target p"], mode="markers", name="targ
 if wrong:
     fig.add_scatter(x=hist["symbol"], y=hist["predicted frequency"], mode="markers", name="predicted (wrong residual)",
                     marker=dict(symbol="x", size=12), hovertemplate="%{x}: %{y:.4f}<extra></extra>")
-fig.update_layout(title=f"{n_tokens:,} speculative samples against the target p",
-                  xaxis_title="symbol", yaxis_title="probability (fraction of tokens)")
+fig.update_layout(xaxis_title="symbol", yaxis_title="probability (fraction of tokens)", yaxis_rangemode="tozero")
+st.markdown(f"**{n_tokens:,} speculative samples against the target p**")
 common.show_chart(fig, key="sd_hist")
+if wrong:
+    st.caption("The ✕ marks the predicted frequency. It is less biased than the table's one-step output: the "
+               "bonus token after a fully accepted round comes from p itself.")
 common.download_csv(hist, "speculative_samples.csv", key="sd_hist_csv")
 
 with st.expander("Why the output is exactly p (a short proof)", expanded=False):
@@ -154,18 +160,19 @@ st.latex(r"E[\text{tokens per forward}] = \frac{1-\alpha^{\gamma+1}}{1-\alpha},\
          r"\text{speedup} = \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c+1)}")
 st.caption("Leviathan et al. 2022, Eq. 1 and Theorem 3.8; c is the draft's step time over the target's. "
            "Each round ends with one token from the target, so even α = 0 gives 1 token per forward.")
-curves = sd.tokens_per_forward_table(ALPHAS + (round(alpha, 3),), GAMMAS)
+curves = sd.tokens_per_forward_table(ALPHAS, GAMMAS)
+yours = sd.tokens_per_forward_table([alpha], GAMMAS)
 fig = go.Figure()
-for a, grp in curves.groupby("alpha", sort=False):
-    mine = a == round(alpha, 3)
-    fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers",
-                    name=f"your p, q: α = {a:.3f}" if mine else f"α = {a}",
-                    line=dict(dash="dash" if mine else "solid"),
-                    hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a:.3f}" + "</extra>")
-fig.update_layout(title="Expected tokens per target forward", xaxis_title="drafts per round γ (tokens)",
-                  yaxis_title="tokens per target forward")
+for a, grp in curves.groupby("alpha"):
+    fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers", name=f"α = {a}",
+                    hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a}" + "</extra>")
+fig.add_scatter(x=yours["gamma"], y=yours["tokens_per_target_forward"], mode="lines", name=f"your p, q: α = {alpha:.3f}",
+                line=dict(dash="dash", color="black", width=3),
+                hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>your p, q</extra>")
+fig.update_layout(xaxis_title="drafts per round γ (tokens)", yaxis_title="tokens per target forward")
+st.markdown("**Expected tokens per target forward**")
 common.show_chart(fig, key="sd_tokens")
-common.download_csv(curves, "speculative_tokens_per_forward.csv", key="sd_tokens_csv")
+common.download_csv(pd.concat([curves, yours]), "speculative_tokens_per_forward.csv", key="sd_tokens_csv")
 
 st.markdown(f"**The batch effect on {sel.accelerator.name}** (the sidebar's GPU and dtypes). Verifying γ + 1 "
             "tokens is nearly free only while the verify step stays memory-bound, i.e. while B·(γ + 1) is "
@@ -194,20 +201,22 @@ m = st.columns(4)
 m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
 m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
 m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c (0: no gain).")
-m[3].metric(f"Verify step compute-bound from B ≈", f"{b_verify:,.0f}",
-            help=f"Critical batch {b_star:,.0f} tokens per step, divided by γ + 1 = {batch_gamma + 1}.")
+m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
+            help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1 = {batch_gamma + 1}.")
 fig = go.Figure()
 fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {batch_gamma}",
                 customdata=batch[["target_step_s", "verify_step_s", "draft_step_s"]].to_numpy() * 1e3,
                 hovertemplate="B = %{x}: %{y:.2f}×<br>plain step %{customdata[0]:.2f} ms, verify "
                               "%{customdata[1]:.2f} ms, draft %{customdata[2]:.2f} ms<extra></extra>")
-fig.add_hline(y=1.0, line_dash="dot", annotation_text="no gain", annotation_position="bottom right")
-fig.add_vline(x=b_verify, line_dash="dash", annotation_text=f"B·(γ+1) = critical batch ({b_verify:,.0f})")
-fig.add_vline(x=b_star, line_dash="dot", annotation_text=f"critical batch ({b_star:,.0f})",
-              annotation_position="bottom right")
-fig.update_layout(title=f"Speculative speedup against batch size, {context_len:,}-token context",
-                  xaxis_title="batch size B (sequences, log scale)", yaxis_title="speedup over plain decoding (×)",
-                  xaxis_type="log")
+fig.add_hline(y=1.0, line_dash="dot", annotation_text="no gain", annotation_position="top left")
+top = batch["speedup"].iloc[0]  # the curve's highest point, so the markers span the chart
+for x, label, dash in ((b_verify, f"B·(γ+1) = critical batch: B = {b_verify:,.0f}", "dash"),
+                       (b_star, f"B = critical batch {b_star:,.0f}", "dot")):
+    fig.add_scatter(x=[x, x], y=[0, top], mode="lines", name=label, line=dict(dash=dash, color="gray"),
+                    hovertemplate=label + "<extra></extra>")
+fig.update_layout(xaxis_title="batch size B (sequences, log scale)", yaxis_title="speedup over plain decoding (×)",
+                  xaxis_type="log", yaxis_rangemode="tozero")
+st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {batch_gamma}**")
 common.show_chart(fig, key="sd_batch")
 common.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
 st.caption("speedup(B) = E[tokens per forward] · t_target(B, 1) / (t_target(B, γ+1) + γ · t_draft(B, 1)), "

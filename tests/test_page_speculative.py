@@ -35,7 +35,7 @@ def test_default_run_shows_the_seed_example():
     assert df.loc["A", "acceptance min(1, p/q)"] == pytest.approx(2 / 3)
     assert df.loc["B", "residual (resampled from)"] == pytest.approx(1.0)
     assert df.loc["A", "output"] == pytest.approx(0.6) and df.loc["B", "output"] == pytest.approx(0.4)
-    assert metric(at, "Verdict") == "output matches p"
+    assert metric(at, "Verdict") == "matches p"
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -53,10 +53,10 @@ def test_editing_a_probability_updates_the_table():
 
 def test_wrong_residual_switch_changes_the_verdict():
     at = open_page()
-    assert metric(at, "Verdict") == "output matches p"
+    assert metric(at, "Verdict") == "matches p"
     at.toggle(key="sd_wrong").set_value(True).run()
     assert not at.exception
-    assert metric(at, "Verdict") == "output is NOT p"
+    assert metric(at, "Verdict") == "NOT p"
     # One step with p sampled on rejection outputs A with 0.6 + 0.3 * 0.6 = 0.78.
     assert table(at).loc["A", "output"] == pytest.approx(0.78)
     assert at.error, "the failing test is explained in an error box"
