@@ -28,10 +28,10 @@ st.markdown(
     "instead costs the same every hour whether anyone calls the model or not, so it loses at small traffic "
     "and wins, by a wide margin, once the product takes off.")
 common.experiment_buttons({
-    "Defaults (100k DAU, 70% cache hits)": DEFAULTS,
+    "Defaults": DEFAULTS,
     "Cache hit 0%": {"mb_hit": 0},
     "Cache hit 95%": {"mb_hit": 95},
-    "Remix 1/10: the product blows up": {"mb_remix": 10.0},
+    "Remix 1/10 (blow-up)": {"mb_remix": 10.0},
 }, key="mb_exp")
 
 with st.sidebar:
@@ -98,27 +98,30 @@ st.subheader(f"The bill at {dau:,.0f} DAU: {scenario.generations_per_day:,.0f} g
 if self_hosted_error:
     st.error(f"Self-hosted tier left out: {self_hosted_error}")
 st.success(bill.verdict(table))
+st.caption("Monthly bill per tier, USD for 30 days; the tier's model and its cost per generation and per "
+           "daily active user underneath.")
 cols = st.columns(len(table))
 for col, row in zip(cols, table.itertuples()):
-    col.metric(f"{row.name}", _usd(row.total_usd, 0) + " / month", help=row.model)
+    col.metric(f"{row.name}", _usd(row.total_usd, 0), help=row.model)
     col.caption(f"{row.model}  \n{_usd(row.per_generation_usd, 5)} per generation  \n"
                 f"{_usd(row.per_dau_usd, 4)} per DAU per month"
-                + (f"  \n{row.n_gpus:.0f} GPUs" if row.name == "self-hosted" else ""))
+                + (f"  \n{row.n_gpus:.0f} GPU(s) rented" if row.name == "self-hosted" else ""))
 
 fig = go.Figure()
 for comp, label in COMPONENTS.items():
     fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
                 hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
-fig.update_layout(barmode="stack", title="Monthly bill by component", xaxis_title="tier",
+st.markdown("**Monthly bill by component**")
+fig.update_layout(barmode="stack", xaxis_title="tier",
                   yaxis_title="USD per month (30 days)")
 common.show_chart(fig, key="mb_bars")
 
 shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
 st.dataframe(shown, hide_index=True, width="stretch", column_config={
-    c: st.column_config.NumberColumn(format="$%.2f") for c in
+    c: st.column_config.NumberColumn(format="dollar") for c in
     ["input_missed_usd", "input_hit_usd", "cache_write_usd", "output_usd", "idle_usd", "total_usd", "per_dau_usd"]}
     | {"per_generation_usd": st.column_config.NumberColumn(format="$%.5f"),
-       "self-hosting cheaper from DAU": st.column_config.NumberColumn(format="%.0f")})
+       "self-hosting cheaper from DAU": st.column_config.NumberColumn(format="localized")})
 common.download_csv(table, "monthly_bill.csv", key="mb_csv")
 
 if setup is not None:
@@ -140,7 +143,8 @@ with left:
                         hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
                         + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
     fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
-    fig.update_layout(title="Bill against DAU", xaxis_title="daily active users (log)",
+    st.markdown("**Bill against DAU**")
+    fig.update_layout(xaxis_title="daily active users (log)",
                       yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
     common.show_chart(fig, key="mb_dau_chart")
     common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv")
@@ -151,18 +155,18 @@ with right:
         fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
                         hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
     fig.add_vline(x=scenario.cache_hit_rate, line_dash="dot", line_color="gray")
-    fig.update_layout(title=f"Bill against prompt-cache hit rate at {dau:,.0f} DAU",
-                      xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
+    st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
+    fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
     common.show_chart(fig, key="mb_hit_chart")
     common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv")
 
 st.subheader("The formula")
-st.latex(r"\text{bill} = 30\,G\Big[(1-h)P\,p_\text{in} + U\,p_\text{in} + hP\,p_\text{hit}"
-         r" + (1-h)P\,(m-1)\,p_\text{in} + O\,p_\text{out}\Big],\quad G = \text{DAU}\,(s_\text{remix}"
-         r"+s_\text{create})\,g")
-st.latex(r"\text{self-hosted} = 720\,\text{h} \cdot \$_\text{replica/h}\cdot\max\!\Big(1,\Big\lceil"
-         r"\frac{G\,t_\text{gen}\,\rho}{86\,400\,\text{s}}\Big\rceil\Big),\quad t_\text{gen} = "
-         r"\frac{(1-h)P + U}{\text{prefill tok/s}} + \frac{O}{\text{decode tok/s}}")
+st.latex(r"\begin{aligned}\text{bill}_\text{API} &= 30\,G\,\big[\,((1-h)P + U)\,p_\text{in} + hP\,p_\text{hit}"
+         r" + (1-h)P\,(m-1)\,p_\text{in} + O\,p_\text{out}\big] \\ G &= \text{DAU}\cdot(s_\text{remix}"
+         r" + s_\text{create})\cdot g\end{aligned}")
+st.latex(r"\begin{aligned}\text{bill}_\text{self} &= 720\,\text{h}\cdot \$_\text{replica/h}\cdot\max\!\Big(1,"
+         r"\Big\lceil\frac{G\,t_\text{gen}\,\rho}{86\,400\,\text{s}}\Big\rceil\Big) \\ t_\text{gen} &= "
+         r"\frac{(1-h)P + U}{\text{prefill tok/s}} + \frac{O}{\text{decode tok/s}}\end{aligned}")
 st.markdown(
     "P: shared-prefix tokens, U: unique prompt tokens, O: output tokens, h: prompt-cache hit rate, "
     "m: cache-write multiplier, g: generations per creator, ρ: peak-to-average ratio. "

@@ -11,8 +11,8 @@ PAGE = "pages/monthly_bill.py"
 
 
 def _money(text: str) -> float:
-    # "$3,576 / month" -> 3576.0
-    return float(text.split("/")[0].replace("$", "").replace(",", "").strip())
+    # "$3,576" -> 3576.0
+    return float(text.replace("$", "").replace(",", "").strip())
 
 
 def _bills(at) -> dict[str, float]:

@@ -1,0 +1,39 @@
+"""Print the monthly-bill figures of seed 003's three experiments and how long the sweeps take.
+
+Run: python -m bench.bench_bill
+"""
+import time
+
+from calc import get_accelerator, get_model
+from calc.bill import (SelfHostedSetup, TrafficScenario, bill_vs_dau, bill_vs_hit_rate, compare_tiers,
+                       default_tiers)
+
+
+def _median_s(fn, repeat: int = 20) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> None:
+    acc = get_accelerator("h100-sxm")
+    setup = SelfHostedSetup(get_model("llama-3-8b"), acc, acc.price_per_hour_usd or 3.99)
+    tiers = default_tiers()
+    experiments = {"defaults": TrafficScenario(), "cache hit 0%": TrafficScenario(cache_hit_rate=0.0),
+                   "cache hit 95%": TrafficScenario(cache_hit_rate=0.95),
+                   "remix 1/10": TrafficScenario(remix_share=0.1)}
+    for label, s in experiments.items():
+        t = compare_tiers(s, tiers, setup)
+        cells = ", ".join(f"{r.name} ${r.total_usd:,.0f}" for r in t.itertuples())
+        print(f"{label:>14}: {cells}")
+    s = TrafficScenario()
+    print(f"compare_tiers     median {_median_s(lambda: compare_tiers(s, tiers, setup)) * 1e3:.2f} ms")
+    print(f"bill_vs_dau (801) median {_median_s(lambda: bill_vs_dau(s, tiers, setup)) * 1e3:.2f} ms")
+    print(f"bill_vs_hit (101) median {_median_s(lambda: bill_vs_hit_rate(s, tiers, setup)) * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
