@@ -1,0 +1,1 @@
+"""The explorable pages; ``pages.common`` holds the widgets and formatting they share."""

@@ -1,0 +1,226 @@
+"""What every page shares: the sidebar choices, formatting, charts, CSV downloads, experiments.
+
+The sidebar (model, GPU, weight and KV dtypes, hourly price) is rendered once per run by app.py
+before the page; its widgets are keyed and bound to the URL, so the choices persist from page to
+page and a copied link reproduces them. Pages read them with ``selection()``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import calc
+from calc.models import model_from_json_text
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
+CUSTOM_PREFIX = "custom:"
+DEFAULT_MODEL = "llama-3-8b"
+DEFAULT_GPU = "h100-sxm"
+#: Hourly price used for owned hardware that has no list price (users type their own).
+OWNED_HARDWARE_PRICE_USD = 1.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The shared sidebar choices: a model, an accelerator, the dtypes and the hourly price (USD)."""
+
+    model_id: str
+    model: calc.ModelConfig
+    gpu_id: str
+    accelerator: calc.Accelerator
+    weight_dtype: str
+    kv_dtype: str
+    price_per_hour_usd: float
+
+
+@st.cache_data(show_spinner=False)
+def _presets() -> tuple[list[str], dict[str, str], list[str], dict[str, str]]:
+    models = calc.list_models()
+    gpus = calc.list_accelerators()
+    return (models, {m: calc.get_model(m).name for m in models},
+            gpus, {g: calc.get_accelerator(g).name for g in gpus})
+
+
+def list_price_usd(gpu_id: str) -> float:
+    """The preset's hourly list price, or ``OWNED_HARDWARE_PRICE_USD`` when it has none."""
+    price = calc.get_accelerator(gpu_id).price_per_hour_usd
+    return OWNED_HARDWARE_PRICE_USD if price is None else float(price)
+
+
+def _custom_models() -> dict[str, calc.ModelConfig]:
+    return st.session_state.setdefault("_custom_models", {})
+
+
+def get_any_model(model_id: str) -> calc.ModelConfig:
+    """A preset by id, or a config.json the user loaded in this browser session ("custom:<name>").
+
+    Raises:
+        ValueError: unknown id.
+    """
+    if model_id.startswith(CUSTOM_PREFIX):
+        custom = _custom_models()
+        if model_id in custom:
+            return custom[model_id]
+        raise ValueError(f"the model {model_id[len(CUSTOM_PREFIX):]!r} is not loaded in this session")
+    return calc.get_model(model_id)
+
+
+def add_custom_model(text: str, name: str | None = None) -> str:
+    """Parse config.json text, keep it for this session and return its id ("custom:<name>").
+
+    Raises:
+        ValueError: the text is not a usable config.json (the message names the key or the JSON error).
+    """
+    model = model_from_json_text(text, name=name or None)
+    model_id = CUSTOM_PREFIX + model.name
+    _custom_models()[model_id] = model
+    return model_id
+
+
+def _on_gpu_change() -> None:
+    st.session_state["price"] = list_price_usd(st.session_state["gpu"])
+
+
+def _load_config() -> None:
+    upload = st.session_state.get("cfg_upload")
+    text = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else st.session_state.get("cfg_text", "")
+    name = st.session_state.get("cfg_name", "").strip() or (upload.name.rsplit(".", 1)[0] if upload is not None else "")
+    if not text.strip():
+        st.session_state["_cfg_error"] = "Paste the text of a config.json or upload the file first."
+        return
+    try:
+        st.session_state["model"] = add_custom_model(text, name or None)
+        st.session_state["_cfg_error"] = None
+    except ValueError as exc:  # keep the previous model; say what is wrong
+        st.session_state["_cfg_error"] = f"Could not read that config.json: {exc}"
+
+
+def render_sidebar() -> Selection:
+    """Draw the shared sidebar and return the choices (called by app.py once per run)."""
+    models, model_names, gpus, gpu_names = _presets()
+    custom = _custom_models()
+    options = models + list(custom)
+    # Defaults go in through index= only on a first run (or after a bad value), so that a URL
+    # parameter can still seed the widget and Streamlit sees no clash with session state.
+    for key, valid in (("model", options), ("gpu", gpus)):
+        if key in st.session_state and st.session_state[key] not in valid:
+            del st.session_state[key]
+    model_default = {} if "model" in st.session_state else {"index": options.index(DEFAULT_MODEL)}
+    gpu_default = {} if "gpu" in st.session_state else {"index": gpus.index(DEFAULT_GPU)}
+    with st.sidebar:
+        st.markdown("**Model and hardware**")
+        model_id = st.selectbox(
+            "Model", options, key="model", **model_default,
+            bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
+        st.caption(custom[model_id].name + " (your config.json)" if model_id in custom
+                   else model_names.get(model_id, model_id))
+        with st.expander("Your own model (config.json)"):
+            st.file_uploader("Upload config.json", type=["json"], key="cfg_upload")
+            st.text_area("…or paste its text", key="cfg_text", height=100)
+            st.text_input("Name (optional)", key="cfg_name")
+            st.button("Use this config", on_click=_load_config, key="cfg_load")
+            if st.session_state.get("_cfg_error"):
+                st.error(st.session_state["_cfg_error"])
+        gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
+                              bind="query-params", on_change=_on_gpu_change)
+        price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
+        c1, c2 = st.columns(2)
+        weight_dtype = c1.selectbox("Weights", DTYPES, key="wq", bind="query-params",
+                                    help="Storage format of the weights (int4 = GPTQ/AWQ-style, 0.5 byte)")
+        kv_dtype = c2.selectbox("KV cache", DTYPES, key="kvq", bind="query-params",
+                                help="Storage format of the cached keys and values")
+        price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
+                                format="%.2f", key="price", bind="query-params", **price_default,
+                                help="Defaults to the preset's dated list price; type your own.")
+        acc = calc.get_accelerator(gpu_id)
+        st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
+                   f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
+        if acc.price_per_hour_usd is not None:
+            st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
+        else:
+            st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
+    sel = Selection(model_id, get_any_model(model_id), gpu_id, acc, weight_dtype, kv_dtype, float(price or 0.0))
+    st.session_state["_selection"] = sel
+    return sel
+
+
+def selection() -> Selection:
+    """The shared sidebar choices of this run (rendered by app.py before the page)."""
+    sel = st.session_state.get("_selection")
+    return sel if sel is not None else render_sidebar()
+
+
+# -- formatting ---------------------------------------------------------------------------------
+def fmt_bytes(n_bytes: float, unit: str = "GB") -> str:
+    """Bytes with an explicit unit: "GB" (1e9, with MB/kB below 1 GB and TB above 1,000 GB), or
+    "GiB" (2**30, with MiB/KiB/TiB). The unit is always printed."""
+    n = float(n_bytes)
+    if unit == "GiB":
+        steps = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
+    else:
+        steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+    for size, name in steps:
+        if abs(n) >= size:
+            return f"{n / size:,.2f} {name}"
+    return f"{n:,.0f} B"
+
+
+def fmt_seconds(s: float) -> str:
+    """Seconds as "512 µs", "5.12 ms", "1.30 s" or "2.0 min"."""
+    s = float(s)
+    if s != s:
+        return "n/a"
+    if abs(s) < 1e-3:
+        return f"{s * 1e6:,.0f} µs"
+    if abs(s) < 1:
+        return f"{s * 1e3:,.2f} ms"
+    if abs(s) < 120:
+        return f"{s:,.2f} s"
+    return f"{s / 60:,.1f} min"
+
+
+def fmt_usd(x: float) -> str:
+    """Dollars: "$0.39", "$1,234"."""
+    if abs(x) >= 1000:
+        return f"${x:,.0f}"
+    return f"${x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"${x:.2g}"
+
+
+# -- output helpers -------------------------------------------------------------------------------
+def show_chart(fig: go.Figure, key: str) -> None:
+    """Draw a Plotly figure with the house layout (readable on a projector, hover on every point)."""
+    fig.update_layout(
+        height=fig.layout.height or 420, margin=dict(l=10, r=10, t=50 if fig.layout.title.text else 20, b=10),
+        font=dict(size=14), hovermode=fig.layout.hovermode or "closest",
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+    )
+    st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+
+
+def download_csv(df: pd.DataFrame, filename: str, key: str) -> None:
+    """A button that downloads ``df`` as CSV (index left out)."""
+    st.download_button("Download CSV", df.to_csv(index=False).encode("utf-8"), file_name=filename,
+                       mime="text/csv", key=key)
+
+
+def experiment_buttons(experiments: dict[str, dict[str, object]], key: str) -> None:
+    """One button per experiment; a click sets ``st.session_state[k] = v`` for each pair.
+
+    The state is set in the button's callback, which runs before the widgets of the next run, so the
+    sliders move to the experiment's values.
+    """
+    cols = st.columns(min(len(experiments), 4) or 1)
+    for i, (label, state) in enumerate(experiments.items()):
+        cols[i % len(cols)].button(label, key=f"{key}_{i}", on_click=st.session_state.update, args=(dict(state),),
+                                   width="stretch")
+
+
+def show_error(exc: Exception) -> None:
+    """A calc ValueError shown as a message on the page."""
+    st.error(str(exc))

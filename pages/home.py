@@ -1,0 +1,83 @@
+"""Home: the one fact, the napkin table for the sidebar's model and GPU, and a card per page."""
+import streamlit as st
+
+import calc
+from pages import common
+
+sel = common.selection()
+st.title("LLM Inference Explorer")
+st.markdown(
+    "**One fact drives the economics of serving a language model: to emit one token, the model reads "
+    "all of its weights and its whole KV cache from memory.** Prefill reads the weights once for "
+    "thousands of prompt tokens and is compute-bound; decode reads them once per step for B tokens and "
+    "is memory-bound. Batching, GQA and MLA, quantization, speculative decoding and paging are all ways "
+    "to move fewer bytes per token.")
+st.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
+         r"\frac{2 N B}{P}\right)")
+st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
+           "A lower bound; a real step is usually 1.2-2x slower (seed 000, step 4).")
+
+c1, c2 = st.columns(2)
+context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
+                               key="h_ctx", bind="query-params")
+batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512],
+                         value=1, key="h_b", bind="query-params")
+try:
+    table = calc.napkin_table(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype,
+                              sel.price_per_hour_usd)
+    step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype)
+    budget = calc.memory_budget(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
+m = st.columns(4)
+m[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
+m[1].metric("Throughput", f"{step.tokens_per_s:,.0f} tok/s")
+m[2].metric("USD per 1M output tokens",
+            common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)))
+m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
+            delta=("fits on one" if budget.fits else f"needs {budget.n_accelerators} x"),
+            delta_color="normal" if budget.fits else "inverse")
+if not budget.fits:
+    st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
+               f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
+               f"{budget.n_accelerators} of them. Step times assume one device's bandwidth.")
+
+
+def _shown(row) -> str:
+    if row.unit == "bytes":
+        return common.fmt_bytes(row.value)
+    if row.unit == "s":
+        return common.fmt_seconds(row.value)
+    if row.unit == "USD":
+        return common.fmt_usd(row.value)
+    if row.unit in ("sequences", "tokens"):
+        return f"{row.value:,.0f}"
+    return f"{row.value:,.0f} {row.unit}"
+
+
+shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
+st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
+             width="stretch")
+st.caption("GB = 10^9 bytes. Times are lower bounds from the roofline.")
+common.download_csv(table, "napkin.csv", key="h_csv")
+
+st.subheader("Explore")
+cards = [
+    ("pages/kv_cache.py", "KV cache bill", "How big the cache gets: MHA, GQA, MQA, MLA, windows; what fits."),
+    ("pages/roofline.py", "Decode and the roofline", "Why decode is memory-bound; the step split; the knee."),
+    ("pages/latency_cost.py", "Latency against cost", "TPOT against dollars per million tokens: the Pareto front."),
+    ("pages/quantization.py", "Quantization", "bf16, fp8, int8, int4 for weights and cache."),
+    ("pages/batching.py", "Batching and memory", "Static vs continuous batching; PagedAttention; prefix caching."),
+    ("pages/speculative.py", "Speculative decoding", "Exact sampling from a draft; when the speedup vanishes."),
+    ("pages/monthly_bill.py", "Monthly bill", "A product's bill across model tiers; when self-hosting wins."),
+    ("pages/live.py", "Live measurement", "A real model on this machine, next to the prediction."),
+]
+cols = st.columns(4)
+for i, (path, title, blurb) in enumerate(cards):
+    if (common.ROOT / path).exists():
+        with cols[i % 4].container(border=True):
+            st.page_link(path, label=f"**{title}**")
+            st.caption(blurb)
