@@ -39,6 +39,8 @@ from .dtypes import check_fraction, check_nonneg_int, check_nonneg_number, check
 SUM_TOLERANCE = 1e-6
 #: The most tokens ``speculative_generate`` samples in one call (keeps memory bounded).
 MAX_SAMPLES = 10_000_000
+#: Rounds x (gamma + 1) cells simulated at once (about 32 MB per int64 array).
+_MAX_CELLS_PER_CHUNK = 4_000_000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,6 +431,7 @@ def speculative_generate(p, q, n_tokens, gamma, rng,
     positions = np.arange(gamma + 1)
     while n_done < n_tokens:
         n_rounds = int(math.ceil((n_tokens - n_done) / per_round * 1.02)) + 8
+        n_rounds = min(n_rounds, _MAX_CELLS_PER_CHUNK // (gamma + 1))  # bound the memory of one chunk
         drafts = _draw(q_cdf, rng.random((n_rounds, gamma)))
         accepted = rng.random((n_rounds, gamma)) < accept_prob[drafts]
         rejected = ~accepted
