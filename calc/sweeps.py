@@ -1,0 +1,292 @@
+"""Sweeps for the roofline and latency pages: the roofline curve, operating points, the decode
+split over batch, TTFT over prompt length, and throughput against batch for several KV-head counts.
+
+All vectorised (numpy over the swept axis), built on the formulas of ``calc.roofline``:
+the roofline of Williams, Waterman and Patterson (2009, "Roofline: an insightful visual performance
+model", CACM 52(4)), attainable = min(P, W * I); the decode step of seed 000 step 4; the
+throughput-against-batch exercise of seed 004 (Exercise 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .dtypes import check_positive_int, dtype_bytes
+from .hardware import Accelerator
+from .kv import kv_cache_bytes_array
+from .memory import max_batch, weight_bytes, weight_bytes_read
+from .models import ModelConfig
+from .roofline import (_decode_arrays, arithmetic_intensity_decode, arithmetic_intensity_prefill,
+                       decode_step_time, prefill_time)
+
+#: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
+DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astype(int))
+
+
+def ridge_intensity(accelerator: Accelerator, weight_dtype: str = "bf16") -> float:
+    """The roofline's ridge point P/W in FLOP/byte, P the peak for matmuls on ``weight_dtype``.
+
+    Below it a kernel is memory-bound, above it compute-bound (Williams et al. 2009; seed 004,
+    "One ratio explains the entire lecture": 989 TFLOP/s / 3.35 TB/s = 295 FLOP/byte on an H100).
+
+    Raises:
+        ValueError: unknown dtype.
+    """
+    return accelerator.compute_flops(weight_dtype) / accelerator.bandwidth_bytes_per_s
+
+
+def roofline_curve(accelerator: Accelerator, weight_dtype: str = "bf16", intensities=None) -> pd.DataFrame:
+    """Attainable FLOP/s against arithmetic intensity: ``min(P, W * I)`` (Williams et al. 2009).
+
+    Args:
+        intensities: 1-D array of FLOP/byte values (default: 200 log-spaced points from 0.1 to 10^5,
+            plus the ridge itself so the corner is drawn sharp).
+
+    Returns:
+        DataFrame sorted by intensity: intensity_flop_per_byte, attainable_flops_per_s, bound
+        ("memory" left of the ridge, "compute" from it on).
+
+    Raises:
+        ValueError: unknown dtype; intensities not positive.
+    """
+    ridge = ridge_intensity(accelerator, weight_dtype)
+    if intensities is None:
+        i = np.sort(np.append(np.logspace(-1, 5, 200), ridge))
+    else:
+        i = np.asarray(intensities, dtype=float)
+        if i.ndim != 1 or i.size == 0 or np.any(~np.isfinite(i)) or np.any(i <= 0):
+            raise ValueError("intensities must be a non-empty 1-D array of positive FLOP/byte values")
+    p = accelerator.compute_flops(weight_dtype)
+    attainable = np.minimum(p, accelerator.bandwidth_bytes_per_s * i)
+    return pd.DataFrame({"intensity_flop_per_byte": i, "attainable_flops_per_s": attainable,
+                         "bound": np.where(i < ridge, "memory", "compute")})
+
+
+def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=(1,),
+                    prompt_len: int | None = None, weight_dtype: str = "bf16",
+                    kv_dtype: str = "bf16") -> pd.DataFrame:
+    """Operating points of decode (one per batch size) and of one prefill on the roofline.
+
+    Decode at B with S cached tokens: intensity ``2*N_active*B / (weights read + B*KV)``
+    (``arithmetic_intensity_decode``); prefill of ``prompt_len`` tokens: ``arithmetic_intensity_prefill``.
+    The achieved rate is the step's FLOPs over its time from ``decode_step_time`` / ``prefill_time``
+    (which can sit below the roof: the cache read adds time the max() does not hide).
+
+    Returns:
+        DataFrame, one row per point: phase ("decode"/"prefill"), label, batch, tokens (per sequence
+        in the step), intensity_flop_per_byte, achieved_flops_per_s, roof_flops_per_s (min(P, W*I)),
+        step_s, bound ("memory"/"compute": the step's own verdict).
+
+    Raises:
+        ValueError: invalid sizes or dtypes.
+    """
+    rows = []
+    p = accelerator.compute_flops(weight_dtype)
+    w = accelerator.bandwidth_bytes_per_s
+    for b in batches:
+        step = decode_step_time(model, accelerator, b, context_len, weight_dtype, kv_dtype)
+        ai = arithmetic_intensity_decode(model, b, context_len, weight_dtype, kv_dtype)
+        rows.append(dict(phase="decode", label=f"decode B={int(b):,}, S={int(context_len):,}", batch=int(b),
+                         tokens=1, intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
+                         roof_flops_per_s=min(p, w * ai), step_s=step.total_s, bound=step.bound))
+    if prompt_len is not None:
+        step = prefill_time(model, accelerator, prompt_len, 1, weight_dtype, kv_dtype)
+        ai = arithmetic_intensity_prefill(model, prompt_len, 1, weight_dtype, kv_dtype)
+        rows.append(dict(phase="prefill", label=f"prefill T={int(prompt_len):,}", batch=1, tokens=int(prompt_len),
+                         intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
+                         roof_flops_per_s=min(p, w * ai), step_s=step.total_s, bound=step.bound))
+    return pd.DataFrame(rows)
+
+
+def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", n_points: int = 200) -> pd.DataFrame:
+    """The decode step split into weight read, cache read and compute, over a batch grid.
+
+    ``total_s = kv_s + max(weights_s, compute_s)`` (seed 000 step 4), so the three parts that stack
+    to the total are kv_s, weights_s and ``compute_excess_s = max(0, compute_s - weights_s)``
+    (the arithmetic that no longer hides behind the weight read, beyond the critical batch).
+    The grid runs from B = 1 to ``max(16, 1.25 * max(ceiling, batch))`` (at most 4,096), with at most
+    ``n_points`` integer batch sizes, and always holds ``batch`` and the memory ceiling.
+
+    Returns:
+        DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, compute_excess_s, total_s,
+        tokens_per_s, fits (within one accelerator's memory), max_batch (the ceiling, same on every row).
+
+    Raises:
+        ValueError: invalid sizes or dtypes.
+    """
+    s = check_positive_int(context_len, "context_len")
+    b = check_positive_int(batch, "batch")
+    n = check_positive_int(n_points, "n_points")
+    ceiling = max_batch(model, accelerator, s, weight_dtype, kv_dtype)
+    top = int(min(4096, max(16, np.ceil(1.25 * max(ceiling, b)))))
+    grid = np.unique(np.round(np.linspace(1, top, min(n, top))).astype(int))
+    extra = [x for x in (b, ceiling) if 1 <= x <= 4096]
+    grid = np.unique(np.concatenate([grid, extra]).astype(int))
+    a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype)
+    mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
+    return pd.DataFrame({
+        "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
+        "compute_excess_s": np.maximum(0.0, a["compute_s"] - a["weights_s"]), "total_s": a["total_s"],
+        "tokens_per_s": a["tokens_per_s"], "fits": mem <= accelerator.memory_bytes, "max_batch": ceiling,
+    })
+
+
+def _attention_keys(prompt_lens: np.ndarray, window: int | None) -> np.ndarray:
+    """Sum over queries i = 1..T of the keys each attends to: T(T+1)/2, or with a window W
+    ``W(W+1)/2 + (T - W) * W`` once T > W (closed form of the sum in ``attention_flops``)."""
+    t = prompt_lens.astype(float)
+    full = t * (t + 1) / 2
+    if window is None:
+        return full
+    w = float(window)
+    return np.where(t <= w, full, w * (w + 1) / 2 + (t - w) * w)
+
+
+def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, batch: int = 1,
+               weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> pd.DataFrame:
+    """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
+
+    The same model as ``calc.prefill_time`` (seed 000 step 3; seed 004 "the two regimes"):
+    compute = ``2*N_active*B*T`` + causal attention ``sum over layers of 2*N*(H_qk+H_v)*keys``,
+    bytes = weights read + KV written, ``total = kv_s + max(weights_s, compute_s)``.
+    Llama-3-8B on an H100 SXM, T = 8,192: about 151 ms.
+
+    Args:
+        prompt_lens: 1-D array of prompt lengths in tokens (default ``DEFAULT_PROMPT_LENS``).
+
+    Returns:
+        DataFrame, one row per prompt length: prompt_len, weights_s, kv_s, compute_s, attention_flops,
+        flops, ttft_s, prefill_tokens_per_s, bound ("memory"/"compute").
+
+    Raises:
+        ValueError: prompt lengths not positive integers; invalid batch or dtype.
+    """
+    b = check_positive_int(batch, "batch")
+    t = DEFAULT_PROMPT_LENS if prompt_lens is None else np.asarray(prompt_lens)
+    if t.ndim != 1 or t.size == 0 or np.any(t < 1) or np.any(t != np.floor(t)):
+        raise ValueError("prompt_lens must be a non-empty 1-D array of positive integers")
+    t = t.astype(int)
+    if model.attention == "mla":
+        h_qk = (model.qk_nope_head_dim or model.head_dim - model.qk_rope_head_dim) + model.qk_rope_head_dim
+        h_v = model.v_head_dim or model.head_dim
+    else:
+        h_qk = h_v = model.head_dim
+    n_full = sum(1 for k in model.layer_kinds if k == "full")
+    n_sliding = len(model.layer_kinds) - n_full
+    keys = n_full * _attention_keys(t, None)
+    if n_sliding:
+        keys = keys + n_sliding * _attention_keys(t, model.sliding_window)
+    attn = b * 2.0 * model.n_heads * (h_qk + h_v) * keys
+    flops = 2.0 * model.active_params * b * t + attn
+    w = accelerator.bandwidth_bytes_per_s
+    weights_s = np.asarray(weight_bytes_read(model, b * t, weight_dtype), dtype=float) / w
+    kv_s = kv_cache_bytes_array(model, t, b, kv_dtype) / w
+    compute_s = flops / accelerator.compute_flops(weight_dtype)
+    total = kv_s + np.maximum(weights_s, compute_s)
+    return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,
+                         "attention_flops": attn, "flops": flops, "ttft_s": total,
+                         "prefill_tokens_per_s": b * t / total,
+                         "bound": np.where(compute_s > weights_s, "compute", "memory")})
+
+
+def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig]:
+    """The model with K = N (MHA), K = 8 (GQA) and K = 1 (MQA) KV heads, for seed 004 Exercise 1.
+
+    Only the KV-head count changes; the K and V projections shrink with it, so the parameter count is
+    adjusted by ``2 * L * D * H * (K_new - K_old)`` (the ``2*D*K*H`` term of the per-layer count in
+    seed 004's napkin model). Where 8 does not divide N (or is not below N), the largest divisor of
+    N below 8 stands in, and the label says so. A model that is neither of these (its own GQA K, or
+    MLA) is added too, under its own label. MLA models become plain attention with the same
+    head width H; their parameter count is kept (MLA's projections have another shape), which the
+    label states.
+
+    Args:
+        k_values: optional explicit KV-head counts (each must divide N).
+
+    Returns:
+        dict label -> ModelConfig, ordered from most to fewest KV heads (an MLA model itself last).
+
+    Raises:
+        ValueError: a requested K that does not divide N.
+    """
+    n, h = model.n_heads, model.head_dim
+    if k_values is None:
+        mid = 8 if (8 < n and n % 8 == 0) else next((c for c in range(7, 1, -1) if c < n and n % c == 0), None)
+        ks = [n] + ([mid] if mid else []) + [1]
+    else:
+        ks = [check_positive_int(k, "n_kv_heads") for k in k_values]
+        for k in ks:
+            if n % k:
+                raise ValueError(f"n_kv_heads must divide n_heads ({n}), got {k}")
+    if model.attention != "mla":
+        ks.append(model.n_kv_heads)
+    ks = sorted(set(ks), reverse=True)
+    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
+    out: dict[str, ModelConfig] = {}
+    for k in ks:
+        kind = "mha" if k == n else ("mqa" if k == 1 else "gqa")
+        if model.attention == "mla":
+            variant = model.with_changes(**plain, attention=kind, n_kv_heads=k)
+            note = ", params kept"
+        else:
+            delta = 2 * model.n_layers * model.d_model * h * (k - model.n_kv_heads)
+            changes = dict(attention=kind, n_kv_heads=k, n_params=model.n_params + delta)
+            if model.n_active_params is not None:
+                changes["n_active_params"] = model.n_active_params + delta
+            variant = model.with_changes(**changes)
+            note = ""
+        name = {"mha": "MHA", "mqa": "MQA", "gqa": "GQA"}[kind]
+        stand_in = " (8 does not divide N)" if (k_values is None and kind == "gqa" and k != 8) else ""
+        own = " = this model" if (model.attention != "mla" and k == model.n_kv_heads) else ""
+        out[f"K={k} {name}{stand_in}{note}{own}"] = variant
+    if model.attention == "mla":
+        out["MLA = this model"] = model
+    return out
+
+
+def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context_len: int,
+                           weight_dtype: str = "bf16", kv_dtype: str = "bf16", k_values=None,
+                           n_points: int = 120) -> pd.DataFrame:
+    """Decode throughput against batch for each KV-head variant, each curve cut at its memory ceiling.
+
+    Seed 004, Exercise 1: throughput ``B / ((weights + B*KV) / W)`` rises with B until the cache
+    dominates, then saturates at W/KV (B is in numerator and denominator). The knee is where the
+    batch's cache equals the weights, ``B_knee = weight bytes / KV`` (seed 000 step 4: about 15 for
+    Llama-3-8B at 8k), with half the ceiling's throughput. Fewer KV heads shrink KV, which moves the
+    memory ceiling ``floor((memory - weights) / KV)`` out: "GQA's real win is often the batch it unlocks".
+
+    Each variant is swept on a log grid from B = 1 to its own ceiling (always included as the last
+    point); a variant whose weights do not fit has no rows.
+
+    Returns:
+        DataFrame, one row per (variant, batch): variant, n_kv_heads, batch, total_s, tokens_per_s,
+        max_batch (the variant's ceiling), knee_batch, ceiling_tokens_per_s (W / KV), is_ceiling (the
+        last point of the curve).
+
+    Raises:
+        ValueError: invalid sizes, dtypes or K values.
+    """
+    s = check_positive_int(context_len, "context_len")
+    n = check_positive_int(n_points, "n_points")
+    dtype_bytes(kv_dtype, "kv_dtype")
+    frames = []
+    for label, variant in kv_head_variants(model, k_values).items():
+        ceiling = max_batch(variant, accelerator, s, weight_dtype, kv_dtype)
+        if ceiling < 1:
+            continue
+        grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), [ceiling]]).astype(int))
+        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype)
+        kv_one = float(kv_cache_bytes_array(variant, s, 1, kv_dtype))
+        frames.append(pd.DataFrame({
+            "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
+            "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,
+            "knee_batch": weight_bytes(variant, weight_dtype) / kv_one,
+            "ceiling_tokens_per_s": accelerator.bandwidth_bytes_per_s / kv_one,
+            "is_ceiling": grid == ceiling,
+        }))
+    if not frames:
+        return pd.DataFrame(columns=["variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch",
+                                     "knee_batch", "ceiling_tokens_per_s", "is_ceiling"])
+    return pd.concat(frames, ignore_index=True)
+

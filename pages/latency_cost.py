@@ -1,0 +1,110 @@
+"""Latency against cost: TPOT against USD per 1M output tokens over the batch, the Pareto front."""
+import plotly.graph_objects as go
+import streamlit as st
+
+import calc
+from pages import common
+
+CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+EXPERIMENTS = {
+    "Seed 000: agent, TPOT <= 10 ms at $3/h": {
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
+        "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 20.2},
+    "Seed 000: chat, B = 48 (20.2 ms)": {
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
+        "lc_ctx": 8192, "lc_tpot": 20.2, "lc_chat": 20.2},
+    "int8 weights and cache": {
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "int8", "kvq": "int8", "price": 3.0,
+        "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 50.0},
+}
+
+sel = common.selection()
+st.title("Latency against cost")
+st.markdown(
+    "Every batch size B gives a pair: the step time, which is each user's time per output token (TPOT), and "
+    "the price of a million tokens. Larger batches share one weight read among more tokens: **cheaper, but "
+    "slower for everyone**. The service requirement picks the point (seed 000, step 4).")
+common.experiment_buttons(EXPERIMENTS, key="lc_exp")
+
+c1, c2, c3, c4 = st.columns(4)
+context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="lc_ctx", bind="query-params")
+tpot_ms = c2.slider("Agent: TPOT target (ms)", 1.0, 200.0, 10.0, step=0.1, key="lc_tpot", bind="query-params",
+                    help="A strict per-token latency, e.g. an agent whose tool calls wait on the stream.")
+chat_ms = c3.slider("Chat: TPOT target (ms)", 1.0, 200.0, 50.0, step=0.1, key="lc_chat", bind="query-params",
+                    help="People read about 5-10 words/s (7-13 tokens/s); 50 ms (20 tok/s) already outruns them.")
+users = c4.number_input("Concurrent streams to serve", min_value=0, max_value=10_000_000, value=1000, step=100,
+                        key="lc_users", bind="query-params")
+
+m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
+try:
+    front = calc.pareto_front(m, acc, context_len, price, wq, kvq)
+    b_agent = calc.max_batch_for_tpot(m, acc, context_len, tpot_ms / 1e3, wq, kvq)
+    b_chat = calc.max_batch_for_tpot(m, acc, context_len, chat_ms / 1e3, wq, kvq)
+    ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, ${price:,.2f} per GPU-hour")
+if ceiling < 1:
+    st.error(f"The weights of {m.name} in {wq} ({common.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
+             f"{acc.name} ({common.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a smaller model, "
+             "a smaller weight dtype or a larger accelerator.")
+    st.stop()
+
+fitting = front[front["fits"]]
+agent = fitting[fitting["batch"] == b_agent]
+chat = fitting[fitting["batch"] == b_chat]
+mc = st.columns(4)
+if b_agent >= 1:
+    row = agent.iloc[0]
+    mc[0].metric("Chosen batch B", f"{b_agent:,}", help="The largest B within memory that meets the agent's TPOT.")
+    mc[1].metric("Its TPOT", common.fmt_seconds(row["tpot_s"]))
+    mc[2].metric("USD per 1M output tokens", common.fmt_usd(row["usd_per_million"]))
+    mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
+                 help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
+else:
+    fastest = fitting.iloc[0]
+    mc[0].metric("Chosen batch B", "none")
+    st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {common.fmt_seconds(fastest['tpot_s'])} "
+             f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
+
+fig = go.Figure()
+fig.add_scatter(x=fitting["tpot_s"] * 1e3, y=fitting["usd_per_million"], mode="lines+markers", name="B = 1 .. ceiling",
+                marker=dict(size=5, color="#1f77b4"), customdata=fitting["batch"],
+                hovertemplate="B = %{customdata}<br>TPOT %{x:.2f} ms<br>$%{y:.3f} per 1M<extra></extra>")
+fig.add_vline(x=tpot_ms, line_dash="dash", line_color="#d62728", annotation_text=f"agent target {tpot_ms:g} ms",
+              annotation_position="top right")
+fig.add_vline(x=chat_ms, line_dash="dot", line_color="#2ca02c", annotation_text=f"chat target {chat_ms:g} ms",
+              annotation_position="bottom right")
+for part, label, color, symbol in ((agent, "agent", "#d62728", "star"), (chat, "chat", "#2ca02c", "diamond")):
+    if len(part):
+        r = part.iloc[0]
+        fig.add_scatter(x=[r["tpot_s"] * 1e3], y=[r["usd_per_million"]], mode="markers",
+                        name=f"{label}: B = {int(r['batch']):,}", marker=dict(size=18, color=color, symbol=symbol),
+                        hovertemplate=f"{label}: B = {int(r['batch']):,}<br>TPOT %{{x:.2f}} ms<br>"
+                                      "$%{y:.3f} per 1M<extra></extra>")
+fig.update_xaxes(title="TPOT, time per output token (ms)")
+fig.update_yaxes(type="log", title="USD per 1M output tokens (log)")
+fig.update_layout(title=f"TPOT against price, B = 1 .. {ceiling:,} (the memory ceiling)", height=460)
+common.show_chart(fig, key="lc_front")
+
+if len(chat):
+    r = chat.iloc[0]
+    st.markdown(f"**Chat** (TPOT <= {chat_ms:g} ms): B = {int(r['batch']):,}, {common.fmt_seconds(r['tpot_s'])} per "
+                f"token, {r['tokens_per_s_per_user']:,.0f} tok/s per person, {common.fmt_usd(r['usd_per_million'])} "
+                f"per 1M. Seed 000 picks B = 48 for chat on Llama-3-8B at 8k: a 20.2 ms step, 50 tok/s per person, "
+                "faster than anyone reads, $0.35 at $3/h.")
+st.latex(r"\text{TPOT}(B) = t_\text{step}(B), \qquad \frac{\$}{10^6\ \text{tokens}} = "
+         r"\frac{\text{price per hour}}{B / t_\text{step}(B) \cdot 3600} \cdot 10^6, \qquad "
+         r"\text{replicas} = \left\lceil \frac{\text{streams}}{B} \right\rceil")
+st.caption("Every point on this curve is on the Pareto front: B raises both the step and the output, so a cheaper "
+           "point is always a slower one. The weight read (fixed per step) is shared by B tokens; the cache read "
+           "(per sequence) is not, so the price falls toward a floor, W/KV tokens per second. Replicas scale "
+           "throughput at the same latency (seed 004). Step times are lower bounds: real ones are 1.2-2x slower.")
+
+with st.expander("The front as a table"):
+    table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",
+                     "pareto", "bound"]]
+    st.dataframe(table, hide_index=True, width="stretch")
+    common.download_csv(table, "latency_cost_front.csv", key="lc_csv")

@@ -1,0 +1,173 @@
+"""Decode and the roofline: why decode is memory-bound, the step split, the knee, TTFT."""
+import plotly.graph_objects as go
+import streamlit as st
+
+import calc
+from calc import sweeps
+from pages import common
+
+CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
+PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+EXPERIMENTS = {
+    "Llama-3-8B, B=1 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+                             "rf_ctx": 8192, "rf_b": 1, "rf_prompt": 8192},
+    "Llama-3-8B, B=32 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+                              "rf_ctx": 8192, "rf_b": 32, "rf_prompt": 8192},
+    "Llama 2 13B napkin, B=64": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+                                 "rf_ctx": 1024, "rf_b": 64, "rf_prompt": 1024},
+    "Llama 2 13B napkin, B=256": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+                                  "rf_ctx": 1024, "rf_b": 256, "rf_prompt": 1024},
+}
+
+sel = common.selection()
+st.title("Decode and the roofline")
+st.markdown(
+    "Arithmetic intensity (FLOPs per byte moved) against the chip's ratio P/W decides which resource a "
+    "step spends. A decode matmul has intensity about B, an H100 needs about 295: "
+    "**decode at chat batch sizes is memory-bound**, prefill of a long prompt is compute-bound "
+    "(seed 004, \"One ratio explains the entire lecture\").")
+common.experiment_buttons(EXPERIMENTS, key="rf_exp")
+
+c1, c2, c3 = st.columns(3)
+context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="rf_ctx", bind="query-params")
+batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", bind="query-params")
+prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
+                              bind="query-params")
+
+m, acc, wq, kvq = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype
+try:
+    step = calc.decode_step_time(m, acc, batch, context_len, wq, kvq)
+    b_star = calc.critical_batch(acc, wq)
+    ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
+    points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq)
+    roof = sweeps.roofline_curve(acc, wq)
+    ridge = sweeps.ridge_intensity(acc, wq)
+    split = sweeps.decode_split(m, acc, context_len, batch, wq, kvq)
+    kheads = sweeps.throughput_by_kv_heads(m, acc, context_len, wq, kvq)
+    ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq)
+    ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq)
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
+mc = st.columns(4)
+mc[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
+mc[1].metric("Throughput", f"{step.tokens_per_s:,.0f} tok/s")
+mc[2].metric("Critical batch", f"{b_star:,.0f} tokens", help="P x bytes per weight / (2 W): B beyond which "
+             "decode's matmuls turn compute-bound (seed 000 step 3).")
+mc[3].metric("Bound", step.bound)
+if batch > ceiling:
+    st.warning(f"B = {batch:,} does not fit: one {acc.name} holds the weights and at most {ceiling:,} "
+               f"sequences of {context_len:,} tokens. The times below are what the step would take with enough "
+               "memory.")
+
+st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
+         r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"
+         r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big) \qquad "
+         r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
+st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
+           "(seed 000 step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
+           "B, so an H100 needs B > 295 to saturate; at B = 1 it streams a whole matrix for 2DF FLOPs.")
+
+# -- the roofline ---------------------------------------------------------------------------------
+fig = go.Figure()
+fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
+                name="roofline min(P, W x I)", line=dict(color="#888", width=3),
+                hovertemplate="I = %{x:,.1f} FLOP/byte<br>%{y:,.1f} TFLOP/s<extra></extra>")
+fig.add_vline(x=ridge, line_dash="dot", line_color="#888",
+              annotation_text=f"ridge P/W = {ridge:,.0f} FLOP/byte", annotation_position="bottom right")
+colors = {"decode": "#1f77b4", "prefill": "#d62728"}
+for r in points.itertuples():
+    fig.add_scatter(x=[r.intensity_flop_per_byte], y=[r.achieved_flops_per_s / 1e12], mode="markers",
+                    name=r.label, marker=dict(size=14, color=colors[r.phase],
+                                              symbol="circle" if r.phase == "prefill" or r.batch == batch else "circle-open"),
+                    hovertemplate=f"{r.label}<br>I = %{{x:,.1f}} FLOP/byte<br>%{{y:,.1f}} TFLOP/s achieved<br>"
+                                  f"step {common.fmt_seconds(r.step_s)}, {r.bound}-bound<extra></extra>")
+fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
+fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s)")
+fig.update_layout(title="Roofline: where decode and prefill sit")
+common.show_chart(fig, key="rf_roof")
+
+# -- the decode split over batch --------------------------------------------------------------------
+left, right = st.columns(2)
+with left:
+    fig = go.Figure()
+    ms = 1e3
+    for col, name, color in (("weights_s", "weight read", "#1f77b4"), ("kv_s", "KV-cache read", "#ff7f0e"),
+                             ("compute_excess_s", "compute beyond the weight read", "#2ca02c")):
+        fig.add_scatter(x=split["batch"], y=split[col] * ms, stackgroup="step", name=name, mode="lines",
+                        line=dict(width=0.5, color=color),
+                        hovertemplate="B = %{x}<br>" + name + ": %{y:.2f} ms<extra></extra>")
+    fig.add_scatter(x=split["batch"], y=split["compute_s"] * ms, name="2NB/P (hidden below the weight read)",
+                    mode="lines", line=dict(dash="dot", color="#2ca02c"),
+                    hovertemplate="B = %{x}<br>compute 2NB/P: %{y:.2f} ms<extra></extra>")
+    if ceiling >= 1:
+        fig.add_vline(x=ceiling, line_dash="dash", line_color="#d62728",
+                      annotation_text=f"memory ceiling B = {ceiling:,}", annotation_position="top left")
+    fig.add_vline(x=batch, line_dash="dot", line_color="#444", annotation_text=f"B = {batch:,}",
+                  annotation_position="bottom right")
+    fig.update_xaxes(title="batch B (sequences)")
+    fig.update_yaxes(title="decode step (ms)")
+    fig.update_layout(title="The decode step, split", height=440)
+    common.show_chart(fig, key="rf_split")
+
+# -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
+with right:
+    fig = go.Figure()
+    palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
+    for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
+        color = palette[i % len(palette)]
+        fig.add_scatter(x=g["batch"], y=g["tokens_per_s"], mode="lines", name=label, line=dict(color=color),
+                        hovertemplate=label + "<br>B = %{x:,}<br>%{y:,.0f} tok/s<extra></extra>")
+        end = g[g["is_ceiling"]]
+        fig.add_scatter(x=end["batch"], y=end["tokens_per_s"], mode="markers", showlegend=False,
+                        marker=dict(symbol="x", size=12, color=color),
+                        hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{y:,.0f} tok/s<extra></extra>")
+    fig.update_xaxes(type="log", title="batch B (sequences, log)")
+    fig.update_yaxes(title="decode throughput (tok/s)")
+    fig.update_layout(title="Throughput against batch, cut at each K's memory", height=440)
+    common.show_chart(fig, key="rf_kheads")
+
+if kheads.empty:
+    st.info(f"The weights of {m.name} in {wq} do not fit on one {acc.name}: no batch fits, so there is no curve.")
+else:
+    knees = kheads.groupby("variant", sort=False).first()[["n_kv_heads", "max_batch", "knee_batch",
+                                                            "ceiling_tokens_per_s"]].reset_index()
+    st.caption(
+        "x: where each curve stops, the most sequences of this length that fit beside the weights. The knee sits "
+        "where the batch's cache equals the weights (B = weight bytes / KV; throughput is then half of W/KV): "
+        + "; ".join(f"{r.variant}: knee B = {r.knee_batch:,.0f}, ceiling B = {r.max_batch:,}"
+                    for r in knees.itertuples())
+        + ". Past the knee B sits in the numerator and the denominator and cancels: throughput saturates at W/KV. "
+        "Fewer KV heads shrink KV; GQA's real win is the batch it unlocks (seed 004, Exercise 1). Only K changes: "
+        "the K and V projections shrink with it (2LDHK parameters)."
+        + (" This model uses MLA: the K = N, 8, 1 curves are plain attention with its head width, parameters kept."
+           if m.attention == "mla" else ""))
+
+# -- TTFT against prompt length ------------------------------------------------------------------------
+fig = go.Figure()
+for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
+    part = ttfts[ttfts["bound"] == bound]
+    if len(part):
+        fig.add_scatter(x=part["prompt_len"], y=part["ttft_s"] * 1e3, mode="lines+markers", name=f"{bound}-bound",
+                        line=dict(color=color), marker=dict(size=5),
+                        hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
+fig.add_scatter(x=[prompt_len], y=[ttft_here * 1e3], mode="markers", name=f"T = {prompt_len:,}",
+                marker=dict(size=14, color="#444", symbol="diamond"),
+                hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
+fig.update_xaxes(type="log", title="prompt length T (tokens, log)")
+fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)")
+fig.update_layout(title=f"Time to first token: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}")
+common.show_chart(fig, key="rf_ttft")
+st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
+           "compute-bound, 2NT plus causal attention growing as T^2 (seed 000 step 3).")
+
+with st.expander("Tables"):
+    st.dataframe(split, hide_index=True, width="stretch")
+    common.download_csv(split, "decode_split.csv", key="rf_csv_split")
+    st.dataframe(kheads, hide_index=True, width="stretch")
+    common.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k")
+    st.dataframe(ttfts, hide_index=True, width="stretch")
+    common.download_csv(ttfts, "ttft.csv", key="rf_csv_ttft")

@@ -1,0 +1,121 @@
+"""AppTest of the "Latency against cost" page: TPOT against USD per 1M, the chosen point, replicas.
+
+Checked against seed 000 step 4 (Llama-3-8B, H100 SXM, 8k, $3 per hour): TPOT <= 10 ms gives
+B = 16 at 9.9 ms and $0.52; chat at B = 48: a 20.2 ms step, 50 tok/s per person, $0.35.
+"""
+import base64
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+import calc
+from pages.common import fmt_seconds, fmt_usd
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/latency_cost.py"
+H100 = calc.get_accelerator("h100-sxm")
+LLAMA3 = calc.get_model("llama-3-8b")
+
+
+@pytest.fixture(autouse=True)
+def _navigation_not_pages_dir(monkeypatch):
+    """AppTest forgets before each run that app.py calls st.navigation; with a folder named pages/ it
+    then runs the last page alone, without app.py and its sidebar. Keep the st.navigation mode."""
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def values(arr) -> list:
+    """A Plotly data array as a list (Plotly 7 writes numpy arrays as {"dtype", "bdata"} base64)."""
+    if isinstance(arr, dict) and "bdata" in arr:
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=np.dtype(arr["dtype"])).tolist()
+    return list(arr)
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at, label):
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def test_default_picks_b16_for_a_10ms_target():
+    at = open_page()
+    price = at.session_state["price"]  # the sidebar's list price for the H100
+    step = calc.decode_step_time(LLAMA3, H100, 16, 8192)
+    assert metric(at, "Chosen batch B") == "16"
+    assert metric(at, "Its TPOT") == fmt_seconds(step.total_s) == "9.92 ms"  # seed: 9.9 ms
+    # USD per 1M = price / (16 / 9.92 ms x 3600) x 1e6.
+    assert metric(at, "USD per 1M output tokens") == fmt_usd(price / (16 / step.total_s * 3600) * 1e6)
+    assert metric(at, "Replicas needed") == "63"  # ceil(1000 / 16)
+
+
+def test_seed_000_experiment_at_3_usd():
+    at = open_page()
+    at.button(key="lc_exp_0").click().run()
+    assert not at.exception
+    assert (at.session_state["model"], at.session_state["gpu"], at.session_state["price"],
+            at.session_state["lc_ctx"], at.session_state["lc_tpot"]) == ("llama-3-8b", "h100-sxm", 3.0, 8192, 10.0)
+    assert metric(at, "Chosen batch B") == "16"
+    assert metric(at, "USD per 1M output tokens") == "$0.52"  # seed 000 step 4
+    # The chat marker at 20.2 ms: B = 48 (4.794 + 48 x 0.3205 = 20.18 ms; B = 49 is 20.50 ms), $0.35.
+    chat = [md.value for md in at.markdown if md.value.startswith("**Chat**")]
+    assert chat and "B = 48, 20.18 ms per token, 50 tok/s per person, $0.35 per 1M" in chat[0]
+
+
+def test_tpot_slider_and_concurrency_move_the_metrics():
+    at = open_page()
+    at.slider(key="lc_tpot").set_value(20.2).run()
+    at.number_input(key="lc_users").set_value(1000).run()
+    b = calc.max_batch_for_tpot(LLAMA3, H100, 8192, 20.2e-3)
+    assert b == 48
+    assert metric(at, "Chosen batch B") == "48"
+    assert metric(at, "Replicas needed") == str(math.ceil(1000 / 48)) == "21"
+    at.slider(key="lc_tpot").set_value(3.0).run()  # below the B = 1 step of 5.11 ms
+    assert metric(at, "Chosen batch B") == "none"
+    assert at.error and "even B = 1 takes 5.11 ms" in at.error[0].value
+
+
+def test_front_spans_b1_to_the_memory_ceiling():
+    at = open_page()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    front = spec["data"][0]
+    batches, tpots = values(front["customdata"]), values(front["x"])
+    assert batches[0] == 1 and batches[-1] == 59  # seed 000: 59 sequences of 8k
+    # TPOT at B = 1: 5.11 ms; at B = 59: 4.794 + 59 x 0.3205 = 23.70 ms.
+    assert tpots[0] == pytest.approx(5.115, abs=0.001)
+    assert tpots[-1] == pytest.approx(23.70, abs=0.01)
+    names = [d.get("name") for d in spec["data"]]
+    assert "agent: B = 16" in names and "chat: B = 59" in names  # default chat target 50 ms -> the ceiling
+    assert at.dataframe[0].value["batch"].tolist() == list(range(1, 60))
+
+
+def test_garbage_url_falls_back_to_defaults():
+    at = open_page(lc_tpot="abc", lc_users="-3", lc_ctx="zzz", lc_chat="1e9")
+    assert at.slider(key="lc_tpot").value == 10.0
+    assert at.number_input(key="lc_users").value == 1000
+    assert metric(at, "Chosen batch B") == "16"
+
+
+def test_model_that_does_not_fit_is_an_error_not_a_traceback():
+    at = open_page(model="deepseek-v3")
+    assert at.error and "do not fit" in at.error[0].value

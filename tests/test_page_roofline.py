@@ -1,0 +1,147 @@
+"""AppTest of the "Decode and the roofline" page: widgets -> calc -> metrics and charts.
+
+Expected strings are built from calc and the page's formatter, and checked against the seeds'
+worked numbers (seed 000 step 4: Llama-3-8B, H100 SXM, 8k: B=32 gives 15.1 ms and 2,126 tok/s;
+seed 004: Llama 2 13B at S = 1024, B = 64 -> 256 costs 3x the latency for 32% more throughput).
+"""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+import calc
+from pages.common import fmt_seconds
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/roofline.py"
+H100 = calc.get_accelerator("h100-sxm")
+LLAMA3 = calc.get_model("llama-3-8b")
+
+
+@pytest.fixture(autouse=True)
+def _navigation_not_pages_dir(monkeypatch):
+    """AppTest forgets before each run that app.py calls st.navigation; with a folder named pages/ it
+    then runs the last page alone, without app.py and its sidebar. Keep the st.navigation mode."""
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def values(arr) -> list:
+    """A Plotly data array as a list (Plotly 7 writes numpy arrays as {"dtype", "bdata"} base64)."""
+    if isinstance(arr, dict) and "bdata" in arr:
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=np.dtype(arr["dtype"])).tolist()
+    return list(arr)
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at, label):
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def charts(at) -> dict:
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return {s["layout"]["title"]["text"]: s for s in specs}
+
+
+def test_default_is_the_seed_000_example():
+    at = open_page()
+    step = calc.decode_step_time(LLAMA3, H100, 32, 8192)
+    assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "15.05 ms"  # seed: 15.1 ms
+    assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s" == "2,126 tok/s"  # seed: 2,126
+    assert metric(at, "Critical batch") == "295 tokens"
+    assert metric(at, "Bound") == "memory"
+    assert not at.warning  # 32 sequences fit (ceiling 59)
+
+
+def test_batch_slider_moves_the_metrics():
+    at = open_page()
+    at.select_slider(key="rf_b").set_value(1).run()
+    assert not at.exception
+    # Seed 000 step 4: one user, a 5.1 ms step, 196 tokens per second.
+    step = calc.decode_step_time(LLAMA3, H100, 1, 8192)
+    assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "5.11 ms"
+    assert metric(at, "Throughput") == "196 tok/s"
+    at.select_slider(key="rf_b").set_value(128).run()
+    assert at.warning and "at most 59" in at.warning[0].value  # beyond the memory ceiling
+
+
+def test_charts_hold_the_ridge_the_points_and_the_cut_curves():
+    figs = charts(open_page())
+    roof = figs["Roofline: where decode and prefill sit"]
+    ridges = [s for s in roof["layout"]["shapes"] if s.get("type") == "line"]
+    assert ridges and ridges[0]["x0"] == pytest.approx(989e12 / 3.35e12)  # 295 FLOP/byte
+    line = roof["data"][0]
+    assert max(values(line["y"])) == pytest.approx(989.0)  # TFLOP/s, the flat roof
+    names = [d["name"] for d in roof["data"]]
+    assert names[1:] == ["decode B=1, S=8,192", "decode B=32, S=8,192", "prefill T=8,192"]
+
+    split = figs["The decode step, split"]
+    weights = next(d for d in split["data"] if d["name"] == "weight read")
+    assert values(weights["y"])[0] == pytest.approx(4.794, abs=0.001)  # 16.06 GB / 3.35 TB/s in ms
+    ceiling = [s for s in split["layout"]["shapes"] if s["line"]["color"] == "#d62728"]
+    assert ceiling[0]["x0"] == 59
+
+    k = figs["Throughput against batch, cut at each K's memory"]
+    curves = {d["name"]: d for d in k["data"] if d.get("name")}
+    # Ceilings by hand at 8k (80 GB): K=32: weights (8.030e9 + 2x32x4096x128x24) x 2 = 17.67 GB,
+    # KV 4.295 GB -> 14; K=8 (the model): 59; K=1: weights (8.030e9 - 2x32x4096x128x7) x 2 = 15.59 GB,
+    # KV 134.2 MB -> 479.
+    assert [max(values(c["x"])) for c in curves.values()] == [14, 59, 479]
+
+
+def test_lecture_napkin_experiments():
+    at = open_page()
+    at.button(key="rf_exp_2").click().run()  # "Llama 2 13B napkin, B=64"
+    assert not at.exception
+    assert (at.session_state["model"], at.session_state["rf_ctx"], at.session_state["rf_b"]) == ("llama-2-13b", 1024, 64)
+    t64 = metric(at, "Decode step (TPOT)")
+    at.button(key="rf_exp_3").click().run()  # B=256
+    assert at.session_state["rf_b"] == 256
+    m13 = calc.get_model("llama-2-13b")
+    s64, s256 = (calc.decode_step_time(m13, H100, b, 1024) for b in (64, 256))
+    assert t64 == fmt_seconds(s64.total_s) and metric(at, "Decode step (TPOT)") == fmt_seconds(s256.total_s)
+    # Seed 004: 3x the latency for 32% more tokens per second, and 256 sequences do not fit.
+    assert s256.total_s / s64.total_s == pytest.approx(3.0, abs=0.05)
+    assert s256.tokens_per_s / s64.tokens_per_s == pytest.approx(1.32, abs=0.01)
+    assert at.warning and "at most 64" in at.warning[0].value
+
+
+def test_seed_000_experiment_buttons_set_the_state():
+    at = open_page()
+    at.select_slider(key="rf_b").set_value(4).run()
+    at.button(key="rf_exp_0").click().run()
+    assert (at.session_state["model"], at.session_state["gpu"], at.session_state["rf_ctx"],
+            at.session_state["rf_b"]) == ("llama-3-8b", "h100-sxm", 8192, 1)
+    assert metric(at, "Decode step (TPOT)") == "5.11 ms"
+
+
+def test_garbage_url_falls_back_to_defaults():
+    at = open_page(rf_b="banana", rf_ctx="-5", rf_prompt="1e999")
+    assert at.select_slider(key="rf_b").value == 32
+    assert at.select_slider(key="rf_ctx").value == 8192
+    assert metric(at, "Decode step (TPOT)") == "15.05 ms"
+
+
+def test_a_model_that_does_not_fit_has_no_curve_but_no_traceback():
+    at = open_page(model="deepseek-v3")
+    assert any("do not fit" in i.value for i in at.info)
