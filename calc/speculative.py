@@ -816,7 +816,7 @@ def tokens_per_forward_table(alphas, gammas, cost_ratio: float = 0.0) -> pd.Data
 # The batch effect (roofline)
 # ---------------------------------------------------------------------------------------------
 
-#: Batch sizes of the default sweep: about 8 points per doubling-of-four, 1..4096.
+#: Batch sizes of the default sweep: 1..4096, about four per doubling (duplicates after rounding removed).
 DEFAULT_BATCHES = tuple(int(b) for b in np.unique(np.round(np.geomspace(1, 4096, 49))))
 
 

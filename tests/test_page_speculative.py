@@ -63,9 +63,13 @@ def test_wrong_residual_switch_changes_the_verdict():
 
 
 def test_url_seeds_the_view_and_garbage_falls_back():
-    at = open_page({"sd_p0": "0.5", "sd_p1": "0.5", "sd_q0": "0.5", "sd_q1": "0.5", "sd_g": "banana"})
+    at = open_page({"sd_p0": "0.5", "sd_p1": "0.5", "sd_q0": "0.5", "sd_q1": "0.5", "sd_g": "banana",
+                    "sd_pair": "no-such-pair", "sd_ctx": "7"})
+    # p = q = (0.5, 0.5): alpha = 1. The garbage values fall back to the defaults.
     assert metric(at, "Acceptance rate") == "1.000"
     assert at.slider(key="sd_g").value == 4
+    assert at.selectbox(key="sd_pair").value == "llama-3.1-70b+llama-3.2-1b"
+    assert at.select_slider(key="sd_ctx").value == 512
     fig = json.loads(at.get("plotly_chart")[2].proto.spec)
     assert fig["layout"]["xaxis"]["type"] == "log"
 
