@@ -865,7 +865,7 @@ def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gam
         target, draft: calc ``ModelConfig``s (the draft should share the target's vocabulary).
         accelerator: calc ``Accelerator``.
         batches: batch sizes B (positive integers).
-        gamma: drafts per round, >= 1.
+        gamma: drafts per round, >= 0 (0 is plain decoding: speedup 1 at every batch).
         alpha: acceptance rate in [0, 1].
         context_len: tokens of context per sequence (positive integer).
         weight_dtype, kv_dtype: dtype names (calc.dtypes).
@@ -877,7 +877,7 @@ def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gam
         (all sequences together), verify_tokens_per_step (B (gamma+1)).
 
     Raises:
-        ValueError: gamma < 1, alpha outside [0, 1], a non-positive batch or context, an unknown
+        ValueError: gamma negative, alpha outside [0, 1], a non-positive batch or context, an unknown
             dtype (and whatever ``decode_step_time`` raises).
 
     Source: Leviathan et al. 2022, Theorem 3.8 with c and the verify cost from the roofline of seed
@@ -885,7 +885,7 @@ def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gam
     """
     from . import decode_step_time  # late import: calc/__init__ imports this module
 
-    gamma = check_positive_int(gamma, "gamma (draft tokens per round)")
+    gamma = _check_gamma(gamma)
     alpha = _check_alpha(alpha)
     context_len = check_positive_int(context_len, "context_len")
     batch_list = [check_positive_int(b, "batch") for b in batches]

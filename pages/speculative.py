@@ -184,15 +184,14 @@ llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, ke
                       help="Drafts a couple of orders of magnitude smaller typically reach 0.5–0.9 "
                            "(Leviathan et al. 2022, section 3.6).")
 context_len = c3.select_slider("Context length (tokens)", CONTEXTS, value=512, key="sd_ctx", bind="query-params")
-batch_gamma = max(gamma, 1)
 try:
     target_id, draft_id = PAIRS[pair_id]
-    batch = _batch_table(target_id, draft_id, sel.gpu_id, batch_gamma, llm_alpha, context_len,
+    batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,
                          sel.weight_dtype, sel.kv_dtype)
-    b_verify = sd.verify_critical_batch(sel.accelerator, batch_gamma, sel.weight_dtype)
+    b_verify = sd.verify_critical_batch(sel.accelerator, gamma, sel.weight_dtype)
     b_star = calc.critical_batch(sel.accelerator, sel.weight_dtype)
     c_at_1 = float(batch["cost_ratio"].iloc[0])
-    g_best = sd.best_gamma(llm_alpha, c_at_1)
+    g_best = sd.best_gamma(llm_alpha, c_at_1, max_gamma=16)
 except ValueError as exc:
     common.show_error(exc)
     st.stop()
@@ -200,11 +199,11 @@ except ValueError as exc:
 m = st.columns(4)
 m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
 m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
-m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c (0: no gain).")
+m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
 m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
-            help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1 = {batch_gamma + 1}.")
+            help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
 fig = go.Figure()
-fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {batch_gamma}",
+fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {gamma}",
                 customdata=batch[["target_step_s", "verify_step_s", "draft_step_s"]].to_numpy() * 1e3,
                 hovertemplate="B = %{x}: %{y:.2f}×<br>plain step %{customdata[0]:.2f} ms, verify "
                               "%{customdata[1]:.2f} ms, draft %{customdata[2]:.2f} ms<extra></extra>")
@@ -216,7 +215,7 @@ for x, label, dash in ((b_verify, f"B·(γ+1) = critical batch: B = {b_verify:,.
                     hovertemplate=label + "<extra></extra>")
 fig.update_layout(xaxis_title="batch size B (sequences, log scale)", yaxis_title="speedup over plain decoding (×)",
                   xaxis_type="log", yaxis_rangemode="tozero")
-st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {batch_gamma}**")
+st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {gamma}**")
 common.show_chart(fig, key="sd_batch")
 common.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
 st.caption("speedup(B) = E[tokens per forward] · t_target(B, 1) / (t_target(B, γ+1) + γ · t_draft(B, 1)), "

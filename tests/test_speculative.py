@@ -338,11 +338,19 @@ def test_batch_speedup_falls_below_one_when_compute_bound():
     assert np.all(np.diff(table.speedup.to_numpy()) <= 1e-12)
 
 
+def test_batch_speedup_gamma_zero_is_plain_decoding():
+    from calc.speculative import batch_speedup_table
+    # No drafts: the round is one plain target step emitting one token, at every batch size.
+    target, draft, h100 = _pair()
+    table = batch_speedup_table(target, draft, h100, [1, 300, 3000], gamma=0, alpha=0.8, context_len=512)
+    assert table.speedup.tolist() == pytest.approx([1.0, 1.0, 1.0], abs=1e-12)
+
+
 def test_batch_speedup_invalid_arguments():
     from calc.speculative import batch_speedup_table
     target, draft, h100 = _pair()
     with pytest.raises(ValueError, match="gamma"):
-        batch_speedup_table(target, draft, h100, [1], gamma=0)
+        batch_speedup_table(target, draft, h100, [1], gamma=-1)
     with pytest.raises(ValueError, match="batch"):
         batch_speedup_table(target, draft, h100, [0])
     with pytest.raises(ValueError, match="alpha"):
