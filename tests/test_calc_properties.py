@@ -1,0 +1,156 @@
+"""Properties of the core that must hold for every input (hypothesis), and its errors on bad input."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc import ModelConfig
+
+DTYPES = ["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+PRESETS = calc.list_models()
+GPUS = calc.list_accelerators()
+contexts = st.integers(min_value=1, max_value=2**20)
+batches = st.integers(min_value=1, max_value=4096)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PRESETS), st.sampled_from(GPUS), contexts, batches, st.integers(1, 512))
+def test_a_larger_batch_never_shortens_the_step(model_id, gpu_id, s, b, extra):
+    m, a = calc.get_model(model_id), calc.get_accelerator(gpu_id)
+    assert calc.decode_step_time(m, a, b + extra, s).total_s >= calc.decode_step_time(m, a, b, s).total_s
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 256), contexts)
+def test_more_kv_heads_never_shrink_the_cache(n_heads_mult, k, head_dim, s):
+    # K and 2K query-head groups: N = k * n_heads_mult * 2 so both K and 2K divide N
+    n = k * n_heads_mult * 2
+    small = ModelConfig("x", 10**9, 8, 1024, n, k, head_dim, 4096, 32000, attention="gqa" if k > 1 else "mqa")
+    big = small.with_changes(n_kv_heads=2 * k, attention="gqa" if 2 * k < n else "mha")
+    assert calc.kv_cache_bytes(big, s) >= calc.kv_cache_bytes(small, s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PRESETS), contexts, st.integers(1, 2**20))
+def test_a_window_never_grows_the_cache(model_id, s, window):
+    m = calc.get_model(model_id)
+    windowed = m.with_changes(sliding_window=window, layer_types=None)
+    assert calc.kv_cache_bytes(windowed, s) <= calc.kv_cache_bytes(m.with_changes(sliding_window=None,
+                                                                                   layer_types=None), s)
+    # and a window only caps: below the window nothing changes
+    if s <= window:
+        assert calc.kv_cache_bytes(windowed, s) == calc.kv_cache_bytes(m.with_changes(
+            sliding_window=None, layer_types=None), s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PRESETS), contexts, st.sampled_from(DTYPES), st.sampled_from(DTYPES))
+def test_lower_precision_kv_never_grows_the_cache(model_id, s, d1, d2):
+    m = calc.get_model(model_id)
+    hi, lo = sorted([d1, d2], key=lambda d: -calc.DTYPE_BYTES[d])
+    assert calc.kv_cache_bytes(m, s, kv_dtype=lo) <= calc.kv_cache_bytes(m, s, kv_dtype=hi)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(PRESETS), st.sampled_from(GPUS), st.integers(1, 2**17))
+def test_sweep_equals_the_scalar_function(model_id, gpu_id, s):
+    # the vectorised sweep and the scalar API are two code paths for the same formula
+    m, a = calc.get_model(model_id), calc.get_accelerator(gpu_id)
+    df = calc.decode_sweep(m, a, s, batches=np.array([1, 3, 17, 64]))
+    for row in df.itertuples():
+        one = calc.decode_step_time(m, a, int(row.batch), s)
+        assert row.total_s == pytest.approx(one.total_s, rel=1e-12)
+        assert row.tokens_per_s == pytest.approx(one.tokens_per_s, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(PRESETS), st.sampled_from(GPUS), st.integers(1, 2**17), st.sampled_from(DTYPES))
+def test_max_batch_is_the_largest_batch_that_fits(model_id, gpu_id, s, kv_dtype):
+    m, a = calc.get_model(model_id), calc.get_accelerator(gpu_id)
+    b = calc.max_batch(m, a, s, kv_dtype=kv_dtype)
+    if b > 0:
+        assert calc.memory_budget(m, a, s, b, kv_dtype=kv_dtype).fits
+    assert not calc.memory_budget(m, a, s, b + 1, kv_dtype=kv_dtype).fits
+
+
+# ---- bad input: ValueError with a message a person understands -----------------------------------
+M = calc.get_model("llama-3-8b")
+A = calc.get_accelerator("h100-sxm")
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda: calc.kv_cache_bytes(M, 0), "context_len must be a positive integer, got 0"),
+    (lambda: calc.kv_cache_bytes(M, -5), "context_len must be a positive integer, got -5"),
+    (lambda: calc.kv_cache_bytes(M, 8.5), "context_len must be a positive integer, got 8.5"),
+    (lambda: calc.kv_cache_bytes(M, 1024, batch=0), "batch must be a positive integer"),
+    (lambda: calc.decode_step_time(M, A, 2.5, 1024), "batch must be a positive integer, got 2.5"),
+    (lambda: calc.decode_step_time(M, A, True, 1024), "batch must be a positive integer"),
+    (lambda: calc.decode_step_time(M, A, 1, "8k"), "context_len must be a positive integer"),
+    (lambda: calc.kv_cache_bytes(M, 1024, kv_dtype="fp4"), "kv_dtype must be one of fp32, bf16, fp16, fp8, int8, int4"),
+    (lambda: calc.weight_bytes(M, "float16"), "weight_dtype must be one of"),
+    (lambda: calc.get_model("llama-9"), "valid ids: llama-2-7b"),
+    (lambda: calc.get_accelerator("h900"), "valid: h100-sxm"),
+    (lambda: ModelConfig("x", 10**9, 8, 1024, 16, 16, 64, 4096, 32000, attention="mla"), "MLA needs kv_lora_rank"),
+    (lambda: ModelConfig("x", 10**9, 8, 1024, 16, 5, 64, 4096, 32000), "GQA needs n_kv_heads to divide"),
+    (lambda: calc.from_hf_config({"num_hidden_layers": 2, "num_attention_heads": 4}), "hidden_size"),
+    (lambda: calc.max_batch(M, A, 1024, reserve_bytes=-1), "reserve_bytes must be a non-negative number"),
+    (lambda: calc.cost_per_million(0, 3.0), "tokens_per_s must be positive"),
+    (lambda: calc.prefix_cache_savings(M, 20, 1000, hit_rate=1.5), "hit_rate must be a number between 0 and 1"),
+    (lambda: calc.max_batch_for_tpot(M, A, 1024, 0), "tpot_target_s must be a positive number"),
+    (lambda: calc.Accelerator("x", 80e9, 3e12, {"bf16": -1}), "must be a positive number"),
+])
+def test_bad_input_raises_a_clear_value_error(call, needle):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert needle in str(info.value)
+
+
+def test_unknown_preset_message_lists_the_valid_names():
+    with pytest.raises(ValueError) as info:
+        calc.get_model("gpt-5")
+    for name in ("llama-3-8b", "deepseek-v3", "gpt2"):
+        assert name in str(info.value)
+
+
+# ---- the command line ------------------------------------------------------------------------------
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_prints_the_napkin_table():
+    out = run_cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "32")
+    assert out.returncode == 0, out.stderr
+    assert "15.051 ms" in out.stdout          # 4.79 + 32 x 0.3205 ms (seed 000 step 4)
+    assert "2,126.1 tokens/s" in out.stdout
+
+
+def test_cli_json_and_config(tmp_path):
+    out = run_cli("--model", "llama-3-8b", "--json", "--price", "3")
+    data = json.loads(out.stdout)
+    rows = {r["quantity"]: r["value"] for r in data["rows"]}
+    assert rows["KV cache per token"] == 131_072
+    assert round(rows["cost per 1M output tokens"], 2) == 4.26
+    cfg = tmp_path / "my-model" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                               "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256}))
+    out = run_cli("--config", str(cfg), "--json")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out.stdout)["rows"]}
+    assert rows["KV cache per token"] == 131_072 and rows["weights"] == 2 * 8_030_261_248
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("--model", "nope"), "unknown model"),
+    (("--context", "0"), "context_len must be a positive integer, got 0"),
+    (("--kv-dtype", "fp4"), "kv_dtype must be one of"),
+    (("--config", "/nonexistent/config.json"), "no such config file"),
+])
+def test_cli_bad_input_is_one_line_and_status_2(args, needle):
+    out = run_cli(*args)
+    assert out.returncode == 2
+    assert needle in out.stderr and "Traceback" not in out.stderr
