@@ -1,0 +1,173 @@
+"""KV cache bill: bytes per token, per sequence and per batch under MHA, GQA, MQA, MLA and windows."""
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import calc
+from pages import common
+
+CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
+BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
+LAYOUTS = {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA"}
+WINDOWS = ["model", "none", "512", "1024", "2048", "4096", "8192", "32768"]
+RATIOS = [1, 3, 5, 7, 0]                          # local layers per global layer; 0 = every layer local
+RANKS = [128, 256, 512, 1024, 2048]
+
+
+def build_variant(model: calc.ModelConfig, layout: str, n_kv_heads: int, latent_rank: int, window: str,
+                  local_per_global: int) -> calc.ModelConfig:
+    """The selected model with the page's attention layout and window applied.
+
+    Raises:
+        ValueError: a combination ModelConfig rejects (e.g. K not dividing the query heads).
+    """
+    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
+    if layout == "mha":
+        model = model.with_changes(**plain, attention="mha", n_kv_heads=model.n_heads)
+    elif layout == "gqa":
+        model = model.with_changes(**plain, attention="gqa", n_kv_heads=n_kv_heads)
+    elif layout == "mqa":
+        model = model.with_changes(**plain, attention="mqa", n_kv_heads=1)
+    elif layout == "mla":
+        base = model if model.attention == "mla" else calc.attention_variants(model)["MLA"].with_changes(
+            sliding_window=model.sliding_window, layer_types=model.layer_types)
+        model = base.with_changes(kv_lora_rank=latent_rank)
+    if window == "none":
+        model = model.with_changes(sliding_window=None, layer_types=None)
+    elif window != "model":
+        # Hybrid stack: r local layers, then one global (Gemma 3 and character.ai use 5:1).
+        kinds = None if local_per_global == 0 else tuple(
+            "full" if (i + 1) % (local_per_global + 1) == 0 else "sliding" for i in range(model.n_layers))
+        model = model.with_changes(sliding_window=int(window), layer_types=kinds)
+    return model
+
+
+def _window_label(model: calc.ModelConfig, w: str) -> str:
+    if w == "model":
+        if model.sliding_window is None:
+            return "As configured (none)"
+        return f"As configured ({model.sliding_window:,} tokens)"
+    return "No window" if w == "none" else f"{int(w):,} tokens"
+
+
+sel = common.selection()
+st.title("KV cache bill")
+st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
+           "(change them in the sidebar, or load your own config.json there).")
+
+common.experiment_buttons({
+    "8B at 128K context": dict(model="llama-3-8b", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
+                               wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
+    "GPT-3-style MHA: 96 KV heads": dict(model="gpt-3-175b", kv_layout="model", kv_win="model", kv_ctx=8192,
+                                         kv_b=1, wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
+    "DeepSeek MLA": dict(model="deepseek-v3", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
+                         wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
+}, key="kv_exp_btn")
+
+c1, c2, c3 = st.columns(3)
+layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
+                  bind="query-params", horizontal=True,
+                  help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
+                       "MLA: a compressed latent per token (DeepSeek-V2).")
+n_kv = c1.number_input("KV heads K (GQA)", min_value=1, max_value=256, value=8, step=1, key="kv_k",
+                       bind="query-params", disabled=layout != "gqa",
+                       help=f"Must divide the {sel.model.n_heads} query heads.")
+rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
+                        disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
+window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
+                      format_func=lambda w: _window_label(sel.model, w))
+ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
+                         format_func=lambda r: "all local" if r == 0 else f"{r}:1",
+                         disabled=window in ("model", "none"),
+                         help="Hybrid stack: r sliding-window layers per full-attention layer.")
+full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params",
+                 help="Off: a window layer keeps at most W tokens (Mistral's rolling buffer, vLLM's hybrid "
+                      "allocator). On: the engine reserves every layer at full context.")
+expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params",
+                     help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
+                          "On: per-head K and V materialised, as an engine without the absorbed path does.")
+ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
+                       format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
+sliding = "full" if full else "cap"
+mla = "expanded" if expanded else "latent"
+
+try:
+    model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
+except ValueError as exc:
+    st.error(f"That layout is not possible for {sel.model.name}: {exc}. Showing the model as configured.")
+    model = sel.model
+
+try:
+    per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)
+    per_seq = calc.kv_cache_bytes(model, ctx, 1, sel.kv_dtype, sliding, mla)
+    budget = calc.memory_budget(model, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype,
+                                sliding=sliding, mla=mla)
+    variants = calc.attention_variants(model, window=int(window) if window.isdigit()
+                                       else (model.sliding_window or 4096))
+    sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+m = st.columns(4)
+m[0].metric("KV per token", f"{per_token:,.0f} B", help="Every cache-holding layer counted as full "
+            f"attention ({common.fmt_bytes(per_token, 'GiB')}).")
+m[1].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows applied.")
+m[2].metric(f"KV of B = {batch:,} sequences", common.fmt_bytes(budget.kv_bytes))
+m[3].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+            f"{sel.weight_dtype}.")
+verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
+           else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
+detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
+          f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
+(st.success if budget.fits else st.warning)(detail)
+st.caption("GB = 10^9 bytes, kB = 10^3 bytes. No memory is reserved for activations here.")
+
+st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
+st.markdown(
+    "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
+    "in memory: for Llama-3-8B 128 KiB per token, 1 GB per 8K sequence, 16 GB at 128K, more than the "
+    "weights. The bill is linear in context and in concurrency, which is why GQA (divide by N/K), MLA (a "
+    "576-wide latent instead of K and V), windows (cap S at W) and 8-bit caches (halve it) exist. "
+    "MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
+
+cap_gb = sel.accelerator.memory_bytes / 1e9
+fig = go.Figure()
+labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
+chosen = [1.0 if s == ctx else 0.45 for s in CONTEXTS]
+fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights", marker_opacity=chosen,
+            hovertemplate="%{x}: weights %{y:,.2f} GB<extra></extra>")
+fig.add_bar(x=labels, y=sweep_kv / 1e9, name=f"KV cache, B = {batch}", marker_opacity=chosen,
+            hovertemplate="%{x}: KV cache %{y:,.2f} GB<extra></extra>")
+fig.add_hline(y=cap_gb, line_dash="dash", annotation_text=f"{sel.accelerator.name}: {cap_gb:,.0f} GB",
+              annotation_position="top left")
+fig.update_layout(barmode="stack", legend_traceorder="normal",
+                  xaxis_title="context length S (tokens; the chosen one highlighted)", yaxis_title="memory (GB)")
+st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
+common.show_chart(fig, key="kv_chart_ctx")
+
+st.subheader("The same model under MHA, GQA, MQA, MLA and a window")
+rows = []
+for name, v in {"Your layout": model, **variants}.items():
+    b = calc.memory_budget(v, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype, sliding=sliding, mla=mla)
+    rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
+                     kv_bytes_per_token=calc.kv_bytes_per_token(v, sel.kv_dtype, mla=mla),
+                     kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
+                     kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
+table = pd.DataFrame(rows)
+fig2 = go.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
+                        customdata=table["kv_bytes_per_token"],
+                        hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
+fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot",
+               annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
+fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
+st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
+common.show_chart(fig2, key="kv_chart_var")
+shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
+                        for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
+shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
+st.dataframe(shown, hide_index=True, width="stretch")
+st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
+           "Window row: the model's K with every layer behind the window.")
+common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv")

@@ -1,0 +1,182 @@
+"""AppTest of the KV cache bill page: widgets -> calc.kv / calc.memory -> metrics, verdict, charts, table.
+
+Hand numbers (seed 000 step 2; seed 003 "must-memorize formula" 2 x L x K x H x bytes):
+Llama-3-8B has L = 32, K = 8, H = 128, N = 32 query heads, 8,030,261,248 parameters.
+"""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import calc
+from pages.common import fmt_bytes
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/kv_cache.py"
+LLAMA = calc.get_model("llama-3-8b")
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at, label_start: str) -> str:
+    found = [m.value for m in at.metric if m.label.startswith(label_start)]
+    assert found, f"no metric {label_start!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return open_page()
+
+
+def test_default_page_shows_the_hand_numbers(default_page):
+    at = default_page
+    # 2 x 32 x 8 x 128 x 2 bytes = 131,072 B per token; x 8,192 tokens = 1,073,741,824 B = 1.07 GB.
+    assert metric(at, "KV per token") == "131,072 B"
+    assert metric(at, "KV per sequence") == "1.07 GB"
+    assert metric(at, "KV of B = 1") == "1.07 GB"
+    # 8,030,261,248 x 2 bytes = 16.06 GB of weights; 16.06 + 1.07 = 17.13 GB fits in 80 GB.
+    assert metric(at, "Weights") == "16.06 GB"
+    assert "fits on one" in at.success[0].value and "17.13 GB" in at.success[0].value
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_variants_table_by_hand(default_page):
+    df = default_page.dataframe[0].value.set_index("layout")
+    # MHA: K = N = 32 -> 4 x 131,072 = 524,288 B; MQA: K = 1 -> 16,384 B;
+    # MLA with d_c = 4H = 512, d_h^R = H/2 = 64: 32 x 576 x 2 = 36,864 B.
+    assert df.loc["MHA", "kv_bytes_per_token"] == "524,288 B"
+    assert df.loc["MQA", "kv_bytes_per_token"] == "16,384 B"
+    assert df.loc["MLA", "kv_bytes_per_token"] == "36,864 B"
+    # Window 4096 at 8,192 tokens: every layer keeps 4,096 tokens -> 4,096 x 131,072 = 536.87 MB.
+    assert df.loc["Window 4096", "kv_bytes_per_sequence"] == "536.87 MB"
+
+
+def test_context_and_batch_sliders_change_the_metrics():
+    at = open_page()
+    at.select_slider(key="kv_ctx").set_value(32768).run()
+    at.select_slider(key="kv_b").set_value(4).run()
+    assert not at.exception
+    # Exactly what calc computes, through the same formatter ...
+    assert metric(at, "KV per sequence") == fmt_bytes(calc.kv_cache_bytes(LLAMA, 32768))
+    assert metric(at, "KV of B = 4") == fmt_bytes(calc.kv_cache_bytes(LLAMA, 32768, 4))
+    # ... and by hand: 131,072 x 32,768 = 4,294,967,296 B per sequence; x 4 = 17.18 GB.
+    assert metric(at, "KV per sequence") == "4.29 GB"
+    assert metric(at, "KV of B = 4") == "17.18 GB"
+
+
+@pytest.mark.parametrize("layout, extra, per_token", [
+    ("gqa", {"kv_k": 4}, "65,536 B"),        # 2 x 32 x 4 x 128 x 2
+    ("mqa", {}, "16,384 B"),                 # 2 x 32 x 1 x 128 x 2
+    ("mha", {}, "524,288 B"),                # 2 x 32 x 32 x 128 x 2
+    ("mla", {"kv_rank": 256}, "20,480 B"),   # 32 x (256 + 64) x 2
+])
+def test_attention_layout_controls(layout, extra, per_token):
+    at = open_page()
+    at.radio(key="kv_layout").set_value(layout).run()
+    for k, v in extra.items():
+        (at.number_input if k == "kv_k" else at.select_slider)(key=k).set_value(v).run()
+    assert not at.exception and not at.error
+    assert metric(at, "KV per token") == per_token
+
+
+def test_kv_heads_that_do_not_divide_the_query_heads_are_an_error_not_a_traceback():
+    at = open_page()
+    at.radio(key="kv_layout").set_value("gqa").run()
+    at.number_input(key="kv_k").set_value(7).run()
+    assert not at.exception
+    assert at.error and "divide" in at.error[0].value
+    assert metric(at, "KV per token") == "131,072 B"      # the model as configured
+    assert at.number_input(key="kv_k").value == 7          # the user's input is kept
+
+
+def test_hybrid_window_and_both_sliding_conventions():
+    at = open_page()
+    at.select_slider(key="kv_ctx").set_value(32768).run()
+    at.selectbox(key="kv_win").set_value("4096").run()
+    at.select_slider(key="kv_ratio").set_value(5).run()
+    # 5:1 over 32 layers: layers 6, 12, 18, 24, 30 are global -> 5 full + 27 sliding.
+    # 131,072 / 32 = 4,096 B per token and layer; (5 x 32,768 + 27 x 4,096) x 4,096 = 1,124,073,472 B.
+    assert metric(at, "KV per sequence") == "1.12 GB"
+    at.toggle(key="kv_full").set_value(True).run()
+    # Reserved at full length: 32 x 32,768 x 4,096 = 4.29 GB.
+    assert metric(at, "KV per sequence") == "4.29 GB"
+
+
+def test_experiment_8b_at_128k():
+    at = open_page(model="gpt2")
+    at.button(key="kv_exp_btn_0").click().run()
+    assert not at.exception
+    assert at.session_state["model"] == "llama-3-8b"
+    assert at.select_slider(key="kv_ctx").value == 131072 and at.select_slider(key="kv_b").value == 1
+    # 131,072 x 131,072 = 17,179,869,184 B: the cache outgrows the 16.06 GB of weights.
+    assert metric(at, "KV per sequence") == "17.18 GB"
+    assert metric(at, "Weights") == "16.06 GB"
+
+
+def test_experiment_gpt3_mha():
+    at = open_page()
+    at.button(key="kv_exp_btn_1").click().run()
+    assert at.session_state["model"] == "gpt-3-175b" and at.radio(key="kv_layout").value == "model"
+    # 96 layers, 96 KV heads, H = 128: 2 x 96 x 96 x 128 x 2 = 4,718,592 B per token.
+    assert metric(at, "KV per token") == "4,718,592 B"
+    # Weights 174.6e9 x 2 = 349 GB + 38.7 GB of cache: 5 x 80 GB.
+    assert "needs 5 x" in at.warning[0].value
+
+
+def test_experiment_deepseek_mla():
+    at = open_page()
+    at.button(key="kv_exp_btn_2").click().run()
+    assert at.session_state["model"] == "deepseek-v3"
+    assert at.select_slider(key="kv_ctx").value == 131072
+    # 61 layers x (512 + 64) x 2 bytes = 70,272 B per token; x 131,072 = 9.21 GB (vs 17.18 GB for the 8B).
+    assert metric(at, "KV per token") == "70,272 B"
+    assert metric(at, "KV per sequence") == "9.21 GB"
+    at.toggle(key="kv_exp").set_value(True).run()
+    # Expanded: 128 heads x (128 + 64) for K + 128 x 128 for V = 40,960 elements per layer;
+    # 61 x 40,960 x 2 = 4,997,120 B per token.
+    assert metric(at, "KV per token") == "4,997,120 B"
+
+
+def test_bad_config_json_is_an_error_and_keeps_the_model():
+    at = open_page(model="mistral-7b-v0.1")
+    at.text_area(key="cfg_text").input("{not json").run()
+    at.button(key="cfg_load").click().run()
+    assert not at.exception
+    assert at.error
+    assert at.session_state["model"] == "mistral-7b-v0.1"
+    assert metric(at, "KV per token") == "131,072 B"   # Mistral 7B: 2 x 32 x 8 x 128 x 2
+
+
+def test_pasted_config_becomes_the_model():
+    cfg = calc.models.hf_config("llama-3.2-1b")
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    at.button(key="cfg_load").click().run()
+    assert not at.exception and not at.error
+    # Llama-3.2-1B: 16 layers, K = 8, H = 64: 2 x 16 x 8 x 64 x 2 = 32,768 B per token.
+    assert metric(at, "KV per token") == "32,768 B"
+
+
+def test_garbage_url_values_fall_back_to_defaults():
+    at = open_page(kv_ctx="banana", kv_b="-3", kv_k="x", kv_win="zzz", kv_layout="foo", kv_ratio="9",
+                   kv_rank="1e99", kv_full="maybe")
+    assert at.select_slider(key="kv_ctx").value == 8192
+    assert at.select_slider(key="kv_b").value == 1
+    assert at.radio(key="kv_layout").value == "model"
+    assert metric(at, "KV per sequence") == "1.07 GB"
+
+
+def test_deep_link_reproduces_the_view():
+    at = open_page(kv_ctx="32K", kv_b="4", kv_layout="MQA")
+    # MQA: 16,384 B per token x 32,768 tokens x 4 = 2.15 GB.
+    assert metric(at, "KV of B = 4") == "2.15 GB"
