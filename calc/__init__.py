@@ -11,7 +11,7 @@ from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache
 from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched, max_batch, memory_budget,
                      weight_bytes, weight_bytes_read)
 from .models import ModelConfig, from_hf_config, get_model, list_models
-from .napkin import napkin_table
+from .napkin import napkin_table, preset_table
 from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
                        batch_where_cache_equals_weights, critical_batch, decode_step_time, decode_sweep,
                        prefill_time, throughput_ceiling_tokens_per_s, ttft)
@@ -24,5 +24,5 @@ __all__ = [
     "StepTime", "decode_sweep", "pareto_front", "max_batch_for_tpot", "replicas_needed",
     "prefix_cache_savings", "PrefixCacheSavings", "attention_variants", "attention_flops", "ttft",
     "arithmetic_intensity_decode", "arithmetic_intensity_prefill", "throughput_ceiling_tokens_per_s",
-    "batch_where_cache_equals_weights", "napkin_table", "DTYPE_BYTES", "dtype_bytes",
+    "batch_where_cache_equals_weights", "napkin_table", "preset_table", "DTYPE_BYTES", "dtype_bytes",
 ]

@@ -52,3 +52,55 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
         rows.append(("cost per 1M output tokens", cost_per_million(step.tokens_per_s, price), "USD",
                      f"at ${price:.2f}/h"))
     return pd.DataFrame(rows, columns=["quantity", "value", "unit", "note"])
+
+
+def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                 models=None, accelerators=None) -> pd.DataFrame:
+    """The napkin numbers of every model on every accelerator, broadcast in one numpy evaluation.
+
+    Args:
+        models: ModelConfigs (default: every preset); accelerators: Accelerators (default: every preset).
+
+    Returns:
+        DataFrame, one row per (model, accelerator): model, accelerator, weights_bytes, kv_bytes_per_seq,
+        max_batch, fits (weights + batch's cache within memory), decode_s (the seed-000 step at
+        ``batch``), tokens_per_s, usd_per_million (NaN without a list price).
+
+    Raises:
+        ValueError: invalid sizes or dtypes.
+    """
+    import numpy as np
+
+    from .dtypes import check_positive_int, dtype_bytes
+    from .hardware import get_accelerator, list_accelerators
+    from .memory import weight_bytes_read
+    from .models import get_model, list_models
+
+    s = check_positive_int(context_len, "context_len")
+    b = check_positive_int(batch, "batch")
+    wb = dtype_bytes(weight_dtype, "weight_dtype")
+    models = [get_model(m) for m in list_models()] if models is None else list(models)
+    accs = [get_accelerator(a) for a in list_accelerators()] if accelerators is None else list(accelerators)
+    weights = np.array([m.n_params * wb for m in models])[:, None]
+    read = np.array([float(weight_bytes_read(m, b, weight_dtype)) for m in models])[:, None]
+    kv = np.array([kv_cache_bytes(m, s, 1, kv_dtype) for m in models])[:, None]
+    flops = np.array([2.0 * m.active_params * b for m in models])[:, None]
+    bw = np.array([a.bandwidth_bytes_per_s for a in accs])[None, :]
+    peak = np.array([a.compute_flops(weight_dtype) for a in accs])[None, :]
+    mem = np.array([a.memory_bytes for a in accs])[None, :]
+    price = np.array([np.nan if a.price_per_hour_usd is None else a.price_per_hour_usd for a in accs])[None, :]
+    step = b * kv / bw + np.maximum(read / bw, flops / peak)
+    tps = b / step
+    ceiling = np.floor(np.maximum(mem - weights, 0) / kv + 1e-9)
+    shape = step.shape
+    return pd.DataFrame({
+        "model": np.repeat([m.name for m in models], shape[1]),
+        "accelerator": np.tile([a.name for a in accs], shape[0]),
+        "weights_bytes": np.broadcast_to(weights, shape).ravel(),
+        "kv_bytes_per_seq": np.broadcast_to(kv, shape).ravel(),
+        "max_batch": ceiling.ravel().astype(int),
+        "fits": (weights + b * kv <= mem).ravel(),
+        "decode_s": step.ravel(),
+        "tokens_per_s": tps.ravel(),
+        "usd_per_million": (price / (tps * 3600.0) * 1e6).ravel(),
+    })

@@ -154,3 +154,17 @@ def test_cli_bad_input_is_one_line_and_status_2(args, needle):
     out = run_cli(*args)
     assert out.returncode == 2
     assert needle in out.stderr and "Traceback" not in out.stderr
+
+
+def test_preset_table_matches_the_scalar_functions():
+    # one broadcast evaluation against the per-pair functions, for every preset on every accelerator
+    df = calc.preset_table(8192, 4)
+    assert len(df) == len(PRESETS) * len(GPUS)
+    for row in df.sample(40, random_state=0).itertuples():
+        m = next(calc.get_model(x) for x in PRESETS if calc.get_model(x).name == row.model)
+        a = next(calc.get_accelerator(g) for g in GPUS if calc.get_accelerator(g).name == row.accelerator)
+        assert row.decode_s == pytest.approx(calc.decode_step_time(m, a, 4, 8192).total_s, rel=1e-12)
+        assert row.max_batch == calc.max_batch(m, a, 8192)
+        assert row.kv_bytes_per_seq == calc.kv_cache_bytes(m, 8192)
+    h100 = df[(df.model == "Llama-3-8B") & (df.accelerator == "NVIDIA H100 SXM 80GB")].iloc[0]
+    assert h100.max_batch == 59                       # seed 000 step 4
