@@ -1,0 +1,148 @@
+"""Quantization: bf16, fp8, int8 and int4 weights and KV cache side by side; where int8 weights stop winning."""
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import calc
+from pages import common
+
+FORMATS = ("bf16", "fp8", "int8", "int4")
+CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
+BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512]
+SWEEP_BATCHES = np.arange(1, 257)
+APPLY = {"both": "weights and cache", "weights": "weights only", "cache": "cache only"}
+#: Seed 000, back-of-the-envelope problems: "a 13B-parameter model in bf16, 40 layers, GQA with 8 KV heads,
+#: H = 128" (26 GB of weights). D, N, F and V are Llama-2-13B's; only L, K, H and the 13e9 count enter the
+#: numbers of problems 1-5.
+SEED_13B = calc.ModelConfig(name="Seed 000's 13B (L=40, K=8, H=128)", n_params=13_000_000_000, n_layers=40,
+                            d_model=5120, n_heads=40, n_kv_heads=8, head_dim=128, d_ff=13824, vocab_size=32000,
+                            attention="gqa", source="seed 000, back-of-the-envelope problems")
+QUALITY = pd.DataFrame([
+    ("bf16", 16, "baseline", "The reference everything is compared with."),
+    ("FP8", 8, "nearly lossless", "Native on H100; used for training and inference; the new default at frontier labs."),
+    ("INT8 (LLM.int8)", 8, "small loss", "Per-channel scales plus outlier separation: the few huge activation "
+                                         "dimensions are kept in fp16."),
+    ("GPTQ / AWQ", 4, "~1% loss for 4x compression", "Post-training weight quantization: GPTQ minimises "
+                                                      "second-order error layer by layer; AWQ protects the weights "
+                                                      "that large activations hit."),
+    ("KV cache quantization", "8 / 4", "task-dependent", "The second battlefield: large gains at long context."),
+    ("below 4-bit", "< 4", "the cliff", "Below about 3 bits quality drops noticeably."),
+], columns=["scheme", "bits", "quality", "key points"])
+
+sel = common.selection()
+st.title("Quantization")
+common.experiment_buttons({
+    "Seed problem 5 (13B at 4K, B = 32)": dict(q_model="seed13b", q_ctx=4096, q_b=32, q_res=6.0, q_apply="both",
+                                               gpu="h100-sxm", wq="bf16", kvq="bf16"),
+    "Llama-3-8B at 8K, B = 32": dict(q_model="sidebar", model="llama-3-8b", q_ctx=8192, q_b=32, q_res=0.0,
+                                     q_apply="both", gpu="h100-sxm", wq="bf16", kvq="bf16"),
+}, key="q_exp_btn")
+c1, c2, c3 = st.columns(3)
+which = c1.radio("Model", ["sidebar", "seed13b"], key="q_model", bind="query-params",
+                 format_func={"sidebar": "The sidebar's model", "seed13b": "Seed 000's 13B"}.get,
+                 help=f"Sidebar: {sel.model.name}. Seed: {SEED_13B.name}, 13e9 parameters.")
+apply = c1.radio("Quantize", list(APPLY), format_func=APPLY.get, key="q_apply", bind="query-params",
+                 horizontal=True, help="The part not quantized stays at the sidebar's dtype.")
+ctx = c2.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="q_ctx", bind="query-params",
+                       format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="q_b", bind="query-params")
+reserve_gb = c3.number_input("Reserved for activations (GB)", min_value=0.0, max_value=100.0, value=0.0, step=1.0,
+                             key="q_res", bind="query-params", help="Memory kept free; lowers the max batch.")
+model = SEED_13B if which == "seed13b" else sel.model
+acc = sel.accelerator
+reserve = reserve_gb * 1e9
+st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (seed 000, step 4).")
+
+try:
+    rows = []
+    for f in FORMATS:
+        wq = f if apply in ("both", "weights") else sel.weight_dtype
+        kvq = f if apply in ("both", "cache") else sel.kv_dtype
+        step = calc.decode_step_time(model, acc, batch, ctx, wq, kvq)
+        budget = calc.memory_budget(model, acc, ctx, batch, wq, kvq, reserve_bytes=reserve)
+        rows.append(dict(format=f, weight_dtype=wq, kv_dtype=kvq, weights_bytes=budget.weights_bytes,
+                         kv_bytes=budget.kv_bytes, total_bytes=budget.total_bytes, gpus_needed=budget.n_accelerators,
+                         weights_read_s=step.weights_s, kv_read_s=step.kv_s, compute_s=step.compute_s,
+                         step_s=step.total_s, tokens_per_s=step.tokens_per_s,
+                         max_batch=calc.max_batch(model, acc, ctx, wq, kvq, reserve)))
+    table = pd.DataFrame(rows)
+    int8_w = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "int8", "bf16")
+    int8_kv = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "bf16", "int8")
+    at_b_w = calc.decode_step_time(model, acc, batch, ctx, "int8", "bf16")
+    at_b_kv = calc.decode_step_time(model, acc, batch, ctx, "bf16", "int8")
+    flip = calc.batch_where_cache_equals_weights(model, ctx, "bf16", "bf16")
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+
+m = st.columns(4)
+for i, r in enumerate(table.itertuples()):
+    m[i].metric(f"{r.format}: decode step at B = {batch}", common.fmt_seconds(r.step_s),
+                delta=f"max batch {r.max_batch:,}", delta_color="off", delta_arrow="off",
+                help=f"weights {r.weight_dtype}, cache {r.kv_dtype}; memory {common.fmt_bytes(r.total_bytes)}")
+
+g1, g2, g3 = st.columns(3)
+fig = go.Figure()
+for col, name in (("weights_bytes", "weights"), ("kv_bytes", f"KV cache (B = {batch})")):
+    fig.add_bar(x=table["format"], y=table[col] / 1e9, name=name, hovertemplate="%{x}: %{y:,.2f} GB<extra></extra>")
+fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
+fig.update_layout(barmode="group", yaxis_title="memory (GB)", xaxis_title="format", height=380)
+with g1:
+    st.markdown(f"**Memory at B = {batch}, {ctx:,} tokens**")
+    common.show_chart(fig, key="q_chart_mem")
+fig = go.Figure()
+for col, name in (("weights_read_s", "weights read"), ("kv_read_s", "cache read"), ("step_s", "step")):
+    fig.add_bar(x=table["format"], y=table[col] * 1e3, name=name, hovertemplate="%{x}: %{y:,.2f} ms<extra></extra>")
+fig.update_layout(barmode="group", yaxis_title="time per decode step (ms)", xaxis_title="format", height=380)
+with g2:
+    st.markdown(f"**Decode step at B = {batch}**")
+    common.show_chart(fig, key="q_chart_step")
+fig = go.Figure(go.Bar(x=table["format"], y=table["max_batch"], name="max batch",
+                       hovertemplate="%{x}: %{y:,} sequences<extra></extra>"))
+fig.update_layout(yaxis_title="max batch (sequences)", xaxis_title="format", height=380)
+with g3:
+    st.markdown(f"**Max batch at {ctx:,} tokens**")
+    common.show_chart(fig, key="q_chart_maxb")
+shown = table.copy()
+for c in ("weights_bytes", "kv_bytes", "total_bytes"):
+    shown[c] = [common.fmt_bytes(x) for x in table[c]]
+for c in ("weights_read_s", "kv_read_s", "compute_s", "step_s"):
+    shown[c] = [common.fmt_seconds(x) for x in table[c]]
+shown["tokens_per_s"] = [f"{x:,.0f}" for x in table["tokens_per_s"]]
+st.dataframe(shown, hide_index=True, width="stretch")
+common.download_csv(table, "quantization.csv", key="q_csv")
+
+st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"
+         r"\quad(\text{while } 2NB/P \text{ stays below the weight read})")
+st.markdown("Decode is bound by memory bandwidth, so halving the bytes roughly halves the step and doubles "
+            "what fits. Weights are read once per step whatever B is; the cache is read once per sequence. "
+            "So int8 weights win at small batch, an int8 cache wins once the batch's cache outweighs the weights.")
+
+st.subheader("int8 weights or an int8 cache? (seed 000, problem 5)")
+n = st.columns(3)
+n[0].metric(f"int8 weights, bf16 cache, B = {batch}", common.fmt_seconds(at_b_w.total_s))
+n[1].metric(f"bf16 weights, int8 cache, B = {batch}", common.fmt_seconds(at_b_kv.total_s))
+n[2].metric("They flip at B", f"{flip:,.1f}", help="Where the batch's bf16 cache weighs as much as the bf16 "
+            "weights: weight bytes / KV per sequence.")
+fig = go.Figure()
+for df, name in ((int8_w, "int8 weights, bf16 cache"), (int8_kv, "bf16 weights, int8 cache")):
+    fig.add_scatter(x=df["batch"], y=df["total_s"] * 1e3, mode="lines", name=name,
+                    customdata=np.where(df["fits"], "fits", "exceeds one GPU"),
+                    hovertemplate="B = %{x}: %{y:,.2f} ms (%{customdata})<extra></extra>")
+fig.add_vline(x=flip, line_dash="dash", annotation_text=f"flip at B = {flip:,.1f}")
+fig.add_vline(x=batch, line_dash="dot", line_color="gray", annotation_text=f"B = {batch}",
+              annotation_position="bottom right")
+st.markdown(f"**Decode step against batch, {model.name}, {ctx:,} tokens, {acc.name}**")
+fig.update_layout(xaxis_title="batch B (sequences)",
+                  yaxis_title="decode step (ms)", hovermode="x unified")
+common.show_chart(fig, key="q_chart_flip")
+st.markdown(f"Below B = {flip:,.1f} the weights are the bigger read, so quantizing them saves more; above it the "
+            "cache is. A longer context lowers the threshold. The seed's 13B at 4K on an H100: 10.3 ms against "
+            "11.0 ms at B = 32, flipping near B = 39.")
+
+st.subheader("What it costs in quality (seed 003)")
+st.table(QUALITY.astype(str).set_index("scheme"))
+st.markdown("**4-bit weights are the last stop before the quality cliff.** FP8 is nearly lossless; more "
+            "parameters at 4-bit usually beat fewer at 16-bit (70B-int4 ≳ 13B-bf16). Check quality after each step.")
+common.download_csv(QUALITY.astype(str), "quantization_quality.csv", key="q_csv_quality")

@@ -1,0 +1,144 @@
+"""AppTest of the Quantization page: bf16 / fp8 / int8 / int4 side by side, and seed 000 problem 5.
+
+Hand numbers: H100 SXM, W = 3.35e12 B/s. Llama-3-8B: 8,030,261,248 parameters, 131,072 B of bf16 cache
+per token (2 x 32 x 8 x 128 x 2). Seed 000's 13B: 13e9 parameters, 2 x 40 x 8 x 128 x 2 = 163,840 B per
+token, 671,088,640 B per 4,096-token sequence.
+"""
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import calc
+from pages.common import fmt_seconds
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/quantization.py"
+LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at, label_start: str):
+    found = [m for m in at.metric if m.label.startswith(label_start)]
+    assert found, f"no metric {label_start!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def array(v) -> np.ndarray:
+    """A Plotly trace array: a list, or a typed array {"dtype": ..., "bdata": base64}."""
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+    return np.asarray(v)
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return open_page()
+
+
+def test_default_page_matches_seed_step_4(default_page):
+    at = default_page
+    # bf16 at 8K, B = 32 (seed 000 step 4): weights 16.06e9 / 3.35e12 = 4.794 ms; cache 32 x 1.0737e9 /
+    # 3.35e12 = 10.257 ms; compute 2 x 8.03e9 x 32 / 989e12 = 0.52 ms < 4.79 -> 15.05 ms.
+    assert metric(at, "bf16: decode step").value == "15.05 ms"
+    # Max batch: (80 - 16.06) GB / 1.0737 GB = 59.5 -> 59 in bf16; (80 - 8.03) / 0.537 = 134 in int8.
+    assert metric(at, "bf16: decode step").delta == "max batch 59"
+    assert metric(at, "int8: decode step").delta == "max batch 134"
+    # int4 halves both again: 15.05 / 4 = 3.76 ms.
+    assert metric(at, "int4: decode step").value == "3.76 ms"
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_flip_chart_crosses_at_the_flip(default_page):
+    at = default_page
+    # Llama-3-8B at 8K: weight bytes / KV per sequence = 16.06e9 / 1.0737e9 = 14.96 (seed: "15 sequences").
+    assert metric(at, "They flip at B").value == "15.0"
+    fig = json.loads(at.get("plotly_chart")[3].proto.spec)
+    kv = array(fig["data"][1]["y"])
+    x, w = array(fig["data"][0]["x"]), array(fig["data"][0]["y"])
+    # int8 weights are faster up to B = 14, an int8 cache from B = 15 on.
+    assert x[13] == 14 and w[13] < kv[13] and w[14] > kv[14]
+    assert "ms" in fig["layout"]["yaxis"]["title"]["text"]
+
+
+def test_batch_slider_changes_the_metric_to_what_calc_computes():
+    at = open_page()
+    at.select_slider(key="q_b").set_value(8).run()
+    assert not at.exception
+    expected = calc.decode_step_time(LLAMA, H100, 8, 8192, "bf16", "bf16").total_s
+    assert metric(at, "bf16: decode step at B = 8").value == fmt_seconds(expected)
+    # By hand: 4.794 + 8 x 0.3205 = 7.36 ms.
+    assert metric(at, "bf16: decode step at B = 8").value == "7.36 ms"
+
+
+def test_quantize_weights_only_keeps_the_cache_at_the_sidebar_dtype():
+    at = open_page()
+    at.radio(key="q_apply").set_value("weights").run()
+    # int8 weights, bf16 cache, B = 32: (8.03 + 34.36) GB / 3.35 TB/s = 12.65 ms (the flip metric agrees).
+    assert metric(at, "int8: decode step").value == "12.65 ms"
+    assert metric(at, "int8 weights, bf16 cache").value == "12.65 ms"
+
+
+def test_seed_problem_5_button():
+    at = open_page()
+    at.button(key="q_exp_btn_0").click().run()
+    assert not at.exception
+    assert at.radio(key="q_model").value == "seed13b"
+    assert at.select_slider(key="q_ctx").value == 4096 and at.select_slider(key="q_b").value == 32
+    assert at.number_input(key="q_res").value == 6.0 and at.session_state["gpu"] == "h100-sxm"
+    # Seed answers: int8 weights (13 + 21.47) / 3.35 = 10.29 ms; int8 cache (26 + 10.74) / 3.35 = 10.97 ms;
+    # flip at 26e9 / 0.671e9 = 38.7; bf16 max batch (80 - 26 - 6) / 0.671 = 71.5 -> 71; bf16 step
+    # (26 + 21.47) / 3.35 = 14.17 ms.
+    assert metric(at, "int8 weights, bf16 cache").value == "10.29 ms"
+    assert metric(at, "bf16 weights, int8 cache").value == "10.97 ms"
+    assert metric(at, "They flip at B").value == "38.7"
+    assert metric(at, "bf16: decode step").delta == "max batch 71"
+    assert metric(at, "bf16: decode step").value == "14.17 ms"
+
+
+def test_llama_button_selects_the_model():
+    at = open_page(model="gpt2")
+    at.button(key="q_exp_btn_1").click().run()
+    assert at.session_state["model"] == "llama-3-8b" and at.radio(key="q_model").value == "sidebar"
+    assert metric(at, "bf16: decode step").value == "15.05 ms"
+
+
+def test_reserve_larger_than_the_gpu_is_an_error_not_a_traceback():
+    at = open_page()
+    at.number_input(key="q_res").set_value(90.0).run()
+    assert not at.exception
+    assert at.error and "reserve" in at.error[0].value
+
+
+def test_bad_config_json_is_an_error_and_keeps_the_model():
+    at = open_page(model="qwen2.5-7b")
+    at.text_area(key="cfg_text").input("{not json").run()
+    at.button(key="cfg_load").click().run()
+    assert not at.exception and at.error
+    assert at.session_state["model"] == "qwen2.5-7b"
+
+
+def test_garbage_url_values_fall_back_to_defaults():
+    at = open_page(q_ctx="banana", q_b="0", q_res="-5", q_model="zzz", q_apply="42")
+    assert at.select_slider(key="q_ctx").value == 8192 and at.select_slider(key="q_b").value == 32
+    assert at.radio(key="q_model").value == "sidebar"
+    assert metric(at, "bf16: decode step").value == "15.05 ms"
+
+
+def test_quality_table_has_the_cliff():
+    at = open_page()
+    text = " ".join(str(v) for v in at.table[0].value.to_numpy().ravel())
+    assert "nearly lossless" in text and "the cliff" in text
