@@ -1,0 +1,177 @@
+"""A roofline probe of the machine the worker runs on: achievable memory bandwidth and matmul FLOP/s.
+
+Method (gpt-fast's empirical peak; STREAM-style copy and read): buffers many times larger than the
+last-level cache (512 MiB on a CPU, 1 GiB on a GPU), a copy (bytes read + bytes written) and a
+read-only reduction (``sum``), a GEMV over the same buffer (what a decode step does), and a square
+matmul in the chosen dtype whose size grows until one product takes a measurable time. On CUDA
+every timing uses CUDA events after a synchronize. The result is a calc ``Accelerator`` whose
+bandwidth is the read figure and whose FLOP/s table holds the measured matmul rate for the dtype.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from calc import Accelerator
+
+from .predict import datasheet_accelerator_id
+from .spec import cpu_flags
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What the probe measured (base units: bytes, seconds, FLOP).
+
+    Fields:
+        device: "cpu" or "cuda"; device_name: CPU model or GPU name; dtype: matmul dtype.
+        threads: torch intra-op threads; cpu_capability: ``torch.backends.cpu.get_cpu_capability()``.
+        buffer_bytes: size of the bandwidth buffer.
+        read_bytes_per_s, copy_bytes_per_s, gemv_bytes_per_s: best of the repetitions.
+        matmul_flops_per_s: best matmul rate at ``matmul_n`` x ``matmul_n`` in ``dtype``.
+        memory_bytes: RAM (CPU) or device memory (GPU).
+        datasheet_id: calc accelerator id of a known GPU, else None.
+        probe_s: wall time of the probe.
+    """
+
+    device: str
+    device_name: str
+    dtype: str
+    threads: int
+    cpu_capability: str
+    buffer_bytes: int
+    read_bytes_per_s: float
+    copy_bytes_per_s: float
+    gemv_bytes_per_s: float
+    matmul_flops_per_s: float
+    matmul_n: int
+    memory_bytes: float
+    datasheet_id: str | None
+    probe_s: float
+
+    def accelerator(self) -> Accelerator:
+        """This machine as a calc ``Accelerator``: W = measured read bandwidth, P = measured matmul rate."""
+        return Accelerator(name=f"this machine ({self.device_name}, measured)", memory_bytes=self.memory_bytes,
+                           bandwidth_bytes_per_s=self.read_bytes_per_s,
+                           peak_flops_per_s={self.dtype: self.matmul_flops_per_s}, price_per_hour_usd=None,
+                           source="live probe: read of a buffer larger than the caches; square matmul")
+
+    def to_dict(self) -> dict:
+        """Fields as a plain dict."""
+        return asdict(self)
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _best_time_s(fn, device: str, repeats: int) -> float:
+    """Fastest of ``repeats`` timed calls after one warm-up (CUDA events on a GPU)."""
+    fn()
+    _sync(device)
+    best = float("inf")
+    for _ in range(repeats):
+        if device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            t = start.elapsed_time(end) / 1e3
+        else:
+            t0 = time.perf_counter()
+            fn()
+            t = time.perf_counter() - t0
+        best = min(best, t)
+    return best
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU"
+
+
+def _ram_bytes() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8e9
+
+
+def probe_machine(device: str = "cpu", dtype: str = "fp32", buffer_bytes: int | None = None,
+                  repeats: int = 3, max_matmul_s: float = 0.15) -> ProbeResult:
+    """Measure achievable bandwidth and matmul FLOP/s on ``device`` (a few seconds on 2 CPU cores).
+
+    Args:
+        device: "cpu" or "cuda".
+        dtype: "fp32", "bf16" or "fp16": the matmul dtype (the GEMV uses it too).
+        buffer_bytes: bandwidth buffer size; default 512 MiB (CPU) or 1 GiB (GPU), well above any
+            last-level cache (32 MiB L3 here; 50-60 MB L2 on H100/H200).
+        repeats: timed repetitions (the best is kept: an achievable figure, as gpt-fast reports).
+        max_matmul_s: the matmul size doubles from 256 until one product takes about this long
+            (a CPU without native bf16 runs bf16 matmuls ~300x slower; this keeps the probe short).
+
+    Returns:
+        ``ProbeResult``; ``.accelerator()`` gives the calc ``Accelerator``.
+
+    Raises:
+        ValueError: unknown device/dtype or CUDA requested without a GPU.
+    """
+    from .models import check_device, torch_dtype
+
+    check_device(device, dtype)
+    tdt = torch_dtype(dtype)
+    t_start = time.perf_counter()
+    if buffer_bytes is None:
+        buffer_bytes = (1 << 30) if device == "cuda" else (512 << 20)
+    n_el = int(buffer_bytes) // 4
+    with torch.inference_mode():
+        x = torch.ones(n_el, dtype=torch.float32, device=device)
+        y = torch.empty_like(x)
+        copy_s = _best_time_s(lambda: y.copy_(x), device, repeats)
+        read_s = _best_time_s(lambda: x.sum(), device, repeats)
+        del y
+        # GEMV over the same bytes in the model dtype: rows x 4096 matrix times a vector.
+        xm = x.view(-1, 4096).to(tdt) if tdt != torch.float32 else x.view(-1, 4096)
+        del x
+        v = torch.ones(4096, dtype=tdt, device=device)
+        gemv_s = _best_time_s(lambda: torch.mv(xm, v), device, repeats)
+        gemv_bytes = xm.numel() * xm.element_size()
+        del xm, v
+        n, mm_s = 256, 0.0
+        cap = 8192 if device == "cuda" else 4096
+        while True:
+            a = torch.randn(n, n, dtype=tdt, device=device)
+            b = torch.randn(n, n, dtype=tdt, device=device)
+            mm_s = _best_time_s(lambda: a @ b, device, 1 if n < cap else repeats)
+            if mm_s >= max_matmul_s / 4 or n >= cap:
+                mm_s = min(mm_s, _best_time_s(lambda: a @ b, device, repeats))
+                break
+            n *= 2
+        del a, b
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        name = torch.cuda.get_device_name(0)
+        mem = float(torch.cuda.get_device_properties(0).total_memory)
+    else:
+        name, mem = _cpu_name(), _ram_bytes()
+    return ProbeResult(
+        device=device, device_name=name, dtype=dtype, threads=torch.get_num_threads(),
+        cpu_capability=str(torch.backends.cpu.get_cpu_capability()),
+        buffer_bytes=n_el * 4, read_bytes_per_s=n_el * 4 / read_s, copy_bytes_per_s=2 * n_el * 4 / copy_s,
+        gemv_bytes_per_s=gemv_bytes / gemv_s, matmul_flops_per_s=2.0 * n ** 3 / mm_s, matmul_n=n,
+        memory_bytes=mem, datasheet_id=datasheet_accelerator_id(name) if device == "cuda" else None,
+        probe_s=time.perf_counter() - t_start)
+
+
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags"]

@@ -1,0 +1,264 @@
+"""One live measurement run: load (or reuse) the model, probe the machine, calibrate, sweep, predict.
+
+Runs inside the worker process (``live.worker``); tests call ``LiveSession.run`` directly. Each
+sweep point is timed by ``live.measure`` and set beside the three predictions of ``live.predict``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict
+
+import torch
+
+from calc import kv_cache_bytes
+
+from . import measure
+from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
+from .predict import annotate_points, datasheet_for, fit_overhead, machine_critical_batch, predict_point
+from .probe import ProbeResult, probe_machine
+from .spec import SWEEP_NAMES, RunSpec
+
+TEXT_PROMPT = "The roofline model says that decoding one token"
+
+
+def _available_bytes(device: str) -> float:
+    """Free memory now: ``torch.cuda.mem_get_info`` on a GPU, MemAvailable from /proc/meminfo on a CPU."""
+    if device == "cuda":
+        return float(torch.cuda.mem_get_info()[0])
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return math.inf
+
+
+def point_memory_bytes(lm: LoadedModel, phase: str, batch: int, seq_len: int) -> float:
+    """Rough extra memory a point needs beyond the weights (bytes): the KV cache (calc) plus activations.
+
+    Activations: the attention score matrix of one layer ``B * N * T * S * 4`` bytes (the math
+    attention path keeps it in fp32) and a few ``B * T * max(D, F)`` hidden tensors; used only to
+    skip points that would exhaust memory, before they run.
+    """
+    m = lm.calc_model
+    elem = 4.0
+    kv = kv_cache_bytes(m, seq_len, batch, kv_dtype=lm.dtype)
+    t = seq_len if phase == "prefill" else 1
+    scores = batch * m.n_heads * t * seq_len * elem
+    hidden = 6 * batch * t * max(m.d_model, m.d_ff) * elem
+    return kv + scores + hidden
+
+
+class LiveSession:
+    """What the worker keeps warm between runs: the loaded model, probe results and calibrations."""
+
+    def __init__(self):
+        self.loaded: LoadedModel | None = None
+        self.loaded_key: tuple | None = None
+        self.load_s = 0.0
+        self.probes: dict[tuple, ProbeResult] = {}
+        self.calibrations: dict[tuple, dict] = {}
+
+    # -- pieces -------------------------------------------------------------------------------
+    def model_for(self, spec: RunSpec) -> tuple[LoadedModel, bool]:
+        """The model of ``spec``, loaded now or reused (True when reused). Frees the previous one first."""
+        if self.loaded is not None and self.loaded_key == spec.model_key:
+            return self.loaded, True
+        self.release()
+        t0 = time.perf_counter()
+        self.loaded = load_model(spec)
+        self.loaded_key = spec.model_key
+        self.load_s = time.perf_counter() - t0
+        return self.loaded, False
+
+    def release(self) -> None:
+        """Drop the loaded model and free its memory."""
+        self.loaded, self.loaded_key = None, None
+        import gc
+
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def probe(self, device: str, dtype: str) -> ProbeResult:
+        """The machine probe for (device, dtype, threads), measured once per worker."""
+        key = (device, dtype, torch.get_num_threads())
+        if key not in self.probes:
+            self.probes[key] = probe_machine(device, dtype)
+        return self.probes[key]
+
+    def calibrate(self, lm: LoadedModel, spec: RunSpec, machine) -> dict:
+        """Fit the per-forward overhead from tiny-width models of depth L and 1 (same architecture).
+
+        Each tiny model decodes at batch 1 and the run's fixed context; its own roofline (almost
+        nothing) is subtracted, and ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``).
+        """
+        depth = lm.calc_model.n_layers
+        key = (lm.hf_config.get("model_type"), depth, spec.device, spec.dtype, torch.get_num_threads(),
+               spec.decode_context_len)
+        if key in self.calibrations:
+            return self.calibrations[key]
+        t0 = time.perf_counter()
+        times = {}
+        for d in sorted({depth, 1}):
+            cfg = tiny_width_config(lm.hf_config, d)
+            tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
+            timing, _ = measure.time_decode(tiny, 1, spec.decode_context_len, steps=8, repeats=3, warmup=1)
+            tiny_model = calc_model_for(cfg, "tiny", tiny)
+            roof = predict_point(tiny_model, machine, "decode", 1, spec.decode_context_len + 8, spec.dtype)
+            times[d] = max(timing.median_s - roof["machine_s"], 0.0)
+            del tiny
+        c_layer, c_step = fit_overhead(times)
+        out = dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times,
+                   overhead_s=depth * c_layer + c_step, calibration_s=time.perf_counter() - t0,
+                   method=f"decode steps of tiny-width models (hidden 16) of depth {sorted(times)} at batch 1")
+        self.calibrations[key] = out
+        return out
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self, spec: RunSpec, progress=lambda frac, msg: None, cancelled=lambda: False) -> dict:
+        """Measure every sweep point of ``spec`` and return the result dict the page draws.
+
+        Args:
+            progress: called as ``progress(fraction_done, message)``.
+            cancelled: polled between points; when it returns True the run stops and returns what
+                it has, with ``cancelled=True``.
+
+        Returns:
+            dict with keys ``model``, ``probe``, ``machine`` (calc Accelerator), ``datasheet``,
+            ``calibration``, ``table`` (DataFrame from ``predict.annotate_points``), ``kv_check``,
+            ``text``, ``critical_batch``, ``timings``, ``skipped``, ``notes``, ``cancelled``.
+
+        Raises:
+            ValueError: the model cannot be loaded (the message says why).
+        """
+        t_start = time.perf_counter()
+        if spec.threads:
+            torch.set_num_threads(spec.threads)
+        n_units = 3 + spec.n_points + 1
+        done = 0
+
+        def step(msg):
+            nonlocal done
+            if cancelled():
+                raise measure.Cancelled()
+            progress(done / n_units, msg)
+            done += 1
+
+        result = dict(cancelled=False, skipped=[], notes=[], kv_check=[], points=[])
+        try:
+            step("loading the model (random weights are built from the config)")
+            lm, reused = self.model_for(spec)
+            m = lm.calc_model
+            result["model"] = dict(
+                label=lm.label, weights=lm.weights, source=lm.source, n_params=m.n_params, n_layers=m.n_layers,
+                dtype=lm.dtype, device=lm.device, notes=list(lm.notes), reused=reused, load_s=self.load_s,
+                calc_model=m, tokenizer=lm.tokenizer is not None, tokenizer_note=lm.tokenizer_note)
+            step(f"probing this machine's bandwidth and {spec.dtype} matmul rate")
+            pr = self.probe(spec.device, spec.dtype)
+            machine = pr.accelerator()
+            datasheet = datasheet_for(pr.datasheet_id)
+            result.update(probe=pr.to_dict(), machine=machine, datasheet=datasheet,
+                          critical_batch=machine_critical_batch(machine, spec.dtype))
+            step("calibrating the per-step overhead on tiny-width models of the same depth")
+            if spec.calibrate:
+                cal = self.calibrate(lm, spec, machine)
+            else:
+                cal = dict(c_layer_s=0.0, c_step_s=0.0, depth_times_s={}, overhead_s=0.0, calibration_s=0.0,
+                           method="not calibrated")
+            result["calibration"] = cal
+            t_measure = time.perf_counter()
+            plan = ([("prompt_len", "prefill", 1, p) for p in spec.prompt_lens]
+                    + [("prefill_batch", "prefill", b, spec.prefill_prompt_len) for b in spec.prefill_batches]
+                    + [("decode_batch", "decode", b, spec.decode_context_len) for b in spec.decode_batches]
+                    + [("decode_context", "decode", 1, s) for s in spec.decode_contexts])
+            for sweep, phase, batch, size in plan:
+                what = "prompt" if phase == "prefill" else "context"
+                step(f"{SWEEP_NAMES[sweep]}: {phase} at batch {batch}, {what} {size} tokens")
+                self._measure_point(lm, spec, sweep, phase, batch, size, result)
+            result.setdefault("timings", {})["measure_s"] = time.perf_counter() - t_measure
+            step(f"generating {spec.new_tokens} tokens of text")
+            result["text"] = self._sample_text(lm, spec)
+        except measure.Cancelled:
+            result["cancelled"] = True
+        finally:
+            if "machine" in result:
+                cal = result.get("calibration") or dict(c_layer_s=0.0, c_step_s=0.0)
+                result["table"] = annotate_points(result["points"], result["model"]["calc_model"], result["machine"],
+                                                  spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"])
+        result.setdefault("timings", {})["total_s"] = time.perf_counter() - t_start
+        progress(1.0, "cancelled" if result["cancelled"] else "done")
+        return result
+
+    def _measure_point(self, lm, spec, sweep, phase, batch, size, result) -> None:
+        """Time one point; OOM or a point too large for free memory is recorded in ``skipped``."""
+        need = point_memory_bytes(lm, phase, batch, size + (spec.decode_steps if phase == "decode" else 0))
+        free = _available_bytes(spec.device)
+        if need > 0.8 * free:
+            result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: needs about {need / 1e9:.1f} GB, "
+                                     f"{free / 1e9:.1f} GB free")
+            return
+        m = lm.calc_model
+        try:
+            if phase == "prefill":
+                timing, kv = measure.time_prefill(lm.model, batch, size, spec.repeats, spec.warmup, spec.seed)
+                kv_tokens = size
+            else:
+                timing, kv = measure.time_decode(lm.model, batch, size, spec.decode_steps, spec.repeats, spec.warmup,
+                                                 spec.seed)
+                kv_tokens = size + spec.decode_steps
+        except Exception as e:  # noqa: BLE001 - OOM and friends become a skipped point, not a crash
+            if measure.is_oom(e):
+                self.release_cuda_cache(spec.device)
+                result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: out of memory")
+                return
+            raise
+        calc_kv = kv_cache_bytes(m, kv_tokens, batch, kv_dtype=spec.dtype)
+        point = dict(sweep=sweep, phase=phase, batch=batch, seq_len=kv_tokens if phase == "decode" else size,
+                     context_len=size, kv_measured_bytes=kv, kv_calc_bytes=calc_kv, **timing.stats())
+        result["points"].append(point)
+        result["kv_check"].append(self._kv_row(m, phase, batch, size, kv_tokens, kv, calc_kv, spec.dtype))
+
+    @staticmethod
+    def release_cuda_cache(device: str) -> None:
+        """Return cached GPU blocks after an out-of-memory error."""
+        if device == "cuda":
+            torch.cuda.empty_cache()
+
+    @staticmethod
+    def _kv_row(m, phase, batch, size, kv_tokens, measured, calc_kv, dtype) -> dict:
+        cache = "DynamicCache after prefill" if phase == "prefill" else "StaticCache allocated for decode"
+        note = "equal" if measured == calc_kv else "differs"
+        if measured != calc_kv and phase == "prefill" and m.sliding_window and kv_tokens >= m.sliding_window:
+            # transformers' DynamicSlidingWindowLayer keeps W - 1 tokens: the token being decoded brings
+            # its own K and V, so attention still sees W keys; calc counts W (a rolling buffer of W).
+            alt = kv_cache_bytes(m.with_changes(sliding_window=m.sliding_window - 1), kv_tokens, batch, kv_dtype=dtype)
+            if alt == measured:
+                note = "DynamicCache keeps W-1 tokens in sliding layers; calc counts W"
+        return dict(phase=phase, cache=cache, batch=batch, tokens=kv_tokens, measured_bytes=measured,
+                    calc_bytes=calc_kv, difference_bytes=measured - calc_kv, verdict=note)
+
+    def _sample_text(self, lm: LoadedModel, spec: RunSpec) -> dict:
+        """Greedy continuation of a short prompt; decoded only when a local tokenizer exists."""
+        dev = next(lm.model.parameters()).device
+        if lm.tokenizer is not None:
+            ids = lm.tokenizer(TEXT_PROMPT, return_tensors="pt").input_ids.to(dev)
+        else:
+            ids = measure.random_ids(measure._vocab(lm.model), 1, 8, dev, spec.seed)
+        out = measure.generate_ids(lm.model, ids, spec.new_tokens)
+        text = lm.tokenizer.decode(out) if lm.tokenizer is not None else None
+        prompt = TEXT_PROMPT if lm.tokenizer is not None else None
+        why = ("random weights: every next token is the argmax of untrained logits, so the text is gibberish"
+               if lm.weights == "random" else "trained weights from the given path")
+        return dict(prompt_ids=ids[0].tolist(), output_ids=out, text=text, prompt=prompt, why=why,
+                    tokenizer_note=lm.tokenizer_note)
+
+
+def spec_summary(spec: RunSpec) -> dict:
+    """The spec as a plain dict without the pasted config text (for the result and the CSV)."""
+    d = asdict(spec)
+    d.pop("config_json", None)
+    return d

@@ -1,0 +1,227 @@
+"""What a live measurement run asks for (``RunSpec``) and the model presets; no torch here.
+
+The page builds a ``RunSpec`` from its widgets and hands it to the worker process
+(``live.worker``); everything in this module is plain Python so the Streamlit process can import it
+without importing torch.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from calc.dtypes import check_positive_int
+
+#: Preset ids of the live tab (their config.json files ship in calc/data/hf_configs/<id>.json).
+PRESET_IDS: tuple[str, ...] = ("smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "tinyllama-1.1b", "llama-3.2-1b")
+DEFAULT_PRESET = "smollm2-135m"
+DEVICES = ("cpu", "cuda")
+LIVE_DTYPES = ("fp32", "bf16", "fp16")
+MODEL_SOURCES = ("preset", "config", "weights")
+SWEEP_NAMES = {
+    "prompt_len": "TTFT vs prompt length (batch 1)",
+    "prefill_batch": "TTFT vs batch (fixed prompt)",
+    "decode_batch": "TPOT vs batch (fixed context)",
+    "decode_context": "TPOT vs context (batch 1)",
+}
+
+
+def preset_name(preset_id: str) -> str:
+    """Display name of a preset (from calc's catalogue), e.g. "SmolLM2-135M".
+
+    Raises:
+        ValueError: unknown preset id (lists the valid ones).
+    """
+    if preset_id not in PRESET_IDS:
+        raise ValueError(f"unknown live preset {preset_id!r}; valid: {', '.join(PRESET_IDS)}")
+    from calc import get_model
+
+    return get_model(preset_id).name
+
+
+def preset_hf_config(preset_id: str) -> dict:
+    """The shipped Hugging Face config.json of a preset, as a dict (calc/data/hf_configs/<id>.json).
+
+    Raises:
+        ValueError: unknown preset id.
+    """
+    preset_name(preset_id)
+    from calc.models import hf_config
+
+    return dict(hf_config(preset_id))
+
+
+def preset_hub_id(preset_id: str) -> str | None:
+    """The hub repository the preset's config was copied from ("HuggingFaceTB/SmolLM2-135M"), if known.
+
+    Read from the first word of the calc catalogue entry's ``source``; used only to look for a
+    tokenizer already on this machine (never downloaded).
+    """
+    from calc import get_model
+
+    first = (get_model(preset_id).source or "").split(" ")[0]
+    return first if first.count("/") == 1 else None
+
+
+def _int_tuple(values, what: str) -> tuple[int, ...]:
+    if isinstance(values, (int, str)):
+        values = [values]
+    out = tuple(check_positive_int(v, what) for v in values)
+    if not out:
+        raise ValueError(f"{what} needs at least one value")
+    return tuple(sorted(set(out)))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One live measurement request: which model, where, and which sweeps.
+
+    Fields:
+        source: "preset" (a shipped config, random weights), "config" (``config_json`` text, random
+            weights) or "weights" (a local directory or hub id already on this machine).
+        preset_id: one of ``PRESET_IDS`` (used when source is "preset").
+        config_json: a config.json as text (source "config").
+        weights_path: a local directory or cached hub id (source "weights"); loaded with
+            local_files_only and never with remote code.
+        device: "cpu" or "cuda"; dtype: "fp32", "bf16" or "fp16" (weights, activations and KV cache).
+        prompt_lens: prompt lengths (tokens) of the TTFT sweep at batch 1.
+        prefill_batches / prefill_prompt_len: batches of the TTFT sweep at a fixed prompt length.
+        decode_batches / decode_context_len: batches of the TPOT sweep at a fixed context (tokens).
+        decode_contexts: contexts (tokens) of the TPOT sweep at batch 1.
+        decode_steps: timed decode steps per repetition (TPOT is their median).
+        repeats: timed repetitions per point; warmup: untimed runs per new shape.
+        new_tokens: tokens generated for the text sample.
+        calibrate: also time a same-depth, tiny-width model to fit the per-step overhead.
+        threads: CPU threads for torch (None: torch's default, the core count).
+        seed: seed of the random weights and token ids.
+
+    Raises:
+        ValueError: an unknown source/preset/device/dtype, a missing config or path, or a
+            non-positive size, with a message naming the field.
+    """
+
+    source: str = "preset"
+    preset_id: str = DEFAULT_PRESET
+    config_json: str | None = None
+    weights_path: str | None = None
+    device: str = "cpu"
+    dtype: str = "fp32"
+    prompt_lens: tuple[int, ...] = (32, 64, 128, 256)
+    prefill_batches: tuple[int, ...] = (1, 2, 4)
+    prefill_prompt_len: int = 64
+    decode_batches: tuple[int, ...] = (1, 4, 16, 32)
+    decode_context_len: int = 128
+    decode_contexts: tuple[int, ...] = (128, 2048)
+    decode_steps: int = 4
+    repeats: int = 3
+    warmup: int = 1
+    new_tokens: int = 16
+    calibrate: bool = True
+    threads: int | None = None
+    seed: int = 0
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if self.source not in MODEL_SOURCES:
+            raise ValueError(f"source must be one of {', '.join(MODEL_SOURCES)}; got {self.source!r}")
+        if self.source == "preset":
+            preset_name(self.preset_id)
+        if self.source == "config" and not (self.config_json or "").strip():
+            raise ValueError("source 'config' needs the config.json text (paste or upload it)")
+        if self.source == "weights" and not (self.weights_path or "").strip():
+            raise ValueError("source 'weights' needs a local directory or a hub id already on this machine")
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {self.device!r}")
+        if self.dtype not in LIVE_DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(LIVE_DTYPES)}; got {self.dtype!r}")
+        for name in ("prompt_lens", "prefill_batches", "decode_batches", "decode_contexts"):
+            object.__setattr__(self, name, _int_tuple(getattr(self, name), name))
+        for name in ("prefill_prompt_len", "decode_context_len", "decode_steps", "repeats", "new_tokens"):
+            object.__setattr__(self, name, check_positive_int(getattr(self, name), name))
+        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
+        if self.threads is not None:
+            object.__setattr__(self, "threads", check_positive_int(self.threads, "threads"))
+
+    @property
+    def model_key(self) -> tuple:
+        """What identifies the loaded model: the worker keeps it warm while this stays the same."""
+        what = {"preset": self.preset_id, "config": self.config_json, "weights": self.weights_path}[self.source]
+        return (self.source, what, self.device, self.dtype, self.seed)
+
+    @property
+    def n_points(self) -> int:
+        """Number of measured points over the four sweeps."""
+        return (len(self.prompt_lens) + len(self.prefill_batches) + len(self.decode_batches)
+                + len(self.decode_contexts))
+
+    def to_json(self) -> str:
+        """The spec as JSON text (for logs and the CSV header)."""
+        d = asdict(self)
+        d.pop("config_json", None)
+        return json.dumps(d, sort_keys=True)
+
+
+def parse_sizes(text: str, what: str, max_value: int = 1 << 20) -> tuple[int, ...]:
+    """Parse a comma-separated list of positive integers ("32, 64, 128") into a sorted tuple.
+
+    Raises:
+        ValueError: an empty list, a non-integer, a value <= 0 or above ``max_value``; the message
+            names ``what`` and the bad entry.
+    """
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"{what}: give at least one size, e.g. 1, 4, 16")
+    out = []
+    for p in parts:
+        try:
+            v = int(p)
+        except ValueError:
+            raise ValueError(f"{what}: {p!r} is not a whole number") from None
+        if v <= 0 or v > max_value:
+            raise ValueError(f"{what}: {v} is outside 1..{max_value}")
+        out.append(v)
+    return tuple(sorted(set(out)))
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags of this machine (Linux /proc/cpuinfo; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_native_dtypes(flags: frozenset[str] | None = None) -> tuple[str, ...]:
+    """Dtypes this CPU multiplies natively: fp32 always; bf16 with AVX-512-BF16 or AMX-BF16; fp16 with
+    AVX-512-FP16 or AMX-FP16. Without them torch falls back to a reference path (measured ~300x slower
+    for a bf16 matmul on an AVX2-only CPU)."""
+    flags = cpu_flags() if flags is None else flags
+    out = ["fp32"]
+    if flags & {"avx512_bf16", "amx_bf16"}:
+        out.append("bf16")
+    if flags & {"avx512_fp16", "amx_fp16"}:
+        out.append("fp16")
+    return tuple(out)
+
+
+def cuda_present() -> bool:
+    """Whether an NVIDIA driver is visible, checked without importing torch (the worker confirms it)."""
+    import os
+    import shutil
+
+    return os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None
+
+
+def default_dtype(device: str) -> str:
+    """bf16 on a GPU; fp32 on a CPU (DESIGN.md: always pass dtype; a CPU's bf16 path is often slow).
+
+    Raises:
+        ValueError: unknown device.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    return "bf16" if device == "cuda" else "fp32"
