@@ -25,10 +25,10 @@ DISTS = ["lognormal", "uniform", "fixed"]
 
 st.subheader("Experiments")
 common.experiment_buttons({
-    "Chat traffic: ragged outputs": {"bt_dist": "lognormal", "bt_ospread": 1.5, "bt_rate": 24.0, "bt_slots": 64},
-    "Every request the same length": {"bt_dist": "fixed", "bt_rate": 12.0, "bt_slots": 64},
-    "Light traffic (0.5 req/s)": {"bt_rate": 0.5},
-    "Reserve 32K tokens per sequence": {"bt_maxlen": 32768, "bt_slots": 512},
+    "Chat traffic": {"bt_dist": "lognormal", "bt_ospread": 1.5, "bt_rate": 24.0, "bt_slots": 64},
+    "Equal lengths": {"bt_dist": "fixed", "bt_rate": 12.0, "bt_slots": 64},
+    "Light traffic": {"bt_rate": 0.5},
+    "32K reservation": {"bt_maxlen": 32768, "bt_slots": 512},
 }, key="bt_exp")
 
 st.subheader("The request stream")
@@ -81,13 +81,15 @@ if exp.max_slots < slot_limit:
 st.subheader("Static against continuous batching")
 for run, name in ((cmp.static, "Static"), (cmp.continuous, "Continuous")):
     s = run.summary
-    m = st.columns(5)
-    m[0].metric(f"{name}: throughput", f"{s.throughput_tokens_per_s:,.0f} tok/s")
-    m[1].metric(f"{name}: TTFT p50", common.fmt_seconds(s.ttft_p50_s))
-    m[2].metric(f"{name}: latency p50", common.fmt_seconds(s.e2e_p50_s))
-    m[3].metric(f"{name}: latency p90", common.fmt_seconds(s.e2e_p90_s))
-    m[4].metric(f"{name}: slot utilisation", f"{s.mean_utilisation:.1%}")
-st.metric("Continuous / static throughput", f"{cmp.speedup:.2f}x")
+    m = st.columns(4)
+    m[0].metric(f"{name}: tok/s", f"{s.throughput_tokens_per_s:,.0f}",
+                delta=f"{cmp.speedup:.2f}x static" if run is cmp.continuous else None,
+                help="Output tokens of all requests / (last completion - first arrival).")
+    m[1].metric(f"{name}: TTFT p50", common.fmt_seconds(s.ttft_p50_s), help="Median time to first token.")
+    m[2].metric(f"{name}: latency p90", common.fmt_seconds(s.e2e_p90_s),
+                help=f"90th percentile of arrival to last token (median {common.fmt_seconds(s.e2e_p50_s)}).")
+    m[3].metric(f"{name}: utilisation", f"{s.mean_utilisation:.1%}",
+                help="Slots emitting useful tokens / slot limit, weighted by step time.")
 
 COLORS = {"static": "#EF553B", "continuous": "#636EFA"}
 tl = cmp.timeline
@@ -100,21 +102,23 @@ for policy, color in COLORS.items():
                     hovertemplate="%{x:.1f} s: %{y:.1f} active slots (%{customdata[0]:.0%}), "
                                   "%{customdata[1]} waiting<extra>" + policy + "</extra>")
 fig.add_hline(y=exp.max_slots, line_dash="dot", annotation_text=f"slot limit {exp.max_slots}")
-fig.update_layout(title="Sequences emitting tokens", xaxis_title="time (s)", yaxis_title="active slots (sequences)",
+fig.update_layout(xaxis_title="time (s)", yaxis_title="active slots (sequences)",
                   hovermode="x unified")
 with c[0]:
+    st.markdown("**Sequences emitting tokens**")
     common.show_chart(fig, key="bt_fig_slots")
 fig = go.Figure()
 for policy, color in COLORS.items():
     d = tl[tl["policy"] == policy]
     fig.add_scatter(x=d["time_s"], y=d["cumulative_tokens"], name=policy, line=dict(color=color),
                     hovertemplate="%{x:.1f} s: %{y:,} tokens<extra>" + policy + "</extra>")
-fig.update_layout(title="Output tokens emitted", xaxis_title="time (s)", yaxis_title="cumulative output tokens",
+fig.update_layout(xaxis_title="time (s)", yaxis_title="cumulative output tokens",
                   hovermode="x unified")
 with c[1]:
+    st.markdown("**Output tokens emitted**")
     common.show_chart(fig, key="bt_fig_tokens")
 
-st.dataframe(cmp.summary, hide_index=True, width="stretch")
+st.dataframe(cmp.summary.set_index("policy").T, width="stretch")
 c = st.columns(3)
 with c[0]:
     common.download_csv(cmp.summary, "batching_summary.csv", key="bt_csv_summary")
@@ -125,24 +129,26 @@ with c[2]:
 st.caption("Times in seconds. Downloads: the summary, the charts' timeline (both policies on the same "
            "time bins), and every request with its continuous-batching times.")
 
-with st.expander("How a step is charged", expanded=False):
-    st.latex(r"t_\text{step} = \frac{KV_\text{tok}}{W}\Big(\sum_{i \in \text{batch}} S_i + T_\text{new}\Big)"
-             r" + \max\!\Big(\frac{\text{weight bytes}}{W},\; \frac{2 N (B + T_\text{new})}{P}\Big)")
-    st.markdown(
-        "Each running sequence reads its own cache (S_i tokens); the weights are read once for the whole "
-        "batch. A step that admits requests also prefills their prompts (T_new tokens) in the same pass and "
-        "emits their first token, so TTFT = queueing + that step. Static batching keeps finished sequences "
-        "as padding until the longest one is done: their slots are computed but emit nothing useful. "
-        "Continuous batching wins on ragged traffic; with equal lengths, or with so little traffic that "
-        "requests rarely overlap, the two come close.")
+st.markdown("**How a step is charged**")
+st.latex(r"t_\text{step} = \frac{KV_\text{tok}}{W}\Big(\sum_{i \in \text{batch}} S_i + T_\text{new}\Big)"
+         r" + \max\!\Big(\frac{\text{weight bytes}}{W},\; \frac{2 N (B + T_\text{new})}{P}\Big)")
+st.markdown(
+    "Each running sequence reads its own cache (S_i tokens); the weights are read once for the whole "
+    "batch. A step that admits requests also prefills their prompts (T_new tokens) in the same pass and "
+    "emits their first token, so TTFT = queueing + that step. Static batching keeps finished sequences "
+    "as padding until the longest one is done: their slots are computed but emit nothing useful. "
+    "Continuous batching wins on ragged traffic; with equal lengths, or with so little traffic that "
+    "requests rarely overlap, the two come close.")
 
 st.subheader("Contiguous reservation against PagedAttention")
 ps = exp.paging_summary
 m = st.columns(4)
 m[0].metric("Contiguous: KV wasted", f"{ps.contiguous_waste_fraction:.1%}")
 m[1].metric("Paged: KV wasted", f"{ps.paged_waste_fraction:.1%}")
-m[2].metric("Sequences that fit, contiguous", f"{ps.fit_contiguous:,}")
-m[3].metric("Sequences that fit, paged", f"{ps.fit_paged:,}")
+m[2].metric("Fit: contiguous", f"{ps.fit_contiguous:,}",
+            help="Slabs of the maximum length that fit in the memory left beside the weights.")
+m[3].metric("Fit: paged", f"{ps.fit_paged:,}",
+            help="Sequences of this stream's mean paged size that fit in the same memory.")
 fig = go.Figure()
 labels = ["contiguous (max length)", f"paged ({block}-token blocks)"]
 used_gb = [ps.used_bytes / 1e9] * 2
@@ -151,20 +157,19 @@ fig.add_bar(x=labels, y=used_gb, name="used (token states)", marker_color="#00CC
             hovertemplate="%{x}: %{y:,.2f} GB used<extra></extra>")
 fig.add_bar(x=labels, y=wasted_gb, name="wasted (reserved, never filled)", marker_color="#EF553B",
             hovertemplate="%{x}: %{y:,.2f} GB wasted<extra></extra>")
-fig.update_layout(barmode="stack", title=f"KV memory for the {ps.n_requests} requests at their final length",
-                  yaxis_title="KV cache (GB = 10^9 bytes)")
+fig.update_layout(barmode="stack", yaxis_title="KV cache (GB = 10^9 bytes)")
 c = st.columns([3, 2])
 with c[0]:
+    st.markdown(f"**KV memory of the {ps.n_requests} requests at their final length**")
     common.show_chart(fig, key="bt_fig_paging")
 with c[1]:
-    st.latex(r"\text{waste}_\text{contig} = (S_\text{max} - \ell)\,KV_\text{tok} \qquad "
-             r"\text{waste}_\text{paged} = \Big(b\Big\lceil \tfrac{\ell}{b} \Big\rceil - \ell\Big)KV_\text{tok}"
-             r" < b\,KV_\text{tok}")
+    st.latex(r"\text{waste}_\text{contig} = (S_\text{max} - \ell)\,KV_\text{tok}")
+    st.latex(r"\text{waste}_\text{paged} = \Big(b\Big\lceil \tfrac{\ell}{b} \Big\rceil - \ell\Big)KV_\text{tok}")
     st.markdown(
         f"A contiguous slab per request must be reserved for the maximum length ({max_len:,} tokens) because "
         "nobody knows in advance how long the answer will be. PagedAttention (vLLM) stores the cache in "
         f"blocks of b = {block} tokens found through a block table, like pages of virtual memory: only the "
-        "last block of each request is partly empty. The vLLM paper measured 60-80% of KV memory wasted in "
+        "last block of each request is partly empty (at most b - 1 tokens). The vLLM paper measured 60-80% of KV memory wasted in "
         "earlier systems and under 4% with paging; the memory saved becomes batch: "
         f"{ps.fit_paged:,} sequences of this stream's mean length fit in the "
         f"{common.fmt_bytes(ps.kv_budget_bytes)} left beside the weights, against {ps.fit_contiguous:,} slabs.")
@@ -192,8 +197,8 @@ except ValueError as exc:
     common.show_error(exc)
     st.stop()
 m = st.columns(4)
-m[0].metric("Prefill without cache", f"{pc.prefill_tokens_without:,.0f} tokens")
-m[1].metric("Prefill with cache", f"{pc.prefill_tokens_with:,.0f} tokens",
+m[0].metric("Prefill tokens, no cache", f"{pc.prefill_tokens_without:,.0f}")
+m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
             delta=f"-{pc.prefill_saved_fraction:.0%}", delta_color="inverse")
 m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
 m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),

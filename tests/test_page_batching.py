@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import calc
 from calc.batching import batching_experiment
+from pages import common
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/batching.py"
@@ -41,9 +42,11 @@ def default_page():
 def test_default_run_shows_calc_numbers(default_page):
     exp = batching_experiment(LLAMA, H100, **DEFAULTS)
     s, c = exp.comparison.static.summary, exp.comparison.continuous.summary
-    assert metric(default_page, "Static: throughput") == f"{s.throughput_tokens_per_s:,.0f} tok/s"
-    assert metric(default_page, "Continuous: throughput") == f"{c.throughput_tokens_per_s:,.0f} tok/s"
-    assert metric(default_page, "Continuous / static throughput") == f"{exp.comparison.speedup:.2f}x"
+    assert metric(default_page, "Static: tok/s") == f"{s.throughput_tokens_per_s:,.0f}"
+    assert metric(default_page, "Continuous: tok/s") == f"{c.throughput_tokens_per_s:,.0f}"
+    speedup = [m.delta for m in default_page.metric if m.label == "Continuous: tok/s"][0]
+    assert speedup == f"{exp.comparison.speedup:.2f}x static"
+    assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
     charts = default_page.get("plotly_chart")
     assert len(charts) == 3
@@ -59,8 +62,8 @@ def test_default_run_shows_calc_numbers(default_page):
 def test_default_prefix_section_reproduces_seed_000(default_page):
     # Seed 000 step 2: 20 conversations sharing a 1,000-token prompt on Llama-3-8B:
     # prefill 20,000 -> 1,000 tokens; cache 20,000 x 131,072 B = 2.62 GB -> 1,000 x 131,072 B = 131 MB.
-    assert metric(default_page, "Prefill without cache") == "20,000 tokens"
-    assert metric(default_page, "Prefill with cache") == "1,000 tokens"
+    assert metric(default_page, "Prefill tokens, no cache") == "20,000"
+    assert metric(default_page, "Prefill tokens, cached") == "1,000"
     assert metric(default_page, "KV without cache") == "2.62 GB"
     assert metric(default_page, "KV with cache") == "131.07 MB"
 
@@ -70,16 +73,15 @@ def test_moving_sliders_changes_metrics_to_calc_values():
     at.select_slider(key="bt_rate").set_value(32.0).run()
     assert not at.exception
     exp = batching_experiment(LLAMA, H100, **{**DEFAULTS, "arrival_rate_per_s": 32.0})
-    assert metric(at, "Continuous: throughput") == \
-        f"{exp.comparison.continuous.summary.throughput_tokens_per_s:,.0f} tok/s"
+    assert metric(at, "Continuous: tok/s") == f"{exp.comparison.continuous.summary.throughput_tokens_per_s:,.0f}"
     at.select_slider(key="bt_block").set_value(256).run()
     exp = batching_experiment(LLAMA, H100, **{**DEFAULTS, "arrival_rate_per_s": 32.0, "block_size_tokens": 256})
     assert metric(at, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
     at.slider(key="bt_hit").set_value(0.5).run()
     # With h = 0.5: 1,000 x (1 + 19 x 0.5) = 10,500 prefill tokens.
-    assert metric(at, "Prefill with cache") == "10,500 tokens"
+    assert metric(at, "Prefill tokens, cached") == "10,500"
     pc = calc.prefix_cache_savings(LLAMA, 20, 1000, 0, 0.5)
-    assert metric(at, "Prefill with cache") == f"{pc.prefill_tokens_with:,.0f} tokens"
+    assert metric(at, "Prefill tokens, cached") == f"{pc.prefill_tokens_with:,.0f}"
 
 
 def test_experiment_buttons_set_state():
