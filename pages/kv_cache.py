@@ -114,7 +114,7 @@ m = st.columns(4)
 m[0].metric("KV per token", f"{per_token:,.0f} B", help="Every cache-holding layer counted as full "
             f"attention ({common.fmt_bytes(per_token, 'GiB')}).")
 m[1].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows applied.")
-m[2].metric(f"KV of B = {batch:,} sequences", common.fmt_bytes(budget.kv_bytes))
+m[2].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
 m[3].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
             f"{sel.weight_dtype}.")
 verdict = (f"fits on one {sel.accelerator.name}" if budget.fits

@@ -43,7 +43,7 @@ def test_default_page_shows_the_hand_numbers(default_page):
     # 2 x 32 x 8 x 128 x 2 bytes = 131,072 B per token; x 8,192 tokens = 1,073,741,824 B = 1.07 GB.
     assert metric(at, "KV per token") == "131,072 B"
     assert metric(at, "KV per sequence") == "1.07 GB"
-    assert metric(at, "KV of B = 1") == "1.07 GB"
+    assert metric(at, "KV in total (B = 1)") == "1.07 GB"
     # 8,030,261,248 x 2 bytes = 16.06 GB of weights; 16.06 + 1.07 = 17.13 GB fits in 80 GB.
     assert metric(at, "Weights") == "16.06 GB"
     assert "fits on one" in at.success[0].value and "17.13 GB" in at.success[0].value
@@ -68,10 +68,10 @@ def test_context_and_batch_sliders_change_the_metrics():
     assert not at.exception
     # Exactly what calc computes, through the same formatter ...
     assert metric(at, "KV per sequence") == fmt_bytes(calc.kv_cache_bytes(LLAMA, 32768))
-    assert metric(at, "KV of B = 4") == fmt_bytes(calc.kv_cache_bytes(LLAMA, 32768, 4))
+    assert metric(at, "KV in total (B = 4)") == fmt_bytes(calc.kv_cache_bytes(LLAMA, 32768, 4))
     # ... and by hand: 131,072 x 32,768 = 4,294,967,296 B per sequence; x 4 = 17.18 GB.
     assert metric(at, "KV per sequence") == "4.29 GB"
-    assert metric(at, "KV of B = 4") == "17.18 GB"
+    assert metric(at, "KV in total (B = 4)") == "17.18 GB"
 
 
 @pytest.mark.parametrize("layout, extra, per_token", [
@@ -179,4 +179,4 @@ def test_garbage_url_values_fall_back_to_defaults():
 def test_deep_link_reproduces_the_view():
     at = open_page(kv_ctx="32K", kv_b="4", kv_layout="MQA")
     # MQA: 16,384 B per token x 32,768 tokens x 4 = 2.15 GB.
-    assert metric(at, "KV of B = 4") == "2.15 GB"
+    assert metric(at, "KV in total (B = 4)") == "2.15 GB"
