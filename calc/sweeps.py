@@ -262,7 +262,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     Returns:
         DataFrame, one row per (variant, batch): variant, n_kv_heads, batch, total_s, tokens_per_s,
         max_batch (the variant's ceiling), knee_batch, ceiling_tokens_per_s (W / KV), is_ceiling (the
-        last point of the curve).
+        last point of the curve), is_knee (the grid point at the knee, rounded; absent past the ceiling).
 
     Raises:
         ValueError: invalid sizes, dtypes or K values.
@@ -275,18 +275,20 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
         ceiling = max_batch(variant, accelerator, s, weight_dtype, kv_dtype)
         if ceiling < 1:
             continue
-        grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), [ceiling]]).astype(int))
-        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype)
         kv_one = float(kv_cache_bytes_array(variant, s, 1, kv_dtype))
+        knee = weight_bytes(variant, weight_dtype) / kv_one
+        knee_b = int(round(knee))
+        extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
+        grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), extra]).astype(int))
+        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype)
         frames.append(pd.DataFrame({
             "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
             "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,
-            "knee_batch": weight_bytes(variant, weight_dtype) / kv_one,
-            "ceiling_tokens_per_s": accelerator.bandwidth_bytes_per_s / kv_one,
-            "is_ceiling": grid == ceiling,
+            "knee_batch": knee, "ceiling_tokens_per_s": accelerator.bandwidth_bytes_per_s / kv_one,
+            "is_ceiling": grid == ceiling, "is_knee": grid == knee_b,
         }))
     if not frames:
         return pd.DataFrame(columns=["variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch",
-                                     "knee_batch", "ceiling_tokens_per_s", "is_ceiling"])
+                                     "knee_batch", "ceiling_tokens_per_s", "is_ceiling", "is_knee"])
     return pd.concat(frames, ignore_index=True)
 

@@ -45,7 +45,8 @@ except ValueError as exc:
     common.show_error(exc)
     st.stop()
 
-st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, ${price:,.2f} per GPU-hour")
+st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}")
+st.caption(f"At ${price:,.2f} per GPU-hour (the sidebar's price: type your own there).")
 if ceiling < 1:
     st.error(f"The weights of {m.name} in {wq} ({common.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
              f"{acc.name} ({common.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a smaller model, "
@@ -69,6 +70,7 @@ else:
     st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {common.fmt_seconds(fastest['tpot_s'])} "
              f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
 
+st.markdown(f"**TPOT against the price of a million tokens, B = 1 .. {ceiling:,} (the memory ceiling)**")
 fig = go.Figure()
 fig.add_scatter(x=fitting["tpot_s"] * 1e3, y=fitting["usd_per_million"], mode="lines+markers", name="B = 1 .. ceiling",
                 marker=dict(size=5, color="#1f77b4"), customdata=fitting["batch"],
@@ -86,7 +88,7 @@ for part, label, color, symbol in ((agent, "agent", "#d62728", "star"), (chat, "
                                       "$%{y:.3f} per 1M<extra></extra>")
 fig.update_xaxes(title="TPOT, time per output token (ms)")
 fig.update_yaxes(type="log", title="USD per 1M output tokens (log)")
-fig.update_layout(title=f"TPOT against price, B = 1 .. {ceiling:,} (the memory ceiling)", height=460)
+fig.update_layout(height=460)
 common.show_chart(fig, key="lc_front")
 
 if len(chat):

@@ -54,8 +54,8 @@ except ValueError as exc:
 st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
 mc = st.columns(4)
 mc[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
-mc[1].metric("Throughput", f"{step.tokens_per_s:,.0f} tok/s")
-mc[2].metric("Critical batch", f"{b_star:,.0f} tokens", help="P x bytes per weight / (2 W): B beyond which "
+mc[1].metric("Throughput (tok/s)", f"{step.tokens_per_s:,.0f}")
+mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
              "decode's matmuls turn compute-bound (seed 000 step 3).")
 mc[3].metric("Bound", step.bound)
 if batch > ceiling:
@@ -63,21 +63,25 @@ if batch > ceiling:
                f"sequences of {context_len:,} tokens. The times below are what the step would take with enough "
                "memory.")
 
-st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
+f1, f2 = st.columns(2)
+f1.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
          r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"
-         r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big) \qquad "
-         r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
+         r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big)")
+f2.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
            "(seed 000 step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
            "B, so an H100 needs B > 295 to saturate; at B = 1 it streams a whole matrix for 2DF FLOPs.")
 
 # -- the roofline ---------------------------------------------------------------------------------
+st.markdown("**The roofline: where decode and prefill sit** (achieved FLOP/s of each step)")
 fig = go.Figure()
 fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
                 name="roofline min(P, W x I)", line=dict(color="#888", width=3),
                 hovertemplate="I = %{x:,.1f} FLOP/byte<br>%{y:,.1f} TFLOP/s<extra></extra>")
-fig.add_vline(x=ridge, line_dash="dot", line_color="#888",
-              annotation_text=f"ridge P/W = {ridge:,.0f} FLOP/byte", annotation_position="bottom right")
+top = roof["attainable_flops_per_s"].max() / 1e12
+fig.add_scatter(x=[ridge, ridge], y=[roof["attainable_flops_per_s"].min() / 1e12, top], mode="lines",
+                name=f"ridge P/W = {ridge:,.0f} FLOP/byte", line=dict(dash="dot", color="#888"),
+                hovertemplate="ridge P/W = %{x:,.0f} FLOP/byte<extra></extra>")
 colors = {"decode": "#1f77b4", "prefill": "#d62728"}
 for r in points.itertuples():
     fig.add_scatter(x=[r.intensity_flop_per_byte], y=[r.achieved_flops_per_s / 1e12], mode="markers",
@@ -87,12 +91,13 @@ for r in points.itertuples():
                                   f"step {common.fmt_seconds(r.step_s)}, {r.bound}-bound<extra></extra>")
 fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
 fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s)")
-fig.update_layout(title="Roofline: where decode and prefill sit")
+fig.update_layout(height=460)
 common.show_chart(fig, key="rf_roof")
 
 # -- the decode split over batch --------------------------------------------------------------------
 left, right = st.columns(2)
 with left:
+    st.markdown("**The decode step, split, over the batch**")
     fig = go.Figure()
     ms = 1e3
     for col, name, color in (("weights_s", "weight read", "#1f77b4"), ("kv_s", "KV-cache read", "#ff7f0e"),
@@ -110,11 +115,12 @@ with left:
                   annotation_position="bottom right")
     fig.update_xaxes(title="batch B (sequences)")
     fig.update_yaxes(title="decode step (ms)")
-    fig.update_layout(title="The decode step, split", height=440)
+    fig.update_layout(height=460)
     common.show_chart(fig, key="rf_split")
 
 # -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
 with right:
+    st.markdown("**Throughput against batch, each K cut at its memory ceiling**")
     fig = go.Figure()
     palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
     for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
@@ -125,9 +131,13 @@ with right:
         fig.add_scatter(x=end["batch"], y=end["tokens_per_s"], mode="markers", showlegend=False,
                         marker=dict(symbol="x", size=12, color=color),
                         hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{y:,.0f} tok/s<extra></extra>")
+        knee = g[g["is_knee"]]
+        fig.add_scatter(x=knee["batch"], y=knee["tokens_per_s"], mode="markers", showlegend=False,
+                        marker=dict(symbol="circle-open", size=12, color=color, line=dict(width=2)),
+                        hovertemplate=label + "<br>knee B = %{x:,}: cache = weights<br>%{y:,.0f} tok/s<extra></extra>")
     fig.update_xaxes(type="log", title="batch B (sequences, log)")
     fig.update_yaxes(title="decode throughput (tok/s)")
-    fig.update_layout(title="Throughput against batch, cut at each K's memory", height=440)
+    fig.update_layout(height=460)
     common.show_chart(fig, key="rf_kheads")
 
 if kheads.empty:
@@ -136,8 +146,9 @@ else:
     knees = kheads.groupby("variant", sort=False).first()[["n_kv_heads", "max_batch", "knee_batch",
                                                             "ceiling_tokens_per_s"]].reset_index()
     st.caption(
-        "x: where each curve stops, the most sequences of this length that fit beside the weights. The knee sits "
-        "where the batch's cache equals the weights (B = weight bytes / KV; throughput is then half of W/KV): "
+        "Crosses: where each curve stops, the most sequences of this length that fit beside the weights. Circles: "
+        "the knee, where the batch's cache equals the weights (B = weight bytes / KV; throughput is then about half "
+        "of W/KV): "
         + "; ".join(f"{r.variant}: knee B = {r.knee_batch:,.0f}, ceiling B = {r.max_batch:,}"
                     for r in knees.itertuples())
         + ". Past the knee B sits in the numerator and the denominator and cancels: throughput saturates at W/KV. "
@@ -147,6 +158,7 @@ else:
            if m.attention == "mla" else ""))
 
 # -- TTFT against prompt length ------------------------------------------------------------------------
+st.markdown(f"**Time to first token against prompt length: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}**")
 fig = go.Figure()
 for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
     part = ttfts[ttfts["bound"] == bound]
@@ -159,7 +171,7 @@ fig.add_scatter(x=[prompt_len], y=[ttft_here * 1e3], mode="markers", name=f"T = 
                 hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
 fig.update_xaxes(type="log", title="prompt length T (tokens, log)")
 fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)")
-fig.update_layout(title=f"Time to first token: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}")
+fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
            "compute-bound, 2NT plus causal attention growing as T^2 (seed 000 step 3).")

@@ -58,17 +58,17 @@ def metric(at, label):
     return found[0]
 
 
-def charts(at) -> dict:
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return {s["layout"]["title"]["text"]: s for s in specs}
+def charts(at) -> list:
+    """The page's Plotly figures in page order: roofline, decode split, throughput by K, TTFT."""
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
 def test_default_is_the_seed_000_example():
     at = open_page()
     step = calc.decode_step_time(LLAMA3, H100, 32, 8192)
     assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "15.05 ms"  # seed: 15.1 ms
-    assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s" == "2,126 tok/s"  # seed: 2,126
-    assert metric(at, "Critical batch") == "295 tokens"
+    assert metric(at, "Throughput (tok/s)") == f"{step.tokens_per_s:,.0f}" == "2,126"  # seed: 2,126
+    assert metric(at, "Critical batch (tokens)") == "295"
     assert metric(at, "Bound") == "memory"
     assert not at.warning  # 32 sequences fit (ceiling 59)
 
@@ -80,33 +80,38 @@ def test_batch_slider_moves_the_metrics():
     # Seed 000 step 4: one user, a 5.1 ms step, 196 tokens per second.
     step = calc.decode_step_time(LLAMA3, H100, 1, 8192)
     assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "5.11 ms"
-    assert metric(at, "Throughput") == "196 tok/s"
+    assert metric(at, "Throughput (tok/s)") == "196"
     at.select_slider(key="rf_b").set_value(128).run()
     assert at.warning and "at most 59" in at.warning[0].value  # beyond the memory ceiling
 
 
 def test_charts_hold_the_ridge_the_points_and_the_cut_curves():
     figs = charts(open_page())
-    roof = figs["Roofline: where decode and prefill sit"]
-    ridges = [s for s in roof["layout"]["shapes"] if s.get("type") == "line"]
-    assert ridges and ridges[0]["x0"] == pytest.approx(989e12 / 3.35e12)  # 295 FLOP/byte
+    roof = figs[0]
+    ridge = next(d for d in roof["data"] if d["name"].startswith("ridge"))
+    assert values(ridge["x"]) == pytest.approx([989e12 / 3.35e12] * 2)  # 295 FLOP/byte
+    assert ridge["name"] == "ridge P/W = 295 FLOP/byte"
     line = roof["data"][0]
     assert max(values(line["y"])) == pytest.approx(989.0)  # TFLOP/s, the flat roof
     names = [d["name"] for d in roof["data"]]
-    assert names[1:] == ["decode B=1, S=8,192", "decode B=32, S=8,192", "prefill T=8,192"]
+    assert names[2:] == ["decode B=1, S=8,192", "decode B=32, S=8,192", "prefill T=8,192"]
 
-    split = figs["The decode step, split"]
+    split = figs[1]
     weights = next(d for d in split["data"] if d["name"] == "weight read")
     assert values(weights["y"])[0] == pytest.approx(4.794, abs=0.001)  # 16.06 GB / 3.35 TB/s in ms
     ceiling = [s for s in split["layout"]["shapes"] if s["line"]["color"] == "#d62728"]
     assert ceiling[0]["x0"] == 59
 
-    k = figs["Throughput against batch, cut at each K's memory"]
+    k = figs[2]
     curves = {d["name"]: d for d in k["data"] if d.get("name")}
     # Ceilings by hand at 8k (80 GB): K=32: weights (8.030e9 + 2x32x4096x128x24) x 2 = 17.67 GB,
     # KV 4.295 GB -> 14; K=8 (the model): 59; K=1: weights (8.030e9 - 2x32x4096x128x7) x 2 = 15.59 GB,
     # KV 134.2 MB -> 479.
     assert [max(values(c["x"])) for c in curves.values()] == [14, 59, 479]
+    knees = [values(d["x"]) for d in k["data"] if "knee" in d.get("hovertemplate", "")]
+    # Knees at 8k: 17.67 GB / 4.295 GB = 4.1 -> 4; 16.06 / 1.074 = 15.0 -> 15 (seed 000: "15 sequences");
+    # 15.59 GB / 134.2 MB = 116.
+    assert knees == [[4], [15], [116]]
 
 
 def test_lecture_napkin_experiments():

@@ -134,6 +134,11 @@ def test_throughput_by_kv_heads_seed_004_exercise():
     # Each curve ends at its own ceiling and is cut there.
     assert (by["batch"].max() == by["max_batch"].first()).all()
     assert df.loc[df["is_ceiling"], "batch"].tolist() == [64, 341, 2768]
+    # Knees on the grid: round(31.03) = 31 for MHA, 135 for K = 8, 1,046 for MQA.
+    assert df.loc[df["is_knee"], "batch"].tolist() == [31, 135, 1046]
+    # At the knee the cache read equals the weight read: throughput is half of W/KV (memory-bound).
+    knee = df[df["is_knee"] & (df["n_kv_heads"] == 40)].iloc[0]
+    assert knee["tokens_per_s"] == pytest.approx(3993.3 / 2, rel=0.02)
     # GQA's win is mostly the batch it unlocks: at each ceiling K=8 gives 5x the MHA output.
     top = df[df["is_ceiling"]].set_index("n_kv_heads")["tokens_per_s"]
     assert top[8] / top[40] > 5
