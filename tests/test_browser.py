@@ -1,0 +1,137 @@
+"""The app as a user sees it: a real server, headless Chromium (Debian's package) driven by Playwright.
+
+Skipped, with the way to install it, where no chromium is on the PATH; ``bash .ci/run`` installs it,
+so in CI these run. No browser is downloaded.
+"""
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import calc
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("Debian's chromium is not installed: run `apt-get install chromium` (bash .ci/run does it)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+PAGES = {  # url path -> a heading the page shows
+    "": "LLM Inference Explorer",
+    "kv_cache": "KV cache",
+    "roofline": "roofline",
+    "latency_cost": "cost",
+    "quantization": "Quantization",
+    "batching": "atching",
+    "speculative": "peculative",
+    "monthly_bill": "onthly bill",
+    "live": "ive",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("the app did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def wait_for_app(pg):
+    pg.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=90_000)
+    pg.wait_for_timeout(300)
+
+
+def metric_values(pg) -> list[str]:
+    pg.get_by_test_id("stMetricValue").first.wait_for(timeout=60_000)
+    return [t.strip() for t in pg.get_by_test_id("stMetricValue").all_inner_texts()]
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_opens_without_an_exception(page, app_url, path):
+    if path and not (ROOT / "pages" / f"{path}.py").exists():
+        pytest.skip(f"pages/{path}.py is not in this tree")
+    page.goto(f"{app_url}/{path}")
+    wait_for_app(page)
+    assert page.get_by_test_id("stException").count() == 0
+    assert PAGES[path].lower() in page.locator("h1").first.inner_text().lower()
+
+
+def test_moving_a_slider_shows_the_new_number_and_updates_the_url(page, app_url):
+    page.goto(app_url + "/")
+    wait_for_app(page)
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    # batch 1: 196 tok/s (seed 000 step 4)
+    assert "196 tok/s" in metric_values(page)
+    page.locator(".st-key-h_b").get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")                       # batch 1 -> 2
+    page.wait_for_function("() => location.search.includes('h_b=2')", timeout=30_000)
+    wait_for_app(page)
+    expected = f"{calc.decode_step_time(m, a, 2, 8192).tokens_per_s:,.0f} tok/s"   # 368 tok/s
+    page.get_by_test_id("stMetricValue").filter(has_text=expected).wait_for(timeout=30_000)
+
+
+def test_a_deep_link_reproduces_its_view(page, app_url):
+    page.goto(app_url + "/?model=qwen3-8b&gpu=h200&h_b=32&h_ctx=4096&price=3")
+    wait_for_app(page)
+    m, a = calc.get_model("qwen3-8b"), calc.get_accelerator("h200")
+    step = calc.decode_step_time(m, a, 32, 4096)
+    values = metric_values(page)
+    assert f"{step.tokens_per_s:,.0f} tok/s" in values
+    assert f"${calc.cost_per_million(step.tokens_per_s, 3.0):,.2f}" in values
+    assert "Qwen3-8B on NVIDIA H200" in page.locator("h3").first.inner_text()
+
+
+def test_garbage_in_the_url_falls_back_to_defaults(page, app_url):
+    page.goto(app_url + "/?model=%3Cscript%3E&gpu=zzz&h_b=-4&price=abc&h_ctx=1e99")
+    wait_for_app(page)
+    assert page.get_by_test_id("stException").count() == 0
+    assert "196 tok/s" in metric_values(page)      # Llama-3-8B, H100, 8k, B = 1
