@@ -1,0 +1,60 @@
+"""Server-side rerun time of every page (AppTest, repeated), printed; not a timed test.
+
+Run: python bench/bench_pages.py [repeats]
+For each page: the first run (imports, caches) and the median / p90 of later reruns. The target
+for the 2-core machine is a median well under 150 ms.
+"""
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import conftest  # noqa: E402,F401  (the AppTest fix for st.navigation)
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+
+
+def page_list():
+    """The (file, title, icon) entries of app.py's PAGES, read without running the app."""
+    import ast
+    tree = ast.parse((ROOT / "app.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "PAGES":
+            return ast.literal_eval(node.value)
+    raise SystemExit("app.py has no PAGES list")
+
+
+def main():
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    PAGES = page_list()
+    print(f"{'page':<28} {'first run ms':>13} {'median ms':>10} {'p90 ms':>8}")
+    for path, title, _ in PAGES:
+        if not (ROOT / path).exists():
+            continue
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        t0 = time.perf_counter()
+        at.run()
+        if path != "pages/home.py":
+            at.switch_page(path).run()
+        first = time.perf_counter() - t0
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - t0)
+        if at.exception:
+            print(f"{title:<28} raised: {at.exception[0].value}")
+            continue
+        times.sort()
+        p90 = times[int(0.9 * (len(times) - 1))]
+        print(f"{title:<28} {first * 1e3:>13.0f} {statistics.median(times) * 1e3:>10.0f} {p90 * 1e3:>8.0f}")
+
+
+if __name__ == "__main__":
+    main()
