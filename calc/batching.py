@@ -673,3 +673,28 @@ def batching_experiment(model, accelerator, *, weight_dtype: str = "bf16", kv_dt
                               comparison=comparison, paging=paging, paging_summary=paging_summary,
                               kv_bytes_per_token=per_token, prompt_spread=float(prompt_spread),
                               output_spread=float(output_spread))
+
+
+def prefix_cache_curve(model, n_requests: int, prefix_len: int, unique_len: int = 0, kv_dtype: str = "bf16",
+                       n_points: int = 21) -> pd.DataFrame:
+    """``calc.prefix_cache_savings`` over hit rates from 0 to 1, for a chart.
+
+    Returns:
+        DataFrame with ``n_points`` rows: ``hit_rate`` (0..1, evenly spaced), ``prefill_tokens_with``,
+        ``prefill_tokens_without`` (tokens), ``cache_bytes_with``, ``cache_bytes_without`` (bytes).
+    Raises:
+        ValueError: n_points < 2, or whatever ``prefix_cache_savings`` raises.
+    Source: seed 000, step 2 (prefix caching); SGLang (Zheng et al. 2024), RadixAttention.
+    """
+    from calc import prefix_cache_savings
+
+    n_points = check_positive_int(n_points, "n_points")
+    if n_points < 2:
+        raise ValueError(f"n_points must be at least 2, got {n_points}")
+    rows = []
+    for h in np.linspace(0.0, 1.0, n_points):
+        s = prefix_cache_savings(model, n_requests, prefix_len, unique_len, float(h), kv_dtype)
+        rows.append({"hit_rate": float(h), "prefill_tokens_with": s.prefill_tokens_with,
+                     "prefill_tokens_without": s.prefill_tokens_without,
+                     "cache_bytes_with": s.cache_bytes_with, "cache_bytes_without": s.cache_bytes_without})
+    return pd.DataFrame(rows)

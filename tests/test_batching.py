@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import calc
 from calc.batching import (StepCost, batching_experiment, compare_batching, kv_reservation, make_requests,
+                           prefix_cache_curve,
                            simulate_batching, simulate_continuous, simulate_static, step_cost_from_model,
                            timeline)
 
@@ -338,3 +339,17 @@ def test_experiment_says_when_the_model_does_not_fit():
     with pytest.raises(ValueError, match="does not fit"):
         batching_experiment(calc.get_model("llama-3.1-405b"), calc.get_accelerator("h100-sxm"), n_requests=50)
     assert math.isfinite(calc.weight_bytes(calc.get_model("llama-3.1-405b")))
+
+
+def test_prefix_cache_curve_by_hand():
+    # Seed 000 step 2: 20 conversations share a 1,000-token prompt. Expected prefill tokens
+    # P (1 + (n - 1)(1 - h)): h = 0 -> 20,000; h = 0.5 -> 1,000 x 10.5 = 10,500; h = 1 -> 1,000.
+    # Llama-3-8B holds 131,072 B per token: 1,000 tokens -> 131 MB, 20,000 -> 2.62 GB.
+    curve = prefix_cache_curve(calc.get_model("llama-3-8b"), 20, 1000, 0, "bf16", n_points=3)
+    assert curve["hit_rate"].tolist() == [0.0, 0.5, 1.0]
+    assert curve["prefill_tokens_with"].tolist() == pytest.approx([20_000, 10_500, 1_000])
+    assert (curve["prefill_tokens_without"] == 20_000).all()
+    assert curve["cache_bytes_with"].iloc[-1] == pytest.approx(131.072e6)
+    assert curve["cache_bytes_without"].iloc[0] == pytest.approx(2.62144e9)
+    with pytest.raises(ValueError, match="n_points"):
+        prefix_cache_curve(calc.get_model("llama-3-8b"), 20, 1000, n_points=1)

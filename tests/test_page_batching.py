@@ -49,7 +49,7 @@ def test_default_run_shows_calc_numbers(default_page):
     assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
     charts = default_page.get("plotly_chart")
-    assert len(charts) == 3
+    assert len(charts) == 4
     slots = json.loads(charts[0].proto.spec)
     assert {t["name"] for t in slots["data"]} == {"static", "continuous"}
     assert "s" in slots["layout"]["xaxis"]["title"]["text"]
@@ -113,6 +113,7 @@ def test_deep_link_and_garbage_in_url():
     assert at.select_slider(key="bt_rate").value == 16.0
     assert at.slider(key="bt_n").value == 200
     assert at.radio(key="bt_dist").value == "lognormal"
+    assert at.slider(key="bt_hit").value == 1.0
     assert not at.error
 
 
