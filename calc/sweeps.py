@@ -105,7 +105,7 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     ``total_s = kv_s + max(weights_s, compute_s)`` (seed 000 step 4), so the three parts that stack
     to the total are kv_s, weights_s and ``compute_excess_s = max(0, compute_s - weights_s)``
     (the arithmetic that no longer hides behind the weight read, beyond the critical batch).
-    The grid runs from B = 1 to ``max(16, 1.25 * max(ceiling, batch))`` (at most 4,096), with at most
+    The grid runs from B = 1 to ``max(16, 1.25 * max(ceiling, batch))`` (at most 2^20), with at most
     ``n_points`` integer batch sizes, and always holds ``batch`` and the memory ceiling.
 
     Returns:
@@ -119,9 +119,9 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     b = check_positive_int(batch, "batch")
     n = check_positive_int(n_points, "n_points")
     ceiling = max_batch(model, accelerator, s, weight_dtype, kv_dtype)
-    top = int(min(4096, max(16, np.ceil(1.25 * max(ceiling, b)))))
+    top = int(min(2**20, max(16, np.ceil(1.25 * max(ceiling, b)))))
     grid = np.unique(np.round(np.linspace(1, top, min(n, top))).astype(int))
-    extra = [x for x in (b, ceiling) if 1 <= x <= 4096]
+    extra = [x for x in (b, ceiling) if 1 <= x <= top]
     grid = np.unique(np.concatenate([grid, extra]).astype(int))
     a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype)
     mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
