@@ -158,6 +158,20 @@ def static_cache(model, batch: int, context_len: int, steps: int, seed: int = 0)
     return cache
 
 
+def set_cache_length(cache, n_tokens: int) -> None:
+    """Mark a StaticCache as holding ``n_tokens`` tokens, so the next update writes at that position.
+
+    transformers 5.x static layers write at their own counter (``cumulative_length``; sliding layers
+    also keep ``cumulative_length_int``), not at the ``cache_position`` passed to the model, so every
+    timed repetition rewinds the counters to the context length.
+    """
+    for layer in cache.layers:
+        if hasattr(layer, "cumulative_length_int"):
+            layer.cumulative_length_int = int(n_tokens)
+        if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor):
+            layer.cumulative_length.fill_(min(int(n_tokens), int(layer.max_cache_len)))
+
+
 @torch.inference_mode()
 def time_decode(model, batch: int, context_len: int, steps: int = 4, repeats: int = 3, warmup: int = 1,
                 seed: int = 0) -> tuple[Timing, int]:
@@ -179,6 +193,7 @@ def time_decode(model, batch: int, context_len: int, steps: int = 4, repeats: in
     for r in range(warmup + repeats):
         tok = start_tok
         events = []
+        set_cache_length(cache, context_len)
         sync(dev)
         for i in range(steps):
             if cuda:

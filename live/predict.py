@@ -192,3 +192,30 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
                          calibrated_s=pr["calibrated_s"]))
     return pd.DataFrame(rows)
+
+
+def headline(table: pd.DataFrame) -> dict:
+    """The figures the page and the benchmark lead with, from an annotated table.
+
+    Returns:
+        dict: ``decode_b1`` (the decode point at batch 1 with the shortest context, as a dict, or
+        None), ``bandwidth_pct`` (its achieved bandwidth in percent), ``median_ratio_<prediction>``
+        (median measured/predicted over all points, NaN when absent) and ``within_15pct`` (share of
+        points whose calibrated ratio lies in [0.85, 1.15]).
+    """
+    out = {"decode_b1": None, "bandwidth_pct": math.nan}
+    if table is None or table.empty:
+        for k in PREDICTIONS:
+            out[f"median_ratio_{k}"] = math.nan
+        out["within_15pct"] = math.nan
+        return out
+    dec = table[(table["phase"] == "decode") & (table["batch"] == 1)].sort_values("context_len")
+    if not dec.empty:
+        row = dec.iloc[0].to_dict()
+        out["decode_b1"] = row
+        out["bandwidth_pct"] = float(row["achieved_bandwidth_pct"])
+    for k in PREDICTIONS:
+        out[f"median_ratio_{k}"] = float(table[f"ratio_{k}"].median())
+    r = table["ratio_calibrated"]
+    out["within_15pct"] = float(((r >= 0.85) & (r <= 1.15)).mean())
+    return out

@@ -1,0 +1,115 @@
+"""Plotly figures of a live run: measured points (median, p10-p90 bars) against the three predictions.
+
+Pure (plotly + pandas, no torch): the page passes the result dict of ``LiveSession.run`` and gets
+``go.Figure`` objects back, so tests can read the figure data without Streamlit.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .predict import PREDICTIONS, prediction_curves
+
+_STYLE = {"datasheet": dict(dash="dot", color="#7f7f7f"), "machine": dict(dash="dash", color="#1f77b4"),
+          "calibrated": dict(dash="solid", color="#2ca02c")}
+SWEEPS = {
+    "prompt_len": ("prefill", "seq_len", "Prompt length (tokens)", "TTFT (ms)", "TTFT against prompt length, batch 1"),
+    "prefill_batch": ("prefill", "batch", "Batch (sequences)", "TTFT (ms)", "TTFT against batch, fixed prompt"),
+    "decode_batch": ("decode", "batch", "Batch (sequences)", "TPOT (ms per step)",
+                     "TPOT against batch, fixed context"),
+    "decode_context": ("decode", "context_len", "Context (tokens in the KV cache)", "TPOT (ms per step)",
+                       "TPOT against context, batch 1"),
+}
+
+
+def _grid(xs) -> np.ndarray:
+    lo, hi = max(1, int(min(xs))), int(max(xs))
+    if hi <= lo:
+        return np.array([lo])
+    return np.unique(np.round(np.geomspace(lo, hi, 40)).astype(int))
+
+
+def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
+    """Measured medians (error bars p10-p90) and the prediction lines of one sweep; None if no points.
+
+    Axes: x in tokens or sequences, y in milliseconds. The decode-against-batch chart marks the
+    probed machine's critical batch with a vertical line.
+    """
+    table: pd.DataFrame = result.get("table")
+    if table is None or table.empty or sweep not in set(table["sweep"]):
+        return None
+    phase, xcol, xtitle, ytitle, title = SWEEPS[sweep]
+    pts = table[table["sweep"] == sweep].sort_values(xcol)
+    spec_steps = int(pts["seq_len"].iloc[0] - pts["context_len"].iloc[0]) if phase == "decode" else 0
+    cal = result.get("calibration") or {}
+    fig = go.Figure()
+    xs = pts[xcol].to_numpy()
+    grid = _grid(xs)
+    if sweep in ("prompt_len", "decode_context"):
+        fixed = int(pts["batch"].iloc[0])
+        curves = prediction_curves(result["model"]["calc_model"], result["machine"], phase, grid + spec_steps,
+                                   vary="seq_len", fixed=fixed, dtype=result["model"]["dtype"],
+                                   c_layer_s=cal.get("c_layer_s", 0.0), c_step_s=cal.get("c_step_s", 0.0),
+                                   datasheet=result.get("datasheet"))
+        curves["x"] = curves["x"] - spec_steps
+    else:
+        fixed = int(pts["seq_len"].iloc[0])
+        curves = prediction_curves(result["model"]["calc_model"], result["machine"], phase, grid, vary="batch",
+                                   fixed=fixed, dtype=result["model"]["dtype"], c_layer_s=cal.get("c_layer_s", 0.0),
+                                   c_step_s=cal.get("c_step_s", 0.0), datasheet=result.get("datasheet"))
+    for key, label in PREDICTIONS.items():
+        y = curves[f"{key}_s"]
+        if y.isna().all():
+            continue
+        fig.add_trace(go.Scatter(x=curves["x"].tolist(), y=(y * 1e3).tolist(), mode="lines", name=label, line=_STYLE[key],
+                                 hovertemplate=f"{label}<br>%{{x}}: %{{y:.3g}} ms<extra></extra>"))
+    fig.add_trace(go.Scatter(
+        x=[int(x) for x in xs], y=(pts["median_s"] * 1e3).tolist(), mode="markers", name="measured (median, p10-p90)",
+        marker=dict(size=10, color="#d62728"),
+        error_y=dict(type="data", symmetric=False, array=((pts["p90_s"] - pts["median_s"]) * 1e3).tolist(),
+                     arrayminus=((pts["median_s"] - pts["p10_s"]) * 1e3).tolist()),
+        customdata=np.stack([pts["ratio_machine"], pts["ratio_calibrated"]], axis=1).tolist(),
+        hovertemplate="measured %{y:.3g} ms at %{x}<br>measured / machine roofline %{customdata[0]:.2f}"
+                      "<br>measured / calibrated %{customdata[1]:.2f}<extra></extra>"))
+    if sweep == "decode_batch" and result.get("critical_batch"):
+        cb = float(result["critical_batch"])
+        fig.add_vline(x=cb, line=dict(color="#9467bd", dash="dashdot"),
+                      annotation_text=f"critical batch ≈ {cb:.0f}", annotation_position="top")
+    log_x = max(xs) / max(min(xs), 1) >= 8
+    fig.update_layout(title=title, xaxis_title=xtitle, yaxis_title=ytitle, hovermode="closest")
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def ratio_figure(result: dict) -> go.Figure | None:
+    """Measured / predicted for every point and each prediction (1 = exact; log y axis)."""
+    table: pd.DataFrame = result.get("table")
+    if table is None or table.empty:
+        return None
+    labels = [f"{SWEEPS[s][0]} B={b} {'T' if SWEEPS[s][0] == 'prefill' else 'S'}={c}"
+              for s, b, c in zip(table["sweep"], table["batch"], table["context_len"])]
+    fig = go.Figure()
+    for key, label in PREDICTIONS.items():
+        r = table[f"ratio_{key}"]
+        if r.isna().all():
+            continue
+        fig.add_trace(go.Scatter(x=labels, y=r.tolist(), mode="markers", name=label, marker=dict(size=9, color=_STYLE[key]["color"]),
+                                 hovertemplate="%{x}<br>measured / predicted = %{y:.2f}<extra>" + label + "</extra>"))
+    fig.add_hline(y=1.0, line=dict(color="black", width=1))
+    fig.update_layout(title="Measured / predicted (1 = exact; above 1: slower than predicted)",
+                      xaxis_title="point (phase, batch B, prompt T or context S in tokens)",
+                      yaxis_title="measured / predicted (ratio)", hovermode="closest")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def finite(x) -> bool:
+    """True for a finite number."""
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False

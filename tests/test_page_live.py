@@ -1,0 +1,83 @@
+"""AppTest of the Live measurement page with a tiny model: widgets -> worker subprocess -> table, charts.
+
+The page is seeded through the URL (its keys are bound to query parameters): a pasted tiny Llama
+config (2 layers, hidden 32) and one-point sweeps, so the whole run takes seconds on 2 cores.
+"""
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/live.py"
+TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 256}
+SMALL = dict(lv_src="config.json", lv_cfg=json.dumps(TINY), lv_prompts="8, 16", lv_pbatch="2", lv_pprompt="8",
+             lv_dbatch="1, 2", lv_dctx="16", lv_dctxs="16", lv_steps="2", lv_reps="2", lv_warm="1", lv_newtok="4")
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame_with(at, column):
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert found, f"no table with a {column!r} column"
+    return found[0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stop_worker_after():
+    yield
+    st.cache_resource.clear()  # on_release stops the worker subprocess
+
+
+def test_page_opens_without_running_anything():
+    at = open_page()
+    assert at.radio(key="lv_src").value == "preset"
+    assert at.selectbox(key="lv_model").value == "smollm2-135m"
+    assert not at.dataframe  # nothing measured yet
+    assert any("Run measurement" in i.value for i in at.info)
+
+
+def test_bad_sweep_text_is_an_error_not_a_traceback():
+    at = open_page(lv_prompts="32, abc")
+    assert not at.exception
+    assert any("'abc' is not a whole number" in e.value for e in at.error)
+    assert at.text_input(key="lv_prompts").value == "32, abc"  # the user's text is kept
+
+
+def test_tiny_model_run_shows_measured_table_and_charts():
+    at = open_page(**SMALL)
+    at.button(key="lv_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    table = frame_with(at, "ratio_calibrated")
+    # 2 prompt lengths + 1 prefill batch + 2 decode batches + 1 decode context = 6 points
+    assert len(table) == 6
+    assert set(table["sweep"]) == {"prompt_len", "prefill_batch", "decode_batch", "decode_context"}
+    assert (table["median_s"] > 0).all()
+    # decode at context 16 with 2 timed steps reads 16 + 2 cached tokens per sequence
+    assert set(table.loc[table["phase"] == "decode", "seq_len"]) == {18}
+    kv = frame_with(at, "calc_bytes")
+    # tiny Llama: 2 layers x 2 KV heads x head_dim 8 x (K and V) x 4 bytes = 256 B per token;
+    # prefill of 16 tokens at batch 1 = 4096 B
+    row = kv[(kv["phase"] == "prefill") & (kv["tokens"] == 16) & (kv["batch"] == 1)].iloc[0]
+    assert row["measured_bytes"] == 4096 and row["calc_bytes"] == 4096
+    charts = at.get("plotly_chart")
+    assert len(charts) == 5  # four sweeps + the ratio chart
+    specs = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in charts}
+    tpot = specs["TPOT against batch, fixed context"]
+    assert tpot["layout"]["yaxis"]["title"]["text"] == "TPOT (ms per step)"
+    measured = [t for t in tpot["data"] if t["name"].startswith("measured")][0]
+    assert list(measured["x"]) == [1, 2]
+    assert len(tpot["layout"]["shapes"]) == 1  # the critical batch line
+    assert any("random weights" in m.value for m in at.markdown)
