@@ -75,10 +75,13 @@ fig = go.Figure()
 fig.add_scatter(x=fitting["tpot_s"] * 1e3, y=fitting["usd_per_million"], mode="lines+markers", name="B = 1 .. ceiling",
                 marker=dict(size=5, color="#1f77b4"), customdata=fitting["batch"],
                 hovertemplate="B = %{customdata}<br>TPOT %{x:.2f} ms<br>$%{y:.3f} per 1M<extra></extra>")
-fig.add_vline(x=tpot_ms, line_dash="dash", line_color="#d62728", annotation_text=f"agent target {tpot_ms:g} ms",
-              annotation_position="top right")
-fig.add_vline(x=chat_ms, line_dash="dot", line_color="#2ca02c", annotation_text=f"chat target {chat_ms:g} ms",
-              annotation_position="bottom right")
+marks = [(tpot_ms, "#d62728", "dash", f"agent target {tpot_ms:g} ms", 0.98),
+         (chat_ms, "#2ca02c", "dot", f"chat target {chat_ms:g} ms", 0.04)]
+fig.update_layout(
+    shapes=[dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=c, dash=d))
+            for x, c, d, _, _ in marks],
+    annotations=[dict(x=x, y=y, xref="x", yref="paper", text=t, showarrow=False, xanchor="left")
+                 for x, _, _, t, y in marks])
 for part, label, color, symbol in ((agent, "agent", "#d62728", "star"), (chat, "chat", "#2ca02c", "diamond")):
     if len(part):
         r = part.iloc[0]

@@ -108,14 +108,15 @@ with left:
     fig.add_scatter(x=split["batch"], y=split["compute_s"] * ms, name="2NB/P (hidden below the weight read)",
                     mode="lines", line=dict(dash="dot", color="#2ca02c"),
                     hovertemplate="B = %{x}<br>compute 2NB/P: %{y:.2f} ms<extra></extra>")
+    marks = [(batch, "#888", "dot", f" B = {batch:,}", 0.90, "left")]
     if ceiling >= 1:
-        fig.add_vline(x=ceiling, line_dash="dash", line_color="#d62728",
-                      annotation_text=f"memory ceiling B = {ceiling:,}", annotation_position="top left")
-    fig.add_vline(x=batch, line_dash="dot", line_color="#444", annotation_text=f"B = {batch:,}",
-                  annotation_position="bottom right")
-    fig.update_xaxes(title="batch B (sequences)")
-    fig.update_yaxes(title="decode step (ms)")
-    fig.update_layout(height=460)
+        marks.append((ceiling, "#d62728", "dash", f"memory ceiling B = {ceiling:,} ", 0.98, "right"))
+    fig.update_layout(
+        height=460, xaxis_title="batch B (sequences)", yaxis_title="decode step (ms)",
+        shapes=[dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=c, dash=d))
+                for x, c, d, _, _, _ in marks],
+        annotations=[dict(x=x, y=y, xref="x", yref="paper", text=t, showarrow=False, xanchor=a)
+                     for x, _, _, t, y, a in marks])
     common.show_chart(fig, key="rf_split")
 
 # -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
@@ -167,7 +168,7 @@ for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
                         line=dict(color=color), marker=dict(size=5),
                         hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
 fig.add_scatter(x=[prompt_len], y=[ttft_here * 1e3], mode="markers", name=f"T = {prompt_len:,}",
-                marker=dict(size=14, color="#444", symbol="diamond"),
+                marker=dict(size=14, color="#9467bd", symbol="diamond"),
                 hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
 fig.update_xaxes(type="log", title="prompt length T (tokens, log)")
 fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)")
