@@ -55,7 +55,9 @@ def point_memory_bytes(lm: LoadedModel, phase: str, batch: int, seq_len: int) ->
 class LiveSession:
     """What the worker keeps warm between runs: the loaded model, probe results and calibrations."""
 
-    def __init__(self):
+    def __init__(self, probe_buffer_bytes: int | None = None):
+        """``probe_buffer_bytes``: bandwidth buffer of the probe (None: the probe's default, 512 MiB on a CPU)."""
+        self.probe_buffer_bytes = probe_buffer_bytes
         self.loaded: LoadedModel | None = None
         self.loaded_key: tuple | None = None
         self.load_s = 0.0
@@ -87,7 +89,7 @@ class LiveSession:
         """The machine probe for (device, dtype, threads), measured once per worker."""
         key = (device, dtype, torch.get_num_threads())
         if key not in self.probes:
-            self.probes[key] = probe_machine(device, dtype)
+            self.probes[key] = probe_machine(device, dtype, buffer_bytes=self.probe_buffer_bytes)
         return self.probes[key]
 
     def calibrate(self, lm: LoadedModel, spec: RunSpec, machine) -> dict:

@@ -1,0 +1,232 @@
+"""live/: KV bytes against calc, timings, presets built offline, load errors, no remote code, predictions.
+
+Small configs (2-3 layers, hidden 32-256) so the file runs in seconds on 2 CPU cores. Speed figures
+live in bench/bench_live.py, not here.
+"""
+import json
+import math
+
+import pytest
+import torch
+
+import calc
+from calc import from_hf_config, kv_cache_bytes
+from live import measure
+from live.models import build_random, clean_config, count_params, load_model, tiny_width_config
+from live.predict import (achieved_bandwidth_fraction, datasheet_accelerator_id, fit_overhead, headline,
+                          overhead_s, predict_point)
+from live.probe import probe_machine
+from live.runner import LiveSession
+from live.spec import PRESET_IDS, RunSpec, parse_sizes, preset_hf_config
+
+GQA = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
+           num_hidden_layers=3, vocab_size=128, max_position_embeddings=512)
+MHA = dict(GQA, num_key_value_heads=4)
+SLIDING = dict(GQA, model_type="mistral", sliding_window=8)
+
+
+def prefill_kv(cfg, batch, prompt_len):
+    model = build_random(cfg, "fp32")
+    _, kv = measure.time_prefill(model, batch, prompt_len, repeats=1, warmup=0)
+    return kv
+
+
+# -- KV cache bytes: measured from the cache tensors == calc == hand calculation -----------------
+def test_kv_bytes_gqa_model():
+    # 3 layers x 2 KV heads x head_dim 16 (64/4) x 2 (K and V) x 4 bytes = 768 B per token;
+    # batch 2 x 10 tokens -> 15,360 B
+    measured = prefill_kv(GQA, batch=2, prompt_len=10)
+    assert measured == 15_360
+    assert kv_cache_bytes(from_hf_config(GQA), 10, 2, kv_dtype="fp32") == 15_360
+
+
+def test_kv_bytes_mha_model():
+    # MHA: 4 KV heads -> twice the GQA figure: 3 x 4 x 16 x 2 x 4 = 1,536 B per token; x 2 x 10 = 30,720 B
+    measured = prefill_kv(MHA, batch=2, prompt_len=10)
+    assert measured == 30_720
+    assert kv_cache_bytes(from_hf_config(MHA), 10, 2, kv_dtype="fp32") == 30_720
+
+
+def test_kv_bytes_sliding_window_model_dynamic_and_static_caches():
+    # Mistral-style, window W = 8, prompt 20 > W. calc caps a sliding layer at W tokens:
+    # 768 B per token x 8 = 6,144 B at batch 1.
+    m = from_hf_config(SLIDING)
+    assert kv_cache_bytes(m, 20, 1, kv_dtype="fp32") == 6_144
+    # transformers 5.23's DynamicSlidingWindowLayer keeps W - 1 = 7 tokens after prefill (the token being
+    # decoded brings its own K and V): 768 x 7 = 5,376 B -- one token per layer short of calc's convention.
+    assert prefill_kv(SLIDING, batch=1, prompt_len=20) == 5_376
+    # The pre-allocated StaticCache (StaticSlidingWindowLayer) holds exactly W slots: equal to calc.
+    model = build_random(SLIDING, "fp32")
+    _, static_kv = measure.time_decode(model, 1, 20, steps=2, repeats=1, warmup=0)
+    assert static_kv == 6_144 == kv_cache_bytes(m, 22, 1, kv_dtype="fp32")
+
+
+def test_runner_kv_check_explains_the_sliding_window_difference():
+    spec = RunSpec(source="config", config_json=json.dumps(SLIDING), prompt_lens=(4, 20), prefill_batches=(1,),
+                   prefill_prompt_len=4, decode_batches=(1,), decode_context_len=4, decode_contexts=(4,),
+                   decode_steps=2, repeats=1, warmup=0, new_tokens=2, calibrate=False)
+    res = LiveSession(probe_buffer_bytes=16 << 20).run(spec)
+    rows = {(r["phase"], r["tokens"]): r for r in res["kv_check"]}
+    assert rows[("prefill", 4)]["verdict"] == "equal"            # below the window: 4 tokens everywhere
+    assert rows[("prefill", 20)]["verdict"].startswith("DynamicCache keeps W-1")
+    assert rows[("decode", 6)]["verdict"] == "equal"
+
+
+# -- timings -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kv_heavy_model():
+    # MHA with a KV-heavy shape: 2 layers x 8 heads x 32 x 2 x 4 B = 4 KiB per token, weights ~1.6 MB
+    cfg = dict(model_type="llama", hidden_size=256, intermediate_size=512, num_attention_heads=8,
+               num_key_value_heads=8, num_hidden_layers=2, vocab_size=256, max_position_embeddings=8192)
+    return build_random(cfg, "fp32")
+
+
+def test_prefill_and_decode_timings_positive_and_finite(kv_heavy_model):
+    t_pre, _ = measure.time_prefill(kv_heavy_model, 2, 16, repeats=2, warmup=1)
+    t_dec, _ = measure.time_decode(kv_heavy_model, 2, 16, steps=3, repeats=2, warmup=1)
+    assert len(t_pre.samples_s) == 2 and len(t_dec.samples_s) == 6  # repeats, repeats x steps
+    for t in (t_pre, t_dec):
+        assert all(math.isfinite(s) and s > 0 for s in t.samples_s)
+        assert t.p10_s <= t.median_s <= t.p90_s
+
+
+def test_decode_at_16x_longer_context_is_not_faster(kv_heavy_model):
+    # batch 8: at 256 tokens the cache is 8 MiB, at 4,096 tokens 128 MiB per step -- far more than the
+    # 1.6 MB of weights, so the longer context must take longer (min over samples: least noisy)
+    short, _ = measure.time_decode(kv_heavy_model, 8, 256, steps=3, repeats=2, warmup=1)
+    long, _ = measure.time_decode(kv_heavy_model, 8, 4096, steps=3, repeats=2, warmup=1)
+    assert min(long.samples_s) >= min(short.samples_s)
+
+
+def test_generation_has_fixed_length_with_random_weights():
+    model = build_random(GQA, "fp32")
+    ids = measure.random_ids(128, 1, 5, "cpu")
+    assert len(measure.generate_ids(model, ids, 12)) == 12  # no early stop at any EOS
+
+
+# -- presets build offline ---------------------------------------------------------------------
+@pytest.mark.parametrize("preset_id", PRESET_IDS)
+def test_every_preset_builds_on_meta_with_calcs_parameter_count(preset_id):
+    # meta device: the real architecture at full size, instantly; its unique parameter count must
+    # equal calc's catalogue entry, which was transcribed from the model cards independently
+    model = build_random(preset_hf_config(preset_id), "bf16", "meta")
+    assert count_params(model) == calc.get_model(preset_id).n_params
+
+
+def test_default_preset_builds_for_real_with_random_weights():
+    lm = load_model(RunSpec(preset_id="smollm2-135m", dtype="fp32"))
+    assert lm.weights == "random" and lm.label == "SmolLM2-135M"
+    assert lm.calc_model.n_params == 134_515_008  # SmolLM2-135M with tied embeddings
+    assert next(lm.model.parameters()).dtype == torch.float32
+    ids = measure.random_ids(49152, 1, 4, "cpu")
+    assert len(measure.generate_ids(lm.model, ids, 2)) == 2
+
+
+# -- errors and remote code --------------------------------------------------------------------
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="no such directory"):
+        load_model(RunSpec(source="weights", weights_path=str(tmp_path / "nowhere")))
+    with pytest.raises(ValueError, match="directory holding config.json"):
+        load_model(RunSpec(source="weights", weights_path=str(tmp_path)))
+
+
+def test_broken_configs_are_clear_errors():
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_model(RunSpec(source="config", config_json='{"model_type": "llama",'))
+    with pytest.raises(ValueError, match="no 'model_type'"):
+        load_model(RunSpec(source="config", config_json='{"hidden_size": 64}'))
+    with pytest.raises(ValueError, match="not built into transformers"):
+        load_model(RunSpec(source="config", config_json='{"model_type": "my_secret_arch"}'))
+
+
+EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('remote code ran')\n"
+
+
+def test_loading_never_executes_remote_code(tmp_path):
+    marker = tmp_path / "marker.txt"
+    # a real saved checkpoint whose config.json points at code shipped next to it
+    model = build_random(GQA, "fp32")
+    model.save_pretrained(tmp_path / "ckpt")
+    (tmp_path / "ckpt" / "evil.py").write_text(EVIL.format(marker=str(marker)))
+    cfg = json.loads((tmp_path / "ckpt" / "config.json").read_text())
+    cfg["auto_map"] = {"AutoConfig": "evil.Config", "AutoModelForCausalLM": "evil.Model"}
+    (tmp_path / "ckpt" / "config.json").write_text(json.dumps(cfg))
+    lm = load_model(RunSpec(source="weights", weights_path=str(tmp_path / "ckpt")))
+    assert lm.weights == "pretrained"
+    assert any("auto_map" in n for n in lm.notes)
+    # the loaded weights are the saved ones, not a fresh random init
+    w_saved = model.model.layers[0].mlp.up_proj.weight
+    assert torch.equal(lm.model.model.layers[0].mlp.up_proj.weight, w_saved)
+    # a pasted config with auto_map and an unknown model_type is refused
+    with pytest.raises(ValueError, match="remote code"):
+        load_model(RunSpec(source="config", config_json=json.dumps({"model_type": "evil", "auto_map": cfg["auto_map"]})))
+    assert not marker.exists()
+
+
+def test_clean_config_drops_auto_map():
+    cfg, notes = clean_config(dict(GQA, auto_map={"AutoModel": "x.Y"}))
+    assert "auto_map" not in cfg and len(notes) == 1
+
+
+def test_tiny_width_config_keeps_depth_and_pattern():
+    cfg = tiny_width_config(dict(GQA, num_hidden_layers=4, layer_types=["full_attention"] * 4), n_layers=2)
+    assert cfg["num_hidden_layers"] == 2 and cfg["hidden_size"] == 16 and len(cfg["layer_types"]) == 2
+
+
+# -- probe and predictions -------------------------------------------------------------------------
+def test_probe_returns_a_calc_accelerator():
+    pr = probe_machine("cpu", "fp32", buffer_bytes=16 << 20, repeats=1, max_matmul_s=0.02)
+    acc = pr.accelerator()
+    assert isinstance(acc, calc.Accelerator)
+    assert acc.bandwidth_bytes_per_s == pr.read_bytes_per_s > 0
+    assert acc.peak_flops_per_s == {"fp32": pr.matmul_flops_per_s}
+    assert pr.threads == torch.get_num_threads() and pr.datasheet_id is None
+
+
+def test_fit_overhead_from_two_depths():
+    # t(30) = 31 ms, t(1) = 2 ms -> c_layer = 29 ms / 29 = 1 ms, c_step = 2 - 1 = 1 ms
+    c_layer, c_step = fit_overhead({30: 0.031, 1: 0.002})
+    assert c_layer == pytest.approx(0.001) and c_step == pytest.approx(0.001)
+    assert fit_overhead({10: 0.02}) == (pytest.approx(0.002), 0.0)
+    with pytest.raises(ValueError):
+        fit_overhead({})
+
+
+def test_predictions_add_the_overhead_and_bandwidth_fraction():
+    m = calc.get_model("smollm2-135m")
+    acc = calc.Accelerator("probe", 1e10, 2e10, {"fp32": 1e11})
+    p = predict_point(m, acc, "decode", 1, 128, "fp32", c_layer_s=0.001, c_step_s=0.002)
+    # batch 1, fp32: weights 134,515,008 x 4 B = 538.06 MB at 20 GB/s = 26.9 ms; KV 128 tokens x
+    # 30 x 3 x 64 x 2 x 4 B = 5.90 MB -> 0.295 ms; compute 2 x 134.5M / 1e11 = 2.7 ms (< weights)
+    assert p["machine_s"] == pytest.approx(0.0269030 + 0.000295, rel=1e-3)
+    assert p["calibrated_s"] == pytest.approx(p["machine_s"] + 30 * 0.001 + 0.002)
+    assert math.isnan(p["datasheet_s"])
+    assert overhead_s(m, 0.001, 0.002) == pytest.approx(0.032)
+    assert achieved_bandwidth_fraction(1e9, 0.5, 4e9) == pytest.approx(0.5)
+
+
+def test_datasheet_ids():
+    assert datasheet_accelerator_id("NVIDIA H200") == "h200"
+    assert datasheet_accelerator_id("NVIDIA H100 PCIe") == "h100-pcie"
+    assert datasheet_accelerator_id("NVIDIA H100 80GB HBM3") == "h100-sxm"
+    assert datasheet_accelerator_id("NVIDIA A100-SXM4-40GB") == "a100-40gb"
+    assert datasheet_accelerator_id("NVIDIA L4") == "l4"
+    assert datasheet_accelerator_id("NVIDIA L40S") == "l40s"
+    assert datasheet_accelerator_id("AMD EPYC 7763") is None
+
+
+def test_headline_of_an_empty_table_is_nan():
+    assert math.isnan(headline(None)["bandwidth_pct"])
+
+
+# -- spec validation ---------------------------------------------------------------------------------
+def test_parse_sizes_and_spec_errors():
+    assert parse_sizes("64, 8; 8", "sizes") == (8, 64)
+    with pytest.raises(ValueError, match="outside 1..100"):
+        parse_sizes("0", "sizes", 100)
+    with pytest.raises(ValueError, match="unknown live preset"):
+        RunSpec(preset_id="gpt-5")
+    with pytest.raises(ValueError, match="decode_steps must be a positive integer, got 0"):
+        RunSpec(decode_steps=0)
+    with pytest.raises(ValueError, match="needs the config.json text"):
+        RunSpec(source="config")

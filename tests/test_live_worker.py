@@ -1,0 +1,67 @@
+"""The measurement worker subprocess: results come back, one job at a time, cancel, errors keep it usable."""
+import json
+import time
+
+import pytest
+
+from live.spec import RunSpec
+from live.worker import LiveWorker, WorkerBusy
+
+TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128}
+
+
+def tiny_spec(**changes):
+    base = dict(source="config", config_json=json.dumps(TINY), prompt_lens=(8,), prefill_batches=(1,),
+                prefill_prompt_len=8, decode_batches=(1,), decode_context_len=8, decode_contexts=(8,),
+                decode_steps=2, repeats=1, warmup=0, new_tokens=3)
+    base.update(changes)
+    return RunSpec(**base)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = LiveWorker()
+    yield w
+    w.stop()
+    assert not w.is_alive()
+
+
+def test_run_returns_points_and_progress_reaches_done(worker):
+    job = worker.submit(tiny_spec(), owner="a")
+    state = worker.wait(job, timeout_s=120)
+    assert state.state == "done", state.error
+    # 1 prompt length + 1 prefill batch + 1 decode batch + 1 decode context = 4 points
+    assert len(state.result["table"]) == 4
+    assert state.fraction == 1.0 and state.owner == "a"
+    assert len(state.result["text"]["output_ids"]) == 3
+
+
+def test_second_submit_while_running_is_refused_then_cancel_stops_it(worker):
+    many = tiny_spec(prompt_lens=tuple(range(8, 200, 4)), repeats=3)
+    job = worker.submit(many, owner="a")
+    with pytest.raises(WorkerBusy):
+        worker.submit(tiny_spec(), owner="b")
+    for _ in range(600):  # cancel once the sweep has started (the flag is checked between points)
+        if "prefill at batch" in worker.job(job).message:
+            break
+        time.sleep(0.05)
+    worker.cancel(job)
+    state = worker.wait(job, timeout_s=120)
+    assert state.state == "cancelled"
+    assert len(state.result["table"]) < many.n_points
+    assert not worker.busy
+
+
+def test_load_failure_is_a_message_and_the_worker_stays_usable(worker, tmp_path):
+    job = worker.submit(RunSpec(source="weights", weights_path=str(tmp_path / "missing")))
+    state = worker.wait(job, timeout_s=60)
+    assert state.state == "error" and "no such directory" in state.error
+    job = worker.submit(tiny_spec())
+    assert worker.wait(job, timeout_s=60).state == "done"
+
+
+def test_the_model_stays_warm_between_runs(worker):
+    worker.wait(worker.submit(tiny_spec()), timeout_s=60)
+    state = worker.wait(worker.submit(tiny_spec(new_tokens=2)), timeout_s=60)
+    assert state.result["model"]["reused"] is True
