@@ -12,6 +12,13 @@ from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched
                      weight_bytes, weight_bytes_read)
 from .models import ModelConfig, from_hf_config, get_model, list_models
 from .napkin import napkin_table, preset_table
+from . import batching, bill, speculative, sweeps
+from .batching import compare_batching, kv_reservation, make_requests, simulate_batching
+from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
+from .speculative import (SpecDecodeStats, accept_or_resample, acceptance_rate, expected_tokens_per_target_forward,
+                          residual_distribution, speculative_generate, walltime_speedup)
+from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
+                     throughput_by_kv_heads, ttft_sweep)
 from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
                        batch_where_cache_equals_weights, critical_batch, decode_step_time, decode_sweep,
                        prefill_time, throughput_ceiling_tokens_per_s, ttft)
@@ -25,4 +32,11 @@ __all__ = [
     "prefix_cache_savings", "PrefixCacheSavings", "attention_variants", "attention_flops", "ttft",
     "arithmetic_intensity_decode", "arithmetic_intensity_prefill", "throughput_ceiling_tokens_per_s",
     "batch_where_cache_equals_weights", "napkin_table", "preset_table", "DTYPE_BYTES", "dtype_bytes",
+    "batching", "bill", "speculative", "sweeps",
+    "compare_batching", "kv_reservation", "make_requests", "simulate_batching",
+    "TrafficScenario", "api_monthly_bill", "break_even_dau", "compare_tiers",
+    "SpecDecodeStats", "accept_or_resample", "acceptance_rate", "expected_tokens_per_target_forward",
+    "residual_distribution", "speculative_generate", "walltime_speedup",
+    "decode_split", "kv_head_variants", "ridge_intensity", "roofline_curve", "roofline_points",
+    "throughput_by_kv_heads", "ttft_sweep",
 ]
