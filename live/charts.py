@@ -67,19 +67,20 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
         fig.add_trace(go.Scatter(x=curves["x"].tolist(), y=(y * 1e3).tolist(), mode="lines", name=label, line=_STYLE[key],
                                  hovertemplate=f"{label}<br>%{{x}}: %{{y:.3g}} ms<extra></extra>"))
     fig.add_trace(go.Scatter(
-        x=[int(x) for x in xs], y=(pts["median_s"] * 1e3).tolist(), mode="markers", name="measured (median, p10-p90)",
+        x=[int(x) for x in xs], y=(pts["median_s"] * 1e3).tolist(), mode="markers", name="measured",
         marker=dict(size=10, color="#d62728"),
         error_y=dict(type="data", symmetric=False, array=((pts["p90_s"] - pts["median_s"]) * 1e3).tolist(),
                      arrayminus=((pts["median_s"] - pts["p10_s"]) * 1e3).tolist()),
         customdata=np.stack([pts["ratio_machine"], pts["ratio_calibrated"]], axis=1).tolist(),
         hovertemplate="measured %{y:.3g} ms at %{x}<br>measured / machine roofline %{customdata[0]:.2f}"
                       "<br>measured / calibrated %{customdata[1]:.2f}<extra></extra>"))
+    log_x = max(xs) / max(min(xs), 1) >= 8
     if sweep == "decode_batch" and result.get("critical_batch"):
         cb = float(result["critical_batch"])
         fig.add_vline(x=cb, line=dict(color="#9467bd", dash="dashdot"),
-                      annotation_text=f"critical batch ≈ {cb:.0f}", annotation_position="top")
-    log_x = max(xs) / max(min(xs), 1) >= 8
-    fig.update_layout(title=title, xaxis_title=xtitle, yaxis_title=ytitle, hovermode="closest")
+                      annotation_text=f"critical batch ≈ {cb:.0f}", annotation_position="top right")
+    # no figure title: the page writes it above the chart, so the legend row has the top margin to itself
+    fig.update_layout(xaxis_title=xtitle, yaxis_title=ytitle, hovermode="closest", meta=dict(sweep=sweep, title=title))
     if log_x:
         fig.update_xaxes(type="log")
     return fig
@@ -100,8 +101,7 @@ def ratio_figure(result: dict) -> go.Figure | None:
         fig.add_trace(go.Scatter(x=labels, y=r.tolist(), mode="markers", name=label, marker=dict(size=9, color=_STYLE[key]["color"]),
                                  hovertemplate="%{x}<br>measured / predicted = %{y:.2f}<extra>" + label + "</extra>"))
     fig.add_hline(y=1.0, line=dict(color="black", width=1))
-    fig.update_layout(title="Measured / predicted (1 = exact; above 1: slower than predicted)",
-                      xaxis_title="point (phase, batch B, prompt T or context S in tokens)",
+    fig.update_layout(meta=dict(sweep="ratio"), xaxis_title="point (phase, batch B, prompt T or context S in tokens)",
                       yaxis_title="measured / predicted (ratio)", hovermode="closest")
     fig.update_yaxes(type="log")
     return fig

@@ -157,19 +157,23 @@ def build_random(config: dict, dtype: str = "fp32", device: str = "cpu", seed: i
 
 
 def tiny_width_config(config: dict, n_layers: int | None = None) -> dict:
-    """The same architecture at a tiny width (hidden 16, 1 head of 16, FFN 32, vocab 256).
+    """The same architecture at a tiny width: hidden 2 x heads, FFN 2 x hidden, vocab 256, same attention heads.
 
-    Keeps the depth (or ``n_layers``) and the layer pattern, so timing it measures the per-layer and
-    per-step overhead of eager PyTorch with almost no bytes or FLOPs (transformers#43089 idea;
-    DESIGN.md "roofline + per-step overhead").
+    Keeps the depth (or ``n_layers``), the layer pattern and the attention shape (query heads, KV
+    heads, head dim), so timing it measures the per-layer and per-step overhead of eager PyTorch,
+    attention kernel launches included, with almost no weight bytes or FLOPs (the tiny-hidden-size
+    idea of transformers#43089; DESIGN.md "roofline + per-step overhead").
     """
     cfg, _ = clean_config(config)
     depth = int(n_layers or cfg.get("num_hidden_layers") or cfg.get("n_layer"))
-    cfg.update(hidden_size=16, intermediate_size=32, num_attention_heads=1, num_key_value_heads=1, head_dim=16,
-               vocab_size=256, num_hidden_layers=depth, tie_word_embeddings=True)
+    n_heads = int(cfg.get("num_attention_heads") or cfg.get("n_head"))
+    head_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // n_heads)
+    hidden = 2 * n_heads  # transformers requires hidden_size to be a multiple of the head count
+    cfg.update(hidden_size=hidden, intermediate_size=2 * hidden, head_dim=head_dim, vocab_size=256, num_hidden_layers=depth,
+               tie_word_embeddings=True)
     for k in ("moe_intermediate_size", "shared_expert_intermediate_size"):
         if k in cfg:
-            cfg[k] = 32
+            cfg[k] = 2 * hidden
     if isinstance(cfg.get("layer_types"), list):
         cfg["layer_types"] = cfg["layer_types"][:depth]
     if "max_window_layers" in cfg:

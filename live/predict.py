@@ -22,8 +22,8 @@ from calc.dtypes import check_nonneg_number, check_positive_int, check_positive_
 
 PREDICTIONS = {
     "datasheet": "data-sheet roofline",
-    "machine": "this machine's roofline",
-    "calibrated": "machine roofline + calibrated overhead",
+    "machine": "machine roofline",
+    "calibrated": "roofline + overhead",
 }
 
 #: (substring rules, calc accelerator id); first match wins. GPU names as torch.cuda reports them.
@@ -167,10 +167,11 @@ def datasheet_for(datasheet_id: str | None) -> Accelerator | None:
 
 
 def ratio_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Median measured/predicted ratio per sweep and prediction (rows: sweeps; NaN where absent)."""
+    """Median measured/predicted ratio per sweep and prediction (rows: sweeps; a prediction with no
+    values at all, the data sheet on a CPU, is left out)."""
     cols = {f"ratio_{k}": v for k, v in PREDICTIONS.items()}
     out = table.groupby("sweep", sort=False)[list(cols)].median().rename(columns=cols)
-    return out
+    return out.dropna(axis=1, how="all")
 
 
 def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, *, vary: str, fixed: int,

@@ -21,6 +21,27 @@ from dataclasses import dataclass, field, replace
 from .spec import RunSpec
 
 JOB_STATES = ("queued", "running", "done", "error", "cancelled")
+_START_LOCK = threading.Lock()
+
+
+def _start_clean(proc) -> None:
+    """Start a spawn-method process without re-running the parent's ``__main__`` in the child.
+
+    Streamlit executes each page run as a module named ``__main__`` whose file is app.py; spawn would
+    import that file in the child (running the whole app there). Starting with a blank ``__main__``
+    makes the child import only ``live.worker``.
+    """
+    import sys
+    import types
+
+    with _START_LOCK:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            if saved is not None:
+                sys.modules["__main__"] = saved
 
 
 class WorkerBusy(RuntimeError):
@@ -122,7 +143,7 @@ class LiveWorker:
         self._cancel = self._ctx.Event()
         self._proc = self._ctx.Process(target=_serve, args=(self._requests, self._events, self._cancel),
                                        daemon=True, name="live-measurement-worker")
-        self._proc.start()
+        _start_clean(self._proc)
         self._reader = threading.Thread(target=self._read_events, args=(self._proc, self._events), daemon=True,
                                         name="live-worker-reader")
         self._reader.start()

@@ -90,7 +90,7 @@ except ValueError as e:
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)
-c = st.columns([1, 1, 4])
+c = st.columns([2, 1, 4])
 run = c[0].button("Run measurement", type="primary", key="lv_run", disabled=spec is None)
 cancel = c[1].button("Cancel", key="lv_cancel")
 if spec_error:
@@ -189,9 +189,11 @@ for i, sweep in enumerate(SWEEPS):
     fig = sweep_figure(res, sweep)
     if fig is not None:
         with c[i % 2]:
+            st.markdown(f"**{SWEEPS[sweep][4]}** (bars: p10-p90 of the measured samples)")
             common.show_chart(fig, key=f"lv_chart_{sweep}")
 fig = ratio_figure(res)
 if fig is not None:
+    st.markdown("**Measured / predicted for every point** (1 = exact; above 1: slower than predicted)")
     common.show_chart(fig, key="lv_chart_ratio")
 st.markdown("Median measured / predicted per sweep (1.00 = exact):")
 summary = ratio_summary(table).reset_index().rename(columns={"sweep": "sweep"})
@@ -217,8 +219,8 @@ st.caption("Prefill points: the DynamicCache after the prompt, sum of keys + val
 st.subheader("Generated text")
 text = res.get("text")
 if text:
-    st.caption(text["why"] + ". " + (text["tokenizer_note"] or ""))
+    st.caption(text["why"][:1].upper() + text["why"][1:] + ". " + (text["tokenizer_note"] or "").capitalize())
     if text["text"] is not None:
-        st.code(f"{text['prompt']} ⟶ {text['text']}")
+        st.code(f"{text['prompt']} ⟶ {text['text']}", language=None, wrap_lines=True)
     else:
-        st.code(f"prompt ids {text['prompt_ids']} ⟶ output ids {text['output_ids']}")
+        st.code(f"prompt ids {text['prompt_ids']} ⟶ output ids {text['output_ids']}", language=None, wrap_lines=True)

@@ -74,8 +74,8 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     assert row["measured_bytes"] == 4096 and row["calc_bytes"] == 4096
     charts = at.get("plotly_chart")
     assert len(charts) == 5  # four sweeps + the ratio chart
-    specs = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in charts}
-    tpot = specs["TPOT against batch, fixed context"]
+    specs = {json.loads(c.proto.spec)["layout"]["meta"]["sweep"]: json.loads(c.proto.spec) for c in charts}
+    tpot = specs["decode_batch"]
     assert tpot["layout"]["yaxis"]["title"]["text"] == "TPOT (ms per step)"
     measured = [t for t in tpot["data"] if t["name"].startswith("measured")][0]
     assert list(measured["x"]) == [1, 2]
