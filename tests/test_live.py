@@ -170,7 +170,12 @@ def test_clean_config_drops_auto_map():
 
 def test_tiny_width_config_keeps_depth_and_pattern():
     cfg = tiny_width_config(dict(GQA, num_hidden_layers=4, layer_types=["full_attention"] * 4), n_layers=2)
-    assert cfg["num_hidden_layers"] == 2 and cfg["hidden_size"] == 16 and len(cfg["layer_types"]) == 2
+    # hidden = 2 x 4 heads = 8; the attention shape stays: 4 heads of 64/4 = 16, 2 KV heads
+    assert cfg["num_hidden_layers"] == 2 and len(cfg["layer_types"]) == 2
+    assert (cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]) == (8, 16, 256)
+    assert (cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]) == (4, 2, 16)
+    model = build_random(cfg)
+    assert model.model.layers[0].self_attn.q_proj.weight.shape == (64, 8)
 
 
 # -- probe and predictions -------------------------------------------------------------------------
