@@ -56,7 +56,7 @@ if source == "config":
     if up is not None:
         config_text = up.getvalue().decode("utf-8", errors="replace")
 elif source == "weights":
-    weights_path = st.text_input("Local directory or hub id already on this machine", key="lv_path",
+    weights_path = st.text_input("Local directory or hub id already on this machine", key="lv_path", bind="query-params",
                                  help="Loaded with local_files_only=True and HF_HUB_OFFLINE=1; never trust_remote_code.")
 
 with st.expander("Sweep sizes", expanded=False):

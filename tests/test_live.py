@@ -72,6 +72,16 @@ def test_runner_kv_check_explains_the_sliding_window_difference():
     assert rows[("decode", 6)]["verdict"] == "equal"
 
 
+def test_a_point_too_large_for_memory_is_skipped_with_a_message():
+    # GQA tiny model: 768 B per token; batch 2048 x 1,000,000 tokens = 1.6 TB of KV, far above any free RAM
+    spec = RunSpec(source="config", config_json=json.dumps(GQA), prompt_lens=(4,), prefill_batches=(1,),
+                   prefill_prompt_len=4, decode_batches=(2048, 4096), decode_context_len=1_000_000,
+                   decode_contexts=(4,), decode_steps=1, repeats=1, warmup=0, new_tokens=1, calibrate=False)
+    res = LiveSession(probe_buffer_bytes=16 << 20).run(spec)
+    assert len(res["skipped"]) == 2 and "needs about" in res["skipped"][0]
+    assert len(res["table"]) == 3  # the prompt, prefill-batch and decode-context points still ran
+
+
 # -- timings -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def kv_heavy_model():
@@ -235,3 +245,15 @@ def test_parse_sizes_and_spec_errors():
         RunSpec(decode_steps=0)
     with pytest.raises(ValueError, match="needs the config.json text"):
         RunSpec(source="config")
+
+
+def test_the_page_side_of_live_does_not_import_torch():
+    # the Streamlit process imports these; torch must load only in the worker subprocess
+    import subprocess
+    import sys
+
+    code = ("import sys, live, live.spec, live.worker, live.predict, live.charts; "
+            "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+    assert out.stdout.split() == ["False", "False"], out.stderr
