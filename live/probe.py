@@ -2,7 +2,8 @@
 
 Method (gpt-fast's empirical peak; STREAM-style copy and read): buffers many times larger than the
 last-level cache (512 MiB on a CPU, 1 GiB on a GPU), a copy (bytes read + bytes written) and a
-read-only reduction (``sum``), a GEMV over the same buffer (what a decode step does), and a square
+read-only reduction (``sum``), a GEMV over the same buffer (``F.linear`` at batch 1, what a decode
+step's linear layers run), and a square
 matmul in the chosen dtype whose size grows until one product takes a measurable time. On CUDA
 every timing uses CUDA events after a synchronize. The result is a calc ``Accelerator`` whose
 bandwidth is the read figure and whose FLOP/s table holds the measured matmul rate for the dtype.
@@ -141,11 +142,12 @@ def probe_machine(device: str = "cpu", dtype: str = "fp32", buffer_bytes: int | 
         copy_s = _best_time_s(lambda: y.copy_(x), device, repeats)
         read_s = _best_time_s(lambda: x.sum(), device, repeats)
         del y
-        # GEMV over the same bytes in the model dtype: rows x 4096 matrix times a vector.
+        # GEMV over the same bytes in the model dtype, the way nn.Linear runs a batch-1 decode step:
+        # F.linear(x [1, 4096], W [rows, 4096]).
         xm = x.view(-1, 4096).to(tdt) if tdt != torch.float32 else x.view(-1, 4096)
         del x
-        v = torch.ones(4096, dtype=tdt, device=device)
-        gemv_s = _best_time_s(lambda: torch.mv(xm, v), device, repeats)
+        v = torch.ones(1, 4096, dtype=tdt, device=device)
+        gemv_s = _best_time_s(lambda: torch.nn.functional.linear(v, xm), device, repeats)
         gemv_bytes = xm.numel() * xm.element_size()
         del xm, v
         n, mm_s = 256, 0.0
