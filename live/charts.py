@@ -77,8 +77,11 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
     log_x = max(xs) / max(min(xs), 1) >= 8
     if sweep == "decode_batch" and result.get("critical_batch"):
         cb = float(result["critical_batch"])
-        fig.add_vline(x=cb, line=dict(color="#9467bd", dash="dashdot"),
-                      annotation_text=f"critical batch ≈ {cb:.0f}", annotation_position="top right")
+        # a vertical line as a trace in data coordinates (shapes on log axes are error-prone)
+        top = float(np.nanmax([pts["p90_s"].max(), curves["machine_s"].max(), curves["calibrated_s"].max()])) * 1e3
+        fig.add_trace(go.Scatter(x=[cb, cb], y=[0.0, top * 1.05], mode="lines", name=f"critical batch ≈ {cb:.0f}",
+                                 line=dict(color="#9467bd", dash="dashdot"),
+                                 hovertemplate=f"critical batch {cb:.1f} (P x bytes / 2W)<extra></extra>"))
     # no figure title: the page writes it above the chart, so the legend row has the top margin to itself
     fig.update_layout(xaxis_title=xtitle, yaxis_title=ytitle, hovermode="closest", meta=dict(sweep=sweep, title=title))
     if log_x:

@@ -168,14 +168,19 @@ if d1 is not None:
     c[3].metric("Measured / calibrated (decode B=1)", f"{d1['ratio_calibrated']:.2f}x")
 
 with st.expander("This machine (probe)", expanded=False):
-    c = st.columns(5)
-    c[0].metric("Read bandwidth", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s")
+    c = st.columns(3)
+    c[0].metric("Read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
+                help="sum() over a buffer far larger than the caches; the W of this machine's roofline")
     c[1].metric("Copy bandwidth", common.fmt_bytes(probe["copy_bytes_per_s"]) + "/s", help="bytes read + bytes written")
-    c[2].metric("GEMV bandwidth", common.fmt_bytes(probe["gemv_bytes_per_s"]) + "/s", help=f"F.linear at batch 1 in {probe['dtype']} over the same buffer: "
+    c[2].metric("GEMV bandwidth", common.fmt_bytes(probe["gemv_bytes_per_s"]) + "/s",
+                help=f"F.linear at batch 1 in {probe['dtype']} over the same buffer: "
                      "the kernel a decode step's linear layers run")
-    c[3].metric(f"Matmul ({probe['dtype']})", common.fmt_bytes(probe["matmul_flops_per_s"]).replace("B", "FLOP") + "/s",
+    c = st.columns(3)
+    c[0].metric(f"Matmul rate (P, {probe['dtype']})",
+                common.fmt_bytes(probe["matmul_flops_per_s"]).replace("B", "FLOP") + "/s",
                 help=f"{probe['matmul_n']}x{probe['matmul_n']} square matmul")
-    c[4].metric("Critical batch", f"{res['critical_batch']:.1f}", help="P x bytes per weight / (2 W)")
+    c[1].metric("Critical batch", f"{res['critical_batch']:.1f}", help="P x bytes per weight / (2 W)")
+    c[2].metric("Threads", f"{probe['threads']}", help=f"torch intra-op threads; CPU capability {probe['cpu_capability']}")
     cal = res["calibration"]
     st.caption(f"Buffer {common.fmt_bytes(probe['buffer_bytes'], 'GiB')}; probe took {probe['probe_s']:.1f} s. "
                f"Calibrated overhead: c_layer = {common.fmt_seconds(cal['c_layer_s'])}, c_step = "

@@ -79,5 +79,6 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     assert tpot["layout"]["yaxis"]["title"]["text"] == "TPOT (ms per step)"
     measured = [t for t in tpot["data"] if t["name"].startswith("measured")][0]
     assert list(measured["x"]) == [1, 2]
-    assert len(tpot["layout"]["shapes"]) == 1  # the critical batch line
+    line = [t for t in tpot["data"] if t["name"].startswith("critical batch")]
+    assert len(line) == 1 and line[0]["x"][0] == line[0]["x"][1] > 0  # the critical batch, a vertical line
     assert any("random weights" in m.value for m in at.markdown)
