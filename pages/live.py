@@ -115,7 +115,8 @@ if pending is not None:
             break
         except WorkerBusy:
             cur = worker.current()
-            wait.info(f"Waiting for the current run (started elsewhere): {cur.message if cur else ''}")
+            wait.info(f"Waiting for the current run to finish (one measurement at a time per server): "
+                      f"{cur.message if cur else ''}")
             time.sleep(0.5)
     wait.empty()
 

@@ -48,6 +48,14 @@ def test_page_opens_without_running_anything():
     assert any("Run measurement" in i.value for i in at.info)
 
 
+def test_garbage_url_values_fall_back_to_defaults():
+    at = open_page(lv_dev="tpu", lv_dtype="fp64", lv_steps="abc", lv_src="nonsense", lv_model="gpt-9")
+    assert not at.exception and not at.error
+    assert at.radio(key="lv_dev").value == "cpu" and at.radio(key="lv_dtype").value == "auto"
+    assert at.number_input(key="lv_steps").value == 4 and at.radio(key="lv_src").value == "preset"
+    assert at.selectbox(key="lv_model").value == "smollm2-135m"
+
+
 def test_bad_sweep_text_is_an_error_not_a_traceback():
     at = open_page(lv_prompts="32, abc")
     assert not at.exception
