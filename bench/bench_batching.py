@@ -60,7 +60,7 @@ def main() -> None:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/batching.py").run()
+    at.switch_page("app_pages/batching.py").run()
     assert not at.exception, at.exception
     ms = median_ms(at.run, args.repeats)
     print(f"\nPage rerun (AppTest, same inputs, median of {args.repeats}): {ms:.0f} ms")

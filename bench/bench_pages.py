@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import conftest  # noqa: E402,F401  (the AppTest fix for st.navigation)
+
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 
@@ -40,7 +40,7 @@ def main():
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         t0 = time.perf_counter()
         at.run()
-        if path != "pages/home.py":
+        if path != "app_pages/home.py":
             at.switch_page(path).run()
         first = time.perf_counter() - t0
         times = []

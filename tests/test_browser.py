@@ -42,8 +42,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url():
+def _start_app():
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -61,6 +60,12 @@ def app_url():
     else:
         proc.kill()
         pytest.fail("the app did not start within 60 s")
+    return proc, url
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    proc, url = _start_app()
     yield url
     proc.terminate()
     proc.wait(timeout=20)
@@ -97,12 +102,28 @@ def metric_values(pg) -> list[str]:
 
 @pytest.mark.parametrize("path", list(PAGES))
 def test_every_page_opens_without_an_exception(page, app_url, path):
-    if path and not (ROOT / "pages" / f"{path}.py").exists():
-        pytest.skip(f"pages/{path}.py is not in this tree")
+    if path and not (ROOT / "app_pages" / f"{path}.py").exists():
+        pytest.skip(f"app_pages/{path}.py is not in this tree")
     page.goto(f"{app_url}/{path}")
     wait_for_app(page)
     assert page.get_by_test_id("stException").count() == 0
     assert PAGES[path].lower() in page.locator("h1").first.inner_text().lower()
+
+
+def test_a_fresh_server_opened_on_a_deep_link_shows_the_app_menu(page):
+    # The first request of a new server goes to a page, not to "/": the menu must be app.py's
+    # st.navigation (page titles), with the shared sidebar, never a list of the files in a folder.
+    proc, url = _start_app()
+    try:
+        page.goto(url + "/kv_cache?kv_ctx=32768")
+        wait_for_app(page)
+        nav = page.get_by_test_id("stSidebarNav").inner_text()
+        assert "KV cache bill" in nav and "Monthly bill" in nav
+        assert "common" not in nav
+        assert page.locator(".st-key-model").count() == 1      # the shared sidebar is there
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def test_moving_a_slider_shows_the_new_number_and_updates_the_url(page, app_url):

@@ -7,10 +7,12 @@ from streamlit.testing.v1 import AppTest
 
 import calc
 from calc.batching import batching_experiment
-from pages import common
+from app_pages import common
+import pagetest
+from pagetest import metric
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/batching.py"
+PAGE = "app_pages/batching.py"
 # The page's documented defaults (the widget values when nothing is set).
 DEFAULTS = dict(n_requests=200, arrival_rate_per_s=16.0, prompt_mean_tokens=512, prompt_spread=0.5,
                 output_mean_tokens=256, output_spread=1.0, distribution="lognormal", max_len_tokens=4096,
@@ -19,19 +21,7 @@ LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
 
 
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label):
-    found = [m.value for m in at.metric if m.label == label]
-    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return found[0]
+    return pagetest.open_page(PAGE, timeout=60, **query)
 
 
 @pytest.fixture(scope="module")

@@ -10,27 +10,17 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
-from pages.common import fmt_bytes
+from app_pages.common import fmt_bytes
+import pagetest
+from pagetest import metric
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/kv_cache.py"
+PAGE = "app_pages/kv_cache.py"
 LLAMA = calc.get_model("llama-3-8b")
 
 
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label_start: str) -> str:
-    found = [m.value for m in at.metric if m.label.startswith(label_start)]
-    assert found, f"no metric {label_start!r} among {[m.label for m in at.metric]}"
-    return found[0]
+    return pagetest.open_page(PAGE, timeout=60, **query)
 
 
 @pytest.fixture(scope="module")

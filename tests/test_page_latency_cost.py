@@ -10,52 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 import calc
-from pages.common import fmt_seconds, fmt_usd
+from app_pages.common import fmt_seconds, fmt_usd
+import pagetest
+from pagetest import metric, plotly_values as values
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/latency_cost.py"
+PAGE = "app_pages/latency_cost.py"
 H100 = calc.get_accelerator("h100-sxm")
 LLAMA3 = calc.get_model("llama-3-8b")
 
 
-@pytest.fixture(autouse=True)
-def _navigation_not_pages_dir(monkeypatch):
-    """AppTest forgets before each run that app.py calls st.navigation; with a folder named pages/ it
-    then runs the last page alone, without app.py and its sidebar. Keep the st.navigation mode."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-def values(arr) -> list:
-    """A Plotly data array as a list (Plotly 7 writes numpy arrays as {"dtype", "bdata"} base64)."""
-    if isinstance(arr, dict) and "bdata" in arr:
-        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=np.dtype(arr["dtype"])).tolist()
-    return list(arr)
-
-
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label):
-    found = [m.value for m in at.metric if m.label == label]
-    assert found, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return found[0]
+    return pagetest.open_page(PAGE, timeout=60, **query)
 
 
 def test_default_picks_b16_for_a_10ms_target():

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+import pagetest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/live.py"
+PAGE = "app_pages/live.py"
 TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,
         "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 256}
 SMALL = dict(lv_src="config.json", lv_cfg=json.dumps(TINY), lv_prompts="8, 16", lv_pbatch="2", lv_pprompt="8",
@@ -19,13 +20,7 @@ SMALL = dict(lv_src="config.json", lv_cfg=json.dumps(TINY), lv_prompts="8, 16", 
 
 
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return pagetest.open_page(PAGE, timeout=90, **query)
 
 
 def frame_with(at, column):

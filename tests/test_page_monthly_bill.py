@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/monthly_bill.py"
+PAGE = "app_pages/monthly_bill.py"
 
 
 def _money(text: str) -> float:

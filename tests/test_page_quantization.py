@@ -14,34 +14,22 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
-from pages.common import fmt_seconds
+from app_pages.common import fmt_seconds
+import pagetest
+from pagetest import metric_element as metric, plotly_values
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/quantization.py"
+PAGE = "app_pages/quantization.py"
 LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
 
 
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label_start: str):
-    found = [m for m in at.metric if m.label.startswith(label_start)]
-    assert found, f"no metric {label_start!r} among {[m.label for m in at.metric]}"
-    return found[0]
+    return pagetest.open_page(PAGE, timeout=60, **query)
 
 
 def array(v) -> np.ndarray:
-    """A Plotly trace array: a list, or a typed array {"dtype": ..., "bdata": base64}."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-    return np.asarray(v)
+    """A Plotly trace array as numpy."""
+    return np.asarray(plotly_values(v))
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/speculative.py"
+PAGE = "app_pages/speculative.py"
 
 
 def open_page(query_params=None):

@@ -4,7 +4,7 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from pages import common
+from app_pages import common
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]

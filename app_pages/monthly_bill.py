@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from calc import bill
-from pages import common
+from app_pages import common
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}

@@ -10,7 +10,7 @@ from live.predict import PREDICTIONS, headline, ratio_summary
 from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, PRESET_IDS, RunSpec, cpu_native_dtypes, cuda_present,
                        default_dtype, parse_sizes, preset_name)
 from live.worker import LiveWorker, WorkerBusy
-from pages import common
+from app_pages import common
 
 st.title("Live measurement")
 st.markdown(

@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from pages import common
+from app_pages import common
 
 FORMATS = ("bf16", "fp8", "int8", "int4")
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens

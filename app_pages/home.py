@@ -2,7 +2,7 @@
 import streamlit as st
 
 import calc
-from pages import common
+from app_pages import common
 
 sel = common.selection()
 st.title("LLM Inference Explorer")
@@ -66,14 +66,14 @@ common.download_csv(table, "napkin.csv", key="h_csv")
 
 st.subheader("Explore")
 cards = [
-    ("pages/kv_cache.py", "KV cache bill", "How big the cache gets: MHA, GQA, MQA, MLA, windows; what fits."),
-    ("pages/roofline.py", "Decode and the roofline", "Why decode is memory-bound; the step split; the knee."),
-    ("pages/latency_cost.py", "Latency against cost", "TPOT against dollars per million tokens: the Pareto front."),
-    ("pages/quantization.py", "Quantization", "bf16, fp8, int8, int4 for weights and cache."),
-    ("pages/batching.py", "Batching and memory", "Static vs continuous batching; PagedAttention; prefix caching."),
-    ("pages/speculative.py", "Speculative decoding", "Exact sampling from a draft; when the speedup vanishes."),
-    ("pages/monthly_bill.py", "Monthly bill", "A product's bill across model tiers; when self-hosting wins."),
-    ("pages/live.py", "Live measurement", "A real model on this machine, next to the prediction."),
+    ("app_pages/kv_cache.py", "KV cache bill", "How big the cache gets: MHA, GQA, MQA, MLA, windows; what fits."),
+    ("app_pages/roofline.py", "Decode and the roofline", "Why decode is memory-bound; the step split; the knee."),
+    ("app_pages/latency_cost.py", "Latency against cost", "TPOT against dollars per million tokens: the Pareto front."),
+    ("app_pages/quantization.py", "Quantization", "bf16, fp8, int8, int4 for weights and cache."),
+    ("app_pages/batching.py", "Batching and memory", "Static vs continuous batching; PagedAttention; prefix caching."),
+    ("app_pages/speculative.py", "Speculative decoding", "Exact sampling from a draft; when the speedup vanishes."),
+    ("app_pages/monthly_bill.py", "Monthly bill", "A product's bill across model tiers; when self-hosting wins."),
+    ("app_pages/live.py", "Live measurement", "A real model on this machine, next to the prediction."),
 ]
 cols = st.columns(4)
 for i, (path, title, blurb) in enumerate(cards):

@@ -5,7 +5,7 @@ import streamlit as st
 
 import calc
 from calc import speculative as sd
-from pages import common
+from app_pages import common
 
 SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # seed 000, step 3: target p

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from pages import common
+from app_pages import common
 
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]

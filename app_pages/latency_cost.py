@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from pages import common
+from app_pages import common
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {

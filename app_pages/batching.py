@@ -5,7 +5,7 @@ import streamlit as st
 
 import calc
 from calc.batching import batching_experiment, prefix_cache_curve
-from pages import common
+from app_pages import common
 
 sel = common.selection()
 st.title("Batching and memory")
