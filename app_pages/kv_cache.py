@@ -16,30 +16,13 @@ RANKS = [128, 256, 512, 1024, 2048]
 
 def build_variant(model: calc.ModelConfig, layout: str, n_kv_heads: int, latent_rank: int, window: str,
                   local_per_global: int) -> calc.ModelConfig:
-    """The selected model with the page's attention layout and window applied.
+    """The page's choices mapped onto calc.kv.with_attention_layout ("model" window: as configured).
 
     Raises:
         ValueError: a combination ModelConfig rejects (e.g. K not dividing the query heads).
     """
-    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
-    if layout == "mha":
-        model = model.with_changes(**plain, attention="mha", n_kv_heads=model.n_heads)
-    elif layout == "gqa":
-        model = model.with_changes(**plain, attention="gqa", n_kv_heads=n_kv_heads)
-    elif layout == "mqa":
-        model = model.with_changes(**plain, attention="mqa", n_kv_heads=1)
-    elif layout == "mla":
-        base = model if model.attention == "mla" else calc.attention_variants(model)["MLA"].with_changes(
-            sliding_window=model.sliding_window, layer_types=model.layer_types)
-        model = base.with_changes(kv_lora_rank=latent_rank)
-    if window == "none":
-        model = model.with_changes(sliding_window=None, layer_types=None)
-    elif window != "model":
-        # Hybrid stack: r local layers, then one global (Gemma 3 and character.ai use 5:1).
-        kinds = None if local_per_global == 0 else tuple(
-            "full" if (i + 1) % (local_per_global + 1) == 0 else "sliding" for i in range(model.n_layers))
-        model = model.with_changes(sliding_window=int(window), layer_types=kinds)
-    return model
+    w = None if window == "model" else 0 if window == "none" else int(window)
+    return calc.kv.with_attention_layout(model, layout, n_kv_heads, latent_rank, w, local_per_global)
 
 
 def _window_label(model: calc.ModelConfig, w: str) -> str:

@@ -158,3 +158,57 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
                                      "qk_nope_head_dim": h, "v_head_dim": h}, attention="mla", n_kv_heads=n),
         f"Window {window}": gqa.with_changes(sliding_window=window),
     }
+
+
+def hybrid_layer_types(n_layers: int, local_per_global: int) -> tuple[str, ...]:
+    """Per-layer kinds of a hybrid stack: ``local_per_global`` sliding layers, then one full layer,
+    repeated (layer i is full when (i + 1) is a multiple of r + 1). Gemma 3 and character.ai use 5:1
+    (Gemma 3 report; "Optimizing AI Inference at Character.AI", 2024); Gemma 2 uses 1:1.
+
+    Raises:
+        ValueError: non-positive ``n_layers`` or ``local_per_global``.
+    """
+    n = check_positive_int(n_layers, "n_layers")
+    r = check_positive_int(local_per_global, "local_per_global")
+    return tuple("full" if (i + 1) % (r + 1) == 0 else "sliding" for i in range(n))
+
+
+def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads: int | None = None,
+                          latent_rank: int | None = None, window: int | None = None,
+                          local_per_global: int | None = None) -> ModelConfig:
+    """The model with another attention layout and window, for "what if" comparisons.
+
+    Args:
+        layout: "model" (as configured), "mha", "gqa" (with ``n_kv_heads``), "mqa" or "mla" (DeepSeek's
+            proportions from ``attention_variants`` unless the model is MLA already; latent width
+            ``latent_rank`` when given).
+        window: None keeps the model's windows; 0 removes them; W > 0 puts a W-token window on the
+            sliding layers of a hybrid stack with ``local_per_global`` sliding layers per full one
+            (None or 0: every layer sliding).
+
+    Raises:
+        ValueError: an unknown layout, or a combination ``ModelConfig`` rejects (e.g. K not dividing N).
+    """
+    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
+    if layout == "mha":
+        model = model.with_changes(**plain, attention="mha", n_kv_heads=model.n_heads)
+    elif layout == "gqa":
+        k = check_positive_int(n_kv_heads, "n_kv_heads")
+        model = model.with_changes(**plain, attention="gqa" if k > 1 else "mqa", n_kv_heads=k)
+    elif layout == "mqa":
+        model = model.with_changes(**plain, attention="mqa", n_kv_heads=1)
+    elif layout == "mla":
+        if model.attention != "mla":
+            model = attention_variants(model)["MLA"].with_changes(sliding_window=model.sliding_window,
+                                                                  layer_types=model.layer_types)
+        if latent_rank is not None:
+            model = model.with_changes(kv_lora_rank=check_positive_int(latent_rank, "latent_rank"))
+    elif layout != "model":
+        raise ValueError(f"layout must be one of model, mha, gqa, mqa, mla; got {layout!r}")
+    if window is None:
+        return model
+    if window == 0:
+        return model.with_changes(sliding_window=None, layer_types=None)
+    w = check_positive_int(window, "window")
+    kinds = hybrid_layer_types(model.n_layers, local_per_global) if local_per_global else None
+    return model.with_changes(sliding_window=w, layer_types=kinds)

@@ -168,3 +168,30 @@ def test_preset_table_matches_the_scalar_functions():
         assert row.kv_bytes_per_seq == calc.kv_cache_bytes(m, 8192)
     h100 = df[(df.model == "Llama-3-8B") & (df.accelerator == "NVIDIA H100 SXM 80GB")].iloc[0]
     assert h100.max_batch == 59                       # seed 000 step 4
+
+
+def test_hybrid_pattern_reproduces_gemma_layer_types():
+    # 5 local : 1 global over 62 layers is Gemma-3-27B's catalogue pattern (full at 5, 11, ..., 59)
+    assert calc.kv.hybrid_layer_types(62, 5) == calc.get_model("gemma-3-27b").layer_types
+    assert calc.kv.hybrid_layer_types(42, 1) == calc.get_model("gemma-2-9b").layer_types
+    with pytest.raises(ValueError, match="local_per_global must be a positive integer"):
+        calc.kv.hybrid_layer_types(10, 0)
+
+
+def test_with_attention_layout_changes_the_cache_as_the_formula_says():
+    # Llama-3-8B at 8k: GQA-8 1.07 GB; MHA x4 (32/8); MQA /8; window 1024 on 5 of every 6 layers:
+    # 5 full layers (i+1 = 6, 12, ..., 30) x 8192 + 27 sliding x 1024 tokens, x 4,096 B per layer-token
+    with_layout = calc.kv.with_attention_layout
+    base = calc.kv_cache_bytes(M, 8192)
+    assert calc.kv_cache_bytes(with_layout(M, "mha"), 8192) == 4 * base
+    assert calc.kv_cache_bytes(with_layout(M, "mqa"), 8192) == base / 8
+    assert calc.kv_cache_bytes(with_layout(M, "gqa", n_kv_heads=4), 8192) == base / 2
+    hybrid = with_layout(M, window=1024, local_per_global=5)
+    assert calc.kv_cache_bytes(hybrid, 8192) == (5 * 8192 + 27 * 1024) * 2 * 8 * 128 * 2
+    assert with_layout(hybrid, window=0).layer_types is None
+    mla = with_layout(M, "mla", latent_rank=256)
+    assert calc.kv.kv_elements_per_token_per_layer(mla) == 256 + 64      # d_c + H/2 RoPE dims
+    with pytest.raises(ValueError, match="GQA needs n_kv_heads to divide"):
+        with_layout(M, "gqa", n_kv_heads=7)
+    with pytest.raises(ValueError, match="layout must be one of"):
+        with_layout(M, "linear")
