@@ -39,7 +39,7 @@ m[2].metric("USD per 1M output tokens",
             common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)))
 m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
             delta=("fits on one" if budget.fits else f"needs {budget.n_accelerators} x"),
-            delta_color="normal" if budget.fits else "inverse")
+            delta_color="green" if budget.fits else "red", delta_arrow="off")
 if not budget.fits:
     st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
                f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
@@ -47,8 +47,8 @@ if not budget.fits:
 
 
 def _shown(row) -> str:
-    if row.unit == "bytes":
-        return common.fmt_bytes(row.value)
+    if row.unit == "bytes":  # below a megabyte, the exact count (131,072 B is the number to remember)
+        return f"{row.value:,.0f} B" if row.value < 1e6 else common.fmt_bytes(row.value)
     if row.unit == "s":
         return common.fmt_seconds(row.value)
     if row.unit == "USD":
@@ -60,7 +60,7 @@ def _shown(row) -> str:
 
 shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
 st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
-             width="stretch")
+             width="stretch", height=35 * (len(shown) + 1) + 3)
 st.caption("GB = 10^9 bytes. Times are lower bounds from the roofline.")
 common.download_csv(table, "napkin.csv", key="h_csv")
 
@@ -75,9 +75,8 @@ cards = [
     ("app_pages/monthly_bill.py", "Monthly bill", "A product's bill across model tiers; when self-hosting wins."),
     ("app_pages/live.py", "Live measurement", "A real model on this machine, next to the prediction."),
 ]
-cols = st.columns(4)
-for i, (path, title, blurb) in enumerate(cards):
-    if (common.ROOT / path).exists():
-        with cols[i % 4].container(border=True):
+for start in range(0, len(cards), 4):
+    for col, (path, title, blurb) in zip(st.columns(4), cards[start:start + 4]):
+        with col.container(border=True, height="stretch"):
             st.page_link(path, label=f"**{title}**")
             st.caption(blurb)
