@@ -1,8 +1,11 @@
 """Benchmark of the live tab: the default model on this machine, measured against the three predictions.
 
-Prints the machine probe, the calibrated overhead, every point (median, p10-p90, the three
-predictions and measured/predicted ratios), the achieved-bandwidth fraction of decode at batch 1,
-and the median ratios. Runs the page's default RunSpec in the worker subprocess, as the page does.
+Prints the load average, the machine probe, the calibration (matmul kernels at the model's shapes:
+time and achieved bandwidth per group; the per-step overhead), every point (median, p10-p90, the
+three predictions, the calibrated parts and measured/predicted ratios), the achieved-bandwidth
+fraction of decode at batch 1, and the median ratios per sweep. For comparison it also prints the
+ratio to the older overhead-only calibration (machine roofline + overhead, no kernel term), from
+the same measurements. Runs the page's default RunSpec in the worker subprocess, as the page does.
 
     python bench/bench_live.py [--device cuda] [--dtype bf16] [--preset smollm2-135m] [--threads N]
 """
@@ -16,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from live.predict import PREDICTIONS, headline, ratio_summary  # noqa: E402
+from live.predict import PREDICTIONS, headline, kernel_bandwidth, kernel_table, ratio_summary  # noqa: E402
 from live.spec import DEFAULT_PRESET, RunSpec, default_dtype  # noqa: E402
 from live.worker import LiveWorker  # noqa: E402
 
@@ -55,13 +58,34 @@ def main(argv=None) -> int:
           f"GEMV {pr['gemv_bytes_per_s'] / 1e9:.1f} GB/s, matmul {pr['matmul_flops_per_s'] / 1e9:.1f} GFLOP/s "
           f"({pr['matmul_n']}^2), in {pr['probe_s']:.1f} s; critical batch {res['critical_batch']:.1f}")
     print(f"calibration: c_layer {cal['c_layer_s'] * 1e3:.3f} ms, c_step {cal['c_step_s'] * 1e3:.3f} ms, "
-          f"overhead {cal['overhead_s'] * 1e3:.2f} ms per forward; tiny-model steps "
-          + ", ".join(f"L={d}: {t * 1e3:.2f} ms" for d, t in sorted(cal["depth_times_s"].items())))
+          f"overhead {cal['overhead_s'] * 1e3:.2f} ms per forward; tiny-model steps (step - matmuls - KV = overhead) "
+          + ", ".join(f"L={d}: {p['step_s'] * 1e3:.2f} - {p['matmul_s'] * 1e3:.2f} - {p['kv_s'] * 1e3:.3f} = "
+                      f"{cal['depth_times_s'][d] * 1e3:.2f} ms" for d, p in sorted(cal.get("tiny_parts", {}).items())))
+    groups = cal.get("matmul_groups")
+    if groups:
+        kb = kernel_bandwidth(groups, 1)
+        print(f"matmul kernels at the model's shapes (rows {groups[0]['rows']}), batch-1 pass: "
+              f"{kb['bytes'] / 1e6:.1f} MB of weights in {kb['time_s'] * 1e3:.2f} ms = {kb['bytes_per_s'] / 1e9:.1f} GB/s "
+              f"({100 * kb['bytes_per_s'] / pr['read_bytes_per_s']:.0f} % of the probed read bandwidth)")
+        kt = kernel_table(groups, 1)
+        kt["weight_MB"] = kt.pop("weight_bytes") / 1e6
+        kt["time_ms"] = kt.pop("time_s") * 1e3
+        kt["GB_per_s"] = kt.pop("bytes_per_s") / 1e9
+        kt["GFLOP_per_s"] = kt.pop("flops_per_s") / 1e9
+        print(kt.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+        print("time of all groups per row count (ms): " + ", ".join(
+            f"{r}: {sum(g['times_s'][i] for g in groups) * 1e3:.1f}" for i, r in enumerate(groups[0]["rows"])))
+    print(f"calibration took {cal['calibration_s']:.1f} s (kernels {cal.get('kernel_calibration_s', 0.0):.1f} s)")
     print()
+    table = table.copy()
+    # the older calibration (no kernel term), from the same measurements
+    table["ratio_old_cal"] = table["median_s"] / (table["pred_machine_s"] + table["cal_overhead_s"])
     cols = ["sweep", "batch", "context_len", "median_s", "p10_s", "p90_s", "pred_machine_s", "pred_calibrated_s",
-            "ratio_datasheet", "ratio_machine", "ratio_calibrated", "achieved_bandwidth_pct"]
+            "cal_matmul_s", "cal_kv_s", "cal_attention_s", "cal_overhead_s",
+            "ratio_datasheet", "ratio_machine", "ratio_old_cal", "ratio_calibrated", "achieved_bandwidth_pct"]
     with_pd = table[cols].copy()
-    for c in ("median_s", "p10_s", "p90_s", "pred_machine_s", "pred_calibrated_s"):
+    for c in ("median_s", "p10_s", "p90_s", "pred_machine_s", "pred_calibrated_s", "cal_matmul_s", "cal_kv_s",
+              "cal_attention_s", "cal_overhead_s"):
         with_pd[c] = (with_pd[c] * 1e3).round(2)
     with_pd = with_pd.rename(columns={c: c.replace("_s", "_ms") for c in cols if c.endswith("_s")})
     print(with_pd.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
@@ -72,14 +96,19 @@ def main(argv=None) -> int:
         print(f"decode batch 1 (context {d1['context_len']}): TPOT {d1['median_s'] * 1e3:.1f} ms "
               f"(p10 {d1['p10_s'] * 1e3:.1f}, p90 {d1['p90_s'] * 1e3:.1f}); bytes per step {d1['bytes_moved'] / 1e6:.1f} MB; "
               f"achieved bandwidth {head['bandwidth_pct']:.1f} % of the probed read bandwidth")
+        print(f"  calibrated parts: matmuls {d1['cal_matmul_s'] * 1e3:.2f} ms + KV {d1['cal_kv_s'] * 1e3:.2f} ms + "
+              f"overhead {d1['cal_overhead_s'] * 1e3:.2f} ms = {d1['pred_calibrated_s'] * 1e3:.2f} ms")
         for k, label in PREDICTIONS.items():
             print(f"  measured / {label}: {d1[f'ratio_{k}']:.2f}")
+        print(f"  measured / older overhead-only calibration: {d1['median_s'] / (d1['pred_machine_s'] + d1['cal_overhead_s']):.2f}")
     print("median measured / predicted over all points:")
     for k, label in PREDICTIONS.items():
         print(f"  {label}: {head[f'median_ratio_{k}']:.2f}")
     print(f"points with the calibrated prediction within 15 %: {head['within_15pct'] * 100:.0f} %")
     print("median ratio per sweep:")
-    print(ratio_summary(table).to_string(float_format=lambda x: f"{x:.2f}"))
+    summ = ratio_summary(table)
+    summ["older overhead-only"] = table.groupby("sweep", sort=False)["ratio_old_cal"].median()
+    print(summ.to_string(float_format=lambda x: f"{x:.2f}"))
     print(f"\nKV check: {sum(r['verdict'] == 'equal' for r in res['kv_check'])}/{len(res['kv_check'])} points equal to calc")
     print(f"wall time {wall:.1f} s (worker start + load {res['model']['load_s']:.1f} s + probe + calibration "
           f"{cal['calibration_s']:.1f} s + sweeps {res['timings'].get('measure_s', float('nan')):.1f} s)")

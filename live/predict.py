@@ -3,9 +3,21 @@
 1. Data-sheet roofline: calc's ``decode_step_time`` / ``prefill_time`` on the accelerator's
    published W and P (only for a GPU in calc's catalogue; none for a CPU).
 2. This machine's roofline: the same functions on the probed ``Accelerator`` (measured W and P).
-3. Calibrated: (2) plus a per-forward overhead ``n_layers * c_layer_s + c_step_s`` fitted on this
-   machine from same-depth, tiny-width models (DESIGN.md "roofline + per-step overhead";
-   the tiny-hidden-size idea of transformers#43089).
+3. Calibrated: the sum of three measured parts (``calibrated_parts``):
+   - the model's matmuls at the speed the matmul kernels reach *at the model's own linear-layer
+     shapes and dtype on this machine* (``F.linear`` on the model's weights with B or B*T rows,
+     timed in the worker: ``live.probe.time_linears``; interpolated between the measured row
+     counts, proportional to rows above the largest);
+   - the KV cache read (decode) or written plus the attention FLOPs (prefill) at the probed W and P;
+   - a per-forward overhead ``n_layers * c_layer_s + c_step_s`` fitted on same-depth, tiny-width
+     models (DESIGN.md "roofline + per-step overhead"; the tiny-hidden-size idea of
+     transformers#43089), from which their own measured matmuls and KV read were subtracted, so
+     no part is counted twice.
+   Without a matmul calibration (``matmul_groups`` None) it is (2) plus the overhead.
+
+Why the kernel term: on a CPU the batch-1 GEMVs of a decode step stream their weights well below
+the bandwidth a plain read reaches (a sum over a large buffer), so (2) is a lower bound that a CPU
+decode step misses by a factor of 2-4, and only the kernels' own rate explains the gap.
 
 Ratios are measured / predicted: 1.0 is a perfect prediction, 2.0 means the real step took twice
 the predicted time.
@@ -18,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from calc import Accelerator, ModelConfig, critical_batch, decode_step_time, get_accelerator, prefill_time
+from calc.roofline import attention_flops
 from calc.dtypes import check_nonneg_number, check_positive_int, check_positive_number
 
 PREDICTIONS = {
@@ -86,18 +99,113 @@ def overhead_s(model: ModelConfig, c_layer_s: float, c_step_s: float) -> float:
     return model.n_layers * check_nonneg_number(c_layer_s, "c_layer_s") + check_nonneg_number(c_step_s, "c_step_s")
 
 
+def _rows_time_s(rows: list, times_s: list, n_rows: int) -> float:
+    """Time of one group at ``n_rows`` rows from its measured (rows, time) pairs: linear between the
+    measured row counts, flat below the smallest, proportional to rows above the largest (there the
+    kernels are compute-bound: time grows with the FLOPs)."""
+    r = np.asarray(rows, dtype=float)
+    t = np.asarray(times_s, dtype=float)
+    order = np.argsort(r)
+    r, t = r[order], t[order]
+    if n_rows > r[-1]:
+        return float(t[-1] * n_rows / r[-1])
+    return float(np.interp(n_rows, r, t))
+
+
+def check_matmul_groups(groups) -> list[dict]:
+    """Validate a matmul calibration: a non-empty list of dicts with ``rows`` (positive integers),
+    ``times_s`` (non-negative, same length), ``per_token`` (bool: True when the layer runs on every
+    token, B*T rows; False for the output head, which runs on the last token only: B rows).
+
+    Raises:
+        ValueError: a missing key, mismatched lengths, a non-positive row count or a negative time.
+    """
+    if not groups:
+        raise ValueError("matmul_groups must hold at least one group of linear layers")
+    for g in groups:
+        for k in ("rows", "times_s", "per_token"):
+            if k not in g:
+                raise ValueError(f"a matmul group is missing {k!r}: {g}")
+        if not g["rows"] or len(g["rows"]) != len(g["times_s"]):
+            raise ValueError(f"matmul group {g.get('label', '?')}: rows and times_s must be non-empty and of equal "
+                             f"length, got {len(g['rows'])} and {len(g['times_s'])}")
+        for r in g["rows"]:
+            check_positive_int(r, "matmul rows")
+        for t in g["times_s"]:
+            check_nonneg_number(t, "matmul time")
+    return list(groups)
+
+
+def matmul_time_s(groups: list[dict], phase: str, batch: int, tokens: int) -> float:
+    """Time of all the model's linear layers in one forward, from the measured kernel times (seconds).
+
+    ``groups``: see ``check_matmul_groups``; each group's ``times_s`` is the time of all its
+    matrices (every layer) at ``rows`` input rows. A per-token group runs on ``batch * tokens``
+    rows (``tokens`` = 1 for decode, the prompt length for prefill); the output head on ``batch``
+    rows (logits of the last token only, ``logits_to_keep=1``).
+
+    Raises:
+        ValueError: an invalid group list or non-positive sizes.
+    """
+    b = check_positive_int(batch, "batch")
+    t = check_positive_int(tokens, "tokens")
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
+    return sum(_rows_time_s(g["rows"], g["times_s"], b * t if g["per_token"] else b)
+               for g in check_matmul_groups(groups))
+
+
+def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
+                     c_layer_s: float = 0.0, c_step_s: float = 0.0, matmul_groups: list[dict] | None = None) -> dict:
+    """The calibrated prediction of one step and what it is made of (seconds).
+
+    With ``matmul_groups``: ``matmul_s`` (the model's linear layers at the measured kernel speed,
+    ``matmul_time_s``) + ``kv_s`` (KV bytes read in decode, written in prefill, / probed W; calc)
+    + ``attention_s`` (prefill only: causal attention FLOPs / probed P, calc ``attention_flops``;
+    0 in decode, where calc leaves them out) + ``overhead_s`` (``n_layers * c_layer_s + c_step_s``).
+    Without: ``matmul_s`` is the machine roofline's ``max(weights_s, compute_s)`` term, so the
+    total is the machine roofline plus the overhead (the older, overhead-only calibration).
+
+    Returns:
+        dict with matmul_s, kv_s, attention_s, overhead_s, total_s (their sum) and ``kernel`` (True
+        when the matmul term is measured).
+
+    Raises:
+        ValueError: unknown phase, non-positive sizes, unknown dtype, an invalid group list.
+    """
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
+    if phase == "decode":
+        st = decode_step_time(model, machine, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
+        attn = 0.0
+    else:
+        st = prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+        attn = attention_flops(model, seq_len, batch) / machine.compute_flops(dtype)
+    over = overhead_s(model, c_layer_s, c_step_s)
+    if matmul_groups:
+        mm = matmul_time_s(matmul_groups, phase, batch, 1 if phase == "decode" else seq_len)
+        kernel = True
+    else:
+        mm, attn, kernel = st.total_s - st.kv_s, 0.0, False
+    return dict(matmul_s=mm, kv_s=st.kv_s, attention_s=attn, overhead_s=over, total_s=mm + st.kv_s + attn + over,
+                kernel=kernel)
+
+
 def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
-                  c_layer_s: float = 0.0, c_step_s: float = 0.0, datasheet: Accelerator | None = None) -> dict:
+                  c_layer_s: float = 0.0, c_step_s: float = 0.0, datasheet: Accelerator | None = None,
+                  matmul_groups: list[dict] | None = None) -> dict:
     """The three predictions for one measured point.
 
     Args:
         phase: "prefill" (``seq_len`` = prompt tokens per sequence) or "decode" (``seq_len`` = KV
             tokens each step reads per sequence).
         dtype: weight and KV dtype ("fp32", "bf16", "fp16").
+        c_layer_s, c_step_s, matmul_groups: the calibration (``calibrated_parts``).
 
     Returns:
         dict with ``machine_s``, ``calibrated_s``, ``datasheet_s`` (NaN without a data sheet),
-        ``bytes`` (bytes the step must move: weights + KV, calc), ``flops``, ``bound``.
+        ``bytes`` (bytes the step must move: weights + KV, calc), ``flops``, ``bound`` and the
+        calibrated parts ``cal_matmul_s``, ``cal_kv_s``, ``cal_attention_s``, ``cal_overhead_s``.
 
     Raises:
         ValueError: unknown phase, non-positive sizes, unknown dtype.
@@ -112,8 +220,43 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
 
     m = step(machine)
     ds = step(datasheet).total_s if datasheet is not None else math.nan
-    return dict(machine_s=m.total_s, calibrated_s=m.total_s + overhead_s(model, c_layer_s, c_step_s),
-                datasheet_s=ds, bytes=m.bytes, flops=m.flops, bound=m.bound)
+    parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups)
+    return dict(machine_s=m.total_s, calibrated_s=parts["total_s"], datasheet_s=ds, bytes=m.bytes, flops=m.flops,
+                bound=m.bound, cal_matmul_s=parts["matmul_s"], cal_kv_s=parts["kv_s"],
+                cal_attention_s=parts["attention_s"], cal_overhead_s=parts["overhead_s"])
+
+
+def kernel_bandwidth(groups: list[dict], rows: int = 1) -> dict:
+    """Achieved bandwidth of the matmul kernels at the model's shapes: weight bytes / measured time.
+
+    Args:
+        groups: the matmul calibration (each group needs ``weight_bytes``: bytes of all its matrices).
+        rows: input rows (1 = a batch-1 decode step).
+
+    Returns:
+        dict: ``bytes`` (all linear weights), ``time_s`` (all groups at ``rows``), ``bytes_per_s``.
+
+    Raises:
+        ValueError: an invalid group list, a group without ``weight_bytes``.
+    """
+    groups = check_matmul_groups(groups)
+    total_b = sum(check_positive_number(g.get("weight_bytes", 0), "weight_bytes") for g in groups)
+    total_t = sum(_rows_time_s(g["rows"], g["times_s"], rows) for g in groups)
+    return dict(bytes=total_b, time_s=total_t, bytes_per_s=total_b / total_t if total_t > 0 else math.inf)
+
+
+def kernel_table(groups: list[dict], rows: int = 1) -> pd.DataFrame:
+    """One row per group of linear layers: label, matrices, weight bytes, time at ``rows`` rows and the
+    achieved bandwidth (weight bytes / time) and FLOP rate (2 * weights * rows / time)."""
+    out = []
+    for g in check_matmul_groups(groups):
+        t = _rows_time_s(g["rows"], g["times_s"], rows)
+        wb = float(g.get("weight_bytes", math.nan))
+        n_w = float(g.get("n_weights", math.nan))
+        out.append(dict(layers=g.get("label", "?"), matrices=int(g.get("count", 0)), weight_bytes=wb, time_s=t,
+                        bytes_per_s=wb / t if t > 0 else math.nan,
+                        flops_per_s=2.0 * n_w * rows / t if t > 0 else math.nan))
+    return pd.DataFrame(out)
 
 
 def achieved_bandwidth_fraction(bytes_moved: float, step_s: float, bandwidth_bytes_per_s: float) -> float:
@@ -127,7 +270,8 @@ def achieved_bandwidth_fraction(bytes_moved: float, step_s: float, bandwidth_byt
 
 
 def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator, dtype: str,
-                    c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None) -> pd.DataFrame:
+                    c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
+                    matmul_groups: list[dict] | None = None) -> pd.DataFrame:
     """A table of every measured point with the three predictions and measured/predicted ratios.
 
     Args:
@@ -136,18 +280,22 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     Returns:
         DataFrame: the input columns plus ``pred_datasheet_s``, ``pred_machine_s``,
         ``pred_calibrated_s``, ``ratio_datasheet``, ``ratio_machine``, ``ratio_calibrated``
-        (measured/predicted), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
+        (measured/predicted), the calibrated parts ``cal_matmul_s``, ``cal_kv_s``,
+        ``cal_attention_s``, ``cal_overhead_s`` (``calibrated_parts``), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
         / measured time / probed W, in percent), ``tokens_per_s``.
     """
     rows = []
     for p in points:
-        pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet)
+        pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet,
+                           matmul_groups)
         med = p["median_s"]
         row = dict(p)
         row.update(pred_datasheet_s=pr["datasheet_s"], pred_machine_s=pr["machine_s"],
                    pred_calibrated_s=pr["calibrated_s"], ratio_datasheet=med / pr["datasheet_s"],
                    ratio_machine=med / pr["machine_s"], ratio_calibrated=med / pr["calibrated_s"],
-                   bytes_moved=pr["bytes"], roofline_bound=pr["bound"])
+                   bytes_moved=pr["bytes"], roofline_bound=pr["bound"], cal_matmul_s=pr["cal_matmul_s"],
+                   cal_kv_s=pr["cal_kv_s"], cal_attention_s=pr["cal_attention_s"],
+                   cal_overhead_s=pr["cal_overhead_s"])
         row["achieved_bandwidth_pct"] = (100 * achieved_bandwidth_fraction(pr["bytes"], med, machine.bandwidth_bytes_per_s)
                                          if p["phase"] == "decode" else math.nan)
         tokens = p["batch"] * (p["seq_len"] if p["phase"] == "prefill" else 1)
@@ -175,8 +323,8 @@ def ratio_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, *, vary: str, fixed: int,
-                      dtype: str, c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None
-                      ) -> pd.DataFrame:
+                      dtype: str, c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
+                      matmul_groups: list[dict] | None = None) -> pd.DataFrame:
     """Predictions on a fine grid for the charts' lines.
 
     Args:
@@ -189,7 +337,7 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
     rows = []
     for x in xs:
         b, s = (int(x), fixed) if vary == "batch" else (fixed, int(x))
-        pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet)
+        pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups)
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
                          calibrated_s=pr["calibrated_s"]))
     return pd.DataFrame(rows)
@@ -220,3 +368,35 @@ def headline(table: pd.DataFrame) -> dict:
     r = table["ratio_calibrated"]
     out["within_15pct"] = float(((r >= 0.85) & (r <= 1.15)).mean())
     return out
+
+
+CALIBRATED_PARTS = {
+    "cal_matmul_s": "matmuls at the kernels' measured speed (model shapes)",
+    "cal_kv_s": "KV cache read at the probed bandwidth",
+    "cal_attention_s": "attention FLOPs at the probed matmul rate (prefill)",
+    "cal_overhead_s": "per-layer and per-step overhead (tiny-width model)",
+}
+
+
+def calibrated_parts_table(point: dict) -> pd.DataFrame:
+    """What one point's calibrated prediction is made of: a row per part with its time (s) and its share
+    of the total (percent), then the total; the attention row only when it is non-zero (prefill).
+
+    Args:
+        point: a row of ``annotate_points`` (needs ``cal_matmul_s``, ``cal_kv_s``,
+            ``cal_attention_s``, ``cal_overhead_s``, ``pred_calibrated_s``, ``median_s``).
+
+    Raises:
+        ValueError: a missing part.
+    """
+    missing = [k for k in (*CALIBRATED_PARTS, "pred_calibrated_s") if k not in point]
+    if missing:
+        raise ValueError(f"the point lacks the calibrated parts {missing}")
+    total = float(point["pred_calibrated_s"])
+    rows = [dict(part=label, time_s=float(point[k]), share_pct=100.0 * float(point[k]) / total if total else math.nan)
+            for k, label in CALIBRATED_PARTS.items() if k != "cal_attention_s" or point[k] > 0]
+    rows.append(dict(part="calibrated prediction (sum)", time_s=total, share_pct=100.0))
+    if "median_s" in point:
+        rows.append(dict(part="measured (median)", time_s=float(point["median_s"]),
+                         share_pct=100.0 * float(point["median_s"]) / total if total else math.nan))
+    return pd.DataFrame(rows)

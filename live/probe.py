@@ -176,4 +176,107 @@ def probe_machine(device: str = "cpu", dtype: str = "fp32", buffer_bytes: int | 
         probe_s=time.perf_counter() - t_start)
 
 
-__all__ = ["ProbeResult", "probe_machine", "cpu_flags"]
+
+
+def linear_groups(model) -> list[dict]:
+    """The model's ``nn.Linear`` layers grouped by role and shape, in forward order.
+
+    Role: the module's own name (``q_proj``, ``gate_proj``...; the output head is "lm_head" whatever
+    its name). Returns a list of dicts: ``label`` ("q_proj 576x576"), ``role``, ``shape`` (out, in),
+    ``count`` (matrices), ``weight_bytes`` (all of them), ``n_weights``, ``per_token`` (False only
+    for the output head, which a step runs on the last token alone), ``modules`` (the layers).
+    MoE experts and non-``Linear`` projections (GPT-2's Conv1D) are not seen: for such models the
+    kernel term covers only the layers found.
+    """
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    groups: dict[tuple, dict] = {}
+    for name, mod in model.named_modules():
+        if not isinstance(mod, torch.nn.Linear):
+            continue
+        role = "lm_head" if mod is head else name.rsplit(".", 1)[-1]
+        shape = tuple(int(x) for x in mod.weight.shape)
+        g = groups.setdefault((role, shape), dict(label=f"{role} {shape[0]}x{shape[1]}", role=role, shape=shape,
+                                                  count=0, weight_bytes=0, n_weights=0, per_token=role != "lm_head",
+                                                  modules=[]))
+        g["count"] += 1
+        g["weight_bytes"] += mod.weight.numel() * mod.weight.element_size()
+        g["n_weights"] += mod.weight.numel()
+        g["modules"].append(mod)
+    return list(groups.values())
+
+
+def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1) -> list[dict]:
+    """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows.
+
+    One pass calls every linear layer once in forward order (layer 0's q, k, v, o, gate, up, down,
+    then layer 1's...), on a fixed random input of ``rows`` rows: the weights stream from memory as
+    they do in a real step (one group alone might fit in the last-level cache). Each call is timed
+    (``perf_counter`` on a CPU, where the call is synchronous; on CUDA a pair of CUDA events around
+    each call and one synchronize per pass), summed per group; the median over ``repeats`` passes
+    after ``warmup`` untimed ones is kept.
+
+    Args:
+        rows: input row counts (a decode step at batch B runs B rows; a prefill B*T, but its output
+            head B).
+
+    Returns:
+        The groups of ``linear_groups`` without ``modules``, each with ``rows`` (sorted) and
+        ``times_s`` (seconds for all the group's matrices at each row count).
+
+    Raises:
+        ValueError: no linear layer in the model, or a non-positive row count.
+    """
+    import statistics
+
+    from calc.dtypes import check_positive_int
+
+    groups = linear_groups(model)
+    if not groups:
+        raise ValueError("this model has no torch.nn.Linear layers to time")
+    rows = tuple(sorted({check_positive_int(r, "rows") for r in rows}))
+    p = next(model.parameters())
+    dev, cuda = p.device, p.device.type == "cuda"
+    pos = {id(m): i for i, m in enumerate(model.modules())}
+    order = sorted(((gi, m) for gi, g in enumerate(groups) for m in g["modules"]), key=lambda t: pos[id(t[1])])
+    times = {gi: [] for gi in range(len(groups))}
+    with torch.inference_mode():
+        for r in rows:
+            xs = {}
+            for _, m in order:
+                k = m.in_features
+                if k not in xs:
+                    xs[k] = torch.randn(r, k, dtype=m.weight.dtype, device=dev)
+            samples = []
+            for rep in range(warmup + repeats):
+                acc = [0.0] * len(groups)
+                if cuda:
+                    torch.cuda.synchronize()
+                    evs = []
+                    for gi, m in order:
+                        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        s.record()
+                        torch.nn.functional.linear(xs[m.in_features], m.weight, m.bias)
+                        e.record()
+                        evs.append((gi, s, e))
+                    torch.cuda.synchronize()
+                    for gi, s, e in evs:
+                        acc[gi] += s.elapsed_time(e) / 1e3
+                else:
+                    for gi, m in order:
+                        t0 = time.perf_counter()
+                        torch.nn.functional.linear(xs[m.in_features], m.weight, m.bias)
+                        acc[gi] += time.perf_counter() - t0
+                if rep >= warmup:
+                    samples.append(acc)
+            for gi in range(len(groups)):
+                times[gi].append(statistics.median(s[gi] for s in samples))
+            del xs
+    out = []
+    for gi, g in enumerate(groups):
+        d = {k: v for k, v in g.items() if k != "modules"}
+        d.update(rows=list(rows), times_s=times[gi])
+        out.append(d)
+    return out
+
+
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "linear_groups", "time_linears"]

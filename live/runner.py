@@ -5,6 +5,7 @@ sweep point is timed by ``live.measure`` and set beside the three predictions of
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict
@@ -15,11 +16,13 @@ from calc import kv_cache_bytes
 
 from . import measure
 from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
-from .predict import annotate_points, datasheet_for, fit_overhead, machine_critical_batch, predict_point
-from .probe import ProbeResult, probe_machine
+from .predict import annotate_points, calibrated_parts, datasheet_for, fit_overhead, machine_critical_batch
+from .probe import ProbeResult, linear_groups, probe_machine, time_linears
 from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
+#: Largest input row count timed for the matmul calibration (larger ones scale with rows).
+MAX_KERNEL_ROWS = 256
 
 
 def _available_bytes(device: str) -> float:
@@ -62,7 +65,8 @@ class LiveSession:
         self.loaded_key: tuple | None = None
         self.load_s = 0.0
         self.probes: dict[tuple, ProbeResult] = {}
-        self.calibrations: dict[tuple, dict] = {}
+        self.overheads: dict[tuple, dict] = {}
+        self.kernels: dict[tuple, list[dict]] = {}
 
     # -- pieces -------------------------------------------------------------------------------
     def model_for(self, spec: RunSpec) -> tuple[LoadedModel, bool]:
@@ -93,33 +97,66 @@ class LiveSession:
         return self.probes[key]
 
     def calibrate(self, lm: LoadedModel, spec: RunSpec, machine) -> dict:
-        """Fit the per-forward overhead from tiny-width models of depth L and 1 (same architecture).
+        """The calibration of the third prediction (``predict.calibrated_parts``), cached per worker.
 
-        Each tiny model decodes at batch 1 and the run's fixed context; its own roofline (almost
-        nothing) is subtracted, and ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``).
+        1. Matmul kernels (``kernel_groups``): ``F.linear`` timed on the model's own weights at the
+           row counts the sweeps need.
+        2. Overhead: tiny-width models of depth L and 1 (same architecture and attention shape)
+           decode at batch 1 and the run's fixed context; from each step time their own linear
+           layers (timed the same way) and their KV read (calc, probed W) are subtracted, and
+           ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``). What remains is what the
+           kernel term and the KV term do not hold: dispatch, norms, rotary, attention launches.
         """
-        depth = lm.calc_model.n_layers
-        key = (lm.hf_config.get("model_type"), depth, spec.device, spec.dtype, torch.get_num_threads(),
-               spec.decode_context_len)
-        if key in self.calibrations:
-            return self.calibrations[key]
         t0 = time.perf_counter()
-        times = {}
-        for d in sorted({depth, 1}):
-            cfg = tiny_width_config(lm.hf_config, d)
-            tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
-            timing, _ = measure.time_decode(tiny, 1, spec.decode_context_len, steps=8, repeats=3, warmup=1)
-            tiny_model = calc_model_for(cfg, "tiny", tiny)
-            roof = predict_point(tiny_model, machine, "decode", 1, spec.decode_context_len + 8, spec.dtype)
-            times[d] = max(timing.median_s - roof["machine_s"], 0.0)
-            del tiny
-        c_layer, c_step = fit_overhead(times)
-        out = dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times,
-                   overhead_s=depth * c_layer + c_step, calibration_s=time.perf_counter() - t0,
-                   method=f"decode steps at batch 1 of tiny-width models (hidden = 2 x heads, the same attention "
-                          f"heads) of depth {sorted(times)}")
-        self.calibrations[key] = out
-        return out
+        groups = self.kernel_groups(lm, spec)
+        t_kernels = time.perf_counter() - t0
+        depth = lm.calc_model.n_layers
+        tiny_cfgs = {d: tiny_width_config(lm.hf_config, d) for d in sorted({depth, 1})}
+        key = (json.dumps(tiny_cfgs, sort_keys=True, default=str), spec.device, spec.dtype, torch.get_num_threads(),
+               spec.decode_context_len)
+        if key not in self.overheads:
+            t1 = time.perf_counter()
+            times, parts = {}, {}
+            steps = 8
+            for d, cfg in tiny_cfgs.items():
+                tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
+                timing, _ = measure.time_decode(tiny, 1, spec.decode_context_len, steps=steps, repeats=3, warmup=1)
+                tiny_mm = sum(g["times_s"][0] for g in time_linears(tiny, (1,), repeats=5, warmup=1))
+                tiny_model = calc_model_for(cfg, "tiny", tiny)
+                kv = calibrated_parts(tiny_model, machine, "decode", 1, spec.decode_context_len + steps,
+                                      spec.dtype)["kv_s"]
+                times[d] = max(timing.median_s - tiny_mm - kv, 0.0)
+                parts[d] = dict(step_s=timing.median_s, matmul_s=tiny_mm, kv_s=kv)
+                del tiny
+            c_layer, c_step = fit_overhead(times)
+            self.overheads[key] = dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times, tiny_parts=parts,
+                                       overhead_calibration_s=time.perf_counter() - t1)
+        ov = self.overheads[key]
+        from .predict import kernel_bandwidth
+
+        kb = kernel_bandwidth(groups, 1)
+        return dict(ov, overhead_s=depth * ov["c_layer_s"] + ov["c_step_s"], matmul_groups=groups,
+                    kernel_bytes_per_s=kb["bytes_per_s"], kernel_calibration_s=t_kernels,
+                    calibration_s=t_kernels + ov["overhead_calibration_s"],
+                    method=(f"matmuls: F.linear on the model's own weights at {groups[0]['rows']} rows; overhead: "
+                            f"decode steps at batch 1 of tiny-width models (hidden = 2 x heads, the same attention "
+                            f"heads) of depth {sorted(ov['depth_times_s'])}, less their own matmuls and KV read"))
+
+    def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> list[dict]:
+        """``probe.time_linears`` on the loaded model, cached per (model shapes, dtype, device, threads, rows).
+
+        Rows: 1, every decode and prefill batch up to ``MAX_KERNEL_ROWS``, and the largest prefill
+        row count B*T capped there (above it the prediction scales with rows: compute-bound).
+        """
+        prefill_rows = [b * spec.prefill_prompt_len for b in spec.prefill_batches] + list(spec.prompt_lens)
+        rows = {1} | {b for b in (*spec.decode_batches, *spec.prefill_batches) if b <= MAX_KERNEL_ROWS}
+        rows.add(min(max(prefill_rows), MAX_KERNEL_ROWS))
+        rows = tuple(sorted(rows))
+        shapes = tuple((g["label"], g["count"]) for g in linear_groups(lm.model))
+        key = (shapes, spec.device, spec.dtype, torch.get_num_threads(), rows)
+        if key not in self.kernels:
+            self.kernels[key] = time_linears(lm.model, rows, repeats=3, warmup=1)
+        return self.kernels[key]
 
     # -- the run ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, progress=lambda frac, msg: None, cancelled=lambda: False) -> dict:
@@ -166,12 +203,13 @@ class LiveSession:
             datasheet = datasheet_for(pr.datasheet_id)
             result.update(probe=pr.to_dict(), machine=machine, datasheet=datasheet,
                           critical_batch=machine_critical_batch(machine, spec.dtype))
-            step("calibrating the per-step overhead on tiny-width models of the same depth")
+            step("calibrating: the matmul kernels at the model's shapes, then the per-step overhead on "
+                 "tiny-width models of the same depth")
             if spec.calibrate:
                 cal = self.calibrate(lm, spec, machine)
             else:
                 cal = dict(c_layer_s=0.0, c_step_s=0.0, depth_times_s={}, overhead_s=0.0, calibration_s=0.0,
-                           method="not calibrated")
+                           matmul_groups=None, kernel_bytes_per_s=None, method="not calibrated")
             result["calibration"] = cal
             t_measure = time.perf_counter()
             plan = ([("prompt_len", "prefill", 1, p) for p in spec.prompt_lens]
@@ -191,7 +229,8 @@ class LiveSession:
             if "machine" in result:
                 cal = result.get("calibration") or dict(c_layer_s=0.0, c_step_s=0.0)
                 result["table"] = annotate_points(result["points"], result["model"]["calc_model"], result["machine"],
-                                                  spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"])
+                                                  spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"],
+                                                  cal.get("matmul_groups"))
         result.setdefault("timings", {})["total_s"] = time.perf_counter() - t_start
         progress(1.0, "cancelled" if result["cancelled"] else "done")
         return result

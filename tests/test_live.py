@@ -15,7 +15,8 @@ from live import measure
 from live.models import build_random, clean_config, count_params, load_model, tiny_width_config
 from live.predict import (achieved_bandwidth_fraction, datasheet_accelerator_id, fit_overhead, headline,
                           overhead_s, predict_point)
-from live.probe import probe_machine
+from live.predict import calibrated_parts, calibrated_parts_table, kernel_bandwidth, matmul_time_s
+from live.probe import probe_machine, time_linears
 from live.runner import LiveSession
 from live.spec import PRESET_IDS, RunSpec, parse_sizes, preset_hf_config
 
@@ -218,6 +219,60 @@ def test_predictions_add_the_overhead_and_bandwidth_fraction():
     assert math.isnan(p["datasheet_s"])
     assert overhead_s(m, 0.001, 0.002) == pytest.approx(0.032)
     assert achieved_bandwidth_fraction(1e9, 0.5, 4e9) == pytest.approx(0.5)
+
+
+# A fake matmul calibration: the layers' group runs on every token, the output head on the last one.
+FAKE_GROUPS = [dict(label="body", rows=[1, 16], times_s=[0.010, 0.020], per_token=True, weight_bytes=4e7),
+               dict(label="lm_head", rows=[1, 16], times_s=[0.002, 0.004], per_token=False, weight_bytes=1e7)]
+
+
+def test_calibrated_prediction_is_the_sum_of_its_parts():
+    m = from_hf_config(GQA)  # 3 layers, 768 B of fp32 KV per token (see the KV tests above)
+    acc = calc.Accelerator("probe", 1e10, 1e9, {"fp32": 1e12})
+    # decode, batch 4, 128 cached tokens:
+    #   matmuls: body at 4 rows = 0.010 + 3/15 x 0.010 = 0.012 s; head at 4 rows = 0.002 + 3/15 x 0.002 = 0.0024 s
+    #   KV read: 768 B x 128 x 4 = 393,216 B at 1 GB/s = 0.000393216 s; overhead 3 x 1 ms + 2 ms = 0.005 s
+    p = calibrated_parts(m, acc, "decode", 4, 128, "fp32", 0.001, 0.002, FAKE_GROUPS)
+    assert p["matmul_s"] == pytest.approx(0.0144)
+    assert p["kv_s"] == pytest.approx(0.000393216)
+    assert p["attention_s"] == 0.0 and p["overhead_s"] == pytest.approx(0.005)
+    assert p["total_s"] == pytest.approx(0.0144 + 0.000393216 + 0.005)
+    pt = predict_point(m, acc, "decode", 4, 128, "fp32", 0.001, 0.002, matmul_groups=FAKE_GROUPS)
+    assert pt["calibrated_s"] == pytest.approx(0.019793216)
+    # the machine roofline is unchanged by the calibration (the honest lower bound)
+    assert pt["machine_s"] == predict_point(m, acc, "decode", 4, 128, "fp32")["machine_s"]
+    # prefill, batch 2 x 32 tokens: body on 64 rows, above the largest measured (16): 0.020 x 64/16 = 0.080 s;
+    # head on 2 rows: 0.002 + 1/15 x 0.002 = 0.0021333 s; KV written 768 x 32 x 2 = 49,152 B -> 4.9152e-5 s;
+    # attention 3 layers x 2 x 4 heads x (16 + 16) x (1 + ... + 32 = 528 keys) x 2 sequences = 811,008 FLOP
+    # at 1e12 FLOP/s = 8.11008e-7 s
+    q = calibrated_parts(m, acc, "prefill", 2, 32, "fp32", 0.001, 0.002, FAKE_GROUPS)
+    assert q["matmul_s"] == pytest.approx(0.080 + 0.002 + 0.002 / 15)
+    assert q["kv_s"] == pytest.approx(4.9152e-5) and q["attention_s"] == pytest.approx(8.11008e-7)
+    assert q["total_s"] == pytest.approx(q["matmul_s"] + 4.9152e-5 + 8.11008e-7 + 0.005)
+    # the page's parts table: the rows add up to the sum row
+    row = dict(cal_matmul_s=p["matmul_s"], cal_kv_s=p["kv_s"], cal_attention_s=0.0, cal_overhead_s=0.005,
+               pred_calibrated_s=p["total_s"], median_s=0.0198)
+    t = calibrated_parts_table(row)
+    assert len(t) == 5  # matmuls, KV, overhead (no attention row in decode), sum, measured
+    assert t["time_s"].iloc[:3].sum() == pytest.approx(t["time_s"].iloc[3])
+    # kernel bandwidth at batch 1: 5e7 B in 0.012 s
+    assert kernel_bandwidth(FAKE_GROUPS)["bytes_per_s"] == pytest.approx(5e7 / 0.012)
+    with pytest.raises(ValueError, match="equal length"):
+        matmul_time_s([dict(rows=[1, 2], times_s=[0.1], per_token=True)], "decode", 1, 1)
+
+
+def test_kernel_rates_are_positive_and_finite_for_a_tiny_model():
+    model = build_random(GQA, "fp32")
+    groups = {g["label"]: g for g in time_linears(model, (1, 4), repeats=2, warmup=1)}
+    # GQA: hidden 64, 4 heads of 16, 2 KV heads -> k/v 32 x 64; FFN 128; vocab 128 (untied output head)
+    assert set(groups) == {"q_proj 64x64", "k_proj 32x64", "v_proj 32x64", "o_proj 64x64", "gate_proj 128x64",
+                           "up_proj 128x64", "down_proj 64x128", "lm_head 128x64"}
+    assert groups["q_proj 64x64"]["count"] == 3 and groups["q_proj 64x64"]["weight_bytes"] == 3 * 64 * 64 * 4
+    assert groups["lm_head 128x64"]["count"] == 1 and groups["lm_head 128x64"]["per_token"] is False
+    for g in groups.values():
+        assert g["rows"] == [1, 4] and all(measure.finite_positive(t) for t in g["times_s"])
+    rate = kernel_bandwidth(list(groups.values()))["bytes_per_s"]
+    assert math.isfinite(rate) and rate > 0
 
 
 def test_datasheet_ids():

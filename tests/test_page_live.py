@@ -85,3 +85,10 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     line = [t for t in tpot["data"] if t["name"].startswith("critical batch")]
     assert len(line) == 1 and line[0]["x"][0] == line[0]["x"][1] > 0  # the critical batch, a vertical line
     assert any("random weights" in m.value for m in at.markdown)
+    # what the calibrated prediction is made of: the parts add up to the sum row
+    parts = frame_with(at, "share_pct").set_index("part")
+    total = parts.loc["calibrated prediction (sum)", "time_s"]
+    summed = parts.drop(["calibrated prediction (sum)", "measured (median)"])["time_s"].sum()
+    assert summed == pytest.approx(total)
+    kernels = frame_with(at, "bytes_per_s")
+    assert (kernels["bytes_per_s"] > 0).all() and "lm_head 128x32" in set(kernels["layers"])
