@@ -61,6 +61,13 @@ def main(argv=None) -> int:
           f"overhead {cal['overhead_s'] * 1e3:.2f} ms per forward; tiny-model steps (step - matmuls - KV = overhead) "
           + ", ".join(f"L={d}: {p['step_s'] * 1e3:.2f} - {p['matmul_s'] * 1e3:.2f} - {p['kv_s'] * 1e3:.3f} = "
                       f"{cal['depth_times_s'][d] * 1e3:.2f} ms" for d, p in sorted(cal.get("tiny_parts", {}).items())))
+    dov = cal.get("decode_overhead")
+    if dov:
+        print(f"decode overhead terms (same-depth tiny model at the sweep's points): "
+              f"{dov['per_seq_s'] * 1e6:.1f} us per extra sequence + {dov['per_kv_token_s'] * 1e9:.2f} ns per KV token "
+              f"beyond B*S = {dov['ref_tokens']}; tiny points: " + ", ".join(
+                  f"B={p['batch']} S={p['context_len']}: step {p['step_s'] * 1e3:.2f} ms, residual {p['residual_s'] * 1e3:.2f} ms"
+                  for p in cal.get("decode_overhead_points", [])))
     groups = cal.get("matmul_groups")
     if groups:
         kb = kernel_bandwidth(groups, 1)

@@ -53,14 +53,16 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
         curves = prediction_curves(result["model"]["calc_model"], result["machine"], phase, grid + spec_steps,
                                    vary="seq_len", fixed=fixed, dtype=result["model"]["dtype"],
                                    c_layer_s=cal.get("c_layer_s", 0.0), c_step_s=cal.get("c_step_s", 0.0),
-                                   datasheet=result.get("datasheet"), matmul_groups=cal.get("matmul_groups"))
+                                   datasheet=result.get("datasheet"), matmul_groups=cal.get("matmul_groups"),
+                                   decode_overhead=cal.get("decode_overhead"))
         curves["x"] = curves["x"] - spec_steps
     else:
         fixed = int(pts["seq_len"].iloc[0])
         curves = prediction_curves(result["model"]["calc_model"], result["machine"], phase, grid, vary="batch",
                                    fixed=fixed, dtype=result["model"]["dtype"], c_layer_s=cal.get("c_layer_s", 0.0),
                                    c_step_s=cal.get("c_step_s", 0.0), datasheet=result.get("datasheet"),
-                                   matmul_groups=cal.get("matmul_groups"))
+                                   matmul_groups=cal.get("matmul_groups"),
+                                   decode_overhead=cal.get("decode_overhead"))
     for key, label in PREDICTIONS.items():
         y = curves[f"{key}_s"]
         if y.isna().all():

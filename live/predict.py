@@ -12,7 +12,8 @@
    - a per-forward overhead ``n_layers * c_layer_s + c_step_s`` fitted on same-depth, tiny-width
      models (DESIGN.md "roofline + per-step overhead"; the tiny-hidden-size idea of
      transformers#43089), from which their own measured matmuls and KV read were subtracted, so
-     no part is counted twice.
+     no part is counted twice. In decode the same tiny model, timed at the sweep's batches and
+     contexts, adds the per-sequence work that grows with B and B*S (``decode_overhead_s``).
    Without a matmul calibration (``matmul_groups`` None) it is (2) plus the overhead.
 
 Why the kernel term: on a CPU the batch-1 GEMVs of a decode step stream their weights well below
@@ -94,6 +95,34 @@ def fit_overhead(depth_times_s: dict[int, float]) -> tuple[float, float]:
     return float(slope), float(intercept)
 
 
+def fit_decode_overhead(points: list[dict], ref_residual_s: float, ref_tokens: int) -> dict | None:
+    """Fit the batch and context terms of the decode overhead (``decode_overhead_s``) by non-negative least
+    squares: ``residual(B, S) - ref_residual_s = per_seq_s * (B - 1) + per_kv_token_s * (B*S - ref_tokens)``.
+
+    Args:
+        points: dicts with ``batch``, ``kv_tokens`` (S: KV tokens per sequence the step reads) and
+            ``residual_s`` (tiny-model step time less its matmuls and KV read).
+        ref_residual_s: the same residual at batch 1 and ``ref_tokens`` KV tokens.
+
+    Returns:
+        dict(per_seq_s, per_kv_token_s, ref_tokens), or None without points.
+
+    Raises:
+        ValueError: non-positive sizes.
+    """
+    if not points:
+        return None
+    from scipy.optimize import nnls
+
+    ref = check_positive_int(ref_tokens, "ref_tokens")
+    a = np.array([[check_positive_int(p["batch"], "batch") - 1.0,
+                   p["batch"] * float(check_positive_int(p["kv_tokens"], "kv_tokens")) - ref] for p in points])
+    y = np.array([float(p["residual_s"]) - float(ref_residual_s) for p in points])
+    # columns may be all zero or negative (contexts below the reference): nnls handles both
+    coef, _ = nnls(a, y)
+    return dict(per_seq_s=float(coef[0]), per_kv_token_s=float(coef[1]), ref_tokens=ref)
+
+
 def overhead_s(model: ModelConfig, c_layer_s: float, c_step_s: float) -> float:
     """Per-forward overhead of ``model``: ``n_layers * c_layer_s + c_step_s`` (seconds)."""
     return model.n_layers * check_nonneg_number(c_layer_s, "c_layer_s") + check_nonneg_number(c_step_s, "c_step_s")
@@ -155,14 +184,44 @@ def matmul_time_s(groups: list[dict], phase: str, batch: int, tokens: int) -> fl
                for g in check_matmul_groups(groups))
 
 
+def decode_overhead_s(model: ModelConfig, batch: int, seq_len: int, c_layer_s: float, c_step_s: float,
+                      decode_overhead: dict | None = None) -> float:
+    """Overhead of one decode step: ``n_layers * c_layer_s + c_step_s`` (fitted at batch 1 and the
+    calibration context) plus, with ``decode_overhead``, the per-sequence work measured on the same-depth
+    tiny-width model at the sweep's batches and contexts:
+    ``per_seq_s * (B - 1) + per_kv_token_s * (B * S - ref_tokens)`` (attention over the cache beyond
+    its read at W, norms, rotary; a linear fit), never below 0.
+
+    ``decode_overhead``: dict with ``per_seq_s``, ``per_kv_token_s`` (seconds) and ``ref_tokens``
+    (the KV tokens per sequence of the batch-1 calibration step).
+
+    Raises:
+        ValueError: negative coefficients, a missing key, non-positive sizes.
+    """
+    b = check_positive_int(batch, "batch")
+    s = check_positive_int(seq_len, "seq_len")
+    base = overhead_s(model, c_layer_s, c_step_s)
+    if not decode_overhead:
+        return base
+    try:
+        per_seq = check_nonneg_number(decode_overhead["per_seq_s"], "per_seq_s")
+        per_tok = check_nonneg_number(decode_overhead["per_kv_token_s"], "per_kv_token_s")
+        ref = check_positive_int(decode_overhead["ref_tokens"], "ref_tokens")
+    except KeyError as e:
+        raise ValueError(f"decode_overhead lacks {e.args[0]!r}") from None
+    return max(base + per_seq * (b - 1) + per_tok * (b * s - ref), 0.0)
+
+
 def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
-                     c_layer_s: float = 0.0, c_step_s: float = 0.0, matmul_groups: list[dict] | None = None) -> dict:
+                     c_layer_s: float = 0.0, c_step_s: float = 0.0, matmul_groups: list[dict] | None = None,
+                     decode_overhead: dict | None = None) -> dict:
     """The calibrated prediction of one step and what it is made of (seconds).
 
     With ``matmul_groups``: ``matmul_s`` (the model's linear layers at the measured kernel speed,
     ``matmul_time_s``) + ``kv_s`` (KV bytes read in decode, written in prefill, / probed W; calc)
     + ``attention_s`` (prefill only: causal attention FLOPs / probed P, calc ``attention_flops``;
-    0 in decode, where calc leaves them out) + ``overhead_s`` (``n_layers * c_layer_s + c_step_s``).
+    0 in decode, where calc leaves them out) + ``overhead_s`` (``n_layers * c_layer_s + c_step_s``;
+    in decode with ``decode_overhead`` also its batch and context terms, ``decode_overhead_s``).
     Without: ``matmul_s`` is the machine roofline's ``max(weights_s, compute_s)`` term, so the
     total is the machine roofline plus the overhead (the older, overhead-only calibration).
 
@@ -181,7 +240,8 @@ def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch
     else:
         st = prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
         attn = attention_flops(model, seq_len, batch) / machine.compute_flops(dtype)
-    over = overhead_s(model, c_layer_s, c_step_s)
+    over = (decode_overhead_s(model, batch, seq_len, c_layer_s, c_step_s, decode_overhead) if phase == "decode"
+            else overhead_s(model, c_layer_s, c_step_s))
     if matmul_groups:
         mm = matmul_time_s(matmul_groups, phase, batch, 1 if phase == "decode" else seq_len)
         kernel = True
@@ -193,14 +253,14 @@ def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch
 
 def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
                   c_layer_s: float = 0.0, c_step_s: float = 0.0, datasheet: Accelerator | None = None,
-                  matmul_groups: list[dict] | None = None) -> dict:
+                  matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> dict:
     """The three predictions for one measured point.
 
     Args:
         phase: "prefill" (``seq_len`` = prompt tokens per sequence) or "decode" (``seq_len`` = KV
             tokens each step reads per sequence).
         dtype: weight and KV dtype ("fp32", "bf16", "fp16").
-        c_layer_s, c_step_s, matmul_groups: the calibration (``calibrated_parts``).
+        c_layer_s, c_step_s, matmul_groups, decode_overhead: the calibration (``calibrated_parts``).
 
     Returns:
         dict with ``machine_s``, ``calibrated_s``, ``datasheet_s`` (NaN without a data sheet),
@@ -220,7 +280,8 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
 
     m = step(machine)
     ds = step(datasheet).total_s if datasheet is not None else math.nan
-    parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups)
+    parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups,
+                             decode_overhead)
     return dict(machine_s=m.total_s, calibrated_s=parts["total_s"], datasheet_s=ds, bytes=m.bytes, flops=m.flops,
                 bound=m.bound, cal_matmul_s=parts["matmul_s"], cal_kv_s=parts["kv_s"],
                 cal_attention_s=parts["attention_s"], cal_overhead_s=parts["overhead_s"])
@@ -271,7 +332,7 @@ def achieved_bandwidth_fraction(bytes_moved: float, step_s: float, bandwidth_byt
 
 def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator, dtype: str,
                     c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
-                    matmul_groups: list[dict] | None = None) -> pd.DataFrame:
+                    matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> pd.DataFrame:
     """A table of every measured point with the three predictions and measured/predicted ratios.
 
     Args:
@@ -287,7 +348,7 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     rows = []
     for p in points:
         pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet,
-                           matmul_groups)
+                           matmul_groups, decode_overhead)
         med = p["median_s"]
         row = dict(p)
         row.update(pred_datasheet_s=pr["datasheet_s"], pred_machine_s=pr["machine_s"],
@@ -324,7 +385,7 @@ def ratio_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, *, vary: str, fixed: int,
                       dtype: str, c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
-                      matmul_groups: list[dict] | None = None) -> pd.DataFrame:
+                      matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> pd.DataFrame:
     """Predictions on a fine grid for the charts' lines.
 
     Args:
@@ -337,7 +398,8 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
     rows = []
     for x in xs:
         b, s = (int(x), fixed) if vary == "batch" else (fixed, int(x))
-        pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups)
+        pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups,
+                           decode_overhead)
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
                          calibrated_s=pr["calibrated_s"]))
     return pd.DataFrame(rows)

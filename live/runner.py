@@ -16,7 +16,8 @@ from calc import kv_cache_bytes
 
 from . import measure
 from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
-from .predict import annotate_points, calibrated_parts, datasheet_for, fit_overhead, machine_critical_batch
+from .predict import (annotate_points, calibrated_parts, datasheet_for, fit_decode_overhead, fit_overhead,
+                      machine_critical_batch, matmul_time_s)
 from .probe import ProbeResult, linear_groups, probe_machine, time_linears
 from .spec import SWEEP_NAMES, RunSpec
 
@@ -114,22 +115,40 @@ class LiveSession:
         tiny_cfgs = {d: tiny_width_config(lm.hf_config, d) for d in sorted({depth, 1})}
         key = (json.dumps(tiny_cfgs, sort_keys=True, default=str), spec.device, spec.dtype, torch.get_num_threads(),
                spec.decode_context_len)
+        extra = self.overhead_points(spec)
+        key = key + (extra,)
         if key not in self.overheads:
             t1 = time.perf_counter()
             times, parts = {}, {}
             steps = 8
+            decode_overhead, extra_parts = None, []
             for d, cfg in tiny_cfgs.items():
                 tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
                 timing, _ = measure.time_decode(tiny, 1, spec.decode_context_len, steps=steps, repeats=3, warmup=1)
-                tiny_mm = sum(g["times_s"][0] for g in time_linears(tiny, (1,), repeats=5, warmup=1))
+                rows = (1,) + tuple(b for b, _ in extra) if d == depth else (1,)
+                tiny_groups = time_linears(tiny, rows, repeats=5, warmup=1)
                 tiny_model = calc_model_for(cfg, "tiny", tiny)
-                kv = calibrated_parts(tiny_model, machine, "decode", 1, spec.decode_context_len + steps,
-                                      spec.dtype)["kv_s"]
-                times[d] = max(timing.median_s - tiny_mm - kv, 0.0)
-                parts[d] = dict(step_s=timing.median_s, matmul_s=tiny_mm, kv_s=kv)
+
+                def residual(b, ctx, step_s, n_steps):
+                    mm = matmul_time_s(tiny_groups, "decode", b, 1)
+                    kv = calibrated_parts(tiny_model, machine, "decode", b, ctx + n_steps, spec.dtype)["kv_s"]
+                    return step_s - mm - kv, mm, kv
+
+                times[d], mm, kv = residual(1, spec.decode_context_len, timing.median_s, steps)
+                times[d] = max(times[d], 0.0)
+                parts[d] = dict(step_s=timing.median_s, matmul_s=mm, kv_s=kv)
+                if d == depth and extra:
+                    # per-sequence work that grows with B and B*S, on the same-depth tiny model
+                    for b, ctx in extra:
+                        t, _ = measure.time_decode(tiny, b, ctx, steps=4, repeats=2, warmup=1)
+                        r, mm_b, kv_b = residual(b, ctx, t.median_s, 4)
+                        extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=t.median_s, matmul_s=mm_b, kv_s=kv_b,
+                                                residual_s=r))
+                    decode_overhead = fit_decode_overhead(extra_parts, times[d], spec.decode_context_len + steps)
                 del tiny
             c_layer, c_step = fit_overhead(times)
             self.overheads[key] = dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times, tiny_parts=parts,
+                                       decode_overhead=decode_overhead, decode_overhead_points=extra_parts,
                                        overhead_calibration_s=time.perf_counter() - t1)
         ov = self.overheads[key]
         from .predict import kernel_bandwidth
@@ -141,6 +160,15 @@ class LiveSession:
                     method=(f"matmuls: F.linear on the model's own weights at {groups[0]['rows']} rows; overhead: "
                             f"decode steps at batch 1 of tiny-width models (hidden = 2 x heads, the same attention "
                             f"heads) of depth {sorted(ov['depth_times_s'])}, less their own matmuls and KV read"))
+
+    @staticmethod
+    def overhead_points(spec: RunSpec) -> tuple[tuple[int, int], ...]:
+        """(batch, context) decode points of the sweeps, other than batch 1 at the fixed context, at which
+        the same-depth tiny model is also timed (at most 6; batch <= MAX_KERNEL_ROWS, B x S <= 2^17)."""
+        pts = {(b, spec.decode_context_len) for b in spec.decode_batches} | {(1, c) for c in spec.decode_contexts}
+        pts.discard((1, spec.decode_context_len))
+        pts = sorted(p for p in pts if p[0] <= MAX_KERNEL_ROWS and p[0] * p[1] <= (1 << 17))
+        return tuple(pts[:6])
 
     def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> list[dict]:
         """``probe.time_linears`` on the loaded model, cached per (model shapes, dtype, device, threads, rows).
@@ -230,7 +258,7 @@ class LiveSession:
                 cal = result.get("calibration") or dict(c_layer_s=0.0, c_step_s=0.0)
                 result["table"] = annotate_points(result["points"], result["model"]["calc_model"], result["machine"],
                                                   spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"],
-                                                  cal.get("matmul_groups"))
+                                                  cal.get("matmul_groups"), cal.get("decode_overhead"))
         result.setdefault("timings", {})["total_s"] = time.perf_counter() - t_start
         progress(1.0, "cancelled" if result["cancelled"] else "done")
         return result

@@ -15,7 +15,8 @@ from live import measure
 from live.models import build_random, clean_config, count_params, load_model, tiny_width_config
 from live.predict import (achieved_bandwidth_fraction, datasheet_accelerator_id, fit_overhead, headline,
                           overhead_s, predict_point)
-from live.predict import calibrated_parts, calibrated_parts_table, kernel_bandwidth, matmul_time_s
+from live.predict import (calibrated_parts, calibrated_parts_table, decode_overhead_s, fit_decode_overhead,
+                          kernel_bandwidth, matmul_time_s)
 from live.probe import probe_machine, time_linears
 from live.runner import LiveSession
 from live.spec import PRESET_IDS, RunSpec, parse_sizes, preset_hf_config
@@ -259,6 +260,23 @@ def test_calibrated_prediction_is_the_sum_of_its_parts():
     assert kernel_bandwidth(FAKE_GROUPS)["bytes_per_s"] == pytest.approx(5e7 / 0.012)
     with pytest.raises(ValueError, match="equal length"):
         matmul_time_s([dict(rows=[1, 2], times_s=[0.1], per_token=True)], "decode", 1, 1)
+
+
+def test_decode_overhead_batch_and_context_terms():
+    # residuals made from 0.2 ms per extra sequence and 1 ns per KV token beyond the reference 132 tokens,
+    # on top of a 5 ms reference: B=4 S=132 -> 5 + 0.6 + (528 - 132) x 1e-6 ms = 5.600396 ms;
+    # B=1 S=2052 -> 5 + 0 + 1920e-6 ms = 5.00192 ms
+    pts = [dict(batch=4, kv_tokens=132, residual_s=0.005600396), dict(batch=1, kv_tokens=2052, residual_s=0.00500192)]
+    fit = fit_decode_overhead(pts, 0.005, 132)
+    assert fit["per_seq_s"] == pytest.approx(2e-4, rel=1e-6) and fit["per_kv_token_s"] == pytest.approx(1e-9, rel=1e-6)
+    assert fit_decode_overhead([], 0.005, 132) is None
+    m = from_hf_config(GQA)  # 3 layers: base 3 x 1 ms + 2 ms = 5 ms
+    assert decode_overhead_s(m, 4, 132, 0.001, 0.002, fit) == pytest.approx(0.005600396)
+    # it enters the calibrated prediction as its overhead part, in decode only
+    p = calibrated_parts(m, calc.Accelerator("probe", 1e10, 1e9, {"fp32": 1e12}), "decode", 4, 132, "fp32",
+                         0.001, 0.002, FAKE_GROUPS, fit)
+    assert p["overhead_s"] == pytest.approx(0.005600396)
+    assert p["total_s"] == pytest.approx(p["matmul_s"] + p["kv_s"] + 0.005600396)
 
 
 def test_kernel_rates_are_positive_and_finite_for_a_tiny_model():
