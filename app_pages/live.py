@@ -176,8 +176,8 @@ if d1 is not None and groups:
     c = st.columns(3)
     c[0].metric("Probed read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
                 help="sum() over a buffer far larger than the caches: the W of the machine roofline")
-    c[1].metric("Matmul kernels at this model's shapes, batch 1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
-                help="weight bytes of every linear layer / time of F.linear on the model's own weights with one "
+    c[1].metric("Matmul kernels, batch 1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
+                help="at this model's own layer shapes and dtype: weight bytes of every linear layer / time of F.linear on the model's own weights with one "
                      "input row, called in forward order (median of timed passes)")
     c[2].metric("Whole decode step, achieved bandwidth", f"{head['bandwidth_pct']:.1f} % of W",
                 help="bytes a decode step must move (calc) / measured TPOT / probed read bandwidth")
@@ -188,21 +188,19 @@ if d1 is not None and groups:
         "kernels on the model's own weights**, adds the KV read at W and the per-layer overhead measured on a "
         "tiny-width model of the same depth (whose own matmuls and KV read are subtracted, so nothing is "
         "counted twice).")
-    c = st.columns(2)
     parts = calibrated_parts_table(d1)
-    c[0].dataframe(parts, hide_index=True, key="lv_parts", column_config={
+    st.dataframe(parts, hide_index=True, key="lv_parts", column_config={
         "time_s": st.column_config.NumberColumn("time (s)", format="%.5f"),
         "share_pct": st.column_config.NumberColumn("share of the prediction (%)", format="%.1f")})
-    with c[0]:
-        common.download_csv(parts, "live_calibrated_parts.csv", key="lv_parts_csv")
+    common.download_csv(parts, "live_calibrated_parts.csv", key="lv_parts_csv")
+    st.markdown("The model's linear layers timed one by one at batch 1 (every layer of the model, in forward order):")
     kt = kernel_table(groups, 1)
-    c[1].dataframe(kt, hide_index=True, key="lv_kernels", column_config={
+    st.dataframe(kt, hide_index=True, key="lv_kernels", column_config={
         "weight_bytes": st.column_config.NumberColumn("weights (bytes)", format="%.3e"),
         "time_s": st.column_config.NumberColumn("time at batch 1 (s)", format="%.5f"),
         "bytes_per_s": st.column_config.NumberColumn("achieved bandwidth (B/s)", format="%.3e"),
         "flops_per_s": st.column_config.NumberColumn("FLOP/s", format="%.3e")})
-    with c[1]:
-        common.download_csv(kt, "live_matmul_kernels.csv", key="lv_kernels_csv")
+    common.download_csv(kt, "live_matmul_kernels.csv", key="lv_kernels_csv")
     st.caption(f"Calibration: {cal['method']}; it took {cal['calibration_s']:.1f} s and is kept for later runs "
                "with the same model shapes, dtype, device and threads.")
 

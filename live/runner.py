@@ -23,7 +23,7 @@ from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
 #: Largest input row count timed for the matmul calibration (larger ones scale with rows).
-MAX_KERNEL_ROWS = 256
+MAX_KERNEL_ROWS = 128
 
 
 def _available_bytes(device: str) -> float:
