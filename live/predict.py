@@ -37,7 +37,7 @@ from calc.dtypes import check_nonneg_number, check_positive_int, check_positive_
 PREDICTIONS = {
     "datasheet": "data-sheet roofline",
     "machine": "machine roofline",
-    "calibrated": "roofline + overhead",
+    "calibrated": "calibrated (kernels + KV + overhead)",
 }
 
 #: (substring rules, calc accelerator id); first match wins. GPU names as torch.cuda reports them.
