@@ -23,9 +23,9 @@ st.markdown(
     "token the model reads all its weights and its KV cache, so decode should sit near the bandwidth line until "
     "the critical batch.")
 st.latex(r"t_\text{machine} = \frac{B\cdot KV}{W} + \max\!\Big(\frac{\text{weight bytes}}{W},"
-         r"\ \frac{2 N B}{P}\Big) \qquad t_\text{calibrated} = \sum_{\text{linear layers}} t_\text{kernel}"
-         r"(\text{shape}, B) + \frac{B\cdot KV}{W} + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1)"
-         r" + \gamma\,(B S - S_0)")
+         r"\ \frac{2 N B}{P}\Big)")
+st.latex(r"t_\text{calibrated} = \sum_{\text{linear layers}} t_\text{kernel}(\text{shape}, B)"
+         r" + \frac{B\cdot KV}{W} + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1) + \gamma\,(B S - S_0)")
 
 
 @st.cache_resource(max_entries=1, on_release=lambda w: w.stop(), show_spinner=False)
