@@ -24,16 +24,21 @@ BLOCKS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 DISTS = ["lognormal", "uniform", "fixed"]
 
 st.subheader("Experiments")
+#: The stream's default inputs; every experiment starts from them, so its result does not depend on
+#: which button was pressed before.
+STREAM_DEFAULTS = {"bt_rate": 16.0, "bt_n": 200, "bt_dist": "lognormal", "bt_seed": 0, "bt_pmean": 512,
+                   "bt_pspread": 0.5, "bt_omean": 256, "bt_ospread": 1.0, "bt_maxlen": 4096, "bt_slots": 64,
+                   "bt_block": 16}
 common.experiment_buttons({
-    "Chat traffic": {"bt_dist": "lognormal", "bt_ospread": 1.5, "bt_rate": 24.0, "bt_slots": 64},
-    "Equal lengths": {"bt_dist": "fixed", "bt_rate": 12.0, "bt_slots": 64},
-    "Light traffic": {"bt_rate": 0.5},
-    "32K reservation": {"bt_maxlen": 32768, "bt_slots": 512},
+    "Chat traffic": {**STREAM_DEFAULTS, "bt_ospread": 1.5, "bt_rate": 24.0},
+    "Equal lengths": {**STREAM_DEFAULTS, "bt_dist": "fixed", "bt_rate": 12.0},
+    "Light traffic": {**STREAM_DEFAULTS, "bt_rate": 0.5},
+    "32K reservation": {**STREAM_DEFAULTS, "bt_maxlen": 32768, "bt_slots": 512},
 }, key="bt_exp")
 
 st.subheader("The request stream")
 c = st.columns(4)
-rate = c[0].select_slider("Arrival rate (requests/s)", RATES, value=16.0, key="bt_rate", bind="query-params",
+rate = c[0].select_slider("Arrival rate (requests/s)", RATES, value=STREAM_DEFAULTS["bt_rate"], key="bt_rate", bind="query-params",
                           help="Poisson arrivals: exponential gaps with this mean rate.")
 n_requests = c[1].slider("Requests", 50, 1000, 200, step=50, key="bt_n", bind="query-params")
 dist = c[2].radio("Length distribution", DISTS, key="bt_dist", bind="query-params", horizontal=True,
@@ -182,7 +187,7 @@ st.caption(f"Bytes; {common.fmt_bytes(exp.kv_bytes_per_token, 'GB')} of KV per t
 st.subheader("Prefix caching: a shared system prompt")
 common.experiment_buttons({
     "Seed 000: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
-    "Half the requests miss the cache": {"bt_hit": 0.5},
+    "Half the requests miss the cache": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 0.5},
 }, key="bt_pexp")
 c = st.columns(4)
 pn = c[0].slider("Conversations", 1, 200, 20, key="bt_pn", bind="query-params")

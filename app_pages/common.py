@@ -84,7 +84,12 @@ def add_custom_model(text: str, name: str | None = None) -> str:
 
 
 def _on_gpu_change() -> None:
-    st.session_state["price"] = list_price_usd(st.session_state["gpu"])
+    # The price follows the GPU's list price unless the user typed a price of their own.
+    previous = st.session_state.get("_price_gpu")
+    typed = previous is not None and st.session_state.get("price") != list_price_usd(previous)
+    if not typed:
+        st.session_state["price"] = list_price_usd(st.session_state["gpu"])
+    st.session_state["_price_gpu"] = st.session_state["gpu"]
 
 
 def _load_config() -> None:
@@ -106,6 +111,11 @@ def render_sidebar() -> Selection:
     models, model_names, gpus, gpu_names = _presets()
     custom = _custom_models()
     options = models + list(custom)
+    linked = st.query_params.get("model", "")
+    if linked.startswith(CUSTOM_PREFIX) and linked not in options:
+        st.sidebar.warning(f"This link names the model {linked[len(CUSTOM_PREFIX):]!r}, which was loaded from a "
+                           "config.json in another browser session. Load that config.json under \"Your own "
+                           "model\" to see it; until then the default model is shown.")
     # Defaults go in through index= only on a first run (or after a bad value), so that a URL
     # parameter can still seed the widget and Streamlit sees no clash with session state.
     for key, valid in (("model", options), ("gpu", gpus)):
@@ -138,6 +148,7 @@ def render_sidebar() -> Selection:
         price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
                                 format="%.2f", key="price", bind="query-params", **price_default,
                                 help="Defaults to the preset's dated list price; type your own.")
+        st.session_state.setdefault("_price_gpu", gpu_id)
         acc = calc.get_accelerator(gpu_id)
         st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
                    f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")

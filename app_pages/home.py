@@ -38,7 +38,7 @@ m[1].metric("Throughput", f"{step.tokens_per_s:,.0f} tok/s")
 m[2].metric("USD per 1M output tokens",
             common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)))
 m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
-            delta=("fits on one" if budget.fits else f"needs {budget.n_accelerators} x"),
+            delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
             delta_color="green" if budget.fits else "red", delta_arrow="off")
 if not budget.fits:
     st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "

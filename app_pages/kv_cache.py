@@ -110,8 +110,8 @@ st.caption("GB = 10^9 bytes, kB = 10^3 bytes. No memory is reserved for activati
 st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
 st.markdown(
     "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-    "in memory: for Llama-3-8B 128 KiB per token, 1 GB per 8K sequence, 16 GB at 128K, more than the "
-    "weights. The bill is linear in context and in concurrency, which is why GQA (divide by N/K), MLA (a "
+    "in memory: for Llama-3-8B 131,072 B (128 KiB) per token, 1.07 GB per 8K sequence, 17.2 GB at 128K, "
+    "more than its 16.06 GB of weights. The bill is linear in context and in concurrency, which is why GQA (divide by N/K), MLA (a "
     "576-wide latent instead of K and V), windows (cap S at W) and 8-bit caches (halve it) exist. "
     "MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
@@ -123,7 +123,7 @@ fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weig
             hovertemplate="%{x}: weights %{y:,.2f} GB<extra></extra>")
 fig.add_bar(x=labels, y=sweep_kv / 1e9, name=f"KV cache, B = {batch}", marker_opacity=chosen,
             hovertemplate="%{x}: KV cache %{y:,.2f} GB<extra></extra>")
-fig.add_hline(y=cap_gb, line_dash="dash", annotation_text=f"{sel.accelerator.name}: {cap_gb:,.0f} GB",
+fig.add_hline(y=cap_gb, line_dash="dash", line_color="#888888", annotation_text=f"{sel.accelerator.name}: {cap_gb:,.0f} GB",
               annotation_position="top left")
 fig.update_layout(barmode="stack", legend_traceorder="normal",
                   xaxis_title="context length S (tokens; the chosen one highlighted)", yaxis_title="memory (GB)")
@@ -142,7 +142,7 @@ table = pd.DataFrame(rows)
 fig2 = go.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
                         customdata=table["kv_bytes_per_token"],
                         hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
-fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot",
+fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",
                annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
 fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
 st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")

@@ -29,9 +29,9 @@ st.markdown(
     "and wins, by a wide margin, once the product takes off.")
 common.experiment_buttons({
     "Defaults": DEFAULTS,
-    "Cache hit 0%": {"mb_hit": 0},
-    "Cache hit 95%": {"mb_hit": 95},
-    "Remix 1/10 (blow-up)": {"mb_remix": 10.0},
+    "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
+    "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
+    "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
 }, key="mb_exp")
 
 with st.sidebar:

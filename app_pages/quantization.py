@@ -76,6 +76,13 @@ except ValueError as exc:
     common.show_error(exc)
     st.stop()
 
+too_big = table[table["gpus_needed"] > 1]
+if len(too_big):
+    st.warning("Does not fit on one " + acc.name + f" at B = {batch} and {ctx:,} tokens: "
+               + "; ".join(f"{r.format} needs {r.gpus_needed} ({common.fmt_bytes(r.total_bytes)})"
+                           for r in too_big.itertuples())
+               + ". The step times below assume one device's bandwidth; a max batch of 0 means the weights "
+                 "alone do not fit.")
 m = st.columns(4)
 for i, r in enumerate(table.itertuples()):
     m[i].metric(f"{r.format}: decode step at B = {batch}", common.fmt_seconds(r.step_s),
@@ -86,7 +93,7 @@ g1, g2, g3 = st.columns(3)
 fig = go.Figure()
 for col, name in (("weights_bytes", "weights"), ("kv_bytes", f"KV cache (B = {batch})")):
     fig.add_bar(x=table["format"], y=table[col] / 1e9, name=name, hovertemplate="%{x}: %{y:,.2f} GB<extra></extra>")
-fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
+fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", line_color="#888888", annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
 fig.update_layout(barmode="group", yaxis_title="memory (GB)", xaxis_title="format", height=380)
 with g1:
     st.markdown(f"**Memory at B = {batch}, {ctx:,} tokens**")
@@ -130,7 +137,7 @@ for df, name in ((int8_w, "int8 weights, bf16 cache"), (int8_kv, "bf16 weights, 
     fig.add_scatter(x=df["batch"], y=df["total_s"] * 1e3, mode="lines", name=name,
                     customdata=np.where(df["fits"], "fits", "exceeds one GPU"),
                     hovertemplate="B = %{x}: %{y:,.2f} ms (%{customdata})<extra></extra>")
-fig.add_vline(x=flip, line_dash="dash", annotation_text=f"flip at B = {flip:,.1f}")
+fig.add_vline(x=flip, line_dash="dash", line_color="#888888", annotation_text=f"flip at B = {flip:,.1f}")
 fig.add_vline(x=batch, line_dash="dot", line_color="gray", annotation_text=f"B = {batch}",
               annotation_position="bottom right")
 st.markdown(f"**Decode step against batch, {model.name}, {ctx:,} tokens, {acc.name}**")

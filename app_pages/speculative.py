@@ -167,7 +167,7 @@ for a, grp in curves.groupby("alpha"):
     fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers", name=f"α = {a}",
                     hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a}" + "</extra>")
 fig.add_scatter(x=yours["gamma"], y=yours["tokens_per_target_forward"], mode="lines", name=f"your p, q: α = {alpha:.3f}",
-                line=dict(dash="dash", color="black", width=3),
+                line=dict(dash="dash", color="#888888", width=3),
                 hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>your p, q</extra>")
 fig.update_layout(xaxis_title="drafts per round γ (tokens)", yaxis_title="tokens per target forward")
 st.markdown("**Expected tokens per target forward**")

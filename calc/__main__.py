@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -51,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(args.config)
             if not path.is_file():
                 raise ValueError(f"no such config file: {args.config}")
-            model = model_from_json_text(path.read_text(), name=path.parent.name or path.stem)
+            # a file called config.json is named after its folder (as a downloaded model is)
+            name = (path.resolve().parent.name if path.name == "config.json" else path.stem) or None
+            model = model_from_json_text(path.read_text(), name=name)
         else:
             model = get_model(args.model)
         acc = get_accelerator(args.gpu)
@@ -76,4 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -716,8 +716,8 @@ def verdict(table: pd.DataFrame) -> str:
     if cheapest["total_usd"] <= 0 and (table["total_usd"][table["name"] != "self-hosted"] <= 0).all():
         out = "No generations, so every API tier costs nothing."
     else:
-        out = f"Cheapest: {cheapest['name']} ({cheapest['model']}) at ${cheapest['total_usd']:,.0f} per month."
-    if cheapest["total_usd"] > 0:
+        out = f"Cheapest: {cheapest['name']} ({cheapest['model']}) at ${cheapest['total_usd']:,.2f} per month."
+    if cheapest["total_usd"] >= 1.0:  # a ratio to a bill of cents says nothing
         out += (f" The dearest, {dearest['name']}, costs {dearest['total_usd'] / cheapest['total_usd']:,.1f}x "
                 "as much.")
     if "break_even_dau" in table and (table["name"] == "self-hosted").any():
@@ -725,8 +725,9 @@ def verdict(table: pd.DataFrame) -> str:
         api = table[table["name"] != "self-hosted"]
         beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
         gpus = f"{sh['n_gpus']:.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
-        out += (f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) beats "
-                f"{', '.join(beaten) if beaten else 'no API tier'} at this traffic.")
+        out += (f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) beats {', '.join(beaten)} at this traffic."
+                if beaten else f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) is dearer than every API tier "
+                "at this traffic.")
         later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
         for _, row in later.iterrows():
             out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} DAU."

@@ -11,6 +11,13 @@ from .models import ModelConfig
 from .roofline import critical_batch, decode_step_time, prefill_time, throughput_ceiling_tokens_per_s
 
 
+def _kv_note(model: ModelConfig) -> str:
+    if model.attention == "mla":
+        return f"MLA latent {model.kv_lora_rank} + RoPE key {model.qk_rope_head_dim} per layer"
+    note = f"2 x {model.n_layers} layers x {model.n_kv_heads} KV heads x {model.head_dim}"
+    return note + (" (windows not applied)" if model.sliding_window else "")
+
+
 def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
                  reserve_bytes: float = 0.0, prompt_len: int | None = None) -> pd.DataFrame:
@@ -29,7 +36,7 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
     pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype)
     rows = [
         ("weights", weight_bytes(model, weight_dtype), "bytes", f"{model.n_params:,} parameters in {weight_dtype}"),
-        ("KV cache per token", kv_bytes_per_token(model, kv_dtype), "bytes", "all layers as full attention"),
+        ("KV cache per token", kv_bytes_per_token(model, kv_dtype), "bytes", _kv_note(model)),
         ("KV cache per sequence", kv_cache_bytes(model, context_len, 1, kv_dtype), "bytes",
          f"{context_len:,} tokens, windows applied"),
         ("KV cache of the batch", budget.kv_bytes, "bytes", f"B = {batch}"),

@@ -82,10 +82,12 @@ def test_experiment_buttons_set_state():
     assert at.radio(key="bt_dist").value == "lognormal"
     at.button(key="bt_exp_1").click().run()  # equal lengths
     assert at.radio(key="bt_dist").value == "fixed"
-    at.button(key="bt_exp_2").click().run()  # light traffic
+    at.button(key="bt_exp_2").click().run()  # light traffic: starts from the defaults, not from "equal lengths"
     assert at.select_slider(key="bt_rate").value == 0.5
+    assert at.radio(key="bt_dist").value == "lognormal" and at.slider(key="bt_ospread").value == 1.0
     at.button(key="bt_exp_3").click().run()  # 32K reservation: memory caps the 512 slots at 14
     assert at.select_slider(key="bt_maxlen").value == 32768
+    assert at.select_slider(key="bt_rate").value == 16.0
     assert any("14 sequences" in i.value for i in at.info)
     at.slider(key="bt_hit").set_value(0.3).run()
     at.button(key="bt_pexp_1").click().run()

@@ -88,3 +88,14 @@ def test_url_seeds_the_page_and_garbage_falls_back():
     assert not at.exception
     assert at.slider(key="mb_hit").value == 95
     assert at.number_input(key="mb_dau").value == 100_000
+
+
+def test_an_experiment_does_not_depend_on_the_one_before(at):
+    # "Remix 1/10" sets the whole documented state: the same bill from the defaults and after
+    # "Cache hit 95%" (flagship 32,838 USD by hand in tests/test_bill.py's scenario at remix 10%)
+    _click(at, "Remix 1/10")
+    from_defaults = _bills(at)["flagship"]
+    _click(at, "Cache hit 95%")
+    _click(at, "Remix 1/10")
+    assert at.slider(key="mb_hit").value == 70
+    assert _bills(at)["flagship"] == from_defaults == pytest.approx(32838, abs=1)

@@ -130,3 +130,12 @@ def test_quality_table_has_the_cliff():
     at = open_page()
     text = " ".join(str(v) for v in at.table[0].value.to_numpy().ravel())
     assert "nearly lossless" in text and "the cliff" in text
+
+
+def test_a_model_that_does_not_fit_is_said_so():
+    # Llama-3.1-405B in bf16: 811.7 GB of weights + 32 x 8,192 x 516,096 B = 135.3 GB of cache
+    # = 947.0 GB, / 24 GB per L4 = 39.5 -> 40 of them
+    at = pagetest.open_page(PAGE, model="llama-3.1-405b", gpu="l4")
+    [warning] = [w.value for w in at.warning]
+    assert "Does not fit on one NVIDIA L4 24GB" in warning
+    assert "bf16 needs 40" in warning

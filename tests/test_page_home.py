@@ -1,0 +1,75 @@
+"""AppTest of the home page and the shared sidebar (model, GPU, dtypes, price, your own config.json)."""
+import json
+
+import calc
+from app_pages.common import fmt_usd
+from pagetest import metric, open_page
+
+LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+
+
+def test_default_home_shows_the_seed_numbers():
+    at = open_page()
+    # Llama-3-8B, H100 SXM, 8k, B = 1: 5.11 ms, 196 tok/s (seed 000 step 4); at the list price $3.99/h
+    # that is 3.99 / (195.5 x 3600) x 1e6 = $5.67 per 1M
+    assert metric(at, "Decode step (TPOT)") == "5.11 ms"
+    assert metric(at, "Throughput") == "196 tok/s"
+    assert metric(at, "USD per 1M output tokens") == "$5.67"
+    table = at.dataframe[0].value
+    assert table.loc[table.quantity == "KV cache per token", "value"].item() == "131,072 B"
+    assert table.loc[table.quantity == "max batch", "value"].item() == "59"
+
+
+def test_moving_the_batch_slider_shows_what_calc_computes():
+    at = open_page()
+    at.select_slider(key="h_b").set_value(32).run()
+    step = calc.decode_step_time(LLAMA, H100, 32, 8192)
+    assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s" == "2,126 tok/s"
+    assert metric(at, "USD per 1M output tokens") == fmt_usd(calc.cost_per_million(step.tokens_per_s, 3.99))
+
+
+def test_deep_link_and_garbage():
+    at = open_page(model="qwen3-8b", gpu="h200", h_b="32", price="3")
+    step = calc.decode_step_time(calc.get_model("qwen3-8b"), calc.get_accelerator("h200"), 32, 8192)
+    assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s"
+    assert metric(at, "USD per 1M output tokens") == fmt_usd(calc.cost_per_million(step.tokens_per_s, 3.0))
+    at = open_page(model="<script>", gpu="zzz", h_b="-1", price="abc", h_ctx="1e99")
+    assert metric(at, "Throughput") == "196 tok/s"
+
+
+def test_price_follows_the_gpu_unless_the_user_typed_one():
+    at = open_page()
+    at.selectbox(key="gpu").set_value("a100-80gb").run()
+    assert at.number_input(key="price").value == 1.59          # the A100 80GB list price in the data file
+    at.number_input(key="price").set_value(2.5).run()
+    at.selectbox(key="gpu").set_value("h200").run()
+    assert at.number_input(key="price").value == 2.5           # typed: kept
+    step = calc.decode_step_time(LLAMA, calc.get_accelerator("h200"), 1, 8192)
+    assert metric(at, "USD per 1M output tokens") == fmt_usd(calc.cost_per_million(step.tokens_per_s, 2.5))
+
+
+def test_your_own_config_json_becomes_the_model_and_a_bad_one_keeps_the_previous():
+    at = open_page(model="qwen3-8b")
+    at.text_area(key="cfg_text").input("{not json").run()
+    at.button(key="cfg_load").click().run()
+    assert any("Could not read that config.json" in e.value and "line 1" in e.value for e in at.error)
+    assert at.selectbox(key="model").value == "qwen3-8b"
+    assert at.text_area(key="cfg_text").value == "{not json"   # what the user typed is kept
+    at.text_area(key="cfg_text").input(json.dumps({"num_hidden_layers": 2})).run()
+    at.button(key="cfg_load").click().run()
+    assert any("hidden_size" in e.value for e in at.error)
+    tiny = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "intermediate_size": 128, "vocab_size": 100}
+    at.text_area(key="cfg_text").input(json.dumps(tiny)).run()
+    at.text_input(key="cfg_name").input("tiny").run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="model").value == "custom:tiny" and not at.error
+    table = at.dataframe[0].value
+    # 2 x 2 layers x 2 KV heads x (64 / 4 = 16) x 2 B = 256 B per token
+    assert table.loc[table.quantity == "KV cache per token", "value"].item() == "256 B"
+
+
+def test_a_link_to_a_model_from_another_session_says_so():
+    at = open_page(model="custom:my model")
+    assert any("another browser session" in w.value for w in at.sidebar.warning)
+    assert metric(at, "Throughput") == "196 tok/s"               # the default model meanwhile
