@@ -88,8 +88,12 @@ m = st.columns(3)
 m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
 m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
 m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
-st.dataframe(table, key="sd_table", hide_index=True, width="stretch",
-             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in table.columns[1:]})
+SHORT = {"proposal q": "q", "acceptance min(1, p/q)": "min(1, p/q)", "accepted mass min(p, q)": "min(p, q)",
+         "rejection mass max(0, q - p)": "max(0, q − p)", "residual (resampled from)": "residual",
+         "resampled mass": "(1 − α)·residual", "output": "output", "target p": "p"}
+st.dataframe(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
+             column_config={"symbol": st.column_config.TextColumn("x")}
+             | {c: st.column_config.NumberColumn(SHORT.get(c, c), help=c, format="%.4f") for c in table.columns[1:]})
 common.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
 st.caption("Per symbol: the draft proposes it with probability q; it survives with min(1, p/q), leaving "
            "min(p, q); the proposals that are rejected (max(0, q − p), total 1 − α) are replaced by draws "
