@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .predict import PREDICTIONS, prediction_curves
+from .predict import NOISY_SPREAD, PREDICTIONS, REPORTED_LABEL, prediction_curves
 
 _STYLE = {"datasheet": dict(dash="dot", color="#7f7f7f"), "machine": dict(dash="dash", color="#1f77b4"),
           "calibrated": dict(dash="solid", color="#2ca02c")}
@@ -33,7 +33,8 @@ def _grid(xs) -> np.ndarray:
 
 
 def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
-    """Measured medians (error bars p10-p90) and the prediction lines of one sweep; None if no points.
+    """Measured points (the reported statistic, ``predict.REPORTED_STAT``; error bars p10-p90; hollow markers
+    for points marked unreliable) and the prediction lines of one sweep; None if no points.
 
     Axes: x in tokens or sequences, y in milliseconds. The decode-against-batch chart marks the
     probed machine's critical batch with a vertical line.
@@ -69,14 +70,25 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
             continue
         fig.add_trace(go.Scatter(x=curves["x"].tolist(), y=(y * 1e3).tolist(), mode="lines", name=label, line=_STYLE[key],
                                  hovertemplate=f"{label}<br>%{{x}}: %{{y:.3g}} ms<extra></extra>"))
+    y = pts["reported_s"]
+    bad = pts["unreliable"].astype(bool).tolist()
+    stat = REPORTED_LABEL[phase]
     fig.add_trace(go.Scatter(
-        x=[int(x) for x in xs], y=(pts["median_s"] * 1e3).tolist(), mode="markers", name="measured",
-        marker=dict(size=10, color="#d62728"),
-        error_y=dict(type="data", symmetric=False, array=((pts["p90_s"] - pts["median_s"]) * 1e3).tolist(),
-                     arrayminus=((pts["median_s"] - pts["p10_s"]) * 1e3).tolist()),
-        customdata=np.stack([pts["ratio_machine"], pts["ratio_calibrated"]], axis=1).tolist(),
-        hovertemplate="measured %{y:.3g} ms at %{x}<br>measured / machine roofline %{customdata[0]:.2f}"
+        x=[int(x) for x in xs], y=(y * 1e3).tolist(), mode="markers", name=f"measured ({stat})",
+        marker=dict(size=10, color="#d62728", symbol=["circle-open" if b else "circle" for b in bad],
+                    line=dict(width=2, color="#d62728")),
+        error_y=dict(type="data", symmetric=False, array=((pts["p90_s"] - y) * 1e3).clip(lower=0).tolist(),
+                     arrayminus=((y - pts["p10_s"]) * 1e3).clip(lower=0).tolist()),
+        customdata=np.stack([pts["ratio_machine"], pts["ratio_calibrated"], pts["median_s"] * 1e3, pts["spread"],
+                             ["unreliable: samples spread widely" if b else "steady" for b in bad]], axis=1).tolist(),
+        hovertemplate=f"measured %{{y:.3g}} ms ({stat}) at %{{x}}<br>median %{{customdata[2]:.3g}} ms, "
+                      "p90/p10 %{customdata[3]:.2f} (%{customdata[4]})"
+                      "<br>measured / machine roofline %{customdata[0]:.2f}"
                       "<br>measured / calibrated %{customdata[1]:.2f}<extra></extra>"))
+    if any(bad):
+        # a legend entry explaining the hollow markers (no data of its own)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"hollow: unreliable (p90/p10 > {NOISY_SPREAD:g})",
+                                 marker=dict(size=10, color="#d62728", symbol="circle-open", line=dict(width=2))))
     log_x = max(xs) / max(min(xs), 1) >= 8
     if sweep == "decode_batch" and result.get("critical_batch"):
         cb = float(result["critical_batch"])
@@ -93,7 +105,8 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
 
 
 def ratio_figure(result: dict) -> go.Figure | None:
-    """Measured / predicted for every point and each prediction (1 = exact; log y axis)."""
+    """Measured / predicted for every point and each prediction (1 = exact; log y axis; hollow markers for
+    points marked unreliable)."""
     table: pd.DataFrame = result.get("table")
     if table is None or table.empty:
         return None
@@ -104,7 +117,8 @@ def ratio_figure(result: dict) -> go.Figure | None:
         r = table[f"ratio_{key}"]
         if r.isna().all():
             continue
-        fig.add_trace(go.Scatter(x=labels, y=r.tolist(), mode="markers", name=label, marker=dict(size=9, color=_STYLE[key]["color"]),
+        fig.add_trace(go.Scatter(x=labels, y=r.tolist(), mode="markers", name=label, marker=dict(size=9, color=_STYLE[key]["color"], line=dict(width=2, color=_STYLE[key]["color"]),
+                                             symbol=["circle-open" if b else "circle" for b in table["unreliable"]]),
                                  hovertemplate="%{x}<br>measured / predicted = %{y:.2f}<extra>" + label + "</extra>"))
     fig.add_hline(y=1.0, line=dict(color="black", width=1))
     fig.update_layout(meta=dict(sweep="ratio"), xaxis_title="point (phase, batch B, prompt T or context S in tokens)",

@@ -40,6 +40,34 @@ PREDICTIONS = {
     "calibrated": "calibrated (kernels + KV + overhead)",
 }
 
+#: A point whose samples spread more than this (p90 / p10) is marked unreliable: an undisturbed CPU or GPU
+#: repeats a step within a few percent, so a wider spread means something else took the cores meanwhile.
+NOISY_SPREAD = 1.5
+
+#: The statistic reported per phase (the ``reported_s`` column, the charts' markers and the ratios).
+#: Decode: the 10th percentile of the timed steps, the least-disturbed estimate that is still robust to
+#: one freak sample (a step cannot be sped up by load, only slowed). Prefill: the median of its few runs.
+REPORTED_STAT = {"decode": "p10_s", "prefill": "median_s"}
+REPORTED_LABEL = {"decode": "p10 of the timed steps", "prefill": "median of the timed runs"}
+
+
+def reported_time_s(point: dict) -> float:
+    """The figure a point is reported by (s): ``REPORTED_STAT`` of its phase, the median when that is missing.
+
+    Raises:
+        ValueError: an unknown phase.
+    """
+    if point.get("phase") not in REPORTED_STAT:
+        raise ValueError(f"phase must be 'prefill' or 'decode', got {point.get('phase')!r}")
+    v = point.get(REPORTED_STAT[point["phase"]])
+    return float(point["median_s"] if v is None else v)
+
+
+def spread_ratio(p10_s: float, p90_s: float) -> float:
+    """p90 / p10 of a point's samples (1 = perfectly repeatable); inf when p10 is not positive."""
+    return float(p90_s) / float(p10_s) if p10_s > 0 else math.inf
+
+
 #: (substring rules, calc accelerator id); first match wins. GPU names as torch.cuda reports them.
 _GPU_RULES = (
     (("h200",), "h200"),
@@ -336,10 +364,13 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     """A table of every measured point with the three predictions and measured/predicted ratios.
 
     Args:
-        points: dicts with at least ``sweep``, ``phase``, ``batch``, ``seq_len``, ``median_s``.
+        points: dicts with at least ``sweep``, ``phase``, ``batch``, ``seq_len``, ``median_s`` (and
+            ``p10_s``, ``p90_s`` for the reported figure and the spread).
 
     Returns:
-        DataFrame: the input columns plus ``pred_datasheet_s``, ``pred_machine_s``,
+        DataFrame: the input columns plus ``reported_s`` (``reported_time_s``: p10 of the steps in
+        decode, the median in prefill; the ratios below divide it), ``spread`` (p90 / p10),
+        ``unreliable`` (spread above ``NOISY_SPREAD``), ``pred_datasheet_s``, ``pred_machine_s``,
         ``pred_calibrated_s``, ``ratio_datasheet``, ``ratio_machine``, ``ratio_calibrated``
         (measured/predicted), the calibrated parts ``cal_matmul_s``, ``cal_kv_s``,
         ``cal_attention_s``, ``cal_overhead_s`` (``calibrated_parts``), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
@@ -349,8 +380,11 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     for p in points:
         pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet,
                            matmul_groups, decode_overhead)
-        med = p["median_s"]
+        med = reported_time_s(p)
         row = dict(p)
+        row["reported_s"] = med
+        row["spread"] = spread_ratio(p.get("p10_s", med), p.get("p90_s", med))
+        row["unreliable"] = bool(row["spread"] > NOISY_SPREAD)
         row.update(pred_datasheet_s=pr["datasheet_s"], pred_machine_s=pr["machine_s"],
                    pred_calibrated_s=pr["calibrated_s"], ratio_datasheet=med / pr["datasheet_s"],
                    ratio_machine=med / pr["machine_s"], ratio_calibrated=med / pr["calibrated_s"],
@@ -459,6 +493,7 @@ def calibrated_parts_table(point: dict) -> pd.DataFrame:
             for k, label in CALIBRATED_PARTS.items() if k != "cal_attention_s" or point[k] > 0]
     rows.append(dict(part="calibrated prediction (sum)", time_s=total, share_pct=100.0))
     if "median_s" in point:
-        rows.append(dict(part="measured (median)", time_s=float(point["median_s"]),
-                         share_pct=100.0 * float(point["median_s"]) / total if total else math.nan))
+        m = float(point.get("reported_s", point["median_s"]))
+        label = "measured (p10 of steps)" if point.get("phase") == "decode" and "reported_s" in point else "measured"
+        rows.append(dict(part=label, time_s=m, share_pct=100.0 * m / total if total else math.nan))
     return pd.DataFrame(rows)

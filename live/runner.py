@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import asdict
 
@@ -38,6 +39,14 @@ def _available_bytes(device: str) -> float:
     except OSError:
         pass
     return math.inf
+
+
+def _load_average() -> tuple[float, float, float] | None:
+    """``os.getloadavg()`` (1, 5, 15 minutes) or None where the platform has none."""
+    try:
+        return tuple(float(x) for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return None
 
 
 def point_memory_bytes(lm: LoadedModel, phase: str, batch: int, seq_len: int) -> float:
@@ -103,7 +112,8 @@ class LiveSession:
         1. Matmul kernels (``kernel_groups``): ``F.linear`` timed on the model's own weights at the
            row counts the sweeps need.
         2. Overhead: tiny-width models of depth L and 1 (same architecture and attention shape)
-           decode at batch 1 and the run's fixed context; from each step time their own linear
+           decode at batch 1 and the run's fixed context; from each step time (the p10 of the steps,
+           the statistic decode points are reported by, ``predict.REPORTED_STAT``) their own linear
            layers (timed the same way) and their KV read (calc, probed W) are subtracted, and
            ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``). What remains is what the
            kernel term and the KV term do not hold: dispatch, norms, rotary, attention launches.
@@ -134,15 +144,15 @@ class LiveSession:
                     kv = calibrated_parts(tiny_model, machine, "decode", b, ctx + n_steps, spec.dtype)["kv_s"]
                     return step_s - mm - kv, mm, kv
 
-                times[d], mm, kv = residual(1, spec.decode_context_len, timing.median_s, steps)
+                times[d], mm, kv = residual(1, spec.decode_context_len, timing.p10_s, steps)
                 times[d] = max(times[d], 0.0)
-                parts[d] = dict(step_s=timing.median_s, matmul_s=mm, kv_s=kv)
+                parts[d] = dict(step_s=timing.p10_s, matmul_s=mm, kv_s=kv)
                 if d == depth and extra:
                     # per-sequence work that grows with B and B*S, on the same-depth tiny model
                     for b, ctx in extra:
                         t, _ = measure.time_decode(tiny, b, ctx, steps=4, repeats=2, warmup=1)
-                        r, mm_b, kv_b = residual(b, ctx, t.median_s, 4)
-                        extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=t.median_s, matmul_s=mm_b, kv_s=kv_b,
+                        r, mm_b, kv_b = residual(b, ctx, t.p10_s, 4)
+                        extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=t.p10_s, matmul_s=mm_b, kv_s=kv_b,
                                                 residual_s=r))
                     decode_overhead = fit_decode_overhead(extra_parts, times[d], spec.decode_context_len + steps)
                 del tiny
@@ -198,12 +208,14 @@ class LiveSession:
         Returns:
             dict with keys ``model``, ``probe``, ``machine`` (calc Accelerator), ``datasheet``,
             ``calibration``, ``table`` (DataFrame from ``predict.annotate_points``), ``kv_check``,
-            ``text``, ``critical_batch``, ``timings``, ``skipped``, ``notes``, ``cancelled``.
+            ``text``, ``critical_batch``, ``timings``, ``skipped``, ``notes``, ``cancelled``, ``load``
+            (``before``/``after``: ``os.getloadavg()`` or None; ``cores``).
 
         Raises:
             ValueError: the model cannot be loaded (the message says why).
         """
         t_start = time.perf_counter()
+        load_before = _load_average()
         if spec.threads:
             torch.set_num_threads(spec.threads)
         n_units = 3 + spec.n_points + 1
@@ -260,6 +272,7 @@ class LiveSession:
                                                   spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"],
                                                   cal.get("matmul_groups"), cal.get("decode_overhead"))
         result.setdefault("timings", {})["total_s"] = time.perf_counter() - t_start
+        result["load"] = dict(before=load_before, after=_load_average(), cores=os.cpu_count())
         progress(1.0, "cancelled" if result["cancelled"] else "done")
         return result
 
@@ -272,6 +285,7 @@ class LiveSession:
                                      f"{free / 1e9:.1f} GB free")
             return
         m = lm.calc_model
+        t_point = time.perf_counter()
         try:
             if phase == "prefill":
                 timing, kv = measure.time_prefill(lm.model, batch, size, spec.repeats, spec.warmup, spec.seed)
@@ -288,7 +302,8 @@ class LiveSession:
             raise
         calc_kv = kv_cache_bytes(m, kv_tokens, batch, kv_dtype=spec.dtype)
         point = dict(sweep=sweep, phase=phase, batch=batch, seq_len=kv_tokens if phase == "decode" else size,
-                     context_len=size, kv_measured_bytes=kv, kv_calc_bytes=calc_kv, **timing.stats())
+                     context_len=size, kv_measured_bytes=kv, kv_calc_bytes=calc_kv, **timing.stats(),
+                     wall_s=time.perf_counter() - t_point)
         result["points"].append(point)
         result["kv_check"].append(self._kv_row(m, phase, batch, size, kv_tokens, kv, calc_kv, spec.dtype))
 

@@ -154,6 +154,13 @@ class RunSpec:
         return (len(self.prompt_lens) + len(self.prefill_batches) + len(self.decode_batches)
                 + len(self.decode_contexts))
 
+    def describe(self) -> str:
+        """What the run measures, in words, for other sessions' waiting message
+        ("smollm2-135m (preset, random weights), fp32 on cpu, 13 points")."""
+        what = {"preset": f"{self.preset_id} (preset, random weights)", "config": "a pasted config (random weights)",
+                "weights": f"weights at {self.weights_path}"}[self.source]
+        return f"{what}, {self.dtype} on {self.device}, {self.n_points} points"
+
     def to_json(self) -> str:
         """The spec as JSON text (for logs and the CSV header)."""
         d = asdict(self)
@@ -161,26 +168,83 @@ class RunSpec:
         return json.dumps(d, sort_keys=True)
 
 
-def parse_sizes(text: str, what: str, max_value: int = 1 << 20) -> tuple[int, ...]:
-    """Parse a comma-separated list of positive integers ("32, 64, 128") into a sorted tuple.
+def size_problems(text: str, what: str, max_value: int = 1 << 20) -> tuple[tuple[int, ...], list[str]]:
+    """Parse a comma-separated list of positive integers, collecting every bad entry instead of stopping.
 
-    Raises:
-        ValueError: an empty list, a non-integer, a value <= 0 or above ``max_value``; the message
-            names ``what`` and the bad entry.
+    Returns:
+        (sorted unique good values, problems): each problem names ``what`` and one bad entry, e.g.
+        "prompt lengths: -5 is outside 1..131072", "prompt lengths: 'abc' is not a whole number";
+        an empty list gives one problem.
     """
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
-        raise ValueError(f"{what}: give at least one size, e.g. 1, 4, 16")
-    out = []
+        return (), [f"{what}: give at least one size, e.g. 1, 4, 16"]
+    out, problems = [], []
     for p in parts:
         try:
             v = int(p)
         except ValueError:
-            raise ValueError(f"{what}: {p!r} is not a whole number") from None
+            problems.append(f"{what}: {p!r} is not a whole number")
+            continue
         if v <= 0 or v > max_value:
-            raise ValueError(f"{what}: {v} is outside 1..{max_value}")
+            problems.append(f"{what}: {v} is outside 1..{max_value}")
+            continue
         out.append(v)
-    return tuple(sorted(set(out)))
+    return tuple(sorted(set(out))), problems
+
+
+def parse_sizes(text: str, what: str, max_value: int = 1 << 20) -> tuple[int, ...]:
+    """Parse a comma-separated list of positive integers ("32, 64, 128") into a sorted tuple.
+
+    Raises:
+        ValueError: an empty list, non-integers, values <= 0 or above ``max_value``; one message
+            naming ``what`` and every bad entry, separated by "; ".
+    """
+    values, problems = size_problems(text, what, max_value)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return values
+
+
+#: The page's sweep fields: keyword of RunSpec -> (what the message calls it, largest value).
+SWEEP_FIELDS = {"prompt_lens": ("prompt lengths", 131072), "prefill_batches": ("prefill batches", 4096),
+                "decode_batches": ("decode batches", 4096), "decode_contexts": ("decode contexts", 131072)}
+
+
+def parse_sweeps(texts: dict[str, str]) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+    """Parse every sweep field at once (keys of ``SWEEP_FIELDS`` -> the user's text).
+
+    Returns:
+        (RunSpec keyword -> sizes for the fields that parsed, every problem of every field), so a
+        page can report all bad entries in one message.
+    """
+    values, problems = {}, []
+    for key, text in texts.items():
+        what, top = SWEEP_FIELDS[key]
+        v, p = size_problems(text, what, top)
+        problems += p
+        if not p:
+            values[key] = v
+    return values, problems
+
+
+def load_advice(load_before: tuple[float, ...] | None, n_cores: int | None) -> str | None:
+    """A sentence of advice when the machine was busy as a run started, else None.
+
+    The 1-minute load average (``os.getloadavg()[0]``) counts runnable processes; at half the core
+    count or more, other work competes with the measurement's threads for the cores and single
+    points can come out several times slower than undisturbed. The load *after* a run includes the
+    run itself (its threads keep the cores busy), so only the load before is judged.
+    """
+    if not load_before or not n_cores:
+        return None
+    one_min = float(load_before[0])
+    if one_min < 0.5 * n_cores:
+        return None
+    return (f"The machine was busy when the run started (load {one_min:.2f} on {n_cores} cores): other processes "
+            "compete with the measurement for the cores, so single points can be several times too slow. Points "
+            "marked unreliable are the suspects; for clean figures rerun when the load is below "
+            f"{0.5 * n_cores:.1f}.")
 
 
 def cpu_flags() -> frozenset[str]:

@@ -55,6 +55,7 @@ class JobState:
     Fields:
         job_id: increasing integer; owner: who submitted it (a session id, for the page).
         state: one of ``JOB_STATES``; fraction: 0..1 done; message: what is being measured now.
+        what: the whole run in words (``RunSpec.describe``), for other sessions' waiting message.
         result: the runner's result dict when done (or partial when cancelled); error: the message.
         started_s / finished_s: ``time.time()`` stamps.
     """
@@ -64,6 +65,7 @@ class JobState:
     state: str = "queued"
     fraction: float = 0.0
     message: str = "waiting for the worker to start"
+    what: str = ""
     result: dict | None = None
     error: str | None = None
     started_s: float = field(default_factory=time.time)
@@ -205,7 +207,7 @@ class LiveWorker:
                 raise WorkerBusy("waiting for the current run to finish")
             self._ensure_started()
             job_id = next(self._ids)
-            self._jobs[job_id] = JobState(job_id=job_id, owner=owner)
+            self._jobs[job_id] = JobState(job_id=job_id, owner=owner, what=spec.describe())
             self._current = job_id
             self._cancel.clear()
             self._requests.put(("run", job_id, spec))
@@ -223,6 +225,12 @@ class LiveWorker:
         """The running job, if any."""
         with self._lock:
             return self._jobs.get(self._current) if self._current is not None else None
+
+    def running_for_other(self, owner: str) -> JobState | None:
+        """The running job when someone other than ``owner`` submitted it (None otherwise): what a second
+        browser is told when its page opens while another session measures. Starts nothing."""
+        cur = self.current()
+        return cur if cur is not None and cur.owner != owner else None
 
     @property
     def busy(self) -> bool:

@@ -19,7 +19,8 @@ from live.predict import (calibrated_parts, calibrated_parts_table, decode_overh
                           kernel_bandwidth, matmul_time_s)
 from live.probe import probe_machine, time_linears
 from live.runner import LiveSession
-from live.spec import PRESET_IDS, RunSpec, parse_sizes, preset_hf_config
+from live.predict import NOISY_SPREAD, annotate_points
+from live.spec import PRESET_IDS, RunSpec, load_advice, parse_sizes, parse_sweeps, preset_hf_config
 
 GQA = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
            num_hidden_layers=3, vocab_size=128, max_position_embeddings=512)
@@ -319,6 +320,49 @@ def test_parse_sizes_and_spec_errors():
         RunSpec(decode_steps=0)
     with pytest.raises(ValueError, match="needs the config.json text"):
         RunSpec(source="config")
+
+
+def test_bad_sweep_entries_are_all_reported_at_once():
+    with pytest.raises(ValueError) as e:
+        parse_sizes("32,-5,abc, 0", "prompt lengths", 131072)
+    assert str(e.value) == ("prompt lengths: -5 is outside 1..131072; prompt lengths: 'abc' is not a whole number; "
+                            "prompt lengths: 0 is outside 1..131072")
+    values, problems = parse_sweeps(dict(prompt_lens="32,-5,abc", prefill_batches="1, 2", decode_batches="0,1e9",
+                                         decode_contexts="128, 200000"))
+    assert values == {"prefill_batches": (1, 2)}  # only the field without a problem
+    assert problems == ["prompt lengths: -5 is outside 1..131072", "prompt lengths: 'abc' is not a whole number",
+                        "decode batches: 0 is outside 1..4096", "decode batches: '1e9' is not a whole number",
+                        "decode contexts: 200000 is outside 1..131072"]
+
+
+def test_load_advice_only_when_busy_relative_to_the_cores():
+    assert load_advice((0.9, 2.5, 2.9), 2) is None  # 0.9 < half of 2 cores
+    msg = load_advice((1.8, 0.5, 0.5), 2)  # the 1-minute figure is judged: 1.8 >= 1.0
+    assert msg is not None and "load 1.80 on 2 cores" in msg and "below 1.0" in msg
+    assert load_advice((3.0, 3.0, 3.0), 8) is None and load_advice(None, 2) is None
+
+
+def test_points_are_reported_by_p10_in_decode_median_in_prefill_and_noisy_ones_flagged():
+    m = calc.get_model("smollm2-135m")
+    acc = calc.Accelerator("probe", 1e10, 2e10, {"fp32": 1e11})
+    pts = [dict(sweep="decode_batch", phase="decode", batch=1, seq_len=132, context_len=128,
+                median_s=0.060, p10_s=0.057, p90_s=0.063),   # spread 0.063/0.057 = 1.105: steady
+           dict(sweep="decode_batch", phase="decode", batch=16, seq_len=132, context_len=128,
+                median_s=1.29, p10_s=0.18, p90_s=3.37),      # the loaded-machine point: 3.37/0.18 = 18.7
+           dict(sweep="prompt_len", phase="prefill", batch=1, seq_len=64, context_len=64,
+                median_s=0.20, p10_s=0.184, p90_s=0.204)]
+    t = annotate_points(pts, m, acc, "fp32", 0.0, 0.0)
+    assert t["reported_s"].tolist() == [0.057, 0.18, 0.20]
+    assert t["spread"].tolist() == pytest.approx([0.063 / 0.057, 3.37 / 0.18, 0.204 / 0.184])
+    assert t["unreliable"].tolist() == [False, True, False] and NOISY_SPREAD == 1.5
+    # the ratio divides the reported figure: decode B=1 machine roofline 26.9 ms + KV 132 tokens
+    # (30 x 3 x 64 x 2 x 4 B x 132 = 6.08 MB -> 0.304 ms) = 27.2 ms; 57 / 27.2 = 2.095
+    assert t["ratio_machine"].iloc[0] == pytest.approx(0.057 / (0.0269030 + 0.000304), rel=1e-3)
+
+
+def test_describe_says_what_a_run_measures():
+    # default sweeps: 4 prompt lengths + 3 prefill batches + 4 decode batches + 2 contexts = 13 points
+    assert RunSpec().describe() == "smollm2-135m (preset, random weights), fp32 on cpu, 13 points"
 
 
 def test_the_page_side_of_live_does_not_import_torch():

@@ -42,6 +42,10 @@ def test_second_submit_while_running_is_refused_then_cancel_stops_it(worker):
     job = worker.submit(many, owner="a")
     with pytest.raises(WorkerBusy):
         worker.submit(tiny_spec(), owner="b")
+    # another session sees the run and what it measures; its owner does not ("b" only looked, nothing started)
+    seen = worker.running_for_other("b")
+    assert seen is not None and seen.job_id == job and seen.what == many.describe()
+    assert worker.running_for_other("a") is None
     for _ in range(600):  # cancel once the sweep has started (the flag is checked between points)
         if "prefill at batch" in worker.job(job).message:
             break
