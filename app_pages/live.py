@@ -7,8 +7,9 @@ import streamlit as st
 
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, headline, kernel_table, ratio_summary
+from live.predict import NOISY_SPREAD, REPORTED_LABEL
 from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, PRESET_IDS, RunSpec, cpu_native_dtypes, cuda_present,
-                       default_dtype, parse_sizes, preset_name)
+                       default_dtype, load_advice, parse_sweeps, preset_name)
 from live.worker import LiveWorker, WorkerBusy
 from app_pages import common
 
@@ -80,17 +81,19 @@ with st.expander("Sweep sizes", expanded=False):
     warmup = c[2].number_input("Warm-up runs per shape", 0, 5, 1, key="lv_warm", bind="query-params")
     new_tokens = c[3].number_input("Generated tokens", 1, 256, 16, key="lv_newtok", bind="query-params")
 
+sizes, problems = parse_sweeps(dict(prompt_lens=prompts_txt, prefill_batches=pbatch_txt, decode_batches=dbatch_txt,
+                                     decode_contexts=dctxs_txt))
 spec, spec_error = None, None
-try:
-    spec = RunSpec(source=source, preset_id=preset, config_json=config_text, weights_path=weights_path,
-                   device=device, dtype=dtype,
-                   prompt_lens=parse_sizes(prompts_txt, "prompt lengths", 131072),
-                   prefill_batches=parse_sizes(pbatch_txt, "prefill batches", 4096), prefill_prompt_len=int(pprompt),
-                   decode_batches=parse_sizes(dbatch_txt, "decode batches", 4096), decode_context_len=int(dctx),
-                   decode_contexts=parse_sizes(dctxs_txt, "decode contexts", 131072), decode_steps=int(steps),
-                   repeats=int(repeats), warmup=int(warmup), new_tokens=int(new_tokens))
-except ValueError as e:
-    spec_error = str(e)
+if problems:
+    spec_error = "Fix the sweep sizes (whole numbers separated by commas):\n\n" + "\n".join(f"- {p}" for p in problems)
+else:
+    try:
+        spec = RunSpec(source=source, preset_id=preset, config_json=config_text, weights_path=weights_path,
+                       device=device, dtype=dtype, prefill_prompt_len=int(pprompt), decode_context_len=int(dctx),
+                       decode_steps=int(steps), repeats=int(repeats), warmup=int(warmup), new_tokens=int(new_tokens),
+                       **sizes)
+    except ValueError as e:
+        spec_error = str(e)
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)
@@ -107,8 +110,15 @@ if cancel:
     if job_id is not None:
         worker.cancel(job_id)
 
-# Submit a pending run as soon as the worker is free (another browser may be measuring).
+# Another session's run: say so at once, from the worker's state, without starting anything.
 pending = st.session_state.get("_lv_pending")
+other = worker.running_for_other(owner)
+if other is not None and pending is None:
+    st.info(f"A measurement is running (started by another session): {other.what or 'a live run'}; now "
+            f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per server: "
+            "press **Run measurement** to queue yours, it starts when this one finishes.")
+
+# Submit a pending run as soon as the worker is free (another browser may be measuring).
 if pending is not None:
     wait = st.empty()
     while True:
@@ -119,8 +129,8 @@ if pending is not None:
             break
         except WorkerBusy:
             cur = worker.current()
-            wait.info(f"Waiting for the current run to finish (one measurement at a time per server): "
-                      f"{cur.message if cur else ''}")
+            wait.info("Yours is queued: waiting for the current run to finish (one measurement at a time per "
+                      f"server): {cur.what + '; now ' + cur.message if cur else ''}")
             time.sleep(0.5)
     wait.empty()
 
@@ -139,8 +149,9 @@ if job is not None and job.finished:
 job = st.session_state.get("_lv_last")
 
 if job is None:
-    st.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights) take about a "
-            "minute on a 2-core CPU; the first run also starts the worker and builds the model.")
+    st.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) took "
+            "35-65 s on a quiet 2-core CPU, worker start, model build and calibration included (a second run "
+            "reuses the warm model); when other work shares the cores, expect 2-4 minutes and noisier points.")
     st.stop()
 if job.state == "error":
     st.error(f"The run failed: {job.error}")
@@ -160,30 +171,52 @@ st.markdown(f"**{model['label']}**: {model['n_params']:,} parameters, {model['n_
             f"{probe['threads']} threads, CPU capability {probe['cpu_capability']}). Source: {model['source']}.")
 for note in model["notes"] + res.get("skipped", []):
     st.caption(note)
+load = res.get("load") or {}
+if load.get("before"):
+    after = f", after {load['after'][0]:.2f} (the run's own threads count in it)" if load.get("after") else ""
+    st.caption(f"Load average (1 min) of this machine: {load['before'][0]:.2f} before the run{after}; "
+               f"{load.get('cores')} cores.")
+    advice = load_advice(load["before"], load.get("cores"))
+    if advice:
+        st.warning(advice)
+n_bad = int(table["unreliable"].sum()) if "unreliable" in table else 0
+st.caption(f"Reported figures: TPOT is the {REPORTED_LABEL['decode']} (a step can be slowed by other work, never "
+           f"sped up, so the low end is the undisturbed estimate); TTFT the {REPORTED_LABEL['prefill']}. The table "
+           f"keeps the median and the spread (p90/p10). "
+           + (f"**{n_bad} point(s) marked unreliable** (p90/p10 > {NOISY_SPREAD:g}; hollow markers on the charts): "
+              "their samples spread widely, most likely because other work shared the cores."
+              if n_bad else f"No point spread more than p90/p10 = {NOISY_SPREAD:g}."))
 
 st.subheader("Headline")
 c = st.columns(4)
 d1 = head["decode_b1"]
 if d1 is not None:
-    c[0].metric("TPOT at batch 1 (measured)", common.fmt_seconds(d1["median_s"]),
-                help=f"median of {d1['n_samples']} steps at context {d1['context_len']}")
-    c[1].metric("Achieved bandwidth, decode batch 1", f"{head['bandwidth_pct']:.1f} %",
-                help="bytes a decode step must move (calc: weights + KV) / measured step time / probed read bandwidth")
-    c[2].metric("Measured / machine roofline (decode B=1)", f"{d1['ratio_machine']:.2f}x")
-    c[3].metric("Measured / calibrated (decode B=1)", f"{d1['ratio_calibrated']:.2f}x")
+    c[0].metric("TPOT, batch 1", common.fmt_seconds(d1["reported_s"]),
+                help=f"Measured time per output token at batch 1, context {d1['context_len']}: the "
+                     f"{REPORTED_LABEL['decode']} ({d1['n_samples']} steps; median "
+                     f"{common.fmt_seconds(d1['median_s'])}, p90/p10 {d1['spread']:.2f})")
+    c[1].metric("Decode bandwidth", f"{head['bandwidth_pct']:.1f} %",
+                help="Achieved bandwidth of decode at batch 1: bytes a decode step must move (calc: weights + KV) "
+                     "/ measured TPOT / probed read bandwidth W")
+    c[2].metric("vs machine roofline", f"{d1['ratio_machine']:.2f}x",
+                help="Measured / predicted TPOT at batch 1, prediction = this machine's roofline (probed W and P)")
+    c[3].metric("vs calibrated", f"{d1['ratio_calibrated']:.2f}x",
+                help="Measured / predicted TPOT at batch 1, prediction = the calibrated one (kernels + KV + overhead)")
 
 cal = res["calibration"]
 groups = cal.get("matmul_groups")
 if d1 is not None and groups:
     st.subheader("What the calibrated prediction is made of (decode, batch 1)")
     c = st.columns(3)
-    c[0].metric("Probed read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
-                help="sum() over a buffer far larger than the caches: the W of the machine roofline")
-    c[1].metric("Matmul kernels, batch 1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
-                help="at this model's own layer shapes and dtype: weight bytes of every linear layer / time of F.linear on the model's own weights with one "
+    c[0].metric("Read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
+                help="Probed: sum() over a buffer far larger than the caches; the W of the machine roofline")
+    c[1].metric("Matmul kernels, B=1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
+                help="Achieved bandwidth of the matmul kernels at batch 1, at this model's own layer shapes and "
+                     "dtype: weight bytes of every linear layer / time of F.linear on the model's own weights with one "
                      "input row, called in forward order (median of timed passes)")
-    c[2].metric("Whole decode step, achieved bandwidth", f"{head['bandwidth_pct']:.1f} % of W",
-                help="bytes a decode step must move (calc) / measured TPOT / probed read bandwidth")
+    c[2].metric("Decode step", f"{head['bandwidth_pct']:.1f} % of W",
+                help="Achieved bandwidth of the whole decode step at batch 1: bytes it must move (calc) / "
+                     "measured TPOT / probed read bandwidth")
     st.markdown(
         "The machine roofline assumes every weight streams at the probed bandwidth W. The matrix-vector kernels a "
         "batch-1 decode step runs, at this model's small layer shapes, stream their weights far more slowly "
@@ -234,7 +267,7 @@ for i, sweep in enumerate(SWEEPS):
     fig = sweep_figure(res, sweep)
     if fig is not None:
         with c[i % 2]:
-            st.markdown(f"**{SWEEPS[sweep][4]}** (bars: p10-p90 of the measured samples)")
+            st.markdown(f"**{SWEEPS[sweep][4]}** (bars: p10-p90 of the samples; hollow: unreliable)")
             common.show_chart(fig, key=f"lv_chart_{sweep}")
 fig = ratio_figure(res)
 if fig is not None:

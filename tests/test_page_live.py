@@ -52,10 +52,32 @@ def test_garbage_url_values_fall_back_to_defaults():
 
 
 def test_bad_sweep_text_is_an_error_not_a_traceback():
-    at = open_page(lv_prompts="32, abc")
+    at = open_page(lv_prompts="32,-5,abc", lv_dbatch="0,1e9")
     assert not at.exception
-    assert any("'abc' is not a whole number" in e.value for e in at.error)
-    assert at.text_input(key="lv_prompts").value == "32, abc"  # the user's text is kept
+    # one message naming every bad entry of every field: -5 and 'abc' in the prompts, 0 and '1e9' in the batches
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    for bad in ("prompt lengths: -5 is outside 1..131072", "prompt lengths: 'abc' is not a whole number",
+                "decode batches: 0 is outside 1..4096", "decode batches: '1e9' is not a whole number"):
+        assert bad in msg, msg
+    assert at.text_input(key="lv_prompts").value == "32,-5,abc"  # the user's text is kept
+    assert at.text_input(key="lv_dbatch").value == "0,1e9"
+    assert at.button(key="lv_run").disabled
+
+
+def test_another_sessions_run_is_announced_on_open_without_starting_one(monkeypatch):
+    from live.worker import JobState, LiveWorker
+
+    other = JobState(job_id=7, owner="someone-else", state="running", fraction=0.25,
+                     message="TPOT vs batch: decode at batch 16", what="smollm2-135m (preset, random weights), fp32 on cpu, 13 points")
+    monkeypatch.setattr(LiveWorker, "current", lambda self: other)
+    submitted = []
+    monkeypatch.setattr(LiveWorker, "submit", lambda self, *a, **k: submitted.append(a))
+    at = open_page()
+    text = " ".join(i.value for i in at.info)
+    assert "started by another session" in text and "smollm2-135m (preset, random weights)" in text
+    assert "decode at batch 16" in text and "25%" in text
+    assert not submitted and "_lv_job" not in at.session_state
 
 
 def test_tiny_model_run_shows_measured_table_and_charts():
@@ -82,13 +104,18 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     assert tpot["layout"]["yaxis"]["title"]["text"] == "TPOT (ms per step)"
     measured = [t for t in tpot["data"] if t["name"].startswith("measured")][0]
     assert list(measured["x"]) == [1, 2]
+    # decode markers sit at the p10 of the steps; hollow exactly where the table marks the point unreliable
+    dec = table[table["sweep"] == "decode_batch"].sort_values("batch")
+    assert pagetest.plotly_values(measured["y"]) == pytest.approx((dec["p10_s"] * 1e3).tolist())
+    assert list(measured["marker"]["symbol"]) == ["circle-open" if u else "circle" for u in dec["unreliable"]]
+    assert any("Load average (1 min)" in c.value for c in at.caption)
     line = [t for t in tpot["data"] if t["name"].startswith("critical batch")]
     assert len(line) == 1 and line[0]["x"][0] == line[0]["x"][1] > 0  # the critical batch, a vertical line
     assert any("random weights" in m.value for m in at.markdown)
     # what the calibrated prediction is made of: the parts add up to the sum row
     parts = frame_with(at, "share_pct").set_index("part")
     total = parts.loc["calibrated prediction (sum)", "time_s"]
-    summed = parts.drop(["calibrated prediction (sum)", "measured (median)"])["time_s"].sum()
+    summed = parts[~parts.index.str.startswith(("calibrated prediction", "measured"))]["time_s"].sum()
     assert summed == pytest.approx(total)
     kernels = frame_with(at, "bytes_per_s")
     assert (kernels["bytes_per_s"] > 0).all() and "lm_head 128x32" in set(kernels["layers"])
