@@ -149,9 +149,10 @@ if job is not None and job.finished:
 job = st.session_state.get("_lv_last")
 
 if job is None:
-    st.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) took "
-            "30-65 s on a 2-core CPU with load below 1.5 (30 s when quiet), worker start, model build and calibration included (a second run "
-            "reuses the warm model); when other work shares the cores, expect 2-4 minutes and noisier points.")
+    st.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) take "
+            "about 30 s on a quiet 2-core CPU, worker start, model build and calibration included (30-65 s measured "
+            "at load 0.5-1.3; a second run reuses the warm model); when other work shares the cores, expect 2-4 "
+            "minutes and noisier points.")
     st.stop()
 if job.state == "error":
     st.error(f"The run failed: {job.error}")
