@@ -1,10 +1,14 @@
 """Print the monthly-bill figures of seed 003's three experiments and how long the sweeps take.
 
-Run: python -m bench.bench_bill
+Run: python bench/bench_bill.py
 """
+import sys
 import time
+from pathlib import Path
 
-from calc import get_accelerator, get_model
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from calc import get_accelerator, get_model  # noqa: E402
 from calc.bill import (SelfHostedSetup, TrafficScenario, bill_vs_dau, bill_vs_hit_rate, compare_tiers,
                        default_tiers)
 
