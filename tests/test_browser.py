@@ -95,9 +95,10 @@ def wait_for_app(pg):
     pg.wait_for_timeout(300)
 
 
-def metric_values(pg) -> list[str]:
-    pg.get_by_test_id("stMetricValue").first.wait_for(timeout=60_000)
-    return [t.strip() for t in pg.get_by_test_id("stMetricValue").all_inner_texts()]
+def expect_metric(pg, text: str) -> None:
+    """Wait (up to 30 s) until a metric shows exactly ``text``; the page may still be rendering."""
+    sync_api.expect(pg.get_by_test_id("stMetricValue").filter(has_text=text).first).to_have_text(
+        text, timeout=30_000)
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -131,7 +132,7 @@ def test_moving_a_slider_shows_the_new_number_and_updates_the_url(page, app_url)
     wait_for_app(page)
     m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
     # batch 1: 196 tok/s (seed 000 step 4)
-    assert "196 tok/s" in metric_values(page)
+    expect_metric(page, "196 tok/s")
     page.locator(".st-key-h_b").get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")                       # batch 1 -> 2
     page.wait_for_function("() => location.search.includes('h_b=2')", timeout=30_000)
@@ -145,14 +146,13 @@ def test_a_deep_link_reproduces_its_view(page, app_url):
     wait_for_app(page)
     m, a = calc.get_model("qwen3-8b"), calc.get_accelerator("h200")
     step = calc.decode_step_time(m, a, 32, 4096)
-    values = metric_values(page)
-    assert f"{step.tokens_per_s:,.0f} tok/s" in values
-    assert f"${calc.cost_per_million(step.tokens_per_s, 3.0):,.2f}" in values
+    expect_metric(page, f"{step.tokens_per_s:,.0f} tok/s")
+    expect_metric(page, f"${calc.cost_per_million(step.tokens_per_s, 3.0):,.2f}")
     assert "Qwen3-8B on NVIDIA H200" in page.locator("h3").first.inner_text()
 
 
 def test_garbage_in_the_url_falls_back_to_defaults(page, app_url):
     page.goto(app_url + "/?model=%3Cscript%3E&gpu=zzz&h_b=-4&price=abc&h_ctx=1e99")
     wait_for_app(page)
+    expect_metric(page, "196 tok/s")      # Llama-3-8B, H100, 8k, B = 1
     assert page.get_by_test_id("stException").count() == 0
-    assert "196 tok/s" in metric_values(page)      # Llama-3-8B, H100, 8k, B = 1
