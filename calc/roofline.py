@@ -112,30 +112,73 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
                     float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
 
 
+def attended_keys(prompt_len, window: int | None = None, past_len: int = 0):
+    """Keys attended, summed over the ``prompt_len`` new queries of one causal sequence, in one layer.
+
+    Query i (0-based) after ``past_len`` cached tokens sees ``past_len + i + 1`` keys, at most W in a
+    sliding layer: ``sum over k = a..b of min(k, W)`` with a = past + 1, b = past + T, in closed form
+    ``(m(m+1) - (a-1)a) / 2 + W (b - m)``, m = clip(W, a - 1, b); without a window ``(a + b) T / 2``.
+    Accepts a numpy array of prompt lengths (no validation: callers check their inputs).
+    """
+    t = np.asarray(prompt_len, dtype=float)
+    a, b = past_len + 1.0, past_len + t
+    if window is None:
+        out = (a + b) * t / 2.0
+    else:
+        m = np.clip(float(window), a - 1.0, b)
+        out = (m * (m + 1.0) - (a - 1.0) * a) / 2.0 + window * (b - m)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _attention_head_dims(model: ModelConfig) -> tuple[int, int]:
+    """(H_qk, H_v): the query/key and value widths of one head (MLA: nope + rope, and v_head_dim)."""
+    if model.attention == "mla":
+        h_qk = (model.qk_nope_head_dim or model.head_dim - model.qk_rope_head_dim) + model.qk_rope_head_dim
+        return h_qk, model.v_head_dim or model.head_dim
+    return model.head_dim, model.head_dim
+
+
+def _attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
+    """Vectorised ``attention_flops`` over an array of prompt lengths (no validation)."""
+    h_qk, h_v = _attention_head_dims(model)
+    n_full = sum(1 for k in model.layer_kinds if k == "full")
+    keys = n_full * attended_keys(prompt_len, None, past_len)
+    if model.n_layers - n_full:
+        keys = keys + (model.n_layers - n_full) * attended_keys(prompt_len, model.sliding_window, past_len)
+    return batch * 2.0 * model.n_heads * (h_qk + h_v) * np.asarray(keys)
+
+
 def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_len: int = 0) -> float:
     """FLOPs of causal attention scores and weighted values for ``prompt_len`` new tokens per sequence.
 
     Query i (0-based) of a sequence with ``past_len`` cached tokens attends to ``past_len + i + 1``
-    keys (at most W in a sliding layer); each key costs 2*H_qk FLOPs for the score and 2*H_v for the
-    value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
+    keys (at most W in a sliding layer; ``attended_keys``); each key costs 2*H_qk FLOPs for the score
+    and 2*H_v for the value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
     Causal, full attention from an empty cache: about ``2 * N * 2H * T^2 / 2`` per layer (Kaplan et al.
     2020, Table 1, the 2*n_layer*n_ctx*d_attn term, made causal).
+
+    Raises:
+        ValueError: non-positive prompt_len or batch, negative past_len.
     """
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
     past = int(check_nonneg_number(past_len, "past_len"))
-    if model.attention == "mla":
-        h_qk = (model.qk_nope_head_dim or model.head_dim - model.qk_rope_head_dim) + model.qk_rope_head_dim
-        h_v = model.v_head_dim or model.head_dim
-    else:
-        h_qk = h_v = model.head_dim
-    i = np.arange(t, dtype=float)
-    keys_full = float(np.sum(past + i + 1))
-    total = 0.0
-    for kind in model.layer_kinds:
-        keys = keys_full if kind == "full" else float(np.sum(np.minimum(past + i + 1, model.sliding_window)))
-        total += 2.0 * model.n_heads * (h_qk + h_v) * keys
-    return b * total
+    return float(_attention_flops_array(model, t, b, past))
+
+
+def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype, sliding="cap", mla="latent"):
+    """Vectorised prefill roofline over an array of prompt lengths (no validation)."""
+    t = np.asarray(prompt_len, dtype=float)
+    w = accelerator.bandwidth_bytes_per_s
+    wbytes = np.asarray(weight_bytes_read(model, batch * t, weight_dtype), dtype=float)
+    kvbytes = np.asarray(kv_cache_bytes_array(model, t, batch, kv_dtype, sliding, mla), dtype=float)
+    attn = _attention_flops_array(model, t, batch)
+    flops = 2.0 * model.active_params * batch * t + attn
+    weights_s, kv_s = wbytes / w, kvbytes / w
+    compute_s = flops / accelerator.compute_flops(weight_dtype)
+    total = kv_s + np.maximum(weights_s, compute_s)
+    return dict(weights_s=weights_s, kv_s=kv_s, compute_s=compute_s, total_s=total,
+                tokens_per_s=batch * t / total, flops=flops, attention_flops=attn, bytes=wbytes + kvbytes)
 
 
 def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
@@ -156,14 +199,9 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
     """
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
-    w = accelerator.bandwidth_bytes_per_s
-    wbytes = float(weight_bytes_read(model, b * t, weight_dtype))
-    kvbytes = float(kv_cache_bytes_array(model, t, b, kv_dtype, sliding, mla))
-    flops = 2.0 * model.active_params * b * t + attention_flops(model, t, b)
-    weights_s, kv_s = wbytes / w, kvbytes / w
-    compute_s = flops / accelerator.compute_flops(weight_dtype)
-    total = kv_s + max(weights_s, compute_s)
-    return StepTime(weights_s, kv_s, compute_s, total, b * t / total, flops, wbytes + kvbytes, b, t)
+    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla)
+    return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
+                    float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
 
 
 def ttft(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1, queue_s: float = 0.0,

@@ -16,7 +16,7 @@ from .hardware import Accelerator
 from .kv import kv_cache_bytes_array
 from .memory import max_batch, weight_bytes, weight_bytes_read
 from .models import ModelConfig
-from .roofline import (_decode_arrays, arithmetic_intensity_decode, arithmetic_intensity_prefill,
+from .roofline import (_decode_arrays, _prefill_arrays, arithmetic_intensity_decode, arithmetic_intensity_prefill,
                        decode_step_time, prefill_time)
 
 #: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
@@ -132,17 +132,6 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     })
 
 
-def _attention_keys(prompt_lens: np.ndarray, window: int | None) -> np.ndarray:
-    """Sum over queries i = 1..T of the keys each attends to: T(T+1)/2, or with a window W
-    ``W(W+1)/2 + (T - W) * W`` once T > W (closed form of the sum in ``attention_flops``)."""
-    t = prompt_lens.astype(float)
-    full = t * (t + 1) / 2
-    if window is None:
-        return full
-    w = float(window)
-    return np.where(t <= w, full, w * (w + 1) / 2 + (t - w) * w)
-
-
 def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, batch: int = 1,
                weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> pd.DataFrame:
     """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
@@ -167,23 +156,9 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     if t.ndim != 1 or t.size == 0 or np.any(t < 1) or np.any(t != np.floor(t)):
         raise ValueError("prompt_lens must be a non-empty 1-D array of positive integers")
     t = t.astype(int)
-    if model.attention == "mla":
-        h_qk = (model.qk_nope_head_dim or model.head_dim - model.qk_rope_head_dim) + model.qk_rope_head_dim
-        h_v = model.v_head_dim or model.head_dim
-    else:
-        h_qk = h_v = model.head_dim
-    n_full = sum(1 for k in model.layer_kinds if k == "full")
-    n_sliding = len(model.layer_kinds) - n_full
-    keys = n_full * _attention_keys(t, None)
-    if n_sliding:
-        keys = keys + n_sliding * _attention_keys(t, model.sliding_window)
-    attn = b * 2.0 * model.n_heads * (h_qk + h_v) * keys
-    flops = 2.0 * model.active_params * b * t + attn
-    w = accelerator.bandwidth_bytes_per_s
-    weights_s = np.asarray(weight_bytes_read(model, b * t, weight_dtype), dtype=float) / w
-    kv_s = kv_cache_bytes_array(model, t, b, kv_dtype) / w
-    compute_s = flops / accelerator.compute_flops(weight_dtype)
-    total = kv_s + np.maximum(weights_s, compute_s)
+    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype)
+    weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
+    attn, flops = a["attention_flops"], a["flops"]
     return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,
                          "attention_flops": attn, "flops": flops, "ttft_s": total,
                          "prefill_tokens_per_s": b * t / total,

@@ -195,3 +195,12 @@ def test_with_attention_layout_changes_the_cache_as_the_formula_says():
         with_layout(M, "gqa", n_kv_heads=7)
     with pytest.raises(ValueError, match="layout must be one of"):
         with_layout(M, "linear")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3000), st.one_of(st.none(), st.integers(1, 4000)), st.integers(0, 5000))
+def test_attended_keys_closed_form_equals_the_sum(t, window, past):
+    # query i sees past + i + 1 keys, at most W: the plain sum over the T queries
+    cap = float("inf") if window is None else window
+    expected = sum(min(past + i + 1, cap) for i in range(t))
+    assert calc.roofline.attended_keys(t, window, past) == pytest.approx(expected, rel=1e-12)
