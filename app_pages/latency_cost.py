@@ -90,7 +90,7 @@ for part, label, color, symbol in ((agent, "agent", "#d62728", "star"), (chat, "
                         hovertemplate=f"{label}: B = {int(r['batch']):,}<br>TPOT %{{x:.2f}} ms<br>"
                                       "$%{y:.3f} per 1M<extra></extra>")
 fig.update_xaxes(title="TPOT, time per output token (ms)")
-fig.update_yaxes(type="log", title="USD per 1M output tokens (log)")
+fig.update_yaxes(type="log", title="USD per 1M output tokens (log)", tickprefix="$")
 fig.update_layout(height=460)
 common.show_chart(fig, key="lc_front")
 
@@ -111,5 +111,14 @@ st.caption("Every point on this curve is on the Pareto front: B raises both the 
 with st.expander("The front as a table"):
     table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",
                      "pareto", "bound"]]
-    st.dataframe(table, hide_index=True, width="stretch")
+    # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
+    st.dataframe(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
+                 hide_index=True, width="stretch", column_config={
+                     "batch": st.column_config.NumberColumn("batch B", format="localized"),
+                     "tpot_s": st.column_config.NumberColumn("TPOT (ms)", format="%.2f"),
+                     "tokens_per_s": st.column_config.NumberColumn("throughput (tok/s)", format="%,.0f"),
+                     "tokens_per_s_per_user": st.column_config.NumberColumn("per stream (tok/s)", format="%.1f"),
+                     "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
+                     "memory_bytes": st.column_config.NumberColumn("memory (GB)", format="%.2f"),
+                     "pareto": "on the front", "bound": "bound"})
     common.download_csv(table, "latency_cost_front.csv", key="lc_csv")

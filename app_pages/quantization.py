@@ -117,7 +117,14 @@ for c in ("weights_bytes", "kv_bytes", "total_bytes"):
 for c in ("weights_read_s", "kv_read_s", "compute_s", "step_s"):
     shown[c] = [common.fmt_seconds(x) for x in table[c]]
 shown["tokens_per_s"] = [f"{x:,.0f}" for x in table["tokens_per_s"]]
-st.dataframe(shown, hide_index=True, width="stretch")
+st.dataframe(shown, hide_index=True, width="stretch", column_config={
+    "format": st.column_config.TextColumn("format", width="small", pinned=True),
+    "weight_dtype": st.column_config.TextColumn("weights", width="small"),
+    "kv_dtype": st.column_config.TextColumn("KV cache", width="small"), "weights_bytes": "weight memory",
+    "kv_bytes": f"KV memory (B = {batch:,})", "total_bytes": "total memory",
+    "gpus_needed": st.column_config.NumberColumn("GPUs", width="small"), "weights_read_s": "weight read",
+    "kv_read_s": "KV read", "compute_s": "compute 2NB/P", "step_s": "decode step",
+    "tokens_per_s": "throughput (tok/s)", "max_batch": st.column_config.NumberColumn("max batch", format="localized")})
 common.download_csv(table, "quantization.csv", key="q_csv")
 
 st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"
@@ -137,9 +144,9 @@ for df, name in ((int8_w, "int8 weights, bf16 cache"), (int8_kv, "bf16 weights, 
     fig.add_scatter(x=df["batch"], y=df["total_s"] * 1e3, mode="lines", name=name,
                     customdata=np.where(df["fits"], "fits", "exceeds one GPU"),
                     hovertemplate="B = %{x}: %{y:,.2f} ms (%{customdata})<extra></extra>")
-fig.add_vline(x=flip, line_dash="dash", line_color="#888888", annotation_text=f"flip at B = {flip:,.1f}")
-fig.add_vline(x=batch, line_dash="dot", line_color="gray", annotation_text=f"B = {batch}",
-              annotation_position="bottom right")
+# Named in the legend: on the plot the flip label ran across the chosen-B line.
+common.add_marker_line(fig, flip, f"flip at B = {flip:,.1f}", "#888888", "dash")
+common.add_marker_line(fig, batch, f"chosen B = {batch:,}", "gray", "dot")
 st.markdown(f"**Decode step against batch, {model.name}, {ctx:,} tokens, {acc.name}**")
 fig.update_layout(xaxis_title="batch B (sequences)",
                   yaxis_title="decode step (ms)", hovermode="x unified")

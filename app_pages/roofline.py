@@ -108,15 +108,12 @@ with left:
     fig.add_scatter(x=split["batch"], y=split["compute_s"] * ms, name="2NB/P (hidden below the weight read)",
                     mode="lines", line=dict(dash="dot", color="#2ca02c"),
                     hovertemplate="B = %{x}<br>compute 2NB/P: %{y:.2f} ms<extra></extra>")
-    marks = [(batch, "#888", "dot", f" B = {batch:,}", 0.90, "left")]
+    # The chosen B and the memory ceiling are named in the legend, not on the plot, where their labels
+    # crossed each other's lines when the two are close.
+    common.add_marker_line(fig, batch, f"chosen B = {batch:,}", "#888", "dot")
     if ceiling >= 1:
-        marks.append((ceiling, "#d62728", "dash", f"memory ceiling B = {ceiling:,} ", 0.98, "right"))
-    fig.update_layout(
-        height=460, xaxis_title="batch B (sequences)", yaxis_title="decode step (ms)",
-        shapes=[dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1, line=dict(color=c, dash=d))
-                for x, c, d, _, _, _ in marks],
-        annotations=[dict(x=x, y=y, xref="x", yref="paper", text=t, showarrow=False, xanchor=a)
-                     for x, _, _, t, y, a in marks])
+        common.add_marker_line(fig, ceiling, f"memory ceiling B = {ceiling:,}", "#d62728", "dash")
+    fig.update_layout(height=460, xaxis_title="batch B (sequences)", yaxis_title="decode step (ms)")
     common.show_chart(fig, key="rf_split")
 
 # -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
@@ -171,16 +168,47 @@ fig.add_scatter(x=[prompt_len], y=[ttft_here * 1e3], mode="markers", name=f"T = 
                 marker=dict(size=14, color="#9467bd", symbol="diamond"),
                 hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
 fig.update_xaxes(type="log", title="prompt length T (tokens, log)")
-fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)")
+fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)", ticksuffix=" ms")
 fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
            "compute-bound, 2NT plus causal attention growing as T^2 (seed 000 step 3).")
 
-with st.expander("Tables"):
-    st.dataframe(split, hide_index=True, width="stretch")
+def _ms(label: str) -> st.column_config.NumberColumn:
+    return st.column_config.NumberColumn(label, format="%.3f")
+
+
+def _count(label: str) -> st.column_config.NumberColumn:
+    return st.column_config.NumberColumn(label, format="%,.0f")
+
+
+def _in_ms(df, cols):
+    """The same columns, seconds shown as milliseconds (the CSV keeps seconds)."""
+    return df.assign(**{c: df[c] * 1e3 for c in cols})
+
+
+with st.expander("Tables (times in ms here; the CSVs keep seconds)"):
+    st.markdown("**Decode step split over the batch**")
+    st.dataframe(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
+                 width="stretch", column_config={
+                     "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
+                     "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
+                     "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",
+                     "max_batch": _count("memory ceiling B")})
     common.download_csv(split, "decode_split.csv", key="rf_csv_split")
-    st.dataframe(kheads, hide_index=True, width="stretch")
+    st.markdown("**Throughput by number of KV heads**")
+    st.dataframe(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_config={
+        "variant": "variant", "n_kv_heads": _count("KV heads K"), "batch": _count("batch B"),
+        "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"),
+        "max_batch": _count("memory ceiling B"), "knee_batch": st.column_config.NumberColumn("knee B", format="%.1f"),
+        "ceiling_tokens_per_s": _count("W/KV ceiling (tok/s)"), "is_ceiling": "at ceiling", "is_knee": "at knee"})
     common.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k")
-    st.dataframe(ttfts, hide_index=True, width="stretch")
+    st.markdown("**Prefill (TTFT) against prompt length**")
+    st.dataframe(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
+                 column_config={
+                     "prompt_len": _count("prompt T (tokens)"), "weights_s": _ms("weight read (ms)"),
+                     "kv_s": _ms("KV read (ms)"), "compute_s": _ms("compute (ms)"),
+                     "attention_flops": st.column_config.NumberColumn("attention (FLOP)", format="%.3e"),
+                     "flops": st.column_config.NumberColumn("total (FLOP)", format="%.3e"), "ttft_s": _ms("TTFT (ms)"),
+                     "prefill_tokens_per_s": _count("prefill (tok/s)"), "bound": "bound"})
     common.download_csv(ttfts, "ttft.csv", key="rf_csv_ttft")
