@@ -1,5 +1,6 @@
 """Batching and memory: static against continuous batching on a request stream; contiguous KV
 reservation against PagedAttention blocks; prefix caching with a shared system prompt."""
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -22,6 +23,18 @@ MAX_LENS = [1024, 2048, 4096, 8192, 16384, 32768]
 SLOTS = [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512]
 BLOCKS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 DISTS = ["lognormal", "uniform", "fixed"]
+_count = "{:,}".format
+#: The summary's rows as shown: field -> (label, formatter). The CSV keeps the field names and base units.
+SUMMARY_ROWS = {
+    "n_requests": ("requests", _count), "output_tokens": ("output tokens", _count),
+    "makespan_s": ("makespan", common.fmt_seconds),
+    "throughput_tokens_per_s": ("throughput (tok/s)", "{:,.0f}".format),
+    "ttft_mean_s": ("TTFT, mean", common.fmt_seconds), "ttft_p50_s": ("TTFT, p50", common.fmt_seconds),
+    "ttft_p90_s": ("TTFT, p90", common.fmt_seconds), "e2e_mean_s": ("end to end, mean", common.fmt_seconds),
+    "e2e_p50_s": ("end to end, p50", common.fmt_seconds), "e2e_p90_s": ("end to end, p90", common.fmt_seconds),
+    "mean_utilisation": ("slot utilisation", "{:.1%}".format), "n_steps": ("decode steps", _count),
+    "max_slots": ("slot limit", _count),
+}
 
 st.subheader("Experiments")
 #: The stream's default inputs; every experiment starts from them, so its result does not depend on
@@ -123,7 +136,10 @@ with c[1]:
     st.markdown("**Output tokens emitted**")
     common.show_chart(fig, key="bt_fig_tokens")
 
-st.dataframe(cmp.summary.set_index("policy").T, width="stretch")
+summary_shown = pd.DataFrame({
+    row.policy: [fmt(getattr(row, name)) for name, (_, fmt) in SUMMARY_ROWS.items()]
+    for row in cmp.summary.itertuples()}, index=[label for label, _ in SUMMARY_ROWS.values()])
+st.dataframe(summary_shown, width="stretch", column_config={"_index": st.column_config.TextColumn("quantity", width="medium")})
 c = st.columns(3)
 with c[0]:
     common.download_csv(cmp.summary, "batching_summary.csv", key="bt_csv_summary")
@@ -131,7 +147,7 @@ with c[1]:
     common.download_csv(cmp.timeline, "batching_timeline.csv", key="bt_csv_timeline")
 with c[2]:
     common.download_csv(cmp.continuous.requests, "requests_continuous.csv", key="bt_csv_req")
-st.caption("Times in seconds. Downloads: the summary, the charts' timeline (both policies on the same "
+st.caption("Downloads (times in seconds): the summary, the charts' timeline (both policies on the same "
            "time bins), and every request with its continuous-batching times.")
 
 st.markdown("**How a step is charged**")
@@ -178,9 +194,17 @@ with c[1]:
         "earlier systems and under 4% with paging; the memory saved becomes batch: "
         f"{ps.fit_paged:,} sequences of this stream's mean length fit in the "
         f"{common.fmt_bytes(ps.kv_budget_bytes)} left beside the weights, against {ps.fit_contiguous:,} slabs.")
-st.dataframe(exp.paging, hide_index=True, width="stretch", height=220)
+PAGING_MB = {"used_bytes": "used (MB)", "contiguous_reserved_bytes": "contiguous reserved (MB)",
+             "contiguous_wasted_bytes": "contiguous wasted (MB)", "paged_reserved_bytes": "paged reserved (MB)",
+             "paged_wasted_bytes": "paged wasted (MB)"}
+# Shown in MB (10^6 bytes) under the same column names; the CSV keeps bytes.
+st.dataframe(exp.paging.assign(**{c: exp.paging[c] / 1e6 for c in PAGING_MB}), hide_index=True, width="stretch",
+             height=220, column_config={"request": st.column_config.NumberColumn("request"),
+                                        "length_tokens": st.column_config.NumberColumn("length (tokens)", format="localized"),
+                                        "blocks": st.column_config.NumberColumn("blocks", format="localized")}
+             | {c: st.column_config.NumberColumn(label, format="%.1f") for c, label in PAGING_MB.items()})
 common.download_csv(exp.paging, "kv_paging.csv", key="bt_csv_paging")
-st.caption(f"Bytes; {common.fmt_bytes(exp.kv_bytes_per_token, 'GB')} of KV per token "
+st.caption(f"MB = 10^6 bytes (the CSV has bytes); {common.fmt_bytes(exp.kv_bytes_per_token, 'GB')} of KV per token "
            f"({sel.kv_dtype}). External fragmentation between slabs is not modelled (it only adds to the "
            "contiguous waste).")
 

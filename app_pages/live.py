@@ -288,12 +288,39 @@ st.caption("The machine roofline is the honest lower bound: a step cannot beat i
            "cache beyond its read at W) enters the overhead as two fitted terms; prefill uses the batch-1 overhead.")
 
 st.subheader("Every point")
-st.dataframe(table, hide_index=True, key="lv_table")
+#: Points table headers; times stay in seconds (tests and the CSV read the same frame).
+POINT_S = {"median_s": "median (s)", "p10_s": "p10 (s)", "p90_s": "p90 (s)", "min_s": "min (s)",
+            "max_s": "max (s)", "reported_s": "reported (s)", "pred_datasheet_s": "datasheet roofline (s)",
+            "pred_machine_s": "machine roofline (s)", "pred_calibrated_s": "calibrated (s)",
+            "cal_matmul_s": "cal.: matmuls (s)", "cal_kv_s": "cal.: KV read (s)",
+            "cal_attention_s": "cal.: attention (s)", "cal_overhead_s": "cal.: overhead (s)"}
+POINT_OTHER = {
+    "sweep": st.column_config.TextColumn("sweep"), "phase": st.column_config.TextColumn("phase"),
+    "batch": st.column_config.NumberColumn("batch B", format="localized"),
+    "seq_len": st.column_config.NumberColumn("tokens S or T", format="localized"),
+    "context_len": st.column_config.NumberColumn("context (tokens)", format="localized"),
+    "kv_measured_bytes": st.column_config.NumberColumn("KV measured (B)", format="localized"),
+    "kv_calc_bytes": st.column_config.NumberColumn("KV calc (B)", format="localized"),
+    "n_samples": st.column_config.NumberColumn("samples"), "wall_s": st.column_config.NumberColumn("wall (s)", format="%.2f"),
+    "spread": st.column_config.NumberColumn("p90/p10", format="%.2f"), "unreliable": "unreliable",
+    "ratio_datasheet": st.column_config.NumberColumn("measured/datasheet", format="%.2f"),
+    "ratio_machine": st.column_config.NumberColumn("measured/machine", format="%.2f"),
+    "ratio_calibrated": st.column_config.NumberColumn("measured/calibrated", format="%.2f"),
+    "bytes_moved": st.column_config.NumberColumn("bytes moved (B)", format="localized"),
+    "roofline_bound": "roofline bound",
+    "achieved_bandwidth_pct": st.column_config.NumberColumn("achieved bandwidth (%)", format="%.1f"),
+    "tokens_per_s": st.column_config.NumberColumn("tok/s", format="%,.0f")}
+st.dataframe(table, hide_index=True, key="lv_table", column_config={
+    c: cfg for c, cfg in ({c: st.column_config.NumberColumn(label, format="%.5f") for c, label in POINT_S.items()}
+                          | POINT_OTHER).items() if c in table.columns})
 common.download_csv(table, "live_measurement.csv", key="lv_csv")
 
 st.subheader("KV cache: measured from the cache tensors against calc")
 kv = pd.DataFrame(res["kv_check"])
-st.dataframe(kv, hide_index=True, key="lv_kv")
+st.dataframe(kv, hide_index=True, key="lv_kv", column_config={
+    c: st.column_config.NumberColumn(label, format="localized") for c, label in (
+        ("batch", "batch B"), ("tokens", "tokens"), ("measured_bytes", "measured (B)"), ("calc_bytes", "calc (B)"),
+        ("difference_bytes", "difference (B)"))})
 common.download_csv(kv, "live_kv_check.csv", key="lv_kv_csv")
 st.caption("Prefill points: the DynamicCache after the prompt, sum of keys + values bytes over layers. Decode "
            "points: the StaticCache allocated for context + timed steps. calc: kv_cache_bytes(model, tokens, "

@@ -75,6 +75,8 @@ edited = st.data_editor(
         "cached_input_usd_per_mtok": st.column_config.NumberColumn("cache hit $/1M", min_value=0.0, format="%.3f"),
         "output_usd_per_mtok": st.column_config.NumberColumn("output $/1M", min_value=0.0, format="%.3f"),
         "cache_write_multiplier": st.column_config.NumberColumn("cache write x", min_value=1.0, format="%.2f"),
+        "as_of": st.column_config.TextColumn("as of", width="small"),
+        "source": st.column_config.TextColumn("source", width="small"),
     })
 
 try:
@@ -117,11 +119,16 @@ fig.update_layout(barmode="stack", xaxis_title="tier",
 common.show_chart(fig, key="mb_bars")
 
 shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
+BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
+            "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
+            "total_usd": "total / month", "per_dau_usd": "per DAU / month"}
 st.dataframe(shown, hide_index=True, width="stretch", column_config={
-    c: st.column_config.NumberColumn(format="dollar") for c in
-    ["input_missed_usd", "input_hit_usd", "cache_write_usd", "output_usd", "idle_usd", "total_usd", "per_dau_usd"]}
-    | {"per_generation_usd": st.column_config.NumberColumn(format="$%.5f"),
-       "self-hosting cheaper from DAU": st.column_config.NumberColumn(format="localized")})
+    c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()}
+    | {"tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
+       "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
+       "n_gpus": st.column_config.NumberColumn("GPUs", format="%.1f"),
+       "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU",
+                                                                      format="localized")})
 common.download_csv(table, "monthly_bill.csv", key="mb_csv")
 
 if setup is not None:
