@@ -63,11 +63,10 @@ if batch > ceiling:
                f"sequences of {context_len:,} tokens. The times below are what the step would take with enough "
                "memory.")
 
-f1, f2 = st.columns(2)
-f1.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
+st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
          r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"
          r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big)")
-f2.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
+st.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
            "(seed 000 step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
            "B, so an H100 needs B > 295 to saturate; at B = 1 it streams a whole matrix for 2DF FLOPs.")
