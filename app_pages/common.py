@@ -17,11 +17,27 @@ import streamlit as st
 import calc
 from calc.models import model_from_json_text
 
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
 CUSTOM_PREFIX = "custom:"
+#: Every page, in menu order: (file, title, icon, one-line blurb for the home page's cards).
+PAGES = [
+    ("app_pages/home.py", "Home", ":material/home:", "The one fact and the napkin table."),
+    ("app_pages/kv_cache.py", "KV cache bill", ":material/memory:",
+     "How big the cache gets: MHA, GQA, MQA, MLA, windows; what fits."),
+    ("app_pages/roofline.py", "Decode and the roofline", ":material/speed:",
+     "Why decode is memory-bound; the step split; the knee."),
+    ("app_pages/latency_cost.py", "Latency against cost", ":material/payments:",
+     "TPOT against dollars per million tokens: the Pareto front."),
+    ("app_pages/quantization.py", "Quantization", ":material/compress:", "bf16, fp8, int8, int4 for weights and cache."),
+    ("app_pages/batching.py", "Batching and memory", ":material/view_week:",
+     "Static vs continuous batching; PagedAttention; prefix caching."),
+    ("app_pages/speculative.py", "Speculative decoding", ":material/fast_forward:",
+     "Exact sampling from a draft; when the speedup vanishes."),
+    ("app_pages/monthly_bill.py", "Monthly bill", ":material/receipt_long:",
+     "A product's bill across model tiers; when self-hosting wins."),
+    ("app_pages/live.py", "Live measurement", ":material/monitor_heart:",
+     "A real model on this machine, next to the prediction."),
+]
 DEFAULT_MODEL = "llama-3-8b"
 DEFAULT_GPU = "h100-sxm"
 #: Hourly price used for owned hardware that has no list price (users type their own).

@@ -65,18 +65,9 @@ st.caption("GB = 10^9 bytes. Times are lower bounds from the roofline.")
 common.download_csv(table, "napkin.csv", key="h_csv")
 
 st.subheader("Explore")
-cards = [
-    ("app_pages/kv_cache.py", "KV cache bill", "How big the cache gets: MHA, GQA, MQA, MLA, windows; what fits."),
-    ("app_pages/roofline.py", "Decode and the roofline", "Why decode is memory-bound; the step split; the knee."),
-    ("app_pages/latency_cost.py", "Latency against cost", "TPOT against dollars per million tokens: the Pareto front."),
-    ("app_pages/quantization.py", "Quantization", "bf16, fp8, int8, int4 for weights and cache."),
-    ("app_pages/batching.py", "Batching and memory", "Static vs continuous batching; PagedAttention; prefix caching."),
-    ("app_pages/speculative.py", "Speculative decoding", "Exact sampling from a draft; when the speedup vanishes."),
-    ("app_pages/monthly_bill.py", "Monthly bill", "A product's bill across model tiers; when self-hosting wins."),
-    ("app_pages/live.py", "Live measurement", "A real model on this machine, next to the prediction."),
-]
+cards = common.PAGES[1:]  # every page but this one
 for start in range(0, len(cards), 4):
-    for col, (path, title, blurb) in zip(st.columns(4), cards[start:start + 4]):
+    for col, (path, title, _, blurb) in zip(st.columns(4), cards[start:start + 4]):
         with col.container(border=True, height="stretch"):
             st.page_link(path, label=f"**{title}**")
             st.caption(blurb)

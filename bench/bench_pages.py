@@ -12,31 +12,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+
 
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 
 
-def page_list():
-    """The (file, title, icon) entries of app.py's PAGES, read without running the app."""
-    import ast
-    tree = ast.parse((ROOT / "app.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "PAGES":
-            return ast.literal_eval(node.value)
-    raise SystemExit("app.py has no PAGES list")
-
-
 def main():
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    PAGES = page_list()
+    from app_pages.common import PAGES
     print(f"{'page':<28} {'first run ms':>13} {'median ms':>10} {'p90 ms':>8}")
-    for path, title, _ in PAGES:
-        if not (ROOT / path).exists():
-            continue
+    for path, title, _, _ in PAGES:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         t0 = time.perf_counter()
         at.run()
