@@ -12,10 +12,10 @@ sel = common.selection()
 st.title("Batching and memory")
 st.markdown(
     "Live traffic is ragged: requests arrive at random times and finish at different lengths "
-    "(seed 004). **Static batching** waits for the longest response in the batch; **continuous "
+    "(CS336 lecture 10, Inference). **Static batching** waits for the longest response in the batch; **continuous "
     "batching** (Orca's iteration-level scheduling) returns to the scheduler after every step, so a "
     "finished request leaves and a waiting one takes its slot. Both run on the napkin step of "
-    f"{sel.model.name} on {sel.accelerator.name} (seed 000, step 4).")
+    f"{sel.model.name} on {sel.accelerator.name} (the inference course, week 11, step 4).")
 
 RATES = [0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0]
 LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
@@ -210,7 +210,7 @@ st.caption(f"MB = 10^6 bytes (the CSV has bytes); {common.fmt_bytes(exp.kv_bytes
 
 st.subheader("Prefix caching: a shared system prompt")
 common.experiment_buttons({
-    "Seed 000: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
+    "Course, week 11: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
     "Half the requests miss the cache": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 0.5},
 }, key="bt_pexp")
 c = st.columns(4)
@@ -258,4 +258,4 @@ with c[1]:
         "conversation computes the prefix, the others find it with probability h (SGLang's RadixAttention, "
         "vLLM's automatic prefix caching). Blocks make the sharing cheap: a shared block is reference-counted "
         "and copied only on write. The router must send requests with the same prefix to the same replica, or "
-        "the cache is not found (seed 000, step 2). SGLang reports hit rates of 52-74% on real workloads.")
+        "the cache is not found (the inference course, week 11, step 2). SGLang reports hit rates of 52-74% on real workloads.")

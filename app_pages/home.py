@@ -15,7 +15,7 @@ st.markdown(
 st.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
          r"\frac{2 N B}{P}\right)")
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
-           "A lower bound; a real step is usually 1.2-2x slower (seed 000, step 4).")
+           "A lower bound; a real step is usually 1.2-2x slower (the inference course, week 11, step 4).")
 
 c1, c2 = st.columns(2)
 context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,

@@ -7,10 +7,10 @@ from app_pages import common
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
-    "Seed 000: agent, TPOT <= 10 ms at $3/h": {
+    "Course, week 11: agent, TPOT <= 10 ms at $3/h": {
         "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
         "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 20.2},
-    "Seed 000: chat, B = 48 (20.2 ms)": {
+    "Course, week 11: chat, B = 48 (20.2 ms)": {
         "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
         "lc_ctx": 8192, "lc_tpot": 20.2, "lc_chat": 20.2},
     "int8 weights and cache": {
@@ -23,7 +23,7 @@ st.title("Latency against cost")
 st.markdown(
     "Every batch size B gives a pair: the step time, which is each user's time per output token (TPOT), and "
     "the price of a million tokens. Larger batches share one weight read among more tokens: **cheaper, but "
-    "slower for everyone**. The service requirement picks the point (seed 000, step 4).")
+    "slower for everyone**. The service requirement picks the point (the inference course, week 11, step 4).")
 common.experiment_buttons(EXPERIMENTS, key="lc_exp")
 
 c1, c2, c3, c4 = st.columns(4)
@@ -98,7 +98,7 @@ if len(chat):
     r = chat.iloc[0]
     st.markdown(f"**Chat** (TPOT <= {chat_ms:g} ms): B = {int(r['batch']):,}, {common.fmt_seconds(r['tpot_s'])} per "
                 f"token, {r['tokens_per_s_per_user']:,.0f} tok/s per person, {common.fmt_usd(r['usd_per_million'])} "
-                f"per 1M. Seed 000 picks B = 48 for chat on Llama-3-8B at 8k: a 20.2 ms step, 50 tok/s per person, "
+                f"per 1M. The inference course, week 11 picks B = 48 for chat on Llama-3-8B at 8k: a 20.2 ms step, 50 tok/s per person, "
                 "faster than anyone reads, $0.35 at $3/h.")
 st.latex(r"\text{TPOT}(B) = t_\text{step}(B), \qquad \frac{\$}{10^6\ \text{tokens}} = "
          r"\frac{\text{price per hour}}{B / t_\text{step}(B) \cdot 3600} \cdot 10^6, \qquad "
@@ -106,7 +106,7 @@ st.latex(r"\text{TPOT}(B) = t_\text{step}(B), \qquad \frac{\$}{10^6\ \text{token
 st.caption("Every point on this curve is on the Pareto front: B raises both the step and the output, so a cheaper "
            "point is always a slower one. The weight read (fixed per step) is shared by B tokens; the cache read "
            "(per sequence) is not, so the price falls toward a floor, W/KV tokens per second. Replicas scale "
-           "throughput at the same latency (seed 004). Step times are lower bounds: real ones are 1.2-2x slower.")
+           "throughput at the same latency (CS336 lecture 10, Inference). Step times are lower bounds: real ones are 1.2-2x slower.")
 
 with st.expander("The front as a table"):
     table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",

@@ -20,7 +20,7 @@ st.markdown(
     "the accelerator's data sheet (a known GPU only), the roofline of **this machine** (bandwidth W and "
     "matmul rate P probed just now; the honest lower bound), and a **calibrated** prediction: the model's "
     "matmuls at the speed the matmul kernels really reach at its layer shapes on this machine, the KV read at W, "
-    "and a per-layer overhead measured on a model of the same depth and a tiny width. Seed 000, step 4: to emit a "
+    "and a per-layer overhead measured on a model of the same depth and a tiny width. The inference course, week 11, step 4: to emit a "
     "token the model reads all its weights and its KV cache, so decode should sit near the bandwidth line until "
     "the critical batch.")
 st.latex(r"t_\text{machine} = \frac{B\cdot KV}{W} + \max\!\Big(\frac{\text{weight bytes}}{W},"

@@ -1,4 +1,4 @@
-"""Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (seed 003, last part)."""
+"""Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (chapter 9, LLM inference, last part)."""
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -22,7 +22,7 @@ def _usd(x: float, digits: int = 2) -> str:
 sel = common.selection()
 st.title("Monthly bill")
 st.markdown(
-    "In a scaled product, model selection is essentially unit economics (seed 003). Every generation pays "
+    "In a scaled product, model selection is essentially unit economics (chapter 9, LLM inference). Every generation pays "
     "for its prompt and its output; a prompt built as a long **shared prefix** plus a short unique part "
     "can be served from the provider's prompt cache at about a tenth of the input price. Renting GPUs "
     "instead costs the same every hour whether anyone calls the model or not, so it loses at small traffic "

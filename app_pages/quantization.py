@@ -12,12 +12,12 @@ CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512]
 SWEEP_BATCHES = np.arange(1, 257)
 APPLY = {"both": "weights and cache", "weights": "weights only", "cache": "cache only"}
-#: Seed 000, back-of-the-envelope problems: "a 13B-parameter model in bf16, 40 layers, GQA with 8 KV heads,
+#: The inference course, week 11, back-of-the-envelope problems: "a 13B-parameter model in bf16, 40 layers, GQA with 8 KV heads,
 #: H = 128" (26 GB of weights). D, N, F and V are Llama-2-13B's; only L, K, H and the 13e9 count enter the
 #: numbers of problems 1-5.
-SEED_13B = calc.ModelConfig(name="Seed 000's 13B (L=40, K=8, H=128)", n_params=13_000_000_000, n_layers=40,
+SEED_13B = calc.ModelConfig(name="Week 11 napkin 13B (L=40, K=8, H=128)", n_params=13_000_000_000, n_layers=40,
                             d_model=5120, n_heads=40, n_kv_heads=8, head_dim=128, d_ff=13824, vocab_size=32000,
-                            attention="gqa", source="seed 000, back-of-the-envelope problems")
+                            attention="gqa", source="the inference course, week 11, back-of-the-envelope problems")
 QUALITY = pd.DataFrame([
     ("bf16", 16, "baseline", "The reference everything is compared with."),
     ("FP8", 8, "nearly lossless", "Native on H100; used for training and inference; the new default at frontier labs."),
@@ -33,15 +33,15 @@ QUALITY = pd.DataFrame([
 sel = common.selection()
 st.title("Quantization")
 common.experiment_buttons({
-    "Seed problem 5 (13B at 4K, B = 32)": dict(q_model="seed13b", q_ctx=4096, q_b=32, q_res=6.0, q_apply="both",
+    "Week 11 napkin problem 5 (13B, 4K, B = 32)": dict(q_model="seed13b", q_ctx=4096, q_b=32, q_res=6.0, q_apply="both",
                                                gpu="h100-sxm", wq="bf16", kvq="bf16"),
     "Llama-3-8B at 8K, B = 32": dict(q_model="sidebar", model="llama-3-8b", q_ctx=8192, q_b=32, q_res=0.0,
                                      q_apply="both", gpu="h100-sxm", wq="bf16", kvq="bf16"),
 }, key="q_exp_btn")
 c1, c2, c3 = st.columns(3)
 which = c1.radio("Model", ["sidebar", "seed13b"], key="q_model", bind="query-params",
-                 format_func={"sidebar": "The sidebar's model", "seed13b": "Seed 000's 13B"}.get,
-                 help=f"Sidebar: {sel.model.name}. Seed: {SEED_13B.name}, 13e9 parameters.")
+                 format_func={"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get,
+                 help=f"Sidebar: {sel.model.name}. Course: {SEED_13B.name}, 13e9 parameters.")
 apply = c1.radio("Quantize", list(APPLY), format_func=APPLY.get, key="q_apply", bind="query-params",
                  horizontal=True, help="The part not quantized stays at the sidebar's dtype.")
 ctx = c2.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="q_ctx", bind="query-params",
@@ -52,7 +52,7 @@ reserve_gb = c3.number_input("Reserved for activations (GB)", min_value=0.0, max
 model = SEED_13B if which == "seed13b" else sel.model
 acc = sel.accelerator
 reserve = reserve_gb * 1e9
-st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (seed 000, step 4).")
+st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, week 11, step 4).")
 
 try:
     rows = []
@@ -133,7 +133,7 @@ st.markdown("Decode is bound by memory bandwidth, so halving the bytes roughly h
             "what fits. Weights are read once per step whatever B is; the cache is read once per sequence. "
             "So int8 weights win at small batch, an int8 cache wins once the batch's cache outweighs the weights.")
 
-st.subheader("int8 weights or an int8 cache? (seed 000, problem 5)")
+st.subheader("int8 weights or an int8 cache? (the inference course, week 11, napkin problem 5)")
 n = st.columns(3)
 n[0].metric(f"int8 weights, bf16 cache, B = {batch}", common.fmt_seconds(at_b_w.total_s))
 n[1].metric(f"bf16 weights, int8 cache, B = {batch}", common.fmt_seconds(at_b_kv.total_s))
@@ -152,10 +152,10 @@ fig.update_layout(xaxis_title="batch B (sequences)",
                   yaxis_title="decode step (ms)", hovermode="x unified")
 common.show_chart(fig, key="q_chart_flip")
 st.markdown(f"Below B = {flip:,.1f} the weights are the bigger read, so quantizing them saves more; above it the "
-            "cache is. A longer context lowers the threshold. The seed's 13B at 4K on an H100: 10.3 ms against "
+            "cache is. A longer context lowers the threshold. The course's 13B at 4K on an H100: 10.3 ms against "
             "11.0 ms at B = 32, flipping near B = 39.")
 
-st.subheader("What it costs in quality (seed 003)")
+st.subheader("What it costs in quality (chapter 9, LLM inference)")
 st.table(QUALITY.astype(str).set_index("scheme"))
 st.markdown("**4-bit weights are the last stop before the quality cliff.** FP8 is nearly lossless; more "
             "parameters at 4-bit usually beat fewer at 16-bit (70B-int4 ≳ 13B-bf16). Check quality after each step.")

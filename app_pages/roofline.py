@@ -26,7 +26,7 @@ st.markdown(
     "Arithmetic intensity (FLOPs per byte moved) against the chip's ratio P/W decides which resource a "
     "step spends. A decode matmul has intensity about B, an H100 needs about 295: "
     "**decode at chat batch sizes is memory-bound**, prefill of a long prompt is compute-bound "
-    "(seed 004, \"One ratio explains the entire lecture\").")
+    "(CS336 lecture 10, Inference, \"One ratio explains the entire lecture\").")
 common.experiment_buttons(EXPERIMENTS, key="rf_exp")
 
 c1, c2, c3 = st.columns(3)
@@ -56,7 +56,7 @@ mc = st.columns(4)
 mc[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
 mc[1].metric("Throughput (tok/s)", f"{step.tokens_per_s:,.0f}")
 mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
-             "decode's matmuls turn compute-bound (seed 000 step 3).")
+             "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
 mc[3].metric("Bound", step.bound)
 if batch > ceiling:
     st.warning(f"B = {batch:,} does not fit: one {acc.name} holds the weights and at most {ceiling:,} "
@@ -68,7 +68,7 @@ st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache r
          r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big)")
 st.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
-           "(seed 000 step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
+           "(the inference course, week 11, step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
            "B, so an H100 needs B > 295 to saturate; at B = 1 it streams a whole matrix for 2DF FLOPs.")
 
 # -- the roofline ---------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ else:
         + "; ".join(f"{r.variant}: knee B = {r.knee_batch:,.0f}, ceiling B = {r.max_batch:,}"
                     for r in knees.itertuples())
         + ". Past the knee B sits in the numerator and the denominator and cancels: throughput saturates at W/KV. "
-        "Fewer KV heads shrink KV; GQA's real win is the batch it unlocks (seed 004, Exercise 1). Only K changes: "
+        "Fewer KV heads shrink KV; GQA's real win is the batch it unlocks (CS336 lecture 10, Inference, exercise 1). Only K changes: "
         "the K and V projections shrink with it (2LDHK parameters)."
         + (" This model uses MLA: the K = N, 8, 1 curves are plain attention with its head width, parameters kept."
            if m.attention == "mla" else ""))
@@ -171,7 +171,7 @@ fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)", ticksuffix=" 
 fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
-           "compute-bound, 2NT plus causal attention growing as T^2 (seed 000 step 3).")
+           "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3).")
 
 def _ms(label: str) -> st.column_config.NumberColumn:
     return st.column_config.NumberColumn(label, format="%.3f")

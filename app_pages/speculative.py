@@ -8,7 +8,7 @@ from calc import speculative as sd
 from app_pages import common
 
 SYMBOLS = ("A", "B", "C", "D", "E")
-DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # seed 000, step 3: target p
+DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
 DEFAULT_Q = (0.9, 0.1, 0.0, 0.0, 0.0)   # and draft q
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = tuple(range(0, 17))
@@ -29,7 +29,7 @@ def _weights(p, q):
 
 
 EXPERIMENTS = {
-    "Seed example": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": False},
+    "Course example (week 11, step 3)": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": False},
     "The classic mistake": {**_weights(DEFAULT_P, DEFAULT_Q), "sd_wrong": True},
     "Close draft, α = 0.9": {**_weights((0.3, 0.25, 0.2, 0.15, 0.1), (0.4, 0.2, 0.2, 0.1, 0.1)),
                                   "sd_wrong": False},
@@ -56,7 +56,7 @@ st.markdown(
     "γ tokens; the **target** p checks all of them in one forward pass, which costs about the same as "
     "one decode step while the step is memory-bound. A drafted token x is accepted with probability "
     "min(1, p(x)/q(x)); at the first rejection the token is resampled from the **residual** "
-    "max(0, p − q), normalised. The output is then distributed *exactly* as p (seed 000, step 3; "
+    "max(0, p − q), normalised. The output is then distributed *exactly* as p (the inference course, week 11, step 3; "
     "Leviathan et al. 2022; Chen et al. 2023).")
 st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
          r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x)")

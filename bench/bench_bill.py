@@ -1,4 +1,4 @@
-"""Print the monthly-bill figures of seed 003's three experiments and how long the sweeps take.
+"""Print the monthly-bill figures of the three experiments of chapter 9 (LLM inference) and how long the sweeps take.
 
 Run: python bench/bench_bill.py
 """

@@ -1,7 +1,7 @@
 """Time speculative sampling of 10^6 tokens over probability tables (calc.speculative).
 
 Prints the median wall time of ``speculative_generate`` for a few draft lengths gamma, on the
-seed 000 pair (p = (0.6, 0.4), q = (0.9, 0.1)) and a random 5-symbol pair, plus the time of the
+The inference course, week 11 pair (p = (0.6, 0.4), q = (0.9, 0.1)) and a random 5-symbol pair, plus the time of the
 chi-square check. Run: python -m bench.bench_speculative  (or python bench/bench_speculative.py)
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def median_s(fn) -> float:
 def main() -> None:
     rng = np.random.default_rng(0)
     pairs = {
-        "seed pair (V=2)": (np.array([0.6, 0.4]), np.array([0.9, 0.1])),
+        "course pair (V=2)": (np.array([0.6, 0.4]), np.array([0.9, 0.1])),
         "random pair (V=5)": (rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))),
     }
     print(f"speculative_generate, {N_TOKENS:,} tokens, median of {REPEATS}")

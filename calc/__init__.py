@@ -1,7 +1,7 @@
 """The calculation core of the LLM Inference Explorer: numbers in, dataclasses and DataFrames out.
 
 Pure Python + numpy/pandas (no streamlit, no torch). The public API is fixed in DESIGN.md; the
-formulas follow the seeds (seed 000 steps 1-4, seed 003, seed 004) and the papers cited per function.
+formulas follow the course material (the inference course, week 11, steps 1-4; chapter 9, LLM inference; CS336 lecture 10, Inference) and the papers cited per function.
 """
 from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
                    prefix_cache_savings, replicas_needed)

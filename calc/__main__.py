@@ -1,6 +1,6 @@
 """Command line: ``python -m calc --model llama-3.1-8b --gpu h100-sxm --context 8192 --batch 32``.
 
-Prints the napkin table (seed 000 step 4) for a preset or any config.json; ``--json`` prints it as
+Prints the napkin table (the inference course, week 11, step 4) for a preset or any config.json; ``--json`` prints it as
 JSON; ``--list`` prints the presets. Bad input prints one line to stderr and exits with status 2.
 """
 from __future__ import annotations

@@ -3,17 +3,17 @@
 Three pieces, all pure numpy/pandas and deterministic for a seed:
 
 1. ``make_requests``: a stream of requests with Poisson arrivals and random prompt and output
-   lengths (seed 004, "live traffic is ragged").
+   lengths (CS336 lecture 10, Inference, "live traffic is ragged").
 2. ``simulate_static`` / ``simulate_continuous``: the two schedulers run step by step on the
-   napkin cost of one forward pass (``StepCost``, seed 000 step 4). Static batching forms a batch
+   napkin cost of one forward pass (``StepCost``, the inference course, week 11, step 4). Static batching forms a batch
    from whatever is waiting when the engine is idle and runs it until its longest request is done
-   (seed 000: "static batching waits for the longest response in the batch"). Continuous batching
+   (the inference course, week 11: "static batching waits for the longest response in the batch"). Continuous batching
    (Orca, Yu et al. 2022, section 4.2, iteration-level scheduling) returns to the scheduler after
    every step: a finished request leaves and a waiting one takes its slot at the next step.
 3. ``kv_reservation``: the KV memory reserved, used and wasted by a contiguous max-length slab per
    request against PagedAttention's fixed-size blocks (Kwon et al. 2023, sections 3 and 4.1).
 
-How a step is charged (one forward pass over every running sequence; seed 000, step 4, with
+How a step is charged (one forward pass over every running sequence; the inference course, week 11, step 4, with
 Orca's selective batching, section 4.3, for steps that also admit prompts):
 
     step_s = kv_s_per_token * (context tokens read + prompt tokens written)
@@ -89,7 +89,7 @@ def make_requests(n_requests: int = 200, arrival_rate_per_s: float = 16.0,
             mean or max_len_tokens (< 2), a negative spread (above 1 for "uniform"), an unknown
             distribution, or a seed that is not a non-negative integer.
 
-    Source: seed 004 ("Training gets a dense rectangle of tokens; serving gets a ragged one").
+    Source: CS336 lecture 10, Inference ("Training gets a dense rectangle of tokens; serving gets a ragged one").
     """
     n_requests = check_positive_int(n_requests, "n_requests")
     if n_requests > MAX_REQUESTS:
@@ -147,7 +147,7 @@ def _check_requests(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.
 
 @dataclass(frozen=True)
 class StepCost:
-    """The napkin cost of one forward pass (seed 000, step 4), split so ragged batches can be charged.
+    """The napkin cost of one forward pass (the inference course, week 11, step 4), split so ragged batches can be charged.
 
     Fields (seconds):
         weights_s: reading all weights once (weight bytes / W); paid by every step.
@@ -201,7 +201,7 @@ def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtyp
 
     Raises:
         ValueError: an unknown dtype or a non-positive batch_hint (from calc's checks).
-    Source: seed 000, step 4 (the decode step lower bound).
+    Source: The inference course, week 11, step 4 (the decode step lower bound).
     """
     from calc import decode_step_time, kv_bytes_per_token  # the package root re-exports the core
 
@@ -331,7 +331,7 @@ def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> B
         ``BatchingRun`` (steps frame, per-request times, summary).
     Raises:
         ValueError: a malformed request frame, a non-positive max_slots or a non-StepCost cost.
-    Source: seed 000 ("static batching waits for the longest response in the batch"); seed 004.
+    Source: The inference course, week 11 ("static batching waits for the longest response in the batch"); CS336 lecture 10 (Inference).
     """
     arrival, prompt, output = _check_requests(requests)
     max_slots = check_positive_int(max_slots, "max_slots")
@@ -374,7 +374,7 @@ def simulate_continuous(requests: pd.DataFrame, max_slots: int, cost: StepCost) 
     computed in one vectorised segment (the result is the same as stepping one by one).
 
     Args / Returns / Raises: as ``simulate_static``.
-    Source: Yu et al., Orca (OSDI 2022), sections 4.2-4.3; seed 000 ("continuous batching
+    Source: Yu et al., Orca (OSDI 2022), sections 4.2-4.3; the inference course, week 11 ("continuous batching
     schedules per step: a finished request leaves, and a new one takes its place").
     """
     arrival, prompt, output = _check_requests(requests)
@@ -562,7 +562,7 @@ def kv_reservation(lengths_tokens, kv_bytes_per_token: float, max_len_tokens: in
         ValueError: empty or non-integer lengths, a length outside [1, max_len_tokens], a
             non-positive kv_bytes_per_token, max_len_tokens or block_size_tokens, a negative budget.
     Source: Kwon et al., PagedAttention (SOSP 2023), sections 3 (memory challenges, Fig. 2-3) and
-    4.1-4.2 (block table, block size 16); seed 004 ("a contiguous cache slab per request wastes
+    4.1-4.2 (block table, block size 16); CS336 lecture 10, Inference ("a contiguous cache slab per request wastes
     memory twice").
     """
     per_token = check_positive_number(kv_bytes_per_token, "kv_bytes_per_token")
@@ -647,7 +647,7 @@ def batching_experiment(model, accelerator, *, weight_dtype: str = "bf16", kv_dt
     Raises:
         ValueError: the weights leave no room for one sequence of max_len_tokens ("does not fit"),
             or any invalid argument (see ``make_requests``, ``simulate_static``, ``kv_reservation``).
-    Sources: as the functions it calls (seed 000 steps 2 and 4; Orca; PagedAttention).
+    Sources: as the functions it calls (the inference course, week 11, steps 2 and 4; Orca; PagedAttention).
     """
     from calc import kv_bytes_per_token, max_batch, weight_bytes
 
@@ -684,7 +684,7 @@ def prefix_cache_curve(model, n_requests: int, prefix_len: int, unique_len: int 
         ``prefill_tokens_without`` (tokens), ``cache_bytes_with``, ``cache_bytes_without`` (bytes).
     Raises:
         ValueError: n_points < 2, or whatever ``prefix_cache_savings`` raises.
-    Source: seed 000, step 2 (prefix caching); SGLang (Zheng et al. 2024), RadixAttention.
+    Source: The inference course, week 11, step 2 (prefix caching); SGLang (Zheng et al. 2024), RadixAttention.
     """
     from calc import prefix_cache_savings
 

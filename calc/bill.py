@@ -1,6 +1,6 @@
 """The monthly bill of a product built on LLM calls: API tiers, prompt-cache hits, self-hosting.
 
-Seed 003 (last part): "in a scaled product, model selection is essentially unit economics".
+Chapter 9, LLM inference (last part): "in a scaled product, model selection is essentially unit economics".
 
     monthly_usd = 30 x G x (missed input x base price + hit input x cached price + output x output price)
                   + cache-write surcharge
@@ -17,11 +17,11 @@ bills it at the base input price and writes it to the cache. Providers that char
 the written tokens at ``cache_write_multiplier`` x base (Anthropic 5-minute TTL: 1.25x; OpenAI before
 GPT-5.6 and Gemini implicit caching: 1.0x, i.e. no surcharge). The bill shows the surcharge,
 (multiplier - 1) x base x written tokens, as its own "cache writes" component, so the missed-input
-component stays exactly the seed's "missed input x base price". The unique part always misses.
+component stays exactly the chapter's "missed input x base price". The unique part always misses.
 
 Self-hosting (``SelfHostedSetup``): an open model from calc's catalogue on rented GPUs. Its cost is
 GPU time, not tokens: output tokens take decode time at the chosen batch (``decode_step_time``,
-seed 000 step 4, tokens/s per replica at that batch), input tokens take prefill time
+The inference course, week 11, step 4, tokens/s per replica at that batch), input tokens take prefill time
 (``prefill_time``, compute-bound), and prefix-cache hits skip prefill (vLLM/SGLang automatic prefix
 caching), so one generation occupies a replica for
 
@@ -80,7 +80,7 @@ def _check_at_most(value: float, limit: float, what: str, why: str) -> float:
 
 @dataclass(frozen=True)
 class TrafficScenario:
-    """Daily traffic of the product (seed 003, last part; defaults are the seed's experiment 1).
+    """Daily traffic of the product (chapter 9, LLM inference, last part; defaults are the chapter's experiment 1).
 
     Fields:
         dau: daily active users (>= 0, at most 1e10).
@@ -93,7 +93,7 @@ class TrafficScenario:
         output_tokens: tokens generated per generation (>= 1).
         cache_hit_rate: fraction of generations whose shared prefix is read from the prompt cache.
 
-    The token counts are assumptions of this project, not the seed's: a 3,000-token shared prefix
+    The token counts are assumptions of this project, not the chapter's: a 3,000-token shared prefix
     (instructions + style guide + examples), 500 unique prompt tokens, 500 output tokens, 5
     generations per creator. Edit them to your product.
 
@@ -369,7 +369,7 @@ class MonthlyBill:
 
 
 def api_monthly_bill(scenario: TrafficScenario, tier: PriceTier) -> MonthlyBill:
-    """Monthly bill of one API tier (seed 003, last part, plus the cache-write surcharge).
+    """Monthly bill of one API tier (chapter 9, LLM inference, last part, plus the cache-write surcharge).
 
     monthly = 30 x G x (missed x base + hit x cached + written x (m - 1) x base + output x out) / 1e6.
 
@@ -475,7 +475,7 @@ def _ganged(accelerator, n: int):
 
 
 def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_hit_rate=None) -> SelfHostedRates:
-    """Throughput and per-token cost of one replica, from calc's roofline (seed 000, step 4).
+    """Throughput and per-token cost of one replica, from calc's roofline (the inference course, week 11, step 4).
 
     Decode: ``decode_step_time(model, replica, batch, context_len)``, with context_len the prompt plus
     half the output (the mean context while decoding) and batch clamped to ``max_batch``. Prefill:

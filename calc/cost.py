@@ -17,7 +17,7 @@ from .roofline import decode_sweep
 def cost_per_million(tokens_per_s, price_per_hour_usd):
     """USD per 1M tokens from a throughput and an hourly price.
 
-    ``price / (tokens_per_s * 3600) * 1e6`` (seed 000 step 4, "The price of a token"). At $3/h:
+    ``price / (tokens_per_s * 3600) * 1e6`` (the inference course, week 11, step 4, "The price of a token"). At $3/h:
     196 tok/s -> $4.26; 2,126 tok/s -> $0.39. Accepts numpy arrays of throughputs.
 
     Raises:
@@ -34,7 +34,7 @@ def cost_per_million(tokens_per_s, price_per_hour_usd):
 def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int, price_per_hour_usd: float,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
                  max_batch: int | None = None) -> pd.DataFrame:
-    """TPOT against USD per 1M output tokens for B = 1 .. memory ceiling (seed 000 step 4).
+    """TPOT against USD per 1M output tokens for B = 1 .. memory ceiling (the inference course, week 11, step 4).
 
     Each batch size gives a pair (TPOT, price); ``pareto`` marks the pairs no other batch beats on
     both (cheaper and faster). Computed in one vectorised sweep.
@@ -69,7 +69,7 @@ def max_batch_for_tpot(model: ModelConfig, accelerator: Accelerator, context_len
                        weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0) -> int:
     """Largest B (within the memory ceiling) whose decode step meets ``tpot_target_s``; 0 if none.
 
-    Seed 000 step 4: TPOT <= 10 ms for Llama-3-8B at 8k on an H100 gives B = 16 (9.9 ms, $0.52 at $3/h).
+    The inference course, week 11, step 4: TPOT <= 10 ms for Llama-3-8B at 8k on an H100 gives B = 16 (9.9 ms, $0.52 at $3/h).
 
     Raises:
         ValueError: non-positive target; invalid sizes or dtypes.
@@ -82,7 +82,7 @@ def max_batch_for_tpot(model: ModelConfig, accelerator: Accelerator, context_len
 
 def replicas_needed(concurrency: int, batch_per_replica: int) -> int:
     """Replicas (model copies) to serve ``concurrency`` simultaneous streams at ``batch_per_replica``
-    each: ``ceil(concurrency / B)`` (seed 004: replicas scale throughput at identical latency).
+    each: ``ceil(concurrency / B)`` (CS336 lecture 10, Inference: replicas scale throughput at identical latency).
 
     Raises:
         ValueError: negative concurrency or non-positive batch.
@@ -124,7 +124,7 @@ def prefix_cache_savings(model: ModelConfig, n_requests: int, prefix_len: int, u
     request computes the prefix and each of the other n - 1 finds it with probability ``hit_rate``
     (a miss recomputes and stores its own copy): expected prefill tokens
     ``P * (1 + (n - 1) * (1 - h)) + n * U`` and the same token count held in the cache.
-    Seed 000 step 2: 20 conversations sharing a 1,000-token system prompt on Llama-3-8B: prefill
+    The inference course, week 11, step 2: 20 conversations sharing a 1,000-token system prompt on Llama-3-8B: prefill
     20,000 -> 1,000 tokens, cache 2.6 GB -> 131 MB.
 
     Raises:

@@ -1,7 +1,7 @@
 """Number formats and their sizes, and the argument checks every calc function shares.
 
 Sizes are storage bytes per element; int4 packs two elements per byte (0.5 B). Scale factors of
-block-quantised formats (a few bytes per 32-128 elements) are left out, as the seeds do.
+block-quantised formats (a few bytes per 32-128 elements) are left out, as the course material does.
 """
 from __future__ import annotations
 

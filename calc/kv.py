@@ -31,7 +31,7 @@ def _check_conventions(sliding: str, mla: str) -> None:
 def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> int:
     """Cached elements per token in one cache-holding layer.
 
-    MHA/GQA/MQA: 2*K*H (a key and a value per KV head; seed 003 "must-memorize formula").
+    MHA/GQA/MQA: 2*K*H (a key and a value per KV head; chapter 9 (LLM inference) "must-memorize formula").
     MLA latent: d_c + d_h^R (576 for DeepSeek-V2/V3). MLA expanded: N*(qk_nope + qk_rope) + N*v_head_dim.
 
     Raises:
@@ -61,7 +61,7 @@ def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
 def kv_bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent") -> float:
     """Full-attention KV-cache bytes per context token of one sequence, summed over layers.
 
-    ``2 * L * K * H * bytes`` for MHA/GQA/MQA (seed 000 step 2; seed 003), ``L * (d_c + d_h^R) * bytes``
+    ``2 * L * K * H * bytes`` for MHA/GQA/MQA (the inference course, week 11, step 2; chapter 9, LLM inference), ``L * (d_c + d_h^R) * bytes``
     for MLA. Windows are not applied here (every cache-holding layer counts as full): use
     ``kv_cache_bytes`` for a real context length. Llama-3-8B in bf16: 131,072 B.
 
@@ -95,7 +95,7 @@ def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtyp
     """KV-cache bytes of ``batch`` sequences of ``context_len`` tokens, windows and MLA applied.
 
     ``B * bytes * elements_per_layer * (n_full * S + n_sliding * min(S, W))``; for a plain GQA model
-    this is ``2 * B * S * L * K * H * bytes`` (seed 000 step 2). Llama-3-8B, 8,192 tokens, bf16:
+    this is ``2 * B * S * L * K * H * bytes`` (the inference course, week 11, step 2). Llama-3-8B, 8,192 tokens, bf16:
     1.07 GB.
 
     Args:
@@ -134,7 +134,7 @@ def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str =
 def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, ModelConfig]:
     """The same model under MHA, GQA (its own K, or 8), MQA, MLA and a sliding window.
 
-    Used for the side-by-side comparison of seed 003's experiments. MLA uses DeepSeek's proportions
+    Used for the side-by-side comparison of chapter 9's experiments. MLA uses DeepSeek's proportions
     d_c = 4H and d_h^R = H/2 (DeepSeek-V2 report, section 2.1). The window variant keeps the model's
     K and puts every layer behind a window of ``window`` tokens.
 

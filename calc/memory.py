@@ -15,7 +15,7 @@ from .models import ModelConfig
 def weight_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float:
     """Bytes of all the model's parameters stored in ``weight_dtype``: ``n_params * bytes``.
 
-    Llama-3-8B in bf16: 8,030,261,248 * 2 = 16.06 GB (seed 000, step 4). Quantisation scales are
+    Llama-3-8B in bf16: 8,030,261,248 * 2 = 16.06 GB (the inference course, week 11, step 4). Quantisation scales are
     not counted.
 
     Raises:
@@ -96,7 +96,7 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
                   sliding: str = "cap", mla: str = "latent") -> MemoryBudget:
     """Weights + KV cache of ``batch`` sequences of ``context_len`` tokens + reserve, against capacity.
 
-    Seed 000 step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
+    The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
 
     Raises:
         ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
@@ -115,8 +115,8 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     """Largest number of sequences of ``context_len`` tokens whose cache fits beside the weights.
 
     ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
-    Seed 000 step 4: Llama-3-8B at 8k on an H100 SXM: 59 in bf16, 134 with int8 weights and cache.
-    Seed 000 problem 2: a 13B model (L=40, K=8, H=128) at 4k with 6 GB reserved: 71.
+    The inference course, week 11, step 4: Llama-3-8B at 8k on an H100 SXM: 59 in bf16, 134 with int8 weights and cache.
+    The inference course, week 11, napkin problem 2: a 13B model (L=40, K=8, H=128) at 4k with 6 GB reserved: 71.
 
     Raises:
         ValueError: invalid context, dtypes or reserve.

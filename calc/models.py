@@ -24,7 +24,7 @@ LAYER_KINDS = ("full", "sliding")
 class ModelConfig:
     """The shapes of a decoder-only transformer that inference arithmetic needs.
 
-    Notation of the seeds (DESIGN.md): L = ``n_layers``, D = ``d_model``, N = ``n_heads``,
+    Notation of the course material (DESIGN.md): L = ``n_layers``, D = ``d_model``, N = ``n_heads``,
     K = ``n_kv_heads``, H = ``head_dim``, F = ``d_ff``, V = ``vocab_size``.
 
     Fields:

@@ -21,7 +21,7 @@ def _kv_note(model: ModelConfig) -> str:
 def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
                  reserve_bytes: float = 0.0, prompt_len: int | None = None) -> pd.DataFrame:
-    """The napkin estimate of seed 000 step 4 as a table of (quantity, value, unit, note).
+    """The napkin estimate of the inference course, week 11, step 4 as a table of (quantity, value, unit, note).
 
     Values are in base units (bytes, seconds, tokens/s, USD); ``price_per_hour_usd`` defaults to the
     accelerator's list price, and the USD rows are omitted when neither is known. ``prompt_len``
@@ -70,7 +70,7 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
 
     Returns:
         DataFrame, one row per (model, accelerator): model, accelerator, weights_bytes, kv_bytes_per_seq,
-        max_batch, fits (weights + batch's cache within memory), decode_s (the seed-000 step at
+        max_batch, fits (weights + batch's cache within memory), decode_s (the course's week 11 step at
         ``batch``), tokens_per_s, usd_per_million (NaN without a list price).
 
     Raises:

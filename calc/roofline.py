@@ -1,6 +1,6 @@
 """The roofline: decode step and prefill time, arithmetic intensity, critical batch, sweeps.
 
-The napkin model of one decode step (seed 000 step 4; Pope et al. 2022):
+The napkin model of one decode step (the inference course, week 11, step 4; Pope et al. 2022):
 ``total_s = B*KV/W + max(weight_bytes/W, 2*N_active*B/P)`` with KV the cache bytes of one sequence.
 It is a lower bound: a real step is usually 1.2-2x slower. Prefill is the same roofline with
 T prompt tokens per sequence: compute ``2*N_active*B*T`` plus causal attention, bytes = weights read
@@ -61,7 +61,7 @@ def critical_batch(accelerator: Accelerator, weight_dtype: str = "bf16") -> floa
 
     A decode matmul does 2*N*B FLOPs on N*bytes of weights, so its intensity is 2B/bytes FLOP/byte;
     it meets the ridge P/W at ``B* = P * bytes / (2 * W)``. In bf16 that is P/W: about 295 on an
-    H100 SXM (989 TFLOP/s / 3.35 TB/s; seed 000 step 3; seed 004 "One ratio explains the lecture").
+    H100 SXM (989 TFLOP/s / 3.35 TB/s; the inference course, week 11, step 3; CS336 lecture 10 (Inference) "One ratio explains the lecture").
 
     Raises:
         ValueError: unknown dtype.
@@ -93,9 +93,9 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
                      sliding: str = "cap", mla: str = "latent") -> StepTime:
     """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
 
-    ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (seed 000 step 4), T =
+    ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
     ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
-    MoE models read only the experts the batch touches. Attention FLOPs are left out, as in the seed.
+    MoE models read only the experts the batch touches. Attention FLOPs are left out, as in the course.
     Llama-3-8B on an H100 SXM at 8k: B=1 5.1 ms (196 tok/s); B=32 15.1 ms (2,126 tok/s).
 
     Returns:
@@ -186,7 +186,7 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
                  mla: str = "latent") -> StepTime:
     """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
 
-    The roofline with T = prompt tokens (DESIGN.md; seed 004 "The KV cache, and the two regimes"):
+    The roofline with T = prompt tokens (DESIGN.md; CS336 lecture 10 (Inference) "The KV cache, and the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
     (MoE: experts touched by B*T tokens) + the KV cache written; ``total_s = kv_s + max(weights_s,
     compute_s)``. Prefill of a long prompt is compute-bound: its intensity is about B*T.
@@ -206,7 +206,7 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
 
 def ttft(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1, queue_s: float = 0.0,
          weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
-    """Time to first token in seconds: queueing + prefill (seed 000 step 3, "Metrics").
+    """Time to first token in seconds: queueing + prefill (the inference course, week 11, step 3, "Metrics").
 
     Raises:
         ValueError: negative queue time or invalid prefill arguments.
@@ -240,7 +240,7 @@ def arithmetic_intensity_prefill(model: ModelConfig, prompt_len: int, batch: int
 
 def throughput_ceiling_tokens_per_s(model: ModelConfig, accelerator: Accelerator, context_len: int,
                                     kv_dtype: str = "bf16") -> float:
-    """Decode throughput as B grows without bound: W / KV per sequence (seed 000 step 4: ~3,120 tok/s
+    """Decode throughput as B grows without bound: W / KV per sequence (the inference course, week 11, step 4: ~3,120 tok/s
     for Llama-3-8B at 8k on an H100). Each extra sequence adds its own cache read and one token."""
     s = check_positive_int(context_len, "context_len")
     return accelerator.bandwidth_bytes_per_s / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
@@ -249,7 +249,7 @@ def throughput_ceiling_tokens_per_s(model: ModelConfig, accelerator: Accelerator
 def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weight_dtype: str = "bf16",
                                      kv_dtype: str = "bf16") -> float:
     """B at which the batch's cache weighs as much as the weights: weight bytes / KV per sequence
-    (seed 000 step 4: about 15 for Llama-3-8B at 8k; problem 5: about 39 for the 13B at 4k)."""
+    (the inference course, week 11, step 4: about 15 for Llama-3-8B at 8k; problem 5: about 39 for the 13B at 4k)."""
     s = check_positive_int(context_len, "context_len")
     return weight_bytes(model, weight_dtype) / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
 

@@ -1,6 +1,6 @@
 """Speculative decoding over probability tables: exact sampling, acceptance rate and speedup.
 
-Notation of seed 000, step 3: the target model gives the next-token distribution ``p``, the draft
+Notation of the inference course, week 11, step 3: the target model gives the next-token distribution ``p``, the draft
 model gives ``q``. The draft proposes a token x ~ q; the target accepts it with probability
 min(1, p(x)/q(x)); on rejection the token is resampled from the residual
 max(0, p - q) / sum(max(0, p - q)). The emitted token is then distributed exactly as p:
@@ -157,7 +157,7 @@ def acceptance_probability(p, q) -> np.ndarray:
     Raises:
         ValueError: as ``check_pair``.
 
-    Source: Leviathan et al. 2022, section 2.3 (standardized sampling); seed 000, step 3.
+    Source: Leviathan et al. 2022, section 2.3 (standardized sampling); the inference course, week 11, step 3.
     """
     p_arr, q_arr = check_pair(p, q)
     return _acceptance(p_arr, q_arr)
@@ -208,7 +208,7 @@ def residual_distribution(p, q) -> np.ndarray:
     Raises:
         ValueError: as ``check_pair``.
 
-    Source: Leviathan et al. 2022, section 2.3, p'(x) = norm(max(0, p(x) - q(x))); seed 000, step 3
+    Source: Leviathan et al. 2022, section 2.3, p'(x) = norm(max(0, p(x) - q(x))); the inference course, week 11, step 3
     (p = (0.6, 0.4), q = (0.9, 0.1) gives max(0, p - q) = (0, 0.3), i.e. only B).
     """
     p_arr, q_arr = check_pair(p, q)
@@ -235,7 +235,7 @@ def accept_or_resample(p, q, x, rng, wrong_residual: bool = False) -> tuple[int,
         ValueError: invalid tables (``check_pair``), x out of range, q(x) = 0 (the draft cannot
             have proposed it), or rng not a numpy Generator.
 
-    Source: Leviathan et al. 2022, Algorithm 1; seed 000, step 3.
+    Source: Leviathan et al. 2022, Algorithm 1; the inference course, week 11, step 3.
     """
     p_arr, q_arr = check_pair(p, q)
     _check_rng(rng)
@@ -478,7 +478,7 @@ def output_distribution(p, q, wrong_residual: bool = False) -> np.ndarray:
     Raises:
         ValueError: as ``check_pair``.
 
-    Source: seed 000, step 3 ("Total: min(p, q) + max(0, p - q) = p"); Leviathan et al. 2022,
+    Source: The inference course, week 11, step 3 ("Total: min(p, q) + max(0, p - q) = p"); Leviathan et al. 2022,
     Theorem 3.5.
     """
     p_arr, q_arr = check_pair(p, q)
@@ -539,7 +539,7 @@ def acceptance_table(p, q, labels=None, wrong_residual: bool = False) -> pd.Data
     Raises:
         ValueError: as ``check_pair``; labels of the wrong length.
 
-    Source: seed 000, step 3.
+    Source: The inference course, week 11, step 3.
     """
     p_arr, q_arr = check_pair(p, q)
     labels = _labels(labels, p_arr.size)
@@ -613,7 +613,7 @@ def chi_square_p_value(samples, p) -> float:
         ValueError: no samples, samples out of range, p not a distribution.
 
     Source: Pearson's chi-square test, ``scipy.stats.chisquare`` with V' - 1 degrees of freedom
-    (V' = symbols with p > 0); seed 004, exercise 3 ("check the histogram matches within sampling
+    (V' = symbols with p > 0); CS336 lecture 10 (Inference) exercise 3 ("check the histogram matches within sampling
     error").
     """
     p_arr = check_distribution(p, "p")
@@ -670,7 +670,7 @@ def run_sampling_experiment(p, q, n_tokens, gamma, seed, labels=None, wrong_resi
     Raises:
         ValueError: as ``speculative_generate``, a negative seed or a significance outside (0, 1).
 
-    Source: seed 004, exercise 3 (histogram against the target); seed 000, step 3.
+    Source: CS336 lecture 10 (Inference) exercise 3 (histogram against the target); the inference course, week 11, step 3.
     """
     seed = check_nonneg_int(seed, "seed")
     significance = check_fraction(significance, "significance")
@@ -838,7 +838,7 @@ def verify_critical_batch(accelerator, gamma, weight_dtype: str = "bf16") -> flo
     Raises:
         ValueError: gamma negative, unknown dtype.
 
-    Source: seed 000, step 4 (critical batch); seed 004, "Two lossless wins".
+    Source: The inference course, week 11, step 4 (critical batch); CS336 lecture 10 (Inference), "Two lossless wins".
     """
     from . import critical_batch  # late import: calc/__init__ imports this module
 
@@ -880,8 +880,8 @@ def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gam
         ValueError: gamma negative, alpha outside [0, 1], a non-positive batch or context, an unknown
             dtype (and whatever ``decode_step_time`` raises).
 
-    Source: Leviathan et al. 2022, Theorem 3.8 with c and the verify cost from the roofline of seed
-    000, step 4 (decode_step_time); the batch caveat is seed 004, "Two lossless wins".
+    Source: Leviathan et al. 2022, Theorem 3.8 with c and the verify cost from the roofline of the
+    inference course, week 11, step 4 (decode_step_time); the batch caveat is CS336 lecture 10 (Inference), "Two lossless wins".
     """
     from . import decode_step_time  # late import: calc/__init__ imports this module
 

@@ -3,8 +3,8 @@ split over batch, TTFT over prompt length, and throughput against batch for seve
 
 All vectorised (numpy over the swept axis), built on the formulas of ``calc.roofline``:
 the roofline of Williams, Waterman and Patterson (2009, "Roofline: an insightful visual performance
-model", CACM 52(4)), attainable = min(P, W * I); the decode step of seed 000 step 4; the
-throughput-against-batch exercise of seed 004 (Exercise 1).
+model", CACM 52(4)), attainable = min(P, W * I); the decode step of the inference course, week 11, step 4; the
+throughput-against-batch exercise of CS336 lecture 10 (Inference), exercise 1.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astyp
 def ridge_intensity(accelerator: Accelerator, weight_dtype: str = "bf16") -> float:
     """The roofline's ridge point P/W in FLOP/byte, P the peak for matmuls on ``weight_dtype``.
 
-    Below it a kernel is memory-bound, above it compute-bound (Williams et al. 2009; seed 004,
+    Below it a kernel is memory-bound, above it compute-bound (Williams et al. 2009; CS336 lecture 10 (Inference),
     "One ratio explains the entire lecture": 989 TFLOP/s / 3.35 TB/s = 295 FLOP/byte on an H100).
 
     Raises:
@@ -102,7 +102,7 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", n_points: int = 200) -> pd.DataFrame:
     """The decode step split into weight read, cache read and compute, over a batch grid.
 
-    ``total_s = kv_s + max(weights_s, compute_s)`` (seed 000 step 4), so the three parts that stack
+    ``total_s = kv_s + max(weights_s, compute_s)`` (the inference course, week 11, step 4), so the three parts that stack
     to the total are kv_s, weights_s and ``compute_excess_s = max(0, compute_s - weights_s)``
     (the arithmetic that no longer hides behind the weight read, beyond the critical batch).
     The grid runs from B = 1 to ``max(16, 1.25 * max(ceiling, batch))`` (at most 2^20), with at most
@@ -136,7 +136,7 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
                weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> pd.DataFrame:
     """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
 
-    The same model as ``calc.prefill_time`` (seed 000 step 3; seed 004 "the two regimes"):
+    The same model as ``calc.prefill_time`` (the inference course, week 11, step 3; CS336 lecture 10 (Inference) "the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention ``sum over layers of 2*N*(H_qk+H_v)*keys``,
     bytes = weights read + KV written, ``total = kv_s + max(weights_s, compute_s)``.
     Llama-3-8B on an H100 SXM, T = 8,192: about 151 ms.
@@ -166,11 +166,11 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
 
 
 def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig]:
-    """The model with K = N (MHA), K = 8 (GQA) and K = 1 (MQA) KV heads, for seed 004 Exercise 1.
+    """The model with K = N (MHA), K = 8 (GQA) and K = 1 (MQA) KV heads, for CS336 lecture 10 (Inference) exercise 1.
 
     Only the KV-head count changes; the K and V projections shrink with it, so the parameter count is
     adjusted by ``2 * L * D * H * (K_new - K_old)`` (the ``2*D*K*H`` term of the per-layer count in
-    seed 004's napkin model). Where 8 does not divide N (or is not below N), the largest divisor of
+    CS336 lecture 10's napkin model). Where 8 does not divide N (or is not below N), the largest divisor of
     N below 8 stands in, and the label says so. A model that is neither of these (its own GQA K, or
     MLA) is added too, under its own label. MLA models become plain attention with the same
     head width H; their parameter count is kept (MLA's projections have another shape), which the
@@ -225,9 +225,9 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
                            n_points: int = 120) -> pd.DataFrame:
     """Decode throughput against batch for each KV-head variant, each curve cut at its memory ceiling.
 
-    Seed 004, Exercise 1: throughput ``B / ((weights + B*KV) / W)`` rises with B until the cache
+    CS336 lecture 10 (Inference) exercise 1: throughput ``B / ((weights + B*KV) / W)`` rises with B until the cache
     dominates, then saturates at W/KV (B is in numerator and denominator). The knee is where the
-    batch's cache equals the weights, ``B_knee = weight bytes / KV`` (seed 000 step 4: about 15 for
+    batch's cache equals the weights, ``B_knee = weight bytes / KV`` (the inference course, week 11, step 4: about 15 for
     Llama-3-8B at 8k), with half the ceiling's throughput. Fewer KV heads shrink KV, which moves the
     memory ceiling ``floor((memory - weights) / KV)`` out: "GQA's real win is often the batch it unlocks".
 
