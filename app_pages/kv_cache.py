@@ -25,6 +25,11 @@ def build_variant(model: calc.ModelConfig, layout: str, n_kv_heads: int, latent_
     return calc.kv.with_attention_layout(model, layout, n_kv_heads, latent_rank, w, local_per_global)
 
 
+def kv_head_options(model: calc.ModelConfig) -> list[int]:
+    """The K a GQA layout can have: the divisors of the model's query-head count N, ascending."""
+    return [k for k in range(1, model.n_heads + 1) if model.n_heads % k == 0]
+
+
 def _window_label(model: calc.ModelConfig, w: str) -> str:
     if w == "model":
         if model.sliding_window is None:
@@ -47,14 +52,26 @@ common.experiment_buttons({
                          wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
 }, key="kv_exp_btn")
 
+if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
+    st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
 c1, c2, c3 = st.columns(3)
 layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
                   bind="query-params", horizontal=True,
                   help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
                        "MLA: a compressed latent per token (DeepSeek-V2).")
-n_kv = c1.number_input("KV heads K (GQA)", min_value=1, max_value=256, value=8, step=1, key="kv_k",
-                       bind="query-params", disabled=layout != "gqa",
-                       help=f"Must divide the {sel.model.n_heads} query heads.")
+k_options = kv_head_options(sel.model)
+own_k = sel.model.n_kv_heads if sel.model.n_kv_heads in k_options else sel.model.n_heads
+# K starts at the model's own; a K that does not divide this model's heads (a link, another model) or a
+# K left at the previous model's own value follows the model.
+if st.session_state.get("kv_k") not in k_options or (
+        st.session_state.get("_kv_k_model") not in (None, sel.model_id)
+        and st.session_state.get("kv_k") == st.session_state.get("_kv_k_own")):
+    st.session_state.pop("kv_k", None)
+st.session_state["_kv_k_model"], st.session_state["_kv_k_own"] = sel.model_id, own_k
+k_default = {} if "kv_k" in st.session_state else {"index": k_options.index(own_k)}
+n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
+                    **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
+                                      f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
 rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
                         disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
 window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",

@@ -12,6 +12,9 @@ COMPONENTS = {"input_missed_usd": "input, missed cache", "input_hit_usd": "input
 COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
           "output_usd": "#1f77b4", "idle_usd": "#bbbbbb"}
 
+#: Price-table columns and their short names in the URL parameter mb_prices ("out1=30": row 1's output price).
+PRICE_PARAMS = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_input_usd_per_mtok": "hit",
+                "output_usd_per_mtok": "out", "cache_write_multiplier": "write"}
 
 
 def _usd(x: float, digits: int = 2) -> str:
@@ -67,8 +70,19 @@ st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_
            "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
            "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
            "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
+# The edited cells travel in the URL (mb_prices, e.g. "out1=30"; st.data_editor cannot bind to it). The
+# editor's base table is fixed while the editor lives (its edits are kept relative to it), and read from
+# the link, or from this session's last edits, when the editor is drawn anew.
+default_prices = bill.tiers_to_frame(bill.default_tiers())
+if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
+    link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
+    try:
+        st.session_state["_mb_prices_base"] = common.apply_table_edits(default_prices, link, PRICE_PARAMS)
+    except ValueError as exc:
+        st.warning(f"The link's price edits could not be read ({exc}); the default prices are shown.")
+        st.session_state["_mb_prices_base"] = default_prices
 edited = st.data_editor(
-    bill.tiers_to_frame(bill.default_tiers()), key="mb_prices", num_rows="dynamic", hide_index=True,
+    st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
     width="stretch", column_config={
         "name": st.column_config.TextColumn("tier", required=True),
         "input_usd_per_mtok": st.column_config.NumberColumn("input $/1M", min_value=0.0, format="%.3f"),
@@ -78,6 +92,13 @@ edited = st.data_editor(
         "as_of": st.column_config.TextColumn("as of", width="small"),
         "source": st.column_config.TextColumn("source", width="small"),
     })
+
+link = common.encode_table_edits(default_prices, edited, PRICE_PARAMS)
+st.session_state["_mb_prices_link"] = link
+if link:
+    st.query_params["mb_prices"] = link
+elif "mb_prices" in st.query_params:
+    del st.query_params["mb_prices"]
 
 try:
     scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)

@@ -74,19 +74,37 @@ def test_attention_layout_controls(layout, extra, per_token):
     at = open_page()
     at.radio(key="kv_layout").set_value(layout).run()
     for k, v in extra.items():
-        (at.number_input if k == "kv_k" else at.select_slider)(key=k).set_value(v).run()
+        (at.selectbox if k == "kv_k" else at.select_slider)(key=k).set_value(v).run()
     assert not at.exception and not at.error
     assert metric(at, "KV per token") == per_token
 
 
-def test_kv_heads_that_do_not_divide_the_query_heads_are_an_error_not_a_traceback():
-    at = open_page()
-    at.radio(key="kv_layout").set_value("gqa").run()
-    at.number_input(key="kv_k").set_value(7).run()
-    assert not at.exception
-    assert at.error and "divide" in at.error[0].value
-    assert metric(at, "KV per token") == "131,072 B"      # the model as configured
-    assert at.number_input(key="kv_k").value == 7          # the user's input is kept
+def test_kv_heads_offers_only_divisors_and_starts_at_the_models_own_k():
+    # Qwen2.5-7B: N = 28 query heads, K = 4 (its config.json). Divisors of 28: 1, 2, 4, 7, 14, 28.
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(model="qwen2.5-7b", kv_layout="gqa")     # the layout's id, as a person types it
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert at.radio(key="kv_layout").value == "gqa"
+    k = at.selectbox(key="kv_k")
+    assert k.value == 4 and k.options == ["1", "2", "4", "7", "14", "28"]
+    # 28 layers x 2 x 4 x 128 x 2 bytes = 57,344 B per token
+    assert metric(at, "KV per token") == "57,344 B"
+    at.selectbox(key="kv_k").set_value(7).run()
+    assert metric(at, "KV per token") == "100,352 B"       # 2 x 28 x 7 x 128 x 2
+    # A K that does not divide the new model's 32 heads gives way to that model's own K = 8.
+    at.selectbox(key="model").set_value("llama-3-8b").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="kv_k").value == 8
+    assert metric(at, "KV per token") == "131,072 B"
+
+
+def test_a_linked_k_that_does_not_divide_falls_back_to_the_models_own():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(model="qwen2.5-7b", kv_layout="GQA", kv_k="8")   # 8 does not divide 28
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="kv_k").value == 4
 
 
 def test_hybrid_window_and_both_sliding_conventions():

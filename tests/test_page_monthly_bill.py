@@ -99,3 +99,54 @@ def test_an_experiment_does_not_depend_on_the_one_before(at):
     _click(at, "Remix 1/10")
     assert at.slider(key="mb_hit").value == 70
     assert _bills(at)["flagship"] == from_defaults == pytest.approx(32838, abs=1)
+
+
+# -- the edited price table travels in the URL ------------------------------------------------------
+SHORT = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_input_usd_per_mtok": "hit",
+         "output_usd_per_mtok": "out", "cache_write_multiplier": "write"}
+
+
+def test_edited_price_table_round_trips_through_the_link_text():
+    import pandas as pd
+    from calc import bill
+    from app_pages.common import apply_table_edits, encode_table_edits
+    base = bill.tiers_to_frame(bill.default_tiers())
+    edited = base.copy()
+    edited.loc[0, "output_usd_per_mtok"] = 30.0
+    edited.loc[3, "name"] = "mini, 50% off"                  # a comma and a percent sign in text
+    edited = pd.concat([edited, pd.DataFrame([dict(name="Llama 3 8B", model="Llama-3-8B on Together",
+                                                   input_usd_per_mtok=0.18, cached_input_usd_per_mtok=0.18,
+                                                   output_usd_per_mtok=0.18, cache_write_multiplier=1.0)])],
+                       ignore_index=True)
+    text = encode_table_edits(base, edited, SHORT)
+    # Only the changed cells and the new row are written, not the 24 unchanged cells of the defaults.
+    assert text.startswith("rows=5,out1=30,name4=mini%2C 50%25 off,name5=Llama 3 8B,")
+    back = apply_table_edits(base, text, SHORT)
+    assert back[list(SHORT)].equals(edited[list(SHORT)])
+    assert bill.tiers_from_frame(back)[4].output_usd_per_mtok == 0.18
+    assert encode_table_edits(base, base, SHORT) == ""       # the defaults: no parameter at all
+    with pytest.raises(ValueError, match="row 9"):
+        apply_table_edits(base, "out9=1", SHORT)
+    with pytest.raises(ValueError, match="must be a number"):
+        apply_table_edits(base, "out1=cheap", SHORT)
+
+
+def test_a_link_with_an_edited_price_opens_on_that_bill_and_keeps_the_edit_in_the_url():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_prices"] = "out1=30"               # flagship output $25 -> $30 per 1M
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.warning
+    # 165,000 generations a month x 500 output tokens x $5 more per 1M = $412.50 more than 3,576.375
+    assert _bills(at)["flagship"] == pytest.approx(3988.875, abs=1)
+    assert at.query_params["mb_prices"] == "out1=30"
+    at.slider(key="mb_hit").set_value(95).run()              # another input: the edit stays
+    assert at.query_params["mb_prices"] == "out1=30"
+    assert _bills(at)["flagship"] < 3988
+
+
+def test_a_garbled_price_link_is_a_warning_and_the_defaults():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_prices"] = "zzz1=30"
+    at.switch_page(PAGE).run()
+    assert not at.exception and at.warning
+    assert _bills(at)["flagship"] == pytest.approx(3576, abs=1)
