@@ -26,6 +26,9 @@ class Accelerator:
             Never the 2:4-sparse figure (reference-data section 2.1).
         price_per_hour_usd: default hourly price in USD, or None (owned hardware).
         price_date, price_source, source: provenance (not compared).
+        interconnect: id of the link between accelerators of this kind in a server (an entry of the
+            "interconnects" section of accelerators.json, read by ``calc.parallel``), or None for a
+            device that is not ganged with others (not compared).
 
     Raises:
         ValueError: non-positive memory or bandwidth, an empty FLOP/s table, a non-positive FLOP/s,
@@ -40,6 +43,7 @@ class Accelerator:
     price_date: str | None = field(default=None, compare=False)
     price_source: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
+    interconnect: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         check_positive_number(self.memory_bytes, "memory_bytes")
@@ -85,7 +89,7 @@ class Accelerator:
 @lru_cache(maxsize=1)
 def _catalogue() -> dict:
     raw = json.loads((DATA_DIR / "accelerators.json").read_text())
-    return {k: v for k, v in raw.items() if not k.startswith("_")}
+    return {k: v for k, v in raw.items() if not k.startswith("_") and k != "interconnects"}
 
 
 def list_accelerators() -> list[str]:

@@ -93,14 +93,23 @@ def accelerators_needed(total_model_bytes: float, capacity_bytes: float, reserve
 
 def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                  sliding: str = "cap", mla: str = "latent") -> MemoryBudget:
+                  sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1) -> MemoryBudget:
     """Weights + KV cache of ``batch`` sequences of ``context_len`` tokens + reserve, against capacity.
+
+    With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout against one
+    accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's GPUs.
 
     The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
 
     Raises:
         ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
     """
+    if (tp, pp, ep) != (1, 1, 1):
+        from .parallel import gpu_memory, make_layout
+        g = gpu_memory(model, accelerator, context_len, batch, make_layout(model, tp, pp, ep), weight_dtype,
+                       kv_dtype, reserve_bytes, sliding, mla)
+        return MemoryBudget(g.weights_bytes, g.kv_bytes, g.reserve_bytes, g.total_bytes, g.capacity_bytes,
+                            g.free_bytes, g.fits, max(tp, ep) * pp)
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     w = weight_bytes(model, weight_dtype)
     kv = kv_cache_bytes(model, context_len, batch, kv_dtype, sliding, mla)
@@ -111,8 +120,12 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
 
 
 def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, weight_dtype: str = "bf16",
-              kv_dtype: str = "bf16", reserve_bytes: float = 0, sliding: str = "cap", mla: str = "latent") -> int:
+              kv_dtype: str = "bf16", reserve_bytes: float = 0, sliding: str = "cap", mla: str = "latent",
+              tp: int = 1, pp: int = 1, ep: int = 1) -> int:
     """Largest number of sequences of ``context_len`` tokens whose cache fits beside the weights.
+
+    With ``tp``, ``pp``, ``ep`` above 1: sequences per replica whose per-GPU share fits on every GPU
+    (``calc.parallel.max_batch_per_replica``).
 
     ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
     The inference course, week 11, step 4: Llama-3-8B at 8k on an H100 SXM: 59 in bf16, 134 with int8 weights and cache.
@@ -121,6 +134,10 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     Raises:
         ValueError: invalid context, dtypes or reserve.
     """
+    if (tp, pp, ep) != (1, 1, 1):
+        from .parallel import make_layout, max_batch_per_replica
+        return max_batch_per_replica(model, accelerator, context_len, make_layout(model, tp, pp, ep), weight_dtype,
+                                     kv_dtype, reserve_bytes, sliding, mla)
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     free = accelerator.memory_bytes - weight_bytes(model, weight_dtype) - reserve
     per_seq = kv_cache_bytes(model, context_len, 1, kv_dtype, sliding, mla)

@@ -29,7 +29,9 @@ class StepTime:
         weights_s: weight bytes read / W.
         kv_s: KV-cache bytes read (decode) or written (prefill) / W.
         compute_s: FLOPs / P.
-        total_s: ``kv_s + max(weights_s, compute_s)``.
+        total_s: ``kv_s + max(weights_s, compute_s) + comm_s``.
+        comm_s: collectives between accelerators (all-reduce, all-to-all, stage hops; ``calc.parallel``);
+            0 on one accelerator.
         tokens_per_s: tokens this step yields per second: B / total_s for decode (one new token per
             sequence), B*T / total_s for prefill and for multi-token verification steps.
         flops: FLOPs of the step; bytes: bytes moved; batch, tokens: B and tokens per sequence (T).
@@ -44,6 +46,7 @@ class StepTime:
     bytes: float = 0.0
     batch: int = 1
     tokens: int = 1
+    comm_s: float = 0.0
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -90,8 +93,13 @@ def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtyp
 
 def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
                      weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
-                     sliding: str = "cap", mla: str = "latent") -> StepTime:
+                     sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
+                     interconnect=None) -> StepTime:
     """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
+
+    With ``tp``, ``pp``, ``ep`` above 1 the step is that of one replica spread over accelerators
+    (``calc.parallel.parallel_decode_step``: each GPU reads its share, plus the collectives over
+    ``interconnect``, the accelerator's own by default); at 1, 1, 1 the single-GPU answer below.
 
     ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
     ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
@@ -104,6 +112,10 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     Raises:
         ValueError: non-positive or non-integer batch/context/query_tokens; unknown dtype.
     """
+    if (tp, pp, ep) != (1, 1, 1):
+        from .parallel import make_layout, parallel_decode_step
+        return parallel_decode_step(model, accelerator, batch, context_len, make_layout(model, tp, pp, ep),
+                                    weight_dtype, kv_dtype, query_tokens, interconnect, sliding=sliding, mla=mla)
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     t = check_positive_int(query_tokens, "query_tokens")
@@ -183,8 +195,11 @@ def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtyp
 
 def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
-                 mla: str = "latent") -> StepTime:
+                 mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1, interconnect=None) -> StepTime:
     """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
+
+    ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators
+    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).
 
     The roofline with T = prompt tokens (DESIGN.md; CS336 lecture 10 (Inference) "The KV cache, and the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
@@ -197,6 +212,10 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
     Raises:
         ValueError: non-positive or non-integer prompt_len/batch; unknown dtype.
     """
+    if (tp, pp, ep) != (1, 1, 1):
+        from .parallel import make_layout, parallel_prefill
+        return parallel_prefill(model, accelerator, prompt_len, batch, make_layout(model, tp, pp, ep),
+                                weight_dtype, kv_dtype, interconnect, sliding, mla)
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
     a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla)
@@ -256,8 +275,12 @@ def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weigh
 
 def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=None,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                 price_per_hour_usd: float | None = None) -> pd.DataFrame:
+                 price_per_hour_usd: float | None = None, tp: int = 1, pp: int = 1, ep: int = 1,
+                 interconnect=None) -> pd.DataFrame:
     """Decode steps for every batch size at once (one numpy evaluation, no Python loop).
+
+    With ``tp``, ``pp``, ``ep`` above 1: batch per replica, memory and fit per GPU, tokens_per_s per
+    replica, a comm_s column (``calc.parallel``); the price is then per GPU, times the replica's GPUs.
 
     Args:
         batches: 1-D array of batch sizes; default 1 .. max(1, memory ceiling).
@@ -272,6 +295,19 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
     """
     s = check_positive_int(context_len, "context_len")
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
+    if (tp, pp, ep) != (1, 1, 1):
+        from .parallel import layout_sweep_arrays
+        b, a, mem, _ = layout_sweep_arrays(model, accelerator, batches, s, tp, pp, ep, weight_dtype, kv_dtype,
+                                           interconnect, reserve)
+        gpus = max(tp, ep) * pp
+        df = pd.DataFrame({"batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"],
+                           "compute_s": a["compute_s"], "comm_s": a["comm_s"], "total_s": a["total_s"],
+                           "tokens_per_s": a["tokens_per_s"], "memory_bytes": mem + reserve,
+                           "fits": mem + reserve <= accelerator.memory_bytes})
+        df["usd_per_million"] = (np.nan if price_per_hour_usd is None
+                                 else gpus * price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6)
+        df["bound"] = np.where(a["compute_s"] > a["weights_s"], "compute", "memory")
+        return df
     if batches is None:
         ceiling = _max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve)
         batches = np.arange(1, max(1, ceiling) + 1)

@@ -99,8 +99,12 @@ def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: i
 
 
 def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
-                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", n_points: int = 200) -> pd.DataFrame:
+                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", n_points: int = 200, tp: int = 1, pp: int = 1,
+                 ep: int = 1, interconnect=None) -> pd.DataFrame:
     """The decode step split into weight read, cache read and compute, over a batch grid.
+
+    With ``tp``, ``pp``, ``ep`` above 1 (``calc.parallel``): per replica and per GPU, with a comm_s
+    column added to the stack (total_s = kv_s + weights_s + compute_excess_s + comm_s).
 
     ``total_s = kv_s + max(weights_s, compute_s)`` (the inference course, week 11, step 4), so the three parts that stack
     to the total are kv_s, weights_s and ``compute_excess_s = max(0, compute_s - weights_s)``
@@ -118,23 +122,36 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     s = check_positive_int(context_len, "context_len")
     b = check_positive_int(batch, "batch")
     n = check_positive_int(n_points, "n_points")
-    ceiling = max_batch(model, accelerator, s, weight_dtype, kv_dtype)
+    layout = (tp, pp, ep) != (1, 1, 1)
+    ceiling = max_batch(model, accelerator, s, weight_dtype, kv_dtype, tp=tp, pp=pp, ep=ep)
     top = int(min(2**20, max(16, np.ceil(1.25 * max(ceiling, b)))))
     grid = np.unique(np.round(np.linspace(1, top, min(n, top))).astype(int))
     extra = [x for x in (b, ceiling) if 1 <= x <= top]
     grid = np.unique(np.concatenate([grid, extra]).astype(int))
-    a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype)
-    mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
-    return pd.DataFrame({
+    if layout:
+        from .parallel import layout_sweep_arrays
+        _, a, mem, _ = layout_sweep_arrays(model, accelerator, grid, s, tp, pp, ep, weight_dtype, kv_dtype,
+                                           interconnect)
+    else:
+        a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype)
+        mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
+    df = pd.DataFrame({
         "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
         "compute_excess_s": np.maximum(0.0, a["compute_s"] - a["weights_s"]), "total_s": a["total_s"],
         "tokens_per_s": a["tokens_per_s"], "fits": mem <= accelerator.memory_bytes, "max_batch": ceiling,
     })
+    if layout:
+        df.insert(5, "comm_s", a["comm_s"])
+    return df
 
 
 def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, batch: int = 1,
-               weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> pd.DataFrame:
+               weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
+               interconnect=None) -> pd.DataFrame:
     """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
+
+    ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators (``calc.parallel``; each
+    prompt length is one call, since the all-reduce message grows with it), with a comm_s column.
 
     The same model as ``calc.prefill_time`` (the inference course, week 11, step 3; CS336 lecture 10 (Inference) "the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention ``sum over layers of 2*N*(H_qk+H_v)*keys``,
@@ -156,6 +173,16 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     if t.ndim != 1 or t.size == 0 or np.any(t < 1) or np.any(t != np.floor(t)):
         raise ValueError("prompt_lens must be a non-empty 1-D array of positive integers")
     t = t.astype(int)
+    if (tp, pp, ep) != (1, 1, 1):
+        steps = [prefill_time(model, accelerator, int(x), b, weight_dtype, kv_dtype, tp=tp, pp=pp, ep=ep,
+                              interconnect=interconnect) for x in t]
+        total = np.array([x.total_s for x in steps])
+        compute = np.array([x.compute_s for x in steps])
+        weights = np.array([x.weights_s for x in steps])
+        return pd.DataFrame({"prompt_len": t, "weights_s": weights, "kv_s": [x.kv_s for x in steps],
+                             "compute_s": compute, "comm_s": [x.comm_s for x in steps],
+                             "flops": [x.flops for x in steps], "ttft_s": total, "prefill_tokens_per_s": b * t / total,
+                             "bound": np.where(compute > weights, "compute", "memory")})
     a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype)
     weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
     attn, flops = a["attention_flops"], a["flops"]

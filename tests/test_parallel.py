@@ -1,0 +1,254 @@
+"""Many GPUs: per-GPU memory, the step with collectives, the throughput front, the capacity plan.
+
+Every expected value is computed by hand in the comment beside it (NVLink 4: 450 GB/s per GPU and
+direction, 1 us per hop; PCIe Gen5: 63 GB/s, 5 us; H100 SXM: 80 GB, 3.35 TB/s, 989 TFLOP/s bf16).
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc import parallel as P
+
+H100 = calc.get_accelerator("h100-sxm")
+H200 = calc.get_accelerator("h200")
+L70 = calc.get_model("llama-3.1-70b")
+DSV3 = calc.get_model("deepseek-v3")
+NVLINK4 = P.get_interconnect("nvlink4")
+
+
+# -- data ---------------------------------------------------------------------------------------
+def test_every_accelerator_names_a_known_interconnect():
+    for gid in calc.list_accelerators():
+        acc = calc.get_accelerator(gid)
+        if acc.interconnect is not None:
+            ic = P.get_interconnect(acc.interconnect)
+            assert ic.source and ic.bandwidth_bytes_per_s > 0
+            if ic.scale_out is not None:
+                P.get_interconnect(ic.scale_out)
+    # NVLink 4: "900 GB/s" both directions on the H100 datasheet = 450 GB/s each way, 8 per NVSwitch domain.
+    assert NVLINK4.bandwidth_bytes_per_s == 450e9 and NVLINK4.domain_size == 8
+    assert P.get_interconnect("pcie5").bandwidth_bytes_per_s == 63e9  # 32 GT/s x 16 lanes / 8, 128b/130b
+    assert "interconnects" not in calc.list_accelerators()
+
+
+# -- memory per GPU -----------------------------------------------------------------------------
+@pytest.mark.parametrize("tp, expected", [(2, 70_553_706_496), (4, 35_276_853_248), (8, 17_638_426_624)])
+def test_llama_70b_bf16_weights_per_gpu(tp, expected):
+    # 70,553,706,496 parameters x 2 bytes = 141,107,412,992 B, split over TP ranks.
+    assert P.weight_bytes_per_gpu(L70, P.Layout(tp)) == expected
+    assert calc.memory_budget(L70, H100, 8192, tp=tp).weights_bytes == expected
+
+
+def test_llama_70b_kv_per_gpu_per_token_at_tp8_and_tp16():
+    # One GPU: 2 x K=8 heads x H=128 x L=80 x 2 B = 327,680 B per token.
+    # TP 8: one KV head per GPU: 2 x 1 x 128 x 80 x 2 = 40,960 B.
+    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(1)) == 327_680
+    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(8)) == 40_960
+    # TP 16 > K = 8: still one whole head per GPU (each head stored on two GPUs): 40,960 B, of which
+    # half (20,480 B per token) is a copy.
+    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(16)) == 40_960
+    mem = P.gpu_memory(L70, H100, 1000, 1, P.Layout(16))
+    assert mem.kv_bytes == 40_960 * 1000
+    assert mem.kv_replicated_bytes == 20_480 * 1000
+
+
+def test_deepseek_v3_latent_is_not_split_by_tp():
+    # MLA latent: (d_c + d_h^R) x L x 2 B = (512 + 64) x 61 x 2 = 70,272 B per token, on every TP rank.
+    assert P.kv_bytes_per_gpu_per_token(DSV3, P.Layout(8)) == 70_272 == calc.kv_bytes_per_token(DSV3)
+    # 64 sequences of 8,192 tokens at TP 8: each GPU holds all 64 latents: 64 x 8,192 x 70,272 B = 36.84 GB;
+    # 7/8 of it is a copy of another rank's.
+    tp8 = P.gpu_memory(DSV3, H200, 8192, 64, P.Layout(8))
+    assert tp8.kv_bytes == pytest.approx(64 * 8192 * 70_272)
+    assert tp8.kv_replicated_bytes == pytest.approx(64 * 8192 * 70_272 * 7 / 8)
+    # DP attention (TP 1, EP 8): each GPU holds the latents of its own 64 / 8 = 8 sequences: 4.61 GB.
+    dp = P.gpu_memory(DSV3, H200, 8192, 64, P.Layout(1, 1, 8))
+    assert dp.kv_bytes == pytest.approx(8 * 8192 * 70_272) and dp.kv_replicated_bytes == 0
+
+
+def test_pipeline_halves_weights_and_cache_per_gpu():
+    # TP 4 x PP 2 = 8 GPUs: 141.1 GB / 8 = 17.64 GB of weights; each GPU 40 layers of 2 of its 8 KV heads:
+    # 2 x 2 x 128 x 40 x 2 = 40,960 B per token.
+    lay = P.Layout(4, 2)
+    assert P.weight_bytes_per_gpu(L70, lay) == 17_638_426_624
+    assert P.kv_bytes_per_gpu_per_token(L70, lay) == 40_960
+
+
+def test_max_batch_per_gpu_at_tp8():
+    # 80 GB - 17.638 GB = 62.36 GB free; 8,192 tokens x 40,960 B = 335.5 MB per sequence -> 185.
+    assert calc.max_batch(L70, H100, 8192, tp=8) == 185
+    assert calc.max_batch(L70, H100, 8192) == 0  # 141 GB of weights do not fit on one 80 GB GPU
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["llama-3.1-70b", "llama-3.1-8b", "deepseek-v3", "mixtral-8x7b", "qwen3-8b", "gemma-2-9b"]),
+       st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]), st.integers(1, 64), st.integers(1, 32768))
+def test_more_gpus_never_reduce_free_memory_per_gpu(model_id, tp, pp, batch, ctx):
+    m = calc.get_model(model_id)
+    base = P.Layout(tp, pp)
+    for wider in (P.Layout(2 * tp, pp), P.Layout(tp, 2 * pp)):
+        try:
+            P.check_layout(m, base)
+            P.check_layout(m, wider)
+        except ValueError:
+            continue
+        assert (P.gpu_memory(m, H100, ctx, batch, wider).free_bytes
+                >= P.gpu_memory(m, H100, ctx, batch, base).free_bytes - 1e-3)
+
+
+# -- time per step ------------------------------------------------------------------------------
+def test_ring_all_reduce_formula():
+    # 16,384 B over 8 ranks: 2 x 7/8 x 16,384 / 450e9 + 2 x 7 x 1e-6 = 6.37e-8 + 1.4e-5 = 14.0637 us.
+    assert P.ring_all_reduce_s(16_384, 8, NVLINK4) == pytest.approx(14.0637e-6, rel=1e-4)
+    assert P.ring_all_reduce_s(16_384, 1, NVLINK4) == 0
+
+
+def test_decode_at_tp8_on_h100_weights_an_eighth_and_ring_all_reduces():
+    one = calc.decode_step_time(L70, H100, 1, 8192)
+    eight = calc.decode_step_time(L70, H100, 1, 8192, tp=8)
+    # TP 1: 141.1 GB / 3.35 TB/s = 42.12 ms of weight read; TP 8: 17.64 GB / 3.35 TB/s = 5.265 ms.
+    assert eight.weights_s == pytest.approx(one.weights_s / 8, rel=1e-12)
+    assert eight.weights_s == pytest.approx(5.2652e-3, rel=1e-4)
+    # 80 layers x 2 all-reduces of one token's activations, 8,192 x 2 B = 16,384 B:
+    # 160 x 14.0637 us = 2.2502 ms.
+    assert eight.comm_s == pytest.approx(160 * (2 * 7 / 8 * 16_384 / 450e9 + 14e-6), rel=1e-12)
+    assert eight.comm_s == pytest.approx(2.2502e-3, rel=1e-4)
+    # total = kv + max(weights, compute) + comm: 0.1002 + 5.265 + 2.250 = 7.616 ms.
+    assert eight.total_s == pytest.approx(eight.kv_s + max(eight.weights_s, eight.compute_s) + eight.comm_s)
+    assert one.comm_s == 0
+
+
+def test_pcie_tp8_is_slower_per_token_than_nvlink():
+    nv = calc.decode_step_time(L70, H100, 1, 8192, tp=8)
+    pcie = calc.decode_step_time(L70, H100, 1, 8192, tp=8, interconnect="pcie5")
+    # PCIe Gen5: 160 x (1.75 x 16,384 / 63e9 + 14 x 5 us) = 160 x 70.46 us = 11.27 ms of all-reduces.
+    assert pcie.comm_s == pytest.approx(160 * (1.75 * 16_384 / 63e9 + 14 * 5e-6), rel=1e-12)
+    assert pcie.total_s > nv.total_s
+
+
+def test_pipeline_at_batch_one_adds_a_hop_and_no_speed():
+    # PP 2 at B = 1: one micro-batch, so each stage idles half the cycle (the bubble); the token still
+    # crosses all 80 layers: TPOT(PP 2) = TPOT(PP 1) + one hop of 16,384 B (16,384 / 450e9 + 1 us).
+    one = calc.decode_step_time(L70, H200, 1, 4096)
+    two = calc.decode_step_time(L70, H200, 1, 4096, pp=2)
+    assert two.total_s == pytest.approx(one.total_s + 16_384 / 450e9 + 1e-6, rel=1e-9)
+    split = P.step_split(L70, H200, 1, 4096, P.Layout(1, 2))
+    assert split["bubble_s"] == pytest.approx((one.total_s) / 2, rel=1e-9)
+
+
+def test_group_beyond_the_nvswitch_domain_uses_infiniband():
+    # TP 16 spans two HGX servers: the ring runs at InfiniBand NDR's 50 GB/s and 5 us per hop:
+    # 160 x (2 x 15/16 x 16,384 / 50e9 + 30 x 5e-6) = 160 x 150.61 us = 24.10 ms.
+    step = calc.decode_step_time(L70, H100, 1, 8192, tp=16)
+    assert step.comm_s == pytest.approx(160 * (2 * 15 / 16 * 16_384 / 50e9 + 30 * 5e-6), rel=1e-12)
+
+
+def test_layout_errors_are_sentences():
+    with pytest.raises(ValueError, match="mixture-of-experts"):
+        calc.decode_step_time(L70, H100, 1, 1024, ep=2)
+    with pytest.raises(ValueError, match="query heads"):
+        calc.decode_step_time(L70, H100, 1, 1024, tp=3)
+    with pytest.raises(ValueError, match="not ganged"):
+        calc.decode_step_time(calc.get_model("llama-3-8b"), calc.get_accelerator("m2-ultra"), 1, 1024, tp=2)
+    with pytest.raises(ValueError, match="tp"):
+        P.Layout(tp=0)
+
+
+def test_sweeps_take_the_layout():
+    df = calc.decode_sweep(L70, H100, 8192, tp=8)
+    assert df["batch"].max() == 185 and df["fits"].all()
+    assert df["comm_s"].min() > 0
+    split = calc.sweeps.decode_split(L70, H100, 8192, tp=8)
+    assert split["max_batch"].iat[0] == 185
+    ttft = calc.sweeps.ttft_sweep(L70, H100, [128, 2048], tp=8)
+    assert ttft["ttft_s"].iat[1] == pytest.approx(calc.prefill_time(L70, H100, 2048, tp=8).total_s)
+
+
+# -- throughput front ---------------------------------------------------------------------------
+def test_front_points_are_not_dominated():
+    df = P.throughput_frontier(L70, H100, 4096, tps=(2, 4, 8))
+    assert set(df["tp"]) == {2, 4, 8}
+    x, y = df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy()
+    for i in np.flatnonzero(df["pareto"].to_numpy()):
+        assert not np.any((x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i])))
+    for i in np.flatnonzero(~df["pareto"].to_numpy()):
+        assert np.any((x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i])))
+
+
+# -- capacity plan ------------------------------------------------------------------------------
+TRAFFIC = P.ServingTraffic(requests_per_s=5.0, peak_to_average=2.0, input_tokens=2048, output_tokens=256)
+
+
+def test_plan_meets_targets_and_no_cheaper_grid_layout_does():
+    plan = P.capacity_plan(L70, H100, TRAFFIC, tpot_target_s=0.04, ttft_target_s=0.5)
+    lay = plan.layout
+    # Its own numbers, recomputed with the public functions: TPOT at the mean context 2,048 + 128.
+    tpot = calc.decode_step_time(L70, H100, plan.batch, 2176, tp=lay.tp, pp=lay.pp).total_s
+    ttft = calc.prefill_time(L70, H100, 2048, tp=lay.tp, pp=lay.pp).total_s
+    assert tpot <= 0.04 and ttft <= 0.5
+    assert plan.batch <= calc.max_batch(L70, H100, 2304, tp=lay.tp, pp=lay.pp)
+    assert plan.usd_per_hour == pytest.approx(plan.gpus * 3.99)
+    # Brute force over the grid: no (TP, PP, batch) meeting both targets needs fewer GPUs.
+    peak = 10.0
+    for tp in (1, 2, 4, 8):
+        for pp in (1, 2):
+            ceiling = min(512, calc.max_batch(L70, H100, 2304, tp=tp, pp=pp))
+            if ceiling < 1:
+                continue
+            t1 = calc.prefill_time(L70, H100, 2048, tp=tp, pp=pp).total_s
+            if t1 > 0.5:
+                continue
+            for b in range(1, ceiling + 1, 7):
+                step = calc.decode_step_time(L70, H100, b, 2176, tp=tp, pp=pp).total_s
+                if step > 0.04:
+                    break
+                rps = 1.0 / (t1 + 256 * step / b)
+                gpus = max(1, math.ceil(peak / rps)) * tp * pp
+                assert gpus >= plan.gpus, (tp, pp, b, gpus)
+
+
+def test_zero_traffic_gives_one_always_on_replica():
+    plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.05, 2.0)
+    assert plan.layout.replicas == 1
+    # 141 GB of weights need two 80 GB GPUs; memory is what sets the bill.
+    assert plan.gpus == 2 and plan.binding == "memory"
+    assert "1 replica of TP2" in plan.verdict
+
+
+def test_plan_binding_tpot_when_the_target_is_tight():
+    # At 12 ms per token, TP 2 (21.8 ms at B = 1) cannot serve: the plan needs more TP, bound by TPOT.
+    plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.012, 2.0)
+    assert plan.layout.tp >= 4 and plan.binding == "TPOT"
+
+
+def test_plan_bound_by_traffic_alone():
+    # Llama-3.2-1B, 256 + 64 tokens: one H100 holds far more than the grid's 512 sequences and every
+    # target is loose, so only the arrival rate sets the count: replicas = ceil(peak / per replica).
+    m = calc.get_model("llama-3.2-1b")
+    traffic = P.ServingTraffic(requests_per_s=4000.0, input_tokens=256, output_tokens=64)
+    plan = P.capacity_plan(m, H100, traffic, 1.0, 1.0)
+    assert plan.binding == "traffic" and plan.layout.replicas > 1
+    assert plan.layout.replicas == math.ceil(4000.0 / plan.requests_per_s_per_replica)
+
+
+def test_plan_that_cannot_meet_the_target_says_so():
+    with pytest.raises(ValueError, match="TPOT of 1 ms"):
+        P.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
+
+
+# -- which accelerators ---------------------------------------------------------------------------
+def test_which_gpus_smallest_tp_and_sorted_by_cost():
+    df = P.which_gpus(L70, 8192).set_index("accelerator")
+    # 141.1 GB of weights: one B200 (180 GB) or MI300X (192 GB); two H100 (80 GB) or H200 (141 GB: the
+    # weights alone fill one); four A100 40GB; L4 (24 GB): 141.1 / 24 -> 8.
+    assert df.loc["b200", "tp"] == 1 and df.loc["mi300x", "tp"] == 1
+    assert df.loc["h100-sxm", "tp"] == 2 and df.loc["h200", "tp"] == 2
+    assert df.loc["a100-40gb", "tp"] == 4 and df.loc["l4", "tp"] == 8
+    # H100 at TP 2: 80 - 70.55 = 9.45 GB free per GPU; 8,192 x 163,840 B = 1.342 GB per sequence -> 7.
+    assert df.loc["h100-sxm", "max_batch"] == 7
+    priced = P.which_gpus(L70, 8192)
+    priced = priced[priced["fits"] & priced["usd_per_million_output"].notna()]
+    assert priced["usd_per_million_output"].is_monotonic_increasing
