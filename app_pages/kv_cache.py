@@ -167,11 +167,17 @@ common.show_chart(fig2, key="kv_chart_var")
 shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
                         for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
 shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
-st.dataframe(shown, hide_index=True, width="stretch", column_config={
+layout_columns = {
     "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": st.column_config.NumberColumn("KV heads K"),
     "kv_bytes_per_token": "KV per token (B)", "kv_bytes_per_sequence": f"KV per sequence ({ctx:,} tokens)",
     "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
-    "gpus_needed": st.column_config.NumberColumn("GPUs needed")})
+    "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
+# The key columns fit at 1280 px; the rest is one click away.
+st.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+    "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
+with st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens"):
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+        "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
 st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
            "Window row: the model's K with every layer behind the window.")
 common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv")

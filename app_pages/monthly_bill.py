@@ -25,11 +25,9 @@ def _usd(x: float, digits: int = 2) -> str:
 sel = common.selection()
 st.title("Monthly bill")
 st.markdown(
-    "In a scaled product, model selection is essentially unit economics (chapter 9, LLM inference). Every generation pays "
-    "for its prompt and its output; a prompt built as a long **shared prefix** plus a short unique part "
-    "can be served from the provider's prompt cache at about a tenth of the input price. Renting GPUs "
-    "instead costs the same every hour whether anyone calls the model or not, so it loses at small traffic "
-    "and wins, by a wide margin, once the product takes off.")
+    "Model selection at scale is unit economics (chapter 9, LLM inference). Each generation pays for its prompt "
+    "and its output; a long **shared prefix** is served from the provider's prompt cache at about a tenth of the "
+    "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")
 common.experiment_buttons({
     "Defaults": DEFAULTS,
     "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
@@ -37,9 +35,9 @@ common.experiment_buttons({
     "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
 }, key="mb_exp")
 
-with st.sidebar:
-    st.divider()
-    st.markdown("**Monthly bill: traffic**")
+inputs, results = st.columns([5, 6], gap="medium")
+with inputs:
+    st.markdown("**Traffic**")
     dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
                           bind="query-params")
     c1, c2 = st.columns(2)
@@ -47,18 +45,19 @@ with st.sidebar:
                             key="mb_remix", bind="query-params", help="Users who remix existing content each day")
     orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
                            key="mb_orig", bind="query-params", help="Users who create original content each day")
-    gens = st.number_input("Generations per creator per day", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
-                           key="mb_gens", bind="query-params")
-    c1, c2, c3 = st.columns(3)
-    prefix = c1.number_input("Shared prefix", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
-                             bind="query-params", help="Cacheable prompt prefix, tokens per generation")
-    unique = c2.number_input("Unique input", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
-                             bind="query-params", help="Prompt tokens unique to each generation")
-    out = c3.number_input("Output", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
-                          bind="query-params", help="Output tokens per generation")
-    hit = st.slider("Prompt-cache hit rate, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
+    c1, c2 = st.columns(2)
+    gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
+                           key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
+    hit = c2.slider("Prompt-cache hits, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
                     bind="query-params", help="Share of generations whose shared prefix is read from the cache")
-    st.markdown("**Monthly bill: self-hosting**")
+    c1, c2, c3 = st.columns(3)
+    prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
+                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")
+    unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
+                             bind="query-params", help="Prompt tokens unique to each generation")
+    out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
+                          bind="query-params", help="Output tokens per generation")
+    st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
     c1, c2 = st.columns(2)
     batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
                             bind="query-params", help="Sequences decoded together (clamped to what fits)")
@@ -84,7 +83,7 @@ if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_st
 edited = st.data_editor(
     st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
     width="stretch", column_config={
-        "name": st.column_config.TextColumn("tier", required=True),
+        "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
         "input_usd_per_mtok": st.column_config.NumberColumn("input $/1M", min_value=0.0, format="%.3f"),
         "cached_input_usd_per_mtok": st.column_config.NumberColumn("cache hit $/1M", min_value=0.0, format="%.3f"),
         "output_usd_per_mtok": st.column_config.NumberColumn("output $/1M", min_value=0.0, format="%.3f"),
@@ -117,18 +116,21 @@ except ValueError as exc:
     self_hosted_error, setup = exc, None
     table = bill.compare_tiers(scenario, tiers, None)
 
-st.subheader(f"The bill at {dau:,.0f} DAU: {scenario.generations_per_day:,.0f} generations a day")
-if self_hosted_error:
-    st.error(f"Self-hosted tier left out: {self_hosted_error}")
-st.success(bill.verdict(table))
-st.caption("Monthly bill per tier, USD for 30 days; the tier's model and its cost per generation and per "
-           "daily active user underneath.")
-cols = st.columns(len(table))
-for col, row in zip(cols, table.itertuples()):
-    col.metric(f"{row.name}", _usd(row.total_usd, 0), help=row.model)
-    col.caption(f"{row.model}  \n{_usd(row.per_generation_usd, 5)} per generation  \n"
-                f"{_usd(row.per_dau_usd, 4)} per DAU per month"
-                + (f"  \n{row.n_gpus:.0f} GPU(s) rented" if row.name == "self-hosted" else ""))
+with results:
+    st.markdown(f"#### The bill at {dau:,.0f} daily users")
+    cols = st.columns(3)
+    for i, row in enumerate(table.itertuples()):
+        col = cols[i % 3]
+        col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
+        col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
+                    + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+    st.markdown(
+        f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
+        f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
+        f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
+    if self_hosted_error:
+        st.error(f"Self-hosted tier left out: {self_hosted_error}")
+    st.success(bill.verdict(table))
 
 fig = go.Figure()
 for comp, label in COMPONENTS.items():
@@ -142,14 +144,19 @@ common.show_chart(fig, key="mb_bars")
 shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
 BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
             "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
-            "total_usd": "total / month", "per_dau_usd": "per DAU / month"}
-st.dataframe(shown, hide_index=True, width="stretch", column_config={
-    c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()}
-    | {"tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
-       "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-       "n_gpus": st.column_config.NumberColumn("GPUs", format="%.1f"),
-       "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU",
-                                                                      format="localized")})
+            "total_usd": "total / month"}
+bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
+    "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
+    "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
+    "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
+    "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
+    "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU", format="%,.0f")}
+# The key columns fit at 1280 px; the parts of each bill and the models are one click away.
+st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+    "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
+with st.expander("Every column: the models and the bill's parts"):
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+        "tier", "model", *COMPONENTS, "total_usd"))
 common.download_csv(table, "monthly_bill.csv", key="mb_csv")
 
 if setup is not None:

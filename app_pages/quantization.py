@@ -117,14 +117,20 @@ for c in ("weights_bytes", "kv_bytes", "total_bytes"):
 for c in ("weights_read_s", "kv_read_s", "compute_s", "step_s"):
     shown[c] = [common.fmt_seconds(x) for x in table[c]]
 shown["tokens_per_s"] = [f"{x:,.0f}" for x in table["tokens_per_s"]]
-st.dataframe(shown, hide_index=True, width="stretch", column_config={
+format_columns = {
     "format": st.column_config.TextColumn("format", width="small", pinned=True),
     "weight_dtype": st.column_config.TextColumn("weights", width="small"),
     "kv_dtype": st.column_config.TextColumn("KV cache", width="small"), "weights_bytes": "weight memory",
     "kv_bytes": f"KV memory (B = {batch:,})", "total_bytes": "total memory",
     "gpus_needed": st.column_config.NumberColumn("GPUs", width="small"), "weights_read_s": "weight read",
     "kv_read_s": "KV read", "compute_s": "compute 2NB/P", "step_s": "decode step",
-    "tokens_per_s": "throughput (tok/s)", "max_batch": st.column_config.NumberColumn("max batch", format="localized")})
+    "tokens_per_s": "throughput (tok/s)", "max_batch": st.column_config.NumberColumn("max batch", format="localized")}
+# The key columns fit at 1280 px; the memory and time parts are one click away.
+st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
+    "format", "total_bytes", "gpus_needed", "step_s", "tokens_per_s", "max_batch"))
+with st.expander("Every column: dtypes, memory and the step's parts"):
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
+        "format", "weight_dtype", "kv_dtype", "weights_bytes", "kv_bytes", "weights_read_s", "kv_read_s", "compute_s"))
 common.download_csv(table, "quantization.csv", key="q_csv")
 
 st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"

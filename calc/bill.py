@@ -148,6 +148,11 @@ class TrafficScenario:
         return dataclasses.replace(self, **changes)
 
     @property
+    def creators_per_day(self) -> float:
+        """Users who generate each day: dau x (remix_share + original_share); the rest only view."""
+        return self.dau * (self.remix_share + self.original_share)
+
+    @property
     def generations_per_dau_per_day(self) -> float:
         """Generations per day per daily active user: (remix_share + original_share) x generations_per_creator."""
         return (self.remix_share + self.original_share) * self.generations_per_creator
@@ -190,7 +195,7 @@ class PriceTier:
     """One API model's prices (reference data section 4.1), USD per 1e6 tokens.
 
     Fields:
-        name: the tier's label ("flagship", "mid", "small", "custom").
+        name: the tier's short label, by its model ("Opus 4.8", "GPT-5.4 mini").
         model: the model's name.
         input_usd_per_mtok: base (uncached) input price.
         cached_input_usd_per_mtok: price of an input token read from the prompt cache.
@@ -271,7 +276,8 @@ def prices_read_on() -> str:
 
 
 def default_tiers() -> list[PriceTier]:
-    """The default tiers: flagship, mid, small and custom (ids named in the data file's ``default_tiers``).
+    """The default tiers, named by their model: Anthropic's flagship, mid and small (Opus 4.8, Sonnet 4.6,
+    Haiku 4.5) and OpenAI's GPT-5.4 mini (names and row ids in the data file's ``default_tiers``).
 
     Returns:
         list of four ``PriceTier`` in that order.
@@ -716,7 +722,8 @@ def verdict(table: pd.DataFrame) -> str:
     if cheapest["total_usd"] <= 0 and (table["total_usd"][table["name"] != "self-hosted"] <= 0).all():
         out = "No generations, so every API tier costs nothing."
     else:
-        out = f"Cheapest: {cheapest['name']} ({cheapest['model']}) at ${cheapest['total_usd']:,.2f} per month."
+        model = "" if cheapest["model"] in ("", cheapest["name"]) else f" ({cheapest['model']})"
+        out = f"Cheapest: {cheapest['name']}{model} at ${cheapest['total_usd']:,.2f} per month."
     if cheapest["total_usd"] >= 1.0:  # a ratio to a bill of cents says nothing
         out += (f" The dearest, {dearest['name']}, costs {dearest['total_usd'] / cheapest['total_usd']:,.1f}x "
                 "as much.")

@@ -54,15 +54,15 @@ def test_defaults_scenario_seed_experiment_1():
     s = TrafficScenario()
     assert s.generations_per_day == pytest.approx(5500)
     bills = {t.name: api_monthly_bill(s, t) for t in default_tiers()}
-    assert bills["flagship"].total_usd == pytest.approx(3576.375)
-    assert bills["flagship"].input_missed_usd == pytest.approx(1155.0)
-    assert bills["flagship"].input_hit_usd == pytest.approx(173.25)
-    assert bills["flagship"].cache_write_usd == pytest.approx(185.625)
-    assert bills["flagship"].output_usd == pytest.approx(2062.5)
-    assert bills["mid"].total_usd == pytest.approx(2145.825)
-    assert bills["small"].total_usd == pytest.approx(715.275)
+    assert bills["Opus 4.8"].total_usd == pytest.approx(3576.375)
+    assert bills["Opus 4.8"].input_missed_usd == pytest.approx(1155.0)
+    assert bills["Opus 4.8"].input_hit_usd == pytest.approx(173.25)
+    assert bills["Opus 4.8"].cache_write_usd == pytest.approx(185.625)
+    assert bills["Opus 4.8"].output_usd == pytest.approx(2062.5)
+    assert bills["Sonnet 4.6"].total_usd == pytest.approx(2145.825)
+    assert bills["Haiku 4.5"].total_usd == pytest.approx(715.275)
     # per DAU: 3576.375 / 100,000
-    assert bills["flagship"].per_dau_usd == pytest.approx(0.03576375)
+    assert bills["Opus 4.8"].per_dau_usd == pytest.approx(0.03576375)
 
 
 def test_cache_hit_edges():
@@ -133,7 +133,7 @@ def test_price_file_rows_are_dated_and_sourced():
     assert (haiku["input_usd_per_mtok"], haiku["cached_input_usd_per_mtok"], haiku["output_usd_per_mtok"],
             haiku["cache_write_multiplier"]) == (1.0, 0.1, 5.0, 1.25)
     names = [t.name for t in default_tiers()]
-    assert names == ["flagship", "mid", "small", "custom"]
+    assert names == ["Opus 4.8", "Sonnet 4.6", "Haiku 4.5", "GPT-5.4 mini"]    # named by model
 
 
 def test_editor_round_trip_and_errors():
@@ -144,7 +144,7 @@ def test_editor_round_trip_and_errors():
     with pytest.raises(ValueError, match="row 2"):
         tiers_from_frame(df)
     df = tiers_to_frame(tiers)
-    df.loc[2, "name"] = "flagship"
+    df.loc[2, "name"] = "Opus 4.8"
     with pytest.raises(ValueError, match="unique"):
         tiers_from_frame(df)
     df = tiers_to_frame(tiers)
@@ -282,7 +282,7 @@ def test_remix_blowup_self_hosting_order_of_magnitude_cheaper():
     # 3.99 x 720 = 2,872.8 USD per replica; the roofline keeps it at one or two replicas.
     s = TrafficScenario(remix_share=0.1)
     t = compare_tiers(s, default_tiers(), _setup())
-    flagship = t.set_index("name").loc["flagship", "total_usd"]
+    flagship = t.set_index("name").loc["Opus 4.8", "total_usd"]
     sh = t.set_index("name").loc["self-hosted", "total_usd"]
     assert flagship == pytest.approx(32_837.44, rel=1e-4)
     assert sh <= 2 * 2872.8 + 1e-6
@@ -331,7 +331,7 @@ def test_bad_setup_raises():
 
 def test_compare_tiers_columns():
     t = compare_tiers(TrafficScenario(), default_tiers(), _setup())
-    assert list(t["name"]) == ["flagship", "mid", "small", "custom", "self-hosted"]
+    assert list(t["name"]) == ["Opus 4.8", "Sonnet 4.6", "Haiku 4.5", "GPT-5.4 mini", "self-hosted"]
     parts = t[["input_missed_usd", "input_hit_usd", "cache_write_usd", "output_usd", "idle_usd"]].sum(axis=1)
     assert np.allclose(parts, t["total_usd"])
     assert isinstance(t, pd.DataFrame)

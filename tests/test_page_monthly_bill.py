@@ -37,8 +37,8 @@ def _click(at, label_start: str):
 def test_defaults_render(at):
     bills = _bills(at)
     # seed 003 experiment 1 by hand (see tests/test_bill.py): flagship 3,576.375 USD, small 715.275
-    assert bills["flagship"] == pytest.approx(3576, abs=1)
-    assert bills["small"] == pytest.approx(715, abs=1)
+    assert bills["Opus 4.8"] == pytest.approx(3576, abs=1)
+    assert bills["Haiku 4.5"] == pytest.approx(715, abs=1)
     assert "self-hosted" in bills
     assert not at.error
     assert len(at.get("plotly_chart")) == 3
@@ -47,14 +47,14 @@ def test_defaults_render(at):
 
 
 def test_cache_hit_buttons_move_the_bill(at):
-    base = _bills(at)["flagship"]
+    base = _bills(at)["Opus 4.8"]
     _click(at, "Cache hit 0%")
     assert at.slider(key="mb_hit").value == 0
     # hit 0: 5,568.75 USD by hand: more than at 70%
-    assert _bills(at)["flagship"] == pytest.approx(5569, abs=1) and _bills(at)["flagship"] > base
+    assert _bills(at)["Opus 4.8"] == pytest.approx(5569, abs=1) and _bills(at)["Opus 4.8"] > base
     _click(at, "Cache hit 95%")
     assert at.slider(key="mb_hit").value == 95
-    assert _bills(at)["flagship"] < base
+    assert _bills(at)["Opus 4.8"] < base
 
 
 def test_remix_blowup_and_back_to_defaults(at):
@@ -63,12 +63,12 @@ def test_remix_blowup_and_back_to_defaults(at):
     assert at.number_input(key="mb_remix").value == pytest.approx(10.0)
     blown = _bills(at)
     # G grows from 5,500 to 50,500 a day: the API bills grow 50,500 / 5,500 = 9.18x
-    assert blown["flagship"] == pytest.approx(base["flagship"] * 50_500 / 5_500, rel=1e-3)
+    assert blown["Opus 4.8"] == pytest.approx(base["Opus 4.8"] * 50_500 / 5_500, rel=1e-3)
     # the self-hosted staircase barely moves: an order of magnitude below the flagship
-    assert blown["flagship"] > 5 * blown["self-hosted"]
+    assert blown["Opus 4.8"] > 5 * blown["self-hosted"]
     _click(at, "Defaults")
     assert at.number_input(key="mb_remix").value == pytest.approx(1.0)
-    assert _bills(at)["flagship"] == pytest.approx(base["flagship"])
+    assert _bills(at)["Opus 4.8"] == pytest.approx(base["Opus 4.8"])
 
 
 def test_bad_input_is_a_message_not_a_traceback(at):
@@ -94,11 +94,11 @@ def test_an_experiment_does_not_depend_on_the_one_before(at):
     # "Remix 1/10" sets the whole documented state: the same bill from the defaults and after
     # "Cache hit 95%" (flagship 32,838 USD by hand in tests/test_bill.py's scenario at remix 10%)
     _click(at, "Remix 1/10")
-    from_defaults = _bills(at)["flagship"]
+    from_defaults = _bills(at)["Opus 4.8"]
     _click(at, "Cache hit 95%")
     _click(at, "Remix 1/10")
     assert at.slider(key="mb_hit").value == 70
-    assert _bills(at)["flagship"] == from_defaults == pytest.approx(32838, abs=1)
+    assert _bills(at)["Opus 4.8"] == from_defaults == pytest.approx(32838, abs=1)
 
 
 # -- the edited price table travels in the URL ------------------------------------------------------
@@ -137,11 +137,11 @@ def test_a_link_with_an_edited_price_opens_on_that_bill_and_keeps_the_edit_in_th
     at.switch_page(PAGE).run()
     assert not at.exception and not at.warning
     # 165,000 generations a month x 500 output tokens x $5 more per 1M = $412.50 more than 3,576.375
-    assert _bills(at)["flagship"] == pytest.approx(3988.875, abs=1)
+    assert _bills(at)["Opus 4.8"] == pytest.approx(3988.875, abs=1)
     assert at.query_params["mb_prices"] == "out1=30"
     at.slider(key="mb_hit").set_value(95).run()              # another input: the edit stays
     assert at.query_params["mb_prices"] == "out1=30"
-    assert _bills(at)["flagship"] < 3988
+    assert _bills(at)["Opus 4.8"] < 3988
 
 
 def test_a_garbled_price_link_is_a_warning_and_the_defaults():
@@ -149,4 +149,4 @@ def test_a_garbled_price_link_is_a_warning_and_the_defaults():
     at.query_params["mb_prices"] = "zzz1=30"
     at.switch_page(PAGE).run()
     assert not at.exception and at.warning
-    assert _bills(at)["flagship"] == pytest.approx(3576, abs=1)
+    assert _bills(at)["Opus 4.8"] == pytest.approx(3576, abs=1)
