@@ -36,6 +36,8 @@ PAGES = [
      "Exact sampling from a draft; when the speedup vanishes."),
     ("app_pages/monthly_bill.py", "Monthly bill", ":material/receipt_long:",
      "A product's bill across model tiers; when self-hosting wins."),
+    ("app_pages/exercises.py", "Exercises", ":material/school:",
+     "Graded napkin problems with worked solutions; a teacher view."),
     ("app_pages/live.py", "Live measurement", ":material/monitor_heart:",
      "A real model on this machine, next to the prediction."),
 ]

@@ -1,0 +1,50 @@
+"""AppTest of the exercises page: variant from the URL, grading with hints, solutions, the teacher view."""
+from calc import exercises as E
+from pagetest import open_page
+
+PAGE = "app_pages/exercises.py"
+
+
+def _answer(at, key, variant, value, unit):
+    at.number_input(key=f"ex_{key}_{variant}_val").set_value(value)
+    at.selectbox(key=f"ex_{key}_{variant}_unit").set_value(unit)
+    form_button = [b for b in at.button if b.label == "Check" and b.form_id == f"ex_form_{key}_{variant}"]
+    form_button[0].click().run()
+
+
+def test_a_right_answer_is_accepted_and_shows_the_worked_solution():
+    at = open_page(PAGE)
+    assert at.number_input(key="ex_variant").value == 0
+    # problem 2, the course's 13B at 4,096 tokens: 2 x 40 x 8 x 128 x 2 B x 4,096 = 0.671 GB ("≈ 0.67 GB")
+    _answer(at, "kv_per_sequence", 0, 0.67, "GB")
+    assert any("Correct" in s.value for s in at.success)
+    latex = [x.value for x in at.latex]
+    assert any(r"2 \times 40\times 8\times 128\times 2" in x and "0.6711" in x for x in latex), latex
+    assert any("quantization?" in m.value and "q_model=seed13b" in m.value for m in at.markdown)
+
+
+def test_a_wrong_unit_and_a_forgotten_factor_get_their_hints():
+    at = open_page(PAGE)
+    _answer(at, "kv_per_sequence", 0, 0.625, "GB")           # 0.6711e9 B / 2^30 = 0.625: GiB labelled GB
+    assert any("right in GiB" in e.value for e in at.error)
+    _answer(at, "critical_batch", 0, 590, "tokens")          # 2 x 295: the 2 in 2N forgotten
+    assert any("2N" in e.value for e in at.error)
+    assert not any(r"\frac{P \cdot" in x.value for x in at.latex)   # no solution before a right answer or a reveal
+    at.button(key="ex_critical_batch_0_reveal").click().run()
+    assert any(r"\frac{P \cdot" in x.value and "295.2" in x.value for x in at.latex)
+
+
+def test_variant_from_the_url_and_the_teacher_view_lists_every_answer():
+    at = open_page(PAGE, variant="7", teacher="1")
+    assert at.number_input(key="ex_variant").value == 7
+    problems = E.all_exercises(7)
+    text = " ".join(m.value for m in at.markdown)
+    for ex in problems:
+        assert f"answer **{ex.answer_text}**" in text, ex.key
+    assert len(at.latex) >= len(problems)
+
+
+def test_a_bad_variant_in_the_url_says_so_and_shows_variant_0():
+    at = open_page(PAGE, variant="banana")
+    assert any("variant must be a whole number" in w.value for w in at.warning)
+    assert at.number_input(key="ex_variant").value == 0
