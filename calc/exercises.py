@@ -839,13 +839,13 @@ def _prefix_cache(key: str, v: int) -> dict:
 
 def _monthly_bill(key: str, v: int) -> dict:
     rng = _rng(key, v)
-    tiers = {t.name: t for t in _bill.default_tiers()}
+    tiers = _bill.default_tiers()  # the price list's tiers, in its order (the middle one for variant 0)
     if v == 0:
-        dau, hit, tier_name = 100_000, 70, "mid"
+        dau, hit, tier_index = 100_000, 70, min(1, len(tiers) - 1)
     else:
         dau = _pick(rng, (10_000, 50_000, 100_000, 500_000, 1_000_000))
-        hit, tier_name = _pick(rng, (0, 30, 50, 70, 90, 95)), _pick(rng, [n for n in tiers if n != "custom"])
-    tier = tiers[tier_name]
+        hit, tier_index = _pick(rng, (0, 30, 50, 70, 90, 95)), int(rng.integers(len(tiers)))
+    tier = tiers[tier_index]
     sc = _bill.TrafficScenario(dau=dau, cache_hit_rate=hit / 100)
     b = _bill.api_monthly_bill(sc, tier)
     t = sc.token_split()
@@ -878,7 +878,7 @@ def _monthly_bill(key: str, v: int) -> dict:
         page="monthly_bill", link=_link("monthly_bill", mb_dau=dau, mb_remix="1.00", mb_orig="0.10", mb_gens="5.0",
                                         mb_prefix=3000, mb_unique=500, mb_out=500, mb_hit=hit),
         source=f"{CHAPTER}, the monthly cost formula (plus the cache-write surcharge of the price list)",
-        inputs=dict(dau=dau, cache_hit_pct=hit, tier=tier_name))
+        inputs=dict(dau=dau, cache_hit_pct=hit, tier=tier_index))
 
 
 def _paging(key: str, v: int, paged: bool) -> dict:

@@ -53,7 +53,7 @@ def _step(i):
 
 
 def _bill(i):
-    tier = {t.name: t for t in default_tiers()}[i["tier"]]
+    tier = default_tiers()[i["tier"]]
     return api_monthly_bill(TrafficScenario(dau=i["dau"], cache_hit_rate=i["cache_hit_pct"] / 100), tier).total_usd
 
 
