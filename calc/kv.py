@@ -1,110 +1,107 @@
 """The KV cache bill: bytes per token and per sequence for MHA, GQA, MQA, MLA, windows and hybrids.
 
+What each layer holds (its kind, the tokens it keeps at a context, its per-token bytes and its
+constant per-sequence state) is described once, in ``calc.layers``; this module sums it.
+
 Conventions (where serving engines differ, both are offered):
 - ``sliding="cap"`` (default): a sliding-window layer keeps at most W tokens (Mistral's rolling
-  buffer, vLLM's hybrid allocator). ``sliding="full"``: sliding layers are reserved at full length
-  (engines without a hybrid allocator).
+  buffer, vLLM's hybrid allocator) and a chunked layer its current chunk. ``sliding="full"``: those
+  layers are reserved at full length (engines without a hybrid allocator).
 - ``mla="latent"`` (default): MLA stores the latent c_KV plus the decoupled RoPE key,
   d_c + d_h^R elements per token and layer (DeepSeek-V2 report, section 2.1). ``mla="expanded"``:
   per-head K (qk_nope + qk_rope wide) and V (v_head_dim wide) are materialised, as an engine without
   the absorbed path does.
-- Cross-layer KV sharing (Brandon et al. 2024): layers 0, s, 2s, ... hold a cache, the others reuse it.
+- Cross-layer KV sharing (Brandon et al. 2024): layers 0, s, 2s, ... hold a cache, the others reuse it;
+  Gemma-3n's last ``n_kv_shared_layers`` layers own none.
+- Constant-state layers (Gated DeltaNet, lightning attention, Mamba) add nothing per token and a
+  fixed state per sequence, in ``state_dtype`` (default "fp32"); see ``calc.layers``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .dtypes import check_positive_int, dtype_bytes
+from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, bytes_per_token,
+                     check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
+                     sequence_cache_bytes, state_bytes)
 from .models import ModelConfig
 
-SLIDING_CONVENTIONS = ("cap", "full")
-MLA_CONVENTIONS = ("latent", "expanded")
-
-
-def _check_conventions(sliding: str, mla: str) -> None:
-    if sliding not in SLIDING_CONVENTIONS:
-        raise ValueError(f"sliding must be one of {', '.join(SLIDING_CONVENTIONS)}; got {sliding!r}")
-    if mla not in MLA_CONVENTIONS:
-        raise ValueError(f"mla must be one of {', '.join(MLA_CONVENTIONS)}; got {mla!r}")
-
-
-def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> int:
-    """Cached elements per token in one cache-holding layer.
-
-    MHA/GQA/MQA: 2*K*H (a key and a value per KV head; chapter 9 (LLM inference) "must-memorize formula").
-    MLA latent: d_c + d_h^R (576 for DeepSeek-V2/V3). MLA expanded: N*(qk_nope + qk_rope) + N*v_head_dim.
-
-    Raises:
-        ValueError: unknown ``mla`` convention.
-    """
-    _check_conventions("cap", mla)
-    if model.attention == "mla":
-        if mla == "latent":
-            return model.kv_lora_rank + model.qk_rope_head_dim
-        rope = model.qk_rope_head_dim
-        nope = model.qk_nope_head_dim if model.qk_nope_head_dim is not None else model.head_dim - rope
-        v = model.v_head_dim if model.v_head_dim is not None else nope
-        return model.n_heads * (nope + rope) + model.n_heads * v
-    return 2 * model.n_kv_heads * model.head_dim
+__all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
+           "kv_bytes_per_token", "cached_tokens_per_layer", "kv_cache_bytes", "kv_cache_bytes_array",
+           "kv_state_bytes", "decode_kv_read_bytes_array", "attention_variants", "hybrid_layer_types",
+           "with_attention_layout"]
 
 
 def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
-    """Number of (full-attention, sliding-window) layers that hold their own cache.
+    """Number of (full-span, bounded-span) attention layers that hold their own cache.
 
-    With cross-layer sharing factor s, layers 0, s, 2s, ... hold the caches (CLA, Brandon et al. 2024).
+    Full span: full, sparse MLA and parallel attention+Mamba2 layers; bounded: sliding and chunked.
+    With cross-layer sharing factor s, layers 0, s, 2s, ... hold the caches (CLA, Brandon et al. 2024);
+    shared-KV and constant-state layers are not counted.
     """
-    kinds = model.layer_kinds[:: model.kv_sharing]
-    n_sliding = sum(1 for k in kinds if k == "sliding")
-    return len(kinds) - n_sliding, n_sliding
+    owners = [s for s in layer_specs(model) if s.owns_cache and s.kind in ATTENTION_LAYER_KINDS]
+    n_bounded = sum(1 for s in owners if s.span_limit is not None)
+    return len(owners) - n_bounded, n_bounded
 
 
 def kv_bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent") -> float:
-    """Full-attention KV-cache bytes per context token of one sequence, summed over layers.
+    """KV-cache bytes per context token of one sequence, summed over the layers that own a cache.
 
-    ``2 * L * K * H * bytes`` for MHA/GQA/MQA (the inference course, week 11, step 2; chapter 9, LLM inference), ``L * (d_c + d_h^R) * bytes``
-    for MLA. Windows are not applied here (every cache-holding layer counts as full): use
+    ``2 * L * K * H * bytes`` for MHA/GQA/MQA (the inference course, week 11, step 2; chapter 9, LLM
+    inference), ``L * (d_c + d_h^R) * bytes`` for MLA (plus DeepSeek-V3.2's indexer key). Windows and chunks are not applied
+    here (every cache-holding layer counts as full), constant-state layers add nothing: use
     ``kv_cache_bytes`` for a real context length. Llama-3-8B in bf16: 131,072 B.
 
     Raises:
         ValueError: unknown ``kv_dtype`` or ``mla``.
     """
-    b = dtype_bytes(kv_dtype, "kv_dtype")
-    n_full, n_sliding = cache_layer_counts(model)
-    return float((n_full + n_sliding) * kv_elements_per_token_per_layer(model, mla) * b)
+    check_conventions("cap", mla)
+    return bytes_per_token(model, kv_dtype, mla)
+
+
+def kv_state_bytes(model: ModelConfig, state_dtype: str = "fp32") -> float:
+    """Constant per-sequence bytes (conv + SSM/recurrent state of the linear and Mamba layers).
+
+    0 for a pure transformer. Shapes: ``calc.layers.state_shapes`` (vLLM's MambaStateShapeCalculator).
+
+    Raises:
+        ValueError: unknown dtype.
+    """
+    return state_bytes(model, state_dtype)
 
 
 def cached_tokens_per_layer(model: ModelConfig, context_len, sliding: str = "cap"):
     """Tokens summed over cache-holding layers for a context of ``context_len`` tokens.
 
-    ``n_full * S + n_sliding * min(S, W)`` with ``sliding="cap"``, else ``n_layers_cached * S``.
-    Accepts a numpy array of context lengths (returns an array of the same shape).
+    ``n_full * S + n_sliding * min(S, W)`` with ``sliding="cap"`` (chunked layers: their current
+    chunk), else ``n_layers_cached * S``. Accepts a numpy array of context lengths (returns an array
+    of the same shape).
     """
-    _check_conventions(sliding, "latent")
-    n_full, n_sliding = cache_layer_counts(model)
+    check_conventions(sliding, "latent")
     s = np.asarray(context_len, dtype=float)
-    if sliding == "cap" and n_sliding:
-        capped = np.minimum(s, model.sliding_window)
-    else:
-        capped = s
-    out = n_full * s + n_sliding * capped
+    out = np.zeros_like(s)
+    for spec in layer_specs(model):
+        out = out + np.asarray(spec.tokens_held(s, sliding))
     return float(out) if out.ndim == 0 else out
 
 
 def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtype: str = "bf16",
-                   sliding: str = "cap", mla: str = "latent") -> float:
-    """KV-cache bytes of ``batch`` sequences of ``context_len`` tokens, windows and MLA applied.
+                   sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> float:
+    """Cache bytes of ``batch`` sequences of ``context_len`` tokens, windows, chunks, MLA and state applied.
 
-    ``B * bytes * elements_per_layer * (n_full * S + n_sliding * min(S, W))``; for a plain GQA model
-    this is ``2 * B * S * L * K * H * bytes`` (the inference course, week 11, step 2). Llama-3-8B, 8,192 tokens, bf16:
-    1.07 GB.
+    ``B * (sum over layers of bytes_per_token * tokens_held(S) + constant state)``; for a plain GQA
+    model this is ``2 * B * S * L * K * H * bytes`` (the inference course, week 11, step 2; chapter 9,
+    LLM inference).
+    Llama-3-8B, 8,192 tokens, bf16: 1.07 GB.
 
     Args:
         model: the architecture.
         context_len: tokens in the cache per sequence (S), a positive integer.
         batch: concurrent sequences (B), a positive integer.
         kv_dtype: storage dtype of K and V ("bf16", "fp8", "int8", "int4", ...).
-        sliding: "cap" (window layers keep W tokens) or "full" (reserved at full length).
+        sliding: "cap" (window layers keep W tokens, chunked layers one chunk) or "full".
         mla: "latent" or "expanded" (see the module docstring).
+        state_dtype: dtype of the SSM / recurrent state of constant-state layers.
 
     Returns:
         bytes (float).
@@ -114,21 +111,34 @@ def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtyp
     """
     s = check_positive_int(context_len, "context_len")
     b = check_positive_int(batch, "batch")
-    per_el = dtype_bytes(kv_dtype, "kv_dtype")
-    return float(b * per_el * kv_elements_per_token_per_layer(model, mla)
-                 * cached_tokens_per_layer(model, s, sliding))
+    return float(b * sequence_cache_bytes(model, s, kv_dtype, sliding, mla, state_dtype))
 
 
 def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str = "bf16",
-                         sliding: str = "cap", mla: str = "latent") -> np.ndarray:
+                         sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> np.ndarray:
     """Vectorised ``kv_cache_bytes`` over numpy arrays of context lengths and/or batch sizes.
 
     Arguments broadcast against each other; no validation of the array values beyond dtype checks
     (callers pass sweeps they built).
     """
-    per_el = dtype_bytes(kv_dtype, "kv_dtype")
-    tokens = np.asarray(cached_tokens_per_layer(model, np.asarray(context_len, dtype=float), sliding))
-    return np.asarray(batch, dtype=float) * per_el * kv_elements_per_token_per_layer(model, mla) * tokens
+    dtype_bytes(kv_dtype, "kv_dtype")
+    per_seq = np.asarray(sequence_cache_bytes(model, np.asarray(context_len, dtype=float), kv_dtype, sliding, mla,
+                                              state_dtype))
+    return np.asarray(batch, dtype=float) * per_seq
+
+
+def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str = "bf16",
+                               sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> np.ndarray:
+    """Cache bytes one decode step moves for ``batch`` sequences at context S (vectorised).
+
+    The KV held, except that DeepSeek-V3.2's sparse attention reads only the top-k latent entries
+    (its indexer still reads every key), plus each constant state read and written (2 x state):
+    ``calc.layers.decode_read_bytes``. Equals ``kv_cache_bytes_array`` for a transformer without
+    state or DSA.
+    """
+    per_seq = np.asarray(decode_read_bytes(model, np.asarray(context_len, dtype=float), kv_dtype, sliding, mla,
+                                           state_dtype))
+    return np.asarray(batch, dtype=float) * per_seq
 
 
 def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, ModelConfig]:
@@ -143,8 +153,8 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
     """
     check_positive_int(window, "window")
     n, h = model.n_heads, model.head_dim
-    plain = dict(sliding_window=None, layer_types=None, kv_lora_rank=None, qk_rope_head_dim=None,
-                 qk_nope_head_dim=None, v_head_dim=None)
+    plain = dict(**_without_windows(model), kv_lora_rank=None, qk_rope_head_dim=None,
+                 qk_nope_head_dim=None, v_head_dim=None, index_n_heads=None, index_head_dim=None, index_topk=None)
     if model.attention == "gqa":
         k = model.n_kv_heads
     else:  # the largest of 8, 4, 2 that divides N (GQA-8 is the Llama-3 choice)
@@ -156,8 +166,35 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
         "MQA": model.with_changes(**plain, attention="mqa", n_kv_heads=1),
         "MLA": model.with_changes(**{**plain, "kv_lora_rank": 4 * h, "qk_rope_head_dim": max(1, h // 2),
                                      "qk_nope_head_dim": h, "v_head_dim": h}, attention="mla", n_kv_heads=n),
-        f"Window {window}": gqa.with_changes(sliding_window=window),
+        f"Window {window}": _windowed(gqa, window, None),
     }
+
+
+_WINDOWED_KINDS = ("full", "sliding", "chunked")
+
+
+def _without_windows(model: ModelConfig) -> dict:
+    """Field changes that turn sliding and chunked layers into full ones, keeping the other kinds."""
+    kinds = tuple("full" if k in _WINDOWED_KINDS else k for k in model.layer_kinds)
+    return dict(sliding_window=None, attention_chunk_size=None,
+                layer_types=None if all(k == "full" for k in kinds) else kinds)
+
+
+def _windowed(model: ModelConfig, window: int, local_per_global: int | None) -> ModelConfig:
+    """The model with a W-token window on its attention layers: every one, or ``local_per_global``
+    sliding layers per full one (counted over the attention layers; other kinds kept)."""
+    kinds = list(model.layer_kinds)
+    attn = [i for i, k in enumerate(kinds) if k in _WINDOWED_KINDS]
+    pattern = hybrid_layer_types(len(attn), local_per_global) if local_per_global and attn else ("sliding",) * len(attn)
+    for i, k in zip(attn, pattern):
+        kinds[i] = k
+    plain = all(k in _WINDOWED_KINDS for k in kinds)
+    if plain and all(k == "sliding" for k in kinds):
+        layer_types = None
+    else:
+        layer_types = tuple(kinds)
+    chunk = model.attention_chunk_size if "chunked" in kinds else None
+    return model.with_changes(sliding_window=window, layer_types=layer_types, attention_chunk_size=chunk)
 
 
 def hybrid_layer_types(n_layers: int, local_per_global: int) -> tuple[str, ...]:
@@ -189,7 +226,8 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
     Raises:
         ValueError: an unknown layout, or a combination ``ModelConfig`` rejects (e.g. K not dividing N).
     """
-    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
+    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
+                 index_n_heads=None, index_head_dim=None, index_topk=None)
     if layout == "mha":
         model = model.with_changes(**plain, attention="mha", n_kv_heads=model.n_heads)
     elif layout == "gqa":
@@ -199,8 +237,9 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
         model = model.with_changes(**plain, attention="mqa", n_kv_heads=1)
     elif layout == "mla":
         if model.attention != "mla":
-            model = attention_variants(model)["MLA"].with_changes(sliding_window=model.sliding_window,
-                                                                  layer_types=model.layer_types)
+            model = attention_variants(model)["MLA"].with_changes(
+                sliding_window=model.sliding_window, layer_types=model.layer_types,
+                attention_chunk_size=model.attention_chunk_size)
         if latent_rank is not None:
             model = model.with_changes(kv_lora_rank=check_positive_int(latent_rank, "latent_rank"))
     elif layout != "model":
@@ -208,7 +247,6 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
     if window is None:
         return model
     if window == 0:
-        return model.with_changes(sliding_window=None, layer_types=None)
+        return model.with_changes(**_without_windows(model))
     w = check_positive_int(window, "window")
-    kinds = hybrid_layer_types(model.n_layers, local_per_global) if local_per_global else None
-    return model.with_changes(sliding_window=w, layer_types=kinds)
+    return _windowed(model, w, local_per_global)

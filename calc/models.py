@@ -17,7 +17,20 @@ from .dtypes import check_positive_int
 
 DATA_DIR = Path(__file__).parent / "data"
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
-LAYER_KINDS = ("full", "sliding")
+LAYER_KINDS = ("full", "sliding", "chunked", "linear_attention", "lightning", "mamba", "mamba2",
+               "parallel_mamba2", "mlp_only")
+"""Per-layer kinds a ``ModelConfig.layer_types`` entry may name; ``calc.layers`` says what each holds."""
+
+
+_OPTIONAL_SHAPES = ("attention_chunk_size", "linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim",
+                    "linear_value_head_dim", "linear_conv_kernel", "ssm_d_inner", "ssm_d_state", "ssm_conv_kernel",
+                    "ssm_n_heads", "ssm_head_dim", "ssm_n_groups", "index_n_heads", "index_head_dim", "index_topk")
+_GDN = ("linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+        "linear_conv_kernel")
+_MAMBA2 = ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel", "ssm_n_heads", "ssm_head_dim", "ssm_n_groups")
+_KIND_NEEDS = {"chunked": ("attention_chunk_size",), "linear_attention": _GDN,
+               "mamba": ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel"), "mamba2": _MAMBA2,
+               "parallel_mamba2": _MAMBA2}
 
 
 @dataclass(frozen=True)
@@ -38,14 +51,29 @@ class ModelConfig:
             (DeepSeek-V2 report, section 2.1); the cache holds d_c + d_h^R elements per token and layer.
         qk_nope_head_dim, v_head_dim: MLA per-head widths, used when the cache is stored expanded.
         sliding_window: window W in tokens of the sliding layers (None: no sliding layers).
-        layer_types: per-layer "full" or "sliding" (None: all layers sliding when a window is
-            given, else all full).
+        layer_types: per-layer kind, one of ``LAYER_KINDS`` (None: all layers sliding when a window
+            is given, else all full). "chunked": local attention in chunks of
+            ``attention_chunk_size`` (Llama 4); "linear_attention": Gated DeltaNet (Qwen3-Next);
+            "lightning": MiniMax's lightning attention; "mamba"/"mamba2": SSM mixers (Jamba;
+            Nemotron-H, Granite-4); "parallel_mamba2": attention and Mamba2 side by side in one
+            layer (Falcon-H1); "mlp_only": no token mixer (Nemotron-H's "-"). ``calc.layers``
+            turns each into what it holds.
         n_experts, n_experts_per_token, n_active_params: mixture of experts (routed experts E, top-k,
             parameters used per token).
         kv_sharing: cross-layer KV sharing factor (Brandon et al. 2024, CLA): this many adjacent layers
             share one KV cache; 1 means none.
         tie_word_embeddings: whether the LM head shares the embedding matrix.
         max_context_len: the context length the model supports (informational).
+        attention_chunk_size: chunk C of the "chunked" layers (Llama 4's ``attention_chunk_size``).
+        n_kv_shared_layers: the last this many layers reuse the KV cache of an earlier layer of the
+            same kind and own none (Gemma-3n's ``num_kv_shared_layers``).
+        linear_n_key_heads, linear_n_value_heads, linear_key_head_dim, linear_value_head_dim,
+            linear_conv_kernel: Gated DeltaNet shapes of the "linear_attention" layers (Qwen3-Next's
+            ``linear_*`` keys).
+        ssm_d_inner, ssm_d_state, ssm_conv_kernel, ssm_n_heads, ssm_head_dim, ssm_n_groups: Mamba
+            shapes (inner width, state size N, conv kernel; Mamba2 heads, head width and B/C groups).
+        index_n_heads, index_head_dim, index_topk: DeepSeek-V3.2's lightning indexer (DSA): its
+            heads and key width, and the k latent entries each query attends to.
         source: where the numbers come from (not compared).
 
     Raises:
@@ -76,6 +104,22 @@ class ModelConfig:
     kv_sharing: int = 1
     tie_word_embeddings: bool = False
     max_context_len: int | None = None
+    attention_chunk_size: int | None = None
+    n_kv_shared_layers: int = 0
+    linear_n_key_heads: int | None = None
+    linear_n_value_heads: int | None = None
+    linear_key_head_dim: int | None = None
+    linear_value_head_dim: int | None = None
+    linear_conv_kernel: int | None = None
+    ssm_d_inner: int | None = None
+    ssm_d_state: int | None = None
+    ssm_conv_kernel: int | None = None
+    ssm_n_heads: int | None = None
+    ssm_head_dim: int | None = None
+    ssm_n_groups: int | None = None
+    index_n_heads: int | None = None
+    index_head_dim: int | None = None
+    index_topk: int | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -98,6 +142,12 @@ class ModelConfig:
             check_positive_int(self.qk_rope_head_dim, "qk_rope_head_dim")
         if self.sliding_window is not None:
             check_positive_int(self.sliding_window, "sliding_window")
+        for f in _OPTIONAL_SHAPES:
+            if getattr(self, f) is not None:
+                check_positive_int(getattr(self, f), f)
+        if not isinstance(self.n_kv_shared_layers, int) or not 0 <= self.n_kv_shared_layers < self.n_layers:
+            raise ValueError(f"n_kv_shared_layers must be an integer from 0 to n_layers - 1 ({self.n_layers - 1}), "
+                             f"got {self.n_kv_shared_layers!r}")
         if self.layer_types is not None:
             lt = tuple(self.layer_types)
             object.__setattr__(self, "layer_types", lt)
@@ -105,9 +155,16 @@ class ModelConfig:
                 raise ValueError(f"layer_types has {len(lt)} entries but the model has {self.n_layers} layers")
             bad = sorted(set(lt) - set(LAYER_KINDS))
             if bad:
-                raise ValueError(f"layer_types entries must be 'full' or 'sliding'; got {bad}")
-            if "sliding" in lt and self.sliding_window is None:
-                raise ValueError("layer_types has sliding layers but sliding_window is not set")
+                raise ValueError(f"layer_types entries must be one of {', '.join(LAYER_KINDS)}; got {bad}")
+        kinds = set(self.layer_kinds)
+        if "sliding" in kinds and self.sliding_window is None:
+            raise ValueError("layer_types has sliding layers but sliding_window is not set")
+        for kind, needed in _KIND_NEEDS.items():
+            missing = [f for f in needed if getattr(self, f) is None]
+            if kind in kinds and missing:
+                raise ValueError(f"layer_types has {kind!r} layers but {', '.join(missing)} is not set")
+        if self.index_topk is not None and (self.attention != "mla" or self.index_head_dim is None):
+            raise ValueError("index_topk (DeepSeek sparse attention) needs an MLA model with index_head_dim")
         if (self.n_experts is None) != (self.n_experts_per_token is None):
             raise ValueError("a mixture-of-experts model needs both n_experts and n_experts_per_token")
         if self.n_experts is not None:
@@ -227,6 +284,8 @@ _FAMILY_DEFAULTS = {
     "gemma": {"head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192},
     "gemma2": {"head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192, "sliding_window": 4096,
                "sliding_window_pattern": 2},
+    "llama4_text": {"attention_chunk_size": 8192},
+    "llama4": {"attention_chunk_size": 8192},
     "gemma3_text": {"head_dim": 256, "vocab_size": 262208, "max_position_embeddings": 131072,
                     "sliding_window": 4096, "sliding_window_pattern": 6},
 }
@@ -361,13 +420,36 @@ def _shapes(config) -> dict:
 
     # F: one routed expert's width for MoE (DeepSeek's moe_intermediate_size, Mixtral's
     # intermediate_size); GPT-2 style n_inner defaults to 4 * n_embd.
+    ffn_widths = None
+    if isinstance(cfg.get("intermediate_size"), (list, tuple)):  # Gemma-3n: one width per layer
+        widths = cfg["intermediate_size"]
+        if len(widths) != n_layers:
+            raise ValueError(f"config key 'intermediate_size' lists {len(widths)} widths but the model has "
+                             f"{n_layers} layers")
+        ffn_widths = [_int_key({"intermediate_size": w}, "intermediate_size") for w in widths]
+        cfg = dict(cfg, intermediate_size=ffn_widths[0])
+        s["cfg_widths"] = ffn_widths
     _, d_ff_dense = _first(cfg, "d_ff", required=family not in ("gpt2", "falcon"), default=4 * d)
     _, moe_d_ff = _first(cfg, "moe_d_ff", required=False)
     d_ff = moe_d_ff if (n_experts is not None and moe_d_ff is not None) else d_ff_dense
 
-    window, layer_types = _layer_pattern(cfg, model_type, n_layers)
+    kinds = _mixer_kinds(cfg, model_type, n_layers)
+    chunk = None
+    if kinds is None:
+        window, layer_types = _layer_pattern(cfg, model_type, n_layers)
+    else:
+        window, layer_types, chunk = _merge_kinds(cfg, kinds)
+    s["ffn"] = _ffn_layout(cfg, model_type, n_layers, n_experts is not None, d_ff_dense, ffn_widths)
+    s["chunk"] = chunk
+    s.update(_state_shapes(cfg, model_type, d, layer_types))
+    n_shared_kv = _int_key(cfg, "num_kv_shared_layers", allow_zero=True) if _present(cfg, "num_kv_shared_layers") else 0
+    if n_shared_kv >= n_layers:
+        raise ValueError(f"config key 'num_kv_shared_layers' ({n_shared_kv}) must be below the number of "
+                         f"layers ({n_layers})")
+    s["kv_shared"] = n_shared_kv
     tie_key = "tie_word_embeddings"
-    tie_default = any(model_type.startswith(p) for p in _TIED_BY_DEFAULT) or family in ("gpt2", "falcon")
+    tie_default = ((any(model_type.startswith(p) for p in _TIED_BY_DEFAULT) and not model_type.startswith("falcon_h1"))
+                   or family in ("gpt2", "falcon"))
     tied = _bool_key(cfg, tie_key, _bool_key(outer, tie_key, tie_default))
 
     s.update(d=d, L=n_layers, N=n_heads, K=n_kv, H=head_dim, F=d_ff, F_dense=d_ff_dense, V=vocab,
@@ -419,6 +501,195 @@ def _layer_pattern(cfg: dict, model_type: str, n_layers: int):
     return window, tuple(kinds)
 
 
+_GDN_FAMILIES = ("qwen3_next", "qwen3_5")          # "linear_attention" = Gated DeltaNet
+_LIGHTNING_FAMILIES = ("minimax",)                  # "linear_attention" = lightning attention
+_MAMBA2_FAMILIES = ("nemotron_h", "granitemoehybrid", "falcon_h1")
+_KIND_NAMES = {"full_attention": "full", "full": "full", "global": "full", "attention": "full",
+               "indexed_attention": "full", "sliding_attention": "sliding", "sliding": "sliding", "local": "sliding",
+               "chunked_attention": "chunked", "mlp": "mlp_only", "moe": "mlp_only", "hybrid": "parallel_mamba2"}
+_PATTERN_CHARS = {"M": "mamba2", "*": "full", "-": "mlp_only", "E": "mlp_only"}
+
+
+def _kind_name(name, model_type: str, key: str) -> str:
+    """Canonical kind of one per-layer entry of ``key`` (family decides what "linear_attention" is)."""
+    if isinstance(name, str) and name in _KIND_NAMES:
+        return _KIND_NAMES[name]
+    if name in ("linear_attention", "mamba", "mamba2"):
+        if model_type.startswith(_GDN_FAMILIES):
+            return "linear_attention"
+        if model_type.startswith(_LIGHTNING_FAMILIES):
+            return "lightning"
+        if model_type.startswith(_MAMBA2_FAMILIES):
+            return "mamba2"
+        if model_type.startswith("jamba"):
+            return "mamba"
+    raise ValueError(f"config key {key!r} has an unknown layer kind {name!r} for model_type {model_type or 'unknown'!r}")
+
+
+def _per_layer_list(cfg: dict, key: str, n_layers: int) -> list:
+    value = cfg[key]
+    if not isinstance(value, (list, tuple, str)) or len(value) != n_layers:
+        raise ValueError(f"config key {key!r} must give one entry per layer ({n_layers}), got "
+                         f"{len(value) if isinstance(value, (list, tuple, str)) else value!r}")
+    return list(value)
+
+
+def _mixer_kinds(cfg: dict, model_type: str, n_layers: int) -> list[str] | None:
+    """Per-layer kinds of the hybrid families (None: a plain transformer, see ``_layer_pattern``).
+
+    Rules (transformers config classes): Nemotron-H ``hybrid_override_pattern`` (M = Mamba2, * =
+    attention, - = MLP, E = MoE); MiniMax ``attn_type_list`` (0 = lightning, 1 = softmax); Jamba
+    ``attn_layer_period``/``attn_layer_offset`` (layer i attends when i % period == offset, else
+    Mamba); Qwen3-Next/Qwen3.5 ``layer_types`` or ``full_attention_interval`` k (layer i full when
+    (i + 1) % k == 0, default 4); Falcon-H1: every layer attention and Mamba2 in parallel; Granite-4
+    ``layer_types`` "mamba"/"attention"; Llama 4 ``attention_chunk_size`` with ``no_rope_layers``
+    (1 = chunked RoPE layer, 0 = global NoPE layer; empty: every 4th layer global,
+    ``no_rope_layer_interval``).
+    """
+    if _present(cfg, "hybrid_override_pattern") or _present(cfg, "layers_block_type"):
+        key = "hybrid_override_pattern" if _present(cfg, "hybrid_override_pattern") else "layers_block_type"
+        entries = _per_layer_list(cfg, key, n_layers)
+        if key == "hybrid_override_pattern":
+            bad = sorted({c for c in entries if c not in _PATTERN_CHARS})
+            if bad:
+                raise ValueError(f"config key {key!r} has an unknown layer kind {bad[0]!r} (expected M, *, - or E)")
+            return [_PATTERN_CHARS[c] for c in entries]
+        return [_kind_name(t, model_type, key) for t in entries]
+    if _present(cfg, "attn_type_list"):
+        entries = _per_layer_list(cfg, "attn_type_list", n_layers)
+        if any(t not in (0, 1) or isinstance(t, bool) for t in entries):
+            raise ValueError(f"config key 'attn_type_list' entries must be 0 (lightning) or 1 (softmax), got "
+                             f"{sorted({str(t) for t in entries if t not in (0, 1)})}")
+        return ["full" if t == 1 else "lightning" for t in entries]
+    if _present(cfg, "attn_layer_period"):
+        period = _int_key(cfg, "attn_layer_period")
+        offset = _int_key(cfg, "attn_layer_offset", allow_zero=True) if _present(cfg, "attn_layer_offset") else 0
+        if offset >= period:
+            raise ValueError(f"config key 'attn_layer_offset' ({offset}) must be below 'attn_layer_period' ({period})")
+        return ["full" if i % period == offset else "mamba" for i in range(n_layers)]
+    if model_type.startswith("falcon_h1"):
+        return ["parallel_mamba2"] * n_layers
+    if _present(cfg, "layer_types") and model_type.startswith(_GDN_FAMILIES + _LIGHTNING_FAMILIES + _MAMBA2_FAMILIES
+                                                                 + ("jamba", "deepseek_v32", "llama4")):
+        entries = _per_layer_list(cfg, "layer_types", n_layers)
+        return [_kind_name(t, model_type, "layer_types") for t in entries]
+    if model_type.startswith(_GDN_FAMILIES):
+        k = _int_key(cfg, "full_attention_interval") if _present(cfg, "full_attention_interval") else 4
+        return ["full" if (i + 1) % k == 0 else "linear_attention" for i in range(n_layers)]
+    if model_type.startswith("llama4") and _present(cfg, "attention_chunk_size"):
+        _int_key(cfg, "attention_chunk_size")
+        rope = cfg.get("no_rope_layers") or []
+        if rope:
+            rope = _per_layer_list(cfg, "no_rope_layers", n_layers)
+            if any(r not in (0, 1) or isinstance(r, bool) for r in rope):
+                raise ValueError("config key 'no_rope_layers' entries must be 0 (global NoPE layer) or 1 (chunked)")
+        else:
+            interval = _int_key(cfg, "no_rope_layer_interval") if _present(cfg, "no_rope_layer_interval") else 4
+            rope = [int((i + 1) % interval != 0) for i in range(n_layers)]
+        return ["chunked" if r else "full" for r in rope]
+    return None
+
+
+def _merge_kinds(cfg: dict, kinds: list[str]):
+    """(sliding_window, layer_types, attention_chunk_size) for a hybrid stack of ``kinds``."""
+    window_key = "sliding_window" if _present(cfg, "sliding_window") else "sliding_window_size"
+    window = _int_key(cfg, window_key) if _present(cfg, window_key) else None
+    if "sliding" in kinds and window is None:
+        raise ValueError("config lists sliding layers but 'sliding_window' is not set")
+    if "sliding" not in kinds:
+        window = None
+    chunk = _int_key(cfg, "attention_chunk_size") if "chunked" in kinds else None
+    if all(k == "full" for k in kinds):
+        return None, None, None
+    return window, tuple(kinds), chunk
+
+
+def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
+    """ModelConfig fields of the constant-state layers (Gated DeltaNet, Mamba, Mamba2) and DSA.
+
+    Keys and defaults of the transformers config classes: Qwen3NextConfig (``linear_*``; 16 key
+    heads, 32 value heads of 128, kernel 4), JambaConfig (``mamba_expand`` 2, ``mamba_d_state`` 16,
+    ``mamba_d_conv`` 4), NemotronHConfig (``mamba_num_heads`` x ``mamba_head_dim``,
+    ``ssm_state_size``, ``n_groups``, ``conv_kernel``), FalconH1Config and GraniteMoeHybridConfig
+    (``mamba_d_ssm`` or ``mamba_expand`` x D, ``mamba_n_heads``, ``mamba_d_head``, ``mamba_d_state``,
+    ``mamba_n_groups``, ``mamba_d_conv``), DeepseekV32Config (``index_n_heads`` 64,
+    ``index_head_dim`` 128, ``index_topk`` 2048).
+    """
+    kinds = set(layer_types or ())
+    out: dict = {}
+
+    def get(key, default):
+        return _int_key(cfg, key) if _present(cfg, key) else default
+
+    if "linear_attention" in kinds:
+        out.update(linear_n_key_heads=get("linear_num_key_heads", 16), linear_n_value_heads=get("linear_num_value_heads", 32),
+                   linear_key_head_dim=get("linear_key_head_dim", 128),
+                   linear_value_head_dim=get("linear_value_head_dim", 128),
+                   linear_conv_kernel=get("linear_conv_kernel_dim", 4))
+    if "mamba" in kinds:
+        out.update(ssm_d_inner=get("mamba_expand", 2) * d, ssm_d_state=get("mamba_d_state", 16),
+                   ssm_conv_kernel=get("mamba_d_conv", 4))
+    if kinds & {"mamba2", "parallel_mamba2"}:
+        if model_type.startswith("nemotron_h"):
+            heads, head_dim = get("mamba_num_heads", 128), get("mamba_head_dim", 64)
+            out.update(ssm_n_heads=heads, ssm_head_dim=head_dim, ssm_d_inner=heads * head_dim,
+                       ssm_d_state=get("ssm_state_size", 128), ssm_n_groups=get("n_groups", get("mamba_n_groups", 8)),
+                       ssm_conv_kernel=get("conv_kernel", get("mamba_d_conv", 4)))
+        else:
+            inner = get("mamba_d_ssm", get("mamba_expand", 2) * d)
+            heads = get("mamba_n_heads", 128)
+            out.update(ssm_n_heads=heads, ssm_head_dim=get("mamba_d_head", inner // heads), ssm_d_inner=inner,
+                       ssm_d_state=get("mamba_d_state", 256), ssm_n_groups=get("mamba_n_groups", 1),
+                       ssm_conv_kernel=get("mamba_d_conv", 4))
+    if model_type.startswith("deepseek_v32") or _present(cfg, "index_topk"):
+        out.update(index_n_heads=get("index_n_heads", 64), index_head_dim=get("index_head_dim", 128),
+                   index_topk=get("index_topk", 2048))
+    return out
+
+
+def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_ff_dense: int,
+                widths: list[int] | None) -> list[tuple[str, int]]:
+    """Per-layer FFN: ("moe", 0), ("dense", width) or ("none", 0).
+
+    MoE placement: DeepSeek ``first_k_dense_replace`` and ``moe_layer_freq``; Qwen-MoE
+    ``decoder_sparse_step`` and ``mlp_only_layers``; Llama 4 ``moe_layers`` or
+    ``interleave_moe_layer_step`` (dense layers of width ``intermediate_size_mlp``); Jamba
+    ``expert_layer_period``/``expert_layer_offset``; Nemotron-H's pattern (M and * layers have no
+    FFN, - a dense one, E an MoE one).
+    """
+    dense_w = d_ff_dense
+    if model_type.startswith("llama4") and _present(cfg, "intermediate_size_mlp"):
+        dense_w = _int_key(cfg, "intermediate_size_mlp")
+    out = [("dense", w) for w in (widths or [dense_w] * n_layers)]
+    if _present(cfg, "hybrid_override_pattern"):
+        return [("moe", 0) if c == "E" else ("dense", dense_w) if c == "-" else ("none", 0)
+                for c in cfg["hybrid_override_pattern"]]
+    if not has_experts:
+        return out
+    moe = [True] * n_layers
+    if model_type.startswith("llama4"):
+        if isinstance(cfg.get("moe_layers"), list):
+            listed = set(cfg["moe_layers"])
+            moe = [i in listed for i in range(n_layers)]
+        else:
+            step = _int_key(cfg, "interleave_moe_layer_step") if _present(cfg, "interleave_moe_layer_step") else 1
+            moe = [(i + 1) % step == 0 for i in range(n_layers)]
+    if _present(cfg, "expert_layer_period"):
+        period = _int_key(cfg, "expert_layer_period")
+        offset = _int_key(cfg, "expert_layer_offset", allow_zero=True) if _present(cfg, "expert_layer_offset") else 0
+        moe = [i % period == offset for i in range(n_layers)]
+    if _present(cfg, "decoder_sparse_step"):
+        step = _int_key(cfg, "decoder_sparse_step")
+        dense_layers = set(cfg.get("mlp_only_layers") or [])
+        moe = [(i not in dense_layers) and (i + 1) % step == 0 for i in range(n_layers)]
+    _, n_dense = _first(cfg, "first_k_dense", required=False, default=0, allow_zero=True)
+    if n_dense > n_layers:
+        raise ValueError(f"config key 'first_k_dense_replace' ({n_dense}) exceeds the number of layers ({n_layers})")
+    freq = _int_key(cfg, "moe_layer_freq") if isinstance(cfg.get("moe_layer_freq"), int) else 1
+    moe = [m and i >= n_dense and i % freq == 0 for i, m in enumerate(moe)]
+    return [("moe", 0) if m else f for m, f in zip(moe, out)]
+
+
 def _count(s: dict) -> tuple[int, int]:
     """Total and active parameter counts from the shapes (formulas of the reference data, 1.1).
 
@@ -458,44 +729,97 @@ def _count(s: dict) -> tuple[int, int]:
         total = V * d + L * layer + 2 * d + head
         return total, total
 
-    norms = 4 if mt.startswith(("gemma2", "gemma3")) else 2  # pre/post norms around attention and MLP
+    norms = 4 if mt.startswith(("gemma2", "gemma3")) else 1 if mt.startswith("nemotron_h") else 2
     if fam == "mla":
         nope, rope, vh, kvl, ql = (s["qk_nope_head_dim"], s["qk_rope_head_dim"], s["v_head_dim"],
                                    s["kv_lora_rank"], s["q_lora_rank"])
         q = d * ql + ql + ql * N * (nope + rope) if ql else d * N * (nope + rope)
         attn = q + d * (kvl + rope) + kvl + kvl * N * (nope + vh) + N * vh * d
+        if s.get("index_topk"):  # DSA lightning indexer: wq_b, wk, k_norm (LayerNorm), weights_proj
+            hi, di = s["index_n_heads"], s["index_head_dim"]
+            attn += (ql or d) * hi * di + d * di + 2 * di + d * hi
     else:
-        attn = d * N * H + 2 * d * K * H + N * H * d
+        gate = 2 if (mt.startswith(_GDN_FAMILIES) and _bool_key(cfg, "attn_output_gate", True)) else 1
+        attn = gate * d * N * H + 2 * d * K * H + N * H * d
         if mt.startswith("qwen2"):
             attn += N * H + 2 * K * H
         elif _bool_key(cfg, "attention_bias", False):
             attn += N * H + 2 * K * H + d
-        if mt.startswith("qwen3") or mt.startswith("gemma3"):
+        if mt.startswith(("qwen3", "gemma3")):
             attn += 2 * H
     mlp_bias = _bool_key(cfg, "mlp_bias", False)
+    n_mats = 2 if mt.startswith("nemotron_h") else 3  # Nemotron-H's MLP: up and down (relu^2)
 
     def ffn(width: int) -> int:
-        return 3 * d * width + ((2 * width + d) if mlp_bias else 0)
+        return n_mats * d * width + (((n_mats - 1) * width + d) if mlp_bias else 0)
 
-    base = V * d + head + d + L * (attn + norms * d)
-    if s["E"] is None:
-        total = base + L * ffn(s["F"])
-        return total, total
+    def mamba2() -> int:  # in_proj, conv1d (+ bias), dt_bias, A_log, D, gated norm, out_proj
+        inner, n_st, g, h, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_n_groups"], s["ssm_n_heads"], s["ssm_conv_kernel"]
+        conv = inner + 2 * g * n_st
+        out = d * (2 * inner + 2 * g * n_st + h) + conv * k + 3 * h + inner * d
+        out += conv if _bool_key(cfg, "use_conv_bias", _bool_key(cfg, "mamba_conv_bias", True)) else 0
+        out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
+        if not mt.startswith("falcon_h1") or _bool_key(cfg, "mamba_rms_norm", False):
+            out += inner
+        return out
+
+    def mixer(kind: str) -> int:
+        if kind in ("full", "sliding", "chunked"):
+            return attn
+        if kind == "linear_attention":  # Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj
+            hk, hv, dk, dv = (s["linear_n_key_heads"], s["linear_n_value_heads"], s["linear_key_head_dim"],
+                              s["linear_value_head_dim"])
+            conv = 2 * hk * dk + hv * dv
+            return d * (2 * hk * dk + 2 * hv * dv) + d * 2 * hv + conv * s["linear_conv_kernel"] + 2 * hv + dv + hv * dv * d
+        if kind == "lightning":  # qkv_proj, output_gate, out_proj, norm
+            return 3 * d * N * H + d * N * H + N * H * d + N * H
+        if kind == "mamba":  # Jamba's Mamba1 mixer
+            inner, n_st, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_conv_kernel"]
+            dt = cfg.get("mamba_dt_rank", "auto")
+            dt = -(-d // 16) if dt in (None, "auto") else _int_key(cfg, "mamba_dt_rank")
+            out = (d * 2 * inner + inner * k + inner * (dt + 2 * n_st) + dt * inner + inner + inner * n_st + inner
+                   + inner * d + dt + 2 * n_st)
+            out += inner if _bool_key(cfg, "mamba_conv_bias", True) else 0
+            out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
+            return out
+        if kind == "mamba2":
+            return mamba2()
+        if kind == "parallel_mamba2":
+            return attn + mamba2()
+        return 0
+
     E, k, F = s["E"], s["top_k"], s["F"]
-    _, n_dense = _first(cfg, "first_k_dense", required=False, default=0, allow_zero=True)
-    if n_dense > L:
-        raise ValueError(f"config key 'first_k_dense_replace' ({n_dense}) exceeds the number of layers ({L})")
-    _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
-    shared = n_shared * ffn(F)
-    if _present(cfg, "shared_expert_intermediate_size"):  # Qwen-MoE: one shared expert and its gate
-        width = _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
-        shared += ffn(width) + d if width else 0
-    score_bias = E if (mt == "deepseek_v3" or cfg.get("topk_method") == "noaux_tc") else 0
-    router = d * E
-    moe_layers = L - n_dense
-    dense_part = n_dense * ffn(s["F_dense"])
-    total = base + dense_part + moe_layers * (E * ffn(F) + shared + router + score_bias)
-    active = base + dense_part + moe_layers * (k * ffn(F) + shared + router)
+    shared = router = score_bias = 0
+    if E is not None:
+        _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
+        if mt.startswith("nemotron_h"):
+            shared_w = (_int_key(cfg, "moe_shared_expert_intermediate_size")
+                        if _present(cfg, "moe_shared_expert_intermediate_size") else F)
+            shared = n_shared * ffn(shared_w)
+        else:
+            shared = n_shared * ffn(F)
+        if _present(cfg, "shared_expert_intermediate_size"):  # Qwen-MoE: one shared expert and its gate
+            width = _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
+            shared += ffn(width) + d if width else 0
+        if mt.startswith("llama4"):  # Llama 4: an implicit shared expert of width intermediate_size
+            shared += ffn(s["F_dense"])
+        score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc") else 0
+        router = d * E
+    shared_mlp = 0
+    if mt.startswith("granitemoehybrid") and _present(cfg, "shared_intermediate_size"):
+        shared_mlp = ffn(_int_key(cfg, "shared_intermediate_size", allow_zero=True))  # every layer
+
+    kinds = s["layer_types"] or ("full",) * L
+    total = active = V * d + head + d
+    for kind, (ffn_kind, width) in zip(kinds, s["ffn"]):
+        layer = mixer(kind) + norms * d + shared_mlp
+        if ffn_kind == "dense":
+            layer += ffn(width)
+        total += layer
+        active += layer
+        if ffn_kind == "moe":
+            total += E * ffn(F) + shared + router + score_bias
+            active += k * ffn(F) + shared + router
     return total, active
 
 
@@ -584,6 +908,8 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         n_experts=s["E"], n_experts_per_token=s["top_k"],
         n_active_params=active if s["E"] is not None else None,
         tie_word_embeddings=s["tied"], max_context_len=s["max_ctx"], source="Hugging Face config.json",
+        attention_chunk_size=s["chunk"], n_kv_shared_layers=s["kv_shared"],
+        **{f: s.get(f) for f in _OPTIONAL_SHAPES if f != "attention_chunk_size"},
     )
 
 
