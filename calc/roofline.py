@@ -15,7 +15,8 @@ import pandas as pd
 
 from .dtypes import check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
-from .kv import kv_cache_bytes_array
+from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
+from .layers import attention_layer_spans
 from .memory import max_batch as _max_batch
 from .memory import weight_bytes, weight_bytes_read
 from .models import ModelConfig
@@ -80,7 +81,7 @@ def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtyp
     p = accelerator.compute_flops(weight_dtype)
     b = np.asarray(batch, dtype=float)
     wbytes = np.asarray(weight_bytes_read(model, b * query_tokens, weight_dtype))
-    kvbytes = kv_cache_bytes_array(model, context_len, b, kv_dtype, sliding, mla)
+    kvbytes = decode_kv_read_bytes_array(model, context_len, b, kv_dtype, sliding, mla)
     flops = 2.0 * model.active_params * b * query_tokens
     weights_s = wbytes / w
     kv_s = kvbytes / w
@@ -104,6 +105,9 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
     ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
     MoE models read only the experts the batch touches. Attention FLOPs are left out, as in the course.
+    The cache term is what a step moves (``calc.kv.decode_kv_read_bytes_array``): each constant
+    per-sequence state (Mamba, Gated DeltaNet) is read and written, and DeepSeek-V3.2's sparse
+    attention reads only its top-k latent entries while its indexer reads every key.
     Llama-3-8B on an H100 SXM at 8k: B=1 5.1 ms (196 tok/s); B=32 15.1 ms (2,126 tok/s).
 
     Returns:
@@ -150,14 +154,34 @@ def _attention_head_dims(model: ModelConfig) -> tuple[int, int]:
     return model.head_dim, model.head_dim
 
 
+def chunked_attended_keys(prompt_len, chunk: int, past_len: int = 0):
+    """Keys attended in one chunked-attention layer (Llama 4), summed over ``prompt_len`` new queries.
+
+    The query at position p (1-based) sees the ((p - 1) mod C) + 1 keys of its own chunk; the sum
+    up to n is ``q * C(C+1)/2 + r(r+1)/2`` with q = n // C, r = n mod C, taken between
+    ``past_len`` and ``past_len + T``. Accepts a numpy array of prompt lengths.
+    """
+    def upto(n):
+        q, r = np.floor_divide(n, chunk), np.mod(n, chunk)
+        return q * chunk * (chunk + 1) / 2.0 + r * (r + 1) / 2.0
+    out = upto(past_len + np.asarray(prompt_len, dtype=float)) - upto(float(past_len))
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def _attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
     """Vectorised ``attention_flops`` over an array of prompt lengths (no validation)."""
     h_qk, h_v = _attention_head_dims(model)
-    n_full = sum(1 for k in model.layer_kinds if k == "full")
-    keys = n_full * attended_keys(prompt_len, None, past_len)
-    if model.n_layers - n_full:
-        keys = keys + (model.n_layers - n_full) * attended_keys(prompt_len, model.sliding_window, past_len)
-    return batch * 2.0 * model.n_heads * (h_qk + h_v) * np.asarray(keys)
+    keys = np.zeros_like(np.asarray(prompt_len, dtype=float))
+    index = np.zeros_like(keys)
+    for kind, span, n in attention_layer_spans(model):
+        if kind == "chunked":
+            keys = keys + n * chunked_attended_keys(prompt_len, span, past_len)
+        else:  # full / parallel: no limit; sliding: W; sparse MLA: the top-k selected keys
+            keys = keys + n * attended_keys(prompt_len, span, past_len)
+        if kind == "sparse_mla":  # the lightning indexer scores every key: 2 * heads * d_I per key
+            index = index + n * 2.0 * model.index_n_heads * model.index_head_dim * attended_keys(prompt_len, None,
+                                                                                                 past_len)
+    return batch * (2.0 * model.n_heads * (h_qk + h_v) * keys + index)
 
 
 def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_len: int = 0) -> float:
@@ -166,6 +190,10 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     Query i (0-based) of a sequence with ``past_len`` cached tokens attends to ``past_len + i + 1``
     keys (at most W in a sliding layer; ``attended_keys``); each key costs 2*H_qk FLOPs for the score
     and 2*H_v for the value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
+    Chunked layers attend within their chunk (``chunked_attended_keys``), DeepSeek-V3.2's sparse
+    layers to top-k keys plus the indexer's 2 * index_heads * d_I per key over all keys;
+    constant-state layers (Mamba, Gated DeltaNet, lightning) do no quadratic attention (their
+    projections are in the 2*N*T term).
     Causal, full attention from an empty cache: about ``2 * N * 2H * T^2 / 2`` per layer (Kaplan et al.
     2020, Table 1, the 2*n_layer*n_ctx*d_attn term, made causal).
 

@@ -1,0 +1,300 @@
+"""Tests of the per-layer description (calc/layers.py) and of reading hybrid configs (calc/models.py).
+
+Oracles: hand arithmetic in the comments (one attention layer with K = 1 KV head of 128 in bf16
+holds 2 * 1 * 128 * 2 = 512 B per token); the state shapes of vLLM's MambaStateShapeCalculator
+(vllm/model_executor/layers/mamba/mamba_utils.py); transformers' own model classes built on the
+meta device for the parameter counts.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calc
+from calc import layers
+from calc.models import count_params, from_hf_config
+
+# One attention layer: K = 1, H = 128, bf16 -> 2 * 1 * 128 * 2 = 512 B per token.
+TINY = {"hidden_size": 256, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 128,
+        "intermediate_size": 512, "vocab_size": 1000}
+QWEN3_NEXT = {"model_type": "qwen3_next", "num_hidden_layers": 4, **TINY}
+
+
+# -- the issue's small failing inputs ---------------------------------------------------------------
+
+def test_qwen3_next_interval_holds_one_attention_layer():
+    # full_attention_interval 4 over 4 layers: layer 3 is full attention, 0-2 Gated DeltaNet -> 1 x 512 B.
+    m = from_hf_config(dict(QWEN3_NEXT, full_attention_interval=4))
+    assert m.layer_kinds == ("linear_attention",) * 3 + ("full",)
+    assert calc.kv_bytes_per_token(m) == 512
+
+
+def test_qwen3_next_layer_types_list_gives_the_same_answer():
+    m = from_hf_config(dict(QWEN3_NEXT, layer_types=["linear_attention"] * 3 + ["full_attention"]))
+    assert calc.kv_bytes_per_token(m) == 512
+    assert m == from_hf_config(dict(QWEN3_NEXT, full_attention_interval=4))
+
+
+def test_nemotron_h_pattern_m_star():
+    # "M*": one Mamba2 layer (no per-token cache) and one attention layer -> 512 B per token.
+    m = from_hf_config({"model_type": "nemotron_h", "num_hidden_layers": 2, "hybrid_override_pattern": "M*", **TINY})
+    assert m.layer_kinds == ("mamba2", "full")
+    assert calc.kv_bytes_per_token(m) == 512
+
+
+def test_llama4_chunked_layers_hold_one_chunk():
+    # 3 chunked layers (chunk 8,192) + 1 global (every 4th layer NoPE) at 16,384 tokens:
+    # (16,384 + 3 x 8,192) x 512 = 40,960 x 512 = 20,971,520 B.
+    m = from_hf_config({"model_type": "llama4_text", "num_hidden_layers": 4, "attention_chunk_size": 8192,
+                        "no_rope_layers": [], **TINY})
+    assert m.layer_kinds == ("chunked",) * 3 + ("full",) and m.attention_chunk_size == 8192
+    assert calc.kv_cache_bytes(m, 16384) == (16384 + 3 * 8192) * 512 == 20_971_520
+    # Past a chunk boundary the chunked layers hold the new chunk only: at 10,000 tokens the current
+    # chunk holds 10,000 - 8,192 = 1,808 tokens -> (10,000 + 3 x 1,808) x 512.
+    assert calc.kv_cache_bytes(m, 10000) == (10000 + 3 * 1808) * 512
+    # An engine without a hybrid allocator reserves every layer at full length: 4 x 16,384 x 512.
+    assert calc.kv_cache_bytes(m, 16384, sliding="full") == 4 * 16384 * 512
+
+
+def test_gemma3n_shared_layers_own_no_cache():
+    # 2 full-attention layers, the last one reuses the first one's cache -> 512 B per token.
+    m = from_hf_config({"model_type": "gemma3n_text", "num_hidden_layers": 2,
+                        "layer_types": ["full_attention"] * 2, "num_kv_shared_layers": 1, **TINY})
+    assert m.n_kv_shared_layers == 1
+    assert calc.kv_bytes_per_token(m) == 512
+    assert [s.owns_cache for s in layers.layer_specs(m)] == [True, False]
+
+
+def test_llama4_moe_layer_counts_its_shared_expert():
+    # 1 layer, D 256, 2 experts top-1, F 512, V 1000, untied:
+    # embeddings 2 x 1000 x 256 = 512,000; final norm 256; layer norms 512;
+    # attention q 256x256 + k 256x128 + v 256x128 + o 256x256 = 196,608; router 2 x 256 = 512;
+    # experts 2 x 3 x 256 x 512 = 786,432; shared expert 3 x 256 x 512 = 393,216 -> 1,889,536.
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 1, "num_local_experts": 2, "num_experts_per_tok": 1,
+           "tie_word_embeddings": False, **TINY}
+    assert 512_000 + 256 + 512 + 196_608 + 512 + 786_432 + 393_216 == 1_889_536
+    total, active = count_params(cfg)
+    assert total == 1_889_536
+    assert active == total - 3 * 256 * 512  # one of the two routed experts idle per token
+
+
+def test_llama4_interleaved_moe_layers_and_dense_width():
+    # interleave_moe_layer_step 2 over 4 layers: layers 1 and 3 MoE, 0 and 2 dense of width 1,024.
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 4, "num_local_experts": 4, "num_experts_per_tok": 1,
+           "interleave_moe_layer_step": 2, "intermediate_size_mlp": 1024, **TINY}
+    dense, moe = 3 * 256 * 1024, 4 * 3 * 256 * 512 + 3 * 256 * 512 + 4 * 256
+    attn_norms = 196_608 + 512
+    total, active = count_params(cfg)
+    assert total == 512_000 + 256 + 4 * attn_norms + 2 * dense + 2 * moe
+    assert total - active == 2 * 3 * (3 * 256 * 512)  # 3 idle experts in each of the 2 MoE layers only
+
+
+# -- constant per-sequence state, by hand from the engine's shapes -------------------------------------
+
+def test_mamba2_state_by_hand():
+    # Nemotron-H-8B's Mamba2 mixer: 128 heads of 64 (d_inner 8,192), state N = 128, 8 groups, kernel 4.
+    # vLLM mamba2_state_shape: conv (k - 1, d_inner + 2*G*N) = (3, 8,192 + 2,048) = 30,720 elements in
+    # bf16 = 61,440 B; SSM (heads, head_dim, N) = 128 x 64 x 128 = 1,048,576 elements in fp32 =
+    # 4,194,304 B; one layer 4,255,744 B per sequence.
+    cfg = {"model_type": "nemotron_h", "num_hidden_layers": 2, "hybrid_override_pattern": "M*", **TINY,
+           "hidden_size": 4096, "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128,
+           "n_groups": 8, "conv_kernel": 4}
+    m = from_hf_config(cfg)
+    assert layers.state_shapes(m, "mamba2") == ((3, 10240), (128, 64, 128))
+    assert calc.kv.kv_state_bytes(m) == 61_440 + 4_194_304 == 4_255_744
+    assert calc.kv.kv_state_bytes(m, state_dtype="bf16") == 61_440 + 2_097_152
+    # the state is constant: the cache at S is S x 512 (one attention layer) + the state
+    assert calc.kv_cache_bytes(m, 1000) == 1000 * 512 + 4_255_744
+
+
+def test_gated_deltanet_state_by_hand():
+    # Qwen3-Next-80B-A3B's Gated DeltaNet: 16 key heads and 32 value heads of 128, conv kernel 4.
+    # vLLM gated_delta_net_state_shape: conv (k - 1, 2*16*128 + 32*128) = (3, 8,192) = 24,576 elements
+    # in bf16 = 49,152 B; recurrent (H_v, d_v, d_k) = 32 x 128 x 128 = 524,288 elements in fp32 =
+    # 2,097,152 B; one layer 2,146,304 B; 3 such layers in the 4-layer interval-4 stack: 6,438,912 B.
+    m = from_hf_config(dict(QWEN3_NEXT, full_attention_interval=4, linear_num_key_heads=16,
+                            linear_num_value_heads=32, linear_key_head_dim=128, linear_value_head_dim=128,
+                            linear_conv_kernel_dim=4))
+    assert layers.state_shapes(m, "linear_attention") == ((3, 8192), (32, 128, 128))
+    assert calc.kv.kv_state_bytes(m) == 3 * (49_152 + 2_097_152) == 6_438_912
+
+
+def test_state_enters_memory_and_the_decode_step():
+    m = from_hf_config(dict(QWEN3_NEXT, full_attention_interval=4))
+    state = calc.kv.kv_state_bytes(m)
+    h100 = calc.get_accelerator("h100-sxm")
+    # memory: per sequence 8,192 x 512 + state
+    assert calc.memory_budget(m, h100, 8192, batch=3).kv_bytes == 3 * (8192 * 512 + state)
+    # decode: the state is read and written back each step: 8,192 x 512 + 2 x state per sequence
+    step = calc.decode_step_time(m, h100, 2, 8192)
+    assert step.kv_s == pytest.approx(2 * (8192 * 512 + 2 * state) / h100.bandwidth_bytes_per_s)
+
+
+def test_deepseek_v32_sparse_attention_reads_top_k():
+    # 2 layers of MLA latent 16 + rope 8 = 24 elements (48 B in bf16) and a DSA indexer key of 32 fp8
+    # bytes + one fp32 scale (32 < 128 elements -> 1 block) = 36 B; top-k 8.
+    cfg = {"model_type": "deepseek_v32", "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+           "num_hidden_layers": 2, "vocab_size": 100, "kv_lora_rank": 16, "q_lora_rank": 24,
+           "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 12, "index_head_dim": 32,
+           "index_n_heads": 4, "index_topk": 8}
+    m = from_hf_config(cfg)
+    assert calc.kv_bytes_per_token(m) == 2 * (48 + 36)
+    assert calc.kv_cache_bytes(m, 100) == 100 * 2 * (48 + 36)
+    # a decode step reads 8 latent entries per layer but all 100 indexer keys
+    assert calc.kv.decode_kv_read_bytes_array(m, 100, 1) == 2 * (8 * 48 + 100 * 36)
+    # DeepSeek-V3.2's real indexer: 128 fp8 + 4 B scale = 132 B per token and layer (vLLM)
+    assert layers.index_bytes_per_token_per_layer(m.with_changes(index_head_dim=128)) == 132
+
+
+def test_layer_breakdown_sums_to_the_sequence():
+    m = from_hf_config({"model_type": "llama4_text", "num_hidden_layers": 4, "attention_chunk_size": 8192, **TINY})
+    df = layers.layer_breakdown(m, 16384)
+    assert list(df["kind"]) == ["chunked (C=8,192)", "full"]
+    assert list(df["layers"]) == [3, 1] and list(df["tokens_held"]) == [8192, 16384]
+    assert df["total_bytes"].sum() == calc.kv_cache_bytes(m, 16384)
+
+
+# -- malformed hybrid configs: one clear error naming the key -----------------------------------------
+
+BAD = [
+    ({"model_type": "nemotron_h", "num_hidden_layers": 3, "hybrid_override_pattern": "M*", **TINY},
+     "hybrid_override_pattern"),
+    ({"model_type": "nemotron_h", "num_hidden_layers": 2, "hybrid_override_pattern": "MX", **TINY},
+     "hybrid_override_pattern"),
+    (dict(QWEN3_NEXT, layer_types=["linear_attention"] * 3), "layer_types"),
+    (dict(QWEN3_NEXT, layer_types=["linear_attention"] * 3 + ["banana"]), "layer_types"),
+    ({"model_type": "minimax", "num_hidden_layers": 2, "attn_type_list": [0], **TINY}, "attn_type_list"),
+    ({"model_type": "minimax", "num_hidden_layers": 2, "attn_type_list": [0, 2], **TINY}, "attn_type_list"),
+    ({"model_type": "llama4_text", "num_hidden_layers": 4, "attention_chunk_size": 8192, "no_rope_layers": [1, 0],
+      **TINY}, "no_rope_layers"),
+    ({"model_type": "jamba", "num_hidden_layers": 4, "attn_layer_period": 2, "attn_layer_offset": 2, **TINY},
+     "attn_layer_offset"),
+    ({"model_type": "gemma3n_text", "num_hidden_layers": 2, "num_kv_shared_layers": 2, **TINY},
+     "num_kv_shared_layers"),
+    ({"model_type": "gemma3n_text", "num_hidden_layers": 2, **dict(TINY, intermediate_size=[512])},
+     "intermediate_size"),
+]
+
+
+@pytest.mark.parametrize("config, key", BAD, ids=[f"{i}-{k}" for i, (_, k) in enumerate(BAD)])
+def test_bad_hybrid_config_names_the_key(config, key):
+    with pytest.raises(ValueError, match=key):
+        from_hf_config(config)
+
+
+def test_list_valued_intermediate_size_loads():
+    # Gemma-3n lists one FFN width per layer; the count uses each: 3 x 256 x (512 + 1024) for the MLPs.
+    cfg = {"model_type": "llama", "num_hidden_layers": 2, **dict(TINY, intermediate_size=[512, 1024])}
+    same = {"model_type": "llama", "num_hidden_layers": 2, **TINY}
+    assert count_params(cfg)[0] - count_params(same)[0] == 3 * 256 * (1024 - 512)
+
+
+# -- property tests --------------------------------------------------------------------------------
+
+KINDS = ["full", "linear_attention", "mamba2", "mlp_only", "lightning"]
+
+
+def _hybrid(kinds):
+    pattern = {"full": "*", "mamba2": "M", "mlp_only": "-"}
+    if all(k in pattern for k in kinds):
+        return from_hf_config({"model_type": "nemotron_h", "num_hidden_layers": len(kinds),
+                               "hybrid_override_pattern": "".join(pattern[k] for k in kinds), **TINY})
+    base = calc.get_model("llama-3-8b").with_changes(n_layers=len(kinds), n_kv_heads=1, attention="mqa")
+    return base.with_changes(layer_types=tuple(kinds), linear_n_key_heads=2, linear_n_value_heads=4,
+                             linear_key_head_dim=16, linear_value_head_dim=16, linear_conv_kernel=4,
+                             ssm_d_inner=64, ssm_d_state=8, ssm_conv_kernel=4, ssm_n_heads=4, ssm_head_dim=16,
+                             ssm_n_groups=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=12), s1=st.integers(1, 50_000),
+       extra=st.integers(1, 50_000))
+def test_constant_state_layers_add_nothing_per_token(kinds, s1, extra):
+    m = _hybrid(kinds)
+    per_layer = layers.kv_elements_per_token_per_layer(m) * 2
+    n_attn = kinds.count("full")
+    growth = calc.kv_cache_bytes(m, s1 + extra) - calc.kv_cache_bytes(m, s1)
+    assert growth == pytest.approx(extra * n_attn * per_layer)
+    assert calc.kv_bytes_per_token(m) == n_attn * per_layer
+
+
+@settings(max_examples=100, deadline=None)
+@given(chunk=st.integers(1, 20_000), s=st.integers(1, 200_000))
+def test_chunked_layer_never_exceeds_its_chunk(chunk, s):
+    spec = layers.LayerSpec("chunked", True, chunk, kv_bytes_per_token=512.0)
+    held = spec.tokens_held(s)
+    assert 1 <= held <= min(s, chunk)
+    assert held == s if s <= chunk else held <= chunk
+    assert spec.bytes_held(s) <= chunk * 512
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_layers=st.integers(2, 40), shared=st.integers(0, 39), s=st.integers(1, 100_000))
+def test_sharing_never_increases_bytes(n_layers, shared, s):
+    m = calc.get_model("gemma-3-27b").with_changes(n_layers=n_layers, layer_types=None)
+    shared = min(shared, n_layers - 1)
+    fewer = calc.kv_cache_bytes(m.with_changes(n_kv_shared_layers=shared), s)
+    assert fewer <= calc.kv_cache_bytes(m, s)
+    if shared:
+        assert calc.kv_cache_bytes(m.with_changes(n_kv_shared_layers=shared - 1), s) >= fewer
+
+
+# -- transformers as an outside oracle for the hybrid families' parameter counts ----------------------
+
+HYBRID_SMALL = {
+    "qwen3_next": dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                       num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_hidden_layers=4, vocab_size=100,
+                       num_experts=4, num_experts_per_tok=2, linear_num_key_heads=2, linear_num_value_heads=4,
+                       linear_key_head_dim=8, linear_value_head_dim=12, linear_conv_kernel_dim=4),
+    "qwen3_5_text": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=16, num_hidden_layers=4, vocab_size=100, linear_num_key_heads=2,
+                         linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12),
+    "llama4_text": dict(hidden_size=64, intermediate_size=96, intermediate_size_mlp=80, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=16, num_hidden_layers=4, vocab_size=100, num_local_experts=4,
+                        num_experts_per_tok=1, interleave_moe_layer_step=2),
+    "jamba": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2,
+                  num_hidden_layers=4, vocab_size=100, num_experts=4, num_experts_per_tok=2, attn_layer_period=2,
+                  attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1, mamba_d_state=8, mamba_dt_rank=6),
+    "nemotron_h": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                       num_hidden_layers=4, vocab_size=100, hybrid_override_pattern="M*-E", mamba_num_heads=8,
+                       mamba_head_dim=16, ssm_state_size=8, n_groups=2, conv_kernel=4, n_routed_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=32, moe_shared_expert_intermediate_size=48,
+                       n_shared_experts=1),
+    "falcon_h1": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                      num_hidden_layers=2, vocab_size=100, mamba_d_ssm=128, mamba_n_heads=8, mamba_d_head=16,
+                      mamba_d_state=8, mamba_n_groups=2, mamba_d_conv=4),
+    "granitemoehybrid": dict(hidden_size=64, intermediate_size=96, shared_intermediate_size=48, num_attention_heads=4,
+                             num_key_value_heads=2, num_hidden_layers=2, vocab_size=100, num_local_experts=4,
+                             num_experts_per_tok=2, layer_types=["mamba", "attention"], mamba_n_heads=8,
+                             mamba_d_head=16, mamba_d_state=8, mamba_n_groups=2, mamba_d_conv=4, mamba_expand=2),
+    "minimax": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                    num_hidden_layers=2, vocab_size=100, num_local_experts=4, num_experts_per_tok=2,
+                    layer_types=["linear_attention", "full_attention"]),
+    "deepseek_v32": dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_attention_heads=4,
+                         num_key_value_heads=4, num_hidden_layers=2, vocab_size=100, kv_lora_rank=16, q_lora_rank=24,
+                         qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=12, n_routed_experts=4,
+                         n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1, n_group=1, topk_group=1,
+                         index_head_dim=32, index_n_heads=4, index_topk=8),
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(HYBRID_SMALL))
+def test_hybrid_count_matches_transformers_on_meta_device(model_type):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    kw = HYBRID_SMALL[model_type]
+    conf = transformers.AutoConfig.for_model(model_type, **kw)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(conf)
+    n = sum(p.numel() for p in model.parameters())
+    n += sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
+    assert count_params({"model_type": model_type, **kw})[0] == n
+    # and the layer kinds agree with the config class's own layer_types
+    names = {"full_attention": "full", "chunked_attention": "chunked", "indexed_attention": "full",
+             "hybrid": "parallel_mamba2", "mlp": "mlp_only", "moe": "mlp_only"}
+    ours = from_hf_config({"model_type": model_type, **kw}).layer_kinds
+    theirs = getattr(conf, "layer_types", None)
+    if theirs is not None:
+        assert [names.get(t, "state") for t in theirs] == [
+            "state" if k in layers.STATE_LAYER_KINDS and k != "parallel_mamba2" else k for k in ours]
