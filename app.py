@@ -1,14 +1,28 @@
 """LLM Inference Explorer: entry point.
 
-``streamlit run app.py``. Draws the shared sidebar (model, GPU, dtypes, price), then the page the
-navigation picks. Pages live in app_pages/, one explorable per file.
+``streamlit run app.py``. Cleans the URL's parameters, draws the shared sidebar (model, GPU, dtypes,
+price), then the page the navigation picks. Pages live in app_pages/, one explorable per file.
 """
-import streamlit as st
+import os
 
-from app_pages import common
+# No call leaves the machine unless the user asks: the hub libraries read these at import time.
+for _switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_switch, "1")
 
-st.set_page_config(page_title="LLM Inference Explorer", page_icon=":material/bolt:", layout="wide")
+from pathlib import Path  # noqa: E402
+
+import streamlit as st  # noqa: E402
+
+from app_pages import common  # noqa: E402
+
+# A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
+st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
+                   page_icon=str(Path(__file__).parent / "assets" / "favicon.png"))
+dropped = common.sanitize_query_params()  # before any widget reads the URL
 pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in common.PAGES]
 pg = st.navigation(pages)
 common.render_sidebar()
+if dropped:
+    st.sidebar.caption("Ignored link parameters (not finite numbers, or too long): "
+                       + ", ".join(common.md_escape(k) for k in dropped) + ".")
 pg.run()

@@ -99,6 +99,7 @@ def add_custom_model(text: str, name: str | None = None) -> str:
         ValueError: the text is not a usable config.json (the message names the key or the JSON error).
     """
     model = model_from_json_text(text, name=name or None)
+    model = model.with_changes(name=safe_name(model.name))  # pages print names inside markdown
     model_id = CUSTOM_PREFIX + model.name
     _custom_models()[model_id] = model
     return model_id
@@ -134,7 +135,7 @@ def render_sidebar() -> Selection:
     options = models + list(custom)
     linked = st.query_params.get("model", "")
     if linked.startswith(CUSTOM_PREFIX) and linked not in options:
-        st.sidebar.warning(f"This link names the model {linked[len(CUSTOM_PREFIX):]!r}, which was loaded from a "
+        st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
                            "model\" to see it; until then the default model is shown.")
     # Defaults go in through index= only on a first run (or after a bad value), so that a URL
@@ -149,7 +150,7 @@ def render_sidebar() -> Selection:
         model_id = st.selectbox(
             "Model", options, key="model", **model_default,
             bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
-        st.caption(custom[model_id].name + " (your config.json)" if model_id in custom
+        st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
                    else model_names.get(model_id, model_id))
         with st.expander("Your own model (config.json)"):
             st.file_uploader("Upload config.json", type=["json"], key="cfg_upload")
@@ -157,7 +158,7 @@ def render_sidebar() -> Selection:
             st.text_input("Name (optional)", key="cfg_name")
             st.button("Use this config", on_click=_load_config, key="cfg_load")
             if st.session_state.get("_cfg_error"):
-                st.error(st.session_state["_cfg_error"])
+                st.error(md_escape(st.session_state["_cfg_error"]))
         gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
                               bind="query-params", on_change=_on_gpu_change)
         price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
@@ -186,6 +187,70 @@ def selection() -> Selection:
     """The shared sidebar choices of this run (rendered by app.py before the page)."""
     sel = st.session_state.get("_selection")
     return sel if sel is not None else render_sidebar()
+
+
+# -- text from outside: links, configs, file names ----------------------------------------------------
+#: The characters that open a markdown construct that could fetch, link, format code or formulas, or draw
+#: a directive: links/images ``[ ] ( ) !``, HTML ``< >``, code, formulas ``$``, directives/autolinks ``:``,
+#: e-mail autolinks ``@``, emphasis, headings, tables, strikethrough. "." and "_" stay (file names read better).
+_MD_ACTIVE = re.compile(r"([\\`*\[\]()<>!$:#|~{}@])")
+#: Longest query parameter value kept (a pasted config.json travels in one on the live page).
+MAX_QUERY_VALUE_CHARS = 20_000
+
+
+def md_escape(text: object) -> str:
+    """``text`` made inert for Streamlit markdown: shown exactly as typed, never as a link, image,
+    heading, formula, colour directive or HTML.
+
+    Each character that can open such a construct gets a backslash (CommonMark 2.4: any ASCII
+    punctuation may be backslash-escaped), which also defeats autolinks ("http\\://", "www\\.") and
+    ``$`` formulas; line breaks become spaces. Use it for anything that comes from a URL, a pasted
+    config or a file name.
+    """
+    flat = " ".join(str(text).splitlines())
+    return re.sub(r"(?i)(www)\.", r"\1\\.", _MD_ACTIVE.sub(r"\\\1", flat))
+
+
+def safe_name(text: object, max_chars: int = 80) -> str:
+    """A model name from a config.json or a file name, kept to characters that cannot form markdown
+    (letters, digits, spaces and ``- _ . + ( )``), "www." defused, cut to ``max_chars``.
+
+    Pages print model names inside markdown (titles, captions, messages); a name reduced this way
+    shows as typed everywhere, charts included. Falls back to "custom model" when nothing is left.
+    """
+    kept = re.sub(r"[^\w \-.+()]", "", " ".join(str(text).split()), flags=re.ASCII)
+    kept = re.sub(r"(?i)www\.", "www-", kept).strip(" -+.")
+    return (kept[:max_chars].rstrip() or "custom model")
+
+
+def sanitize_query_params() -> list[str]:
+    """Drop URL parameters no widget can take, before any widget reads the URL (called first by app.py).
+
+    Dropped: values that read as a number but not a finite one ("inf", "-inf", "Infinity", "nan",
+    "1e400", a 400-digit integer; Streamlit converts an integer input's URL value to int before its
+    range check, and these raise), and values longer than ``MAX_QUERY_VALUE_CHARS``. The widget
+    then starts from its default.
+
+    Returns:
+        the names of the dropped parameters (already cut to 40 characters).
+    """
+    dropped = []
+    for key in list(st.query_params.keys()):
+        values = st.query_params.get_all(key)
+        if any(_bad_query_value(v) for v in values):
+            del st.query_params[key]
+            dropped.append(str(key)[:40])
+    return dropped
+
+
+def _bad_query_value(value: str) -> bool:
+    if len(value) > MAX_QUERY_VALUE_CHARS:
+        return True
+    try:
+        number = float(value.strip())
+    except (ValueError, OverflowError):
+        return False
+    return not np.isfinite(number)
 
 
 # -- formatting ---------------------------------------------------------------------------------
@@ -331,8 +396,8 @@ def experiment_buttons(experiments: dict[str, dict[str, object]], key: str) -> N
 
 
 def show_error(exc: Exception) -> None:
-    """A calc ValueError shown as a message on the page."""
-    st.error(str(exc))
+    """A calc ValueError shown as a message on the page (as plain text: it may quote a config's values)."""
+    st.error(md_escape(exc))
 
 
 # -- an edited table in the URL ---------------------------------------------------------------------

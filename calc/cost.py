@@ -10,8 +10,9 @@ import pandas as pd
 from .dtypes import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int, check_positive_number
 from .hardware import Accelerator
 from .kv import kv_bytes_per_token
+from .memory import max_batch as _max_batch
 from .models import ModelConfig
-from .roofline import decode_sweep
+from .roofline import batch_grid, decode_sweep
 
 
 def cost_per_million(tokens_per_s, price_per_hour_usd):
@@ -33,14 +34,16 @@ def cost_per_million(tokens_per_s, price_per_hour_usd):
 
 def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int, price_per_hour_usd: float,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                 max_batch: int | None = None) -> pd.DataFrame:
+                 max_batch: int | None = None, include_batches=()) -> pd.DataFrame:
     """TPOT against USD per 1M output tokens for B = 1 .. memory ceiling (the inference course, week 11, step 4).
 
     Each batch size gives a pair (TPOT, price); ``pareto`` marks the pairs no other batch beats on
     both (cheaper and faster). Computed in one vectorised sweep.
 
     Args:
-        max_batch: cap on B (default: the memory ceiling, at least 1).
+        max_batch: cap on B (default: the memory ceiling, at least 1). Without it, batches above 1,024
+            follow the bounded grid of ``decode_sweep`` (about 2,000 rows at most).
+        include_batches: batches to add to the default grid (e.g. the ones a TPOT target picks).
 
     Returns:
         DataFrame with the columns of ``decode_sweep`` plus tpot_s, tokens_per_s_per_user and pareto.
@@ -49,7 +52,12 @@ def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int,
         ValueError: invalid sizes, dtypes or price.
     """
     check_nonneg_number(price_per_hour_usd, "price_per_hour_usd")
-    batches = None if max_batch is None else np.arange(1, check_positive_int(max_batch, "max_batch") + 1)
+    if max_batch is not None:
+        batches = np.arange(1, check_positive_int(max_batch, "max_batch") + 1)
+    else:
+        ceiling = _max_batch(model, accelerator, context_len, weight_dtype, kv_dtype, reserve_bytes)
+        extra = [check_positive_int(b, "include_batches") for b in include_batches]
+        batches = np.union1d(batch_grid(ceiling), [b for b in extra if b <= ceiling]).astype(np.int64)
     df = decode_sweep(model, accelerator, context_len, batches, weight_dtype, kv_dtype, reserve_bytes,
                       price_per_hour_usd)
     df["tpot_s"] = df["total_s"]
@@ -75,9 +83,24 @@ def max_batch_for_tpot(model: ModelConfig, accelerator: Accelerator, context_len
         ValueError: non-positive target; invalid sizes or dtypes.
     """
     target = check_positive_number(tpot_target_s, "tpot_target_s")
-    df = decode_sweep(model, accelerator, context_len, None, weight_dtype, kv_dtype, reserve_bytes)
-    ok = df[(df["total_s"] <= target) & df["fits"]]
-    return int(ok["batch"].max()) if len(ok) else 0
+    ceiling = _max_batch(model, accelerator, context_len, weight_dtype, kv_dtype, reserve_bytes)
+
+    def tpot(b: int) -> float:
+        return float(decode_sweep(model, accelerator, context_len, np.array([b]), weight_dtype, kv_dtype,
+                                  reserve_bytes)["total_s"].iloc[0])
+
+    # The step time grows with B (more cache to read, more FLOPs), so the largest B meeting the
+    # target is found by bisection over 1 .. ceiling: ~log2(ceiling) evaluations, not one per batch.
+    if ceiling < 1 or tpot(1) > target:
+        return 0
+    lo, hi = 1, ceiling  # tpot(lo) <= target
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if tpot(mid) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def replicas_needed(concurrency: int, batch_per_replica: int) -> int:

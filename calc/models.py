@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .dtypes import check_positive_int
+from .limits import FIELD_LIMITS, check_config_dict, check_config_int, check_model_field, parse_config_json, plain_name
 
 DATA_DIR = Path(__file__).parent / "data"
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
@@ -126,6 +127,9 @@ class ModelConfig:
         for f in ("n_params", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff",
                   "vocab_size", "kv_sharing"):
             check_positive_int(getattr(self, f), f)
+        for f in FIELD_LIMITS:  # plausible ranges (calc/limits.py): no size nobody could run
+            if getattr(self, f) is not None:
+                check_model_field(getattr(self, f), f)
         if self.attention not in ATTENTION_KINDS:
             raise ValueError(f"attention must be one of {', '.join(ATTENTION_KINDS)}; got {self.attention!r}")
         n, k = self.n_heads, self.n_kv_heads
@@ -300,14 +304,9 @@ def _present(cfg: dict, key: str) -> bool:
 
 
 def _int_key(cfg: dict, key: str, *, allow_zero: bool = False) -> int:
-    """Read ``cfg[key]`` as an integer (> 0, or >= 0 with allow_zero); ValueError naming the key."""
-    value = cfg[key]
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float))
-          and float(value).is_integer() and (value >= 0 if allow_zero else value > 0))
-    if not ok:
-        kind = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"config key {key!r} must be a {kind} integer, got {value!r}")
-    return int(value)
+    """Read ``cfg[key]`` as an integer (> 0, or >= 0 with allow_zero) within the key's plausible range
+    (calc/limits.py); ValueError naming the key (and the limit)."""
+    return check_config_int(cfg[key], key, minimum=0 if allow_zero else 1)
 
 
 def _first(cfg: dict, what: str, *, required: bool = True, default=None, allow_zero: bool = False):
@@ -336,6 +335,7 @@ def _text_config(config) -> tuple[dict, dict]:
         config = _parse_json_text(config)
     if not isinstance(config, dict):
         raise ValueError(f"a Hugging Face config must be a JSON object (dict), got {type(config).__name__}")
+    check_config_dict(config)
     inner = config.get("text_config")
     if inner is None:
         return config, config
@@ -898,7 +898,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
                 or s["model_type"] or "custom model")
     mla = s["attention"] == "mla"
     return ModelConfig(
-        name=str(name), n_params=total, n_layers=s["L"], d_model=s["d"], n_heads=s["N"], n_kv_heads=s["K"],
+        name=plain_name(name), n_params=total, n_layers=s["L"], d_model=s["d"], n_heads=s["N"], n_kv_heads=s["K"],
         head_dim=s["H"], d_ff=s["F"], vocab_size=s["V"], attention=s["attention"],
         kv_lora_rank=s.get("kv_lora_rank") if mla else None,
         qk_rope_head_dim=s.get("qk_rope_head_dim") if mla else None,
@@ -914,19 +914,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
 
 
 def _parse_json_text(text) -> dict:
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"config.json is not UTF-8 text (byte {e.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} "
-                         f"(character {e.pos})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"config.json must hold a JSON object, got {type(data).__name__}")
-    return data
+    return parse_config_json(text)  # bounded: size, depth, digits, NaN/Infinity (calc/limits.py)
 
 
 def model_from_json_text(text, name: str | None = None) -> ModelConfig:

@@ -301,6 +301,26 @@ def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weigh
     return weight_bytes(model, weight_dtype) / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
 
 
+#: Default decode sweeps list every batch up to this size...
+SWEEP_DENSE_BATCHES = 1024
+#: ...and at most about this many batches in all (geometric spacing above the dense part).
+SWEEP_MAX_POINTS = 2048
+
+
+def batch_grid(ceiling: int) -> np.ndarray:
+    """Batch sizes 1 .. max(1, ceiling): all of them up to ``SWEEP_DENSE_BATCHES``, then a geometric
+    grid (rounded, unique) that ends exactly at ``ceiling``; at most ``SWEEP_MAX_POINTS`` + 1 values.
+
+    Example: ceiling 300 gives 1..300; ceiling 10^8 gives 1..1024 and ~1,024 batches from 1,024 to 10^8.
+    """
+    top = max(1, int(ceiling))
+    if top <= SWEEP_MAX_POINTS:
+        return np.arange(1, top + 1)
+    dense = np.arange(1, SWEEP_DENSE_BATCHES + 1)
+    sparse = np.round(np.geomspace(SWEEP_DENSE_BATCHES, top, SWEEP_MAX_POINTS - SWEEP_DENSE_BATCHES)).astype(np.int64)
+    return np.unique(np.concatenate([dense, sparse, [top]]))
+
+
 def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=None,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
                  price_per_hour_usd: float | None = None, tp: int = 1, pp: int = 1, ep: int = 1,
@@ -311,7 +331,10 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
     replica, a comm_s column (``calc.parallel``); the price is then per GPU, times the replica's GPUs.
 
     Args:
-        batches: 1-D array of batch sizes; default 1 .. max(1, memory ceiling).
+        batches: 1-D array of batch sizes; default every B in 1 .. max(1, memory ceiling) up to
+            ``SWEEP_DENSE_BATCHES``, and above that a geometric grid of about
+            ``SWEEP_MAX_POINTS`` batches ending at the ceiling (a tiny model on a large GPU has a
+            ceiling in the millions: one row per batch would cost seconds and gigabytes).
 
     Returns:
         DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, total_s (= TPOT),
@@ -337,8 +360,7 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
         df["bound"] = np.where(a["compute_s"] > a["weights_s"], "compute", "memory")
         return df
     if batches is None:
-        ceiling = _max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve)
-        batches = np.arange(1, max(1, ceiling) + 1)
+        batches = batch_grid(_max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve))
     b = np.asarray(batches)
     if b.ndim != 1 or b.size == 0 or np.any(b < 1) or np.any(b != np.floor(b)):
         raise ValueError("batches must be a non-empty 1-D array of positive integers")

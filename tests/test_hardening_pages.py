@@ -1,0 +1,155 @@
+"""What a link or a pasted config can do to a page of the shared server: nothing but get a message.
+
+Examples of the issue "a shared server that no link or paste can hurt", each as an AppTest: URL
+parameters that are not finite numbers, markdown smuggled in through a link, a config value or a
+file name, and the error-details setting that keeps tracebacks and server paths from visitors.
+"""
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from app_pages import common
+import pagetest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Every integer number input bound to the URL, by page (17 keys on 6 pages).
+INT_KEYS = {
+    "app_pages/kv_cache.py": ["kv_k"],
+    "app_pages/latency_cost.py": ["lc_users"],
+    "app_pages/batching.py": ["bt_seed", "bt_pl", "bt_pu"],
+    "app_pages/monthly_bill.py": ["mb_dau", "mb_prefix", "mb_unique", "mb_out", "mb_batch"],
+    "app_pages/speculative.py": ["sd_seed"],
+    "app_pages/live.py": ["lv_pprompt", "lv_dctx", "lv_steps", "lv_reps", "lv_warm", "lv_newtok"],
+}
+NOT_FINITE = ["inf", "-inf", "Infinity", "1e400", "9" * 400, "nan"]
+INJECTION = "![x](http://example.invalid/p.png) [sign in](http://example.invalid/x)"
+
+
+def _texts(at: AppTest) -> list[str]:
+    """The markdown source of every text element of a run (main area and sidebar)."""
+    out = []
+    for kind in ("markdown", "caption", "warning", "error", "info", "success", "subheader", "title", "header"):
+        out += [e.value for e in at.get(kind) if isinstance(getattr(e, "value", None), str)]
+    return out
+
+
+def _shown(source: str) -> str:
+    """What a reader sees of a markdown source (CommonMark rendering, tags dropped)."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").renderInline(source)))
+
+
+def _assert_inert(source: str) -> None:
+    """A CommonMark parser finds no link or image in ``source``, and no bare URL is left for GFM to link."""
+    tokens = MarkdownIt("commonmark").parse(source)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in (t.children or [])}
+    assert not kinds & {"image", "link_open", "html_inline", "html_block"}, (source, kinds)
+    assert not re.search(r"(?<!\\)://", source) and "www." not in source.lower(), source  # GFM autolinks
+
+
+@pytest.mark.parametrize("page", list(INT_KEYS))
+@pytest.mark.parametrize("value", NOT_FINITE)
+def test_integer_inputs_take_no_harm_from_non_finite_url_values(page, value):
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for key in INT_KEYS[page]:
+        at.query_params[key] = value
+    at.run()
+    assert any("Ignored link parameters" in t for t in _texts(at))  # the visitor is told
+    at.switch_page(page).run()
+    assert not at.exception, [e.message for e in at.exception]
+    numbers = {n.key: n.value for n in at.number_input}
+    for key in INT_KEYS[page]:  # the widget is back at a finite default
+        assert key in numbers and float(numbers[key]) == float(numbers[key]) and abs(numbers[key]) < 1e12
+
+
+def test_the_url_is_cleaned_but_good_parameters_stay():
+    at = pagetest.open_page("app_pages/kv_cache.py", kv_k="inf", gpu="h200", wq="int8")
+    assert "kv_k" not in at.query_params
+    assert at.query_params["gpu"] == "h200" and at.query_params["wq"] == "int8"
+
+
+def test_a_linked_custom_model_name_is_shown_as_plain_text():
+    at = pagetest.open_page(None, model="custom:" + INJECTION)
+    warnings = [w.value for w in at.warning]
+    assert warnings and "sign in" in warnings[0]
+    for t in _texts(at):
+        _assert_inert(t)
+
+
+def _load_config(at: AppTest, text: str, name: str = "") -> AppTest:
+    at.text_area(key="cfg_text").input(text)
+    at.text_input(key="cfg_name").input(name)
+    at.button(key="cfg_load").click()
+    return at.run()
+
+
+def test_a_config_value_with_markdown_is_quoted_as_plain_text():
+    at = pagetest.open_page(None)
+    _load_config(at, '{"hidden_size": "' + INJECTION.replace('"', "") + '", "num_hidden_layers": 2}')
+    errors = [_shown(e.value) for e in at.error]
+    assert errors and "config key 'hidden_size' must be a positive integer, got '![x](http://example" in errors[0]
+    for t in _texts(at):
+        _assert_inert(t)
+
+
+def test_a_model_name_with_markdown_is_reduced_to_plain_characters():
+    at = pagetest.open_page(None)
+    cfg = ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 1, "intermediate_size": 64, '
+           '"vocab_size": 10, "_name_or_path": "' + INJECTION + ' www.example.invalid $x$"}')
+    _load_config(at, cfg)
+    assert at.session_state["model"].startswith("custom:")
+    name = at.session_state["model"][len("custom:"):]
+    assert set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.+()")
+    for page in ("app_pages/home.py", "app_pages/kv_cache.py", "app_pages/latency_cost.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+        for t in _texts(at):
+            _assert_inert(t)
+
+
+def test_a_sized_out_config_gets_the_limit_message_in_the_sidebar():
+    at = pagetest.open_page(None)
+    _load_config(at, '{"hidden_size": 64, "num_hidden_layers": 2000000000, "num_attention_heads": 1, '
+                     '"intermediate_size": 64, "vocab_size": 10}')
+    errors = [_shown(e.value) for e in at.error]
+    assert errors and "'num_hidden_layers' is 2,000,000,000, above the limit of 1,024 layers" in errors[0]
+    assert at.session_state["model"] == common.DEFAULT_MODEL  # nothing already chosen is lost
+
+
+@pytest.mark.parametrize("text", ["!", "[a](b)", "`x`", "$x$", ":red[x]", "<b>x</b>", "# h", "a\nb", "\\", "*x*"])
+def test_md_escape_round_trips_through_a_commonmark_parser(text):
+    # CommonMark: an escaped punctuation character renders as itself, so the text survives unchanged.
+    html = MarkdownIt("commonmark").renderInline(common.md_escape(text))
+    import html as html_lib
+
+    assert html_lib.unescape(html) == " ".join(text.splitlines())
+
+
+def test_error_details_are_off_for_visitors():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    from streamlit import config
+
+    assert cfg["client"]["showErrorDetails"] in [o.value for o in config.ShowErrorDetailsConfigOptions]
+    assert cfg["client"]["showErrorDetails"] == "none"
+
+
+def test_an_uncaught_error_shows_no_trace_or_path(tmp_path):
+    # A script that raises, run with the project's setting: the page gets the generic message only.
+    from streamlit import config
+
+    script = tmp_path / "boom.py"
+    script.write_text("raise RuntimeError('secret /srv/path/file.py')\n")
+    config.set_option("client.showErrorDetails", "none")
+    try:
+        at = AppTest.from_file(str(script)).run()
+    finally:
+        config.set_option("client.showErrorDetails", "full")
+    assert at.exception
+    shown = at.exception[0]
+    assert "/srv/path" not in shown.message and not list(shown.stack_trace)
