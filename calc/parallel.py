@@ -917,14 +917,20 @@ def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, c
                         ep: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None,
                         reserve_bytes: float = 0.0):
     """(step arrays, memory per GPU array, ceiling) of a decode sweep under a layout, for
-    ``calc.roofline.decode_sweep`` and ``calc.sweeps.decode_split``; ``batches=None`` sweeps 1..ceiling.
+    ``calc.roofline.decode_sweep`` and ``calc.sweeps.decode_split``; ``batches=None`` sweeps 1..ceiling
+    (on the bounded grid of ``calc.roofline.batch_grid``).
 
     Raises:
         ValueError: invalid layout for the model or the accelerator.
     """
     lay = make_layout(model, tp, pp, ep)
     ceiling = max_batch_per_replica(model, accelerator, context_len, lay, weight_dtype, kv_dtype, reserve_bytes)
-    b = np.arange(1, max(1, ceiling) + 1) if batches is None else np.asarray(batches)
+    if batches is None:  # every B up to 1,024, a bounded geometric grid above (calc.roofline.batch_grid)
+        from .roofline import batch_grid
+
+        b = batch_grid(ceiling)
+    else:
+        b = np.asarray(batches)
     a = parallel_step_arrays(model, accelerator, b, context_len, lay, weight_dtype, kv_dtype,
                              interconnect=interconnect)
     return b, a, memory_per_gpu_array(model, lay, b, context_len, weight_dtype, kv_dtype), ceiling

@@ -16,9 +16,8 @@ from app_pages import common
 import pagetest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Every integer number input bound to the URL, by page (17 keys on 6 pages).
+#: Every integer number input bound to the URL, by page.
 INT_KEYS = {
-    "app_pages/kv_cache.py": ["kv_k"],
     "app_pages/latency_cost.py": ["lc_users"],
     "app_pages/batching.py": ["bt_seed", "bt_pl", "bt_pu"],
     "app_pages/monthly_bill.py": ["mb_dau", "mb_prefix", "mb_unique", "mb_out", "mb_batch"],
@@ -69,8 +68,8 @@ def test_integer_inputs_take_no_harm_from_non_finite_url_values(page, value):
 
 
 def test_the_url_is_cleaned_but_good_parameters_stay():
-    at = pagetest.open_page("app_pages/kv_cache.py", kv_k="inf", gpu="h200", wq="int8")
-    assert "kv_k" not in at.query_params
+    at = pagetest.open_page("app_pages/batching.py", bt_pl="inf", gpu="h200", wq="int8")
+    assert "bt_pl" not in at.query_params
     assert at.query_params["gpu"] == "h200" and at.query_params["wq"] == "int8"
 
 
