@@ -34,6 +34,8 @@ PAGES = [
      "Static vs continuous batching; PagedAttention; prefix caching."),
     ("app_pages/speculative.py", "Speculative decoding", ":material/fast_forward:",
      "Exact sampling from a draft; when the speedup vanishes."),
+    ("app_pages/many_gpus.py", "Many GPUs", ":material/hub:",
+     "TP, PP, EP and replicas; a capacity plan for your traffic; which GPUs can run it."),
     ("app_pages/monthly_bill.py", "Monthly bill", ":material/receipt_long:",
      "A product's bill across model tiers; when self-hosting wins."),
     ("app_pages/exercises.py", "Exercises", ":material/school:",

@@ -934,3 +934,54 @@ def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, c
     a = parallel_step_arrays(model, accelerator, b, context_len, lay, weight_dtype, kv_dtype,
                              interconnect=interconnect)
     return b, a, memory_per_gpu_array(model, lay, b, context_len, weight_dtype, kv_dtype), ceiling
+
+
+@dataclass(frozen=True)
+class LayoutSummary:
+    """Headline numbers of one configuration (model, accelerator, layout, dtypes, batch, context).
+
+    Fields: gpus_per_replica, n_gpus (all replicas), max_batch (per replica), fits (batch <= max_batch),
+    tpot_s, comm_s, tokens_per_s_per_user (1 / TPOT), tokens_per_s_per_gpu, tokens_per_s (all replicas),
+    usd_per_hour and usd_per_month (all replicas, 720 h), usd_per_million_output (fully busy; NaN
+    without a price or a positive throughput), memory (``GpuMemory`` of one GPU).
+    """
+
+    gpus_per_replica: int
+    n_gpus: int
+    max_batch: int
+    fits: bool
+    tpot_s: float
+    comm_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+    tokens_per_s: float
+    usd_per_hour: float
+    usd_per_month: float
+    usd_per_million_output: float
+    memory: GpuMemory
+
+
+def layout_summary(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int, layout: Layout,
+                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
+                   interconnect=None, reserve_bytes: float = 0.0) -> LayoutSummary:
+    """TPOT, throughput per user and per GPU, memory and rent of a configuration (``parallel_decode_step``,
+    ``gpu_memory``, ``max_batch_per_replica``; dollars: GPUs x price per GPU-hour, and
+    ``cost_per_million`` of the replicas' output tokens per second).
+
+    Raises:
+        ValueError: invalid sizes, dtypes, layout or price.
+    """
+    from .cost import cost_per_million
+    step = parallel_decode_step(model, accelerator, batch, context_len, layout, weight_dtype, kv_dtype,
+                                interconnect=interconnect)
+    mem = gpu_memory(model, accelerator, context_len, batch, layout, weight_dtype, kv_dtype, reserve_bytes)
+    ceiling = max_batch_per_replica(model, accelerator, context_len, layout, weight_dtype, kv_dtype, reserve_bytes)
+    price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(
+        price_per_hour_usd, "price_per_hour_usd")
+    tps = step.tokens_per_s * layout.replicas
+    usd_h = math.nan if price is None else price * layout.n_gpus
+    usd_m = usd_h * HOURS_PER_MONTH
+    per_m = math.nan if price is None else float(cost_per_million(tps, usd_h))
+    return LayoutSummary(layout.gpus_per_replica, layout.n_gpus, ceiling, mem.fits, step.total_s, step.comm_s,
+                         1.0 / step.total_s, step.tokens_per_s / layout.gpus_per_replica, tps, usd_h, usd_m, per_m,
+                         mem)

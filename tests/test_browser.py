@@ -31,6 +31,7 @@ PAGES = {  # url path -> a heading the page shows
     "quantization": "Quantization",
     "batching": "atching",
     "speculative": "peculative",
+    "many_gpus": "Many GPUs",
     "monthly_bill": "onthly bill",
     "live": "ive",
 }

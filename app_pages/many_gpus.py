@@ -1,0 +1,198 @@
+"""Many GPUs: tensor, pipeline and expert parallelism, replicas, a capacity plan, which GPUs, pins."""
+import math
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from app_pages import common, gpu_pins
+from calc import parallel
+
+TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
+CURVE_TPS = (1, 2, 4, 8, 16)
+DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0)
+PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
+         "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
+         "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
+         "p2p_s": ("stage to stage (PP)", "#8c564b")}
+
+sel = common.selection()
+st.title("Many GPUs")
+st.markdown(
+    "A 70B model does not fit on one 80 GB GPU, and a 671B one not on eight. **Tensor parallelism** (TP) "
+    "splits every matrix, so each GPU reads 1/TP of the weights per token, then pays two all-reduces per "
+    "layer; **pipeline parallelism** (PP) splits the layers, which saves memory but not time per token; "
+    "**expert parallelism** (EP) spreads a mixture of experts' experts; **replicas** copy the whole thing. "
+    "The KV cache splits by KV heads: with TP above the KV-head count each head is stored twice or more, and "
+    "MLA's latent is not split at all.")
+common.experiment_buttons({
+    "70B on 8 x H100": dict(DEFAULTS, model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                                      mg_tp=8, mg_b=32),
+    "70B over PCIe": dict(DEFAULTS, model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16", mg_tp=8,
+                         mg_b=32, mg_ic="pcie5"),
+    "70B at TP 16": dict(DEFAULTS, model="llama-3.1-70b", gpu="h100-sxm", wq="bf16",
+                                          kvq="bf16", mg_tp=16, mg_b=32),
+    "DeepSeek-V3 at EP 8": dict(DEFAULTS, model="deepseek-v3", gpu="h200", wq="fp8",
+                                                 kvq="bf16", mg_ep=8, mg_b=64),
+}, key="mg_exp")
+
+c1, c2, c3, c4 = st.columns(4)
+tp = c1.select_slider("Tensor parallel TP", TPS, value=1, key="mg_tp", bind="query-params")
+pp = c2.select_slider("Pipeline stages PP", PPS, value=1, key="mg_pp", bind="query-params")
+ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params",
+                      help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
+replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
+c1, c2, c3, c4 = st.columns(4)
+ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
+batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
+ic_default = parallel.default_interconnect(sel.accelerator)
+ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
+                     format_func=lambda i: f"default: {ic_default.name if ic_default else 'none'}" if i == "default"
+                     else parallel.get_interconnect(i).name)
+reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
+                             help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
+interconnect = None if ic_id == "default" else ic_id
+reserve = reserve_gb * 1e9
+model, acc, wd, kvd = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype
+st.caption(f"{model.name} on {acc.name}; weights {wd}, KV cache {kvd}; "
+           f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
+
+try:
+    layout = parallel.make_layout(model, tp, pp, ep, replicas)
+    summary = parallel.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
+                                      interconnect, reserve)
+    split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect)
+except ValueError as exc:
+    common.show_error(exc)
+    layout = summary = None
+
+if summary is not None:
+    cols = st.columns(5)
+    cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
+    cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
+                   help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
+    cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
+    cols[3].metric("Tokens/s per GPU", f"{summary.tokens_per_s_per_gpu:,.0f}")
+    cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
+                   common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+    mem = summary.memory
+    if not mem.fits:
+        st.error(f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
+                 f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Memory of one GPU**")
+        fig = go.Figure()
+        for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
+                               ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
+                               ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
+                               ("per-sequence state", mem.state_bytes, "#2ca02c"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
+            fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color,
+                        hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
+        common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "black")
+        fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
+        common.show_chart(fig, key="mg_mem")
+        st.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
+                   "cache on each GPU; "
+                   f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
+    with right:
+        st.markdown("**One decode step, split**")
+        fig = go.Figure()
+        for k, (name, color) in PARTS.items():
+            fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
+                        hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
+        fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
+        common.show_chart(fig, key="mg_step")
+        if split["bubble_s"] > 0:
+            st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
+                       f"(fewer micro-batches in flight than stages).")
+
+st.subheader("Tokens/s per GPU against tokens/s per user")
+try:
+    front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect)
+    fig = go.Figure()
+    for t, part in front.groupby("tp"):
+        fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
+                        name=f"TP {t}", customdata=part[["batch", "tpot_s"]],
+                        hovertemplate=f"TP {t}" + ", B = %{customdata[0]}<br>%{x:,.1f} tok/s per user<br>"
+                        "%{y:,.0f} tok/s per GPU<extra></extra>")
+    best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
+    fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
+                    line=dict(color="black", dash="dot", width=2), hoverinfo="skip")
+    if summary is not None:
+        fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
+                        name="this configuration", marker=dict(size=14, symbol="star", color="gold",
+                                                               line=dict(color="black", width=1)))
+    fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
+                      xaxis_type="log", yaxis_type="log")
+    common.show_chart(fig, key="mg_front")
+    st.caption("One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen. "
+               "Replicas move neither axis: they add GPUs and tokens alike.")
+except ValueError as exc:
+    common.show_error(exc)
+
+st.subheader("Capacity plan")
+c = st.columns(7)
+rps = c[0].number_input("Requests/s", 0.0, 1e6, 5.0, step=1.0, key="mg_rps", bind="query-params")
+peak = c[1].number_input("Peak / average", 1.0, 100.0, 2.0, step=0.5, key="mg_peak", bind="query-params")
+n_in = c[2].number_input("Input tokens", 1, 1_000_000, 2048, step=256, key="mg_in", bind="query-params")
+n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
+hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
+tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
+ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+try:
+    traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
+    plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
+                                  reserve_bytes=reserve, interconnect=interconnect)
+    st.success(plan.verdict)
+    st.caption("Searched: TP 1, 2, 4, 8 x PP 1, 2 (x EP 1-8 for a mixture of experts) x batch 1-512, the replicas "
+               "each needs for the peak. TPOT at the mean context (input + output / 2), memory reserved at input + "
+               "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds.")
+except ValueError as exc:
+    common.show_error(exc)
+
+st.subheader("Which GPUs can run it")
+try:
+    table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve)
+    st.dataframe(table, hide_index=True, width="stretch", height=38 + 35 * len(table), column_config={
+        "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"), "accelerator": None,
+        "interconnect": st.column_config.TextColumn("interconnect", width="small"), "fits": None,
+        "tp": st.column_config.NumberColumn("smallest TP", format="%d"),
+        "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+        "tpot_b1_s": st.column_config.NumberColumn("TPOT at B = 1, s", format="%.4f"),
+        "max_batch": st.column_config.NumberColumn("max batch"),
+        "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%.0f"),
+        "usd_per_hour": st.column_config.NumberColumn("USD/h", format="dollar"),
+        "usd_per_million_output": st.column_config.NumberColumn("USD per 1M output", format="$%.3f")})
+    st.caption(f"{model.name} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "
+               f"({reserve_gb:g} GB per GPU). Dollars at each GPU's list price, at the max batch, fully busy.")
+    common.download_csv(table, "which_gpus.csv", key="mg_csv")
+except ValueError as exc:
+    common.show_error(exc)
+
+st.subheader("Pinned configurations")
+
+
+def _pin() -> None:
+    text = gpu_pins.encode(sel.model_id, sel.gpu_id, tp, pp, ep, replicas, wd, kvd, batch, ctx, sel.price_per_hour_usd)
+    free = [k for k in gpu_pins.PIN_KEYS if not st.session_state.get(k)]
+    if free:
+        st.session_state[free[0]] = text
+    else:
+        st.session_state["_mg_pin_full"] = True
+
+
+st.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(common.CUSTOM_PREFIX),
+          help="Up to three; they travel in the URL (mg_p1..mg_p3). Models loaded from a config.json cannot be pinned.")
+if st.session_state.pop("_mg_pin_full", False):
+    st.warning("Three configurations are pinned already: clear one below first.")
+with st.expander("Pins as text (edit or clear; part of the link)"):
+    for k in gpu_pins.PIN_KEYS:
+        st.text_input(k.replace("mg_p", "pin "), key=k, bind="query-params",
+                      placeholder="model~gpu~tp~pp~ep~replicas~weights~kv~batch~context~price")
+pins, errors = gpu_pins.pin_table([st.session_state.get(k, "") for k in gpu_pins.PIN_KEYS])
+for e in errors:
+    st.error(e)
+if len(pins.columns):
+    st.dataframe(pins, width="stretch", height=38 + 35 * len(pins))
+else:
+    st.caption("Nothing pinned yet.")

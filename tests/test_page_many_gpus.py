@@ -1,0 +1,74 @@
+"""AppTest of the "Many GPUs" page: the layout's numbers, the plan, the table of GPUs, pins in the URL."""
+import calc
+from app_pages import gpu_pins
+from app_pages.common import fmt_seconds
+import pagetest
+from pagetest import metric
+
+PAGE = "app_pages/many_gpus.py"
+L70, H100 = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
+PIN_70B_TP8 = "llama-3.1-70b~h100-sxm~8~1~1~1~bf16~bf16~32~8192~3.99"
+
+
+def open_page(**query):
+    return pagetest.open_page(PAGE, timeout=60, **query)
+
+
+def test_default_is_one_gpu_and_the_single_gpu_answer():
+    at = open_page()
+    # Llama-3-8B, H100 SXM, 8k, B = 16 on one GPU: 9.92 ms (the inference course, week 11, step 4: 9.9 ms).
+    assert metric(at, "GPUs") == "1"
+    assert metric(at, "TPOT") == "9.92 ms"
+    assert at.success and "replica" in at.success[0].value
+    assert not at.error
+
+
+def test_llama_70b_at_tp8():
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_b="32")
+    step = calc.decode_step_time(L70, H100, 32, 8192, tp=8)
+    assert metric(at, "GPUs") == "8"
+    assert metric(at, "TPOT") == fmt_seconds(step.total_s)
+    # 8 GPUs x $3.99 x 720 h = $22,982.40
+    assert metric(at, "USD per month") == "$22,982"
+    gpus = at.dataframe[0].value.set_index("accelerator")
+    assert gpus.loc["h100-sxm", "tp"] == 2 and gpus.loc["b200", "tp"] == 1
+
+
+def test_a_layout_the_model_cannot_take_is_a_message_and_the_rest_stays():
+    at = open_page(model="llama-3.1-70b", mg_ep="8")
+    assert at.error and "mixture-of-experts" in at.error[0].value
+    assert len(at.dataframe) >= 1  # the table of GPUs is still there
+    assert at.select_slider(key="mg_ep").value == 8  # the choice is kept
+
+
+def test_zero_traffic_plan_is_one_replica():
+    at = open_page(model="llama-3.1-70b", mg_rps="0")
+    # 141 GB of weights: two 80 GB H100s; nothing else to serve.
+    assert at.success[0].value.startswith("1 replica of TP2")
+
+
+def test_pin_goes_into_the_url_and_comes_back():
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_b="32")
+    at.button(key="mg_pin").click().run()
+    assert at.session_state["mg_p1"] == PIN_70B_TP8
+    assert at.query_params["mg_p1"] in (PIN_70B_TP8, [PIN_70B_TP8])
+    # A fresh session opened on that link shows the pinned numbers next to what else is chosen.
+    fresh = open_page(mg_p1=PIN_70B_TP8, mg_p2="llama-3.1-70b~h200~4~1~1~1~bf16~bf16~32~8192~4.5")
+    pins = fresh.dataframe[-1].value
+    assert list(pins.columns) == ["pin 1", "pin 2"]
+    assert pins.loc["TPOT", "pin 1"] == f"{calc.decode_step_time(L70, H100, 32, 8192, tp=8).total_s * 1e3:,.2f} ms"
+    # Pin 2: 4 H200 at $4.50 for 720 h = $12,960.
+    assert pins.loc["USD per month (720 h)", "pin 2"] == "$12,960"
+
+
+def test_bad_pin_in_the_url_is_a_message():
+    at = open_page(mg_p1="nonsense", mg_p2="llama-3.1-70b~h100-sxm~3~1~1~1~bf16~bf16~32~8192~3.99")
+    texts = [e.value for e in at.error]
+    assert any("Pin 1" in t and "11 parts" in t for t in texts)
+    assert any("Pin 2" in t and "query heads" in t for t in texts)
+
+
+def test_pin_codec_round_trip():
+    p = gpu_pins.decode(gpu_pins.encode("deepseek-v3", "h200", 1, 1, 8, 2, "fp8", "bf16", 64, 4096, 4.5))
+    assert (p["model"], p["gpu"], p["tp"], p["ep"], p["replicas"], p["weight_dtype"], p["batch"],
+            p["context_len"], p["price_per_hour_usd"]) == ("deepseek-v3", "h200", 1, 8, 2, "fp8", 64, 4096, 4.5)
