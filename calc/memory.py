@@ -108,7 +108,7 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
         from .parallel import gpu_memory, make_layout
         g = gpu_memory(model, accelerator, context_len, batch, make_layout(model, tp, pp, ep), weight_dtype,
                        kv_dtype, reserve_bytes, sliding, mla)
-        return MemoryBudget(g.weights_bytes, g.kv_bytes, g.reserve_bytes, g.total_bytes, g.capacity_bytes,
+        return MemoryBudget(g.weights_bytes, g.kv_bytes + g.state_bytes, g.reserve_bytes, g.total_bytes, g.capacity_bytes,
                             g.free_bytes, g.fits, max(tp, ep) * pp)
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     w = weight_bytes(model, weight_dtype)

@@ -321,10 +321,11 @@ class GpuMemory:
 
     Fields:
         weights_bytes: its share of the weights.
-        kv_bytes: KV cache of the sequences its attention group serves (its heads, its layers), the
-            replicated part included.
+        kv_bytes: attention KV cache of the sequences its attention group serves (its heads, its
+            layers), the replicated part included.
         kv_replicated_bytes: the part of kv_bytes that is a copy of another rank's (TP > K, MLA latent).
-        state_bytes: constant per-sequence state (0 for the attention-only models of this catalogue).
+        state_bytes: constant per-sequence state of linear-attention/Mamba layers (``calc.layers``),
+            split 1/TP by its heads and over PP stages; 0 for a pure transformer.
         reserve_bytes: kept free (activations, CUDA graphs, fragmentation).
         total_bytes, capacity_bytes, free_bytes (capacity - total), fits.
         batch: sequences per replica; sequences_per_gpu: those whose cache this GPU holds.
@@ -361,14 +362,11 @@ def gpu_memory(model: ModelConfig, accelerator: Accelerator, context_len: int, b
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     check_layout(model, layout)
     seqs = math.ceil(b / layout.attention_dp)
-    share = kv_share_per_gpu(model, layout.tp, mla)
-    full = float(kv_cache_bytes_array(model, s, seqs, kv_dtype, sliding, mla)) / layout.pp
-    kv = full * share
-    replicated = full * max(0.0, share - 1.0 / layout.tp)
+    kv, state, replicated = (float(x) for x in _cache_per_gpu(model, s, seqs, layout, kv_dtype, sliding, mla))
     w = weight_bytes_per_gpu(model, layout, weight_dtype)
-    total = w + kv + reserve
+    total = w + kv + state + reserve
     cap = accelerator.memory_bytes
-    return GpuMemory(w, kv, replicated, 0.0, reserve, total, cap, cap - total, total <= cap, b, seqs)
+    return GpuMemory(w, kv, replicated, state, reserve, total, cap, cap - total, total <= cap, b, seqs)
 
 
 def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_len: int, layout: Layout,
@@ -388,9 +386,27 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
     free = accelerator.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype) - reserve
     if free <= 0:
         return 0
-    per_seq = (float(kv_cache_bytes_array(model, s, 1, kv_dtype, sliding, mla)) / layout.pp
-               * kv_share_per_gpu(model, layout.tp, mla))
+    kv, state, _ = _cache_per_gpu(model, s, 1, layout, kv_dtype, sliding, mla)
+    per_seq = float(kv) + float(state)
     return int(math.floor(free / per_seq + 1e-9)) * layout.attention_dp
+
+
+def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dtype: str, sliding: str, mla: str,
+                   read: bool = False):
+    """(attention KV bytes, constant-state bytes, replicated KV bytes) on one GPU for ``seqs`` sequences.
+
+    The attention cache is split by KV heads (``kv_share_per_gpu``), the constant per-sequence state of
+    linear/Mamba layers by its heads, 1/TP; both over PP stages. ``read=True``: what a decode step moves
+    (``decode_kv_read_bytes_array``: the state is read and written back). Vectorised over seqs/context.
+    """
+    from .kv import decode_kv_read_bytes_array, kv_state_bytes
+    fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
+    total = np.asarray(fn(model, context_len, seqs, kv_dtype, sliding, mla), dtype=float)
+    state = kv_state_bytes(model) * np.asarray(seqs, dtype=float) * (2.0 if read else 1.0)
+    attention = (total - state) / layout.pp
+    share = kv_share_per_gpu(model, layout.tp, mla)
+    return (attention * share, state / (layout.tp * layout.pp),
+            attention * max(0.0, share - 1.0 / layout.tp))
 
 
 # == Time per step ===============================================================================
@@ -459,9 +475,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     w_stage = ((total_read - routed_read) / tp + routed_read / width) / pp
     # KV per GPU per stage visit: its share of the sequences of its attention group
     seqs = np.ceil(bm / dp)
-    share = kv_share_per_gpu(model, tp, mla)
-    kv_stage = np.asarray(kv_cache_bytes_array(model, context_len, seqs, kv_dtype, sliding, mla), dtype=float) \
-        * share / pp
+    kv_part, state_part, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla, read=not prefill)
+    kv_stage = kv_part + state_part
     # FLOPs per GPU per stage visit
     flops = 2.0 * model.active_params * bm * t
     if prefill:
@@ -545,11 +560,10 @@ def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: i
     a = parallel_step_arrays(model, accelerator, b, past + t, layout, weight_dtype, kv_dtype, t, interconnect,
                              None, sliding, mla, prefill=True, past_len=past)
     if past:  # the cache written is the new tokens', not the whole context's
-        share = kv_share_per_gpu(model, layout.tp, mla)
-        new = np.asarray(kv_cache_bytes_array(model, past + t, math.ceil(b / layout.attention_dp), kv_dtype,
-                                              sliding, mla)) - np.asarray(
-            kv_cache_bytes_array(model, past, math.ceil(b / layout.attention_dp), kv_dtype, sliding, mla))
-        kv_s = layout.pp * float(new) * share / layout.pp / accelerator.bandwidth_bytes_per_s
+        seqs = math.ceil(b / layout.attention_dp)
+        now = sum(_cache_per_gpu(model, past + t, seqs, layout, kv_dtype, sliding, mla)[:2])
+        before = sum(_cache_per_gpu(model, past, seqs, layout, kv_dtype, sliding, mla)[:2])
+        kv_s = layout.pp * float(now - before) / accelerator.bandwidth_bytes_per_s
         a = dict(a, kv_s=kv_s, total_s=kv_s + np.maximum(a["weights_s"], a["compute_s"]) + a["comm_s"])
         a["tokens_per_s"] = b * t / a["total_s"]
     return _step_time(a, b, t)
@@ -909,8 +923,8 @@ def memory_per_gpu_array(model: ModelConfig, layout: Layout, batch, context_len:
     """Weights + KV bytes on one accelerator of ``layout`` for an array of batch sizes per replica
     (``gpu_memory`` without the reserve, vectorised; no validation)."""
     seqs = np.ceil(np.asarray(batch, dtype=float) / layout.attention_dp)
-    kv = np.asarray(kv_cache_bytes_array(model, context_len, seqs, kv_dtype, sliding, mla), dtype=float)
-    return weight_bytes_per_gpu(model, layout, weight_dtype) + kv * kv_share_per_gpu(model, layout.tp, mla) / layout.pp
+    kv, state, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla)
+    return weight_bytes_per_gpu(model, layout, weight_dtype) + kv + state
 
 
 def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, context_len: int, tp: int, pp: int,

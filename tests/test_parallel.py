@@ -69,6 +69,23 @@ def test_deepseek_v3_latent_is_not_split_by_tp():
     assert dp.kv_bytes == pytest.approx(8 * 8192 * 70_272) and dp.kv_replicated_bytes == 0
 
 
+def test_constant_state_splits_by_its_heads():
+    # A 4-layer Qwen3-Next-style stack: 1 attention layer with one KV head of 128 (512 B per token in
+    # bf16) and 3 Gated DeltaNet layers of 2,146,304 B of state each (6,438,912 B per sequence; the
+    # hand count of tests/test_layers.py). At TP 2 the single KV head is stored on both ranks (512 B per
+    # token per GPU, half of it a copy) and the state's 32 value heads split 16 + 16: 3,219,456 B.
+    from calc.models import from_hf_config
+    m = from_hf_config({"model_type": "qwen3_next", "num_hidden_layers": 4, "hidden_size": 256,
+                        "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 128,
+                        "intermediate_size": 512, "vocab_size": 1000, "full_attention_interval": 4,
+                        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+                        "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4})
+    mem = P.gpu_memory(m, H100, 1000, 1, P.Layout(2))
+    assert mem.state_bytes == 3_219_456
+    assert mem.kv_bytes == 512 * 1000 and mem.kv_replicated_bytes == 256 * 1000
+    assert calc.memory_budget(m, H100, 1000, tp=2).kv_bytes == 512 * 1000 + 3_219_456
+
+
 def test_pipeline_halves_weights_and_cache_per_gpu():
     # TP 4 x PP 2 = 8 GPUs: 141.1 GB / 8 = 17.64 GB of weights; each GPU 40 layers of 2 of its 8 KV heads:
     # 2 x 2 x 128 x 40 x 2 = 40,960 B per token.
