@@ -102,7 +102,8 @@ class Exercise:
         solution_latex: the equation filled in with the variant's numbers, ending in
             ``= <answer>\\,\\text{<unit>}``.
         solution_text: one sentence that says what the equation means.
-        page: the explorable page's URL path ("kv_cache"); link: its query string (no "?").
+        page: the explorable page's URL path ("kv_cache"); state: the widget values (key -> value) that
+            show the answer there; link: the query string that sets them (no "?", see ``encode_state``).
         mistakes: known wrong answers with hints.
         source: the course material this problem follows, by its title.
         course_value: the course's own worked number in base units (variant 0 only; None if it has none).
@@ -121,6 +122,7 @@ class Exercise:
     solution_latex: str
     solution_text: str
     page: str
+    state: dict
     link: str
     mistakes: tuple[Mistake, ...]
     source: str
@@ -271,22 +273,48 @@ GPUS = ("h100-sxm", "h100-pcie", "h200", "a100-80gb", "b200", "l40s", "mi300x")
 PRICES = (1.5, 2.0, 2.5, 3.0, 4.0, 6.0)
 
 
-def _link(page: str, **params) -> str:
-    return urlencode({k: (str(v).lower() if isinstance(v, bool) else v) for k, v in params.items()})
+def _link(page: str, **params) -> dict:
+    # The raw widget values (keys as the pages name them); ``encode_state`` turns them into a query string.
+    return dict(params)
+
+
+def _ctx_label(s: int) -> str:
+    return f"{s // 1024:,}K" if s < 2**20 else "1M"
+
+
+#: A widget bound to the URL with a format_func carries its label there, not its value: these are the
+#: labels of the pages' widgets (kv_cache, quantization). Keys at their page default are left out.
+URL_LABELS = {
+    "kv_ctx": _ctx_label, "q_ctx": _ctx_label,
+    "kv_layout": {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA"}.get,
+    "q_model": {"sidebar": "The sidebar's model", COURSE_13B_ID: "The course's 13B"}.get,
+    "q_apply": {"both": "weights and cache", "weights": "weights only", "cache": "cache only"}.get,
+}
+URL_DEFAULTS = {"kv_layout": "model", "kv_win": "model", "kv_full": False, "kv_exp": False, "q_apply": "both"}
+
+
+def encode_state(state: dict) -> str:
+    """The query string that opens a page with ``state`` (widget key -> value) set."""
+    out = {}
+    for k, v in state.items():
+        if k in URL_DEFAULTS and URL_DEFAULTS[k] == v:
+            continue
+        out[k] = URL_LABELS[k](v) if k in URL_LABELS else (str(v).lower() if isinstance(v, bool) else v)
+    return urlencode(out)
 
 
 def _sidebar(model_id: str, gpu: str = "h100-sxm", wq: str = "bf16", kvq: str = "bf16", price=None) -> dict:
     out = {"model": model_id if model_id != COURSE_13B_ID else "llama-2-13b", "gpu": gpu, "wq": wq, "kvq": kvq}
     if price is not None:
-        out["price"] = f"{float(price):.2f}"
+        out["price"] = float(price)
     return out
 
 
-def _quant_link(model_id: str, gpu: str, ctx: int, batch: int, reserve_gb: float = 0.0) -> tuple[str, str]:
+def _quant_link(model_id: str, gpu: str, ctx: int, batch: int, reserve_gb: float = 0.0) -> tuple[str, dict]:
     # The quantization page is the one that offers the course's 13B (q_model=seed13b).
     q_model = COURSE_13B_ID if model_id == COURSE_13B_ID else "sidebar"
     return "quantization", _link("quantization", **_sidebar(model_id, gpu), q_model=q_model, q_apply="both",
-                                 q_ctx=ctx, q_b=batch, q_res=f"{reserve_gb:g}")
+                                 q_ctx=ctx, q_b=batch, q_res=float(reserve_gb))
 
 
 def _model_text(model: ModelConfig, model_id: str) -> str:
@@ -780,7 +808,7 @@ def _spec_tokens(key: str, v: int) -> dict:
                   Mistake(gamma * alpha + 1, "γα + 1 treats the drafts as independent; a rejection ends the round, "
                                              "so later drafts count only if all earlier ones pass."),
                   Mistake(gamma * alpha, "γα ignores both the order of the drafts and the target's own token.")],
-        page="speculative", link=_link("speculative", sd_a=f"{alpha:.2f}", sd_g=gamma),
+        page="speculative", link=_link("speculative", sd_a=float(alpha), sd_g=gamma),
         source="Leviathan et al. 2022, Eq. 1; " + f"{COURSE}, step 3",
         inputs=dict(alpha=alpha, gamma=gamma))
 
@@ -804,7 +832,7 @@ def _spec_speedup(key: str, v: int) -> dict:
         solution_latex=sol, solution_text="Tokens per round divided by the round's cost in target steps.",
         mistakes=[Mistake(tokens, "That is tokens per target pass; each round also pays γ draft steps of cost c."),
                   Mistake(tokens / (c + 1), "The round runs the draft γ times, not once: divide by γc + 1.")],
-        page="speculative", link=_link("speculative", sd_a=f"{alpha:.2f}", sd_g=gamma),
+        page="speculative", link=_link("speculative", sd_a=float(alpha), sd_g=gamma),
         source="Leviathan et al. 2022, Theorem 3.8; " + f"{COURSE}, step 3",
         inputs=dict(alpha=alpha, gamma=gamma, cost_ratio=c))
 
@@ -832,7 +860,7 @@ def _prefix_cache(key: str, v: int) -> dict:
         mistakes=[Mistake(sv.cache_bytes_without, f"That is without the cache: {n} copies of the prompt. The prefix "
                                                   "cache keeps one."),
                   Mistake(sv.cache_bytes_with / 2, "Half the answer: K and V are both cached.")],
-        page="batching", link=_link("batching", **_sidebar(model_id), bt_pn=n, bt_pl=prefix, bt_pu=0, bt_hit="1.0"),
+        page="batching", link=_link("batching", **_sidebar(model_id), bt_pn=n, bt_pl=prefix, bt_pu=0, bt_hit=1.0),
         source=f"{COURSE}, step 2 (20 conversations, 1,000-token prompt: 2.6 GB without, 131 MB with)",
         course_value=131e6 if v == 0 else None, inputs=dict(model=model_id, n_requests=n, prefix_len=prefix))
 
@@ -875,7 +903,7 @@ def _monthly_bill(key: str, v: int) -> dict:
         mistakes=[Mistake(b.total_usd / 30, "That is one day's bill: the month has 30."),
                   *([Mistake(no_hit, "That ignores the cache: hits are billed at the cached price.")] if hit else []),
                   Mistake(b.total_usd * 1000, "1,000 times too much: prices are per million tokens, not per thousand.")],
-        page="monthly_bill", link=_link("monthly_bill", mb_dau=dau, mb_remix="1.00", mb_orig="0.10", mb_gens="5.0",
+        page="monthly_bill", link=_link("monthly_bill", mb_dau=dau, mb_remix=1.0, mb_orig=0.1, mb_gens=5.0,
                                         mb_prefix=3000, mb_unique=500, mb_out=500, mb_hit=hit),
         source=f"{CHAPTER}, the monthly cost formula (plus the cache-write surcharge of the price list)",
         inputs=dict(dau=dau, cache_hit_pct=hit, tier=tier_index))
@@ -1040,6 +1068,8 @@ def exercise(key: str, variant: int = 0) -> Exercise:
     v = check_variant(variant)
     d = TEMPLATES[key](key, v)
     d.setdefault("abs_tol", 0.0)
+    d["state"] = d.pop("link")
+    d["link"] = encode_state(d["state"])
     d["question"] = d["question"][:1].upper() + d["question"][1:]
     mistakes = d.pop("mistakes")
     ex = Exercise(key=key, number=list(TEMPLATES).index(key) + 1, variant=v, mistakes=(), **d)

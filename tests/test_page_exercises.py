@@ -20,7 +20,7 @@ def test_a_right_answer_is_accepted_and_shows_the_worked_solution():
     assert any("Correct" in s.value for s in at.success)
     latex = [x.value for x in at.latex]
     assert any(r"2 \times 40\times 8\times 128\times 2" in x and "0.6711" in x for x in latex), latex
-    assert any("quantization?" in m.value and "q_model=seed13b" in m.value for m in at.markdown)
+    assert any("quantization?" in m.value and "q_ctx=4K" in m.value for m in at.markdown)
 
 
 def test_a_wrong_unit_and_a_forgotten_factor_get_their_hints():
@@ -48,3 +48,27 @@ def test_a_bad_variant_in_the_url_says_so_and_shows_variant_0():
     at = open_page(PAGE, variant="banana")
     assert any("variant must be a whole number" in w.value for w in at.warning)
     assert at.number_input(key="ex_variant").value == 0
+
+
+def _opens_in_state(ex):
+    from urllib.parse import parse_qsl
+    at = open_page(f"app_pages/{ex.page}.py", timeout=120, **dict(parse_qsl(ex.link)))
+    for k, v in ex.state.items():
+        got = at.session_state[k]
+        assert got == v or (isinstance(v, float) and abs(got - v) < 1e-9), (ex.key, k, got, v)
+    return at
+
+
+def test_every_variant_0_link_opens_its_page_in_the_answers_state():
+    # the link sets each widget the answer depends on (labels of format_func widgets included)
+    for ex in E.all_exercises(0):
+        _opens_in_state(ex)
+
+
+def test_a_link_shows_the_answer_on_the_page():
+    # the MLA cache of DeepSeek-V3 at 32K: 61 x 576 x 2 B x 32,768 = 2.30 GB, the page's "KV per sequence"
+    from pagetest import metric
+    at = _opens_in_state(E.exercise("kv_mla", 0))
+    assert metric(at, "KV per sequence") == "2.30 GB"
+    at = _opens_in_state(E.exercise("cost_per_million", 0))   # $4.26 at B = 1, $3/h (course, week 11 step 4)
+    assert metric(at, "USD per 1M output tokens") == "$4.26"
