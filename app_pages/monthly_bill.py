@@ -161,7 +161,9 @@ common.download_csv(table, "monthly_bill.csv", key="mb_csv")
 
 if setup is not None:
     st.caption(
-        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica at "
+        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
+        + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
+           "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
         f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
         f"{rates.context_len:,}-token context: {rates.decode_tokens_per_s:,.0f} output tok/s "
         f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {rates.prefill_tokens_per_s:,.0f} "

@@ -30,9 +30,9 @@ caching), so one generation occupies a replica for
 The replicas needed are ceil(average busy replicas x peak-to-average ratio), with a floor of one
 always-on replica, so the self-hosted bill is a step function of DAU and is not zero at zero DAU
 (the floor replica is paid for whether anyone uses it or not). A replica is the smallest power of
-two of GPUs (up to 8) whose memory holds the weights and at least one sequence's KV cache; several
-GPUs are treated as one ideal accelerator with summed memory, bandwidth and FLOP/s (tensor
-parallelism without communication cost, so a lower bound on their time).
+two of GPUs (up to 8) whose memory holds the weights and at least one sequence's KV cache, run
+tensor-parallel as ``calc.parallel`` lays it out: each GPU holds and reads its share of the weights
+and of the KV heads, and every layer pays its two all-reduces over the GPU's interconnect.
 
 All money is USD; token prices are USD per 1e6 tokens ("per 1M"); a month is 30 days.
 """
@@ -441,7 +441,7 @@ class SelfHostedRates:
     """What one replica of a self-hosted model delivers (per-token economics, independent of DAU).
 
     Fields:
-        gpus_per_replica: GPUs ganged into one replica (1, 2, 4 or 8).
+        gpus_per_replica: GPUs of one tensor-parallel replica (1, 2, 4 or 8).
         batch: decode batch used (the requested one clamped to ``max_batch`` at ``context_len``).
         context_len: mean context during decode, tokens: prompt + output / 2.
         decode_tokens_per_s: output tokens per second of one replica at ``batch``.
@@ -468,18 +468,6 @@ class SelfHostedRates:
         return self.replica_price_per_hour_usd * HOURS_PER_MONTH
 
 
-def _ganged(accelerator, n: int):
-    """n identical GPUs as one ideal accelerator (memory, bandwidth, FLOP/s and price summed)."""
-    if n == 1:
-        return accelerator
-    price = accelerator.price_per_hour_usd
-    return dataclasses.replace(
-        accelerator, name=f"{n}x {accelerator.name}", memory_bytes=n * accelerator.memory_bytes,
-        bandwidth_bytes_per_s=n * accelerator.bandwidth_bytes_per_s,
-        peak_flops_per_s={k: n * v for k, v in accelerator.peak_flops_per_s.items()},
-        price_per_hour_usd=None if price is None else n * price)
-
-
 def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_hit_rate=None) -> SelfHostedRates:
     """Throughput and per-token cost of one replica, from calc's roofline (the inference course, week 11, step 4).
 
@@ -504,9 +492,8 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     prompt_len = max(1, int(round(scenario.input_tokens)))
     context_len = prompt_len + max(1, int(round(scenario.output_tokens / 2)))
     n = 1
-    while True:
-        replica = _ganged(setup.accelerator, n)
-        fit = max_batch(setup.model, replica, context_len, setup.weight_dtype, setup.kv_dtype)
+    while True:  # the smallest tensor-parallel replica that holds the model and one sequence
+        fit = max_batch(setup.model, setup.accelerator, context_len, setup.weight_dtype, setup.kv_dtype, tp=n)
         if fit >= 1:
             break
         if n >= MAX_GPUS_PER_REPLICA:
@@ -515,8 +502,9 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
                              "pick a larger GPU, a smaller model or a smaller dtype")
         n *= 2
     batch = min(setup.batch, fit)
-    decode = decode_step_time(setup.model, replica, batch, context_len, setup.weight_dtype, setup.kv_dtype)
-    prefill = prefill_time(setup.model, replica, prompt_len, 1, setup.weight_dtype, setup.kv_dtype)
+    decode = decode_step_time(setup.model, setup.accelerator, batch, context_len, setup.weight_dtype, setup.kv_dtype,
+                              tp=n)
+    prefill = prefill_time(setup.model, setup.accelerator, prompt_len, 1, setup.weight_dtype, setup.kv_dtype, tp=n)
     decode_tps = float(decode.tokens_per_s)
     prefill_tps = prompt_len / float(prefill.total_s)
     t = scenario.token_split(cache_hit_rate)
