@@ -141,12 +141,16 @@ tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, ke
 ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
 try:
     traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-    plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
-                                  reserve_bytes=reserve, interconnect=interconnect)
+    grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect)
+    plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
     st.success(plan.verdict)
+    st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
+                                        grid=grid).verdict)
     st.caption("Searched: TP 1, 2, 4, 8 x PP 1, 2 (x EP 1-8 for a mixture of experts) x batch 1-512, the replicas "
                "each needs for the peak. TPOT at the mean context (input + output / 2), memory reserved at input + "
-               "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds.")
+               "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds. The second line "
+               "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
+               "cache between them is left out.")
 except ValueError as exc:
     common.show_error(exc)
 

@@ -864,6 +864,77 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                         binding, int(row["max_batch"]), verdict)
 
 
+@dataclass(frozen=True)
+class DisaggregatedPlan:
+    """Separate prefill and decode pools (xPyD) for a traffic, each the cheapest grid layout for its job.
+
+    Fields:
+        prefill_layout, decode_layout: Layout of one replica of each pool (replicas set).
+        prefill_gpus, decode_gpus: GPUs of each pool; ratio: prefill_gpus / decode_gpus.
+        decode_batch: batch per decode replica; tpot_s, ttft_s: predicted.
+        gpus: both pools; usd_per_hour (NaN without a price).
+        verdict: one sentence.
+    """
+
+    prefill_layout: Layout
+    decode_layout: Layout
+    prefill_gpus: int
+    decode_gpus: int
+    ratio: float
+    decode_batch: int
+    tpot_s: float
+    ttft_s: float
+    gpus: int
+    usd_per_hour: float
+    verdict: str
+
+
+def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, tpot_target_s: float,
+                       ttft_target_s: float, price_per_hour_usd: float | None = None, grid: pd.DataFrame | None = None,
+                       **grid_kwargs) -> DisaggregatedPlan:
+    """Prefill on one pool, decode on another (Zhong et al. 2024, "DistServe", section 3; Patel et al.
+    2024, "Splitwise"): each pool sized for the peak on its own.
+
+    Prefill replica: serves ``1 / TTFT`` prompts per second (one uncached prompt at a time; a long
+    prompt is compute-bound, so batching prompts adds little), needs TTFT <= target.
+    Decode replica at batch B: serves ``B / (output x TPOT)`` requests per second, needs TPOT <= target
+    and the memory. Each pool: the grid row (``plan_grid``) with the fewest GPUs for the peak, at least
+    one replica. The KV cache moves from pool to pool once per request; its time is left out.
+
+    Raises:
+        ValueError: non-positive targets, or no row that meets one of them (the message says which).
+    """
+    tpot_t = check_positive_number(tpot_target_s, "tpot_target_s")
+    ttft_t = check_positive_number(ttft_target_s, "ttft_target_s")
+    price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(
+        price_per_hour_usd, "price_per_hour_usd")
+    g = grid if grid is not None else plan_grid(model, accelerator, traffic, **grid_kwargs)
+    peak = traffic.peak_requests_per_s
+    width = g["gpus_per_replica"].to_numpy()
+    fits = g["fits"].to_numpy()
+    pre_ok = fits & (g["ttft_s"].to_numpy() <= ttft_t)
+    dec_ok = fits & (g["tpot_s"].to_numpy() <= tpot_t)
+    if not pre_ok.any():
+        raise ValueError(f"no layout of the grid prefills within a TTFT of {ttft_t * 1e3:.3g} ms")
+    if not dec_ok.any():
+        raise ValueError(f"no layout of the grid decodes within a TPOT of {tpot_t * 1e3:.3g} ms")
+    pre_rep = np.maximum(1, np.ceil(np.round(peak * g["ttft_s"].to_numpy(), 9)))
+    dec_rep = np.maximum(1, np.ceil(np.round(peak * traffic.output_tokens * g["tpot_s"].to_numpy()
+                                             / g["batch"].to_numpy(), 9)))
+    big = np.iinfo(np.int64).max
+    i = int(np.argmin(np.where(pre_ok, pre_rep * width, big)))
+    j = int(np.argmin(np.where(dec_ok, dec_rep * width, big)))
+    lay_p = Layout(int(g["tp"].iat[i]), int(g["pp"].iat[i]), int(g["ep"].iat[i]), int(pre_rep[i]))
+    lay_d = Layout(int(g["tp"].iat[j]), int(g["pp"].iat[j]), int(g["ep"].iat[j]), int(dec_rep[j]))
+    n_p, n_d = lay_p.n_gpus, lay_d.n_gpus
+    usd_h = math.nan if price is None else (n_p + n_d) * float(price)
+    verdict = (f"Disaggregated: prefill on {lay_p.replicas} x {lay_p.label} ({n_p} GPUs), decode on {lay_d.replicas} x "
+               f"{lay_d.label} at batch {int(g['batch'].iat[j])} ({n_d} GPUs): {n_p / n_d:.2f} prefill GPUs per "
+               f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", ${usd_h:,.2f}/h") + ".")
+    return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),
+                             float(g["ttft_s"].iat[i]), n_p + n_d, usd_h, verdict)
+
+
 # == Which accelerators can run it ===============================================================
 
 def which_gpus(model: ModelConfig, context_len: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16",

@@ -30,6 +30,7 @@ def test_llama_70b_at_tp8():
     assert metric(at, "TPOT") == fmt_seconds(step.total_s)
     # 8 GPUs x $3.99 x 720 h = $22,982.40
     assert metric(at, "USD per month") == "$22,982"
+    assert at.info and at.info[0].value.startswith("Disaggregated: prefill on")
     gpus = at.dataframe[0].value.set_index("accelerator")
     assert gpus.loc["h100-sxm", "tp"] == 2 and gpus.loc["b200", "tp"] == 1
 

@@ -251,6 +251,18 @@ def test_plan_bound_by_traffic_alone():
     assert plan.layout.replicas == math.ceil(4000.0 / plan.requests_per_s_per_replica)
 
 
+def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
+    d = P.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5)
+    lp, ld = d.prefill_layout, d.decode_layout
+    ttft = calc.prefill_time(L70, H100, 2048, tp=lp.tp, pp=lp.pp).total_s
+    tpot = calc.decode_step_time(L70, H100, d.decode_batch, 2176, tp=ld.tp, pp=ld.pp).total_s
+    assert ttft <= 0.5 and tpot <= 0.04
+    # Peak 10 requests/s: prefill replicas = ceil(10 x TTFT); decode replicas = ceil(10 x 256 x TPOT / B).
+    assert lp.replicas == max(1, math.ceil(10 * ttft))
+    assert ld.replicas == max(1, math.ceil(10 * 256 * tpot / d.decode_batch))
+    assert d.ratio == pytest.approx(d.prefill_gpus / d.decode_gpus)
+
+
 def test_plan_that_cannot_meet_the_target_says_so():
     with pytest.raises(ValueError, match="TPOT of 1 ms"):
         P.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
