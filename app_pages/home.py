@@ -24,8 +24,10 @@ batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48
                          value=1, key="h_b", bind="query-params")
 try:
     table = calc.napkin_table(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype,
-                              sel.price_per_hour_usd)
-    step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype)
+                              sel.price_per_hour_usd, embedding=sel.embedding)
+    step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
+                                 embedding=sel.embedding)
+    napkin = common.napkin_note(sel, step, batch, context_len)
     budget = calc.memory_budget(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
 except ValueError as exc:
     common.show_error(exc)
@@ -40,6 +42,8 @@ m[2].metric("USD per 1M output tokens",
 m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
             delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
             delta_color="green" if budget.fits else "red", delta_arrow="off")
+if napkin:
+    st.caption(napkin)
 if not budget.fits:
     st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
                f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "

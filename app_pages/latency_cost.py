@@ -8,13 +8,13 @@ from app_pages import common
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
     "Course, week 11: agent, TPOT <= 10 ms at $3/h": {
-        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0, "emb": "table",
         "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 20.2},
     "Course, week 11: chat, B = 48 (20.2 ms)": {
-        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0,
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0, "emb": "table",
         "lc_ctx": 8192, "lc_tpot": 20.2, "lc_chat": 20.2},
     "int8 weights and cache": {
-        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "int8", "kvq": "int8", "price": 3.0,
+        "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "int8", "kvq": "int8", "price": 3.0, "emb": "table",
         "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 50.0},
 }
 
@@ -37,10 +37,12 @@ users = c4.number_input("Concurrent streams to serve", min_value=0, max_value=10
 
 m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
 try:
-    b_agent = calc.max_batch_for_tpot(m, acc, context_len, tpot_ms / 1e3, wq, kvq)
-    b_chat = calc.max_batch_for_tpot(m, acc, context_len, chat_ms / 1e3, wq, kvq)
+    emb = sel.embedding
+    b_agent = calc.max_batch_for_tpot(m, acc, context_len, tpot_ms / 1e3, wq, kvq, embedding=emb)
+    b_chat = calc.max_batch_for_tpot(m, acc, context_len, chat_ms / 1e3, wq, kvq, embedding=emb)
     # Every batch up to 1,024, a bounded grid above (a tiny model's ceiling can be 10^8), and the two picks.
-    front = calc.pareto_front(m, acc, context_len, price, wq, kvq, include_batches=[b for b in (b_agent, b_chat) if b])
+    front = calc.pareto_front(m, acc, context_len, price, wq, kvq, embedding=emb,
+                              include_batches=[b for b in (b_agent, b_chat) if b])
     ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
 except ValueError as exc:
     common.show_error(exc)

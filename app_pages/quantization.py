@@ -34,9 +34,9 @@ sel = common.selection()
 st.title("Quantization")
 common.experiment_buttons({
     "Week 11 napkin problem 5 (13B, 4K, B = 32)": dict(q_model="seed13b", q_ctx=4096, q_b=32, q_res=6.0, q_apply="both",
-                                               gpu="h100-sxm", wq="bf16", kvq="bf16"),
+                                               gpu="h100-sxm", wq="bf16", kvq="bf16", emb="table"),
     "Llama-3-8B at 8K, B = 32": dict(q_model="sidebar", model="llama-3-8b", q_ctx=8192, q_b=32, q_res=0.0,
-                                     q_apply="both", gpu="h100-sxm", wq="bf16", kvq="bf16"),
+                                     q_apply="both", gpu="h100-sxm", wq="bf16", kvq="bf16", emb="table"),
 }, key="q_exp_btn")
 c1, c2, c3 = st.columns(3)
 which = c1.radio("Model", ["sidebar", "seed13b"], key="q_model", bind="query-params",
@@ -59,7 +59,7 @@ try:
     for f in FORMATS:
         wq = f if apply in ("both", "weights") else sel.weight_dtype
         kvq = f if apply in ("both", "cache") else sel.kv_dtype
-        step = calc.decode_step_time(model, acc, batch, ctx, wq, kvq)
+        step = calc.decode_step_time(model, acc, batch, ctx, wq, kvq, embedding=sel.embedding)
         budget = calc.memory_budget(model, acc, ctx, batch, wq, kvq, reserve_bytes=reserve)
         rows.append(dict(format=f, weight_dtype=wq, kv_dtype=kvq, weights_bytes=budget.weights_bytes,
                          kv_bytes=budget.kv_bytes, total_bytes=budget.total_bytes, gpus_needed=budget.n_accelerators,
@@ -67,10 +67,10 @@ try:
                          step_s=step.total_s, tokens_per_s=step.tokens_per_s,
                          max_batch=calc.max_batch(model, acc, ctx, wq, kvq, reserve)))
     table = pd.DataFrame(rows)
-    int8_w = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "int8", "bf16")
-    int8_kv = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "bf16", "int8")
-    at_b_w = calc.decode_step_time(model, acc, batch, ctx, "int8", "bf16")
-    at_b_kv = calc.decode_step_time(model, acc, batch, ctx, "bf16", "int8")
+    int8_w = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "int8", "bf16", embedding=sel.embedding)
+    int8_kv = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "bf16", "int8", embedding=sel.embedding)
+    at_b_w = calc.decode_step_time(model, acc, batch, ctx, "int8", "bf16", embedding=sel.embedding)
+    at_b_kv = calc.decode_step_time(model, acc, batch, ctx, "bf16", "int8", embedding=sel.embedding)
     flip = calc.batch_where_cache_equals_weights(model, ctx, "bf16", "bf16")
 except ValueError as exc:
     common.show_error(exc)

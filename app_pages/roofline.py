@@ -10,13 +10,13 @@ CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
-    "Llama-3-8B, B=1 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+    "Llama-3-8B, B=1 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                              "rf_ctx": 8192, "rf_b": 1, "rf_prompt": 8192},
-    "Llama-3-8B, B=32 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+    "Llama-3-8B, B=32 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                               "rf_ctx": 8192, "rf_b": 32, "rf_prompt": 8192},
-    "Llama 2 13B napkin, B=64": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+    "Llama 2 13B napkin, B=64": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                                  "rf_ctx": 1024, "rf_b": 64, "rf_prompt": 1024},
-    "Llama 2 13B napkin, B=256": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16",
+    "Llama 2 13B napkin, B=256": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                                   "rf_ctx": 1024, "rf_b": 256, "rf_prompt": 1024},
 }
 
@@ -35,18 +35,19 @@ batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", b
 prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
                               bind="query-params")
 
-m, acc, wq, kvq = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype
+m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
 try:
-    step = calc.decode_step_time(m, acc, batch, context_len, wq, kvq)
+    step = calc.decode_step_time(m, acc, batch, context_len, wq, kvq, embedding=emb)
+    napkin = common.napkin_note(sel, step, batch, context_len)
     b_star = calc.critical_batch(acc, wq)
     ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
-    points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq)
+    points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb)
     roof = sweeps.roofline_curve(acc, wq)
     ridge = sweeps.ridge_intensity(acc, wq)
-    split = sweeps.decode_split(m, acc, context_len, batch, wq, kvq)
-    kheads = sweeps.throughput_by_kv_heads(m, acc, context_len, wq, kvq)
-    ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq)
-    ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq)
+    split = sweeps.decode_split(m, acc, context_len, batch, wq, kvq, embedding=emb)
+    kheads = sweeps.throughput_by_kv_heads(m, acc, context_len, wq, kvq, embedding=emb)
+    ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq, embedding=emb)
+    ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq, embedding=emb)
 except ValueError as exc:
     common.show_error(exc)
     st.stop()
@@ -57,7 +58,10 @@ mc[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
 mc[1].metric("Throughput (tok/s)", f"{step.tokens_per_s:,.0f}")
 mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
              "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
-mc[3].metric("Bound", step.bound)
+mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
+             "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
+if napkin:
+    st.caption(napkin)
 if batch > ceiling:
     st.warning(f"B = {batch:,} does not fit: one {acc.name} holds the weights and at most {ceiling:,} "
                f"sequences of {context_len:,} tokens. The times below are what the step would take with enough "

@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kv-dtype", default="bf16")
     ap.add_argument("--price", type=float, default=None, help="USD per accelerator-hour (default: list price)")
     ap.add_argument("--reserve-gb", type=float, default=0.0, help="memory kept free, GB (1e9 bytes)")
+    ap.add_argument("--embedding", default="gather", choices=("gather", "table"),
+                    help="gather: a step reads B rows of the input embedding (engines, default); "
+                         "table: the course's napkin, every parameter read every step")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list the model and accelerator presets")
     args = ap.parse_args(argv)
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             model = get_model(args.model)
         acc = get_accelerator(args.gpu)
         table = napkin_table(model, acc, args.context, args.batch, args.weight_dtype, args.kv_dtype,
-                             args.price, args.reserve_gb * 1e9)
+                             args.price, args.reserve_gb * 1e9, embedding=args.embedding)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -187,7 +187,7 @@ class StepCost:
 
 
 def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-                         batch_hint: int = 1) -> StepCost:
+                         batch_hint: int = 1, embedding: str = "gather") -> StepCost:
     """The ``StepCost`` of ``model`` on ``accelerator``, from calc's own roofline.
 
     weights_s is ``decode_step_time(model, accelerator, batch_hint, 1).weights_s`` (the weight
@@ -197,7 +197,9 @@ def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtyp
     batch_hint (2 * N_active / P); kv_s_per_token is ``kv_bytes_per_token(model, kv_dtype) / W``
     (full-attention bytes per token: sliding windows are not applied, so for windowed models the
     cache term is an upper bound). For a dense full-attention model and equal contexts,
-    ``cost.step_s(B, B*S)`` equals ``decode_step_time(model, accelerator, B, S).total_s``.
+    ``cost.step_s(B, B*S)`` equals ``decode_step_time(model, accelerator, B, S).total_s`` (with
+    ``embedding="gather"``, up to the B - batch_hint input-embedding rows a step gathers: B x D bytes).
+    ``embedding``: "gather" (default) or "table" (the course's napkin), as in ``decode_step_time``.
 
     Raises:
         ValueError: an unknown dtype or a non-positive batch_hint (from calc's checks).
@@ -206,7 +208,8 @@ def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtyp
     from calc import decode_step_time, kv_bytes_per_token  # the package root re-exports the core
 
     hint = check_positive_int(batch_hint, "batch_hint")
-    step = decode_step_time(model, accelerator, hint, 1, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    step = decode_step_time(model, accelerator, hint, 1, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            embedding=embedding)
     return StepCost(weights_s=float(step.weights_s), compute_s_per_token=float(step.compute_s) / hint,
                     kv_s_per_token=float(kv_bytes_per_token(model, kv_dtype)) / accelerator.bandwidth_bytes_per_s)
 

@@ -34,7 +34,7 @@ def cost_per_million(tokens_per_s, price_per_hour_usd):
 
 def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int, price_per_hour_usd: float,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                 max_batch: int | None = None, include_batches=()) -> pd.DataFrame:
+                 max_batch: int | None = None, include_batches=(), embedding: str = "gather") -> pd.DataFrame:
     """TPOT against USD per 1M output tokens for B = 1 .. memory ceiling (the inference course, week 11, step 4).
 
     Each batch size gives a pair (TPOT, price); ``pareto`` marks the pairs no other batch beats on
@@ -44,6 +44,7 @@ def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int,
         max_batch: cap on B (default: the memory ceiling, at least 1). Without it, batches above 1,024
             follow the bounded grid of ``decode_sweep`` (about 2,000 rows at most).
         include_batches: batches to add to the default grid (e.g. the ones a TPOT target picks).
+        embedding: "gather" (default) or "table" (the course's napkin), as in ``decode_step_time``.
 
     Returns:
         DataFrame with the columns of ``decode_sweep`` plus tpot_s, tokens_per_s_per_user and pareto.
@@ -59,7 +60,7 @@ def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int,
         extra = [check_positive_int(b, "include_batches") for b in include_batches]
         batches = np.union1d(batch_grid(ceiling), [b for b in extra if b <= ceiling]).astype(np.int64)
     df = decode_sweep(model, accelerator, context_len, batches, weight_dtype, kv_dtype, reserve_bytes,
-                      price_per_hour_usd)
+                      price_per_hour_usd, embedding=embedding)
     df["tpot_s"] = df["total_s"]
     df["tokens_per_s_per_user"] = 1.0 / df["total_s"]
     # Sorted by TPOT (which rises with B), a point is on the front when it is cheaper than every
@@ -74,10 +75,12 @@ def pareto_front(model: ModelConfig, accelerator: Accelerator, context_len: int,
 
 
 def max_batch_for_tpot(model: ModelConfig, accelerator: Accelerator, context_len: int, tpot_target_s: float,
-                       weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0) -> int:
+                       weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
+                       embedding: str = "gather") -> int:
     """Largest B (within the memory ceiling) whose decode step meets ``tpot_target_s``; 0 if none.
 
-    The inference course, week 11, step 4: TPOT <= 10 ms for Llama-3-8B at 8k on an H100 gives B = 16 (9.9 ms, $0.52 at $3/h).
+    The inference course, week 11, step 4: TPOT <= 10 ms for Llama-3-8B at 8k on an H100 gives B = 16 (9.9 ms,
+    $0.52 at $3/h) with the course's ``embedding="table"``.
 
     Raises:
         ValueError: non-positive target; invalid sizes or dtypes.
@@ -87,7 +90,7 @@ def max_batch_for_tpot(model: ModelConfig, accelerator: Accelerator, context_len
 
     def tpot(b: int) -> float:
         return float(decode_sweep(model, accelerator, context_len, np.array([b]), weight_dtype, kv_dtype,
-                                  reserve_bytes)["total_s"].iloc[0])
+                                  reserve_bytes, embedding=embedding)["total_s"].iloc[0])
 
     # The step time grows with B (more cache to read, more FLOPs), so the largest B meeting the
     # target is found by bisection over 1 .. ceiling: ~log2(ceiling) evaluations, not one per batch.

@@ -36,15 +36,50 @@ def expected_experts_touched(n_experts: int, top_k: int, n_tokens):
     return float(out) if out.ndim == 0 else out
 
 
-def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16"):
+EMBEDDING_MODES = ("gather", "table")
+
+
+def check_embedding(embedding) -> str:
+    """Return ``embedding`` if it is "gather" or "table".
+
+    Raises:
+        ValueError: any other value, with the two choices explained.
+    """
+    if embedding not in EMBEDDING_MODES:
+        raise ValueError("embedding must be 'gather' (a step reads the B rows it looks up, as engines do) or "
+                         f"'table' (the course's napkin: every parameter read every step); got {embedding!r}")
+    return embedding
+
+
+def input_embedding_params(model: ModelConfig) -> int:
+    """Parameters of the input embedding that no matmul uses: ``V * D`` when untied, else 0.
+
+    The input embedding is a lookup (a gather of one row per token), not a matmul. An untied model
+    (Llama 3: ``tie_word_embeddings`` false) holds a separate V x D output head that is a matmul; a
+    tied model (Gemma, GPT-2) reads its one matrix as the head, so nothing is left to subtract.
+    Llama-3-8B: 128,256 x 4,096 = 525,336,576 parameters, 1.05 GB in bf16 (6.5% of 16.06 GB).
+    """
+    return 0 if model.tie_word_embeddings else model.vocab_size * model.d_model
+
+
+def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", embedding: str = "gather"):
     """Weight bytes one forward step reads when it processes ``n_tokens`` tokens.
 
     Dense model: all weights. Mixture of experts: the shared part (attention, embeddings, shared
     experts, router) plus the routed experts the batch touches in expectation
     (``expected_experts_touched``). The routed-expert size follows from the three counts:
     one expert = (n_params - n_active_params) / (E - k). Accepts an array of token counts.
+
+    ``embedding="gather"`` (default, what engines do): of an untied input embedding (V x D) the step
+    reads only the rows it looks up, ``min(n_tokens, V) * D`` elements; ``"table"``: the whole table,
+    as the course's napkin does (every parameter read every step; the inference course, week 11, step 4).
+    A tied embedding is read once, as the output head, in both modes.
+
+    Raises:
+        ValueError: unknown dtype or embedding mode.
     """
     per = dtype_bytes(weight_dtype, "weight_dtype")
+    check_embedding(embedding)
     n = np.asarray(n_tokens, dtype=float)
     if not model.is_moe or model.n_active_params is None or model.n_experts == model.n_experts_per_token:
         out = np.full(n.shape, model.n_params * per)
@@ -53,6 +88,10 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16"):
         expert = (model.n_params - model.n_active_params) / (e - k)
         shared = model.n_params - e * expert
         out = (shared + expert * expected_experts_touched(e, k, n)) * per
+    emb = input_embedding_params(model)
+    if embedding == "gather" and emb:
+        rows = np.minimum(n, model.vocab_size)
+        out = out - (emb - rows * model.d_model) * per
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -6,7 +6,8 @@ import pandas as pd
 from .cost import cost_per_million
 from .hardware import Accelerator
 from .kv import kv_bytes_per_token, kv_cache_bytes
-from .memory import max_batch, memory_budget, weight_bytes
+from .dtypes import dtype_bytes
+from .memory import input_embedding_params, max_batch, memory_budget, weight_bytes
 from .models import ModelConfig
 from .roofline import critical_batch, decode_step_time, prefill_time, throughput_ceiling_tokens_per_s
 
@@ -18,22 +19,36 @@ def _kv_note(model: ModelConfig) -> str:
     return note + (" (windows not applied)" if model.sliding_window else "")
 
 
+def _napkin_row(model, accelerator, batch, context_len, weight_dtype, kv_dtype, embedding, gathered_s):
+    """The course's whole-table step as an extra row, when the gathered step differs from it."""
+    if embedding != "gather" or not input_embedding_params(model):
+        return []
+    napkin = decode_step_time(model, accelerator, batch, context_len, weight_dtype, kv_dtype, embedding="table")
+    if napkin.total_s == gathered_s:
+        return []
+    emb = input_embedding_params(model) * dtype_bytes(weight_dtype, "weight_dtype")
+    return [("decode step, course napkin", napkin.total_s, "s",
+             f"reads the whole {emb / 1e9:.2f} GB input embedding; engines read only B rows of it")]
+
+
 def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
-                 reserve_bytes: float = 0.0, prompt_len: int | None = None) -> pd.DataFrame:
+                 reserve_bytes: float = 0.0, prompt_len: int | None = None,
+                 embedding: str = "gather") -> pd.DataFrame:
     """The napkin estimate of the inference course, week 11, step 4 as a table of (quantity, value, unit, note).
 
     Values are in base units (bytes, seconds, tokens/s, USD); ``price_per_hour_usd`` defaults to the
     accelerator's list price, and the USD rows are omitted when neither is known. ``prompt_len``
-    (default: ``context_len``) is the prompt of the TTFT row.
+    (default: ``context_len``) is the prompt of the TTFT row. ``embedding``: "gather" (default, the
+    step reads B rows of the input embedding) or "table" (the course's napkin), as in ``decode_step_time``.
 
     Raises:
         ValueError: invalid sizes, dtypes or price (from the functions it calls).
     """
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else price_per_hour_usd
-    step = decode_step_time(model, accelerator, batch, context_len, weight_dtype, kv_dtype)
+    step = decode_step_time(model, accelerator, batch, context_len, weight_dtype, kv_dtype, embedding=embedding)
     budget = memory_budget(model, accelerator, context_len, batch, weight_dtype, kv_dtype, reserve_bytes)
-    pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype)
+    pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype, embedding=embedding)
     rows = [
         ("weights", weight_bytes(model, weight_dtype), "bytes", f"{model.n_params:,} parameters in {weight_dtype}"),
         ("KV cache per token", kv_bytes_per_token(model, kv_dtype), "bytes", _kv_note(model)),
@@ -48,6 +63,7 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
         ("decode step: KV cache", step.kv_s, "s", "B x KV / W"),
         ("decode step: compute", step.compute_s, "s", "2 N B / P"),
         ("decode step (TPOT)", step.total_s, "s", "KV + max(weights, compute); a lower bound"),
+        *_napkin_row(model, accelerator, batch, context_len, weight_dtype, kv_dtype, embedding, step.total_s),
         ("throughput", step.tokens_per_s, "tokens/s", f"B = {batch}"),
         ("per-user speed", 1.0 / step.total_s, "tokens/s", "1 / TPOT"),
         ("throughput ceiling W/KV", throughput_ceiling_tokens_per_s(model, accelerator, context_len, kv_dtype),
@@ -62,11 +78,12 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
 
 
 def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-                 models=None, accelerators=None) -> pd.DataFrame:
+                 models=None, accelerators=None, embedding: str = "gather") -> pd.DataFrame:
     """The napkin numbers of every model on every accelerator, broadcast in one numpy evaluation.
 
     Args:
         models: ModelConfigs (default: every preset); accelerators: Accelerators (default: every preset).
+        embedding: "gather" (default) or "table" (the course's napkin), as in ``decode_step_time``.
 
     Returns:
         DataFrame, one row per (model, accelerator): model, accelerator, weights_bytes, kv_bytes_per_seq,
@@ -81,6 +98,7 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
     from .dtypes import check_positive_int, dtype_bytes
     from .hardware import get_accelerator, list_accelerators
     from .memory import weight_bytes_read
+    from .roofline import matmul_params
     from .models import get_model, list_models
 
     s = check_positive_int(context_len, "context_len")
@@ -89,9 +107,9 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
     models = [get_model(m) for m in list_models()] if models is None else list(models)
     accs = [get_accelerator(a) for a in list_accelerators()] if accelerators is None else list(accelerators)
     weights = np.array([m.n_params * wb for m in models])[:, None]
-    read = np.array([float(weight_bytes_read(m, b, weight_dtype)) for m in models])[:, None]
+    read = np.array([float(weight_bytes_read(m, b, weight_dtype, embedding)) for m in models])[:, None]
     kv = np.array([kv_cache_bytes(m, s, 1, kv_dtype) for m in models])[:, None]
-    flops = np.array([2.0 * m.active_params * b for m in models])[:, None]
+    flops = np.array([2.0 * matmul_params(m, embedding) * b for m in models])[:, None]
     bw = np.array([a.bandwidth_bytes_per_s for a in accs])[None, :]
     peak = np.array([a.compute_flops(weight_dtype) for a in accs])[None, :]
     mem = np.array([a.memory_bytes for a in accs])[None, :]

@@ -18,7 +18,7 @@ from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .layers import attention_layer_spans
 from .memory import max_batch as _max_batch
-from .memory import weight_bytes, weight_bytes_read
+from .memory import check_embedding, input_embedding_params, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 
 
@@ -30,7 +30,8 @@ class StepTime:
         weights_s: weight bytes read / W.
         kv_s: KV-cache bytes read (decode) or written (prefill) / W.
         compute_s: FLOPs / P.
-        total_s: ``kv_s + max(weights_s, compute_s) + comm_s``.
+        total_s: ``kv_s + max(weights_s, compute_s) + comm_s`` (the inference course, week 11, step 4:
+            the KV read does not overlap the max of weight read and compute).
         comm_s: collectives between accelerators (all-reduce, all-to-all, stage hops; ``calc.parallel``);
             0 on one accelerator.
         tokens_per_s: tokens this step yields per second: B / total_s for decode (one new token per
@@ -55,9 +56,30 @@ class StepTime:
         return self.flops / self.bytes if self.bytes else float("inf")
 
     @property
+    def memory_s(self) -> float:
+        """Time to move every byte of the step once: ``weights_s + kv_s`` (= bytes / W)."""
+        return self.weights_s + self.kv_s
+
+    @property
     def bound(self) -> str:
-        """'compute' when the arithmetic term exceeds the weight read (the max picks it), else 'memory'."""
-        return "compute" if self.compute_s > self.weights_s else "memory"
+        """'compute' when ``compute_s > memory_s = weights_s + kv_s``, else 'memory'.
+
+        The same test as the step's place on the roofline chart: compute_s > memory_s is
+        FLOPs/P > bytes/W, i.e. arithmetic intensity FLOPs/bytes above the ridge P/W (Williams et al.
+        2009). The KV read counts: Llama-3-8B on an H100 at 8K and B = 1,024 spends 95% of its
+        step reading the cache and is memory-bound, although its 2NB/P exceeds the weight read.
+        """
+        return bound_label(self.compute_s, self.weights_s + self.kv_s)
+
+
+def bound_label(compute_s, memory_s):
+    """'compute' where ``compute_s > memory_s`` (seconds; arrays broadcast), else 'memory'.
+
+    The one definition of "bound" (``StepTime.bound``, the sweeps' bound columns and the roofline
+    chart's side of the ridge): memory_s is all bytes moved / W, weights and KV cache together.
+    """
+    out = np.where(np.asarray(compute_s) > np.asarray(memory_s), "compute", "memory")
+    return str(out) if out.ndim == 0 else out
 
 
 def critical_batch(accelerator: Accelerator, weight_dtype: str = "bf16") -> float:
@@ -74,15 +96,26 @@ def critical_batch(accelerator: Accelerator, weight_dtype: str = "bf16") -> floa
     return accelerator.compute_flops(weight_dtype) * b / (2.0 * accelerator.bandwidth_bytes_per_s)
 
 
+def matmul_params(model: ModelConfig, embedding: str = "gather") -> int:
+    """Parameters a token multiplies by (2 FLOPs each): N_active, less the untied input embedding
+    under ``embedding="gather"`` (a lookup, no matmul); the course's napkin ("table") counts all.
+
+    Raises:
+        ValueError: unknown embedding mode.
+    """
+    check_embedding(embedding)
+    return model.active_params - (input_embedding_params(model) if embedding == "gather" else 0)
+
+
 def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtype, query_tokens=1,
-                   sliding="cap", mla="latent"):
+                   sliding="cap", mla="latent", embedding="gather"):
     """Vectorised decode step over broadcastable arrays of batch and context (no validation)."""
     w = accelerator.bandwidth_bytes_per_s
     p = accelerator.compute_flops(weight_dtype)
     b = np.asarray(batch, dtype=float)
-    wbytes = np.asarray(weight_bytes_read(model, b * query_tokens, weight_dtype))
+    wbytes = np.asarray(weight_bytes_read(model, b * query_tokens, weight_dtype, embedding))
     kvbytes = decode_kv_read_bytes_array(model, context_len, b, kv_dtype, sliding, mla)
-    flops = 2.0 * model.active_params * b * query_tokens
+    flops = 2.0 * matmul_params(model, embedding) * b * query_tokens
     weights_s = wbytes / w
     kv_s = kvbytes / w
     compute_s = flops / p
@@ -95,7 +128,7 @@ def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtyp
 def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
                      weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
                      sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
-                     interconnect=None) -> StepTime:
+                     interconnect=None, embedding: str = "gather") -> StepTime:
     """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
 
     With ``tp``, ``pp``, ``ep`` above 1 the step is that of one replica spread over accelerators
@@ -108,7 +141,12 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     The cache term is what a step moves (``calc.kv.decode_kv_read_bytes_array``): each constant
     per-sequence state (Mamba, Gated DeltaNet) is read and written, and DeepSeek-V3.2's sparse
     attention reads only its top-k latent entries while its indexer reads every key.
-    Llama-3-8B on an H100 SXM at 8k: B=1 5.1 ms (196 tok/s); B=32 15.1 ms (2,126 tok/s).
+
+    ``embedding="gather"`` (default): the input embedding is a lookup; the step reads the B*T rows it
+    needs, not the table, and does no matmul with it (``weight_bytes_read``, ``matmul_params``).
+    ``embedding="table"``: the course's napkin, every parameter read every step. Llama-3-8B on an
+    H100 SXM at 8k, napkin: B=1 5.1 ms (196 tok/s), B=32 15.1 ms (2,126 tok/s); gathered, the
+    1.05 GB untied input table is not read: B=1 4.8 ms. (The parallel path, tp/pp/ep > 1, gathers.)
 
     Returns:
         StepTime (seconds; tokens_per_s = B / total_s, or B*T / total_s when T > 1).
@@ -123,7 +161,7 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     t = check_positive_int(query_tokens, "query_tokens")
-    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, t, sliding, mla)
+    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, t, sliding, mla, embedding)
     return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
                     float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
 
@@ -206,14 +244,15 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     return float(_attention_flops_array(model, t, b, past))
 
 
-def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype, sliding="cap", mla="latent"):
+def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype, sliding="cap", mla="latent",
+                    embedding="gather"):
     """Vectorised prefill roofline over an array of prompt lengths (no validation)."""
     t = np.asarray(prompt_len, dtype=float)
     w = accelerator.bandwidth_bytes_per_s
-    wbytes = np.asarray(weight_bytes_read(model, batch * t, weight_dtype), dtype=float)
+    wbytes = np.asarray(weight_bytes_read(model, batch * t, weight_dtype, embedding), dtype=float)
     kvbytes = np.asarray(kv_cache_bytes_array(model, t, batch, kv_dtype, sliding, mla), dtype=float)
     attn = _attention_flops_array(model, t, batch)
-    flops = 2.0 * model.active_params * batch * t + attn
+    flops = 2.0 * matmul_params(model, embedding) * batch * t + attn
     weights_s, kv_s = wbytes / w, kvbytes / w
     compute_s = flops / accelerator.compute_flops(weight_dtype)
     total = kv_s + np.maximum(weights_s, compute_s)
@@ -223,7 +262,8 @@ def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtyp
 
 def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
-                 mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1, interconnect=None) -> StepTime:
+                 mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1, interconnect=None,
+                 embedding: str = "gather") -> StepTime:
     """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
 
     ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators
@@ -233,6 +273,8 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
     compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
     (MoE: experts touched by B*T tokens) + the KV cache written; ``total_s = kv_s + max(weights_s,
     compute_s)``. Prefill of a long prompt is compute-bound: its intensity is about B*T.
+    ``embedding="gather"`` (default): no matmul and only B*T rows read for an untied input embedding
+    (N_active less V*D in the FLOPs); ``"table"``: the course's napkin, 2*N_active*B*T.
 
     Returns:
         StepTime with tokens_per_s = B*T / total_s (prompt tokens processed per second).
@@ -246,42 +288,45 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
                                 weight_dtype, kv_dtype, interconnect, sliding, mla)
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla)
+    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla, embedding)
     return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
                     float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
 
 
 def ttft(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1, queue_s: float = 0.0,
-         weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
+         weight_dtype: str = "bf16", kv_dtype: str = "bf16", embedding: str = "gather") -> float:
     """Time to first token in seconds: queueing + prefill (the inference course, week 11, step 3, "Metrics").
 
     Raises:
         ValueError: negative queue time or invalid prefill arguments.
     """
     q = check_nonneg_number(queue_s, "queue_s")
-    return q + prefill_time(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype).total_s
+    return q + prefill_time(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype,
+                            embedding=embedding).total_s
 
 
 def arithmetic_intensity_decode(model: ModelConfig, batch: int, context_len: int, weight_dtype: str = "bf16",
-                                kv_dtype: str = "bf16") -> float:
+                                kv_dtype: str = "bf16", embedding: str = "gather") -> float:
     """FLOPs per byte of one decode step: ``2*N_active*B / (weights read + B*KV)``.
 
-    Below the ridge P/W the step is memory-bound; without cache it approaches 2B/bytes-per-weight.
+    Below the ridge P/W the step is memory-bound (``StepTime.bound``); without cache it approaches
+    2B/bytes-per-weight. ``embedding``: as in ``decode_step_time``.
     """
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
-    wb = float(weight_bytes_read(model, b, weight_dtype))
+    wb = float(weight_bytes_read(model, b, weight_dtype, embedding))
     kv = float(kv_cache_bytes_array(model, s, b, kv_dtype))
-    return 2.0 * model.active_params * b / (wb + kv)
+    return 2.0 * matmul_params(model, embedding) * b / (wb + kv)
 
 
 def arithmetic_intensity_prefill(model: ModelConfig, prompt_len: int, batch: int = 1,
-                                 weight_dtype: str = "bf16", kv_dtype: str = "bf16") -> float:
+                                 weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                                 embedding: str = "gather") -> float:
     """FLOPs per byte of a prefill pass (matmuls + causal attention over weights + KV written)."""
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
-    flops = 2.0 * model.active_params * b * t + attention_flops(model, t, b)
-    return flops / (float(weight_bytes_read(model, b * t, weight_dtype))
+    flops = 2.0 * matmul_params(model, embedding) * b * t + attention_flops(model, t, b)
+    return flops / (float(weight_bytes_read(model, b * t, weight_dtype, embedding))
                     + float(kv_cache_bytes_array(model, t, b, kv_dtype)))
 
 
@@ -324,7 +369,7 @@ def batch_grid(ceiling: int) -> np.ndarray:
 def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=None,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
                  price_per_hour_usd: float | None = None, tp: int = 1, pp: int = 1, ep: int = 1,
-                 interconnect=None) -> pd.DataFrame:
+                 interconnect=None, embedding: str = "gather") -> pd.DataFrame:
     """Decode steps for every batch size at once (one numpy evaluation, no Python loop).
 
     With ``tp``, ``pp``, ``ep`` above 1: batch per replica, memory and fit per GPU, tokens_per_s per
@@ -335,11 +380,12 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
             ``SWEEP_DENSE_BATCHES``, and above that a geometric grid of about
             ``SWEEP_MAX_POINTS`` batches ending at the ceiling (a tiny model on a large GPU has a
             ceiling in the millions: one row per batch would cost seconds and gigabytes).
+        embedding: "gather" (default) or "table" (the course's napkin), as in ``decode_step_time``.
 
     Returns:
         DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, total_s (= TPOT),
         tokens_per_s, memory_bytes (weights + KV + reserve), fits (bool), usd_per_million (NaN
-        without a price), bound ("memory"/"compute").
+        without a price), bound ("memory"/"compute", as ``StepTime.bound``).
 
     Raises:
         ValueError: invalid context, dtypes, reserve or batch values.
@@ -357,14 +403,15 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
                            "fits": mem + reserve <= accelerator.memory_bytes})
         df["usd_per_million"] = (np.nan if price_per_hour_usd is None
                                  else gpus * price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6)
-        df["bound"] = np.where(a["compute_s"] > a["weights_s"], "compute", "memory")
+        df["bound"] = bound_label(a["compute_s"], a["weights_s"] + a["kv_s"])
         return df
     if batches is None:
         batches = batch_grid(_max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve))
     b = np.asarray(batches)
     if b.ndim != 1 or b.size == 0 or np.any(b < 1) or np.any(b != np.floor(b)):
         raise ValueError("batches must be a non-empty 1-D array of positive integers")
-    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype)
+    check_embedding(embedding)
+    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, embedding=embedding)
     mem = weight_bytes(model, weight_dtype) + a["kv_bytes"] + reserve
     df = pd.DataFrame({
         "batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
@@ -375,5 +422,5 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
         df["usd_per_million"] = price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6
     else:
         df["usd_per_million"] = np.nan
-    df["bound"] = np.where(a["compute_s"] > a["weights_s"], "compute", "memory")
+    df["bound"] = bound_label(a["compute_s"], a["weights_s"] + a["kv_s"])
     return df

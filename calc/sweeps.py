@@ -16,8 +16,8 @@ from .hardware import Accelerator
 from .kv import kv_cache_bytes_array
 from .memory import max_batch, weight_bytes, weight_bytes_read
 from .models import ModelConfig
-from .roofline import (_decode_arrays, _prefill_arrays, arithmetic_intensity_decode, arithmetic_intensity_prefill,
-                       decode_step_time, prefill_time)
+from .memory import check_embedding
+from .roofline import (_decode_arrays, _prefill_arrays, bound_label, decode_step_time, prefill_time)
 
 #: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
 DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astype(int))
@@ -64,13 +64,14 @@ def roofline_curve(accelerator: Accelerator, weight_dtype: str = "bf16", intensi
 
 def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=(1,),
                     prompt_len: int | None = None, weight_dtype: str = "bf16",
-                    kv_dtype: str = "bf16") -> pd.DataFrame:
+                    kv_dtype: str = "bf16", embedding: str = "gather") -> pd.DataFrame:
     """Operating points of decode (one per batch size) and of one prefill on the roofline.
 
-    Decode at B with S cached tokens: intensity ``2*N_active*B / (weights read + B*KV)``
-    (``arithmetic_intensity_decode``); prefill of ``prompt_len`` tokens: ``arithmetic_intensity_prefill``.
-    The achieved rate is the step's FLOPs over its time from ``decode_step_time`` / ``prefill_time``
-    (which can sit below the roof: the cache read adds time the max() does not hide).
+    Each point is one step of ``decode_step_time`` / ``prefill_time``: intensity = its FLOPs / its bytes
+    (weights read + KV; for decode ``2*N_active*B / (weights read + B*KV)``), achieved rate = FLOPs /
+    total_s (which can sit below the roof: the cache read adds time the max() does not hide). The
+    point lies right of the ridge P/W exactly when ``StepTime.bound`` is "compute" (compute_s >
+    weights_s + kv_s): the chart and the label use one definition.
 
     Returns:
         DataFrame, one row per point: phase ("decode"/"prefill"), label, batch, tokens (per sequence
@@ -84,14 +85,14 @@ def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: i
     p = accelerator.compute_flops(weight_dtype)
     w = accelerator.bandwidth_bytes_per_s
     for b in batches:
-        step = decode_step_time(model, accelerator, b, context_len, weight_dtype, kv_dtype)
-        ai = arithmetic_intensity_decode(model, b, context_len, weight_dtype, kv_dtype)
+        step = decode_step_time(model, accelerator, b, context_len, weight_dtype, kv_dtype, embedding=embedding)
+        ai = step.arithmetic_intensity
         rows.append(dict(phase="decode", label=f"decode B={int(b):,}, S={int(context_len):,}", batch=int(b),
                          tokens=1, intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
                          roof_flops_per_s=min(p, w * ai), step_s=step.total_s, bound=step.bound))
     if prompt_len is not None:
-        step = prefill_time(model, accelerator, prompt_len, 1, weight_dtype, kv_dtype)
-        ai = arithmetic_intensity_prefill(model, prompt_len, 1, weight_dtype, kv_dtype)
+        step = prefill_time(model, accelerator, prompt_len, 1, weight_dtype, kv_dtype, embedding=embedding)
+        ai = step.arithmetic_intensity
         rows.append(dict(phase="prefill", label=f"prefill T={int(prompt_len):,}", batch=1, tokens=int(prompt_len),
                          intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
                          roof_flops_per_s=min(p, w * ai), step_s=step.total_s, bound=step.bound))
@@ -100,7 +101,7 @@ def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: i
 
 def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", n_points: int = 200, tp: int = 1, pp: int = 1,
-                 ep: int = 1, interconnect=None) -> pd.DataFrame:
+                 ep: int = 1, interconnect=None, embedding: str = "gather") -> pd.DataFrame:
     """The decode step split into weight read, cache read and compute, over a batch grid.
 
     With ``tp``, ``pp``, ``ep`` above 1 (``calc.parallel``): per replica and per GPU, with a comm_s
@@ -128,12 +129,13 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     grid = np.unique(np.round(np.linspace(1, top, min(n, top))).astype(int))
     extra = [x for x in (b, ceiling) if 1 <= x <= top]
     grid = np.unique(np.concatenate([grid, extra]).astype(int))
+    check_embedding(embedding)
     if layout:
         from .parallel import layout_sweep_arrays
         _, a, mem, _ = layout_sweep_arrays(model, accelerator, grid, s, tp, pp, ep, weight_dtype, kv_dtype,
                                            interconnect)
     else:
-        a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype)
+        a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
         mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
     df = pd.DataFrame({
         "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
@@ -147,7 +149,7 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
 
 def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, batch: int = 1,
                weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
-               interconnect=None) -> pd.DataFrame:
+               interconnect=None, embedding: str = "gather") -> pd.DataFrame:
     """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
 
     ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators (``calc.parallel``; each
@@ -156,14 +158,15 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     The same model as ``calc.prefill_time`` (the inference course, week 11, step 3; CS336 lecture 10 (Inference) "the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention ``sum over layers of 2*N*(H_qk+H_v)*keys``,
     bytes = weights read + KV written, ``total = kv_s + max(weights_s, compute_s)``.
-    Llama-3-8B on an H100 SXM, T = 8,192: about 151 ms.
+    Llama-3-8B on an H100 SXM, T = 8,192: about 151 ms with the course's ``embedding="table"``
+    (2N counts the input embedding), 143 ms with the default gather (no matmul for the lookup).
 
     Args:
         prompt_lens: 1-D array of prompt lengths in tokens (default ``DEFAULT_PROMPT_LENS``).
 
     Returns:
         DataFrame, one row per prompt length: prompt_len, weights_s, kv_s, compute_s, attention_flops,
-        flops, ttft_s, prefill_tokens_per_s, bound ("memory"/"compute").
+        flops, ttft_s, prefill_tokens_per_s, bound ("memory"/"compute", as ``StepTime.bound``).
 
     Raises:
         ValueError: prompt lengths not positive integers; invalid batch or dtype.
@@ -173,23 +176,25 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     if t.ndim != 1 or t.size == 0 or np.any(t < 1) or np.any(t != np.floor(t)):
         raise ValueError("prompt_lens must be a non-empty 1-D array of positive integers")
     t = t.astype(int)
+    check_embedding(embedding)
     if (tp, pp, ep) != (1, 1, 1):
         steps = [prefill_time(model, accelerator, int(x), b, weight_dtype, kv_dtype, tp=tp, pp=pp, ep=ep,
                               interconnect=interconnect) for x in t]
         total = np.array([x.total_s for x in steps])
         compute = np.array([x.compute_s for x in steps])
         weights = np.array([x.weights_s for x in steps])
-        return pd.DataFrame({"prompt_len": t, "weights_s": weights, "kv_s": [x.kv_s for x in steps],
+        kv = np.array([x.kv_s for x in steps])
+        return pd.DataFrame({"prompt_len": t, "weights_s": weights, "kv_s": kv,
                              "compute_s": compute, "comm_s": [x.comm_s for x in steps],
                              "flops": [x.flops for x in steps], "ttft_s": total, "prefill_tokens_per_s": b * t / total,
-                             "bound": np.where(compute > weights, "compute", "memory")})
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype)
+                             "bound": bound_label(compute, weights + kv)})
+    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding)
     weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
     attn, flops = a["attention_flops"], a["flops"]
     return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,
                          "attention_flops": attn, "flops": flops, "ttft_s": total,
                          "prefill_tokens_per_s": b * t / total,
-                         "bound": np.where(compute_s > weights_s, "compute", "memory")})
+                         "bound": bound_label(compute_s, weights_s + kv_s)})
 
 
 def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig]:
@@ -249,7 +254,7 @@ def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig
 
 def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context_len: int,
                            weight_dtype: str = "bf16", kv_dtype: str = "bf16", k_values=None,
-                           n_points: int = 120) -> pd.DataFrame:
+                           n_points: int = 120, embedding: str = "gather") -> pd.DataFrame:
     """Decode throughput against batch for each KV-head variant, each curve cut at its memory ceiling.
 
     CS336 lecture 10 (Inference) exercise 1: throughput ``B / ((weights + B*KV) / W)`` rises with B until the cache
@@ -272,6 +277,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     s = check_positive_int(context_len, "context_len")
     n = check_positive_int(n_points, "n_points")
     dtype_bytes(kv_dtype, "kv_dtype")
+    check_embedding(embedding)
     frames = []
     for label, variant in kv_head_variants(model, k_values).items():
         ceiling = max_batch(variant, accelerator, s, weight_dtype, kv_dtype)
@@ -282,7 +288,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
         knee_b = int(round(knee))
         extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
         grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), extra]).astype(int))
-        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype)
+        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
         frames.append(pd.DataFrame({
             "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
             "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,

@@ -123,14 +123,15 @@ def run_cli(*args):
 
 
 def test_cli_prints_the_napkin_table():
-    out = run_cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "32")
+    out = run_cli("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "32",
+                  "--embedding", "table")
     assert out.returncode == 0, out.stderr
     assert "15.051 ms" in out.stdout          # 4.79 + 32 x 0.3205 ms (seed 000 step 4)
     assert "2,126.1 tokens/s" in out.stdout
 
 
 def test_cli_json_and_config(tmp_path):
-    out = run_cli("--model", "llama-3-8b", "--json", "--price", "3")
+    out = run_cli("--model", "llama-3-8b", "--json", "--price", "3", "--embedding", "table")
     data = json.loads(out.stdout)
     rows = {r["quantity"]: r["value"] for r in data["rows"]}
     assert rows["KV cache per token"] == 131_072

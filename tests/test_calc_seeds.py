@@ -40,7 +40,7 @@ def test_h100_critical_batch_is_about_295():
 
 
 def test_llama3_8b_decode_step_at_batch_1():
-    s = calc.decode_step_time(LLAMA3_8B, H100, batch=1, context_len=8192)
+    s = calc.decode_step_time(LLAMA3_8B, H100, batch=1, context_len=8192, embedding="table")
     assert round(s.weights_s * 1e3, 2) == 4.79   # 16.06 GB / 3.35 TB/s
     assert round(s.kv_s * 1e3, 2) == 0.32        # 1.07 GB / 3.35 TB/s
     assert round(s.total_s * 1e3, 1) == 5.1
@@ -48,7 +48,7 @@ def test_llama3_8b_decode_step_at_batch_1():
 
 
 def test_llama3_8b_decode_step_at_batch_32():
-    s = calc.decode_step_time(LLAMA3_8B, H100, batch=32, context_len=8192)
+    s = calc.decode_step_time(LLAMA3_8B, H100, batch=32, context_len=8192, embedding="table")
     assert round(s.kv_s * 1e3, 1) == 10.3        # 32 x 0.32 ms
     assert round(s.total_s * 1e3, 1) == 15.1     # 4.79 + 10.26
     assert round(s.tokens_per_s) == 2126         # 32 / 15.05 ms
@@ -59,7 +59,7 @@ def test_llama3_8b_decode_step_at_batch_32():
 @pytest.mark.parametrize("batch,usd", [(1, 4.26), (8, 0.77), (32, 0.39)])
 def test_cost_per_million_at_3_usd_per_hour(batch, usd):
     # $3 / (tok/s x 3600) x 1e6: B=1 196 tok/s -> 4.26; B=8 1,087 -> 0.77; B=32 2,126 -> 0.39
-    tps = calc.decode_step_time(LLAMA3_8B, H100, batch, 8192).tokens_per_s
+    tps = calc.decode_step_time(LLAMA3_8B, H100, batch, 8192, embedding="table").tokens_per_s
     assert round(calc.cost_per_million(tps, 3.0), 2) == usd
 
 
@@ -72,15 +72,15 @@ def test_cost_floor_and_throughput_ceiling():
 
 def test_tpot_target_10ms_gives_batch_16():
     # 4.79 + 16 x 0.32 = 9.92 ms <= 10 ms; 17 x 0.32 + 4.79 = 10.24 ms > 10 ms
-    assert calc.max_batch_for_tpot(LLAMA3_8B, H100, 8192, 0.010) == 16
-    s = calc.decode_step_time(LLAMA3_8B, H100, 16, 8192)
+    assert calc.max_batch_for_tpot(LLAMA3_8B, H100, 8192, 0.010, embedding="table") == 16
+    s = calc.decode_step_time(LLAMA3_8B, H100, 16, 8192, embedding="table")
     assert round(s.total_s * 1e3, 1) == 9.9
     assert round(calc.cost_per_million(s.tokens_per_s, 3.0), 2) == 0.52
 
 
 def test_chat_point_batch_48():
     # 4.79 + 48 x 0.3205 = 20.18 ms; 48 / 20.18 ms = 2,379 tok/s -> $0.35 at $3/h; 50 tok/s per person
-    s = calc.decode_step_time(LLAMA3_8B, H100, 48, 8192)
+    s = calc.decode_step_time(LLAMA3_8B, H100, 48, 8192, embedding="table")
     assert round(s.total_s * 1e3, 1) == 20.2
     assert round(calc.cost_per_million(s.tokens_per_s, 3.0), 2) == 0.35
     assert round(1 / s.total_s) == 50
@@ -94,7 +94,7 @@ def test_max_batch_bf16_and_int8():
 
 def test_int8_weights_and_cache_halve_the_step():
     # (8.03 + 0.537) GB / 3.35 TB/s = 2.56 ms
-    s = calc.decode_step_time(LLAMA3_8B, H100, 1, 8192, weight_dtype="int8", kv_dtype="int8")
+    s = calc.decode_step_time(LLAMA3_8B, H100, 1, 8192, weight_dtype="int8", kv_dtype="int8", embedding="table")
     assert round(s.total_s * 1e3, 1) == 2.6
 
 
@@ -104,7 +104,7 @@ def test_cache_equals_weights_at_batch_about_15():
 
 
 def test_pareto_front_covers_batch_1_to_ceiling_and_is_monotone():
-    df = calc.pareto_front(LLAMA3_8B, H100, 8192, price_per_hour_usd=3.0)
+    df = calc.pareto_front(LLAMA3_8B, H100, 8192, price_per_hour_usd=3.0, embedding="table")
     assert df["batch"].tolist() == list(range(1, 60))   # B = 1 .. 59, the memory ceiling
     # In the memory-bound regime every extra sequence adds latency and lowers the price, so every
     # point is on the front.
@@ -127,13 +127,13 @@ def test_problem_2_max_batch_with_reserve():
 
 def test_problem_3_single_user_ceiling():
     # 26 GB / 3.35 TB/s = 7.76 ms per pass over the weights -> at most 129 tokens/s
-    s = calc.decode_step_time(SEED_13B, H100, 1, 4096)
+    s = calc.decode_step_time(SEED_13B, H100, 1, 4096, embedding="table")
     assert round(1 / s.weights_s) == 129
 
 
 def test_problem_4_batch_32():
     # cache 32 x 0.671 = 21.5 GB -> 6.4 ms; + 7.76 ms = 14.2 ms; 32 / 14.2 ms = 2,260; compute 0.84 ms
-    s = calc.decode_step_time(SEED_13B, H100, 32, 4096)
+    s = calc.decode_step_time(SEED_13B, H100, 32, 4096, embedding="table")
     assert round(s.total_s * 1e3, 1) == 14.2
     assert round(s.tokens_per_s, -1) == 2260
     assert round(s.compute_s * 1e3, 2) == 0.84
@@ -142,8 +142,8 @@ def test_problem_4_batch_32():
 
 def test_problem_5_int8_weights_beat_int8_cache_at_batch_32():
     # int8 weights: (13 + 21.5) / 3.35 = 10.3 ms; int8 cache: (26 + 10.7) / 3.35 = 11.0 ms
-    w8 = calc.decode_step_time(SEED_13B, H100, 32, 4096, weight_dtype="int8")
-    kv8 = calc.decode_step_time(SEED_13B, H100, 32, 4096, kv_dtype="int8")
+    w8 = calc.decode_step_time(SEED_13B, H100, 32, 4096, weight_dtype="int8", embedding="table")
+    kv8 = calc.decode_step_time(SEED_13B, H100, 32, 4096, kv_dtype="int8", embedding="table")
     assert round(w8.total_s * 1e3, 1) == 10.3
     assert round(kv8.total_s * 1e3, 1) == 11.0
     # the cache outweighs the weights from B = 26 / 0.671 = 38.7 -> 39
@@ -157,11 +157,11 @@ def test_llama2_13b_lecture_napkin():
         (5120, 13824, 40, 40, 40, 128, 32000)
     assert round(calc.weight_bytes(m) / GB, 1) == 26.0           # 13.016e9 x 2
     assert round(calc.kv_cache_bytes(m, 1024) / GB, 2) == 0.84   # 819,200 x 1,024
-    s1 = calc.decode_step_time(m, H100, 1, 1024)
+    s1 = calc.decode_step_time(m, H100, 1, 1024, embedding="table")
     assert round(s1.total_s * 1e3, 1) == 8.0                     # (26.03 + 0.84) / 3.35
     assert round(s1.tokens_per_s, -1) == 120 or round(s1.tokens_per_s) == 125
     assert round(s1.tokens_per_s) == 125
-    s64, s256 = (calc.decode_step_time(m, H100, b, 1024) for b in (64, 256))
+    s64, s256 = (calc.decode_step_time(m, H100, b, 1024, embedding="table") for b in (64, 256))
     # B=64: (26.03 + 53.7) / 3.35 = 23.8 ms; B=256: (26.03 + 214.7) / 3.35 = 71.9 ms: about 3x
     assert round(s256.total_s / s64.total_s, 1) == 3.0
     # throughput 2,689 -> 3,562 tok/s: about 32% more
@@ -231,18 +231,18 @@ def test_kv_dtypes_scale_the_cache():
 def test_mixtral_reads_only_the_experts_a_batch_touches():
     m = calc.get_model("mixtral-8x7b")
     # one token, top-2 of 8: reads shared + 2 experts = the active parameters
-    assert calc.weight_bytes_read(m, 1) == pytest.approx(m.n_active_params * 2, rel=1e-12)
+    assert calc.weight_bytes_read(m, 1, embedding="table") == pytest.approx(m.n_active_params * 2, rel=1e-12)
     # expected distinct experts for 2 tokens: 8 x (1 - (6/8)^2) = 3.5
     assert calc.expected_experts_touched(8, 2, 2) == pytest.approx(3.5)
     # a large batch touches all 8: reads every parameter
-    assert calc.weight_bytes_read(m, 512) == pytest.approx(m.n_params * 2, rel=1e-9)
-    s = calc.decode_step_time(m, H100, 1, 4096)
+    assert calc.weight_bytes_read(m, 512, embedding="table") == pytest.approx(m.n_params * 2, rel=1e-9)
+    s = calc.decode_step_time(m, H100, 1, 4096, embedding="table")
     assert s.compute_s == pytest.approx(2 * m.n_active_params / 989e12)
 
 
 # ---- Prefill ---------------------------------------------------------------------------------
 def test_prefill_is_compute_bound_and_counts_causal_attention():
-    p = calc.prefill_time(LLAMA3_8B, H100, 8192)
+    p = calc.prefill_time(LLAMA3_8B, H100, 8192, embedding="table")
     assert p.bound == "compute"
     # matmuls 2 x 8.03e9 x 8192 = 1.3157e14; causal attention per layer
     # 2 x 32 heads x (128 + 128) x 8192 x 8193 / 2 = 5.4982e11, x 32 layers = 1.7594e13
@@ -251,8 +251,8 @@ def test_prefill_is_compute_bound_and_counts_causal_attention():
     assert p.flops == pytest.approx(matmul + attn, rel=1e-12)
     assert p.compute_s == pytest.approx((matmul + attn) / 989e12)
     # TTFT = queue + prefill
-    assert calc.ttft(LLAMA3_8B, H100, 8192, queue_s=0.25) == pytest.approx(0.25 + p.total_s)
+    assert calc.ttft(LLAMA3_8B, H100, 8192, queue_s=0.25, embedding="table") == pytest.approx(0.25 + p.total_s)
     # prefill intensity is in the thousands, decode's at B = 1 is about 1 FLOP/byte
-    assert calc.arithmetic_intensity_prefill(LLAMA3_8B, 8192) > 1000
-    assert calc.arithmetic_intensity_decode(LLAMA3_8B, 1, 8192) == pytest.approx(
+    assert calc.arithmetic_intensity_prefill(LLAMA3_8B, 8192, embedding="table") > 1000
+    assert calc.arithmetic_intensity_decode(LLAMA3_8B, 1, 8192, embedding="table") == pytest.approx(
         2 * 8_030_261_248 / (16_060_522_496 + 1_073_741_824))

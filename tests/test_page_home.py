@@ -9,7 +9,7 @@ LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
 
 
 def test_default_home_shows_the_seed_numbers():
-    at = open_page()
+    at = open_page(emb="table")
     # Llama-3-8B, H100 SXM, 8k, B = 1: 5.11 ms, 196 tok/s (seed 000 step 4); at the list price $3.99/h
     # that is 3.99 / (195.5 x 3600) x 1e6 = $5.67 per 1M
     assert metric(at, "Decode step (TPOT)") == "5.11 ms"
@@ -21,9 +21,9 @@ def test_default_home_shows_the_seed_numbers():
 
 
 def test_moving_the_batch_slider_shows_what_calc_computes():
-    at = open_page()
+    at = open_page(emb="table")
     at.select_slider(key="h_b").set_value(32).run()
-    step = calc.decode_step_time(LLAMA, H100, 32, 8192)
+    step = calc.decode_step_time(LLAMA, H100, 32, 8192, embedding="table")
     assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s" == "2,126 tok/s"
     assert metric(at, "USD per 1M output tokens") == fmt_usd(calc.cost_per_million(step.tokens_per_s, 3.99))
 
@@ -33,8 +33,21 @@ def test_deep_link_and_garbage():
     step = calc.decode_step_time(calc.get_model("qwen3-8b"), calc.get_accelerator("h200"), 32, 8192)
     assert metric(at, "Throughput") == f"{step.tokens_per_s:,.0f} tok/s"
     assert metric(at, "USD per 1M output tokens") == fmt_usd(calc.cost_per_million(step.tokens_per_s, 3.0))
-    at = open_page(model="<script>", gpu="zzz", h_b="-1", price="abc", h_ctx="1e99")
-    assert metric(at, "Throughput") == "196 tok/s"
+    at = open_page(model="<script>", gpu="zzz", h_b="-1", price="abc", h_ctx="1e99", emb="rows")
+    # the defaults, the embedding gathered: 1 / 4.8011 ms = 208 tok/s
+    assert metric(at, "Throughput") == "208 tok/s"
+
+
+def test_default_home_shows_the_gathered_step_beside_the_course_napkin():
+    at = open_page()
+    # Gathered: (16,060,522,496 - 1,050,673,152 + 8,192) B / 3.35e12 = 4.4806 ms + the 8K cache 0.3205 ms
+    # = 4.80 ms; the napkin reads the 1.05 GB input table too: 5.11 ms.
+    assert metric(at, "Decode step (TPOT)") == "4.80 ms"
+    notes = [c.value for c in at.caption if c.value.startswith("Course napkin")]
+    assert notes and "5.11 ms" in notes[0] and "1.05 GB input embedding table" in notes[0]
+    # a tied model has nothing to gather apart from its head: no note
+    at = open_page(model="qwen2.5-0.5b")
+    assert not [c for c in at.caption if c.value.startswith("Course napkin")]
 
 
 def test_price_follows_the_gpu_unless_the_user_typed_one():
@@ -70,6 +83,6 @@ def test_your_own_config_json_becomes_the_model_and_a_bad_one_keeps_the_previous
 
 
 def test_a_link_to_a_model_from_another_session_says_so():
-    at = open_page(model="custom:my model")
+    at = open_page(emb="table", model="custom:my model")
     assert any("another browser session" in w.value for w in at.sidebar.warning)
     assert metric(at, "Throughput") == "196 tok/s"               # the default model meanwhile

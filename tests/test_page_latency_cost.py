@@ -28,9 +28,9 @@ def open_page(**query) -> AppTest:
 
 
 def test_default_picks_b16_for_a_10ms_target():
-    at = open_page()
+    at = open_page(emb="table")
     price = at.session_state["price"]  # the sidebar's list price for the H100
-    step = calc.decode_step_time(LLAMA3, H100, 16, 8192)
+    step = calc.decode_step_time(LLAMA3, H100, 16, 8192, embedding="table")
     assert metric(at, "Chosen batch B") == "16"
     assert metric(at, "Its TPOT") == fmt_seconds(step.total_s) == "9.92 ms"  # seed: 9.9 ms
     # USD per 1M = price / (16 / 9.92 ms x 3600) x 1e6.
@@ -52,10 +52,10 @@ def test_seed_000_experiment_at_3_usd():
 
 
 def test_tpot_slider_and_concurrency_move_the_metrics():
-    at = open_page()
+    at = open_page(emb="table")
     at.slider(key="lc_tpot").set_value(20.2).run()
     at.number_input(key="lc_users").set_value(1000).run()
-    b = calc.max_batch_for_tpot(LLAMA3, H100, 8192, 20.2e-3)
+    b = calc.max_batch_for_tpot(LLAMA3, H100, 8192, 20.2e-3, embedding="table")
     assert b == 48
     assert metric(at, "Chosen batch B") == "48"
     assert metric(at, "Replicas needed") == str(math.ceil(1000 / 48)) == "21"
@@ -65,7 +65,7 @@ def test_tpot_slider_and_concurrency_move_the_metrics():
 
 
 def test_front_spans_b1_to_the_memory_ceiling():
-    at = open_page()
+    at = open_page(emb="table")
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     front = spec["data"][0]
     batches, tpots = values(front["customdata"]), values(front["x"])
@@ -79,7 +79,7 @@ def test_front_spans_b1_to_the_memory_ceiling():
 
 
 def test_garbage_url_falls_back_to_defaults():
-    at = open_page(lc_tpot="abc", lc_users="-3", lc_ctx="zzz", lc_chat="1e9")
+    at = open_page(emb="table", lc_tpot="abc", lc_users="-3", lc_ctx="zzz", lc_chat="1e9")
     assert at.slider(key="lc_tpot").value == 10.0
     assert at.number_input(key="lc_users").value == 1000
     assert metric(at, "Chosen batch B") == "16"

@@ -34,7 +34,7 @@ def array(v) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def default_page():
-    return open_page()
+    return open_page(emb="table")
 
 
 def test_default_page_matches_seed_step_4(default_page):
@@ -63,17 +63,17 @@ def test_flip_chart_crosses_at_the_flip(default_page):
 
 
 def test_batch_slider_changes_the_metric_to_what_calc_computes():
-    at = open_page()
+    at = open_page(emb="table")
     at.select_slider(key="q_b").set_value(8).run()
     assert not at.exception
-    expected = calc.decode_step_time(LLAMA, H100, 8, 8192, "bf16", "bf16").total_s
+    expected = calc.decode_step_time(LLAMA, H100, 8, 8192, "bf16", "bf16", embedding="table").total_s
     assert metric(at, "bf16: decode step at B = 8").value == fmt_seconds(expected)
     # By hand: 4.794 + 8 x 0.3205 = 7.36 ms.
     assert metric(at, "bf16: decode step at B = 8").value == "7.36 ms"
 
 
 def test_quantize_weights_only_keeps_the_cache_at_the_sidebar_dtype():
-    at = open_page()
+    at = open_page(emb="table")
     at.radio(key="q_apply").set_value("weights").run()
     # int8 weights, bf16 cache, B = 32: (8.03 + 34.36) GB / 3.35 TB/s = 12.65 ms (the flip metric agrees).
     assert metric(at, "int8: decode step").value == "12.65 ms"
@@ -120,7 +120,7 @@ def test_bad_config_json_is_an_error_and_keeps_the_model():
 
 
 def test_garbage_url_values_fall_back_to_defaults():
-    at = open_page(q_ctx="banana", q_b="0", q_res="-5", q_model="zzz", q_apply="42")
+    at = open_page(emb="table", q_ctx="banana", q_b="0", q_res="-5", q_model="zzz", q_apply="42")
     assert at.select_slider(key="q_ctx").value == 8192 and at.select_slider(key="q_b").value == 32
     assert at.radio(key="q_model").value == "sidebar"
     assert metric(at, "bf16: decode step").value == "15.05 ms"

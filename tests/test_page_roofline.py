@@ -33,8 +33,8 @@ def charts(at) -> list:
 
 
 def test_default_is_the_seed_000_example():
-    at = open_page()
-    step = calc.decode_step_time(LLAMA3, H100, 32, 8192)
+    at = open_page(emb="table")
+    step = calc.decode_step_time(LLAMA3, H100, 32, 8192, embedding="table")
     assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "15.05 ms"  # seed: 15.1 ms
     assert metric(at, "Throughput (tok/s)") == f"{step.tokens_per_s:,.0f}" == "2,126"  # seed: 2,126
     assert metric(at, "Critical batch (tokens)") == "295"
@@ -43,11 +43,11 @@ def test_default_is_the_seed_000_example():
 
 
 def test_batch_slider_moves_the_metrics():
-    at = open_page()
+    at = open_page(emb="table")
     at.select_slider(key="rf_b").set_value(1).run()
     assert not at.exception
     # Seed 000 step 4: one user, a 5.1 ms step, 196 tokens per second.
-    step = calc.decode_step_time(LLAMA3, H100, 1, 8192)
+    step = calc.decode_step_time(LLAMA3, H100, 1, 8192, embedding="table")
     assert metric(at, "Decode step (TPOT)") == fmt_seconds(step.total_s) == "5.11 ms"
     assert metric(at, "Throughput (tok/s)") == "196"
     at.select_slider(key="rf_b").set_value(128).run()
@@ -55,7 +55,7 @@ def test_batch_slider_moves_the_metrics():
 
 
 def test_charts_hold_the_ridge_the_points_and_the_cut_curves():
-    figs = charts(open_page())
+    figs = charts(open_page(emb="table"))
     roof = figs[0]
     ridge = next(d for d in roof["data"] if d["name"].startswith("ridge"))
     assert values(ridge["x"]) == pytest.approx([989e12 / 3.35e12] * 2)  # 295 FLOP/byte
@@ -84,7 +84,7 @@ def test_charts_hold_the_ridge_the_points_and_the_cut_curves():
 
 
 def test_lecture_napkin_experiments():
-    at = open_page()
+    at = open_page(emb="table")
     at.button(key="rf_exp_2").click().run()  # "Llama 2 13B napkin, B=64"
     assert not at.exception
     assert (at.session_state["model"], at.session_state["rf_ctx"], at.session_state["rf_b"]) == ("llama-2-13b", 1024, 64)
@@ -92,7 +92,7 @@ def test_lecture_napkin_experiments():
     at.button(key="rf_exp_3").click().run()  # B=256
     assert at.session_state["rf_b"] == 256
     m13 = calc.get_model("llama-2-13b")
-    s64, s256 = (calc.decode_step_time(m13, H100, b, 1024) for b in (64, 256))
+    s64, s256 = (calc.decode_step_time(m13, H100, b, 1024, embedding="table") for b in (64, 256))
     assert t64 == fmt_seconds(s64.total_s) and metric(at, "Decode step (TPOT)") == fmt_seconds(s256.total_s)
     # Seed 004: 3x the latency for 32% more tokens per second, and 256 sequences do not fit.
     assert s256.total_s / s64.total_s == pytest.approx(3.0, abs=0.05)
@@ -109,8 +109,26 @@ def test_seed_000_experiment_buttons_set_the_state():
     assert metric(at, "Decode step (TPOT)") == "5.11 ms"
 
 
+def test_default_shows_the_gathered_step_and_the_napkin_beside_it():
+    at = open_page()
+    # B = 32 gathers 32 rows: (16,060,522,496 - 1,050,673,152 + 32 x 8,192) / 3.35e12 = 4.4807 ms
+    # + 32 x 0.3205 ms of cache = 14.74 ms; the course's napkin 15.05 ms.
+    assert metric(at, "Decode step (TPOT)") == "14.74 ms"
+    notes = [c.value for c in at.caption if c.value.startswith("Course napkin")]
+    assert notes and "15.05 ms" in notes[0]
+
+
+def test_bound_label_and_point_agree_at_batch_1024():
+    at = open_page(rf_b="1024")
+    # 95% of the step is the 8K cache read of 1,024 sequences: memory-bound, left of the ridge.
+    assert metric(at, "Bound") == "memory"
+    roof = charts(at)[0]
+    point = next(d for d in roof["data"] if d["name"] == "decode B=1,024, S=8,192")
+    assert values(point["x"])[0] < 989e12 / 3.35e12
+
+
 def test_garbage_url_falls_back_to_defaults():
-    at = open_page(rf_b="banana", rf_ctx="-5", rf_prompt="1e999")
+    at = open_page(emb="table", rf_b="banana", rf_ctx="-5", rf_prompt="1e999")
     assert at.select_slider(key="rf_b").value == 32
     assert at.select_slider(key="rf_ctx").value == 8192
     assert metric(at, "Decode step (TPOT)") == "15.05 ms"

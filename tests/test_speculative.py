@@ -320,9 +320,10 @@ def test_batch_speedup_at_batch_one_is_theorem_3_8():
     # round costs t_target (1 + gamma c) and the speedup is Theorem 3.8 with c = t_draft / t_target.
     target, draft, h100 = _pair()
     row = batch_speedup_table(target, draft, h100, [1], gamma=4, alpha=0.8, context_len=512).iloc[0]
-    assert row.verify_step_s == pytest.approx(row.target_step_s, rel=1e-12)
+    # (up to the 4 more input-embedding rows the verify step gathers: 4 x 8,192 x 2 B of ~141 GB)
+    assert row.verify_step_s == pytest.approx(row.target_step_s, rel=1e-6)
     c = row.draft_step_s / row.target_step_s
-    assert row.speedup == pytest.approx(walltime_speedup(0.8, 4, c), rel=1e-12)
+    assert row.speedup == pytest.approx(walltime_speedup(0.8, 4, c), rel=1e-6)
     # 70B vs 1B weights: c is about 1.24 / 70.6 (parameter ratio), well under 0.05 (Leviathan's c).
     assert 0.01 < c < 0.05
 

@@ -33,7 +33,7 @@ def test_roofline_curve_min_of_p_and_wi():
 
 
 def test_roofline_points_decode_b1_is_far_below_the_ridge():
-    pts = sweeps.roofline_points(LLAMA3, H100, 8192, [1, 32], prompt_len=8192)
+    pts = sweeps.roofline_points(LLAMA3, H100, 8192, [1, 32], prompt_len=8192, embedding="table")
     d1, d32, pre = pts.iloc[0], pts.iloc[1], pts.iloc[2]
     # Decode B=1 at 8k: 2N FLOPs over weights 16.06 GB + one cache 1.074 GB:
     # 2 * 8.03e9 / 17.135e9 = 0.937 FLOP/byte; it achieves 2N / 5.115 ms = 3.14 TFLOP/s.
@@ -49,7 +49,7 @@ def test_roofline_points_decode_b1_is_far_below_the_ridge():
 
 
 def test_decode_split_parts_stack_to_the_step():
-    df = sweeps.decode_split(LLAMA3, H100, 8192, batch=32)
+    df = sweeps.decode_split(LLAMA3, H100, 8192, batch=32, embedding="table")
     row = df[df["batch"] == 32].iloc[0]
     # Seed 000 step 4: weights 4.79 ms, cache 32 x 0.32 = 10.26 ms, step 15.05 ms.
     assert row["weights_s"] == pytest.approx(4.794e-3, abs=1e-6)
@@ -65,7 +65,7 @@ def test_decode_split_parts_stack_to_the_step():
 def test_decode_split_compute_shows_past_the_critical_batch():
     # Llama-3-8B at S=128: the ceiling is (80 - 16.06) GB / 16.8 MB = 3,811 sequences, far past B* = 295,
     # so at the ceiling 2NB/P = 2 x 8.03e9 x 3811 / 989e12 = 61.9 ms exceeds the 4.79 ms weight read.
-    df = sweeps.decode_split(LLAMA3, H100, 128, batch=1)
+    df = sweeps.decode_split(LLAMA3, H100, 128, batch=1, embedding="table")
     assert df["max_batch"].iloc[0] == 3811
     top = df[df["batch"] == 3811].iloc[0]
     assert top["compute_excess_s"] == pytest.approx(2 * 8_030_261_248 * 3811 / 989e12 - 4.794e-3, rel=1e-3)
@@ -78,11 +78,11 @@ def test_ttft_matches_a_hand_prefill():
     # T = 8192, Llama-3-8B: matmuls 2 x 8.030e9 x 8192 = 1.3157e14 FLOPs; causal attention
     # 32 layers x 2 x 32 heads x (128 + 128) x 8192 x 8193 / 2 = 1.7594e13; total 1.4916e14 FLOPs
     # / 989e12 = 150.82 ms; plus the cache written, 8192 x 131,072 B / 3.35e12 = 0.32 ms: 151.14 ms.
-    df = sweeps.ttft_sweep(LLAMA3, H100, [8192])
+    df = sweeps.ttft_sweep(LLAMA3, H100, [8192], embedding="table")
     assert df["ttft_s"].item() == pytest.approx(0.15114, abs=2e-5)
     assert df["bound"].item() == "compute"
     # A 16-token prompt reads the weights once: 16.06 GB / 3.35 TB/s = 4.79 ms, memory-bound.
-    short = sweeps.ttft_sweep(LLAMA3, H100, [16])
+    short = sweeps.ttft_sweep(LLAMA3, H100, [16], embedding="table")
     assert short["ttft_s"].item() == pytest.approx(4.795e-3, abs=2e-6)
     assert short["bound"].item() == "memory"
 
@@ -118,7 +118,7 @@ def test_kv_head_variants_of_llama2_13b():
 
 
 def test_throughput_by_kv_heads_seed_004_exercise():
-    df = sweeps.throughput_by_kv_heads(LLAMA2, H100, 1024)
+    df = sweeps.throughput_by_kv_heads(LLAMA2, H100, 1024, embedding="table")
     by = df.groupby("n_kv_heads")
     # K = 40 (the lecture's 13B): KV per sequence 2 x 40 x 40 x 128 x 2 x 1024 = 838.9 MB; weights
     # 26.03 GB; ceiling floor((80 - 26.03) / 0.8389) = 64; knee 26.03 / 0.8389 = 31.0; W/KV = 3,993 tok/s.
@@ -148,7 +148,7 @@ def test_throughput_by_kv_heads_seed_004_exercise():
 
 def test_seed_004_batch_64_to_256():
     # Seed 004: B = 64 -> 256 at S = 1024 costs 3x the latency for 32% more tokens per second.
-    df = sweeps.decode_split(LLAMA2, H100, 1024, batch=256).set_index("batch")
+    df = sweeps.decode_split(LLAMA2, H100, 1024, batch=256, embedding="table").set_index("batch")
     assert df.loc[256, "total_s"] / df.loc[64, "total_s"] == pytest.approx(3.0, abs=0.05)
     assert df.loc[256, "tokens_per_s"] / df.loc[64, "tokens_per_s"] == pytest.approx(1.32, abs=0.01)
     assert not df.loc[256, "fits"]  # 26 GB + 256 x 0.84 GB = 241 GB: "240 GB does not fit an 80 GB card"
