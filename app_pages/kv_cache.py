@@ -38,6 +38,36 @@ def _window_label(model: calc.ModelConfig, w: str) -> str:
     return "No window" if w == "none" else f"{int(w):,} tokens"
 
 
+def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ctx: int) -> None:
+    """What each kind of layer holds at the chosen context: a table and a bar per kind (calc.layers)."""
+    st.subheader("What each layer holds")
+    fig = go.Figure()
+    fig.add_bar(y=per_layer["kind"], x=per_layer["cache_bytes"] / 1e9, orientation="h", name=f"per-token part at {ctx:,}",
+                hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
+    fig.add_bar(y=per_layer["kind"], x=per_layer["state_bytes"] / 1e9, orientation="h", name="constant state",
+                hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
+    fig.update_layout(barmode="stack", height=120 + 40 * len(per_layer), xaxis_title="GB per sequence",
+                      yaxis_autorange="reversed", margin=dict(t=10, b=40))
+    common.show_chart(fig, key="kv_chart_layers")
+    shown = per_layer.assign(
+        tokens_held=[f"{x:,.0f}" for x in per_layer["tokens_held"]],
+        bytes_per_token=[f"{x:,.0f} B" for x in per_layer["bytes_per_token"]],
+        **{c: [common.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
+    st.dataframe(shown, hide_index=True, width="stretch", column_order=(
+        "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "total_bytes"),
+        column_config={"kind": st.column_config.TextColumn("layer kind", pinned=True),
+                       "layers": st.column_config.NumberColumn("layers"),
+                       "tokens_held": f"tokens held each at {ctx:,}", "bytes_per_token": "bytes per token each",
+                       "cache_bytes": "per-token part (all)", "state_bytes": "constant state (all)",
+                       "total_bytes": "per sequence (all)"})
+    st.caption("Full attention holds every token, a sliding layer the last W, a chunked layer (Llama 4) its "
+               "current chunk, a shared-KV layer (Gemma-3n) nothing of its own. Gated DeltaNet, lightning and "
+               "Mamba layers hold a constant state (shapes of vLLM's MambaStateShapeCalculator), read and "
+               "written every decode step; DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
+               "the top-k latent entries.")
+    common.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
+
+
 sel = common.selection()
 st.title("KV cache bill")
 st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
@@ -106,16 +136,21 @@ try:
     variants = calc.attention_variants(model, window=int(window) if window.isdigit()
                                        else (model.sliding_window or 4096))
     sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
+    state = calc.kv.kv_state_bytes(model)
+    per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
 except ValueError as exc:
     common.show_error(exc)
     st.stop()
 
-m = st.columns(4)
-m[0].metric("KV per token", f"{per_token:,.0f} B", help="Every cache-holding layer counted as full "
-            f"attention ({common.fmt_bytes(per_token, 'GiB')}).")
-m[1].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows applied.")
-m[2].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
-m[3].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+m = st.columns(3) + st.columns(3)  # two rows: the per-token and constant parts, then the totals
+m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
+            f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
+m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
+            "Gated DeltaNet and lightning layers (state in fp32, conv in bf16): the same at any context.")
+m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
+            "constant state included.")
+m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
+m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
             f"{sel.weight_dtype}.")
 verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
            else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
@@ -125,6 +160,8 @@ detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt
 st.caption("GB = 10^9 bytes, kB = 10^3 bytes. No memory is reserved for activations here.")
 
 st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
+if len(per_layer) > 1 or state:
+    layer_breakdown_section(model, per_layer, ctx)
 st.markdown(
     "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
     "in memory: for Llama-3-8B 131,072 B (128 KiB) per token, 1.07 GB per 8K sequence, 17.2 GB at 128K, "

@@ -33,7 +33,7 @@ __all__ = [
     "prefix_cache_savings", "PrefixCacheSavings", "attention_variants", "attention_flops", "ttft",
     "arithmetic_intensity_decode", "arithmetic_intensity_prefill", "throughput_ceiling_tokens_per_s",
     "batch_where_cache_equals_weights", "napkin_table", "preset_table", "DTYPE_BYTES", "dtype_bytes",
-    "batching", "bill", "speculative", "sweeps", "parallel",
+    "batching", "bill", "layers", "speculative", "sweeps", "parallel",
     "Layout", "ServingTraffic", "CapacityPlan", "capacity_plan", "which_gpus",
     "compare_batching", "kv_reservation", "make_requests", "simulate_batching",
     "TrafficScenario", "api_monthly_bill", "break_even_dau", "compare_tiers",

@@ -188,3 +188,23 @@ def test_deep_link_reproduces_the_view():
     at = open_page(kv_ctx="32K", kv_b="4", kv_layout="MQA")
     # MQA: 16,384 B per token x 32,768 tokens x 4 = 2.15 GB.
     assert metric(at, "KV in total (B = 4)") == "2.15 GB"
+
+
+def test_hybrid_config_shows_the_per_layer_breakdown():
+    # Qwen3-Next-style stack: 4 layers, every 4th full attention (K = 2 of 256: 2 x 2 x 256 x 2 = 2,048 B per
+    # token), 3 Gated DeltaNet layers with the Qwen3-Next shapes (transformers defaults): each conv
+    # 3 x (2 x 16 x 128 + 32 x 128) x 2 B = 49,152 B + recurrent 32 x 128 x 128 x 4 B = 2,097,152 B.
+    cfg = {"model_type": "qwen3_next", "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 256, "intermediate_size": 1024, "vocab_size": 1000,
+           "full_attention_interval": 4}
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    at.button(key="cfg_load").click().run()
+    assert not at.exception and not at.error
+    assert metric(at, "KV per token") == "2,048 B"
+    assert metric(at, "Constant per sequence") == fmt_bytes(3 * (49_152 + 2_097_152))
+    # 8,192 x 2,048 B + 6,438,912 B = 23,216,128 B
+    assert metric(at, "KV per sequence") == fmt_bytes(8192 * 2048 + 3 * (49_152 + 2_097_152))
+    table = next(d.value for d in at.dataframe if "tokens_held" in d.value.columns).set_index("kind")
+    assert table.loc["linear_attention", "layers"] == 3 and table.loc["full", "layers"] == 1
+    assert table.loc["full", "tokens_held"] == "8,192" and table.loc["linear_attention", "tokens_held"] == "0"
