@@ -157,12 +157,15 @@ except ValueError as exc:
 st.subheader("Which GPUs can run it")
 try:
     table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve)
-    st.dataframe(table, hide_index=True, width="stretch", height=38 + 35 * len(table), column_config={
-        "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"), "accelerator": None,
-        "interconnect": st.column_config.TextColumn("interconnect", width="small"), "fits": None,
+    st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3), hide_index=True, width="stretch",
+                 height=38 + 35 * len(table),
+                 column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_ms", "max_batch", "tokens_per_s",
+                               "usd_per_hour", "interconnect"], column_config={
+        "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),
+        "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
         "tp": st.column_config.NumberColumn("smallest TP", format="%d"),
         "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
-        "tpot_b1_s": st.column_config.NumberColumn("TPOT at B = 1, s", format="%.4f"),
+        "tpot_b1_ms": st.column_config.NumberColumn("TPOT at B = 1, ms", format="%.1f"),
         "max_batch": st.column_config.NumberColumn("max batch"),
         "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%.0f"),
         "usd_per_hour": st.column_config.NumberColumn("USD/h", format="dollar"),
