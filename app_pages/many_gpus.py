@@ -75,7 +75,11 @@ if summary is not None:
     cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
                    common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
     mem = summary.memory
-    if not mem.fits:
+    if not mem.fits and summary.max_batch == 0:
+        st.error(f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
+                 f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence: raise TP or PP, pick a smaller "
+                 "dtype or a larger GPU.")
+    elif not mem.fits:
         st.error(f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
                  f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
     left, right = st.columns(2)

@@ -635,11 +635,20 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
                     "batch": bs, "tpot_s": a["total_s"], "tokens_per_s_per_user": 1.0 / a["total_s"],
                     "tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"], "comm_s": a["comm_s"]}))
     if not frames:
-        raise ValueError(f"{model.name} does not fit on {max(tps) * max(pps) * max(max(eps), 1)} x "
-                         f"{accelerator.name} in any layout of the grid at a {s:,}-token context")
+        raise ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of TP {_listed(tps)}, "
+                         f"PP {_listed(pps)}, EP {_listed(eps)} at a {s:,}-token context")
     df = pd.concat(frames, ignore_index=True)
     df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
     return df
+
+
+def _listed(values) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:,.2f} ms" if ms < 10 else f"{ms:,.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
 
 
 def pareto_mask(x, y) -> np.ndarray:
@@ -833,11 +842,11 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         best_tpot = g.loc[fits, "tpot_s"].min()
         best_ttft = g.loc[fits, "ttft_s"].min()
         if best_tpot > tpot_t:
-            raise ValueError(f"no layout of the grid meets a TPOT of {tpot_t * 1e3:.3g} ms: the fastest that fits "
-                             f"takes {best_tpot * 1e3:.3g} ms per token")
+            raise ValueError(f"no layout of the grid meets a TPOT of {_ms(tpot_t)}: the fastest that fits "
+                             f"takes {_ms(best_tpot)} per token")
         if best_ttft > ttft_t:
-            raise ValueError(f"no layout of the grid meets a TTFT of {ttft_t * 1e3:.3g} ms: the fastest prefill "
-                             f"that fits takes {best_ttft * 1e3:.3g} ms")
+            raise ValueError(f"no layout of the grid meets a TTFT of {_ms(ttft_t)}: the fastest prefill "
+                             f"that fits takes {_ms(best_ttft)}")
         raise ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
     gpus = int(replicas[i] * g["gpus_per_replica"].iat[i])
     relaxed = {"memory": np.ones_like(fits) & tpot_ok & ttft_ok, "TPOT": fits & ttft_ok, "TTFT": fits & tpot_ok}
@@ -915,9 +924,9 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     pre_ok = fits & (g["ttft_s"].to_numpy() <= ttft_t)
     dec_ok = fits & (g["tpot_s"].to_numpy() <= tpot_t)
     if not pre_ok.any():
-        raise ValueError(f"no layout of the grid prefills within a TTFT of {ttft_t * 1e3:.3g} ms")
+        raise ValueError(f"no layout of the grid prefills within a TTFT of {_ms(ttft_t)}")
     if not dec_ok.any():
-        raise ValueError(f"no layout of the grid decodes within a TPOT of {tpot_t * 1e3:.3g} ms")
+        raise ValueError(f"no layout of the grid decodes within a TPOT of {_ms(tpot_t)}")
     pre_rep = np.maximum(1, np.ceil(np.round(peak * g["ttft_s"].to_numpy(), 9)))
     dec_rep = np.maximum(1, np.ceil(np.round(peak * traffic.output_tokens * g["tpot_s"].to_numpy()
                                              / g["batch"].to_numpy(), 9)))

@@ -265,7 +265,7 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
 
 
 def test_plan_that_cannot_meet_the_target_says_so():
-    with pytest.raises(ValueError, match="TPOT of 1 ms"):
+    with pytest.raises(ValueError, match="TPOT of 1.00 ms"):
         P.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
 
 
