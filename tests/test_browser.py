@@ -157,3 +157,13 @@ def test_garbage_in_the_url_falls_back_to_defaults(page, app_url):
     wait_for_app(page)
     expect_metric(page, "196 tok/s")      # Llama-3-8B, H100, 8k, B = 1
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_many_gpus_pin_lands_in_the_url(page, app_url):
+    page.goto(app_url + "/many_gpus?model=llama-3.1-70b&mg_tp=8&mg_b=32")
+    wait_for_app(page)
+    step = calc.decode_step_time(calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm"), 32, 8192, tp=8)
+    expect_metric(page, f"{step.total_s * 1e3:,.2f} ms")
+    page.get_by_role("button", name="Pin this configuration").click()
+    page.wait_for_function("() => location.search.includes('mg_p1=llama-3.1-70b')", timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0
