@@ -427,7 +427,7 @@ def _links(accelerator: Accelerator, layout: Layout, interconnect) -> tuple:
 def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, context_len, layout: Layout,
                          weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
                          interconnect=None, micro_batches=None, sliding: str = "cap", mla: str = "latent",
-                         prefill: bool = False, past_len: int = 0) -> dict:
+                         prefill: bool = False, past_len: int = 0, embedding: str = "gather") -> dict:
     """One step of a replica under ``layout``, vectorised over numpy arrays of batch (and context).
 
     Per micro-batch of b = B / m sequences and per stage, one GPU:
@@ -446,6 +446,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
         query_tokens: T, tokens per sequence in the step (1 for decode, the prompt for prefill).
         prefill: True for a prefill pass (writes the KV of T tokens, adds causal attention FLOPs over
             ``past_len`` cached tokens); False for decode.
+        embedding: "gather" (the input embedding is a lookup of the step's rows) or "table" (read whole,
+            the course's napkin), as in ``calc.roofline.decode_step_time``.
 
     Returns:
         dict of arrays (seconds unless named): weights_s, kv_s, compute_s (each summed over the cycle),
@@ -468,7 +470,7 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     bm = b / m
     bw = accelerator.bandwidth_bytes_per_s
     # weights read per GPU per stage visit
-    total_read = np.asarray(weight_bytes_read(model, bm * t, weight_dtype), dtype=float)
+    total_read = np.asarray(weight_bytes_read(model, bm * t, weight_dtype, embedding), dtype=float)
     expert = routed_expert_bytes(model, weight_dtype)
     routed_read = (expert * expected_experts_touched(model.n_experts, model.n_experts_per_token, bm * t)
                    if expert else np.zeros_like(bm))
@@ -478,7 +480,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     kv_part, state_part, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla, read=not prefill)
     kv_stage = kv_part + state_part
     # FLOPs per GPU per stage visit
-    flops = 2.0 * model.active_params * bm * t
+    from .roofline import matmul_params
+    flops = 2.0 * matmul_params(model, embedding) * bm * t
     if prefill:
         from .roofline import _attention_flops_array
         flops = flops + _attention_flops_array(model, t, bm, past_len)
@@ -523,7 +526,7 @@ def _step_time(a: dict, batch: int, tokens: int):
 def parallel_decode_step(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
                          layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                          query_tokens: int = 1, interconnect=None, micro_batches=None, sliding: str = "cap",
-                         mla: str = "latent"):
+                         mla: str = "latent", embedding: str = "gather"):
     """One decode step of ``batch`` sequences per replica under ``layout`` (``parallel_step_arrays``).
 
     Returns:
@@ -538,13 +541,13 @@ def parallel_decode_step(model: ModelConfig, accelerator: Accelerator, batch: in
     s = check_positive_int(context_len, "context_len")
     t = check_positive_int(query_tokens, "query_tokens")
     a = parallel_step_arrays(model, accelerator, b, s, layout, weight_dtype, kv_dtype, t, interconnect,
-                             micro_batches, sliding, mla)
+                             micro_batches, sliding, mla, embedding=embedding)
     return _step_time(a, b, t)
 
 
 def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int,
                      layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None,
-                     sliding: str = "cap", mla: str = "latent", past_len: int = 0):
+                     sliding: str = "cap", mla: str = "latent", past_len: int = 0, embedding: str = "gather"):
     """Prefill of ``batch`` prompts of ``prompt_len`` new tokens (after ``past_len`` cached ones) under
     ``layout``: one micro-batch through PP stages (``parallel_step_arrays`` with prefill=True).
 
@@ -558,7 +561,7 @@ def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: i
     b = check_positive_int(batch, "batch")
     past = int(check_nonneg_number(past_len, "past_len"))
     a = parallel_step_arrays(model, accelerator, b, past + t, layout, weight_dtype, kv_dtype, t, interconnect,
-                             None, sliding, mla, prefill=True, past_len=past)
+                             None, sliding, mla, prefill=True, past_len=past, embedding=embedding)
     if past:  # the cache written is the new tokens', not the whole context's
         seqs = math.ceil(b / layout.attention_dp)
         now = sum(_cache_per_gpu(model, past + t, seqs, layout, kv_dtype, sliding, mla)[:2])

@@ -146,7 +146,7 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     needs, not the table, and does no matmul with it (``weight_bytes_read``, ``matmul_params``).
     ``embedding="table"``: the course's napkin, every parameter read every step. Llama-3-8B on an
     H100 SXM at 8k, napkin: B=1 5.1 ms (196 tok/s), B=32 15.1 ms (2,126 tok/s); gathered, the
-    1.05 GB untied input table is not read: B=1 4.8 ms. (The parallel path, tp/pp/ep > 1, gathers.)
+    1.05 GB untied input table is not read: B=1 4.8 ms.
 
     Returns:
         StepTime (seconds; tokens_per_s = B / total_s, or B*T / total_s when T > 1).
@@ -157,7 +157,8 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     if (tp, pp, ep) != (1, 1, 1):
         from .parallel import make_layout, parallel_decode_step
         return parallel_decode_step(model, accelerator, batch, context_len, make_layout(model, tp, pp, ep),
-                                    weight_dtype, kv_dtype, query_tokens, interconnect, sliding=sliding, mla=mla)
+                                    weight_dtype, kv_dtype, query_tokens, interconnect, sliding=sliding, mla=mla,
+                                    embedding=embedding)
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     t = check_positive_int(query_tokens, "query_tokens")
@@ -285,7 +286,7 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
     if (tp, pp, ep) != (1, 1, 1):
         from .parallel import make_layout, parallel_prefill
         return parallel_prefill(model, accelerator, prompt_len, batch, make_layout(model, tp, pp, ep),
-                                weight_dtype, kv_dtype, interconnect, sliding, mla)
+                                weight_dtype, kv_dtype, interconnect, sliding, mla, embedding=embedding)
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
     a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla, embedding)

@@ -282,3 +282,17 @@ def test_which_gpus_smallest_tp_and_sorted_by_cost():
     priced = P.which_gpus(L70, 8192)
     priced = priced[priced["fits"] & priced["usd_per_million_output"].notna()]
     assert priced["usd_per_million_output"].is_monotonic_increasing
+
+
+@pytest.mark.parametrize("embedding", ["gather", "table"])
+@pytest.mark.parametrize("model_id, batch", [("llama-3.1-70b", 1), ("mixtral-8x7b", 32), ("deepseek-v3", 8)])
+def test_general_path_on_one_gpu_is_the_single_gpu_answer(model_id, batch, embedding):
+    # The layout code at TP = PP = EP = 1 must reproduce calc's single-GPU roofline, both embedding modes.
+    m, b200 = calc.get_model(model_id), calc.get_accelerator("b200")
+    one = calc.decode_step_time(m, b200, batch, 4096, embedding=embedding)
+    via = P.parallel_decode_step(m, b200, batch, 4096, P.Layout(), embedding=embedding)
+    for f in ("weights_s", "kv_s", "compute_s", "total_s"):
+        assert getattr(via, f) == pytest.approx(getattr(one, f), rel=1e-12), f
+    pre = calc.prefill_time(m, b200, 1024, embedding=embedding)
+    pvia = P.parallel_prefill(m, b200, 1024, 1, P.Layout(), embedding=embedding)
+    assert pvia.total_s == pytest.approx(pre.total_s, rel=1e-12)
