@@ -52,15 +52,15 @@ reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0
                              help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
 interconnect = None if ic_id == "default" else ic_id
 reserve = reserve_gb * 1e9
-model, acc, wd, kvd = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype
+model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
 st.caption(f"{model.name} on {acc.name}; weights {wd}, KV cache {kvd}; "
            f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
 try:
     layout = parallel.make_layout(model, tp, pp, ep, replicas)
     summary = parallel.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
-                                      interconnect, reserve)
-    split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect)
+                                      interconnect, reserve, emb)
+    split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
 except ValueError as exc:
     common.show_error(exc)
     layout = summary = None
@@ -112,7 +112,8 @@ if summary is not None:
 
 st.subheader("Tokens/s per GPU against tokens/s per user")
 try:
-    front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect)
+    front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+                                           emb)
     fig = go.Figure()
     for t, part in front.groupby("tp"):
         fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
@@ -145,7 +146,8 @@ tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, ke
 ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
 try:
     traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-    grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect)
+    grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
+                              embedding=emb)
     plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
     st.success(plan.verdict)
     st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
@@ -160,7 +162,7 @@ except ValueError as exc:
 
 st.subheader("Which GPUs can run it")
 try:
-    table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve)
+    table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
     st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3), hide_index=True, width="stretch",
                  height=38 + 35 * len(table),
                  column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_ms", "max_batch", "tokens_per_s",

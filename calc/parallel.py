@@ -573,7 +573,7 @@ def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: i
 
 
 def step_split(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int, layout: Layout,
-               weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None) -> dict:
+               weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None, embedding: str = "gather") -> dict:
     """A decode step split into parts that stack to its total (seconds), for a bar chart.
 
     ``weights_s``, ``kv_s``, ``compute_excess_s = max(0, compute_s - weights_s)``, ``allreduce_s``,
@@ -585,7 +585,8 @@ def step_split(model: ModelConfig, accelerator: Accelerator, batch: int, context
     """
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
-    a = parallel_step_arrays(model, accelerator, b, s, layout, weight_dtype, kv_dtype, 1, interconnect)
+    a = parallel_step_arrays(model, accelerator, b, s, layout, weight_dtype, kv_dtype, 1, interconnect,
+                             embedding=embedding)
     out = {k: float(a[k]) for k in ("weights_s", "kv_s", "allreduce_s", "alltoall_s", "p2p_s", "bubble_s",
                                     "total_s", "tokens_per_s", "tokens_per_s_per_gpu")}
     out["compute_excess_s"] = max(0.0, float(a["compute_s"]) - float(a["weights_s"]))
@@ -596,7 +597,7 @@ def step_split(model: ModelConfig, accelerator: Accelerator, batch: int, context
 
 def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_len: int, tps=PLAN_TP,
                         pps=(1,), eps=(1,), batches=None, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-                        reserve_bytes: float = 0.0, interconnect=None) -> pd.DataFrame:
+                        reserve_bytes: float = 0.0, interconnect=None, embedding: str = "gather") -> pd.DataFrame:
     """Tokens/s per GPU against tokens/s per user for every layout and batch that fits, and their
     Pareto front (NVIDIA AIConfigurator's two axes).
 
@@ -630,7 +631,7 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
                     if bs.size == 0:
                         continue
                     a = parallel_step_arrays(model, accelerator, bs, s, lay, weight_dtype, kv_dtype,
-                                             interconnect=interconnect)
+                                             interconnect=interconnect, embedding=embedding)
                 except ValueError:
                     continue
                 frames.append(pd.DataFrame({
@@ -735,7 +736,7 @@ class CapacityPlan:
 
 def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
-              reserve_bytes: float = 0.0, interconnect=None) -> pd.DataFrame:
+              reserve_bytes: float = 0.0, interconnect=None, embedding: str = "gather") -> pd.DataFrame:
     """Every (layout, batch) of the grid with its TPOT, TTFT, memory fit and replica capacity.
 
     TPOT: a decode step at the mean context ``input + output / 2``. Memory: each sequence reserved at
@@ -772,9 +773,9 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                     ceiling = max_batch_per_replica(model, accelerator, ctx_full, lay, weight_dtype, kv_dtype,
                                                     reserve_bytes)
                     a = parallel_step_arrays(model, accelerator, b, ctx_mean, lay, weight_dtype, kv_dtype,
-                                             interconnect=interconnect)
+                                             interconnect=interconnect, embedding=embedding)
                     ttft = parallel_prefill(model, accelerator, new, 1, lay, weight_dtype, kv_dtype, interconnect,
-                                            past_len=cached).total_s
+                                            past_len=cached, embedding=embedding).total_s
                 except ValueError:
                     continue
                 tpot = a["total_s"]
@@ -805,7 +806,8 @@ def _cheapest(grid: pd.DataFrame, peak_rps: float, ok: np.ndarray):
 def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, tpot_target_s: float,
                   ttft_target_s: float, price_per_hour_usd: float | None = None, weight_dtype: str = "bf16",
                   kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
-                  reserve_bytes: float = 0.0, interconnect=None, grid: pd.DataFrame | None = None) -> CapacityPlan:
+                  reserve_bytes: float = 0.0, interconnect=None, grid: pd.DataFrame | None = None,
+                  embedding: str = "gather") -> CapacityPlan:
     """The cheapest layout, batch and replica count that serves ``traffic`` within the targets.
 
     Over ``plan_grid`` (TP x PP x EP x batch 1..max_batch), a row is feasible when it fits in memory,
@@ -832,7 +834,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(
         price_per_hour_usd, "price_per_hour_usd")
     g = grid if grid is not None else plan_grid(model, accelerator, traffic, weight_dtype, kv_dtype, tps, pps, eps,
-                                               max_batch, reserve_bytes, interconnect)
+                                               max_batch, reserve_bytes, interconnect, embedding)
     fits = g["fits"].to_numpy()
     tpot_ok = g["tpot_s"].to_numpy() <= tpot_t
     ttft_ok = g["ttft_s"].to_numpy() <= ttft_t
@@ -950,7 +952,7 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
 # == Which accelerators can run it ===============================================================
 
 def which_gpus(model: ModelConfig, context_len: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-               tps=(1, 2, 4, 8), reserve_bytes: float = 0.0, accelerators=None) -> pd.DataFrame:
+               tps=(1, 2, 4, 8), reserve_bytes: float = 0.0, accelerators=None, embedding: str = "gather") -> pd.DataFrame:
     """For every accelerator of the catalogue, the smallest TP that holds the model with one sequence
     of ``context_len`` tokens, and what it gives.
 
@@ -981,8 +983,8 @@ def which_gpus(model: ModelConfig, context_len: int, weight_dtype: str = "bf16",
                 ceiling = max_batch_per_replica(model, acc, s, lay, weight_dtype, kv_dtype, reserve_bytes)
                 if ceiling < 1:
                     continue
-                one = parallel_step_arrays(model, acc, 1, s, lay, weight_dtype, kv_dtype)
-                full = parallel_step_arrays(model, acc, ceiling, s, lay, weight_dtype, kv_dtype)
+                one = parallel_step_arrays(model, acc, 1, s, lay, weight_dtype, kv_dtype, embedding=embedding)
+                full = parallel_step_arrays(model, acc, ceiling, s, lay, weight_dtype, kv_dtype, embedding=embedding)
             except ValueError:
                 continue
             tps_full = float(full["tokens_per_s"])
@@ -1012,7 +1014,7 @@ def memory_per_gpu_array(model: ModelConfig, layout: Layout, batch, context_len:
 
 def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, context_len: int, tp: int, pp: int,
                         ep: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None,
-                        reserve_bytes: float = 0.0):
+                        reserve_bytes: float = 0.0, embedding: str = "gather"):
     """(step arrays, memory per GPU array, ceiling) of a decode sweep under a layout, for
     ``calc.roofline.decode_sweep`` and ``calc.sweeps.decode_split``; ``batches=None`` sweeps 1..ceiling
     (on the bounded grid of ``calc.roofline.batch_grid``).
@@ -1029,7 +1031,7 @@ def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, c
     else:
         b = np.asarray(batches)
     a = parallel_step_arrays(model, accelerator, b, context_len, lay, weight_dtype, kv_dtype,
-                             interconnect=interconnect)
+                             interconnect=interconnect, embedding=embedding)
     return b, a, memory_per_gpu_array(model, lay, b, context_len, weight_dtype, kv_dtype), ceiling
 
 
@@ -1060,7 +1062,7 @@ class LayoutSummary:
 
 def layout_summary(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int, layout: Layout,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
-                   interconnect=None, reserve_bytes: float = 0.0) -> LayoutSummary:
+                   interconnect=None, reserve_bytes: float = 0.0, embedding: str = "gather") -> LayoutSummary:
     """TPOT, throughput per user and per GPU, memory and rent of a configuration (``parallel_decode_step``,
     ``gpu_memory``, ``max_batch_per_replica``; dollars: GPUs x price per GPU-hour, and
     ``cost_per_million`` of the replicas' output tokens per second).
@@ -1070,7 +1072,7 @@ def layout_summary(model: ModelConfig, accelerator: Accelerator, context_len: in
     """
     from .cost import cost_per_million
     step = parallel_decode_step(model, accelerator, batch, context_len, layout, weight_dtype, kv_dtype,
-                                interconnect=interconnect)
+                                interconnect=interconnect, embedding=embedding)
     mem = gpu_memory(model, accelerator, context_len, batch, layout, weight_dtype, kv_dtype, reserve_bytes)
     ceiling = max_batch_per_replica(model, accelerator, context_len, layout, weight_dtype, kv_dtype, reserve_bytes)
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(

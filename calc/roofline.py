@@ -396,7 +396,7 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
     if (tp, pp, ep) != (1, 1, 1):
         from .parallel import layout_sweep_arrays
         b, a, mem, _ = layout_sweep_arrays(model, accelerator, batches, s, tp, pp, ep, weight_dtype, kv_dtype,
-                                           interconnect, reserve)
+                                           interconnect, reserve, embedding)
         gpus = max(tp, ep) * pp
         df = pd.DataFrame({"batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"],
                            "compute_s": a["compute_s"], "comm_s": a["comm_s"], "total_s": a["total_s"],

@@ -133,7 +133,7 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     if layout:
         from .parallel import layout_sweep_arrays
         _, a, mem, _ = layout_sweep_arrays(model, accelerator, grid, s, tp, pp, ep, weight_dtype, kv_dtype,
-                                           interconnect)
+                                           interconnect, embedding=embedding)
     else:
         a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
         mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
@@ -179,7 +179,7 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     check_embedding(embedding)
     if (tp, pp, ep) != (1, 1, 1):
         steps = [prefill_time(model, accelerator, int(x), b, weight_dtype, kv_dtype, tp=tp, pp=pp, ep=ep,
-                              interconnect=interconnect) for x in t]
+                              interconnect=interconnect, embedding=embedding) for x in t]
         total = np.array([x.total_s for x in steps])
         compute = np.array([x.compute_s for x in steps])
         weights = np.array([x.weights_s for x in steps])

@@ -296,3 +296,20 @@ def test_general_path_on_one_gpu_is_the_single_gpu_answer(model_id, batch, embed
     pre = calc.prefill_time(m, b200, 1024, embedding=embedding)
     pvia = P.parallel_prefill(m, b200, 1024, 1, P.Layout(), embedding=embedding)
     assert pvia.total_s == pytest.approx(pre.total_s, rel=1e-12)
+
+
+def test_layout_sweeps_follow_the_embedding_keyword():
+    # "table" reads the whole 2.10 GB input table (128,256 x 8,192 x 2 B) each step; split over TP 8 that is
+    # 262.7 MB more per GPU: 262.7e6 / 3.35e12 = 78.4 us more weight read per step than "gather" (which reads
+    # B rows of 16 kB). Every layout sweep passes the keyword through.
+    extra = 128_256 * 8192 * 2 / 8 / 3.35e12
+    for table, gather in (
+            (calc.decode_sweep(L70, H100, 8192, [1], tp=8, embedding="table"),
+             calc.decode_sweep(L70, H100, 8192, [1], tp=8)),
+            (calc.sweeps.decode_split(L70, H100, 8192, tp=8, embedding="table").iloc[:1],
+             calc.sweeps.decode_split(L70, H100, 8192, tp=8).iloc[:1])):
+        assert table["weights_s"].iat[0] - gather["weights_s"].iat[0] == pytest.approx(extra - 8192 * 2 / 8 / 3.35e12,
+                                                                                       rel=1e-6)
+    front = P.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
+    assert 1 / front["tokens_per_s_per_user"].iat[0] == pytest.approx(
+        calc.decode_step_time(L70, H100, 1, 8192, tp=8, embedding="table").total_s)
