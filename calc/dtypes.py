@@ -1,7 +1,8 @@
 """Number formats and their sizes, and the argument checks every calc function shares.
 
-Sizes are storage bytes per element; int4 packs two elements per byte (0.5 B). Scale factors of
-block-quantised formats (a few bytes per 32-128 elements) are left out, as the course material does.
+Sizes are storage bytes per element; int4 packs two elements per byte (0.5 B). The plain names leave
+scale factors out, as the course material does; the block formats of ``calc.quant`` ("q4_K_M",
+"mxfp4", "int4-g128", ...) count them (q4_0: 18 bytes per 32 elements = 0.5625 B).
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     """Return the bytes per element of ``dtype``.
 
     Args:
-        dtype: one of ``DTYPE_BYTES`` ("fp32", "bf16", "fp16", "fp8", "int8", "int4").
+        dtype: one of ``DTYPE_BYTES`` ("fp32", "bf16", "fp16", "fp8", "int8", "int4") or a block
+            format of ``calc.quant`` ("q8_0", "q4_0", "q4_K_M", "int4-g128", "fp8-block", "mxfp4",
+            "nvfp4"), whose scales are included (mxfp4: 4.25 bits = 0.53125 B).
         what: the argument's name, used in the error message (e.g. "kv_dtype").
 
     Returns:
@@ -32,10 +35,15 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     Raises:
         ValueError: unknown dtype; the message lists the valid names.
     """
-    if not isinstance(dtype, str) or dtype.lower() not in DTYPE_BYTES:
-        valid = ", ".join(DTYPE_BYTES)
+    if isinstance(dtype, str) and dtype.lower() in DTYPE_BYTES:
+        return DTYPE_BYTES[dtype.lower()]
+    from .quant import FORMATS, bits_per_element  # late: quant needs nothing from here, dtypes loads first
+
+    bits = bits_per_element(dtype) if isinstance(dtype, str) else None
+    if bits is None:
+        valid = ", ".join([*DTYPE_BYTES, *FORMATS])
         raise ValueError(f"{what} must be one of {valid}; got {dtype!r}")
-    return DTYPE_BYTES[dtype.lower()]
+    return bits / 8.0
 
 
 def check_positive_int(value, what: str) -> int:

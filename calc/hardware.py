@@ -76,9 +76,14 @@ class Accelerator:
         return float(max(self.peak_flops_per_s.values()))
 
     def compute_flops(self, weight_dtype: str = "bf16") -> float:
-        """Peak FLOP/s of the matmuls of a model stored in ``weight_dtype`` (``COMPUTE_DTYPE`` rule)."""
+        """Peak FLOP/s of the matmuls of a model stored in ``weight_dtype`` (``COMPUTE_DTYPE`` rule; a
+        block format of ``calc.quant`` runs at its ``compute_dtype``: bf16 for weight-only formats,
+        fp8 for fp8-block; fp4 tensor cores are not modelled)."""
         dtype_bytes(weight_dtype, "weight_dtype")
-        return self.peak_flops(COMPUTE_DTYPE[weight_dtype])
+        if weight_dtype.lower() in COMPUTE_DTYPE:
+            return self.peak_flops(COMPUTE_DTYPE[weight_dtype.lower()])
+        from .quant import quant_format
+        return self.peak_flops(quant_format(weight_dtype).compute_dtype)
 
     @property
     def ridge_flops_per_byte(self) -> float:

@@ -10,18 +10,26 @@ from .dtypes import check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
 from .kv import kv_cache_bytes
 from .models import ModelConfig
+from .quant import is_plain, weight_bytes_by_group
 
 
 def weight_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float:
-    """Bytes of all the model's parameters stored in ``weight_dtype``: ``n_params * bytes``.
+    """Bytes of all the model's parameters stored in ``weight_dtype``.
 
-    Llama-3-8B in bf16: 8,030,261,248 * 2 = 16.06 GB (the inference course, week 11, step 4). Quantisation scales are
-    not counted.
+    A plain dtype ("bf16", "int8", "int4", ...): ``n_params * bytes``, no scales, as the course counts
+    (Llama-3-8B in bf16: 8,030,261,248 * 2 = 16.06 GB; the inference course, week 11, step 4). A block
+    format of ``calc.quant`` ("q4_K_M", "mxfp4", "int4-g128", "fp8-block", "nvfp4", ...): the sum over
+    tensor groups of parameters x that group's bits, scales included and the tensors the recipe keeps
+    in 16 or 32 bits counted as such (``calc.quant.weight_bytes_by_group``). gpt-oss-20b in mxfp4:
+    13.76 GB, its checkpoint's 13,761,264,768 tensor bytes.
 
     Raises:
         ValueError: unknown dtype.
     """
-    return float(model.n_params * dtype_bytes(weight_dtype, "weight_dtype"))
+    per = dtype_bytes(weight_dtype, "weight_dtype")
+    if is_plain(weight_dtype):
+        return float(model.n_params * per)
+    return float(sum(weight_bytes_by_group(model, weight_dtype).values()))
 
 
 def expected_experts_touched(n_experts: int, top_k: int, n_tokens):
@@ -81,6 +89,18 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
     per = dtype_bytes(weight_dtype, "weight_dtype")
     check_embedding(embedding)
     n = np.asarray(n_tokens, dtype=float)
+    emb = input_embedding_params(model)
+    if not is_plain(weight_dtype):  # block formats: group by group, each at its own bits
+        groups = weight_bytes_by_group(model, weight_dtype)
+        routed = groups["experts"] + groups["experts_down"]
+        out = np.full(n.shape, sum(groups.values()) - routed)
+        if routed:
+            out = out + routed * expected_experts_touched(model.n_experts, model.n_experts_per_token, n) \
+                / model.n_experts
+        if embedding == "gather" and emb:
+            rows = np.minimum(n, model.vocab_size)
+            out = out - groups["embedding"] * (1.0 - rows / model.vocab_size)
+        return float(out) if np.ndim(out) == 0 else out
     if not model.is_moe or model.n_active_params is None or model.n_experts == model.n_experts_per_token:
         out = np.full(n.shape, model.n_params * per)
     else:
@@ -88,7 +108,6 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
         expert = (model.n_params - model.n_active_params) / (e - k)
         shared = model.n_params - e * expert
         out = (shared + expert * expected_experts_touched(e, k, n)) * per
-    emb = input_embedding_params(model)
     if embedding == "gather" and emb:
         rows = np.minimum(n, model.vocab_size)
         out = out - (emb - rows * model.d_model) * per

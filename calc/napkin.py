@@ -103,10 +103,10 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
 
     s = check_positive_int(context_len, "context_len")
     b = check_positive_int(batch, "batch")
-    wb = dtype_bytes(weight_dtype, "weight_dtype")
+    dtype_bytes(weight_dtype, "weight_dtype")
     models = [get_model(m) for m in list_models()] if models is None else list(models)
     accs = [get_accelerator(a) for a in list_accelerators()] if accelerators is None else list(accelerators)
-    weights = np.array([m.n_params * wb for m in models])[:, None]
+    weights = np.array([weight_bytes(m, weight_dtype) for m in models])[:, None]
     read = np.array([float(weight_bytes_read(m, b, weight_dtype, embedding)) for m in models])[:, None]
     kv = np.array([kv_cache_bytes(m, s, 1, kv_dtype) for m in models])[:, None]
     flops = np.array([2.0 * matmul_params(m, embedding) * b for m in models])[:, None]

@@ -1,0 +1,251 @@
+"""Quantization formats as stored: block structure, real bits per weight, and which tensors stay 16-bit.
+
+A weight format is more than a byte width. Block formats store a scale (and sometimes a zero point or
+a second-level scale) per block of elements, and every recipe leaves some tensors unquantized: the
+embeddings, the norms, often the output head, and in gpt-oss the attention and router. ``weight_bytes``
+of ``calc.memory`` adds these up tensor group by tensor group (``weight_bytes_by_group``).
+
+The plain names ("fp32", "bf16", "fp16", "fp8", "int8", "int4") keep the course's convention: every
+parameter at that width, no scales (the inference course, week 11, step 4). The block formats:
+
+==============  ======================================================  =================  ==========================
+name            block as stored                                          bits per weight    source
+==============  ======================================================  =================  ==========================
+int4-g128       4-bit ints, fp16 scale + 4-bit zero per 128 (GPTQ/AWQ)  4 + 20/128 = 4.16  AutoGPTQ / AutoAWQ packing
+int8-g128       8-bit ints, fp16 scale + 8-bit zero per 128             8 + 24/128 = 8.19  same layout at 8 bits
+q8_0            32 int8 + one fp16 scale = 34 bytes                      8.5                ggml block_q8_0
+q4_0            32 x 4-bit + one fp16 scale = 18 bytes                   4.5                ggml block_q4_0
+q4_K_M          q4_K: 256 x 4-bit, 8 sub-block 6-bit scales/mins, fp16   4.5 (q6_K: 6.5625) ggml block_q4_K/q6_K,
+                d + dmin = 144 bytes; half of attn_v and ffn_down and                       llama.cpp llama-quant.cpp
+                the output head in q6_K (210 bytes per 256)
+fp8-block       e4m3, one fp32 scale per 128 x 128 block                 8 + 32/16384       DeepSeek-V3 report 3.3.1
+mxfp4           32 x e2m1 + one e8m0 scale = 17 bytes                    4.25               OCP MX spec v1.0 5.2
+nvfp4           16 x e2m1 + one e4m3 scale, one fp32 per tensor          4.5                NVIDIA Blackwell NVFP4
+==============  ======================================================  =================  ==========================
+
+Which tensors each recipe quantizes (the rest stays bf16/fp16, or f32 in GGUF):
+- int*-g*, fp8-block, nvfp4: every linear layer (attention, MLP, experts); embeddings, output head,
+  norms and MoE router in 16-bit (GPTQ/AWQ leave ``lm_head``; DeepSeek-V3 keeps embedding, head,
+  norms and gate in bf16; ModelOpt's NVFP4 recipes ignore ``lm_head``).
+- mxfp4: a mixture of experts quantizes only its routed experts, as gpt-oss ships (its
+  ``modules_to_not_convert``: self_attn, mlp.router, embed_tokens, lm_head); a dense model every
+  linear layer.
+- GGUF (llama.cpp ``llama_tensor_get_type``): the token embedding in the file's type, the output head
+  in q6_K (q8_0 files keep q8_0), norms and the MoE router (``ffn_gate_inp``) in f32.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: Bits of each plain dtype (the course's convention: no scales).
+PLAIN_BITS = {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
+#: Tensor groups ``tensor_groups`` splits a model's parameters into.
+GROUPS = ("embedding", "head", "norms", "router", "attention_v", "ffn_down", "linear", "experts_down", "experts")
+
+Q4_K_BITS = 144 * 8 / 256     # block_q4_K: d, dmin (fp16) + 12 B of 6-bit scales/mins + 128 B of nibbles
+Q6_K_BITS = 210 * 8 / 256     # block_q6_K: 128 B low nibbles + 64 B high bits + 16 B int8 scales + fp16 d
+Q4_0_BITS = 18 * 8 / 32       # block_q4_0: fp16 d + 16 B of nibbles
+Q8_0_BITS = 34 * 8 / 32       # block_q8_0: fp16 d + 32 int8
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    """One weight storage format.
+
+    Fields:
+        name: the dtype name calc accepts ("q4_K_M", "int4-g128", ...).
+        bits_per_weight: bits per quantized element, scales and zeros included (q4_K_M: its q4_K part).
+        block: how one block is stored, in words.
+        compute_dtype: the dtype of the matmul (weight-only formats dequantize to bf16; fp8-block runs
+            on fp8 tensor cores).
+        keeps: which tensors the recipe leaves unquantized.
+        source: where the layout comes from.
+    """
+
+    name: str
+    bits_per_weight: float
+    block: str
+    compute_dtype: str
+    keeps: str
+    source: str
+
+
+def _group_format(bits: int, group: int) -> QuantFormat:
+    return QuantFormat(
+        f"int{bits}-g{group}", bits + (16 + bits) / group,
+        f"{bits}-bit integers, one fp16 scale and one {bits}-bit zero point per {group} weights along the input",
+        "bf16", "embeddings, output head, norms, MoE router in fp16",
+        "AutoGPTQ/AutoAWQ packing: qweight int32 (32/b weights), qzeros int32 per group, scales fp16 per group")
+
+
+FORMATS: dict[str, QuantFormat] = {
+    "int4-g128": _group_format(4, 128),
+    "int8-g128": _group_format(8, 128),
+    "q8_0": QuantFormat("q8_0", Q8_0_BITS, "32 int8 + one fp16 scale (34 bytes)", "bf16",
+                        "norms and MoE router in f32", "ggml block_q8_0 (ggml-common.h)"),
+    "q4_0": QuantFormat("q4_0", Q4_0_BITS, "32 x 4-bit + one fp16 scale (18 bytes)", "bf16",
+                        "output head in q6_K; norms and MoE router in f32", "ggml block_q4_0; llama.cpp llama-quant.cpp"),
+    "q4_K_M": QuantFormat("q4_K_M", Q4_K_BITS, "q4_K super-blocks of 256 (144 bytes); half of attn_v and ffn_down "
+                          "and the output head in q6_K (210 bytes per 256)", "bf16",
+                          "norms and MoE router in f32", "ggml block_q4_K/block_q6_K; llama.cpp use_more_bits"),
+    "fp8-block": QuantFormat("fp8-block", 8 + 32 / (128 * 128), "fp8 e4m3, one fp32 scale per 128 x 128 block",
+                             "fp8", "embeddings, output head, norms, MoE router in bf16",
+                             "DeepSeek-V3 technical report, section 3.3.1 (weight_block_size [128, 128])"),
+    "mxfp4": QuantFormat("mxfp4", 4 + 8 / 32, "32 x fp4 e2m1 + one e8m0 power-of-two scale (17 bytes)", "bf16",
+                         "MoE: everything but the routed experts (gpt-oss: attention, router, embeddings, head) in "
+                         "bf16; dense: embeddings, head, norms", "OCP Microscaling Formats (MX) v1.0, section 5.2"),
+    "nvfp4": QuantFormat("nvfp4", 4 + 8 / 16, "16 x fp4 e2m1 + one fp8 e4m3 scale (9 bytes), one fp32 scale per "
+                         "tensor", "bf16", "embeddings, output head, norms, MoE router in bf16",
+                         "NVIDIA NVFP4 (Blackwell); TensorRT Model Optimizer checkpoints"),
+}
+_GROUP_NAME = re.compile(r"^int(4|8)-g(32|64|128|256)$")
+
+
+def quant_format(name: str) -> QuantFormat | None:
+    """The block format called ``name`` (case-insensitive; int4/int8 at any group of 32, 64, 128 or 256
+    as "int4-g64"), or None for a plain dtype or an unknown name."""
+    if not isinstance(name, str):
+        return None
+    key = name.strip()
+    for k, f in FORMATS.items():
+        if k.lower() == key.lower():
+            return f
+    m = _GROUP_NAME.match(key.lower())
+    return _group_format(int(m.group(1)), int(m.group(2))) if m else None
+
+
+def format_names() -> list[str]:
+    """Every block format name, in the table's order."""
+    return list(FORMATS)
+
+
+def bits_per_element(name: str) -> float | None:
+    """Bits per element of a plain dtype or a block format (scales included); None if unknown."""
+    if isinstance(name, str) and name.lower() in PLAIN_BITS:
+        return PLAIN_BITS[name.lower()]
+    f = quant_format(name)
+    return None if f is None else f.bits_per_weight
+
+
+def _use_more_bits(i: int, n: int) -> bool:
+    """llama.cpp's rule for the layers of q4_K_M that get q6_K: the first and last eighth, and every
+    third layer between (llama-quant.cpp, ``use_more_bits``)."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def tensor_groups(model) -> dict[str, float]:
+    """A model's parameters split into the groups the recipes treat differently.
+
+    embedding: V*D, the input table (for a tied model, the one matrix that is also the head);
+    head: V*D for an untied output head, else 0; norms: (2L + 1) * D; router: D*E per layer of a mixture
+    of experts; experts: the routed experts, E x (n_params - n_active) / (E - k) (as ``weight_bytes_read``),
+    of which experts_down is a third (SwiGLU's down projection); attention_v: the V projections,
+    L*D*K*H (0 for MLA); ffn_down: a third of what is left of the dense FFN after the attention
+    projections L*(2*D*N*H + 2*D*K*H); linear: everything else. The groups add up to n_params.
+    Estimates (norms, router, the split of the linear part) only move bits within q4_K_M's mix.
+    """
+    d, n_layers, v = model.d_model, model.n_layers, model.vocab_size
+    total = float(model.n_params)
+    emb = float(v * d)
+    head = 0.0 if model.tie_word_embeddings else float(v * d)
+    norms = float((2 * n_layers + 1) * d)
+    experts = router = 0.0
+    if model.is_moe and model.n_active_params is not None and model.n_experts != model.n_experts_per_token:
+        e, k = model.n_experts, model.n_experts_per_token
+        experts = (model.n_params - model.n_active_params) / (e - k) * e
+        router = float(d * e * n_layers)
+    rest = max(total - emb - head - norms - router - experts, 0.0)
+    if model.attention == "mla":
+        attn, attn_v = 0.0, 0.0
+    else:
+        h, n, kv = model.head_dim, model.n_heads, model.n_kv_heads
+        attn = float(n_layers * (2 * d * n * h + 2 * d * kv * h))
+        attn_v = float(n_layers * d * kv * h)
+    attn = min(attn, rest)
+    attn_v = min(attn_v, attn)
+    ffn_down = max(rest - attn, 0.0) / 3.0
+    return {"embedding": emb, "head": head, "norms": norms, "router": router, "attention_v": attn_v,
+            "ffn_down": ffn_down, "linear": rest - attn_v - ffn_down, "experts_down": experts / 3.0,
+            "experts": experts * 2.0 / 3.0}
+
+
+def group_bits(model, weight_dtype: str) -> dict[str, float]:
+    """Bits per parameter of each group of ``tensor_groups`` under ``weight_dtype`` (see the module
+    docstring for each recipe).
+
+    Raises:
+        ValueError: unknown name.
+    """
+    plain = PLAIN_BITS.get(weight_dtype.lower()) if isinstance(weight_dtype, str) else None
+    if plain is not None:
+        return dict.fromkeys(GROUPS, plain)
+    f = quant_format(weight_dtype)
+    if f is None:
+        raise ValueError(f"weight_dtype must be one of {', '.join([*PLAIN_BITS, *FORMATS])} "
+                         f"(or int4/int8 with a group of 32-256, e.g. 'int4-g64'); got {weight_dtype!r}")
+    q = f.bits_per_weight
+    if f.name.startswith("int"):
+        return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
+    if f.name in ("fp8-block", "nvfp4"):
+        return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
+    if f.name == "mxfp4":
+        if model.is_moe and tensor_groups(model)["experts"] > 0:
+            return {**dict.fromkeys(GROUPS, 16.0), "experts": q, "experts_down": q}
+        return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
+    gguf = {**dict.fromkeys(GROUPS, q), "norms": 32.0, "router": 32.0}
+    if f.name == "q8_0":
+        return gguf
+    gguf["head"] = Q6_K_BITS
+    if model.tie_word_embeddings:  # no output.weight: the token embedding is the head (llama-quant.cpp)
+        gguf["embedding"] = Q6_K_BITS
+    if f.name == "q4_K_M":
+        share = float(np.mean([_use_more_bits(i, model.n_layers) for i in range(model.n_layers)]))
+        mixed = share * Q6_K_BITS + (1 - share) * Q4_K_BITS
+        gguf["ffn_down"] = gguf["experts_down"] = mixed
+        # Eight-expert models store attn_v in q8_0 (llama-quant.cpp: n_expert == 8).
+        gguf["attention_v"] = Q8_0_BITS if model.n_experts == 8 else mixed
+    return gguf
+
+
+def weight_bytes_by_group(model, weight_dtype: str = "bf16") -> dict[str, float]:
+    """Bytes of each tensor group (``tensor_groups``) stored in ``weight_dtype``.
+
+    Raises:
+        ValueError: unknown name.
+    """
+    bits = group_bits(model, weight_dtype)
+    return {g: p * bits[g] / 8.0 for g, p in tensor_groups(model).items()}
+
+
+def is_plain(weight_dtype: str) -> bool:
+    """True for the plain dtypes, which store every parameter at one width (the course's convention)."""
+    return isinstance(weight_dtype, str) and weight_dtype.lower() in PLAIN_BITS
+
+
+def format_table(model, weight_dtypes=None) -> pd.DataFrame:
+    """What each format really costs for ``model``.
+
+    Returns:
+        DataFrame, one row per format: format, bits_per_quantized_weight (the block's own cost),
+        bits_per_param (all weight bytes x 8 / n_params, what stays 16-bit included), weights_bytes,
+        compute_dtype, block, keeps, source.
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    names = list(weight_dtypes) if weight_dtypes is not None else ["bf16", *FORMATS]
+    rows = []
+    for name in names:
+        total = sum(weight_bytes_by_group(model, name).values())
+        f = quant_format(name)
+        rows.append(dict(
+            format=name, bits_per_quantized_weight=bits_per_element(name),
+            bits_per_param=total * 8.0 / model.n_params, weights_bytes=total,
+            compute_dtype=f.compute_dtype if f else ("bf16" if name == "int4" else name),
+            block=f.block if f else "plain: every parameter at this width, no scales",
+            keeps=f.keeps if f else "nothing", source=f.source if f else "the inference course, week 11, step 4"))
+    return pd.DataFrame(rows)
