@@ -106,7 +106,7 @@ def test_max_batch_per_gpu_at_tp8():
 def test_more_gpus_never_reduce_free_memory_per_gpu(model_id, tp, pp, batch, ctx):
     m = calc.get_model(model_id)
     base = P.Layout(tp, pp)
-    for wider in (P.Layout(2 * tp, pp), P.Layout(tp, 2 * pp)):
+    for wider in (P.Layout(2 * tp, pp), P.Layout(tp, 2 * pp), P.Layout(tp, pp, 2 * tp)):  # EP: attention DP 2
         try:
             P.check_layout(m, base)
             P.check_layout(m, wider)
@@ -240,6 +240,15 @@ def test_plan_binding_tpot_when_the_target_is_tight():
     # At 12 ms per token, TP 2 (21.8 ms at B = 1) cannot serve: the plan needs more TP, bound by TPOT.
     plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.012, 2.0)
     assert plan.layout.tp >= 4 and plan.binding == "TPOT"
+
+
+def test_plan_binding_ttft_for_a_long_prompt():
+    # Llama-3.1-8B, a 32,768-token prompt: one H100 prefills it in 0.78 s, two (TP 2) in 0.43 s; a 0.5 s TTFT
+    # target needs the second GPU although one holds the model: bound by TTFT.
+    m = calc.get_model("llama-3.1-8b")
+    plan = P.capacity_plan(m, H100, P.ServingTraffic(0.0, 1.0, 32768, 256), 0.1, 0.5)
+    assert calc.prefill_time(m, H100, 32768).total_s > 0.5 >= calc.prefill_time(m, H100, 32768, tp=2).total_s
+    assert plan.gpus == 2 and plan.binding == "TTFT"
 
 
 def test_plan_bound_by_traffic_alone():
