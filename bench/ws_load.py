@@ -1,0 +1,380 @@
+"""Load benchmark at the websocket level: simulated students who drag sliders, and the CPU a rerun costs.
+
+Streamlit's browser client talks to the server over one websocket (``/_stcore/stream``): it sends
+``BackMsg`` protobufs (``rerun_script`` with the query string, every widget's state and the page) and
+receives ``ForwardMsg`` protobufs (deltas, then ``script_finished``). This benchmark first records what a
+real headless Chromium sends on every page (Playwright: open the page, press the arrow keys on its first
+enabled slider), then replays those exact messages from many websocket clients at once; only the
+``context_info.url`` is rewritten to the server under test. A rerun's latency is the time from sending
+its ``rerun_script`` to receiving its ``script_finished``.
+
+Modes (each prints a table; figures depend on what else the machine runs):
+
+    python bench/ws_load.py cpu                      # server CPU seconds per rerun, every page
+    python bench/ws_load.py load --students 20       # p50/p90/p99, server CPU and memory, plain server
+    python bench/ws_load.py load --students 60 --class-procs 2   # behind nginx (deploy/serve_class.py)
+    python bench/ws_load.py load --url http://host:port --pids 123,456   # a server you started
+
+Server CPU is read from /proc (user + system time of the server processes and their children).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# -- servers ------------------------------------------------------------------------------------------
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, timeout_s: float = 90) -> None:
+    """Block until ``url``/_stcore/health answers "ok" (RuntimeError after ``timeout_s``)."""
+    end = time.time() + timeout_s
+    while time.time() < end:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{url} did not become healthy within {timeout_s:.0f} s")
+
+
+def start_plain() -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port; returns the process and its URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url)
+    return proc, url
+
+
+def start_class(procs: int) -> tuple[subprocess.Popen, str]:
+    """``deploy/serve_class.py`` with ``procs`` Streamlit processes behind nginx on a free port."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "deploy/serve_class.py", "--procs", str(procs), "--port", str(port),
+                             "--host", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url, timeout_s=120)
+    for _ in range(4 * procs):  # every upstream answers (ip_hash sends us to one; /_stcore/health is cheap)
+        wait_healthy(url)
+    return proc, url
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` so far (processes that ended count as 0)."""
+    total = 0.0
+    for p in pids:
+        try:
+            f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            total += (int(f[11]) + int(f[12])) / CLK_TCK
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def rss_bytes(pids: list[int]) -> int:
+    """Resident memory of ``pids`` in bytes (VmRSS)."""
+    total = 0
+    for p in pids:
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+# -- what a browser sends --------------------------------------------------------------------------------
+def capture(url: str, pages: list[str], moves: int = 2) -> dict[str, list[bytes]]:
+    """Per page, the BackMsgs a real Chromium sends: the first visit, then ``moves`` slider moves.
+
+    Returns ``{page: [initial, move1, move2, ...]}`` (raw protobuf bytes). The first enabled slider is
+    moved right, then left, and so on; a page without a slider gets its initial message only.
+    """
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, list[bytes]] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        for name in pages:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            sent: list[bytes] = []
+            finished = [0]
+
+            def on_ws(ws, sent=sent, finished=finished):
+                ws.on("framesent", lambda b: sent.append(b if isinstance(b, bytes) else b.encode()))
+
+                def on_recv(b, finished=finished):
+                    if isinstance(b, bytes) and is_finished(b):
+                        finished[0] += 1
+                ws.on("framereceived", on_recv)
+            page.on("websocket", on_ws)
+            page.goto(f"{url}/{name}")
+            wait_until(page, lambda: finished[0] >= 1, 90)
+            try:
+                page.get_by_role("slider").first.wait_for(timeout=15000)
+            except Exception:  # noqa: BLE001 - a page without a slider
+                pass
+            page.wait_for_timeout(500)
+            sliders = page.get_by_role("slider").all()
+            keys = ["ArrowRight", "ArrowLeft"]
+            chosen = None
+            for slider in sliders:  # the first slider that reruns the page (disabled ones do not)
+                for _ in range(2):
+                    n = finished[0]
+                    slider.focus()
+                    page.keyboard.press(keys[0])
+                    try:
+                        wait_until(page, lambda n=n: finished[0] > n, 6)
+                        chosen = slider
+                        break
+                    except TimeoutError:  # disabled, or at its end: try the other way, then the next
+                        keys.reverse()
+                if chosen is not None:
+                    break
+            for i in range(1, moves if chosen is not None else 0):
+                page.wait_for_timeout(300)
+                n = finished[0]
+                chosen.focus()
+                page.keyboard.press(keys[i % 2])
+                wait_until(page, lambda n=n: finished[0] > n, 60)
+            out[name] = [m for m in sent if _is_rerun(m)]
+            print(f"  /{name}: {len(out[name])} messages", file=sys.stderr)
+            page.close()
+        browser.close()
+    return out
+
+
+def wait_until(page, cond, timeout_s: float) -> None:
+    """Poll ``cond`` (Playwright's sync API delivers events only while it waits: wait on the page)."""
+    end = time.time() + timeout_s
+    while not cond():
+        if time.time() > end:
+            raise TimeoutError(f"the page did not finish its run in time ({page.url})")
+        page.wait_for_timeout(50)
+
+
+def _is_rerun(raw: bytes) -> bool:
+    m = BackMsg()
+    m.ParseFromString(raw)
+    return m.WhichOneof("type") == "rerun_script"
+
+
+def is_finished(raw: bytes) -> bool:
+    """Whether a ForwardMsg is the end of a script run (whole page or fragment)."""
+    m = ForwardMsg()
+    m.ParseFromString(raw)
+    return m.WhichOneof("type") == "script_finished"
+
+
+def retarget(raw: bytes, url: str) -> bytes:
+    """The same BackMsg with ``context_info.url`` pointing at ``url`` (the server under test)."""
+    m = BackMsg()
+    m.ParseFromString(raw)
+    old = m.rerun_script.context_info.url
+    if old:
+        path = "/" + old.split("/", 3)[3] if old.count("/") >= 3 else "/"
+        m.rerun_script.context_info.url = url.rstrip("/") + path
+    return m.SerializeToString()
+
+
+# -- a student ------------------------------------------------------------------------------------------
+async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float, float], lat: list[float],
+                  errors: list[str], rng: random.Random) -> None:
+    """One browser tab: open the page, then ``moves`` slider moves with a think time between them."""
+    import websockets
+
+    ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
+    try:
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], origin=url, max_size=None,
+                                      open_timeout=60, ping_interval=None) as ws:
+            async def run(raw: bytes) -> float:
+                t0 = time.perf_counter()
+                await ws.send(raw)
+                while True:
+                    frame = await asyncio.wait_for(ws.recv(), timeout=120)
+                    if isinstance(frame, bytes) and is_finished(frame):
+                        return time.perf_counter() - t0
+            await run(msgs[0])
+            cycle = msgs[1:] or msgs[:1]
+            for i in range(moves):
+                await asyncio.sleep(rng.uniform(*think_s))
+                lat.append(await run(cycle[i % len(cycle)]))
+    except Exception as e:  # noqa: BLE001 - a benchmark counts failures, it does not stop on them
+        errors.append(f"{type(e).__name__}: {e}")
+
+
+def pct(xs: list[float], q: float) -> float:
+    """The q-quantile (0..1) of ``xs`` by nearest rank."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
+
+
+async def _load(url: str, templates: dict[str, list[bytes]], students: int, moves: int,
+                think_s: tuple[float, float], ramp_s: float, seed: int):
+    rng = random.Random(seed)
+    pages = [p for p in templates if len(templates[p]) > 1]
+    lat: list[float] = []
+    errors: list[str] = []
+    tasks = []
+    for i in range(students):
+        msgs = [retarget(m, url) for m in templates[pages[i % len(pages)]]]
+        tasks.append(asyncio.create_task(student(url, msgs, moves, think_s, lat, errors, random.Random(rng.random()))))
+        await asyncio.sleep(ramp_s / max(students, 1))
+    await asyncio.gather(*tasks)
+    return lat, errors
+
+
+def run_load(url: str, pids_root: list[int], templates, students: int, moves: int, think_s, ramp_s: float) -> dict:
+    """Run ``students`` simulated students; returns latencies (s), errors, CPU and memory figures."""
+    pids = sorted({q for p in pids_root for q in process_tree(p)})
+    rss0 = rss_bytes(pids)
+    c0, t0 = cpu_s(pids), time.perf_counter()
+    peak = [rss0]
+    stop = [False]
+
+    async def sampler():
+        while not stop[0]:
+            peak[0] = max(peak[0], rss_bytes(pids))
+            await asyncio.sleep(0.5)
+
+    async def main():
+        s = asyncio.create_task(sampler())
+        res = await _load(url, templates, students, moves, think_s, ramp_s, seed=1)
+        stop[0] = True
+        await s
+        return res
+    lat, errors = asyncio.run(main())
+    wall = time.perf_counter() - t0
+    cpu = cpu_s(pids) - c0
+    time.sleep(5)  # sessions closed: let the server drop them
+    return dict(lat=lat, errors=errors, cpu_s=cpu, wall_s=wall, rss0=rss0, rss_peak=peak[0],
+                rss_after=rss_bytes(pids))
+
+
+def run_cpu(url: str, pids_root: list[int], templates, reruns: int) -> list[tuple[str, float, float]]:
+    """Per page: server CPU seconds per rerun and median latency, one client, ``reruns`` moves in a row."""
+    pids = sorted({q for p in pids_root for q in process_tree(p)})
+    out = []
+    for page, msgs in templates.items():
+        lat: list[float] = []
+        errs: list[str] = []
+        msgs = [retarget(m, url) for m in msgs]
+        asyncio.run(student(url, msgs, 2, (0.2, 0.2), [], errs, random.Random(0)))  # warm the page's caches
+        c0 = cpu_s(pids)
+        asyncio.run(student(url, msgs, reruns, (0.05, 0.05), lat, errs, random.Random(0)))
+        # the initial visit is in the CPU figure too: subtract nothing, count it as one more rerun
+        per = (cpu_s(pids) - c0) / (reruns + 1)
+        out.append((page, per, statistics.median(lat) if lat else float("nan")))
+        if errs:
+            print(f"{page}: {errs[0]}", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["cpu", "load"])
+    ap.add_argument("--url", help="a running server (default: start one)")
+    ap.add_argument("--pids", help="comma-separated server pids, with --url (for CPU and memory)")
+    ap.add_argument("--class-procs", type=int, default=0,
+                    help="start deploy/serve_class.py with this many processes instead of a plain streamlit run")
+    ap.add_argument("--students", type=int, default=20)
+    ap.add_argument("--moves", type=int, default=10, help="slider moves per student")
+    ap.add_argument("--think", default="2,5", help="seconds between a student's moves: min,max (uniform)")
+    ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive")
+    ap.add_argument("--reruns", type=int, default=10, help="cpu mode: reruns per page")
+    ap.add_argument("--pages", default="", help="comma-separated url paths (default: every page but live)")
+    args = ap.parse_args()
+
+    from app_pages.common import PAGES
+    pages = args.pages.split(",") if args.pages else [
+        "" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if not f.endswith("live.py")]
+    proc = None
+    if args.url:
+        url, roots = args.url.rstrip("/"), [int(p) for p in args.pids.split(",")] if args.pids else []
+    elif args.class_procs:
+        proc, url = start_class(args.class_procs)
+        roots = [proc.pid]
+    else:
+        proc, url = start_plain()
+        roots = [proc.pid]
+    try:
+        t0 = time.time()
+        templates = capture(url, pages)
+        print(f"captured the messages of a real Chromium on {len(templates)} pages in {time.time() - t0:.0f} s "
+              f"(load average {os.getloadavg()[0]:.2f})")
+        if args.mode == "cpu":
+            print(f"{'page':<16} {'CPU s/rerun':>12} {'median latency s':>17}")
+            for page, per, med in run_cpu(url, roots, templates, args.reruns):
+                print(f"{page or 'home':<16} {per:>12.3f} {med:>17.3f}")
+        else:
+            lo, hi = (float(x) for x in args.think.split(","))
+            r = run_load(url, roots, templates, args.students, args.moves, (lo, hi), args.ramp)
+            lat = r["lat"]
+            setup = f"nginx + {args.class_procs} processes" if args.class_procs else ("given server" if args.url
+                                                                                    else "plain streamlit run")
+            print(f"{setup}, {args.students} students x {args.moves} moves, think {lo:g}-{hi:g} s, "
+                  f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
+            print("| students | reruns | errors | rerun p50 | p90 | p99 | server CPU | RSS start | peak | after |")
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            print(f"| {args.students} | {len(lat)} | {len(r['errors'])} | {pct(lat, .5):.2f} s | {pct(lat, .9):.2f} s | "
+                  f"{pct(lat, .99):.2f} s | {100 * r['cpu_s'] / r['wall_s']:.0f}% of one core | "
+                  f"{r['rss0'] / 1e6:.0f} MB | {r['rss_peak'] / 1e6:.0f} MB | {r['rss_after'] / 1e6:.0f} MB |")
+            if lat:
+                print(f"server CPU per rerun: {r['cpu_s'] / (len(lat) + args.students):.3f} s")
+            for e in sorted(set(r["errors"]))[:5]:
+                print("error:", e)
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
