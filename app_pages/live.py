@@ -113,9 +113,14 @@ if cancel:
 # Another session's run: say so at once, from the worker's state, without starting anything.
 pending = st.session_state.get("_lv_pending")
 other = worker.running_for_other(owner)
+def _started_by(job) -> str:
+    return ("another session" if job.pid is None else
+            f"a session of another server process on this machine, pid {job.pid}")
+
+
 if other is not None and pending is None:
-    st.info(f"A measurement is running (started by another session): {other.what or 'a live run'}; now "
-            f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per server: "
+    st.info(f"A measurement is running (started by {_started_by(other)}): {other.what or 'a live run'}; now "
+            f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per machine: "
             "press **Run measurement** to queue yours, it starts when this one finishes.")
 
 # Submit a pending run as soon as the worker is free (another browser may be measuring).
@@ -128,9 +133,10 @@ if pending is not None:
             st.session_state.pop("_lv_pending", None)
             break
         except WorkerBusy:
-            cur = worker.current()
+            cur = worker.current() or worker.running_for_other(owner)
             wait.info("Yours is queued: waiting for the current run to finish (one measurement at a time per "
-                      f"server): {cur.what + '; now ' + cur.message if cur else ''}")
+                      f"machine{', started by ' + _started_by(cur) if cur else ''}): "
+                      f"{cur.what + '; now ' + cur.message if cur else ''}")
             time.sleep(0.5)
     wait.empty()
 

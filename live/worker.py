@@ -6,7 +6,9 @@ corrupt each other's numbers. The Streamlit process imports only this module (no
 one ``LiveWorker`` (``st.cache_resource(max_entries=1, on_release=LiveWorker.stop)``), which
 starts the process with multiprocessing's "spawn" method, sends it ``RunSpec`` requests, and
 collects progress and results on a reader thread. One job runs at a time per worker; a second
-submit while one runs raises ``WorkerBusy`` (the page shows "waiting for the current run").
+submit while one runs raises ``WorkerBusy`` (the page shows "waiting for the current run"). Across the
+server processes of one machine (a class deployment), a ``MachineLock`` keeps it to one run per machine;
+``running_for_other`` reports another process's run too.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import time
 import traceback
 from dataclasses import dataclass, field, replace
 
+from .machine_lock import MachineLock
 from .spec import RunSpec
 
 JOB_STATES = ("queued", "running", "done", "error", "cancelled")
@@ -58,6 +61,8 @@ class JobState:
         what: the whole run in words (``RunSpec.describe``), for other sessions' waiting message.
         result: the runner's result dict when done (or partial when cancelled); error: the message.
         started_s / finished_s: ``time.time()`` stamps.
+        pid: None for a job of this process; the process id when the run belongs to another server
+            process of this machine (``LiveWorker.running_for_other``; job_id is then 0).
     """
 
     job_id: int
@@ -70,6 +75,7 @@ class JobState:
     error: str | None = None
     started_s: float = field(default_factory=time.time)
     finished_s: float | None = None
+    pid: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -127,7 +133,8 @@ class LiveWorker:
         w.stop()
     """
 
-    def __init__(self):
+    def __init__(self, machine_lock: MachineLock | None = None):
+        self._machine = machine_lock if machine_lock is not None else MachineLock()
         self._ctx = mp.get_context("spawn")
         self._lock = threading.Lock()
         self._jobs: dict[int, JobState] = {}
@@ -180,6 +187,9 @@ class LiveWorker:
             self._jobs[job_id] = job
             if job.finished and self._current == job_id:
                 self._current = None
+                self._machine.release()
+            elif self._current == job_id:
+                self._machine.update(job.message, job.fraction)
 
     def _on_death(self, proc) -> None:
         with self._lock:
@@ -191,13 +201,15 @@ class LiveWorker:
                 self._jobs[self._current] = replace(job, state="error", finished_s=time.time(), message="failed",
                                                     error="the measurement process stopped" + why)
                 self._current = None
+                self._machine.release()
 
     # -- public API ---------------------------------------------------------------------------
     def submit(self, spec: RunSpec, owner: str = "") -> int:
         """Start a measurement of ``spec``; returns its job id at once.
 
         Raises:
-            WorkerBusy: another job is still running (one measurement at a time per server).
+            WorkerBusy: another job is still running (one measurement at a time per machine: in this
+                process, or in another server process of the machine).
             ValueError: ``spec`` is not a RunSpec.
         """
         if not isinstance(spec, RunSpec):
@@ -205,7 +217,13 @@ class LiveWorker:
         with self._lock:
             if self._current is not None:
                 raise WorkerBusy("waiting for the current run to finish")
-            self._ensure_started()
+            if not self._machine.try_acquire(spec.describe()):
+                raise WorkerBusy("waiting for the run of another server process on this machine to finish")
+            try:
+                self._ensure_started()
+            except BaseException:
+                self._machine.release()
+                raise
             job_id = next(self._ids)
             self._jobs[job_id] = JobState(job_id=job_id, owner=owner, what=spec.describe())
             self._current = job_id
@@ -228,9 +246,18 @@ class LiveWorker:
 
     def running_for_other(self, owner: str) -> JobState | None:
         """The running job when someone other than ``owner`` submitted it (None otherwise): what a second
-        browser is told when its page opens while another session measures. Starts nothing."""
+        browser is told when its page opens while another session measures. Starts nothing.
+
+        A run of another server process of this machine comes back as a JobState with ``pid`` set."""
         cur = self.current()
-        return cur if cur is not None and cur.owner != owner else None
+        if cur is not None:
+            return cur if cur.owner != owner else None
+        other = self._machine.holder()
+        if other is None:
+            return None
+        return JobState(job_id=0, owner="", state="running", fraction=float(other.get("fraction", 0.0)),
+                        message=str(other.get("message", "")), what=str(other.get("what", "")),
+                        started_s=float(other.get("started_s", 0.0)), pid=int(other["pid"]))
 
     @property
     def busy(self) -> bool:
@@ -274,3 +301,5 @@ class LiveWorker:
             proc.terminate()
             proc.join(2.0)
         self._proc = None
+        with self._lock:  # the reader thread marks the job failed; the machine is free now
+            self._machine.release()
