@@ -25,7 +25,7 @@ NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").e
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed: `apt-get install nginx` "
                                                       "(bash .ci/run does it)")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-PAGES = {"": "LLM Inference Explorer", "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
+PAGES = {"": "LLM Inference Explorer",  # url path -> text the page's script draws (others: the menu title) "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
          "quantization": "Quantization", "batching": "atching", "speculative": "peculative",
          "monthly_bill": "onthly bill", "live": "ive"}
 
@@ -137,7 +137,10 @@ def test_every_page_renders_in_a_browser_through_the_proxy(class_url):
         upstreams = set()
         page.on("response", lambda r: upstreams.add(r.headers.get("x-explorer-upstream"))
                 if r.request.resource_type == "document" else None)
-        for path, heading in PAGES.items():
+        from app_pages.common import PAGES as MENU
+        paths = ["" if f.endswith("home.py") else Path(f).stem for f, *_ in MENU]
+        for path in paths:
+            heading = PAGES[path] if path in PAGES else {Path(f).stem: t for f, t, *_ in MENU}[path]
             page.goto(f"{class_url}/{path}")
             # Text drawn by the script run: only arrives over the proxied websocket.
             page.get_by_text(heading).first.wait_for(timeout=60_000)
