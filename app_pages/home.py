@@ -66,7 +66,7 @@ shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
 st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
              width="stretch", height=35 * (len(shown) + 1) + 3)
 st.caption("GB = 10^9 bytes. Times are lower bounds from the roofline.")
-common.download_csv(table, "napkin.csv", key="h_csv")
+common.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
 
 st.subheader("Explore")
 cards = common.PAGES[1:]  # every page but this one

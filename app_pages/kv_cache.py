@@ -217,4 +217,5 @@ with st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} t
         "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
 st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
            "Window row: the model's K with every layer behind the window.")
-common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv")
+common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
+    "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})

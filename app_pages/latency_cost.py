@@ -124,4 +124,5 @@ with st.expander("The front as a table"):
                      "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
                      "memory_bytes": st.column_config.NumberColumn("memory (GB)", format="%.2f"),
                      "pareto": "on the front", "bound": "bound"})
-    common.download_csv(table, "latency_cost_front.csv", key="lc_csv")
+    common.download_csv(table, "latency_cost_front.csv", key="lc_csv",
+                        inputs={"context_len": context_len, "agent_tpot_ms": tpot_ms, "chat_tpot_ms": chat_ms})

@@ -157,7 +157,10 @@ st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns
 with st.expander("Every column: the models and the bill's parts"):
     st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
         "tier", "model", *COMPONENTS, "total_usd"))
-common.download_csv(table, "monthly_bill.csv", key="mb_csv")
+csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
+          "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
+          "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
+common.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
 
 if setup is not None:
     st.caption(
@@ -184,7 +187,7 @@ with left:
     fig.update_layout(xaxis_title="daily active users (log)",
                       yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
     common.show_chart(fig, key="mb_dau_chart")
-    common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv")
+    common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
 with right:
     sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
     fig = go.Figure()
@@ -195,7 +198,7 @@ with right:
     st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
     fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
     common.show_chart(fig, key="mb_hit_chart")
-    common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv")
+    common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
 
 st.subheader("The formula")
 st.latex(r"\begin{aligned}\text{bill}_\text{API} &= 30\,G\,\big[\,((1-h)P + U)\,p_\text{in} + hP\,p_\text{hit}"

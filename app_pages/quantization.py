@@ -131,7 +131,8 @@ st.dataframe(shown, hide_index=True, width="stretch", column_config=format_colum
 with st.expander("Every column: dtypes, memory and the step's parts"):
     st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
         "format", "weight_dtype", "kv_dtype", "weights_bytes", "kv_bytes", "weights_read_s", "kv_read_s", "compute_s"))
-common.download_csv(table, "quantization.csv", key="q_csv")
+common.download_csv(table, "quantization.csv", key="q_csv", inputs={
+    "model_used": model.name, "context_len": ctx, "batch": batch, "quantize": apply, "reserve_gb": reserve_gb})
 
 st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"
          r"\quad(\text{while } 2NB/P \text{ stays below the weight read})")

@@ -3,6 +3,8 @@
 Pure Python + numpy/pandas (no streamlit, no torch). The public API is fixed in DESIGN.md; the
 formulas follow the course material (the inference course, week 11, steps 1-4; chapter 9, LLM inference; CS336 lecture 10, Inference) and the papers cited per function.
 """
+__version__ = "0.1.0"
+
 from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
                    prefix_cache_savings, replicas_needed)
 from .dtypes import DTYPE_BYTES, dtype_bytes
