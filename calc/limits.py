@@ -142,13 +142,32 @@ def check_range(value, what: str, quantity: str, minimum: int = 1) -> int:
 def check_config_int(value, key: str, minimum: int = 1) -> int:
     """An integer read from config.json key ``key``, checked against the key's plausible range.
 
-    Keys not in ``CONFIG_KEY_LIMITS`` get the generic bound of ``LIMITS["count"]`` (2^31 - 1).
+    Keys not in ``CONFIG_KEY_LIMITS`` are judged by their name (``quantity_of_key``): "..._intermediate_size"
+    as an FFN width, "..._heads" as heads, "..._window"/"..._chunk_size" as tokens, and so on; the rest
+    get the generic bound of ``LIMITS["count"]`` (2^31 - 1).
 
     Raises:
         ValueError: "config key 'num_hidden_layers' is 2,000,000,000, above the limit of 1,024 layers
             that this calculator accepts", or "... must be a positive integer, got 'x'".
     """
-    return check_range(value, f"config key {key!r}", CONFIG_KEY_LIMITS.get(key, "count"), minimum)
+    return check_range(value, f"config key {key!r}", quantity_of_key(key), minimum)
+
+
+#: Name fragments of config keys -> quantity, tried in order for keys not in ``CONFIG_KEY_LIMITS``
+#: (the hybrid families' keys: "linear_num_value_heads", "mamba_d_head", "attention_chunk_size", ...).
+_KEY_PATTERNS = (("intermediate", "d_ff"), ("head_dim", "head_dim"), ("d_head", "head_dim"), ("heads", "n_heads"),
+                 ("layer", "n_layers"), ("expert", "n_experts"), ("vocab", "vocab_size"), ("window", "context"),
+                 ("chunk", "context"), ("position", "context"), ("hidden", "d_model"), ("rank", "latent"),
+                 ("d_state", "latent"), ("d_conv", "latent"), ("state_size", "latent"))
+
+
+def quantity_of_key(key: str) -> str:
+    """The quantity of ``LIMITS`` that bounds config key ``key`` ("num_hidden_layers" -> "n_layers";
+    "linear_num_value_heads" -> "n_heads"; an unknown name -> "count")."""
+    if key in CONFIG_KEY_LIMITS:
+        return CONFIG_KEY_LIMITS[key]
+    low = str(key).lower()
+    return next((q for frag, q in _KEY_PATTERNS if frag in low), "count")
 
 
 def check_model_field(value, field_name: str, minimum: int = 1) -> int:

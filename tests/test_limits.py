@@ -222,3 +222,13 @@ def test_the_memory_cap_is_real():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "refused"
     assert resource.RLIMIT_AS is not None
+
+
+@pytest.mark.parametrize("key, quantity", [("linear_num_value_heads", "n_heads"), ("attention_chunk_size", "context"),
+                                           ("intermediate_size_mlp", "d_ff"), ("expert_layer_period", "n_layers"),
+                                           ("some_future_count", "count")])
+def test_keys_of_other_families_are_bounded_by_their_name(key, quantity):
+    top = limits.limit_of(quantity)
+    with pytest.raises(ValueError, match=f"'{key}' is {top + 1:,}, above the limit of {top:,}"):
+        limits.check_config_int(top + 1, key)
+    assert limits.check_config_int(top, key) == top
