@@ -203,9 +203,10 @@ def selection() -> Selection:
 
 # -- text from outside: links, configs, file names ----------------------------------------------------
 #: The characters that open a markdown construct that could fetch, link, format code or formulas, or draw
-#: a directive: links/images ``[ ] ( ) !``, HTML ``< >``, code, formulas ``$``, directives/autolinks ``:``,
-#: e-mail autolinks ``@``, emphasis, headings, tables, strikethrough. "." and "_" stay (file names read better).
-_MD_ACTIVE = re.compile(r"([\\`*\[\]()<>!$:#|~{}@])")
+#: a directive: links/images ``[ ] ( ) !``, HTML ``< >``, code, formulas ``$``, directives ``[ ]``, e-mail
+#: autolinks ``@``, emphasis, headings, tables, strikethrough. ".", "_" and ":" stay (messages read better);
+#: the ":" of "://" and the "." of "www." are escaped, which is what GFM's bare-URL autolinks need.
+_MD_ACTIVE = re.compile(r"([\\`*\[\]()<>!$#|~{}@])")
 #: Longest query parameter value kept (a pasted config.json travels in one on the live page).
 MAX_QUERY_VALUE_CHARS = 20_000
 
@@ -220,7 +221,8 @@ def md_escape(text: object) -> str:
     config or a file name.
     """
     flat = " ".join(str(text).splitlines())
-    return re.sub(r"(?i)(www)\.", r"\1\\.", _MD_ACTIVE.sub(r"\\\1", flat))
+    flat = _MD_ACTIVE.sub(r"\\\1", flat).replace("://", "\\://")
+    return re.sub(r"(?i)(www)\.", r"\1\\.", flat)
 
 
 def safe_name(text: object, max_chars: int = 80) -> str:

@@ -1,4 +1,5 @@
 """Live measurement: a real transformer's prefill and decode timed on this machine, next to calc's roofline."""
+import os
 import time
 import uuid
 
@@ -8,8 +9,10 @@ import streamlit as st
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, headline, kernel_table, ratio_summary
 from live.predict import NOISY_SPREAD, REPORTED_LABEL
-from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, PRESET_IDS, RunSpec, cpu_native_dtypes, cuda_present,
-                       default_dtype, load_advice, parse_sweeps, preset_name)
+from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, RunSpec, available_memory_bytes,
+                       check_config_fits, cpu_native_dtypes, cuda_present, default_dtype, list_model_dirs, load_advice,
+                       models_root, parse_sweeps, preset_name)
+from calc.limits import parse_config_json
 from live.worker import LiveWorker, WorkerBusy
 from app_pages import common
 
@@ -61,8 +64,21 @@ if source == "config":
     if up is not None:
         config_text = up.getvalue().decode("utf-8", errors="replace")
 elif source == "weights":
-    weights_path = st.text_input("Local directory or hub id already on this machine", key="lv_path", bind="query-params",
-                                 help="Loaded with local_files_only=True and HF_HUB_OFFLINE=1; never trust_remote_code.")
+    # Only folders below the models folder the server's operator set (environment or secrets); never a typed path.
+    if not os.environ.get(MODELS_ROOT_ENV):
+        try:
+            if st.secrets.get("models_root"):
+                os.environ[MODELS_ROOT_ENV] = str(st.secrets["models_root"])
+        except Exception:  # noqa: BLE001 - no secrets file: local weights stay off
+            pass
+    folders = list_model_dirs()
+    if models_root() is None or not folders:
+        st.info("Local weights are off on this server: its operator has set no models folder with a model in it "
+                f"({MODELS_ROOT_ENV}, or models_root in Streamlit's secrets). Use a preset or a config.json.")
+    else:
+        weights_path = st.selectbox("Model folder on this server", folders, key="lv_path", bind="query-params",
+                                    help="Folders below the server's models folder that hold a config.json. Loaded "
+                                         "with local_files_only=True and HF_HUB_OFFLINE=1; never trust_remote_code.")
 
 with st.expander("Sweep sizes", expanded=False):
     c = st.columns(3)
@@ -85,15 +101,21 @@ sizes, problems = parse_sweeps(dict(prompt_lens=prompts_txt, prefill_batches=pba
                                      decode_contexts=dctxs_txt))
 spec, spec_error = None, None
 if problems:
-    spec_error = "Fix the sweep sizes (whole numbers separated by commas):\n\n" + "\n".join(f"- {p}" for p in problems)
+    spec_error = ("Fix the sweep sizes (whole numbers separated by commas):\n\n"
+                  + "\n".join(f"- {common.md_escape(p)}" for p in problems))
 else:
     try:
         spec = RunSpec(source=source, preset_id=preset, config_json=config_text, weights_path=weights_path,
                        device=device, dtype=dtype, prefill_prompt_len=int(pprompt), decode_context_len=int(dctx),
                        decode_steps=int(steps), repeats=int(repeats), warmup=int(warmup), new_tokens=int(new_tokens),
                        **sizes)
-    except ValueError as e:
-        spec_error = str(e)
+        if source == "config":  # calc's count of the parameters, against the memory free here, before building
+            free = None if device == "cuda" else available_memory_bytes()
+            fit, need = check_config_fits(parse_config_json(config_text), dtype, free)
+            st.caption(f"calc reads this config as {fit.n_params:,} parameters: {common.fmt_bytes(need)} of weights "
+                       f"in {dtype}" + (f"; {common.fmt_bytes(free)} free on this machine." if free else "."))
+    except ValueError as e:  # may quote what the visitor typed or pasted: shown as plain text
+        spec, spec_error = None, common.md_escape(e)
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)
@@ -161,7 +183,7 @@ if job is None:
             "minutes and noisier points.")
     st.stop()
 if job.state == "error":
-    st.error(f"The run failed: {job.error}")
+    st.error(f"The run failed: {common.md_escape(job.error)}")
     st.stop()
 res = job.result or {}
 if job.state == "cancelled":
@@ -173,11 +195,12 @@ model, probe, table = res["model"], res["probe"], res["table"]
 head = headline(table)
 weights_note = ("**random weights** (timing depends only on shapes and dtypes; nothing is downloaded)"
                 if model["weights"] == "random" else "trained weights")
-st.markdown(f"**{model['label']}**: {model['n_params']:,} parameters, {model['n_layers']} layers, "
+st.markdown(f"**{common.md_escape(model['label'])}**: {model['n_params']:,} parameters, {model['n_layers']} layers, "
             f"{weights_note}, {model['dtype']} on {model['device']} ({probe['device_name']}, "
-            f"{probe['threads']} threads, CPU capability {probe['cpu_capability']}). Source: {model['source']}.")
+            f"{probe['threads']} threads, CPU capability {probe['cpu_capability']}). Source: "
+            f"{common.md_escape(model['source'])}.")
 for note in model["notes"] + res.get("skipped", []):
-    st.caption(note)
+    st.caption(common.md_escape(note))
 load = res.get("load") or {}
 if load.get("before"):
     after = f", after {load['after'][0]:.2f} (the run's own threads count in it)" if load.get("after") else ""

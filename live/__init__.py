@@ -5,6 +5,13 @@ Importing ``live`` does not import torch: the Streamlit process uses ``live.spec
 ``live.models``, ``live.probe``, ``live.measure`` and ``live.runner`` import torch and run inside
 the worker process.
 """
-from .spec import DEFAULT_PRESET, PRESET_IDS, RunSpec, default_dtype, parse_sizes
+import os
+
+# No call leaves the machine: the hub libraries read these when first imported, in this process and in
+# the measurement worker (which imports this package before transformers).
+for _switch in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_switch, "1")
+
+from .spec import DEFAULT_PRESET  # noqa: E402, PRESET_IDS, RunSpec, default_dtype, parse_sizes
 
 __all__ = ["DEFAULT_PRESET", "PRESET_IDS", "RunSpec", "default_dtype", "parse_sizes"]

@@ -16,8 +16,10 @@ from pathlib import Path
 import torch
 
 from calc import ModelConfig, from_hf_config
+from calc.limits import MAX_CONFIG_CHARS, parse_config_json, short_repr
 
-from .spec import RunSpec, preset_hf_config, preset_hub_id, preset_name
+from .spec import (RunSpec, available_memory_bytes, check_config_fits, preset_hf_config, preset_hub_id, preset_name,
+                   resolve_weights_path, short_error)
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 #: Keys of a config.json that would point transformers at code outside the library; always dropped.
@@ -107,6 +109,34 @@ def clean_config(config: dict) -> tuple[dict, list[str]]:
     return cfg, notes
 
 
+def check_value_types(config: dict) -> None:
+    """Refuse values whose type differs from the default of the transformers config class of the same
+    ``model_type`` (a string where a bool or a number belongs), before transformers raises on them.
+
+    None is accepted everywhere (transformers' own "not set"); lists are accepted where a number is the
+    default (token ids may be lists).
+
+    Raises:
+        ValueError: "config key 'tie_word_embeddings' must be true or false, got 'yes'", and the like.
+    """
+    from transformers import CONFIG_MAPPING
+
+    try:
+        defaults = CONFIG_MAPPING[config["model_type"]]()
+    except Exception:  # noqa: BLE001 - a class without defaults: nothing to compare against
+        return
+    for key, value in config.items():
+        if value is None or not isinstance(key, str) or key.startswith("_") or not hasattr(defaults, key):
+            continue
+        default = getattr(defaults, key, None)
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ValueError(f"config key {key!r} must be true or false, got {short_repr(value)}")
+        elif isinstance(default, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, list)):
+                raise ValueError(f"config key {key!r} must be a number, got {short_repr(value)}")
+
+
 def hf_config_object(config: dict):
     """A transformers ``PretrainedConfig`` from a cleaned config dict (``AutoConfig.for_model``).
 
@@ -116,11 +146,12 @@ def hf_config_object(config: dict):
     from transformers import AutoConfig
 
     cfg, _ = clean_config(config)
+    check_value_types(cfg)
     kwargs = {k: v for k, v in cfg.items() if k not in ("model_type", "transformers_version")}
     try:
         return AutoConfig.for_model(cfg["model_type"], **kwargs)
-    except Exception as e:  # noqa: BLE001 - transformers raises many kinds; the page needs the text
-        raise ValueError(f"transformers could not read this config.json: {e}") from None
+    except Exception as e:  # noqa: BLE001 - transformers raises many kinds; the page needs one line
+        raise ValueError(f"transformers could not read this config.json ({short_error(e)})") from None
 
 
 def count_params(model: torch.nn.Module) -> int:
@@ -149,10 +180,8 @@ def build_random(config: dict, dtype: str = "fp32", device: str = "cpu", seed: i
     try:
         with torch.device(device):
             model = AutoModelForCausalLM.from_config(cfg, dtype=torch_dtype(dtype))
-    except ValueError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise ValueError(f"could not build this architecture: {type(e).__name__}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - transformers and torch raise many kinds; the page needs one line
+        raise ValueError(f"could not build this architecture ({short_error(e)})") from None
     return model.eval()
 
 
@@ -195,10 +224,19 @@ def _find_tokenizer(where: str | None):
 
 
 def _read_json_file(path: Path) -> dict:
+    """A config.json file read with calc's guarded reader (size, depth, digits)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path.name} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        with open(path, "rb") as f:
+            data = f.read(4 * MAX_CONFIG_CHARS + 1)
+    except OSError:
+        raise ValueError(f"{path.name} could not be read") from None
+    return parse_config_json(data)
+
+
+def _free_bytes(device: str) -> float | None:
+    if device == "cuda":
+        return float(torch.cuda.mem_get_info()[0])
+    return available_memory_bytes()
 
 
 def load_model(spec: RunSpec) -> LoadedModel:
@@ -207,7 +245,11 @@ def load_model(spec: RunSpec) -> LoadedModel:
     - "preset": the shipped config.json, random weights; tokenizer only if already cached.
     - "config": the pasted config.json, random weights.
     - "weights": ``from_pretrained(path, dtype=..., local_files_only=True, trust_remote_code=False)``
-      with ``HF_HUB_OFFLINE=1``; a directory must exist and hold a config.json.
+      with ``HF_HUB_OFFLINE=1``, from a folder below the server's models folder only
+      (``spec.resolve_weights_path``).
+
+    Every config is read by calc first (``calc.limits``: sizes within plausible ranges) and its weights
+    must fit in the free memory (``spec.check_config_fits``) before anything is allocated.
 
     Raises:
         ValueError: unknown preset, invalid JSON, a missing path, an architecture transformers does
@@ -216,6 +258,7 @@ def load_model(spec: RunSpec) -> LoadedModel:
     check_device(spec.device, spec.dtype)
     notes: list[str] = []
     tokenizer, tok_note = None, ""
+    where_free = "this GPU" if spec.device == "cuda" else "this machine"
     if spec.source in ("preset", "config"):
         if spec.source == "preset":
             raw = preset_hf_config(spec.preset_id)
@@ -223,51 +266,37 @@ def load_model(spec: RunSpec) -> LoadedModel:
             source = f"config.json of {preset_hub_id(spec.preset_id) or label} (shipped with the app)"
             tok_where = preset_hub_id(spec.preset_id)
         else:
-            try:
-                raw = json.loads(spec.config_json)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-            label = str(raw.get("_name_or_path") or (raw.get("architectures") or ["custom model"])[0]) \
-                if isinstance(raw, dict) else "custom model"
+            raw = parse_config_json(spec.config_json)
+            label = str(raw.get("_name_or_path") or (raw.get("architectures") or ["custom model"])[0])[:80] \
+                if isinstance(raw.get("architectures") or [], list) else "custom model"
             source = "pasted config.json"
             tok_where = None
+        # calc's reader first (plausible sizes, its messages), then the memory the weights need.
+        check_config_fits(raw, spec.dtype, _free_bytes(spec.device), where_free)
         cfg, notes = clean_config(raw)
         model = build_random(cfg, spec.dtype, spec.device, spec.seed)
         weights = "random"
         tokenizer, tok_note = _find_tokenizer(tok_where)
     else:
         os.environ["HF_HUB_OFFLINE"] = "1"
-        where = spec.weights_path.strip()
-        p = Path(where).expanduser()
-        looks_like_path = where.startswith((".", "/", "~")) or where.count("/") != 1
-        if p.exists():
-            if not p.is_dir() or not (p / "config.json").is_file():
-                raise ValueError(f"{where} must be a directory holding config.json and the weight files")
-            cfg, notes = clean_config(_read_json_file(p / "config.json"))
-            where = str(p)
-        elif looks_like_path:
-            raise ValueError(f"no such directory: {where}")
-        else:
-            from transformers import AutoConfig
-
-            try:
-                auto = AutoConfig.from_pretrained(where, local_files_only=True, trust_remote_code=False)
-            except Exception as e:  # noqa: BLE001
-                raise ValueError(f"{where!r} is neither a local directory nor a hub id cached on this machine "
-                                 f"(nothing is downloaded): {type(e).__name__}") from None
-            cfg, notes = clean_config(auto.to_dict())
+        path = resolve_weights_path(spec.weights_path)
+        raw = _read_json_file(path / "config.json")
+        check_config_fits(raw, spec.dtype, _free_bytes(spec.device), where_free)
+        cfg, notes = clean_config(raw)
         from transformers import AutoModelForCausalLM
 
         try:
             with torch.device(spec.device):
                 model = AutoModelForCausalLM.from_pretrained(
-                    where, config=hf_config_object(cfg), dtype=torch_dtype(spec.dtype), local_files_only=True,
+                    str(path), config=hf_config_object(cfg), dtype=torch_dtype(spec.dtype), local_files_only=True,
                     trust_remote_code=False)
+        except ValueError:
+            raise
         except Exception as e:  # noqa: BLE001
-            raise ValueError(f"could not load weights from {where}: {type(e).__name__}: {e}") from None
+            raise ValueError(f"could not load the weights of {path.name} ({short_error(e)})") from None
         model = model.eval()
-        label, source, weights = Path(where).name or where, f"weights from {where}", "pretrained"
-        tokenizer, tok_note = _find_tokenizer(where)
+        label, source, weights = path.name, f"weights from the models folder: {path.name}", "pretrained"
+        tokenizer, tok_note = _find_tokenizer(str(path))
     calc_model = calc_model_for(cfg, label, model)
     return LoadedModel(model=model, hf_config=cfg, calc_model=calc_model, label=label, weights=weights,
                        source=source, tokenizer=tokenizer, tokenizer_note=tok_note, dtype=spec.dtype,

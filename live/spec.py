@@ -7,9 +7,12 @@ without importing torch.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from calc.dtypes import check_positive_int
+from calc.limits import parse_config_json
 
 #: Preset ids of the live tab (their config.json files ship in calc/data/hf_configs/<id>.json).
 PRESET_IDS: tuple[str, ...] = ("smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "tinyllama-1.1b", "llama-3.2-1b")
@@ -62,6 +65,137 @@ def preset_hub_id(preset_id: str) -> str | None:
     return first if first.count("/") == 1 else None
 
 
+#: Environment variable naming the server's models folder: local weights load only from below it.
+MODELS_ROOT_ENV = "LLM_EXPLORER_MODELS_ROOT"
+#: Bytes per parameter of each live dtype (the weights the builder allocates).
+LIVE_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+#: Share of the free memory a model's weights may take (the rest: activations, KV cache, the probe).
+WEIGHTS_MEMORY_SHARE = 0.6
+
+
+def models_root() -> Path | None:
+    """The server's models folder (``$LLM_EXPLORER_MODELS_ROOT``, resolved), or None: local weights are off.
+
+    Set by whoever runs the server (an environment variable, or ``models_root`` in Streamlit's
+    secrets, which the live page copies into the variable); never by a visitor.
+    """
+    text = os.environ.get(MODELS_ROOT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        root = Path(text).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return root if root.is_dir() else None
+
+
+def _not_a_model_dir(name: str) -> ValueError:
+    # One message for every refusal: a path outside the folder, a missing one, a file, a folder without
+    # config.json. Whether anything exists outside the models folder is never told.
+    shown = name if len(name) <= 80 else name[:79] + "…"
+    return ValueError(f"{shown!r} is not a model folder under this server's models folder (a folder there that holds "
+                      "config.json and the weights); pick one from the list")
+
+
+def resolve_weights_path(name: str, root: Path | None = None) -> Path:
+    """The model folder a visitor named, resolved inside the server's models folder.
+
+    ``name`` is a folder name (or a relative path) below ``root``; an absolute path is accepted only
+    when it resolves inside ``root``. Symbolic links are followed before the check, so a link that
+    leads out of the folder is refused too.
+
+    Raises:
+        ValueError: local weights are off (no models folder set); or the one same message for a path
+            outside the folder, a path that does not exist, is too long, is not a folder or has no
+            config.json.
+    """
+    root = models_root() if root is None else root
+    if root is None:
+        raise ValueError(f"Local weights are off on this server: its operator has not set a models folder "
+                         f"({MODELS_ROOT_ENV}). Use a preset or a config.json (random weights).")
+    text = str(name or "").strip()
+    if not text or len(text) > 1024 or "\x00" in text:
+        raise _not_a_model_dir(text)
+    try:
+        real_root = Path(root).resolve()
+        path = (real_root / Path(text).expanduser()).resolve()
+        inside = path.is_relative_to(real_root) and path != real_root
+        ok = inside and path.is_dir() and (path / "config.json").is_file()
+    except (OSError, RuntimeError, ValueError):
+        ok = False
+    if not ok:
+        raise _not_a_model_dir(text)
+    return path
+
+
+def list_model_dirs(root: Path | None = None, limit: int = 200) -> list[str]:
+    """Names of the folders directly under the models folder that hold a config.json and resolve inside it
+    (a link leading out is left out), sorted; [] when local weights are off."""
+    root = models_root() if root is None else root
+    if root is None:
+        return []
+    names = []
+    try:
+        for p in sorted(Path(root).iterdir()):
+            try:
+                resolve_weights_path(p.name, root)
+            except ValueError:
+                continue
+            names.append(p.name)
+            if len(names) >= limit:
+                break
+    except OSError:
+        return []
+    return names
+
+
+def available_memory_bytes() -> float | None:
+    """Memory available to a new allocation on this machine (MemAvailable of /proc/meminfo), or None."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_config_fits(config: dict, dtype: str, available_bytes: float | None, where: str = "this machine"):
+    """calc's reading of a config and its weight bytes, refused when they cannot fit in memory.
+
+    The live builder allocates every parameter; before it does, calc's reader checks each size
+    against its plausible range (``calc.limits``) and counts the parameters, and the weights in
+    ``dtype`` must fit in ``WEIGHTS_MEMORY_SHARE`` of ``available_bytes``.
+
+    Returns:
+        (calc's ``ModelConfig``, bytes of its weights in ``dtype``).
+
+    Raises:
+        ValueError: calc's message for a bad or implausible config; or "... needs 1.2 TB for its
+            weights in fp32; this machine has 20.1 GB free" when it does not fit.
+    """
+    from calc import from_hf_config
+
+    model = from_hf_config(config)
+    need = model.n_params * LIVE_DTYPE_BYTES.get(dtype, 4)
+    if available_bytes is not None and need > WEIGHTS_MEMORY_SHARE * available_bytes:
+        raise ValueError(f"This model has {model.n_params:,} parameters: its weights need {need / 1e9:,.2f} GB in "
+                         f"{dtype}, more than {WEIGHTS_MEMORY_SHARE:.0%} of the {available_bytes / 1e9:,.1f} GB free on "
+                         f"{where}. Pick a smaller model or a 16-bit dtype.")
+    return model, need
+
+
+def short_error(err: BaseException, max_chars: int = 240) -> str:
+    """An exception as one short line for a page: its type and the first line of its message, cut to
+    ``max_chars`` (PyTorch appends C++ frames after the first line; tracebacks never reach a visitor)."""
+    first = (str(err).strip().splitlines() or [""])[0]
+    first = first.split(" Exception raised from ")[0]
+    if len(first) > max_chars:
+        first = first[: max_chars - 1] + "…"
+    return f"{type(err).__name__}: {first}" if first else type(err).__name__
+
+
 def _int_tuple(values, what: str) -> tuple[int, ...]:
     if isinstance(values, (int, str)):
         values = [values]
@@ -77,11 +211,12 @@ class RunSpec:
 
     Fields:
         source: "preset" (a shipped config, random weights), "config" (``config_json`` text, random
-            weights) or "weights" (a local directory or hub id already on this machine).
+            weights; read by calc first, so its sizes are within ``calc.limits``) or "weights" (a model
+            folder below the server's models folder).
         preset_id: one of ``PRESET_IDS`` (used when source is "preset").
         config_json: a config.json as text (source "config").
-        weights_path: a local directory or cached hub id (source "weights"); loaded with
-            local_files_only and never with remote code.
+        weights_path: a model folder below the server's models folder (source "weights",
+            ``resolve_weights_path``); loaded with local_files_only and never with remote code.
         device: "cpu" or "cuda"; dtype: "fp32", "bf16" or "fp16" (weights, activations and KV cache).
         prompt_lens: prompt lengths (tokens) of the TTFT sweep at batch 1.
         prefill_batches / prefill_prompt_len: batches of the TTFT sweep at a fixed prompt length.
@@ -127,8 +262,16 @@ class RunSpec:
             preset_name(self.preset_id)
         if self.source == "config" and not (self.config_json or "").strip():
             raise ValueError("source 'config' needs the config.json text (paste or upload it)")
+        if self.source == "config":  # calc's reader first: its bounds and messages, before transformers sees it
+            from calc import from_hf_config
+
+            cfg = parse_config_json(self.config_json)
+            if not cfg.get("model_type"):
+                raise ValueError("config.json has no 'model_type', so transformers cannot tell which architecture "
+                                 "to build")
+            from_hf_config(cfg)
         if self.source == "weights" and not (self.weights_path or "").strip():
-            raise ValueError("source 'weights' needs a local directory or a hub id already on this machine")
+            raise ValueError("source 'weights' needs a model folder under this server's models folder")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {self.device!r}")
         if self.dtype not in LIVE_DTYPES:
@@ -158,7 +301,7 @@ class RunSpec:
         """What the run measures, in words, for other sessions' waiting message
         ("smollm2-135m (preset, random weights), fp32 on cpu, 13 points")."""
         what = {"preset": f"{self.preset_id} (preset, random weights)", "config": "a pasted config (random weights)",
-                "weights": f"weights at {self.weights_path}"}[self.source]
+                "weights": "local weights"}[self.source]  # another session's path is never shown
         return f"{what}, {self.dtype} on {self.device}, {self.n_points} points"
 
     def to_json(self) -> str:

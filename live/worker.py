@@ -15,13 +15,14 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import queue
+import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field, replace
 
 from .machine_lock import MachineLock
-from .spec import RunSpec
+from .spec import RunSpec, short_error
 
 JOB_STATES = ("queued", "running", "done", "error", "cancelled")
 _START_LOCK = threading.Lock()
@@ -92,8 +93,9 @@ def _error_message(err: BaseException) -> str:
                 "Choose a smaller model, batch or context, or a 16-bit dtype.")
     if isinstance(err, ValueError):
         return str(err)
-    tail = traceback.format_exception_only(type(err), err)[-1].strip()
-    return f"the measurement failed: {tail}"
+    # The page gets one line; the whole traceback goes to the server's log (this process's stderr).
+    traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
+    return f"the measurement failed: {short_error(err)}"
 
 
 def _serve(requests, events, cancel) -> None:

@@ -137,10 +137,11 @@ def test_default_preset_builds_for_real_with_random_weights():
 
 
 # -- errors and remote code --------------------------------------------------------------------
-def test_missing_path_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="no such directory"):
+def test_missing_path_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLM_EXPLORER_MODELS_ROOT", str(tmp_path))
+    with pytest.raises(ValueError, match="not a model folder under this server's models folder"):
         load_model(RunSpec(source="weights", weights_path=str(tmp_path / "nowhere")))
-    with pytest.raises(ValueError, match="directory holding config.json"):
+    with pytest.raises(ValueError, match="not a model folder under this server's models folder"):
         load_model(RunSpec(source="weights", weights_path=str(tmp_path)))
 
 
@@ -150,13 +151,14 @@ def test_broken_configs_are_clear_errors():
     with pytest.raises(ValueError, match="no 'model_type'"):
         load_model(RunSpec(source="config", config_json='{"hidden_size": 64}'))
     with pytest.raises(ValueError, match="not built into transformers"):
-        load_model(RunSpec(source="config", config_json='{"model_type": "my_secret_arch"}'))
+        load_model(RunSpec(source="config", config_json=json.dumps(dict(GQA, model_type="my_secret_arch"))))
 
 
 EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('remote code ran')\n"
 
 
-def test_loading_never_executes_remote_code(tmp_path):
+def test_loading_never_executes_remote_code(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLM_EXPLORER_MODELS_ROOT", str(tmp_path))
     marker = tmp_path / "marker.txt"
     # a real saved checkpoint whose config.json points at code shipped next to it
     model = build_random(GQA, "fp32")
@@ -173,7 +175,7 @@ def test_loading_never_executes_remote_code(tmp_path):
     assert torch.equal(lm.model.model.layers[0].mlp.up_proj.weight, w_saved)
     # a pasted config with auto_map and an unknown model_type is refused
     with pytest.raises(ValueError, match="remote code"):
-        load_model(RunSpec(source="config", config_json=json.dumps({"model_type": "evil", "auto_map": cfg["auto_map"]})))
+        load_model(RunSpec(source="config", config_json=json.dumps(dict(GQA, model_type="evil", auto_map=cfg["auto_map"]))))
     assert not marker.exists()
 
 
