@@ -1,0 +1,230 @@
+"""calc's prediction for an endpoint's load levels, the measured/predicted table, and imported result files.
+
+Pure (numpy, pandas, calc): the page and the tests call it; nothing here opens a connection.
+
+Prediction for a closed loop of c requests with P prompt and N output tokens each: with equal lengths
+and fixed output (``ignore_eos``), the c requests start, prefill, decode and finish together, so each
+round prefills c prompts in one pass and then decodes c sequences per step:
+
+- TTFT(c) = ``prefill_time(model, gpu, P, batch=c).total_s`` (roofline, DESIGN.md: compute 2 N B T +
+  attention, bytes = weights + KV written);
+- TPOT(c) = ``decode_step_time(model, gpu, batch=c, context_len=P + N/2).total_s`` (the mean context
+  over the decode; the napkin model of the inference course, week 1 step 4);
+- E2E(c) = TTFT + (N - 1) TPOT; output tokens/s = c N / E2E.
+
+Both are lower bounds (a roofline ignores scheduling, kernel launch and network time): a measured /
+predicted ratio above 1 is the usual case, 1.2-2x for a well-tuned engine.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from calc import decode_step_time, prefill_time
+
+#: Columns of a levels table (measured, imported or predicted), times in ms.
+LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "output_tokens_per_s",
+                 "request_throughput_per_s", "prompt_tokens_mean", "output_tokens_mean",
+                 "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
+                 "itl_ms_p50", "itl_ms_p90", "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99")
+
+
+def parallel_supported() -> bool:
+    """Whether calc's ``decode_step_time`` takes a ``tp`` (tensor-parallel) keyword."""
+    return "tp" in inspect.signature(decode_step_time).parameters
+
+
+def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
+                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1) -> pd.DataFrame:
+    """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency.
+
+    Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
+    ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring.
+    Worked number: Llama-3-8B, H100 SXM, bf16, P = 8192 - 32, N = 64, c = 1: TPOT = 5.1 ms (the
+    ``decode_step_time`` docstring's 8k figure).
+
+    Raises:
+        ValueError: bad concurrencies or token counts (calc's messages), or ``tp`` > 1 while calc has
+        no parallel layout.
+    """
+    kw = {}
+    if tp != 1:
+        if not parallel_supported():
+            raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = 1)")
+        kw = {"tp": int(tp)}
+    rows = []
+    for c in concurrencies:
+        c = int(c)
+        ctx = int(prompt_tokens + output_tokens // 2)
+        ttft = prefill_time(model, accelerator, int(prompt_tokens), batch=c, weight_dtype=weight_dtype,
+                            kv_dtype=kv_dtype, **kw).total_s
+        tpot = decode_step_time(model, accelerator, c, ctx, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                                **kw).total_s
+        e2e = ttft + (output_tokens - 1) * tpot
+        rows.append(dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
+                         pred_output_tokens_per_s=c * output_tokens / e2e))
+    return pd.DataFrame(rows)
+
+
+def compare(levels: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
+    """Measured levels joined with the prediction on ``concurrency``, with ``ratio_ttft``, ``ratio_tpot``
+    and ``ratio_e2e`` = measured p50 / predicted (1 = exact; above 1 slower than predicted)."""
+    out = levels.merge(predicted, on="concurrency", how="left")
+    for m in ("ttft", "tpot", "e2e"):
+        out[f"ratio_{m}"] = out[f"{m}_ms_p50"] / out[f"pred_{m}_ms"]
+    return out
+
+
+def levels_frame(levels: list[dict]) -> pd.DataFrame:
+    """A list of level dicts (``EndpointRun.levels`` or an import) as a table with ``LEVEL_COLUMNS``
+    (missing columns NaN; the order kept)."""
+    df = pd.DataFrame(levels)
+    for col in LEVEL_COLUMNS:
+        if col not in df:
+            df[col] = np.nan
+    return df[list(LEVEL_COLUMNS)]
+
+
+# -- imports ---------------------------------------------------------------------------------------------
+def _num(x):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def _documents(text: str) -> list:
+    """One JSON document, or JSON lines (``--append-result`` writes one result per line)."""
+    text = text.strip()
+    if not text:
+        raise ValueError("the file is empty")
+    try:
+        doc = json.loads(text)
+        return doc if isinstance(doc, list) else [doc]
+    except ValueError:
+        pass
+    docs = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                docs.append(json.loads(line))
+            except ValueError as e:
+                raise ValueError(f"line {i} is not JSON ({e.msg})") from None
+    return docs
+
+
+def read_vllm_result(text: str) -> list[dict]:
+    """Levels from ``vllm bench serve --save-result`` files (one JSON object per run; JSON lines allowed).
+
+    Fields read (vllm/benchmarks/serve.py, ``benchmark()``'s result dict and ``main_async``'s
+    ``result_json``): ``max_concurrency``, ``request_rate``, ``completed``, ``failed``, ``duration``,
+    ``output_throughput``, ``request_throughput``, ``total_input_tokens``, ``total_output_tokens``,
+    ``median_/p90_/p99_{ttft,tpot,itl,e2el}_ms`` (a percentile missing from the file's
+    ``--metric-percentiles`` is NaN), and with ``--save-detailed`` the per-request ``itls`` (seconds).
+    vLLM's TPOT and ITL are this page's definitions. Levels are sorted by concurrency then rate.
+
+    Raises:
+        ValueError: not JSON, or no object with vLLM's fields (the message says which are missing).
+    """
+    out = []
+    for doc in _documents(text):
+        if not isinstance(doc, dict) or "median_ttft_ms" not in doc or "completed" not in doc:
+            raise ValueError("this is not a `vllm bench serve --save-result` file: it needs the fields "
+                             "completed and median_ttft_ms (run with the default --percentile-metrics)")
+        completed = int(doc.get("completed") or 0)
+        rate = doc.get("request_rate")
+        lv = {"concurrency": _num(doc.get("max_concurrency")), "source": "vllm bench serve",
+              "request_rate_per_s": math.nan if rate in (None, "inf") else _num(rate),
+              "requests_ok": completed, "requests_failed": int(doc.get("failed") or 0),
+              "duration_s": _num(doc.get("duration")), "output_tokens_per_s": _num(doc.get("output_throughput")),
+              "request_throughput_per_s": _num(doc.get("request_throughput")),
+              "prompt_tokens_mean": _num(doc.get("total_input_tokens")) / completed if completed else math.nan,
+              "output_tokens_mean": _num(doc.get("total_output_tokens")) / completed if completed else math.nan}
+        for ours, theirs in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("e2e", "e2el")):
+            lv[f"{ours}_ms_p50"] = _num(doc.get(f"median_{theirs}_ms"))
+            lv[f"{ours}_ms_mean"] = _num(doc.get(f"mean_{theirs}_ms"))
+            for p in (90, 99):
+                lv[f"{ours}_ms_p{p}"] = _num(doc.get(f"p{p}_{theirs}_ms"))
+        itls = doc.get("itls")
+        if isinstance(itls, list):
+            lv["itl_ms"] = [float(g) * 1e3 for req in itls if isinstance(req, list) for g in req]
+        out.append(lv)
+    return sorted(out, key=lambda d: (np.nan_to_num(d["concurrency"], nan=1e18),
+                                      np.nan_to_num(d["request_rate_per_s"], nan=1e18)))
+
+
+def _dist(metrics: dict, name: str, status: str = "successful") -> dict:
+    d = metrics.get(name) or {}
+    return (d.get(status) or {}) if isinstance(d, dict) else {}
+
+
+def read_guidellm_report(text: str) -> list[dict]:
+    """Levels from a GuideLLM JSON report (``guidellm benchmark --output-path report.json``).
+
+    Structure read (vllm-project/guidellm, ``src/guidellm/benchmark/schemas/generative/metrics.py``
+    and ``src/guidellm/schemas/statistics.py``): ``benchmarks[i].metrics.<metric>.successful`` is a
+    distribution with ``median``, ``mean`` and ``percentiles.p90/p99``; the level is
+    ``benchmarks[i].config.strategy`` (``streams`` for concurrent, ``rate`` for constant/poisson),
+    else the mean measured ``request_concurrency``. Conventions differ (reference: GuideLLM's
+    ``inter_token_latency_ms`` is vLLM's TPOT, its ``time_per_output_token_ms`` includes the TTFT):
+    TPOT here is read from ``inter_token_latency_ms``; GuideLLM has no per-chunk ITL, so ITL is NaN.
+
+    Raises:
+        ValueError: not JSON or no ``benchmarks`` list with ``metrics``.
+    """
+    docs = _documents(text)
+    doc = docs[0] if len(docs) == 1 else {"benchmarks": docs}
+    benches = doc.get("benchmarks") if isinstance(doc, dict) else None
+    if not isinstance(benches, list) or not benches or not all(isinstance(b, dict) and "metrics" in b for b in benches):
+        raise ValueError("this is not a GuideLLM JSON report: it needs a benchmarks list whose entries have metrics")
+    out = []
+    for b in benches:
+        m = b["metrics"]
+        strat = ((b.get("config") or {}).get("strategy") or {}) if isinstance(b.get("config"), dict) else {}
+        conc = strat.get("streams")
+        if conc is None and strat.get("type_") == "synchronous":
+            conc = 1
+        if conc is None and strat.get("rate") is None:
+            conc = _dist(m, "request_concurrency").get("mean")
+        totals = m.get("request_totals") or {}
+        lv = {"concurrency": _num(conc), "request_rate_per_s": _num(strat.get("rate")), "source": "GuideLLM",
+              "requests_ok": int(totals.get("successful") or 0),
+              "requests_failed": int((totals.get("errored") or 0) + (totals.get("incomplete") or 0)),
+              "output_tokens_per_s": _num(_dist(m, "output_tokens_per_second").get("mean")),
+              "request_throughput_per_s": _num(_dist(m, "requests_per_second").get("mean")),
+              "prompt_tokens_mean": _num(_dist(m, "prompt_token_count").get("mean")),
+              "output_tokens_mean": _num(_dist(m, "output_token_count").get("mean"))}
+        for ours, theirs, scale in (("ttft", "time_to_first_token_ms", 1.0), ("tpot", "inter_token_latency_ms", 1.0),
+                                    ("e2e", "request_latency", 1e3)):
+            d = _dist(m, theirs)
+            pct = d.get("percentiles") or {}
+            lv[f"{ours}_ms_p50"] = _num(d.get("median")) * scale
+            lv[f"{ours}_ms_mean"] = _num(d.get("mean")) * scale
+            lv[f"{ours}_ms_p90"] = _num(pct.get("p90")) * scale
+            lv[f"{ours}_ms_p99"] = _num(pct.get("p99")) * scale
+        for p in ("p50", "p90", "p99"):
+            lv[f"itl_ms_{p}"] = math.nan
+        out.append(lv)
+    return sorted(out, key=lambda d: (np.nan_to_num(d["concurrency"], nan=1e18),
+                                      np.nan_to_num(d["request_rate_per_s"], nan=1e18)))
+
+
+def read_result_file(text: str) -> tuple[str, list[dict]]:
+    """Detect and read a vLLM or GuideLLM result file; returns (tool name, levels).
+
+    Raises:
+        ValueError: neither format (the message names both and what each needs).
+    """
+    try:
+        return "vllm bench serve", read_vllm_result(text)
+    except ValueError as e_vllm:
+        try:
+            return "GuideLLM", read_guidellm_report(text)
+        except ValueError as e_guide:
+            raise ValueError(f"Not a result file this page reads. As vLLM's: {e_vllm}. As GuideLLM's: {e_guide}.") \
+                from None

@@ -1,0 +1,116 @@
+"""The endpoint prediction (calc's roofline per concurrency) and the import of vLLM / GuideLLM result files."""
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from calc import get_accelerator, get_model
+from live.endpoint_predict import (compare, levels_frame, predict_levels, read_guidellm_report, read_result_file,
+                                   read_vllm_result)
+
+LLAMA, H100 = get_model("llama-3-8b"), get_accelerator("h100-sxm")
+
+
+def test_prediction_by_hand():
+    # Llama-3-8B (8.03e9 params, bf16: 16.06e9 B of weights), H100 SXM (3.35e12 B/s, 989e12 FLOP/s bf16).
+    # P = 8160, N = 64: mean context 8160 + 32 = 8192, KV 8192 x 131,072 B = 1.074e9 B per sequence.
+    # TPOT at c = 1: 16.06e9 / 3.35e12 + 1.074e9 / 3.35e12 = 4.794 + 0.321 = 5.115 ms (every weight read).
+    # An engine reads one row of the 128,256 x 4,096 input embedding, not all of it (1.05e9 B less, 4.80 ms);
+    # either convention may be calc's default, so both hand values are accepted.
+    p = predict_levels(LLAMA, H100, [1, 8], 8160, 64)
+    tpot1 = p.loc[0, "pred_tpot_ms"]
+    assert tpot1 == pytest.approx(5.115, rel=0.005) or tpot1 == pytest.approx(4.80, rel=0.005)
+    # TTFT at c = 8 with P = 256: 2 x 8.03e9 x 8 x 256 FLOP / 989e12 = 33.26 ms of matmuls (compute-bound:
+    # weights take 4.79 ms) + causal attention 8 x 2 x 32 heads x 256 (H_qk + H_v) x 32 layers x 256 x 257 / 2 keys
+    # = 1.38e11 FLOP = 0.14 ms + the KV written, 8 x 256 x 131,072 B / 3.35e12 = 0.08 ms: 33.48 ms.
+    q = predict_levels(LLAMA, H100, [1, 8], 256, 64)
+    assert q.loc[1, "pred_ttft_ms"] == pytest.approx(33.26 + 0.14 + 0.08, rel=0.002)
+    # at c = 1 the prefill of 256 tokens is memory-bound: the weights' 4.79 ms
+    assert q.loc[0, "pred_ttft_ms"] == pytest.approx(4.80, rel=0.01)
+    # E2E = TTFT + 63 TPOT; tokens/s = c N / E2E
+    row = q.iloc[1]
+    assert row.pred_e2e_ms == pytest.approx(row.pred_ttft_ms + 63 * row.pred_tpot_ms)
+    assert row.pred_output_tokens_per_s == pytest.approx(8 * 64 / (row.pred_e2e_ms / 1e3))
+
+
+def test_prediction_refuses_a_parallel_layout_calc_lacks():
+    from live.endpoint_predict import parallel_supported
+    if parallel_supported():
+        pytest.skip("calc has tensor parallelism")
+    with pytest.raises(ValueError, match="one GPU"):
+        predict_levels(LLAMA, H100, [1], 256, 64, tp=2)
+
+
+def test_compare_ratios():
+    measured = levels_frame([{"concurrency": 1, "ttft_ms_p50": 12.0, "tpot_ms_p50": 10.0, "e2e_ms_p50": 700.0}])
+    pred = pd.DataFrame([{"concurrency": 1, "pred_ttft_ms": 6.0, "pred_tpot_ms": 5.0, "pred_e2e_ms": 350.0}])
+    out = compare(measured, pred)
+    assert out.loc[0, ["ratio_ttft", "ratio_tpot", "ratio_e2e"]].tolist() == [2.0, 2.0, 2.0]
+
+
+def vllm_result(concurrency, ttft, tpot, itl, e2el, detailed=False):
+    """A result as `vllm bench serve --save-result` writes it (field names from vllm/benchmarks/serve.py)."""
+    d = {"date": "20261130-120000", "backend": "vllm", "model_id": "m", "num_prompts": 16, "request_rate": "inf",
+         "burstiness": 1.0, "max_concurrency": concurrency, "duration": 8.0, "completed": 16, "failed": 0,
+         "total_input_tokens": 16 * 256, "total_output_tokens": 16 * 64, "request_throughput": 2.0,
+         "request_goodput": None, "output_throughput": 128.0, "total_token_throughput": 640.0,
+         "mean_ttft_ms": ttft, "median_ttft_ms": ttft, "std_ttft_ms": 1.0, "p99_ttft_ms": ttft * 2,
+         "mean_tpot_ms": tpot, "median_tpot_ms": tpot, "std_tpot_ms": 0.1, "p99_tpot_ms": tpot * 1.5,
+         "mean_itl_ms": itl, "median_itl_ms": itl, "std_itl_ms": 0.1, "p99_itl_ms": itl * 3,
+         "mean_e2el_ms": e2el, "median_e2el_ms": e2el, "std_e2el_ms": 2.0, "p99_e2el_ms": e2el * 1.2}
+    if detailed:
+        d["itls"] = [[0.010, 0.012], [0.011]]
+    return d
+
+
+def test_vllm_result_files_one_per_level_and_json_lines():
+    text = "\n".join(json.dumps(vllm_result(c, 20.0 * c, 8.0 + c, 7.5 + c, 600.0 + c, detailed=(c == 1)))
+                     for c in (4, 1))
+    tool, levels = read_result_file(text)
+    assert tool == "vllm bench serve"
+    assert [lv["concurrency"] for lv in levels] == [1, 4]  # sorted
+    lv = levels[1]
+    assert lv["ttft_ms_p50"] == 80.0 and lv["ttft_ms_p99"] == 160.0 and math.isnan(lv["ttft_ms_p90"])
+    assert lv["tpot_ms_p50"] == 12.0 and lv["itl_ms_p99"] == pytest.approx(34.5) and lv["e2e_ms_p50"] == 604.0
+    assert lv["prompt_tokens_mean"] == 256 and lv["output_tokens_mean"] == 64
+    assert lv["requests_ok"] == 16 and lv["output_tokens_per_s"] == 128.0 and math.isnan(lv["request_rate_per_s"])
+    assert levels[0]["itl_ms"] == pytest.approx([10.0, 12.0, 11.0])
+    assert list(levels_frame(levels)["concurrency"]) == [1, 4]
+
+
+def test_not_a_result_file_is_a_sentence():
+    with pytest.raises(ValueError, match="median_ttft_ms"):
+        read_vllm_result('{"hello": 1}')
+    with pytest.raises(ValueError, match="Not a result file"):
+        read_result_file("not json at all")
+
+
+def dist(median, mean=None, p90=None, p99=None):
+    s = {"mean": mean if mean is not None else median, "median": median, "mode": median, "variance": 0.0,
+         "std_dev": 0.0, "min": median, "max": median, "count": 8, "total_sum": median * 8,
+         "percentiles": {"p001": median, "p01": median, "p05": median, "p10": median, "p25": median,
+                         "p50": median, "p75": median, "p90": p90 or median, "p95": median, "p99": p99 or median,
+                         "p999": median}}
+    return {"successful": s, "incomplete": None, "errored": None, "total": s}
+
+
+def test_guidellm_report():
+    # two benchmarks as in a GuideLLM JSON report (schemas/generative/metrics.py field names): concurrent 2, poisson 3/s
+    def bench(strategy, ttft, itl):
+        return {"type_": "generative_benchmark", "config": {"strategy": strategy}, "metrics": {
+            "request_totals": {"successful": 8, "incomplete": 1, "errored": 1, "total": 10},
+            "requests_per_second": dist(1.5), "request_concurrency": dist(2.0), "request_latency": dist(0.9),
+            "prompt_token_count": dist(256), "output_token_count": dist(64), "time_to_first_token_ms": dist(ttft, p90=2 * ttft),
+            "time_per_output_token_ms": dist(itl + ttft / 64), "inter_token_latency_ms": dist(itl, p99=3 * itl),
+            "output_tokens_per_second": dist(96.0)}}
+    report = {"benchmarks": [bench({"type_": "poisson", "rate": 3.0}, 50.0, 12.0),
+                             bench({"type_": "concurrent", "streams": 2}, 40.0, 11.0)]}
+    tool, levels = read_result_file(json.dumps(report))
+    assert tool == "GuideLLM"
+    c2 = levels[0]
+    assert c2["concurrency"] == 2 and c2["ttft_ms_p50"] == 40.0 and c2["ttft_ms_p90"] == 80.0
+    assert c2["tpot_ms_p50"] == 11.0 and c2["tpot_ms_p99"] == 33.0  # GuideLLM's ITL is vLLM's TPOT
+    assert c2["e2e_ms_p50"] == pytest.approx(900.0) and math.isnan(c2["itl_ms_p50"])
+    assert c2["requests_ok"] == 8 and c2["requests_failed"] == 2
+    assert levels[1]["request_rate_per_s"] == 3.0 and math.isnan(levels[1]["concurrency"])
