@@ -17,6 +17,12 @@ from live.worker import LiveWorker, WorkerBusy
 from app_pages import common
 
 st.title("Live measurement")
+if st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
+            help="this machine: a model run here by the app; an endpoint: a serving deployment's "
+                 "OpenAI-compatible API under load") == "an endpoint":
+    from app_pages import live_endpoint
+    live_endpoint.render()
+    st.stop()
 st.markdown(
     "The other pages predict; this one measures. A real transformer runs here, in one worker process, "
     "and its **prefill** (TTFT) and **decode** (TPOT) times sit beside three predictions: the roofline of "

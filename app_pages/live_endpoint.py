@@ -1,0 +1,270 @@
+"""The live page's "an endpoint" section: measure an OpenAI-compatible server under load, next to calc's prediction.
+
+Called by app_pages/live.py (``render()``); not a page of its own. The measurement runs in a
+background thread (``live.endpoint.EndpointJob``), so this session's script only polls it and other
+sessions are never blocked. Every setting but the API key is bound to the URL.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import pandas as pd
+import streamlit as st
+
+from app_pages import common
+from live.endpoint import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointJob, EndpointRefused, EndpointSpec,
+                           allow_entries, check_base_url)
+from live.endpoint_charts import itl_figure, metric_figure
+from live.endpoint_predict import compare, levels_frame, parallel_supported, predict_levels, read_result_file
+
+#: Table headers (times in ms; the CSV keeps the column names).
+COLUMNS = {
+    "concurrency": st.column_config.NumberColumn("concurrency", format="%d"),
+    "request_rate_per_s": st.column_config.NumberColumn("rate (req/s)", format="%.2f"),
+    "requests_ok": st.column_config.NumberColumn("ok"), "requests_failed": st.column_config.NumberColumn("failed"),
+    "output_tokens_per_s": st.column_config.NumberColumn("output tok/s", format="%.1f"),
+    "request_throughput_per_s": st.column_config.NumberColumn("req/s", format="%.2f"),
+    "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%.0f"),
+    "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
+    **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
+       for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
+    **{f"pred_{m}_ms": st.column_config.NumberColumn(f"predicted {m.upper()} (ms)", format="%.2f")
+       for m in ("ttft", "tpot", "e2e")},
+    **{f"ratio_{m}": st.column_config.NumberColumn(f"{m.upper()} measured/predicted", format="%.2f")
+       for m in ("ttft", "tpot", "e2e")},
+}
+
+
+def _allow() -> list[str]:
+    return allow_entries(secrets=st.secrets)
+
+
+def _levels_text(text: str, cast, what: str) -> tuple[tuple, str | None]:
+    vals, bad = [], []
+    for part in text.split(","):
+        if part.strip():
+            try:
+                vals.append(cast(part.strip()))
+            except ValueError:
+                bad.append(repr(part.strip()))
+    return tuple(vals), (f"{what}: {', '.join(bad)} not a number" if bad else None)
+
+
+def _settings() -> tuple[EndpointSpec | None, str | None]:
+    """The sweep widgets; returns (spec, error message)."""
+    c = st.columns([3, 2, 2])
+    url = c[0].text_input("Base URL (the server's root)", "http://127.0.0.1:8000", key="ep_url", bind="query-params",
+                          help="e.g. http://127.0.0.1:8000 for `vllm serve` or `transformers serve`; /v1 is added")
+    model = c[1].text_input("Model (as the server names it)", "", key="ep_model", bind="query-params")
+    c[2].text_input("API key", type="password", key="ep_key", placeholder="optional",
+                    help="Sent only in the Authorization header; never put in the URL, the tables, the CSV or a "
+                         f"message. Empty: the server's {KEY_ENV} environment variable, if set.")
+    c = st.columns([2, 2, 3])
+    api = c[0].radio("API", ["completions", "chat"], key="ep_api", bind="query-params", horizontal=True,
+                     help="/v1/completions or /v1/chat/completions (the chat template adds prompt tokens)")
+    mode = c[1].radio("Load", ["concurrency", "rate"], key="ep_mode", bind="query-params", horizontal=True,
+                      help="concurrency: closed loop, N requests always in flight; rate: Poisson arrivals at R "
+                           "requests/s (open loop)")
+    levels_txt = c[2].text_input("Levels (concurrencies, or requests/s for rate)", "1, 2, 4, 8", key="ep_levels",
+                                 bind="query-params")
+    c = st.columns(5)
+    prompt = c[0].number_input("Prompt tokens", 1, 131072, 256, key="ep_prompt", bind="query-params")
+    out = c[1].number_input("Output tokens", 2, 16384, 64, key="ep_out", bind="query-params")
+    n = c[2].number_input("Requests per level", 1, MAX_REQUESTS_PER_RUN, 16, key="ep_n", bind="query-params")
+    warm = c[3].number_input("Warm-up requests", 0, 100, 1, key="ep_warm", bind="query-params",
+                             help="Sent first at concurrency 1, not counted")
+    seed = c[4].number_input("Seed", 0, 2**31 - 1, 0, key="ep_seed", bind="query-params")
+    with st.expander("Targets (goodput) and timeouts"):
+        c = st.columns(4)
+        ttft_slo = c[0].number_input("TTFT target (ms, 0 = none)", 0.0, 1e6, 0.0, key="ep_ttft_slo", bind="query-params")
+        tpot_slo = c[1].number_input("TPOT target (ms, 0 = none)", 0.0, 1e6, 0.0, key="ep_tpot_slo", bind="query-params")
+        stall = c[2].number_input("Stall timeout (s)", 1.0, 600.0, 30.0, key="ep_stall", bind="query-params",
+                                  help="Longest silence allowed mid-stream (and 2x that before the first token)")
+        timeout = c[3].number_input("Whole-request timeout (s)", 1.0, 3600.0, 600.0, key="ep_timeout",
+                                    bind="query-params")
+    cast = int if mode == "concurrency" else float
+    levels, bad = _levels_text(levels_txt, cast, "Levels")
+    if bad:
+        return None, bad
+    try:
+        spec = EndpointSpec(base_url=url, model=model, api=api, prompt_tokens=int(prompt), output_tokens=int(out),
+                            mode=mode, concurrency=levels if mode == "concurrency" else (),
+                            request_rates_per_s=levels if mode == "rate" else (), requests_per_level=int(n),
+                            warmup_requests=int(warm), seed=int(seed), stall_timeout_s=float(stall),
+                            first_byte_timeout_s=float(min(2 * stall, timeout)), request_timeout_s=float(timeout),
+                            ttft_slo_ms=ttft_slo or None, tpot_slo_ms=tpot_slo or None)
+        check_base_url(spec.base_url, _allow())
+    except ValueError as e:  # EndpointRefused is a ValueError
+        return None, str(e)
+    return spec, None
+
+
+def _run_section() -> dict | None:
+    """Settings, run/cancel and progress; returns the result to show (dict) or None."""
+    spec, problem = _settings()
+    allowed = _allow()
+    st.caption(f"This server contacts loopback addresses{' and ' + ', '.join(allowed) if allowed else ' only'} "
+               f"(its operator's `{ALLOW_ENV}` setting); redirects are not followed.")
+    c = st.columns([2, 1, 4])
+    run = c[0].button("Measure the endpoint", type="primary", key="ep_run", disabled=spec is None)
+    cancel = c[1].button("Cancel", key="ep_cancel")
+    if problem:
+        st.error(problem)
+    job: EndpointJob | None = st.session_state.get("_ep_job")
+    if cancel and job is not None:
+        job.cancel()
+    if run and spec is not None and (job is None or job.finished):
+        key = st.session_state.get("ep_key") or os.environ.get(KEY_ENV) or None
+        job = EndpointJob(spec, key, allow=allowed)
+        st.session_state["_ep_job"] = job
+    if job is not None and not job.finished:
+        with st.status("Measuring the endpoint…", expanded=True) as status:
+            bar = st.progress(0.0, text=job.message)
+            while not job.finished:
+                bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.message)
+                time.sleep(0.25)
+            status.update(label="Measurement finished" if job.state == "done" else "Measurement stopped",
+                          state="complete" if job.state == "done" else "error", expanded=False)
+    if job is None:
+        st.info("Start a server (for example `vllm serve MODEL` or `transformers serve`), enter its base URL and "
+                "model name, and press **Measure the endpoint**. The sweep is as many requests as levels x "
+                "requests per level, plus the warm-up.")
+        return None
+    if job.state == "error" and not (job.result and job.result.levels):
+        st.error(f"The measurement failed: {job.error}")
+        return None
+    if job.state == "cancelled":
+        st.warning("Cancelled: the levels finished before the cancel are shown.")
+    r = job.result
+    return dict(levels=r.levels, itl_ms=r.itl_ms, samples=r.samples, notes=r.notes, source="this page's client",
+                prompt_tokens=job.spec.prompt_tokens, output_tokens=job.spec.output_tokens, mode=job.spec.mode)
+
+
+def _import_section() -> dict | None:
+    up = st.file_uploader("A `vllm bench serve --save-result` JSON (one per concurrency, or JSON lines) or a "
+                          "GuideLLM JSON report", type=["json", "jsonl"], accept_multiple_files=True, key="ep_files")
+    pasted = st.text_area("…or paste a file's text", key="ep_paste", height=100)
+    texts = [(f.name, f.getvalue().decode("utf-8", errors="replace")) for f in up or []]
+    if pasted.strip():
+        texts.append(("the pasted text", pasted))
+    if not texts:
+        st.info("Upload one or more result files: each vLLM file is one load level (its `max_concurrency` or "
+                "`request_rate`); a GuideLLM report holds every level.")
+        return None
+    levels, tools = [], set()
+    for name, text in texts:
+        try:
+            tool, lv = read_result_file(text)
+        except ValueError as e:
+            st.error(f"{name}: {e}")
+            continue
+        tools.add(tool)
+        levels += lv
+    if not levels:
+        return None
+    df = levels_frame(levels)
+    itl = {f"{lv['concurrency']:g}" if not math.isnan(lv["concurrency"]) else f"{lv['request_rate_per_s']:g}/s":
+           lv["itl_ms"] for lv in levels if lv.get("itl_ms")}
+    return dict(levels=levels, itl_ms=itl, samples=[], notes=[], source=" and ".join(sorted(tools)),
+                prompt_tokens=int(round(df["prompt_tokens_mean"].median())) if df["prompt_tokens_mean"].notna().any() else None,
+                output_tokens=int(round(df["output_tokens_mean"].median())) if df["output_tokens_mean"].notna().any() else None,
+                mode="concurrency" if df["concurrency"].notna().any() else "rate")
+
+
+def _headline(table: pd.DataFrame) -> None:
+    """Four metrics: TTFT and TPOT at the lightest load, measured/predicted TPOT there, the best output tok/s."""
+    ok = table[table["tpot_ms_p50"].notna()]
+    if ok.empty:
+        return
+    xcol = "concurrency" if ok["concurrency"].notna().any() else "request_rate_per_s"
+    low = ok.sort_values(xcol).iloc[0]
+    where = f"at concurrency {low[xcol]:g}" if xcol == "concurrency" else f"at {low[xcol]:g} requests/s"
+    c = st.columns(4)
+    c[0].metric("TTFT p50, lightest load", f"{low['ttft_ms_p50']:.1f} ms", help=f"Measured {where}")
+    c[1].metric("TPOT p50, lightest load", f"{low['tpot_ms_p50']:.2f} ms", help=f"Measured {where}")
+    if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
+        c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x",
+                    help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline")
+    best = ok.loc[ok["output_tokens_per_s"].idxmax()] if ok["output_tokens_per_s"].notna().any() else None
+    if best is not None:
+        c[3].metric("Best output throughput", f"{best['output_tokens_per_s']:,.0f} tok/s",
+                    help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
+
+
+def _show(res: dict) -> None:
+    sel = common.selection()
+    table = levels_frame(res["levels"])
+    st.subheader("Measured against predicted")
+    for note in res["notes"]:
+        st.caption(note)
+    tp = 1
+    if parallel_supported():
+        tp = int(st.number_input("Tensor-parallel GPUs (tp) of the deployment", 1, 64, 1, key="ep_tp",
+                                 bind="query-params"))
+    layout = f"tp = {tp}" if parallel_supported() else "one GPU (calc has no parallel layout yet)"
+    P, N = res["prompt_tokens"], res["output_tokens"]
+    if res["mode"] == "concurrency" and P and N and N >= 2:
+        try:
+            pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
+                                  sel.weight_dtype, sel.kv_dtype, tp=tp)
+            table = compare(table, pred)
+            st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
+                        f"KV {sel.kv_dtype}, {layout} (the sidebar's choice: pick the deployment's model and GPU there), "
+                        f"{P} prompt + {N} output tokens. calc's roofline is a lower bound: c prompts prefilled in one "
+                        "pass (a closed loop of equal requests runs in lockstep), then decode steps of batch c at the "
+                        "mean context P + N/2.")
+        except ValueError as e:
+            st.warning(f"No prediction: {e}")
+    else:
+        st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
+    _headline(table)
+    st.latex(r"\text{TPOT} = \frac{\text{E2E} - \text{TTFT}}{n_\text{out} - 1}, \qquad "
+             r"\text{ITL} = \text{every gap between content chunks}")
+    st.caption(f"Source: {res['source']}. Definitions of vLLM's `vllm bench serve`: TTFT to the first chunk with "
+               "output text; TPOT per request from the usage's token count; ITL pooled over all requests, one value "
+               "per chunk (a chunk carrying k tokens is one gap; the CSV also has per-token gaps). Times are seen "
+               "by this client: network and queueing included.")
+    c = st.columns(2)
+    for i, metric in enumerate(("ttft", "tpot")):
+        fig = metric_figure(table, metric)
+        if fig is not None:
+            with c[i]:
+                st.markdown(f"**{metric.upper()} against load** (bar: p50 to p90)")
+                common.show_chart(fig, key=f"ep_chart_{metric}")
+    fig = itl_figure({str(k): v for k, v in res["itl_ms"].items()})
+    if fig is not None:
+        st.markdown("**Inter-token latency distribution** (every chunk gap, per level)")
+        common.show_chart(fig, key="ep_chart_itl")
+    first = ["concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "ttft_ms_p50", "pred_ttft_ms",
+             "ratio_ttft", "tpot_ms_p50", "pred_tpot_ms", "ratio_tpot", "itl_ms_p50", "e2e_ms_p50",
+             "output_tokens_per_s"]
+    shown = table[[c for c in first if c in table] + [c for c in table if c not in first]].dropna(axis=1, how="all")
+    st.dataframe(shown, hide_index=True, key="ep_table",
+                 column_config={k: v for k, v in COLUMNS.items() if k in shown.columns})
+    common.download_csv(table, "endpoint_levels.csv", key="ep_csv")
+    errors = [(lv.get("concurrency", lv.get("request_rate_per_s")), msg, n)
+              for lv in res["levels"] for msg, n in (lv.get("errors") or {}).items()]
+    if errors:
+        st.error("Failed requests:\n\n" + "\n".join(f"- level {lv:g}: {n} x {msg}" for lv, msg, n in errors))
+    if res["samples"]:
+        with st.expander("Every request"):
+            samples = pd.DataFrame(res["samples"])
+            st.dataframe(samples, hide_index=True, key="ep_samples")
+            common.download_csv(samples, "endpoint_requests.csv", key="ep_samples_csv")
+
+
+def render() -> None:
+    """Draw the endpoint section (called by the live page when the user picks "an endpoint")."""
+    st.markdown("Measure a **serving deployment** (vLLM, SGLang, TGI, llama.cpp's server, `transformers serve`, "
+                "a hosted API): TTFT, TPOT and ITL as load grows, streamed through its OpenAI-compatible API, beside "
+                "calc's prediction for the same model and GPU.")
+    source = st.segmented_control("Results from", ["a run from here", "a result file"], default="a run from here",
+                                  key="ep_src", bind="query-params")
+    res = _import_section() if source == "a result file" else _run_section()  # None (deselected): a run
+    if res is not None:
+        if not res["levels"]:
+            st.warning("No level finished.")
+        else:
+            _show(res)

@@ -1,0 +1,65 @@
+"""Plotly figures of an endpoint measurement: TTFT / TPOT against load with calc's prediction, the ITL distribution.
+
+Pure (plotly + pandas): the page passes the levels table (``endpoint_predict.compare`` or
+``levels_frame``) and gets ``go.Figure`` objects back, so tests can read the figure data.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+METRIC_TITLES = {"ttft": "TTFT (ms)", "tpot": "TPOT (ms per output token)", "e2e": "E2E latency (ms)"}
+_MEASURED = "#1f77b4"
+_PREDICTED = "#7f7f7f"
+
+
+def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
+    """The load column and its title: concurrency when the levels have it, else the request rate."""
+    if levels["concurrency"].notna().any():
+        return "concurrency", "Concurrency (requests in flight)"
+    return "request_rate_per_s", "Request rate (requests/s, Poisson arrivals)"
+
+
+def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
+    """Measured p50 (markers, error bar up to p90) and p99 (hollow) of ``metric`` ("ttft", "tpot" or
+    "e2e") against load, with calc's prediction (dashed) when the table has ``pred_<metric>_ms``.
+    Axes: x concurrency (log) or request rate, y milliseconds (log). None when nothing was measured."""
+    xcol, xtitle = x_axis(levels)
+    pts = levels[levels[f"{metric}_ms_p50"].notna() & levels[xcol].notna()].sort_values(xcol)
+    if pts.empty:
+        return None
+    p50, p90, p99 = (pts[f"{metric}_ms_{p}"].to_numpy(float) for p in ("p50", "p90", "p99"))
+    fig = go.Figure()
+    fig.add_scatter(x=pts[xcol], y=p50, mode="markers+lines", name="measured p50", line=dict(color=_MEASURED),
+                    marker=dict(size=10), error_y=dict(type="data", symmetric=False, array=np.nan_to_num(p90 - p50),
+                                                       arrayminus=np.zeros_like(p50), visible=True),
+                    hovertemplate="%{x}: %{y:.2f} ms (p50; bar to p90)<extra></extra>")
+    if np.isfinite(p99).any():
+        fig.add_scatter(x=pts[xcol], y=p99, mode="markers", name="measured p99",
+                        marker=dict(size=9, symbol="circle-open", color=_MEASURED),
+                        hovertemplate="%{x}: %{y:.2f} ms (p99)<extra></extra>")
+    pred = f"pred_{metric}_ms"
+    if pred in pts and pts[pred].notna().any():
+        fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name="calc's roofline (lower bound)",
+                        line=dict(color=_PREDICTED, dash="dash"), marker=dict(symbol="diamond", size=8),
+                        hovertemplate="%{x}: %{y:.2f} ms predicted<extra></extra>")
+    fig.update_layout(xaxis_title=xtitle, yaxis_title=METRIC_TITLES[metric])
+    fig.update_xaxes(type="log" if xcol == "concurrency" and pts[xcol].max() > 2 * pts[xcol].min() else "linear")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def itl_figure(itl_ms: dict) -> go.Figure | None:
+    """Distribution of the inter-token latencies (ms; every chunk gap of every request) per level, as
+    overlaid histograms. ``itl_ms``: level label -> list of gaps in ms. None when there are none."""
+    data = {k: v for k, v in itl_ms.items() if v}
+    if not data:
+        return None
+    fig = go.Figure()
+    for label, gaps in data.items():
+        fig.add_histogram(x=gaps, name=str(label), opacity=0.6, nbinsx=50,
+                          hovertemplate="%{x} ms: %{y} gaps<extra></extra>")
+    fig.update_layout(barmode="overlay", xaxis_title="Inter-token latency (ms)", yaxis_title="gaps",
+                      legend_title_text="level")
+    return fig

@@ -1,0 +1,73 @@
+"""AppTest of the live page's endpoint section: settings from the URL, a run against the scripted server, imports."""
+import json
+
+import pagetest
+from fake_openai import FakeOpenAI
+from test_endpoint_results import vllm_result
+
+PAGE = "app_pages/live.py"
+
+
+def open_section(**query):
+    return pagetest.open_page(PAGE, timeout=60, lv_target="an endpoint", **query)
+
+
+def test_section_opens_from_the_url_without_contacting_anything():
+    at = open_section(ep_levels="1, 2", ep_prompt="128")
+    assert at.radio(key="lv_target").value == "an endpoint"
+    assert at.text_input(key="ep_levels").value == "1, 2" and at.number_input(key="ep_prompt").value == 128
+    assert any("Measure the endpoint" in i.value for i in at.info)
+    assert not at.dataframe
+    # the key is a password field and not bound to the URL
+    assert at.text_input(key="ep_key").proto.type == at.text_input(key="ep_key").proto.PASSWORD
+
+
+def test_a_host_outside_the_allow_list_is_refused_on_the_page(monkeypatch):
+    monkeypatch.delenv("LLM_EXPLORER_ENDPOINT_ALLOW", raising=False)
+    at = open_section(ep_url="http://10.20.30.40:8000", ep_model="m")
+    assert len(at.error) == 1 and "LLM_EXPLORER_ENDPOINT_ALLOW" in at.error[0].value
+    assert at.button(key="ep_run").disabled
+
+
+def test_bad_levels_are_a_message():
+    at = open_section(ep_model="m", ep_levels="1, two, 4")
+    assert not at.exception and "'two' not a number" in at.error[0].value
+
+
+def test_run_against_the_scripted_server_draws_measured_and_predicted():
+    with FakeOpenAI(ttft_s=0.03, gap_s=0.01) as srv:
+        at = open_section(ep_url=srv.base_url, ep_model="tiny", ep_levels="1, 2", ep_prompt="32", ep_out="4",
+                          ep_n="3")
+        at.text_input(key="ep_key").set_value("sk-page-secret")
+        at.button(key="ep_run").click().run()
+        assert not at.exception, at.exception
+        assert srv.requests[-1]["headers"]["authorization"] == "Bearer sk-page-secret"
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert list(table["concurrency"]) == [1, 2] and list(table["requests_ok"]) == [3, 3]
+    assert (table["ttft_ms_p50"] >= 29).all() and (table["tpot_ms_p50"] >= 9).all()
+    # the prediction of the sidebar's model (Llama-3-8B on an H100 by default) sits beside every level
+    assert table["pred_tpot_ms"].notna().all() and (table["ratio_tpot"] == table["tpot_ms_p50"] / table["pred_tpot_ms"]).all()
+    names = {t.get("name") for f in pagetest.figures(at) for t in f["data"]}
+    assert {"measured p50", "calc's roofline (lower bound)"} <= names
+    assert "sk-page-secret" not in table.to_csv() and "sk-page-secret" not in json.dumps(dict(at.query_params))
+
+
+def test_import_of_vllm_result_files_draws_them_against_the_prediction():
+    at = open_section(ep_src="a result file")
+    assert any("Upload one or more result files" in i.value for i in at.info)
+    # two `vllm bench serve --save-result` files as JSON lines: concurrency 1 and 4, 256 prompt + 64 output tokens
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0, detailed=True)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert list(table["concurrency"]) == [1, 4] and list(table["ttft_ms_p50"]) == [30.0, 120.0]
+    assert list(table["tpot_ms_p50"]) == [10.0, 13.0] and table["pred_ttft_ms"].notna().all()
+    assert any("vllm bench serve" in c.value for c in at.caption)
+    itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]
+    assert itl  # the detailed file's per-request itls give the ITL distribution
+
+
+def test_a_file_that_is_not_a_result_is_a_message():
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value('{"nothing": "here"}').run()
+    assert not at.exception and "Not a result file" in at.error[0].value
