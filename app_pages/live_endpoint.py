@@ -199,19 +199,24 @@ def _show(res: dict) -> None:
     st.subheader("Measured against predicted")
     for note in res["notes"]:
         st.caption(note)
-    tp = 1
+    layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
-        tp = int(st.number_input("Tensor-parallel GPUs (tp) of the deployment", 1, 64, 1, key="ep_tp",
-                                 bind="query-params"))
-    layout = f"tp = {tp}" if parallel_supported() else "one GPU (calc has no parallel layout yet)"
+        c = st.columns(3)
+        for i, (k, what) in enumerate((("tp", "tensor-parallel GPUs"), ("pp", "pipeline stages"),
+                                        ("ep", "expert-parallel GPUs"))):
+            layout[k] = int(c[i].number_input(f"{k}: {what} of the deployment", 1, 64, 1, key=f"ep_{k}",
+                                              bind="query-params"))
+        layout_text = "layout " + ", ".join(f"{k} = {v}" for k, v in layout.items())
+    else:
+        layout_text = "one GPU (calc has no parallel layout yet)"
     P, N = res["prompt_tokens"], res["output_tokens"]
     if res["mode"] == "concurrency" and P and N and N >= 2:
         try:
             pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
-                                  sel.weight_dtype, sel.kv_dtype, tp=tp)
+                                  sel.weight_dtype, sel.kv_dtype, **layout)
             table = compare(table, pred)
             st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
-                        f"KV {sel.kv_dtype}, {layout} (the sidebar's choice: pick the deployment's model and GPU there), "
+                        f"KV {sel.kv_dtype}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
                         f"{P} prompt + {N} output tokens. calc's roofline is a lower bound: c prompts prefilled in one "
                         "pass (a closed loop of equal requests runs in lockstep), then decode steps of batch c at the "
                         "mean context P + N/2.")

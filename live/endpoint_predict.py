@@ -34,28 +34,30 @@ LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_f
 
 
 def parallel_supported() -> bool:
-    """Whether calc's ``decode_step_time`` takes a ``tp`` (tensor-parallel) keyword."""
-    return "tp" in inspect.signature(decode_step_time).parameters
+    """Whether calc's ``decode_step_time`` and ``prefill_time`` take the parallel layout (``tp``, ``pp``, ``ep``)."""
+    return all({"tp", "pp", "ep"} <= set(inspect.signature(f).parameters) for f in (decode_step_time, prefill_time))
 
 
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
-                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1) -> pd.DataFrame:
+                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
+                   ep: int = 1) -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency.
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
-    ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring.
-    Worked number: Llama-3-8B, H100 SXM, bf16, P = 8192 - 32, N = 64, c = 1: TPOT = 5.1 ms (the
-    ``decode_step_time`` docstring's 8k figure).
+    ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring; ``tp``, ``pp``,
+    ``ep`` are the deployment's parallel layout, passed to calc (per-GPU shares plus collectives).
+    Worked number: Llama-3-8B, H100 SXM, bf16, P = 8160, N = 64, c = 1: TPOT = weights 16.06e9 B +
+    KV 1.07e9 B at 3.35e12 B/s = 5.1 ms (4.8 ms when one row of the input embedding is read).
 
     Raises:
-        ValueError: bad concurrencies or token counts (calc's messages), or ``tp`` > 1 while calc has
-        no parallel layout.
+        ValueError: bad concurrencies, token counts or layout (calc's messages), or a layout other
+        than one GPU while calc has no parallel layout.
     """
     kw = {}
-    if tp != 1:
+    if (tp, pp, ep) != (1, 1, 1):
         if not parallel_supported():
-            raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = 1)")
-        kw = {"tp": int(tp)}
+            raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = pp = ep = 1)")
+        kw = {"tp": int(tp), "pp": int(pp), "ep": int(ep)}
     rows = []
     for c in concurrencies:
         c = int(c)

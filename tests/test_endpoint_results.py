@@ -34,12 +34,16 @@ def test_prediction_by_hand():
     assert row.pred_output_tokens_per_s == pytest.approx(8 * 64 / (row.pred_e2e_ms / 1e3))
 
 
-def test_prediction_refuses_a_parallel_layout_calc_lacks():
+def test_prediction_for_a_tensor_parallel_layout():
     from live.endpoint_predict import parallel_supported
-    if parallel_supported():
-        pytest.skip("calc has tensor parallelism")
-    with pytest.raises(ValueError, match="one GPU"):
-        predict_levels(LLAMA, H100, [1], 256, 64, tp=2)
+    if not parallel_supported():
+        with pytest.raises(ValueError, match="one GPU"):
+            predict_levels(LLAMA, H100, [1], 256, 64, tp=2)
+        return
+    one, two = (predict_levels(LLAMA, H100, [1, 8], 2048, 64, tp=tp) for tp in (1, 2))
+    # tp = 2: each GPU reads half the weights and half the KV heads, and adds all-reduces; so a decode step
+    # takes more than half and less than all of the one-GPU step
+    assert (two["pred_tpot_ms"] > one["pred_tpot_ms"] / 2).all() and (two["pred_tpot_ms"] < one["pred_tpot_ms"]).all()
 
 
 def test_compare_ratios():

@@ -3,6 +3,7 @@ import json
 
 import pagetest
 from fake_openai import FakeOpenAI
+from live.endpoint_predict import parallel_supported
 from test_endpoint_results import vllm_result
 
 PAGE = "app_pages/live.py"
@@ -65,6 +66,11 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert any("vllm bench serve" in c.value for c in at.caption)
     itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]
     assert itl  # the detailed file's per-request itls give the ITL distribution
+    if parallel_supported():  # calc has the parallel layout: tp = 2 halves each GPU's weights
+        at.number_input(key="ep_tp").set_value(2).run()
+        tp2 = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+        assert (tp2["pred_tpot_ms"] < table["pred_tpot_ms"]).all()
+        assert any("tp = 2" in m.value for m in at.markdown)
 
 
 def test_a_file_that_is_not_a_result_is_a_message():
