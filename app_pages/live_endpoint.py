@@ -213,10 +213,11 @@ def _show(res: dict) -> None:
     if res["mode"] == "concurrency" and P and N and N >= 2:
         try:
             pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
-                                  sel.weight_dtype, sel.kv_dtype, **layout)
+                                  sel.weight_dtype, sel.kv_dtype, embedding=getattr(sel, "embedding", "gather"),
+                                  **layout)
             table = compare(table, pred)
             st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
-                        f"KV {sel.kv_dtype}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
+                        f"KV {sel.kv_dtype}, input embedding {getattr(sel, 'embedding', 'gather')}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
                         f"{P} prompt + {N} output tokens. calc's roofline is a lower bound: c prompts prefilled in one "
                         "pass (a closed loop of equal requests runs in lockstep), then decode steps of batch c at the "
                         "mean context P + N/2.")

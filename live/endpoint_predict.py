@@ -40,12 +40,14 @@ def parallel_supported() -> bool:
 
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                   ep: int = 1) -> pd.DataFrame:
+                   ep: int = 1, embedding: str = "gather") -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency.
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
     ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring; ``tp``, ``pp``,
-    ``ep`` are the deployment's parallel layout, passed to calc (per-GPU shares plus collectives).
+    ``ep`` are the deployment's parallel layout, passed to calc (per-GPU shares plus collectives);
+    ``embedding``: calc's convention for the input embedding ("gather": B rows read, as engines do;
+    "table": the course's napkin, the whole table read every step).
     Worked number: Llama-3-8B, H100 SXM, bf16, P = 8160, N = 64, c = 1: TPOT = weights 16.06e9 B +
     KV 1.07e9 B at 3.35e12 B/s = 5.1 ms (4.8 ms when one row of the input embedding is read).
 
@@ -58,6 +60,8 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         if not parallel_supported():
             raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = pp = ep = 1)")
         kw = {"tp": int(tp), "pp": int(pp), "ep": int(ep)}
+    if "embedding" in inspect.signature(prefill_time).parameters:
+        kw["embedding"] = embedding
     rows = []
     for c in concurrencies:
         c = int(c)

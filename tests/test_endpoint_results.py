@@ -13,21 +13,23 @@ LLAMA, H100 = get_model("llama-3-8b"), get_accelerator("h100-sxm")
 
 
 def test_prediction_by_hand():
-    # Llama-3-8B (8.03e9 params, bf16: 16.06e9 B of weights), H100 SXM (3.35e12 B/s, 989e12 FLOP/s bf16).
-    # P = 8160, N = 64: mean context 8160 + 32 = 8192, KV 8192 x 131,072 B = 1.074e9 B per sequence.
-    # TPOT at c = 1: 16.06e9 / 3.35e12 + 1.074e9 / 3.35e12 = 4.794 + 0.321 = 5.115 ms (every weight read).
-    # An engine reads one row of the 128,256 x 4,096 input embedding, not all of it (1.05e9 B less, 4.80 ms);
-    # either convention may be calc's default, so both hand values are accepted.
-    p = predict_levels(LLAMA, H100, [1, 8], 8160, 64)
-    tpot1 = p.loc[0, "pred_tpot_ms"]
-    assert tpot1 == pytest.approx(5.115, rel=0.005) or tpot1 == pytest.approx(4.80, rel=0.005)
-    # TTFT at c = 8 with P = 256: 2 x 8.03e9 x 8 x 256 FLOP / 989e12 = 33.26 ms of matmuls (compute-bound:
-    # weights take 4.79 ms) + causal attention 8 x 2 x 32 heads x 256 (H_qk + H_v) x 32 layers x 256 x 257 / 2 keys
-    # = 1.38e11 FLOP = 0.14 ms + the KV written, 8 x 256 x 131,072 B / 3.35e12 = 0.08 ms: 33.48 ms.
-    q = predict_levels(LLAMA, H100, [1, 8], 256, 64)
-    assert q.loc[1, "pred_ttft_ms"] == pytest.approx(33.26 + 0.14 + 0.08, rel=0.002)
-    # at c = 1 the prefill of 256 tokens is memory-bound: the weights' 4.79 ms
-    assert q.loc[0, "pred_ttft_ms"] == pytest.approx(4.80, rel=0.01)
+    # Llama-3-8B (8.03e9 params, bf16: 16.06e9 B of weights; input embedding 128,256 x 4,096 = 0.525e9 params,
+    # 1.05e9 B), H100 SXM (3.35e12 B/s, 989e12 FLOP/s bf16). P = 8160, N = 64: mean context 8192, KV
+    # 8192 x 131,072 B = 1.074e9 B per sequence (0.32 ms at W).
+    # TPOT at c = 1, "table" (every weight read): 4.794 + 0.321 = 5.115 ms;
+    # "gather" (one embedding row read, as engines do): (16.06e9 - 1.05e9) / 3.35e12 + 0.321 = 4.80 ms.
+    for emb, want in (("table", 5.115), ("gather", 4.80)):
+        p = predict_levels(LLAMA, H100, [1, 8], 8160, 64, embedding=emb)
+        assert p.loc[0, "pred_tpot_ms"] == pytest.approx(want, rel=0.005), emb
+    # TTFT at c = 8, P = 256 (compute-bound): matmuls 2 x N x 8 x 256 / 989e12, N = 8.03e9 ("table") or
+    # 8.03e9 - 0.525e9 ("gather": the embedding is a lookup) = 33.26 or 31.08 ms; + causal attention
+    # 8 x 2 x 32 heads x 256 (H_qk + H_v) x 32 layers x 256 x 257 / 2 keys = 1.38e11 FLOP = 0.14 ms
+    # + the KV written, 8 x 256 x 131,072 B / 3.35e12 = 0.08 ms.
+    for emb, want in (("table", 33.26), ("gather", 31.08)):
+        q = predict_levels(LLAMA, H100, [1, 8], 256, 64, embedding=emb)
+        assert q.loc[1, "pred_ttft_ms"] == pytest.approx(want + 0.14 + 0.08, rel=0.002), emb
+    # c = 1, P = 256 is memory-bound: the weights read, 4.79 ms ("table") or 4.48 ms ("gather"), + 0.01 ms KV
+    assert q.loc[0, "pred_ttft_ms"] == pytest.approx(4.48 + 0.01, rel=0.005)
     # E2E = TTFT + 63 TPOT; tokens/s = c N / E2E
     row = q.iloc[1]
     assert row.pred_e2e_ms == pytest.approx(row.pred_ttft_ms + 63 * row.pred_tpot_ms)
