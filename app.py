@@ -13,11 +13,12 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from app_pages import common  # noqa: E402
+from app_pages import classroom, common  # noqa: E402
 
 # A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
 st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
-                   page_icon=str(Path(__file__).parent / "assets" / "favicon.png"))
+                   page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   initial_sidebar_state="collapsed" if classroom.presenting() else "auto")
 dropped = common.sanitize_query_params()  # before any widget reads the URL
 pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in common.PAGES]
 pg = st.navigation(pages)

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
+from app_pages import classroom
 from calc.models import model_from_json_text
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
@@ -134,7 +135,12 @@ def _load_config() -> None:
 
 
 def render_sidebar() -> Selection:
-    """Draw the shared sidebar and return the choices (called by app.py once per run)."""
+    """Draw the shared sidebar and return the choices (called by app.py once per run).
+
+    Also the classroom parts every page shares: a lecture step's state is applied before the widgets,
+    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area.
+    """
+    classroom.apply_story_state()
     models, model_names, gpus, gpu_names = _presets()
     custom = _custom_models()
     options = models + list(custom)
@@ -189,6 +195,13 @@ def render_sidebar() -> Selection:
             st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
         else:
             st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
+        st.divider()
+        st.markdown("**Classroom**")
+        classroom.presenter_toggle()
+        st.page_link("app_pages/home.py", label="Start the lecture (story)", icon=":material/slideshow:",
+                     query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
+    classroom.page_css()
+    classroom.story_banner({path: title for path, title, *_ in PAGES})
     sel = Selection(model_id, get_any_model(model_id), gpu_id, acc, weight_dtype, kv_dtype, float(price or 0.0),
                     embedding or "gather")
     st.session_state["_selection"] = sel
@@ -388,6 +401,8 @@ def show_chart(fig: go.Figure, key: str) -> None:
         font=dict(size=14), hovermode=fig.layout.hovermode or "closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
     )
+    if classroom.presenting():
+        classroom.style_figure(fig)
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
 
 

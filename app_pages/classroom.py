@@ -1,0 +1,204 @@
+"""Classroom helpers: presenter mode (charts and metrics readable from the back row) and the lecture story.
+
+Presenter mode is a toggle in the shared sidebar and ``present=1`` in the URL: chart text at least
+16 px in the theme's text colour, thicker lines, larger legends, metrics that wrap instead of being
+cut with an ellipsis, the sidebar collapsed on load.
+
+The story (``story=N`` in the URL, N from 1) is an ordered walk through the pages, from "to emit one
+token the model reads all its weights" to the monthly bill: each step is a page in a given state and
+one sentence to say; a banner above the page has the previous and next links. The numbers quoted in a
+sentence are those of the step's own state (Llama-3-8B on an H100 SXM unless it says otherwise), after
+the inference course, week 11; CS336 lecture 10, Inference; and chapter 9, LLM inference.
+
+Not a page: app.py and app_pages/common.py call it. It does not import common (common imports it).
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+PRESENT_KEY = "present_mode"
+#: The sidebar's state shared by most steps: Llama-3-8B on an H100 SXM at the course's $3 per hour.
+_BASE = {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0}
+
+#: The lecture: (page file, state to set, the sentence to say). State keys are the pages' widget keys.
+STORY = [
+    ("app_pages/home.py", {**_BASE, "h_ctx": 8192, "h_b": 1},
+     "To emit one token the model reads all its weights: Llama-3-8B's 16 GB at 3.35 TB/s take 4.8 ms, so one "
+     "user gets about 200 tokens per second, however fast the GPU multiplies."),
+    ("app_pages/roofline.py", {**_BASE, "rf_ctx": 8192, "rf_b": 1},
+     "At B = 1 decode is memory-bound: the step is the weight read plus one sequence's cache; the arithmetic "
+     "is a sliver of it."),
+    ("app_pages/roofline.py", {**_BASE, "rf_ctx": 8192, "rf_b": 32},
+     "Serve 32 users with the same weight read: the step grows 3x, the output 11x, to 2,126 tokens per second."),
+    ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 8192, "kv_b": 1},
+     "The price is memory: each token keeps a key and a value in every layer, 128 KiB, so one 8K sequence "
+     "holds 1.07 GB."),
+    ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 131072, "kv_b": 1},
+     "At 128K tokens one sequence's cache (17 GB) outweighs the weights (16 GB)."),
+    ("app_pages/kv_cache.py", {**_BASE, "model": "gpt-3-175b", "kv_layout": "model", "kv_win": "model",
+                               "kv_ctx": 8192, "kv_b": 1},
+     "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: this bill is why GQA became standard."),
+    ("app_pages/kv_cache.py", {**_BASE, "model": "deepseek-v3", "kv_layout": "model", "kv_win": "model",
+                               "kv_ctx": 131072, "kv_b": 1},
+     "MLA stores a 576-number latent per token and layer instead of K and V: DeepSeek-V3 serves long context "
+     "with a cache an order of magnitude smaller."),
+    ("app_pages/quantization.py", {**_BASE, "q_model": "sidebar", "q_apply": "both", "q_ctx": 8192, "q_b": 32,
+                                   "q_res": 0.0},
+     "Fewer bytes per number: int8 weights and cache halve both reads, and 80 GB holds 134 sequences of 8K "
+     "instead of 59."),
+    ("app_pages/latency_cost.py", {**_BASE, "lc_ctx": 8192, "lc_tpot": 10.0},
+     "Each batch size is a pair (TPOT, price): cheaper means slower. An agent that needs TPOT under 10 ms "
+     "gets B = 16 at $0.52 per million tokens."),
+    ("app_pages/batching.py", {**_BASE},
+     "Real traffic is ragged: continuous batching refills a finished slot at the next step, and "
+     "PagedAttention hands out the cache in blocks instead of max-length slabs."),
+    ("app_pages/batching.py", {**_BASE, "bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
+     "Twenty chats share a 1,000-token system prompt: 2.6 GB of cache without prefix caching, 131 MB with it."),
+    ("app_pages/speculative.py", {"sd_a": 0.8, "sd_g": 4},
+     "Speculative decoding: a draft proposes γ tokens and the target checks them in one pass; the samples "
+     "are exactly the target's, and each pass yields several tokens."),
+    ("app_pages/monthly_bill.py", {"mb_dau": 100_000, "mb_hit": 70},
+     "The monthly bill: 100,000 daily users, 70% prompt-cache hits, and the model tier decides an order of "
+     "magnitude of cost."),
+]
+
+
+# -- presenter mode -------------------------------------------------------------------------------
+def presenting() -> bool:
+    """True when presenter mode is on (the sidebar toggle, seeded by ``present=1`` in the URL)."""
+    if PRESENT_KEY not in st.session_state:
+        st.session_state[PRESENT_KEY] = st.query_params.get("present", "") in ("1", "true")
+    return bool(st.session_state[PRESENT_KEY])
+
+
+def _text_colour() -> str:
+    try:
+        dark = st.context.theme.type == "dark"
+    except AttributeError:
+        dark = False
+    return "#f8fafc" if dark else "#0f172a"
+
+
+#: Never cut a metric with an ellipsis: labels and values wrap (at any width, presenter or not).
+_CSS_ALWAYS = """
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  overflow-wrap: anywhere;
+}
+[data-testid^="stBaseButton"] p { white-space: normal !important; overflow-wrap: anywhere; }
+"""
+_CSS_PRESENT = """
+[data-testid="stMetricValue"] { font-size: 2rem !important; line-height: 1.15 !important; }
+[data-testid="stMetricLabel"] { font-size: 1.05rem !important; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
+[data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p { font-size: inherit !important; }
+[data-testid="stCaptionContainer"] { font-size: 1rem !important; }
+"""
+
+
+def page_css() -> None:
+    """Inject the metric-wrapping CSS, and presenter mode's larger text when it is on."""
+    css = _CSS_ALWAYS + (_CSS_PRESENT if presenting() else "")
+    st.html(f"<style>{css}</style>")
+
+
+def presenter_toggle() -> bool:
+    """The sidebar toggle; keeps ``present=1`` in the URL while it is on. Returns the mode."""
+    presenting()
+    on = st.toggle("Presenter mode", key=PRESENT_KEY,
+                   help="Large chart text and thick lines for a projector; metrics wrap instead of being cut. "
+                        "Also: present=1 in the URL.")
+    if on:
+        st.query_params["present"] = "1"
+    elif "present" in st.query_params:
+        del st.query_params["present"]
+    return on
+
+
+def style_figure(fig: go.Figure) -> None:
+    """Presenter styling of a Plotly figure (in place): every text >= 16 px in the theme's text colour,
+    lines >= 4 px, markers >= 10 px, a taller plot. Called by ``common.show_chart`` in presenter mode."""
+    colour = _text_colour()
+    fig.update_layout(font=dict(size=18, color=colour), legend=dict(font=dict(size=18, color=colour)),
+                      hoverlabel=dict(font_size=16), height=max(int(fig.layout.height or 420), 480))
+    if fig.layout.title.text:
+        fig.update_layout(title_font=dict(size=22, color=colour))
+    axis = dict(tickfont=dict(size=18, color=colour), title_font=dict(size=18, color=colour))
+    fig.update_xaxes(**axis)
+    fig.update_yaxes(**axis)
+    fig.update_annotations(font_size=18)
+    for trace in fig.data:
+        if trace.type in ("scatter", "scattergl"):
+            mode = trace.mode or "lines"
+            if "lines" in mode:
+                trace.update(line_width=max(4, trace.line.width or 0))
+            if "markers" in mode:
+                size = trace.marker.size
+                if size is None or isinstance(size, (int, float)):
+                    trace.update(marker_size=max(10, size or 0))
+        if hasattr(trace, "textfont"):
+            trace.update(textfont_size=18)
+    for shape in fig.layout.shapes or ():
+        if shape.type == "line":
+            shape.line.width = max(3, shape.line.width or 0)
+
+
+# -- the story ------------------------------------------------------------------------------------
+def story_step() -> int | None:
+    """The story step of this run (1-based, from ``story=N`` in the URL), or None."""
+    raw = st.query_params.get("story")
+    if raw is None:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        return None
+    return n if 1 <= n <= len(STORY) else None
+
+
+def apply_story_state() -> None:
+    """On arriving at a step, set its state (sidebar and page widgets) once; later moves are the user's."""
+    n = story_step()
+    if n is None or st.session_state.get("_story_applied") == n:
+        return
+    for key, value in STORY[n - 1][1].items():
+        st.session_state[key] = value
+    st.session_state["_story_applied"] = n
+
+
+def _params(n: int) -> dict:
+    out = {"story": str(n)}
+    if presenting():
+        out["present"] = "1"
+    return out
+
+
+def story_banner(page_titles: dict[str, str]) -> None:
+    """The banner above the page: step N of M, its sentence, previous / next links, the way out."""
+    raw = st.query_params.get("story")
+    n = story_step()
+    if raw is not None and n is None:
+        st.warning(f"story={raw!r} is not a step of the lecture (1 to {len(STORY)}).")
+        return
+    if n is None:
+        return
+    page, _, sentence = STORY[n - 1]
+    with st.container(border=True):
+        st.markdown(f"**Lecture, step {n} of {len(STORY)}** · {sentence}")
+        c = st.columns(3)
+        if n > 1:
+            prev = STORY[n - 2][0]
+            c[0].page_link(prev, label=f"◀ Step {n - 1}: {page_titles.get(prev, '')}", query_params=_params(n - 1))
+        if n < len(STORY):
+            nxt = STORY[n][0]
+            c[1].page_link(nxt, label=f"Step {n + 1}: {page_titles.get(nxt, '')} ▶", query_params=_params(n + 1))
+        stop = {"present": "1"} if presenting() else {}
+        c[2].page_link(page, label="End the lecture", query_params=stop)
+
+
+def story_index() -> list[dict]:
+    """The steps as rows (step, page, sentence, link) for a table of contents."""
+    return [{"step": i + 1, "page": p.rsplit("/", 1)[-1].removesuffix(".py"), "sentence": s}
+            for i, (p, _, s) in enumerate(STORY)]

@@ -1,0 +1,83 @@
+"""Presenter mode, the lecture story and the exercises in a real browser at a projector's 1024 x 768.
+
+Same server and Chromium as test_browser.py (skipped where no chromium is installed).
+"""
+import pytest
+
+from app_pages.common import PAGES
+from test_browser import CHROMIUM, _start_app, sync_api, wait_for_app  # noqa: F401  (skips without chromium)
+
+pytestmark = pytest.mark.browser
+PATHS = ["" if f.endswith("home.py") else f.rsplit("/", 1)[-1].removesuffix(".py") for f, *_ in PAGES]
+
+#: Every metric label/value element (and what it wraps) whose text is cut: scrollWidth > clientWidth.
+CUT_METRICS = """() => Array.from(document.querySelectorAll(
+    '[data-testid=stMetricValue], [data-testid=stMetricValue] *, [data-testid=stMetricLabel], [data-testid=stMetricLabel] *'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
+#: Font sizes (px) of chart tick labels, legend entries and axis titles.
+CHART_TEXT = """() => Array.from(document.querySelectorAll(
+    '.js-plotly-plot g.xtick text, .js-plotly-plot g.ytick text, .js-plotly-plot .legendtext, .js-plotly-plot .xtitle, .js-plotly-plot .ytitle'))
+  .map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])"""
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    proc, url = _start_app()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def projector(browser):
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_presenter_mode_nothing_cut_and_chart_text_at_least_16px(projector, app_url, path):
+    projector.goto(f"{app_url}/{path}?present=1")
+    wait_for_app(projector)
+    projector.wait_for_timeout(1500)   # Plotly draws after the script run ends
+    assert projector.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"
+    assert projector.evaluate(CUT_METRICS) == []
+    small = [(text, size) for text, size in projector.evaluate(CHART_TEXT) if size < 16]
+    assert small == []
+
+
+def test_the_story_walks_from_the_weights_to_the_bill(projector, app_url):
+    projector.goto(f"{app_url}/?story=1&present=1")
+    wait_for_app(projector)
+    banner = projector.get_by_test_id("stMarkdownContainer").filter(has_text="Lecture, step 1 of 13")
+    assert "reads all its weights" in banner.first.inner_text()
+    projector.get_by_role("link", name="Step 2: Decode and the roofline ▶").click()
+    wait_for_app(projector)
+    # step 2 sets B = 1 at 8K: Llama-3-8B on an H100 SXM, 4.79 ms + 0.32 ms = 5.11 ms (course, week 11 step 4)
+    sync_api.expect(projector.get_by_test_id("stMetricValue").filter(has_text="5.11 ms").first).to_be_visible(
+        timeout=30_000)
+    assert "story=2" in projector.url and "present=1" in projector.url
+
+
+def test_exercise_answered_in_the_browser(projector, app_url):
+    projector.goto(f"{app_url}/exercises?variant=0")
+    wait_for_app(projector)
+    answer = projector.get_by_label("Your answer").nth(1)        # problem 2: 0.671 GB (the course's ≈ 0.67 GB)
+    answer.fill("0.67")
+    unit = projector.get_by_label("Unit").nth(1)
+    unit.click()
+    unit.fill("GB")
+    unit.press("Enter")
+    projector.get_by_role("button", name="Check").nth(1).click()
+    sync_api.expect(projector.get_by_text("Correct: 0.6711 GB")).to_be_visible(timeout=30_000)
