@@ -304,7 +304,9 @@ def encode_state(state: dict) -> str:
 
 
 def _sidebar(model_id: str, gpu: str = "h100-sxm", wq: str = "bf16", kvq: str = "bf16", price=None) -> dict:
-    out = {"model": model_id if model_id != COURSE_13B_ID else "llama-2-13b", "gpu": gpu, "wq": wq, "kvq": kvq}
+    # emb=table: the course's napkin, every parameter read each step (the sidebar's embedding convention).
+    out = {"model": model_id if model_id != COURSE_13B_ID else "llama-2-13b", "gpu": gpu, "wq": wq, "kvq": kvq,
+           "emb": "table"}
     if price is not None:
         out["price"] = float(price)
     return out
