@@ -479,7 +479,7 @@ def csv_inputs(inputs: dict[str, object] | None = None) -> dict[str, object]:
             "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
             "link": f"{path or '/'}{'?' + query if query else ''}",
             "model": f"{sel.model_id} ({sel.model.name})", "gpu": f"{sel.gpu_id} ({sel.accelerator.name})",
-            "weight_dtype": sel.weight_dtype, "kv_dtype": sel.kv_dtype,
+            "weight_dtype": sel.weight_dtype, "kv_dtype": sel.kv_dtype, "embedding": getattr(sel, "embedding", ""),
             "price_per_gpu_hour_usd": f"{sel.price_per_hour_usd:.2f}", **(inputs or {})}
 
 
@@ -601,3 +601,20 @@ def apply_table_edits(base: pd.DataFrame, text: str, short: dict[str, str]) -> p
                 raise ValueError(f"'{item}': {col} must be a number, got {value!r}") from None
         out.at[row - 1, col] = value if value != "" else None
     return out.infer_objects()
+
+
+def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
+    """Two inputs, MBU and MFU in percent (keys "mbu", "mfu", in the URL), in two of ``columns``; the
+    estimate beside the roofline bound uses them (``calc.efficiency.estimate_step``). Defaults: the
+    measurements cited in ``calc/data/utilisation.json``."""
+    d = calc.efficiency.default_utilisation()
+    mbu = columns[0].number_input(
+        "Bandwidth utilisation MBU (%)", 1.0, 100.0, round(100 * d.memory_bandwidth, 1), step=1.0, format="%.0f",
+        key="mbu", bind="query-params", help="Share of the spec bandwidth a real engine reaches in decode. "
+        "Default: gpt-fast (torch.compile), Llama-2-7B and Llama-3.1-8B at batch 1 on an A100, 69%; eager "
+        "PyTorch reaches about 17%, sub-1B models far less.")
+    mfu = columns[1].number_input(
+        "Compute utilisation MFU (%)", 1.0, 100.0, round(100 * d.compute, 1), step=1.0, format="%.0f",
+        key="mfu", bind="query-params", help="Share of the spec dense FLOP/s a matmul reaches. Default: the best "
+        "bf16 matmul measured on an H100 SXM, 80% (A100 87%, MI300X 51%).")
+    return calc.efficiency.Utilisation(mbu / 100.0, mfu / 100.0, "the page's inputs")

@@ -35,9 +35,15 @@ batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", b
 prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
                               bind="query-params")
 
+u1, u2, u3 = st.columns([1, 1, 2])
+util = common.utilisation_inputs([u1, u2])
+u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
+           "**estimate** divides the bound's parts by these utilisations (published measurements: the ? on each).")
+
 m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
 try:
     step = calc.decode_step_time(m, acc, batch, context_len, wq, kvq, embedding=emb)
+    step_est = calc.efficiency.estimate_step(step, util)
     napkin = common.napkin_note(sel, step, batch, context_len)
     b_star = calc.critical_batch(acc, wq)
     ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
@@ -54,8 +60,12 @@ except ValueError as exc:
 
 st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
 mc = st.columns(4)
-mc[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
-mc[1].metric("Throughput (tok/s)", f"{step.tokens_per_s:,.0f}")
+mc[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s),
+             delta=f"estimate {common.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
+             help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
+mc[1].metric("Throughput (tok/s), bound", f"{step.tokens_per_s:,.0f}",
+             delta=f"estimate {step_est.tokens_per_s:,.0f}", delta_color="off", delta_arrow="off",
+             help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
 mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
              "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
 mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "

@@ -137,3 +137,18 @@ def test_garbage_url_falls_back_to_defaults():
 def test_a_model_that_does_not_fit_has_no_curve_but_no_traceback():
     at = open_page(model="deepseek-v3")
     assert any("do not fit" in i.value for i in at.info)
+
+
+def test_bound_and_estimate_side_by_side():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.switch_page("app_pages/roofline.py").run()
+    at.number_input(key="mbu").set_value(50.0).run()
+    assert not at.exception
+    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    assert step.label.endswith("bound")
+    bound_ms = float(step.value.split()[0])
+    # Llama-3-8B, B = 32 at 8K on an H100 is memory-bound (compute 2NB/P = 0.52 ms is below the 4.5 ms weight
+    # read), so at MBU 50% every part of the step takes twice as long: the estimate is twice the bound.
+    assert step.delta.startswith("estimate ") and step.delta.endswith(" ms")
+    assert float(step.delta.split()[1]) == pytest.approx(2 * bound_ms, abs=0.011)   # both shown to 0.01 ms
