@@ -53,7 +53,7 @@ reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0
 interconnect = None if ic_id == "default" else ic_id
 reserve = reserve_gb * 1e9
 model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
-st.caption(f"{model.name} on {acc.name}; weights {wd}, KV cache {kvd}; "
+st.caption(f"{model.name} on {acc.name}; weights {wd}, KV cache {kvd}, input embedding: {common.EMBEDDING[emb]}; "
            f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
 try:
@@ -194,8 +194,10 @@ def _pin() -> None:
         st.session_state["_mg_pin_full"] = True
 
 
-st.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(common.CUSTOM_PREFIX),
+c1, c2 = st.columns([1, 4])
+c1.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(common.CUSTOM_PREFIX),
           help="Up to three; they travel in the URL (mg_p1..mg_p3). Models loaded from a config.json cannot be pinned.")
+c2.button("Clear the pins", key="mg_unpin", on_click=st.session_state.update, args=({k: "" for k in gpu_pins.PIN_KEYS},))
 if st.session_state.pop("_mg_pin_full", False):
     st.warning("Three configurations are pinned already: clear one below first.")
 with st.expander("Pins as text (edit or clear; part of the link)"):

@@ -54,6 +54,12 @@ def test_pin_goes_into_the_url_and_comes_back():
     at.button(key="mg_pin").click().run()
     assert at.session_state["mg_p1"] == PIN_70B_TP8
     assert at.query_params["mg_p1"] in (PIN_70B_TP8, [PIN_70B_TP8])
+    at.button(key="mg_pin").click().run()
+    at.button(key="mg_pin").click().run()
+    at.button(key="mg_pin").click().run()  # a fourth: all three slots taken
+    assert at.warning and "Three configurations" in at.warning[0].value
+    at.button(key="mg_unpin").click().run()
+    assert not any(at.session_state[k] for k in gpu_pins.PIN_KEYS)
     # A fresh session opened on that link shows the pinned numbers next to what else is chosen.
     fresh = open_page(mg_p1=PIN_70B_TP8, mg_p2="llama-3.1-70b~h200~4~1~1~1~bf16~bf16~32~8192~4.5")
     pins = fresh.dataframe[-1].value
