@@ -803,7 +803,10 @@ def _count(s: dict) -> tuple[int, int]:
             shared += ffn(width) + d if width else 0
         if mt.startswith("llama4"):  # Llama 4: an implicit shared expert of width intermediate_size
             shared += ffn(s["F_dense"])
-        score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc") else 0
+        # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
+        # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
+        score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
+                           or cfg.get("score_func") == "sigmoid") else 0
         router = d * E
     shared_mlp = 0
     if mt.startswith("granitemoehybrid") and _present(cfg, "shared_intermediate_size"):

@@ -229,7 +229,8 @@ def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig
     if model.attention != "mla":
         ks.append(model.n_kv_heads)
     ks = sorted(set(ks), reverse=True)
-    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None)
+    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
+                 index_n_heads=None, index_head_dim=None, index_topk=None)
     out: dict[str, ModelConfig] = {}
     for k in ks:
         kind = "mha" if k == n else ("mqa" if k == 1 else "gqa")

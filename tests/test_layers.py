@@ -298,3 +298,32 @@ def test_hybrid_count_matches_transformers_on_meta_device(model_type):
     if theirs is not None:
         assert [names.get(t, "state") for t in theirs] == [
             "state" if k in layers.STATE_LAYER_KINDS and k != "parallel_mamba2" else k for k in ours]
+
+
+# -- presets of the hybrid families -----------------------------------------------------------------
+
+def test_minimax_m1_preset_by_hand():
+    # MiniMax-M1 (its config.json): D 6144, 80 layers, 64 heads of 128, 8 KV heads, 32 experts of 9216 top-2,
+    # V 200,064, untied. Embeddings 2 x 200,064 x 6,144 = 2,458,386,432; final norm 6,144; per layer norms
+    # 12,288, router 196,608, experts 32 x 3 x 6,144 x 9,216 = 5,435,817,984; lightning layer qkv 150,994,944
+    # + output gate 50,331,648 + out_proj 50,331,648 + norm 8,192 = 251,666,432; softmax layer q 50,331,648
+    # + k, v 12,582,912 + o 50,331,648 = 113,246,208. 70 lightning + 10 softmax layers:
+    total = 2_458_386_432 + 6_144 + 80 * (12_288 + 196_608 + 5_435_817_984) + 70 * 251_666_432 + 10 * 113_246_208
+    m = calc.get_model("minimax-m1")
+    assert m.n_params == total == 456_089_655_296          # MiniMax: 456B
+    assert m.n_params - m.n_active_params == 80 * 30 * 3 * 6144 * 9216   # 30 idle experts per layer
+    # cache: 10 softmax layers x 2 x 8 x 128 x 2 B = 40,960 B per token; 70 lightning states of
+    # 64 x 128 x 128 fp32 = 4,194,304 B each = 293,601,280 B per sequence.
+    assert calc.kv_bytes_per_token(m) == 40_960
+    assert calc.kv.kv_state_bytes(m) == 70 * 64 * 128 * 128 * 4 == 293_601_280
+
+
+def test_deepseek_v32_preset_adds_the_indexer_to_v3():
+    # Per layer the indexer adds wq_b 1,536 x 64 x 128 = 12,582,912, wk 7,168 x 128 = 917,504, k_norm 256
+    # and weights_proj 7,168 x 64 = 458,752 -> 13,959,424; x 61 layers = 851,524,864 over DeepSeek-V3.
+    v3, v32 = calc.get_model("deepseek-v3"), calc.get_model("deepseek-v3.2")
+    assert v32.n_params - v3.n_params == 61 * 13_959_424 == 851_524_864
+    # cache per token: 61 x (576 x 2 B latent + 132 B indexer key) = 78,324 B; V3: 70,272 B.
+    assert calc.kv_bytes_per_token(v32) == 61 * (1152 + 132) == 78_324
+    # decode at 128K reads 2,048 latent entries per layer and all 131,072 indexer keys
+    assert calc.kv.decode_kv_read_bytes_array(v32, 131072, 1) == 61 * (2048 * 1152 + 131072 * 132)

@@ -208,3 +208,13 @@ def test_hybrid_config_shows_the_per_layer_breakdown():
     table = next(d.value for d in at.dataframe if "tokens_held" in d.value.columns).set_index("kind")
     assert table.loc["linear_attention", "layers"] == 3 and table.loc["full", "layers"] == 1
     assert table.loc["full", "tokens_held"] == "8,192" and table.loc["linear_attention", "tokens_held"] == "0"
+
+
+@pytest.mark.parametrize("model_id, per_token, state", [
+    ("minimax-m1", "40,960 B", 293_601_280),   # 10 softmax layers x 2 x 8 x 128 x 2 B; 70 x 64 x 128 x 128 x 4 B
+    ("deepseek-v3.2", "78,324 B", 0),          # 61 x (576 x 2 B latent + 132 B indexer key)
+])
+def test_hybrid_presets_load(model_id, per_token, state):
+    at = open_page(model=model_id)
+    assert metric(at, "KV per token") == per_token
+    assert metric(at, "Constant per sequence") == fmt_bytes(state)
