@@ -256,10 +256,9 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
                 kind = "sparse_mla"
             span = model.sliding_window if kind == "sliding" else (
                 model.attention_chunk_size if kind == "chunked" else None)
-            specs.append(LayerSpec(
-                kind, owns, span, float(per_token) if owns else 0.0,
-                index_b if (owns and kind == "sparse_mla") else 0.0,
-                model.index_topk if kind == "sparse_mla" else None, **state))
+            specs.append(LayerSpec(  # a DSA indexer (DeepSeek-V3.2) keeps its keys in every attention layer
+                kind, owns, span, float(per_token) if owns else 0.0, index_b if owns else 0.0,
+                model.index_topk if index_b else None, **state))
         else:
             specs.append(LayerSpec(kind, False, **state))
     return tuple(specs)

@@ -97,6 +97,7 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
 
     from .dtypes import check_positive_int, dtype_bytes
     from .hardware import get_accelerator, list_accelerators
+    from .kv import decode_kv_read_bytes_array
     from .memory import weight_bytes_read
     from .roofline import matmul_params
     from .models import get_model, list_models
@@ -109,12 +110,14 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
     weights = np.array([weight_bytes(m, weight_dtype) for m in models])[:, None]
     read = np.array([float(weight_bytes_read(m, b, weight_dtype, embedding)) for m in models])[:, None]
     kv = np.array([kv_cache_bytes(m, s, 1, kv_dtype) for m in models])[:, None]
+    # what a decode step moves: the cache, each constant state read and written, DSA's top-k (calc.layers)
+    kv_read = np.array([float(decode_kv_read_bytes_array(m, s, 1, kv_dtype)) for m in models])[:, None]
     flops = np.array([2.0 * matmul_params(m, embedding) * b for m in models])[:, None]
     bw = np.array([a.bandwidth_bytes_per_s for a in accs])[None, :]
     peak = np.array([a.compute_flops(weight_dtype) for a in accs])[None, :]
     mem = np.array([a.memory_bytes for a in accs])[None, :]
     price = np.array([np.nan if a.price_per_hour_usd is None else a.price_per_hour_usd for a in accs])[None, :]
-    step = b * kv / bw + np.maximum(read / bw, flops / peak)
+    step = b * kv_read / bw + np.maximum(read / bw, flops / peak)
     tps = b / step
     ceiling = np.floor(np.maximum(mem - weights, 0) / kv + 1e-9)
     shape = step.shape

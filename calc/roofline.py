@@ -316,7 +316,7 @@ def arithmetic_intensity_decode(model: ModelConfig, batch: int, context_len: int
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     wb = float(weight_bytes_read(model, b, weight_dtype, embedding))
-    kv = float(kv_cache_bytes_array(model, s, b, kv_dtype))
+    kv = float(decode_kv_read_bytes_array(model, s, b, kv_dtype))
     return 2.0 * matmul_params(model, embedding) * b / (wb + kv)
 
 
@@ -334,9 +334,11 @@ def arithmetic_intensity_prefill(model: ModelConfig, prompt_len: int, batch: int
 def throughput_ceiling_tokens_per_s(model: ModelConfig, accelerator: Accelerator, context_len: int,
                                     kv_dtype: str = "bf16") -> float:
     """Decode throughput as B grows without bound: W / KV per sequence (the inference course, week 11, step 4: ~3,120 tok/s
-    for Llama-3-8B at 8k on an H100). Each extra sequence adds its own cache read and one token."""
+    for Llama-3-8B at 8k on an H100). Each extra sequence adds its own cache read and one token; the
+    bytes a step moves per sequence are ``calc.kv.decode_kv_read_bytes_array`` (constant states read and
+    written, DSA's top-k)."""
     s = check_positive_int(context_len, "context_len")
-    return accelerator.bandwidth_bytes_per_s / float(kv_cache_bytes_array(model, s, 1, kv_dtype))
+    return accelerator.bandwidth_bytes_per_s / float(decode_kv_read_bytes_array(model, s, 1, kv_dtype))
 
 
 def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weight_dtype: str = "bf16",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .dtypes import check_positive_int, dtype_bytes
 from .hardware import Accelerator
-from .kv import kv_cache_bytes_array
+from .kv import decode_kv_read_bytes_array
 from .memory import max_batch, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 from .memory import check_embedding
@@ -284,7 +284,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
         ceiling = max_batch(variant, accelerator, s, weight_dtype, kv_dtype)
         if ceiling < 1:
             continue
-        kv_one = float(kv_cache_bytes_array(variant, s, 1, kv_dtype))
+        kv_one = float(decode_kv_read_bytes_array(variant, s, 1, kv_dtype))  # what a step moves per sequence
         knee = weight_bytes(variant, weight_dtype) / kv_one
         knee_b = int(round(knee))
         extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
