@@ -814,6 +814,17 @@ def _count(s: dict) -> tuple[int, int]:
 
     kinds = s["layer_types"] or ("full",) * L
     total = active = V * d + head + d
+    if mt.startswith("gemma3n"):  # Gemma-3n: per-layer embeddings, AltUp and LAuReL (transformers' Gemma3n modules)
+        a = _int_key(cfg, "altup_num_inputs") if _present(cfg, "altup_num_inputs") else 4
+        r = _int_key(cfg, "laurel_rank") if _present(cfg, "laurel_rank") else 64
+        p = _int_key(cfg, "hidden_size_per_layer_input") if _present(cfg, "hidden_size_per_layer_input") else 256
+        v_pl = (_int_key(cfg, "vocab_size_per_layer_input") if _present(cfg, "vocab_size_per_layer_input")
+                else 262144)
+        per_layer = (d + a * a + a ** 3 + a * d + d) + (2 * d * r + d) + (2 * p * d + d)
+        extra = v_pl * L * p + L * p * d + p + 2 * (a - 1) * d * d + L * per_layer
+        extra -= s["kv_shared"] * (2 * d * K * H + H)  # KV-shared layers have no k_proj, v_proj, k_norm
+        total += extra
+        active += extra
     for kind, (ffn_kind, width) in zip(kinds, s["ffn"]):
         layer = mixer(kind) + norms * d + shared_mlp
         if ffn_kind == "dense":

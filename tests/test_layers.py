@@ -271,6 +271,11 @@ HYBRID_SMALL = {
     "minimax": dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                     num_hidden_layers=2, vocab_size=100, num_local_experts=4, num_experts_per_tok=2,
                     layer_types=["linear_attention", "full_attention"]),
+    "gemma3n_text": dict(hidden_size=64, intermediate_size=[96, 80, 96, 80], num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=16, num_hidden_layers=4, vocab_size=100, vocab_size_per_layer_input=90,
+                         hidden_size_per_layer_input=8, num_kv_shared_layers=2, laurel_rank=4, altup_num_inputs=4,
+                         layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=32,
+                         activation_sparsity_pattern=[0.0] * 4),
     "deepseek_v32": dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_attention_heads=4,
                          num_key_value_heads=4, num_hidden_layers=2, vocab_size=100, kv_lora_rank=16, q_lora_rank=24,
                          qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=12, n_routed_experts=4,
@@ -291,7 +296,7 @@ def test_hybrid_count_matches_transformers_on_meta_device(model_type):
     n += sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
     assert count_params({"model_type": model_type, **kw})[0] == n
     # and the layer kinds agree with the config class's own layer_types
-    names = {"full_attention": "full", "chunked_attention": "chunked", "indexed_attention": "full",
+    names = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked", "indexed_attention": "full",
              "hybrid": "parallel_mamba2", "mlp": "mlp_only", "moe": "mlp_only"}
     ours = from_hf_config({"model_type": model_type, **kw}).layer_kinds
     theirs = getattr(conf, "layer_types", None)
