@@ -158,6 +158,8 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
     accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's GPUs.
 
     The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
+    ``kv_bytes`` includes each sequence's constant per-sequence state (Mamba, Gated DeltaNet,
+    lightning layers), as ``kv_cache_bytes`` does.
 
     Raises:
         ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
@@ -186,6 +188,8 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     (``calc.parallel.max_batch_per_replica``).
 
     ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
+    KV per sequence is ``kv_cache_bytes``: the tokens each layer holds plus the constant state of
+    the Mamba / Gated DeltaNet / lightning layers (``calc.layers``).
     The inference course, week 11, step 4: Llama-3-8B at 8k on an H100 SXM: 59 in bf16, 134 with int8 weights and cache.
     The inference course, week 11, napkin problem 2: a 13B model (L=40, K=8, H=128) at 4k with 6 GB reserved: 71.
 
