@@ -609,12 +609,12 @@ def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
     measurements cited in ``calc/data/utilisation.json``."""
     d = calc.efficiency.default_utilisation()
     mbu = columns[0].number_input(
-        "Bandwidth utilisation MBU (%)", 1.0, 100.0, round(100 * d.memory_bandwidth, 1), step=1.0, format="%.0f",
+        "MBU, bandwidth (%)", 1.0, 100.0, round(100 * d.memory_bandwidth, 1), step=1.0, format="%.0f",
         key="mbu", bind="query-params", help="Share of the spec bandwidth a real engine reaches in decode. "
         "Default: gpt-fast (torch.compile), Llama-2-7B and Llama-3.1-8B at batch 1 on an A100, 69%; eager "
         "PyTorch reaches about 17%, sub-1B models far less.")
     mfu = columns[1].number_input(
-        "Compute utilisation MFU (%)", 1.0, 100.0, round(100 * d.compute, 1), step=1.0, format="%.0f",
+        "MFU, compute (%)", 1.0, 100.0, round(100 * d.compute, 1), step=1.0, format="%.0f",
         key="mfu", bind="query-params", help="Share of the spec dense FLOP/s a matmul reaches. Default: the best "
         "bf16 matmul measured on an H100 SXM, 80% (A100 87%, MI300X 51%).")
     return calc.efficiency.Utilisation(mbu / 100.0, mfu / 100.0, "the page's inputs")

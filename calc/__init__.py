@@ -14,7 +14,7 @@ from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched
                      weight_bytes, weight_bytes_read)
 from .models import ModelConfig, from_hf_config, get_model, list_models
 from .napkin import napkin_table, preset_table
-from . import batching, bill, efficiency, parallel, quant, speculative, sweeps
+from . import batching, bill, efficiency, operators, parallel, quant, speculative, sweeps
 from .parallel import CapacityPlan, Layout, ServingTraffic, capacity_plan, which_gpus
 from .batching import compare_batching, kv_reservation, make_requests, simulate_batching
 from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
@@ -35,7 +35,7 @@ __all__ = [
     "prefix_cache_savings", "PrefixCacheSavings", "attention_variants", "attention_flops", "ttft",
     "arithmetic_intensity_decode", "arithmetic_intensity_prefill", "throughput_ceiling_tokens_per_s",
     "batch_where_cache_equals_weights", "napkin_table", "preset_table", "DTYPE_BYTES", "dtype_bytes",
-    "batching", "bill", "efficiency", "layers", "quant", "speculative", "sweeps", "parallel",
+    "batching", "bill", "efficiency", "operators", "layers", "quant", "speculative", "sweeps", "parallel",
     "Layout", "ServingTraffic", "CapacityPlan", "capacity_plan", "which_gpus",
     "compare_batching", "kv_reservation", "make_requests", "simulate_batching",
     "TrafficScenario", "api_monthly_bill", "break_even_dau", "compare_tiers",

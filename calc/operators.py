@@ -1,0 +1,151 @@
+"""The decode and prefill step split into its operators, each on the roofline (LLM-Viewer's view).
+
+One step of a decoder-only transformer runs, per layer, the QKV projection, attention over the cache,
+the output projection and the MLP (or the router and the experts), and once per step the input
+embedding lookup and the LM head. Each operator moves its own bytes (its weights; attention: the KV
+cache) and does its own FLOPs (2 per weight and token; attention: ``calc.roofline.attention_flops``),
+so each has its own arithmetic intensity and its own side of the ridge P/W (Williams et al. 2009; Yuan
+et al. 2024, "LLM Inference Unveiled: Survey and Roofline Model Insights", section 3, LLM-Viewer).
+
+The split is exact where the step is: per-operator weight bytes add up to
+``calc.memory.weight_bytes_read`` (block formats group by group, MoE experts the batch touches, the
+embedding convention of ``embedding``), attention's bytes are the step's KV-cache bytes, and the matmul
+FLOPs add up to ``2 * matmul_params * B * T``. Attention FLOPs are added on top: the prefill step counts
+them, the decode napkin leaves them out (``decode_step_time``), so in decode the operators' FLOPs exceed
+the step's by exactly ``attention_flops(model, 1, B, past_len=S - 1)``. The parameter split between the
+attention projections and the MLP is ``calc.quant.tensor_groups``' (MLA: q, the latent down- and
+up-projections and o counted from the config, without a low-rank q; the MLP is what is left).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .dtypes import check_positive_int
+from .hardware import Accelerator
+from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
+from .memory import check_embedding, expected_experts_touched, input_embedding_params
+from .models import ModelConfig
+from .quant import tensor_groups, weight_bytes_by_group
+from .roofline import attention_flops, matmul_params
+
+#: The operators in the order a step runs them.
+OPERATORS = ("embedding", "qkv_projection", "attention", "output_projection", "mlp", "norms", "lm_head")
+LABELS = {"embedding": "embedding lookup", "qkv_projection": "QKV projection", "attention": "attention over the cache",
+          "output_projection": "output projection", "mlp": "MLP", "norms": "norms", "lm_head": "LM head"}
+
+
+def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
+    """(QKV projection, output projection) parameters over all layers, at most ``rest``."""
+    d, n_layers, n = model.d_model, model.n_layers, model.n_heads
+    if model.attention == "mla":
+        rope = model.qk_rope_head_dim or 0
+        nope = model.qk_nope_head_dim or (model.head_dim - rope)
+        h_v = model.v_head_dim or model.head_dim
+        c = model.kv_lora_rank or 0
+        qkv = n_layers * (d * n * (nope + rope) + d * (c + rope) + c * n * (nope + h_v))
+        out = n_layers * n * h_v * d
+    else:
+        h, k = model.head_dim, model.n_kv_heads
+        qkv, out = n_layers * d * (n + 2 * k) * h, n_layers * n * h * d
+    scale = min(1.0, rest / (qkv + out)) if qkv + out else 0.0
+    return qkv * scale, out * scale
+
+
+def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "decode", batch: int = 1,
+                   context_len: int = 8192, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                   embedding: str = "gather", sliding: str = "cap", mla: str = "latent",
+                   utilisation=None) -> pd.DataFrame:
+    """One decode or prefill step, operator by operator, each with its own roofline time.
+
+    Args:
+        phase: "decode" (B sequences, one new token each, ``context_len`` cached tokens) or "prefill"
+            (B prompts of ``context_len`` tokens).
+        embedding: "gather" (the lookup reads B*T rows, no FLOPs) or "table" (the course's napkin: the
+            whole table read, 2 FLOPs per parameter), as ``decode_step_time``.
+
+    Returns:
+        DataFrame, one row per operator of ``OPERATORS`` (the order a step runs them; norms: the RMSNorm/
+        LayerNorm weights, which the napkin counts at 2 FLOPs per parameter like any other): operator,
+        label, params (weights the step reads for it), flops (FLOP), bytes (weights read; attention: KV
+        cache read in decode, written in prefill), intensity_flop_per_byte, memory_s (bytes / W),
+        compute_s (flops / P), time_s (max of the two: the operator alone on the roofline), bound
+        ("memory"/"compute"), share_of_time (time_s over the sum of time_s); with a ``utilisation``
+        (``calc.efficiency.Utilisation``) also estimate_s = max(memory_s / MBU, compute_s / MFU), an estimate.
+
+    Raises:
+        ValueError: unknown phase, dtype or embedding mode; non-positive batch or context_len.
+    """
+    if phase not in ("decode", "prefill"):
+        raise ValueError(f"phase must be 'decode' or 'prefill', got {phase!r}")
+    b = check_positive_int(batch, "batch")
+    s = check_positive_int(context_len, "context_len")
+    check_embedding(embedding)
+    t = 1 if phase == "decode" else s
+    n_tok = float(b * t)
+
+    groups = tensor_groups(model)
+    gbytes = weight_bytes_by_group(model, weight_dtype)
+    per = {g: (gbytes[g] / p if p else 0.0) for g, p in groups.items()}       # bytes per parameter, by group
+    rest = groups["attention_v"] + groups["ffn_down"] + groups["linear"]       # projections + dense MLP
+    qkv_p, out_p = _attention_params(model, rest)
+    # Byte rates: attention_v (V projection) at its own width, the rest of the projections at "linear"'s.
+    v_p = min(groups["attention_v"], qkv_p)
+    qkv_b = v_p * per["attention_v"] + (qkv_p - v_p) * per["linear"]
+    out_b = out_p * per["linear"]
+    dense_mlp_p = rest - qkv_p - out_p
+    dense_mlp_b = gbytes["attention_v"] + gbytes["ffn_down"] + gbytes["linear"] - qkv_b - out_b
+    routed_p = groups["experts"] + groups["experts_down"]
+    touched = (expected_experts_touched(model.n_experts, model.n_experts_per_token, n_tok) / model.n_experts
+               if routed_p else 0.0)
+    mlp_b = dense_mlp_b + gbytes["router"] + (gbytes["experts"] + gbytes["experts_down"]) * touched
+    mlp_params_read = dense_mlp_p + groups["router"] + routed_p * touched
+
+    untied_emb = float(input_embedding_params(model))                        # 0 for a tied model
+    if untied_emb:
+        rows = min(n_tok, model.vocab_size) / model.vocab_size if embedding == "gather" else 1.0
+        emb_p, emb_b = groups["embedding"] * rows, gbytes["embedding"] * rows
+        head_p, head_b = groups["head"], gbytes["head"]
+    else:  # one matrix: read once, as the head (calc.memory.weight_bytes_read)
+        emb_p, emb_b = 0.0, 0.0
+        head_p, head_b = groups["embedding"], gbytes["embedding"]
+
+    if phase == "decode":
+        kv_b = float(decode_kv_read_bytes_array(model, s, b, kv_dtype, sliding, mla))
+        attn_f = attention_flops(model, 1, b, past_len=s - 1)
+    else:
+        kv_b = float(kv_cache_bytes_array(model, s, b, kv_dtype, sliding, mla))
+        attn_f = attention_flops(model, s, b)
+
+    # FLOPs: 2 per parameter a token multiplies by; the MLP takes what the others leave of matmul_params
+    # (its active experts), so the matmul FLOPs add up to the step's exactly.
+    emb_f = 2.0 * n_tok * untied_emb if embedding == "table" else 0.0
+    qkv_f, out_f, norm_f, head_f = (2.0 * n_tok * p for p in (qkv_p, out_p, groups["norms"], head_p))
+    mlp_f = 2.0 * n_tok * matmul_params(model, embedding) - emb_f - qkv_f - out_f - norm_f - head_f
+
+    rows = {
+        "embedding": (emb_p, emb_f, emb_b),
+        "qkv_projection": (qkv_p, qkv_f, qkv_b),
+        "attention": (0.0, attn_f, kv_b),
+        "output_projection": (out_p, out_f, out_b),
+        "mlp": (mlp_params_read, mlp_f, mlp_b),
+        "norms": (groups["norms"], norm_f, gbytes["norms"]),
+        "lm_head": (head_p, head_f, head_b),
+    }
+    df = pd.DataFrame([{"operator": op, "label": LABELS[op], "params": p, "flops": f, "bytes": by}
+                       for op, (p, f, by) in rows.items()])
+    if model.is_moe:
+        df.loc[df["operator"] == "mlp", "label"] = "router and experts"
+    w, peak = accelerator.bandwidth_bytes_per_s, accelerator.compute_flops(weight_dtype)
+    df["intensity_flop_per_byte"] = np.where(df["bytes"] > 0, df["flops"] / df["bytes"].where(df["bytes"] > 0, 1),
+                                             np.inf)
+    df["memory_s"] = df["bytes"] / w
+    df["compute_s"] = df["flops"] / peak
+    df["time_s"] = np.maximum(df["memory_s"], df["compute_s"])
+    df["bound"] = np.where(df["compute_s"] > df["memory_s"], "compute", "memory")
+    total = df["time_s"].sum()
+    df["share_of_time"] = df["time_s"] / total if total > 0 else 0.0
+    if utilisation is not None:
+        df["estimate_s"] = np.maximum(df["memory_s"] / utilisation.memory_bandwidth,
+                                      df["compute_s"] / utilisation.compute)
+    return df
