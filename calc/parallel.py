@@ -391,6 +391,17 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
     return int(math.floor(free / per_seq + 1e-9)) * layout.attention_dp
 
 
+@lru_cache(maxsize=512)
+def _per_sequence_cache(model: ModelConfig, context_len: float, kv_dtype: str, sliding: str, mla: str,
+                        read: bool) -> tuple[float, float]:
+    """(cache bytes, constant-state bytes) of one sequence at one context: held, or moved by a decode step
+    (``read``: the state read and written back). Layout-independent, so computed once per plan."""
+    from .kv import decode_kv_read_bytes_array, kv_state_bytes
+    fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
+    return (float(fn(model, context_len, 1.0, kv_dtype, sliding, mla)),
+            kv_state_bytes(model) * (2.0 if read else 1.0))
+
+
 def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dtype: str, sliding: str, mla: str,
                    read: bool = False):
     """(attention KV bytes, constant-state bytes, replicated KV bytes) on one GPU for ``seqs`` sequences.
@@ -399,10 +410,15 @@ def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dty
     linear/Mamba layers by its heads, 1/TP; both over PP stages. ``read=True``: what a decode step moves
     (``decode_kv_read_bytes_array``: the state is read and written back). Vectorised over seqs/context.
     """
-    from .kv import decode_kv_read_bytes_array, kv_state_bytes
-    fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
-    total = np.asarray(fn(model, context_len, seqs, kv_dtype, sliding, mla), dtype=float)
-    state = kv_state_bytes(model) * np.asarray(seqs, dtype=float) * (2.0 if read else 1.0)
+    n = np.asarray(seqs, dtype=float)
+    if np.ndim(context_len) == 0:  # the usual case: one context, many batch sizes (cached per sequence)
+        total_one, state_one = _per_sequence_cache(model, float(context_len), kv_dtype, sliding, mla, read)
+        total, state = total_one * n, state_one * n
+    else:
+        from .kv import decode_kv_read_bytes_array, kv_state_bytes
+        fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
+        total = np.asarray(fn(model, context_len, n, kv_dtype, sliding, mla), dtype=float)
+        state = kv_state_bytes(model) * n * (2.0 if read else 1.0)
     attention = (total - state) / layout.pp
     share = kv_share_per_gpu(model, layout.tp, mla)
     return (attention * share, state / (layout.tp * layout.pp),
@@ -764,7 +780,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     cached = int(round(traffic.prefix_hit_rate * traffic.input_tokens))
     new = max(1, traffic.input_tokens - cached)
     b = np.arange(1, mb + 1)
-    frames = []
+    cols = {k: [] for k in ("tp", "pp", "ep", "layout", "gpus_per_replica", "max_batch", "tpot_s", "ttft_s")}
     for tp in tps:
         for pp in pps:
             for ep in eps:
@@ -778,14 +794,19 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                                             past_len=cached, embedding=embedding).total_s
                 except ValueError:
                     continue
-                tpot = a["total_s"]
-                frames.append(pd.DataFrame({
-                    "tp": tp, "pp": pp, "ep": ep, "layout": lay.label, "gpus_per_replica": lay.gpus_per_replica,
-                    "batch": b, "max_batch": ceiling, "fits": b <= ceiling, "tpot_s": tpot, "ttft_s": ttft,
-                    "requests_per_s_per_replica": 1.0 / (ttft + traffic.output_tokens * tpot / b)}))
-    if not frames:
+                for k, v in (("tp", tp), ("pp", pp), ("ep", ep), ("layout", lay.label),
+                             ("gpus_per_replica", lay.gpus_per_replica), ("max_batch", ceiling), ("ttft_s", ttft)):
+                    cols[k].append(np.full(mb, v))
+                cols["tpot_s"].append(np.asarray(a["total_s"], dtype=float))
+    if not cols["tp"]:
         raise ValueError(f"no layout of the grid can run {model.name} on {accelerator.name}")
-    return pd.concat(frames, ignore_index=True)
+    df = pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
+    batch = np.tile(b, len(cols["tp"]))
+    df.insert(5, "batch", batch)
+    df.insert(7, "fits", batch <= df["max_batch"].to_numpy())
+    df["requests_per_s_per_replica"] = 1.0 / (df["ttft_s"].to_numpy()
+                                              + traffic.output_tokens * df["tpot_s"].to_numpy() / batch)
+    return df
 
 
 def _cheapest(grid: pd.DataFrame, peak_rps: float, ok: np.ndarray):
