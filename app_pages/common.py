@@ -20,6 +20,9 @@ from app_pages import classroom
 from calc.models import model_from_json_text
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
+#: Weights also come in the block formats of calc.quant; a cache in llama.cpp's q8_0/q4_0 blocks.
+WEIGHT_DTYPES = DTYPES + tuple(calc.quant.format_names())
+KV_DTYPES = DTYPES + ("q8_0", "q4_0")
 CUSTOM_PREFIX = "custom:"
 #: Every page, in menu order: (file, title, icon, one-line blurb for the home page's cards).
 PAGES = [
@@ -174,9 +177,11 @@ def render_sidebar() -> Selection:
                               bind="query-params", on_change=_on_gpu_change)
         price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
         c1, c2 = st.columns(2)
-        weight_dtype = c1.selectbox("Weights", DTYPES, key="wq", bind="query-params",
-                                    help="Storage format of the weights (int4 = GPTQ/AWQ-style, 0.5 byte)")
-        kv_dtype = c2.selectbox("KV cache", DTYPES, key="kvq", bind="query-params",
+        weight_dtype = c1.selectbox("Weights", WEIGHT_DTYPES, key="wq", bind="query-params",
+                                    help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
+                                         "scales, as the course does; the block formats (q4_K_M, mxfp4, "
+                                         "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
+        kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
                                 help="Storage format of the cached keys and values")
         price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
                                 format="%.2f", key="price", bind="query-params", **price_default,

@@ -134,6 +134,36 @@ with st.expander("Every column: dtypes, memory and the step's parts"):
 common.download_csv(table, "quantization.csv", key="q_csv", inputs={
     "model_used": model.name, "context_len": ctx, "batch": batch, "quantize": apply, "reserve_gb": reserve_gb})
 
+st.subheader("Formats as stored: what a weight really costs")
+try:
+    formats = calc.quant.format_table(model)
+    steps = [calc.decode_step_time(model, acc, batch, ctx, f, sel.kv_dtype, embedding=sel.embedding)
+             for f in formats["format"]]
+    formats["step_s"] = [s.total_s for s in steps]
+    formats["max_batch"] = [calc.max_batch(model, acc, ctx, f, sel.kv_dtype, reserve) for f in formats["format"]]
+except ValueError as exc:
+    common.show_error(exc)
+    st.stop()
+st.dataframe(formats.assign(weights_bytes=[common.fmt_bytes(x) for x in formats["weights_bytes"]],
+                            step_s=[common.fmt_seconds(x) for x in formats["step_s"]]),
+             hide_index=True, width="stretch", column_order=(
+                 "format", "bits_per_quantized_weight", "bits_per_param", "weights_bytes", "step_s", "max_batch"),
+             column_config={
+                 "format": st.column_config.TextColumn("format", pinned=True),
+                 "bits_per_quantized_weight": st.column_config.NumberColumn("bits per quantized weight", format="%.3f"),
+                 "bits_per_param": st.column_config.NumberColumn("bits per parameter, whole model", format="%.2f"),
+                 "weights_bytes": "weights", "step_s": f"decode step (B = {batch:,})",
+                 "max_batch": st.column_config.NumberColumn("max batch", format="localized")})
+st.caption(f"{model.name}; cache in {sel.kv_dtype}. A block format stores a scale per block: q4_0 is 18 bytes per "
+           "32 weights (4.5 bits), mxfp4 17 bytes per 32 (4.25), nvfp4 9 bytes per 16 (4.5), int4-g128 adds an "
+           "fp16 scale and a 4-bit zero per 128 (4.16). The recipes keep embeddings, the output head and norms in "
+           "16-bit (gpt-oss also its attention and router), so the whole model costs more bits per parameter "
+           "than the block. Checked against published files: gpt-oss-20b/120b in mxfp4, Llama-3-8B in q8_0 and "
+           "q4_K_M (within 0.2%).")
+with st.expander("How each format stores a block, what it leaves unquantized, and its source"):
+    st.dataframe(formats[["format", "block", "keeps", "compute_dtype", "source"]], hide_index=True, width="stretch",
+                 column_config={"keeps": "left unquantized", "compute_dtype": "matmul in"})
+
 st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"
          r"\quad(\text{while } 2NB/P \text{ stays below the weight read})")
 st.markdown("Decode is bound by memory bandwidth, so halving the bytes roughly halves the step and doubles "

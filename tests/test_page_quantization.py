@@ -139,3 +139,25 @@ def test_a_model_that_does_not_fit_is_said_so():
     [warning] = [w.value for w in at.warning]
     assert "Does not fit on one NVIDIA L4 24GB" in warning
     assert "bf16 needs 40" in warning
+
+
+def test_formats_table_says_what_a_weight_really_costs():
+    at = open_page()
+    table = next(d.value for d in at.dataframe if "bits_per_param" in d.value.columns).set_index("format")
+    # Llama-3-8B: q4_0 blocks are 18 bytes per 32 weights = 4.5 bits; with the output head in q6_K and
+    # f32 norms the whole model is 4,653,375,488 B x 8 / 8,030,261,248 = 4.64 bits per parameter.
+    assert table.loc["q4_0", "bits_per_quantized_weight"] == 4.5
+    assert round(table.loc["q4_0", "bits_per_param"], 2) == 4.64
+    assert table.loc["q4_0", "weights_bytes"] == "4.65 GB"
+    assert table.loc["mxfp4", "bits_per_quantized_weight"] == 4.25
+    assert table.loc["bf16", "weights_bytes"] == "16.06 GB"
+
+
+def test_a_block_format_in_the_sidebar_reaches_the_metrics():
+    at = open_page(wq="q4_K_M")
+    at.radio(key="q_apply").set_value("cache").run()
+    # weights in q4_K_M (4,912,898,048 B), cache bf16 at 8K, B = 32: (4.9129e9 - 0.2955e9 + 32 x 4,096 x
+    # 0.5625) / 3.35e12 = 1.378 ms of weights (the gathered table is q4_K) + 32 x 0.3205 ms of cache.
+    step = calc.decode_step_time(LLAMA, H100, 32, 8192, "q4_K_M", "bf16")
+    assert step.weights_s * 1e3 == pytest.approx(1.378, abs=0.001)
+    assert metric(at, "bf16: decode step").value == fmt_seconds(step.total_s)
