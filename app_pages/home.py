@@ -47,7 +47,15 @@ if napkin:
 if not budget.fits:
     st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
                f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
-               f"{budget.n_accelerators} of them. Step times assume one device's bandwidth.")
+               f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
+    tp = calc.parallel.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+    if tp is not None:
+        split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
+                                      embedding=sel.embedding, tp=tp)
+        st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
+                f"{common.fmt_seconds(split.total_s)}, {common.fmt_seconds(split.comm_s)} of it all-reduces; "
+                f"{split.tokens_per_s:,.0f} tok/s for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
+                "the Many GPUs page.")
 
 
 def _shown(row) -> str:

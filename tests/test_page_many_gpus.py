@@ -80,3 +80,11 @@ def test_pin_codec_round_trip():
     p = gpu_pins.decode(gpu_pins.encode("deepseek-v3", "h200", 1, 1, 8, 2, "fp8", "bf16", 64, 4096, 4.5))
     assert (p["model"], p["gpu"], p["tp"], p["ep"], p["replicas"], p["weight_dtype"], p["batch"],
             p["context_len"], p["price_per_hour_usd"]) == ("deepseek-v3", "h200", 1, 8, 2, "fp8", 64, 4096, 4.5)
+
+
+def test_home_gives_a_70b_the_step_on_the_smallest_tp_that_fits():
+    at = pagetest.open_page(None, model="llama-3.1-70b")
+    # 141 GB of weights: one H100 is not enough, two are (TP 2).
+    step = calc.decode_step_time(L70, H100, 1, 8192, tp=2)
+    assert at.info and f"Spread over 2 x {H100.name}" in at.info[0].value
+    assert fmt_seconds(step.total_s) in at.info[0].value and fmt_seconds(step.comm_s) in at.info[0].value

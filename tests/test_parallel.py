@@ -322,3 +322,12 @@ def test_layout_sweeps_follow_the_embedding_keyword():
     front = P.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
     assert 1 / front["tokens_per_s_per_user"].iat[0] == pytest.approx(
         calc.decode_step_time(L70, H100, 1, 8192, tp=8, embedding="table").total_s)
+
+
+def test_smallest_tp():
+    # 141.1 GB of bf16 weights: 2 x 80 GB H100; with 64 sequences of 8k (327,680 B x 8,192 = 2.68 GB each,
+    # 171.8 GB) TP 4 (320 GB) is the first that holds both; one B200 (180 GB) holds the weights alone.
+    assert P.smallest_tp(L70, H100, 8192) == 2
+    assert P.smallest_tp(L70, H100, 8192, batch=64) == 4
+    assert P.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
+    assert P.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
