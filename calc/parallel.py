@@ -32,6 +32,12 @@ The step of one GPU follows the roofline of ``calc.roofline`` (the inference cou
 ``max(m, PP)`` stage times plus PP - 1 hops. Lower bounds, like the rest of calc: communication is
 not overlapped with compute (engines overlap a little of it), layers are split evenly over stages,
 and every layer of a MoE model counts as a MoE layer.
+
+On top of the step: tokens/s per GPU against tokens/s per user for every layout and batch and their
+Pareto front (``throughput_frontier``, NVIDIA AIConfigurator's axes), the cheapest layout, batch and
+replica count for a traffic and TPOT/TTFT targets (``capacity_plan``, with its binding constraint),
+separate prefill and decode pools (``disaggregated_plan``), and every accelerator of the catalogue
+with the smallest TP that holds a model (``which_gpus``).
 """
 from __future__ import annotations
 
