@@ -259,20 +259,30 @@ def sanitize_query_params() -> list[str]:
     """Drop URL parameters no widget can take, before any widget reads the URL (called first by app.py).
 
     Dropped: values that read as a number but not a finite one ("inf", "-inf", "Infinity", "nan",
-    "1e400", a 400-digit integer; Streamlit converts an integer input's URL value to int before its
-    range check, and these raise), and values longer than ``MAX_QUERY_VALUE_CHARS``. The widget
+    "1e400", a 400-digit integer; Streamlit 1.67 converts an integer input's URL value to int before
+    its range check, and these raise), and values longer than ``MAX_QUERY_VALUE_CHARS``. The widget
     then starts from its default.
+
+    A widget seeds itself on its first run from the URL as the session opened (Streamlit keeps that
+    copy apart from ``st.query_params``), so the parameter is removed from both.
 
     Returns:
         the names of the dropped parameters (already cut to 40 characters).
     """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
     dropped = []
-    for key in list(st.query_params.keys()):
-        values = st.query_params.get_all(key)
-        if any(_bad_query_value(v) for v in values):
-            del st.query_params[key]
-            dropped.append(str(key)[:40])
-    return dropped
+    with get_session_state().query_params() as qp:
+        initial = getattr(qp, "_initial_query_params", None)
+        initial = initial if isinstance(initial, dict) else {}
+        for key in set(qp) | set(initial):
+            values = list(qp.get_all(key)) + list(initial.get(key) or [])
+            if any(_bad_query_value(str(v)) for v in values):
+                if key in qp:
+                    del qp[key]
+                initial.pop(key, None)
+                dropped.append(str(key)[:40])
+    return sorted(dropped)
 
 
 def _bad_query_value(value: str) -> bool:
