@@ -633,3 +633,11 @@ def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
         key="mfu", bind="query-params", help="Share of the spec dense FLOP/s a matmul reaches. Default: the best "
         "bf16 matmul measured on an H100 SXM, 80% (A100 87%, MI300X 51%).")
     return calc.efficiency.Utilisation(mbu / 100.0, mfu / 100.0, "the page's inputs")
+
+
+def estimate_help() -> str:
+    """The sentence that says what an estimate beside a bound is (default utilisations, their source)."""
+    u = calc.efficiency.default_utilisation()
+    return (f"Bound: the roofline lower bound. Estimate: its parts divided by a bandwidth utilisation of "
+            f"{u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, published measurements "
+            "(gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul). The roofline page lets you change them.")

@@ -35,10 +35,15 @@ except ValueError as exc:
 
 st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
 m = st.columns(4)
-m[0].metric("Decode step (TPOT)", common.fmt_seconds(step.total_s))
-m[1].metric("Throughput", f"{step.tokens_per_s:,.0f} tok/s")
-m[2].metric("USD per 1M output tokens",
-            common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)))
+est = calc.efficiency.estimate_step(step)
+m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
+            delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+m[1].metric("Throughput, bound", f"{step.tokens_per_s:,.0f} tok/s", help=common.estimate_help(),
+            delta=f"estimate {est.tokens_per_s:,.0f} tok/s", delta_color="off", delta_arrow="off")
+m[2].metric("USD per 1M output tokens, bound",
+            common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
+            delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+            delta_color="off", delta_arrow="off")
 m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
             delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
             delta_color="green" if budget.fits else "red", delta_arrow="off")

@@ -63,7 +63,10 @@ mc = st.columns(4)
 if b_agent >= 1:
     row = agent.iloc[0]
     mc[0].metric("Chosen batch B", f"{b_agent:,}", help="The largest B within memory that meets the agent's TPOT.")
-    mc[1].metric("Its TPOT", common.fmt_seconds(row["tpot_s"]))
+    est = calc.efficiency.estimate_step(calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq,
+                                                              embedding=sel.embedding))
+    mc[1].metric("Its TPOT, bound", common.fmt_seconds(row["tpot_s"]), help=common.estimate_help(),
+                 delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
     mc[2].metric("USD per 1M output tokens", common.fmt_usd(row["usd_per_million"]))
     mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                  help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")

@@ -86,3 +86,14 @@ def test_a_link_to_a_model_from_another_session_says_so():
     at = open_page(emb="table", model="custom:my model")
     assert any("another browser session" in w.value for w in at.sidebar.warning)
     assert metric(at, "Throughput") == "196 tok/s"               # the default model meanwhile
+
+
+def test_the_estimate_stands_beside_the_bound():
+    at = open_page(emb="table")
+    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    assert step.label == "Decode step (TPOT), bound" and step.value == "5.11 ms"
+    # memory-bound at B = 1: the estimate is the bound over the default MBU of 69% (gpt-fast's 1,397 of
+    # 2,039 GB/s): 5.115 ms / 0.69 = 7.41 ms
+    assert step.delta == "estimate 7.41 ms"
+    tput = [m for m in at.metric if m.label.startswith("Throughput")][0]
+    assert tput.delta == "estimate 135 tok/s"      # 1 / 7.41 ms
