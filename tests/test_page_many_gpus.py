@@ -88,3 +88,10 @@ def test_home_gives_a_70b_the_step_on_the_smallest_tp_that_fits():
     step = calc.decode_step_time(L70, H100, 1, 8192, tp=2)
     assert at.info and f"Spread over 2 x {H100.name}" in at.info[0].value
     assert fmt_seconds(step.total_s) in at.info[0].value and fmt_seconds(step.comm_s) in at.info[0].value
+
+
+def test_garbage_url_falls_back_to_defaults():
+    at = open_page(mg_tp="3", mg_ic="zzz", mg_b="-5", mg_ctx="abc", mg_rps="-1", mg_hit="500")
+    assert at.select_slider(key="mg_tp").value == 1 and at.selectbox(key="mg_ic").value == "default"
+    assert at.number_input(key="mg_b").value == 16
+    assert metric(at, "GPUs") == "1"
