@@ -6,7 +6,7 @@ import streamlit as st
 
 import calc
 from calc.batching import batching_experiment, prefix_cache_curve
-from app_pages import common
+from app_pages import common, equations
 
 sel = common.selection()
 st.title("Batching and memory")
@@ -233,6 +233,8 @@ m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
 m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
 m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
             delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
+common.show_equations(equations.prefix_rows(pc, calc.kv_bytes_per_token(sel.model, sel.kv_dtype), pn, int(pl), int(pu),
+                                            hit))
 fig = go.Figure()
 fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_without"], name="without cache",
                 line=dict(color="#EF553B", dash="dash"),

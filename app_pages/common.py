@@ -17,6 +17,7 @@ import streamlit as st
 
 import calc
 from app_pages import classroom
+from calc.exercises import break_lines
 from calc.models import model_from_json_text
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
@@ -496,6 +497,15 @@ def csv_inputs(inputs: dict[str, object] | None = None) -> dict[str, object]:
             "model": f"{sel.model_id} ({sel.model.name})", "gpu": f"{sel.gpu_id} ({sel.accelerator.name})",
             "weight_dtype": sel.weight_dtype, "kv_dtype": sel.kv_dtype, "embedding": getattr(sel, "embedding", ""),
             "price_per_gpu_hour_usd": f"{sel.price_per_hour_usd:.2f}", **(inputs or {})}
+
+
+def show_equations(rows: list[tuple[str, str]], label: str = "The equations behind these numbers") -> None:
+    """The equation of each headline number, filled in with the numbers on screen (``app_pages.equations``
+    builds the rows: ``(what, latex)``), in an expander under the metrics; open in presenter mode."""
+    with st.expander(label, expanded=classroom.presenting(), icon=":material/function:"):
+        for what, latex in rows:
+            st.caption(what)
+            st.latex(break_lines(latex))
 
 
 def download_csv(df: pd.DataFrame, filename: str, key: str, inputs: dict[str, object] | None = None) -> None:

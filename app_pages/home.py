@@ -2,7 +2,7 @@
 import streamlit as st
 
 import calc
-from app_pages import common
+from app_pages import common, equations
 
 sel = common.selection()
 st.title("LLM Inference Explorer")
@@ -47,6 +47,9 @@ m[2].metric("USD per 1M output tokens, bound",
 m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
             delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
             delta_color="green" if budget.fits else "red", delta_arrow="off")
+common.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
+                                            calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
+                      + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
 if napkin:
     st.caption(napkin)
 if not budget.fits:

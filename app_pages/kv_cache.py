@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common
+from app_pages import common, equations
 
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
@@ -157,6 +157,7 @@ verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
 detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
           f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
 (st.success if budget.fits else st.warning)(detail)
+common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
 st.caption("GB = 10^9 bytes, kB = 10^3 bytes. No memory is reserved for activations here.")
 
 st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")

@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common
+from app_pages import common, equations
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
@@ -70,6 +70,9 @@ if b_agent >= 1:
     mc[2].metric("USD per 1M output tokens", common.fmt_usd(row["usd_per_million"]))
     mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                  help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
+    common.show_equations(equations.decode_rows(
+        calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
+        row["usd_per_million"]))
 else:
     fastest = fitting.iloc[0]
     mc[0].metric("Chosen batch B", "none")

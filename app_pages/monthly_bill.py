@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from calc import bill
-from app_pages import common
+from app_pages import common, equations
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -128,6 +128,8 @@ with results:
         f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
         f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
         f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
+    common.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
+                           for t in tiers])
     if self_hosted_error:
         st.error(f"Self-hosted tier left out: {self_hosted_error}")
     st.success(bill.verdict(table))

@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common
+from app_pages import common, equations
 
 FORMATS = ("bf16", "fp8", "int8", "int4")
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
@@ -88,6 +88,7 @@ for i, r in enumerate(table.itertuples()):
     m[i].metric(f"{r.format}: decode step at B = {batch}", common.fmt_seconds(r.step_s),
                 delta=f"max batch {r.max_batch:,}", delta_color="off", delta_arrow="off",
                 help=f"weights {r.weight_dtype}, cache {r.kv_dtype}; memory {common.fmt_bytes(r.total_bytes)}")
+common.show_equations(equations.quant_rows(table, acc, reserve, batch))
 
 g1, g2, g3 = st.columns(3)
 fig = go.Figure()

@@ -4,7 +4,7 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from app_pages import common
+from app_pages import common, equations
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
@@ -70,6 +70,7 @@ mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per we
              "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
 mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
              "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
+common.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
 if napkin:
     st.caption(napkin)
 if batch > ceiling:

@@ -5,7 +5,7 @@ import streamlit as st
 
 import calc
 from calc import speculative as sd
-from app_pages import common
+from app_pages import common, equations
 
 SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
@@ -88,6 +88,7 @@ m = st.columns(3)
 m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
 m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
 m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
+common.show_equations([equations.alpha_row(p, q, SYMBOLS, alpha)])
 SHORT = {"proposal q": "q", "acceptance min(1, p/q)": "min(1, p/q)", "accepted mass min(p, q)": "min(p, q)",
          "rejection mass max(0, q - p)": "max(0, q − p)", "residual (resampled from)": "residual",
          "resampled mass": "(1 − α)·residual", "output": "output", "target p": "p"}

@@ -191,6 +191,22 @@ def tex(x: float) -> str:
     return fmt_number(x).replace(",", "{,}")
 
 
+def break_lines(latex: str, width: int = 80) -> str:
+    """A long chain ``a = b = c`` as an ``aligned`` block, one ``= ...`` per line (it then fits a page's
+    width); short ones unchanged. Splits only at top-level " = " (outside braces)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(latex):
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth == 0 and latex.startswith(" = ", i):
+            parts.append(latex[start:i])
+            start = i + 3
+    parts.append(latex[start:])
+    if len(latex) <= width or len(parts) < 3:
+        return latex
+    return r"\begin{aligned}" + parts[0] + " &= " + r" \\ &= ".join(parts[1:]) + r"\end{aligned}"
+
+
 def _u(unit: str) -> str:
     if unit == "µs":
         return r"\,\mu\text{s}"
@@ -1070,6 +1086,7 @@ def exercise(key: str, variant: int = 0) -> Exercise:
     v = check_variant(variant)
     d = TEMPLATES[key](key, v)
     d.setdefault("abs_tol", 0.0)
+    d["solution_latex"] = break_lines(d["solution_latex"])
     d["state"] = d.pop("link")
     d["link"] = encode_state(d["state"])
     d["question"] = d["question"][:1].upper() + d["question"][1:]
@@ -1137,7 +1154,7 @@ def grade(ex: Exercise, value, unit: str) -> Grade:
 
 def solution_number(ex: Exercise) -> tuple[float, str]:
     """The number and unit the worked solution ends with (parsed from ``solution_latex``), in that unit."""
-    tail = ex.solution_latex.rsplit("=", 1)[1]
+    tail = ex.solution_latex.removesuffix(r"\end{aligned}").rsplit("=", 1)[1]
     num, unit = tail.split(r"\,\text{", 1)
     unit = unit.rstrip("}").replace("\\%", "%")
     return float(num.replace("{,}", "").strip()), unit

@@ -1,0 +1,189 @@
+"""The equation behind each headline number, filled in with the numbers the page shows (LaTeX rows).
+
+Each builder takes the calc results a page already computed and returns ``[(what, latex), ...]`` for
+``common.show_equations``. The numbers come from those results (no arithmetic beyond unit scaling), in
+the page's units, so the filled-in equation reads like the course's worked examples (the inference
+course, week 11, step 4: "every step reads 16.06 GB of weights: 4.79 ms at 3.35 TB/s").
+
+Not a page; it imports neither common nor streamlit.
+"""
+from __future__ import annotations
+
+import calc
+
+
+def _num(x: float, digits: int = 4) -> str:
+    """A number for LaTeX: 4 significant digits below 1,000, whole with separators from 1,000."""
+    x = float(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}".replace(",", "{,}")
+    text = f"{x:.{digits}g}"
+    return text if "e" not in text else f"{x:.3e}"
+
+
+def _u(unit: str) -> str:
+    return r"\,\mu\text{s}" if unit == "µs" else r"\,\text{" + unit.replace("$", r"\$").replace("%", r"\%") + "}"
+
+
+def _sep(text: str) -> str:
+    return text.replace(",", "{,}")
+
+
+def gb(n_bytes: float) -> str:
+    """Bytes as ``common.fmt_bytes`` prints them (GB/MB/kB/TB, two decimals), for LaTeX."""
+    for size, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(n_bytes) >= size:
+            return _sep(f"{n_bytes / size:,.2f}") + _u(unit)
+    return _sep(f"{n_bytes:,.0f}") + _u("B")
+
+
+def sec(s: float) -> str:
+    """Seconds as ``common.fmt_seconds`` prints them (µs / ms / s), for LaTeX."""
+    if abs(s) < 1e-3:
+        return _sep(f"{s * 1e6:,.0f}") + _u("µs")
+    if abs(s) < 1:
+        return _sep(f"{s * 1e3:,.2f}") + _u("ms")
+    return _sep(f"{s:,.2f}") + _u("s")
+
+
+def flop(x: float) -> str:
+    """FLOPs in GFLOP or TFLOP for LaTeX."""
+    return _num(x / 1e12) + _u("TFLOP") if x >= 1e12 else _num(x / 1e9) + _u("GFLOP")
+
+
+def tbs(bandwidth_bytes_per_s: float) -> str:
+    return _num(bandwidth_bytes_per_s / 1e12) + _u("TB/s")
+
+
+def tflops(flops_per_s: float) -> str:
+    return _num(flops_per_s / 1e12) + _u("TFLOP/s")
+
+
+def usd(x: float) -> str:
+    return r"\$" + (f"{x:,.2f}".replace(",", "{,}") if abs(x) >= 0.01 or x == 0 else f"{x:.2g}")
+
+
+def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: float, context_len: int,
+            batch: int, kv_dtype: str, state_bytes: float = 0.0) -> list[tuple[str, str]]:
+    """KV per token, per sequence and for the batch (the KV cache page's metrics)."""
+    b = calc.dtype_bytes(kv_dtype)
+    if model.attention == "mla":
+        tok = (r"L \cdot (d_c + d_h^R) \cdot \text{bytes} = " + f"{model.n_layers}" + r" \times ("
+               + f"{model.kv_lora_rank} + {model.qk_rope_head_dim}" + r") \times " + _num(b) + _u("B"))
+    else:
+        tok = (r"2 \cdot L \cdot K \cdot H \cdot \text{bytes} = 2 \times " + f"{model.n_layers}" + r" \times "
+               + f"{model.n_kv_heads}" + r" \times " + f"{model.head_dim}" + r" \times " + _num(b) + _u("B"))
+    plain = abs(per_seq - (per_token * context_len + state_bytes)) <= 1e-9 * max(per_seq, 1.0)
+    if plain:
+        seq = (r"\text{KV/seq} = \text{KV/token} \times S" + (r" + \text{state}" if state_bytes else "") + " = "
+               + _num(per_token) + _u("B") + r" \times " + _num(context_len)
+               + (" + " + gb(state_bytes) if state_bytes else "") + " = " + gb(per_seq))
+    else:  # windows, chunks or layers without a cache: each layer holds min(S, its span) tokens
+        seq = (r"\text{KV/seq} = \textstyle\sum_\text{layers} \text{KV/token/layer} \times \min(S, \text{span})"
+               + (r" + \text{state}" if state_bytes else "") + " = " + gb(per_seq))
+    return [
+        ("KV per token", r"\text{KV/token} = " + tok + " = " + _sep(f"{per_token:,.0f}") + _u("B")),
+        ("KV per sequence", seq),
+        ("KV in total", r"\text{KV} = B \times \text{KV/seq} = " + f"{batch:,}".replace(",", "{,}") + r" \times "
+         + gb(per_seq) + " = " + gb(total)),
+    ]
+
+
+def decode_rows(step, accelerator: calc.Accelerator, batch: int, weight_dtype: str,
+                price_per_hour_usd: float | None = None, usd_per_million: float | None = None
+                ) -> list[tuple[str, str]]:
+    """The decode step, its throughput and (with a price) the dollars per million tokens, from a StepTime."""
+    w = accelerator.bandwidth_bytes_per_s
+    p = accelerator.compute_flops(weight_dtype)
+    rows = [
+        ("Decode step (TPOT)",
+         r"t = \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weights read}}{W}, \frac{2 N B}{P}\right) = \frac{"
+         + gb(step.kv_s * w) + "}{" + tbs(w) + r"} + \max\!\left(\frac{" + gb(step.weights_s * w) + "}{" + tbs(w)
+         + r"}, \frac{" + flop(step.flops) + "}{" + tflops(p) + r"}\right) = " + sec(step.kv_s)
+         + " + " + sec(max(step.weights_s, step.compute_s)) + " = " + sec(step.total_s)),
+        ("Throughput", r"\frac{B}{t} = \frac{" + f"{batch:,}".replace(",", "{,}") + "}{" + sec(step.total_s) + "} = "
+         + _sep(f"{step.tokens_per_s:,.0f}") + _u("tok/s")),
+    ]
+    if price_per_hour_usd is not None and usd_per_million is not None:
+        rows.append(("USD per 1M tokens", r"\frac{\text{price per hour}}{\text{tok/s} \times 3600} \times 10^6 = \frac{"
+                     + usd(price_per_hour_usd) + "}{" + _sep(f"{step.tokens_per_s:,.0f}") + r" \times 3600} \times 10^6 = "
+                     + usd(usd_per_million)))
+    return rows
+
+
+def memory_row(weights_bytes: float, kv_bytes: float, total_bytes: float, batch: int) -> tuple[str, str]:
+    """Weights + the batch's cache."""
+    return ("Memory used", r"\text{weights} + B \cdot \text{KV/seq} = " + gb(weights_bytes) + " + "
+            + f"{batch:,}".replace(",", "{,}") + r" \times " + gb(kv_bytes / batch) + " = " + gb(total_bytes))
+
+
+def critical_batch_row(accelerator: calc.Accelerator, weight_dtype: str, b_star: float) -> tuple[str, str]:
+    """B* = P * bytes per weight / (2 W)."""
+    return ("Critical batch", r"B^* = \frac{P \cdot \text{bytes per weight}}{2 W} = \frac{"
+            + tflops(accelerator.compute_flops(weight_dtype)) + r" \times " + _num(calc.dtype_bytes(weight_dtype))
+            + r"\,\text{B}}{2 \times " + tbs(accelerator.bandwidth_bytes_per_s) + "} = " + _sep(f"{b_star:,.0f}"))
+
+
+def max_batch_row(memory_bytes: float, weights_bytes: float, reserve_bytes: float, kv_per_seq: float,
+                  max_batch: int) -> tuple[str, str]:
+    """floor((M - weights - reserve) / KV per sequence)."""
+    return ("Max batch", r"\left\lfloor\frac{M - \text{weights} - \text{reserve}}{\text{KV/seq}}\right\rfloor = "
+            r"\left\lfloor\frac{" + gb(memory_bytes) + " - " + gb(weights_bytes) + " - " + gb(reserve_bytes) + "}{"
+            + gb(kv_per_seq) + r"}\right\rfloor = " + f"{max_batch:,}".replace(",", "{,}"))
+
+
+def spec_rows(alpha: float, gamma: int, tokens_per_forward: float) -> list[tuple[str, str]]:
+    """Expected tokens per target forward from alpha and gamma (Leviathan et al. 2022, Eq. 1)."""
+    return [("Tokens per target forward", r"E = \frac{1 - \alpha^{\gamma + 1}}{1 - \alpha} = \frac{1 - "
+             + _num(alpha, 3) + "^{" + f"{gamma + 1}" + "}}{1 - " + _num(alpha, 3) + "} = " + _num(tokens_per_forward))]
+
+
+def bill_row(scenario, tier, monthly_usd: float) -> tuple[str, str]:
+    """The monthly bill of one API tier (chapter 9, LLM inference, plus the cache-write surcharge)."""
+    t = scenario.token_split()
+    m = tier.cache_write_multiplier
+    write = (r" + " + _num(t["written"]) + r" \times " + _num(m - 1, 3) + r" \times " + usd(tier.input_usd_per_mtok)
+             if m != 1 else "")
+    return (f"{tier.name} per month",
+            r"30 \times G \times \frac{\text{missed} \cdot p_\text{in} + \text{hit} \cdot p_\text{cached}"
+            + (r" + \text{written} \cdot (m - 1) \cdot p_\text{in}" if m != 1 else "")
+            + r" + \text{out} \cdot p_\text{out}}{10^6} = 30 \times " + _num(scenario.generations_per_day)
+            + r" \times \frac{" + _num(t["missed"]) + r" \times " + usd(tier.input_usd_per_mtok) + " + " + _num(t["hit"])
+            + r" \times " + usd(tier.cached_input_usd_per_mtok) + write + " + " + _num(t["output"]) + r" \times "
+            + usd(tier.output_usd_per_mtok) + r"}{10^6} = " + usd(monthly_usd))
+
+
+def prefix_rows(pc, kv_per_token: float, n_requests: int, prefix_len: int, unique_len: int,
+                hit_rate: float) -> list[tuple[str, str]]:
+    """Prefill tokens and KV with and without prefix caching (the batching page's prefix section)."""
+    return [
+        ("Prefill tokens, cached", r"P \cdot (1 + (n - 1)(1 - h)) + n U = " + _num(prefix_len) + r" \times (1 + "
+         + f"{n_requests - 1}" + r" \times " + _num(1 - hit_rate, 3) + ") + " + f"{n_requests}" + r" \times "
+         + _num(unique_len) + " = " + _num(pc.prefill_tokens_with)),
+        ("KV with cache", r"\text{tokens} \times \text{KV/token} = " + _num(pc.prefill_tokens_with) + r" \times "
+         + _num(kv_per_token) + _u("B") + " = " + gb(pc.cache_bytes_with)),
+    ]
+
+
+def alpha_row(p, q, symbols, alpha: float) -> tuple[str, str]:
+    """The acceptance rate alpha = sum over x of min(p(x), q(x)) (the inference course, week 11, step 3)."""
+    terms = [(s, a, b) for s, a, b in zip(symbols, p, q) if a > 0 or b > 0]
+    return ("Acceptance rate", r"\alpha = \sum_x \min(p(x), q(x)) = "
+            + " + ".join(r"\min(" + _num(a, 3) + ", " + _num(b, 3) + ")" for _, a, b in terms) + " = "
+            + f"{alpha:.3f}")
+
+
+def quant_rows(table, accelerator: calc.Accelerator, reserve_bytes: float, batch: int) -> list[tuple[str, str]]:
+    """Per format: the decode step from its parts and the max batch (the quantization page's metrics)."""
+    w = accelerator.bandwidth_bytes_per_s
+    rows = []
+    for r in table.itertuples():
+        rows.append((f"{r.format}: decode step at B = {batch}",
+                     r"\frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weights}}{W}, \frac{2NB}{P}\right) = \frac{"
+                     + gb(r.kv_bytes) + "}{" + tbs(w) + r"} + \max\!\left(\frac{" + gb(r.weights_read_s * w) + "}{"
+                     + tbs(w) + "}, " + sec(r.compute_s) + r"\right) = " + sec(r.kv_read_s) + " + "
+                     + sec(max(r.weights_read_s, r.compute_s)) + " = " + sec(r.step_s)))
+        rows.append(max_batch_row(accelerator.memory_bytes, r.weights_bytes, reserve_bytes, r.kv_bytes / batch,
+                                  int(r.max_batch)))
+        rows[-1] = (f"{r.format}: max batch", rows[-1][1])
+    return rows
