@@ -50,6 +50,8 @@ PAGES = [
 ]
 #: The two ways of counting the input embedding in a step (calc's ``embedding`` keyword).
 EMBEDDING = {"gather": "B rows gathered (engines)", "table": "whole table (course napkin)"}
+#: The memory conventions of calc.memory.capacity_bytes, as the sidebar offers them.
+MEMORY = {"datasheet": "data sheet", "driver": "driver (nvidia-smi)", "engine": "engine (vLLM share)"}
 DEFAULT_MODEL = "llama-3-8b"
 DEFAULT_GPU = "h100-sxm"
 #: Hourly price used for owned hardware that has no list price (users type their own).
@@ -68,6 +70,13 @@ class Selection:
     kv_dtype: str
     price_per_hour_usd: float
     embedding: str = "gather"
+    memory: str = "datasheet"
+    gpu_memory_utilization: float = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION
+
+    @property
+    def capacity_label(self) -> str:
+        """Which memory convention ``accelerator.memory_bytes`` follows, with its figure, for verdicts."""
+        return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization)
 
 
 @st.cache_data(show_spinner=False)
@@ -194,6 +203,15 @@ def render_sidebar() -> Selection:
                              help="gather: a step reads only the B rows it looks up, as engines do. table: the "
                                   "course's napkin, every parameter read every step (Llama-3-8B at 8K on an H100: "
                                   "5.1 ms instead of 4.8 ms). Tied embeddings are read once, as the head.")
+        memory = st.radio("Memory capacity", list(MEMORY), key="mem", bind="query-params", horizontal=True,
+                          help="datasheet: the marketed capacity (80 GB for an H100), the course's convention. "
+                               "driver: what nvidia-smi reports (an H100 80GB: 81,559 MiB = 85.5 GB). engine: a "
+                               "serving engine's share of that, vLLM's gpu_memory_utilization (default 0.9).")
+        util = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION
+        if memory == "engine":
+            util = st.number_input("gpu_memory_utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
+                                   key="gmu", bind="query-params", help="The fraction of the driver's total the "
+                                   "engine takes for weights, activations and cache (vLLM's flag; default 0.9).")
         acc = calc.get_accelerator(gpu_id)
         st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
                    f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
@@ -208,8 +226,10 @@ def render_sidebar() -> Selection:
                      query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
     classroom.page_css()
     classroom.story_banner({path: title for path, title, *_ in PAGES})
-    sel = Selection(model_id, get_any_model(model_id), gpu_id, acc, weight_dtype, kv_dtype, float(price or 0.0),
-                    embedding or "gather")
+    # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
+    memory = memory or "datasheet"
+    sel = Selection(model_id, get_any_model(model_id), gpu_id, calc.memory.with_capacity(acc, memory, float(util)),
+                    weight_dtype, kv_dtype, float(price or 0.0), embedding or "gather", memory, float(util))
     st.session_state["_selection"] = sel
     return sel
 
@@ -528,6 +548,17 @@ def experiment_buttons(experiments: dict[str, dict[str, object]], key: str) -> N
     for i, (label, state) in enumerate(experiments.items()):
         cols[i % len(cols)].button(label, key=f"{key}_{i}", on_click=st.session_state.update, args=(dict(state),),
                                    width="stretch")
+
+
+def capacity_label(accelerator: calc.Accelerator, memory: str, gpu_memory_utilization: float) -> str:
+    """ "data-sheet capacity, 80.00 GB" and the like: the convention a fit verdict follows."""
+    cap = fmt_bytes(accelerator.memory_bytes)
+    if memory == "driver":
+        return (f"the driver's total, {cap}" if accelerator.driver_memory_bytes
+                else f"the data sheet's {cap} (no driver figure on file for this accelerator)")
+    if memory == "engine":
+        return f"an engine's share, {gpu_memory_utilization:g} x the driver's total = {cap}"
+    return f"the data-sheet capacity, {cap}"
 
 
 def napkin_note(sel: Selection, step, batch: int, context_len: int) -> str | None:

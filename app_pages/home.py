@@ -81,7 +81,8 @@ def _shown(row) -> str:
 shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
 st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
              width="stretch", height=35 * (len(shown) + 1) + 3)
-st.caption("GB = 10^9 bytes. Times are lower bounds from the roofline.")
+st.caption(f"GB = 10^9 bytes. Times are lower bounds from the roofline. Max batch and fit against "
+           f"{sel.capacity_label} (sidebar: memory capacity).")
 common.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
 
 st.subheader("Explore")

@@ -158,7 +158,8 @@ detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt
           f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
 (st.success if budget.fits else st.warning)(detail)
 common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
-st.caption("GB = 10^9 bytes, kB = 10^3 bytes. No memory is reserved for activations here.")
+st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
+           "is reserved for activations here.")
 
 st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
 if len(per_layer) > 1 or state:

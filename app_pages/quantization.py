@@ -52,7 +52,8 @@ reserve_gb = c3.number_input("Reserved for activations (GB)", min_value=0.0, max
 model = SEED_13B if which == "seed13b" else sel.model
 acc = sel.accelerator
 reserve = reserve_gb * 1e9
-st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, week 11, step 4).")
+st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, "
+           f"week 11, step 4). Max batch against {sel.capacity_label}.")
 
 try:
     rows = []

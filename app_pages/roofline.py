@@ -75,8 +75,8 @@ if napkin:
     st.caption(napkin)
 if batch > ceiling:
     st.warning(f"B = {batch:,} does not fit: one {acc.name} holds the weights and at most {ceiling:,} "
-               f"sequences of {context_len:,} tokens. The times below are what the step would take with enough "
-               "memory.")
+               f"sequences of {context_len:,} tokens ({sel.capacity_label}). The times below are what the step "
+               "would take with enough memory.")
 
 st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
          r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"

@@ -29,6 +29,9 @@ class Accelerator:
         interconnect: id of the link between accelerators of this kind in a server (an entry of the
             "interconnects" section of accelerators.json, read by ``calc.parallel``), or None for a
             device that is not ganged with others (not compared).
+        driver_memory_bytes: the capacity the driver reports (nvidia-smi's total, in MiB x 2^20;
+            an H100 80GB reports 81,559 MiB = 85,520,809,984 B), or None where none is on file.
+        driver_memory_source: where that figure was read (not compared).
 
     Raises:
         ValueError: non-positive memory or bandwidth, an empty FLOP/s table, a non-positive FLOP/s,
@@ -44,6 +47,8 @@ class Accelerator:
     price_source: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
     interconnect: str | None = field(default=None, compare=False)
+    driver_memory_bytes: float | None = None
+    driver_memory_source: str = field(default="", compare=False)
 
     def __post_init__(self):
         check_positive_number(self.memory_bytes, "memory_bytes")
@@ -55,6 +60,8 @@ class Accelerator:
             check_positive_number(v, f"peak_flops_per_s[{k!r}]")
         if self.price_per_hour_usd is not None:
             check_nonneg_number(self.price_per_hour_usd, "price_per_hour_usd")
+        if self.driver_memory_bytes is not None:
+            check_positive_number(self.driver_memory_bytes, "driver_memory_bytes")
 
     def __hash__(self):
         return hash((self.name, self.memory_bytes, self.bandwidth_bytes_per_s,

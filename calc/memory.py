@@ -1,12 +1,13 @@
 """The memory ceiling: weights + KV cache + reserve against an accelerator's capacity."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import check_nonneg_number, check_positive_int, dtype_bytes
+from .dtypes import check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
 from .kv import kv_cache_bytes
 from .models import ModelConfig
@@ -114,6 +115,52 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
     return float(out) if np.ndim(out) == 0 else out
 
 
+#: How much of an accelerator's memory a model may use (``capacity_bytes``).
+MEMORY_CONVENTIONS = ("datasheet", "driver", "engine")
+#: vLLM's default ``--gpu-memory-utilization`` (vllm/engine/arg_utils.py, EngineArgs).
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+
+
+def capacity_bytes(accelerator: Accelerator, memory: str = "datasheet",
+                   gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> float:
+    """Bytes of one accelerator a model replica may fill, by convention.
+
+    "datasheet" (default, the course's convention): the marketed capacity, 80e9 B for an 80 GB H100
+    (59 sequences of 8K beside Llama-3-8B; the inference course, week 11, step 4). "driver": what the
+    driver reports, nvidia-smi's total (an H100 80GB: 81,559 MiB = 85,520,809,984 B), the data sheet's
+    figure where none is on file. "engine": a serving engine's share of the driver's total, vLLM's
+    ``gpu_memory_utilization`` (default 0.9: 76.97e9 B on an H100); the engine also keeps activations
+    and CUDA graphs inside it, which callers pass as ``reserve_bytes``.
+
+    Raises:
+        ValueError: an unknown convention, or a utilization outside (0, 1].
+    """
+    if memory not in MEMORY_CONVENTIONS:
+        raise ValueError(f"memory must be one of {', '.join(MEMORY_CONVENTIONS)} (the data-sheet capacity, the "
+                         f"driver's total, or a serving engine's share of it); got {memory!r}")
+    if memory == "datasheet":
+        return float(accelerator.memory_bytes)
+    driver = accelerator.driver_memory_bytes or accelerator.memory_bytes
+    if memory == "driver":
+        return float(driver)
+    util = check_fraction(gpu_memory_utilization, "gpu_memory_utilization")
+    if util == 0:
+        raise ValueError("gpu_memory_utilization must be above 0 (vLLM's default is 0.9), got 0")
+    return float(driver) * util
+
+
+def with_capacity(accelerator: Accelerator, memory: str = "datasheet",
+                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> Accelerator:
+    """The accelerator with ``memory_bytes`` set to ``capacity_bytes`` of that convention (bandwidth,
+    FLOP/s and price unchanged), for every function that checks what fits.
+
+    Raises:
+        ValueError: as ``capacity_bytes``.
+    """
+    cap = capacity_bytes(accelerator, memory, gpu_memory_utilization)
+    return accelerator if cap == accelerator.memory_bytes else dataclasses.replace(accelerator, memory_bytes=cap)
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
     """Memory use of one model replica serving ``batch`` sequences, in bytes.
@@ -151,8 +198,13 @@ def accelerators_needed(total_model_bytes: float, capacity_bytes: float, reserve
 
 def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                  sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1) -> MemoryBudget:
+                  sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
+                  memory: str = "datasheet",
+                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> MemoryBudget:
     """Weights + KV cache of ``batch`` sequences of ``context_len`` tokens + reserve, against capacity.
+
+    ``memory``: which capacity (``capacity_bytes``): "datasheet" (default), "driver" or "engine"
+    (``gpu_memory_utilization`` of the driver's total); capacity_bytes of the result is that figure.
 
     With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout against one
     accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's GPUs.
@@ -164,6 +216,7 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
     Raises:
         ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
     """
+    accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
     if (tp, pp, ep) != (1, 1, 1):
         from .parallel import gpu_memory, make_layout
         g = gpu_memory(model, accelerator, context_len, batch, make_layout(model, tp, pp, ep), weight_dtype,
@@ -181,8 +234,13 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
 
 def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", reserve_bytes: float = 0, sliding: str = "cap", mla: str = "latent",
-              tp: int = 1, pp: int = 1, ep: int = 1) -> int:
+              tp: int = 1, pp: int = 1, ep: int = 1, memory: str = "datasheet",
+              gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> int:
     """Largest number of sequences of ``context_len`` tokens whose cache fits beside the weights.
+
+    ``memory``: the capacity convention of ``capacity_bytes`` ("datasheet" by default, the course's;
+    "driver"; "engine" with ``gpu_memory_utilization``). Llama-3-8B at 8K on an H100 SXM: 59, 64
+    and 56 sequences.
 
     With ``tp``, ``pp``, ``ep`` above 1: sequences per replica whose per-GPU share fits on every GPU
     (``calc.parallel.max_batch_per_replica``).
@@ -196,6 +254,7 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     Raises:
         ValueError: invalid context, dtypes or reserve.
     """
+    accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
     if (tp, pp, ep) != (1, 1, 1):
         from .parallel import make_layout, max_batch_per_replica
         return max_batch_per_replica(model, accelerator, context_len, make_layout(model, tp, pp, ep), weight_dtype,

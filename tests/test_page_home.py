@@ -97,3 +97,21 @@ def test_the_estimate_stands_beside_the_bound():
     assert step.delta == "estimate 7.41 ms"
     tput = [m for m in at.metric if m.label.startswith("Throughput")][0]
     assert tput.delta == "estimate 135 tok/s"      # 1 / 7.41 ms
+
+
+def test_memory_convention_switches_the_max_batch_and_says_which():
+    # Llama-3-8B at 8K on an H100: data sheet (80e9 - 16.06e9) / 1.0737e9 -> 59; driver 85.52e9 -> 64;
+    # engine 0.9 x 85.52e9 = 76.97e9 -> 56 (tests/test_memory_conventions.py has the arithmetic).
+    for mem, expected, label in (("datasheet", "59", "data-sheet capacity, 80.00 GB"),
+                                 ("driver", "64", "driver's total, 85.52 GB"),
+                                 ("engine", "56", "0.9 x the driver's total = 76.97 GB")):
+        at = open_page(mem=mem)
+        table = at.dataframe[0].value
+        assert table.loc[table.quantity == "max batch", "value"].item() == expected
+        assert any(label in c.value for c in at.caption), mem
+    at = open_page(mem="engine", gmu="0.5")          # 0.5 x 85.52e9 - 16.06e9 = 26.70e9 -> 24
+    table = at.dataframe[0].value
+    assert table.loc[table.quantity == "max batch", "value"].item() == "24"
+    at = open_page(mem="nonsense")                   # a bad link falls back to the data sheet
+    table = at.dataframe[0].value
+    assert table.loc[table.quantity == "max batch", "value"].item() == "59"

@@ -1,0 +1,58 @@
+"""Accelerator memory conventions: the data sheet (the course's), the driver's total, a serving engine's share."""
+import pytest
+
+import calc
+from calc.memory import capacity_bytes
+
+LLAMA3 = calc.get_model("llama-3-8b")     # 16,060,522,496 B of bf16 weights; 1,073,741,824 B of cache per 8K
+H100 = calc.get_accelerator("h100-sxm")
+
+
+def test_driver_capacity_is_what_nvidia_smi_reports():
+    # nvidia-smi on an H100 80GB HBM3: "81559MiB" = 81,559 x 2^20 = 85,520,809,984 B (85.5 GB)
+    assert H100.driver_memory_bytes == 81_559 * 2**20 == 85_520_809_984
+    assert "nvidia-smi" in H100.driver_memory_source
+    for gpu in calc.list_accelerators():
+        a = calc.get_accelerator(gpu)
+        if a.driver_memory_bytes is not None:
+            # whole MiB, a little above the data sheet's decimal GB (or below it, B200's 180 GB usable)
+            assert a.driver_memory_bytes % 2**20 == 0 and a.driver_memory_source
+            assert 0.9 < a.driver_memory_bytes / a.memory_bytes < 1.1
+
+
+def test_max_batch_under_each_convention():
+    # data sheet (course): (80e9 - 16.0605e9) / 1.0737e9 = 59.55 -> 59
+    assert calc.max_batch(LLAMA3, H100, 8192) == 59
+    assert calc.max_batch(LLAMA3, H100, 8192, memory="datasheet") == 59
+    # driver: (85.5208e9 - 16.0605e9) / 1.0737e9 = 64.69 -> 64
+    assert calc.max_batch(LLAMA3, H100, 8192, memory="driver") == 64
+    # engine, vLLM's 0.9: 0.9 x 85.5208e9 = 76.9687e9; (76.9687 - 16.0605) / 1.0737 = 56.73 -> 56
+    assert calc.max_batch(LLAMA3, H100, 8192, memory="engine") == 56
+    # with 2 GB of activations and CUDA graphs kept: (76.9687 - 16.0605 - 2) / 1.0737 = 54.86 -> 54
+    assert calc.max_batch(LLAMA3, H100, 8192, memory="engine", reserve_bytes=2e9) == 54
+    # a utilization of 0.5: 42.7604e9 - 16.0605e9 = 26.70e9 / 1.0737e9 = 24.87 -> 24
+    assert calc.max_batch(LLAMA3, H100, 8192, memory="engine", gpu_memory_utilization=0.5) == 24
+
+
+def test_memory_budget_reports_the_capacity_it_used():
+    b = calc.memory_budget(LLAMA3, H100, 8192, 60, memory="driver")
+    assert b.capacity_bytes == 85_520_809_984 and b.fits          # 60 x 1.0737 + 16.06 = 80.49 GB
+    assert not calc.memory_budget(LLAMA3, H100, 8192, 60).fits   # > 80 GB on the data sheet
+    assert capacity_bytes(H100, "engine") == pytest.approx(0.9 * 85_520_809_984)
+
+
+def test_no_driver_figure_falls_back_to_the_data_sheet():
+    h200 = calc.get_accelerator("h200")
+    assert h200.driver_memory_bytes is None
+    assert capacity_bytes(h200, "driver") == 141e9
+    assert capacity_bytes(h200, "engine", 0.8) == pytest.approx(0.8 * 141e9)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(memory="vram"), "memory must be one of datasheet, driver, engine"),
+    (dict(memory="engine", gpu_memory_utilization=1.5), "gpu_memory_utilization must be a number between 0 and 1"),
+    (dict(memory="engine", gpu_memory_utilization=0), "gpu_memory_utilization must be above 0"),
+])
+def test_bad_conventions_say_what_is_allowed(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        calc.max_batch(LLAMA3, H100, 8192, **kwargs)
