@@ -112,7 +112,7 @@ for run, name in ((cmp.static, "Static"), (cmp.continuous, "Continuous")):
 COLORS = {"static": "#EF553B", "continuous": "#636EFA"}
 tl = cmp.timeline
 c = st.columns(2)
-fig = go.Figure()
+fig = common.Figure()
 for policy, color in COLORS.items():
     d = tl[tl["policy"] == policy]
     fig.add_scatter(x=d["time_s"], y=d["active_slots"], name=policy, line=dict(color=color, shape="hv"),
@@ -125,7 +125,7 @@ fig.update_layout(xaxis_title="time (s)", yaxis_title="active slots (sequences)"
 with c[0]:
     st.markdown("**Sequences emitting tokens**")
     common.show_chart(fig, key="bt_fig_slots")
-fig = go.Figure()
+fig = common.Figure()
 for policy, color in COLORS.items():
     d = tl[tl["policy"] == policy]
     fig.add_scatter(x=d["time_s"], y=d["cumulative_tokens"], name=policy, line=dict(color=color),
@@ -170,7 +170,7 @@ m[2].metric("Fit: contiguous", f"{ps.fit_contiguous:,}",
             help="Slabs of the maximum length that fit in the memory left beside the weights.")
 m[3].metric("Fit: paged", f"{ps.fit_paged:,}",
             help="Sequences of this stream's mean paged size that fit in the same memory.")
-fig = go.Figure()
+fig = common.Figure()
 labels = ["contiguous (max length)", f"paged ({block}-token blocks)"]
 used_gb = [ps.used_bytes / 1e9] * 2
 wasted_gb = [ps.contiguous_wasted_bytes / 1e9, ps.paged_wasted_bytes / 1e9]
@@ -235,7 +235,7 @@ m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
             delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
 common.show_equations(equations.prefix_rows(pc, calc.kv_bytes_per_token(sel.model, sel.kv_dtype), pn, int(pl), int(pu),
                                             hit))
-fig = go.Figure()
+fig = common.Figure()
 fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_without"], name="without cache",
                 line=dict(color="#EF553B", dash="dash"),
                 customdata=curve["cache_bytes_without"] / 1e9,

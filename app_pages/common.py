@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import classroom
+from app_pages import caching, classroom
 from calc.exercises import break_lines
 from calc.models import model_from_json_text
 
@@ -426,10 +426,11 @@ def add_marker_line(fig: go.Figure, x: float, name: str, color: str, dash: str =
                     hoverinfo="skip")
 
 
-def show_chart(fig: go.Figure, key: str) -> None:
-    """Draw a Plotly figure with the house layout (readable on a projector, hover on every point).
+def style_figure(fig: go.Figure) -> go.Figure:
+    """Apply the house layout to ``fig`` in place and return it (readable on a projector, hover on every point).
 
     Log axes get tick labels that carry their magnitude (``log_ticks``) unless the page set tickvals.
+    ``Figure()`` recipes arrive styled from the figure cache; ``show_chart`` styles the others.
     """
     _label_log_axes(fig)
     fig.update_layout(
@@ -437,7 +438,24 @@ def show_chart(fig: go.Figure, key: str) -> None:
         font=dict(size=14), hovermode=fig.layout.hovermode or "closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
     )
-    if classroom.presenting():
+    fig._house_styled = True
+    return fig
+
+
+def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in for go.Figure
+    """A figure for ``show_chart``, written like ``go.Figure()`` but built once per distinct content and
+    cached across sessions (``caching.FigureRecipe``): building a Plotly figure costs more than sending it."""
+    return caching.FigureRecipe(*args, **kwargs)
+
+
+def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
+    """Draw a Plotly figure, or a ``Figure()`` recipe, with the house layout (``style_figure``)."""
+    if isinstance(fig, caching.FigureRecipe):
+        fig = caching.build_figure(fig)
+    elif not getattr(fig, "_house_styled", False):
+        style_figure(fig)
+    if classroom.presenting():  # on a copy: the cached figure is shared with every other session
+        fig = go.Figure(fig)
         classroom.style_figure(fig)
     st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
 

@@ -41,7 +41,7 @@ def _window_label(model: calc.ModelConfig, w: str) -> str:
 def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ctx: int) -> None:
     """What each kind of layer holds at the chosen context: a table and a bar per kind (calc.layers)."""
     st.subheader("What each layer holds")
-    fig = go.Figure()
+    fig = common.Figure()
     fig.add_bar(y=per_layer["kind"], x=per_layer["cache_bytes"] / 1e9, orientation="h", name=f"per-token part at {ctx:,}",
                 hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
     fig.add_bar(y=per_layer["kind"], x=per_layer["state_bytes"] / 1e9, orientation="h", name="constant state",
@@ -172,7 +172,7 @@ st.markdown(
     "MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
 cap_gb = sel.accelerator.memory_bytes / 1e9
-fig = go.Figure()
+fig = common.Figure()
 labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
 chosen = [1.0 if s == ctx else 0.45 for s in CONTEXTS]
 fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights", marker_opacity=chosen,
@@ -195,7 +195,7 @@ for name, v in {"Your layout": model, **variants}.items():
                      kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
                      kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
 table = pd.DataFrame(rows)
-fig2 = go.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
+fig2 = common.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
                         customdata=table["kv_bytes_per_token"],
                         hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
 fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",

@@ -80,7 +80,7 @@ else:
              f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
 
 st.markdown(f"**TPOT against the price of a million tokens, B = 1 .. {ceiling:,} (the memory ceiling)**")
-fig = go.Figure()
+fig = common.Figure()
 fig.add_scatter(x=fitting["tpot_s"] * 1e3, y=fitting["usd_per_million"], mode="lines+markers", name="B = 1 .. ceiling",
                 marker=dict(size=5, color="#1f77b4"), customdata=fitting["batch"],
                 hovertemplate="B = %{customdata}<br>TPOT %{x:.2f} ms<br>$%{y:.3f} per 1M<extra></extra>")

@@ -85,7 +85,7 @@ if summary is not None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Memory of one GPU**")
-        fig = go.Figure()
+        fig = common.Figure()
         for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
                                ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
                                ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
@@ -100,7 +100,7 @@ if summary is not None:
                    f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
     with right:
         st.markdown("**One decode step, split**")
-        fig = go.Figure()
+        fig = common.Figure()
         for k, (name, color) in PARTS.items():
             fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
                         hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
@@ -114,7 +114,7 @@ st.subheader("Tokens/s per GPU against tokens/s per user")
 try:
     front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
                                            emb)
-    fig = go.Figure()
+    fig = common.Figure()
     for t, part in front.groupby("tp"):
         fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
                         name=f"TP {t}", customdata=part[["batch", "tpot_s"]],

@@ -134,7 +134,7 @@ with results:
         st.error(f"Self-hosted tier left out: {self_hosted_error}")
     st.success(bill.verdict(table))
 
-fig = go.Figure()
+fig = common.Figure()
 for comp, label in COMPONENTS.items():
     fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
                 hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
@@ -178,7 +178,7 @@ if setup is not None:
 left, right = st.columns(2)
 with left:
     sweep = bill.bill_vs_dau(scenario, tiers, setup)
-    fig = go.Figure()
+    fig = common.Figure()
     for name, part in sweep.groupby("name", sort=False):
         fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
                         line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
@@ -192,7 +192,7 @@ with left:
     common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
 with right:
     sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
-    fig = go.Figure()
+    fig = common.Figure()
     for name, part in sweep_h.groupby("name", sort=False):
         fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
                         hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")

@@ -92,7 +92,7 @@ for i, r in enumerate(table.itertuples()):
 common.show_equations(equations.quant_rows(table, acc, reserve, batch))
 
 g1, g2, g3 = st.columns(3)
-fig = go.Figure()
+fig = common.Figure()
 for col, name in (("weights_bytes", "weights"), ("kv_bytes", f"KV cache (B = {batch})")):
     fig.add_bar(x=table["format"], y=table[col] / 1e9, name=name, hovertemplate="%{x}: %{y:,.2f} GB<extra></extra>")
 fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", line_color="#888888", annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
@@ -100,14 +100,14 @@ fig.update_layout(barmode="group", yaxis_title="memory (GB)", xaxis_title="forma
 with g1:
     st.markdown(f"**Memory at B = {batch}, {ctx:,} tokens**")
     common.show_chart(fig, key="q_chart_mem")
-fig = go.Figure()
+fig = common.Figure()
 for col, name in (("weights_read_s", "weights read"), ("kv_read_s", "cache read"), ("step_s", "step")):
     fig.add_bar(x=table["format"], y=table[col] * 1e3, name=name, hovertemplate="%{x}: %{y:,.2f} ms<extra></extra>")
 fig.update_layout(barmode="group", yaxis_title="time per decode step (ms)", xaxis_title="format", height=380)
 with g2:
     st.markdown(f"**Decode step at B = {batch}**")
     common.show_chart(fig, key="q_chart_step")
-fig = go.Figure(go.Bar(x=table["format"], y=table["max_batch"], name="max batch",
+fig = common.Figure(go.Bar(x=table["format"], y=table["max_batch"], name="max batch",
                        hovertemplate="%{x}: %{y:,} sequences<extra></extra>"))
 fig.update_layout(yaxis_title="max batch (sequences)", xaxis_title="format", height=380)
 with g3:
@@ -178,7 +178,7 @@ n[0].metric(f"int8 weights, bf16 cache, B = {batch}", common.fmt_seconds(at_b_w.
 n[1].metric(f"bf16 weights, int8 cache, B = {batch}", common.fmt_seconds(at_b_kv.total_s))
 n[2].metric("They flip at B", f"{flip:,.1f}", help="Where the batch's bf16 cache weighs as much as the bf16 "
             "weights: weight bytes / KV per sequence.")
-fig = go.Figure()
+fig = common.Figure()
 for df, name in ((int8_w, "int8 weights, bf16 cache"), (int8_kv, "bf16 weights, int8 cache")):
     fig.add_scatter(x=df["batch"], y=df["total_s"] * 1e3, mode="lines", name=name,
                     customdata=np.where(df["fits"], "fits", "exceeds one GPU"),

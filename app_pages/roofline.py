@@ -88,7 +88,7 @@ st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence
 
 # -- the roofline ---------------------------------------------------------------------------------
 st.markdown("**The roofline: where decode and prefill sit** (achieved FLOP/s of each step)")
-fig = go.Figure()
+fig = common.Figure()
 fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
                 name="roofline min(P, W x I)", line=dict(color="#888", width=3),
                 hovertemplate="I = %{x:,.1f} FLOP/byte<br>%{y:,.1f} TFLOP/s<extra></extra>")
@@ -113,7 +113,7 @@ common.show_chart(fig, key="rf_roof")
 left, right = st.columns(2)
 with left:
     st.markdown("**The decode step, split, over the batch**")
-    fig = go.Figure()
+    fig = common.Figure()
     ms = 1e3
     for col, name, color in (("weights_s", "weight read", "#1f77b4"), ("kv_s", "KV-cache read", "#ff7f0e"),
                              ("compute_excess_s", "compute beyond the weight read", "#2ca02c")):
@@ -134,7 +134,7 @@ with left:
 # -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
 with right:
     st.markdown("**Throughput against batch, each K cut at its memory ceiling**")
-    fig = go.Figure()
+    fig = common.Figure()
     palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
     for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
         color = palette[i % len(palette)]
@@ -172,7 +172,7 @@ else:
 
 # -- TTFT against prompt length ------------------------------------------------------------------------
 st.markdown(f"**Time to first token against prompt length: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}**")
-fig = go.Figure()
+fig = common.Figure()
 for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
     part = ttfts[ttfts["bound"] == bound]
     if len(part):

@@ -128,7 +128,7 @@ else:
              + ("Sampling p on rejection gives the tokens the draft overrated a second chance."
                 if wrong else "(With the right residual this happens by chance in 1% of seeds.)"))
 hist = run.histogram
-fig = go.Figure()
+fig = common.Figure()
 fig.add_bar(x=hist["symbol"], y=hist["empirical frequency"], name="sampled frequency",
             customdata=hist["count"], hovertemplate="%{x}: %{y:.4f} (%{customdata:,} tokens)<extra></extra>")
 fig.add_scatter(x=hist["symbol"], y=hist["target p"], mode="markers", name="target p",
@@ -167,7 +167,7 @@ st.caption("Leviathan et al. 2022, Eq. 1 and Theorem 3.8; c is the draft's step 
            "Each round ends with one token from the target, so even α = 0 gives 1 token per forward.")
 curves = sd.tokens_per_forward_table(ALPHAS, GAMMAS)
 yours = sd.tokens_per_forward_table([alpha], GAMMAS)
-fig = go.Figure()
+fig = common.Figure()
 for a, grp in curves.groupby("alpha"):
     fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers", name=f"α = {a}",
                     hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a}" + "</extra>")
@@ -207,7 +207,7 @@ m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
 m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
 m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
             help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
-fig = go.Figure()
+fig = common.Figure()
 fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {gamma}",
                 customdata=batch[["target_step_s", "verify_step_s", "draft_step_s"]].to_numpy() * 1e3,
                 hovertemplate="B = %{x}: %{y:.2f}×<br>plain step %{customdata[0]:.2f} ms, verify "

@@ -1,0 +1,179 @@
+"""Caches the pages share across sessions, bounded in entries and in bytes.
+
+Streamlit's ``st.cache_data`` bounds a cache by entries (``max_entries``) and age (``ttl``) but not by
+size, and one entry can be large (a batching simulation's frames reached 117 MB, 32 of them 985 MB). A
+``BoundedCache`` is a least-recently-used map that also keeps the sum of its entries' sizes (their pickled
+length, measured once when stored) under ``max_bytes``: storing past either bound evicts the oldest.
+
+``bounded_cache`` memoises a function with one; ``FigureRecipe`` (``common.Figure()``) records how a
+Plotly figure is built and ``build_figure`` builds and styles it once per distinct recipe, so a rerun
+with inputs seen before (by any session: a class moves the same sliders through the same few values)
+neither rebuilds nor restyles the figure; building a Plotly figure costs far more CPU than sending it.
+
+Values are shared between sessions and threads: callers must treat them as read-only.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import pickle
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+MB = 1_000_000
+
+
+def size_bytes(value: Any) -> int:
+    """The size an entry is charged: its pickled length in bytes (a Plotly figure pickles as its JSON dict)."""
+    try:
+        return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - an unpicklable value is charged a nominal size, never refused
+        return 1_000
+
+
+class BoundedCache:
+    """A thread-safe LRU map bounded in entries and in bytes.
+
+    Args:
+        max_entries: most entries kept (>= 1).
+        max_bytes: most bytes kept, summed over entries' ``size_bytes`` (> 0). A single value larger than
+            ``max_bytes`` is returned to its caller but not stored.
+
+    Raises:
+        ValueError: a bound that is not positive.
+    """
+
+    def __init__(self, max_entries: int, max_bytes: int):
+        if max_entries < 1 or max_bytes <= 0:
+            raise ValueError(f"a cache needs max_entries >= 1 and max_bytes > 0, got {max_entries} and {max_bytes}")
+        self.max_entries, self.max_bytes = int(max_entries), int(max_bytes)
+        self._data: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes held now (sum of the entries' sizes)."""
+        return self._bytes
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The value stored under ``key`` (marked most recently used), or ``default``."""
+        with self._lock:
+            item = self._data.get(key)
+            if item is None:
+                self.misses += 1
+                return default
+            self._data.move_to_end(key)
+            self.hits += 1
+            return item[0]
+
+    def put(self, key: Any, value: Any, size: int | None = None) -> None:
+        """Store ``value`` (of ``size`` bytes; measured when None), evicting the least recently used entries."""
+        size = size_bytes(value) if size is None else int(size)
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if size > self.max_bytes:
+                return
+            self._data[key] = (value, size)
+            self._bytes += size
+            while len(self._data) > self.max_entries or self._bytes > self.max_bytes:
+                _, (_, s) = self._data.popitem(last=False)
+                self._bytes -= s
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
+
+def _key(args: tuple, kwargs: dict) -> bytes:
+    # Arguments are small (ids, numbers, frozen dataclasses, small frames): their pickle identifies them.
+    return hashlib.blake2b(pickle.dumps((args, sorted(kwargs.items())), protocol=pickle.HIGHEST_PROTOCOL),
+                           digest_size=16).digest()
+
+
+def bounded_cache(max_entries: int = 32, max_bytes: int = 64 * MB) -> Callable:
+    """Decorator: memoise a function on its (picklable) arguments in a ``BoundedCache``.
+
+    The wrapper exposes the cache as ``.cache``. Exceptions are not cached.
+    """
+    def wrap(func: Callable) -> Callable:
+        cache = BoundedCache(max_entries, max_bytes)
+        missing = object()
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            key = _key(args, kwargs)
+            value = cache.get(key, missing)
+            if value is missing:
+                value = func(*args, **kwargs)
+                cache.put(key, value)
+            return value
+        wrapper.cache = cache
+        return wrapper
+    return wrap
+
+
+class FigureRecipe:
+    """A Plotly figure written down as the calls that build it; ``build_figure`` builds it once per recipe.
+
+    Used like ``go.Figure``: ``fig = FigureRecipe(); fig.add_scatter(...); fig.update_layout(...)``; every
+    method call is recorded (and returns the recipe, so calls chain), nothing is built. Two recipes with
+    the same calls and arguments are the same figure, so the built and styled figure is cached on the
+    recipe: a rerun with inputs seen before (by any session) skips Plotly's costly figure construction.
+    Reading a built figure's attributes (``fig.layout``, ``fig.data``) is not supported on a recipe.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._calls: list[tuple[str, tuple, dict]] = [("__init__", args, kwargs)]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def record(*args, **kwargs):
+            self._calls.append((name, args, kwargs))
+            return self
+        return record
+
+    def build(self):
+        """The go.Figure the recorded calls make (unstyled, not cached)."""
+        import plotly.graph_objects as go
+
+        _, args, kwargs = self._calls[0]
+        fig = go.Figure(*args, **kwargs)
+        for name, a, k in self._calls[1:]:
+            getattr(fig, name)(*a, **k)
+        return fig
+
+    def key(self) -> bytes | None:
+        """A digest of the recorded calls, or None when an argument cannot be pickled (then never cached)."""
+        try:
+            return hashlib.blake2b(pickle.dumps(self._calls, protocol=pickle.HIGHEST_PROTOCOL), digest_size=16).digest()
+        except Exception:  # noqa: BLE001 - e.g. a lambda passed to for_each_trace
+            return None
+
+
+#: Built and styled figures of every page, shared by all sessions (figures are 5-200 kB each).
+FIGURES = BoundedCache(max_entries=256, max_bytes=48 * MB)
+
+
+def build_figure(recipe: FigureRecipe):
+    """The styled go.Figure of ``recipe`` (``common.style_figure``), from ``FIGURES`` when built before."""
+    from app_pages.common import style_figure
+
+    key = recipe.key()
+    fig = FIGURES.get(key) if key is not None else None
+    if fig is None:
+        fig = style_figure(recipe.build())
+        if key is not None:
+            FIGURES.put(key, fig)
+    return fig
