@@ -206,7 +206,7 @@ o2.caption("Weights and FLOPs add up to the step's; attention reads the KV cache
            "(prefill). Its intensity in decode is about N/K whatever B is, so no batch moves it to the ridge. "
            "Times are each operator's own roofline time, lower bounds; the step overlaps none of them here.")
 shown_ops = ops[ops["bytes"] > 0]
-fig = go.Figure()
+fig = common.Figure()
 fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
                 name="roofline min(P, W x I)", line=dict(color="#888", width=3), hoverinfo="skip")
 palette = ["#8c564b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f", "#9467bd"]
