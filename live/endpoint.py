@@ -470,6 +470,7 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
     res.start_s = t0 - (t_origin if t_origin is not None else t0)
     n_bytes = 0
     last_usage_tokens = 0
+    finished = continuous = False
     try:
         async with asyncio.timeout(spec.request_timeout_s):
             req = client.build_request("POST", url, json=body, headers=headers)
@@ -543,17 +544,21 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                         res.output_tokens = usage_tokens
                         if usage.get("prompt_tokens") is not None:
                             res.prompt_tokens = int(usage["prompt_tokens"])
+                    choices = chunk.get("choices") or []
+                    if not choices or any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
+                        finished = True  # a usage-only or finish_reason chunk: the answer is complete
                     if text:
-                        k = 1
-                        if usage_tokens is not None and chunk.get("choices"):
-                            k = max(usage_tokens - last_usage_tokens, 1)
+                        # per-chunk usage (vLLM's continuous_usage_stats) only counts when every content chunk
+                        # carries it; a usage that first appears on the last content chunk is the total
+                        continuous = usage_tokens is not None and (res.chunks == 0 or continuous)
+                        k = max(usage_tokens - last_usage_tokens, 1) if continuous else 1
                         if usage_tokens is not None:
                             last_usage_tokens = usage_tokens
                         if res.ttft_s is None:
                             res.ttft_s = now - t0
                         res.chunk_times_s.append(now - t0)
                         res.chunk_tokens.append(k)
-                if not done:
+                if not done and not finished:  # some servers (transformers serve) end without [DONE]
                     raise EndpointError(f"the stream ended before [DONE] after {res.chunks} content chunk(s) "
                                         "(the server closed the connection)")
             finally:
