@@ -27,15 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def server_truth(srv, n_tokens):
     """Medians (ms) of what the server really did for the streamed requests of ``n_tokens`` tokens:
-    TTFT (request read -> first chunk written), the gaps between chunks, TPOT per request, E2E, and the
-    span from the first chunk to the last."""
-    reqs = [r for r in srv.requests if r["body"].get("stream") and len(r["sent_s"]) == n_tokens]
+    TTFT (request read -> first chunk written), the gaps between chunks, TPOT per request, E2E; the first
+    such request (the warm-up, not counted by the client) left out."""
+    reqs = [r for r in srv.requests if r["body"].get("stream") and len(r["sent_s"]) == n_tokens][1:]  # no warm-up
     ttft = [(r["sent_s"][0] - r["received_s"]) * 1e3 for r in reqs]
     gaps = [g * 1e3 for r in reqs for g in np.diff(r["sent_s"])]
     tpot = [(r["sent_s"][-1] - r["sent_s"][0]) * 1e3 / (n_tokens - 1) for r in reqs]
     e2e = [(r["sent_s"][-1] - r["received_s"]) * 1e3 for r in reqs]
-    span = [(r["sent_s"][-1] - r["sent_s"][0]) * 1e3 for r in reqs]
-    return {k: float(np.median(v)) for k, v in dict(ttft=ttft, itl=gaps, tpot=tpot, e2e=e2e, span=span).items()}
+    return {k: float(np.median(v)) for k, v in dict(ttft=ttft, itl=gaps, tpot=tpot, e2e=e2e).items()}
 
 
 def spec_for(srv, **kw) -> EndpointSpec:
@@ -65,8 +64,7 @@ def test_ttft_tpot_itl_e2e_come_out_as_scripted(api):
         assert abs(client[k] - truth[k]) <= tol, (k, client[k], truth[k])
     # (a few ms on a quiet machine; the slack allows for the 2-core CI box running other tests at once)
     assert truth["ttft"] - 1.0 <= client["ttft"] <= truth["ttft"] + 25.0, (client["ttft"], truth["ttft"])
-    span = np.median([(s["e2e_s"] - s["ttft_s"]) * 1e3 for s in ok])  # first to last token: no trip in it
-    assert span == pytest.approx(truth["span"], abs=3.0)
+    # (E2E - TTFT, from the first token to the last, is checked through TPOT = that span / 7 above)
     for lv in run.levels:
         assert lv["requests_ok"] == 6 and lv["requests_failed"] == 0
         # the usage chunk's counts: exactly what was asked (8 out; prompt sized to 40 by /tokenize)
