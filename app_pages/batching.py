@@ -75,6 +75,64 @@ block = c[2].select_slider("KV block size (tokens)", BLOCKS, value=16, key="bt_b
 
 
 
+def prefix_caching_section() -> None:
+    """The prefix-cache explorable: it needs only the model's KV bytes per token, so it is drawn even when
+    the model does not fit on the GPU and the batching simulation above cannot run."""
+    st.subheader("Prefix caching: a shared system prompt")
+    common.experiment_buttons({
+        "Course, week 11: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
+        "Half the requests miss the cache": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 0.5},
+    }, key="bt_pexp")
+    c = st.columns(4)
+    pn = c[0].slider("Conversations", 1, 200, 20, key="bt_pn", bind="query-params")
+    pl = c[1].number_input("Shared prefix (tokens)", min_value=0, max_value=131072, value=1000, step=100,
+                           key="bt_pl", bind="query-params")
+    pu = c[2].number_input("Own tokens per conversation", min_value=0, max_value=131072, value=0, step=100,
+                           key="bt_pu", bind="query-params")
+    hit = c[3].slider("Cache hit rate", 0.0, 1.0, 1.0, step=0.05, key="bt_hit", bind="query-params")
+    try:
+        pc = calc.prefix_cache_savings(sel.model, pn, int(pl), int(pu), hit, sel.kv_dtype)
+        curve = prefix_cache_curve(sel.model, pn, int(pl), int(pu), sel.kv_dtype)
+    except ValueError as exc:
+        common.show_error(exc)
+        return
+    m = st.columns(4)
+    m[0].metric("Prefill tokens, no cache", f"{pc.prefill_tokens_without:,.0f}")
+    m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
+                delta=f"-{pc.prefill_saved_fraction:.0%}", delta_color="inverse")
+    m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
+    m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
+                delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
+    common.show_equations(equations.prefix_rows(pc, calc.kv_bytes_per_token(sel.model, sel.kv_dtype), pn, int(pl), int(pu),
+                                                hit))
+    fig = common.Figure()
+    fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_without"], name="without cache",
+                    line=dict(color="#EF553B", dash="dash"),
+                    customdata=curve["cache_bytes_without"] / 1e9,
+                    hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens, %{customdata:,.2f} GB<extra>without</extra>")
+    fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_with"], name="with prefix cache",
+                    line=dict(color="#636EFA"), customdata=curve["cache_bytes_with"] / 1e9,
+                    hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens, %{customdata:,.2f} GB<extra>with</extra>")
+    fig.add_scatter(x=[hit], y=[pc.prefill_tokens_with], name="chosen", mode="markers",
+                    marker=dict(size=12, color="#636EFA"),
+                    hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens<extra>chosen</extra>")
+    fig.update_layout(xaxis_title="cache hit rate h", xaxis_tickformat=".0%", yaxis_title="prefill tokens (= tokens cached)",
+                      height=340)
+    st.latex(r"\text{prefill}_\text{without} = n\,(P + U) \qquad "
+             r"\text{prefill}_\text{with} = P\,\big(1 + (n-1)(1-h)\big) + nU")
+    c = st.columns([3, 2])
+    with c[0]:
+        common.show_chart(fig, key="bt_fig_prefix")
+        common.download_csv(curve, "prefix_cache.csv", key="bt_csv_prefix")
+    with c[1]:
+        st.markdown(
+            "If the start of a prompt has been seen before, its keys and values are not recomputed: the first "
+            "conversation computes the prefix, the others find it with probability h (SGLang's RadixAttention, "
+            "vLLM's automatic prefix caching). Blocks make the sharing cheap: a shared block is reference-counted "
+            "and copied only on write. The router must send requests with the same prefix to the same replica, or "
+            "the cache is not found (the inference course, week 11, step 2). SGLang reports hit rates of 52-74% on real workloads.")
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _experiment(model, accelerator, **kwargs):
     """The whole simulation for one set of inputs (cached: a rerun with the same inputs is free)."""
@@ -87,8 +145,10 @@ try:
         arrival_rate_per_s=rate, prompt_mean_tokens=prompt_mean, prompt_spread=prompt_spread,
         output_mean_tokens=output_mean, output_spread=output_spread, distribution=dist, max_len_tokens=max_len,
         slot_limit=slot_limit, block_size_tokens=block, seed=int(seed))
-except ValueError as exc:
+except ValueError as exc:  # e.g. the weights do not fit: what does not depend on the GPU still applies
     common.show_error(exc)
+    st.info("The batching simulation needs the model on the GPU; the prefix-cache arithmetic below does not.")
+    prefix_caching_section()
     st.stop()
 
 cmp = exp.comparison
@@ -208,56 +268,4 @@ st.caption(f"MB = 10^6 bytes (the CSV has bytes); {common.fmt_bytes(exp.kv_bytes
            f"({sel.kv_dtype}). External fragmentation between slabs is not modelled (it only adds to the "
            "contiguous waste).")
 
-st.subheader("Prefix caching: a shared system prompt")
-common.experiment_buttons({
-    "Course, week 11: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
-    "Half the requests miss the cache": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 0.5},
-}, key="bt_pexp")
-c = st.columns(4)
-pn = c[0].slider("Conversations", 1, 200, 20, key="bt_pn", bind="query-params")
-pl = c[1].number_input("Shared prefix (tokens)", min_value=0, max_value=131072, value=1000, step=100,
-                       key="bt_pl", bind="query-params")
-pu = c[2].number_input("Own tokens per conversation", min_value=0, max_value=131072, value=0, step=100,
-                       key="bt_pu", bind="query-params")
-hit = c[3].slider("Cache hit rate", 0.0, 1.0, 1.0, step=0.05, key="bt_hit", bind="query-params")
-try:
-    pc = calc.prefix_cache_savings(sel.model, pn, int(pl), int(pu), hit, sel.kv_dtype)
-    curve = prefix_cache_curve(sel.model, pn, int(pl), int(pu), sel.kv_dtype)
-except ValueError as exc:
-    common.show_error(exc)
-    st.stop()
-m = st.columns(4)
-m[0].metric("Prefill tokens, no cache", f"{pc.prefill_tokens_without:,.0f}")
-m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
-            delta=f"-{pc.prefill_saved_fraction:.0%}", delta_color="inverse")
-m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
-m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
-            delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
-common.show_equations(equations.prefix_rows(pc, calc.kv_bytes_per_token(sel.model, sel.kv_dtype), pn, int(pl), int(pu),
-                                            hit))
-fig = common.Figure()
-fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_without"], name="without cache",
-                line=dict(color="#EF553B", dash="dash"),
-                customdata=curve["cache_bytes_without"] / 1e9,
-                hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens, %{customdata:,.2f} GB<extra>without</extra>")
-fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_with"], name="with prefix cache",
-                line=dict(color="#636EFA"), customdata=curve["cache_bytes_with"] / 1e9,
-                hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens, %{customdata:,.2f} GB<extra>with</extra>")
-fig.add_scatter(x=[hit], y=[pc.prefill_tokens_with], name="chosen", mode="markers",
-                marker=dict(size=12, color="#636EFA"),
-                hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens<extra>chosen</extra>")
-fig.update_layout(xaxis_title="cache hit rate h", xaxis_tickformat=".0%", yaxis_title="prefill tokens (= tokens cached)",
-                  height=340)
-st.latex(r"\text{prefill}_\text{without} = n\,(P + U) \qquad "
-         r"\text{prefill}_\text{with} = P\,\big(1 + (n-1)(1-h)\big) + nU")
-c = st.columns([3, 2])
-with c[0]:
-    common.show_chart(fig, key="bt_fig_prefix")
-    common.download_csv(curve, "prefix_cache.csv", key="bt_csv_prefix")
-with c[1]:
-    st.markdown(
-        "If the start of a prompt has been seen before, its keys and values are not recomputed: the first "
-        "conversation computes the prefix, the others find it with probability h (SGLang's RadixAttention, "
-        "vLLM's automatic prefix caching). Blocks make the sharing cheap: a shared block is reference-counted "
-        "and copied only on write. The router must send requests with the same prefix to the same replica, or "
-        "the cache is not found (the inference course, week 11, step 2). SGLang reports hit rates of 52-74% on real workloads.")
+prefix_caching_section()

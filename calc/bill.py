@@ -707,7 +707,11 @@ def verdict(table: pd.DataFrame) -> str:
         raise ValueError("the table is empty")
     cheapest = table.loc[table["total_usd"].idxmin()]
     dearest = table.loc[table["total_usd"].idxmax()]
-    if cheapest["total_usd"] <= 0 and (table["total_usd"][table["name"] != "self-hosted"] <= 0).all():
+    api_rows = table[table["name"] != "self-hosted"]
+    if len(api_rows) and (api_rows["per_generation_usd"].fillna(0) <= 0).all():
+        # Every price is 0: the tiers are free whatever the traffic (not "no generations").
+        out = "Every API tier is free at these prices (all its per-token prices are $0), so it costs nothing."
+    elif cheapest["total_usd"] <= 0 and (api_rows["total_usd"] <= 0).all():
         out = "No generations, so every API tier costs nothing."
     else:
         model = "" if cheapest["model"] in ("", cheapest["name"]) else f" ({cheapest['model']})"

@@ -151,3 +151,32 @@ def test_an_uncaught_error_shows_no_trace_or_path(tmp_path):
     assert at.exception
     shown = at.exception[0]
     assert "/srv/path" not in shown.message and not list(shown.stack_trace)
+
+
+# -- what a page still says when a number is degenerate ------------------------------------------------------
+def test_free_api_tiers_are_called_free_not_no_generations():
+    # Every tier's input, cached-input and output price set to 0 by a link: 4 default tiers x 3 cells.
+    zero = ",".join(f"{c}{r}=0" for r in range(1, 5) for c in ("in", "hit", "out"))
+    at = pagetest.open_page("app_pages/monthly_bill.py", mb_prices=zero)
+    said = " ".join(s.value for s in at.success)
+    assert "free at these prices" in said and "No generations" not in said
+
+
+def test_no_traffic_still_says_no_generations():
+    from calc import bill
+
+    table = bill.compare_tiers(bill.TrafficScenario(dau=0), bill.default_tiers())
+    assert bill.verdict(table).startswith("No generations")
+    free = [t.__class__(**{**t.__dict__, "input_usd_per_mtok": 0.0, "cached_input_usd_per_mtok": 0.0,
+                           "output_usd_per_mtok": 0.0}) for t in bill.default_tiers()]
+    assert "free at these prices" in bill.verdict(bill.compare_tiers(bill.TrafficScenario(), free))
+
+
+def test_batching_page_keeps_the_prefix_cache_section_when_the_model_does_not_fit():
+    # Llama-3.1-405B in bf16 is ~811 GB of weights; an L4 holds 24 GB: no batch can be simulated.
+    at = pagetest.open_page("app_pages/batching.py", model="llama-3.1-405b", gpu="l4")
+    assert at.error and "prefix-cache arithmetic below" in " ".join(i.value for i in at.info)
+    # The course's example: 20 chats sharing a 1,000-token prompt prefill 20 x 1,000 = 20,000 tokens without
+    # the cache and 1,000 with it.
+    assert pagetest.metric(at, "Prefill tokens, no cache") == "20,000"
+    assert pagetest.metric(at, "Prefill tokens, cached") == "1,000"
