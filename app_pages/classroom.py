@@ -199,7 +199,9 @@ def story_banner(page_titles: dict[str, str]) -> None:
         c[2].page_link(page, label="End the lecture", query_params=stop)
 
 
-def story_index() -> list[dict]:
-    """The steps as rows (step, page, sentence, link) for a table of contents."""
-    return [{"step": i + 1, "page": p.rsplit("/", 1)[-1].removesuffix(".py"), "sentence": s}
-            for i, (p, _, s) in enumerate(STORY)]
+def story_menu(page_titles: dict[str, str]) -> None:
+    """A popover listing every step as a link, so a teacher can jump (in the sidebar's Classroom part)."""
+    with st.popover("Lecture steps", width="stretch"):
+        for i, (page, _, sentence) in enumerate(STORY):
+            st.page_link(page, label=f"{i + 1}. {page_titles.get(page, '')}: {sentence[:70]}…",
+                         query_params=_params(i + 1))

@@ -224,6 +224,7 @@ def render_sidebar() -> Selection:
         classroom.presenter_toggle()
         st.page_link("app_pages/home.py", label="Start the lecture (story)", icon=":material/slideshow:",
                      query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
+        classroom.story_menu({path: title for path, title, *_ in PAGES})
     classroom.page_css()
     classroom.story_banner({path: title for path, title, *_ in PAGES})
     # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).

@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
+from calc.exercises import COURSE_13B
 from app_pages import common, equations
 
 FORMATS = ("bf16", "fp8", "int8", "int4")
@@ -12,12 +13,7 @@ CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512]
 SWEEP_BATCHES = np.arange(1, 257)
 APPLY = {"both": "weights and cache", "weights": "weights only", "cache": "cache only"}
-#: The inference course, week 11, back-of-the-envelope problems: "a 13B-parameter model in bf16, 40 layers, GQA with 8 KV heads,
-#: H = 128" (26 GB of weights). D, N, F and V are Llama-2-13B's; only L, K, H and the 13e9 count enter the
-#: numbers of problems 1-5.
-SEED_13B = calc.ModelConfig(name="Week 11 napkin 13B (L=40, K=8, H=128)", n_params=13_000_000_000, n_layers=40,
-                            d_model=5120, n_heads=40, n_kv_heads=8, head_dim=128, d_ff=13824, vocab_size=32000,
-                            attention="gqa", source="the inference course, week 11, back-of-the-envelope problems")
+SEED_13B = COURSE_13B  # the course's 13B of its back-of-the-envelope problems (one definition, in calc)
 QUALITY = pd.DataFrame([
     ("bf16", 16, "baseline", "The reference everything is compared with."),
     ("FP8", 8, "nearly lossless", "Native on H100; used for training and inference; the new default at frontier labs."),
