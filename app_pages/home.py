@@ -40,7 +40,7 @@ m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=
             delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
 m[1].metric("Throughput, bound", f"{step.tokens_per_s:,.0f} tok/s", help=common.estimate_help(),
             delta=f"estimate {est.tokens_per_s:,.0f} tok/s", delta_color="off", delta_arrow="off")
-m[2].metric("USD per 1M output tokens, bound",
+m[2].metric("USD per 1M output tokens",
             common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
             delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
             delta_color="off", delta_arrow="off")
