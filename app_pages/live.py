@@ -238,6 +238,11 @@ if d1 is not None:
                 help="Measured / predicted TPOT at batch 1, prediction = this machine's roofline (probed W and P)")
     c[3].metric("vs calibrated", f"{d1['ratio_calibrated']:.2f}x",
                 help="Measured / predicted TPOT at batch 1, prediction = the calibrated one (kernels + KV + overhead)")
+    mbu_here = min(100, max(1, round(head["bandwidth_pct"])))
+    c[1].page_link("app_pages/roofline.py", label=f"Use {mbu_here}% as MBU", icon=":material/tune:",
+                   query_params={"mbu": str(mbu_here)},
+                   help="Open the roofline page with this machine's measured decode bandwidth utilisation as the "
+                        "MBU of its estimate (the compute utilisation keeps its value).")
 
 cal = res["calibration"]
 groups = cal.get("matmul_groups")

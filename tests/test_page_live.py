@@ -119,3 +119,8 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     assert summed == pytest.approx(total)
     kernels = frame_with(at, "bytes_per_s")
     assert (kernels["bytes_per_s"] > 0).all() and "lm_head 128x32" in set(kernels["layers"])
+    # One click takes this machine's measured decode bandwidth utilisation to the roofline page's estimate.
+    bw = [m for m in at.metric if m.label == "Decode bandwidth"][0]
+    pct = min(100, max(1, round(float(bw.value.split()[0]))))
+    [link] = [p for p in at.get("page_link") if p.proto.label.startswith("Use ")]
+    assert link.proto.label == f"Use {pct}% as MBU" and link.proto.query_string == f"mbu={pct}"

@@ -152,3 +152,14 @@ def test_bound_and_estimate_side_by_side():
     # read), so at MBU 50% every part of the step takes twice as long: the estimate is twice the bound.
     assert step.delta.startswith("estimate ") and step.delta.endswith(" ms")
     assert float(step.delta.split()[1]) == pytest.approx(2 * bound_ms, abs=0.011)   # both shown to 0.01 ms
+
+
+def test_a_link_carries_the_utilisation():
+    # The live page's "Use 20% as MBU" opens /roofline?mbu=20.
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.query_params["mbu"] = "20"
+    at.switch_page("app_pages/roofline.py").run()
+    assert not at.exception and at.number_input(key="mbu").value == 20
+    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    # memory-bound: estimate = bound / 0.2, five times the bound
+    assert float(step.delta.split()[1]) == pytest.approx(5 * float(step.value.split()[0]), abs=0.03)
