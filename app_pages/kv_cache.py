@@ -41,6 +41,8 @@ def _window_label(model: calc.ModelConfig, w: str) -> str:
 def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ctx: int) -> None:
     """What each kind of layer holds at the chosen context: a table and a bar per kind (calc.layers)."""
     st.subheader("What each layer holds")
+    st.latex(r"\text{cache per sequence} = \sum_{\text{layers}} \text{bytes per token} \cdot "
+             r"\text{tokens held}(S) \; + \; \text{constant state}")
     fig = common.Figure()
     fig.add_bar(y=per_layer["kind"], x=per_layer["cache_bytes"] / 1e9, orientation="h", name=f"per-token part at {ctx:,}",
                 hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
@@ -146,7 +148,8 @@ m = st.columns(3) + st.columns(3)  # two rows: the per-token and constant parts,
 m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
             f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
 m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
-            "Gated DeltaNet and lightning layers (state in fp32, conv in bf16): the same at any context.")
+            f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
+            "when it says nothing; conv in bf16): the same at any context.")
 m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
             "constant state included.")
 m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
@@ -162,7 +165,7 @@ st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (s
            "is reserved for activations here.")
 
 st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
-if len(per_layer) > 1 or state:
+if len(per_layer) > 1 or state or per_layer["kind"].iloc[0] != "full":  # anything but plain full attention
     layer_breakdown_section(model, per_layer, ctx)
 st.markdown(
     "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "

@@ -14,7 +14,8 @@ Conventions (where serving engines differ, both are offered):
 - Cross-layer KV sharing (Brandon et al. 2024): layers 0, s, 2s, ... hold a cache, the others reuse it;
   Gemma-3n's last ``n_kv_shared_layers`` layers own none.
 - Constant-state layers (Gated DeltaNet, lightning attention, Mamba) add nothing per token and a
-  fixed state per sequence, in ``state_dtype`` (default "fp32"); see ``calc.layers``.
+  fixed state per sequence, in the model's ``ssm_state_dtype`` (the config's, else "fp32") or
+  ``state_dtype`` when given; see ``calc.layers``.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def kv_bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "l
     return bytes_per_token(model, kv_dtype, mla)
 
 
-def kv_state_bytes(model: ModelConfig, state_dtype: str = "fp32") -> float:
+def kv_state_bytes(model: ModelConfig, state_dtype: str | None = None) -> float:
     """Constant per-sequence bytes (conv + SSM/recurrent state of the linear and Mamba layers).
 
     0 for a pure transformer. Shapes: ``calc.layers.state_shapes`` (vLLM's MambaStateShapeCalculator).
@@ -86,7 +87,7 @@ def cached_tokens_per_layer(model: ModelConfig, context_len, sliding: str = "cap
 
 
 def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtype: str = "bf16",
-                   sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> float:
+                   sliding: str = "cap", mla: str = "latent", state_dtype: str | None = None) -> float:
     """Cache bytes of ``batch`` sequences of ``context_len`` tokens, windows, chunks, MLA and state applied.
 
     ``B * (sum over layers of bytes_per_token * tokens_held(S) + constant state)``; for a plain GQA
@@ -101,7 +102,8 @@ def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtyp
         kv_dtype: storage dtype of K and V ("bf16", "fp8", "int8", "int4", ...).
         sliding: "cap" (window layers keep W tokens, chunked layers one chunk) or "full".
         mla: "latent" or "expanded" (see the module docstring).
-        state_dtype: dtype of the SSM / recurrent state of constant-state layers.
+        state_dtype: dtype of the SSM / recurrent state of constant-state layers (None: the model's
+            own ``ssm_state_dtype``).
 
     Returns:
         bytes (float).
@@ -115,7 +117,7 @@ def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtyp
 
 
 def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str = "bf16",
-                         sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> np.ndarray:
+                         sliding: str = "cap", mla: str = "latent", state_dtype: str | None = None) -> np.ndarray:
     """Vectorised ``kv_cache_bytes`` over numpy arrays of context lengths and/or batch sizes.
 
     Arguments broadcast against each other; no validation of the array values beyond dtype checks
@@ -128,7 +130,8 @@ def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str =
 
 
 def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str = "bf16",
-                               sliding: str = "cap", mla: str = "latent", state_dtype: str = "fp32") -> np.ndarray:
+                               sliding: str = "cap", mla: str = "latent",
+                               state_dtype: str | None = None) -> np.ndarray:
     """Cache bytes one decode step moves for ``batch`` sequences at context S (vectorised).
 
     The KV held, except that DeepSeek-V3.2's sparse attention reads only the top-k latent entries

@@ -31,9 +31,10 @@ Conventions (where engines differ, both are offered):
   (d_inner, N); Mamba2 conv (k - 1, d_inner + 2*G*N) and SSM (heads, head_dim, N); Gated DeltaNet
   conv (k - 1, 2*H_k*d_k + H_v*d_v) and recurrent (H_v, d_v, d_k); lightning (heads, H, H).
 - State dtypes: the conv state in ``conv_dtype`` (default "bf16", the activations' dtype: vLLM's
-  ``mamba_cache_dtype="auto"``); the SSM/recurrent state in ``state_dtype`` (default "fp32", as the
-  Qwen3.5 configs' ``mamba_ssm_dtype`` and vLLM's ``mamba_ssm_cache_dtype="float32"``; "bf16" is
-  vLLM's "auto" for most models).
+  ``mamba_cache_dtype="auto"``); the SSM/recurrent state in the model's own ``ssm_state_dtype``
+  (the config's ``mamba_ssm_dtype`` / ``mamba_ssm_cache_dtype``, e.g. float32 in Qwen3.5 and
+  Nemotron-H; "fp32" when the config says nothing), or ``state_dtype`` when given ("bf16" is
+  vLLM's "auto").
 - DeepSeek-V3.2's indexer key cache: ``index_head_dim`` fp8 bytes plus one fp32 scale per 128
   elements per token and layer (132 B for 128; vLLM's ``DeepseekV32IndexerCache``), whatever the
   KV dtype. Decode attention reads only the top-k selected latent entries; the indexer reads all S.
@@ -228,21 +229,22 @@ def _owns_cache(model: ModelConfig, i: int) -> bool:
 
 
 @lru_cache(maxsize=256)
-def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent", state_dtype: str = "fp32",
+def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent", state_dtype: str | None = None,
                 conv_dtype: str = "bf16") -> tuple[LayerSpec, ...]:
     """The per-layer description of ``model``: one ``LayerSpec`` per layer, in order.
 
     Args:
         kv_dtype: storage dtype of K and V (or the MLA latent).
         mla: "latent" or "expanded" (see calc.kv).
-        state_dtype: dtype of the SSM / recurrent state ("fp32" default; "bf16" as vLLM's "auto").
+        state_dtype: dtype of the SSM / recurrent state; None: the model's own (``ssm_state_dtype``,
+            from the config's ``mamba_ssm_dtype``, else "fp32"); "bf16" is vLLM's "auto".
         conv_dtype: dtype of the conv state ("bf16").
 
     Raises:
         ValueError: an unknown dtype or convention.
     """
     kv_b = dtype_bytes(kv_dtype, "kv_dtype")
-    st_b = dtype_bytes(state_dtype, "state_dtype")
+    st_b = dtype_bytes(model.ssm_state_dtype if state_dtype is None else state_dtype, "state_dtype")
     cv_b = dtype_bytes(conv_dtype, "conv_dtype")
     per_token = kv_elements_per_token_per_layer(model, mla) * kv_b
     index_b = index_bytes_per_token_per_layer(model)
@@ -275,14 +277,14 @@ def bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "late
     return float(sum(s.bytes_per_token * n for s, n in grouped_specs(model, kv_dtype=kv_dtype, mla=mla)))
 
 
-def state_bytes(model: ModelConfig, state_dtype: str = "fp32", conv_dtype: str = "bf16") -> float:
+def state_bytes(model: ModelConfig, state_dtype: str | None = None, conv_dtype: str = "bf16") -> float:
     """Constant per-sequence bytes: the conv + recurrent/SSM state of every linear and Mamba layer."""
     return float(sum(s.state_bytes * n
                      for s, n in grouped_specs(model, state_dtype=state_dtype, conv_dtype=conv_dtype)))
 
 
 def sequence_cache_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", sliding: str = "cap",
-                         mla: str = "latent", state_dtype: str = "fp32"):
+                         mla: str = "latent", state_dtype: str | None = None):
     """Cache bytes of one sequence at context S: per-token bytes x tokens held per layer + state.
 
     Vectorised over an array of context lengths (returns the same shape); no validation of values.
@@ -299,7 +301,7 @@ def sequence_cache_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16"
 
 
 def decode_read_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", sliding: str = "cap",
-                      mla: str = "latent", state_dtype: str = "fp32"):
+                      mla: str = "latent", state_dtype: str | None = None):
     """Cache bytes one decode step moves for one sequence at context S (``LayerSpec.decode_bytes_read``
     summed over layers): the KV held (DSA: top-k latent entries plus every indexer key) and the
     constant state read and written. Equals ``sequence_cache_bytes`` for a model without state or DSA.
@@ -314,7 +316,7 @@ def decode_read_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", s
 
 
 def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16", sliding: str = "cap",
-                    mla: str = "latent", state_dtype: str = "fp32") -> pd.DataFrame:
+                    mla: str = "latent", state_dtype: str | None = None) -> pd.DataFrame:
     """One row per distinct layer kind (with its span and sharing) of ``model`` at context S.
 
     Columns: kind (label), layers (count), tokens_held (per layer), bytes_per_token (per layer),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .dtypes import check_positive_int
+from .dtypes import check_positive_int, dtype_bytes
 from .limits import FIELD_LIMITS, check_config_dict, check_config_int, check_model_field, parse_config_json, plain_name
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -75,6 +75,8 @@ class ModelConfig:
             shapes (inner width, state size N, conv kernel; Mamba2 heads, head width and B/C groups).
         index_n_heads, index_head_dim, index_topk: DeepSeek-V3.2's lightning indexer (DSA): its
             heads and key width, and the k latent entries each query attends to.
+        ssm_state_dtype: dtype of the SSM / recurrent state of constant-state layers (the config's
+            ``mamba_ssm_dtype`` or ``mamba_ssm_cache_dtype``; default "fp32").
         source: where the numbers come from (not compared).
 
     Raises:
@@ -121,6 +123,7 @@ class ModelConfig:
     index_n_heads: int | None = None
     index_head_dim: int | None = None
     index_topk: int | None = None
+    ssm_state_dtype: str = "fp32"
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -146,6 +149,7 @@ class ModelConfig:
             check_positive_int(self.qk_rope_head_dim, "qk_rope_head_dim")
         if self.sliding_window is not None:
             check_positive_int(self.sliding_window, "sliding_window")
+        dtype_bytes(self.ssm_state_dtype, "ssm_state_dtype")
         for f in _OPTIONAL_SHAPES:
             if getattr(self, f) is not None:
                 check_positive_int(getattr(self, f), f)
@@ -604,6 +608,10 @@ def _merge_kinds(cfg: dict, kinds: list[str]):
     return window, tuple(kinds), chunk
 
 
+STATE_KINDS = ("linear_attention", "lightning", "mamba", "mamba2", "parallel_mamba2")
+_TORCH_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
 def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
     """ModelConfig fields of the constant-state layers (Gated DeltaNet, Mamba, Mamba2) and DSA.
 
@@ -641,6 +649,13 @@ def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
             out.update(ssm_n_heads=heads, ssm_head_dim=get("mamba_d_head", inner // heads), ssm_d_inner=inner,
                        ssm_d_state=get("mamba_d_state", 256), ssm_n_groups=get("mamba_n_groups", 1),
                        ssm_conv_kernel=get("mamba_d_conv", 4))
+    for key in ("mamba_ssm_dtype", "mamba_ssm_cache_dtype"):
+        if _present(cfg, key) and kinds & set(STATE_KINDS) and cfg[key] != "auto":
+            if cfg[key] not in _TORCH_DTYPES:
+                raise ValueError(f"config key {key!r} must be one of {', '.join(_TORCH_DTYPES)} or 'auto', "
+                                 f"got {cfg[key]!r}")
+            out["ssm_state_dtype"] = _TORCH_DTYPES[cfg[key]]
+            break
     if model_type.startswith("deepseek_v32") or _present(cfg, "index_topk"):
         out.update(index_n_heads=get("index_n_heads", 64), index_head_dim=get("index_head_dim", 128),
                    index_topk=get("index_topk", 2048))
@@ -924,6 +939,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         tie_word_embeddings=s["tied"], max_context_len=s["max_ctx"], source="Hugging Face config.json",
         attention_chunk_size=s["chunk"], n_kv_shared_layers=s["kv_shared"],
         **{f: s.get(f) for f in _OPTIONAL_SHAPES if f != "attention_chunk_size"},
+        ssm_state_dtype=s.get("ssm_state_dtype", "fp32"),
     )
 
 

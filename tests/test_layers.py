@@ -120,6 +120,18 @@ def test_gated_deltanet_state_by_hand():
     assert calc.kv.kv_state_bytes(m) == 3 * (49_152 + 2_097_152) == 6_438_912
 
 
+def test_state_dtype_comes_from_the_config():
+    # Nemotron-H's config names its SSM state dtype; bf16 halves the SSM part of the hand-computed state above:
+    # 61,440 B conv + 1,048,576 x 2 B = 2,158,592 B.
+    cfg = {"model_type": "nemotron_h", "num_hidden_layers": 2, "hybrid_override_pattern": "M*", **TINY,
+           "hidden_size": 4096, "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128,
+           "n_groups": 8, "conv_kernel": 4}
+    assert calc.kv.kv_state_bytes(from_hf_config(dict(cfg, mamba_ssm_cache_dtype="bfloat16"))) == 61_440 + 2_097_152
+    assert calc.kv.kv_state_bytes(from_hf_config(dict(cfg, mamba_ssm_cache_dtype="float32"))) == 4_255_744
+    with pytest.raises(ValueError, match="mamba_ssm_cache_dtype"):
+        from_hf_config(dict(cfg, mamba_ssm_cache_dtype="float8"))
+
+
 def test_state_enters_memory_and_the_decode_step():
     m = from_hf_config(dict(QWEN3_NEXT, full_attention_interval=4))
     state = calc.kv.kv_state_bytes(m)
