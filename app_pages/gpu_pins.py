@@ -17,6 +17,9 @@ SEP = "~"
 FIELDS = ("model", "gpu", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "batch", "context_len",
           "price_per_hour_usd")
 PIN_KEYS = ("mg_p1", "mg_p2", "mg_p3")
+#: Largest value a pin may carry per whole-number part (beyond them a pin is a typing mistake).
+LIMITS = {"tp": 4096, "pp": 4096, "ep": 4096, "replicas": 10**6, "batch": 10**7, "context_len": 10**8}
+MAX_PRICE_USD = 10_000.0
 
 
 def encode(model_id: str, gpu_id: str, tp: int, pp: int, ep: int, replicas: int, weight_dtype: str, kv_dtype: str,
@@ -40,18 +43,18 @@ def decode(text: str) -> dict:
                          f"this one has {len(parts)}")
     out = dict(zip(FIELDS, parts))
     for f in ("tp", "pp", "ep", "replicas", "batch", "context_len"):
-        try:
-            out[f] = int(out[f])
-        except ValueError:
-            raise ValueError(f"the pin's {f} must be a whole number, got {out[f]!r}") from None
-        if out[f] < 1:
-            raise ValueError(f"the pin's {f} must be at least 1, got {out[f]}")
+        text = out[f].strip()
+        if not text.isdigit() or len(text) > 12:
+            raise ValueError(f"the pin's {f} must be a whole number between 1 and {LIMITS[f]:,}, got {text[:20]!r}")
+        out[f] = int(text)
+        if not 1 <= out[f] <= LIMITS[f]:
+            raise ValueError(f"the pin's {f} must be between 1 and {LIMITS[f]:,}")
     try:
         out["price_per_hour_usd"] = float(out["price_per_hour_usd"])
     except ValueError:
         raise ValueError(f"the pin's price must be a number, got {out['price_per_hour_usd']!r}") from None
-    if not math.isfinite(out["price_per_hour_usd"]) or out["price_per_hour_usd"] < 0:
-        raise ValueError("the pin's price must be a number of dollars, 0 or more")
+    if not math.isfinite(out["price_per_hour_usd"]) or not 0 <= out["price_per_hour_usd"] <= MAX_PRICE_USD:
+        raise ValueError(f"the pin's price must be between 0 and {MAX_PRICE_USD:,.0f} dollars per GPU-hour")
     for f in ("weight_dtype", "kv_dtype"):
         calc.dtype_bytes(out[f], f)
     out["model_obj"] = calc.get_model(out["model"])

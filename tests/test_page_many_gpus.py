@@ -1,4 +1,6 @@
 """AppTest of the "Many GPUs" page: the layout's numbers, the plan, the table of GPUs, pins in the URL."""
+import pytest
+
 import calc
 from app_pages import gpu_pins
 from app_pages.common import fmt_seconds
@@ -95,3 +97,11 @@ def test_garbage_url_falls_back_to_defaults():
     assert at.select_slider(key="mg_tp").value == 1 and at.selectbox(key="mg_ic").value == "default"
     assert at.number_input(key="mg_b").value == 16
     assert metric(at, "GPUs") == "1"
+
+
+def test_absurd_pin_values_are_messages():
+    for text, part in (("llama-3-8b~h100-sxm~1~1~1~1~bf16~bf16~" + "9" * 400 + "~8192~1", "batch"),
+                       ("llama-3-8b~h100-sxm~1~1~1~1~bf16~bf16~1~8192~inf", "price"),
+                       ("llama-3-8b~h100-sxm~1.5~1~1~1~bf16~bf16~1~8192~1", "tp")):
+        with pytest.raises(ValueError, match=part):
+            gpu_pins.decode(text)
