@@ -26,6 +26,9 @@ COLUMNS = {
     "requests_ok": st.column_config.NumberColumn("ok"), "requests_failed": st.column_config.NumberColumn("failed"),
     "output_tokens_per_s": st.column_config.NumberColumn("output tok/s", format="%.1f"),
     "request_throughput_per_s": st.column_config.NumberColumn("req/s", format="%.2f"),
+    "goodput_per_s": st.column_config.NumberColumn("goodput (req/s)", format="%.2f",
+                                                   help="Requests meeting every TTFT/TPOT target, per second"),
+    "duration_s": st.column_config.NumberColumn("level time (s)", format="%.2f"),
     "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%.0f"),
     "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")

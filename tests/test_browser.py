@@ -167,3 +167,22 @@ def test_many_gpus_pin_lands_in_the_url(page, app_url):
     page.get_by_role("button", name="Pin this configuration").click()
     page.wait_for_function("() => location.search.includes('mg_p1=llama-3.1-70b')", timeout=30_000)
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_url):
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI(ttft_s=0.02, gap_s=0.005) as srv:
+        page.goto(f"{app_url}/live?lv_target=an+endpoint&ep_url={srv.base_url}&ep_model=tiny&ep_levels=1,2"
+                  "&ep_n=3&ep_prompt=32&ep_out=4")
+        wait_for_app(page)
+        page.locator(".st-key-ep_key input").fill("sk-browser-secret")
+        page.locator(".st-key-ep_key input").press("Enter")
+        wait_for_app(page)
+        page.get_by_role("button", name="Measure the endpoint").click()
+        page.get_by_text("Measured against predicted").wait_for(timeout=60_000)
+        wait_for_app(page)
+        assert srv.requests[-1]["headers"]["authorization"] == "Bearer sk-browser-secret"
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_test_id("stMetricLabel").filter(has_text="TPOT p50, lightest load").count() == 1
+    assert "ep_model=tiny" in page.url and "sk-browser-secret" not in page.url
