@@ -124,6 +124,62 @@ def add_custom_model(text: str, name: str | None = None) -> str:
     return model_id
 
 
+#: URL parameter that carries a config.json-loaded model (``model_to_param``), so that a link reproduces it.
+CFG_PARAM = "cfg"
+_MAX_CFG_PARAM_CHARS = 8000
+
+
+def model_to_param(model: calc.ModelConfig) -> str:
+    """``model`` as one URL-safe text: the fields that differ from ModelConfig's defaults, as JSON,
+    zlib-compressed and base64url-encoded (a Llama-3.2-1B config: about 200 characters)."""
+    import base64
+    import dataclasses
+    import json
+    import zlib
+    fields = {f.name: getattr(model, f.name) for f in dataclasses.fields(model) if getattr(model, f.name) != f.default}
+    raw = json.dumps(fields, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii").rstrip("=")
+
+
+def dataclasses_replace_name(model: calc.ModelConfig, name: str) -> calc.ModelConfig:
+    """``model`` under another display name (the one its link gives it)."""
+    import dataclasses
+    return dataclasses.replace(model, name=name)
+
+
+def model_from_param(text: str) -> calc.ModelConfig:
+    """The model ``model_to_param`` wrote.
+
+    Raises:
+        ValueError: text that is too long, not base64url, not zlib, more than 64 kB unpacked, not a JSON
+            object, or fields ModelConfig rejects (the message says which).
+    """
+    import base64
+    import binascii
+    import dataclasses
+    import json
+    import zlib
+    if not isinstance(text, str) or not text or len(text) > _MAX_CFG_PARAM_CHARS:
+        raise ValueError(f"the model in the link must be 1 to {_MAX_CFG_PARAM_CHARS:,} characters")
+    try:
+        packed = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        unpack = zlib.decompressobj()
+        raw = unpack.decompress(packed, 65536)
+        if unpack.unconsumed_tail:
+            raise ValueError("the model in the link unpacks to more than 64 kB")
+        fields = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"the model in the link is damaged ({type(exc).__name__})") from None
+    known = {f.name for f in dataclasses.fields(calc.ModelConfig)}
+    if not isinstance(fields, dict) or not set(fields) <= known or "name" not in fields:
+        raise ValueError("the model in the link is not a model description")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    try:
+        return calc.ModelConfig(**fields)
+    except TypeError as exc:
+        raise ValueError(f"the model in the link is not usable: {exc}") from None
+
+
 def _on_gpu_change() -> None:
     # The price follows the GPU's list price unless the user typed a price of their own.
     previous = st.session_state.get("_price_gpu")
@@ -156,8 +212,14 @@ def render_sidebar() -> Selection:
     classroom.apply_story_state()
     models, model_names, gpus, gpu_names = _presets()
     custom = _custom_models()
-    options = models + list(custom)
     linked = st.query_params.get("model", "")
+    if linked.startswith(CUSTOM_PREFIX) and linked not in custom and st.query_params.get(CFG_PARAM):
+        try:  # the link carries the config.json-loaded model itself
+            custom[linked] = dataclasses_replace_name(model_from_param(st.query_params[CFG_PARAM]),
+                                                      linked[len(CUSTOM_PREFIX):])
+        except ValueError as exc:
+            st.sidebar.warning(f"The link's own model could not be read: {md_escape(str(exc))}")
+    options = models + list(custom)
     if linked.startswith(CUSTOM_PREFIX) and linked not in options:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
@@ -229,6 +291,10 @@ def render_sidebar() -> Selection:
     classroom.story_banner({path: title for path, title, *_ in PAGES})
     # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
     memory = memory or "datasheet"
+    if model_id in custom:  # keep the loaded model in the link
+        st.query_params[CFG_PARAM] = model_to_param(custom[model_id])
+    elif CFG_PARAM in st.query_params:
+        del st.query_params[CFG_PARAM]
     sel = Selection(model_id, get_any_model(model_id), gpu_id, calc.memory.with_capacity(acc, memory, float(util)),
                     weight_dtype, kv_dtype, float(price or 0.0), embedding or "gather", memory, float(util))
     st.session_state["_selection"] = sel

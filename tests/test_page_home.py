@@ -115,3 +115,31 @@ def test_memory_convention_switches_the_max_batch_and_says_which():
     at = open_page(mem="nonsense")                   # a bad link falls back to the data sheet
     table = at.dataframe[0].value
     assert table.loc[table.quantity == "max batch", "value"].item() == "59"
+
+
+def test_a_loaded_config_travels_in_the_link():
+    from streamlit.testing.v1 import AppTest
+    from app_pages.common import model_from_param, model_to_param
+    from pagetest import APP
+    cfg = calc.models.hf_config("llama-3.2-1b")
+    mine = calc.models.model_from_json_text(json.dumps(cfg), name="my-1b")
+    text = model_to_param(mine)
+    assert model_from_param(text) == mine and len(text) < 400          # short enough for any URL
+    # Loaded in one session: the URL carries it ...
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    at.text_input(key="cfg_name").input("my-1b").run()
+    at.button(key="cfg_load").click().run()
+    assert at.query_params["cfg"] == text
+    # ... and a fresh session opened on that link shows the same model: Llama-3.2-1B, 16 layers, K = 8,
+    # H = 64: 2 x 16 x 8 x 64 x 2 = 32,768 B per token on the KV page.
+    other = AppTest.from_file(APP, default_timeout=60)
+    other.query_params.update(model="custom:my-1b", cfg=text)
+    other.switch_page("app_pages/kv_cache.py").run()
+    assert not other.exception and not other.warning
+    assert metric(other, "KV per token") == "32,768 B"
+    for bad in ("garbage!!", text[:-8]):
+        broken = AppTest.from_file(APP, default_timeout=60)
+        broken.query_params.update(model="custom:my-1b", cfg=bad)
+        broken.run()
+        assert not broken.exception and any("could not be read" in w.value for w in broken.warning)
