@@ -1,12 +1,14 @@
 """Batching and memory: static against continuous batching on a request stream; contiguous KV
 reservation against PagedAttention blocks; prefix caching with a shared system prompt."""
+import dataclasses
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 import calc
 from calc.batching import batching_experiment, prefix_cache_curve
-from app_pages import common, equations
+from app_pages import caching, common, equations
 
 sel = common.selection()
 st.title("Batching and memory")
@@ -133,10 +135,19 @@ def prefix_caching_section() -> None:
             "the cache is not found (the inference course, week 11, step 2). SGLang reports hit rates of 52-74% on real workloads.")
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@caching.bounded_cache(max_entries=32, max_bytes=64 * caching.MB)
 def _experiment(model, accelerator, **kwargs):
-    """The whole simulation for one set of inputs (cached: a rerun with the same inputs is free)."""
-    return batching_experiment(model, accelerator, **kwargs)
+    """The simulation for one set of inputs, cached for every session (a rerun with the same inputs is free).
+
+    What the page shows, not the per-step logs: a run's ``steps`` frame has one row per forward pass
+    (1.2 million rows, 95 MB, for 1,000 long requests), so it is dropped before caching; the timeline,
+    summaries, requests and paging (tens of kB) stay. Bounded in bytes as well as in entries.
+    """
+    exp = batching_experiment(model, accelerator, **kwargs)
+    cmp = exp.comparison
+    slim = {run: dataclasses.replace(getattr(cmp, run), steps=getattr(cmp, run).steps.iloc[:0])
+            for run in ("static", "continuous")}
+    return dataclasses.replace(exp, comparison=dataclasses.replace(cmp, **slim))
 
 
 try:

@@ -5,7 +5,7 @@ import streamlit as st
 
 import calc
 from calc import speculative as sd
-from app_pages import common, equations
+from app_pages import caching, common, equations
 
 SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
@@ -38,12 +38,12 @@ EXPERIMENTS = {
 }
 
 
-@st.cache_data(max_entries=64, show_spinner="Sampling…")
+@caching.bounded_cache(max_entries=64, max_bytes=32 * caching.MB)
 def _experiment(p, q, n_tokens, gamma, seed, wrong):
     return sd.run_sampling_experiment(p, q, n_tokens, gamma, seed, SYMBOLS, wrong_residual=wrong)
 
 
-@st.cache_data(max_entries=64)
+@caching.bounded_cache(max_entries=64, max_bytes=8 * caching.MB)
 def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_dtype, kv_dtype):
     return sd.batch_speedup_table(calc.get_model(target_id), calc.get_model(draft_id), calc.get_accelerator(gpu_id),
                                   sd.DEFAULT_BATCHES, gamma, alpha, context_len, weight_dtype, kv_dtype)
