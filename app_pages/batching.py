@@ -53,6 +53,7 @@ common.experiment_buttons({
 
 st.subheader("The request stream")
 c = st.columns(4)
+common.accept_url_values("bt_rate", RATES)  # float options: "16" names 16.0
 rate = c[0].select_slider("Arrival rate (requests/s)", RATES, value=STREAM_DEFAULTS["bt_rate"], key="bt_rate", bind="query-params",
                           help="Poisson arrivals: exponential gaps with this mean rate.")
 n_requests = c[1].slider("Requests", 50, 1000, 200, step=50, key="bt_n", bind="query-params")

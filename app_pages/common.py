@@ -373,6 +373,47 @@ def sanitize_query_params() -> list[str]:
     return sorted(dropped)
 
 
+def accept_url_values(key: str, options, format_func=str) -> None:
+    """Let a link name an option of the URL-bound widget ``key`` by its plain value as well as by its label.
+
+    A bound select slider, selectbox or radio reads its URL parameter as the label it shows (``format_func``
+    applied: "16K" for 16384, "16.0" for 16.0, "MHA" for "mha") and silently drops anything else, so
+    ``/kv_cache?kv_ctx=16384`` opened on the default. Called just before the widget: a value that names an
+    option as a plain number equal to it ("16384", "16", "1.6e4"), as the option itself ("mha"), or as its
+    label in other letter case, is rewritten to that option's label, the one form the app writes.
+    Anything else is left for the widget (which ignores it).
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    labels = [str(format_func(o)) for o in options]
+
+    def label_of(value: str) -> str | None:
+        if value in labels:
+            return None
+        for option, label in zip(options, labels):
+            if value == str(option) or value.casefold() == label.casefold():
+                return label
+        try:
+            number = float(value.replace(",", "").replace("_", ""))
+        except ValueError:
+            return None
+        for option, label in zip(options, labels):
+            if isinstance(option, (int, float, np.integer, np.floating)) and not isinstance(option, bool) \
+                    and float(option) == number:
+                return label
+        return None
+
+    with get_session_state().query_params() as qp:
+        if key in qp:
+            label = label_of(str(qp[key]))
+            if label is not None:
+                qp[key] = label
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict) and initial.get(key):
+            values = [label_of(str(v)) or str(v) for v in initial[key]]
+            initial[key] = values
+
+
 def _bad_query_value(value: str) -> bool:
     if len(value) > MAX_QUERY_VALUE_CHARS:
         return True

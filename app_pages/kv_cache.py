@@ -87,6 +87,7 @@ common.experiment_buttons({
 if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
     st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
 c1, c2, c3 = st.columns(3)
+common.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
 layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
                   bind="query-params", horizontal=True,
                   help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
@@ -106,8 +107,10 @@ n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-param
                                       f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
 rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
                         disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
+common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
 window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
                       format_func=lambda w: _window_label(sel.model, w))
+common.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
 ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
                          format_func=lambda r: "all local" if r == 0 else f"{r}:1",
                          disabled=window in ("model", "none"),
@@ -118,6 +121,7 @@ full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params",
 expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params",
                      help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
                           "On: per-head K and V materialised, as an engine without the absorbed path does.")
+common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
 ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
                        format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
 batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")

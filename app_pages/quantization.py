@@ -35,11 +35,14 @@ common.experiment_buttons({
                                      q_apply="both", gpu="h100-sxm", wq="bf16", kvq="bf16", emb="table"),
 }, key="q_exp_btn")
 c1, c2, c3 = st.columns(3)
+common.accept_url_values("q_model", ["sidebar", "seed13b"], {"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get)
 which = c1.radio("Model", ["sidebar", "seed13b"], key="q_model", bind="query-params",
                  format_func={"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get,
                  help=f"Sidebar: {sel.model.name}. Course: {SEED_13B.name}, 13e9 parameters.")
+common.accept_url_values("q_apply", list(APPLY), APPLY.get)
 apply = c1.radio("Quantize", list(APPLY), format_func=APPLY.get, key="q_apply", bind="query-params",
                  horizontal=True, help="The part not quantized stays at the sidebar's dtype.")
+common.accept_url_values("q_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
 ctx = c2.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="q_ctx", bind="query-params",
                        format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
 batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="q_b", bind="query-params")

@@ -103,6 +103,7 @@ st.caption("Per symbol: the draft proposes it with probability q; it survives wi
 
 st.subheader("2. Sample and test")
 c1, c2, c3 = st.columns(3)
+common.accept_url_values("sd_n", SAMPLE_SIZES, lambda n: f"{n:,}")
 n_tokens = c1.select_slider("Tokens to sample N", SAMPLE_SIZES, value=60_000, key="sd_n", bind="query-params",
                             format_func=lambda n: f"{n:,}")
 gamma = c2.slider("Drafts per round γ", 0, 16, 4, key="sd_g", bind="query-params")
@@ -183,6 +184,7 @@ st.markdown(f"**The batch effect on {sel.accelerator.name}** (the sidebar's GPU 
             "tokens is nearly free only while the verify step stays memory-bound, i.e. while B·(γ + 1) is "
             "under the critical batch. Past it the verify step costs about γ + 1 plain steps.")
 c1, c2, c3 = st.columns(3)
+common.accept_url_values("sd_pair", list(PAIRS), lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
 pair_id = c1.selectbox("Target ← draft", list(PAIRS), key="sd_pair", bind="query-params",
                        format_func=lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
 llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
