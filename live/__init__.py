@@ -3,7 +3,8 @@
 Importing ``live`` does not import torch: the Streamlit process uses ``live.spec`` (what to run),
 ``live.worker`` (the handle to the measurement subprocess) and ``live.predict`` (pure tables);
 ``live.models``, ``live.probe``, ``live.measure`` and ``live.runner`` import torch and run inside
-the worker process.
+the worker process. ``live.endpoint`` (no torch) measures an OpenAI-compatible serving endpoint over
+HTTP, ``live.endpoint_predict`` sets calc's prediction beside it and reads vLLM / GuideLLM result files.
 """
 import os
 

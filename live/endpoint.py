@@ -592,6 +592,27 @@ def words_prompt(rng: np.random.Generator, n_words: int) -> str:
     return " ".join(WORDS[i] for i in rng.integers(0, len(WORDS), size=max(n_words, 1)))
 
 
+async def _post_capped(client, url: str, body: dict, headers: dict, spec: EndpointSpec) -> tuple[int, bytes]:
+    """POST ``body`` and read the answer, at most ``spec.max_response_bytes`` of it, within the first-byte
+    timeout; returns (status, body bytes).
+
+    Raises:
+        EndpointError: the answer is larger than the cap or does not come in time.
+    """
+    async def go():
+        async with client.stream("POST", url, json=body, headers=headers) as r:
+            data = b""
+            async for part in r.aiter_bytes():
+                data += part
+                if len(data) > spec.max_response_bytes:
+                    raise EndpointError(f"the response exceeded {spec.max_response_bytes:,} bytes; stopped reading")
+            return r.status_code, data
+    try:
+        return await asyncio.wait_for(go(), spec.first_byte_timeout_s)
+    except asyncio.TimeoutError:
+        raise EndpointError(f"no answer within {spec.first_byte_timeout_s:g} s while sizing the prompt") from None
+
+
 async def count_prompt_tokens(client, base: str, spec: EndpointSpec, prompt: str, headers: dict,
                               use_tokenize: bool) -> tuple[int, bool]:
     """Prompt tokens the server counts for ``prompt``: its ``/tokenize`` endpoint (vLLM, SGLang) when
@@ -604,20 +625,19 @@ async def count_prompt_tokens(client, base: str, spec: EndpointSpec, prompt: str
         try:
             body = ({"model": spec.model, "messages": [{"role": "user", "content": prompt}]} if spec.api == "chat"
                     else {"model": spec.model, "prompt": prompt})
-            r = await client.post(base + "/tokenize", json=body, headers=headers,
-                                  timeout=spec.first_byte_timeout_s)
-            if r.status_code == 200:
-                j = r.json()
+            status, data = await _post_capped(client, base + "/tokenize", body, headers, spec)
+            if status == 200:
+                j = json.loads(data)
                 if isinstance(j, dict) and isinstance(j.get("count"), int):
                     return j["count"], True
-        except Exception:  # no tokenizer endpoint: fall back to usage
+        except (EndpointError, ValueError):  # no tokenizer endpoint: fall back to usage
             pass
-    r = await client.post(base + APIS[spec.api], json=request_body(spec, prompt, False, max_tokens=1, stream=False),
-                          headers=headers, timeout=spec.first_byte_timeout_s)
-    if r.status_code != 200:
-        raise EndpointError("while sizing the prompt: " + _status_message(r.status_code, r.content))
+    status, data = await _post_capped(client, base + APIS[spec.api],
+                                      request_body(spec, prompt, False, max_tokens=1, stream=False), headers, spec)
+    if status != 200:
+        raise EndpointError("while sizing the prompt: " + _status_message(status, data))
     try:
-        return int(r.json()["usage"]["prompt_tokens"]), False
+        return int(json.loads(data)["usage"]["prompt_tokens"]), False
     except (ValueError, KeyError, TypeError):
         raise EndpointError("the server reports no usage.prompt_tokens, so prompt lengths cannot be sized") from None
 

@@ -275,3 +275,12 @@ def test_cli_refuses_a_host_outside_the_allow_list():
     out = subprocess.run([sys.executable, "-m", "live.endpoint", "--base-url", "http://192.0.2.1:8000", "--model", "m",
                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 2 and ALLOW_ENV in out.stderr and out.stdout == ""
+
+
+def test_a_response_over_the_byte_cap_is_cut_off():
+    # 100 chunks of ~60 bytes each is ~6 kB, over a 2 kB cap
+    with FakeOpenAI(ttft_s=0.0, gap_s=0.0) as srv:
+        run = measure(spec_for(srv, concurrency=(1,), requests_per_level=1, warmup_requests=0, output_tokens=100,
+                               max_response_bytes=2048))
+    (msg, n), = run.levels[0]["errors"].items()
+    assert n == 1 and msg == "the response exceeded 2,048 bytes; stopped reading"
