@@ -187,3 +187,13 @@ def quant_rows(table, accelerator: calc.Accelerator, reserve_bytes: float, batch
                                   int(r.max_batch)))
         rows[-1] = (f"{r.format}: max batch", rows[-1][1])
     return rows
+
+
+def spec_batch_row(row, alpha: float, gamma: int) -> tuple[str, str]:
+    """Speculative speedup at one batch from its step times (``calc.speculative.batch_speedup_table`` row)."""
+    return (f"Speedup at B = {int(row['batch'])}",
+            r"E \cdot \frac{t_\text{target}}{t_\text{verify} + \gamma\, t_\text{draft}} = \frac{1 - " + _num(alpha, 3)
+            + "^{" + f"{gamma + 1}" + "}}{1 - " + _num(alpha, 3) + r"} \times \frac{" + sec(row["target_step_s"])
+            + "}{" + sec(row["verify_step_s"]) + " + " + f"{gamma}" + r" \times " + sec(row["draft_step_s"]) + "} = "
+            + _num(row["tokens_per_target_forward"]) + r" \times \frac{" + sec(row["target_step_s"]) + "}{"
+            + sec(row["round_s"]) + "} = " + f"{row['speedup']:.2f}" + r"\times")

@@ -63,3 +63,13 @@ def test_prefix_cache_and_bill_equations():
     for tier, eq in zip(tiers, bills):   # the equation's dollars, rounded, are the tier's metric
         shown = float(metric(at, tier.name).replace("$", "").replace(",", ""))
         assert round(float(_tail(eq).replace("$", "").replace(",", ""))) == shown
+
+
+def test_speculative_equations_end_with_the_metrics():
+    at = open_page("app_pages/speculative.py")
+    eqs = _equations(at)
+    # the course's pair p = (0.6, 0.4), q = (0.9, 0.1): min(0.6, 0.9) + min(0.4, 0.1) = 0.700 (week 11, step 3)
+    alpha = next(e for e in eqs if e.startswith(r"\alpha") and r"\min(0" in e)
+    assert r"\min(0.6, 0.9) + \min(0.4, 0.1)" in alpha and _tail(alpha) == metric(at, "Acceptance rate") == "0.700"
+    speed = next(e for e in eqs if e.startswith("E "))
+    assert _tail(speed).replace(r"\times", "×") == metric(at, "Speedup at B = 1")
