@@ -152,6 +152,20 @@ try:
     st.success(plan.verdict)
     st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                         grid=grid).verdict)
+    with st.expander("Every layout of the grid, cheapest first"):
+        options = parallel.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
+        st.dataframe(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
+                     width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
+                                                    "ttft_ms", "max_batch", "fails"], column_config={
+                         "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+                         "usd_per_month": st.column_config.NumberColumn("USD per month", format="dollar"),
+                         "batch": st.column_config.NumberColumn("batch per replica", format="%d"),
+                         "replicas": st.column_config.NumberColumn("replicas", format="%d"),
+                         "tpot_ms": st.column_config.NumberColumn("TPOT, ms", format="%.1f"),
+                         "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%.0f"),
+                         "max_batch": st.column_config.NumberColumn("max batch"),
+                         "fails": st.column_config.TextColumn("misses")})
+        common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
     st.caption("Searched: TP 1, 2, 4, 8 x PP 1, 2 (x EP 1-8 for a mixture of experts) x batch 1-512, the replicas "
                "each needs for the peak. TPOT at the mean context (input + output / 2), memory reserved at input + "
                "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds. The second line "

@@ -905,6 +905,48 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                         binding, int(row["max_batch"]), verdict)
 
 
+def plan_options(grid: pd.DataFrame, traffic: ServingTraffic, tpot_target_s: float, ttft_target_s: float,
+                 price_per_hour_usd: float | None = None) -> pd.DataFrame:
+    """The best row of every layout of a ``plan_grid``: what each TP/PP/EP would cost for the traffic.
+
+    Per layout: the feasible batch with the fewest GPUs (ties: most requests/s per GPU), as
+    ``capacity_plan`` chooses over all layouts; a layout with no feasible batch says why ("memory": no
+    batch fits; "TPOT" or "TTFT": the target is missed even at the best batch that fits).
+
+    Returns:
+        DataFrame, one row per layout, cheapest first (ties: most requests/s per GPU, as the plan):
+        layout, tp, pp, ep, gpus_per_replica, batch, replicas, gpus, usd_per_month (NaN without a
+        price), tpot_s, ttft_s, max_batch, requests_per_s_per_gpu, fails ("" when feasible).
+
+    Raises:
+        ValueError: non-positive targets or a negative price.
+    """
+    tpot_t = check_positive_number(tpot_target_s, "tpot_target_s")
+    ttft_t = check_positive_number(ttft_target_s, "ttft_target_s")
+    price = math.nan if price_per_hour_usd is None else check_nonneg_number(price_per_hour_usd, "price_per_hour_usd")
+    rows = []
+    for (tp, pp, ep), part in grid.groupby(["tp", "pp", "ep"], sort=False):
+        fits = part["fits"].to_numpy()
+        ok = fits & (part["tpot_s"].to_numpy() <= tpot_t) & (part["ttft_s"].to_numpy() <= ttft_t)
+        first = part.iloc[0]
+        row = dict(layout=first["layout"], tp=tp, pp=pp, ep=ep, gpus_per_replica=int(first["gpus_per_replica"]),
+                   batch=np.nan, replicas=np.nan, gpus=np.nan, usd_per_month=np.nan, tpot_s=np.nan,
+                   ttft_s=float(first["ttft_s"]), max_batch=int(first["max_batch"]), requests_per_s_per_gpu=np.nan,
+                   fails="")
+        i, replicas = _cheapest(part, traffic.peak_requests_per_s, ok)
+        if i is None:
+            row["fails"] = ("memory" if not fits.any() else "TTFT" if first["ttft_s"] > ttft_t else "TPOT")
+        else:
+            gpus = int(replicas[i] * row["gpus_per_replica"])
+            row.update(batch=int(part["batch"].iat[i]), replicas=int(replicas[i]), gpus=gpus,
+                       usd_per_month=gpus * price * HOURS_PER_MONTH, tpot_s=float(part["tpot_s"].iat[i]),
+                       requests_per_s_per_gpu=float(part["requests_per_s_per_replica"].iat[i]) / row["gpus_per_replica"])
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    order = np.lexsort((-df["requests_per_s_per_gpu"].fillna(-1).to_numpy(), df["gpus"].fillna(np.inf).to_numpy()))
+    return df.iloc[order].reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class DisaggregatedPlan:
     """Separate prefill and decode pools (xPyD) for a traffic, each the cheapest grid layout for its job.

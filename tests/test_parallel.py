@@ -228,6 +228,22 @@ def test_plan_meets_targets_and_no_cheaper_grid_layout_does():
                 assert gpus >= plan.gpus, (tp, pp, b, gpus)
 
 
+def test_plan_options_one_row_per_layout_and_the_plan_is_the_cheapest():
+    grid = P.plan_grid(L70, H100, TRAFFIC)
+    options = P.plan_options(grid, TRAFFIC, 0.04, 0.5, 3.99)
+    plan = P.capacity_plan(L70, H100, TRAFFIC, 0.04, 0.5, grid=grid)
+    assert len(options) == 8  # TP 1, 2, 4, 8 x PP 1, 2
+    best = options.iloc[0]
+    assert (best["tp"], best["pp"], best["gpus"], best["batch"]) == (plan.layout.tp, plan.layout.pp, plan.gpus,
+                                                                      plan.batch)
+    # 141 GB of weights on one 80 GB GPU: TP 1 x PP 1 fails on memory; every other row with GPUs costs
+    # GPUs x $3.99 x 720 h.
+    tp1 = options[(options.tp == 1) & (options.pp == 1)].iloc[0]
+    assert tp1["fails"] == "memory" and np.isnan(tp1["gpus"])
+    ok = options[options["fails"] == ""]
+    assert np.allclose(ok["usd_per_month"], ok["gpus"] * 3.99 * 720)
+
+
 def test_zero_traffic_gives_one_always_on_replica():
     plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.05, 2.0)
     assert plan.layout.replicas == 1
