@@ -60,7 +60,10 @@ def tflops(flops_per_s: float) -> str:
 
 
 def usd(x: float) -> str:
-    return r"\$" + (f"{x:,.2f}".replace(",", "{,}") if abs(x) >= 0.01 or x == 0 else f"{x:.2g}")
+    """Dollars as ``common.fmt_usd`` prints them ("$0.39", "$1,234"), for LaTeX."""
+    if abs(x) >= 1000:
+        return r"\$" + _sep(f"{x:,.0f}")
+    return r"\$" + (f"{x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}")
 
 
 def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: float, context_len: int,
@@ -197,3 +200,21 @@ def spec_batch_row(row, alpha: float, gamma: int) -> tuple[str, str]:
             + "}{" + sec(row["verify_step_s"]) + " + " + f"{gamma}" + r" \times " + sec(row["draft_step_s"]) + "} = "
             + _num(row["tokens_per_target_forward"]) + r" \times \frac{" + sec(row["target_step_s"]) + "}{"
             + sec(row["round_s"]) + "} = " + f"{row['speedup']:.2f}" + r"\times")
+
+
+def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
+    """The many-GPU page's headline numbers from a ``calc.parallel.LayoutSummary``."""
+    rows = [
+        ("TPOT", r"t = t_\text{compute/memory} + t_\text{comm} = " + sec(summary.tpot_s - summary.comm_s) + " + "
+         + sec(summary.comm_s) + " = " + sec(summary.tpot_s)),
+        ("Tokens/s per user", r"\frac{1}{t} = \frac{1}{" + sec(summary.tpot_s) + "} = "
+         + _sep(f"{summary.tokens_per_s_per_user:,.1f}")),
+        ("Tokens/s per GPU", r"\frac{\text{tokens/s of all replicas}}{\text{GPUs}} = \frac{"
+         + _sep(f"{summary.tokens_per_s:,.0f}") + "}{" + f"{summary.n_gpus:,}".replace(",", "{,}") + "} = "
+         + _sep(f"{summary.tokens_per_s_per_gpu:,.0f}")),
+    ]
+    if summary.usd_per_month == summary.usd_per_month:  # not NaN
+        rows.append(("USD per month", r"\text{GPUs} \times \text{price per GPU-hour} \times 720\,\text{h} = "
+                     + f"{summary.n_gpus:,}".replace(",", "{,}") + r" \times " + usd(price_per_hour_usd)
+                     + r" \times 720 = " + usd(summary.usd_per_month)))
+    return rows

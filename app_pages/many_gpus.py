@@ -4,7 +4,7 @@ import math
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_pages import common, gpu_pins
+from app_pages import common, equations, gpu_pins
 from calc import parallel
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
@@ -74,6 +74,7 @@ if summary is not None:
     cols[3].metric("Tokens/s per GPU", f"{summary.tokens_per_s_per_gpu:,.0f}")
     cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
                    common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+    common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
     mem = summary.memory
     if not mem.fits and summary.max_batch == 0:
         st.error(f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "

@@ -866,15 +866,15 @@ def _prefix_cache(key: str, v: int) -> dict:
     sv = prefix_cache_savings(m, n, prefix, 0, 1.0)
     per_tok = kv_bytes_per_token(m)
     sol = (r"\text{KV} = P \times \text{KV per token} = " + tex(prefix) + r"\times " + tex(per_tok) + _u("B")
-           + " = " + _q(sv.cache_bytes_with, "MB") + r"\quad(\text{without: } " + f"{n}" + r"\times " + tex(prefix)
-           + r"\times " + tex(per_tok) + _u("B") + " = " + _bytes(sv.cache_bytes_without) + r") = "
-           + _q(sv.cache_bytes_with, "MB"))
+           + " = " + _q(sv.cache_bytes_with, "MB"))
     return dict(
         title="Prefix caching", unit="MB", answer=sv.cache_bytes_with, rel_tol=0.02,
         question=(f"{n} conversations with {m.name} (KV per token {per_tok:,.0f} B in bf16) share one system prompt "
                   f"of P = {prefix:,} tokens. With prefix caching (every request finds the prefix), how much KV "
                   "memory do the shared prompts take? (MB = 10^6 bytes.)"),
-        solution_latex=sol, solution_text="The prefix is prefilled and stored once, not once per conversation.",
+        solution_latex=sol,
+        solution_text=(f"The prefix is prefilled and stored once, not once per conversation (without the cache: "
+                       f"{n} x {prefix:,} tokens x {per_tok:,.0f} B = {fmt_number(sv.cache_bytes_without / 1e9)} GB)."),
         mistakes=[Mistake(sv.cache_bytes_without, f"That is without the cache: {n} copies of the prompt. The prefix "
                                                   "cache keeps one."),
                   Mistake(sv.cache_bytes_with / 2, "Half the answer: K and V are both cached.")],

@@ -73,3 +73,15 @@ def test_speculative_equations_end_with_the_metrics():
     assert r"\min(0.6, 0.9) + \min(0.4, 0.1)" in alpha and _tail(alpha) == metric(at, "Acceptance rate") == "0.700"
     speed = next(e for e in eqs if e.startswith("E "))
     assert _tail(speed).replace(r"\times", "×") == metric(at, "Speedup at B = 1")
+
+
+def test_many_gpus_equations_end_with_the_metrics():
+    at = open_page("app_pages/many_gpus.py")
+    eqs = _equations(at)
+    tpot = next(e for e in eqs if e.startswith(r"t = t_\text{compute"))
+    assert _tail(tpot) == metric(at, "TPOT")
+    per_user = next(e for e in eqs if e.startswith(r"\frac{1}{t}"))
+    assert _tail(per_user) == metric(at, "Tokens/s per user")
+    month = [e for e in eqs if e.startswith(r"\text{GPUs} \times")]
+    if month:   # 720 h x GPUs x price, as the metric rounds it
+        assert _tail(month[0]) == metric(at, "USD per month")
