@@ -90,6 +90,21 @@ def test_llama4_interleaved_moe_layers_and_dense_width():
     assert total - active == 2 * 3 * (3 * 256 * 512)  # 3 idle experts in each of the 2 MoE layers only
 
 
+def test_experts_touched_count_only_moe_layers():
+    # The interleaved Llama 4 stack above: 2 MoE layers of 4 experts (X = 3 x 256 x 512 each), top-1.
+    # One token touches 1 expert per MoE layer: it reads the active parameters; a huge batch touches all
+    # 4 in both MoE layers: every parameter. 100 tokens touch 4 x (1 - (3/4)^100) per MoE layer.
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 4, "num_local_experts": 4, "num_experts_per_tok": 1,
+           "interleave_moe_layer_step": 2, "intermediate_size_mlp": 1024, **TINY}
+    m = from_hf_config(cfg)
+    x = 3 * 256 * 512
+    read = calc.weight_bytes_read
+    assert read(m, 1, "bf16", embedding="table") == pytest.approx(2 * m.n_active_params)
+    assert read(m, 10**6, "bf16", embedding="table") == pytest.approx(2 * m.n_params)
+    touched = 4 * (1 - 0.75 ** 100)
+    assert read(m, 100, "bf16", embedding="table") == pytest.approx(2 * (m.n_params - 2 * 4 * x + 2 * touched * x))
+
+
 # -- constant per-sequence state, by hand from the engine's shapes -------------------------------------
 
 def test_mamba2_state_by_hand():
