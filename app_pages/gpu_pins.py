@@ -13,6 +13,8 @@ import pandas as pd
 import calc
 from calc import parallel
 
+from app_pages import common
+
 SEP = "~"
 FIELDS = ("model", "gpu", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "batch", "context_len",
           "price_per_hour_usd")
@@ -80,7 +82,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
             s = parallel.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
                                         p["weight_dtype"], p["kv_dtype"], p["price_per_hour_usd"])
         except ValueError as exc:
-            errors.append(f"Pin {i}: {exc}")
+            errors.append(f"Pin {i}: {common.md_escape(exc)}")
             continue
         columns[f"pin {i}"] = {
             "configuration": f"{p['model_obj'].name}, {lay.label} x {lay.replicas} on {p['accelerator'].name}",

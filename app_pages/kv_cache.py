@@ -131,7 +131,7 @@ mla = "expanded" if expanded else "latent"
 try:
     model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
 except ValueError as exc:
-    st.error(f"That layout is not possible for {sel.model.name}: {exc}. Showing the model as configured.")
+    st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
     model = sel.model
 
 try:

@@ -114,7 +114,7 @@ def _run_section() -> dict | None:
     run = c[0].button("Measure the endpoint", type="primary", key="ep_run", disabled=spec is None)
     cancel = c[1].button("Cancel", key="ep_cancel")
     if problem:
-        st.error(problem)
+        st.error(common.md_escape(problem))
     job: EndpointJob | None = st.session_state.get("_ep_job")
     if cancel and job is not None:
         job.cancel()
@@ -136,7 +136,7 @@ def _run_section() -> dict | None:
                 "requests per level, plus the warm-up.")
         return None
     if job.state == "error" and not (job.result and job.result.levels):
-        st.error(f"The measurement failed: {job.error}")
+        st.error(f"The measurement failed: {common.md_escape(job.error)}")
         return None
     if job.state == "cancelled":
         st.warning("Cancelled: the levels finished before the cancel are shown.")
@@ -161,7 +161,7 @@ def _import_section() -> dict | None:
         try:
             tool, lv = read_result_file(text)
         except ValueError as e:
-            st.error(f"{name}: {e}")
+            st.error(f"{common.md_escape(name)}: {common.md_escape(e)}")
             continue
         tools.add(tool)
         levels += lv
@@ -256,7 +256,7 @@ def _show(res: dict) -> None:
     errors = [(lv.get("concurrency", lv.get("request_rate_per_s")), msg, n)
               for lv in res["levels"] for msg, n in (lv.get("errors") or {}).items()]
     if errors:
-        st.error("Failed requests:\n\n" + "\n".join(f"- level {lv:g}: {n} x {msg}" for lv, msg, n in errors))
+        st.error("Failed requests:\n\n" + "\n".join(f"- level {lv:g}: {n} x {common.md_escape(msg)}" for lv, msg, n in errors))
     if res["samples"]:
         with st.expander("Every request"):
             samples = pd.DataFrame(res["samples"])

@@ -78,7 +78,7 @@ if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_st
     try:
         st.session_state["_mb_prices_base"] = common.apply_table_edits(default_prices, link, PRICE_PARAMS)
     except ValueError as exc:
-        st.warning(f"The link's price edits could not be read ({exc}); the default prices are shown.")
+        st.warning(f"The link's price edits could not be read ({common.md_escape(exc)}); the default prices are shown.")
         st.session_state["_mb_prices_base"] = default_prices
 edited = st.data_editor(
     st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
