@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .hardware import get_accelerator, list_accelerators
+from .memory import with_capacity
 from .models import get_model, list_models, model_from_json_text
 from .napkin import napkin_table
 
@@ -40,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kv-dtype", default="bf16")
     ap.add_argument("--price", type=float, default=None, help="USD per accelerator-hour (default: list price)")
     ap.add_argument("--reserve-gb", type=float, default=0.0, help="memory kept free, GB (1e9 bytes)")
+    ap.add_argument("--memory", default="datasheet", choices=("datasheet", "driver", "engine"),
+                    help="capacity: the data sheet's (default), the driver's total, or an engine's share of it")
+    ap.add_argument("--gpu-memory-utilization", type=float, default=0.9,
+                    help="the engine's share of the driver's total with --memory engine (vLLM's default 0.9)")
     ap.add_argument("--embedding", default="gather", choices=("gather", "table"),
                     help="gather: a step reads B rows of the input embedding (engines, default); "
                          "table: the course's napkin, every parameter read every step")
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             model = model_from_json_text(path.read_text(), name=name)
         else:
             model = get_model(args.model)
-        acc = get_accelerator(args.gpu)
+        acc = with_capacity(get_accelerator(args.gpu), args.memory, args.gpu_memory_utilization)
         table = napkin_table(model, acc, args.context, args.batch, args.weight_dtype, args.kv_dtype,
                              args.price, args.reserve_gb * 1e9, embedding=args.embedding)
     except ValueError as exc:

@@ -56,3 +56,13 @@ def test_no_driver_figure_falls_back_to_the_data_sheet():
 def test_bad_conventions_say_what_is_allowed(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         calc.max_batch(LLAMA3, H100, 8192, **kwargs)
+
+
+def test_cli_takes_the_convention():
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "calc", "--memory", "driver", "--json"], capture_output=True,
+                         text=True, timeout=120)
+    rows = {r["quantity"]: r["value"] for r in json.loads(out.stdout)["rows"]}
+    assert rows["max batch"] == 64     # (85.5208e9 - 16.0605e9) / 1.0737e9 = 64.69
