@@ -32,6 +32,8 @@ def kv_head_options(model: calc.ModelConfig) -> list[int]:
 
 def _window_label(model: calc.ModelConfig, w: str) -> str:
     if w == "model":
+        if model.sliding_window is None and model.attention_chunk_size is not None:
+            return f"As configured (chunks of {model.attention_chunk_size:,})"
         if model.sliding_window is None:
             return "As configured (none)"
         return f"As configured ({model.sliding_window:,} tokens)"
