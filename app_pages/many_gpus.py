@@ -93,7 +93,7 @@ if summary is not None:
                                ("per-sequence state", mem.state_bytes, "#2ca02c"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
             fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color,
                         hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
-        common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "black")
+        common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
         fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
         common.show_chart(fig, key="mg_mem")
         st.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
@@ -107,6 +107,11 @@ if summary is not None:
                         hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
         fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
         common.show_chart(fig, key="mg_step")
+        link = parallel.get_interconnect(interconnect) if interconnect else ic_default
+        if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
+            st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
+                       f"({link.domain_size} GPUs): collectives that leave it run over "
+                       f"{parallel.get_interconnect(link.scale_out).name}.")
         if split["bubble_s"] > 0:
             st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
                        f"(fewer micro-batches in flight than stages).")
@@ -123,7 +128,7 @@ try:
                         "%{y:,.0f} tok/s per GPU<extra></extra>")
     best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
     fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
-                    line=dict(color="black", dash="dot", width=2), hoverinfo="skip")
+                    line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
     if summary is not None:
         fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
                         name="this configuration", marker=dict(size=14, symbol="star", color="gold",

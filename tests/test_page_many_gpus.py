@@ -107,3 +107,8 @@ def test_absurd_pin_values_are_messages():
                        ("llama-3-8b~h100-sxm~1.5~1~1~1~bf16~bf16~1~8192~1", "tp")):
         with pytest.raises(ValueError, match=part):
             gpu_pins.decode(text)
+
+
+def test_tp16_says_it_leaves_the_nvlink_domain():
+    at = open_page(model="llama-3.1-70b", mg_tp="16")
+    assert any("span more than one NVLink 4" in c.value and "InfiniBand NDR" in c.value for c in at.caption)
