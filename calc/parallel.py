@@ -455,8 +455,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     Per micro-batch of b = B / m sequences and per stage, one GPU:
     reads ``dense read / TP / PP + routed experts touched / width / PP`` weight bytes (MoE: the experts
     the micro-batch's b x T tokens touch, ``expected_experts_touched``), reads (decode) or writes
-    (prefill) its KV share of ceil(b / attention_dp) sequences, does ``2 N_active b T / (width PP)``
-    FLOPs (+ causal attention for prefill), and waits for 2 all-reduces per layer (1 when EP > 1)
+    (prefill) its KV share of ceil(b / attention_dp) sequences, does ``2 N_matmul b T / (width PP)``
+    FLOPs (N_matmul: ``calc.roofline.matmul_params``; + causal attention for prefill), and waits for 2 all-reduces per layer (1 when EP > 1)
     of ``ceil(b / attention_dp) x T x D x 2`` bytes over TP ranks, plus (EP > 1) two all-to-alls per
     layer of ``b T / width x k x D x 2`` bytes over EP ranks. One token of a sequence takes
     ``cycle = max(m, PP)`` stage times plus PP - 1 stage-to-stage hops of ``b T D x 2`` bytes; when
@@ -553,8 +553,8 @@ def parallel_decode_step(model: ModelConfig, accelerator: Accelerator, batch: in
 
     Returns:
         StepTime with comm_s (all-reduces, all-to-alls, stage hops); tokens_per_s per replica.
-        Llama-3.1-70B on 8 H100 SXM (NVLink 4) at B = 1, S = 8,192: weights 5.27 ms (1/8 of TP 1's
-        42.1 ms), all-reduces 160 x 14.06 us = 2.25 ms.
+        Llama-3.1-70B on 8 H100 SXM (NVLink 4) at B = 1, S = 8,192, the input table gathered: weights
+        5.19 ms (1/8 of TP 1's 41.5 ms), all-reduces 160 x 14.06 us = 2.25 ms.
 
     Raises:
         ValueError: invalid sizes, dtypes or layout.
