@@ -33,6 +33,8 @@ COLUMNS = {
     "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
+    **{f"itl_per_token_ms_{p}": st.column_config.NumberColumn(f"ITL per token {p} (ms)", format="%.2f")
+       for p in ("p50", "p90", "p99")},
     **{f"pred_{m}_ms": st.column_config.NumberColumn(f"predicted {m.upper()} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "e2e")},
     **{f"ratio_{m}": st.column_config.NumberColumn(f"{m.upper()} measured/predicted", format="%.2f")
@@ -196,12 +198,14 @@ def _headline(table: pd.DataFrame) -> None:
                     help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
 
 
-def _show(res: dict) -> None:
+def _prediction(res: dict, table: pd.DataFrame) -> pd.DataFrame:
+    """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
+    columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message)."""
+    P, N = res["prompt_tokens"], res["output_tokens"]
+    if res["mode"] != "concurrency" or not P or not N or N < 2:
+        st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
+        return table
     sel = common.selection()
-    table = levels_frame(res["levels"])
-    st.subheader("Measured against predicted")
-    for note in res["notes"]:
-        st.caption(note)
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
         c = st.columns(3)
@@ -212,29 +216,42 @@ def _show(res: dict) -> None:
         layout_text = "layout " + ", ".join(f"{k} = {v}" for k, v in layout.items())
     else:
         layout_text = "one GPU (calc has no parallel layout yet)"
-    P, N = res["prompt_tokens"], res["output_tokens"]
-    if res["mode"] == "concurrency" and P and N and N >= 2:
-        try:
-            pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
-                                  sel.weight_dtype, sel.kv_dtype, embedding=getattr(sel, "embedding", "gather"),
-                                  **layout)
-            table = compare(table, pred)
-            st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
-                        f"KV {sel.kv_dtype}, input embedding {getattr(sel, 'embedding', 'gather')}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
-                        f"{P} prompt + {N} output tokens. calc's roofline is a lower bound: c prompts prefilled in one "
-                        "pass (a closed loop of equal requests runs in lockstep), then decode steps of batch c at the "
-                        "mean context P + N/2.")
-        except ValueError as e:
-            st.warning(f"No prediction: {e}")
-    else:
-        st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
+    embedding = getattr(sel, "embedding", "gather")
+    try:
+        pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
+                              sel.weight_dtype, sel.kv_dtype, embedding=embedding, **layout)
+    except ValueError as e:
+        st.warning(f"No prediction: {e}")
+        return table
+    st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
+                f"KV {sel.kv_dtype}, input embedding {embedding}, {layout_text} (the sidebar's choice: pick the "
+                f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
+                "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
+                "decode steps of batch c at the mean context P + N/2.")
+    return compare(table, pred)
+
+
+def _show(res: dict) -> None:
+    table = levels_frame(res["levels"])
+    errors = [(lv.get("concurrency", lv.get("request_rate_per_s")), msg, n)
+              for lv in res["levels"] for msg, n in (lv.get("errors") or {}).items()]
+    error_list = "\n".join(f"- level {lv:g}: {n} x {common.md_escape(msg)}" for lv, msg, n in errors)
+    if not (table["requests_ok"] > 0).any():
+        st.error("Every request failed:\n\n" + error_list if errors else "No request finished.")
+        for note in res["notes"]:
+            st.caption(note)
+        return
+    st.subheader("Measured against predicted")
+    for note in res["notes"]:
+        st.caption(note)
+    table = _prediction(res, table)
     _headline(table)
-    st.latex(r"\text{TPOT} = \frac{\text{E2E} - \text{TTFT}}{n_\text{out} - 1}, \qquad "
+    st.latex(r"\text{TPOT} = (\text{E2E} - \text{TTFT}) \,/\, (n_\text{out} - 1), \qquad "
              r"\text{ITL} = \text{every gap between content chunks}")
     st.caption(f"Source: {res['source']}. Definitions of vLLM's `vllm bench serve`: TTFT to the first chunk with "
                "output text; TPOT per request from the usage's token count; ITL pooled over all requests, one value "
                "per chunk (a chunk carrying k tokens is one gap; the CSV also has per-token gaps). Times are seen "
-               "by this client: network and queueing included.")
+               "by the measuring client: network and queueing included.")
     c = st.columns(2)
     for i, metric in enumerate(("ttft", "tpot")):
         fig = metric_figure(table, metric)
@@ -253,10 +270,8 @@ def _show(res: dict) -> None:
     st.dataframe(shown, hide_index=True, key="ep_table",
                  column_config={k: v for k, v in COLUMNS.items() if k in shown.columns})
     common.download_csv(table, "endpoint_levels.csv", key="ep_csv")
-    errors = [(lv.get("concurrency", lv.get("request_rate_per_s")), msg, n)
-              for lv in res["levels"] for msg, n in (lv.get("errors") or {}).items()]
     if errors:
-        st.error("Failed requests:\n\n" + "\n".join(f"- level {lv:g}: {n} x {common.md_escape(msg)}" for lv, msg, n in errors))
+        st.error("Failed requests:\n\n" + error_list)
     if res["samples"]:
         with st.expander("Every request"):
             samples = pd.DataFrame(res["samples"])

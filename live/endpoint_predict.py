@@ -30,7 +30,8 @@ from calc import decode_step_time, prefill_time
 LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "output_tokens_per_s",
                  "request_throughput_per_s", "goodput_per_s", "duration_s", "prompt_tokens_mean", "output_tokens_mean",
                  "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
-                 "itl_ms_p50", "itl_ms_p90", "itl_ms_p99", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99")
+                 "itl_ms_p50", "itl_ms_p90", "itl_ms_p99", "itl_per_token_ms_p50", "itl_per_token_ms_p90",
+                 "itl_per_token_ms_p99", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99")
 
 
 def parallel_supported() -> bool:

@@ -77,3 +77,13 @@ def test_a_file_that_is_not_a_result_is_a_message():
     at = open_section(ep_src="a result file")
     at.text_area(key="ep_paste").set_value('{"nothing": "here"}').run()
     assert not at.exception and "Not a result file" in at.error[0].value
+
+
+def test_a_run_where_every_request_fails_lists_the_errors_and_no_prediction():
+    with FakeOpenAI(behaviour="500") as srv:
+        at = open_section(ep_url=srv.base_url, ep_model="tiny", ep_levels="1, 2", ep_n="2", ep_warm="0")
+        at.button(key="ep_run").click().run()
+    assert not at.exception
+    assert "Every request failed" in at.error[0].value
+    assert "level 1: 2 x the server failed (HTTP 500): engine died" in at.error[0].value
+    assert not at.dataframe and not pagetest.figures(at)
