@@ -309,10 +309,13 @@ def selection() -> Selection:
 
 # -- text from outside: links, configs, file names ----------------------------------------------------
 #: The characters that open a markdown construct that could fetch, link, format code or formulas, or draw
-#: a directive: links/images ``[ ] ( ) !``, HTML ``< >``, code, formulas ``$``, directives ``[ ]``, e-mail
-#: autolinks ``@``, emphasis, headings, tables, strikethrough. ".", "_" and ":" stay (messages read better);
-#: the ":" of "://" and the "." of "www." are escaped, which is what GFM's bare-URL autolinks need.
-_MD_ACTIVE = re.compile(r"([\\`*\[\]()<>!$#|~{}@])")
+#: a directive: links/images ``[ ] ( ) !``, HTML ``< >``, code, formulas ``$``, directives ``[ ]``, emphasis,
+#: headings, tables, strikethrough. ".", "_" and ":" stay (messages read better).
+_MD_ACTIVE = re.compile(r"([\\`*\[\]()<>!$#|~{}])")
+#: An invisible word joiner (U+2060). GFM turns bare URLs, "www." names and e-mail addresses into links
+#: after parsing, in the text itself, so no backslash stops it; a joiner inside "://", "www." and after
+#: "@" breaks those patterns while the text reads the same.
+_JOIN = "\u2060"
 #: Longest query parameter value kept (a pasted config.json travels in one on the live page).
 MAX_QUERY_VALUE_CHARS = 20_000
 
@@ -322,13 +325,13 @@ def md_escape(text: object) -> str:
     heading, formula, colour directive or HTML.
 
     Each character that can open such a construct gets a backslash (CommonMark 2.4: any ASCII
-    punctuation may be backslash-escaped), which also defeats autolinks ("http\\://", "www\\.") and
-    ``$`` formulas; line breaks become spaces. Use it for anything that comes from a URL, a pasted
-    config or a file name.
+    punctuation may be backslash-escaped), which also defeats ``$`` formulas; bare URLs, "www." names
+    and e-mail addresses get an invisible word joiner (``_JOIN``) so GFM does not link them; line
+    breaks become spaces. Use it for anything that comes from a URL, a pasted config or a file name.
     """
-    flat = " ".join(str(text).splitlines())
-    flat = _MD_ACTIVE.sub(r"\\\1", flat).replace("://", "\\://")
-    return re.sub(r"(?i)(www)\.", r"\1\\.", flat)
+    flat = _MD_ACTIVE.sub(r"\\\1", " ".join(str(text).splitlines()))
+    flat = flat.replace("://", ":" + _JOIN + "//").replace("@", "@" + _JOIN)
+    return re.sub(r"(?i)(www)\.", "\\1" + _JOIN + ".", flat)
 
 
 def safe_name(text: object, max_chars: int = 80) -> str:

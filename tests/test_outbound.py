@@ -150,14 +150,19 @@ def test_the_browser_fetches_nothing_from_another_host():
                     r.abort()
 
             page.route("**/*", route)
+            links = 0
             for path in ("", "kv_cache", "live"):
-                page.goto(f"{url}/{path}?model=custom:![x](http://example.invalid/p.png)")
+                page.goto(f"{url}/{path}?model=custom:![x](http://example.invalid/p.png) www.example.invalid")
                 page.wait_for_selector("h1", timeout=60_000)
                 page.wait_for_timeout(1500)
+                # The link's text is shown, but as text: no link to it inside the app's own boxes (GFM autolinks).
+                assert page.get_by_text("example.invalid/p.png", exact=False).count() >= 1
+                links += page.locator("a[href*='example.invalid']").count()
             icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
             chrome.close()
         assert icon and all(h.startswith(url) for h in icon), icon
         assert outside == [], outside
+        assert links == 0
     finally:
         server.terminate()
         server.wait(10)
