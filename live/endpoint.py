@@ -874,6 +874,9 @@ def measure(spec: EndpointSpec, api_key: str | None = None, progress: ProgressFn
 class EndpointJob:
     """A measurement in a background thread (so a page never blocks its own or other sessions' scripts).
 
+    One run per endpoint at a time on this machine: a second job for the same base URL waits (its
+    ``message`` says so) until the first finishes, through a file lock every server process shares.
+
     ``state``: "running", "done", "error" or "cancelled"; ``fraction`` and ``message`` follow
     progress; ``result`` is the ``EndpointRun``; ``error`` a message. ``cancel()`` asks it to stop.
     The API key lives only in the thread's closure, never in an attribute.
@@ -889,7 +892,12 @@ class EndpointJob:
         self._cancel = threading.Event()
 
         def work(key=api_key):
+            lock = None
             try:
+                lock = self._wait_for_endpoint(check_base_url(spec.base_url, allow))
+                if lock is None:  # cancelled while waiting
+                    self.result, self.state = EndpointRun(spec=asdict(spec), cancelled=True), "cancelled"
+                    return
                 run = measure(spec, key, self._progress, self._cancel, allow)
                 self.result = run
                 self.error = run.error
@@ -898,12 +906,37 @@ class EndpointJob:
                 self.error, self.state = str(e), "error"
             except Exception as e:  # a bug must not kill the page silently: say what failed
                 self.error, self.state = _redact(f"the run failed: {type(e).__name__}: {e}", key), "error"
+            finally:
+                if lock is not None:
+                    lock.release()
 
         self._thread = threading.Thread(target=work, name="endpoint-measurement", daemon=True)
         self._thread.start()
 
     def _progress(self, fraction: float, message: str) -> None:
         self.fraction, self.message = fraction, message
+
+    def _wait_for_endpoint(self, base_url: str):
+        """Take the endpoint's lock, waiting while another run (any session, any server process on this
+        machine) measures the same base URL: two sweeps at once would load the server for each other.
+        Returns the held ``FileLock``, or None when cancelled while waiting."""
+        import hashlib
+
+        from filelock import FileLock, Timeout
+
+        from .machine_lock import runtime_dir
+
+        name = "llm-explorer-endpoint-" + hashlib.sha256(base_url.encode()).hexdigest()[:16] + ".lock"
+        lock = FileLock(str(runtime_dir() / name), thread_local=False)
+        while True:
+            try:
+                lock.acquire(timeout=0.25)
+                return lock
+            except Timeout:
+                self.message = ("waiting: another run is measuring this endpoint (one sweep per endpoint at a "
+                                "time, so that runs do not load the server for each other)")
+                if self._cancel.is_set():
+                    return None
 
     @property
     def finished(self) -> bool:

@@ -284,3 +284,22 @@ def test_a_response_over_the_byte_cap_is_cut_off():
                                max_response_bytes=2048))
     (msg, n), = run.levels[0]["errors"].items()
     assert n == 1 and msg == "the response exceeded 2,048 bytes; stopped reading"
+
+
+def test_two_jobs_on_one_endpoint_run_one_after_the_other(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLM_EXPLORER_RUNTIME_DIR", str(tmp_path))
+    with FakeOpenAI(ttft_s=0.05, gap_s=0.02) as srv:
+        spec = spec_for(srv, concurrency=(1,), requests_per_level=8, output_tokens=8)  # ~1.6 s of requests
+        first = EndpointJob(spec, allow=[])
+        while "requests done" not in first.message:
+            time.sleep(0.01)
+        second = EndpointJob(spec, allow=[])
+        time.sleep(0.3)
+        assert not first.finished and second.message.startswith("waiting: another run is measuring this endpoint")
+        first.join(30)
+        second.join(30)
+        streams = sorted((r["received_s"], r["sent_s"][-1]) for r in srv.requests if r["body"].get("stream"))
+    assert first.state == second.state == "done"
+    assert len(streams) == 2 * 9  # 8 measured + 1 warm-up each
+    # each job runs at concurrency 1, so with the lock no two streams ever overlap at the server
+    assert all(prev_end <= start for (_, prev_end), (start, _) in zip(streams, streams[1:]))
