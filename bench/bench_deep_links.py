@@ -84,7 +84,7 @@ def links(path: str, n_random: int, rng: random.Random) -> list[dict[str, str]]:
 
 def main():
     for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")] + ["streamlit"]:
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     n_random = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 14)
     time_link("app_pages/home.py", {})  # imports and reference tables
