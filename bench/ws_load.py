@@ -290,12 +290,14 @@ def run_load(url: str, pids_root: list[int], templates, students: int, moves: in
         stop[0] = True
         await s
         return res
+    client0 = time.process_time()
     lat, errors = asyncio.run(main())
     wall = time.perf_counter() - t0
+    client_cpu = time.process_time() - client0
     cpu = cpu_s(pids) - c0
     time.sleep(5)  # sessions closed: let the server drop them
     return dict(lat=lat, errors=errors, cpu_s=cpu, wall_s=wall, rss0=rss0, rss_peak=peak[0],
-                rss_after=rss_bytes(pids))
+                rss_after=rss_bytes(pids), client_cpu_s=client_cpu)
 
 
 def run_cpu(url: str, pids_root: list[int], templates, reruns: int) -> list[tuple[str, float, float]]:
@@ -367,7 +369,8 @@ def main() -> None:
                   f"{pct(lat, .99):.2f} s | {100 * r['cpu_s'] / r['wall_s']:.0f}% of one core | "
                   f"{r['rss0'] / 1e6:.0f} MB | {r['rss_peak'] / 1e6:.0f} MB | {r['rss_after'] / 1e6:.0f} MB |")
             if lat:
-                print(f"server CPU per rerun: {r['cpu_s'] / (len(lat) + args.students):.3f} s")
+                print(f"server CPU per rerun: {r['cpu_s'] / (len(lat) + args.students):.3f} s; this load client "
+                      f"used {100 * r['client_cpu_s'] / r['wall_s']:.0f}% of one core on the same machine")
             for e in sorted(set(r["errors"]))[:5]:
                 print("error:", e)
     finally:
