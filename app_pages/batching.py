@@ -78,9 +78,11 @@ block = c[2].select_slider("KV block size (tokens)", BLOCKS, value=16, key="bt_b
 
 
 
+@st.fragment
 def prefix_caching_section() -> None:
     """The prefix-cache explorable: it needs only the model's KV bytes per token, so it is drawn even when
-    the model does not fit on the GPU and the batching simulation above cannot run."""
+    the model does not fit on the GPU and the batching simulation above cannot run. A fragment: its
+    controls rerun this section only, not the simulation, charts and tables above."""
     st.subheader("Prefix caching: a shared system prompt")
     common.experiment_buttons({
         "Course, week 11: 20 chats share a 1,000-token prompt": {"bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
