@@ -723,17 +723,39 @@ def _same_cell(a, b) -> bool:
     return _cell_text(a) == _cell_text(b)
 
 
+def _deleted_rows(base: pd.DataFrame, edited: pd.DataFrame, short: dict[str, str]) -> list[int]:
+    """0-based rows of ``base`` that ``edited`` dropped: those whose first column (a row's name) no row of
+    ``edited`` matches in order (difflib's longest matching blocks); none when ``edited`` is not shorter."""
+    import difflib
+    if len(edited) >= len(base):
+        return []
+    key = [c for c in short if c in base and c in edited][:1]
+
+    def rows(df):
+        return [tuple(_cell_text(df[c].iloc[i]) for c in key) for i in range(len(df))]
+
+    old, new = rows(base), rows(edited)
+    kept = set()
+    for block in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_matching_blocks():
+        kept.update(range(block.a, block.a + block.size))
+    dropped = [i for i in range(len(base)) if i not in kept]
+    return dropped[:len(base) - len(edited)]
+
+
 def encode_table_edits(base: pd.DataFrame, edited: pd.DataFrame, short: dict[str, str]) -> str:
     """The cells of ``edited`` that differ from ``base``, as one URL parameter value ("" when none).
 
-    Rows are compared by position (1-based in the text). Items are joined by commas: ``out1=30``
-    sets column "out" (a short name from ``short``, column -> short name) of row 1; ``rows=3`` says
-    the table has 3 rows (only when that differs from ``base``). Text is percent-quoted where it holds
-    a comma, an equals sign or a percent sign. Numbers are written with 10 significant digits.
+    Items are joined by commas: ``del=4`` drops row 4 of ``base`` (rows whose cells reappear unchanged
+    in ``edited`` are kept); then ``rows=5`` says the table has 5 rows (when that differs), and ``out1=30``
+    sets column "out" (a short name from ``short``, column -> short name) of row 1 of the table after the
+    deletions. Rows are numbered from 1. Text is percent-quoted where it holds a comma, an equals sign or
+    a percent sign; numbers are written with 10 significant digits.
     ``apply_table_edits(base, encode_table_edits(base, edited, short), short)`` gives ``edited`` back
     (in ``short``'s columns).
     """
-    items = []
+    dropped = _deleted_rows(base, edited, short)
+    items = [f"del={i + 1}" for i in dropped]
+    base = base.drop(index=base.index[dropped]).reset_index(drop=True) if dropped else base
     if len(edited) != len(base):
         items.append(f"rows={len(edited)}")
     for i in range(len(edited)):
@@ -753,14 +775,23 @@ def apply_table_edits(base: pd.DataFrame, text: str, short: dict[str, str]) -> p
     Numeric columns of ``base`` take numbers; other columns take text. New rows start empty (None).
 
     Raises:
-        ValueError: an item that is not ``<column><row>=<value>`` or ``rows=<n>``, an unknown column, a
-            row beyond the table or beyond 100, or a value that is not a number in a numeric column.
+        ValueError: an item that is not ``<column><row>=<value>``, ``rows=<n>`` or ``del=<row>``, an unknown
+            column, a row beyond the table or beyond 100, or a value that is not a number in a numeric column.
     """
     out = base.copy().reset_index(drop=True).astype(object)
     if not text:
         return out
     by_short = {v: k for k, v in short.items()}
     items = [s for s in text.split(",") if s]
+    dropped = []
+    for item in items:
+        if item.startswith("del="):
+            n = item[4:]
+            if not n.isdigit() or not 1 <= int(n) <= len(out):
+                raise ValueError(f"'{item}' must name a row of the {len(out)}-row table")
+            dropped.append(int(n) - 1)
+    if dropped:
+        out = out.drop(index=sorted(set(dropped))).reset_index(drop=True)
     sized = [s for s in items if s.startswith("rows=")]
     if sized:
         n = sized[-1][5:]
@@ -770,7 +801,7 @@ def apply_table_edits(base: pd.DataFrame, text: str, short: dict[str, str]) -> p
         out = out.iloc[:n] if n <= len(out) else pd.concat(
             [out, pd.DataFrame([{c: None for c in out.columns}] * (n - len(out)))], ignore_index=True)
     for item in items:
-        if item.startswith("rows="):
+        if item.startswith(("rows=", "del=")):
             continue
         m = re.fullmatch(r"([a-z_]+)(\d+)=(.*)", item, flags=re.S)
         if m is None or m.group(1) not in by_short:

@@ -150,3 +150,21 @@ def test_a_garbled_price_link_is_a_warning_and_the_defaults():
     at.switch_page(PAGE).run()
     assert not at.exception and at.warning
     assert _bills(at)["Opus 4.8"] == pytest.approx(3576, abs=1)
+
+
+def test_a_deleted_tier_is_one_item_in_the_link():
+    from calc import bill
+    from app_pages.common import apply_table_edits, encode_table_edits
+    base = bill.tiers_to_frame(bill.default_tiers())
+    edited = base.drop(index=1).reset_index(drop=True)              # Sonnet 4.6 removed
+    edited.loc[0, "output_usd_per_mtok"] = 30.0                     # and Opus 4.8's output price edited
+    text = encode_table_edits(base, edited, SHORT)
+    assert text == "del=2,out1=30"
+    assert apply_table_edits(base, text, SHORT)[list(SHORT)].equals(edited[list(SHORT)])
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_prices"] = text
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.warning
+    bills = _bills(at)
+    assert "Sonnet 4.6" not in bills and bills["Opus 4.8"] == pytest.approx(3988.875, abs=1)
+    assert at.query_params["mb_prices"] == text
