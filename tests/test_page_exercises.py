@@ -72,3 +72,9 @@ def test_a_link_shows_the_answer_on_the_page():
     assert metric(at, "KV per sequence") == "2.30 GB"
     at = _opens_in_state(E.exercise("cost_per_million", 0))   # $4.26 at B = 1, $3/h (course, week 11 step 4)
     assert metric(at, "USD per 1M output tokens") == "$4.26"
+
+
+def test_links_of_another_variant_open_in_their_state_too():
+    # other models, GPUs and sizes: each link still lands on values the page's widgets offer
+    for ex in E.all_exercises(3):
+        _opens_in_state(ex)
