@@ -1015,7 +1015,12 @@ def main(argv: list[str] | None = None) -> int:
         if not a.json:
             print(f"\r[{f:4.0%}] {m:70s}", end="", file=sys.stderr, flush=True)
 
-    run = measure(spec, os.environ.get(KEY_ENV) or None, show)
+    cancel = threading.Event()
+    try:
+        run = measure(spec, os.environ.get(KEY_ENV) or None, show, cancel)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
     if not a.json:
         print(file=sys.stderr)
     if a.json:
