@@ -156,9 +156,9 @@ bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, 
 # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
 st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
     "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
-with st.expander("Every column: the models and the bill's parts"):
+with st.expander("Every column: the models and the bill's parts (they add up to the total above)"):
     st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
-        "tier", "model", *COMPONENTS, "total_usd"))
+        "tier", "model", *COMPONENTS))
 csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
           "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
           "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
