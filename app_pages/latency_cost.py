@@ -122,7 +122,8 @@ with st.expander("The front as a table"):
                      "pareto", "bound"]]
     # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
     st.dataframe(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
-                 hide_index=True, width="stretch", column_config={
+                 hide_index=True, width="stretch", column_order=[c for c in table.columns if c != "pareto"],
+                 column_config={
                      "batch": st.column_config.NumberColumn("batch B", format="localized"),
                      "tpot_s": st.column_config.NumberColumn("TPOT (ms)", format="%.2f"),
                      "tokens_per_s": st.column_config.NumberColumn("throughput (tok/s)", format="%,.0f"),
