@@ -84,10 +84,10 @@ edited = st.data_editor(
     st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
     width="stretch", column_config={
         "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
-        "input_usd_per_mtok": st.column_config.NumberColumn("input $/1M", min_value=0.0, format="%.3f"),
-        "cached_input_usd_per_mtok": st.column_config.NumberColumn("cache hit $/1M", min_value=0.0, format="%.3f"),
-        "output_usd_per_mtok": st.column_config.NumberColumn("output $/1M", min_value=0.0, format="%.3f"),
-        "cache_write_multiplier": st.column_config.NumberColumn("cache write x", min_value=1.0, format="%.2f"),
+        "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", help="Base (uncached) input price, USD per 1M tokens"),
+        "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
+        "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
+        "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
         "as_of": st.column_config.TextColumn("as of", width="small"),
         "source": st.column_config.TextColumn("source", width="small"),
     })

@@ -56,7 +56,7 @@ def test_an_edited_price_goes_into_the_link_and_the_link_shows_it(page, app_url,
     wait_for_app(page)
     editor = page.locator(".st-key-mb_prices")
     editor.scroll_into_view_if_needed()
-    sync_api.expect(editor.locator("th").filter(has_text="output $/1M")).to_have_count(1, timeout=30_000)
+    sync_api.expect(editor.locator("th").filter(has_text="out $/1M")).to_have_count(1, timeout=30_000)
     headers = editor.locator("th").all_inner_texts()          # the grid's accessible (hidden) header row
     box = editor.bounding_box()
     # Click the first row's tier cell (below the 35-px header, right of the row markers), walk with the
@@ -68,7 +68,7 @@ def test_an_edited_price_goes_into_the_link_and_the_link_shows_it(page, app_url,
         page.mouse.click(box["x"] + 70, box["y"] + 35 + 17)
         page.wait_for_timeout(300)
         page.keyboard.press("ArrowDown")
-        for _ in range(headers.index("output $/1M") - headers.index("tier")):
+        for _ in range(headers.index("out $/1M") - headers.index("tier")):
             page.keyboard.press("ArrowRight")
         page.keyboard.press("Enter")
         try:
