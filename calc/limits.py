@@ -23,7 +23,8 @@ parameters                1e15           ~2e12 (the largest announced MoE models
 ========================  =============  ==========================================================
 
 Formats of a pasted config.json: at most ``MAX_CONFIG_CHARS`` characters, nesting at most
-``MAX_JSON_DEPTH`` deep, integers of at most ``MAX_INT_DIGITS`` digits, no NaN or Infinity.
+``MAX_JSON_DEPTH`` deep, integers of at most ``MAX_INT_DIGITS`` digits, no NaN or Infinity (but for
+Mamba2's ``time_step_limit``, see ``parse_config_json``).
 """
 from __future__ import annotations
 
@@ -179,8 +180,37 @@ def check_model_field(value, field_name: str, minimum: int = 1) -> int:
     return check_range(value, field_name, FIELD_LIMITS.get(field_name, "count"), minimum)
 
 
+class _NonFinite:
+    """A NaN or Infinity met while parsing, kept until its place in the config is known."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+# Keys whose lists may hold Infinity in real configs: Mamba2's clamp on the time step, whose
+# "no clamp" default is [0.0, Infinity] (transformers' Mamba2Config and NemotronHConfig; the
+# config.json of nvidia/Nemotron-H-56B-Base-8K ships "time_step_limit": [0.0, Infinity]).
+_NON_FINITE_ALLOWED_KEYS = frozenset({"time_step_limit"})
+
+
 def _reject_constant(name: str):
     raise ValueError(f"config.json contains {name}, which is not a number a config can use")
+
+
+def _resolve_non_finite(data) -> None:
+    """Turn the Infinity of an allowed key into a float; refuse NaN/Infinity anywhere else."""
+    stack = [(data, None)]
+    while stack:
+        value, key = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for k, v in items:
+            if isinstance(v, _NonFinite):
+                if key in _NON_FINITE_ALLOWED_KEYS and isinstance(value, list) and v.name != "NaN":
+                    value[k] = float(v.name.replace("Infinity", "inf"))
+                else:
+                    _reject_constant(v.name)
+            elif isinstance(v, (dict, list)):
+                stack.append((v, k if isinstance(value, dict) else None))
 
 
 def _parse_float(text: str) -> float:
@@ -216,7 +246,8 @@ def parse_config_json(text) -> dict:
     """Parse config.json text (str or UTF-8 bytes) into a dict, refusing what no real config holds.
 
     Refused, each with one sentence: text over ``MAX_CONFIG_CHARS`` characters, bytes that are not
-    UTF-8, invalid JSON (line, column and character of the error), NaN/Infinity, floats that overflow
+    UTF-8, invalid JSON (line, column and character of the error), NaN/Infinity (except Infinity in the
+    list of ``time_step_limit``, Mamba2's unclamped default, which real configs ship), floats that overflow
     (1e400), integers longer than ``MAX_INT_DIGITS`` digits, nesting deeper than ``MAX_JSON_DEPTH``,
     and a top level that is not an object.
 
@@ -237,16 +268,19 @@ def parse_config_json(text) -> dict:
         raise ValueError(f"config.json is {len(text):,} characters; a config.json has at most "
                          f"{MAX_CONFIG_CHARS:,} characters")
     try:
-        data = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
+        data = json.loads(text, parse_constant=_NonFinite, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ValueError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno} "
                          f"(character {e.pos})") from None
     except RecursionError:
         raise ValueError(f"config.json is nested too deeply (a config.json nests at most {MAX_JSON_DEPTH} "
                          "levels)") from None
+    if isinstance(data, _NonFinite):
+        _reject_constant(data.name)
     if not isinstance(data, dict):
         raise ValueError(f"config.json must hold a JSON object, got {type(data).__name__}")
     check_config_dict(data)
+    _resolve_non_finite(data)
     return data
 
 

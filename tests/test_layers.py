@@ -359,3 +359,76 @@ def test_deepseek_v32_preset_adds_the_indexer_to_v3():
     assert calc.kv_bytes_per_token(v32) == 61 * (1152 + 132) == 78_324
     # decode at 128K reads 2,048 latent entries per layer and all 131,072 indexer keys
     assert calc.kv.decode_kv_read_bytes_array(v32, 131072, 1) == 61 * (2048 * 1152 + 131072 * 132)
+
+
+def test_qwen3_next_80b_preset_by_hand():
+    # Qwen3-Next-80B-A3B (its config.json): D 2,048, 48 layers, V 151,936, untied. Embeddings 2 x 151,936 x 2,048
+    # = 622,329,856; final norm 2,048; per layer 2 norms 4,096 and the MoE: router 2,048 x 512 = 1,048,576, 512
+    # experts x 3 x 2,048 x 512 = 1,610,612,736, shared expert 3,145,728 and its gate 2,048 -> 1,614,809,088.
+    # Gated DeltaNet (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz 2,048 x (2 x 16 x 128 + 2 x 32 x 128)
+    # = 25,165,824, in_proj_ba 2,048 x 64 = 131,072, conv1d 8,192 x 4 = 32,768, dt_bias and A_log 2 x 32, norm
+    # 128, out_proj 4,096 x 2,048 = 8,388,608 -> 33,718,464. Gated attention: q_proj with its gate 2,048 x 2 x 16
+    # x 256 = 16,777,216, k and v 2 x 2,048 x 512 = 2,097,152, o 8,388,608, q/k norms 512 -> 27,263,488.
+    gdn, attn, moe = 33_718_464, 27_263_488, 1_614_809_088
+    total = 622_329_856 + 2_048 + 48 * (4_096 + moe) + 36 * gdn + 12 * attn
+    m = calc.get_model("qwen3-next-80b-a3b")
+    assert m.n_params == total == 79_674_391_296                      # Qwen: 80B
+    # active: 10 of 512 experts -> 502 idle x 3 x 2,048 x 512 x 48 layers; 3.87B (Qwen: "A3B", 3B activated,
+    # which leaves out the 0.62B of the two embedding matrices: 3.25B)
+    assert m.n_active_params == total - 502 * 3 * 2048 * 512 * 48 == 3_874_929_408
+    # cache: 12 attention layers x 2 x 2 x 256 x 2 B = 24,576 B per token; 36 DeltaNet states of conv 3 x 8,192
+    # x 2 B = 49,152 B + recurrent 32 x 128 x 128 x 4 B = 2,097,152 B -> 77,266,944 B per sequence.
+    assert calc.kv_bytes_per_token(m) == 12 * 2 * 2 * 256 * 2 == 24_576
+    assert calc.kv.kv_state_bytes(m) == 36 * (3 * 8192 * 2 + 32 * 128 * 128 * 4) == 77_266_944
+
+
+def test_qwen35_27b_preset_by_hand():
+    # Qwen3.5-27B text_config: D 5,120, 64 layers (48 Gated DeltaNet, 16 gated attention), dense SwiGLU 17,408,
+    # V 248,320, untied. Embeddings 2 x 248,320 x 5,120 = 2,542,796,800; final norm 5,120; per layer MLP 3 x 5,120
+    # x 17,408 = 267,386,880 and 2 norms 10,240. DeltaNet: qkv and z 5,120 x (2 x 16 x 128 + 2 x 48 x 128) =
+    # 83,886,080, b and a 5,120 x 96 = 491,520, conv (4,096 + 6,144) x 4 = 40,960, dt_bias and A_log 96, norm 128,
+    # out_proj 6,144 x 5,120 = 31,457,280 -> 115,876,064. Attention: q with gate 5,120 x 2 x 24 x 256 = 62,914,560,
+    # k and v 2 x 5,120 x 1,024 = 10,485,760, o 31,457,280, q/k norms 512 -> 104,858,112.
+    total = 2_542_796_800 + 5_120 + 64 * (267_386_880 + 10_240) + 48 * 115_876_064 + 16 * 104_858_112
+    m = calc.get_model("qwen3.5-27b")
+    assert m.n_params == total == 26_895_998_464   # Qwen: 27B (the vision encoder and the MTP layer not counted)
+    assert m.n_active_params is None and m.layer_kinds.count("full") == 16
+    # cache: 16 x 2 x 4 x 256 x 2 B = 65,536 B per token; 48 states of conv 3 x 10,240 x 2 B = 61,440 B +
+    # recurrent 48 x 128 x 128 x 4 B = 3,145,728 B -> 153,944,064 B per sequence.
+    assert calc.kv_bytes_per_token(m) == 65_536
+    assert calc.kv.kv_state_bytes(m) == 48 * (61_440 + 3_145_728) == 153_944_064
+
+
+def test_kimi_k2_preset_by_hand():
+    # Kimi-K2-Instruct: DeepSeek-V3 layout, D 7,168, 61 layers, V 163,840, untied: embeddings 2 x 163,840 x 7,168
+    # = 2,348,810,240, final norm 7,168. MLA per layer with 64 heads: q_a 7,168 x 1,536 = 11,010,048, its norm
+    # 1,536, q_b 1,536 x 64 x 192 = 18,874,368, kv_a 7,168 x 576 = 4,128,768, its norm 512, kv_b 512 x 64 x 256 =
+    # 8,388,608, o 64 x 128 x 7,168 = 58,720,256 -> 101,124,096; 2 norms 14,336. Layer 0 dense: 3 x 7,168 x 18,432
+    # = 396,361,728. 60 MoE layers: router 384 x 7,168 = 2,752,512, correction bias 384, 385 experts (384 routed
+    # + 1 shared) of 3 x 7,168 x 2,048 = 44,040,192 each.
+    expert = 44_040_192
+    moe = 2_752_512 + 384 + 385 * expert
+    total = 2_348_810_240 + 7_168 + 61 * (101_124_096 + 14_336) + 396_361_728 + 60 * moe
+    m = calc.get_model("kimi-k2")
+    assert m.n_params == total == 1_026_408_232_448                  # Moonshot: 1T total
+    # active: 8 routed + 1 shared; like the reference's DeepSeek-V3 active count, without the correction bias
+    assert m.n_active_params == total - 60 * (376 * expert + 384) == 32_861_477_888   # Moonshot: 32B activated
+    assert calc.kv_bytes_per_token(m) == 61 * 576 * 2 == 70_272     # latent 512 + rope key 64 in bf16
+    assert calc.kv.kv_state_bytes(m) == 0
+
+
+def test_nemotron_h_56b_preset_by_hand():
+    # Nemotron-H-56B-Base-8K: D 8,192, 118 blocks (54 Mamba2 "M", 10 attention "*", 54 MLP "-"), V 131,072,
+    # untied: embeddings 2 x 131,072 x 8,192 = 2,147,483,648, final norm 8,192, one norm per block 8,192.
+    # Mamba2 (transformers' NemotronHMamba2Mixer): in_proj 8,192 x (2 x 16,384 + 2 x 8 x 256 + 256) = 304,087,040,
+    # conv1d (16,384 + 4,096) x 4 + bias 20,480 = 102,400, dt_bias, A_log and D 3 x 256, gated norm 16,384,
+    # out_proj 16,384 x 8,192 = 134,217,728 -> 438,424,320. Attention: q and o 2 x 8,192^2 = 134,217,728, k and v
+    # 2 x 8,192 x 1,024 = 16,777,216 -> 150,994,944. MLP (squared ReLU, no gate): 2 x 8,192 x 32,768 = 536,870,912.
+    total = 2_147_483_648 + 8_192 + 118 * 8_192 + 54 * 438_424_320 + 10 * 150_994_944 + 54 * 536_870_912
+    m = calc.get_model("nemotron-h-56b")
+    assert m.n_params == total == 56_324_350_464                     # NVIDIA: 56B
+    assert (m.layer_kinds.count("mamba2"), m.layer_kinds.count("full"), m.layer_kinds.count("mlp_only")) == (54, 10, 54)
+    # cache: 10 x 2 x 8 x 128 x 2 B = 40,960 B per token; 54 Mamba2 states of conv 3 x 20,480 x 2 B = 122,880 B
+    # + SSM 256 x 64 x 256 x 4 B = 16,777,216 B (vLLM's MambaStateShapeCalculator) -> 912,605,184 B per sequence.
+    assert calc.kv_bytes_per_token(m) == 40_960
+    assert calc.kv.kv_state_bytes(m) == 54 * (122_880 + 16_777_216) == 912_605_184

@@ -98,6 +98,19 @@ def test_absurd_json_gets_one_clear_message(text, needle):
     assert needle in _message(text)
 
 
+def test_infinity_is_kept_only_in_mamba2s_time_step_limit():
+    # Real Nemotron-H and Mamba2 config.json files ship "time_step_limit": [0.0, Infinity] (no clamp).
+    assert limits.parse_config_json('{"time_step_limit": [0.0, Infinity]}') == {"time_step_limit": [0.0, math.inf]}
+    for text, needle in [('{"time_step_limit": [0.0, NaN]}', "NaN"), ('{"time_step_limit": Infinity}', "Infinity"),
+                         ('{"time_step_limit": [[Infinity]]}', "Infinity"), ('{"hidden_size": [Infinity]}', "Infinity"),
+                         ('{"a": {"b": -Infinity}}', "-Infinity"), ("Infinity", "Infinity")]:
+        assert needle in _message(text), text
+    # the shipped Nemotron-H-56B file loads through the pasted-text path as through the file
+    text = (Path(calc.models.DATA_DIR) / "hf_configs" / "nemotron-h-56b.json").read_text()
+    assert "Infinity" in text
+    assert model_from_json_text(text, name="Nemotron-H-56B") == calc.get_model("nemotron-h-56b")
+
+
 @pytest.mark.parametrize("value", [10**400, float("inf"), float("nan"), -(10**30), "64", 64.5, True, [64], None])
 def test_absurd_values_in_a_dict_get_one_clear_message(value):
     msg = _message(dict(SMALL, hidden_size=value)) if value is not None else None
