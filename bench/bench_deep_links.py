@@ -82,12 +82,17 @@ def links(path: str, n_random: int, rng: random.Random) -> list[dict[str, str]]:
     return out
 
 
-def main():
+def _quiet() -> None:
     for name in [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")] + ["streamlit"]:
         logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def main():
+    _quiet()
     n_random = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 14)
     time_link("app_pages/home.py", {})  # imports and reference tables
+    _quiet()  # loggers Streamlit created during the first run
     print(f"{'page':<26} {'links':>5} {'open s':>7} {'CPU s':>6} {'rerun s':>8} {'CPU s':>6} {'sent kB':>8}  "
           "slowest link (by the open's CPU)")
     for path, title, _, _ in PAGES:
