@@ -430,8 +430,10 @@ def _bad_query_value(value: str) -> bool:
 # -- formatting ---------------------------------------------------------------------------------
 def fmt_bytes(n_bytes: float, unit: str = "GB") -> str:
     """Bytes with an explicit unit: "GB" (1e9, with MB/kB below 1 GB and TB above 1,000 GB), or
-    "GiB" (2**30, with MiB/KiB/TiB). The unit is always printed."""
+    "GiB" (2**30, with MiB/KiB/TiB). The unit is always printed; "n/a" for NaN or an infinity."""
     n = float(n_bytes)
+    if not np.isfinite(n):
+        return "n/a"
     if unit == "GiB":
         steps = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
     else:
@@ -443,9 +445,9 @@ def fmt_bytes(n_bytes: float, unit: str = "GB") -> str:
 
 
 def fmt_seconds(s: float) -> str:
-    """Seconds as "512 µs", "5.12 ms", "1.30 s" or "2.0 min"."""
+    """Seconds as "512 µs", "5.12 ms", "1.30 s" or "2.0 min"; "n/a" for NaN or an infinity."""
     s = float(s)
-    if s != s:
+    if not np.isfinite(s):
         return "n/a"
     if abs(s) < 1e-3:
         return f"{s * 1e6:,.0f} µs"
@@ -457,7 +459,9 @@ def fmt_seconds(s: float) -> str:
 
 
 def fmt_usd(x: float) -> str:
-    """Dollars: "$0.39", "$1,234"."""
+    """Dollars: "$0.39", "$1,234"; "n/a" for NaN or an infinity."""
+    if not np.isfinite(x):
+        return "n/a"
     if abs(x) >= 1000:
         return f"${x:,.0f}"
     return f"${x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"${x:.2g}"

@@ -182,3 +182,10 @@ def test_batching_page_keeps_the_prefix_cache_section_when_the_model_does_not_fi
     # the cache and 1,000 with it.
     assert pagetest.metric(at, "Prefill tokens, no cache") == "20,000"
     assert pagetest.metric(at, "Prefill tokens, cached") == "1,000"
+
+
+@pytest.mark.parametrize("fmt", [common.fmt_bytes, common.fmt_seconds, common.fmt_usd])
+def test_formatters_never_print_an_infinity(fmt):
+    for x in (float("inf"), float("-inf"), float("nan")):
+        assert fmt(x) == "n/a"
+    assert fmt(1.5) != "n/a"
