@@ -433,9 +433,13 @@ def _shapes(config) -> dict:
         ffn_widths = [_int_key({"intermediate_size": w}, "intermediate_size") for w in widths]
         cfg = dict(cfg, intermediate_size=ffn_widths[0])
         s["cfg_widths"] = ffn_widths
-    _, d_ff_dense = _first(cfg, "d_ff", required=family not in ("gpt2", "falcon"), default=4 * d)
     _, moe_d_ff = _first(cfg, "moe_d_ff", required=False)
-    d_ff = moe_d_ff if (n_experts is not None and moe_d_ff is not None) else d_ff_dense
+    # An all-MoE config (Qwen3.5-MoE: no dense FFN, so no intermediate_size) needs no dense width;
+    # a dense layer without one is refused below, once the layout is known.
+    experts_only = n_experts is not None and moe_d_ff is not None
+    _, d_ff_dense = _first(cfg, "d_ff", required=family not in ("gpt2", "falcon") and not experts_only,
+                           default=None if experts_only else 4 * d)
+    d_ff = moe_d_ff if experts_only else d_ff_dense
 
     kinds = _mixer_kinds(cfg, model_type, n_layers)
     chunk = None
@@ -444,6 +448,8 @@ def _shapes(config) -> dict:
     else:
         window, layer_types, chunk = _merge_kinds(cfg, kinds)
     s["ffn"] = _ffn_layout(cfg, model_type, n_layers, n_experts is not None, d_ff_dense, ffn_widths)
+    if any(kind == "dense" and width is None for kind, width in s["ffn"]):
+        _first(cfg, "d_ff")  # raises: the config's dense layers have no width
     s["chunk"] = chunk
     s.update(_state_shapes(cfg, model_type, d, layer_types))
     n_shared_kv = _int_key(cfg, "num_kv_shared_layers", allow_zero=True) if _present(cfg, "num_kv_shared_layers") else 0

@@ -432,3 +432,32 @@ def test_nemotron_h_56b_preset_by_hand():
     # + SSM 256 x 64 x 256 x 4 B = 16,777,216 B (vLLM's MambaStateShapeCalculator) -> 912,605,184 B per sequence.
     assert calc.kv_bytes_per_token(m) == 40_960
     assert calc.kv.kv_state_bytes(m) == 54 * (122_880 + 16_777_216) == 912_605_184
+
+
+def test_qwen35_35b_a3b_preset_by_hand():
+    # Qwen3.5-35B-A3B text_config: D 2,048, 40 layers (30 Gated DeltaNet, 10 gated attention, the shapes of
+    # Qwen3-Next: 33,718,464 and 27,263,488 parameters, see above), every layer MoE: router 2,048 x 256 = 524,288,
+    # 256 experts x 3 x 2,048 x 512 = 805,306,368, shared expert 3,145,728 and its gate 2,048 -> 808,978,432;
+    # 2 norms 4,096; embeddings 2 x 248,320 x 2,048 = 1,017,118,720; final norm 2,048.
+    total = 1_017_118_720 + 2_048 + 40 * (808_978_432 + 4_096) + 30 * 33_718_464 + 10 * 27_263_488
+    m = calc.get_model("qwen3.5-35b-a3b")
+    assert m.n_params == total == 34_660_610_688                              # Qwen: 35B
+    assert m.n_active_params == total - 248 * 3 * 2048 * 512 * 40 == 3_454_988_928   # Qwen: A3B
+    assert m.d_ff == 512 and m.n_experts == 256
+    assert calc.kv_bytes_per_token(m) == 10 * 2 * 2 * 256 * 2 == 20_480
+    assert calc.kv.kv_state_bytes(m) == 30 * (3 * 8192 * 2 + 32 * 128 * 128 * 4) == 64_389_120
+
+
+def test_an_all_moe_config_needs_no_dense_width_but_a_dense_layer_does():
+    # Qwen3.5-MoE ships no intermediate_size (no layer is dense); a config with a dense layer and no width
+    # is still refused, naming the keys.
+    moe = {"model_type": "qwen3_moe", **TINY, "num_hidden_layers": 2, "num_experts": 4, "num_experts_per_tok": 1,
+           "moe_intermediate_size": 32}
+    del moe["intermediate_size"]
+    m = from_hf_config(moe)
+    # per layer: attention 256 x 256 + 2 x 256 x 128 + 256 x 256 = 196,608, router 1,024, 4 experts x 3 x 256 x 32
+    # = 98,304, 2 norms 512, q/k norms 2 x 128 = 256; embeddings 2 x 1,000 x 256, final norm 256
+    assert m.d_ff == 32
+    assert m.n_params == 2 * 1000 * 256 + 256 + 2 * (196_608 + 256 + 1_024 + 98_304 + 512)
+    with pytest.raises(ValueError, match="intermediate_size"):
+        from_hf_config(dict(moe, decoder_sparse_step=1, mlp_only_layers=[0]))

@@ -216,6 +216,7 @@ def test_hybrid_config_shows_the_per_layer_breakdown():
     ("qwen3-next-80b-a3b", "24,576 B", 77_266_944),  # 12 x 2 x 2 x 256 x 2 B; 36 x (3 x 8,192 x 2 + 32 x 128^2 x 4) B
     ("qwen3.5-27b", "65,536 B", 153_944_064),  # 16 x 2 x 4 x 256 x 2 B; 48 x (3 x 10,240 x 2 + 48 x 128^2 x 4) B
     ("kimi-k2", "70,272 B", 0),                # 61 x 576 x 2 B latent
+    ("qwen3.5-35b-a3b", "20,480 B", 64_389_120),  # 10 x 2 x 2 x 256 x 2 B; 30 x (3 x 8,192 x 2 + 32 x 128^2 x 4) B
     ("nemotron-h-56b", "40,960 B", 912_605_184),  # 10 x 2 x 8 x 128 x 2 B; 54 x (3 x 20,480 x 2 + 256 x 64 x 256 x 4) B
 ])
 def test_hybrid_presets_load(model_id, per_token, state):

@@ -16,6 +16,7 @@ from pagetest import metric, open_page
 HYBRID_PRESETS = {
     "qwen3-next-80b-a3b": "24,576 B",   # 12 x 2 x 2 x 256 x 2 B
     "qwen3.5-27b": "65,536 B",          # 16 x 2 x 4 x 256 x 2 B
+    "qwen3.5-35b-a3b": "20,480 B",      # 10 x 2 x 2 x 256 x 2 B
     "kimi-k2": "70,272 B",              # 61 x 576 x 2 B
     "nemotron-h-56b": "40,960 B",       # 10 x 2 x 8 x 128 x 2 B
     "minimax-m1": "40,960 B",           # 10 x 2 x 8 x 128 x 2 B
