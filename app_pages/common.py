@@ -34,7 +34,7 @@ PAGES = [
      "Why decode is memory-bound; the step split; the knee."),
     ("app_pages/latency_cost.py", "Latency against cost", ":material/payments:",
      "TPOT against dollars per million tokens: the Pareto front."),
-    ("app_pages/quantization.py", "Quantization", ":material/compress:", "bf16, fp8, int8, int4 for weights and cache."),
+    ("app_pages/quantization.py", "Quantization", ":material/compress:", "Weights and cache from bf16 to 4 bits; q4_K_M, mxfp4, nvfp4 as stored."),
     ("app_pages/batching.py", "Batching and memory", ":material/view_week:",
      "Static vs continuous batching; PagedAttention; prefix caching."),
     ("app_pages/speculative.py", "Speculative decoding", ":material/fast_forward:",
