@@ -72,11 +72,12 @@ class Selection:
     embedding: str = "gather"
     memory: str = "datasheet"
     gpu_memory_utilization: float = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION
+    runtime_reserve_bytes: float = 0.0
 
     @property
     def capacity_label(self) -> str:
         """Which memory convention ``accelerator.memory_bytes`` follows, with its figure, for verdicts."""
-        return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization)
+        return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization, self.runtime_reserve_bytes)
 
 
 @st.cache_data(show_spinner=False)
@@ -269,11 +270,17 @@ def render_sidebar() -> Selection:
                           help="datasheet: the marketed capacity (80 GB for an H100), the course's convention. "
                                "driver: what nvidia-smi reports (an H100 80GB: 81,559 MiB = 85.5 GB). engine: a "
                                "serving engine's share of that, vLLM's gpu_memory_utilization (default 0.9).")
-        util = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION
+        util, runtime_gb = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION, 0.0
         if memory == "engine":
-            util = st.number_input("gpu_memory_utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
-                                   key="gmu", bind="query-params", help="The fraction of the driver's total the "
-                                   "engine takes for weights, activations and cache (vLLM's flag; default 0.9).")
+            e1, e2 = st.columns(2)
+            util = e1.number_input("Utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
+                                   key="gmu", bind="query-params", help="vLLM's gpu_memory_utilization: the fraction "
+                                   "of the driver's total the engine takes for weights, activations and cache "
+                                   "(default 0.9).")
+            runtime_gb = e2.number_input("Reserve (GB)", min_value=0.0, max_value=200.0, value=0.0, step=0.5,
+                                         key="rtr", bind="query-params", help="Activations at the largest "
+                                         "prefill chunk and CUDA graphs, which the engine keeps inside its share "
+                                         "(vLLM profiles them at start-up: a few GB for an 8B model).")
         acc = calc.get_accelerator(gpu_id)
         st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
                    f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
@@ -295,8 +302,13 @@ def render_sidebar() -> Selection:
         st.query_params[CFG_PARAM] = model_to_param(custom[model_id])
     elif CFG_PARAM in st.query_params:
         del st.query_params[CFG_PARAM]
-    sel = Selection(model_id, get_any_model(model_id), gpu_id, calc.memory.with_capacity(acc, memory, float(util)),
-                    weight_dtype, kv_dtype, float(price or 0.0), embedding or "gather", memory, float(util))
+    try:
+        capped = calc.memory.with_capacity(acc, memory, float(util), float(runtime_gb or 0.0) * 1e9)
+    except ValueError as exc:  # a reserve larger than the share: say so, keep the share without it
+        st.sidebar.error(str(exc))
+        capped, runtime_gb = calc.memory.with_capacity(acc, memory, float(util)), 0.0
+    sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),
+                    embedding or "gather", memory, float(util), float(runtime_gb or 0.0) * 1e9)
     st.session_state["_selection"] = sel
     return sel
 
@@ -683,14 +695,16 @@ def experiment_buttons(experiments: dict[str, dict[str, object]], key: str) -> N
                                    width="stretch")
 
 
-def capacity_label(accelerator: calc.Accelerator, memory: str, gpu_memory_utilization: float) -> str:
+def capacity_label(accelerator: calc.Accelerator, memory: str, gpu_memory_utilization: float,
+                   runtime_reserve_bytes: float = 0.0) -> str:
     """ "data-sheet capacity, 80.00 GB" and the like: the convention a fit verdict follows."""
     cap = fmt_bytes(accelerator.memory_bytes)
     if memory == "driver":
         return (f"the driver's total, {cap}" if accelerator.driver_memory_bytes
                 else f"the data sheet's {cap} (no driver figure on file for this accelerator)")
     if memory == "engine":
-        return f"an engine's share, {gpu_memory_utilization:g} x the driver's total = {cap}"
+        less = f" less a {fmt_bytes(runtime_reserve_bytes)} runtime reserve" if runtime_reserve_bytes else ""
+        return f"an engine's share, {gpu_memory_utilization:g} x the driver's total{less} = {cap}"
     return f"the data-sheet capacity, {cap}"
 
 

@@ -150,14 +150,20 @@ def capacity_bytes(accelerator: Accelerator, memory: str = "datasheet",
 
 
 def with_capacity(accelerator: Accelerator, memory: str = "datasheet",
-                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> Accelerator:
-    """The accelerator with ``memory_bytes`` set to ``capacity_bytes`` of that convention (bandwidth,
-    FLOP/s and price unchanged), for every function that checks what fits.
+                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
+                  runtime_reserve_bytes: float = 0.0) -> Accelerator:
+    """The accelerator with ``memory_bytes`` set to ``capacity_bytes`` of that convention, less
+    ``runtime_reserve_bytes`` (an engine's activations and CUDA graphs), for every function that checks
+    what fits; bandwidth, FLOP/s and price unchanged.
 
     Raises:
-        ValueError: as ``capacity_bytes``.
+        ValueError: as ``capacity_bytes``; a negative reserve or one that leaves no memory.
     """
-    cap = capacity_bytes(accelerator, memory, gpu_memory_utilization)
+    reserve = check_nonneg_number(runtime_reserve_bytes, "runtime_reserve_bytes")
+    cap = capacity_bytes(accelerator, memory, gpu_memory_utilization) - reserve
+    if cap <= 0:
+        raise ValueError(f"the runtime reserve ({reserve / 1e9:.2f} GB) leaves no memory of the "
+                         f"{(cap + reserve) / 1e9:.2f} GB; make it smaller")
     return accelerator if cap == accelerator.memory_bytes else dataclasses.replace(accelerator, memory_bytes=cap)
 
 

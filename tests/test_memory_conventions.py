@@ -41,6 +41,15 @@ def test_memory_budget_reports_the_capacity_it_used():
     assert capacity_bytes(H100, "engine") == pytest.approx(0.9 * 85_520_809_984)
 
 
+def test_an_engine_keeps_a_runtime_reserve_inside_its_share():
+    # 0.9 x 85.5208e9 - 2e9 = 74.9687e9; (74.9687 - 16.0605) / 1.0737 = 54.86 -> 54, as reserve_bytes=2e9 gives
+    engine = calc.memory.with_capacity(H100, "engine", 0.9, runtime_reserve_bytes=2e9)
+    assert engine.memory_bytes == pytest.approx(0.9 * 85_520_809_984 - 2e9)
+    assert calc.max_batch(LLAMA3, engine, 8192) == 54
+    with pytest.raises(ValueError, match="leaves no memory"):
+        calc.memory.with_capacity(H100, "engine", 0.1, runtime_reserve_bytes=9e9)
+
+
 def test_no_driver_figure_falls_back_to_the_data_sheet():
     h200 = calc.get_accelerator("h200")
     assert h200.driver_memory_bytes is None

@@ -112,6 +112,12 @@ def test_memory_convention_switches_the_max_batch_and_says_which():
     at = open_page(mem="engine", gmu="0.5")          # 0.5 x 85.52e9 - 16.06e9 = 26.70e9 -> 24
     table = at.dataframe[0].value
     assert table.loc[table.quantity == "max batch", "value"].item() == "24"
+    at = open_page(mem="engine", rtr="2")            # 76.97e9 - 2e9 = 74.97e9 -> (74.97 - 16.06) / 1.0737 = 54
+    table = at.dataframe[0].value
+    assert table.loc[table.quantity == "max batch", "value"].item() == "54"
+    assert any("less a 2.00 GB runtime reserve = 74.97 GB" in c.value for c in at.caption)
+    at = open_page(mem="engine", gmu="0.1", rtr="9")  # more reserve than the share: an error, the share kept
+    assert any("leaves no memory" in e.value for e in at.sidebar.error)
     at = open_page(mem="nonsense")                   # a bad link falls back to the data sheet
     table = at.dataframe[0].value
     assert table.loc[table.quantity == "max batch", "value"].item() == "59"
