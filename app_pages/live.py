@@ -9,7 +9,8 @@ import streamlit as st
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, headline, kernel_table, ratio_summary
 from live.predict import NOISY_SPREAD, REPORTED_LABEL
-from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, RunSpec, available_memory_bytes,
+from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
+                       available_memory_bytes,
                        check_config_fits, cpu_native_dtypes, cuda_present, default_dtype, list_model_dirs, load_advice,
                        models_root, parse_sweeps, preset_name)
 from calc.limits import parse_config_json
@@ -103,6 +104,12 @@ with st.expander("Sweep sizes", expanded=False):
     warmup = c[2].number_input("Warm-up runs per shape", 0, 5, 1, key="lv_warm", bind="query-params")
     new_tokens = c[3].number_input("Generated tokens", 1, 256, 16, key="lv_newtok", bind="query-params")
 
+MODES = {"full": "full (the sweep sizes above)", "quick": "quick (8 points, about 20 s)"}
+mode = st.radio("Run", list(MODES), captions=[v.split(" ", 1)[1] for v in MODES.values()], key="lv_mode",
+                bind="query-params", horizontal=True,
+                help="quick: a classroom run on fewer points (prompts 32 and 128, batches 1 and 4 / 1 and 8, contexts "
+                     "128 and 1024), about 20 s on a quiet 2-core laptop; full: the sweep sizes above. Both probe the "
+                     "machine and calibrate afresh.")
 sizes, problems = parse_sweeps(dict(prompt_lens=prompts_txt, prefill_batches=pbatch_txt, decode_batches=dbatch_txt,
                                      decode_contexts=dctxs_txt))
 spec, spec_error = None, None
@@ -111,10 +118,12 @@ if problems:
                   + "\n".join(f"- {common.md_escape(p)}" for p in problems))
 else:
     try:
+        kw = dict(sizes, repeats=int(repeats), new_tokens=int(new_tokens))
+        if mode == "quick":
+            kw.update(QUICK_SWEEPS)
         spec = RunSpec(source=source, preset_id=preset, config_json=config_text, weights_path=weights_path,
                        device=device, dtype=dtype, prefill_prompt_len=int(pprompt), decode_context_len=int(dctx),
-                       decode_steps=int(steps), repeats=int(repeats), warmup=int(warmup), new_tokens=int(new_tokens),
-                       **sizes)
+                       decode_steps=int(steps), warmup=int(warmup), **kw)
         if source == "config":  # calc's count of the parameters, against the memory free here, before building
             free = None if device == "cuda" else available_memory_bytes()
             fit, need = check_config_fits(parse_config_json(config_text), dtype, free)
@@ -125,13 +134,19 @@ else:
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)
-c = st.columns([2, 1, 4])
+c = st.columns([2, 1, 1, 4], vertical_alignment="center")
 run = c[0].button("Run measurement", type="primary", key="lv_run", disabled=spec is None)
 cancel = c[1].button("Cancel", key="lv_cancel")
+reprobe = c[2].button("Re-probe", key="lv_reprobe",
+                      help="Measure this machine's bandwidth and matmul rate now (a few seconds), without a run. "
+                           "Every run also probes and calibrates afresh.")
+progress_box = c[3].empty()
 if spec_error:
     st.error(spec_error)
 if run and spec is not None:
     st.session_state["_lv_pending"] = spec
+elif reprobe:
+    st.session_state["_lv_pending"] = RunSpec(device=device, dtype=dtype, probe_only=True)
 job_id = st.session_state.get("_lv_job")
 if cancel:
     st.session_state.pop("_lv_pending", None)
@@ -168,18 +183,38 @@ if pending is not None:
             time.sleep(0.5)
     wait.empty()
 
+
+def _progress_text(job) -> str:
+    """The step and point being measured, the time so far and an estimate of the time left."""
+    elapsed = max(time.time() - job.started_s, 0.0)
+    left = (f", about {elapsed * (1 - job.fraction) / job.fraction:.0f} s left" if job.fraction >= 0.05 else "")
+    return f"{job.message} · {elapsed:.0f} s{left}"
+
+
 job = worker.job(job_id) if job_id is not None else None
 if job is not None and not job.finished:
-    with st.status("Measuring…", expanded=True) as status:
-        bar = st.progress(0.0, text=job.message)
+    with progress_box.container():
+        bar = st.progress(0.0, text=_progress_text(job))
         while job is not None and not job.finished:
-            bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.message)
+            bar.progress(min(max(job.fraction, 0.0), 1.0), text=_progress_text(job))
             time.sleep(0.25)
             job = worker.job(job_id)
-        status.update(label="Measurement finished" if job and job.state == "done" else "Measurement stopped",
-                      state="complete" if job and job.state == "done" else "error", expanded=False)
+    progress_box.empty()
 if job is not None and job.finished:
-    st.session_state["_lv_last"] = job
+    if job.result is not None and job.result.get("probe") is not None and "model" not in job.result:
+        st.session_state["_lv_probe"] = job  # a probe-only run
+    else:
+        st.session_state["_lv_last"] = job
+    if job.state == "error":
+        st.session_state["_lv_last"] = job
+fresh = st.session_state.get("_lv_probe")
+if fresh is not None and fresh.state == "done":
+    fp = fresh.result["probe"]
+    loads = (f"; load average {fp['load_before'][0]:.2f} before, {fp['load_after'][0]:.2f} after"
+             if fp.get("load_before") and fp.get("load_after") else "")
+    st.success(f"Probe taken at {time.strftime('%H:%M:%S', time.localtime(fp['taken_at']))}: read bandwidth "
+               f"{common.fmt_bytes(fp['read_bytes_per_s'])}/s, {fp['dtype']} matmul "
+               f"{common.fmt_bytes(fp['matmul_flops_per_s']).replace('B', 'FLOP')}/s, in {fp['probe_s']:.1f} s{loads}.")
 job = st.session_state.get("_lv_last")
 
 if job is None:
@@ -215,13 +250,32 @@ if load.get("before"):
     advice = load_advice(load["before"], load.get("cores"))
     if advice:
         st.warning(advice)
+taken = probe.get("taken_at")
+if taken:
+    pl = (f" (load {probe['load_before'][0]:.2f} before it, {probe['load_after'][0]:.2f} after)"
+          if probe.get("load_before") and probe.get("load_after") else "")
+    cal_at = res.get("calibration", {}).get("taken_at")
+    st.caption(f"Probe taken at {time.strftime('%H:%M:%S', time.localtime(taken))}{pl}"
+               + (f", calibration at {time.strftime('%H:%M:%S', time.localtime(cal_at))}" if cal_at else "")
+               + ": both are taken afresh for every run; **Re-probe** measures the machine again now.")
+for note in res.get("bound_notes", []):
+    st.warning("The probe under-measured this machine, so the machine roofline takes the best evidence: "
+               + common.md_escape(note) + ". No measured point lies below the line.")
+for note in res.get("calibration", {}).get("notes", []):
+    st.caption("Calibration check: " + common.md_escape(note))
 n_bad = int(table["unreliable"].sum()) if "unreliable" in table else 0
 st.caption(f"Reported figures: TPOT is the {REPORTED_LABEL['decode']} (a step can be slowed by other work, never "
            f"sped up, so the low end is the undisturbed estimate); TTFT the {REPORTED_LABEL['prefill']}. The table "
            f"keeps the median and the spread (p90/p10). "
-           + (f"**{n_bad} point(s) marked unreliable** (p90/p10 > {NOISY_SPREAD:g}; hollow markers on the charts): "
-              "their samples spread widely, most likely because other work shared the cores."
-              if n_bad else f"No point spread more than p90/p10 = {NOISY_SPREAD:g}."))
+           + "Repetitions are interleaved across points, with a reference kernel timed between points; a point "
+           "whose samples spread (p90/p10 > " f"{NOISY_SPREAD:g}), whose reference ran slow, or that breaks a physical "
+           "check (more work cannot be faster) is measured again. "
+           + (f"**{n_bad} point(s) stay unreliable** (hollow markers; the reason is in the table's last column and "
+              "on hover)." if n_bad else "No point stayed disturbed."))
+n_invalid = int((~table["cal_valid"].astype(bool)).sum()) if "cal_valid" in table else 0
+if n_invalid:
+    st.warning(f"At {n_invalid} point(s) the calibrated matmul term disagrees with the machine roofline by more than "
+               "10x (or lies below it): the calibration is not valid there, and its line is not drawn.")
 
 st.subheader("Headline")
 c = st.columns(4)
@@ -278,8 +332,7 @@ if d1 is not None and groups:
         "bytes_per_s": st.column_config.NumberColumn("achieved bandwidth (B/s)", format="%.3e"),
         "flops_per_s": st.column_config.NumberColumn("FLOP/s", format="%.3e")})
     common.download_csv(kt, "live_matmul_kernels.csv", key="lv_kernels_csv")
-    st.caption(f"Calibration: {cal['method']}; it took {cal['calibration_s']:.1f} s and is kept for later runs "
-               "with the same model shapes, dtype, device and threads.")
+    st.caption(f"Calibration: {cal['method']}; it took {cal['calibration_s']:.1f} s, taken afresh for this run.")
 
 with st.expander("This machine (probe)", expanded=False):
     c = st.columns(3)
@@ -343,6 +396,9 @@ POINT_OTHER = {
     "kv_calc_bytes": st.column_config.NumberColumn("KV calc (B)", format="localized"),
     "n_samples": st.column_config.NumberColumn("samples"), "wall_s": st.column_config.NumberColumn("wall (s)", format="%.2f"),
     "spread": st.column_config.NumberColumn("p90/p10", format="%.2f"), "unreliable": "unreliable",
+    "runs": st.column_config.NumberColumn("timed runs"), "remeasured": st.column_config.NumberColumn("re-measured"),
+    "ref_drift": st.column_config.NumberColumn("reference drift (x)", format="%.2f"),
+    "cal_valid": "calibration valid", "reasons": st.column_config.TextColumn("why unreliable"),
     "ratio_datasheet": st.column_config.NumberColumn("measured/datasheet", format="%.2f"),
     "ratio_machine": st.column_config.NumberColumn("measured/machine", format="%.2f"),
     "ratio_calibrated": st.column_config.NumberColumn("measured/calibrated", format="%.2f"),

@@ -9,19 +9,30 @@ ratio to the older overhead-only calibration (machine roofline + overhead, no ke
 the same measurements. Runs the page's default RunSpec in the worker subprocess, as the page does.
 
     python bench/bench_live.py [--device cuda] [--dtype bf16] [--preset smollm2-135m] [--threads N]
+                               [--quick] [--json] [--busy]
+
+--quick runs the page's quick classroom sweeps; --json prints one JSON summary line at the end
+(within_15pct_fraction of the calibrated prediction, median_ratio_calibrated per sweep,
+lower_bound_violations against the line the page draws and against the probe's own line,
+unreliable_points with their reasons, wall_s); --busy keeps one core busy with a Python busy loop in a
+subprocess for the whole run (a laptop with another program running).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from live.predict import NOISY_SPREAD, PREDICTIONS, headline, kernel_bandwidth, kernel_table, ratio_summary  # noqa: E402
-from live.spec import DEFAULT_PRESET, RunSpec, default_dtype  # noqa: E402
+from live.predict import (NOISY_SPREAD, PREDICTIONS, annotate_points, headline, kernel_bandwidth,  # noqa: E402
+                          kernel_table, ratio_summary)
+from live.spec import DEFAULT_PRESET, QUICK_SWEEPS, RunSpec, default_dtype  # noqa: E402
 from live.worker import LiveWorker  # noqa: E402
 
 
@@ -32,12 +43,18 @@ def main(argv=None) -> int:
     ap.add_argument("--preset", default=DEFAULT_PRESET)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None, help="timed runs per point (default: the page's)")
+    ap.add_argument("--quick", action="store_true", help="the page's quick classroom run (8 points)")
+    ap.add_argument("--json", action="store_true", help="print a JSON summary line at the end")
+    ap.add_argument("--busy", action="store_true", help="keep one core busy with a Python busy loop meanwhile")
     args = ap.parse_args(argv)
     kw = dict(preset_id=args.preset, device=args.device, dtype=args.dtype or default_dtype(args.device),
               threads=args.threads)
+    if args.quick:
+        kw.update(QUICK_SWEEPS)
     if args.repeats:
         kw["repeats"] = args.repeats
     spec = RunSpec(**kw)
+    busy = (subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None)
     load_before = os.getloadavg()
     w = LiveWorker()
     t0 = time.perf_counter()
@@ -45,6 +62,9 @@ def main(argv=None) -> int:
         state = w.wait(w.submit(spec), timeout_s=1800)
     finally:
         w.stop()
+        if busy is not None:
+            busy.terminate()
+            busy.wait(5)
     wall = time.perf_counter() - t0
     if state is None or state.state != "done":
         print("run failed:", None if state is None else state.error)
@@ -123,7 +143,43 @@ def main(argv=None) -> int:
           f"{cal['calibration_s']:.1f} s + sweeps {res['timings'].get('measure_s', float('nan')):.1f} s)")
     for s in res["skipped"]:
         print("skipped:", s)
+    for n in res.get("bound_notes", []):
+        print("bound:", n)
+    for n in cal.get("notes", []):
+        print("calibration check:", n)
+    if args.json:
+        print(json.dumps(summary(res, table, wall, load_before, args), default=float))
     return 0
+
+
+def summary(res: dict, table, wall_s: float, load_before, args) -> dict:
+    """The JSON summary: the issue's figures of merit for one run."""
+    r = table["ratio_calibrated"]
+    probed = res.get("machine_probed") or res["machine"]
+    cal = res["calibration"]
+    vs_probe = annotate_points(res["points"], res["model"]["calc_model"], probed, res["model"]["dtype"],
+                               cal["c_layer_s"], cal["c_step_s"], None, cal.get("matmul_groups"),
+                               cal.get("decode_overhead"))
+    within25 = (r >= 1 / 1.25) & (r <= 1.25)
+    return dict(
+        preset=args.preset, device=args.device, quick=bool(args.quick), busy=bool(args.busy), points=len(table),
+        within_15pct_fraction=float(((r >= 0.85) & (r <= 1.15)).mean()),
+        within_25pct_or_flagged_fraction=float((within25 | table["unreliable"]).mean()),
+        median_ratio_calibrated={k: float(v) for k, v in table.groupby("sweep", sort=False)["ratio_calibrated"].median().items()},
+        median_ratio_machine={k: float(v) for k, v in table.groupby("sweep", sort=False)["ratio_machine"].median().items()},
+        lower_bound_violations=int((table["ratio_machine"] < 1 - 1e-9).sum()),
+        lower_bound_violations_of_the_probe=int((vs_probe["ratio_machine"] < 1 - 1e-9).sum()),
+        bound_raised=list(res.get("bound_notes", [])),
+        calibration_invalid_points=int((~table["cal_valid"].astype(bool)).sum()),
+        calibrated_over_2x_off_drawn_valid=int((((r > 2) | (r < 0.5)) & table["cal_valid"].astype(bool)).sum()),
+        unreliable_points=int(table["unreliable"].sum()),
+        unreliable_reasons={f"{s} B={b} {c}": why for s, b, c, why, u in
+                            zip(table["sweep"], table["batch"], table["context_len"], table["reasons"], table["unreliable"]) if u},
+        remeasured_runs=int(table["remeasured"].sum()) if "remeasured" in table else 0,
+        decode_b1_bandwidth_pct=(headline(table)["bandwidth_pct"] if not math.isnan(headline(table)["bandwidth_pct"])
+                                 else None),
+        calibration_s=float(cal.get("calibration_s", 0.0)), probe_s=float(res["probe"]["probe_s"]),
+        wall_s=float(wall_s), load_before=list(load_before), load_after=list(os.getloadavg()), cores=os.cpu_count())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .predict import NOISY_SPREAD, PREDICTIONS, REPORTED_LABEL, prediction_curves
+from .predict import PREDICTIONS, REPORTED_LABEL, prediction_curves
 
 _STYLE = {"datasheet": dict(dash="dot", color="#7f7f7f"), "machine": dict(dash="dash", color="#1f77b4"),
           "calibrated": dict(dash="solid", color="#2ca02c")}
@@ -80,14 +80,16 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
         error_y=dict(type="data", symmetric=False, array=((pts["p90_s"] - y) * 1e3).clip(lower=0).tolist(),
                      arrayminus=((y - pts["p10_s"]) * 1e3).clip(lower=0).tolist()),
         customdata=np.stack([pts["ratio_machine"], pts["ratio_calibrated"], pts["median_s"] * 1e3, pts["spread"],
-                             ["unreliable: samples spread widely" if b else "steady" for b in bad]], axis=1).tolist(),
+                             [("unreliable: " + str(r or "samples spread widely"))[:160] if b else "steady"
+                              for b, r in zip(bad, pts["reasons"] if "reasons" in pts else [""] * len(bad))]],
+                            axis=1).tolist(),
         hovertemplate=f"measured %{{y:.3g}} ms ({stat}) at %{{x}}<br>median %{{customdata[2]:.3g}} ms, "
                       "p90/p10 %{customdata[3]:.2f} (%{customdata[4]})"
                       "<br>measured / machine roofline %{customdata[0]:.2f}"
                       "<br>measured / calibrated %{customdata[1]:.2f}<extra></extra>"))
     if any(bad):
         # a legend entry explaining the hollow markers (no data of its own)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"hollow: unreliable (p90/p10 > {NOISY_SPREAD:g})",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="hollow: unreliable (disturbed; reason on hover)",
                                  marker=dict(size=10, color="#d62728", symbol="circle-open", line=dict(width=2))))
     log_x = max(xs) / max(min(xs), 1) >= 8
     if sweep == "decode_batch" and result.get("critical_batch"):

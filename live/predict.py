@@ -44,11 +44,12 @@ PREDICTIONS = {
 #: repeats a step within a few percent, so a wider spread means something else took the cores meanwhile.
 NOISY_SPREAD = 1.5
 
-#: The statistic reported per phase (the ``reported_s`` column, the charts' markers and the ratios).
-#: Decode: the 10th percentile of the timed steps, the least-disturbed estimate that is still robust to
-#: one freak sample (a step cannot be sped up by load, only slowed). Prefill: the median of its few runs.
-REPORTED_STAT = {"decode": "p10_s", "prefill": "median_s"}
-REPORTED_LABEL = {"decode": "p10 of the timed steps", "prefill": "median of the timed runs"}
+#: The statistic reported per phase (the ``reported_s`` column, the charts' markers and the ratios): the
+#: 10th percentile of the undisturbed samples (decode: every timed step; prefill: every timed run), the
+#: least-disturbed estimate that is still robust to one freak sample (a step cannot be sped up by load,
+#: only slowed; ``live.robust``).
+REPORTED_STAT = {"decode": "p10_s", "prefill": "p10_s"}
+REPORTED_LABEL = {"decode": "p10 of the timed steps", "prefill": "p10 of the timed runs"}
 
 
 def reported_time_s(point: dict) -> float:
@@ -292,8 +293,10 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
 
     Returns:
         dict with ``machine_s``, ``calibrated_s``, ``datasheet_s`` (NaN without a data sheet),
-        ``bytes`` (bytes the step must move: weights + KV, calc), ``flops``, ``bound`` and the
-        calibrated parts ``cal_matmul_s``, ``cal_kv_s``, ``cal_attention_s``, ``cal_overhead_s``.
+        ``bytes`` (bytes the step must move: weights + KV, calc), ``flops``, ``bound``, the
+        calibrated parts ``cal_matmul_s``, ``cal_kv_s``, ``cal_attention_s``, ``cal_overhead_s``, the
+        machine roofline's weight/compute term ``machine_matmul_s`` and ``cal_valid``
+        (``robust.calibration_valid`` of the measured matmul term against it; True without kernels).
 
     Raises:
         ValueError: unknown phase, non-positive sizes, unknown dtype.
@@ -310,9 +313,14 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
     ds = step(datasheet).total_s if datasheet is not None else math.nan
     parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups,
                              decode_overhead)
+    from .robust import calibration_valid
+
+    mm_line = m.total_s - m.kv_s
+    valid = not parts["kernel"] or calibration_valid(parts["matmul_s"], mm_line)
     return dict(machine_s=m.total_s, calibrated_s=parts["total_s"], datasheet_s=ds, bytes=m.bytes, flops=m.flops,
                 bound=m.bound, cal_matmul_s=parts["matmul_s"], cal_kv_s=parts["kv_s"],
-                cal_attention_s=parts["attention_s"], cal_overhead_s=parts["overhead_s"])
+                cal_attention_s=parts["attention_s"], cal_overhead_s=parts["overhead_s"], machine_matmul_s=mm_line,
+                cal_valid=valid)
 
 
 def kernel_bandwidth(groups: list[dict], rows: int = 1) -> dict:
@@ -370,7 +378,8 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     Returns:
         DataFrame: the input columns plus ``reported_s`` (``reported_time_s``: p10 of the steps in
         decode, the median in prefill; the ratios below divide it), ``spread`` (p90 / p10),
-        ``unreliable`` (spread above ``NOISY_SPREAD``), ``pred_datasheet_s``, ``pred_machine_s``,
+        ``unreliable`` (flagged by the measurement, ``flagged`` and ``reasons`` of ``live.robust``, or spread
+        above ``NOISY_SPREAD``), ``reasons`` (why, "; "-separated), ``cal_valid`` (``predict_point``), ``pred_datasheet_s``, ``pred_machine_s``,
         ``pred_calibrated_s``, ``ratio_datasheet``, ``ratio_machine``, ``ratio_calibrated``
         (measured/predicted), the calibrated parts ``cal_matmul_s``, ``cal_kv_s``,
         ``cal_attention_s``, ``cal_overhead_s`` (``calibrated_parts``), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
@@ -384,13 +393,17 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
         row = dict(p)
         row["reported_s"] = med
         row["spread"] = spread_ratio(p.get("p10_s", med), p.get("p90_s", med))
-        row["unreliable"] = bool(row["spread"] > NOISY_SPREAD)
+        reasons = [r for r in str(p.get("reasons") or "").split("; ") if r]
+        if row["spread"] > NOISY_SPREAD and not any("spread" in r for r in reasons):
+            reasons.append(f"samples spread p90/p10 = {row['spread']:.2f} (> {NOISY_SPREAD:g})")
+        row["unreliable"] = bool(p.get("flagged")) or bool(reasons)
+        row["reasons"] = "; ".join(reasons)
         row.update(pred_datasheet_s=pr["datasheet_s"], pred_machine_s=pr["machine_s"],
                    pred_calibrated_s=pr["calibrated_s"], ratio_datasheet=med / pr["datasheet_s"],
                    ratio_machine=med / pr["machine_s"], ratio_calibrated=med / pr["calibrated_s"],
                    bytes_moved=pr["bytes"], roofline_bound=pr["bound"], cal_matmul_s=pr["cal_matmul_s"],
                    cal_kv_s=pr["cal_kv_s"], cal_attention_s=pr["cal_attention_s"],
-                   cal_overhead_s=pr["cal_overhead_s"])
+                   cal_overhead_s=pr["cal_overhead_s"], cal_valid=pr["cal_valid"])
         row["achieved_bandwidth_pct"] = (100 * achieved_bandwidth_fraction(pr["bytes"], med, machine.bandwidth_bytes_per_s)
                                          if p["phase"] == "decode" else math.nan)
         tokens = p["batch"] * (p["seq_len"] if p["phase"] == "prefill" else 1)
@@ -427,7 +440,8 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
         xs: grid of x values (positive integers).
 
     Returns:
-        DataFrame with columns x, datasheet_s, machine_s, calibrated_s.
+        DataFrame with columns x, datasheet_s, machine_s, calibrated_s (NaN where the calibration is not
+        valid, ``predict_point``'s ``cal_valid``: the line is not drawn there).
     """
     rows = []
     for x in xs:
@@ -435,7 +449,7 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
         pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups,
                            decode_overhead)
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
-                         calibrated_s=pr["calibrated_s"]))
+                         calibrated_s=pr["calibrated_s"] if pr["cal_valid"] else math.nan))
     return pd.DataFrame(rows)
 
 

@@ -178,29 +178,48 @@ def probe_machine(device: str = "cpu", dtype: str = "fp32", buffer_bytes: int | 
 
 
 
-def linear_groups(model) -> list[dict]:
-    """The model's ``nn.Linear`` layers grouped by role and shape, in forward order.
+def _is_conv1d(mod) -> bool:
+    """GPT-2's ``Conv1D`` (transformers.pytorch_utils): a linear layer whose weight is stored [in, out]."""
+    return type(mod).__name__ == "Conv1D" and getattr(mod, "weight", None) is not None and mod.weight.dim() == 2
 
-    Role: the module's own name (``q_proj``, ``gate_proj``...; the output head is "lm_head" whatever
+
+def _in_features(mod) -> int:
+    """Input width of a linear layer (``nn.Linear.in_features``; Conv1D's ``weight.shape[0]``)."""
+    return int(mod.weight.shape[0]) if _is_conv1d(mod) else int(mod.in_features)
+
+
+def _apply(mod, x):
+    """One call of a linear layer as its forward runs it (``F.linear``; Conv1D's ``addmm``)."""
+    if _is_conv1d(mod):
+        return mod(x)
+    return torch.nn.functional.linear(x, mod.weight, mod.bias)
+
+
+def linear_groups(model) -> list[dict]:
+    """The model's linear layers (``nn.Linear`` and GPT-2's ``Conv1D``) grouped by role and shape, in
+    forward order.
+
+    Role: the module's own name (``q_proj``, ``c_attn``...; the output head is "lm_head" whatever
     its name). Returns a list of dicts: ``label`` ("q_proj 576x576"), ``role``, ``shape`` (out, in),
     ``count`` (matrices), ``weight_bytes`` (all of them), ``n_weights``, ``per_token`` (False only
     for the output head, which a step runs on the last token alone), ``modules`` (the layers).
-    MoE experts and non-``Linear`` projections (GPT-2's Conv1D) are not seen: for such models the
-    kernel term covers only the layers found.
+    MoE experts stored as 3-D parameters are not seen: for such models the kernel term covers only
+    the layers found.
     """
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     groups: dict[tuple, dict] = {}
     for name, mod in model.named_modules():
-        if not isinstance(mod, torch.nn.Linear):
+        if not (isinstance(mod, torch.nn.Linear) or _is_conv1d(mod)):
             continue
         role = "lm_head" if mod is head else name.rsplit(".", 1)[-1]
-        shape = tuple(int(x) for x in mod.weight.shape)
+        w = mod.weight
+        shape = (int(w.shape[1]), int(w.shape[0])) if _is_conv1d(mod) else tuple(int(x) for x in w.shape)
         g = groups.setdefault((role, shape), dict(label=f"{role} {shape[0]}x{shape[1]}", role=role, shape=shape,
                                                   count=0, weight_bytes=0, n_weights=0, per_token=role != "lm_head",
                                                   modules=[]))
         g["count"] += 1
-        g["weight_bytes"] += mod.weight.numel() * mod.weight.element_size()
-        g["n_weights"] += mod.weight.numel()
+        g["weight_bytes"] += w.numel() * w.element_size()
+        g["n_weights"] += w.numel()
         g["modules"].append(mod)
     return list(groups.values())
 
@@ -212,8 +231,9 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     then layer 1's...), on a fixed random input of ``rows`` rows: the weights stream from memory as
     they do in a real step (one group alone might fit in the last-level cache). Each call is timed
     (``perf_counter`` on a CPU, where the call is synchronous; on CUDA a pair of CUDA events around
-    each call and one synchronize per pass), summed per group; the median over ``repeats`` passes
-    after ``warmup`` untimed ones is kept.
+    each call and one synchronize per pass), summed per group. The passes interleave the row counts
+    (1, 2, 4, ..., then again), so a burst of other work spreads over all of them, and the fastest of
+    the ``repeats`` timed passes after ``warmup`` untimed ones is kept (other work only slows a pass).
 
     Args:
         rows: input row counts (a decode step at batch B runs B rows; a prefill B*T, but its output
@@ -226,28 +246,22 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     Raises:
         ValueError: no linear layer in the model, or a non-positive row count.
     """
-    import statistics
-
     from calc.dtypes import check_positive_int
 
     groups = linear_groups(model)
     if not groups:
-        raise ValueError("this model has no torch.nn.Linear layers to time")
+        raise ValueError("this model has no linear layers (torch.nn.Linear or Conv1D) to time")
     rows = tuple(sorted({check_positive_int(r, "rows") for r in rows}))
     p = next(model.parameters())
     dev, cuda = p.device, p.device.type == "cuda"
     pos = {id(m): i for i, m in enumerate(model.modules())}
     order = sorted(((gi, m) for gi, g in enumerate(groups) for m in g["modules"]), key=lambda t: pos[id(t[1])])
-    times = {gi: [] for gi in range(len(groups))}
+    best = {(gi, r): float("inf") for gi in range(len(groups)) for r in rows}
     with torch.inference_mode():
-        for r in rows:
-            xs = {}
-            for _, m in order:
-                k = m.in_features
-                if k not in xs:
-                    xs[k] = torch.randn(r, k, dtype=m.weight.dtype, device=dev)
-            samples = []
-            for rep in range(warmup + repeats):
+        widths = {_in_features(m): m.weight.dtype for _, m in order}
+        xs = {(r, k): torch.randn(r, k, dtype=dt, device=dev) for r in rows for k, dt in widths.items()}
+        for rep in range(warmup + repeats):
+            for r in (rows if rep % 2 == 0 else rows[::-1]):
                 acc = [0.0] * len(groups)
                 if cuda:
                     torch.cuda.synchronize()
@@ -255,7 +269,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                     for gi, m in order:
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         s.record()
-                        torch.nn.functional.linear(xs[m.in_features], m.weight, m.bias)
+                        _apply(m, xs[(r, _in_features(m))])
                         e.record()
                         evs.append((gi, s, e))
                     torch.cuda.synchronize()
@@ -264,19 +278,38 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                 else:
                     for gi, m in order:
                         t0 = time.perf_counter()
-                        torch.nn.functional.linear(xs[m.in_features], m.weight, m.bias)
+                        _apply(m, xs[(r, _in_features(m))])
                         acc[gi] += time.perf_counter() - t0
                 if rep >= warmup:
-                    samples.append(acc)
-            for gi in range(len(groups)):
-                times[gi].append(statistics.median(s[gi] for s in samples))
-            del xs
+                    for gi in range(len(groups)):
+                        best[(gi, r)] = min(best[(gi, r)], acc[gi])
+        del xs
     out = []
     for gi, g in enumerate(groups):
         d = {k: v for k, v in g.items() if k != "modules"}
-        d.update(rows=list(rows), times_s=times[gi])
+        d.update(rows=list(rows), times_s=[best[(gi, r)] for r in rows])
         out.append(d)
     return out
 
 
-__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "linear_groups", "time_linears"]
+def reference_kernel(device: str = "cpu"):
+    """A small fixed kernel to time between measured points: a contention detector.
+
+    A 256 x 256 fp32 matmul on the device (about 34 MFLOP, 0.5-5 ms on a CPU core, microseconds on a
+    GPU), repeated 3 times, the fastest kept. When it runs clearly slower than its best of the run, other
+    work had the cores (``live.robust.measure_interleaved``).
+
+    Returns:
+        A function of no arguments returning seconds.
+    """
+    a = torch.randn(256, 256, device=device)
+    b = torch.randn(256, 256, device=device)
+
+    def run() -> float:
+        with torch.inference_mode():
+            return _best_time_s(lambda: a @ b, device, 3)
+
+    return run
+
+
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "linear_groups", "time_linears", "reference_kernel"]

@@ -17,9 +17,11 @@ from calc import kv_cache_bytes
 
 from . import measure
 from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
-from .predict import (annotate_points, calibrated_parts, datasheet_for, fit_decode_overhead, fit_overhead,
-                      machine_critical_batch, matmul_time_s)
-from .probe import ProbeResult, linear_groups, probe_machine, time_linears
+from .predict import (annotate_points, reported_time_s, calibrated_parts, datasheet_for, fit_overhead, machine_critical_batch,
+                      matmul_time_s)
+from .probe import ProbeResult, probe_machine, reference_kernel, time_linears
+from .robust import (check_overhead_terms, fit_decode_overhead_checked, measure_interleaved, raise_bound,
+                     sweep_checks, validate_kernel_rows)
 from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
@@ -65,8 +67,13 @@ def point_memory_bytes(lm: LoadedModel, phase: str, batch: int, seq_len: int) ->
     return kv + scores + hidden
 
 
+class _ProbeOnlyDone(Exception):
+    """Ends a probe-only run after its probe."""
+
+
 class LiveSession:
-    """What the worker keeps warm between runs: the loaded model, probe results and calibrations."""
+    """What the worker keeps warm between runs: the loaded model. The probe and the calibration are taken
+    afresh for every run (a few seconds), so they describe the machine as loaded now."""
 
     def __init__(self, probe_buffer_bytes: int | None = None):
         """``probe_buffer_bytes``: bandwidth buffer of the probe (None: the probe's default, 512 MiB on a CPU)."""
@@ -74,9 +81,6 @@ class LiveSession:
         self.loaded: LoadedModel | None = None
         self.loaded_key: tuple | None = None
         self.load_s = 0.0
-        self.probes: dict[tuple, ProbeResult] = {}
-        self.overheads: dict[tuple, dict] = {}
-        self.kernels: dict[tuple, list[dict]] = {}
 
     # -- pieces -------------------------------------------------------------------------------
     def model_for(self, spec: RunSpec) -> tuple[LoadedModel, bool]:
@@ -99,117 +103,148 @@ class LiveSession:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def probe(self, device: str, dtype: str) -> ProbeResult:
-        """The machine probe for (device, dtype, threads), measured once per worker."""
-        key = (device, dtype, torch.get_num_threads())
-        if key not in self.probes:
-            self.probes[key] = probe_machine(device, dtype, buffer_bytes=self.probe_buffer_bytes)
-        return self.probes[key]
+    def probe(self, device: str, dtype: str, buffer_bytes: int | None = None) -> dict:
+        """A fresh machine probe (``probe_machine``) with the wall-clock time it was taken and the load
+        average before and after it: a dict of ``ProbeResult`` fields plus ``taken_at`` (``time.time()``),
+        ``load_before``, ``load_after``."""
+        load_before = _load_average()
+        pr = probe_machine(device, dtype, buffer_bytes=buffer_bytes or self.probe_buffer_bytes)
+        return dict(pr.to_dict(), taken_at=time.time(), load_before=load_before, load_after=_load_average())
 
-    def calibrate(self, lm: LoadedModel, spec: RunSpec, machine) -> dict:
-        """The calibration of the third prediction (``predict.calibrated_parts``), cached per worker.
+    def calibrate(self, lm: LoadedModel, spec: RunSpec, machine, progress=lambda msg: None, reference=None) -> dict:
+        """The calibration of the third prediction (``predict.calibrated_parts``), taken afresh for the run.
 
         1. Matmul kernels (``kernel_groups``): ``F.linear`` timed on the model's own weights at the
-           row counts the sweeps need.
+           row counts the sweeps need, the row counts interleaved, the fastest pass kept; row counts
+           that break the physical checks are timed again, then rejected (``robust.validate_kernel_rows``).
         2. Overhead: tiny-width models of depth L and 1 (same architecture and attention shape)
            decode at batch 1 and the run's fixed context; from each step time (the p10 of the steps,
            the statistic decode points are reported by, ``predict.REPORTED_STAT``) their own linear
            layers (timed the same way) and their KV read (calc, probed W) are subtracted, and
            ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``). What remains is what the
            kernel term and the KV term do not hold: dispatch, norms, rotary, attention launches.
+           The same-depth model's points at the sweep's batches and contexts are timed interleaved with
+           the reference kernel between them; the batch and context terms are fitted, checked on the
+           points each fit left out, and every term is held to its physical range (``live.robust``).
         """
+        reference = reference or reference_kernel(spec.device)
         t0 = time.perf_counter()
-        groups = self.kernel_groups(lm, spec)
+        progress("the matmul kernels at the model's own shapes")
+        groups, kernel_notes = self.kernel_groups(lm, spec)
         t_kernels = time.perf_counter() - t0
         depth = lm.calc_model.n_layers
         tiny_cfgs = {d: tiny_width_config(lm.hf_config, d) for d in sorted({depth, 1})}
-        key = (json.dumps(tiny_cfgs, sort_keys=True, default=str), spec.device, spec.dtype, torch.get_num_threads(),
-               spec.decode_context_len)
         extra = self.overhead_points(spec)
-        key = key + (extra,)
-        if key not in self.overheads:
-            t1 = time.perf_counter()
-            times, parts = {}, {}
-            steps = 8
-            decode_overhead, extra_parts = None, []
-            for d, cfg in tiny_cfgs.items():
-                tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
-                timing, _ = measure.time_decode(tiny, 1, spec.decode_context_len, steps=steps, repeats=3, warmup=1)
-                rows = (1,) + tuple(b for b, _ in extra) if d == depth else (1,)
-                tiny_groups = time_linears(tiny, rows, repeats=5, warmup=1)
-                tiny_model = calc_model_for(cfg, "tiny", tiny)
+        t1 = time.perf_counter()
+        times, parts, notes = {}, {}, list(kernel_notes)
+        steps = 8
+        decode_overhead, extra_parts = None, []
+        for d, cfg in tiny_cfgs.items():
+            progress(f"per-step overhead on a tiny-width model of depth {d}")
+            tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
+            pts = [(1, spec.decode_context_len)] + (list(extra) if d == depth else [])
+            n_steps = {p: (steps if p == pts[0] else 4) for p in pts}
 
-                def residual(b, ctx, step_s, n_steps):
-                    mm = matmul_time_s(tiny_groups, "decode", b, 1)
-                    kv = calibrated_parts(tiny_model, machine, "decode", b, ctx + n_steps, spec.dtype)["kv_s"]
-                    return step_s - mm - kv, mm, kv
+            def once(p, r, tiny=tiny, n_steps=n_steps, d=d):
+                progress(f"per-step overhead on a tiny-width model of depth {d}: batch {p[0]}, context {p[1]}")
+                t, _ = measure.time_decode(tiny, p[0], p[1], steps=n_steps[p], repeats=1, warmup=1 if r == 0 else 0)
+                return t.samples_s
 
-                times[d], mm, kv = residual(1, spec.decode_context_len, timing.p10_s, steps)
-                times[d] = max(times[d], 0.0)
-                parts[d] = dict(step_s=timing.p10_s, matmul_s=mm, kv_s=kv)
-                if d == depth and extra:
-                    # per-sequence work that grows with B and B*S, on the same-depth tiny model
-                    for b, ctx in extra:
-                        t, _ = measure.time_decode(tiny, b, ctx, steps=4, repeats=2, warmup=1)
-                        r, mm_b, kv_b = residual(b, ctx, t.p10_s, 4)
-                        extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=t.p10_s, matmul_s=mm_b, kv_s=kv_b,
-                                                residual_s=r))
-                    decode_overhead = fit_decode_overhead(extra_parts, times[d], spec.decode_context_len + steps)
-                del tiny
-            c_layer, c_step = fit_overhead(times)
-            self.overheads[key] = dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times, tiny_parts=parts,
-                                       decode_overhead=decode_overhead, decode_overhead_points=extra_parts,
-                                       overhead_calibration_s=time.perf_counter() - t1)
-        ov = self.overheads[key]
+            timed = measure_interleaved(pts, once, reference, rounds=3, extra_rounds=1)
+            rows = (1,) + tuple(b for b, _ in extra) if d == depth else (1,)
+            tiny_groups = time_linears(tiny, rows, repeats=5, warmup=1)
+            tiny_model = calc_model_for(cfg, "tiny", tiny)
+
+            def residual(b, ctx, step_s, n):
+                mm = matmul_time_s(tiny_groups, "decode", b, 1)
+                kv = calibrated_parts(tiny_model, machine, "decode", b, ctx + n, spec.dtype)["kv_s"]
+                return step_s - mm - kv, mm, kv
+
+            ref_pt = timed.get(pts[0])
+            if ref_pt is None:
+                raise ValueError("the tiny calibration model did not run at batch 1; see the server log")
+            times[d], mm, kv = residual(1, spec.decode_context_len, ref_pt["p10_s"], steps)
+            times[d] = max(times[d], 0.0)
+            parts[d] = dict(step_s=ref_pt["p10_s"], matmul_s=mm, kv_s=kv)
+            if d == depth and extra:
+                # per-sequence work that grows with B and B*S, on the same-depth tiny model
+                for b, ctx in extra:
+                    tp = timed.get((b, ctx))
+                    if tp is None:
+                        continue
+                    r, mm_b, kv_b = residual(b, ctx, tp["p10_s"], 4)
+                    extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=tp["p10_s"],
+                                            matmul_s=mm_b, kv_s=kv_b, residual_s=r))
+                decode_overhead, fit_notes = fit_decode_overhead_checked(extra_parts, times[d],
+                                                                         spec.decode_context_len + steps)
+                notes += fit_notes
+            del tiny
+        c_layer, c_step = fit_overhead(times)
+        terms, term_notes = check_overhead_terms(dict(c_layer_s=c_layer, c_step_s=c_step))
+        notes += term_notes
+        c_layer, c_step = terms["c_layer_s"], terms["c_step_s"]
         from .predict import kernel_bandwidth
 
         kb = kernel_bandwidth(groups, 1)
-        return dict(ov, overhead_s=depth * ov["c_layer_s"] + ov["c_step_s"], matmul_groups=groups,
-                    kernel_bytes_per_s=kb["bytes_per_s"], kernel_calibration_s=t_kernels,
-                    calibration_s=t_kernels + ov["overhead_calibration_s"],
+        return dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times, tiny_parts=parts,
+                    decode_overhead=decode_overhead, decode_overhead_points=extra_parts,
+                    overhead_calibration_s=time.perf_counter() - t1, overhead_s=depth * c_layer + c_step,
+                    matmul_groups=groups, kernel_bytes_per_s=kb["bytes_per_s"], kernel_calibration_s=t_kernels,
+                    calibration_s=time.perf_counter() - t0, taken_at=time.time(), notes=notes,
                     method=(f"matmuls: F.linear on the model's own weights at {groups[0]['rows']} rows; overhead: "
                             f"decode steps at batch 1 of tiny-width models (hidden = 2 x heads, the same attention "
-                            f"heads) of depth {sorted(ov['depth_times_s'])}, less their own matmuls and KV read"))
+                            f"heads) of depth {sorted(times)}, less their own matmuls and KV read"))
 
     @staticmethod
     def overhead_points(spec: RunSpec) -> tuple[tuple[int, int], ...]:
         """(batch, context) decode points of the sweeps, other than batch 1 at the fixed context, at which
-        the same-depth tiny model is also timed (at most 6; batch <= MAX_KERNEL_ROWS, B x S <= 2^17)."""
+        the same-depth tiny model is also timed (at most 6, 3 in a quick run; batch <= MAX_KERNEL_ROWS,
+        B x S <= 2^17)."""
         pts = {(b, spec.decode_context_len) for b in spec.decode_batches} | {(1, c) for c in spec.decode_contexts}
         pts.discard((1, spec.decode_context_len))
         pts = sorted(p for p in pts if p[0] <= MAX_KERNEL_ROWS and p[0] * p[1] <= (1 << 17))
-        return tuple(pts[:6])
+        return tuple(pts[:3 if spec.quick else 6])
 
-    def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> list[dict]:
-        """``probe.time_linears`` on the loaded model, cached per (model shapes, dtype, device, threads, rows).
-
-        Rows: 1, every decode and prefill batch up to ``MAX_KERNEL_ROWS``, and the largest prefill
-        row count B*T capped there (above it the prediction scales with rows: compute-bound).
-        """
+    @staticmethod
+    def kernel_rows(spec: RunSpec) -> tuple[int, ...]:
+        """Row counts of the matmul calibration: 1, every decode and prefill batch up to ``MAX_KERNEL_ROWS``,
+        and the largest prefill row count B*T capped there (above it the prediction scales with rows)."""
         prefill_rows = [b * spec.prefill_prompt_len for b in spec.prefill_batches] + list(spec.prompt_lens)
         rows = {1} | {b for b in (*spec.decode_batches, *spec.prefill_batches) if b <= MAX_KERNEL_ROWS}
         rows.add(min(max(prefill_rows), MAX_KERNEL_ROWS))
-        rows = tuple(sorted(rows))
-        shapes = tuple((g["label"], g["count"]) for g in linear_groups(lm.model))
-        key = (shapes, spec.device, spec.dtype, torch.get_num_threads(), rows)
-        if key not in self.kernels:
-            self.kernels[key] = time_linears(lm.model, rows, repeats=3, warmup=1)
-        return self.kernels[key]
+        return tuple(sorted(rows))
+
+    def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> tuple[list[dict], list[str]]:
+        """``probe.time_linears`` on the loaded model at ``kernel_rows(spec)``, checked and mended by
+        ``robust.validate_kernel_rows`` (suspect row counts timed again with more passes, then rejected).
+
+        Returns:
+            (groups, notes).
+        """
+        groups = time_linears(lm.model, self.kernel_rows(spec), repeats=3, warmup=1)
+        return validate_kernel_rows(groups, lambda rows: time_linears(lm.model, rows, repeats=5, warmup=1))
 
     # -- the run ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, progress=lambda frac, msg: None, cancelled=lambda: False) -> dict:
         """Measure every sweep point of ``spec`` and return the result dict the page draws.
 
+        Stages and their share of the progress bar: model 0-5 %, probe 5-12 %, calibration 12-40 %,
+        the sweeps 40-97 % (one tick per timed repetition), the text sample. With ``spec.probe_only``
+        only the probe runs.
+
         Args:
-            progress: called as ``progress(fraction_done, message)``.
-            cancelled: polled between points; when it returns True the run stops and returns what
+            progress: called as ``progress(fraction_done, message)``; the message names the stage and the
+                point being measured.
+            cancelled: polled between repetitions; when it returns True the run stops and returns what
                 it has, with ``cancelled=True``.
 
         Returns:
-            dict with keys ``model``, ``probe``, ``machine`` (calc Accelerator), ``datasheet``,
-            ``calibration``, ``table`` (DataFrame from ``predict.annotate_points``), ``kv_check``,
-            ``text``, ``critical_batch``, ``timings``, ``skipped``, ``notes``, ``cancelled``, ``load``
-            (``before``/``after``: ``os.getloadavg()`` or None; ``cores``).
+            dict with keys ``model``, ``probe`` (with ``taken_at`` and its own load figures), ``machine``
+            (calc Accelerator: the probe raised to the best evidence, ``robust.raise_bound``),
+            ``machine_probed`` (the probe's own), ``bound_notes``, ``datasheet``, ``calibration``, ``table``
+            (DataFrame from ``predict.annotate_points``), ``kv_check``, ``text``, ``critical_batch``,
+            ``timings``, ``skipped``, ``notes``, ``cancelled``, ``load`` (``before``/``after``:
+            ``os.getloadavg()`` or None; ``cores``).
 
         Raises:
             ValueError: the model cannot be loaded (the message says why).
@@ -218,56 +253,68 @@ class LiveSession:
         load_before = _load_average()
         if spec.threads:
             torch.set_num_threads(spec.threads)
-        n_units = 3 + spec.n_points + 1
-        done = 0
 
-        def step(msg):
-            nonlocal done
+        def stage(frac, msg):
             if cancelled():
                 raise measure.Cancelled()
-            progress(done / n_units, msg)
-            done += 1
+            progress(frac, msg)
 
-        result = dict(cancelled=False, skipped=[], notes=[], kv_check=[], points=[])
+        result = dict(cancelled=False, skipped=[], notes=[], kv_check=[], points=[], bound_notes=[])
         try:
-            step("loading the model (random weights are built from the config)")
+            if spec.probe_only:
+                stage(0.0, f"probing this machine's bandwidth and {spec.dtype} matmul rate")
+                result["probe"] = self.probe(spec.device, spec.dtype,
+                                             buffer_bytes=(256 << 20) if spec.device == "cpu" else None)
+                raise _ProbeOnlyDone()
+            stage(0.0, "loading the model (random weights are built from the config)")
             lm, reused = self.model_for(spec)
             m = lm.calc_model
             result["model"] = dict(
                 label=lm.label, weights=lm.weights, source=lm.source, n_params=m.n_params, n_layers=m.n_layers,
                 dtype=lm.dtype, device=lm.device, notes=list(lm.notes), reused=reused, load_s=self.load_s,
                 calc_model=m, tokenizer=lm.tokenizer is not None, tokenizer_note=lm.tokenizer_note)
-            step(f"probing this machine's bandwidth and {spec.dtype} matmul rate")
-            pr = self.probe(spec.device, spec.dtype)
-            machine = pr.accelerator()
-            datasheet = datasheet_for(pr.datasheet_id)
-            result.update(probe=pr.to_dict(), machine=machine, datasheet=datasheet,
-                          critical_batch=machine_critical_batch(machine, spec.dtype))
-            step("calibrating: the matmul kernels at the model's shapes, then the per-step overhead on "
-                 "tiny-width models of the same depth")
+            stage(0.05, f"probing this machine's bandwidth and {spec.dtype} matmul rate (fresh for every run)")
+            pr = self.probe(spec.device, spec.dtype, buffer_bytes=(256 << 20) if spec.quick and spec.device == "cpu"
+                            else None)
+            probed = ProbeResult(**{k: v for k, v in pr.items() if k in ProbeResult.__dataclass_fields__}).accelerator()
+            datasheet = datasheet_for(pr["datasheet_id"])
+            result.update(probe=pr, machine=probed, machine_probed=probed, datasheet=datasheet,
+                          critical_batch=machine_critical_batch(probed, spec.dtype))
+            reference = reference_kernel(spec.device)
             if spec.calibrate:
-                cal = self.calibrate(lm, spec, machine)
+                n_cal = [0]
+
+                def cal_progress(msg):
+                    n_cal[0] += 1
+                    stage(min(0.12 + 0.01 * n_cal[0], 0.39), f"calibrating: {msg}")
+
+                cal = self.calibrate(lm, spec, probed, cal_progress, reference)
+                # the kernels at the model's own shapes are evidence of W and P too
+                machine, notes = raise_bound(m, probed, spec.dtype, (), cal["matmul_groups"])
+                result["bound_notes"] += notes
+                result.update(machine=machine, critical_batch=machine_critical_batch(machine, spec.dtype))
             else:
                 cal = dict(c_layer_s=0.0, c_step_s=0.0, depth_times_s={}, overhead_s=0.0, calibration_s=0.0,
-                           matmul_groups=None, kernel_bytes_per_s=None, method="not calibrated")
+                           matmul_groups=None, kernel_bytes_per_s=None, method="not calibrated", notes=[],
+                           taken_at=time.time())
             result["calibration"] = cal
             t_measure = time.perf_counter()
-            plan = ([("prompt_len", "prefill", 1, p) for p in spec.prompt_lens]
-                    + [("prefill_batch", "prefill", b, spec.prefill_prompt_len) for b in spec.prefill_batches]
-                    + [("decode_batch", "decode", b, spec.decode_context_len) for b in spec.decode_batches]
-                    + [("decode_context", "decode", 1, s) for s in spec.decode_contexts])
-            for sweep, phase, batch, size in plan:
-                what = "prompt" if phase == "prefill" else "context"
-                step(f"{SWEEP_NAMES[sweep]}: {phase} at batch {batch}, {what} {size} tokens")
-                self._measure_point(lm, spec, sweep, phase, batch, size, result)
+            self._measure_sweeps(lm, spec, result, stage, reference)
             result.setdefault("timings", {})["measure_s"] = time.perf_counter() - t_measure
-            step(f"generating {spec.new_tokens} tokens of text")
+            stage(0.97, f"generating {spec.new_tokens} tokens of text")
             result["text"] = self._sample_text(lm, spec)
         except measure.Cancelled:
             result["cancelled"] = True
+        except _ProbeOnlyDone:
+            pass
         finally:
             if "machine" in result:
                 cal = result.get("calibration") or dict(c_layer_s=0.0, c_step_s=0.0)
+                pts = [dict(p, reported_s=reported_time_s(p)) for p in result["points"]]
+                machine, notes = raise_bound(result["model"]["calc_model"], result["machine"], spec.dtype, pts)
+                if notes:
+                    result["bound_notes"] += notes
+                    result.update(machine=machine, critical_batch=machine_critical_batch(machine, spec.dtype))
                 result["table"] = annotate_points(result["points"], result["model"]["calc_model"], result["machine"],
                                                   spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"],
                                                   cal.get("matmul_groups"), cal.get("decode_overhead"))
@@ -276,36 +323,70 @@ class LiveSession:
         progress(1.0, "cancelled" if result["cancelled"] else "done")
         return result
 
-    def _measure_point(self, lm, spec, sweep, phase, batch, size, result) -> None:
-        """Time one point; OOM or a point too large for free memory is recorded in ``skipped``."""
-        need = point_memory_bytes(lm, phase, batch, size + (spec.decode_steps if phase == "decode" else 0))
-        free = _available_bytes(spec.device)
-        if need > 0.8 * free:
-            result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: needs about {need / 1e9:.1f} GB, "
-                                     f"{free / 1e9:.1f} GB free")
-            return
-        m = lm.calc_model
-        t_point = time.perf_counter()
-        try:
-            if phase == "prefill":
-                timing, kv = measure.time_prefill(lm.model, batch, size, spec.repeats, spec.warmup, spec.seed)
-                kv_tokens = size
+    def _measure_sweeps(self, lm, spec, result, stage, reference) -> None:
+        """Every sweep point, timed by ``robust.measure_interleaved``: ``spec.repeats`` interleaved rounds,
+        the reference kernel between points, disturbed points measured again, the physical checks
+        (``robust.sweep_checks``: more work is not faster within a sweep), then flagged with reasons."""
+        plan = ([("prompt_len", "prefill", 1, p) for p in spec.prompt_lens]
+                + [("prefill_batch", "prefill", b, spec.prefill_prompt_len) for b in spec.prefill_batches]
+                + [("decode_batch", "decode", b, spec.decode_context_len) for b in spec.decode_batches]
+                + [("decode_context", "decode", 1, s) for s in spec.decode_contexts])
+        keys, kv_seen, walls = [], {}, {}
+        for key in plan:
+            sweep, phase, batch, size = key
+            need = point_memory_bytes(lm, phase, batch, size + (spec.decode_steps if phase == "decode" else 0))
+            free = _available_bytes(spec.device)
+            if need > 0.8 * free:
+                result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: needs about {need / 1e9:.1f} GB, "
+                                         f"{free / 1e9:.1f} GB free")
             else:
-                timing, kv = measure.time_decode(lm.model, batch, size, spec.decode_steps, spec.repeats, spec.warmup,
-                                                 spec.seed)
-                kv_tokens = size + spec.decode_steps
-        except Exception as e:  # noqa: BLE001 - OOM and friends become a skipped point, not a crash
-            if measure.is_oom(e):
-                self.release_cuda_cache(spec.device)
-                result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: out of memory")
-                return
-            raise
-        calc_kv = kv_cache_bytes(m, kv_tokens, batch, kv_dtype=spec.dtype)
-        point = dict(sweep=sweep, phase=phase, batch=batch, seq_len=kv_tokens if phase == "decode" else size,
-                     context_len=size, kv_measured_bytes=kv, kv_calc_bytes=calc_kv, **timing.stats(),
-                     wall_s=time.perf_counter() - t_point)
-        result["points"].append(point)
-        result["kv_check"].append(self._kv_row(m, phase, batch, size, kv_tokens, kv, calc_kv, spec.dtype))
+                keys.append(key)
+
+        def tick(done, planned, key, r):
+            sweep, phase, batch, size = key
+            what = "prompt" if phase == "prefill" else "context"
+            stage(0.40 + 0.57 * min(done / max(planned, 1), 1.0),
+                  f"run {r + 1} of {spec.repeats}{' (again: disturbed)' if r >= spec.repeats else ''}, "
+                  f"{SWEEP_NAMES[sweep]}: {phase} at batch {batch}, {what} {size} tokens")
+
+        def once(key, r):
+            sweep, phase, batch, size = key
+            warm = spec.warmup if r == 0 else 0
+            t0 = time.perf_counter()
+            try:
+                if phase == "prefill":
+                    timing, kv = measure.time_prefill(lm.model, batch, size, 1, warm, spec.seed)
+                else:
+                    timing, kv = measure.time_decode(lm.model, batch, size, spec.decode_steps, 1, warm, spec.seed)
+            except Exception as e:  # noqa: BLE001 - OOM and friends become a skipped point, not a crash
+                if measure.is_oom(e):
+                    self.release_cuda_cache(spec.device)
+                    result["skipped"].append(f"{phase} at batch {batch}, {size} tokens: out of memory")
+                    return None
+                raise
+            kv_seen.setdefault(key, kv)
+            walls[key] = walls.get(key, 0.0) + time.perf_counter() - t0
+            return timing.samples_s
+
+        xs = {k: (k[0], k[2] if k[0] in ("prefill_batch", "decode_batch") else k[3]) for k in keys}
+        timed = measure_interleaved(keys, once, reference, rounds=spec.repeats, extra_rounds=2,
+                                    checks=lambda pts: sweep_checks(pts, xs), progress=tick)
+        m = lm.calc_model
+        for key in keys:
+            if key not in timed:
+                continue
+            sweep, phase, batch, size = key
+            t = timed[key]
+            kv_tokens = size + spec.decode_steps if phase == "decode" else size
+            kv = kv_seen[key]
+            calc_kv = kv_cache_bytes(m, kv_tokens, batch, kv_dtype=spec.dtype)
+            stats = {k: t[k] for k in ("median_s", "p10_s", "p90_s", "min_s", "max_s", "n_samples")}
+            result["points"].append(dict(
+                sweep=sweep, phase=phase, batch=batch, seq_len=kv_tokens if phase == "decode" else size,
+                context_len=size, kv_measured_bytes=kv, kv_calc_bytes=calc_kv, **stats, wall_s=walls.get(key, 0.0),
+                runs=t["rounds"], remeasured=t["remeasured"], ref_drift=t["ref_drift"], flagged=t["unreliable"],
+                reasons="; ".join(t["reasons"])))
+            result["kv_check"].append(self._kv_row(m, phase, batch, size, kv_tokens, kv, calc_kv, spec.dtype))
 
     @staticmethod
     def release_cuda_cache(device: str) -> None:

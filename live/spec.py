@@ -228,6 +228,8 @@ class RunSpec:
         calibrate: also time a same-depth, tiny-width model to fit the per-step overhead.
         threads: CPU threads for torch (None: torch's default, the core count).
         seed: seed of the random weights and token ids.
+        quick: a classroom run (``QUICK_SWEEPS``): a smaller probe buffer and fewer calibration points.
+        probe_only: only probe the machine (bandwidth and matmul rate), no model and no sweep.
 
     Raises:
         ValueError: an unknown source/preset/device/dtype, a missing config or path, or a
@@ -253,6 +255,8 @@ class RunSpec:
     calibrate: bool = True
     threads: int | None = None
     seed: int = 0
+    quick: bool = False
+    probe_only: bool = False
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -300,15 +304,23 @@ class RunSpec:
     def describe(self) -> str:
         """What the run measures, in words, for other sessions' waiting message
         ("smollm2-135m (preset, random weights), fp32 on cpu, 13 points")."""
+        if self.probe_only:
+            return f"a probe of this machine ({self.dtype} on {self.device})"
         what = {"preset": f"{self.preset_id} (preset, random weights)", "config": "a pasted config (random weights)",
                 "weights": "local weights"}[self.source]  # another session's path is never shown
-        return f"{what}, {self.dtype} on {self.device}, {self.n_points} points"
+        return f"{what}, {self.dtype} on {self.device}, {self.n_points} points" + (" (quick)" if self.quick else "")
 
     def to_json(self) -> str:
         """The spec as JSON text (for logs and the CSV header)."""
         d = asdict(self)
         d.pop("config_json", None)
         return json.dumps(d, sort_keys=True)
+
+
+#: The quick classroom run: 8 points instead of 13 and a shorter text sample (RunSpec fields; with quick=True
+#: the probe buffer is 256 MiB and the tiny-model calibration takes at most 3 extra points).
+QUICK_SWEEPS = dict(prompt_lens=(32, 128), prefill_batches=(1, 4), decode_batches=(1, 8), decode_contexts=(128, 1024),
+                    repeats=3, new_tokens=8, quick=True)
 
 
 def size_problems(text: str, what: str, max_value: int = 1 << 20) -> tuple[tuple[int, ...], list[str]]:

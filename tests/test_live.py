@@ -344,7 +344,7 @@ def test_load_advice_only_when_busy_relative_to_the_cores():
     assert load_advice((3.0, 3.0, 3.0), 8) is None and load_advice(None, 2) is None
 
 
-def test_points_are_reported_by_p10_in_decode_median_in_prefill_and_noisy_ones_flagged():
+def test_points_are_reported_by_their_p10_and_noisy_ones_flagged():
     m = calc.get_model("smollm2-135m")
     acc = calc.Accelerator("probe", 1e10, 2e10, {"fp32": 1e11})
     pts = [dict(sweep="decode_batch", phase="decode", batch=1, seq_len=132, context_len=128,
@@ -354,9 +354,10 @@ def test_points_are_reported_by_p10_in_decode_median_in_prefill_and_noisy_ones_f
            dict(sweep="prompt_len", phase="prefill", batch=1, seq_len=64, context_len=64,
                 median_s=0.20, p10_s=0.184, p90_s=0.204)]
     t = annotate_points(pts, m, acc, "fp32", 0.0, 0.0)
-    assert t["reported_s"].tolist() == [0.057, 0.18, 0.20]
+    assert t["reported_s"].tolist() == [0.057, 0.18, 0.184]  # the p10 in both phases
     assert t["spread"].tolist() == pytest.approx([0.063 / 0.057, 3.37 / 0.18, 0.204 / 0.184])
     assert t["unreliable"].tolist() == [False, True, False] and NOISY_SPREAD == 1.5
+    assert "p90/p10 = 18.72" in t["reasons"].iloc[1] and t["reasons"].iloc[0] == ""
     # the ratio divides the reported figure: decode B=1 machine roofline 26.9 ms + KV 132 tokens
     # (30 x 3 x 64 x 2 x 4 B x 132 = 6.08 MB -> 0.304 ms) = 27.2 ms; 57 / 27.2 = 2.095
     assert t["ratio_machine"].iloc[0] == pytest.approx(0.057 / (0.0269030 + 0.000304), rel=1e-3)

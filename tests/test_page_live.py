@@ -124,3 +124,45 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     pct = min(100, max(1, round(float(bw.value.split()[0]))))
     [link] = [p for p in at.get("page_link") if p.proto.label.startswith("Use ")]
     assert link.proto.label == f"Use {pct}% as MBU" and link.proto.query_string == f"mbu={pct}"
+
+
+def test_quick_mode_submits_the_classroom_sweeps(monkeypatch):
+    from live.spec import QUICK_SWEEPS
+    from live.worker import LiveWorker
+
+    submitted = []
+
+    def submit(self, spec, owner=""):
+        submitted.append(spec)
+        return 99
+
+    monkeypatch.setattr(LiveWorker, "submit", submit)
+    monkeypatch.setattr(LiveWorker, "job", lambda self, job_id: None)
+    at = open_page(lv_mode="quick")
+    at.button(key="lv_run").click().run()
+    assert not at.exception
+    [spec] = submitted
+    # 2 prompt lengths + 2 prefill batches + 2 decode batches + 2 contexts = 8 points, not the full run's 13
+    assert spec.quick and spec.n_points == 8 and spec.prompt_lens == (32, 128) and spec.decode_batches == (1, 8)
+    assert spec.describe().endswith("8 points (quick)") and QUICK_SWEEPS["repeats"] == 3
+    # the full run keeps the sweep sizes typed in the page
+    submitted.clear()
+    at = open_page(lv_mode="full", lv_dbatch="1, 2")
+    at.button(key="lv_run").click().run()
+    assert not submitted[0].quick and submitted[0].decode_batches == (1, 2)
+
+
+def test_reprobe_button_measures_the_machine_now_and_says_when():
+    import time as _time
+
+    before = _time.time()
+    at = open_page()
+    at.button(key="lv_reprobe").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [ok] = [s.value for s in at.success if s.value.startswith("Probe taken at")]
+    # a read bandwidth and a matmul rate, both positive figures with units, and the wall-clock time it was taken
+    assert "/s" in ok and "read bandwidth" in ok and "fp32 matmul" in ok
+    job = at.session_state["_lv_probe"]
+    assert job.state == "done" and job.result["probe"]["taken_at"] >= before
+    assert job.result["probe"]["read_bytes_per_s"] > 0 and "model" not in job.result
+    assert not at.dataframe  # no run: nothing measured
