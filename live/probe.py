@@ -231,9 +231,10 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     then layer 1's...), on a fixed random input of ``rows`` rows: the weights stream from memory as
     they do in a real step (one group alone might fit in the last-level cache). Each call is timed
     (``perf_counter`` on a CPU, where the call is synchronous; on CUDA a pair of CUDA events around
-    each call and one synchronize per pass), summed per group. The passes interleave the row counts
-    (1, 2, 4, ..., then again), so a burst of other work spreads over all of them, and the fastest of
-    the ``repeats`` timed passes after ``warmup`` untimed ones is kept (other work only slows a pass).
+    each call and one synchronize per pass). The passes interleave the row counts (1, 2, 4, ..., then
+    again), so a burst of other work spreads over all of them; each call keeps the fastest of its
+    ``repeats`` timed passes after ``warmup`` untimed ones (other work only slows a call), and the calls
+    are summed per group.
 
     Args:
         rows: input row counts (a decode step at batch B runs B rows; a prefill B*T, but its output
@@ -256,38 +257,40 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     dev, cuda = p.device, p.device.type == "cuda"
     pos = {id(m): i for i, m in enumerate(model.modules())}
     order = sorted(((gi, m) for gi, g in enumerate(groups) for m in g["modules"]), key=lambda t: pos[id(t[1])])
-    best = {(gi, r): float("inf") for gi in range(len(groups)) for r in rows}
+    # the fastest of the timed passes of every single call: a call takes milliseconds, so on a busy machine
+    # some pass of it runs undisturbed, where a whole pass (seconds at many rows) rarely would
+    best = {(ci, r): float("inf") for ci in range(len(order)) for r in rows}
     with torch.inference_mode():
         widths = {_in_features(m): m.weight.dtype for _, m in order}
         xs = {(r, k): torch.randn(r, k, dtype=dt, device=dev) for r in rows for k, dt in widths.items()}
         for rep in range(warmup + repeats):
             for r in (rows if rep % 2 == 0 else rows[::-1]):
-                acc = [0.0] * len(groups)
                 if cuda:
                     torch.cuda.synchronize()
                     evs = []
-                    for gi, m in order:
+                    for ci, (gi, m) in enumerate(order):
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         s.record()
                         _apply(m, xs[(r, _in_features(m))])
                         e.record()
-                        evs.append((gi, s, e))
+                        evs.append((ci, s, e))
                     torch.cuda.synchronize()
-                    for gi, s, e in evs:
-                        acc[gi] += s.elapsed_time(e) / 1e3
+                    took = [(ci, s.elapsed_time(e) / 1e3) for ci, s, e in evs]
                 else:
-                    for gi, m in order:
+                    took = []
+                    for ci, (gi, m) in enumerate(order):
                         t0 = time.perf_counter()
                         _apply(m, xs[(r, _in_features(m))])
-                        acc[gi] += time.perf_counter() - t0
+                        took.append((ci, time.perf_counter() - t0))
                 if rep >= warmup:
-                    for gi in range(len(groups)):
-                        best[(gi, r)] = min(best[(gi, r)], acc[gi])
+                    for ci, t in took:
+                        best[(ci, r)] = min(best[(ci, r)], t)
         del xs
     out = []
     for gi, g in enumerate(groups):
         d = {k: v for k, v in g.items() if k != "modules"}
-        d.update(rows=list(rows), times_s=[best[(gi, r)] for r in rows])
+        d.update(rows=list(rows), times_s=[sum(best[(ci, r)] for ci, (gj, _) in enumerate(order) if gj == gi)
+                                           for r in rows])
         out.append(d)
     return out
 
