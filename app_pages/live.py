@@ -274,8 +274,10 @@ st.caption(f"Reported figures: TPOT is the {REPORTED_LABEL['decode']} (a step ca
               "on hover)." if n_bad else "No point stayed disturbed."))
 n_invalid = int((~table["cal_valid"].astype(bool)).sum()) if "cal_valid" in table else 0
 if n_invalid:
-    st.warning(f"At {n_invalid} point(s) the calibrated matmul term disagrees with the machine roofline by more than "
-               "10x (or lies below it): the calibration is not valid there, and its line is not drawn.")
+    st.warning(f"At {n_invalid} point(s) the calibrated prediction is not valid: it misses the measured point (which "
+               "the calibration never used) by more than 2x, or its matmul term is more than 10x the machine "
+               "roofline's. Its line is not drawn in those sweeps; on the ratio chart its markers are crosses. The "
+               "reason is in the table's column 'calibration check'.")
 
 st.subheader("Headline")
 c = st.columns(4)
@@ -398,7 +400,8 @@ POINT_OTHER = {
     "spread": st.column_config.NumberColumn("p90/p10", format="%.2f"), "unreliable": "unreliable",
     "runs": st.column_config.NumberColumn("timed runs"), "remeasured": st.column_config.NumberColumn("re-measured"),
     "ref_drift": st.column_config.NumberColumn("reference drift (x)", format="%.2f"),
-    "cal_valid": "calibration valid", "reasons": st.column_config.TextColumn("why unreliable"),
+    "cal_valid": "calibration valid", "cal_check": st.column_config.TextColumn("calibration check"),
+    "reasons": st.column_config.TextColumn("why unreliable"),
     "ratio_datasheet": st.column_config.NumberColumn("measured/datasheet", format="%.2f"),
     "ratio_machine": st.column_config.NumberColumn("measured/machine", format="%.2f"),
     "ratio_calibrated": st.column_config.NumberColumn("measured/calibrated", format="%.2f"),

@@ -64,8 +64,14 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
                                    c_step_s=cal.get("c_step_s", 0.0), datasheet=result.get("datasheet"),
                                    matmul_groups=cal.get("matmul_groups"),
                                    decode_overhead=cal.get("decode_overhead"))
+    cal_off = "cal_valid" in pts and not pts["cal_valid"].astype(bool).all()
     for key, label in PREDICTIONS.items():
         y = curves[f"{key}_s"]
+        if key == "calibrated" and cal_off:
+            # held-out check failed at a measured point of this sweep: the line is not drawn as valid
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#bbbbbb", dash="solid"),
+                                     name="calibrated: not drawn, off by > 2x at a measured point"))
+            continue
         if y.isna().all():
             continue
         fig.add_trace(go.Scatter(x=curves["x"].tolist(), y=(y * 1e3).tolist(), mode="lines", name=label, line=_STYLE[key],
@@ -119,8 +125,11 @@ def ratio_figure(result: dict) -> go.Figure | None:
         r = table[f"ratio_{key}"]
         if r.isna().all():
             continue
+        invalid = (~table["cal_valid"].astype(bool)).tolist() if key == "calibrated" and "cal_valid" in table \
+            else [False] * len(table)
         fig.add_trace(go.Scatter(x=labels, y=r.tolist(), mode="markers", name=label, marker=dict(size=9, color=_STYLE[key]["color"], line=dict(width=2, color=_STYLE[key]["color"]),
-                                             symbol=["circle-open" if b else "circle" for b in table["unreliable"]]),
+                                             symbol=["x-thin-open" if v else "circle-open" if b else "circle"
+                                                     for b, v in zip(table["unreliable"], invalid)]),
                                  hovertemplate="%{x}<br>measured / predicted = %{y:.2f}<extra>" + label + "</extra>"))
     fig.add_hline(y=1.0, line=dict(color="black", width=1))
     fig.update_layout(meta=dict(sweep="ratio"), xaxis_title="point (phase, batch B, prompt T or context S in tokens)",

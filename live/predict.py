@@ -52,6 +52,11 @@ REPORTED_STAT = {"decode": "p10_s", "prefill": "p10_s"}
 REPORTED_LABEL = {"decode": "p10 of the timed steps", "prefill": "p10 of the timed runs"}
 
 
+#: A calibrated prediction is drawn as valid only where it is within this factor of every measured point of its
+#: sweep (the sweep's points are held out: the calibration never used them).
+CAL_HELDOUT_FACTOR = 2.0
+
+
 def reported_time_s(point: dict) -> float:
     """The figure a point is reported by (s): ``REPORTED_STAT`` of its phase, the median when that is missing.
 
@@ -379,7 +384,9 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
         DataFrame: the input columns plus ``reported_s`` (``reported_time_s``: p10 of the steps in
         decode, the median in prefill; the ratios below divide it), ``spread`` (p90 / p10),
         ``unreliable`` (flagged by the measurement, ``flagged`` and ``reasons`` of ``live.robust``, or spread
-        above ``NOISY_SPREAD``), ``reasons`` (why, "; "-separated), ``cal_valid`` (``predict_point``), ``pred_datasheet_s``, ``pred_machine_s``,
+        above ``NOISY_SPREAD``), ``reasons`` (why, "; "-separated), ``cal_valid`` (``predict_point``'s, and the
+        measured/calibrated ratio of this held-out point within ``CAL_HELDOUT_FACTOR``), ``cal_check`` (why
+        not valid), ``pred_datasheet_s``, ``pred_machine_s``,
         ``pred_calibrated_s``, ``ratio_datasheet``, ``ratio_machine``, ``ratio_calibrated``
         (measured/predicted), the calibrated parts ``cal_matmul_s``, ``cal_kv_s``,
         ``cal_attention_s``, ``cal_overhead_s`` (``calibrated_parts``), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
@@ -403,7 +410,16 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
                    ratio_machine=med / pr["machine_s"], ratio_calibrated=med / pr["calibrated_s"],
                    bytes_moved=pr["bytes"], roofline_bound=pr["bound"], cal_matmul_s=pr["cal_matmul_s"],
                    cal_kv_s=pr["cal_kv_s"], cal_attention_s=pr["cal_attention_s"],
-                   cal_overhead_s=pr["cal_overhead_s"], cal_valid=pr["cal_valid"])
+                   cal_overhead_s=pr["cal_overhead_s"])
+        # the calibration never saw this point: it is held out, and a prediction off by more than
+        # CAL_HELDOUT_FACTOR either way is not drawn as valid (nor one whose kernel term breaks the factor rule)
+        r_cal = row["ratio_calibrated"]
+        held_ok = 1 / CAL_HELDOUT_FACTOR <= r_cal <= CAL_HELDOUT_FACTOR
+        row["cal_valid"] = bool(pr["cal_valid"] and held_ok)
+        row["cal_check"] = ("" if row["cal_valid"] else
+                            f"measured / calibrated = {r_cal:.2f}, outside 1/{CAL_HELDOUT_FACTOR:g}-{CAL_HELDOUT_FACTOR:g} "
+                            "at this held-out point" if not held_ok else
+                            "the calibrated matmul term is more than 10x the machine roofline's, or below it")
         row["achieved_bandwidth_pct"] = (100 * achieved_bandwidth_fraction(pr["bytes"], med, machine.bandwidth_bytes_per_s)
                                          if p["phase"] == "decode" else math.nan)
         tokens = p["batch"] * (p["seq_len"] if p["phase"] == "prefill" else 1)

@@ -298,15 +298,17 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
 def reference_kernel(device: str = "cpu"):
     """A small fixed kernel to time between measured points: a contention detector.
 
-    A 256 x 256 fp32 matmul on the device (about 34 MFLOP, 0.5-5 ms on a CPU core, microseconds on a
-    GPU), repeated 3 times, the fastest kept. When it runs clearly slower than its best of the run, other
-    work had the cores (``live.robust.measure_interleaved``).
+    A 256 x 256 fp32 matmul on a CPU (about 34 MFLOP, 0.5-5 ms on a core); on a GPU 4096 x 4096 (137
+    GFLOP, about a millisecond: a smaller one would time only the launch and its jitter). Repeated 3
+    times, the fastest kept. When it runs clearly slower than its best of the run, other work had the
+    device (``live.robust.measure_interleaved``).
 
     Returns:
         A function of no arguments returning seconds.
     """
-    a = torch.randn(256, 256, device=device)
-    b = torch.randn(256, 256, device=device)
+    n = 4096 if device == "cuda" else 256
+    a = torch.randn(n, n, device=device)
+    b = torch.randn(n, n, device=device)
 
     def run() -> float:
         with torch.inference_mode():

@@ -186,3 +186,27 @@ def test_calibration_validity_against_the_machine_line():
     assert calibration_valid(0.10, 0.05) and not calibration_valid(0.10 * CAL_MAX_FACTOR, 0.05)
     assert not calibration_valid(0.01, 0.05)  # below the bound: the kernels beat the roofline by 5x
     assert math.isclose(CAL_MAX_FACTOR, 10.0)
+
+
+def test_a_calibrated_prediction_off_by_more_than_2x_at_a_held_out_point_is_not_drawn():
+    from live.charts import ratio_figure, sweep_figure
+
+    m = calc.get_model("smollm2-135m")
+    acc = calc.Accelerator("probe", 1e10, 2e10, {"fp32": 1e11})  # W = 20 GB/s: 540 MB of weights = 27 ms
+    # kernels: 30 ms at 1 row, 32 ms at 8 rows (within 10x of the 27 ms line: the factor rule passes)
+    groups = [dict(label="all", rows=[1, 8], times_s=[0.030, 0.032], per_token=True, weight_bytes=5.4e8,
+                   n_weights=1.35e8)]
+    pts = [dict(sweep="decode_batch", phase="decode", batch=1, seq_len=132, context_len=128, median_s=0.031,
+                p10_s=0.031, p90_s=0.032),   # calibrated 30 ms + KV 0.3 ms: ratio ~1.02, valid
+           dict(sweep="decode_batch", phase="decode", batch=8, seq_len=132, context_len=128, median_s=0.120,
+                p10_s=0.120, p90_s=0.125)]   # calibrated 32 + 2.4 ms KV = 34.4 ms: measured 120 ms is 3.5x: invalid
+    t = annotate_points(pts, m, acc, "fp32", 0.0, 0.0, matmul_groups=groups)
+    assert t["cal_valid"].tolist() == [True, False]
+    assert "outside 1/2-2" in t["cal_check"].iloc[1] and t["ratio_calibrated"].iloc[1] > 3
+    res = dict(table=t, model=dict(calc_model=m, dtype="fp32"), machine=acc, calibration=dict(matmul_groups=groups),
+               critical_batch=None)
+    names = [tr.name for tr in sweep_figure(res, "decode_batch").data]
+    assert "calibrated (kernels + KV + overhead)" not in names
+    assert any(n.startswith("calibrated: not drawn") for n in names) and "machine roofline" in names
+    cal = [tr for tr in ratio_figure(res).data if tr.name.startswith("calibrated")][0]
+    assert list(cal.marker.symbol) == ["circle", "x-thin-open"]
