@@ -156,8 +156,11 @@ bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, 
 # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
 st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
     "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
-with st.expander("Every column: the models and the bill's parts (they add up to the total above)"):
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+# Built only while open (toggling reruns the page): a slider move redraws no hidden table.
+every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
+                    on_change="rerun")
+if every.open:
+    every.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
         "tier", "model", *COMPONENTS))
 csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
           "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,

@@ -129,8 +129,10 @@ format_columns = {
 # The key columns fit at 1280 px; the memory and time parts are one click away.
 st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
     "format", "total_bytes", "gpus_needed", "step_s", "tokens_per_s", "max_batch"))
-with st.expander("Every column: dtypes, memory and the step's parts"):
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
+# Expanders build their table only while open (toggling reruns the page): a slider move redraws no hidden table.
+every = st.expander("Every column: dtypes, memory and the step's parts", key="q_every", on_change="rerun")
+if every.open:
+    every.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
         "format", "weight_dtype", "kv_dtype", "weights_bytes", "kv_bytes", "weights_read_s", "kv_read_s", "compute_s"))
 common.download_csv(table, "quantization.csv", key="q_csv", inputs={
     "model_used": model.name, "context_len": ctx, "batch": batch, "quantize": apply, "reserve_gb": reserve_gb})
@@ -161,8 +163,10 @@ st.caption(f"{model.name}; cache in {sel.kv_dtype}. A block format stores a scal
            "16-bit (gpt-oss also its attention and router), so the whole model costs more bits per parameter "
            "than the block. Checked against published files: gpt-oss-20b/120b in mxfp4, Llama-3-8B in q8_0 and "
            "q4_K_M (within 0.2%).")
-with st.expander("How each format stores a block, what it leaves unquantized, and its source"):
-    st.dataframe(formats[["format", "block", "keeps", "compute_dtype", "source"]], hide_index=True, width="stretch",
+how = st.expander("How each format stores a block, what it leaves unquantized, and its source", key="q_how",
+                  on_change="rerun")
+if how.open:
+    how.dataframe(formats[["format", "block", "keeps", "compute_dtype", "source"]], hide_index=True, width="stretch",
                  column_config={"keeps": "left unquantized", "compute_dtype": "matmul in"})
 
 st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"

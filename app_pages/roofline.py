@@ -256,31 +256,35 @@ def _in_ms(df, cols):
 
 
 csv_in = {"context_len": context_len, "batch": batch, "prompt_len": prompt_len}
-with st.expander("Tables (times in ms here; the CSVs keep seconds and every column)"):
-    st.markdown("**Decode step split over the batch**")
-    st.dataframe(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
-                 width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
-                                                "max_batch"), column_config={
-                     "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
-                     "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
-                     "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",
-                     "max_batch": _count("memory ceiling B")})
-    common.download_csv(split, "decode_split.csv", key="rf_csv_split", inputs=csv_in)
-    st.markdown("**Throughput by number of KV heads**")
-    st.dataframe(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_order=(
-        "variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch", "knee_batch", "ceiling_tokens_per_s"),
-        column_config={
-        "variant": "variant", "n_kv_heads": _count("KV heads K"), "batch": _count("batch B"),
-        "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"),
-        "max_batch": _count("memory ceiling B"), "knee_batch": st.column_config.NumberColumn("knee B", format="%.1f"),
-        "ceiling_tokens_per_s": _count("W/KV ceiling (tok/s)"), "is_ceiling": "at ceiling", "is_knee": "at knee"})
-    common.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k", inputs=csv_in)
-    st.markdown("**Prefill (TTFT) against prompt length**")
-    st.dataframe(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
-                 column_config={
-                     "prompt_len": _count("prompt T"), "weights_s": _ms("weights (ms)"),
-                     "kv_s": _ms("KV read (ms)"), "compute_s": _ms("compute (ms)"),
-                     "attention_flops": st.column_config.NumberColumn("attention FLOP", format="%.2e"),
-                     "flops": st.column_config.NumberColumn("FLOP", format="%.2e"), "ttft_s": _ms("TTFT (ms)"),
-                     "prefill_tokens_per_s": _count("prefill (tok/s)"), "bound": "bound"})
-    common.download_csv(ttfts, "ttft.csv", key="rf_csv_ttft", inputs=csv_in)
+# Built only while open (the expander reruns the page when toggled): a slider move then redraws no table.
+tables = st.expander("Tables (times in ms here; the CSVs keep seconds and every column)", key="rf_tables",
+                     on_change="rerun")
+if tables.open:
+    with tables:
+        st.markdown("**Decode step split over the batch**")
+        st.dataframe(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
+                     width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
+                                                    "max_batch"), column_config={
+                         "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
+                         "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
+                         "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",
+                         "max_batch": _count("memory ceiling B")})
+        common.download_csv(split, "decode_split.csv", key="rf_csv_split", inputs=csv_in)
+        st.markdown("**Throughput by number of KV heads**")
+        st.dataframe(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_order=(
+            "variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch", "knee_batch", "ceiling_tokens_per_s"),
+            column_config={
+            "variant": "variant", "n_kv_heads": _count("KV heads K"), "batch": _count("batch B"),
+            "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"),
+            "max_batch": _count("memory ceiling B"), "knee_batch": st.column_config.NumberColumn("knee B", format="%.1f"),
+            "ceiling_tokens_per_s": _count("W/KV ceiling (tok/s)"), "is_ceiling": "at ceiling", "is_knee": "at knee"})
+        common.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k", inputs=csv_in)
+        st.markdown("**Prefill (TTFT) against prompt length**")
+        st.dataframe(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
+                     column_config={
+                         "prompt_len": _count("prompt T"), "weights_s": _ms("weights (ms)"),
+                         "kv_s": _ms("KV read (ms)"), "compute_s": _ms("compute (ms)"),
+                         "attention_flops": st.column_config.NumberColumn("attention FLOP", format="%.2e"),
+                         "flops": st.column_config.NumberColumn("FLOP", format="%.2e"), "ttft_s": _ms("TTFT (ms)"),
+                         "prefill_tokens_per_s": _count("prefill (tok/s)"), "bound": "bound"})
+        common.download_csv(ttfts, "ttft.csv", key="rf_csv_ttft", inputs=csv_in)
