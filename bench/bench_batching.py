@@ -20,15 +20,11 @@ sys.path.insert(0, str(ROOT))
 
 import calc  # noqa: E402
 from calc.batching import batching_experiment, compare_batching, kv_reservation, make_requests, step_cost_from_model  # noqa: E402
+from timing import call_times_s  # noqa: E402
 
 
 def median_ms(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+    return statistics.median(call_times_s(fn, repeats, warmup=False)) * 1e3
 
 
 def main() -> None:

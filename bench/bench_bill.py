@@ -3,7 +3,6 @@
 Run: python bench/bench_bill.py
 """
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -11,14 +10,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from calc import get_accelerator, get_model  # noqa: E402
 from calc.bill import (SelfHostedSetup, TrafficScenario, bill_vs_dau, bill_vs_hit_rate, compare_tiers,
                        default_tiers)
+from timing import call_times_s  # noqa: E402
 
 
 def _median_s(fn, repeat: int = 20) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+    times = call_times_s(fn, repeat, warmup=False)
     return sorted(times)[len(times) // 2]
 
 

@@ -7,24 +7,13 @@ point by point with the scalar functions, for comparison with the vectorised one
 napkin DataFrame (the CLI's) for every pair. Target: (1) and (2) well under
 10 ms on a 2-core machine.
 """
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calc  # noqa: E402
-
-
-def median_ms(fn, repeat=30):
-    fn()  # warm-up (loads the catalogues)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, min(times) * 1e3
+from timing import median_ms  # noqa: E402
 
 
 def main():

@@ -6,25 +6,14 @@ Prints the median and best time of ``calc.parallel.capacity_plan`` over TP in {1
 Llama-3.1-70B and DeepSeek-V3 (which adds EP in {1, 2, 4, 8}) on H100 SXM, and of the "which GPUs"
 table. Target: the plan under 50 ms.
 """
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calc  # noqa: E402
+from timing import median_ms  # noqa: E402
 from calc import parallel as P  # noqa: E402
-
-
-def median_ms(fn, repeat=20):
-    fn()  # warm-up (loads the catalogues)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3, min(times) * 1e3
 
 
 def main():

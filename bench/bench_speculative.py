@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.speculative import chi_square_p_value, speculative_generate  # noqa: E402
+from timing import call_times_s  # noqa: E402
 
 N_TOKENS = 1_000_000
 REPEATS = 5
@@ -23,13 +23,7 @@ REPEATS = 5
 
 def median_s(fn) -> float:
     """Median wall time in seconds of ``REPEATS`` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(call_times_s(fn, REPEATS))
 
 
 def main() -> None:
