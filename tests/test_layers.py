@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import calc
 from calc import layers
 from calc.models import count_params, from_hf_config
+from hf_meta import transformers_param_count
 
 # One attention layer: K = 1, H = 128, bf16 -> 2 * 1 * 128 * 2 = 512 B per token.
 TINY = {"hidden_size": 256, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 128,
@@ -313,14 +314,8 @@ HYBRID_SMALL = {
 
 @pytest.mark.parametrize("model_type", sorted(HYBRID_SMALL))
 def test_hybrid_count_matches_transformers_on_meta_device(model_type):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
     kw = HYBRID_SMALL[model_type]
-    conf = transformers.AutoConfig.for_model(model_type, **kw)
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(conf)
-    n = sum(p.numel() for p in model.parameters())
-    n += sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
+    n, conf = transformers_param_count(model_type, kw)
     assert count_params({"model_type": model_type, **kw})[0] == n
     # and the layer kinds agree with the config class's own layer_types
     names = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked", "indexed_attention": "full",

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from calc.models import (DATA_DIR, ModelConfig, count_params, from_hf_config, get_model, hf_config, list_models,
                          model_from_json_text)
+from hf_meta import transformers_param_count
 
 PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-8b", "llama-3.1-70b",
            "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b-v0.1", "mixtral-8x7b", "qwen2.5-0.5b",
@@ -448,15 +449,8 @@ SMALL = {
 
 @pytest.mark.parametrize("model_type", sorted(SMALL))
 def test_count_matches_transformers_model_on_meta_device(model_type):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
     kw = SMALL[model_type]
-    conf = transformers.AutoConfig.for_model(model_type, **kw)
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(conf)
-    n = sum(p.numel() for p in model.parameters())
-    # DeepSeek-V3's e_score_correction_bias is a buffer in transformers but a stored checkpoint tensor.
-    n += sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
+    n, _ = transformers_param_count(model_type, kw)
     assert count_params({"model_type": model_type, **kw})[0] == n
 
 
