@@ -283,6 +283,17 @@ def state_bytes(model: ModelConfig, state_dtype: str | None = None, conv_dtype: 
                      for s, n in grouped_specs(model, state_dtype=state_dtype, conv_dtype=conv_dtype)))
 
 
+def _summed_over_layers(model: ModelConfig, context_len, per_layer, kv_dtype: str, sliding: str, mla: str,
+                        state_dtype: str | None):
+    """Sum over layers of ``per_layer(spec, S, sliding)`` (bytes of one layer at context S), vectorised over S."""
+    check_conventions(sliding, mla)
+    s = np.asarray(context_len, dtype=float)
+    out = np.zeros_like(s)
+    for spec, n in grouped_specs(model, kv_dtype=kv_dtype, mla=mla, state_dtype=state_dtype):
+        out = out + n * np.asarray(per_layer(spec, s, sliding))
+    return float(out) if out.ndim == 0 else out
+
+
 def sequence_cache_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", sliding: str = "cap",
                          mla: str = "latent", state_dtype: str | None = None):
     """Cache bytes of one sequence at context S: per-token bytes x tokens held per layer + state.
@@ -292,12 +303,7 @@ def sequence_cache_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16"
     Raises:
         ValueError: unknown dtype or convention.
     """
-    check_conventions(sliding, mla)
-    s = np.asarray(context_len, dtype=float)
-    out = np.zeros_like(s)
-    for spec, n in grouped_specs(model, kv_dtype=kv_dtype, mla=mla, state_dtype=state_dtype):
-        out = out + n * np.asarray(spec.bytes_held(s, sliding))
-    return float(out) if out.ndim == 0 else out
+    return _summed_over_layers(model, context_len, LayerSpec.bytes_held, kv_dtype, sliding, mla, state_dtype)
 
 
 def decode_read_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", sliding: str = "cap",
@@ -307,12 +313,8 @@ def decode_read_bytes(model: ModelConfig, context_len, kv_dtype: str = "bf16", s
     constant state read and written. Equals ``sequence_cache_bytes`` for a model without state or DSA.
     Vectorised over context lengths.
     """
-    check_conventions(sliding, mla)
-    s = np.asarray(context_len, dtype=float)
-    out = np.zeros_like(s)
-    for spec, n in grouped_specs(model, kv_dtype=kv_dtype, mla=mla, state_dtype=state_dtype):
-        out = out + n * np.asarray(spec.decode_bytes_read(s, sliding))
-    return float(out) if out.ndim == 0 else out
+    return _summed_over_layers(model, context_len, LayerSpec.decode_bytes_read, kv_dtype, sliding, mla,
+                               state_dtype)
 
 
 def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16", sliding: str = "cap",
