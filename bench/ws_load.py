@@ -24,12 +24,10 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,38 +36,19 @@ sys.path.insert(0, str(ROOT))
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
+from deploy.serve_class import free_port, start_streamlit, wait_healthy  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # -- servers ------------------------------------------------------------------------------------------
-def free_port() -> int:
-    """An unused TCP port on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, timeout_s: float = 90) -> None:
-    """Block until ``url``/_stcore/health answers "ok" (RuntimeError after ``timeout_s``)."""
-    end = time.time() + timeout_s
-    while time.time() < end:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"{url} did not become healthy within {timeout_s:.0f} s")
-
-
 def start_plain() -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free port; returns the process and its URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = start_streamlit(port, "127.0.0.1", quiet=True, new_session=True)
     url = f"http://127.0.0.1:{port}"
-    wait_healthy(url)
+    wait_healthy(url, timeout_s=90)
     return proc, url
 
 
@@ -82,7 +61,7 @@ def start_class(procs: int) -> tuple[subprocess.Popen, str]:
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, timeout_s=120)
     for _ in range(4 * procs):  # every upstream answers (ip_hash sends us to one; /_stcore/health is cheap)
-        wait_healthy(url)
+        wait_healthy(url, timeout_s=90)
     return proc, url
 
 

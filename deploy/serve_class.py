@@ -24,6 +24,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -77,12 +78,25 @@ def check_config(conf: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def start_streamlit(port: int, address: str) -> subprocess.Popen:
-    """One ``streamlit run app.py`` on ``address:port`` (headless, no file watcher)."""
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1 (the system picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_streamlit(port: int, address: str, *, quiet: bool = False,
+                    new_session: bool = False) -> subprocess.Popen:
+    """One ``streamlit run app.py`` on ``address:port`` (headless, no file watcher).
+
+    ``quiet`` discards its output; ``new_session`` starts it in a process group of its own (so that a
+    signal to the caller's group does not reach it, and its whole group can be signalled).
+    """
+    out = subprocess.DEVNULL if quiet else None
     return subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", address,
          "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT)
+        cwd=ROOT, stdout=out, stderr=out, start_new_session=new_session)
 
 
 def wait_healthy(url: str, timeout_s: float = 120.0) -> None:

@@ -1,4 +1,5 @@
-"""Shared test setup: the page-test helpers live in tests/pagetest.py (imported by the tests).
+"""Shared test setup: the page-test helpers live in tests/pagetest.py, the browser-test helpers in
+tests/browsertest.py (imported by the tests); the browser fixtures are here.
 
 The live page's machine-wide lock (live/machine_lock.py) lives in a private directory during the tests, so
 that a test run never waits for, or blocks, another run of the suite on the same machine. Servers the tests
@@ -7,4 +8,36 @@ start inherit the variable.
 import os
 import tempfile
 
+import pytest
+
 os.environ["LLM_EXPLORER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="llm-explorer-tests-")
+
+
+# -- browser tests (tests/browsertest.py; each fixture skips its test where no chromium is installed) ----------
+@pytest.fixture(scope="module")
+def app_url():
+    """A server of the app for the test module; yields its URL."""
+    from browsertest import start_app
+    proc, url = start_app()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for the test module."""
+    from browsertest import launch_chromium, sync_api
+    with sync_api.sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context's page at 1280 x 720."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()

@@ -3,25 +3,15 @@
 Skipped, with the way to install it, where no chromium is on the PATH; ``bash .ci/run`` installs it,
 so in CI these run. No browser is downloaded.
 """
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 import calc
+from browsertest import start_app, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed: run `apt-get install chromium` (bash .ci/run does it)",
-                allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
 
 PAGES = {  # url path -> a heading the page shows
     "": "LLM Inference Explorer",
@@ -35,65 +25,6 @@ PAGES = {  # url path -> a heading the page shows
     "monthly_bill": "onthly bill",
     "live": "ive",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_app():
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("the app did not start within 60 s")
-    return proc, url
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_app()
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
-
-def wait_for_app(pg):
-    pg.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=90_000)
-    pg.wait_for_timeout(300)
 
 
 def expect_metric(pg, text: str) -> None:
@@ -115,7 +46,7 @@ def test_every_page_opens_without_an_exception(page, app_url, path):
 def test_a_fresh_server_opened_on_a_deep_link_shows_the_app_menu(page):
     # The first request of a new server goes to a page, not to "/": the menu must be app.py's
     # st.navigation (page titles), with the shared sidebar, never a list of the files in a folder.
-    proc, url = _start_app()
+    proc, url = start_app()
     try:
         page.goto(url + "/kv_cache?kv_ctx=32768")
         wait_for_app(page)

@@ -1,11 +1,11 @@
 """Presenter mode, the lecture story and the exercises in a real browser at a projector's 1024 x 768.
 
-Same server and Chromium as test_browser.py (skipped where no chromium is installed).
+Same server and Chromium as test_browser.py (fixtures in tests/conftest.py; skipped where no chromium is installed).
 """
 import pytest
 
 from app_pages.common import PAGES
-from test_browser import CHROMIUM, _start_app, sync_api, wait_for_app  # noqa: F401  (skips without chromium)
+from browsertest import sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 PATHS = ["" if f.endswith("home.py") else f.rsplit("/", 1)[-1].removesuffix(".py") for f, *_ in PAGES]
@@ -18,24 +18,6 @@ CUT_METRICS = """() => Array.from(document.querySelectorAll(
 CHART_TEXT = """() => Array.from(document.querySelectorAll(
     '.js-plotly-plot g.xtick text, .js-plotly-plot g.ytick text, .js-plotly-plot .legendtext, .js-plotly-plot .xtitle, .js-plotly-plot .ytitle'))
   .map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])"""
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_app()
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
 
 
 @pytest.fixture

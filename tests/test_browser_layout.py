@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import pytest
 
-from test_browser import CHROMIUM, app_url, browser, page, sync_api, wait_for_app  # noqa: F401 (fixtures)
+from browsertest import sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from http.cookiejar import CookieJar
 from pathlib import Path
@@ -24,16 +23,9 @@ import serve_class  # noqa: E402
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed: `apt-get install nginx` "
                                                       "(bash .ci/run does it)")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PAGES = {"": "LLM Inference Explorer",  # url path -> text the page's script draws (others: the menu title) "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
          "quantization": "Quantization", "batching": "atching", "speculative": "peculative",
          "monthly_bill": "onthly bill", "live": "ive"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_config_names_every_upstream_and_rejects_a_bad_one(tmp_path):
@@ -74,9 +66,9 @@ def class_url():
     """deploy/serve_class.py with two processes on free ports; yields the proxy's URL."""
     if NGINX is None:
         pytest.skip("nginx is not installed: `apt-get install nginx` (bash .ci/run does it)")
-    port, first = _free_port(), _free_port()
+    port, first = serve_class.free_port(), serve_class.free_port()
     while first + 1 == port or not _port_free(first + 1):
-        first = _free_port()
+        first = serve_class.free_port()
     proc = subprocess.Popen([sys.executable, "deploy/serve_class.py", "--procs", "2", "--port", str(port),
                              "--host", "127.0.0.1", "--first-port", str(first)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -127,22 +119,16 @@ def test_static_files_are_gzipped_and_cached_by_the_proxy(class_url):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (bash .ci/run installs it)")
-def test_every_page_renders_in_a_browser_through_the_proxy(class_url):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
-                                                                    "--disable-background-networking"])
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        upstreams = set()
-        page.on("response", lambda r: upstreams.add(r.headers.get("x-explorer-upstream"))
-                if r.request.resource_type == "document" else None)
-        from app_pages.common import PAGES as MENU
-        paths = ["" if f.endswith("home.py") else Path(f).stem for f, *_ in MENU]
-        for path in paths:
-            heading = PAGES[path] if path in PAGES else {Path(f).stem: t for f, t, *_ in MENU}[path]
-            page.goto(f"{class_url}/{path}")
-            # Text drawn by the script run: only arrives over the proxied websocket.
-            page.get_by_text(heading).first.wait_for(timeout=60_000)
-        browser.close()
+def test_every_page_renders_in_a_browser_through_the_proxy(class_url, page):
+    """Skipped where no chromium is installed (the fixtures; bash .ci/run installs it)."""
+    upstreams = set()
+    page.on("response", lambda r: upstreams.add(r.headers.get("x-explorer-upstream"))
+            if r.request.resource_type == "document" else None)
+    from app_pages.common import PAGES as MENU
+    paths = ["" if f.endswith("home.py") else Path(f).stem for f, *_ in MENU]
+    for path in paths:
+        heading = PAGES[path] if path in PAGES else {Path(f).stem: t for f, t, *_ in MENU}[path]
+        page.goto(f"{class_url}/{path}")
+        # Text drawn by the script run: only arrives over the proxied websocket.
+        page.get_by_text(heading).first.wait_for(timeout=60_000)
     assert len(upstreams - {None}) == 1        # the whole visit on one process

@@ -110,59 +110,32 @@ def test_pages_and_a_live_run_make_no_outbound_call(tmp_path):
     assert blocked == [], blocked
 
 
-browser = pytest.importorskip("playwright.sync_api") if os.path.exists("/usr/bin/chromium") else None
-
-
 @pytest.mark.browser
-@pytest.mark.skipif(browser is None, reason="Debian's chromium is not installed (bash .ci/run installs it)")
-def test_the_browser_fetches_nothing_from_another_host():
-    """Every request a visitor's browser makes for a page, the favicon included, goes to the app's own server."""
-    import socket
-    import time
-    import urllib.request
+def test_the_browser_fetches_nothing_from_another_host(app_url, page):
+    """Every request a visitor's browser makes for a page, the favicon included, goes to the app's own server.
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.address", "127.0.0.1", "--server.port", str(port)],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
-        outside: list[str] = []
-        with browser.sync_playwright() as p:
-            chrome = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                       args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            page = chrome.new_page(viewport={"width": 1280, "height": 720})
+    Skipped where no chromium is installed (the fixtures; bash .ci/run installs it).
+    """
+    url = app_url
+    outside: list[str] = []
 
-            def route(r):
-                if r.request.url.startswith(url) or r.request.url.startswith(("data:", "blob:")):
-                    r.continue_()
-                else:
-                    outside.append(r.request.url)
-                    r.abort()
+    def route(r):
+        if r.request.url.startswith(url) or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
 
-            page.route("**/*", route)
-            links = 0
-            for path in ("", "kv_cache", "live"):
-                page.goto(f"{url}/{path}?model=custom:![x](http://example.invalid/p.png) www.example.invalid")
-                page.wait_for_selector("h1", timeout=60_000)
-                page.wait_for_timeout(1500)
-                # The link's text is shown, but as text: no link to it inside the app's own boxes (GFM autolinks).
-                assert page.get_by_text("example.invalid/p.png", exact=False).count() >= 1
-                links += page.locator("a[href*='example.invalid']").count()
-            icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
-            chrome.close()
-        assert icon and all(h.startswith(url) for h in icon), icon
-        assert outside == [], outside
-        assert links == 0
-    finally:
-        server.terminate()
-        server.wait(10)
+    page.route("**/*", route)
+    links = 0
+    for path in ("", "kv_cache", "live"):
+        page.goto(f"{url}/{path}?model=custom:![x](http://example.invalid/p.png) www.example.invalid")
+        page.wait_for_selector("h1", timeout=60_000)
+        page.wait_for_timeout(1500)
+        # The link's text is shown, but as text: no link to it inside the app's own boxes (GFM autolinks).
+        assert page.get_by_text("example.invalid/p.png", exact=False).count() >= 1
+        links += page.locator("a[href*='example.invalid']").count()
+    icon = page.evaluate("() => [...document.querySelectorAll('link[rel~=icon]')].map(l => l.href)")
+    assert icon and all(h.startswith(url) for h in icon), icon
+    assert outside == [], outside
+    assert links == 0

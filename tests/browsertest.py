@@ -1,0 +1,49 @@
+"""Shared setup of the browser tests: a real server of the app and headless Chromium (Debian's package).
+
+Importing this module skips the importing test module, with the way to install it, where no chromium
+is on the PATH (``bash .ci/run`` installs it, so in CI these run). No browser is downloaded. The
+fixtures ``app_url``, ``browser`` and ``page`` (tests/conftest.py) are built from these helpers.
+"""
+import shutil
+
+import pytest
+
+from deploy.serve_class import free_port, start_streamlit, wait_healthy
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("Debian's chromium is not installed: run `apt-get install chromium` (bash .ci/run does it)",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+#: Headless Chromium in a container, asking nothing of any other host by itself.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def start_app():
+    """``streamlit run app.py`` on a free port of 127.0.0.1, once it answers; returns (process, URL).
+
+    Fails the test (and kills the server) if it does not answer within 60 s.
+    """
+    port = free_port()
+    proc = start_streamlit(port, "127.0.0.1", quiet=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, timeout_s=60)
+    except RuntimeError:
+        proc.kill()
+        pytest.fail("the app did not start within 60 s")
+    return proc, url
+
+
+def launch_chromium(playwright):
+    """Chromium started from ``playwright`` (a sync_playwright context) with ``CHROMIUM_ARGS``."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_for_app(pg):
+    """Wait (up to 90 s) until the app's script run on ``pg`` has ended."""
+    pg.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=90_000)
+    pg.wait_for_timeout(300)
