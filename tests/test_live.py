@@ -378,3 +378,15 @@ def test_the_page_side_of_live_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_gpt2_conv1d_layers_are_calibrated():
+    # GPT-2 keeps its projections in transformers' Conv1D (weight stored [in, out]), not nn.Linear.
+    # n_embd 32, 2 layers: c_attn 32 -> 96 (q, k, v), c_proj 32 -> 32 (attention) and 128 -> 32 (MLP), c_fc 32 -> 128
+    cfg = {"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "vocab_size": 128, "n_positions": 64}
+    model = build_random(cfg, "fp32")
+    groups = {g["label"]: g for g in time_linears(model, (1, 2), repeats=1, warmup=0)}
+    assert {"c_attn 96x32", "c_fc 128x32", "c_proj 32x32", "c_proj 32x128"} <= set(groups)
+    assert groups["c_attn 96x32"]["count"] == 2 and groups["c_attn 96x32"]["weight_bytes"] == 2 * 96 * 32 * 4
+    assert groups["c_fc 128x32"]["n_weights"] == 2 * 128 * 32
+    assert all(measure.finite_positive(t) for g in groups.values() for t in g["times_s"])
