@@ -664,13 +664,22 @@ def csv_inputs(inputs: dict[str, object] | None = None) -> dict[str, object]:
             "price_per_gpu_hour_usd": f"{sel.price_per_hour_usd:.2f}", **(inputs or {})}
 
 
-def show_equations(rows: list[tuple[str, str]], label: str = "The equations behind these numbers") -> None:
+def show_equations(rows: list[tuple[str, str]], label: str = "The equations behind these numbers",
+                   key: str = "equations") -> None:
     """The equation of each headline number, filled in with the numbers on screen (``app_pages.equations``
-    builds the rows: ``(what, latex)``), in an expander under the metrics; open in presenter mode."""
-    with st.expander(label, expanded=classroom.presenting(), icon=":material/function:"):
-        for what, latex in rows:
-            st.caption(what)
-            st.latex(break_lines(latex))
+    builds the rows: ``(what, latex)``), in an expander under the metrics; open in presenter mode.
+
+    The equations are drawn only while the expander is open (opening or closing it reruns the page), so a
+    slider move with the expander closed typesets no LaTeX. ``key`` names the expander's open state
+    (session state); a page with two such expanders gives the second its own key.
+    """
+    box = st.expander(label, expanded=classroom.presenting(), icon=":material/function:", key=key,
+                      on_change="rerun")
+    if box.open:
+        with box:
+            for what, latex in rows:
+                st.caption(what)
+                st.latex(break_lines(latex))
 
 
 def download_csv(df: pd.DataFrame, filename: str, key: str, inputs: dict[str, object] | None = None) -> None:

@@ -190,56 +190,63 @@ st.caption("One prompt, no queue. Short prompts read the weights once (memory-bo
            "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3).")
 
 # -- the step, operator by operator ---------------------------------------------------------------------
-st.markdown("**The step, operator by operator** (each operator alone on the same roofline)")
-o1, o2 = st.columns([1, 3])
-op_phase = o1.radio("Step", ["decode", "prefill"], key="rf_op_phase", bind="query-params", horizontal=True,
-                    help=f"decode: B = {batch:,} sequences, one new token each, S = {context_len:,} cached tokens. "
-                         f"prefill: one prompt of T = {prompt_len:,} tokens.")
-try:
-    ops = calc.operators.step_operators(m, acc, op_phase, batch if op_phase == "decode" else 1,
-                                        context_len if op_phase == "decode" else prompt_len, wq, kvq, emb,
-                                        utilisation=util)
-except ValueError as exc:
-    common.show_error(exc)
-    st.stop()
-o2.caption("Weights and FLOPs add up to the step's; attention reads the KV cache (decode) or writes it "
-           "(prefill). Its intensity in decode is about N/K whatever B is, so no batch moves it to the ridge. "
-           "Times are each operator's own roofline time, lower bounds; the step overlaps none of them here.")
-shown_ops = ops[ops["bytes"] > 0]
-fig = common.Figure()
-fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
-                name="roofline min(P, W x I)", line=dict(color="#888", width=3), hoverinfo="skip")
-palette = ["#8c564b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f", "#9467bd"]
-for i, r in enumerate(shown_ops.itertuples()):
-    achieved = r.flops / r.time_s / 1e12 if r.time_s > 0 and r.flops > 0 else None
-    if achieved is None:
-        continue
-    fig.add_scatter(x=[r.intensity_flop_per_byte], y=[achieved], mode="markers", name=r.label,
-                    marker=dict(size=8 + 16 * r.share_of_time ** 0.5, color=palette[i % len(palette)]),
-                    hovertemplate=f"{r.label}<br>I = %{{x:,.1f}} FLOP/byte<br>%{{y:,.1f}} TFLOP/s<br>"
-                                  f"{common.fmt_seconds(r.time_s)}, {r.share_of_time:.0%} of the operators' time, "
-                                  f"{r.bound}-bound<extra></extra>")
-fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
-fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s; marker area: share of time)")
-fig.update_layout(height=420)
-common.show_chart(fig, key="rf_ops")
-st.dataframe(ops.assign(time_s=ops["time_s"] * 1e3, estimate_s=ops["estimate_s"] * 1e3, bytes=ops["bytes"] / 1e9,
-                        flops=ops["flops"] / 1e9),
-             hide_index=True, width="stretch", column_order=(
-                 "label", "flops", "bytes", "intensity_flop_per_byte", "time_s", "estimate_s", "share_of_time", "bound"),
-             column_config={
-                 "label": st.column_config.TextColumn("operator", pinned=True),
-                 "flops": st.column_config.NumberColumn("GFLOP", format="%.2f"),
-                 "bytes": st.column_config.NumberColumn("GB moved", format="%.3f"),
-                 "intensity_flop_per_byte": st.column_config.NumberColumn("FLOP/byte", format="%.1f"),
-                 "time_s": st.column_config.NumberColumn("time (ms), bound", format="%.3f"),
-                 "estimate_s": st.column_config.NumberColumn("estimate (ms)", format="%.3f",
-                                                             help="Bound parts over MBU and MFU (the inputs above)"),
-                 "share_of_time": st.column_config.NumberColumn("share", format="percent"),
-                 "bound": "bound"})
-common.download_csv(ops, f"operators_{op_phase}.csv", key="rf_csv_ops", inputs={
-    "phase": op_phase, "batch": batch if op_phase == "decode" else 1,
-    "context_len" if op_phase == "decode" else "prompt_len": context_len if op_phase == "decode" else prompt_len})
+@st.fragment
+def operators_section() -> None:
+    """The step split into its operators. A fragment: switching decode/prefill reruns this part only, not
+    the charts above (a full run passes new slider values in through the page's names)."""
+    st.markdown("**The step, operator by operator** (each operator alone on the same roofline)")
+    o1, o2 = st.columns([1, 3])
+    op_phase = o1.radio("Step", ["decode", "prefill"], key="rf_op_phase", bind="query-params", horizontal=True,
+                        help=f"decode: B = {batch:,} sequences, one new token each, S = {context_len:,} cached tokens. "
+                             f"prefill: one prompt of T = {prompt_len:,} tokens.")
+    try:
+        ops = calc.operators.step_operators(m, acc, op_phase, batch if op_phase == "decode" else 1,
+                                            context_len if op_phase == "decode" else prompt_len, wq, kvq, emb,
+                                            utilisation=util)
+    except ValueError as exc:
+        common.show_error(exc)
+        return
+    o2.caption("Weights and FLOPs add up to the step's; attention reads the KV cache (decode) or writes it "
+               "(prefill). Its intensity in decode is about N/K whatever B is, so no batch moves it to the ridge. "
+               "Times are each operator's own roofline time, lower bounds; the step overlaps none of them here.")
+    shown_ops = ops[ops["bytes"] > 0]
+    fig = common.Figure()
+    fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
+                    name="roofline min(P, W x I)", line=dict(color="#888", width=3), hoverinfo="skip")
+    palette = ["#8c564b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f", "#9467bd"]
+    for i, r in enumerate(shown_ops.itertuples()):
+        achieved = r.flops / r.time_s / 1e12 if r.time_s > 0 and r.flops > 0 else None
+        if achieved is None:
+            continue
+        fig.add_scatter(x=[r.intensity_flop_per_byte], y=[achieved], mode="markers", name=r.label,
+                        marker=dict(size=8 + 16 * r.share_of_time ** 0.5, color=palette[i % len(palette)]),
+                        hovertemplate=f"{r.label}<br>I = %{{x:,.1f}} FLOP/byte<br>%{{y:,.1f}} TFLOP/s<br>"
+                                      f"{common.fmt_seconds(r.time_s)}, {r.share_of_time:.0%} of the operators' time, "
+                                      f"{r.bound}-bound<extra></extra>")
+    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
+    fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s; marker area: share of time)")
+    fig.update_layout(height=420)
+    common.show_chart(fig, key="rf_ops")
+    st.dataframe(ops.assign(time_s=ops["time_s"] * 1e3, estimate_s=ops["estimate_s"] * 1e3, bytes=ops["bytes"] / 1e9,
+                            flops=ops["flops"] / 1e9),
+                 hide_index=True, width="stretch", column_order=(
+                     "label", "flops", "bytes", "intensity_flop_per_byte", "time_s", "estimate_s", "share_of_time", "bound"),
+                 column_config={
+                     "label": st.column_config.TextColumn("operator", pinned=True),
+                     "flops": st.column_config.NumberColumn("GFLOP", format="%.2f"),
+                     "bytes": st.column_config.NumberColumn("GB moved", format="%.3f"),
+                     "intensity_flop_per_byte": st.column_config.NumberColumn("FLOP/byte", format="%.1f"),
+                     "time_s": st.column_config.NumberColumn("time (ms), bound", format="%.3f"),
+                     "estimate_s": st.column_config.NumberColumn("estimate (ms)", format="%.3f",
+                                                                 help="Bound parts over MBU and MFU (the inputs above)"),
+                     "share_of_time": st.column_config.NumberColumn("share", format="percent"),
+                     "bound": "bound"})
+    common.download_csv(ops, f"operators_{op_phase}.csv", key="rf_csv_ops", inputs={
+        "phase": op_phase, "batch": batch if op_phase == "decode" else 1,
+        "context_len" if op_phase == "decode" else "prompt_len": context_len if op_phase == "decode" else prompt_len})
+
+
+operators_section()
 
 
 def _ms(label: str) -> st.column_config.NumberColumn:

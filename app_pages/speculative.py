@@ -209,7 +209,7 @@ m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
 m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
 m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
             help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
-common.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)])
+common.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
 fig = common.Figure()
 fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {gamma}",
                 customdata=batch[["target_step_s", "verify_step_s", "draft_step_s"]].to_numpy() * 1e3,

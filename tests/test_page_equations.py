@@ -14,6 +14,11 @@ def _tail(latex: str) -> str:
 
 
 def _equations(at) -> list[str]:
+    """The page's equations, after opening its equation expanders (they draw their LaTeX only while open)."""
+    for key in ("equations", "equations_batch"):
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception, at.exception
     out = [x.value.strip().strip("$").strip() for x in at.latex if "=" in x.value]
     return [e.removeprefix(r"\begin{aligned}").replace(r" \\ &= ", " = ").replace(" &= ", " = ") for e in out]
 
