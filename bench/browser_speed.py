@@ -32,13 +32,7 @@ TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimatio
 
 def start_floor() -> tuple[subprocess.Popen, str]:
     """bench/one_chart_app.py on a free port."""
-    port = ws_load.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "bench/one_chart_app.py", "--server.port",
-                             str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    ws_load.wait_healthy(url)
-    return proc, url
+    return ws_load.start_plain("bench/one_chart_app.py")
 
 
 class Tab:

@@ -43,10 +43,10 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # -- servers ------------------------------------------------------------------------------------------
-def start_plain() -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on a free port; returns the process and its URL."""
+def start_plain(script: str = "app.py") -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` (or ``script``) on a free port; returns the process and its URL."""
     port = free_port()
-    proc = start_streamlit(port, "127.0.0.1", quiet=True, new_session=True)
+    proc = start_streamlit(port, "127.0.0.1", script=script, quiet=True, new_session=True)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, timeout_s=90)
     return proc, url

@@ -85,16 +85,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_streamlit(port: int, address: str, *, quiet: bool = False,
+def start_streamlit(port: int, address: str, *, script: str = "app.py", quiet: bool = False,
                     new_session: bool = False) -> subprocess.Popen:
-    """One ``streamlit run app.py`` on ``address:port`` (headless, no file watcher).
+    """One ``streamlit run app.py`` (or another ``script``, relative to the repository) on ``address:port``
+    (headless, no file watcher).
 
     ``quiet`` discards its output; ``new_session`` starts it in a process group of its own (so that a
     signal to the caller's group does not reach it, and its whole group can be signalled).
     """
     out = subprocess.DEVNULL if quiet else None
     return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", address,
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), "--server.address", address,
          "--server.headless", "true", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=out, stderr=out, start_new_session=new_session)
 
