@@ -4,6 +4,7 @@ Importing this module skips the importing test module, with the way to install i
 is on the PATH (``bash .ci/run`` installs it, so in CI these run). No browser is downloaded. The
 fixtures ``app_url``, ``browser`` and ``page`` (tests/conftest.py) are built from these helpers.
 """
+import contextlib
 import shutil
 
 import pytest
@@ -40,6 +41,16 @@ def start_app():
 def launch_chromium(playwright):
     """Chromium started from ``playwright`` (a sync_playwright context) with ``CHROMIUM_ARGS``."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def page_at(browser, width: int, height: int):
+    """A page of a fresh browser context (empty cache and cookies) with a ``width`` x ``height`` viewport."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
 
 
 def wait_for_app(pg):

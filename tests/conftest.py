@@ -37,7 +37,6 @@ def browser():
 @pytest.fixture
 def page(browser):
     """A fresh browser context's page at 1280 x 720."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
+    from browsertest import page_at
+    with page_at(browser, 1280, 720) as pg:
+        yield pg

@@ -5,7 +5,7 @@ Same server and Chromium as test_browser.py (fixtures in tests/conftest.py; skip
 import pytest
 
 from app_pages.common import PAGES
-from browsertest import sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import page_at, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 PATHS = ["" if f.endswith("home.py") else f.rsplit("/", 1)[-1].removesuffix(".py") for f, *_ in PAGES]
@@ -22,10 +22,8 @@ CHART_TEXT = """() => Array.from(document.querySelectorAll(
 
 @pytest.fixture
 def projector(browser):
-    ctx = browser.new_context(viewport={"width": 1024, "height": 768})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
+    with page_at(browser, 1024, 768) as pg:
+        yield pg
 
 
 @pytest.mark.parametrize("path", PATHS)
