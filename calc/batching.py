@@ -311,10 +311,13 @@ def _finish_run(policy, requests, arrival, admit, first, finish, log, max_slots)
     return BatchingRun(policy=policy, steps=steps, requests=req, summary=summary)
 
 
-def _check_cost(cost) -> StepCost:
+def _check_run_args(requests: pd.DataFrame, max_slots: int, cost: StepCost):
+    """The simulators' argument checks: (arrival, prompt, output, max_slots, cost), or ValueError."""
+    arrival, prompt, output = _check_requests(requests)
+    max_slots = check_positive_int(max_slots, "max_slots")
     if not isinstance(cost, StepCost):
         raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
-    return cost
+    return arrival, prompt, output, max_slots, cost
 
 
 def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> BatchingRun:
@@ -336,9 +339,7 @@ def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> B
         ValueError: a malformed request frame, a non-positive max_slots or a non-StepCost cost.
     Source: The inference course, week 11 ("static batching waits for the longest response in the batch"); CS336 lecture 10 (Inference).
     """
-    arrival, prompt, output = _check_requests(requests)
-    max_slots = check_positive_int(max_slots, "max_slots")
-    cost = _check_cost(cost)
+    arrival, prompt, output, max_slots, cost = _check_run_args(requests, max_slots, cost)
     n = arrival.size
     admit, first, finish = np.empty(n), np.empty(n), np.empty(n)
     log = _StepLog()
@@ -380,9 +381,7 @@ def simulate_continuous(requests: pd.DataFrame, max_slots: int, cost: StepCost) 
     Source: Yu et al., Orca (OSDI 2022), sections 4.2-4.3; the inference course, week 11 ("continuous batching
     schedules per step: a finished request leaves, and a new one takes its place").
     """
-    arrival, prompt, output = _check_requests(requests)
-    max_slots = check_positive_int(max_slots, "max_slots")
-    cost = _check_cost(cost)
+    arrival, prompt, output, max_slots, cost = _check_run_args(requests, max_slots, cost)
     n = arrival.size
     admit, first, finish = np.empty(n), np.empty(n), np.empty(n)
     log = _StepLog()
