@@ -15,6 +15,16 @@ PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
          "p2p_s": ("stage to stage (PP)", "#8c564b")}
 
+
+
+def _short(name: str) -> str:
+    """An interconnect's name cut to fit a quarter-width select: "NVLink 4 + NVSwitch (HGX H100/H200)" ->
+    "NVLink 4 + NVSwitch" (the full name is in the help and the caption)."""
+    for cut in (" (", ", ", " per ", " inter-chip"):
+        name = name.split(cut)[0]
+    return name
+
+
 sel = common.selection()
 st.title("Many GPUs")
 st.markdown(
@@ -46,14 +56,18 @@ ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx"
 batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
 ic_default = parallel.default_interconnect(sel.accelerator)
 ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
-                     format_func=lambda i: f"default: {ic_default.name if ic_default else 'none'}" if i == "default"
-                     else parallel.get_interconnect(i).name)
+                     format_func=lambda i: "the GPU's own" if i == "default" else _short(parallel.get_interconnect(i).name),
+                     help=f"The GPU's own: {ic_default.name if ic_default else 'none'}. Others: "
+                          + "; ".join(parallel.get_interconnect(i).name for i in parallel.list_interconnects()) + ".")
 reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                              help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
 interconnect = None if ic_id == "default" else ic_id
 reserve = reserve_gb * 1e9
 model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
-st.caption(f"{model.name} on {acc.name}; weights {wd}, KV cache {kvd}, input embedding: {common.EMBEDDING[emb]}; "
+link_name = parallel.get_interconnect(interconnect).name if interconnect else (
+    f"{ic_default.name}, the GPU's own" if ic_default else "none")
+st.caption(f"{model.name} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
+           f"{common.EMBEDDING[emb]}; "
            f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
 try:
@@ -66,23 +80,38 @@ except ValueError as exc:
     layout = summary = None
 
 if summary is not None:
-    cols = st.columns(5)
-    cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
-    cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
-                   help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
-    cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
-    cols[3].metric("Tokens/s per GPU", f"{summary.tokens_per_s_per_gpu:,.0f}")
-    cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
-                   common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
-    common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
     mem = summary.memory
-    if not mem.fits and summary.max_batch == 0:
-        st.error(f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
-                 f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence: raise TP or PP, pick a smaller "
-                 "dtype or a larger GPU.")
-    elif not mem.fits:
-        st.error(f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
-                 f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+    cols = st.columns(5)
+    if mem.fits:
+        cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
+        cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
+                       help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
+        cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
+        cols[3].metric("Tokens/s per GPU", f"{summary.tokens_per_s_per_gpu:,.0f}")
+        cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
+                       common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+        common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
+    else:  # no headline numbers for a layout that cannot run
+        cols[0].metric("GPUs", "does not fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica")
+        for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
+            col.metric(label, "—", help="This layout does not hold the batch: see below.")
+        if summary.max_batch == 0:
+            why = (f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
+                   f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
+        else:
+            why = (f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
+                   f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+        search = (TPS, PPS, parallel.plan_eps(model, EPS))
+        try:
+            fit = parallel.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
+        except ValueError:
+            fit = None
+        where = f"{parallel.grid_label(*search)}, the sliders' range"
+        st.error(why + " " + (
+            f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
+            f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (searched: {where})."
+            if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
+            "or a larger GPU, or lower the batch or the context."))
     left, right = st.columns(2)
     with left:
         st.markdown("**Memory of one GPU**")
@@ -129,17 +158,18 @@ try:
     best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
     fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
                     line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
-    if summary is not None:
+    if summary is not None and summary.memory.fits:
         fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
                         name="this configuration", marker=dict(size=14, symbol="star", color="gold",
                                                                line=dict(color="black", width=1)))
     fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
                       xaxis_type="log", yaxis_type="log")
     common.show_chart(fig, key="mg_front")
-    st.caption("One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen. "
+    st.caption(f"One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen, at the "
+               f"Context above ({ctx:,} tokens). "
                "Replicas move neither axis: they add GPUs and tokens alike.")
 except ValueError as exc:
-    common.show_error(exc)
+    common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above).")
 
 st.subheader("Capacity plan")
 c = st.columns(7)
@@ -172,8 +202,9 @@ try:
                          "max_batch": st.column_config.NumberColumn("max batch"),
                          "fails": st.column_config.TextColumn("misses")})
         common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
-    st.caption("Searched: TP 1, 2, 4, 8 x PP 1, 2 (x EP 1-8 for a mixture of experts) x batch 1-512, the replicas "
-               "each needs for the peak. TPOT at the mean context (input + output / 2), memory reserved at input + "
+    st.caption(f"Searched: {parallel.grid_label(parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))} x "
+               f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
+               "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds. The second line "
                "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                "cache between them is left out.")

@@ -661,8 +661,8 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
                     "batch": bs, "tpot_s": a["total_s"], "tokens_per_s_per_user": 1.0 / a["total_s"],
                     "tokens_per_s_per_gpu": a["tokens_per_s_per_gpu"], "comm_s": a["comm_s"]}))
     if not frames:
-        raise ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of TP {_listed(tps)}, "
-                         f"PP {_listed(pps)}, EP {_listed(eps)} at a {s:,}-token context")
+        raise ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of "
+                         f"{grid_label(tps, pps, eps)} with one sequence of {s:,} tokens")
     df = pd.concat(frames, ignore_index=True)
     df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
     return df
@@ -780,7 +780,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     """
     mb = check_positive_int(max_batch, "max_batch")
     if eps is None:
-        eps = tuple(e for e in (1, 2, 4, 8) if e == 1 or (model.is_moe and model.n_experts % e == 0))
+        eps = plan_eps(model)
     ctx_mean = traffic.input_tokens + max(1, traffic.output_tokens // 2)
     ctx_full = traffic.input_tokens + traffic.output_tokens
     cached = int(round(traffic.prefix_hit_rate * traffic.input_tokens))
@@ -869,8 +869,11 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     i, replicas = _cheapest(g, peak, fits & tpot_ok & ttft_ok)
     if i is None:
         if not fits.any():
-            raise ValueError(f"{model.name} does not fit on up to {g['gpus_per_replica'].max()} x {accelerator.name} "
-                             f"at a {traffic.input_tokens + traffic.output_tokens:,}-token context")
+            raise ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of "
+                             f"{grid_label(sorted(set(g['tp'])), sorted(set(g['pp'])), sorted(set(g['ep'])))} "
+                             f"(up to {g['gpus_per_replica'].max()} GPUs) with one sequence of "
+                             f"{traffic.input_tokens + traffic.output_tokens:,} tokens (the traffic's input + "
+                             "output, what each sequence reserves)")
         best_tpot = g.loc[fits, "tpot_s"].min()
         best_ttft = g.loc[fits, "ttft_s"].min()
         if best_tpot > tpot_t:
@@ -1042,6 +1045,52 @@ def smallest_tp(model: ModelConfig, accelerator: Accelerator, context_len: int, 
             return tp
     return None
 
+
+
+def plan_eps(model: ModelConfig, eps=(1, 2, 4, 8)) -> tuple[int, ...]:
+    """Expert-parallel degrees a search tries for ``model``: those of ``eps`` that divide its routed
+    experts for a mixture of experts, (1,) for a dense model (EP needs experts to spread)."""
+    return tuple(e for e in eps if e == 1 or (model.is_moe and model.n_experts % e == 0))
+
+
+def grid_label(tps, pps, eps) -> str:
+    """The layouts a search tries, in words: "TP 1, 2, 4, 8 x PP 1, 2 x EP 1, 2, 4, 8" (the EP part left
+    out when it is only 1). One wording for every message and caption that names a grid."""
+    out = f"TP {_listed(tps)} x PP {_listed(pps)}"
+    return out + (f" x EP {_listed(eps)}" if tuple(eps) != (1,) else "")
+
+
+def smallest_layout(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
+                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None,
+                    reserve_bytes: float = 0.0):
+    """The layout of ``tps x pps x eps`` with the fewest GPUs per replica whose GPUs hold the model and
+    ``batch`` sequences of ``context_len`` tokens (``max_batch_per_replica`` >= batch), or None.
+    Ties: fewer pipeline stages (PP saves memory, not time per token), then the smaller TP. Layouts the model cannot take are
+    skipped; TP or PP above 1 needs an interconnect. ``eps`` defaults to ``plan_eps(model)``.
+    Llama-3.1-70B bf16 on H100 SXM (80 GB), one 8k sequence: 141 GB of weights need 2 GPUs, TP2.
+
+    Raises:
+        ValueError: invalid sizes or dtypes.
+    """
+    s = check_positive_int(context_len, "context_len")
+    b = check_positive_int(batch, "batch")
+    eps = plan_eps(model) if eps is None else tuple(eps)
+    best = None
+    for tp in tps:
+        for pp in pps:
+            for ep in eps:
+                try:
+                    lay = make_layout(model, tp, pp, ep)
+                except ValueError:
+                    continue
+                if lay.gpus_per_replica > 1 and accelerator.interconnect is None:
+                    continue
+                if best is not None and (lay.gpus_per_replica, lay.pp, lay.tp) >= (best.gpus_per_replica, best.pp,
+                                                                                     best.tp):
+                    continue
+                if max_batch_per_replica(model, accelerator, s, lay, weight_dtype, kv_dtype, reserve_bytes) >= b:
+                    best = lay
+    return best
 
 
 def which_gpus(model: ModelConfig, context_len: int, weight_dtype: str = "bf16", kv_dtype: str = "bf16",

@@ -112,3 +112,32 @@ def test_absurd_pin_values_are_messages():
 def test_tp16_says_it_leaves_the_nvlink_domain():
     at = open_page(model="llama-3.1-70b", mg_tp="16")
     assert any("span more than one NVLink 4" in c.value and "InfiniBand NDR" in c.value for c in at.caption)
+
+
+def test_a_layout_that_does_not_fit_shows_no_headline_numbers_and_the_smallest_that_does():
+    at = open_page(model="llama-3.1-405b", gpu="l4")
+    # 405e9 parameters x 2 bytes (bf16) = 811 GB of weights against 24 GB per L4: 811 / 24 = 33.8, so at least
+    # 34 GPUs; 32 x 24 = 768 GB is short, and the sliders' degrees are powers of two: 64 GPUs per replica.
+    assert metric(at, "GPUs") == "does not fit"
+    assert {metric(at, k) for k in ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")} == {"—"}
+    assert "The weights alone need" in at.error[0].value and "64 GPUs per replica" in at.error[0].value
+
+
+def test_moe_grid_is_named_the_same_in_the_plan_and_its_error():
+    at = open_page(model="kimi-k2", wq="bf16")
+    # Kimi-K2: 1.03e12 parameters x 2 bytes = 2.05 TB; 16 H100s hold 16 x 80 = 1.28 TB, so nothing of the plan's
+    # grid (at most TP 8 x PP 2 = 16 GPUs) fits. Its 384 routed experts divide by 2, 4 and 8: EP is searched.
+    plan_error = [e.value for e in at.error if "traffic" in e.value]
+    assert plan_error and "EP 1, 2, 4, 8" in plan_error[0]
+    # The traffic's 2,048 input + 256 output tokens = 2,304 tokens per sequence.
+    assert "2,304 tokens" in plan_error[0]
+    # 2.05 TB / 80 GB = 25.6 -> 32 GPUs at least (powers of two).
+    assert "32 GPUs per replica" in at.error[0].value
+
+
+def test_interconnect_labels_are_short():
+    at = open_page()
+    box = at.selectbox(key="mg_ic")
+    # The longest short name, "NVLink 4 + NVSwitch", is 19 characters; the full name is in the help.
+    assert max(len(o) for o in box.options) <= 20
+    assert "NVLink 4 + NVSwitch (HGX H100/H200)" in box.help

@@ -347,3 +347,14 @@ def test_smallest_tp():
     assert P.smallest_tp(L70, H100, 8192, batch=64) == 4
     assert P.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
     assert P.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
+
+
+def test_smallest_layout_and_grid_label():
+    l70, h100 = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
+    # 70.6e9 x 2 bytes = 141 GB of weights: more than one 80 GB H100, less than two (160 GB): TP2.
+    assert P.smallest_layout(l70, h100, 8192).label == "TP2"
+    # Dense: no EP in the grid or its words.
+    assert P.plan_eps(l70) == (1,)
+    assert P.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
+    # 405e9 x 2 bytes = 811 GB > 16 x 24 GB (384 GB) of L4s: nothing in TP 1-8 x PP 1-2.
+    assert P.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None
