@@ -57,6 +57,10 @@ def _levels_text(text: str, cast, what: str) -> tuple[tuple, str | None]:
     return tuple(vals), (f"{what}: {', '.join(bad)} not a number" if bad else None)
 
 
+#: What an empty Model box says: a hint until Measure is pressed, then an error.
+NO_MODEL = "Enter the model name the server serves (as in its /v1/models list)."
+
+
 def _settings() -> tuple[EndpointSpec | None, str | None]:
     """The sweep widgets; returns (spec, error message)."""
     c = st.columns([3, 2, 2])
@@ -93,6 +97,8 @@ def _settings() -> tuple[EndpointSpec | None, str | None]:
     levels, bad = _levels_text(levels_txt, cast, "Levels")
     if bad:
         return None, bad
+    if not model.strip():
+        return None, NO_MODEL
     try:
         spec = EndpointSpec(base_url=url, model=model, api=api, prompt_tokens=int(prompt), output_tokens=int(out),
                             mode=mode, concurrency=levels if mode == "concurrency" else (),
@@ -113,9 +119,12 @@ def _run_section() -> dict | None:
     st.caption(f"This server contacts loopback addresses{' and ' + ', '.join(allowed) if allowed else ' only'} "
                f"(its operator's `{ALLOW_ENV}` setting); redirects are not followed.")
     c = st.columns([2, 1, 4])
-    run = c[0].button("Measure the endpoint", type="primary", key="ep_run", disabled=spec is None)
+    run = c[0].button("Measure the endpoint", type="primary", key="ep_run",
+                      disabled=spec is None and problem != NO_MODEL)
     cancel = c[1].button("Cancel", key="ep_cancel")
-    if problem:
+    if problem == NO_MODEL and not run:  # nothing typed yet: a hint, not an error
+        st.info(problem)
+    elif problem:
         st.error(common.md_escape(problem))
     job: EndpointJob | None = st.session_state.get("_ep_job")
     if cancel and job is not None:

@@ -88,3 +88,12 @@ def test_a_run_where_every_request_fails_lists_the_errors_and_no_prediction():
     msg = at.error[0].value.replace("\\", "")  # the server's words are shown escaped (plain text)
     assert "level 1: 2 x the server failed (HTTP 500): engine died" in msg
     assert not at.dataframe and not pagetest.figures(at)
+
+
+def test_an_empty_model_is_a_hint_until_measure_is_pressed():
+    at = open_section()
+    hint = "Enter the model name the server serves"
+    assert not at.error and any(hint in i.value for i in at.info)
+    at.button(key="ep_run").click().run()  # pressed with the Model box still empty: now it is an error
+    assert at.error and hint in at.error[0].value
+    assert "_ep_job" not in at.session_state  # nothing was started
