@@ -157,18 +157,20 @@ if cancel:
 pending = st.session_state.get("_lv_pending")
 other = worker.running_for_other(owner)
 def _started_by(job) -> str:
-    return ("another session" if job.pid is None else
-            f"a session of another server process on this machine, pid {job.pid}")
+    return "another session" if job.pid is None else "a session of another server process on this machine"
 
 
+# One slot for what the visitor waits on: another run, theirs queued, or the prompt to press Run (so that a
+# prompt of the previous rerun does not stay on screen below "queued" while this rerun waits).
+notice = st.empty()
 if other is not None and pending is None:
-    st.info(f"A measurement is running (started by {_started_by(other)}): {other.what or 'a live run'}; now "
-            f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per machine: "
-            "press **Run measurement** to queue yours, it starts when this one finishes.")
+    notice.info(f"A measurement is running (started by {_started_by(other)}): {other.what or 'a live run'}; now "
+                f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per machine: "
+                "press **Run measurement** to queue yours, it starts when this one finishes.")
 
 # Submit a pending run as soon as the worker is free (another browser may be measuring).
 if pending is not None:
-    wait = st.empty()
+    wait = notice
     while True:
         try:
             job_id = worker.submit(pending, owner=owner)
@@ -218,10 +220,12 @@ if fresh is not None and fresh.state == "done":
 job = st.session_state.get("_lv_last")
 
 if job is None:
-    st.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) take "
-            "about 30 s on a quiet 2-core CPU, worker start, model build and calibration included (30-65 s measured "
-            "at load 0.5-1.3; a second run reuses the warm model); when other work shares the cores, expect 2-4 "
-            "minutes and noisier points.")
+    if other is not None and pending is None:
+        st.stop()  # the notice above already says how to queue a run
+    notice.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) take "
+                "about 30 s on a quiet 2-core CPU, worker start, model build and calibration included (30-65 s "
+                "measured at load 0.5-1.3; a second run reuses the warm model); when other work shares the cores, "
+                "expect 2-4 minutes and noisier points.")
     st.stop()
 if job.state == "error":
     st.error(f"The run failed: {common.md_escape(job.error)}")

@@ -80,6 +80,22 @@ def test_another_sessions_run_is_announced_on_open_without_starting_one(monkeypa
     assert not submitted and "_lv_job" not in at.session_state
 
 
+
+def test_another_processes_run_names_no_pid_and_no_stale_prompt(monkeypatch):
+    from live.worker import JobState, LiveWorker
+
+    other = JobState(job_id=3, owner="", state="running", fraction=0.5, message="decode B = 4", what="run A",
+                     pid=4644)
+    monkeypatch.setattr(LiveWorker, "current", lambda self: None)
+    monkeypatch.setattr(LiveWorker, "running_for_other", lambda self, owner: other)
+    monkeypatch.setattr(LiveWorker, "submit", lambda self, *a, **k: pytest.fail("nothing may start"))
+    at = open_page()
+    text = " ".join(i.value for i in at.info)
+    assert "another server process on this machine" in text
+    assert "4644" not in text and "pid" not in text
+    # One notice: how to queue behind that run, not also the idle "Press Run measurement. The defaults ..." prompt.
+    assert len(at.info) == 1 and "The defaults" not in text
+
 def test_tiny_model_run_shows_measured_table_and_charts():
     at = open_page(**SMALL)
     at.button(key="lv_run").click().run()
