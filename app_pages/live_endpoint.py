@@ -57,7 +57,7 @@ def _levels_text(text: str, cast, what: str) -> tuple[tuple, str | None]:
     return tuple(vals), (f"{what}: {', '.join(bad)} not a number" if bad else None)
 
 
-#: What an empty Model box says: a hint until Measure is pressed, then an error.
+#: What an empty Model box says once Measure is pressed (before, the page's hint asks for the model name).
 NO_MODEL = "Enter the model name the server serves (as in its /v1/models list)."
 
 
@@ -122,9 +122,7 @@ def _run_section() -> dict | None:
     run = c[0].button("Measure the endpoint", type="primary", key="ep_run",
                       disabled=spec is None and problem != NO_MODEL)
     cancel = c[1].button("Cancel", key="ep_cancel")
-    if problem == NO_MODEL and not run:  # nothing typed yet: a hint, not an error
-        st.info(problem)
-    elif problem:
+    if problem and (problem != NO_MODEL or run):  # an empty Model box: the hint below, until Measure is pressed
         st.error(common.md_escape(problem))
     job: EndpointJob | None = st.session_state.get("_ep_job")
     if cancel and job is not None:

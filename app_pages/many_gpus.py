@@ -130,20 +130,23 @@ if summary is not None:
                    f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
     with right:
         st.markdown("**One decode step, split**")
-        fig = common.Figure()
-        for k, (name, color) in PARTS.items():
-            fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
-                        hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
-        fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
-        common.show_chart(fig, key="mg_step")
-        link = parallel.get_interconnect(interconnect) if interconnect else ic_default
-        if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
-            st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
-                       f"({link.domain_size} GPUs): collectives that leave it run over "
-                       f"{parallel.get_interconnect(link.scale_out).name}.")
-        if split["bubble_s"] > 0:
-            st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
-                       f"(fewer micro-batches in flight than stages).")
+        if not mem.fits:
+            st.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
+        else:
+            fig = common.Figure()
+            for k, (name, color) in PARTS.items():
+                fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
+                            hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
+            fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
+            common.show_chart(fig, key="mg_step")
+            link = parallel.get_interconnect(interconnect) if interconnect else ic_default
+            if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
+                st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
+                           f"({link.domain_size} GPUs): collectives that leave it run over "
+                           f"{parallel.get_interconnect(link.scale_out).name}.")
+            if split["bubble_s"] > 0:
+                st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
+                           f"(fewer micro-batches in flight than stages).")
 
 st.subheader("Tokens/s per GPU against tokens/s per user")
 try:
