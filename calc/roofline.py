@@ -387,8 +387,8 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
 
     Returns:
         DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, total_s (= TPOT),
-        tokens_per_s, memory_bytes (weights + KV + reserve), fits (bool), usd_per_million (NaN
-        without a price), bound ("memory"/"compute", as ``StepTime.bound``).
+        tokens_per_s, memory_bytes (weights + held cache ``kv_cache_bytes`` + reserve), fits (B within
+        ``calc.max_batch``), usd_per_million (NaN without a price), bound ("memory"/"compute", as ``StepTime.bound``).
 
     Raises:
         ValueError: invalid context, dtypes, reserve or batch values.
@@ -408,18 +408,22 @@ def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int,
                                  else gpus * price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6)
         df["bound"] = bound_label(a["compute_s"], a["weights_s"] + a["kv_s"])
         return df
+    ceiling = _max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve)
     if batches is None:
-        batches = batch_grid(_max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve))
+        batches = batch_grid(ceiling)
     b = np.asarray(batches)
     if b.ndim != 1 or b.size == 0 or np.any(b < 1) or np.any(b != np.floor(b)):
         raise ValueError("batches must be a non-empty 1-D array of positive integers")
     check_embedding(embedding)
     a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, embedding=embedding)
-    mem = weight_bytes(model, weight_dtype) + a["kv_bytes"] + reserve
+    # Memory holds the cache (kv_cache_bytes: each constant state once), not what a step moves
+    # (a["kv_bytes"] reads and writes each state, and DSA reads only its top-k); a batch fits when it
+    # is within calc.max_batch, the one definition of the memory ceiling.
+    mem = weight_bytes(model, weight_dtype) + kv_cache_bytes_array(model, s, b, kv_dtype) + reserve
     df = pd.DataFrame({
         "batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
         "total_s": a["total_s"], "tokens_per_s": a["tokens_per_s"], "memory_bytes": mem,
-        "fits": mem <= accelerator.memory_bytes,
+        "fits": b <= ceiling,
     })
     if price_per_hour_usd is not None:
         df["usd_per_million"] = price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6

@@ -136,11 +136,10 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
                                            interconnect, embedding=embedding)
     else:
         a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
-        mem = weight_bytes(model, weight_dtype) + a["kv_bytes"]
     df = pd.DataFrame({
         "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
         "compute_excess_s": np.maximum(0.0, a["compute_s"] - a["weights_s"]), "total_s": a["total_s"],
-        "tokens_per_s": a["tokens_per_s"], "fits": mem <= accelerator.memory_bytes, "max_batch": ceiling,
+        "tokens_per_s": a["tokens_per_s"], "fits": (grid <= ceiling) if not layout else (mem <= accelerator.memory_bytes), "max_batch": ceiling,
     })
     if layout:
         df.insert(5, "comm_s", a["comm_s"])

@@ -205,3 +205,50 @@ def test_attended_keys_closed_form_equals_the_sum(t, window, past):
     cap = float("inf") if window is None else window
     expected = sum(min(past + i + 1, cap) for i in range(t))
     assert calc.roofline.attended_keys(t, window, past) == pytest.approx(expected, rel=1e-12)
+
+
+# ---- one memory ceiling: the sweeps mark as fitting exactly the batches calc.max_batch allows --------
+# Hybrid presets (constant per-sequence state) drawn as often as all others together: a sweep that
+# counted the state twice (a decode step reads and writes it, but memory holds it once) stopped short.
+HYBRIDS = [p for p in PRESETS if calc.kv.kv_state_bytes(calc.get_model(p)) > 0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(HYBRIDS) | st.sampled_from(PRESETS), st.sampled_from(GPUS), st.integers(1, 2**17),
+       st.sampled_from(["bf16", "fp8"]))
+def test_the_sweeps_fit_exactly_up_to_max_batch(model_id, gpu_id, s, kv_dtype):
+    m, a = calc.get_model(model_id), calc.get_accelerator(gpu_id)
+    ceiling = calc.max_batch(m, a, s, kv_dtype=kv_dtype)
+    top = max(ceiling, 1)
+    batches = np.unique([1, max(1, ceiling - 1), top, top + 1])
+    # pareto_front's default grid runs 1 .. ceiling: every point fits and the last is the ceiling
+    front = calc.pareto_front(m, a, s, 3.0, kv_dtype=kv_dtype)
+    if ceiling:
+        assert front["fits"].all() and front["batch"].max() == ceiling
+    else:
+        assert not front["fits"].any()
+    # the sweep under it, at the boundary: ceiling fits, ceiling + 1 does not
+    sweep = calc.decode_sweep(m, a, s, batches, kv_dtype=kv_dtype)
+    assert sweep.loc[sweep["fits"], "batch"].tolist() == [b for b in batches if b <= ceiling]
+    split = calc.decode_split(m, a, s, kv_dtype=kv_dtype, n_points=8)
+    assert (split["fits"] == (split["batch"] <= ceiling)).all()
+    # and memory_bytes is memory_budget's total (the cache held, each state once)
+    for row in sweep.itertuples():
+        assert row.memory_bytes == pytest.approx(calc.memory_budget(m, a, s, int(row.batch),
+                                                                    kv_dtype=kv_dtype).total_bytes, rel=1e-12)
+
+
+def test_qwen3_next_on_mi300x_fits_117_sequences_of_8k_in_every_sweep():
+    # Qwen3-Next-80B-A3B at 8,192 tokens, bf16, on a 192 GB MI300X, by hand:
+    #   attention cache: 12 full layers x 2 (K,V) x 2 KV heads x 256 x 2 B = 24,576 B/token
+    #                    x 8,192 = 201,326,592 B
+    #   state, 36 Gated DeltaNet layers: conv (4-1) x (2*16*128 + 32*128) x 2 B = 49,152 B
+    #                    + recurrent 32 x 128 x 128 x 4 B (fp32) = 2,097,152 B -> 36 x 2,146,304 = 77,266,944 B
+    #   per sequence 278,593,536 B; weights 79,674,391,296 x 2 B = 159,348,782,592 B
+    #   (192e9 - 159,348,782,592) / 278,593,536 = 117.2 -> 117
+    #   (counting the state twice, 355,860,480 B: 91.75 -> 91, the bug)
+    m, a = calc.get_model("qwen3-next-80b-a3b"), calc.get_accelerator("mi300x")
+    assert calc.max_batch(m, a, 8192) == 117
+    front = calc.pareto_front(m, a, 8192, 3.0)
+    assert front.loc[front["fits"], "batch"].max() == 117
+    assert front["memory_bytes"].iloc[0] == pytest.approx(159_348_782_592 + 278_593_536, rel=1e-12)
