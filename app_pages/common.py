@@ -6,6 +6,7 @@ page and a copied link reproduces them. Pages read them with ``selection()``.
 """
 from __future__ import annotations
 
+import math
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -225,6 +226,12 @@ def render_sidebar() -> Selection:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
                            "model\" to see it; until then the default model is shown.")
+    unknown = [f"{key}={str(st.query_params[key])[:40]!r}" for key, valid in (("model", options), ("gpu", gpus))
+               if key in st.query_params and st.query_params[key] not in valid
+               and not (key == "model" and str(st.query_params[key]).startswith(CUSTOM_PREFIX))]
+    if unknown:  # the selectbox would silently fall back to its default
+        st.sidebar.caption(md_escape("Unknown preset in the link, default shown instead: " + ", ".join(unknown)
+                                     + ". The lists below hold the names a link may use."))
     # Defaults go in through index= only on a first run (or after a bad value), so that a URL
     # parameter can still seed the widget and Streamlit sees no clash with session state.
     for key, valid in (("model", options), ("gpu", gpus)):
@@ -456,13 +463,35 @@ def fmt_bytes(n_bytes: float, unit: str = "GB") -> str:
     return f"{n:,.0f} B"
 
 
+def fmt_number(x: float, unit: str = "") -> str:
+    """A figure with at least two significant digits: "12,345", "37", "3.7", "0.37", "0.0037" (whole
+    numbers from 10 up, two significant digits below), then `` unit`` when given ("0.37 tok/s");
+    "n/a" for NaN or an infinity. Small values never print as "0"."""
+    x = float(x)
+    if not np.isfinite(x):
+        return "n/a"
+    if x == 0 or abs(x) >= 9.95:
+        text = f"{x:,.0f}"
+    else:
+        text = f"{x:.{_decimals_for_two_digits(x)}f}"
+    return f"{text} {unit}" if unit else text
+
+
+def _decimals_for_two_digits(x: float) -> int:
+    """Decimals that leave two significant digits of x (0 < |x| < 10): 3.7 -> 1, 0.37 -> 2, 0.0037 -> 4."""
+    d = 1 - math.floor(math.log10(abs(x)))
+    if abs(round(x, d)) >= 10 ** (2 - d):  # 0.0996 rounds up to 0.10: one decimal fewer keeps two digits
+        d -= 1
+    return max(d, 0)
+
+
 def fmt_seconds(s: float) -> str:
-    """Seconds as "512 µs", "5.12 ms", "1.30 s" or "2.0 min"; "n/a" for NaN or an infinity."""
+    """Seconds as "512 µs", "3.7 µs", "5.12 ms", "1.30 s" or "2.0 min"; "n/a" for NaN or an infinity."""
     s = float(s)
     if not np.isfinite(s):
         return "n/a"
     if abs(s) < 1e-3:
-        return f"{s * 1e6:,.0f} µs"
+        return fmt_number(s * 1e6, "µs")
     if abs(s) < 1:
         return f"{s * 1e3:,.2f} ms"
     if abs(s) < 120:
@@ -471,12 +500,15 @@ def fmt_seconds(s: float) -> str:
 
 
 def fmt_usd(x: float) -> str:
-    """Dollars: "$0.39", "$1,234"; "n/a" for NaN or an infinity."""
+    """Dollars: "$1,234", "$3.50", "$0.39", "$0.012" (cents, and two significant digits below $1);
+    "n/a" for NaN or an infinity."""
     if not np.isfinite(x):
         return "n/a"
     if abs(x) >= 1000:
         return f"${x:,.0f}"
-    return f"${x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"${x:.2g}"
+    if abs(x) >= 1 or x == 0:
+        return f"${x:,.2f}"
+    return f"${x:.{max(2, _decimals_for_two_digits(x))}f}"
 
 
 # -- output helpers -------------------------------------------------------------------------------
@@ -727,7 +759,7 @@ def napkin_note(sel: Selection, step, batch: int, context_len: int) -> str | Non
     if napkin.total_s == step.total_s:
         return None
     table = calc.memory.input_embedding_params(sel.model) * calc.dtype_bytes(sel.weight_dtype)
-    return (f"Course napkin: {fmt_seconds(napkin.total_s)} ({napkin.tokens_per_s:,.0f} tok/s). It reads every "
+    return (f"Course napkin: {fmt_seconds(napkin.total_s)} ({fmt_number(napkin.tokens_per_s, 'tok/s')}). It reads every "
             f"parameter each step, the {fmt_bytes(table)} input embedding table included; a step only looks up "
             f"{batch:,} of its rows, which is what {fmt_seconds(step.total_s)} counts. Switch in the sidebar.")
 

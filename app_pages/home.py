@@ -38,8 +38,8 @@ m = st.columns(4)
 est = calc.efficiency.estimate_step(step)
 m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
             delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-m[1].metric("Throughput, bound", f"{step.tokens_per_s:,.0f} tok/s", help=common.estimate_help(),
-            delta=f"estimate {est.tokens_per_s:,.0f} tok/s", delta_color="off", delta_arrow="off")
+m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
+            delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
 m[2].metric("USD per 1M output tokens",
             common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
             delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
@@ -62,7 +62,7 @@ if not budget.fits:
                                       embedding=sel.embedding, tp=tp)
         st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
                 f"{common.fmt_seconds(split.total_s)}, {common.fmt_seconds(split.comm_s)} of it all-reduces; "
-                f"{split.tokens_per_s:,.0f} tok/s for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
+                f"{common.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
                 "the Many GPUs page.")
 
 

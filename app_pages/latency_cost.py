@@ -106,7 +106,7 @@ common.show_chart(fig, key="lc_front")
 if len(chat):
     r = chat.iloc[0]
     st.markdown(f"**Chat** (TPOT <= {chat_ms:g} ms): B = {int(r['batch']):,}, {common.fmt_seconds(r['tpot_s'])} per "
-                f"token, {r['tokens_per_s_per_user']:,.0f} tok/s per person, {common.fmt_usd(r['usd_per_million'])} "
+                f"token, {common.fmt_number(r['tokens_per_s_per_user'], 'tok/s')} per person, {common.fmt_usd(r['usd_per_million'])} "
                 f"per 1M. The inference course, week 11 picks B = 48 for chat on Llama-3-8B at 8k: a 20.2 ms step, 50 tok/s per person, "
                 "faster than anyone reads, $0.35 at $3/h.")
 st.latex(r"\text{TPOT}(B) = t_\text{step}(B), \qquad \frac{\$}{10^6\ \text{tokens}} = "

@@ -149,3 +149,26 @@ def test_a_loaded_config_travels_in_the_link():
         broken.query_params.update(model="custom:my-1b", cfg=bad)
         broken.run()
         assert not broken.exception and any("could not be read" in w.value for w in broken.warning)
+
+
+def test_throughput_below_one_token_per_second_keeps_two_digits():
+    # Llama-3.1-405B in bf16 on an L4: every decode step reads the ~810 GB of weights at 300 GB/s,
+    # about 2.7 s per token, about 0.37 tok/s; it used to print as "0 tok/s" (a whole-number format)
+    at = open_page(model="llama-3.1-405b", gpu="l4")
+    step = calc.decode_step_time(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 1, 8192)
+    assert 0.3 < step.tokens_per_s < 0.4
+    shown = metric(at, "Throughput")
+    assert shown == f"{step.tokens_per_s:.2f} tok/s" and shown != "0 tok/s"
+    assert "0 tok/s" not in " ".join(m.value + " " + str(m.delta) for m in at.metric)
+
+
+def test_an_unknown_preset_or_gpu_in_a_link_is_said_in_one_notice():
+    at = open_page(model="nonexistent", gpu="zzz")
+    notices = [c.value for c in at.sidebar.caption if "Unknown preset" in c.value]
+    assert len(notices) == 1, [c.value for c in at.sidebar.caption]
+    assert "nonexistent" in notices[0] and "zzz" in notices[0]
+    # the defaults are what is shown: Llama-3-8B on an H100, 1 / 4.8011 ms = 208 tok/s
+    assert metric(at, "Throughput") == "208 tok/s"
+    # a valid link says nothing
+    at = open_page(model="qwen3-8b", gpu="h200")
+    assert not [c.value for c in at.sidebar.caption if "Unknown preset" in c.value]

@@ -1,0 +1,37 @@
+"""The shared number formatters of the pages: small values keep two significant digits, never "0"."""
+import math
+
+import pytest
+
+from app_pages.common import fmt_number, fmt_seconds, fmt_usd
+
+
+@pytest.mark.parametrize("value,text", [
+    (0.37, "0.37 tok/s"),        # Llama-3.1-405B on an L4: 300e9 / 810e9 B per step
+    (0.0037, "0.0037 tok/s"),
+    (3.7, "3.7 tok/s"),
+    (0.0996, "0.10 tok/s"),      # rounds up to 0.10: still two digits, not "0.100"
+    (0.999, "1.0 tok/s"),
+    (9.96, "10 tok/s"),
+    (196.4, "196 tok/s"),        # the course's 196 tok/s (Llama-3-8B, H100, B = 1)
+    (12345.6, "12,346 tok/s"),
+    (0, "0 tok/s"),
+    (math.nan, "n/a"),
+])
+def test_fmt_number(value, text):
+    assert fmt_number(value, "tok/s") == text
+
+
+@pytest.mark.parametrize("value,text", [
+    (5.67, "$5.67"), (0.39, "$0.39"), (0.1, "$0.10"), (0.012, "$0.012"), (0.0049, "$0.0049"),
+    (1234.5, "$1,234"), (0, "$0.00"),
+])
+def test_fmt_usd_keeps_two_digits_below_a_dollar(value, text):
+    assert fmt_usd(value) == text
+
+
+@pytest.mark.parametrize("value,text", [
+    (4e-7, "0.40 µs"), (3.7e-6, "3.7 µs"), (5.12e-4, "512 µs"), (5.11e-3, "5.11 ms"), (2.7, "2.70 s"),
+])
+def test_fmt_seconds_keeps_two_digits_below_a_microsecond(value, text):
+    assert fmt_seconds(value) == text
