@@ -19,8 +19,8 @@ PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
 
 def _short(name: str) -> str:
     """An interconnect's name cut to fit a quarter-width select: "NVLink 4 + NVSwitch (HGX H100/H200)" ->
-    "NVLink 4 + NVSwitch" (the full name is in the help and the caption)."""
-    for cut in (" (", ", ", " per ", " inter-chip"):
+    "NVLink 4" (the full name is in the help and the caption)."""
+    for cut in (" (", ", ", " per ", " inter-chip", " + "):
         name = name.split(cut)[0]
     return name
 
@@ -56,8 +56,8 @@ ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx"
 batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
 ic_default = parallel.default_interconnect(sel.accelerator)
 ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
-                     format_func=lambda i: "the GPU's own" if i == "default" else _short(parallel.get_interconnect(i).name),
-                     help=f"The GPU's own: {ic_default.name if ic_default else 'none'}. Others: "
+                     format_func=lambda i: "default" if i == "default" else _short(parallel.get_interconnect(i).name),
+                     help=f"Default: the GPU's own, {ic_default.name if ic_default else 'none'}. Others: "
                           + "; ".join(parallel.get_interconnect(i).name for i in parallel.list_interconnects()) + ".")
 reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                              help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")

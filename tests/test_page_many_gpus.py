@@ -138,6 +138,11 @@ def test_moe_grid_is_named_the_same_in_the_plan_and_its_error():
 def test_interconnect_labels_are_short():
     at = open_page()
     box = at.selectbox(key="mg_ic")
-    # The longest short name, "NVLink 4 + NVSwitch", is 19 characters; the full name is in the help.
-    assert max(len(o) for o in box.options) <= 20
+    # The longest short name, "AMD Infinity Fabric", is 19 characters (was "default: AMD Infinity Fabric (8-GPU
+    # platform)", 46); the full names are in the help.
+    assert max(len(o) for o in box.options) <= 19
     assert "NVLink 4 + NVSwitch (HGX H100/H200)" in box.help
+    # A link carries the short label; the caption names the link in full.
+    at = open_page(mg_ic="PCIe Gen5 x16")
+    assert at.selectbox(key="mg_ic").value == "pcie5"
+    assert "interconnect PCIe Gen5 x16 (no NVLink bridge);" in at.caption[0].value
