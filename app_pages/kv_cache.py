@@ -145,6 +145,8 @@ try:
                                        else (model.sliding_window or 4096))
     sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
     state = calc.kv.kv_state_bytes(model)
+    # the prose's worked example is the selected model's (the course quotes Llama-3-8B: 128 KiB/token, 1.07 GB at 8K)
+    seq_8k, seq_128k = (calc.kv_cache_bytes(model, n, 1, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
     per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
 except ValueError as exc:
     common.show_error(exc)
@@ -175,10 +177,12 @@ if len(per_layer) > 1 or state or per_layer["kind"].iloc[0] != "full":  # anythi
     layer_breakdown_section(model, per_layer, ctx)
 st.markdown(
     "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-    "in memory: for Llama-3-8B 131,072 B (128 KiB) per token, 1.07 GB per 8K sequence, 17.2 GB at 128K, "
-    "more than its 16.06 GB of weights. The bill is linear in context and in concurrency, which is why GQA (divide by N/K), MLA (a "
-    "576-wide latent instead of K and V), windows (cap S at W) and 8-bit caches (halve it) exist. "
-    "MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
+    f"in memory: for {common.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
+    f"({common.fmt_bytes(per_token, 'GiB')}) per token, {common.fmt_bytes(seq_8k)} per 8K sequence, "
+    f"{common.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
+    f"{common.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
+    "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
+    "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
 cap_gb = sel.accelerator.memory_bytes / 1e9
 fig = common.Figure()

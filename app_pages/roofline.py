@@ -22,9 +22,12 @@ EXPERIMENTS = {
 
 sel = common.selection()
 st.title("Decode and the roofline")
+# the selected chip's own critical batch (calc.critical_batch: P/W in bf16), not a fixed example's
+b_star_bf16 = calc.critical_batch(sel.accelerator, "bf16")
 st.markdown(
     "Arithmetic intensity (FLOPs per byte moved) against the chip's ratio P/W decides which resource a "
-    "step spends. A decode matmul has intensity about B, an H100 needs about 295: "
+    f"step spends. A bf16 decode matmul has intensity about B, the {common.md_escape(sel.accelerator.name)} "
+    f"needs about {b_star_bf16:,.0f}: "
     "**decode at chat batch sizes is memory-bound**, prefill of a long prompt is compute-bound "
     "(CS336 lecture 10, Inference, \"One ratio explains the entire lecture\").")
 common.experiment_buttons(EXPERIMENTS, key="rf_exp")
@@ -84,7 +87,8 @@ st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache r
 st.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
            "(the inference course, week 11, step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
-           "B, so an H100 needs B > 295 to saturate; at B = 1 it streams a whole matrix for 2DF FLOPs.")
+           f"B, so the {common.md_escape(acc.name)} needs B > {b_star_bf16:,.0f} to saturate; at B = 1 it streams a whole matrix for 2DF "
+           "FLOPs.")
 
 # -- the roofline ---------------------------------------------------------------------------------
 st.markdown("**The roofline: where decode and prefill sit** (achieved FLOP/s of each step)")

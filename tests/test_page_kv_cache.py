@@ -223,3 +223,14 @@ def test_hybrid_presets_load(model_id, per_token, state):
     at = open_page(model=model_id)
     assert metric(at, "KV per token") == per_token
     assert metric(at, "Constant per sequence") == fmt_bytes(state)
+
+
+def test_the_explanation_quotes_the_selected_model():
+    # Qwen3-8B: L = 36, K = 8, H = 128 -> 2 x 36 x 8 x 128 x 2 B = 147,456 B per token;
+    # x 8,192 = 1,207,959,552 B = 1.21 GB per 8K sequence; x 131,072 = 19.33 GB at 128K
+    text = " ".join(m.value for m in open_page(model="qwen3-8b").markdown)
+    assert "for Qwen3-8B (bf16 cache) 147,456 B" in text and "1.21 GB per 8K" in text and "19.33 GB at 128K" in text
+    assert "Llama-3-8B" not in text
+    # the default is the course's: 131,072 B, 1.07 GB at 8K, 17.18 GB at 128K, more than 16.06 GB of weights
+    text = " ".join(m.value for m in open_page().markdown)
+    assert "131,072 B" in text and "1.07 GB per 8K" in text and "17.18 GB at 128K, more than its 16.06 GB" in text

@@ -163,3 +163,12 @@ def test_a_link_carries_the_utilisation():
     step = [m for m in at.metric if m.label.startswith("Decode step")][0]
     # memory-bound: estimate = bound / 0.2, five times the bound
     assert float(step.delta.split()[1]) == pytest.approx(5 * float(step.value.split()[0]), abs=0.03)
+
+
+def test_the_intro_quotes_the_selected_gpus_critical_batch():
+    # P/W in bf16: H100 SXM 989e12 / 3.35e12 = 295; MI300X 1307.4e12 / 5.3e12 = 247 (the page's own ridge)
+    text = " ".join(m.value for m in open_page(gpu="mi300x").markdown) + " ".join(
+        c.value for c in open_page(gpu="mi300x").caption)
+    assert "needs about 247" in text and "needs B > 247" in text and "295" not in text
+    text = " ".join(m.value for m in open_page().markdown)
+    assert "H100 SXM" in text and "needs about 295" in text
