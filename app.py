@@ -22,7 +22,7 @@ st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
 dropped = common.sanitize_query_params()  # before any widget reads the URL
 pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in common.PAGES]
 pg = st.navigation(pages)
-common.render_sidebar()
+common.render_sidebar(next((f for (f, *_), p in zip(common.PAGES, pages) if p.url_path == pg.url_path), None))
 if dropped:
     st.sidebar.caption("Ignored link parameters (not finite numbers, or too long): "
                        + ", ".join(common.md_escape(k) for k in dropped) + ".")

@@ -176,8 +176,12 @@ def _params(n: int) -> dict:
     return out
 
 
-def story_banner(page_titles: dict[str, str]) -> None:
-    """The banner above the page: step N of M, its sentence, previous / next links, the way out."""
+def story_banner(page_titles: dict[str, str], current_page: str | None = None) -> None:
+    """The banner above the page: step N of M, its sentence, previous / next links, the way out.
+
+    ``current_page`` (the page file being shown; None: not known): on a page other than step N's own,
+    only a link to that step, not its sentence above an unrelated page.
+    """
     raw = st.query_params.get("story")
     n = story_step()
     if raw is not None and n is None:
@@ -186,6 +190,11 @@ def story_banner(page_titles: dict[str, str]) -> None:
     if n is None:
         return
     page, _, sentence = STORY[n - 1]
+    if current_page is not None and current_page != page:
+        with st.container(border=True):
+            st.page_link(page, label=f"Lecture step {n} of {len(STORY)} is on the {page_titles.get(page, '')} page: "
+                         f"go to step {n} ▶", query_params=_params(n))
+        return
     with st.container(border=True):
         st.markdown(f"**Lecture, step {n} of {len(STORY)}** · {sentence}")
         c = st.columns(3)

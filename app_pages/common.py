@@ -205,11 +205,12 @@ def _load_config() -> None:
         st.session_state["_cfg_error"] = f"Could not read that config.json: {exc}"
 
 
-def render_sidebar() -> Selection:
+def render_sidebar(current_page: str | None = None) -> Selection:
     """Draw the shared sidebar and return the choices (called by app.py once per run).
 
     Also the classroom parts every page shares: a lecture step's state is applied before the widgets,
-    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area.
+    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area
+    (``current_page``: the page file shown, so that a step's banner appears on its own page only).
     """
     classroom.apply_story_state()
     models, model_names, gpus, gpu_names = _presets()
@@ -302,7 +303,7 @@ def render_sidebar() -> Selection:
                      query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
         classroom.story_menu({path: title for path, title, *_ in PAGES})
     classroom.page_css()
-    classroom.story_banner({path: title for path, title, *_ in PAGES})
+    classroom.story_banner({path: title for path, title, *_ in PAGES}, current_page)
     # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
     memory = memory or "datasheet"
     if model_id in custom:  # keep the loaded model in the link
