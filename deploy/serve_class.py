@@ -142,13 +142,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_proxy:
         conf = write_config(upstreams, f"{args.host}:{args.port}", runtime)
         check = check_config(conf)
-        if check.returncode != 0:
-            print(check.stderr, file=sys.stderr)
-            return 1
-        if args.check:
-            print(check.stderr.strip())
-            print(f"config: {conf}")
-            return 0
+        if check.returncode != 0 or args.check:
+            if check.returncode != 0:
+                print(check.stderr, file=sys.stderr)
+            else:
+                print(check.stderr.strip())
+                print(f"config ({conf.name}, written to a temporary folder and removed):" if own_runtime
+                      else f"config: {conf}")
+                if own_runtime:
+                    print(conf.read_text())
+            if own_runtime:
+                shutil.rmtree(runtime, ignore_errors=True)
+            return 1 if check.returncode != 0 else 0
     elif own_runtime:
         shutil.rmtree(runtime, ignore_errors=True)
 

@@ -23,7 +23,8 @@ import serve_class  # noqa: E402
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed: `apt-get install nginx` "
                                                       "(bash .ci/run does it)")
-PAGES = {"": "LLM Inference Explorer",  # url path -> text the page's script draws (others: the menu title) "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
+# url path -> text the page's script draws (others: the menu title)
+PAGES = {"": "LLM Inference Explorer", "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
          "quantization": "Quantization", "batching": "atching", "speculative": "peculative",
          "monthly_bill": "onthly bill", "live": "ive"}
 
