@@ -24,8 +24,8 @@ from app_pages.common import PAGES
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SEED = 14
-N_URL_CASES = 150
-N_CONFIG_CASES = 40
+N_URL_CASES = 260
+N_CONFIG_CASES = 60
 #: One run of a page must finish within this (AppTest's own timeout; a page should take well under 1 s).
 RUN_LIMIT_S = 20
 
