@@ -30,7 +30,7 @@ _count = "{:,}".format
 SUMMARY_ROWS = {
     "n_requests": ("requests", _count), "output_tokens": ("output tokens", _count),
     "makespan_s": ("makespan", common.fmt_seconds),
-    "throughput_tokens_per_s": ("throughput (tok/s)", "{:,.0f}".format),
+    "throughput_tokens_per_s": ("throughput (tok/s)", common.fmt_number),
     "ttft_mean_s": ("TTFT, mean", common.fmt_seconds), "ttft_p50_s": ("TTFT, p50", common.fmt_seconds),
     "ttft_p90_s": ("TTFT, p90", common.fmt_seconds), "e2e_mean_s": ("end to end, mean", common.fmt_seconds),
     "e2e_p50_s": ("end to end, p50", common.fmt_seconds), "e2e_p90_s": ("end to end, p90", common.fmt_seconds),
@@ -174,7 +174,7 @@ st.subheader("Static against continuous batching")
 for run, name in ((cmp.static, "Static"), (cmp.continuous, "Continuous")):
     s = run.summary
     m = st.columns(4)
-    m[0].metric(f"{name}: tok/s", f"{s.throughput_tokens_per_s:,.0f}",
+    m[0].metric(f"{name}: tok/s", common.fmt_number(s.throughput_tokens_per_s),
                 delta=f"{cmp.speedup:.2f}x static" if run is cmp.continuous else None,
                 help="Output tokens of all requests / (last completion - first arrival).")
     m[1].metric(f"{name}: TTFT p50", common.fmt_seconds(s.ttft_p50_s), help="Median time to first token.")

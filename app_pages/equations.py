@@ -10,6 +10,7 @@ Not a page; it imports neither common nor streamlit.
 from __future__ import annotations
 
 import calc
+from app_pages.formats import fmt_number, fmt_seconds, fmt_usd
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -39,11 +40,13 @@ def gb(n_bytes: float) -> str:
 
 def sec(s: float) -> str:
     """Seconds as ``common.fmt_seconds`` prints them (µs / ms / s), for LaTeX."""
-    if abs(s) < 1e-3:
-        return _sep(f"{s * 1e6:,.0f}") + _u("µs")
-    if abs(s) < 1:
-        return _sep(f"{s * 1e3:,.2f}") + _u("ms")
-    return _sep(f"{s:,.2f}") + _u("s")
+    value, unit = fmt_seconds(s).rsplit(" ", 1)
+    return _sep(value) + _u(unit)
+
+
+def rate(x: float) -> str:
+    """A count per second (tok/s) as ``common.fmt_number`` prints it (two digits below 10), for LaTeX."""
+    return _sep(fmt_number(x))
 
 
 def flop(x: float) -> str:
@@ -60,10 +63,8 @@ def tflops(flops_per_s: float) -> str:
 
 
 def usd(x: float) -> str:
-    """Dollars as ``common.fmt_usd`` prints them ("$0.39", "$1,234"), for LaTeX."""
-    if abs(x) >= 1000:
-        return r"\$" + _sep(f"{x:,.0f}")
-    return r"\$" + (f"{x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}")
+    """Dollars as ``common.fmt_usd`` prints them ("$0.39", "$0.012", "$1,234"), for LaTeX."""
+    return r"\$" + _sep(fmt_usd(x)[1:])
 
 
 def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: float, context_len: int,
@@ -105,11 +106,11 @@ def decode_rows(step, accelerator: calc.Accelerator, batch: int, weight_dtype: s
          + r"}, \frac{" + flop(step.flops) + "}{" + tflops(p) + r"}\right) = " + sec(step.kv_s)
          + " + " + sec(max(step.weights_s, step.compute_s)) + " = " + sec(step.total_s)),
         ("Throughput", r"\frac{B}{t} = \frac{" + f"{batch:,}".replace(",", "{,}") + "}{" + sec(step.total_s) + "} = "
-         + _sep(f"{step.tokens_per_s:,.0f}") + _u("tok/s")),
+         + rate(step.tokens_per_s) + _u("tok/s")),
     ]
     if price_per_hour_usd is not None and usd_per_million is not None:
         rows.append(("USD per 1M tokens", r"\frac{\text{price per hour}}{\text{tok/s} \times 3600} \times 10^6 = \frac{"
-                     + usd(price_per_hour_usd) + "}{" + _sep(f"{step.tokens_per_s:,.0f}") + r" \times 3600} \times 10^6 = "
+                     + usd(price_per_hour_usd) + "}{" + rate(step.tokens_per_s) + r" \times 3600} \times 10^6 = "
                      + usd(usd_per_million)))
     return rows
 
@@ -210,8 +211,8 @@ def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
         ("Tokens/s per user", r"\frac{1}{t} = \frac{1}{" + sec(summary.tpot_s) + "} = "
          + _sep(f"{summary.tokens_per_s_per_user:,.1f}")),
         ("Tokens/s per GPU", r"\frac{\text{tokens/s of all replicas}}{\text{GPUs}} = \frac{"
-         + _sep(f"{summary.tokens_per_s:,.0f}") + "}{" + f"{summary.n_gpus:,}".replace(",", "{,}") + "} = "
-         + _sep(f"{summary.tokens_per_s_per_gpu:,.0f}")),
+         + rate(summary.tokens_per_s) + "}{" + f"{summary.n_gpus:,}".replace(",", "{,}") + "} = "
+         + rate(summary.tokens_per_s_per_gpu)),
     ]
     if summary.usd_per_month == summary.usd_per_month:  # not NaN
         rows.append(("USD per month", r"\text{GPUs} \times \text{price per GPU-hour} \times 720\,\text{h} = "

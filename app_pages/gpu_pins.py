@@ -92,8 +92,8 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
             "fits in memory": "yes" if s.fits else f"no (at most B = {s.max_batch:,})",
             "TPOT": f"{s.tpot_s * 1e3:,.2f} ms",
             "tokens/s per user": f"{s.tokens_per_s_per_user:,.1f}",
-            "tokens/s per GPU": f"{s.tokens_per_s_per_gpu:,.0f}",
-            "tokens/s, all replicas": f"{s.tokens_per_s:,.0f}",
+            "tokens/s per GPU": common.fmt_number(s.tokens_per_s_per_gpu),
+            "tokens/s, all replicas": common.fmt_number(s.tokens_per_s),
             "USD per hour": "n/a" if math.isnan(s.usd_per_hour) else f"${s.usd_per_hour:,.2f}",
             "USD per month (720 h)": "n/a" if math.isnan(s.usd_per_month) else f"${s.usd_per_month:,.0f}",
             "USD per 1M output tokens": "n/a" if math.isnan(s.usd_per_million_output)

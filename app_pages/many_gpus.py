@@ -87,7 +87,7 @@ if summary is not None:
         cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
                        help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
         cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
-        cols[3].metric("Tokens/s per GPU", f"{summary.tokens_per_s_per_gpu:,.0f}")
+        cols[3].metric("Tokens/s per GPU", common.fmt_number(summary.tokens_per_s_per_gpu))
         cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
                        common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
         common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))

@@ -173,8 +173,8 @@ if setup is not None:
         + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
            "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
         f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
-        f"{rates.context_len:,}-token context: {rates.decode_tokens_per_s:,.0f} output tok/s "
-        f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {rates.prefill_tokens_per_s:,.0f} "
+        f"{rates.context_len:,}-token context: {common.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+        f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {common.fmt_number(rates.prefill_tokens_per_s)} "
         f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
         "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
 

@@ -117,7 +117,7 @@ for c in ("weights_bytes", "kv_bytes", "total_bytes"):
     shown[c] = [common.fmt_bytes(x) for x in table[c]]
 for c in ("weights_read_s", "kv_read_s", "compute_s", "step_s"):
     shown[c] = [common.fmt_seconds(x) for x in table[c]]
-shown["tokens_per_s"] = [f"{x:,.0f}" for x in table["tokens_per_s"]]
+shown["tokens_per_s"] = [common.fmt_number(x) for x in table["tokens_per_s"]]
 format_columns = {
     "format": st.column_config.TextColumn("format", width="small", pinned=True),
     "weight_dtype": st.column_config.TextColumn("weights", width="small"),

@@ -66,8 +66,8 @@ mc = st.columns(4)
 mc[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s),
              delta=f"estimate {common.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
              help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
-mc[1].metric("Throughput (tok/s), bound", f"{step.tokens_per_s:,.0f}",
-             delta=f"estimate {step_est.tokens_per_s:,.0f}", delta_color="off", delta_arrow="off",
+mc[1].metric("Throughput (tok/s), bound", common.fmt_number(step.tokens_per_s),
+             delta=f"estimate {common.fmt_number(step_est.tokens_per_s)}", delta_color="off", delta_arrow="off",
              help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
 mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
              "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")

@@ -35,3 +35,21 @@ def test_fmt_usd_keeps_two_digits_below_a_dollar(value, text):
 ])
 def test_fmt_seconds_keeps_two_digits_below_a_microsecond(value, text):
     assert fmt_seconds(value) == text
+
+
+def test_the_equations_print_the_same_figures_as_the_metrics():
+    # one formatter for both: a 0.37 tok/s metric must not read "0" in its formula
+    from app_pages import equations
+    assert equations.rate(0.37) == "0.37" and equations.rate(2126.3) == "2{,}126"
+    assert equations.sec(4e-7) == r"0.40\,\mu\text{s}" and equations.sec(5.12e-3) == r"5.12\,\text{ms}"
+    assert equations.usd(0.012) == r"\$0.012" and equations.usd(1234.5) == r"\$1{,}234"
+
+
+def test_the_roofline_shows_405b_on_an_l4_below_one_token_per_second():
+    # Llama-3.1-405B on an L4 at B = 1: about 810 GB of weights read per step at 300 GB/s, 2.7 s,
+    # 0.37 tok/s; the roofline metric printed "0" (a whole-number format)
+    import calc
+    from pagetest import metric, open_page
+    at = open_page("app_pages/roofline.py", model="llama-3.1-405b", gpu="l4", rf_b="1")
+    step = calc.decode_step_time(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 1, 8192)
+    assert metric(at, "Throughput (tok/s), bound") == f"{step.tokens_per_s:.2f}" != "0"
