@@ -143,15 +143,18 @@ with right:
     for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
         color = palette[i % len(palette)]
         fig.add_scatter(x=g["batch"], y=g["tokens_per_s"], mode="lines", name=label, line=dict(color=color),
-                        hovertemplate=label + "<br>B = %{x:,}<br>%{y:,.0f} tok/s<extra></extra>")
+                        customdata=[common.fmt_number(v) for v in g["tokens_per_s"]],  # 0.37, not 0
+                        hovertemplate=label + "<br>B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
         end = g[g["is_ceiling"]]
         fig.add_scatter(x=end["batch"], y=end["tokens_per_s"], mode="markers", showlegend=False,
                         marker=dict(symbol="x", size=12, color=color),
-                        hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{y:,.0f} tok/s<extra></extra>")
+                        customdata=[common.fmt_number(v) for v in end["tokens_per_s"]],
+                        hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
         knee = g[g["is_knee"]]
         fig.add_scatter(x=knee["batch"], y=knee["tokens_per_s"], mode="markers", showlegend=False,
                         marker=dict(symbol="circle-open", size=12, color=color, line=dict(width=2)),
-                        hovertemplate=label + "<br>knee B = %{x:,}: cache = weights<br>%{y:,.0f} tok/s<extra></extra>")
+                        customdata=[common.fmt_number(v) for v in knee["tokens_per_s"]],
+                        hovertemplate=label + "<br>knee B = %{x:,}: cache = weights<br>%{customdata} tok/s<extra></extra>")
     fig.update_xaxes(type="log", title="batch B (sequences, log)")
     fig.update_yaxes(title="decode throughput (tok/s)")
     fig.update_layout(height=460)

@@ -172,3 +172,16 @@ def test_the_intro_quotes_the_selected_gpus_critical_batch():
     assert "needs about 247" in text and "needs B > 247" in text and "295" not in text
     text = " ".join(m.value for m in open_page().markdown)
     assert "H100 SXM" in text and "needs about 295" in text
+
+
+def test_the_throughput_chart_hovers_keep_two_digits_below_ten():
+    # Llama-3-8B on a DDR5 desktop (89.6 GB/s) at B = 1: 16.06 GB read per step -> 0.18 s, about
+    # 5.6 tok/s (the first curve, K = N = 32, has larger weights and cache: about 4.3); the hover
+    # printed whole numbers (d3 ",.0f": "4")
+    at = open_page(gpu="ddr5-desktop", rf_b="1")
+    k = next(f for f in charts(at) if any("knee" in d.get("hovertemplate", "") for d in f["data"]))
+    line = k["data"][0]
+    assert "%{customdata} tok/s" in line["hovertemplate"]
+    y = values(line["y"])
+    assert 1 < y[0] < 10
+    assert values(line["customdata"])[0] == f"{y[0]:.1f}"
