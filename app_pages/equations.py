@@ -219,3 +219,50 @@ def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
                      + f"{summary.n_gpus:,}".replace(",", "{,}") + r" \times " + usd(price_per_hour_usd)
                      + r" \times 720 = " + usd(summary.usd_per_month)))
     return rows
+
+
+def _per_s(x: float, unit: str) -> str:
+    """A rate as ``common.fmt_bytes(x) + "/s"`` prints it (two decimals, k/M/G/T), in ``unit`` per second."""
+    for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= size:
+            return _sep(f"{x / size:,.2f}") + _u(f"{prefix}{unit}/s")
+    return _sep(f"{x:,.2f}") + _u(f"{unit}/s")
+
+
+def live_rows(point: dict, step, machine: calc.Accelerator, dtype: str, critical_batch: float | None = None
+              ) -> list[tuple[str, str]]:
+    """The live page's headline numbers at one measured point (``live.predict.headline``'s ``decode_b1``):
+    the machine roofline from its terms (``step``: ``live.predict.machine_step``, with the probed W and P of
+    ``machine``), the calibrated prediction from its parts, measured / each prediction, the achieved
+    bandwidth and (given) the critical batch (the inference course, week 11, step 4)."""
+    w, p = machine.bandwidth_bytes_per_s, machine.compute_flops(dtype)
+    b, s = int(point["batch"]), int(point["seq_len"])
+    meas, t_m, t_c = point["reported_s"], point["pred_machine_s"], point["pred_calibrated_s"]
+    parts = [("matmuls", point["cal_matmul_s"]), (r"\frac{B \cdot KV}{W}", point["cal_kv_s"]),
+             ("attention", point["cal_attention_s"]), ("overhead", point["cal_overhead_s"])]
+    parts = [(name, t) for name, t in parts if t or name != "attention"]
+    rows = [
+        (f"Machine roofline, {point['phase']} at B = {b}, S = {s:,} (probed W and P)",
+         r"t_\text{machine} = \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W}, \frac{2 N B}{P}"
+         r"\right) = \frac{" + gb(step.kv_s * w) + "}{" + _per_s(w, "B") + r"} + \max\!\left(\frac{"
+         + gb(step.weights_s * w) + "}{" + _per_s(w, "B") + r"}, \frac{" + flop(step.flops) + "}{"
+         + _per_s(p, "FLOP") + r"}\right) = " + sec(step.kv_s) + " + " + sec(max(step.weights_s, step.compute_s))
+         + " = " + sec(t_m)),
+        ("vs machine roofline", r"\frac{t_\text{measured}}{t_\text{machine}} = \frac{" + sec(meas) + "}{" + sec(t_m)
+         + "} = " + f"{point['ratio_machine']:.2f}" + r"\times"),
+        ("Calibrated prediction", r"t_\text{calibrated} = " + " + ".join(
+            name if name.startswith("\\") else r"t_\text{" + name + "}" for name, _ in parts) + " = "
+         + " + ".join(sec(t) for _, t in parts) + " = " + sec(t_c)),
+        ("vs calibrated", r"\frac{t_\text{measured}}{t_\text{calibrated}} = \frac{" + sec(meas) + "}{" + sec(t_c)
+         + "} = " + f"{point['ratio_calibrated']:.2f}" + r"\times"),
+    ]
+    pct = point.get("achieved_bandwidth_pct")
+    if pct is not None and pct == pct:  # decode only
+        rows.append(("Decode bandwidth", r"\frac{\text{bytes moved} / t_\text{measured}}{W} = \frac{"
+                     + gb(point["bytes_moved"]) + " / " + sec(meas) + "}{" + _per_s(w, "B") + "} = "
+                     + f"{pct:.1f}" + _u("%")))
+    if critical_batch is not None:
+        rows.append(("Critical batch", r"B^* = \frac{P \cdot \text{bytes per weight}}{2 W} = \frac{"
+                     + _per_s(p, "FLOP") + r" \times " + _num(calc.dtype_bytes(dtype)) + r"\,\text{B}}{2 \times "
+                     + _per_s(w, "B") + "} = " + f"{critical_batch:.1f}"))
+    return rows

@@ -8,14 +8,14 @@ import streamlit as st
 
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, headline, kernel_table, ratio_summary
-from live.predict import NOISY_SPREAD, REPORTED_LABEL
+from live.predict import NOISY_SPREAD, REPORTED_LABEL, machine_step
 from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
                        available_memory_bytes,
                        check_config_fits, cpu_native_dtypes, cuda_present, default_dtype, list_model_dirs, load_advice,
                        models_root, parse_sweeps, preset_name)
 from calc.limits import parse_config_json
 from live.worker import LiveWorker, WorkerBusy
-from app_pages import common
+from app_pages import common, equations
 
 st.title("Live measurement")
 if st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
@@ -303,6 +303,9 @@ if d1 is not None:
                    query_params={"mbu": str(mbu_here)},
                    help="Open the roofline page with this machine's measured decode bandwidth utilisation as the "
                         "MBU of its estimate (the compute utilisation keeps its value).")
+    common.show_equations(equations.live_rows(
+        d1, machine_step(model["calc_model"], res["machine"], d1, model["dtype"]), res["machine"], model["dtype"],
+        res.get("critical_batch")))
 
 cal = res["calibration"]
 groups = cal.get("matmul_groups")

@@ -328,6 +328,30 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
                 cal_valid=valid)
 
 
+def machine_step(model: ModelConfig, machine: Accelerator, point: dict, dtype: str):
+    """The machine roofline of one measured point, term by term: calc's ``decode_step_time`` (decode,
+    ``seq_len`` = KV tokens read per sequence) or ``prefill_time`` (prefill, ``seq_len`` = prompt tokens)
+    on the probed machine, weights and KV in ``dtype``. Its ``total_s`` is the point's ``pred_machine_s``
+    (``predict_point``); the page fills the roofline equation in with its ``kv_s``, ``weights_s``,
+    ``compute_s`` and ``flops`` (the inference course, week 11, step 4).
+
+    Args:
+        point: a row of ``annotate_points`` (needs ``phase``, ``batch``, ``seq_len``).
+
+    Returns:
+        calc.StepTime.
+
+    Raises:
+        ValueError: unknown phase, non-positive sizes, unknown dtype.
+    """
+    phase, batch, seq_len = point["phase"], int(point["batch"]), int(point["seq_len"])
+    if phase == "decode":
+        return decode_step_time(model, machine, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
+    if phase == "prefill":
+        return prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+    raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
+
+
 def kernel_bandwidth(groups: list[dict], rows: int = 1) -> dict:
     """Achieved bandwidth of the matmul kernels at the model's shapes: weight bytes / measured time.
 

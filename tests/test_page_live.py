@@ -4,12 +4,14 @@ The page is seeded through the URL (its keys are bound to query parameters): a p
 config (2 layers, hidden 32) and one-point sweeps, so the whole run takes seconds on 2 cores.
 """
 import json
+import re
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 import pagetest
+from app_pages.formats import fmt_seconds
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/live.py"
@@ -17,6 +19,17 @@ TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_
         "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 128, "max_position_embeddings": 256}
 SMALL = dict(lv_src="config.json", lv_cfg=json.dumps(TINY), lv_prompts="8, 16", lv_pbatch="2", lv_pprompt="8",
              lv_dbatch="1, 2", lv_dctx="16", lv_dctxs="16", lv_steps="2", lv_reps="2", lv_warm="1", lv_newtok="4")
+
+
+EQ_LABELS = ("Machine roofline", "vs machine roofline", "Calibrated prediction", "vs calibrated", "Decode bandwidth",
+             "Critical batch")
+
+
+def _eq_tail(latex: str) -> str:
+    """What follows the last '=' of a filled-in equation, as a metric prints it ("1.23x", "4.5 %", "1.20 ms")."""
+    tail = latex.replace(r"\end{aligned}", "").strip().strip("$").rsplit("=", 1)[1].strip()
+    tail = tail.replace("{,}", ",").replace(r"\times", "x").replace(r"\,\mu\text{s}", " µs")
+    return re.sub(r"\\,\\text\{\\?(.*?)\}", r" \1", tail).strip()
 
 
 def open_page(**query) -> AppTest:
@@ -140,6 +153,26 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     pct = min(100, max(1, round(float(bw.value.split()[0]))))
     [link] = [p for p in at.get("page_link") if p.proto.label.startswith("Use ")]
     assert link.proto.label == f"Use {pct}% as MBU" and link.proto.query_string == f"mbu={pct}"
+    # The equations behind the headline, filled in with this run's numbers, end with the metrics shown.
+    at.session_state["equations"] = True
+    at.run()
+    assert not at.exception, at.exception
+    # live_rows' order, after the page's two symbolic formulas at its top
+    eqs = dict(zip(EQ_LABELS, [x.value for x in at.latex[2:]], strict=True))
+    shown = {m.label: m.value for m in at.metric}
+    assert _eq_tail(eqs["vs machine roofline"]) == shown["vs machine roofline"]
+    assert _eq_tail(eqs["vs calibrated"]) == shown["vs calibrated"]
+    assert _eq_tail(eqs["Decode bandwidth"]) == shown["Decode bandwidth"]
+    assert _eq_tail(eqs["Critical batch"]) == shown["Critical batch"]
+    # the roofline ends with the table's machine prediction at the batch-1 decode point (context 16 + 2 steps),
+    # and its W is the probed read bandwidth the page shows
+    d1 = dec[dec["batch"] == 1].iloc[0]
+    assert _eq_tail(eqs["Machine roofline"]) == fmt_seconds(d1["pred_machine_s"])
+    assert shown["Read bandwidth (W)"].split()[0].replace(",", "{,}") in eqs["Decode bandwidth"]
+    # measured / machine: the two times in the fraction are the table's, the quotient within rounding
+    assert fmt_seconds(d1["reported_s"]).split()[0] in eqs["vs machine roofline"]
+    assert float(shown["vs machine roofline"].rstrip("x")) == pytest.approx(d1["reported_s"] / d1["pred_machine_s"],
+                                                                             abs=0.005)
 
 
 def test_quick_mode_submits_the_classroom_sweeps(monkeypatch):
