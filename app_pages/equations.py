@@ -221,12 +221,17 @@ def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
     return rows
 
 
-def _per_s(x: float, unit: str) -> str:
-    """A rate as ``common.fmt_bytes(x) + "/s"`` prints it (two decimals, k/M/G/T), in ``unit`` per second."""
+def _si(x: float, unit: str) -> str:
+    """An amount as ``common.fmt_bytes`` prints bytes (two decimals, k/M/G/T prefixes), in ``unit``."""
     for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(x) >= size:
-            return _sep(f"{x / size:,.2f}") + _u(f"{prefix}{unit}/s")
-    return _sep(f"{x:,.2f}") + _u(f"{unit}/s")
+            return _sep(f"{x / size:,.2f}") + _u(prefix + unit)
+    return _sep(f"{x:,.2f}") + _u(unit)
+
+
+def _per_s(x: float, unit: str) -> str:
+    """A rate as ``common.fmt_bytes(x) + "/s"`` prints it, in ``unit`` per second."""
+    return _si(x, unit + "/s")
 
 
 def live_rows(point: dict, step, machine: calc.Accelerator, dtype: str, critical_batch: float | None = None
@@ -245,7 +250,7 @@ def live_rows(point: dict, step, machine: calc.Accelerator, dtype: str, critical
         (f"Machine roofline, {point['phase']} at B = {b}, S = {s:,} (probed W and P)",
          r"t_\text{machine} = \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W}, \frac{2 N B}{P}"
          r"\right) = \frac{" + gb(step.kv_s * w) + "}{" + _per_s(w, "B") + r"} + \max\!\left(\frac{"
-         + gb(step.weights_s * w) + "}{" + _per_s(w, "B") + r"}, \frac{" + flop(step.flops) + "}{"
+         + gb(step.weights_s * w) + "}{" + _per_s(w, "B") + r"}, \frac{" + _si(step.flops, "FLOP") + "}{"
          + _per_s(p, "FLOP") + r"}\right) = " + sec(step.kv_s) + " + " + sec(max(step.weights_s, step.compute_s))
          + " = " + sec(t_m)),
         ("vs machine roofline", r"\frac{t_\text{measured}}{t_\text{machine}} = \frac{" + sec(meas) + "}{" + sec(t_m)
@@ -265,4 +270,37 @@ def live_rows(point: dict, step, machine: calc.Accelerator, dtype: str, critical
         rows.append(("Critical batch", r"B^* = \frac{P \cdot \text{bytes per weight}}{2 W} = \frac{"
                      + _per_s(p, "FLOP") + r" \times " + _num(calc.dtype_bytes(dtype)) + r"\,\text{B}}{2 \times "
                      + _per_s(w, "B") + "} = " + f"{critical_batch:.1f}"))
+    return rows
+
+
+def endpoint_rows(level, tpot_check_ms: float, step=None, accelerator: calc.Accelerator | None = None,
+                  weight_dtype: str = "bf16") -> list[tuple[str, str]]:
+    """The endpoint section's TPOT figures at its lightest level: the measured TPOT p50, the TPOT definition
+    filled in with the level's p50 figures (``tpot_check_ms``: ``live.endpoint_predict.tpot_from_p50s_ms``),
+    and, with a prediction (``step``: ``live.endpoint_predict.predicted_decode_step`` on ``accelerator``),
+    calc's roofline TPOT from its terms and measured / predicted (vLLM's ``benchmark_serving`` definitions;
+    the inference course, week 11, step 4)."""
+    ms = lambda x: _sep(f"{x:,.2f}") + _u("ms")  # noqa: E731 - the page's "%.2f ms"
+    n = level["output_tokens_mean"]
+    rows = [("TPOT p50, lightest load (per request, then the p50 over requests)",
+             r"\text{TPOT}_{p50} = \operatorname{p50}_\text{requests} \frac{\text{E2E} - \text{TTFT}}{n_\text{out} - 1}"
+             " = " + ms(level["tpot_ms_p50"]))]
+    if tpot_check_ms == tpot_check_ms:
+        rows.append(("The same formula on the level's p50 figures (a check: the p50 of a quotient is not the "
+                     "quotient of the p50s, so the two differ a little)",
+                     r"\frac{\text{E2E}_{p50} - \text{TTFT}_{p50}}{\bar n_\text{out} - 1} = \frac{" + ms(level["e2e_ms_p50"])
+                     + " - " + ms(level["ttft_ms_p50"]) + "}{" + _num(n) + " - 1} = " + ms(tpot_check_ms)))
+    pred = level.get("pred_tpot_ms") if hasattr(level, "get") else None
+    if step is not None and accelerator is not None and pred is not None and pred == pred:
+        w, p = accelerator.bandwidth_bytes_per_s, accelerator.compute_flops(weight_dtype)
+        comm = step.comm_s > 0
+        rows.append((f"Predicted TPOT: calc's roofline, decode at batch {step.batch:,} (the concurrency), mean "
+                     "context P + N/2",
+                     r"t = \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weights read}}{W}, \frac{2 N B}{P}\right)"
+                     + (r" + t_\text{comm}" if comm else "") + r" = \frac{" + gb(step.kv_s * w) + "}{" + tbs(w)
+                     + r"} + \max\!\left(\frac{" + gb(step.weights_s * w) + "}{" + tbs(w) + r"}, \frac{"
+                     + flop(step.flops) + "}{" + tflops(p) + r"}\right)" + (" + " + sec(step.comm_s) if comm else "")
+                     + " = " + ms(pred)))
+        rows.append(("TPOT measured/predicted", r"\frac{\text{TPOT}_{p50}}{t} = \frac{" + ms(level["tpot_ms_p50"])
+                     + "}{" + ms(pred) + "} = " + f"{level['ratio_tpot']:.2f}" + r"\times"))
     return rows

@@ -13,11 +13,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, equations
 from live.endpoint import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointJob, EndpointRefused, EndpointSpec,
                            allow_entries, check_base_url)
 from live.endpoint_charts import itl_figure, metric_figure
-from live.endpoint_predict import compare, levels_frame, parallel_supported, predict_levels, read_result_file
+from live.endpoint_predict import (compare, levels_frame, parallel_supported, predict_levels, predicted_decode_step,
+                                   read_result_file, tpot_from_p50s_ms)
 
 #: Table headers (times in ms; the CSV keeps the column names).
 COLUMNS = {
@@ -185,8 +186,9 @@ def _import_section() -> dict | None:
                 mode="concurrency" if df["concurrency"].notna().any() else "rate")
 
 
-def _headline(table: pd.DataFrame) -> None:
-    """Four metrics: TTFT and TPOT at the lightest load, measured/predicted TPOT there, the best output tok/s."""
+def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
+    """Four metrics: TTFT and TPOT at the lightest load, measured/predicted TPOT there, the best output tok/s;
+    then the equations behind the TPOT figures, filled in (``inputs``: the prediction's, or None)."""
     ok = table[table["tpot_ms_p50"].notna()]
     if ok.empty:
         return
@@ -203,15 +205,21 @@ def _headline(table: pd.DataFrame) -> None:
     if best is not None:
         c[3].metric("Best output throughput", f"{best['output_tokens_per_s']:,.0f} tok/s",
                     help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
+    step = None
+    if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
+        step = predicted_decode_step(concurrency=int(low["concurrency"]), **inputs)
+    common.show_equations(equations.endpoint_rows(
+        low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
 
-def _prediction(res: dict, table: pd.DataFrame) -> pd.DataFrame:
+def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
     """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
-    columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message)."""
+    columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message) and the
+    prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction)."""
     P, N = res["prompt_tokens"], res["output_tokens"]
     if res["mode"] != "concurrency" or not P or not N or N < 2:
         st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
-        return table
+        return table, None
     sel = common.selection()
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
@@ -229,13 +237,15 @@ def _prediction(res: dict, table: pd.DataFrame) -> pd.DataFrame:
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
-        return table
+        return table, None
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {layout_text} (the sidebar's choice: pick the "
                 f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
                 "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
                 "decode steps of batch c at the mean context P + N/2.")
-    return compare(table, pred)
+    inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
+                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, **layout)
+    return compare(table, pred), inputs
 
 
 def _show(res: dict) -> None:
@@ -251,8 +261,8 @@ def _show(res: dict) -> None:
     st.subheader("Measured against predicted")
     for note in res["notes"]:
         st.caption(note)
-    table = _prediction(res, table)
-    _headline(table)
+    table, inputs = _prediction(res, table)
+    _headline(table, inputs)
     st.latex(r"\text{TPOT} = (\text{E2E} - \text{TTFT}) \,/\, (n_\text{out} - 1), \qquad "
              r"\text{ITL} = \text{every gap between content chunks}")
     st.caption(f"Source: {res['source']}. Definitions of vLLM's `vllm bench serve`: TTFT to the first chunk with "

@@ -56,13 +56,7 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         ValueError: bad concurrencies, token counts or layout (calc's messages), or a layout other
         than one GPU while calc has no parallel layout.
     """
-    kw = {}
-    if (tp, pp, ep) != (1, 1, 1):
-        if not parallel_supported():
-            raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = pp = ep = 1)")
-        kw = {"tp": int(tp), "pp": int(pp), "ep": int(ep)}
-    if "embedding" in inspect.signature(prefill_time).parameters:
-        kw["embedding"] = embedding
+    kw = _calc_kwargs(tp, pp, ep, embedding)
     rows = []
     for c in concurrencies:
         c = int(c)
@@ -75,6 +69,44 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         rows.append(dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
                          pred_output_tokens_per_s=c * output_tokens / e2e))
     return pd.DataFrame(rows)
+
+
+def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:
+    kw = {}
+    if (tp, pp, ep) != (1, 1, 1):
+        if not parallel_supported():
+            raise ValueError("calc has no parallel layout yet: the prediction is for one GPU (tp = pp = ep = 1)")
+        kw = {"tp": int(tp), "pp": int(pp), "ep": int(ep)}
+    if "embedding" in inspect.signature(prefill_time).parameters:
+        kw["embedding"] = embedding
+    return kw
+
+
+def predicted_decode_step(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
+                          weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
+                          ep: int = 1, embedding: str = "gather"):
+    """The decode step behind ``predict_levels``' ``pred_tpot_ms`` at one concurrency, term by term
+    (calc.StepTime: ``kv_s``, ``weights_s``, ``compute_s``, ``comm_s``, ``flops``; ``total_s`` * 1e3 is
+    ``pred_tpot_ms``): batch c at the mean context P + N // 2 (the module docstring).
+
+    Raises:
+        ValueError: as ``predict_levels``.
+    """
+    ctx = int(prompt_tokens + output_tokens // 2)
+    return decode_step_time(model, accelerator, int(concurrency), ctx, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            **_calc_kwargs(tp, pp, ep, embedding))
+
+
+def tpot_from_p50s_ms(level) -> float:
+    """(E2E p50 - TTFT p50) / (mean output tokens - 1), in ms: the TPOT definition applied to a level's
+    p50 figures (vLLM's ``benchmark_serving``: TPOT = (E2E - TTFT) / (output tokens - 1) per request). A
+    check beside the level's TPOT p50, which is the p50 of the per-request quotients, so the two differ
+    a little. NaN with fewer than 2 output tokens or a missing figure."""
+    n = float(level["output_tokens_mean"])
+    e2e, ttft = float(level["e2e_ms_p50"]), float(level["ttft_ms_p50"])
+    if not (n > 1) or math.isnan(e2e) or math.isnan(ttft):
+        return math.nan
+    return (e2e - ttft) / (n - 1)
 
 
 def compare(levels: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:

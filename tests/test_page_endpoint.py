@@ -66,6 +66,18 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert any("vllm bench serve" in c.value for c in at.caption)
     itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]
     assert itl  # the detailed file's per-request itls give the ITL distribution
+    # The equations behind the TPOT figures at the lightest level (concurrency 1), filled in and ending with the
+    # metrics: the TPOT definition on the p50 figures, (700 - 30) / (64 - 1) = 10.63 ms beside the p50 of 10.00 ms.
+    at.session_state["equations"] = True
+    at.run()
+    eqs = [x.value.replace(r"\end{aligned}", "").strip().strip("$") for x in at.latex if "=" in x.value][:4]
+    assert len(eqs) == 4 and "ITL" not in eqs[-1], eqs  # then the section's symbolic definitions
+    tail = [e.rsplit("=", 1)[1].strip().replace(r"\,\text{ms}", " ms").replace(r"\times", "x") for e in eqs]
+    metrics = {m.label: m.value for m in at.metric}
+    assert tail[0] == metrics["TPOT p50, lightest load"] == "10.00 ms"
+    assert "700.00" in eqs[1] and "30.00" in eqs[1] and "64 - 1" in eqs[1] and tail[1] == "10.63 ms"
+    assert tail[2] == f"{table['pred_tpot_ms'].iloc[0]:.2f} ms" and "3.35" in eqs[2]  # the H100's 3.35 TB/s
+    assert tail[3] == metrics["TPOT measured/predicted"]
     if parallel_supported():  # calc has the parallel layout: tp = 2 halves each GPU's weights
         at.number_input(key="ep_tp").set_value(2).run()
         tp2 = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
