@@ -21,6 +21,7 @@ HYBRID_PRESETS = {
     "nemotron-h-56b": "40,960 B",       # 10 x 2 x 8 x 128 x 2 B
     "minimax-m1": "40,960 B",           # 10 x 2 x 8 x 128 x 2 B
     "deepseek-v3.2": "78,324 B",        # 61 x (576 x 2 + 132) B
+    "jamba-v0.1": "16,384 B",           # 4 x 2 x 8 x 128 x 2 B
 }
 
 
