@@ -266,6 +266,65 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     return tuple(specs)
 
 
+@dataclass(frozen=True)
+class LayerParams:
+    """The weights of one layer that quantization recipes treat apart (parameters, not bytes).
+
+    Fields:
+        kind: the token mixer (``layer_specs``' kind before the DSA rename: "full", "mamba2", ...).
+        ffn: "dense", "moe" or "none" (``ModelConfig.ffn_kinds``).
+        mixer_norm, ffn_norm: D for the pre-norm of the mixer / of the FFN, 0 where the layer has none
+            (Nemotron-H's blocks hold one mixer or one FFN, so one norm each).
+        attention_v: the V projection, D*K*H, of a softmax attention layer that owns its KV cache
+            (0 for MLA, whose V lives in the latent up-projection; 0 for a layer that borrows another
+            layer's cache; 0 for lightning attention, whose fused qkv_proj counts as linear).
+        ffn_down, ffn_up: the down projection (F*D) and the rest (gate and up, (m - 1)*D*F) of the dense
+            MLP or of the shared experts, m = ``ffn_matrices``.
+        router: D*E of an MoE layer.
+        experts_down, experts_up: the routed experts' down projections, E*D*F, and the rest, E*(m - 1)*D*F.
+    """
+
+    kind: str
+    ffn: str
+    mixer_norm: int = 0
+    ffn_norm: int = 0
+    attention_v: int = 0
+    ffn_down: int = 0
+    ffn_up: int = 0
+    router: int = 0
+    experts_down: int = 0
+    experts_up: int = 0
+
+
+@lru_cache(maxsize=256)
+def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
+    """The per-layer weights of ``model`` that ``calc.quant.tensor_groups`` sorts into groups.
+
+    Counted from the per-layer description: the token mixer of ``layer_kinds`` and the FFN of
+    ``ffn_kinds`` (dense of width ``d_ff_dense`` or ``d_ff``; MoE: D*E router, E routed experts of
+    ``ffn_matrices`` x D x ``d_ff``, shared experts of ``d_ff_shared``). Everything else a layer holds
+    (Q, K, O, the latent projections of MLA, Mamba and Gated DeltaNet projections, biases, the
+    sigmoid router's bias) is "linear": ``tensor_groups`` takes it as what remains of ``n_params``.
+    """
+    d, m = model.d_model, model.ffn_matrices
+    dense_w = model.d_ff_dense if model.d_ff_dense is not None else model.d_ff
+    out = []
+    for i, (kind, ffn) in enumerate(zip(model.layer_kinds, model.ffn_kinds)):
+        v = 0
+        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and _owns_cache(model, i):
+            v = d * model.n_kv_heads * model.head_dim
+        p = dict(kind=kind, ffn=ffn, mixer_norm=0 if kind == "mlp_only" else d, ffn_norm=0 if ffn == "none" else d,
+                 attention_v=v)
+        if ffn == "dense":
+            p.update(ffn_down=dense_w * d, ffn_up=(m - 1) * d * dense_w)
+        elif ffn == "moe":
+            e = model.n_experts
+            p.update(ffn_down=model.d_ff_shared * d, ffn_up=(m - 1) * d * model.d_ff_shared, router=d * e,
+                     experts_down=e * model.d_ff * d, experts_up=e * (m - 1) * d * model.d_ff)
+        out.append(LayerParams(**p))
+    return tuple(out)
+
+
 def grouped_specs(model: ModelConfig, **kw) -> list[tuple[LayerSpec, int]]:
     """Distinct ``LayerSpec``s of ``model`` with how many layers share each, in order of first use."""
     return list(Counter(layer_specs(model, **kw)).items())
@@ -353,6 +412,6 @@ def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int
     return [(k, span, n) for (k, span), n in out.items()]
 
 
-__all__ = ["LayerSpec", "layer_specs", "grouped_specs", "bytes_per_token", "state_bytes", "sequence_cache_bytes",
+__all__ = ["LayerSpec", "LayerParams", "layer_params", "layer_specs", "grouped_specs", "bytes_per_token", "state_bytes", "sequence_cache_bytes",
            "decode_read_bytes", "layer_breakdown", "state_shapes", "kv_elements_per_token_per_layer",
            "index_bytes_per_token_per_layer", "attention_layer_spans", "KIND_DESCRIPTIONS"]

@@ -11,7 +11,7 @@ from .dtypes import check_fraction, check_nonneg_number, check_positive_int, dty
 from .hardware import Accelerator
 from .kv import kv_cache_bytes
 from .models import ModelConfig
-from .quant import is_plain, weight_bytes_by_group
+from .quant import is_plain, tensor_groups, weight_bytes_by_group
 
 
 def weight_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float:
@@ -45,6 +45,19 @@ def expected_experts_touched(n_experts: int, top_k: int, n_tokens):
     return float(out) if out.ndim == 0 else out
 
 
+def routed_expert_params(model: ModelConfig) -> float:
+    """Parameters of one routed expert summed over the MoE layers: the routed experts of
+    ``calc.quant.tensor_groups`` (experts + experts_down, counted layer by layer from ``calc.layers``,
+    so DeepSeek's dense first layers and Llama 4's dense interleaved layers hold none) over E.
+    DeepSeek-V3: 58 MoE layers x 3 x 7,168 x 2,048 = 2,554,331,136. 0 for a dense model, a model without
+    ``n_active_params`` or one whose every expert is active (all read every step).
+    """
+    if not model.is_moe or model.n_active_params is None or model.n_experts == model.n_experts_per_token:
+        return 0.0
+    g = tensor_groups(model)
+    return (g["experts"] + g["experts_down"]) / model.n_experts
+
+
 EMBEDDING_MODES = ("gather", "table")
 
 
@@ -76,8 +89,8 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
 
     Dense model: all weights. Mixture of experts: the shared part (attention, embeddings, shared
     experts, router) plus the routed experts the batch touches in expectation
-    (``expected_experts_touched``). The routed-expert size follows from the three counts:
-    one expert = (n_params - n_active_params) / (E - k). Accepts an array of token counts.
+    (``expected_experts_touched``) in the MoE layers; one expert is ``routed_expert_params``.
+    Accepts an array of token counts.
 
     ``embedding="gather"`` (default, what engines do): of an untied input embedding (V x D) the step
     reads only the rows it looks up, ``min(n_tokens, V) * D`` elements; ``"table"``: the whole table,
@@ -102,11 +115,11 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
             rows = np.minimum(n, model.vocab_size)
             out = out - groups["embedding"] * (1.0 - rows / model.vocab_size)
         return float(out) if np.ndim(out) == 0 else out
-    if not model.is_moe or model.n_active_params is None or model.n_experts == model.n_experts_per_token:
+    expert = routed_expert_params(model)
+    if not expert:
         out = np.full(n.shape, model.n_params * per)
     else:
         e, k = model.n_experts, model.n_experts_per_token
-        expert = (model.n_params - model.n_active_params) / (e - k)
         shared = model.n_params - e * expert
         out = (shared + expert * expected_experts_touched(e, k, n)) * per
     if embedding == "gather" and emb:

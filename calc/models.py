@@ -21,6 +21,8 @@ ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 LAYER_KINDS = ("full", "sliding", "chunked", "linear_attention", "lightning", "mamba", "mamba2",
                "parallel_mamba2", "mlp_only")
 """Per-layer kinds a ``ModelConfig.layer_types`` entry may name; ``calc.layers`` says what each holds."""
+FFN_KINDS = ("dense", "moe", "none")
+"""Per-layer FFN kinds a ``ModelConfig.ffn_layer_types`` entry may name."""
 
 
 _OPTIONAL_SHAPES = ("attention_chunk_size", "linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim",
@@ -77,6 +79,18 @@ class ModelConfig:
             heads and key width, and the k latent entries each query attends to.
         ssm_state_dtype: dtype of the SSM / recurrent state of constant-state layers (the config's
             ``mamba_ssm_dtype`` or ``mamba_ssm_cache_dtype``; default "fp32").
+        ffn_layer_types: per-layer FFN, one of ``FFN_KINDS``: "dense" (one MLP of width ``d_ff_dense``),
+            "moe" (router, routed experts of width ``d_ff``, shared experts of ``d_ff_shared``) or
+            "none" (Nemotron-H's Mamba and attention layers). None: every layer "moe" for a mixture of
+            experts, else "dense" (DeepSeek's ``first_k_dense_replace``, Llama 4's interleaving and
+            hybrid patterns give a list).
+        d_ff_dense: width of the dense FFN layers when it differs from ``d_ff`` (DeepSeek-V3: 18,432
+            beside experts of 2,048); None: ``d_ff``.
+        d_ff_shared: summed width of the always-active shared experts of each MoE layer (DeepSeek:
+            ``n_shared_experts`` x expert width; Llama 4: ``intermediate_size``; Qwen-MoE:
+            ``shared_expert_intermediate_size``); 0 for none.
+        ffn_matrices: weight matrices of one FFN or expert: 3 for a gated MLP (SwiGLU: gate, up,
+            down), 2 for a plain one (GPT-2, Falcon, Nemotron-H's squared ReLU: up, down).
         source: where the numbers come from (not compared).
 
     Raises:
@@ -124,6 +138,10 @@ class ModelConfig:
     index_head_dim: int | None = None
     index_topk: int | None = None
     ssm_state_dtype: str = "fp32"
+    ffn_layer_types: tuple[str, ...] | None = None
+    d_ff_dense: int | None = None
+    d_ff_shared: int = 0
+    ffn_matrices: int = 3
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -171,6 +189,22 @@ class ModelConfig:
             missing = [f for f in needed if getattr(self, f) is None]
             if kind in kinds and missing:
                 raise ValueError(f"layer_types has {kind!r} layers but {', '.join(missing)} is not set")
+        if self.ffn_matrices not in (2, 3):
+            raise ValueError(f"ffn_matrices must be 2 (up, down) or 3 (gate, up, down), got {self.ffn_matrices!r}")
+        if self.d_ff_dense is not None:
+            check_positive_int(self.d_ff_dense, "d_ff_dense")
+        if not isinstance(self.d_ff_shared, int) or isinstance(self.d_ff_shared, bool) or self.d_ff_shared < 0:
+            raise ValueError(f"d_ff_shared must be a non-negative integer, got {self.d_ff_shared!r}")
+        if self.ffn_layer_types is not None:
+            ft = tuple(self.ffn_layer_types)
+            object.__setattr__(self, "ffn_layer_types", ft)
+            if len(ft) != self.n_layers:
+                raise ValueError(f"ffn_layer_types has {len(ft)} entries but the model has {self.n_layers} layers")
+            bad = sorted({str(t) for t in ft} - set(FFN_KINDS))
+            if bad:
+                raise ValueError(f"ffn_layer_types entries must be one of {', '.join(FFN_KINDS)}; got {bad}")
+            if "moe" in ft and self.n_experts is None:
+                raise ValueError("ffn_layer_types has 'moe' layers but n_experts is not set")
         if self.index_topk is not None and (self.attention != "mla" or self.index_head_dim is None):
             raise ValueError("index_topk (DeepSeek sparse attention) needs an MLA model with index_head_dim")
         if (self.n_experts is None) != (self.n_experts_per_token is None):
@@ -204,6 +238,13 @@ class ModelConfig:
         kind = "sliding" if self.sliding_window is not None else "full"
         return (kind,) * self.n_layers
 
+    @property
+    def ffn_kinds(self) -> tuple[str, ...]:
+        """Per-layer FFN kind ("dense", "moe", "none"), with the default of ``ffn_layer_types`` resolved."""
+        if self.ffn_layer_types is not None:
+            return self.ffn_layer_types
+        return ("moe" if self.n_experts is not None else "dense",) * self.n_layers
+
     def with_changes(self, **changes) -> "ModelConfig":
         """Return a copy with some fields replaced (``dataclasses.replace``); validates again."""
         return dataclasses.replace(self, **changes)
@@ -211,8 +252,9 @@ class ModelConfig:
     def to_dict(self) -> dict:
         """The fields as a JSON-friendly dict (``layer_types`` as a list)."""
         d = dataclasses.asdict(self)
-        if d["layer_types"] is not None:
-            d["layer_types"] = list(d["layer_types"])
+        for key in ("layer_types", "ffn_layer_types"):
+            if d[key] is not None:
+                d[key] = list(d[key])
         return d
 
 
@@ -711,6 +753,36 @@ def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_
     return [("moe", 0) if m else f for m, f in zip(moe, out)]
 
 
+def _ffn_fields(s: dict) -> dict:
+    """The ``ModelConfig`` FFN-layout fields of the shapes ``s``, in canonical form (a default left None/0).
+
+    ffn_layer_types from ``_ffn_layout``; d_ff_dense the dense layers' width (the first one's where
+    Gemma-3n lists several); d_ff_shared the shared experts' summed width per MoE layer (as ``_count``:
+    DeepSeek ``n_shared_experts`` x expert width, Nemotron-H ``moe_shared_expert_intermediate_size``,
+    Qwen-MoE ``shared_expert_intermediate_size``, Llama 4 ``intermediate_size``); ffn_matrices 2 for
+    GPT-2 style, Falcon and Nemotron-H MLPs, else 3.
+    """
+    cfg, mt, E = s["cfg"], s["model_type"], s["E"]
+    kinds = tuple(kind for kind, _ in s["ffn"])
+    default = ("moe" if E is not None else "dense",) * s["L"]
+    dense = [w for kind, w in s["ffn"] if kind == "dense"]
+    shared = 0
+    if E is not None:
+        _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
+        width = s["F"]
+        if mt.startswith("nemotron_h") and _present(cfg, "moe_shared_expert_intermediate_size"):
+            width = _int_key(cfg, "moe_shared_expert_intermediate_size")
+        shared = n_shared * width
+        if _present(cfg, "shared_expert_intermediate_size"):
+            shared += _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
+        if mt.startswith("llama4"):
+            shared += s["F_dense"]
+    two = s["family"] in ("gpt2", "falcon") or mt.startswith("nemotron_h")
+    return dict(ffn_layer_types=None if kinds == default else kinds,
+                d_ff_dense=dense[0] if dense and dense[0] != s["F"] else None,
+                d_ff_shared=shared, ffn_matrices=2 if two else 3)
+
+
 def _count(s: dict) -> tuple[int, int]:
     """Total and active parameter counts from the shapes (formulas of the reference data, 1.1).
 
@@ -945,7 +1017,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         tie_word_embeddings=s["tied"], max_context_len=s["max_ctx"], source="Hugging Face config.json",
         attention_chunk_size=s["chunk"], n_kv_shared_layers=s["kv_shared"],
         **{f: s.get(f) for f in _OPTIONAL_SHAPES if f != "attention_chunk_size"},
-        ssm_state_dtype=s.get("ssm_state_dtype", "fp32"),
+        ssm_state_dtype=s.get("ssm_state_dtype", "fp32"), **_ffn_fields(s),
     )
 
 

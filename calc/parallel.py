@@ -52,7 +52,7 @@ import pandas as pd
 from .dtypes import check_fraction, check_nonneg_number, check_positive_int, check_positive_number, dtype_bytes
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .kv import MLA_CONVENTIONS, kv_cache_bytes_array
-from .memory import expected_experts_touched, weight_bytes, weight_bytes_read
+from .memory import expected_experts_touched, routed_expert_params, weight_bytes, weight_bytes_read
 from .models import DATA_DIR, ModelConfig
 
 #: Bytes of one activation element exchanged between ranks (bf16, what engines send).
@@ -290,12 +290,10 @@ def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent") -> float:
 
 
 def routed_expert_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float:
-    """Bytes of one routed expert (all layers): ``(n_params - n_active_params) / (E - k) x bytes``,
+    """Bytes of one routed expert (all MoE layers): ``calc.memory.routed_expert_params`` x bytes,
     the rule of ``calc.memory.weight_bytes_read``; 0 for a dense model."""
     per = dtype_bytes(weight_dtype, "weight_dtype")
-    if not model.is_moe or model.n_active_params is None or model.n_experts == model.n_experts_per_token:
-        return 0.0
-    return (model.n_params - model.n_active_params) / (model.n_experts - model.n_experts_per_token) * per
+    return routed_expert_params(model) * per
 
 
 def weight_bytes_per_gpu(model: ModelConfig, layout: Layout, weight_dtype: str = "bf16") -> float:

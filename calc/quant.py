@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .layers import layer_params
+
 #: Bits of each plain dtype (the course's convention: no scales).
 PLAIN_BITS = {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
 #: Tensor groups ``tensor_groups`` splits a model's parameters into.
@@ -138,39 +140,39 @@ def _use_more_bits(i: int, n: int) -> bool:
 
 
 def tensor_groups(model) -> dict[str, float]:
-    """A model's parameters split into the groups the recipes treat differently.
+    """A model's parameters split into the groups the recipes treat differently, layer by layer.
 
-    embedding: V*D, the input table (for a tied model, the one matrix that is also the head);
-    head: V*D for an untied output head, else 0; norms: (2L + 1) * D; router: D*E per layer of a mixture
-    of experts; experts: the routed experts, E x (n_params - n_active) / (E - k) (as ``weight_bytes_read``),
-    of which experts_down is a third (SwiGLU's down projection); attention_v: the V projections,
-    L*D*K*H (0 for MLA); ffn_down: a third of what is left of the dense FFN after the attention
-    projections L*(2*D*N*H + 2*D*K*H); linear: everything else. The groups add up to n_params.
-    Estimates (norms, router, the split of the linear part) only move bits within q4_K_M's mix.
+    Read from ``calc.layers.layer_params`` (the per-layer description: which layers attend, which hold
+    Mamba / Gated DeltaNet / lightning mixers, which FFN each has): embedding V*D (for a tied model the
+    one matrix that is also the head); head V*D when untied, else 0; norms D per mixer and per FFN
+    pre-norm plus the final D; router D*E per MoE layer; attention_v D*K*H per softmax attention layer
+    that owns its cache (0 for MLA, shared-KV and lightning layers); ffn_down the down projection of
+    every dense MLP and shared expert; experts_down the routed experts' down projections; experts the
+    rest of the routed experts (gate and up); linear what remains of ``n_params`` (Q, K, O, MLA's
+    latent projections, Mamba and Gated DeltaNet projections, the dense MLPs' gate and up, biases).
+    The groups add up to ``n_params``; a hypothetical config whose ``n_params`` is below its shapes
+    has every group scaled down in proportion (linear 0).
+
+    Returns:
+        dict group name (``GROUPS``) -> parameters (float).
     """
-    d, n_layers, v = model.d_model, model.n_layers, model.vocab_size
+    d, v = model.d_model, model.vocab_size
     total = float(model.n_params)
-    emb = float(v * d)
-    head = 0.0 if model.tie_word_embeddings else float(v * d)
-    norms = float((2 * n_layers + 1) * d)
-    experts = router = 0.0
-    if model.is_moe and model.n_active_params is not None and model.n_experts != model.n_experts_per_token:
-        e, k = model.n_experts, model.n_experts_per_token
-        experts = (model.n_params - model.n_active_params) / (e - k) * e
-        router = float(d * e * n_layers)
-    rest = max(total - emb - head - norms - router - experts, 0.0)
-    if model.attention == "mla":
-        attn, attn_v = 0.0, 0.0
-    else:
-        h, n, kv = model.head_dim, model.n_heads, model.n_kv_heads
-        attn = float(n_layers * (2 * d * n * h + 2 * d * kv * h))
-        attn_v = float(n_layers * d * kv * h)
-    attn = min(attn, rest)
-    attn_v = min(attn_v, attn)
-    ffn_down = max(rest - attn, 0.0) / 3.0
-    return {"embedding": emb, "head": head, "norms": norms, "router": router, "attention_v": attn_v,
-            "ffn_down": ffn_down, "linear": rest - attn_v - ffn_down, "experts_down": experts / 3.0,
-            "experts": experts * 2.0 / 3.0}
+    layers = layer_params(model)
+
+    def summed(field: str) -> float:
+        return float(sum(getattr(p, field) for p in layers))
+
+    groups = {"embedding": float(v * d), "head": 0.0 if model.tie_word_embeddings else float(v * d),
+              "norms": summed("mixer_norm") + summed("ffn_norm") + d, "router": summed("router"),
+              "attention_v": summed("attention_v"), "ffn_down": summed("ffn_down"),
+              "experts_down": summed("experts_down"), "experts": summed("experts_up")}
+    counted = sum(groups.values())
+    if counted > total:  # shapes larger than the stated count: keep the proportions, add up to n_params
+        groups = {g: p * total / counted for g, p in groups.items()}
+        counted = total
+    groups["linear"] = total - counted
+    return {g: groups[g] for g in GROUPS}
 
 
 def group_bits(model, weight_dtype: str) -> dict[str, float]:
