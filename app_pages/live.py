@@ -317,7 +317,8 @@ if d1 is not None and groups:
     c[1].metric("Matmul kernels, B=1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
                 help="Achieved bandwidth of the matmul kernels at batch 1, at this model's own layer shapes and "
                      "dtype: weight bytes of every linear layer / time of F.linear on the model's own weights with one "
-                     "input row, called in forward order (median of timed passes)")
+                     "input row, called in forward order (median of timed passes); a mixture-of-experts block is timed whole "
+                     "(router, the experts its routing touches, shared expert) and counts the bytes one token reads")
     c[2].metric("Decode step", f"{head['bandwidth_pct']:.1f} % of W",
                 help="Achieved bandwidth of the whole decode step at batch 1: bytes it must move (calc) / "
                      "measured TPOT / probed read bandwidth")

@@ -9,7 +9,11 @@ ratio to the older overhead-only calibration (machine roofline + overhead, no ke
 the same measurements. Runs the page's default RunSpec in the worker subprocess, as the page does.
 
     python bench/bench_live.py [--device cuda] [--dtype bf16] [--preset smollm2-135m] [--threads N]
-                               [--quick] [--json] [--busy]
+                               [--quick] [--json] [--busy] [--config FILE]
+
+--config runs a config.json with random weights instead of a preset; bench/tiny_qwen3_moe.json is
+Qwen3-30B-A3B's architecture (qwen3_moe: fused experts stored as 3-D parameters, top-k router) shrunk to
+hidden 512, 8 layers, 32 experts of width 256, top-2 (the same 1/16 of the experts per token), 0.1 B parameters.
 
 --quick runs the page's quick classroom sweeps; --json prints one JSON summary line at the end
 (within_15pct_fraction of the calibrated prediction, median_ratio_calibrated per sweep,
@@ -41,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
     ap.add_argument("--preset", default=DEFAULT_PRESET)
+    ap.add_argument("--config", default=None, help="a config.json to run with random weights instead of --preset")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None, help="timed runs per point (default: the page's)")
     ap.add_argument("--quick", action="store_true", help="the page's quick classroom run (8 points)")
@@ -49,6 +54,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     kw = dict(preset_id=args.preset, device=args.device, dtype=args.dtype or default_dtype(args.device),
               threads=args.threads)
+    if args.config:
+        kw.update(source="config", config_json=Path(args.config).read_text(encoding="utf-8"))
     if args.quick:
         kw.update(QUICK_SWEEPS)
     if args.repeats:
@@ -162,7 +169,7 @@ def summary(res: dict, table, wall_s: float, load_before, args) -> dict:
                                cal.get("decode_overhead"))
     within25 = (r >= 1 / 1.25) & (r <= 1.25)
     return dict(
-        preset=args.preset, device=args.device, quick=bool(args.quick), busy=bool(args.busy), points=len(table),
+        preset=args.config or args.preset, device=args.device, quick=bool(args.quick), busy=bool(args.busy), points=len(table),
         within_15pct_fraction=float(((r >= 0.85) & (r <= 1.15)).mean()),
         within_25pct_or_flagged_fraction=float((within25 | table["unreliable"]).mean()),
         median_ratio_calibrated={k: float(v) for k, v in table.groupby("sweep", sort=False)["ratio_calibrated"].median().items()},

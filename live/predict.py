@@ -6,7 +6,8 @@
 3. Calibrated: the sum of three measured parts (``calibrated_parts``):
    - the model's matmuls at the speed the matmul kernels reach *at the model's own linear-layer
      shapes and dtype on this machine* (``F.linear`` on the model's weights with B or B*T rows,
-     timed in the worker: ``live.probe.time_linears``; interpolated between the measured row
+     timed in the worker: ``live.probe.time_linears``; a mixture-of-experts block timed whole, router and
+     the experts its routing touches at that many rows; interpolated between the measured row
      counts, proportional to rows above the largest);
    - the KV cache read (decode) or written plus the attention FLOPs (prefill) at the probed W and P;
    - a per-forward overhead ``n_layers * c_layer_s + c_step_s`` fitted on same-depth, tiny-width

@@ -188,28 +188,123 @@ def _in_features(mod) -> int:
     return int(mod.weight.shape[0]) if _is_conv1d(mod) else int(mod.in_features)
 
 
-def _apply(mod, x):
-    """One call of a linear layer as its forward runs it (``F.linear``; Conv1D's ``addmm``)."""
+def _apply(mod, x, moe: bool = False):
+    """One call of a linear layer as its forward runs it (``F.linear``; Conv1D's ``addmm``); with ``moe`` an
+    MoE block (``moe_blocks``) called whole on ``x`` as ``[1, rows, D]``: its router, the experts its top-k
+    routing touches, and their gather and scatter."""
+    if moe:
+        return mod(x.unsqueeze(0))
     if _is_conv1d(mod):
         return mod(x)
     return torch.nn.functional.linear(x, mod.weight, mod.bias)
 
 
+#: Config keys of the top-k of an MoE router (transformers' names across Mixtral, Qwen-MoE, gpt-oss, Llama 4,
+#: DeepSeek); calc.limits reads the same keys.
+_TOP_K_KEYS = ("num_experts_per_tok", "num_experts_per_token", "experts_per_token", "n_activated_experts", "moe_topk",
+               "top_k")
+
+
+def _text_config(model):
+    cfg = getattr(model, "config", None)
+    if cfg is not None and hasattr(cfg, "get_text_config"):
+        cfg = cfg.get_text_config(decoder=True)
+    return cfg
+
+
+def _is_experts(name: str, mod) -> bool:
+    """A module that holds a mixture's experts: one with its own 3-D parameter ``[E, ...]`` (transformers'
+    fused experts: Mixtral, Qwen-MoE, gpt-oss, Llama 4), or a ``ModuleList`` named ``experts`` (one MLP per
+    expert, the older layout)."""
+    if any(p.dim() == 3 for p in mod.parameters(recurse=False)):
+        return True
+    return isinstance(mod, torch.nn.ModuleList) and name.rsplit(".", 1)[-1] == "experts" and len(mod) > 1
+
+
+def moe_blocks(model) -> list[dict]:
+    """The model's mixture-of-experts blocks, in forward order: the parent of each experts module (router,
+    experts and any shared expert, as the decoder layer calls it), or the experts module itself when its
+    parent holds the attention too.
+
+    Returns a list of dicts: ``module`` (the block, called as ``block(hidden [1, rows, D])``), ``name``,
+    ``role`` (its attribute name: ``mlp``, ``block_sparse_moe``, ``feed_forward``...), ``n_experts`` (E),
+    ``top_k`` (k from the config, 1 when the config names none), ``d_model`` (D), ``weight_bytes`` and
+    ``n_weights`` (every parameter of the block), ``active_bytes`` and ``active_weights`` (what one token
+    reads: the block less its routed experts, plus k/E of them).
+    Source of the active share: Fedus, Zoph and Shazeer, "Switch Transformers" (2021), section 2.1 (each
+    token runs only its top-k experts).
+    """
+    named = dict(model.named_modules())
+    cfg = _text_config(model)
+    d_model = int(getattr(cfg, "hidden_size", 0) or getattr(cfg, "n_embd", 0) or 0)
+    top_k = next((int(getattr(cfg, k)) for k in _TOP_K_KEYS if isinstance(getattr(cfg, k, None), int)), 1)
+    out, seen = [], set()
+    for name, mod in named.items():
+        if not name or not _is_experts(name, mod):
+            continue
+        parent_name = name.rsplit(".", 1)[0] if "." in name else ""
+        parent = named.get(parent_name)
+        block, bname = (mod, name)
+        if parent is not None and parent_name and not any(
+                ("attn" in c or "attention" in c) for c, _ in parent.named_children()):
+            block, bname = parent, parent_name
+        if id(block) in seen:
+            continue
+        seen.add(id(block))
+        if isinstance(mod, torch.nn.ModuleList):
+            n_experts = len(mod)
+        else:
+            n_experts = int(next(p.shape[0] for p in mod.parameters(recurse=False) if p.dim() == 3))
+        params = {id(p): p for p in block.parameters()}
+        expert_params = {id(p): p for p in mod.parameters()}
+        n_all = sum(p.numel() for p in params.values())
+        b_all = sum(p.numel() * p.element_size() for p in params.values())
+        n_exp = sum(p.numel() for p in expert_params.values())
+        b_exp = sum(p.numel() * p.element_size() for p in expert_params.values())
+        share = min(top_k, n_experts) / n_experts
+        out.append(dict(module=block, name=bname, role=bname.rsplit(".", 1)[-1], n_experts=n_experts, top_k=top_k,
+                        d_model=d_model, weight_bytes=b_all, n_weights=n_all,
+                        active_bytes=b_all - b_exp + b_exp * share, active_weights=n_all - n_exp + n_exp * share))
+    return out
+
+
 def linear_groups(model) -> list[dict]:
-    """The model's linear layers (``nn.Linear`` and GPT-2's ``Conv1D``) grouped by role and shape, in
-    forward order.
+    """The model's linear layers (``nn.Linear`` and GPT-2's ``Conv1D``) and mixture-of-experts blocks,
+    grouped by role and shape, in forward order.
 
     Role: the module's own name (``q_proj``, ``c_attn``...; the output head is "lm_head" whatever
     its name). Returns a list of dicts: ``label`` ("q_proj 576x576"), ``role``, ``shape`` (out, in),
     ``count`` (matrices), ``weight_bytes`` (all of them), ``n_weights``, ``per_token`` (False only
     for the output head, which a step runs on the last token alone), ``modules`` (the layers).
-    MoE experts stored as 3-D parameters are not seen: for such models the kernel term covers only
-    the layers found.
+
+    An MoE block (``moe_blocks``: experts stored as 3-D parameters or as a list of MLPs) is one
+    entry timed whole, router and shared expert included (its linear layers are not listed again), so
+    the time at B rows holds the experts that B tokens' routing actually touches. Its group has
+    ``moe`` True, ``n_experts``, ``top_k``, ``weight_bytes`` and ``n_weights`` of what one token reads
+    (``active_bytes``: the evidence of bandwidth at 1 row and of FLOP/s per row, ``robust.raise_bound``)
+    and ``total_weight_bytes`` (every expert).
     """
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     groups: dict[tuple, dict] = {}
+    moes = moe_blocks(model)
+    inside = {id(m) for b in moes for m in b["module"].modules()}
+    moe_by_id = {id(b["module"]): b for b in moes}
     for name, mod in model.named_modules():
-        if not (isinstance(mod, torch.nn.Linear) or _is_conv1d(mod)):
+        if id(mod) in moe_by_id:
+            b = moe_by_id[id(mod)]
+            d = b["d_model"]
+            key = ("moe", b["role"], b["n_experts"], b["weight_bytes"])
+            g = groups.setdefault(key, dict(
+                label=f"{b['role']} (MoE: router + top-{b['top_k']} of {b['n_experts']} experts) {d}x{d}",
+                role=b["role"], shape=(d, d), count=0, weight_bytes=0, n_weights=0, total_weight_bytes=0,
+                per_token=True, moe=True, n_experts=b["n_experts"], top_k=b["top_k"], modules=[]))
+            g["count"] += 1
+            g["weight_bytes"] += b["active_bytes"]
+            g["n_weights"] += b["active_weights"]
+            g["total_weight_bytes"] += b["weight_bytes"]
+            g["modules"].append(mod)
+            continue
+        if id(mod) in inside or not (isinstance(mod, torch.nn.Linear) or _is_conv1d(mod)):
             continue
         role = "lm_head" if mod is head else name.rsplit(".", 1)[-1]
         w = mod.weight
@@ -225,7 +320,9 @@ def linear_groups(model) -> list[dict]:
 
 
 def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1) -> list[dict]:
-    """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows.
+    """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows;
+    each mixture-of-experts block (``linear_groups``) whole, on ``rows`` random hidden states (standard
+    normal, as a normed hidden state: the random router spreads them over the experts as a step's tokens).
 
     One pass calls every linear layer once in forward order (layer 0's q, k, v, o, gate, up, down,
     then layer 1's...), on a fixed random input of ``rows`` rows: the weights stream from memory as
@@ -257,11 +354,13 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     dev, cuda = p.device, p.device.type == "cuda"
     pos = {id(m): i for i, m in enumerate(model.modules())}
     order = sorted(((gi, m) for gi, g in enumerate(groups) for m in g["modules"]), key=lambda t: pos[id(t[1])])
+    moe = [bool(groups[gi].get("moe")) for gi, _ in order]
+    width = [int(groups[gi]["shape"][1]) if moe[ci] else _in_features(m) for ci, (gi, m) in enumerate(order)]
     # the fastest of the timed passes of every single call: a call takes milliseconds, so on a busy machine
     # some pass of it runs undisturbed, where a whole pass (seconds at many rows) rarely would
     best = {(ci, r): float("inf") for ci in range(len(order)) for r in rows}
     with torch.inference_mode():
-        widths = {_in_features(m): m.weight.dtype for _, m in order}
+        widths = {width[ci]: next(m.parameters()).dtype for ci, (_, m) in enumerate(order)}
         xs = {(r, k): torch.randn(r, k, dtype=dt, device=dev) for r in rows for k, dt in widths.items()}
         for rep in range(warmup + repeats):
             for r in (rows if rep % 2 == 0 else rows[::-1]):
@@ -271,7 +370,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                     for ci, (gi, m) in enumerate(order):
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         s.record()
-                        _apply(m, xs[(r, _in_features(m))])
+                        _apply(m, xs[(r, width[ci])], moe[ci])
                         e.record()
                         evs.append((ci, s, e))
                     torch.cuda.synchronize()
@@ -280,7 +379,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                     took = []
                     for ci, (gi, m) in enumerate(order):
                         t0 = time.perf_counter()
-                        _apply(m, xs[(r, _in_features(m))])
+                        _apply(m, xs[(r, width[ci])], moe[ci])
                         took.append((ci, time.perf_counter() - t0))
                 if rep >= warmup:
                     for ci, t in took:
@@ -317,4 +416,4 @@ def reference_kernel(device: str = "cpu"):
     return run
 
 
-__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "linear_groups", "time_linears", "reference_kernel"]
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "time_linears", "reference_kernel"]
