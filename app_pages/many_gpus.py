@@ -186,7 +186,7 @@ ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.
 try:
     traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
     grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
-                              embedding=emb)
+                              embedding=emb, logits=sel.logits)
     plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
     st.success(plan.verdict)
     st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
@@ -208,7 +208,8 @@ try:
     st.caption(f"Searched: {parallel.grid_label(parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))} x "
                f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
                "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
-               "output, TTFT = prefill of the uncached prompt without queueing; roofline lower bounds. The second line "
+               f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
+               "bounds. The second line "
                "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                "cache between them is left out.")
 except ValueError as exc:

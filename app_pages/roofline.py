@@ -50,13 +50,13 @@ try:
     napkin = common.napkin_note(sel, step, batch, context_len)
     b_star = calc.critical_batch(acc, wq)
     ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
-    points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb)
+    points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb, sel.logits)
     roof = sweeps.roofline_curve(acc, wq)
     ridge = sweeps.ridge_intensity(acc, wq)
     split = sweeps.decode_split(m, acc, context_len, batch, wq, kvq, embedding=emb)
     kheads = sweeps.throughput_by_kv_heads(m, acc, context_len, wq, kvq, embedding=emb)
-    ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq, embedding=emb)
-    ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq, embedding=emb)
+    ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq, embedding=emb, logits=sel.logits)
+    ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq, embedding=emb, logits=sel.logits)
 except ValueError as exc:
     common.show_error(exc)
     st.stop()
@@ -178,7 +178,8 @@ else:
            if m.attention == "mla" else ""))
 
 # -- TTFT against prompt length ------------------------------------------------------------------------
-st.markdown(f"**Time to first token against prompt length: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}**")
+st.markdown(f"**Time to first token against prompt length: {common.fmt_seconds(ttft_here)} at T = {prompt_len:,}** "
+            f"({sel.logits_short})")
 fig = common.Figure()
 for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
     part = ttfts[ttfts["bound"] == bound]
@@ -194,7 +195,8 @@ fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)", ticksuffix=" 
 fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
-           "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3).")
+           "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3). "
+           f"Convention: {sel.logits_label} (sidebar).")
 
 # -- the step, operator by operator ---------------------------------------------------------------------
 @st.fragment
@@ -209,7 +211,7 @@ def operators_section() -> None:
     try:
         ops = calc.operators.step_operators(m, acc, op_phase, batch if op_phase == "decode" else 1,
                                             context_len if op_phase == "decode" else prompt_len, wq, kvq, emb,
-                                            utilisation=util)
+                                            utilisation=util, logits=sel.logits)
     except ValueError as exc:
         common.show_error(exc)
         return

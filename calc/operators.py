@@ -27,7 +27,7 @@ from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .memory import check_embedding, expected_experts_touched, input_embedding_params
 from .models import ModelConfig
 from .quant import tensor_groups, weight_bytes_by_group
-from .roofline import attention_flops, matmul_params
+from .roofline import attention_flops, check_logits, head_flops_skipped, matmul_params
 
 #: The operators in the order a step runs them.
 OPERATORS = ("embedding", "qkv_projection", "attention", "output_projection", "mlp", "norms", "lm_head")
@@ -55,7 +55,7 @@ def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
 def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "decode", batch: int = 1,
                    context_len: int = 8192, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                    embedding: str = "gather", sliding: str = "cap", mla: str = "latent",
-                   utilisation=None) -> pd.DataFrame:
+                   utilisation=None, logits: str = "all") -> pd.DataFrame:
     """One decode or prefill step, operator by operator, each with its own roofline time.
 
     Args:
@@ -63,6 +63,8 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
             (B prompts of ``context_len`` tokens).
         embedding: "gather" (the lookup reads B*T rows, no FLOPs) or "table" (the course's napkin: the
             whole table read, 2 FLOPs per parameter), as ``decode_step_time``.
+        logits: prefill only: the LM head on every prompt token ("all", the course) or on each prompt's
+            last one ("last", engines), as ``prefill_time``.
 
     Returns:
         DataFrame, one row per operator of ``OPERATORS`` (the order a step runs them; norms: the RMSNorm/
@@ -81,6 +83,7 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     check_embedding(embedding)
+    check_logits(logits)
     t = 1 if phase == "decode" else s
     n_tok = float(b * t)
 
@@ -122,6 +125,8 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
     emb_f = 2.0 * n_tok * untied_emb if embedding == "table" else 0.0
     qkv_f, out_f, norm_f, head_f = (2.0 * n_tok * p for p in (qkv_p, out_p, groups["norms"], head_p))
     mlp_f = 2.0 * n_tok * matmul_params(model, embedding) - emb_f - qkv_f - out_f - norm_f - head_f
+    if phase == "prefill":
+        head_f -= head_flops_skipped(model, t, b, logits)
 
     rows = {
         "embedding": (emb_p, emb_f, emb_b),

@@ -447,7 +447,8 @@ def _links(accelerator: Accelerator, layout: Layout, interconnect) -> tuple:
 def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, context_len, layout: Layout,
                          weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
                          interconnect=None, micro_batches=None, sliding: str = "cap", mla: str = "latent",
-                         prefill: bool = False, past_len: int = 0, embedding: str = "gather") -> dict:
+                         prefill: bool = False, past_len: int = 0, embedding: str = "gather",
+                         logits: str = "all") -> dict:
     """One step of a replica under ``layout``, vectorised over numpy arrays of batch (and context).
 
     Per micro-batch of b = B / m sequences and per stage, one GPU:
@@ -468,6 +469,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
             ``past_len`` cached tokens); False for decode.
         embedding: "gather" (the input embedding is a lookup of the step's rows) or "table" (read whole,
             the course's napkin), as in ``calc.roofline.decode_step_time``.
+        logits: prefill only: "all" (the LM head on every prompt token, the course) or "last" (engines), as
+            in ``calc.roofline.prefill_time``.
 
     Returns:
         dict of arrays (seconds unless named): weights_s, kv_s, compute_s (each summed over the cycle),
@@ -503,8 +506,8 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     from .roofline import matmul_params
     flops = 2.0 * matmul_params(model, embedding) * bm * t
     if prefill:
-        from .roofline import _attention_flops_array
-        flops = flops + _attention_flops_array(model, t, bm, past_len)
+        from .roofline import _attention_flops_array, head_flops_skipped
+        flops = flops - head_flops_skipped(model, t, bm, logits) + _attention_flops_array(model, t, bm, past_len)
     c_stage = flops / (width * pp)
     layers = model.n_layers / pp
     d_bytes = model.d_model * ACTIVATION_BYTES
@@ -567,7 +570,8 @@ def parallel_decode_step(model: ModelConfig, accelerator: Accelerator, batch: in
 
 def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int,
                      layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16", interconnect=None,
-                     sliding: str = "cap", mla: str = "latent", past_len: int = 0, embedding: str = "gather"):
+                     sliding: str = "cap", mla: str = "latent", past_len: int = 0, embedding: str = "gather",
+                     logits: str = "all"):
     """Prefill of ``batch`` prompts of ``prompt_len`` new tokens (after ``past_len`` cached ones) under
     ``layout``: one micro-batch through PP stages (``parallel_step_arrays`` with prefill=True).
 
@@ -581,7 +585,7 @@ def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: i
     b = check_positive_int(batch, "batch")
     past = int(check_nonneg_number(past_len, "past_len"))
     a = parallel_step_arrays(model, accelerator, b, past + t, layout, weight_dtype, kv_dtype, t, interconnect,
-                             None, sliding, mla, prefill=True, past_len=past, embedding=embedding)
+                             None, sliding, mla, prefill=True, past_len=past, embedding=embedding, logits=logits)
     if past:  # the cache written is the new tokens', not the whole context's
         seqs = math.ceil(b / layout.attention_dp)
         now = sum(_cache_per_gpu(model, past + t, seqs, layout, kv_dtype, sliding, mla)[:2])
@@ -756,7 +760,8 @@ class CapacityPlan:
 
 def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
-              reserve_bytes: float = 0.0, interconnect=None, embedding: str = "gather") -> pd.DataFrame:
+              reserve_bytes: float = 0.0, interconnect=None, embedding: str = "gather",
+              logits: str = "all") -> pd.DataFrame:
     """Every (layout, batch) of the grid with its TPOT, TTFT, memory fit and replica capacity.
 
     TPOT: a decode step at the mean context ``input + output / 2``. Memory: each sequence reserved at
@@ -768,6 +773,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
 
     Args:
         eps: expert-parallel degrees tried (default (1,) for dense models, (1, 2, 4, 8) for MoE).
+        logits: the prefill's LM head on every prompt token ("all", the course) or the last only
+            ("last", engines), as ``calc.roofline.prefill_time``.
 
     Returns:
         DataFrame: tp, pp, ep, layout, gpus_per_replica, batch, max_batch, fits, tpot_s, ttft_s,
@@ -795,7 +802,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                     a = parallel_step_arrays(model, accelerator, b, ctx_mean, lay, weight_dtype, kv_dtype,
                                              interconnect=interconnect, embedding=embedding)
                     ttft = parallel_prefill(model, accelerator, new, 1, lay, weight_dtype, kv_dtype, interconnect,
-                                            past_len=cached, embedding=embedding).total_s
+                                            past_len=cached, embedding=embedding, logits=logits).total_s
                 except ValueError:
                     continue
                 for k, v in (("tp", tp), ("pp", pp), ("ep", ep), ("layout", lay.label),
@@ -832,7 +839,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                   ttft_target_s: float, price_per_hour_usd: float | None = None, weight_dtype: str = "bf16",
                   kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
                   reserve_bytes: float = 0.0, interconnect=None, grid: pd.DataFrame | None = None,
-                  embedding: str = "gather") -> CapacityPlan:
+                  embedding: str = "gather", logits: str = "all") -> CapacityPlan:
     """The cheapest layout, batch and replica count that serves ``traffic`` within the targets.
 
     Over ``plan_grid`` (TP x PP x EP x batch 1..max_batch), a row is feasible when it fits in memory,
@@ -859,7 +866,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(
         price_per_hour_usd, "price_per_hour_usd")
     g = grid if grid is not None else plan_grid(model, accelerator, traffic, weight_dtype, kv_dtype, tps, pps, eps,
-                                               max_batch, reserve_bytes, interconnect, embedding)
+                                               max_batch, reserve_bytes, interconnect, embedding, logits)
     fits = g["fits"].to_numpy()
     tpot_ok = g["tpot_s"].to_numpy() <= tpot_t
     ttft_ok = g["ttft_s"].to_numpy() <= ttft_t

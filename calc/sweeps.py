@@ -17,7 +17,7 @@ from .kv import decode_kv_read_bytes_array
 from .memory import max_batch, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 from .memory import check_embedding
-from .roofline import (_decode_arrays, _prefill_arrays, bound_label, decode_step_time, prefill_time)
+from .roofline import (_decode_arrays, _prefill_arrays, bound_label, check_logits, decode_step_time, prefill_time)
 
 #: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
 DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astype(int))
@@ -64,14 +64,15 @@ def roofline_curve(accelerator: Accelerator, weight_dtype: str = "bf16", intensi
 
 def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=(1,),
                     prompt_len: int | None = None, weight_dtype: str = "bf16",
-                    kv_dtype: str = "bf16", embedding: str = "gather") -> pd.DataFrame:
+                    kv_dtype: str = "bf16", embedding: str = "gather", logits: str = "all") -> pd.DataFrame:
     """Operating points of decode (one per batch size) and of one prefill on the roofline.
 
     Each point is one step of ``decode_step_time`` / ``prefill_time``: intensity = its FLOPs / its bytes
     (weights read + KV; for decode ``2*N_active*B / (weights read + B*KV)``), achieved rate = FLOPs /
     total_s (which can sit below the roof: the cache read adds time the max() does not hide). The
     point lies right of the ridge P/W exactly when ``StepTime.bound`` is "compute" (compute_s >
-    weights_s + kv_s): the chart and the label use one definition.
+    weights_s + kv_s): the chart and the label use one definition. ``logits``: the prefill point's LM head
+    on every prompt token ("all", the course) or the last only ("last", engines), as ``prefill_time``.
 
     Returns:
         DataFrame, one row per point: phase ("decode"/"prefill"), label, batch, tokens (per sequence
@@ -91,7 +92,8 @@ def roofline_points(model: ModelConfig, accelerator: Accelerator, context_len: i
                          tokens=1, intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
                          roof_flops_per_s=min(p, w * ai), step_s=step.total_s, bound=step.bound))
     if prompt_len is not None:
-        step = prefill_time(model, accelerator, prompt_len, 1, weight_dtype, kv_dtype, embedding=embedding)
+        step = prefill_time(model, accelerator, prompt_len, 1, weight_dtype, kv_dtype, embedding=embedding,
+                            logits=logits)
         ai = step.arithmetic_intensity
         rows.append(dict(phase="prefill", label=f"prefill T={int(prompt_len):,}", batch=1, tokens=int(prompt_len),
                          intensity_flop_per_byte=ai, achieved_flops_per_s=step.flops / step.total_s,
@@ -148,7 +150,7 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
 
 def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, batch: int = 1,
                weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
-               interconnect=None, embedding: str = "gather") -> pd.DataFrame:
+               interconnect=None, embedding: str = "gather", logits: str = "all") -> pd.DataFrame:
     """Time to first token (no queue) against prompt length, one vectorised roofline evaluation.
 
     ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators (``calc.parallel``; each
@@ -158,7 +160,9 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
     compute = ``2*N_active*B*T`` + causal attention ``sum over layers of 2*N*(H_qk+H_v)*keys``,
     bytes = weights read + KV written, ``total = kv_s + max(weights_s, compute_s)``.
     Llama-3-8B on an H100 SXM, T = 8,192: about 151 ms with the course's ``embedding="table"``
-    (2N counts the input embedding), 143 ms with the default gather (no matmul for the lookup).
+    (2N counts the input embedding), 143 ms with the default gather (no matmul for the lookup), 134 ms
+    gathered with ``logits="last"`` (the LM head on each prompt's last token only, as engines run it;
+    ``calc.roofline.head_flops_skipped``); the default "all" is the course's 2*N*B*T.
 
     Args:
         prompt_lens: 1-D array of prompt lengths in tokens (default ``DEFAULT_PROMPT_LENS``).
@@ -176,9 +180,10 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
         raise ValueError("prompt_lens must be a non-empty 1-D array of positive integers")
     t = t.astype(int)
     check_embedding(embedding)
+    check_logits(logits)
     if (tp, pp, ep) != (1, 1, 1):
         steps = [prefill_time(model, accelerator, int(x), b, weight_dtype, kv_dtype, tp=tp, pp=pp, ep=ep,
-                              interconnect=interconnect, embedding=embedding) for x in t]
+                              interconnect=interconnect, embedding=embedding, logits=logits) for x in t]
         total = np.array([x.total_s for x in steps])
         compute = np.array([x.compute_s for x in steps])
         weights = np.array([x.weights_s for x in steps])
@@ -187,7 +192,7 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
                              "compute_s": compute, "comm_s": [x.comm_s for x in steps],
                              "flops": [x.flops for x in steps], "ttft_s": total, "prefill_tokens_per_s": b * t / total,
                              "bound": bound_label(compute, weights + kv)})
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding)
+    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding, logits=logits)
     weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
     attn, flops = a["attention_flops"], a["flops"]
     return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,

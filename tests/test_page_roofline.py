@@ -185,3 +185,21 @@ def test_the_throughput_chart_hovers_keep_two_digits_below_ten():
     y = values(line["y"])
     assert 1 < y[0] < 10
     assert values(line["customdata"])[0] == f"{y[0]:.1f}"
+
+
+def test_prefill_head_convention_from_the_url():
+    # ?lgt=last: the LM head runs on the prompt's last token only (engines); the TTFT headline and caption
+    # follow it. Llama-3-8B, H100, T = 8,192, embedding gathered: 143.4 ms (course) vs 133.7 ms, the
+    # difference 2 x 128,256 x 4,096 x 8,191 FLOPs / 989e12 = 8.70 ms.
+    course = calc.ttft(LLAMA3, H100, 8192)
+    engines = calc.ttft(LLAMA3, H100, 8192, logits="last")
+    assert (course - engines) * 1e3 == pytest.approx(8.70, abs=0.01)
+    for query, expected, words in (({}, course, "every prompt token"), ({"lgt": "last"}, engines, "last token")):
+        at = open_page(**query)
+        assert not at.exception
+        heads = [m.value for m in at.markdown if "Time to first token against prompt length" in m.value]
+        assert heads and fmt_seconds(expected) in heads[0]
+        assert any(words in c.value for c in at.caption if "One prompt, no queue" in c.value)
+        ttft_fig = charts(at)[3]
+        marker = next(d for d in ttft_fig["data"] if d["name"].startswith("T = 8,192"))
+        assert values(marker["y"])[0] == pytest.approx(expected * 1e3)
