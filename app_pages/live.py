@@ -279,9 +279,10 @@ st.caption(f"Reported figures: TPOT is the {REPORTED_LABEL['decode']} (a step ca
 n_invalid = int((~table["cal_valid"].astype(bool)).sum()) if "cal_valid" in table else 0
 if n_invalid:
     st.warning(f"At {n_invalid} point(s) the calibrated prediction is not valid: it misses the measured point (which "
-               "the calibration never used) by more than 2x, or its matmul term is more than 10x the machine "
-               "roofline's. Its line is not drawn in those sweeps; on the ratio chart its markers are crosses. The "
-               "reason is in the table's column 'calibration check'.")
+               "the calibration never used) by more than 2x, or its matmul term lies outside its physical range (more "
+               "than 10x the machine roofline's plus a launch floor per kernel call) and the measured point does not "
+               "confirm it within 1.5x. Its line is not drawn in those sweeps; on the ratio chart its markers are "
+               "crosses. The reason is in the table's column 'calibration check'.")
 
 st.subheader("Headline")
 c = st.columns(4)
@@ -409,6 +410,7 @@ POINT_OTHER = {
     "runs": st.column_config.NumberColumn("timed runs"), "remeasured": st.column_config.NumberColumn("re-measured"),
     "ref_drift": st.column_config.NumberColumn("reference drift (x)", format="%.2f"),
     "cal_valid": "calibration valid", "cal_check": st.column_config.TextColumn("calibration check"),
+    "cal_physical": "kernel term in its physical range", "cal_confirmed": "confirmed by this point (1.5x)",
     "reasons": st.column_config.TextColumn("why unreliable"),
     "ratio_datasheet": st.column_config.NumberColumn("measured/datasheet", format="%.2f"),
     "ratio_machine": st.column_config.NumberColumn("measured/machine", format="%.2f"),

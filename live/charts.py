@@ -49,13 +49,17 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
     fig = go.Figure()
     xs = pts[xcol].to_numpy()
     grid = _grid(xs)
+    confirmed = (pts["cal_confirmed"].astype(bool).all() if "cal_confirmed" in pts else False)
+    # x of the curve's own axis (decode context curves run on seq_len = context + the timed steps)
+    confirmed_x = ((float(min(xs)) + spec_steps * (sweep == "decode_context"),
+                    float(max(xs)) + spec_steps * (sweep == "decode_context")) if confirmed else None)
     if sweep in ("prompt_len", "decode_context"):
         fixed = int(pts["batch"].iloc[0])
         curves = prediction_curves(result["model"]["calc_model"], result["machine"], phase, grid + spec_steps,
                                    vary="seq_len", fixed=fixed, dtype=result["model"]["dtype"],
                                    c_layer_s=cal.get("c_layer_s", 0.0), c_step_s=cal.get("c_step_s", 0.0),
                                    datasheet=result.get("datasheet"), matmul_groups=cal.get("matmul_groups"),
-                                   decode_overhead=cal.get("decode_overhead"))
+                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x)
         curves["x"] = curves["x"] - spec_steps
     else:
         fixed = int(pts["seq_len"].iloc[0])
@@ -63,7 +67,7 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
                                    fixed=fixed, dtype=result["model"]["dtype"], c_layer_s=cal.get("c_layer_s", 0.0),
                                    c_step_s=cal.get("c_step_s", 0.0), datasheet=result.get("datasheet"),
                                    matmul_groups=cal.get("matmul_groups"),
-                                   decode_overhead=cal.get("decode_overhead"))
+                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x)
     cal_off = "cal_valid" in pts and not pts["cal_valid"].astype(bool).all()
     for key, label in PREDICTIONS.items():
         y = curves[f"{key}_s"]

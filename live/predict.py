@@ -302,7 +302,8 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
         ``bytes`` (bytes the step must move: weights + KV, calc), ``flops``, ``bound``, the
         calibrated parts ``cal_matmul_s``, ``cal_kv_s``, ``cal_attention_s``, ``cal_overhead_s``, the
         machine roofline's weight/compute term ``machine_matmul_s`` and ``cal_valid``
-        (``robust.calibration_valid`` of the measured matmul term against it; True without kernels).
+        (``robust.calibration_valid``: the measured matmul term in its physical range against it, a launch
+        floor per kernel call allowed, ``robust.kernel_calls``; True without kernels).
 
     Raises:
         ValueError: unknown phase, non-positive sizes, unknown dtype.
@@ -319,10 +320,12 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
     ds = step(datasheet).total_s if datasheet is not None else math.nan
     parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups,
                              decode_overhead)
-    from .robust import calibration_valid
+    from .robust import calibration_valid, kernel_calls
 
     mm_line = m.total_s - m.kv_s
-    valid = not parts["kernel"] or calibration_valid(parts["matmul_s"], mm_line)
+    rows = batch if phase == "decode" else batch * seq_len
+    valid = not parts["kernel"] or calibration_valid(parts["matmul_s"], mm_line,
+                                                     n_kernels=kernel_calls(matmul_groups, rows))
     return dict(machine_s=m.total_s, calibrated_s=parts["total_s"], datasheet_s=ds, bytes=m.bytes, flops=m.flops,
                 bound=m.bound, cal_matmul_s=parts["matmul_s"], cal_kv_s=parts["kv_s"],
                 cal_attention_s=parts["attention_s"], cal_overhead_s=parts["overhead_s"], machine_matmul_s=mm_line,
@@ -409,14 +412,17 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
         DataFrame: the input columns plus ``reported_s`` (``reported_time_s``: p10 of the steps in
         decode, the median in prefill; the ratios below divide it), ``spread`` (p90 / p10),
         ``unreliable`` (flagged by the measurement, ``flagged`` and ``reasons`` of ``live.robust``, or spread
-        above ``NOISY_SPREAD``), ``reasons`` (why, "; "-separated), ``cal_valid`` (``predict_point``'s, and the
-        measured/calibrated ratio of this held-out point within ``CAL_HELDOUT_FACTOR``), ``cal_check`` (why
-        not valid), ``pred_datasheet_s``, ``pred_machine_s``,
+        above ``NOISY_SPREAD``), ``reasons`` (why, "; "-separated), ``cal_physical`` (``predict_point``'s
+        ``cal_valid``: the kernel term in its physical range), ``cal_confirmed`` (measured / calibrated of this
+        held-out point within ``robust.EVIDENCE_FACTOR``), ``cal_valid`` (the ratio within
+        ``CAL_HELDOUT_FACTOR``, and physical or confirmed), ``cal_check`` (why not valid), ``pred_datasheet_s``, ``pred_machine_s``,
         ``pred_calibrated_s``, ``ratio_datasheet``, ``ratio_machine``, ``ratio_calibrated``
         (measured/predicted), the calibrated parts ``cal_matmul_s``, ``cal_kv_s``,
         ``cal_attention_s``, ``cal_overhead_s`` (``calibrated_parts``), ``bytes_moved``, ``achieved_bandwidth_pct`` (decode only: calc bytes
         / measured time / probed W, in percent), ``tokens_per_s``.
     """
+    from .robust import CAL_MAX_FACTOR, EVIDENCE_FACTOR, LAUNCH_FLOOR_S, evidence_confirms
+
     rows = []
     for p in points:
         pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet,
@@ -437,14 +443,21 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
                    cal_kv_s=pr["cal_kv_s"], cal_attention_s=pr["cal_attention_s"],
                    cal_overhead_s=pr["cal_overhead_s"])
         # the calibration never saw this point: it is held out, and a prediction off by more than
-        # CAL_HELDOUT_FACTOR either way is not drawn as valid (nor one whose kernel term breaks the factor rule)
+        # CAL_HELDOUT_FACTOR either way is not drawn as valid. A kernel term outside its physical range
+        # (robust.calibration_valid) is drawn only where this evidence confirms it (robust.EVIDENCE_FACTOR):
+        # a launch-bound calibration that predicts the measured step is right, whatever the range says
         r_cal = row["ratio_calibrated"]
         held_ok = 1 / CAL_HELDOUT_FACTOR <= r_cal <= CAL_HELDOUT_FACTOR
-        row["cal_valid"] = bool(pr["cal_valid"] and held_ok)
+        row["cal_physical"] = bool(pr["cal_valid"])
+        row["cal_confirmed"] = evidence_confirms(r_cal)
+        row["cal_valid"] = bool(held_ok and (row["cal_physical"] or row["cal_confirmed"]))
         row["cal_check"] = ("" if row["cal_valid"] else
                             f"measured / calibrated = {r_cal:.2f}, outside 1/{CAL_HELDOUT_FACTOR:g}-{CAL_HELDOUT_FACTOR:g} "
                             "at this held-out point" if not held_ok else
-                            "the calibrated matmul term is more than 10x the machine roofline's, or below it")
+                            f"the calibrated matmul term lies outside its physical range (below the machine roofline's, "
+                            f"or above {CAL_MAX_FACTOR:g}x it plus {LAUNCH_FLOOR_S * 1e6:g} us per kernel call) and this "
+                            f"held-out point does not confirm it (measured / calibrated = {r_cal:.2f}, outside "
+                            f"1/{EVIDENCE_FACTOR:g}-{EVIDENCE_FACTOR:g})")
         row["achieved_bandwidth_pct"] = (100 * achieved_bandwidth_fraction(pr["bytes"], med, machine.bandwidth_bytes_per_s)
                                          if p["phase"] == "decode" else math.nan)
         tokens = p["batch"] * (p["seq_len"] if p["phase"] == "prefill" else 1)
@@ -473,24 +486,30 @@ def ratio_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, *, vary: str, fixed: int,
                       dtype: str, c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
-                      matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> pd.DataFrame:
+                      matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None,
+                      confirmed_x: tuple[float, float] | None = None) -> pd.DataFrame:
     """Predictions on a fine grid for the charts' lines.
 
     Args:
         phase: "prefill" or "decode"; vary: "batch" or "seq_len" (the x axis); fixed: the other size.
         xs: grid of x values (positive integers).
 
+        confirmed_x: (lowest, highest) x of the sweep's measured points when every one of them confirms the
+            calibration (``annotate_points``' ``cal_confirmed``): between them the line is drawn even where
+            the kernel term leaves its physical range (interpolation between confirmed points).
+
     Returns:
         DataFrame with columns x, datasheet_s, machine_s, calibrated_s (NaN where the calibration is not
-        valid, ``predict_point``'s ``cal_valid``: the line is not drawn there).
+        valid: ``predict_point``'s ``cal_valid`` false outside ``confirmed_x``; the line is not drawn there).
     """
     rows = []
     for x in xs:
         b, s = (int(x), fixed) if vary == "batch" else (fixed, int(x))
         pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups,
                            decode_overhead)
+        ok = pr["cal_valid"] or (confirmed_x is not None and confirmed_x[0] <= x <= confirmed_x[1])
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
-                         calibrated_s=pr["calibrated_s"] if pr["cal_valid"] else math.nan))
+                         calibrated_s=pr["calibrated_s"] if ok else math.nan))
     return pd.DataFrame(rows)
 
 

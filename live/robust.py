@@ -46,15 +46,27 @@ CHECK_SLACK = 1.15
 MIN_CLEAN_ROUNDS = 2
 #: Physical range of each fitted overhead term (seconds; eager PyTorch on a CPU or a GPU). Per layer:
 #: dispatch of ~10 kernels, 5-50 us each; per step: sampling, cache bookkeeping, Python; per extra
-#: sequence in a decode step: norms, rotary, cache writes of one more row in each of up to 100 layers; per
-#: KV token of the batch: attention over one cached token in every layer, at most ~100 layers x 2 kB x a
-#: few passes at >= 1 GB/s.
+#: sequence in a decode step: norms, rotary, cache writes of one more row in each of up to 100 layers. The
+#: per-KV-token term is relative to the machine (``per_kv_token_range_s``); this constant is its fallback
+#: when no model and machine are given.
 TERM_RANGES_S = {"c_layer_s": (0.0, 5e-3), "c_step_s": (0.0, 50e-3), "per_seq_s": (0.0, 2e-3),
                  "per_kv_token_s": (0.0, 1e-6)}
+#: Passes over a cached token's K and V bytes that eager attention may make beyond the one read the KV term
+#: already counts, per query-head group: the read itself, the copy that expands K and V to every query head
+#: (transformers' ``repeat_kv``: a write and a read per group) and the fp32 scores and softmax.
+KV_PASSES_PER_GROUP = 4.0
 #: The calibrated matmul term may exceed the machine roofline's weight/compute term by at most this factor
-#: (the worst matrix-vector kernels seen at small shapes reach ~10 % of the read bandwidth); beyond it the
-#: calibration is not drawn as valid.
+#: (the worst matrix-vector kernels seen at small shapes reach ~10 % of the read bandwidth), plus a launch floor
+#: per kernel (``LAUNCH_FLOOR_S``); beyond that the calibration needs the evidence of a measured point
+#: (``EVIDENCE_FACTOR``) to be drawn as valid.
 CAL_MAX_FACTOR = 10.0
+#: Time one kernel call costs however small its work (seconds): eager PyTorch's dispatch of an op and, on a
+#: GPU, the kernel launch; 5-20 us is typical, 50 us the generous end (a loaded CPU, Python hooks). A
+#: small model on a fast GPU is launch-bound: its ~200 matmul calls take milliseconds whatever their bytes.
+LAUNCH_FLOOR_S = 50e-6
+#: A calibrated prediction outside its physical range is still drawn where a measured point it never used
+#: (held out) agrees with it within this factor: the evidence outranks the range.
+EVIDENCE_FACTOR = 1.5
 
 
 def p10(samples: Sequence[float]) -> float:
@@ -152,8 +164,37 @@ def validate_kernel_rows(groups: list[dict], remeasure: Callable[[tuple[int, ...
     return out, notes
 
 
-def check_overhead_terms(terms: dict) -> tuple[dict, list[str]]:
-    """Clamp each fitted overhead term into its physical range (``TERM_RANGES_S``).
+def per_kv_token_range_s(model: ModelConfig, machine: Accelerator, dtype: str) -> tuple[float, float]:
+    """Physical range of the per-KV-token decode overhead (seconds per cached token of the batch), relative to
+    the probed roofline: from 0 up to ``KV_PASSES_PER_GROUP * (1 + N / K)`` passes over the token's KV bytes
+    (calc ``kv_bytes_per_token``, every layer) at the probed bandwidth W. The KV term already reads the cache
+    once at W; eager attention reads it again, may expand it to the N query heads of each of the K KV heads
+    (a write and a read of N / K copies) and keeps fp32 scores. SmolLM2-135M in fp32 (30 layers, 3 KV heads
+    of 64, N / K = 3): 46 kB per token, 0.67 us at 69 GB/s, a range up to 16 x 0.67 = 10.7 us.
+
+    Raises:
+        ValueError: an unknown dtype.
+    """
+    from calc import kv_bytes_per_token
+
+    groups = model.n_heads / max(model.n_kv_heads or model.n_heads, 1)
+    per_token_s = kv_bytes_per_token(model, kv_dtype=dtype) / float(machine.bandwidth_bytes_per_s)
+    return 0.0, KV_PASSES_PER_GROUP * (1.0 + groups) * per_token_s
+
+
+def term_ranges_s(model: ModelConfig | None = None, machine: Accelerator | None = None,
+                  dtype: str = "fp32") -> dict:
+    """``TERM_RANGES_S`` with the per-KV-token range taken relative to the machine
+    (``per_kv_token_range_s``) when a model and a machine are given."""
+    ranges = dict(TERM_RANGES_S)
+    if model is not None and machine is not None:
+        ranges["per_kv_token_s"] = per_kv_token_range_s(model, machine, dtype)
+    return ranges
+
+
+def check_overhead_terms(terms: dict, ranges: dict | None = None) -> tuple[dict, list[str]]:
+    """Clamp each fitted overhead term into its physical range (``ranges``, default ``TERM_RANGES_S``;
+    ``term_ranges_s`` gives the machine-relative one).
 
     A term outside its range is not trusted: it is set to the range's nearest end and a note says so.
     Keys not in the table pass unchanged; None passes as None.
@@ -162,7 +203,7 @@ def check_overhead_terms(terms: dict) -> tuple[dict, list[str]]:
         (terms, notes).
     """
     out, notes = dict(terms), []
-    for k, (lo, hi) in TERM_RANGES_S.items():
+    for k, (lo, hi) in (ranges or TERM_RANGES_S).items():
         v = out.get(k)
         if v is None:
             continue
@@ -175,11 +216,12 @@ def check_overhead_terms(terms: dict) -> tuple[dict, list[str]]:
 
 
 def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_tokens: int,
-                                max_error: float = 0.5) -> tuple[dict | None, list[str]]:
+                                max_error: float = 0.5, ranges: dict | None = None) -> tuple[dict | None, list[str]]:
     """``predict.fit_decode_overhead`` checked on points it did not use: each point in turn is left out,
     the other points are fitted, and the left-out residual is predicted. A point whose prediction misses
     by more than ``max_error`` of its whole tiny-model step (``step_s``) is an outlier and is rejected
-    (one at a time: the point whose removal leaves the others best explained first); the terms are then range-checked (``check_overhead_terms``).
+    (one at a time: the point whose removal leaves the others best explained first); the terms are then
+    range-checked (``check_overhead_terms`` with ``ranges``).
 
     Args:
         points: as ``fit_decode_overhead``, each also with ``step_s`` (the tiny model's measured step).
@@ -214,7 +256,7 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
     fit = fit_decode_overhead(pts, ref_residual_s, ref_tokens)
     if fit is None:
         return None, notes
-    fit, more = check_overhead_terms(fit)
+    fit, more = check_overhead_terms(fit, ranges)
     return fit, notes + more
 
 
@@ -408,13 +450,39 @@ def raise_bound(model: ModelConfig, machine: Accelerator, dtype: str, points: It
     return acc, notes
 
 
-def calibration_valid(cal_matmul_s: float, machine_matmul_s: float, factor: float = CAL_MAX_FACTOR) -> bool:
-    """Whether a calibrated matmul term is sane against the machine roofline's weight/compute term:
-    at most ``factor`` times it, and not below it beyond timer noise (1/1.25 of it: the roofline is a bound)."""
-    return bool(machine_matmul_s / 1.25 <= cal_matmul_s <= factor * machine_matmul_s)
+def kernel_calls(groups: list[dict] | None, rows: int = 1) -> int:
+    """Kernel calls one forward's matmul term issues at ``rows`` input rows: one per matrix of a linear
+    group; per mixture-of-experts block (``probe.linear_groups``' ``moe`` groups) the router and top-k (2)
+    and three per expert touched (at most E, at most rows x k). 0 without groups."""
+    n = 0
+    for g in groups or ():
+        c = int(g.get("count", 1) or 1)
+        if g.get("moe"):
+            e, k = int(g.get("n_experts", 1)), int(g.get("top_k", 1))
+            n += c * (2 + 3 * min(e, max(int(rows), 1) * k))
+        else:
+            n += c
+    return n
 
 
-__all__ = ["REF_DRIFT", "CHECK_SLACK", "TERM_RANGES_S", "CAL_MAX_FACTOR", "p10", "interleaved_order",
+def calibration_valid(cal_matmul_s: float, machine_matmul_s: float, factor: float = CAL_MAX_FACTOR,
+                      n_kernels: int = 0, launch_floor_s: float = LAUNCH_FLOOR_S) -> bool:
+    """Whether a calibrated matmul term lies in its physical range against the machine roofline's
+    weight/compute term: not below it beyond timer noise (1/1.25 of it: the roofline is a bound), and at most
+    ``factor`` times it plus ``n_kernels`` launch floors (``kernel_calls``): a launch-bound step costs
+    ``n_kernels * launch_floor_s`` however few bytes its kernels move."""
+    hi = factor * machine_matmul_s + max(int(n_kernels), 0) * launch_floor_s
+    return bool(machine_matmul_s / 1.25 <= cal_matmul_s <= hi)
+
+
+def evidence_confirms(ratio_calibrated: float, factor: float = EVIDENCE_FACTOR) -> bool:
+    """Whether a held-out measured point confirms the calibration: measured / calibrated within 1/factor-factor."""
+    r = float(ratio_calibrated)
+    return bool(math.isfinite(r) and 1.0 / factor <= r <= factor)
+
+
+__all__ = ["REF_DRIFT", "CHECK_SLACK", "TERM_RANGES_S", "KV_PASSES_PER_GROUP", "per_kv_token_range_s", "term_ranges_s", "CAL_MAX_FACTOR", "p10", "interleaved_order",
            "monotone_suspects", "per_row_suspects", "kernel_row_suspects", "validate_kernel_rows",
            "check_overhead_terms", "fit_decode_overhead_checked", "measure_interleaved", "sweep_checks",
-           "raise_bound", "calibration_valid"]
+           "raise_bound", "LAUNCH_FLOOR_S", "EVIDENCE_FACTOR", "kernel_calls", "calibration_valid",
+           "evidence_confirms"]

@@ -21,7 +21,7 @@ from .predict import (annotate_points, reported_time_s, calibrated_parts, datash
                       matmul_time_s)
 from .probe import ProbeResult, probe_machine, reference_kernel, time_linears
 from .robust import (check_overhead_terms, fit_decode_overhead_checked, measure_interleaved, raise_bound,
-                     sweep_checks, validate_kernel_rows)
+                     sweep_checks, term_ranges_s, validate_kernel_rows)
 from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
@@ -175,8 +175,9 @@ class LiveSession:
                     r, mm_b, kv_b = residual(b, ctx, tp["p10_s"], 4)
                     extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=tp["p10_s"],
                                             matmul_s=mm_b, kv_s=kv_b, residual_s=r))
-                decode_overhead, fit_notes = fit_decode_overhead_checked(extra_parts, times[d],
-                                                                         spec.decode_context_len + steps)
+                decode_overhead, fit_notes = fit_decode_overhead_checked(
+                    extra_parts, times[d], spec.decode_context_len + steps,
+                    ranges=term_ranges_s(lm.calc_model, machine, spec.dtype))
                 notes += fit_notes
             del tiny
         c_layer, c_step = fit_overhead(times)

@@ -144,6 +144,24 @@ def test_overhead_terms_outside_their_physical_range_are_clamped():
     assert len(notes) == 2
 
 
+def test_the_per_kv_token_range_is_relative_to_the_probed_bandwidth():
+    from live.robust import per_kv_token_range_s, term_ranges_s
+    m = calc.get_model("smollm2-135m")
+    slow = calc.Accelerator("probe", 1e10, 68.6e9, {"fp32": 2e11})
+    # 30 layers x 3 KV heads x 64 x 2 (K, V) x 4 B = 46,080 B per token: 0.6717 us at 68.6 GB/s;
+    # 9 query heads on 3 KV heads: 4 x (1 + 3) = 16 passes -> 10.75 us
+    lo, hi = per_kv_token_range_s(m, slow, "fp32")
+    assert lo == 0.0 and hi == pytest.approx(16 * 46_080 / 68.6e9)
+    # the 2.55 us a quiet 2-core run fitted lies inside (the old constant 1 us clamped it); 20 us does not
+    terms, notes = check_overhead_terms(dict(per_kv_token_s=2.55e-6), term_ranges_s(m, slow, "fp32"))
+    assert terms["per_kv_token_s"] == 2.55e-6 and notes == []
+    terms, notes = check_overhead_terms(dict(per_kv_token_s=20e-6), term_ranges_s(m, slow, "fp32"))
+    assert terms["per_kv_token_s"] == pytest.approx(hi) and len(notes) == 1
+    # a machine with 10x the bandwidth (a GPU) allows a 10x smaller term
+    fast = calc.Accelerator("gpu", 1e11, 686e9, {"fp32": 2e13})
+    assert per_kv_token_range_s(m, fast, "fp32")[1] == pytest.approx(hi / 10)
+
+
 def test_the_decode_overhead_fit_rejects_a_point_it_cannot_predict():
     # residual(B, S) - r0 = 1e-4 * (B - 1) + 1e-8 * (B*S - 132) on four points, and a fifth (B = 8) 0.5 s off
     ref_r, ref_t = 0.010, 132
@@ -210,3 +228,67 @@ def test_a_calibrated_prediction_off_by_more_than_2x_at_a_held_out_point_is_not_
     assert any(n.startswith("calibrated: not drawn") for n in names) and "machine roofline" in names
     cal = [tr for tr in ratio_figure(res).data if tr.name.startswith("calibrated")][0]
     assert list(cal.marker.symbol) == ["circle", "x-thin-open"]
+
+
+def _smollm_groups(times_by_rows, count=211):
+    # SmolLM2-135M: 30 layers x 7 projections + the output head = 211 matmul calls per forward, 269 MB in bf16
+    rows = sorted(times_by_rows)
+    return [dict(label="all", rows=rows, times_s=[times_by_rows[r] for r in rows], per_token=True, count=count,
+                 weight_bytes=2.69e8, n_weights=1.345e8)]
+
+
+def test_a_launch_bound_gpu_calibration_is_in_its_physical_range_and_drawn():
+    from live.robust import LAUNCH_FLOOR_S, kernel_calls
+    m = calc.get_model("smollm2-135m")
+    h200 = calc.get_accelerator("h200")
+    line = calc.decode_step_time(m, h200, 1, 132, weight_dtype="bf16", kv_dtype="bf16")
+    mm_line = line.total_s - line.kv_s  # ~269 MB / 4.8 TB/s = 56 us
+    # 211 kernel calls at ~10 us each (launch-bound): 2.1 ms, 38x the line -- the old 10x rule hid it
+    groups = _smollm_groups({1: 2.1e-3, 8: 2.2e-3})
+    assert kernel_calls(groups, 1) == 211
+    assert not calibration_valid(2.1e-3, mm_line)                      # the old rule: no launch floor
+    assert calibration_valid(2.1e-3, mm_line, n_kernels=211)           # 10 x 56 us + 211 x 50 us = 11.1 ms
+    assert 10 * mm_line + 211 * LAUNCH_FLOOR_S == pytest.approx(0.56e-3 + 10.55e-3, rel=0.02)
+    pts = [dict(sweep="decode_batch", phase="decode", batch=b, seq_len=132, context_len=128, median_s=t, p10_s=t,
+                p90_s=t * 1.05) for b, t in ((1, 2.6e-3), (8, 2.8e-3))]
+    t = annotate_points(pts, m, h200, "bf16", 0.0, 0.0, matmul_groups=groups)
+    assert t["cal_physical"].all() and t["cal_valid"].all()
+
+
+def test_a_calibration_outside_its_range_is_drawn_only_where_held_out_points_confirm_it():
+    from live.charts import sweep_figure
+    m = calc.get_model("smollm2-135m")
+    h200 = calc.get_accelerator("h200")
+    # 15 ms of kernels: above 0.56 + 10.55 ms, outside the physical range even with the launch floor
+    groups = _smollm_groups({1: 15e-3, 8: 16e-3})
+
+    def table(t1, t8):
+        pts = [dict(sweep="decode_batch", phase="decode", batch=b, seq_len=132, context_len=128, median_s=t,
+                    p10_s=t, p90_s=t) for b, t in ((1, t1), (8, t8))]
+        return annotate_points(pts, m, h200, "bf16", 0.0, 0.0, matmul_groups=groups)
+
+    ok = table(16.5e-3, 17.0e-3)  # measured / calibrated ~1.1 and ~1.06: the evidence confirms it
+    assert not ok["cal_physical"].any() and ok["cal_confirmed"].all() and ok["cal_valid"].all()
+    res = dict(table=ok, model=dict(calc_model=m, dtype="bf16"), machine=h200, calibration=dict(matmul_groups=groups),
+               critical_batch=None)
+    cal = [tr for tr in sweep_figure(res, "decode_batch").data if tr.name.startswith("calibrated (")]
+    ys = [y for y in cal[0].y if y is not None and math.isfinite(y)]
+    assert len(ys) >= 2  # drawn between the confirmed batches 1 and 8
+    bad = table(16.5e-3, 28.0e-3)  # at batch 8 measured 1.7x the calibrated: within 2x, but no confirmation
+    assert bad["cal_valid"].tolist() == [True, False]
+    assert "does not confirm it" in bad["cal_check"].iloc[1]
+
+
+def test_the_3250_ms_calibration_stays_rejected_with_the_launch_floor():
+    # the case on the 2-core CPU: SmolLM2-135M in fp32 (540 MB), W about 20 GB/s -> a 27 ms line; kernels
+    # 55 ms at 1 row, 3,250 ms at 2 rows, 1,076 ms at 4; measured decode at batch 2 about 135 ms
+    m = calc.get_model("smollm2-135m")
+    acc = calc.Accelerator("probe", 1e10, 2e10, {"fp32": 1e11})
+    groups = [dict(label="all", rows=[1, 2, 4], times_s=[0.055, 3.250, 1.076], per_token=True, count=211,
+                   weight_bytes=5.4e8, n_weights=1.35e8)]
+    # the range: 10 x 27 ms + 211 x 50 us = 281 ms; 3,250 ms lies far outside it
+    assert not calibration_valid(3.250, 0.027, n_kernels=211)
+    pts = [dict(sweep="decode_batch", phase="decode", batch=2, seq_len=132, context_len=128, median_s=0.135,
+                p10_s=0.135, p90_s=0.140)]
+    t = annotate_points(pts, m, acc, "fp32", 0.0, 0.0, matmul_groups=groups)
+    assert not t["cal_valid"].iloc[0] and not t["cal_physical"].iloc[0] and not t["cal_confirmed"].iloc[0]
