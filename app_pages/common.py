@@ -727,15 +727,19 @@ def capacity_label(accelerator: calc.Accelerator, memory: str, gpu_memory_utiliz
 def napkin_note(sel: Selection, step, batch: int, context_len: int) -> str | None:
     """A sentence giving the course's napkin step beside ``step`` (the gathered one), or None when
     they agree (tied embeddings, or the sidebar already set to the napkin)."""
-    if sel.embedding != "gather" or sel.model.tie_word_embeddings:
+    if sel.embedding != "gather" or not calc.memory.input_embedding_params(sel.model):
         return None
     napkin = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
                                    embedding="table")
     if napkin.total_s == step.total_s:
         return None
     table = calc.memory.input_embedding_params(sel.model) * calc.dtype_bytes(sel.weight_dtype)
+    what = "input embedding table"
+    if sel.model.learned_positions:
+        what = ("learned position table" if sel.model.tie_word_embeddings
+                else "input embedding and learned position tables")
     return (f"Course napkin: {fmt_seconds(napkin.total_s)} ({fmt_number(napkin.tokens_per_s, 'tok/s')}). It reads every "
-            f"parameter each step, the {fmt_bytes(table)} input embedding table included; a step only looks up "
+            f"parameter each step, the {fmt_bytes(table)} {what} included; a step only looks up "
             f"{batch:,} of its rows, which is what {fmt_seconds(step.total_s)} counts. Switch in the sidebar.")
 
 

@@ -73,15 +73,40 @@ def check_embedding(embedding) -> str:
     return embedding
 
 
+def position_embedding_params(model: ModelConfig) -> int:
+    """Parameters of a learned absolute position table, ``P * D`` (GPT-2's wpe: 1,024 x 768 = 786,432),
+    0 for rotary or relative positions (``ModelConfig.learned_positions`` None)."""
+    return (model.learned_positions or 0) * model.d_model
+
+
 def input_embedding_params(model: ModelConfig) -> int:
-    """Parameters of the input embedding that no matmul uses: ``V * D`` when untied, else 0.
+    """Parameters of the input lookup tables that no matmul uses: ``V * D`` when untied, else 0, plus a
+    learned position table ``P * D`` (``position_embedding_params``).
 
     The input embedding is a lookup (a gather of one row per token), not a matmul. An untied model
     (Llama 3: ``tie_word_embeddings`` false) holds a separate V x D output head that is a matmul; a
-    tied model (Gemma, GPT-2) reads its one matrix as the head, so nothing is left to subtract.
+    tied model (Gemma, GPT-2) reads its one matrix as the head, so nothing of it is left to subtract.
+    GPT-2's position table wpe is a lookup too (one row per position).
     Llama-3-8B: 128,256 x 4,096 = 525,336,576 parameters, 1.05 GB in bf16 (6.5% of 16.06 GB).
+    GPT-2 (tied): 1,024 x 768 = 786,432, its wpe.
     """
-    return 0 if model.tie_word_embeddings else model.vocab_size * model.d_model
+    return (0 if model.tie_word_embeddings else model.vocab_size * model.d_model) + position_embedding_params(model)
+
+
+def lookup_params_not_read(model: ModelConfig, n_tokens):
+    """Parameters of the input lookup tables a step of ``n_tokens`` tokens leaves unread when it gathers:
+    ``(V - min(n, V)) * D`` of an untied token table plus ``(P - min(n, P)) * D`` of a learned position
+    table (a decode step of B sequences reads B rows of each; a prefill of T tokens, T rows). 0 for a
+    tied model with rotary positions. Accepts an array of token counts.
+    """
+    n = np.asarray(n_tokens, dtype=float)
+    d, v, p = model.d_model, model.vocab_size, model.learned_positions or 0
+    out = np.zeros_like(n)
+    if not model.tie_word_embeddings:
+        out = out + (v - np.minimum(n, v)) * d
+    if p:
+        out = out + (p - np.minimum(n, p)) * d
+    return float(out) if out.ndim == 0 else out
 
 
 def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", embedding: str = "gather"):
@@ -93,7 +118,8 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
     Accepts an array of token counts.
 
     ``embedding="gather"`` (default, what engines do): of an untied input embedding (V x D) the step
-    reads only the rows it looks up, ``min(n_tokens, V) * D`` elements; ``"table"``: the whole table,
+    reads only the rows it looks up, ``min(n_tokens, V) * D`` elements, and of a learned position
+    table (GPT-2's wpe, P x D) ``min(n_tokens, P) * D`` (``lookup_params_not_read``); ``"table"``: the whole table,
     as the course's napkin does (every parameter read every step; the inference course, week 11, step 4).
     A tied embedding is read once, as the output head, in both modes.
 
@@ -111,9 +137,8 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
         if routed:
             out = out + routed * expected_experts_touched(model.n_experts, model.n_experts_per_token, n) \
                 / model.n_experts
-        if embedding == "gather" and emb:
-            rows = np.minimum(n, model.vocab_size)
-            out = out - groups["embedding"] * (1.0 - rows / model.vocab_size)
+        if embedding == "gather" and emb:  # the lookup tables at the embedding group's bytes per parameter
+            out = out - groups["embedding"] / tensor_groups(model)["embedding"] * lookup_params_not_read(model, n)
         return float(out) if np.ndim(out) == 0 else out
     expert = routed_expert_params(model)
     if not expert:
@@ -123,8 +148,7 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
         shared = model.n_params - e * expert
         out = (shared + expert * expected_experts_touched(e, k, n)) * per
     if embedding == "gather" and emb:
-        rows = np.minimum(n, model.vocab_size)
-        out = out - (emb - rows * model.d_model) * per
+        out = out - lookup_params_not_read(model, n) * per
     return float(out) if np.ndim(out) == 0 else out
 
 

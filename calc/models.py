@@ -91,6 +91,9 @@ class ModelConfig:
             ``shared_expert_intermediate_size``); 0 for none.
         ffn_matrices: weight matrices of one FFN or expert: 3 for a gated MLP (SwiGLU: gate, up,
             down), 2 for a plain one (GPT-2, Falcon, Nemotron-H's squared ReLU: up, down).
+        learned_positions: rows P of a learned absolute position table (GPT-2's ``wpe``, P x D, of
+            ``n_positions`` rows), a lookup like the token embedding; None for rotary or relative
+            positions (no table).
         source: where the numbers come from (not compared).
 
     Raises:
@@ -142,6 +145,7 @@ class ModelConfig:
     d_ff_dense: int | None = None
     d_ff_shared: int = 0
     ffn_matrices: int = 3
+    learned_positions: int | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -189,6 +193,8 @@ class ModelConfig:
             missing = [f for f in needed if getattr(self, f) is None]
             if kind in kinds and missing:
                 raise ValueError(f"layer_types has {kind!r} layers but {', '.join(missing)} is not set")
+        if self.learned_positions is not None:
+            check_positive_int(self.learned_positions, "learned_positions")
         if self.ffn_matrices not in (2, 3):
             raise ValueError(f"ffn_matrices must be 2 (up, down) or 3 (gate, up, down), got {self.ffn_matrices!r}")
         if self.d_ff_dense is not None:
@@ -754,7 +760,8 @@ def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_
 
 
 def _ffn_fields(s: dict) -> dict:
-    """The ``ModelConfig`` FFN-layout fields of the shapes ``s``, in canonical form (a default left None/0).
+    """The ``ModelConfig`` FFN-layout fields (and GPT-2's learned position table) of the shapes ``s``, in
+    canonical form (a default left None/0).
 
     ffn_layer_types from ``_ffn_layout``; d_ff_dense the dense layers' width (the first one's where
     Gemma-3n lists several); d_ff_shared the shared experts' summed width per MoE layer (as ``_count``:
@@ -778,9 +785,12 @@ def _ffn_fields(s: dict) -> dict:
         if mt.startswith("llama4"):
             shared += s["F_dense"]
     two = s["family"] in ("gpt2", "falcon") or mt.startswith("nemotron_h")
+    positions = None
+    if s["family"] == "gpt2":  # wpe: n_positions x D (the count's n_pos, ``_count``)
+        positions = _first(cfg, "max_context_len", required=False, default=1024)[1]
     return dict(ffn_layer_types=None if kinds == default else kinds,
                 d_ff_dense=dense[0] if dense and dense[0] != s["F"] else None,
-                d_ff_shared=shared, ffn_matrices=2 if two else 3)
+                d_ff_shared=shared, ffn_matrices=2 if two else 3, learned_positions=positions)
 
 
 def _count(s: dict) -> tuple[int, int]:

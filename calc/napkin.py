@@ -28,7 +28,7 @@ def _napkin_row(model, accelerator, batch, context_len, weight_dtype, kv_dtype, 
         return []
     emb = input_embedding_params(model) * dtype_bytes(weight_dtype, "weight_dtype")
     return [("decode step, course napkin", napkin.total_s, "s",
-             f"also reads the {emb / 1e9:.2f} GB input table")]
+             f"also reads the {emb / 1e9:.3g} GB of input lookup tables")]
 
 
 def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,

@@ -24,7 +24,7 @@ import pandas as pd
 from .dtypes import check_positive_int
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
-from .memory import check_embedding, expected_experts_touched, input_embedding_params
+from .memory import check_embedding, expected_experts_touched, input_embedding_params, lookup_params_not_read
 from .models import ModelConfig
 from .quant import tensor_groups, weight_bytes_by_group
 from .roofline import attention_flops, check_logits, head_flops_skipped, matmul_params
@@ -104,14 +104,14 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
     mlp_b = dense_mlp_b + gbytes["router"] + (gbytes["experts"] + gbytes["experts_down"]) * touched
     mlp_params_read = dense_mlp_p + groups["router"] + routed_p * touched
 
-    untied_emb = float(input_embedding_params(model))                        # 0 for a tied model
-    if untied_emb:
-        rows = min(n_tok, model.vocab_size) / model.vocab_size if embedding == "gather" else 1.0
-        emb_p, emb_b = groups["embedding"] * rows, gbytes["embedding"] * rows
+    lookup = float(input_embedding_params(model))      # untied token table + learned position table
+    emb_p = lookup - (lookup_params_not_read(model, n_tok) if embedding == "gather" else 0.0)
+    emb_b = emb_p * per["embedding"]
+    if not model.tie_word_embeddings:
         head_p, head_b = groups["head"], gbytes["head"]
     else:  # one matrix: read once, as the head (calc.memory.weight_bytes_read)
-        emb_p, emb_b = 0.0, 0.0
-        head_p, head_b = groups["embedding"], gbytes["embedding"]
+        head_p = float(model.vocab_size * model.d_model)
+        head_b = head_p * per["embedding"]
 
     if phase == "decode":
         kv_b = float(decode_kv_read_bytes_array(model, s, b, kv_dtype, sliding, mla))
@@ -122,7 +122,7 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
 
     # FLOPs: 2 per parameter a token multiplies by; the MLP takes what the others leave of matmul_params
     # (its active experts), so the matmul FLOPs add up to the step's exactly.
-    emb_f = 2.0 * n_tok * untied_emb if embedding == "table" else 0.0
+    emb_f = 2.0 * n_tok * lookup if embedding == "table" else 0.0
     qkv_f, out_f, norm_f, head_f = (2.0 * n_tok * p for p in (qkv_p, out_p, groups["norms"], head_p))
     mlp_f = 2.0 * n_tok * matmul_params(model, embedding) - emb_f - qkv_f - out_f - norm_f - head_f
     if phase == "prefill":

@@ -144,7 +144,7 @@ def tensor_groups(model) -> dict[str, float]:
 
     Read from ``calc.layers.layer_params`` (the per-layer description: which layers attend, which hold
     Mamba / Gated DeltaNet / lightning mixers, which FFN each has): embedding V*D (for a tied model the
-    one matrix that is also the head); head V*D when untied, else 0; norms D per mixer and per FFN
+    one matrix that is also the head) plus a learned position table P*D (GPT-2's wpe); head V*D when untied, else 0; norms D per mixer and per FFN
     pre-norm plus the final D; router D*E per MoE layer; attention_v D*K*H per softmax attention layer
     that owns its cache (0 for MLA, shared-KV and lightning layers); ffn_down the down projection of
     every dense MLP and shared expert; experts_down the routed experts' down projections; experts the
@@ -163,7 +163,7 @@ def tensor_groups(model) -> dict[str, float]:
     def summed(field: str) -> float:
         return float(sum(getattr(p, field) for p in layers))
 
-    groups = {"embedding": float(v * d), "head": 0.0 if model.tie_word_embeddings else float(v * d),
+    groups = {"embedding": float(v * d + (model.learned_positions or 0) * d), "head": 0.0 if model.tie_word_embeddings else float(v * d),
               "norms": summed("mixer_norm") + summed("ffn_norm") + d, "router": summed("router"),
               "attention_v": summed("attention_v"), "ffn_down": summed("ffn_down"),
               "experts_down": summed("experts_down"), "experts": summed("experts_up")}
