@@ -575,6 +575,28 @@ def style_figure(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def fragment(func):
+    """Decorator: ``func`` draws a part of a page that its own widgets rerun alone (``st.fragment``).
+
+    How a page stays fast (measured with bench/browser_speed.py --attribute; figures on the 2-core machine):
+
+    - A full rerun runs app.py (the sidebar, the navigation) and the whole page, sends every element again
+      and has the browser reconcile all of them; a slider inside a fragment reruns only the fragment and
+      sends only its elements. Put a page's controls and everything they change in one ``fragment``.
+    - Anything that changes the sidebar's widgets (``experiment_buttons``, the model, the GPU) stays
+      outside: a widget inside a fragment reruns only the fragment, so the sidebar would not redraw.
+      Sidebar changes rerun the whole page, fragments included.
+    - Read the sidebar's choices with ``selection()`` inside the fragment (a fragment rerun does not run
+      app.py; ``selection()`` returns the last full run's choices). Inside a fragment, end early with
+      ``return`` rather than ``st.stop()``.
+    - A Plotly chart whose figure is byte-for-byte the same as last run costs the browser nothing (the
+      frontend keeps it); a changed one is drawn anew (``Plotly.newPlot``, 25-35 ms on this machine,
+      whatever changed). So a chart should not change when a control only moves a marker on it, and a
+      chart that does not depend on the fragment's controls belongs outside the fragment.
+    """
+    return st.fragment(func)
+
+
 def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in for go.Figure
     """A figure for ``show_chart``, written like ``go.Figure()`` but built once per distinct content and
     cached across sessions (``caching.FigureRecipe``): building a Plotly figure costs more than sending it."""

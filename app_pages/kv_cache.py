@@ -86,151 +86,162 @@ common.experiment_buttons({
                          wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
 }, key="kv_exp_btn")
 
-if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
-    st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
-c1, c2, c3 = st.columns(3)
-common.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
-layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
-                  bind="query-params", horizontal=True,
-                  help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
-                       "MLA: a compressed latent per token (DeepSeek-V2).")
-k_options = kv_head_options(sel.model)
-own_k = sel.model.n_kv_heads if sel.model.n_kv_heads in k_options else sel.model.n_heads
-# K starts at the model's own; a K that does not divide this model's heads (a link, another model) or a
-# K left at the previous model's own value follows the model.
-if st.session_state.get("kv_k") not in k_options or (
-        st.session_state.get("_kv_k_model") not in (None, sel.model_id)
-        and st.session_state.get("kv_k") == st.session_state.get("_kv_k_own")):
-    st.session_state.pop("kv_k", None)
-st.session_state["_kv_k_model"], st.session_state["_kv_k_own"] = sel.model_id, own_k
-k_default = {} if "kv_k" in st.session_state else {"index": k_options.index(own_k)}
-n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
-                    **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
-                                      f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
-rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
-                        disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
-common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
-window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
-                      format_func=lambda w: _window_label(sel.model, w))
-common.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
-ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
-                         format_func=lambda r: "all local" if r == 0 else f"{r}:1",
-                         disabled=window in ("model", "none"),
-                         help="Hybrid stack: r sliding-window layers per full-attention layer.")
-full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params",
-                 help="Off: a window layer keeps at most W tokens (Mistral's rolling buffer, vLLM's hybrid "
-                      "allocator). On: the engine reserves every layer at full context.")
-expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params",
-                     help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
-                          "On: per-head K and V materialised, as an engine without the absorbed path does.")
-common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
-                       format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
-sliding = "full" if full else "cap"
-mla = "expanded" if expanded else "latent"
 
-try:
-    model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
-except ValueError as exc:
-    st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
-    model = sel.model
+@common.fragment
+def explore() -> None:
+    """Everything the page's own controls change: a control here reruns this part only."""
+    sel = common.selection()
+    if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
+        st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
+    c1, c2, c3 = st.columns(3)
+    common.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
+    layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
+                      bind="query-params", horizontal=True,
+                      help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
+                           "MLA: a compressed latent per token (DeepSeek-V2).")
+    k_options = kv_head_options(sel.model)
+    own_k = sel.model.n_kv_heads if sel.model.n_kv_heads in k_options else sel.model.n_heads
+    # K starts at the model's own; a K that does not divide this model's heads (a link, another model) or a
+    # K left at the previous model's own value follows the model.
+    if st.session_state.get("kv_k") not in k_options or (
+            st.session_state.get("_kv_k_model") not in (None, sel.model_id)
+            and st.session_state.get("kv_k") == st.session_state.get("_kv_k_own")):
+        st.session_state.pop("kv_k", None)
+    st.session_state["_kv_k_model"], st.session_state["_kv_k_own"] = sel.model_id, own_k
+    k_default = {} if "kv_k" in st.session_state else {"index": k_options.index(own_k)}
+    n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
+                        **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
+                                          f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
+    rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
+                            disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
+    common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
+    window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
+                          format_func=lambda w: _window_label(sel.model, w))
+    common.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
+    ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
+                             format_func=lambda r: "all local" if r == 0 else f"{r}:1",
+                             disabled=window in ("model", "none"),
+                             help="Hybrid stack: r sliding-window layers per full-attention layer.")
+    full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params",
+                     help="Off: a window layer keeps at most W tokens (Mistral's rolling buffer, vLLM's hybrid "
+                          "allocator). On: the engine reserves every layer at full context.")
+    expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params",
+                         help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
+                              "On: per-head K and V materialised, as an engine without the absorbed path does.")
+    common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+    ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
+                           format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+    batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
+    sliding = "full" if full else "cap"
+    mla = "expanded" if expanded else "latent"
 
-try:
-    per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)
-    per_seq = calc.kv_cache_bytes(model, ctx, 1, sel.kv_dtype, sliding, mla)
-    budget = calc.memory_budget(model, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype,
-                                sliding=sliding, mla=mla)
-    variants = calc.attention_variants(model, window=int(window) if window.isdigit()
-                                       else (model.sliding_window or 4096))
-    sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
-    state = calc.kv.kv_state_bytes(model)
-    # the prose's worked example is the selected model's (the course quotes Llama-3-8B: 128 KiB/token, 1.07 GB at 8K)
-    seq_8k, seq_128k = (calc.kv_cache_bytes(model, n, 1, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
-    per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
-except ValueError as exc:
-    common.show_error(exc)
-    st.stop()
+    try:
+        model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
+    except ValueError as exc:
+        st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
+        model = sel.model
 
-m = st.columns(3) + st.columns(3)  # two rows: the per-token and constant parts, then the totals
-m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
-            f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
-m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
-            f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
-            "when it says nothing; conv in bf16): the same at any context.")
-m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
-            "constant state included.")
-m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
-m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
-            f"{sel.weight_dtype}.")
-verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
-           else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
-detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
-          f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
-(st.success if budget.fits else st.warning)(detail)
-common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
-st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
-           "is reserved for activations here.")
+    try:
+        per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)
+        per_seq = calc.kv_cache_bytes(model, ctx, 1, sel.kv_dtype, sliding, mla)
+        budget = calc.memory_budget(model, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype,
+                                    sliding=sliding, mla=mla)
+        variants = calc.attention_variants(model, window=int(window) if window.isdigit()
+                                           else (model.sliding_window or 4096))
+        sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
+        state = calc.kv.kv_state_bytes(model)
+        # the prose's worked example is the selected model's (the course quotes Llama-3-8B: 128 KiB/token, 1.07 GB at 8K)
+        seq_8k, seq_128k = (calc.kv_cache_bytes(model, n, 1, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
+        per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
+    except ValueError as exc:
+        common.show_error(exc)
+        return
 
-st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
-if len(per_layer) > 1 or state or per_layer["kind"].iloc[0] != "full":  # anything but plain full attention
-    layer_breakdown_section(model, per_layer, ctx)
-st.markdown(
-    "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-    f"in memory: for {common.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
-    f"({common.fmt_bytes(per_token, 'GiB')}) per token, {common.fmt_bytes(seq_8k)} per 8K sequence, "
-    f"{common.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
-    f"{common.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
-    "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
-    "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
+    m = st.columns(3) + st.columns(3)  # two rows: the per-token and constant parts, then the totals
+    m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
+                f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
+    m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
+                f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
+                "when it says nothing; conv in bf16): the same at any context.")
+    m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
+                "constant state included.")
+    m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
+    m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+                f"{sel.weight_dtype}.")
+    verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
+               else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
+    detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
+              f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
+    (st.success if budget.fits else st.warning)(detail)
+    common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
+    st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
+               "is reserved for activations here.")
 
-cap_gb = sel.accelerator.memory_bytes / 1e9
-fig = common.Figure()
-labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
-chosen = [1.0 if s == ctx else 0.45 for s in CONTEXTS]
-fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights", marker_opacity=chosen,
-            hovertemplate="%{x}: weights %{y:,.2f} GB<extra></extra>")
-fig.add_bar(x=labels, y=sweep_kv / 1e9, name=f"KV cache, B = {batch}", marker_opacity=chosen,
-            hovertemplate="%{x}: KV cache %{y:,.2f} GB<extra></extra>")
-fig.add_hline(y=cap_gb, line_dash="dash", line_color="#888888", annotation_text=f"{sel.accelerator.name}: {cap_gb:,.0f} GB",
-              annotation_position="top left")
-fig.update_layout(barmode="stack", legend_traceorder="normal",
-                  xaxis_title="context length S (tokens; the chosen one highlighted)", yaxis_title="memory (GB)")
-st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
-common.show_chart(fig, key="kv_chart_ctx")
+    st.latex(r"\text{KV bytes} = 2 \cdot L \cdot K \cdot H \cdot \text{bytes} \cdot S \cdot B")
+    if len(per_layer) > 1 or state or per_layer["kind"].iloc[0] != "full":  # anything but plain full attention
+        layer_breakdown_section(model, per_layer, ctx)
+    st.markdown(
+        "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
+        f"in memory: for {common.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
+        f"({common.fmt_bytes(per_token, 'GiB')}) per token, {common.fmt_bytes(seq_8k)} per 8K sequence, "
+        f"{common.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
+        f"{common.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
+        "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
+        "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
-st.subheader("The same model under MHA, GQA, MQA, MLA and a window")
-rows = []
-for name, v in {"Your layout": model, **variants}.items():
-    b = calc.memory_budget(v, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype, sliding=sliding, mla=mla)
-    rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
-                     kv_bytes_per_token=calc.kv_bytes_per_token(v, sel.kv_dtype, mla=mla),
-                     kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
-                     kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
-table = pd.DataFrame(rows)
-fig2 = common.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
-                        customdata=table["kv_bytes_per_token"],
-                        hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
-fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",
-               annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
-fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
-st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
-common.show_chart(fig2, key="kv_chart_var")
-shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
-                        for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
-shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
-layout_columns = {
-    "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": st.column_config.NumberColumn("KV heads K"),
-    "kv_bytes_per_token": "KV per token (B)", "kv_bytes_per_sequence": f"KV per sequence ({ctx:,} tokens)",
-    "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
-    "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
-# The key columns fit at 1280 px; the rest is one click away.
-st.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
-    "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
-with st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens"):
+    cap_gb = sel.accelerator.memory_bytes / 1e9
+    fig = common.Figure()
+    labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
+    # No highlight of the chosen S: the chart then stays the same when only S moves (the browser keeps it).
+    fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights",
+                hovertemplate="%{x}: weights %{y:,.2f} GB<extra></extra>")
+    fig.add_bar(x=labels, y=sweep_kv / 1e9, name=f"KV cache, B = {batch}",
+                hovertemplate="%{x}: KV cache %{y:,.2f} GB<extra></extra>")
+    fig.add_hline(y=cap_gb, line_dash="dash", line_color="#888888", annotation_text=f"{sel.accelerator.name}: {cap_gb:,.0f} GB",
+                  annotation_position="top left")
+    fig.update_layout(barmode="stack", legend_traceorder="normal",
+                      xaxis_title="context length S (tokens)", yaxis_title="memory (GB)")
+    st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
+    common.show_chart(fig, key="kv_chart_ctx")
+
+    st.subheader("The same model under MHA, GQA, MQA, MLA and a window")
+    rows = []
+    for name, v in {"Your layout": model, **variants}.items():
+        b = calc.memory_budget(v, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype, sliding=sliding, mla=mla)
+        rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
+                         kv_bytes_per_token=calc.kv_bytes_per_token(v, sel.kv_dtype, mla=mla),
+                         kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
+                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
+    table = pd.DataFrame(rows)
+    fig2 = common.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
+                            customdata=table["kv_bytes_per_token"],
+                            hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
+    fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",
+                   annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
+    fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
+    st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
+    common.show_chart(fig2, key="kv_chart_var")
+    shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
+                            for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
+    shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
+    layout_columns = {
+        "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": st.column_config.NumberColumn("KV heads K"),
+        "kv_bytes_per_token": "KV per token (B)", "kv_bytes_per_sequence": f"KV per sequence ({ctx:,} tokens)",
+        "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
+        "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
+    # The key columns fit at 1280 px; the rest is one click away.
     st.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
-        "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
-st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
-           "Window row: the model's K with every layer behind the window.")
-common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
-    "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})
+        "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
+    # Built only while open (toggling reruns): a slider move redraws no hidden table.
+    every = st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens", key="kv_every",
+                        on_change="rerun")
+    if every.open:
+        every.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+            "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
+    st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
+               "Window row: the model's K with every layer behind the window.")
+    common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
+        "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})
+
+
+explore()
