@@ -12,6 +12,7 @@ LAYOUTS = {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "
 WINDOWS = ["model", "none", "512", "1024", "2048", "4096", "8192", "32768"]
 RATIOS = [1, 3, 5, 7, 0]                          # local layers per global layer; 0 = every layer local
 RANKS = [128, 256, 512, 1024, 2048]
+STATE_LABELS = {"reference": "fp32 (reference)", "vllm": "model dtype (vLLM)"}
 
 
 def build_variant(model: calc.ModelConfig, layout: str, n_kv_heads: int, latent_rank: int, window: str,
@@ -58,16 +59,17 @@ def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ct
         bytes_per_token=[f"{x:,.0f} B" for x in per_layer["bytes_per_token"]],
         **{c: [common.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
     st.dataframe(shown, hide_index=True, width="stretch", column_order=(
-        "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "total_bytes"),
+        "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "state_dtype", "total_bytes"),
         column_config={"kind": st.column_config.TextColumn("layer kind", pinned=True),
                        "layers": st.column_config.NumberColumn("layers"),
                        "tokens_held": f"tokens held each at {ctx:,}", "bytes_per_token": "bytes per token each",
                        "cache_bytes": "per-token part (all)", "state_bytes": "constant state (all)",
+                       "state_dtype": "state dtype",
                        "total_bytes": "per sequence (all)"})
     st.caption("Full attention holds every token, a sliding layer the last W, a chunked layer (Llama 4) its "
                "current chunk, a shared-KV layer (Gemma-3n) nothing of its own. Gated DeltaNet, lightning and "
                "Mamba layers hold a constant state (shapes of vLLM's MambaStateShapeCalculator), read and "
-               "written every decode step; DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
+               "written every decode step, in the dtype the table names (lightning: the control above); DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
                "the top-k latent entries.")
     common.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
 
@@ -132,6 +134,13 @@ def explore() -> None:
     ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
                            format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
     batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
+    common.accept_url_values("kv_state", list(STATE_LABELS), STATE_LABELS.get)
+    state_conv = c3.radio("Lightning-attention state", list(STATE_LABELS), format_func=STATE_LABELS.get,
+                          key="kv_state", bind="query-params", horizontal=True,
+                          disabled="lightning" not in sel.model.layer_kinds,
+                          help="MiniMax's lightning layers keep an N x H x H state per sequence. fp32: the reference "
+                               "(calc's default when the config names no dtype). Model dtype: vLLM stores it in the "
+                               "model's bf16 (MambaStateDtypeCalculator.linear_attention_state_dtype), half the bytes.")
     sliding = "full" if full else "cap"
     mla = "expanded" if expanded else "latent"
 
@@ -140,6 +149,7 @@ def explore() -> None:
     except ValueError as exc:
         st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
         model = sel.model
+    model = calc.layers.with_state_convention(model, state_conv or "reference")
 
     try:
         per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)

@@ -70,6 +70,37 @@ KIND_DESCRIPTIONS = {
 }
 
 
+#: How the lightning-attention state is stored (``with_state_convention``).
+STATE_CONVENTIONS = ("reference", "vllm")
+#: The activation dtype of the models calc prices; vLLM's "auto" state dtype follows it.
+MODEL_DTYPE = "bf16"
+
+
+def with_state_convention(model: ModelConfig, convention: str = "reference") -> ModelConfig:
+    """``model`` with its lightning-attention state in the dtype ``convention`` says.
+
+    "reference" (default): unchanged, the state in ``ssm_state_dtype`` (the config's
+    ``mamba_ssm_dtype``, fp32 when it says nothing: MiniMax-01/M1's configs name none, and their
+    reference code accumulates the N x H x H state in fp32). "vllm": the model's own dtype, bf16:
+    vLLM sizes a lightning layer's state with ``MambaStateDtypeCalculator.linear_attention_state_dtype``
+    (vllm/model_executor/layers/mamba/mamba_utils.py), ``get_kv_cache_torch_dtype(mamba_cache_dtype,
+    model_dtype)``, the model dtype under the default ``mamba_cache_dtype="auto"`` (and refuses "float32":
+    "fp32 state for minimax is not yet supported"). MiniMax-M1: 70 lightning layers x 64 heads x 128 x 128
+    = 73,400,320 elements per sequence, 293.6 MB in fp32, 146.8 MB in bf16. Models whose constant-state layers are not all
+    lightning (Mamba, Gated DeltaNet) are returned unchanged: their state dtype is the config's.
+
+    Raises:
+        ValueError: an unknown convention.
+    """
+    if convention not in STATE_CONVENTIONS:
+        raise ValueError(f"state convention must be 'reference' (fp32, or the config's mamba_ssm_dtype) or 'vllm' "
+                         f"(the model dtype, bf16, as vLLM stores lightning-attention state); got {convention!r}")
+    kinds = {k for k in model.layer_kinds if k in STATE_LAYER_KINDS}
+    if convention == "vllm" and kinds == {"lightning"} and model.ssm_state_dtype != MODEL_DTYPE:
+        return model.with_changes(ssm_state_dtype=MODEL_DTYPE)
+    return model
+
+
 def check_conventions(sliding: str = "cap", mla: str = "latent") -> None:
     """Raise ValueError for an unknown ``sliding`` or ``mla`` convention (see the module docstring)."""
     if sliding not in SLIDING_CONVENTIONS:
@@ -383,22 +414,27 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
     Columns: kind (label), layers (count), tokens_held (per layer), bytes_per_token (per layer),
     per_token_bytes (all such layers, per context token, spans not applied), cache_bytes (all such
     layers at S, per-token part), state_bytes (all such layers, constant per sequence), total_bytes,
-    description. Rows sum to ``sequence_cache_bytes``.
+    state_dtype (the dtype of the recurrent/SSM state and of the conv state, e.g. "fp32 (conv bf16)";
+    "" for a layer without state), description. Rows sum to ``sequence_cache_bytes``.
     """
+    recurrent = model.ssm_state_dtype if state_dtype is None else state_dtype
     rows = []
     for spec, n in grouped_specs(model, kv_dtype=kv_dtype, mla=mla, state_dtype=state_dtype):
         held = spec.tokens_held(context_len, sliding)
+        dtype = ""
+        if spec.recurrent_state_bytes:
+            dtype = recurrent + (" (conv bf16)" if spec.conv_state_bytes else "")
         rows.append(dict(kind=spec.label, layers=n, tokens_held=held, bytes_per_token=spec.bytes_per_token,
                          per_token_bytes=n * spec.bytes_per_token, cache_bytes=n * spec.bytes_per_token * held,
-                         state_bytes=n * spec.state_bytes, description=KIND_DESCRIPTIONS[spec.kind]))
+                         state_bytes=n * spec.state_bytes, state_dtype=dtype, description=KIND_DESCRIPTIONS[spec.kind]))
     df = pd.DataFrame(rows)
     df = df.groupby(["kind", "description"], sort=False, as_index=False).agg(
         layers=("layers", "sum"), tokens_held=("tokens_held", "first"), bytes_per_token=("bytes_per_token", "first"),
         per_token_bytes=("per_token_bytes", "sum"), cache_bytes=("cache_bytes", "sum"),
-        state_bytes=("state_bytes", "sum"))
+        state_bytes=("state_bytes", "sum"), state_dtype=("state_dtype", "first"))
     df["total_bytes"] = df["cache_bytes"] + df["state_bytes"]
     return df[["kind", "layers", "tokens_held", "bytes_per_token", "per_token_bytes", "cache_bytes",
-               "state_bytes", "total_bytes", "description"]]
+               "state_bytes", "total_bytes", "state_dtype", "description"]]
 
 
 def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int]]:
@@ -414,4 +450,5 @@ def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int
 
 __all__ = ["LayerSpec", "LayerParams", "layer_params", "layer_specs", "grouped_specs", "bytes_per_token", "state_bytes", "sequence_cache_bytes",
            "decode_read_bytes", "layer_breakdown", "state_shapes", "kv_elements_per_token_per_layer",
-           "index_bytes_per_token_per_layer", "attention_layer_spans", "KIND_DESCRIPTIONS"]
+           "index_bytes_per_token_per_layer", "attention_layer_spans", "KIND_DESCRIPTIONS", "with_state_convention",
+           "STATE_CONVENTIONS"]

@@ -234,3 +234,18 @@ def test_the_explanation_quotes_the_selected_model():
     # the default is the course's: 131,072 B, 1.07 GB at 8K, 17.18 GB at 128K, more than 16.06 GB of weights
     text = " ".join(m.value for m in open_page().markdown)
     assert "131,072 B" in text and "1.07 GB per 8K" in text and "17.18 GB at 128K, more than its 16.06 GB" in text
+
+
+def test_lightning_state_dtype_convention_from_the_url():
+    # MiniMax-M1's 70 lightning layers hold 64 x 128 x 128 each: 73,400,320 elements per sequence,
+    # 293,601,280 B in fp32 (the reference, calc's default) and 146,800,640 B in the model's bf16 (vLLM).
+    for query, state, dtype in (({}, 293_601_280, "fp32"), ({"kv_state": "vllm"}, 146_800_640, "bf16")):
+        at = open_page(model="minimax-m1", **query)
+        assert not at.exception
+        assert metric(at, "Constant per sequence") == fmt_bytes(state)
+        table = next(d.value for d in at.dataframe if "tokens_held" in d.value.columns).set_index("kind")
+        assert table.loc["lightning", "state_dtype"] == dtype and table.loc["full", "state_dtype"] == ""
+        assert at.radio(key="kv_state").value == ("vllm" if query else "reference")
+    # a model without lightning layers: the control is off and changes nothing
+    at = open_page(kv_state="vllm")
+    assert at.radio(key="kv_state").disabled and metric(at, "KV per sequence") == "1.07 GB"
