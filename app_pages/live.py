@@ -30,13 +30,15 @@ st.markdown(
     "the accelerator's data sheet (a known GPU only), the roofline of **this machine** (bandwidth W and "
     "matmul rate P probed just now; the honest lower bound), and a **calibrated** prediction: the model's "
     "matmuls at the speed the matmul kernels really reach at its layer shapes on this machine, the KV read at W, "
-    "and a per-layer overhead measured on a model of the same depth and a tiny width. The inference course, week 11, step 4: to emit a "
+    "and the overhead measured on the model itself with its matmuls taken out. The inference course, week 11, step 4: to emit a "
     "token the model reads all its weights and its KV cache, so decode should sit near the bandwidth line until "
     "the critical batch.")
 st.latex(r"t_\text{machine} = \frac{B\cdot KV}{W} + \max\!\Big(\frac{\text{weight bytes}}{W},"
          r"\ \frac{2 N B}{P}\Big)")
 st.latex(r"t_\text{calibrated} = \sum_{\text{linear layers}} t_\text{kernel}(\text{shape}, B)"
          r" + \frac{B\cdot KV}{W} + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1) + \gamma\,(B S - S_0)")
+st.caption("Decode as written; a prefill of B prompts of T tokens adds the KV write at W, the attention FLOPs at P "
+           "and its own overhead c + a BT + b BT², fitted on the same stubbed model.")
 
 
 @st.cache_resource(max_entries=1, on_release=lambda w: w.stop(), show_spinner=False)
@@ -327,8 +329,8 @@ if d1 is not None and groups:
         "The machine roofline assumes every weight streams at the probed bandwidth W. The matrix-vector kernels a "
         "batch-1 decode step runs, at this model's small layer shapes, stream their weights far more slowly "
         "(middle figure), so the calibrated prediction replaces the weight term by **the measured time of those "
-        "kernels on the model's own weights**, adds the KV read at W and the per-layer overhead measured on a "
-        "tiny-width model of the same depth (whose own matmuls and KV read are subtracted, so nothing is "
+        "kernels on the model's own weights**, adds the KV read at W and the overhead measured on the model itself "
+        "with every linear layer returning zeros instead of computing (its KV read is subtracted, so nothing is "
         "counted twice).")
     parts = calibrated_parts_table(d1)
     st.dataframe(parts, hide_index=True, key="lv_parts", column_config={
@@ -385,11 +387,12 @@ st.dataframe(summary, hide_index=True, column_config={v: st.column_config.Number
                                                      for v in PREDICTIONS.values()})
 st.caption("The machine roofline is the honest lower bound: a step cannot beat it. Small models in eager "
            "PyTorch miss it for two reasons the calibrated line measures: per-layer work the roofline ignores "
-           "(kernel dispatch, norms, attention launches; measured on a tiny-width model of the same depth) and, "
-           "on a CPU above all, matmul kernels that at these layer shapes stream their weights well below the read "
-           "bandwidth (timed on the model's own weights). In decode the tiny-width model is also timed at the "
-           "sweep's batches and contexts, so per-sequence work that grows with B and with B x S (attention over the "
-           "cache beyond its read at W) enters the overhead as two fitted terms; prefill uses the batch-1 overhead.")
+           "(kernel dispatch, norms, activations, attention launches; measured on the model itself with its matmuls "
+           "taken out) and, on a CPU above all, matmul kernels that at these layer shapes stream their weights well "
+           "below the read bandwidth (timed on the model's own weights). The stubbed model is timed at the sweep's "
+           "own batches, contexts and prompts, so per-sequence work that grows with B and with B x S (attention over "
+           "the cache beyond its read at W) enters the decode overhead as two fitted terms, and prefill has its own "
+           "overhead: per forward, per prompt token and per B x T² (attention beyond its FLOPs at P).")
 
 st.subheader("Every point")
 #: Points table headers; times stay in seconds (tests and the CSV read the same frame).

@@ -86,14 +86,22 @@ def main(argv=None) -> int:
           f"GEMV {pr['gemv_bytes_per_s'] / 1e9:.1f} GB/s, matmul {pr['matmul_flops_per_s'] / 1e9:.1f} GFLOP/s "
           f"({pr['matmul_n']}^2), in {pr['probe_s']:.1f} s; critical batch {res['critical_batch']:.1f}")
     print(f"calibration: c_layer {cal['c_layer_s'] * 1e3:.3f} ms, c_step {cal['c_step_s'] * 1e3:.3f} ms, "
-          f"overhead {cal['overhead_s'] * 1e3:.2f} ms per forward; tiny-model steps (step - matmuls - KV = overhead) "
-          + ", ".join(f"L={d}: {p['step_s'] * 1e3:.2f} - {p['matmul_s'] * 1e3:.2f} - {p['kv_s'] * 1e3:.3f} = "
+          f"overhead {cal['overhead_s'] * 1e3:.2f} ms per forward; decode steps with the matmuls taken out "
+          "(step - KV = overhead; L=1: a 1-layer tiny model) "
+          + ", ".join(f"L={d}: {p['step_s'] * 1e3:.2f} - {p['kv_s'] * 1e3:.3f} = "
                       f"{cal['depth_times_s'][d] * 1e3:.2f} ms" for d, p in sorted(cal.get("tiny_parts", {}).items())))
+    pov = cal.get("prefill_overhead")
+    if pov:
+        print(f"prefill overhead terms: {pov['c_prefill_s'] * 1e3:.2f} ms + {pov['per_token_s'] * 1e6:.1f} us per token "
+              f"+ {pov['per_pair_s'] * 1e9:.2f} ns per B*T^2; points (prefill with the matmuls taken out - KV - attention "
+              "FLOPs = residual): " + ", ".join(
+                  f"B={q['batch']} T={q['prompt_len']}: {q['step_s'] * 1e3:.2f} ms -> {q['residual_s'] * 1e3:.2f} ms"
+                  for q in cal.get("prefill_overhead_points", [])))
     dov = cal.get("decode_overhead")
     if dov:
-        print(f"decode overhead terms (same-depth tiny model at the sweep's points): "
+        print(f"decode overhead terms (the model with its matmuls taken out, at the sweep's points): "
               f"{dov['per_seq_s'] * 1e6:.1f} us per extra sequence + {dov['per_kv_token_s'] * 1e9:.2f} ns per KV token "
-              f"beyond B*S = {dov['ref_tokens']}; tiny points: " + ", ".join(
+              f"beyond B*S = {dov['ref_tokens']}; points: " + ", ".join(
                   f"B={p['batch']} S={p['context_len']}: step {p['step_s'] * 1e3:.2f} ms, residual {p['residual_s'] * 1e3:.2f} ms"
                   for p in cal.get("decode_overhead_points", [])))
     groups = cal.get("matmul_groups")
@@ -166,7 +174,7 @@ def summary(res: dict, table, wall_s: float, load_before, args) -> dict:
     cal = res["calibration"]
     vs_probe = annotate_points(res["points"], res["model"]["calc_model"], probed, res["model"]["dtype"],
                                cal["c_layer_s"], cal["c_step_s"], None, cal.get("matmul_groups"),
-                               cal.get("decode_overhead"))
+                               cal.get("decode_overhead"), cal.get("prefill_overhead"))
     within25 = (r >= 1 / 1.25) & (r <= 1.25)
     return dict(
         preset=args.config or args.preset, device=args.device, quick=bool(args.quick), busy=bool(args.busy), points=len(table),

@@ -59,7 +59,8 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
                                    vary="seq_len", fixed=fixed, dtype=result["model"]["dtype"],
                                    c_layer_s=cal.get("c_layer_s", 0.0), c_step_s=cal.get("c_step_s", 0.0),
                                    datasheet=result.get("datasheet"), matmul_groups=cal.get("matmul_groups"),
-                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x)
+                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x,
+                                   prefill_overhead=cal.get("prefill_overhead"))
         curves["x"] = curves["x"] - spec_steps
     else:
         fixed = int(pts["seq_len"].iloc[0])
@@ -67,7 +68,8 @@ def sweep_figure(result: dict, sweep: str) -> go.Figure | None:
                                    fixed=fixed, dtype=result["model"]["dtype"], c_layer_s=cal.get("c_layer_s", 0.0),
                                    c_step_s=cal.get("c_step_s", 0.0), datasheet=result.get("datasheet"),
                                    matmul_groups=cal.get("matmul_groups"),
-                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x)
+                                   decode_overhead=cal.get("decode_overhead"), confirmed_x=confirmed_x,
+                                   prefill_overhead=cal.get("prefill_overhead"))
     cal_off = "cal_valid" in pts and not pts["cal_valid"].astype(bool).all()
     for key, label in PREDICTIONS.items():
         y = curves[f"{key}_s"]

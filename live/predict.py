@@ -158,6 +158,52 @@ def fit_decode_overhead(points: list[dict], ref_residual_s: float, ref_tokens: i
     return dict(per_seq_s=float(coef[0]), per_kv_token_s=float(coef[1]), ref_tokens=ref)
 
 
+def fit_prefill_overhead(points: list[dict]) -> dict | None:
+    """Fit the prefill overhead by non-negative least squares:
+    ``residual(B, T) = c_prefill_s + per_token_s * B*T + per_pair_s * B*T^2``: a per-forward part (dispatch of
+    every layer's ops), a part per prompt token (norms, rotary, activations, cache writes at the model's
+    width) and a part per causal (query, key) pair beyond the attention FLOPs at P (the attention kernel's
+    own speed; calc ``attention_flops`` counts B*T^2 pairs' work).
+
+    Args:
+        points: dicts with ``batch``, ``prompt_len`` and ``residual_s`` (a prefill with the matmuls taken
+            out, ``probe.stub_matmuls``, less its KV write at W and attention FLOPs at P).
+
+    Returns:
+        dict(c_prefill_s, per_token_s, per_pair_s), or None without points.
+
+    Raises:
+        ValueError: non-positive sizes.
+    """
+    if not points:
+        return None
+    from scipy.optimize import nnls
+
+    a = np.array([[1.0, check_positive_int(p["batch"], "batch") * float(check_positive_int(p["prompt_len"], "prompt_len")),
+                   p["batch"] * float(p["prompt_len"]) ** 2] for p in points])
+    y = np.array([float(p["residual_s"]) for p in points])
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # nnls on columns of similar size
+    coef, _ = nnls(a / scale, y)
+    coef = coef / scale
+    return dict(c_prefill_s=float(coef[0]), per_token_s=float(coef[1]), per_pair_s=float(coef[2]))
+
+
+def prefill_overhead_s(batch: int, prompt_len: int, prefill_overhead: dict) -> float:
+    """Overhead of one prefill of ``batch`` prompts of ``prompt_len`` tokens from ``fit_prefill_overhead``'s
+    terms: ``c_prefill_s + per_token_s * B*T + per_pair_s * B*T^2`` (seconds).
+
+    Raises:
+        ValueError: non-positive sizes, negative or missing terms.
+    """
+    b = check_positive_int(batch, "batch")
+    t = check_positive_int(prompt_len, "prompt_len")
+    try:
+        c0, c1, c2 = (check_nonneg_number(prefill_overhead[k], k) for k in ("c_prefill_s", "per_token_s", "per_pair_s"))
+    except KeyError as e:
+        raise ValueError(f"prefill_overhead lacks {e.args[0]!r}") from None
+    return c0 + c1 * b * t + c2 * b * t * t
+
+
 def overhead_s(model: ModelConfig, c_layer_s: float, c_step_s: float) -> float:
     """Per-forward overhead of ``model``: ``n_layers * c_layer_s + c_step_s`` (seconds)."""
     return model.n_layers * check_nonneg_number(c_layer_s, "c_layer_s") + check_nonneg_number(c_step_s, "c_step_s")
@@ -249,14 +295,15 @@ def decode_overhead_s(model: ModelConfig, batch: int, seq_len: int, c_layer_s: f
 
 def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
                      c_layer_s: float = 0.0, c_step_s: float = 0.0, matmul_groups: list[dict] | None = None,
-                     decode_overhead: dict | None = None) -> dict:
+                     decode_overhead: dict | None = None, prefill_overhead: dict | None = None) -> dict:
     """The calibrated prediction of one step and what it is made of (seconds).
 
     With ``matmul_groups``: ``matmul_s`` (the model's linear layers at the measured kernel speed,
     ``matmul_time_s``) + ``kv_s`` (KV bytes read in decode, written in prefill, / probed W; calc)
     + ``attention_s`` (prefill only: causal attention FLOPs / probed P, calc ``attention_flops``;
     0 in decode, where calc leaves them out) + ``overhead_s`` (``n_layers * c_layer_s + c_step_s``;
-    in decode with ``decode_overhead`` also its batch and context terms, ``decode_overhead_s``).
+    in decode with ``decode_overhead`` also its batch and context terms, ``decode_overhead_s``; in prefill
+    with ``prefill_overhead`` the prefill's own, ``prefill_overhead_s``).
     Without: ``matmul_s`` is the machine roofline's ``max(weights_s, compute_s)`` term, so the
     total is the machine roofline plus the overhead (the older, overhead-only calibration).
 
@@ -275,8 +322,12 @@ def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch
     else:
         st = prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
         attn = attention_flops(model, seq_len, batch) / machine.compute_flops(dtype)
-    over = (decode_overhead_s(model, batch, seq_len, c_layer_s, c_step_s, decode_overhead) if phase == "decode"
-            else overhead_s(model, c_layer_s, c_step_s))
+    if phase == "decode":
+        over = decode_overhead_s(model, batch, seq_len, c_layer_s, c_step_s, decode_overhead)
+    elif prefill_overhead:
+        over = prefill_overhead_s(batch, seq_len, prefill_overhead)
+    else:
+        over = overhead_s(model, c_layer_s, c_step_s)
     if matmul_groups:
         mm = matmul_time_s(matmul_groups, phase, batch, 1 if phase == "decode" else seq_len)
         kernel = True
@@ -288,14 +339,16 @@ def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch
 
 def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: int, seq_len: int, dtype: str,
                   c_layer_s: float = 0.0, c_step_s: float = 0.0, datasheet: Accelerator | None = None,
-                  matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> dict:
+                  matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None,
+                  prefill_overhead: dict | None = None) -> dict:
     """The three predictions for one measured point.
 
     Args:
         phase: "prefill" (``seq_len`` = prompt tokens per sequence) or "decode" (``seq_len`` = KV
             tokens each step reads per sequence).
         dtype: weight and KV dtype ("fp32", "bf16", "fp16").
-        c_layer_s, c_step_s, matmul_groups, decode_overhead: the calibration (``calibrated_parts``).
+        c_layer_s, c_step_s, matmul_groups, decode_overhead, prefill_overhead: the calibration
+            (``calibrated_parts``).
 
     Returns:
         dict with ``machine_s``, ``calibrated_s``, ``datasheet_s`` (NaN without a data sheet),
@@ -319,7 +372,7 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
     m = step(machine)
     ds = step(datasheet).total_s if datasheet is not None else math.nan
     parts = calibrated_parts(model, machine, phase, batch, seq_len, dtype, c_layer_s, c_step_s, matmul_groups,
-                             decode_overhead)
+                             decode_overhead, prefill_overhead)
     from .robust import calibration_valid, kernel_calls
 
     mm_line = m.total_s - m.kv_s
@@ -401,7 +454,8 @@ def achieved_bandwidth_fraction(bytes_moved: float, step_s: float, bandwidth_byt
 
 def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator, dtype: str,
                     c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
-                    matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None) -> pd.DataFrame:
+                    matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None,
+                    prefill_overhead: dict | None = None) -> pd.DataFrame:
     """A table of every measured point with the three predictions and measured/predicted ratios.
 
     Args:
@@ -426,7 +480,7 @@ def annotate_points(points: list[dict], model: ModelConfig, machine: Accelerator
     rows = []
     for p in points:
         pr = predict_point(model, machine, p["phase"], p["batch"], p["seq_len"], dtype, c_layer_s, c_step_s, datasheet,
-                           matmul_groups, decode_overhead)
+                           matmul_groups, decode_overhead, prefill_overhead)
         med = reported_time_s(p)
         row = dict(p)
         row["reported_s"] = med
@@ -487,7 +541,8 @@ def ratio_summary(table: pd.DataFrame) -> pd.DataFrame:
 def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, *, vary: str, fixed: int,
                       dtype: str, c_layer_s: float, c_step_s: float, datasheet: Accelerator | None = None,
                       matmul_groups: list[dict] | None = None, decode_overhead: dict | None = None,
-                      confirmed_x: tuple[float, float] | None = None) -> pd.DataFrame:
+                      confirmed_x: tuple[float, float] | None = None,
+                      prefill_overhead: dict | None = None) -> pd.DataFrame:
     """Predictions on a fine grid for the charts' lines.
 
     Args:
@@ -506,7 +561,7 @@ def prediction_curves(model: ModelConfig, machine: Accelerator, phase: str, xs, 
     for x in xs:
         b, s = (int(x), fixed) if vary == "batch" else (fixed, int(x))
         pr = predict_point(model, machine, phase, b, s, dtype, c_layer_s, c_step_s, datasheet, matmul_groups,
-                           decode_overhead)
+                           decode_overhead, prefill_overhead)
         ok = pr["cal_valid"] or (confirmed_x is not None and confirmed_x[0] <= x <= confirmed_x[1])
         rows.append(dict(x=int(x), datasheet_s=pr["datasheet_s"], machine_s=pr["machine_s"],
                          calibrated_s=pr["calibrated_s"] if ok else math.nan))

@@ -10,6 +10,7 @@ bandwidth is the read figure and whose FLOP/s table holds the measured matmul ra
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -319,6 +320,48 @@ def linear_groups(model) -> list[dict]:
     return list(groups.values())
 
 
+@contextlib.contextmanager
+def stub_matmuls(model):
+    """The model with its matmul term taken out, for timing everything else at the model's own shapes.
+
+    Inside the ``with`` block every layer of ``linear_groups`` (linear layers, Conv1D, whole MoE blocks)
+    returns zeros of its output shape instead of computing: a forward then runs the embedding, norms,
+    rotary, activations, residual adds, attention over the real cache and the cache updates at the model's
+    real width, depth and attention shape, plus one allocation per stubbed layer (as the real layer's
+    output). Timed, it is the per-step work the kernel term (``time_linears``) does not hold: the overhead
+    of the calibrated prediction, with nothing counted twice. Zeros keep every later op on ordinary numbers
+    (no NaN or denormal slow paths). The layers' own ``forward`` is restored on exit, also on an error.
+    """
+    groups = linear_groups(model)
+    stubbed = []
+
+    def zeros_of(mod, moe):
+        if moe:
+            d = {"tuple": None}
+
+            def fwd(hidden, *a, **k):
+                z = torch.zeros_like(hidden)
+                if d["tuple"] is None:  # the block's output structure, learned once from a real call
+                    out = orig(hidden, *a, **k)
+                    d["tuple"] = len(out) if isinstance(out, tuple) else 0
+                return (z,) + (None,) * (d["tuple"] - 1) if d["tuple"] else z
+
+            orig = mod.forward
+            return fwd
+        out_f = int(mod.weight.shape[1]) if _is_conv1d(mod) else int(mod.out_features)
+        return lambda x, *a, **k: x.new_zeros(*x.shape[:-1], out_f)
+
+    try:
+        for g in groups:
+            for m in g["modules"]:
+                m.forward = zeros_of(m, bool(g.get("moe")))
+                stubbed.append(m)
+        yield model
+    finally:
+        for m in stubbed:
+            m.__dict__.pop("forward", None)
+
+
 def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1) -> list[dict]:
     """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows;
     each mixture-of-experts block (``linear_groups``) whole, on ``rows`` random hidden states (standard
@@ -416,4 +459,4 @@ def reference_kernel(device: str = "cpu"):
     return run
 
 
-__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "time_linears", "reference_kernel"]
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "stub_matmuls", "time_linears", "reference_kernel"]

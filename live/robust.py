@@ -260,6 +260,71 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
     return fit, notes + more
 
 
+def prefill_term_ranges_s(model: ModelConfig, machine: Accelerator, dtype: str) -> dict:
+    """Physical range of each prefill overhead term (``predict.fit_prefill_overhead``; seconds), relative to
+    the probed roofline where the work scales with the model:
+
+    - ``c_prefill_s`` (per forward): at most the per-layer and per-step ranges of ``TERM_RANGES_S`` summed
+      over the layers;
+    - ``per_token_s`` (per prompt token): at most 64 passes over a token's activations in every layer,
+      ``L * 64 * (D + F) * bytes / W`` (norms, rotary, activations, residual adds: a few passes each);
+    - ``per_pair_s`` (per causal query-key pair): at most 16x the attention FLOPs of a pair at P
+      (``4 * L * N * H`` FLOP: scores and the weighted sum) plus 16 passes over a token's KV bytes at W.
+
+    Raises:
+        ValueError: an unknown dtype.
+    """
+    from calc import kv_bytes_per_token
+    from calc.dtypes import dtype_bytes
+
+    w, p = float(machine.bandwidth_bytes_per_s), float(machine.compute_flops(dtype))
+    layers = model.n_layers
+    per_token = layers * 64.0 * (model.d_model + model.d_ff) * dtype_bytes(dtype) / w
+    per_pair = 16.0 * 4.0 * layers * model.n_heads * model.head_dim / p + 16.0 * kv_bytes_per_token(model, kv_dtype=dtype) / w
+    return {"c_prefill_s": (0.0, layers * TERM_RANGES_S["c_layer_s"][1] + TERM_RANGES_S["c_step_s"][1]),
+            "per_token_s": (0.0, per_token), "per_pair_s": (0.0, per_pair)}
+
+
+def fit_prefill_overhead_checked(points: list[dict], max_error: float = 0.5,
+                                 ranges: dict | None = None) -> tuple[dict | None, list[str]]:
+    """``predict.fit_prefill_overhead`` checked on points it did not use, as ``fit_decode_overhead_checked``:
+    with at least 4 points, each point in turn is predicted by the fit of the others; a point missed by more
+    than ``max_error`` of its whole step (``step_s``) is rejected as an outlier, one at a time; the terms are
+    then range-checked (``check_overhead_terms`` with ``ranges``, e.g. ``prefill_term_ranges_s``).
+
+    Returns:
+        (fit or None, notes).
+    """
+    from .predict import fit_prefill_overhead
+
+    pts, notes = list(points), []
+
+    def miss(f, q):
+        pred = f["c_prefill_s"] + f["per_token_s"] * q["batch"] * q["prompt_len"] + \
+            f["per_pair_s"] * q["batch"] * q["prompt_len"] ** 2
+        return abs(pred - q["residual_s"]) / max(float(q.get("step_s", 0.0)), 1e-12)
+
+    while len(pts) >= 4:
+        best = None
+        for i, q in enumerate(pts):
+            rest = pts[:i] + pts[i + 1:]
+            f = fit_prefill_overhead(rest)
+            rest_miss = max(miss(f, r) for r in rest)
+            if best is None or rest_miss < best[1]:
+                best = (i, rest_miss, miss(f, q))
+        i, _, own_miss = best
+        if own_miss <= max_error:
+            break
+        q = pts.pop(i)
+        notes.append(f"prefill with the matmuls taken out at batch {q['batch']}, {q['prompt_len']} tokens rejected: "
+                     f"the fit of the other points misses it by {own_miss:.0%} of its step")
+    fit = fit_prefill_overhead(pts)
+    if fit is None:
+        return None, notes
+    fit, more = check_overhead_terms(fit, ranges or {})
+    return fit, notes + more
+
+
 def measure_interleaved(keys: Sequence[Hashable], time_once: Callable[[Hashable, int], Sequence[float] | None],
                         reference_s: Callable[[], float], rounds: int = 3, extra_rounds: int = 2,
                         checks: Callable[[dict], dict] | None = None, spread_limit: float = NOISY_SPREAD,
@@ -485,4 +550,5 @@ __all__ = ["REF_DRIFT", "CHECK_SLACK", "TERM_RANGES_S", "KV_PASSES_PER_GROUP", "
            "monotone_suspects", "per_row_suspects", "kernel_row_suspects", "validate_kernel_rows",
            "check_overhead_terms", "fit_decode_overhead_checked", "measure_interleaved", "sweep_checks",
            "raise_bound", "LAUNCH_FLOOR_S", "EVIDENCE_FACTOR", "kernel_calls", "calibration_valid",
+           "prefill_term_ranges_s", "fit_prefill_overhead_checked",
            "evidence_confirms"]

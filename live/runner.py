@@ -17,11 +17,12 @@ from calc import kv_cache_bytes
 
 from . import measure
 from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
-from .predict import (annotate_points, reported_time_s, calibrated_parts, datasheet_for, fit_overhead, machine_critical_batch,
-                      matmul_time_s)
-from .probe import ProbeResult, probe_machine, reference_kernel, time_linears
-from .robust import (check_overhead_terms, fit_decode_overhead_checked, measure_interleaved, raise_bound,
-                     sweep_checks, term_ranges_s, validate_kernel_rows)
+from .predict import (annotate_points, reported_time_s, calibrated_parts, datasheet_for, fit_overhead,
+                      machine_critical_batch)
+from .probe import ProbeResult, probe_machine, reference_kernel, stub_matmuls, time_linears
+from .robust import (check_overhead_terms, fit_decode_overhead_checked, fit_prefill_overhead_checked,
+                     measure_interleaved, prefill_term_ranges_s, raise_bound, sweep_checks, term_ranges_s,
+                     validate_kernel_rows)
 from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
@@ -117,68 +118,92 @@ class LiveSession:
         1. Matmul kernels (``kernel_groups``): ``F.linear`` timed on the model's own weights at the
            row counts the sweeps need, the row counts interleaved, the fastest pass kept; row counts
            that break the physical checks are timed again, then rejected (``robust.validate_kernel_rows``).
-        2. Overhead: tiny-width models of depth L and 1 (same architecture and attention shape)
-           decode at batch 1 and the run's fixed context; from each step time (the p10 of the steps,
-           the statistic decode points are reported by, ``predict.REPORTED_STAT``) their own linear
-           layers (timed the same way) and their KV read (calc, probed W) are subtracted, and
-           ``t(L) = L * c_layer + c_step`` is fitted (``fit_overhead``). What remains is what the
-           kernel term and the KV term do not hold: dispatch, norms, rotary, attention launches.
-           The same-depth model's points at the sweep's batches and contexts are timed interleaved with
-           the reference kernel between them; the batch and context terms are fitted, checked on the
-           points each fit left out, and every term is held to its physical range (``live.robust``).
+        2. Overhead: the model itself with its matmuls taken out (``probe.stub_matmuls``: every linear
+           layer and MoE block returns zeros of its shape) is timed at the sweep's own decode points (batch
+           1 at the fixed context, ``overhead_points``) and prefill points (``prefill_overhead_points``),
+           interleaved with the reference kernel between them; the p10 of its steps (the statistic points
+           are reported by, ``predict.REPORTED_STAT``) less the KV read (decode) or the KV write and the
+           attention FLOPs (prefill) at the probed W and P is what the kernel term and the KV term do not
+           hold: dispatch, norms, rotary, activations and residual adds at the model's real width, attention
+           beyond its bytes and FLOPs, cache updates. Decode: the batch-1 figure is the overhead per forward,
+           split into ``L * c_layer + c_step`` with a 1-layer tiny-width model's; the batch and context terms
+           are fitted (``fit_decode_overhead``). Prefill: ``c + per_token * B*T + per_pair * B*T^2``
+           (``predict.fit_prefill_overhead``). Every fit is checked on the points it left out and every term
+           is held to its physical range, relative to the probed roofline (``live.robust``).
         """
         reference = reference or reference_kernel(spec.device)
         t0 = time.perf_counter()
         progress("the matmul kernels at the model's own shapes")
         groups, kernel_notes = self.kernel_groups(lm, spec)
         t_kernels = time.perf_counter() - t0
-        depth = lm.calc_model.n_layers
-        tiny_cfgs = {d: tiny_width_config(lm.hf_config, d) for d in sorted({depth, 1})}
+        m = lm.calc_model
+        depth = m.n_layers
         extra = self.overhead_points(spec)
+        pre = self.prefill_overhead_points(spec)
         t1 = time.perf_counter()
-        times, parts, notes = {}, {}, list(kernel_notes)
-        steps = 8
-        decode_overhead, extra_parts = None, []
-        for d, cfg in tiny_cfgs.items():
-            progress(f"per-step overhead on a tiny-width model of depth {d}")
+        notes = list(kernel_notes)
+        steps, ctx = 8, spec.decode_context_len
+        keys = [("decode", 1, ctx)] + [("decode", b, c) for b, c in extra] + [("prefill", b, t) for b, t in pre]
+
+        def once(k, r, model=lm.model, what="the model with its matmuls taken out"):
+            phase, b, n = k
+            progress(f"overhead, {what}: {phase} at batch {b}, {'context' if phase == 'decode' else 'prompt'} "
+                     f"{n} tokens")
+            warm = 1 if r == 0 else 0
+            if phase == "decode":
+                t, _ = measure.time_decode(model, b, n, steps=steps if k == keys[0] else 4, repeats=1, warmup=warm)
+            else:
+                t, _ = measure.time_prefill(model, b, n, repeats=1, warmup=warm)
+            return t.samples_s
+
+        with stub_matmuls(lm.model):
+            timed = measure_interleaved(keys, once, reference, rounds=3, extra_rounds=1)
+        ref_pt = timed.get(keys[0])
+        if ref_pt is None:
+            raise ValueError("the overhead calibration did not run at batch 1; see the server log")
+
+        def kv_read_s(model, b, n_tokens):
+            return calibrated_parts(model, machine, "decode", b, n_tokens, spec.dtype)["kv_s"]
+
+        kv1 = kv_read_s(m, 1, ctx + steps)
+        times = {depth: max(ref_pt["p10_s"] - kv1, 0.0)}
+        parts = {depth: dict(step_s=ref_pt["p10_s"], matmul_s=0.0, kv_s=kv1)}
+        # per-sequence work that grows with B and B*S
+        extra_parts = []
+        for b, c in extra:
+            tp = timed.get(("decode", b, c))
+            if tp is not None:
+                kv_b = kv_read_s(m, b, c + 4)
+                extra_parts.append(dict(batch=b, context_len=c, kv_tokens=c + 4, step_s=tp["p10_s"], matmul_s=0.0,
+                                        kv_s=kv_b, residual_s=tp["p10_s"] - kv_b))
+        decode_overhead = None
+        if extra_parts:
+            decode_overhead, fit_notes = fit_decode_overhead_checked(extra_parts, times[depth], ctx + steps,
+                                                                     ranges=term_ranges_s(m, machine, spec.dtype))
+            notes += fit_notes
+        prefill_parts = []
+        for b, t in pre:
+            tp = timed.get(("prefill", b, t))
+            if tp is not None:
+                cp = calibrated_parts(m, machine, "prefill", b, t, spec.dtype)
+                prefill_parts.append(dict(batch=b, prompt_len=t, step_s=tp["p10_s"], kv_s=cp["kv_s"],
+                                          attention_s=cp["attention_s"],
+                                          residual_s=tp["p10_s"] - cp["kv_s"] - cp["attention_s"]))
+        prefill_overhead, fit_notes = fit_prefill_overhead_checked(prefill_parts,
+                                                                   ranges=prefill_term_ranges_s(m, machine, spec.dtype))
+        notes += fit_notes
+        if depth > 1:
+            # the split into per layer and per step: a 1-layer tiny-width model (same attention shape), timed alike
+            cfg = tiny_width_config(lm.hf_config, 1)
             tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
-            pts = [(1, spec.decode_context_len)] + (list(extra) if d == depth else [])
-            n_steps = {p: (steps if p == pts[0] else 4) for p in pts}
-
-            def once(p, r, tiny=tiny, n_steps=n_steps, d=d):
-                progress(f"per-step overhead on a tiny-width model of depth {d}: batch {p[0]}, context {p[1]}")
-                t, _ = measure.time_decode(tiny, p[0], p[1], steps=n_steps[p], repeats=1, warmup=1 if r == 0 else 0)
-                return t.samples_s
-
-            timed = measure_interleaved(pts, once, reference, rounds=3, extra_rounds=1)
-            rows = (1,) + tuple(b for b, _ in extra) if d == depth else (1,)
-            tiny_groups = time_linears(tiny, rows, repeats=5, warmup=1)
-            tiny_model = calc_model_for(cfg, "tiny", tiny)
-
-            def residual(b, ctx, step_s, n):
-                mm = matmul_time_s(tiny_groups, "decode", b, 1)
-                kv = calibrated_parts(tiny_model, machine, "decode", b, ctx + n, spec.dtype)["kv_s"]
-                return step_s - mm - kv, mm, kv
-
-            ref_pt = timed.get(pts[0])
-            if ref_pt is None:
-                raise ValueError("the tiny calibration model did not run at batch 1; see the server log")
-            times[d], mm, kv = residual(1, spec.decode_context_len, ref_pt["p10_s"], steps)
-            times[d] = max(times[d], 0.0)
-            parts[d] = dict(step_s=ref_pt["p10_s"], matmul_s=mm, kv_s=kv)
-            if d == depth and extra:
-                # per-sequence work that grows with B and B*S, on the same-depth tiny model
-                for b, ctx in extra:
-                    tp = timed.get((b, ctx))
-                    if tp is None:
-                        continue
-                    r, mm_b, kv_b = residual(b, ctx, tp["p10_s"], 4)
-                    extra_parts.append(dict(batch=b, context_len=ctx, kv_tokens=ctx + 4, step_s=tp["p10_s"],
-                                            matmul_s=mm_b, kv_s=kv_b, residual_s=r))
-                decode_overhead, fit_notes = fit_decode_overhead_checked(
-                    extra_parts, times[d], spec.decode_context_len + steps,
-                    ranges=term_ranges_s(lm.calc_model, machine, spec.dtype))
-                notes += fit_notes
+            with stub_matmuls(tiny):
+                t_one = measure_interleaved([("decode", 1, ctx)], lambda k, r: once(k, r, tiny, "a 1-layer tiny model"),
+                                            reference, rounds=3, extra_rounds=1)
+            if ("decode", 1, ctx) in t_one:
+                kv_t = kv_read_s(calc_model_for(cfg, "tiny", tiny), 1, ctx + steps)
+                step1 = t_one[("decode", 1, ctx)]["p10_s"]
+                times[1] = max(step1 - kv_t, 0.0)
+                parts[1] = dict(step_s=step1, matmul_s=0.0, kv_s=kv_t)
             del tiny
         c_layer, c_step = fit_overhead(times)
         terms, term_notes = check_overhead_terms(dict(c_layer_s=c_layer, c_step_s=c_step))
@@ -189,12 +214,25 @@ class LiveSession:
         kb = kernel_bandwidth(groups, 1)
         return dict(c_layer_s=c_layer, c_step_s=c_step, depth_times_s=times, tiny_parts=parts,
                     decode_overhead=decode_overhead, decode_overhead_points=extra_parts,
+                    prefill_overhead=prefill_overhead, prefill_overhead_points=prefill_parts,
                     overhead_calibration_s=time.perf_counter() - t1, overhead_s=depth * c_layer + c_step,
                     matmul_groups=groups, kernel_bytes_per_s=kb["bytes_per_s"], kernel_calibration_s=t_kernels,
                     calibration_s=time.perf_counter() - t0, taken_at=time.time(), notes=notes,
                     method=(f"matmuls: F.linear on the model's own weights at {groups[0]['rows']} rows; overhead: "
-                            f"decode steps at batch 1 of tiny-width models (hidden = 2 x heads, the same attention "
-                            f"heads) of depth {sorted(times)}, less their own matmuls and KV read"))
+                            f"the model with its matmuls taken out at the sweep's decode and prefill points, less "
+                            f"its KV traffic and attention FLOPs at the probed W and P"))
+
+    @staticmethod
+    def prefill_overhead_points(spec: RunSpec) -> tuple[tuple[int, int], ...]:
+        """(batch, prompt) prefill points of the sweeps at which the model with its matmuls taken out is timed:
+        B x T <= 4096, at most 6 (4 in a quick run), spread from the smallest to the largest B x T."""
+        pts = {(1, t) for t in spec.prompt_lens} | {(b, spec.prefill_prompt_len) for b in spec.prefill_batches}
+        pts = sorted((p for p in pts if p[0] * p[1] <= 4096), key=lambda p: (p[0] * p[1], p))
+        cap = 4 if spec.quick else 6
+        if len(pts) > cap:
+            idx = sorted({round(i * (len(pts) - 1) / (cap - 1)) for i in range(cap)})
+            pts = [pts[i] for i in idx]
+        return tuple(pts)
 
     @staticmethod
     def overhead_points(spec: RunSpec) -> tuple[tuple[int, int], ...]:
@@ -318,7 +356,8 @@ class LiveSession:
                     result.update(machine=machine, critical_batch=machine_critical_batch(machine, spec.dtype))
                 result["table"] = annotate_points(result["points"], result["model"]["calc_model"], result["machine"],
                                                   spec.dtype, cal["c_layer_s"], cal["c_step_s"], result["datasheet"],
-                                                  cal.get("matmul_groups"), cal.get("decode_overhead"))
+                                                  cal.get("matmul_groups"), cal.get("decode_overhead"),
+                                                  cal.get("prefill_overhead"))
         result.setdefault("timings", {})["total_s"] = time.perf_counter() - t_start
         result["load"] = dict(before=load_before, after=_load_average(), cores=os.cpu_count())
         progress(1.0, "cancelled" if result["cancelled"] else "done")
