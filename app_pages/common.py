@@ -51,6 +51,8 @@ PAGES = [
 ]
 #: The two ways of counting the input embedding in a step (calc's ``embedding`` keyword).
 EMBEDDING = {"gather": "B rows gathered (engines)", "table": "whole table (course napkin)"}
+#: Matmul-precision conventions (calc.hardware.with_matmul), by the name the sidebar shows.
+MATMUL = {"auto": "auto", "weight-only": "weight_only", "low-precision": "low_precision"}
 #: Which prompt tokens prefill's LM head multiplies (calc's ``logits`` keyword).
 LOGITS = {"all": "every prompt token (course)", "last": "last prompt token (engines)"}
 #: The memory conventions of calc.memory.capacity_bytes, as the sidebar offers them.
@@ -279,6 +281,12 @@ def render_sidebar(current_page: str | None = None) -> Selection:
                                          "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
         kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
                                 help="Storage format of the cached keys and values")
+        matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
+                              help="How quantized weights are multiplied, which sets the compute peak P. auto: "
+                                   "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "
+                                   "(W4A16), as calc and the course count. weight-only: activations in bf16, the "
+                                   "bf16 peak for every format. low-precision: W8A8 / W4A4 kernels at the "
+                                   "format's own peak (nvfp4, mxfp4: Blackwell's fp4 tensor cores).")
         price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
                                 format="%.2f", key="price", bind="query-params", **price_default,
                                 help="Defaults to the preset's dated list price; type your own.")
@@ -335,6 +343,9 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     except ValueError as exc:  # a reserve larger than the share: say so, keep the share without it
         st.sidebar.error(str(exc))
         capped, runtime_gb = calc.memory.with_capacity(acc, memory, float(util)), 0.0
+    capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
+    if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
+        st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
     sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),
                     embedding or "gather", memory, float(util), float(runtime_gb or 0.0) * 1e9, logits or "all")
     st.session_state["_selection"] = sel

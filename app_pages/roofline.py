@@ -111,6 +111,7 @@ fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
 fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s)")
 fig.update_layout(height=460)
 common.show_chart(fig, key="rf_roof")
+st.caption(f"Compute peak: {acc.matmul_note(wq)} (sidebar: matmul precision).")
 
 
 # -- the decode split over batch --------------------------------------------------------------------
@@ -196,7 +197,8 @@ fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
            "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3). "
-           f"Convention: {sel.logits_label} (sidebar).")
+           f"Convention: {sel.logits_label}; compute at P = {acc.compute_flops(wq) / 1e12:,.0f} TFLOP/s "
+           f"({calc.hardware.MATMUL_LABELS[acc.matmul]}) (sidebar).")
 
 # -- the step, operator by operator ---------------------------------------------------------------------
 @st.fragment

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .dtypes import DTYPE_BYTES, check_nonneg_number, check_positive_number, dtype_bytes
@@ -12,6 +12,46 @@ from .models import DATA_DIR
 #: W4A16) dequantises to bf16 before the matmul, so its arithmetic runs at the bf16 rate.
 COMPUTE_DTYPE = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "bf16"}
 _FALLBACK = ("bf16", "fp16", "fp32")
+#: Names a ``peak_flops_per_s`` table may use: the storage dtypes and fp4 (e2m1 tensor cores, Blackwell).
+PEAK_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
+#: How a quantized model's matmuls run (``Accelerator.matmul``, ``with_matmul``).
+MATMUL_CONVENTIONS = ("auto", "weight_only", "low_precision")
+MATMUL_LABELS = {"auto": "as stored: W8A8 for 8-bit, W4A16 for 4-bit",
+                 "weight_only": "weight-only: activations bf16 (W8A16, W4A16)",
+                 "low_precision": "low precision: W8A8, W4A4 kernels"}
+#: The precision a W8A8 / W4A4 kernel multiplies in, for each quantized storage format.
+_LOW = {"fp8": "fp8", "int8": "int8", "int4": "int4", "fp8-block": "fp8", "q8_0": "int8", "q4_0": "int4",
+        "q4_k_m": "int4", "mxfp4": "fp4", "nvfp4": "fp4"}
+
+
+def matmul_dtype(weight_dtype: str, matmul: str = "auto") -> str:
+    """The dtype the matmuls of a model stored in ``weight_dtype`` run in, under ``matmul``.
+
+    "auto" (default; the course's and calc's rule so far): fp8, int8 and fp8-block on their own tensor
+    cores (W8A8, as FP8 checkpoints are served), every 4-bit format dequantized to bf16 (W4A16: GPTQ/AWQ
+    Marlin kernels, llama.cpp, gpt-oss's MXFP4 MoE kernels on Hopper). "weight_only": every quantized
+    format dequantized to bf16 (W8A16 / W4A16; activations stay bf16). "low_precision": the format's own
+    precision, activations quantized too (W8A8 int8/fp8, W4A4: NVFP4 and MXFP4 on Blackwell's fp4 tensor
+    cores, int4 for GPTQ-style int4 and GGUF q4). fp32, bf16 and fp16 run in their own precision always.
+
+    Raises:
+        ValueError: unknown dtype or convention.
+    """
+    if matmul not in MATMUL_CONVENTIONS:
+        raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)} ({'; '.join(MATMUL_LABELS.values())}); "
+                         f"got {matmul!r}")
+    dtype_bytes(weight_dtype, "weight_dtype")
+    key = weight_dtype.lower()
+    if key in ("fp32", "bf16", "fp16"):
+        return key
+    if matmul == "weight_only":
+        return "bf16"
+    if matmul == "low_precision":
+        return _LOW.get(key) or ("int8" if key.startswith("int8-g") else "int4")
+    if key in COMPUTE_DTYPE:
+        return COMPUTE_DTYPE[key]
+    from .quant import quant_format
+    return quant_format(weight_dtype).compute_dtype
 
 
 @dataclass(frozen=True)
@@ -32,6 +72,8 @@ class Accelerator:
         driver_memory_bytes: the capacity the driver reports (nvidia-smi's total, in MiB x 2^20;
             an H100 80GB reports 81,559 MiB = 85,520,809,984 B), or None where none is on file.
         driver_memory_source: where that figure was read (not compared).
+        matmul: how quantized matmuls run, one of ``MATMUL_CONVENTIONS`` ("auto": W8A8 for 8-bit, W4A16
+            for 4-bit formats; "weight_only"; "low_precision"), read by ``compute_flops`` (``with_matmul``).
 
     Raises:
         ValueError: non-positive memory or bandwidth, an empty FLOP/s table, a non-positive FLOP/s,
@@ -49,6 +91,7 @@ class Accelerator:
     interconnect: str | None = field(default=None, compare=False)
     driver_memory_bytes: float | None = None
     driver_memory_source: str = field(default="", compare=False)
+    matmul: str = "auto"
 
     def __post_init__(self):
         check_positive_number(self.memory_bytes, "memory_bytes")
@@ -56,8 +99,11 @@ class Accelerator:
         if not isinstance(self.peak_flops_per_s, dict) or not self.peak_flops_per_s:
             raise ValueError("peak_flops_per_s must be a non-empty dict like {'bf16': 989e12}")
         for k, v in self.peak_flops_per_s.items():
-            dtype_bytes(k, "peak_flops_per_s key")
+            if k not in PEAK_DTYPES:
+                raise ValueError(f"peak_flops_per_s keys must be among {', '.join(PEAK_DTYPES)}; got {k!r}")
             check_positive_number(v, f"peak_flops_per_s[{k!r}]")
+        if self.matmul not in MATMUL_CONVENTIONS:
+            raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}; got {self.matmul!r}")
         if self.price_per_hour_usd is not None:
             check_nonneg_number(self.price_per_hour_usd, "price_per_hour_usd")
         if self.driver_memory_bytes is not None:
@@ -65,7 +111,7 @@ class Accelerator:
 
     def __hash__(self):
         return hash((self.name, self.memory_bytes, self.bandwidth_bytes_per_s,
-                     tuple(sorted(self.peak_flops_per_s.items())), self.price_per_hour_usd))
+                     tuple(sorted(self.peak_flops_per_s.items())), self.price_per_hour_usd, self.matmul))
 
     def peak_flops(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s for arithmetic in ``dtype``.
@@ -76,26 +122,76 @@ class Accelerator:
         Raises:
             ValueError: unknown dtype name.
         """
-        dtype_bytes(dtype, "dtype")
+        if dtype != "fp4":
+            dtype_bytes(dtype, "dtype")
         for d in (dtype, *_FALLBACK):
             if d in self.peak_flops_per_s:
                 return float(self.peak_flops_per_s[d])
         return float(max(self.peak_flops_per_s.values()))
 
+    def matmul_precision(self, weight_dtype: str = "bf16") -> tuple[str, bool]:
+        """(the precision the matmuls of ``weight_dtype`` run in on this accelerator, whether that is a
+        fallback). Under "low_precision" a precision this accelerator has no tensor-core peak for falls
+        back to bf16, weight-only, as vLLM does: on a GPU without fp4 engines it runs NVFP4 and MXFP4
+        through the Marlin weight-only kernel ("Your GPU does not have native support for FP4
+        computation ... Weight-only FP4 compression will be used leveraging the Marlin kernel",
+        vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py).
+
+        Raises:
+            ValueError: unknown dtype.
+        """
+        dtype = matmul_dtype(weight_dtype, self.matmul)
+        if self.matmul == "low_precision" and dtype not in self.peak_flops_per_s:
+            return "bf16", True
+        return dtype, False
+
     def compute_flops(self, weight_dtype: str = "bf16") -> float:
-        """Peak FLOP/s of the matmuls of a model stored in ``weight_dtype`` (``COMPUTE_DTYPE`` rule; a
-        block format of ``calc.quant`` runs at its ``compute_dtype``: bf16 for weight-only formats,
-        fp8 for fp8-block; fp4 tensor cores are not modelled)."""
-        dtype_bytes(weight_dtype, "weight_dtype")
-        if weight_dtype.lower() in COMPUTE_DTYPE:
-            return self.peak_flops(COMPUTE_DTYPE[weight_dtype.lower()])
-        from .quant import quant_format
-        return self.peak_flops(quant_format(weight_dtype).compute_dtype)
+        """Peak FLOP/s of the matmuls of a model stored in ``weight_dtype``, in the precision
+        ``matmul_precision`` names ("auto": ``COMPUTE_DTYPE``, or a block format's ``compute_dtype``:
+        bf16 for weight-only formats, fp8 for fp8-block; "weight_only": bf16; "low_precision": the
+        format's own precision where this accelerator has an engine for it, else bf16). A precision
+        without its own entry falls back to bf16 (``peak_flops``).
+        B200, nvfp4 weights: 2.25e15 (auto, W4A16), 9.0e15 (low_precision, fp4 tensor cores); H100:
+        989e12 in every convention (no fp4 engine).
+
+        Raises:
+            ValueError: unknown dtype.
+        """
+        return self.peak_flops(self.matmul_precision(weight_dtype)[0])
+
+    def matmul_note(self, weight_dtype: str = "bf16") -> str:
+        """Which precision and peak the compute term of ``weight_dtype`` uses, in words, e.g. "nvfp4
+        weights: matmuls in fp4 (low precision: W8A8, W4A4 kernels), P = 9,000 TFLOP/s dense"; says so
+        when a low-precision choice falls back to bf16 for want of an engine.
+
+        Raises:
+            ValueError: unknown dtype.
+        """
+        dtype, fallback = self.matmul_precision(weight_dtype)
+        p = self.peak_flops(dtype)
+        text = f"{weight_dtype} weights: matmuls in {dtype} ({MATMUL_LABELS[self.matmul]}), P = {p / 1e12:,.0f} TFLOP/s dense"
+        if fallback:
+            want = matmul_dtype(weight_dtype, self.matmul)
+            text += (f"; the {self.name} has no {want} tensor cores, so they run weight-only in bf16, as vLLM falls "
+                     "back to its Marlin kernels")
+        return text
 
     @property
     def ridge_flops_per_byte(self) -> float:
         """The roofline ridge point P/W for bf16, in FLOP/byte (about 295 on an H100 SXM)."""
         return self.peak_flops("bf16") / self.bandwidth_bytes_per_s
+
+
+def with_matmul(accelerator: Accelerator, matmul: str = "auto") -> Accelerator:
+    """``accelerator`` with its quantized matmuls run under ``matmul`` (``matmul_dtype``); every roofline,
+    sweep and plan reads the compute peak through ``Accelerator.compute_flops``.
+
+    Raises:
+        ValueError: an unknown convention.
+    """
+    if matmul not in MATMUL_CONVENTIONS:
+        raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}; got {matmul!r}")
+    return accelerator if accelerator.matmul == matmul else replace(accelerator, matmul=matmul)
 
 
 @lru_cache(maxsize=1)

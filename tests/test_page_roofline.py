@@ -203,3 +203,19 @@ def test_prefill_head_convention_from_the_url():
         ttft_fig = charts(at)[3]
         marker = next(d for d in ttft_fig["data"] if d["name"].startswith("T = 8,192"))
         assert values(marker["y"])[0] == pytest.approx(expected * 1e3)
+
+
+def test_matmul_precision_from_the_url():
+    # nvfp4 weights on a B200: auto runs W4A16 at the bf16 peak (2,250 TFLOP/s); low-precision runs the
+    # matmuls on the fp4 tensor cores (9,000 TFLOP/s dense), so a compute-bound 8K prefill is 4x shorter
+    # in its compute term. On an H100 (no fp4 engine) low-precision falls back to bf16, with a notice.
+    b200 = calc.get_accelerator("b200")
+    fast = calc.hardware.with_matmul(b200, "low_precision")
+    for query, acc, words in (({}, b200, "matmuls in bf16"), ({"mm": "low-precision"}, fast, "matmuls in fp4")):
+        at = open_page(gpu="b200", wq="nvfp4", **query)
+        assert not at.exception
+        assert any(words in c.value and "TFLOP/s" in c.value for c in at.caption)
+        heads = [m.value for m in at.markdown if "Time to first token against prompt length" in m.value]
+        assert fmt_seconds(calc.ttft(LLAMA3, acc, 8192, weight_dtype="nvfp4")) in heads[0]
+    at = open_page(gpu="h100-sxm", wq="nvfp4", mm="low-precision")
+    assert not at.exception and "no fp4 tensor cores" in at.sidebar.info[0].value
