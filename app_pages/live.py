@@ -360,7 +360,13 @@ with st.expander("This machine (probe)", expanded=False):
                 common.fmt_bytes(probe["matmul_flops_per_s"]).replace("B", "FLOP") + "/s",
                 help=f"{probe['matmul_n']}x{probe['matmul_n']} square matmul")
     c[1].metric("Critical batch", f"{res['critical_batch']:.1f}", help="P x bytes per weight / (2 W)")
-    c[2].metric("Threads", f"{probe['threads']}", help=f"torch intra-op threads; CPU capability {probe['cpu_capability']}")
+    th = res.get("threads") or {}
+    c[2].metric("Threads", f"{probe['threads']}", help=(
+        f"torch intra-op threads ({th.get('how', 'default')}"
+        + ("; median batch-1 matmul pass: " + ", ".join(f"{n} threads {common.fmt_seconds(t)}" for n, t in
+                                                      sorted(th["candidates_s"].items())) if th.get("candidates_s") else "")
+        + f"); CPU capability {probe['cpu_capability']}. When another program holds a core, every kernel split over "
+          "all cores waits for the stalled thread, so one thread fewer can be faster"))
     st.caption(f"Buffer {common.fmt_bytes(probe['buffer_bytes'], 'GiB')}; probe took {probe['probe_s']:.1f} s. "
                f"Calibrated overhead: c_layer = {common.fmt_seconds(cal['c_layer_s'])}, c_step = "
                f"{common.fmt_seconds(cal['c_step_s'])}, so {common.fmt_seconds(cal['overhead_s'])} per forward "

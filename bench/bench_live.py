@@ -80,6 +80,11 @@ def main(argv=None) -> int:
     pr, cal, table = res["probe"], res["calibration"], res["table"]
     print(f"model {res['model']['label']} ({res['model']['n_params']:,} params, {res['model']['weights']} weights), "
           f"{spec.dtype} on {pr['device_name']}, {pr['threads']} threads, capability {pr['cpu_capability']}")
+    th = res.get("threads") or {}
+    if th:
+        print(f"threads: {th['threads']} ({th['how']}" + (": median pass " + ", ".join(
+            f"{n} threads {t * 1e3:.1f} ms" for n, t in sorted(th["candidates_s"].items())) if th["candidates_s"] else "")
+              + ")")
     print(f"load average before the run (1/5/15 min): {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}; "
           f"after: {os.getloadavg()[0]:.2f}; cores: {os.cpu_count()}")
     print(f"probe: read {pr['read_bytes_per_s'] / 1e9:.1f} GB/s, copy {pr['copy_bytes_per_s'] / 1e9:.1f} GB/s, "
@@ -193,6 +198,9 @@ def summary(res: dict, table, wall_s: float, load_before, args) -> dict:
         remeasured_runs=int(table["remeasured"].sum()) if "remeasured" in table else 0,
         decode_b1_bandwidth_pct=(headline(table)["bandwidth_pct"] if not math.isnan(headline(table)["bandwidth_pct"])
                                  else None),
+        threads=(res.get("threads") or {}).get("threads"),
+        threads_how=(res.get("threads") or {}).get("how"),
+        threads_candidates_s={str(k): float(v) for k, v in ((res.get("threads") or {}).get("candidates_s") or {}).items()},
         calibration_s=float(cal.get("calibration_s", 0.0)), probe_s=float(res["probe"]["probe_s"]),
         wall_s=float(wall_s), load_before=list(load_before), load_after=list(os.getloadavg()), cores=os.cpu_count())
 

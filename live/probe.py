@@ -437,6 +437,66 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     return out
 
 
+def thread_candidates(cores: int | None = None) -> tuple[int, ...]:
+    """Intra-op thread counts worth trying on a CPU of ``cores`` cores (default ``os.cpu_count()``): all of
+    them and one fewer (leaving a core to whatever else runs), largest first; (1,) on one core."""
+    n = int(cores or os.cpu_count() or 1)
+    return (n, n - 1) if n > 1 else (1,)
+
+
+def fastest_threads(candidates, time_pass, rounds: int = 3, margin: float = 0.03) -> tuple[int, dict]:
+    """The thread count whose pass runs fastest, measured now.
+
+    torch splits every matmul over its intra-op threads and waits for the slowest: when another program
+    holds one core, a thread on it stalls every kernel, and one thread fewer can be the faster choice.
+    Each round times ``time_pass(n)`` (seconds of one pass with ``n`` threads) for every candidate,
+    interleaved; a candidate's figure is the median of its rounds (a stall is what is being measured, so
+    the low end would hide it). The largest count within ``margin`` of the fastest wins (more threads
+    are faster on a quiet machine; a tie goes to them).
+
+    Returns:
+        (chosen thread count, {candidate: median seconds}).
+
+    Raises:
+        ValueError: no candidates or rounds < 1.
+    """
+    cands = sorted({int(c) for c in candidates if int(c) >= 1}, reverse=True)
+    if not cands or rounds < 1:
+        raise ValueError("fastest_threads needs at least one thread count and one round")
+    samples: dict[int, list[float]] = {c: [] for c in cands}
+    for r in range(rounds):
+        for c in (cands if r % 2 == 0 else cands[::-1]):
+            samples[c].append(float(time_pass(c)))
+    med = {c: float(sorted(v)[len(v) // 2]) for c, v in samples.items()}
+    best = min(med.values())
+    return max(c for c in cands if med[c] <= best * (1 + margin)), med
+
+
+def model_pass_timer(model, rows: int = 1):
+    """``time_pass(n)`` for ``fastest_threads``: the wall time of one call of every linear layer and MoE
+    block of ``model`` (``linear_groups``, forward order) at ``rows`` rows with ``n`` intra-op threads.
+    Leaves the thread count at the last ``n``."""
+    groups = linear_groups(model)
+    dev = next(model.parameters()).device
+    calls = []
+    for g in groups:
+        for m in g["modules"]:
+            k = int(g["shape"][1]) if g.get("moe") else _in_features(m)
+            calls.append((m, bool(g.get("moe")), k))
+    dtype = next(model.parameters()).dtype
+    xs = {k: torch.randn(rows, k, dtype=dtype, device=dev) for _, _, k in calls}
+
+    def run(n: int) -> float:
+        torch.set_num_threads(int(n))
+        with torch.inference_mode():
+            t0 = time.perf_counter()
+            for m, moe, k in calls:
+                _apply(m, xs[k], moe)
+            return time.perf_counter() - t0
+
+    return run
+
+
 def reference_kernel(device: str = "cpu"):
     """A small fixed kernel to time between measured points: a contention detector.
 
@@ -459,4 +519,5 @@ def reference_kernel(device: str = "cpu"):
     return run
 
 
-__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "stub_matmuls", "time_linears", "reference_kernel"]
+__all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "stub_matmuls",
+           "thread_candidates", "fastest_threads", "model_pass_timer", "time_linears", "reference_kernel"]

@@ -19,7 +19,8 @@ from . import measure
 from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
 from .predict import (annotate_points, reported_time_s, calibrated_parts, datasheet_for, fit_overhead,
                       machine_critical_batch)
-from .probe import ProbeResult, probe_machine, reference_kernel, stub_matmuls, time_linears
+from .probe import (ProbeResult, fastest_threads, model_pass_timer, probe_machine, reference_kernel, stub_matmuls,
+                    thread_candidates, time_linears)
 from .robust import (check_overhead_terms, fit_decode_overhead_checked, fit_prefill_overhead_checked,
                      measure_interleaved, prefill_term_ranges_s, raise_bound, sweep_checks, term_ranges_s,
                      validate_kernel_rows)
@@ -263,6 +264,26 @@ class LiveSession:
         groups = time_linears(lm.model, self.kernel_rows(spec), repeats=3, warmup=1)
         return validate_kernel_rows(groups, lambda rows: time_linears(lm.model, rows, repeats=5, warmup=1))
 
+    @staticmethod
+    def choose_threads(lm: LoadedModel, spec: RunSpec, stage=lambda frac, msg: None) -> dict:
+        """The intra-op thread count of the run: ``spec.threads`` when given; on a CPU otherwise the fastest
+        of all cores and one fewer (``probe.fastest_threads`` on the model's batch-1 matmul pass, 3 interleaved
+        rounds, median): when another program holds a core, one thread fewer stops every kernel from waiting
+        on the stalled one. Sets it (``torch.set_num_threads``) and returns dict(threads, how, candidates_s)."""
+        if spec.threads:
+            torch.set_num_threads(spec.threads)
+            return dict(threads=int(spec.threads), how="given", candidates_s={})
+        cands = thread_candidates()
+        if spec.device != "cpu" or len(cands) < 2:
+            torch.set_num_threads(cands[0])
+            return dict(threads=cands[0], how="all cores", candidates_s={})
+        stage(0.04, "choosing the thread count: the model's batch-1 matmul pass with " +
+              " and ".join(str(c) for c in cands) + " threads")
+        chosen, med = fastest_threads(cands, model_pass_timer(lm.model, 1), rounds=3)
+        torch.set_num_threads(chosen)
+        return dict(threads=chosen, how="fastest of " + ", ".join(str(c) for c in cands) + " threads, measured now",
+                    candidates_s=med)
+
     # -- the run ------------------------------------------------------------------------------
     def run(self, spec: RunSpec, progress=lambda frac, msg: None, cancelled=lambda: False) -> dict:
         """Measure every sweep point of ``spec`` and return the result dict the page draws.
@@ -282,7 +303,7 @@ class LiveSession:
             (calc Accelerator: the probe raised to the best evidence, ``robust.raise_bound``),
             ``machine_probed`` (the probe's own), ``bound_notes``, ``datasheet``, ``calibration``, ``table``
             (DataFrame from ``predict.annotate_points``), ``kv_check``, ``text``, ``critical_batch``,
-            ``timings``, ``skipped``, ``notes``, ``cancelled``, ``load`` (``before``/``after``:
+            ``timings``, ``skipped``, ``notes``, ``cancelled``, ``threads`` (``choose_threads``), ``load`` (``before``/``after``:
             ``os.getloadavg()`` or None; ``cores``).
 
         Raises:
@@ -312,6 +333,7 @@ class LiveSession:
                 label=lm.label, weights=lm.weights, source=lm.source, n_params=m.n_params, n_layers=m.n_layers,
                 dtype=lm.dtype, device=lm.device, notes=list(lm.notes), reused=reused, load_s=self.load_s,
                 calc_model=m, tokenizer=lm.tokenizer is not None, tokenizer_note=lm.tokenizer_note)
+            result["threads"] = self.choose_threads(lm, spec, stage)
             stage(0.05, f"probing this machine's bandwidth and {spec.dtype} matmul rate (fresh for every run)")
             pr = self.probe(spec.device, spec.dtype, buffer_bytes=(256 << 20) if spec.quick and spec.device == "cpu"
                             else None)

@@ -292,3 +292,25 @@ def test_the_3250_ms_calibration_stays_rejected_with_the_launch_floor():
                 p10_s=0.135, p90_s=0.140)]
     t = annotate_points(pts, m, acc, "fp32", 0.0, 0.0, matmul_groups=groups)
     assert not t["cal_valid"].iloc[0] and not t["cal_physical"].iloc[0] and not t["cal_confirmed"].iloc[0]
+
+
+def test_one_thread_fewer_is_chosen_when_a_busy_core_stalls_every_kernel():
+    from live.probe import fastest_threads, thread_candidates
+    assert thread_candidates(2) == (2, 1) and thread_candidates(16) == (16, 15) and thread_candidates(1) == (1,)
+    # recorded pass times on 2 cores with a busy loop on one: 2 threads wait on the stalled one (90-140 ms),
+    # 1 thread runs at its own pace (48-50 ms)
+    times = {2: iter([0.090, 0.140, 0.120]), 1: iter([0.050, 0.048, 0.049])}
+    asked = []
+
+    def time_pass(n):
+        asked.append(n)
+        return next(times[n])
+
+    chosen, med = fastest_threads((2, 1), time_pass, rounds=3)
+    assert chosen == 1 and med == {2: 0.120, 1: 0.049}
+    assert asked == [2, 1, 1, 2, 2, 1]  # interleaved, alternating direction
+    # quiet: 2 threads 32 ms, 1 thread 33 ms (within 3 %): the larger count wins the tie
+    quiet = {2: 0.032, 1: 0.033}
+    assert fastest_threads((2, 1), lambda n: quiet[n])[0] == 2
+    with pytest.raises(ValueError):
+        fastest_threads((), lambda n: 0.0)
