@@ -38,7 +38,9 @@ st.latex(r"t_\text{machine} = \frac{B\cdot KV}{W} + \max\!\Big(\frac{\text{weigh
 st.latex(r"t_\text{calibrated} = \sum_{\text{linear layers}} t_\text{kernel}(\text{shape}, B)"
          r" + \frac{B\cdot KV}{W} + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1) + \gamma\,(B S - S_0)")
 st.caption("Decode as written; a prefill of B prompts of T tokens adds the KV write at W, the attention FLOPs at P "
-           "and its own overhead c + a BT + b BT², fitted on the same stubbed model.")
+           "and its own overhead c + a BT + b BT², fitted on the same stubbed model. Every prefill line charges the "
+           "LM head for each prompt's last token only (the measured prefill asks for those logits alone, as serving "
+           "engines do), not for all B·T tokens as the course's napkin does.")
 
 
 @st.cache_resource(max_entries=1, on_release=lambda w: w.stop(), show_spinner=False)

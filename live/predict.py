@@ -53,6 +53,12 @@ REPORTED_STAT = {"decode": "p10_s", "prefill": "p10_s"}
 REPORTED_LABEL = {"decode": "p10 of the timed steps", "prefill": "p10 of the timed runs"}
 
 
+#: The LM head in a measured prefill: the worker asks for the last token's logits only (``logits_to_keep=1``,
+#: as serving engines do), so every prefill prediction follows calc's ``logits="last"`` convention (B rows of the
+#: head, not B*T); the course's ``"all"`` would charge the head for every prompt token and put the machine
+#: roofline above steps that really ran.
+PREFILL_LOGITS = "last"
+
 #: A calibrated prediction is drawn as valid only where it is within this factor of every measured point of its
 #: sweep (the sweep's points are held out: the calibration never used them).
 CAL_HELDOUT_FACTOR = 2.0
@@ -320,7 +326,7 @@ def calibrated_parts(model: ModelConfig, machine: Accelerator, phase: str, batch
         st = decode_step_time(model, machine, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
         attn = 0.0
     else:
-        st = prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+        st = prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype, logits=PREFILL_LOGITS)
         attn = attention_flops(model, seq_len, batch) / machine.compute_flops(dtype)
     if phase == "decode":
         over = decode_overhead_s(model, batch, seq_len, c_layer_s, c_step_s, decode_overhead)
@@ -367,7 +373,7 @@ def predict_point(model: ModelConfig, machine: Accelerator, phase: str, batch: i
     def step(acc):
         if phase == "decode":
             return decode_step_time(model, acc, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
-        return prefill_time(model, acc, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+        return prefill_time(model, acc, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype, logits=PREFILL_LOGITS)
 
     m = step(machine)
     ds = step(datasheet).total_s if datasheet is not None else math.nan
@@ -405,7 +411,7 @@ def machine_step(model: ModelConfig, machine: Accelerator, point: dict, dtype: s
     if phase == "decode":
         return decode_step_time(model, machine, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
     if phase == "prefill":
-        return prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+        return prefill_time(model, machine, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype, logits=PREFILL_LOGITS)
     raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
 
 

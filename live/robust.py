@@ -35,7 +35,7 @@ import numpy as np
 
 from calc import Accelerator, ModelConfig, decode_step_time, prefill_time
 
-from .predict import NOISY_SPREAD
+from .predict import NOISY_SPREAD, PREFILL_LOGITS
 
 #: A round is disturbed when the reference kernel around it ran this much slower than its best of the run.
 REF_DRIFT = 1.3
@@ -445,7 +445,7 @@ def sweep_checks(points: dict, sweeps: dict) -> dict:
 def _step(model: ModelConfig, acc: Accelerator, phase: str, batch: int, seq_len: int, dtype: str):
     if phase == "decode":
         return decode_step_time(model, acc, batch, seq_len, weight_dtype=dtype, kv_dtype=dtype)
-    return prefill_time(model, acc, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype)
+    return prefill_time(model, acc, seq_len, batch, weight_dtype=dtype, kv_dtype=dtype, logits=PREFILL_LOGITS)
 
 
 def raise_bound(model: ModelConfig, machine: Accelerator, dtype: str, points: Iterable[dict] = (),

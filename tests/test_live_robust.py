@@ -314,3 +314,14 @@ def test_one_thread_fewer_is_chosen_when_a_busy_core_stalls_every_kernel():
     assert fastest_threads((2, 1), lambda n: quiet[n])[0] == 2
     with pytest.raises(ValueError):
         fastest_threads((), lambda n: 0.0)
+
+
+def test_the_prefill_line_charges_the_head_for_the_last_token_only_as_measured():
+    # the worker's prefill asks for logits_to_keep=1: the head runs on B rows, not B*T. SmolLM2-135M's head is
+    # V x D = 49,152 x 576 = 28,311,552 weights; at T = 128 the course's "all" adds 2 x 28,311,552 x 127 FLOPs
+    from live.predict import predict_point
+    m = calc.get_model("smollm2-135m")
+    acc = calc.Accelerator("probe", 1e10, 68.6e9, {"fp32": 1.9e11})
+    live_flops = predict_point(m, acc, "prefill", 1, 128, "fp32")["flops"]
+    course = calc.prefill_time(m, acc, 128, 1, weight_dtype="fp32", kv_dtype="fp32", logits="all").flops
+    assert course - live_flops == pytest.approx(2 * 28_311_552 * 127, rel=1e-9)
