@@ -26,6 +26,7 @@ from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .memory import check_embedding, expected_experts_touched, input_embedding_params, lookup_params_not_read
 from .models import ModelConfig
+from .layers import STATE_LAYER_KINDS, _owns_cache, layer_params
 from .quant import tensor_groups, weight_bytes_by_group
 from .roofline import attention_flops, check_logits, head_flops_skipped, matmul_params
 
@@ -36,20 +37,33 @@ LABELS = {"embedding": "embedding lookup", "qkv_projection": "QKV projection", "
 
 
 def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
-    """(QKV projection, output projection) parameters over all layers, at most ``rest``."""
-    d, n_layers, n = model.d_model, model.n_layers, model.n_heads
+    """(QKV projection, output projection) parameters over the layers that attend, at most ``rest``.
+
+    Layer by layer from ``calc.layers.layer_params``: a softmax attention layer D*(N + 2K)*H + N*H*D (MLA:
+    q, the latent down- and up-projections, o); a layer that borrows another's cache has no K and V
+    projections (D*N*H); a lightning layer its fused qkv_proj 3*D*N*H and out_proj; Mamba, Gated DeltaNet
+    and MLP-only layers none (their projections fall in the MLP row).
+    """
+    d, n = model.d_model, model.n_heads
     if model.attention == "mla":
         rope = model.qk_rope_head_dim or 0
         nope = model.qk_nope_head_dim or (model.head_dim - rope)
         h_v = model.v_head_dim or model.head_dim
         c = model.kv_lora_rank or 0
-        qkv = n_layers * (d * n * (nope + rope) + d * (c + rope) + c * n * (nope + h_v))
-        out = n_layers * n * h_v * d
+        full_qkv, q_only, out = d * n * (nope + rope) + d * (c + rope) + c * n * (nope + h_v), d * n * (nope + rope), n * h_v * d
     else:
         h, k = model.head_dim, model.n_kv_heads
-        qkv, out = n_layers * d * (n + 2 * k) * h, n_layers * n * h * d
-    scale = min(1.0, rest / (qkv + out)) if qkv + out else 0.0
-    return qkv * scale, out * scale
+        full_qkv, q_only, out = d * (n + 2 * k) * h, d * n * h, n * h * d
+    qkv = o = 0.0
+    for i, p in enumerate(layer_params(model)):
+        if p.kind in ("full", "sliding", "chunked", "parallel_mamba2"):
+            qkv += full_qkv if (p.attention_v or model.attention == "mla") and _owns_cache(model, i) else q_only
+            o += out
+        elif p.kind == "lightning":
+            qkv += 3 * d * n * model.head_dim
+            o += n * model.head_dim * d
+    scale = min(1.0, rest / (qkv + o)) if qkv + o else 0.0
+    return qkv * scale, o * scale
 
 
 def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "decode", batch: int = 1,
@@ -141,6 +155,8 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
                        for op, (p, f, by) in rows.items()])
     if model.is_moe:
         df.loc[df["operator"] == "mlp", "label"] = "router and experts"
+    if any(k in STATE_LAYER_KINDS for k in model.layer_kinds):  # their in/out projections are counted here
+        df.loc[df["operator"] == "mlp", "label"] += " + Mamba / linear-attention mixers"
     w, peak = accelerator.bandwidth_bytes_per_s, accelerator.compute_flops(weight_dtype)
     df["intensity_flop_per_byte"] = np.where(df["bytes"] > 0, df["flops"] / df["bytes"].where(df["bytes"] > 0, 1),
                                              np.inf)

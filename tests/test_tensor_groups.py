@@ -124,3 +124,20 @@ def test_ffn_layout_is_validated():
         base.with_changes(ffn_layer_types=("moe",) * 32)
     with pytest.raises(ValueError, match="ffn_matrices"):
         base.with_changes(ffn_matrices=4)
+
+
+def test_operator_split_counts_projections_only_in_layers_that_attend():
+    # Nemotron-H-56B: 10 attention layers of N = 64, K = 8, H = 128, D = 8,192:
+    #   QKV 10 x 8,192 x (64 + 16) x 128 = 838,860,800; output 10 x 64 x 128 x 8,192 = 671,088,640
+    # (all 118 layers would give 11.8x that); the Mamba mixers' projections join the MLP row.
+    from calc.operators import step_operators
+    ops = step_operators(calc.get_model("nemotron-h-56b"), calc.get_accelerator("h100-sxm"), "decode", 1,
+                         1024).set_index("operator")
+    assert ops.loc["qkv_projection", "params"] == 838_860_800
+    assert ops.loc["output_projection", "params"] == 671_088_640
+    assert "Mamba" in ops.loc["mlp", "label"]
+    # MiniMax-M1: 70 lightning layers with a fused qkv_proj 3 x 6,144 x 64 x 128 plus 10 softmax layers
+    # 6,144 x (64 + 16) x 128: 10,569,646,080 + 629,145,600 = 11,198,791,680
+    ops = step_operators(calc.get_model("minimax-m1"), calc.get_accelerator("h100-sxm"), "decode", 1,
+                         1024).set_index("operator")
+    assert ops.loc["qkv_projection", "params"] == 11_198_791_680
