@@ -197,8 +197,8 @@ fig.update_layout(height=420)
 common.show_chart(fig, key="rf_ttft")
 st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
            "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3). "
-           f"Convention: {sel.logits_label}; compute at P = {acc.compute_flops(wq) / 1e12:,.0f} TFLOP/s "
-           f"({calc.hardware.MATMUL_LABELS[acc.matmul]}) (sidebar).")
+           f"Conventions (sidebar): {sel.logits_label}; P = {acc.compute_flops(wq) / 1e12:,.0f} TFLOP/s, matmul "
+           f"precision {calc.hardware.MATMUL_LABELS[acc.matmul]}.")
 
 # -- the step, operator by operator ---------------------------------------------------------------------
 @st.fragment
