@@ -17,54 +17,6 @@ st.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{
 st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
            "A lower bound; a real step is usually 1.2-2x slower (the inference course, week 11, step 4).")
 
-c1, c2 = st.columns(2)
-context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
-                               key="h_ctx", bind="query-params")
-batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512],
-                         value=1, key="h_b", bind="query-params")
-try:
-    table = calc.napkin_table(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype,
-                              sel.price_per_hour_usd, embedding=sel.embedding)
-    step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
-                                 embedding=sel.embedding)
-    napkin = common.napkin_note(sel, step, batch, context_len)
-    budget = calc.memory_budget(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
-except ValueError as exc:
-    common.show_error(exc)
-    st.stop()
-
-st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
-m = st.columns(4)
-est = calc.efficiency.estimate_step(step)
-m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
-            delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
-            delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
-m[2].metric("USD per 1M output tokens",
-            common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
-            delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
-            delta_color="off", delta_arrow="off")
-m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
-            delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
-            delta_color="green" if budget.fits else "red", delta_arrow="off")
-common.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
-                                            calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
-                      + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
-if napkin:
-    st.caption(napkin)
-if not budget.fits:
-    st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
-               f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
-               f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
-    tp = calc.parallel.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
-    if tp is not None:
-        split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
-                                      embedding=sel.embedding, tp=tp)
-        st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
-                f"{common.fmt_seconds(split.total_s)}, {common.fmt_seconds(split.comm_s)} of it all-reduces; "
-                f"{common.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
-                "the Many GPUs page.")
-
 
 def _shown(row) -> str:
     if row.unit == "bytes":  # below a megabyte, the exact count (131,072 B is the number to remember)
@@ -78,12 +30,68 @@ def _shown(row) -> str:
     return f"{row.value:,.0f} {row.unit}"
 
 
-shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
-st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
-             width="stretch", height=35 * (len(shown) + 1) + 3)
-st.caption(f"GB = 10^9 bytes. Times are lower bounds from the roofline. Max batch and fit against "
-           f"{sel.capacity_label} (sidebar: memory capacity).")
-common.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
+@common.fragment
+def explore() -> None:
+    """The page's controls and everything they change: a control here reruns this part only."""
+    sel = common.selection()
+    c1, c2 = st.columns(2)
+    context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
+                                   key="h_ctx", bind="query-params")
+    batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512],
+                             value=1, key="h_b", bind="query-params")
+    try:
+        table = calc.napkin_table(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype,
+                                  sel.price_per_hour_usd, embedding=sel.embedding)
+        step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
+                                     embedding=sel.embedding)
+        napkin = common.napkin_note(sel, step, batch, context_len)
+        budget = calc.memory_budget(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+    except ValueError as exc:
+        common.show_error(exc)
+        return
+
+    st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
+    m = st.columns(4)
+    est = calc.efficiency.estimate_step(step)
+    m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
+                delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+    m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
+                delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
+    m[2].metric("USD per 1M output tokens",
+                common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
+                delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+                delta_color="off", delta_arrow="off")
+    m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
+                delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
+                delta_color="green" if budget.fits else "red", delta_arrow="off")
+    common.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
+                                                calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
+                          + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
+    if napkin:
+        st.caption(napkin)
+    if not budget.fits:
+        st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
+                   f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
+                   f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
+        tp = calc.parallel.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        if tp is not None:
+            split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
+                                          embedding=sel.embedding, tp=tp)
+            st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
+                    f"{common.fmt_seconds(split.total_s)}, {common.fmt_seconds(split.comm_s)} of it all-reduces; "
+                    f"{common.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
+                    "the Many GPUs page.")
+
+
+    shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
+    st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
+                 width="stretch", height=35 * (len(shown) + 1) + 3)
+    st.caption(f"GB = 10^9 bytes. Times are lower bounds from the roofline. Max batch and fit against "
+               f"{sel.capacity_label} (sidebar: memory capacity).")
+    common.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
+
+
+explore()
 
 st.subheader("Explore")
 cards = common.PAGES[1:]  # every page but this one
