@@ -41,7 +41,7 @@ def explore() -> None:
                              value=1, key="h_b", bind="query-params")
     try:
         table = calc.napkin_table(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype,
-                                  sel.price_per_hour_usd, embedding=sel.embedding)
+                                  sel.price_per_hour_usd, embedding=sel.embedding, logits=sel.logits)
         step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
                                      embedding=sel.embedding)
         napkin = common.napkin_note(sel, step, batch, context_len)

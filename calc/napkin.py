@@ -34,13 +34,15 @@ def _napkin_row(model, accelerator, batch, context_len, weight_dtype, kv_dtype, 
 def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", price_per_hour_usd: float | None = None,
                  reserve_bytes: float = 0.0, prompt_len: int | None = None,
-                 embedding: str = "gather") -> pd.DataFrame:
+                 embedding: str = "gather", logits: str = "all") -> pd.DataFrame:
     """The napkin estimate of the inference course, week 11, step 4 as a table of (quantity, value, unit, note).
 
     Values are in base units (bytes, seconds, tokens/s, USD); ``price_per_hour_usd`` defaults to the
     accelerator's list price, and the USD rows are omitted when neither is known. ``prompt_len``
     (default: ``context_len``) is the prompt of the TTFT row. ``embedding``: "gather" (default, the
     step reads B rows of the input embedding) or "table" (the course's napkin), as in ``decode_step_time``.
+    ``logits``: the TTFT row's LM head on every prompt token ("all", the course) or the last ("last",
+    engines), as in ``prefill_time``.
 
     Raises:
         ValueError: invalid sizes, dtypes or price (from the functions it calls).
@@ -48,7 +50,8 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else price_per_hour_usd
     step = decode_step_time(model, accelerator, batch, context_len, weight_dtype, kv_dtype, embedding=embedding)
     budget = memory_budget(model, accelerator, context_len, batch, weight_dtype, kv_dtype, reserve_bytes)
-    pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype, embedding=embedding)
+    pre = prefill_time(model, accelerator, prompt_len or context_len, 1, weight_dtype, kv_dtype, embedding=embedding,
+                       logits=logits)
     rows = [
         ("weights", weight_bytes(model, weight_dtype), "bytes", f"{model.n_params:,} parameters in {weight_dtype}"),
         ("KV cache per token", kv_bytes_per_token(model, kv_dtype), "bytes", _kv_note(model)),
@@ -69,7 +72,8 @@ def napkin_table(model: ModelConfig, accelerator: Accelerator, context_len: int,
         ("throughput ceiling W/KV", throughput_ceiling_tokens_per_s(model, accelerator, context_len, kv_dtype),
          "tokens/s", "B -> infinity"),
         ("critical batch", critical_batch(accelerator, weight_dtype), "tokens", "P x bytes / (2 W)"),
-        ("prefill (TTFT, no queue)", pre.total_s, "s", f"{prompt_len or context_len:,}-token prompt, B = 1"),
+        ("prefill (TTFT, no queue)", pre.total_s, "s", f"{prompt_len or context_len:,}-token prompt, B = 1, LM head on "
+         + ("the last token" if logits == "last" else "every token")),
     ]
     if price is not None:
         rows.append(("cost per 1M output tokens", cost_per_million(step.tokens_per_s, price), "USD",

@@ -74,3 +74,13 @@ def test_unknown_mode_is_refused():
                  lambda: calc.ttft(LLAMA3, H100, 10, logits=None)):
         with pytest.raises(ValueError, match="'last'"):
             call()
+
+
+def test_napkin_table_ttft_row_follows_the_keyword():
+    def ttft_row(**kw):
+        t = calc.napkin_table(LLAMA3, H100, 8192, **kw).set_index("quantity")
+        return t.loc["prefill (TTFT, no queue)"]
+    assert ttft_row()["value"] == pytest.approx(calc.prefill_time(LLAMA3, H100, 8192).total_s)
+    last = ttft_row(logits="last")
+    assert last["value"] == pytest.approx(calc.prefill_time(LLAMA3, H100, 8192, logits="last").total_s)
+    assert "last token" in last["note"]
