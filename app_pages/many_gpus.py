@@ -45,175 +45,235 @@ common.experiment_buttons({
                                                  kvq="bf16", mg_ep=8, mg_b=64),
 }, key="mg_exp")
 
-c1, c2, c3, c4 = st.columns(4)
-tp = c1.select_slider("Tensor parallel TP", TPS, value=1, key="mg_tp", bind="query-params")
-pp = c2.select_slider("Pipeline stages PP", PPS, value=1, key="mg_pp", bind="query-params")
-ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params",
-                      help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
-replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
-c1, c2, c3, c4 = st.columns(4)
-ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
-batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
-ic_default = parallel.default_interconnect(sel.accelerator)
-ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
-                     format_func=lambda i: "default" if i == "default" else _short(parallel.get_interconnect(i).name),
-                     help=f"Default: the GPU's own, {ic_default.name if ic_default else 'none'}. Others: "
-                          + "; ".join(parallel.get_interconnect(i).name for i in parallel.list_interconnects()) + ".")
-reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
-                             help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
-interconnect = None if ic_id == "default" else ic_id
-reserve = reserve_gb * 1e9
-model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
-link_name = parallel.get_interconnect(interconnect).name if interconnect else (
-    f"{ic_default.name}, the GPU's own" if ic_default else "none")
-st.caption(f"{model.name} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
-           f"{common.EMBEDDING[emb]}; "
-           f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
-try:
-    layout = parallel.make_layout(model, tp, pp, ep, replicas)
-    summary = parallel.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
-                                      interconnect, reserve, emb)
-    split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
-except ValueError as exc:
-    common.show_error(exc)
-    layout = summary = None
+@st.fragment
+def layout_section() -> None:
+    """The layout's controls, its headline numbers, memory and step charts and the throughput frontier. A
+    fragment: TP, PP, EP, replicas and batch rerun this part only; a change of the context, interconnect or
+    reserve, which the sections below also use, reruns the page."""
+    c1, c2, c3, c4 = st.columns(4)
+    tp = c1.select_slider("Tensor parallel TP", TPS, value=1, key="mg_tp", bind="query-params")
+    pp = c2.select_slider("Pipeline stages PP", PPS, value=1, key="mg_pp", bind="query-params")
+    ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params",
+                          help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
+    replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
+    c1, c2, c3, c4 = st.columns(4)
+    ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
+    batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
+    ic_default = parallel.default_interconnect(sel.accelerator)
+    ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
+                         format_func=lambda i: "default" if i == "default" else _short(parallel.get_interconnect(i).name),
+                         help=f"Default: the GPU's own, {ic_default.name if ic_default else 'none'}. Others: "
+                              + "; ".join(parallel.get_interconnect(i).name for i in parallel.list_interconnects()) + ".")
+    reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
+                                 help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
+    interconnect = None if ic_id == "default" else ic_id
+    reserve = reserve_gb * 1e9
+    shared = {"ctx": ctx, "interconnect": interconnect, "reserve": reserve, "reserve_gb": reserve_gb}
+    if not st.session_state.get("_mg_full_run") and st.session_state.get("_mg_shared") != shared:
+        # Context, interconnect and reserve also drive the capacity plan and the GPU table below the fragment.
+        st.rerun(scope="app")
+    st.session_state["_mg_shared"] = shared
+    model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
+    link_name = parallel.get_interconnect(interconnect).name if interconnect else (
+        f"{ic_default.name}, the GPU's own" if ic_default else "none")
+    st.caption(f"{model.name} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
+               f"{common.EMBEDDING[emb]}; "
+               f"{common.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
-if summary is not None:
-    mem = summary.memory
-    cols = st.columns(5)
-    if mem.fits:
-        cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
-        cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
-                       help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
-        cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
-        cols[3].metric("Tokens/s per GPU", common.fmt_number(summary.tokens_per_s_per_gpu))
-        cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
-                       common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
-        common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
-    else:  # no headline numbers for a layout that cannot run
-        cols[0].metric("GPUs", "does not fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica")
-        for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
-            col.metric(label, "—", help="This layout does not hold the batch: see below.")
-        if summary.max_batch == 0:
-            why = (f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
-                   f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
-        else:
-            why = (f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
-                   f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
-        search = (TPS, PPS, parallel.plan_eps(model, EPS))
-        try:
-            fit = parallel.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
-        except ValueError:
-            fit = None
-        where = f"{parallel.grid_label(*search)}, the sliders' range"
-        st.error(why + " " + (
-            f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
-            f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (searched: {where})."
-            if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
-            "or a larger GPU, or lower the batch or the context."))
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Memory of one GPU**")
-        fig = common.Figure()
-        for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
-                               ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
-                               ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
-                               ("per-sequence state", mem.state_bytes, "#2ca02c"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
-            fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color,
-                        hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
-        common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
-        fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
-        common.show_chart(fig, key="mg_mem")
-        st.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
-                   "cache on each GPU; "
-                   f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
-    with right:
-        st.markdown("**One decode step, split**")
-        if not mem.fits:
-            st.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
-        else:
+    try:
+        layout = parallel.make_layout(model, tp, pp, ep, replicas)
+        summary = parallel.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
+                                          interconnect, reserve, emb)
+        split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
+    except ValueError as exc:
+        common.show_error(exc)
+        layout = summary = None
+
+    if summary is not None:
+        mem = summary.memory
+        cols = st.columns(5)
+        if mem.fits:
+            cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
+            cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
+                           help=f"of which communication {common.fmt_seconds(summary.comm_s)}")
+            cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
+            cols[3].metric("Tokens/s per GPU", common.fmt_number(summary.tokens_per_s_per_gpu))
+            cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
+                           common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+            common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
+        else:  # no headline numbers for a layout that cannot run
+            cols[0].metric("GPUs", "does not fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica")
+            for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
+                col.metric(label, "—", help="This layout does not hold the batch: see below.")
+            if summary.max_batch == 0:
+                why = (f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
+                       f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
+            else:
+                why = (f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
+                       f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+            search = (TPS, PPS, parallel.plan_eps(model, EPS))
+            try:
+                fit = parallel.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
+            except ValueError:
+                fit = None
+            where = f"{parallel.grid_label(*search)}, the sliders' range"
+            st.error(why + " " + (
+                f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
+                f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (searched: {where})."
+                if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
+                "or a larger GPU, or lower the batch or the context."))
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Memory of one GPU**")
             fig = common.Figure()
-            for k, (name, color) in PARTS.items():
-                fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
-                            hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
-            fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
-            common.show_chart(fig, key="mg_step")
-            link = parallel.get_interconnect(interconnect) if interconnect else ic_default
-            if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
-                st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
-                           f"({link.domain_size} GPUs): collectives that leave it run over "
-                           f"{parallel.get_interconnect(link.scale_out).name}.")
-            if split["bubble_s"] > 0:
-                st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
-                           f"(fewer micro-batches in flight than stages).")
+            for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
+                                   ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
+                                   ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
+                                   ("per-sequence state", mem.state_bytes, "#2ca02c"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
+                fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color,
+                            hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
+            common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
+            fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
+            common.show_chart(fig, key="mg_mem")
+            st.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
+                       "cache on each GPU; "
+                       f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
+        with right:
+            st.markdown("**One decode step, split**")
+            if not mem.fits:
+                st.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
+            else:
+                fig = common.Figure()
+                for k, (name, color) in PARTS.items():
+                    fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
+                                hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
+                fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
+                common.show_chart(fig, key="mg_step")
+                link = parallel.get_interconnect(interconnect) if interconnect else ic_default
+                if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
+                    st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
+                               f"({link.domain_size} GPUs): collectives that leave it run over "
+                               f"{parallel.get_interconnect(link.scale_out).name}.")
+                if split["bubble_s"] > 0:
+                    st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
+                               f"(fewer micro-batches in flight than stages).")
 
-st.subheader("Tokens/s per GPU against tokens/s per user")
+    st.subheader("Tokens/s per GPU against tokens/s per user")
+    try:
+        front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+                                               emb)
+        fig = common.Figure()
+        for t, part in front.groupby("tp"):
+            fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
+                            name=f"TP {t}", customdata=part[["batch", "tpot_s"]],
+                            hovertemplate=f"TP {t}" + ", B = %{customdata[0]}<br>%{x:,.1f} tok/s per user<br>"
+                            "%{y:,.0f} tok/s per GPU<extra></extra>")
+        best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
+        fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
+                        line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
+        if summary is not None and summary.memory.fits:
+            fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
+                            name="this configuration", marker=dict(size=14, symbol="star", color="gold",
+                                                                   line=dict(color="black", width=1)))
+        fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
+                          xaxis_type="log", yaxis_type="log")
+        common.show_chart(fig, key="mg_front")
+        st.caption(f"One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen, at the "
+                   f"Context above ({ctx:,} tokens). "
+                   "Replicas move neither axis: they add GPUs and tokens alike.")
+    except ValueError as exc:
+        common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above).")
+
+
+@st.fragment
+def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
+    """The capacity plan for a traffic. A fragment: its inputs rerun this part only."""
+    c = st.columns(7)
+    rps = c[0].number_input("Requests/s", 0.0, 1e6, 5.0, step=1.0, key="mg_rps", bind="query-params")
+    peak = c[1].number_input("Peak / average", 1.0, 100.0, 2.0, step=0.5, key="mg_peak", bind="query-params")
+    n_in = c[2].number_input("Input tokens", 1, 1_000_000, 2048, step=256, key="mg_in", bind="query-params")
+    n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
+    hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
+    tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
+    ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    try:
+        traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
+        grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
+                                  embedding=emb, logits=sel.logits)
+        plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
+        st.success(plan.verdict)
+        st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
+                                            grid=grid).verdict)
+        with st.expander("Every layout of the grid, cheapest first"):
+            options = parallel.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
+            st.dataframe(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
+                         width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
+                                                        "ttft_ms", "max_batch", "fails"], column_config={
+                             "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+                             "usd_per_month": st.column_config.NumberColumn("USD per month", format="dollar"),
+                             "batch": st.column_config.NumberColumn("batch per replica", format="%d"),
+                             "replicas": st.column_config.NumberColumn("replicas", format="%d"),
+                             "tpot_ms": st.column_config.NumberColumn("TPOT, ms", format="%.1f"),
+                             "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%.0f"),
+                             "max_batch": st.column_config.NumberColumn("max batch"),
+                             "fails": st.column_config.TextColumn("misses")})
+            common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
+        st.caption(f"Searched: {parallel.grid_label(parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))} x "
+                   f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
+                   "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
+                   f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
+                   "bounds. The second line "
+                   "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
+                   "cache between them is left out.")
+    except ValueError as exc:
+        common.show_error(exc)
+
+
+def _pin() -> None:
+    # From the widgets' state, not this run's variables: the layout section reruns on its own.
+    s = st.session_state
+    text = gpu_pins.encode(sel.model_id, sel.gpu_id, s["mg_tp"], s["mg_pp"], s["mg_ep"], s["mg_rep"], sel.weight_dtype,
+                           sel.kv_dtype, s["mg_b"], s["mg_ctx"], sel.price_per_hour_usd)
+    free = [k for k in gpu_pins.PIN_KEYS if not st.session_state.get(k)]
+    if free:
+        st.session_state[free[0]] = text
+    else:
+        st.session_state["_mg_pin_full"] = True
+
+
+@st.fragment
+def pins_section() -> None:
+    """Pin buttons, the pins as text and their table. A fragment: pinning or editing a pin reruns this part only."""
+    c1, c2 = st.columns([1, 4])
+    c1.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(common.CUSTOM_PREFIX),
+              help="Up to three; they travel in the URL (mg_p1..mg_p3). Models loaded from a config.json cannot be pinned.")
+    c2.button("Clear the pins", key="mg_unpin", on_click=st.session_state.update, args=({k: "" for k in gpu_pins.PIN_KEYS},))
+    if st.session_state.pop("_mg_pin_full", False):
+        st.warning("Three configurations are pinned already: clear one below first.")
+    with st.expander("Pins as text (edit or clear; part of the link)"):
+        for k in gpu_pins.PIN_KEYS:
+            st.text_input(k.replace("mg_p", "pin "), key=k, bind="query-params",
+                          placeholder="model~gpu~tp~pp~ep~replicas~weights~kv~batch~context~price")
+    pins, errors = gpu_pins.pin_table([st.session_state.get(k, "") for k in gpu_pins.PIN_KEYS])
+    for e in errors:
+        st.error(e)
+    if len(pins.columns):
+        st.dataframe(pins, width="stretch", height=38 + 35 * len(pins))
+    else:
+        st.caption("Nothing pinned yet.")
+
+
+st.session_state["_mg_full_run"] = True  # a whole-page run: the layout section needs no second one
 try:
-    front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
-                                           emb)
-    fig = common.Figure()
-    for t, part in front.groupby("tp"):
-        fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
-                        name=f"TP {t}", customdata=part[["batch", "tpot_s"]],
-                        hovertemplate=f"TP {t}" + ", B = %{customdata[0]}<br>%{x:,.1f} tok/s per user<br>"
-                        "%{y:,.0f} tok/s per GPU<extra></extra>")
-    best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
-    fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
-                    line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
-    if summary is not None and summary.memory.fits:
-        fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
-                        name="this configuration", marker=dict(size=14, symbol="star", color="gold",
-                                                               line=dict(color="black", width=1)))
-    fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
-                      xaxis_type="log", yaxis_type="log")
-    common.show_chart(fig, key="mg_front")
-    st.caption(f"One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen, at the "
-               f"Context above ({ctx:,} tokens). "
-               "Replicas move neither axis: they add GPUs and tokens alike.")
-except ValueError as exc:
-    common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above).")
-
+    layout_section()
+finally:
+    st.session_state["_mg_full_run"] = False
+shared = st.session_state["_mg_shared"]
+ctx, interconnect, reserve, reserve_gb = shared["ctx"], shared["interconnect"], shared["reserve"], shared["reserve_gb"]
+model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
 st.subheader("Capacity plan")
-c = st.columns(7)
-rps = c[0].number_input("Requests/s", 0.0, 1e6, 5.0, step=1.0, key="mg_rps", bind="query-params")
-peak = c[1].number_input("Peak / average", 1.0, 100.0, 2.0, step=0.5, key="mg_peak", bind="query-params")
-n_in = c[2].number_input("Input tokens", 1, 1_000_000, 2048, step=256, key="mg_in", bind="query-params")
-n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
-hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
-tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
-ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
-try:
-    traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-    grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
-                              embedding=emb, logits=sel.logits)
-    plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
-    st.success(plan.verdict)
-    st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
-                                        grid=grid).verdict)
-    with st.expander("Every layout of the grid, cheapest first"):
-        options = parallel.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
-        st.dataframe(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
-                     width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
-                                                    "ttft_ms", "max_batch", "fails"], column_config={
-                         "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
-                         "usd_per_month": st.column_config.NumberColumn("USD per month", format="dollar"),
-                         "batch": st.column_config.NumberColumn("batch per replica", format="%d"),
-                         "replicas": st.column_config.NumberColumn("replicas", format="%d"),
-                         "tpot_ms": st.column_config.NumberColumn("TPOT, ms", format="%.1f"),
-                         "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%.0f"),
-                         "max_batch": st.column_config.NumberColumn("max batch"),
-                         "fails": st.column_config.TextColumn("misses")})
-        common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
-    st.caption(f"Searched: {parallel.grid_label(parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))} x "
-               f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
-               "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
-               f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
-               "bounds. The second line "
-               "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
-               "cache between them is left out.")
-except ValueError as exc:
-    common.show_error(exc)
+plan_section(model, acc, wd, kvd, emb, interconnect, reserve)
 
 st.subheader("Which GPUs can run it")
 try:
@@ -238,31 +298,4 @@ except ValueError as exc:
     common.show_error(exc)
 
 st.subheader("Pinned configurations")
-
-
-def _pin() -> None:
-    text = gpu_pins.encode(sel.model_id, sel.gpu_id, tp, pp, ep, replicas, wd, kvd, batch, ctx, sel.price_per_hour_usd)
-    free = [k for k in gpu_pins.PIN_KEYS if not st.session_state.get(k)]
-    if free:
-        st.session_state[free[0]] = text
-    else:
-        st.session_state["_mg_pin_full"] = True
-
-
-c1, c2 = st.columns([1, 4])
-c1.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(common.CUSTOM_PREFIX),
-          help="Up to three; they travel in the URL (mg_p1..mg_p3). Models loaded from a config.json cannot be pinned.")
-c2.button("Clear the pins", key="mg_unpin", on_click=st.session_state.update, args=({k: "" for k in gpu_pins.PIN_KEYS},))
-if st.session_state.pop("_mg_pin_full", False):
-    st.warning("Three configurations are pinned already: clear one below first.")
-with st.expander("Pins as text (edit or clear; part of the link)"):
-    for k in gpu_pins.PIN_KEYS:
-        st.text_input(k.replace("mg_p", "pin "), key=k, bind="query-params",
-                      placeholder="model~gpu~tp~pp~ep~replicas~weights~kv~batch~context~price")
-pins, errors = gpu_pins.pin_table([st.session_state.get(k, "") for k in gpu_pins.PIN_KEYS])
-for e in errors:
-    st.error(e)
-if len(pins.columns):
-    st.dataframe(pins, width="stretch", height=38 + 35 * len(pins))
-else:
-    st.caption("Nothing pinned yet.")
+pins_section()

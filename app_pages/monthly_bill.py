@@ -28,182 +28,191 @@ st.markdown(
     "Model selection at scale is unit economics (chapter 9, LLM inference). Each generation pays for its prompt "
     "and its output; a long **shared prefix** is served from the provider's prompt cache at about a tenth of the "
     "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")
-common.experiment_buttons({
-    "Defaults": DEFAULTS,
-    "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
-    "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
-    "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
-}, key="mb_exp")
 
-inputs, results = st.columns([5, 6], gap="medium")
-with inputs:
-    st.markdown("**Traffic**")
-    dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
-                          bind="query-params")
-    c1, c2 = st.columns(2)
-    remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
-                            key="mb_remix", bind="query-params", help="Users who remix existing content each day")
-    orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
-                           key="mb_orig", bind="query-params", help="Users who create original content each day")
-    c1, c2 = st.columns(2)
-    gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
-                           key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
-    hit = c2.slider("Prompt-cache hits, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
-                    bind="query-params", help="Share of generations whose shared prefix is read from the cache")
-    c1, c2, c3 = st.columns(3)
-    prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
-                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")
-    unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
-                             bind="query-params", help="Prompt tokens unique to each generation")
-    out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
-                          bind="query-params", help="Output tokens per generation")
-    st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
-    c1, c2 = st.columns(2)
-    batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
-                            bind="query-params", help="Sequences decoded together (clamped to what fits)")
-    peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
-                           bind="query-params", help="Capacity is sized for the peak hour")
 
-st.subheader("Prices, USD per 1M tokens")
-st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
-           "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
-           "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
-           "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
-# The edited cells travel in the URL (mb_prices, e.g. "out1=30"; st.data_editor cannot bind to it). The
-# editor's base table is fixed while the editor lives (its edits are kept relative to it), and read from
-# the link, or from this session's last edits, when the editor is drawn anew.
-default_prices = bill.tiers_to_frame(bill.default_tiers())
-if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
-    link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
+@st.fragment
+def bill_section() -> None:
+    """Traffic, prices, the bill and its charts. A fragment: an input here reruns this part only, not the sidebar,
+    the introduction or the formula."""
+    common.experiment_buttons({
+        "Defaults": DEFAULTS,
+        "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
+        "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
+        "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
+    }, key="mb_exp")
+
+    inputs, results = st.columns([5, 6], gap="medium")
+    with inputs:
+        st.markdown("**Traffic**")
+        dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
+                              bind="query-params")
+        c1, c2 = st.columns(2)
+        remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
+                                key="mb_remix", bind="query-params", help="Users who remix existing content each day")
+        orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
+                               key="mb_orig", bind="query-params", help="Users who create original content each day")
+        c1, c2 = st.columns(2)
+        gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
+                               key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
+        hit = c2.slider("Prompt-cache hits, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
+                        bind="query-params", help="Share of generations whose shared prefix is read from the cache")
+        c1, c2, c3 = st.columns(3)
+        prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
+                                 bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")
+        unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
+                                 bind="query-params", help="Prompt tokens unique to each generation")
+        out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
+                              bind="query-params", help="Output tokens per generation")
+        st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
+        c1, c2 = st.columns(2)
+        batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
+                                bind="query-params", help="Sequences decoded together (clamped to what fits)")
+        peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
+                               bind="query-params", help="Capacity is sized for the peak hour")
+
+    st.subheader("Prices, USD per 1M tokens")
+    st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
+               "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
+               "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
+               "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
+    # The edited cells travel in the URL (mb_prices, e.g. "out1=30"; st.data_editor cannot bind to it). The
+    # editor's base table is fixed while the editor lives (its edits are kept relative to it), and read from
+    # the link, or from this session's last edits, when the editor is drawn anew.
+    default_prices = bill.tiers_to_frame(bill.default_tiers())
+    if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
+        link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
+        try:
+            st.session_state["_mb_prices_base"] = common.apply_table_edits(default_prices, link, PRICE_PARAMS)
+        except ValueError as exc:
+            st.warning(f"The link's price edits could not be read ({common.md_escape(exc)}); the default prices are shown.")
+            st.session_state["_mb_prices_base"] = default_prices
+    edited = st.data_editor(
+        st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
+        width="stretch", column_config={
+            "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
+            "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", help="Base (uncached) input price, USD per 1M tokens"),
+            "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
+            "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
+            "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
+            "as_of": st.column_config.TextColumn("as of", width="small"),
+            "source": st.column_config.TextColumn("source", width="small"),
+        })
+
+    link = common.encode_table_edits(default_prices, edited, PRICE_PARAMS)
+    st.session_state["_mb_prices_link"] = link
+    if link:
+        st.query_params["mb_prices"] = link
+    elif "mb_prices" in st.query_params:
+        del st.query_params["mb_prices"]
+
     try:
-        st.session_state["_mb_prices_base"] = common.apply_table_edits(default_prices, link, PRICE_PARAMS)
+        scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
+        tiers = bill.tiers_from_frame(edited)
     except ValueError as exc:
-        st.warning(f"The link's price edits could not be read ({common.md_escape(exc)}); the default prices are shown.")
-        st.session_state["_mb_prices_base"] = default_prices
-edited = st.data_editor(
-    st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
-    width="stretch", column_config={
-        "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
-        "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", help="Base (uncached) input price, USD per 1M tokens"),
-        "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
-        "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
-        "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
-        "as_of": st.column_config.TextColumn("as of", width="small"),
-        "source": st.column_config.TextColumn("source", width="small"),
-    })
+        common.show_error(exc)
+        return
 
-link = common.encode_table_edits(default_prices, edited, PRICE_PARAMS)
-st.session_state["_mb_prices_link"] = link
-if link:
-    st.query_params["mb_prices"] = link
-elif "mb_prices" in st.query_params:
-    del st.query_params["mb_prices"]
+    setup, self_hosted_error = None, None
+    try:
+        setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
+                                     sel.weight_dtype, sel.kv_dtype)
+        table = bill.compare_tiers(scenario, tiers, setup)
+        rates = bill.self_hosted_rates(scenario, setup)
+    except ValueError as exc:
+        self_hosted_error, setup = exc, None
+        table = bill.compare_tiers(scenario, tiers, None)
 
-try:
-    scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
-    tiers = bill.tiers_from_frame(edited)
-except ValueError as exc:
-    common.show_error(exc)
-    st.stop()
+    with results:
+        st.markdown(f"#### The bill at {dau:,.0f} daily users")
+        cols = st.columns(3)
+        for i, row in enumerate(table.itertuples()):
+            col = cols[i % 3]
+            col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
+            col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
+                        + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+        st.markdown(
+            f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
+            f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
+            f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
+        common.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
+                               for t in tiers])
+        if self_hosted_error:
+            st.error(f"Self-hosted tier left out: {self_hosted_error}")
+        st.success(bill.verdict(table))
 
-setup, self_hosted_error = None, None
-try:
-    setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
-                                 sel.weight_dtype, sel.kv_dtype)
-    table = bill.compare_tiers(scenario, tiers, setup)
-    rates = bill.self_hosted_rates(scenario, setup)
-except ValueError as exc:
-    self_hosted_error, setup = exc, None
-    table = bill.compare_tiers(scenario, tiers, None)
-
-with results:
-    st.markdown(f"#### The bill at {dau:,.0f} daily users")
-    cols = st.columns(3)
-    for i, row in enumerate(table.itertuples()):
-        col = cols[i % 3]
-        col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
-        col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
-                    + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
-    st.markdown(
-        f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
-        f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
-        f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
-    common.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
-                           for t in tiers])
-    if self_hosted_error:
-        st.error(f"Self-hosted tier left out: {self_hosted_error}")
-    st.success(bill.verdict(table))
-
-fig = common.Figure()
-for comp, label in COMPONENTS.items():
-    fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
-                hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
-st.markdown("**Monthly bill by component**")
-fig.update_layout(barmode="stack", xaxis_title="tier",
-                  yaxis_title="USD per month (30 days)")
-common.show_chart(fig, key="mb_bars")
-
-shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
-BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
-            "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
-            "total_usd": "total / month"}
-bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
-    "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
-    "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
-    "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-    "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
-    "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU", format="%,.0f")}
-# The key columns fit at 1280 px; the parts of each bill and the models are one click away.
-st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
-    "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
-# Built only while open (toggling reruns the page): a slider move redraws no hidden table.
-every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
-                    on_change="rerun")
-if every.open:
-    every.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
-        "tier", "model", *COMPONENTS))
-csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
-          "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
-          "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
-common.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
-
-if setup is not None:
-    st.caption(
-        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
-        + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
-           "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
-        f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
-        f"{rates.context_len:,}-token context: {common.fmt_number(rates.decode_tokens_per_s)} output tok/s "
-        f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {common.fmt_number(rates.prefill_tokens_per_s)} "
-        f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-        "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
-
-left, right = st.columns(2)
-with left:
-    sweep = bill.bill_vs_dau(scenario, tiers, setup)
     fig = common.Figure()
-    for name, part in sweep.groupby("name", sort=False):
-        fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
-                        line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
-                        hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
-                        + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
-    fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
-    st.markdown("**Bill against DAU**")
-    fig.update_layout(xaxis_title="daily active users (log)",
-                      yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
-    common.show_chart(fig, key="mb_dau_chart")
-    common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
-with right:
-    sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
-    fig = common.Figure()
-    for name, part in sweep_h.groupby("name", sort=False):
-        fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
-                        hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
-    fig.add_vline(x=scenario.cache_hit_rate, line_dash="dot", line_color="gray")
-    st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
-    fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
-    common.show_chart(fig, key="mb_hit_chart")
-    common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
+    for comp, label in COMPONENTS.items():
+        fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
+                    hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
+    st.markdown("**Monthly bill by component**")
+    fig.update_layout(barmode="stack", xaxis_title="tier",
+                      yaxis_title="USD per month (30 days)")
+    common.show_chart(fig, key="mb_bars")
+
+    shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
+    BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
+                "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
+                "total_usd": "total / month"}
+    bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
+        "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
+        "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
+        "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
+        "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
+        "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU", format="%,.0f")}
+    # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+        "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
+    # Built only while open (toggling reruns the page): a slider move redraws no hidden table.
+    every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
+                        on_change="rerun")
+    if every.open:
+        every.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+            "tier", "model", *COMPONENTS))
+    csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
+              "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
+              "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
+    common.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
+
+    if setup is not None:
+        st.caption(
+            f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
+            + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
+               "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
+            f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
+            f"{rates.context_len:,}-token context: {common.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+            f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {common.fmt_number(rates.prefill_tokens_per_s)} "
+            f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
+            "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+
+    left, right = st.columns(2)
+    with left:
+        sweep = bill.bill_vs_dau(scenario, tiers, setup)
+        fig = common.Figure()
+        for name, part in sweep.groupby("name", sort=False):
+            fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
+                            line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
+                            hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
+                            + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
+        fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
+        st.markdown("**Bill against DAU**")
+        fig.update_layout(xaxis_title="daily active users (log)",
+                          yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
+        common.show_chart(fig, key="mb_dau_chart")
+        common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
+    with right:
+        sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
+        fig = common.Figure()
+        for name, part in sweep_h.groupby("name", sort=False):
+            fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
+                            hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
+        fig.add_vline(x=scenario.cache_hit_rate, line_dash="dot", line_color="gray")
+        st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
+        fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
+        common.show_chart(fig, key="mb_hit_chart")
+        common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
+
+
+bill_section()
 
 st.subheader("The formula")
 st.latex(r"\begin{aligned}\text{bill}_\text{API} &= 30\,G\,\big[\,((1-h)P + U)\,p_\text{in} + hP\,p_\text{hit}"
