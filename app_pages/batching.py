@@ -60,7 +60,7 @@ def _experiment(model, accelerator, **kwargs):
     return dataclasses.replace(exp, comparison=dataclasses.replace(cmp, **slim))
 
 
-@st.fragment
+@common.fragment
 def prefix_caching_section() -> None:
     """The prefix-cache explorable: it needs only the model's KV bytes per token, so it is drawn even when
     the model does not fit on the GPU and the batching simulation above cannot run. A fragment: its
@@ -100,9 +100,8 @@ def prefix_caching_section() -> None:
     fig.add_scatter(x=curve["hit_rate"], y=curve["prefill_tokens_with"], name="with prefix cache",
                     line=dict(color="#636EFA"), customdata=curve["cache_bytes_with"] / 1e9,
                     hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens, %{customdata:,.2f} GB<extra>with</extra>")
-    fig.add_scatter(x=[hit], y=[pc.prefill_tokens_with], name="chosen", mode="markers",
-                    marker=dict(size=12, color="#636EFA"),
-                    hovertemplate="hit rate %{x:.0%}: %{y:,.0f} tokens<extra>chosen</extra>")
+    # No marker at the chosen h (the metrics above give its numbers): the chart then stays the same while
+    # only the hit rate moves, and the browser keeps it instead of drawing it anew.
     fig.update_layout(xaxis_title="cache hit rate h", xaxis_tickformat=".0%", yaxis_title="prefill tokens (= tokens cached)",
                       height=340)
     st.latex(r"\text{prefill}_\text{without} = n\,(P + U) \qquad "
@@ -120,7 +119,7 @@ def prefix_caching_section() -> None:
             "the cache is not found (the inference course, week 11, step 2). SGLang reports hit rates of 52-74% on real workloads.")
 
 
-@st.fragment
+@common.fragment
 def simulation_section() -> None:
     """The request stream, its two simulations and the paging comparison. A fragment: the stream's controls
     rerun this section only, not the sidebar, the page's introduction or the prefix-cache section."""

@@ -100,13 +100,27 @@ def _key(args: tuple, kwargs: dict) -> bytes:
                            digest_size=16).digest()
 
 
+#: The cache of each function decorated with ``bounded_cache``, by (file, qualified name).
+_CACHES: dict[tuple[str, str], BoundedCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
 def bounded_cache(max_entries: int = 32, max_bytes: int = 64 * MB) -> Callable:
     """Decorator: memoise a function on its (picklable) arguments in a ``BoundedCache``.
 
     The wrapper exposes the cache as ``.cache``. Exceptions are not cached.
+
+    Streamlit executes a page file anew on every run, so a function decorated in a page is defined anew
+    each time: the caches are kept by the function's file and qualified name (``_CACHES``), and every
+    definition of the same function shares one cache, which lives as long as the process.
     """
     def wrap(func: Callable) -> Callable:
-        cache = BoundedCache(max_entries, max_bytes)
+        code = getattr(func, "__code__", None)
+        where = (code.co_filename if code else func.__module__, func.__qualname__)
+        with _CACHES_LOCK:
+            cache = _CACHES.get(where)
+            if cache is None or (cache.max_entries, cache.max_bytes) != (int(max_entries), int(max_bytes)):
+                cache = _CACHES[where] = BoundedCache(max_entries, max_bytes)
         missing = object()
 
         @functools.wraps(func)

@@ -46,7 +46,7 @@ common.experiment_buttons({
 }, key="mg_exp")
 
 
-@st.fragment
+@common.fragment
 def layout_section() -> None:
     """The layout's controls, its headline numbers, memory and step charts and the throughput frontier. A
     fragment: TP, PP, EP, replicas and batch rerun this part only; a change of the context, interconnect or
@@ -172,21 +172,22 @@ def layout_section() -> None:
         best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
         fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
                         line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
-        if summary is not None and summary.memory.fits:
-            fig.add_scatter(x=[summary.tokens_per_s_per_user], y=[summary.tokens_per_s_per_gpu], mode="markers",
-                            name="this configuration", marker=dict(size=14, symbol="star", color="gold",
-                                                                   line=dict(color="black", width=1)))
+        # This configuration is named in the caption, not starred: the chart then stays the same while TP, batch
+        # or replicas move (only PP, EP, the context and what the sidebar sets change its curves).
         fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
                           xaxis_type="log", yaxis_type="log")
         common.show_chart(fig, key="mg_front")
         st.caption(f"One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen, at the "
                    f"Context above ({ctx:,} tokens). "
-                   "Replicas move neither axis: they add GPUs and tokens alike.")
+                   "Replicas move neither axis: they add GPUs and tokens alike."
+                   + (f" This configuration, TP {tp} at B = {batch:,}: {summary.tokens_per_s_per_user:,.1f} tok/s per "
+                      f"user, {common.fmt_number(summary.tokens_per_s_per_gpu)} tok/s per GPU."
+                      if summary is not None and summary.memory.fits else ""))
     except ValueError as exc:
         common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above).")
 
 
-@st.fragment
+@common.fragment
 def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     """The capacity plan for a traffic. A fragment: its inputs rerun this part only."""
     c = st.columns(7)
@@ -242,7 +243,7 @@ def _pin() -> None:
         st.session_state["_mg_pin_full"] = True
 
 
-@st.fragment
+@common.fragment
 def pins_section() -> None:
     """Pin buttons, the pins as text and their table. A fragment: pinning or editing a pin reruns this part only."""
     c1, c2 = st.columns([1, 4])

@@ -1,4 +1,5 @@
 """Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (chapter 9, LLM inference, last part)."""
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -22,6 +23,15 @@ def _usd(x: float, digits: int = 2) -> str:
     return "n/a" if x != x else f"${x:,.{digits}f}"
 
 
+def _chart_points(part):
+    """The rows of one tier's bill-against-DAU sweep that the chart draws: every 20th DAU value (an API tier
+    is a straight line on the log-log axes) and, for the self-hosted staircase, each row where the GPU count
+    changes (with line_shape "hv" that is the same staircase). The CSV keeps every row."""
+    i = np.arange(len(part))
+    keep = (i % 20 == 0) | (i == len(part) - 1) | (part["n_gpus"].diff().fillna(0).to_numpy() != 0)
+    return part[keep]
+
+
 sel = common.selection()
 st.title("Monthly bill")
 st.markdown(
@@ -30,7 +40,7 @@ st.markdown(
     "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")
 
 
-@st.fragment
+@common.fragment
 def bill_section() -> None:
     """Traffic, prices, the bill and its charts. A fragment: an input here reruns this part only, not the sidebar,
     the introduction or the formula."""
@@ -189,6 +199,7 @@ def bill_section() -> None:
         sweep = bill.bill_vs_dau(scenario, tiers, setup)
         fig = common.Figure()
         for name, part in sweep.groupby("name", sort=False):
+            part = _chart_points(part)
             fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
                             line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
                             hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
@@ -205,10 +216,12 @@ def bill_section() -> None:
         for name, part in sweep_h.groupby("name", sort=False):
             fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
                             hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
-        fig.add_vline(x=scenario.cache_hit_rate, line_dash="dot", line_color="gray")
+        # No marker at the chosen rate: the chart then stays the same while only the hit rate moves (the
+        # browser keeps it instead of drawing it anew); the caption under it names the rate.
         st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
         fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
         common.show_chart(fig, key="mb_hit_chart")
+        st.caption(f"At the chosen {hit}% the tiers cost the bills above.")
         common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
 
 

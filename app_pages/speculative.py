@@ -63,7 +63,7 @@ st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\mi
 st.latex(r"\alpha = \sum_x \min(p(x), q(x))")
 
 
-@st.fragment
+@common.fragment
 def batch_section(gamma: int) -> None:
     """The batch effect for a target/draft pair on the sidebar's GPU, at the γ of section 2. A fragment nested
     in ``explorer``: the pair, α and context rerun this part only."""
@@ -120,7 +120,7 @@ def batch_section(gamma: int) -> None:
                "the gain lasts to larger batches.")
 
 
-@st.fragment
+@common.fragment
 def explorer() -> None:
     """Sections 1 to 3. A fragment: their controls rerun them, not the sidebar or the introduction."""
     st.subheader("1. Edit the target p and the draft q")
@@ -233,11 +233,11 @@ def explorer() -> None:
     for a, grp in curves.groupby("alpha"):
         fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers", name=f"α = {a}",
                         hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a}" + "</extra>")
-    fig.add_scatter(x=yours["gamma"], y=yours["tokens_per_target_forward"], mode="lines", name=f"your p, q: α = {alpha:.3f}",
-                    line=dict(dash="dash", color="#888888", width=3),
-                    hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>your p, q</extra>")
+    # Your p, q are named in the title, not drawn: the chart then depends on nothing the page's controls move,
+    # so the browser keeps it instead of drawing it anew on every slider move (the CSV has your α's row too).
     fig.update_layout(xaxis_title="drafts per round γ (tokens)", yaxis_title="tokens per target forward")
-    st.markdown("**Expected tokens per target forward**")
+    mine = float(yours.loc[yours["gamma"] == gamma, "tokens_per_target_forward"].iloc[0])
+    st.markdown(f"**Expected tokens per target forward**: your p, q (α = {alpha:.3f}) give {mine:.2f} at γ = {gamma}")
     common.show_chart(fig, key="sd_tokens")
     common.download_csv(pd.concat([curves, yours]), "speculative_tokens_per_forward.csv", key="sd_tokens_csv")
     batch_section(gamma)

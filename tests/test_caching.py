@@ -47,6 +47,22 @@ def test_bounded_cache_calls_once_per_distinct_arguments():
     assert calls == [3, 4] and square.cache.hits == 1
 
 
+def test_a_page_file_run_again_keeps_its_bounded_cache():
+    # Streamlit executes a page's file anew on every run, which defines its cached functions anew: the
+    # second run must find what the first one computed (before, each run started with an empty cache).
+    page = compile("from app_pages.caching import bounded_cache\n"
+                   "@bounded_cache(max_entries=4, max_bytes=1_000_000)\n"
+                   "def slow(x):\n"
+                   "    CALLS.append(x)\n"
+                   "    return x * 2\n", "a_page_run_twice.py", "exec")
+    calls = []
+    first, second = {"CALLS": calls}, {"CALLS": calls}
+    exec(page, first)
+    exec(page, second)
+    assert first["slow"](21) == 42 and second["slow"](21) == 42
+    assert calls == [21] and second["slow"].cache is first["slow"].cache
+
+
 def test_a_figure_recipe_builds_what_go_figure_builds_and_once_per_content():
     caching.FIGURES.clear()
 
