@@ -193,9 +193,13 @@ class LiveSession:
         prefill_overhead, fit_notes = fit_prefill_overhead_checked(prefill_parts,
                                                                    ranges=prefill_term_ranges_s(m, machine, spec.dtype))
         notes += fit_notes
-        if depth > 1:
+        try:
+            cfg = tiny_width_config(lm.hf_config, 1) if depth > 1 else None
+        except (KeyError, TypeError, ValueError) as e:
+            cfg = None
+            notes.append(f"no 1-layer tiny model of this config ({e!r}): the overhead is counted per layer")
+        if cfg is not None:
             # the split into per layer and per step: a 1-layer tiny-width model (same attention shape), timed alike
-            cfg = tiny_width_config(lm.hf_config, 1)
             tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
             with stub_matmuls(tiny):
                 t_one = measure_interleaved([("decode", 1, ctx)], lambda k, r: once(k, r, tiny, "a 1-layer tiny model"),

@@ -104,3 +104,18 @@ def test_a_calibrated_run_records_both_overheads():
     assert [(q["batch"], q["prompt_len"]) for q in cal["prefill_overhead_points"]] == [(1, 8), (1, 16), (2, 8)]
     assert set(cal["prefill_overhead"]) == {"c_prefill_s", "per_token_s", "per_pair_s"}
     assert sorted(cal["depth_times_s"]) == [1, 3]
+
+
+def test_gpt2_runs_calibrated_without_a_tiny_model_of_its_config():
+    # GPT-2's config names its width n_embd: no 1-layer tiny model is built, the stubbed model alone gives the
+    # overhead, counted per layer (c_step = 0) with a note
+    cfg = {"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "vocab_size": 128, "n_positions": 256,
+           "bos_token_id": 0, "eos_token_id": 0}
+    spec = RunSpec(source="config", config_json=json.dumps(cfg), prompt_lens=(8,), prefill_batches=(1,),
+                   prefill_prompt_len=8, decode_batches=(1,), decode_context_len=8, decode_contexts=(8,),
+                   decode_steps=2, repeats=1, warmup=0, new_tokens=2)
+    res = LiveSession(probe_buffer_bytes=16 << 20).run(spec)
+    cal = res["calibration"]
+    assert cal["c_step_s"] == 0.0 and sorted(cal["depth_times_s"]) == [2]
+    assert any("counted per layer" in n for n in cal["notes"])
+    assert len(res["table"]) == 4  # prompt 8, prefill batch 1, decode batch 1, decode context 8
