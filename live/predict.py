@@ -10,11 +10,13 @@
      the experts its routing touches at that many rows; interpolated between the measured row
      counts, proportional to rows above the largest);
    - the KV cache read (decode) or written plus the attention FLOPs (prefill) at the probed W and P;
-   - a per-forward overhead ``n_layers * c_layer_s + c_step_s`` fitted on same-depth, tiny-width
-     models (DESIGN.md "roofline + per-step overhead"; the tiny-hidden-size idea of
-     transformers#43089), from which their own measured matmuls and KV read were subtracted, so
-     no part is counted twice. In decode the same tiny model, timed at the sweep's batches and
-     contexts, adds the per-sequence work that grows with B and B*S (``decode_overhead_s``).
+   - a per-forward overhead ``n_layers * c_layer_s + c_step_s`` measured on the model itself with its
+     matmuls taken out (``live.probe.stub_matmuls``: DESIGN.md "roofline + per-step overhead", the
+     idea of transformers#43089's tiny-hidden-size model taken to the model's own width), from which
+     its KV read was subtracted, so no part is counted twice; split per layer and per step with a
+     1-layer tiny-width model. In decode the stubbed model, timed at the sweep's batches and contexts,
+     adds the per-sequence work that grows with B and B*S (``decode_overhead_s``); prefill has its
+     own overhead fitted at the sweep's prompts (``prefill_overhead_s``).
    Without a matmul calibration (``matmul_groups`` None) it is (2) plus the overhead.
 
 Why the kernel term: on a CPU the batch-1 GEMVs of a decode step stream their weights well below
@@ -111,7 +113,8 @@ def datasheet_accelerator_id(device_name: str) -> str | None:
 
 
 def fit_overhead(depth_times_s: dict[int, float]) -> tuple[float, float]:
-    """Fit ``t(L) = L * c_layer_s + c_step_s`` to decode-step times of tiny-width models of depth L.
+    """Fit ``t(L) = L * c_layer_s + c_step_s`` to decode-step overheads of models of depth L (the stubbed model
+    and a 1-layer tiny-width one).
 
     Args:
         depth_times_s: {n_layers: measured step time in s}; one depth gives c_step_s = 0.
@@ -274,8 +277,8 @@ def matmul_time_s(groups: list[dict], phase: str, batch: int, tokens: int) -> fl
 def decode_overhead_s(model: ModelConfig, batch: int, seq_len: int, c_layer_s: float, c_step_s: float,
                       decode_overhead: dict | None = None) -> float:
     """Overhead of one decode step: ``n_layers * c_layer_s + c_step_s`` (fitted at batch 1 and the
-    calibration context) plus, with ``decode_overhead``, the per-sequence work measured on the same-depth
-    tiny-width model at the sweep's batches and contexts:
+    calibration context) plus, with ``decode_overhead``, the per-sequence work measured on the model with
+    its matmuls taken out at the sweep's batches and contexts:
     ``per_seq_s * (B - 1) + per_kv_token_s * (B * S - ref_tokens)`` (attention over the cache beyond
     its read at W, norms, rotary; a linear fit), never below 0.
 
@@ -605,7 +608,7 @@ CALIBRATED_PARTS = {
     "cal_matmul_s": "matmuls at the kernels' measured speed (model shapes)",
     "cal_kv_s": "KV cache read at the probed bandwidth",
     "cal_attention_s": "attention FLOPs at the probed matmul rate (prefill)",
-    "cal_overhead_s": "per-layer and per-step overhead (tiny-width model)",
+    "cal_overhead_s": "overhead (the model with its matmuls taken out)",
 }
 
 

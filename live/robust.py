@@ -224,7 +224,7 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
     range-checked (``check_overhead_terms`` with ``ranges``).
 
     Args:
-        points: as ``fit_decode_overhead``, each also with ``step_s`` (the tiny model's measured step).
+        points: as ``fit_decode_overhead``, each also with ``step_s`` (the stubbed model's measured step).
 
     Returns:
         (fit or None, notes).

@@ -242,7 +242,7 @@ class LiveSession:
     @staticmethod
     def overhead_points(spec: RunSpec) -> tuple[tuple[int, int], ...]:
         """(batch, context) decode points of the sweeps, other than batch 1 at the fixed context, at which
-        the same-depth tiny model is also timed (at most 6, 3 in a quick run; batch <= MAX_KERNEL_ROWS,
+        the model with its matmuls taken out is also timed (at most 6, 3 in a quick run; batch <= MAX_KERNEL_ROWS,
         B x S <= 2^17)."""
         pts = {(b, spec.decode_context_len) for b in spec.decode_batches} | {(1, c) for c in spec.decode_contexts}
         pts.discard((1, spec.decode_context_len))

@@ -225,7 +225,7 @@ class RunSpec:
         decode_steps: timed decode steps per repetition (TPOT is their median).
         repeats: timed repetitions per point; warmup: untimed runs per new shape.
         new_tokens: tokens generated for the text sample.
-        calibrate: also time a same-depth, tiny-width model to fit the per-step overhead.
+        calibrate: also time the matmul kernels and the model with its matmuls taken out (the overhead).
         threads: CPU threads for torch (None: torch's default, the core count).
         seed: seed of the random weights and token ids.
         quick: a classroom run (``QUICK_SWEEPS``): a smaller probe buffer and fewer calibration points.
