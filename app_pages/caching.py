@@ -136,6 +136,33 @@ def bounded_cache(max_entries: int = 32, max_bytes: int = 64 * MB) -> Callable:
     return wrap
 
 
+_CALL_CACHES: dict[str, BoundedCache] = {}
+_CALL_CACHES_LOCK = threading.Lock()
+
+
+def cached_call(func: Callable, *args, **kwargs):
+    """``func(*args, **kwargs)``, memoised across sessions and reruns on its (picklable) arguments.
+
+    For a page's calls into calc that cost milliseconds (a sweep, an operator split, a batch search): a page
+    script runs afresh on every rerun, so a cache it made itself would not outlive the run; this one lives
+    here, one ``BoundedCache`` (64 entries, 32 MB) per function. The value is shared: treat it as read-only
+    (``df.assign`` makes a copy; ``df[col] = ...`` would change every session's copy). Exceptions are not
+    cached.
+    """
+    name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
+    with _CALL_CACHES_LOCK:
+        cache = _CALL_CACHES.get(name)
+        if cache is None:
+            cache = _CALL_CACHES[name] = BoundedCache(64, 32 * MB)
+    key = _key(args, kwargs)
+    missing = object()
+    value = cache.get(key, missing)
+    if value is missing:
+        value = func(*args, **kwargs)
+        cache.put(key, value)
+    return value
+
+
 class FigureRecipe:
     """A Plotly figure written down as the calls that build it; ``build_figure`` builds it once per recipe.
 
@@ -159,11 +186,9 @@ class FigureRecipe:
         return record
 
     def build(self):
-        """The go.Figure the recorded calls make (unstyled, not cached)."""
-        import plotly.graph_objects as go
-
+        """The figure the recorded calls make (a ``FrozenFigure``, unstyled, not cached)."""
         _, args, kwargs = self._calls[0]
-        fig = go.Figure(*args, **kwargs)
+        fig = frozen_figure_class()(*args, **kwargs)
         for name, a, k in self._calls[1:]:
             getattr(fig, name)(*a, **k)
         return fig
@@ -174,6 +199,40 @@ class FigureRecipe:
             return hashlib.blake2b(pickle.dumps(self._calls, protocol=pickle.HIGHEST_PROTOCOL), digest_size=16).digest()
         except Exception:  # noqa: BLE001 - e.g. a lambda passed to for_each_trace
             return None
+
+
+_FROZEN = None
+
+
+def frozen_figure_class():
+    """``FrozenFigure``: a go.Figure whose ``to_dict()`` is computed once and then returned as is.
+
+    ``st.plotly_chart`` calls ``to_dict()`` on every run, which deep-copies the figure and converts its
+    arrays (a third of a page's server time on the roofline page); a figure from ``FIGURES`` never
+    changes after it is styled, so its dict is kept with it. Mutating such a figure after its first
+    ``to_dict()`` is not supported: copy it first (``go.Figure(fig)``), as presenter mode does.
+    (Built on first use: plotly is imported lazily.)
+    """
+    global _FROZEN
+    if _FROZEN is None:
+        import plotly.graph_objects as go
+
+        class FrozenFigure(go.Figure):
+            __doc__ = frozen_figure_class.__doc__
+
+            def to_dict(self):
+                d = self.__dict__.get("_frozen_dict")
+                if d is None:
+                    d = super().to_dict()
+                    self._frozen_dict = d
+                return d
+
+            def __reduce__(self):  # pickles (size_bytes) as a plain figure
+                import plotly.graph_objects as go_
+                return go_.Figure, (super().to_dict(),)
+
+        _FROZEN = FrozenFigure
+    return _FROZEN
 
 
 #: Built and styled figures of every page, shared by all sessions (figures are 5-200 kB each).

@@ -18,6 +18,7 @@ import streamlit as st
 import calc
 from app_pages import caching, classroom
 from app_pages.formats import fmt_number, fmt_seconds, fmt_usd  # noqa: F401 (the pages call them as common.fmt_*)
+from app_pages.caching import cached_call  # noqa: F401 (pages call common.cached_call(func, *args))
 from calc.exercises import break_lines
 from calc.models import model_from_json_text
 
@@ -604,6 +605,9 @@ def fragment(func):
       frontend keeps it); a changed one is drawn anew (``Plotly.newPlot``, 25-35 ms on this machine,
       whatever changed). So a chart should not change when a control only moves a marker on it, and a
       chart that does not depend on the fragment's controls belongs outside the fragment.
+    - Server time counts twice on a shared machine (the script and the browser compete for the cores): draw
+      charts through ``Figure()`` (built, styled and serialised once per distinct figure) and call calc's
+      sweeps and searches through ``cached_call(func, *args)`` (memoised across sessions on the arguments).
     """
     return st.fragment(func)
 

@@ -43,10 +43,10 @@ def explore() -> None:
     m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
     try:
         emb = sel.embedding
-        b_agent = calc.max_batch_for_tpot(m, acc, context_len, tpot_ms / 1e3, wq, kvq, embedding=emb)
-        b_chat = calc.max_batch_for_tpot(m, acc, context_len, chat_ms / 1e3, wq, kvq, embedding=emb)
+        b_agent = common.cached_call(calc.max_batch_for_tpot, m, acc, context_len, tpot_ms / 1e3, wq, kvq, embedding=emb)
+        b_chat = common.cached_call(calc.max_batch_for_tpot, m, acc, context_len, chat_ms / 1e3, wq, kvq, embedding=emb)
         # Every batch up to 1,024, a bounded grid above (a tiny model's ceiling can be 10^8), and the two picks.
-        front = calc.pareto_front(m, acc, context_len, price, wq, kvq, embedding=emb,
+        front = common.cached_call(calc.pareto_front, m, acc, context_len, price, wq, kvq, embedding=emb,
                                   include_batches=[b for b in (b_agent, b_chat) if b])
         ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
     except ValueError as exc:

@@ -72,8 +72,8 @@ def explore() -> None:
                              step_s=step.total_s, tokens_per_s=step.tokens_per_s,
                              max_batch=calc.max_batch(model, acc, ctx, wq, kvq, reserve)))
         table = pd.DataFrame(rows)
-        int8_w = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "int8", "bf16", embedding=sel.embedding)
-        int8_kv = calc.decode_sweep(model, acc, ctx, SWEEP_BATCHES, "bf16", "int8", embedding=sel.embedding)
+        int8_w = common.cached_call(calc.decode_sweep, model, acc, ctx, SWEEP_BATCHES, "int8", "bf16", embedding=sel.embedding)
+        int8_kv = common.cached_call(calc.decode_sweep, model, acc, ctx, SWEEP_BATCHES, "bf16", "int8", embedding=sel.embedding)
         at_b_w = calc.decode_step_time(model, acc, batch, ctx, "int8", "bf16", embedding=sel.embedding)
         at_b_kv = calc.decode_step_time(model, acc, batch, ctx, "bf16", "int8", embedding=sel.embedding)
         flip = calc.batch_where_cache_equals_weights(model, ctx, "bf16", "bf16")

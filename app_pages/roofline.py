@@ -54,7 +54,7 @@ def operators_section(m, acc, batch: int, context_len: int, prompt_len: int, wq:
                         help=f"decode: B = {batch:,} sequences, one new token each, S = {context_len:,} cached tokens. "
                              f"prefill: one prompt of T = {prompt_len:,} tokens.")
     try:
-        ops = calc.operators.step_operators(m, acc, op_phase, batch if op_phase == "decode" else 1,
+        ops = common.cached_call(calc.operators.step_operators, m, acc, op_phase, batch if op_phase == "decode" else 1,
                                             context_len if op_phase == "decode" else prompt_len, wq, kvq, emb,
                                             utilisation=util, logits=sel.logits)
     except ValueError as exc:
@@ -135,12 +135,12 @@ def explore() -> None:
         napkin = common.napkin_note(sel, step, batch, context_len)
         b_star = calc.critical_batch(acc, wq)
         ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
-        points = sweeps.roofline_points(m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb, sel.logits)
+        points = common.cached_call(sweeps.roofline_points, m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb, sel.logits)
         roof = sweeps.roofline_curve(acc, wq)
         ridge = sweeps.ridge_intensity(acc, wq)
-        split = sweeps.decode_split(m, acc, context_len, batch, wq, kvq, embedding=emb)
-        kheads = sweeps.throughput_by_kv_heads(m, acc, context_len, wq, kvq, embedding=emb)
-        ttfts = sweeps.ttft_sweep(m, acc, None, 1, wq, kvq, embedding=emb, logits=sel.logits)
+        split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
+        kheads = common.cached_call(sweeps.throughput_by_kv_heads, m, acc, context_len, wq, kvq, embedding=emb)
+        ttfts = common.cached_call(sweeps.ttft_sweep, m, acc, None, 1, wq, kvq, embedding=emb, logits=sel.logits)
         ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq, embedding=emb, logits=sel.logits)
     except ValueError as exc:
         common.show_error(exc)

@@ -196,12 +196,27 @@ def profile_split(profile: dict) -> dict[str, float]:
         kinds[node_id] = k
         return k
 
+    components: dict[int, str] = {}
+
+    def component(node_id: int) -> str:
+        # The nearest frame (itself or a caller) from a component's own chunk: Streamlit names them after the
+        # element (PlotlyChart.*.js, Slider.*.js, Metric*.js, StreamlitMarkdown.*.js, DataFrame.*.js).
+        if node_id not in components:
+            name = nodes[node_id]["callFrame"].get("url", "").rsplit("/", 1)[-1]
+            if name[:1].isupper():
+                components[node_id] = name.split(".", 1)[0]
+            else:
+                components[node_id] = component(parent[node_id]) if node_id in parent else ""
+        return components[node_id]
+
     out: dict[str, float] = collections.defaultdict(float)
     for node_id, dt_us in zip(profile.get("samples", []), profile.get("timeDeltas", [])):
         k = kind(node_id)
         out[k] += dt_us / 1e6
         if k == "other js":
             OTHER_JS[nodes[node_id]["callFrame"].get("url", "").rsplit("/", 1)[-1] or "(no script)"] += dt_us / 1e6
+        if k not in ("idle", "browser (style, layout, paint)", "garbage collection"):
+            out["component: " + (component(node_id) or "(app core)")] += dt_us / 1e6
     out.pop("idle", None)
     return dict(out)
 
@@ -243,10 +258,11 @@ def main_thread_split(trace: list[dict], js: dict[str, float], window_s: float) 
         elif e["name"] in depth_of:
             native[depth_of[e["name"]]] += e.get("dur", 0) / 1e6
     script = max(busy - sum(native.values()), 0.0)
-    js_only = {k: v for k, v in js.items() if not k.startswith("browser")}
+    js_only = {k: v for k, v in js.items() if not k.startswith(("browser", "component: "))}
     total_js = sum(js_only.values()) or 1.0
     out = {k: script * v / total_js for k, v in js_only.items()}
     out.update({f"browser {k}": v for k, v in native.items()})
+    out.update({k: script * v / total_js for k, v in js.items() if k.startswith("component: ")})
     return out
 
 
@@ -317,11 +333,15 @@ def print_attribution(name: str, moves: list[dict], floor_ms: float) -> None:
     med = statistics.median
     tot, srv = med(m["total"] for m in moves) * 1e3, med(m["server"] for m in moves) * 1e3
     kinds = sorted({k for m in moves for k in m["cpu"]}, key=lambda k: -med(m["cpu"].get(k, 0) for m in moves))
-    cpu = {k: med(m["cpu"].get(k, 0.0) for m in moves) * 1e3 for k in kinds}
+    comps = {k[len("component: "):]: med(m["cpu"].get(k, 0.0) for m in moves) * 1e3 for k in kinds
+             if k.startswith("component: ")}
+    cpu = {k: med(m["cpu"].get(k, 0.0) for m in moves) * 1e3 for k in kinds if not k.startswith("component: ")}
     types = sorted({k for m in moves for k in m["bytes"]}, key=lambda k: -med(m["bytes"].get(k, 0) for m in moves))
     print(f"\n{name}: profiled move {tot:.0f} ms (floor, unprofiled, {floor_ms:.0f} ms): server and wire {srv:.0f} ms, "
           f"browser {tot - srv:.0f} ms; main-thread CPU {sum(cpu.values()):.0f} ms")
     print("  main thread (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items() if v >= 0.5))
+    print("  JavaScript by the element whose code ran it (ms): " + ", ".join(
+        f"{k} {v:.0f}" for k, v in comps.items() if v >= 0.5))
     total_b = med(sum(m["bytes"].values()) for m in moves)
     print(f"  websocket per rerun {total_b / 1e3:.1f} kB: " + ", ".join(
         f"{k} {med(m['bytes'].get(k, 0) for m in moves) / 1e3:.1f} kB x{med(m['count'].get(k, 0) for m in moves):.0f}"

@@ -78,3 +78,33 @@ def test_a_figure_recipe_builds_what_go_figure_builds_and_once_per_content():
     assert caching.build_figure(recipe([4, 5, 7])) is not first       # other data: another figure
     assert first.layout.height == 300 and first.layout.font.size == 14   # the house style applied
     assert len(caching.FIGURES) == 2
+
+
+def test_a_cached_figure_serialises_once_and_a_copy_of_it_leaves_it_unchanged():
+    caching.FIGURES.clear()
+    fig = caching.build_figure(FigureRecipe().add_bar(x=["a", "b"], y=[1.0, 2.0]).update_layout(height=300))
+    first = fig.to_dict()
+    assert fig.to_dict() is first                      # st.plotly_chart's to_dict() is not recomputed
+    assert first["data"][0]["type"] == "bar" and first["layout"]["height"] == 300
+    copy = go.Figure(fig)                              # presenter mode restyles a copy
+    copy.update_layout(height=900, font_size=30)
+    assert fig.to_dict()["layout"]["height"] == 300 and fig.to_dict()["layout"]["font"]["size"] == 14
+    assert go.Figure(pickle.loads(pickle.dumps(fig))).to_dict() == first   # stored and measured as a plain figure
+
+
+def test_cached_call_runs_a_function_once_per_arguments_and_does_not_keep_errors():
+    calls = []
+
+    def halve(n):
+        calls.append(n)
+        if n < 0:
+            raise ValueError("n must be >= 0")
+        return n / 2
+
+    assert caching.cached_call(halve, 8) == 4.0
+    assert caching.cached_call(halve, 8) == 4.0 and caching.cached_call(halve, n=8) == 4.0
+    assert calls == [8, 8]                             # positional and keyword are two keys; each ran once
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            caching.cached_call(halve, -1)
+    assert calls == [8, 8, -1, -1]                     # an error is raised again, never served from the cache
