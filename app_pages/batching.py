@@ -186,30 +186,30 @@ def simulation_section() -> None:
 
     COLORS = {"static": "#EF553B", "continuous": "#636EFA"}
     tl = cmp.timeline
-    c = st.columns(2)
+    # Both views of the timeline in one figure (two subplots, one legend): a stream control redraws one chart,
+    # not two (each changed chart is drawn anew by the browser).
     fig = common.Figure()
     for policy, color in COLORS.items():
         d = tl[tl["policy"] == policy]
-        fig.add_scatter(x=d["time_s"], y=d["active_slots"], name=policy, line=dict(color=color, shape="hv"),
-                        customdata=d[["slot_utilisation", "queue_len"]],
+        fig.add_scatter(x=d["time_s"], y=d["active_slots"], name=policy, legendgroup=policy,
+                        line=dict(color=color, shape="hv"), customdata=d[["slot_utilisation", "queue_len"]],
                         hovertemplate="%{x:.1f} s: %{y:.1f} active slots (%{customdata[0]:.0%}), "
                                       "%{customdata[1]} waiting<extra>" + policy + "</extra>")
-    fig.add_hline(y=exp.max_slots, line_dash="dot", line_color="#888888", annotation_text=f"slot limit {exp.max_slots}")
-    fig.update_layout(xaxis_title="time (s)", yaxis_title="active slots (sequences)",
-                      hovermode="x unified")
-    with c[0]:
-        st.markdown("**Sequences emitting tokens**")
-        common.show_chart(fig, key="bt_fig_slots")
-    fig = common.Figure()
-    for policy, color in COLORS.items():
-        d = tl[tl["policy"] == policy]
-        fig.add_scatter(x=d["time_s"], y=d["cumulative_tokens"], name=policy, line=dict(color=color),
+        fig.add_scatter(x=d["time_s"], y=d["cumulative_tokens"], name=policy, legendgroup=policy, showlegend=False,
+                        line=dict(color=color), xaxis="x2", yaxis="y2",
                         hovertemplate="%{x:.1f} s: %{y:,} tokens<extra>" + policy + "</extra>")
-    fig.update_layout(xaxis_title="time (s)", yaxis_title="cumulative output tokens",
-                      hovermode="x unified")
-    with c[1]:
-        st.markdown("**Output tokens emitted**")
-        common.show_chart(fig, key="bt_fig_tokens")
+    fig.add_shape(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=exp.max_slots, y1=exp.max_slots,
+                  line=dict(dash="dot", color="#888888"))
+    fig.add_annotation(xref="x domain", x=1, xanchor="right", yref="y", y=exp.max_slots, yanchor="bottom",
+                       text=f"slot limit {exp.max_slots}", showarrow=False)
+    fig.update_layout(xaxis=dict(domain=[0, 0.46], title_text="time (s)"),
+                      yaxis=dict(title_text="active slots (sequences)"),
+                      xaxis2=dict(domain=[0.56, 1], anchor="y2", title_text="time (s)"),
+                      yaxis2=dict(anchor="x2", title_text="cumulative output tokens"), hovermode="x unified")
+    c = st.columns(2)
+    c[0].markdown("**Sequences emitting tokens**")
+    c[1].markdown("**Output tokens emitted**")
+    common.show_chart(fig, key="bt_fig_timeline")
 
     summary_shown = pd.DataFrame({
         row.policy: [fmt(getattr(row, name)) for name, (_, fmt) in SUMMARY_ROWS.items()]

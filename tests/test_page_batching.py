@@ -39,11 +39,12 @@ def test_default_run_shows_calc_numbers(default_page):
     assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
     charts = default_page.get("plotly_chart")
-    assert len(charts) == 4
-    slots = json.loads(charts[0].proto.spec)
-    assert {t["name"] for t in slots["data"]} == {"static", "continuous"}
-    assert "s" in slots["layout"]["xaxis"]["title"]["text"]
-    bars = json.loads(charts[2].proto.spec)
+    assert len(charts) == 3
+    timeline = json.loads(charts[0].proto.spec)  # active slots (x, y) and cumulative tokens (x2, y2)
+    assert {t["name"] for t in timeline["data"]} == {"static", "continuous"}
+    assert sorted(t.get("yaxis", "y") for t in timeline["data"]) == ["y", "y", "y2", "y2"]
+    assert "s" in timeline["layout"]["xaxis"]["title"]["text"]
+    bars = json.loads(charts[1].proto.spec)
     # Used memory is the same for both allocators: the token states of the 200 requests (GB).
     assert bars["data"][0]["y"][0] == pytest.approx(exp.paging_summary.used_bytes / 1e9)
     assert len(default_page.get("download_button")) >= 4
