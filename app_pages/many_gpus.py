@@ -123,41 +123,46 @@ def layout_section() -> None:
                 f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (searched: {where})."
                 if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
                 "or a larger GPU, or lower the batch or the context."))
+        # The memory and the step split are one figure (two subplots, a legend above each) when both are drawn:
+        # a layout control then makes the browser draw one new chart, not two.
+        fig = common.Figure()
+        for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
+                               ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
+                               ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
+                               ("per-sequence state", mem.state_bytes, "#17becf"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
+            fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color, legendgroup=name,
+                        hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
+        common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
+        fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
+        if mem.fits:
+            for k, (name, color) in PARTS.items():  # weights and KV cache: one legend entry for both subplots
+                fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
+                            legendgroup=name, showlegend=name not in ("weights", "KV cache"), xaxis="x2", yaxis="y2",
+                            hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
+            fig.update_layout(xaxis=dict(domain=[0, 0.46]), yaxis2=dict(anchor="x2"),
+                              xaxis2=dict(domain=[0.54, 1], anchor="y2", title_text="milliseconds"))
         left, right = st.columns(2)
-        with left:
-            st.markdown("**Memory of one GPU**")
-            fig = common.Figure()
-            for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
-                                   ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
-                                   ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
-                                   ("per-sequence state", mem.state_bytes, "#2ca02c"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
-                fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color,
-                            hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
-            common.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
-            fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
-            common.show_chart(fig, key="mg_mem")
-            st.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
-                       "cache on each GPU; "
-                       f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
-        with right:
-            st.markdown("**One decode step, split**")
-            if not mem.fits:
-                st.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
-            else:
-                fig = common.Figure()
-                for k, (name, color) in PARTS.items():
-                    fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
-                                hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
-                fig.update_layout(barmode="stack", height=260, xaxis_title="milliseconds")
-                common.show_chart(fig, key="mg_step")
-                link = parallel.get_interconnect(interconnect) if interconnect else ic_default
-                if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
-                    st.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
-                               f"({link.domain_size} GPUs): collectives that leave it run over "
-                               f"{parallel.get_interconnect(link.scale_out).name}.")
-                if split["bubble_s"] > 0:
-                    st.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
-                               f"(fewer micro-batches in flight than stages).")
+        left.markdown("**Memory of one GPU**")
+        right.markdown("**One decode step, split**")
+        if mem.fits:
+            common.show_chart(fig, key="mg_layout_charts")
+            left, right = st.columns(2)
+        else:
+            with left:
+                common.show_chart(fig, key="mg_mem")
+            right.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
+        left.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
+                     "cache on each GPU; "
+                     f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
+        if mem.fits:
+            link = parallel.get_interconnect(interconnect) if interconnect else ic_default
+            if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
+                right.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
+                              f"({link.domain_size} GPUs): collectives that leave it run over "
+                              f"{parallel.get_interconnect(link.scale_out).name}.")
+            if split["bubble_s"] > 0:
+                right.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
+                              f"(fewer micro-batches in flight than stages).")
 
     st.subheader("Tokens/s per GPU against tokens/s per user")
     try:
