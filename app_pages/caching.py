@@ -186,9 +186,19 @@ class FigureRecipe:
         return record
 
     def build(self):
-        """The figure the recorded calls make (a ``FrozenFigure``, unstyled, not cached)."""
+        """The figure the recorded calls make (a ``FrozenFigure``, unstyled, not cached).
+
+        ``FigureRecipe(subplots=dict(rows=1, cols=3, ...))`` starts from ``plotly.subplots.make_subplots``
+        with those arguments: several panels in one figure, drawn by the browser as one chart.
+        """
         _, args, kwargs = self._calls[0]
-        fig = frozen_figure_class()(*args, **kwargs)
+        if "subplots" in kwargs:
+            from plotly.subplots import make_subplots
+
+            kwargs = dict(kwargs)
+            fig = frozen_figure_class()(make_subplots(**kwargs.pop("subplots")), *args, **kwargs)
+        else:
+            fig = frozen_figure_class()(*args, **kwargs)
         for name, a, k in self._calls[1:]:
             getattr(fig, name)(*a, **k)
         return fig

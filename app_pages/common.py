@@ -578,11 +578,13 @@ def style_figure(fig: go.Figure) -> go.Figure:
     ``Figure()`` recipes arrive styled from the figure cache; ``show_chart`` styles the others.
     """
     _label_log_axes(fig)
+    top = max(fig.layout.margin.t or 0, 50 if fig.layout.title.text else 20)  # more when the figure asks
     fig.update_layout(
-        height=fig.layout.height or 420, margin=dict(l=10, r=10, t=50 if fig.layout.title.text else 20, b=10),
+        height=fig.layout.height or 420, margin=dict(l=10, r=10, t=top, b=10),
         font=dict(size=14), hovermode=fig.layout.hovermode or "closest",
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
     )
+    if fig.layout.legend.orientation is None:  # a figure that placed its legend itself keeps it
+        fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
     fig._house_styled = True
     return fig
 

@@ -95,28 +95,34 @@ def explore() -> None:
                     help=f"weights {r.weight_dtype}, cache {r.kv_dtype}; memory {common.fmt_bytes(r.total_bytes)}")
     common.show_equations(equations.quant_rows(table, acc, reserve, batch))
 
-    g1, g2, g3 = st.columns(3)
-    fig = common.Figure()
-    for col, name in (("weights_bytes", "weights"), ("kv_bytes", f"KV cache (B = {batch})")):
-        fig.add_bar(x=table["format"], y=table[col] / 1e9, name=name, hovertemplate="%{x}: %{y:,.2f} GB<extra></extra>")
-    fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", line_color="#888888", annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
-    fig.update_layout(barmode="group", yaxis_title="memory (GB)", xaxis_title="format", height=380)
-    with g1:
-        st.markdown(f"**Memory at B = {batch}, {ctx:,} tokens**")
-        common.show_chart(fig, key="q_chart_mem")
-    fig = common.Figure()
-    for col, name in (("weights_read_s", "weights read"), ("kv_read_s", "cache read"), ("step_s", "step")):
-        fig.add_bar(x=table["format"], y=table[col] * 1e3, name=name, hovertemplate="%{x}: %{y:,.2f} ms<extra></extra>")
-    fig.update_layout(barmode="group", yaxis_title="time per decode step (ms)", xaxis_title="format", height=380)
-    with g2:
-        st.markdown(f"**Decode step at B = {batch}**")
-        common.show_chart(fig, key="q_chart_step")
-    fig = common.Figure(go.Bar(x=table["format"], y=table["max_batch"], name="max batch",
-                           hovertemplate="%{x}: %{y:,} sequences<extra></extra>"))
-    fig.update_layout(yaxis_title="max batch (sequences)", xaxis_title="format", height=380)
-    with g3:
-        st.markdown(f"**Max batch at {ctx:,} tokens**")
-        common.show_chart(fig, key="q_chart_maxb")
+    # Three panels in one figure: the browser draws one chart, not three, when B or S moves.
+    titles = (f"<b>Memory at B = {batch}, {ctx:,} tokens</b>", f"<b>Decode step at B = {batch}</b>",
+              f"<b>Max batch at {ctx:,} tokens</b>")
+    fig = common.Figure(subplots=dict(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.09))
+    fig.update_annotations(yshift=78, font_size=15)  # the panel titles above the legends
+    # Each panel starts the house colours afresh (one figure would otherwise carry the cycle on across panels).
+    colors = ("#2563eb", "#f97316", "#16a34a")
+    for (col, name), color in zip((("weights_bytes", "weights"), ("kv_bytes", f"KV cache (B = {batch})")), colors):
+        fig.add_bar(x=table["format"], y=table[col] / 1e9, name=name, legend="legend", row=1, col=1, marker_color=color,
+                    hovertemplate="%{x}: %{y:,.2f} GB<extra></extra>")
+    fig.add_hline(y=acc.memory_bytes / 1e9, line_dash="dash", line_color="#888888", row=1, col=1,
+                  annotation_text=f"{acc.memory_bytes / 1e9:,.0f} GB")
+    for (col, name), color in zip((("weights_read_s", "weights read"), ("kv_read_s", "cache read"), ("step_s", "step")),
+                                  colors):
+        fig.add_bar(x=table["format"], y=table[col] * 1e3, name=name, legend="legend2", row=1, col=2, marker_color=color,
+                    hovertemplate="%{x}: %{y:,.2f} ms<extra></extra>")
+    fig.add_bar(x=table["format"], y=table["max_batch"], name="max batch", showlegend=False, row=1, col=3,
+                marker_color=colors[0],
+                hovertemplate="%{x}: %{y:,} sequences<extra></extra>")
+    fig.update_xaxes(title="format")
+    fig.update_yaxes(title="memory (GB)", row=1, col=1)
+    fig.update_yaxes(title="time per decode step (ms)", row=1, col=2)
+    fig.update_yaxes(title="max batch (sequences)", row=1, col=3)
+    legend = dict(orientation="v", yanchor="bottom", y=1.02, xanchor="left", font_size=13)
+    fig.update_layout(barmode="group", height=470, legend2=dict(legend, x=0.37),
+                      margin=dict(t=115))
+    fig.update_layout(legend=dict(legend, x=0.0))
+    common.show_chart(fig, key="q_chart_formats")
     shown = table.copy()
     for c in ("weights_bytes", "kv_bytes", "total_bytes"):
         shown[c] = [common.fmt_bytes(x) for x in table[c]]

@@ -138,7 +138,10 @@ def explore() -> None:
         points = common.cached_call(sweeps.roofline_points, m, acc, context_len, sorted({1, batch}), prompt_len, wq, kvq, emb, sel.logits)
         roof = sweeps.roofline_curve(acc, wq)
         ridge = sweeps.ridge_intensity(acc, wq)
-        split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
+        # The grid holds the chosen B only when it lies beyond the ceiling's range: within it, the chart stays
+        # the same whatever B is (no marker at B), so a B move does not redraw it.
+        split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch if batch > ceiling else 1, wq, kvq,
+                                   embedding=emb)
         kheads = common.cached_call(sweeps.throughput_by_kv_heads, m, acc, context_len, wq, kvq, embedding=emb)
         ttfts = common.cached_call(sweeps.ttft_sweep, m, acc, None, 1, wq, kvq, embedding=emb, logits=sel.logits)
         ttft_here = calc.ttft(m, acc, prompt_len, 1, 0.0, wq, kvq, embedding=emb, logits=sel.logits)
