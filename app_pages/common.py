@@ -560,15 +560,18 @@ def _label_log_axes(fig: go.Figure) -> None:
         axis.update(tickmode="array", tickvals=vals, ticktext=text, tickprefix=None, ticksuffix=None)
 
 
-def add_marker_line(fig: go.Figure, x: float, name: str, color: str, dash: str = "dot") -> None:
+def add_marker_line(fig: go.Figure, x: float, name: str, color: str, dash: str = "dot", **panel) -> None:
     """A full-height vertical line at ``x`` (data units) named in the legend rather than on the plot.
 
     Used instead of an annotated line where the label would cross other lines or labels: the legend
     never overlaps the plot. The line is a layout shape; a legend-only trace carries its name and style.
+    ``panel``: in a figure of several panels, ``row`` and ``col`` of the one it belongs to, and the
+    ``legend`` ("legend2", ...) that names it.
     """
-    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2)
+    where = {k: v for k, v in panel.items() if k in ("row", "col")}
+    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, **where)
     fig.add_scatter(x=[None], y=[None], mode="lines", name=name, line=dict(color=color, dash=dash, width=2),
-                    hoverinfo="skip")
+                    hoverinfo="skip", **panel)
 
 
 def style_figure(fig: go.Figure) -> go.Figure:

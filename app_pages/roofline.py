@@ -194,51 +194,50 @@ def explore() -> None:
     st.caption(f"Compute peak: {acc.matmul_note(wq)} (sidebar: matmul precision).")
 
 
-    # -- the decode split over batch --------------------------------------------------------------------
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**The decode step, split, over the batch**")
-        fig = common.Figure()
-        ms = 1e3
-        for col, name, color in (("weights_s", "weight read", "#1f77b4"), ("kv_s", "KV-cache read", "#ff7f0e"),
-                                 ("compute_excess_s", "compute beyond the weight read", "#2ca02c")):
-            fig.add_scatter(x=split["batch"], y=split[col] * ms, stackgroup="step", name=name, mode="lines",
-                            line=dict(width=0.5, color=color),
-                            hovertemplate="B = %{x}<br>" + name + ": %{y:.2f} ms<extra></extra>")
-        fig.add_scatter(x=split["batch"], y=split["compute_s"] * ms, name="2NB/P (hidden below the weight read)",
-                        mode="lines", line=dict(dash="dot", color="#2ca02c"),
-                        hovertemplate="B = %{x}<br>compute 2NB/P: %{y:.2f} ms<extra></extra>")
-        # The memory ceiling is named in the legend, not on the plot. No line at the chosen B: the chart then
-        # stays the same when only B moves (the browser keeps an unchanged chart; B's step is in the metrics).
-        if ceiling >= 1:
-            common.add_marker_line(fig, ceiling, f"memory ceiling B = {ceiling:,}", "#d62728", "dash")
-        fig.update_layout(height=460, xaxis_title="batch B (sequences)", yaxis_title="decode step (ms)")
-        common.show_chart(fig, key="rf_split")
-
-    # -- throughput against batch for K = N, 8, 1 ------------------------------------------------------------
-    with right:
-        st.markdown("**Throughput against batch, each K cut at its memory ceiling**")
-        fig = common.Figure()
-        palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
-        for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
-            color = palette[i % len(palette)]
-            fig.add_scatter(x=g["batch"], y=g["tokens_per_s"], mode="lines", name=label, line=dict(color=color),
-                            customdata=[common.fmt_number(v) for v in g["tokens_per_s"]],  # 0.37, not 0
-                            hovertemplate=label + "<br>B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
-            end = g[g["is_ceiling"]]
-            fig.add_scatter(x=end["batch"], y=end["tokens_per_s"], mode="markers", showlegend=False,
-                            marker=dict(symbol="x", size=12, color=color),
-                            customdata=[common.fmt_number(v) for v in end["tokens_per_s"]],
-                            hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
-            knee = g[g["is_knee"]]
-            fig.add_scatter(x=knee["batch"], y=knee["tokens_per_s"], mode="markers", showlegend=False,
-                            marker=dict(symbol="circle-open", size=12, color=color, line=dict(width=2)),
-                            customdata=[common.fmt_number(v) for v in knee["tokens_per_s"]],
-                            hovertemplate=label + "<br>knee B = %{x:,}: cache = weights<br>%{customdata} tok/s<extra></extra>")
-        fig.update_xaxes(type="log", title="batch B (sequences, log)")
-        fig.update_yaxes(title="decode throughput (tok/s)")
-        fig.update_layout(height=460)
-        common.show_chart(fig, key="rf_kheads")
+    # -- the decode split over batch, and throughput against batch for K = N, 8, 1 -------------------------
+    # Two panels of one figure: a context move makes the browser draw one new chart here, not two.
+    fig = common.Figure(subplots=dict(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+        "<b>The decode step, split, over the batch</b>", "<b>Throughput against batch,<br>each K cut at its memory "
+        "ceiling</b>")))
+    fig.update_annotations(yshift=112, font_size=15)  # the panel titles above the legends
+    ms = 1e3
+    for col, name, color in (("weights_s", "weight read", "#1f77b4"), ("kv_s", "KV-cache read", "#ff7f0e"),
+                             ("compute_excess_s", "compute beyond the weight read", "#2ca02c")):
+        fig.add_scatter(x=split["batch"], y=split[col] * ms, stackgroup="step", name=name, mode="lines",
+                        line=dict(width=0.5, color=color), row=1, col=1, legend="legend",
+                        hovertemplate="B = %{x}<br>" + name + ": %{y:.2f} ms<extra></extra>")
+    fig.add_scatter(x=split["batch"], y=split["compute_s"] * ms, name="2NB/P (hidden below the weight read)",
+                    mode="lines", line=dict(dash="dot", color="#2ca02c"), row=1, col=1, legend="legend",
+                    hovertemplate="B = %{x}<br>compute 2NB/P: %{y:.2f} ms<extra></extra>")
+    # The memory ceiling is named in the legend, not on the plot. No line at the chosen B: the chart then
+    # stays the same when only B moves (the browser keeps an unchanged chart; B's step is in the metrics).
+    if ceiling >= 1:
+        common.add_marker_line(fig, ceiling, f"memory ceiling B = {ceiling:,}", "#d62728", "dash", row=1, col=1,
+                               legend="legend")
+    palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
+    for i, (label, g) in enumerate(kheads.groupby("variant", sort=False)):
+        color = palette[i % len(palette)]
+        fig.add_scatter(x=g["batch"], y=g["tokens_per_s"], mode="lines", name=label, line=dict(color=color),
+                        customdata=[common.fmt_number(v) for v in g["tokens_per_s"]],  # 0.37, not 0
+                        row=1, col=2, legend="legend2",
+                        hovertemplate=label + "<br>B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
+        end = g[g["is_ceiling"]]
+        fig.add_scatter(x=end["batch"], y=end["tokens_per_s"], mode="markers", showlegend=False,
+                        marker=dict(symbol="x", size=12, color=color), row=1, col=2,
+                        customdata=[common.fmt_number(v) for v in end["tokens_per_s"]],
+                        hovertemplate=label + "<br>memory ceiling B = %{x:,}<br>%{customdata} tok/s<extra></extra>")
+        knee = g[g["is_knee"]]
+        fig.add_scatter(x=knee["batch"], y=knee["tokens_per_s"], mode="markers", showlegend=False,
+                        marker=dict(symbol="circle-open", size=12, color=color, line=dict(width=2)), row=1, col=2,
+                        customdata=[common.fmt_number(v) for v in knee["tokens_per_s"]],
+                        hovertemplate=label + "<br>knee B = %{x:,}: cache = weights<br>%{customdata} tok/s<extra></extra>")
+    fig.update_xaxes(title="batch B (sequences)", row=1, col=1)
+    fig.update_yaxes(title="decode step (ms)", row=1, col=1)
+    fig.update_xaxes(type="log", title="batch B (sequences, log)", row=1, col=2)
+    fig.update_yaxes(title="decode throughput (tok/s)", row=1, col=2)
+    legend = dict(orientation="v", yanchor="bottom", y=1.02, xanchor="left", font_size=13)
+    fig.update_layout(height=560, margin=dict(t=150), legend=dict(legend, x=0.0), legend2=dict(legend, x=0.55))
+    common.show_chart(fig, key="rf_split_kheads")
 
     if kheads.empty:
         st.info(f"The weights of {m.name} in {wq} do not fit on one {acc.name}: no batch fits, so there is no curve.")

@@ -337,6 +337,8 @@ def print_attribution(name: str, moves: list[dict], floor_ms: float) -> None:
              if k.startswith("component: ")}
     cpu = {k: med(m["cpu"].get(k, 0.0) for m in moves) * 1e3 for k in kinds if not k.startswith("component: ")}
     types = sorted({k for m in moves for k in m["bytes"]}, key=lambda k: -med(m["bytes"].get(k, 0) for m in moves))
+    if any(m["count"].get("exception") for m in moves):
+        print(f"\n{name}: THE PAGE SENT AN EXCEPTION during the profiled moves: its figures are not valid")
     print(f"\n{name}: profiled move {tot:.0f} ms (floor, unprofiled, {floor_ms:.0f} ms): server and wire {srv:.0f} ms, "
           f"browser {tot - srv:.0f} ms; main-thread CPU {sum(cpu.values()):.0f} ms")
     print("  main thread (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in cpu.items() if v >= 0.5))

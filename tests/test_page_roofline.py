@@ -65,13 +65,13 @@ def test_charts_hold_the_ridge_the_points_and_the_cut_curves():
     names = [d["name"] for d in roof["data"]]
     assert names[2:] == ["decode B=1, S=8,192", "decode B=32, S=8,192", "prefill T=8,192"]
 
-    split = figs[1]
+    split = figs[1]  # two panels: the split (x, y) and the throughput by K (x2, y2)
     weights = next(d for d in split["data"] if d["name"] == "weight read")
     assert values(weights["y"])[0] == pytest.approx(4.794, abs=0.001)  # 16.06 GB / 3.35 TB/s in ms
     ceiling = [s for s in split["layout"]["shapes"] if s["line"]["color"] == "#d62728"]
     assert ceiling[0]["x0"] == 59
 
-    k = figs[2]
+    k = {"data": [d for d in figs[1]["data"] if d.get("xaxis") == "x2"]}
     curves = {d["name"]: d for d in k["data"] if d.get("name")}
     # Ceilings by hand at 8k (80 GB): K=32: weights (8.030e9 + 2x32x4096x128x24) x 2 = 17.67 GB,
     # KV 4.295 GB -> 14; K=8 (the model): 59; K=1: weights (8.030e9 - 2x32x4096x128x7) x 2 = 15.59 GB,
@@ -180,7 +180,7 @@ def test_the_throughput_chart_hovers_keep_two_digits_below_ten():
     # printed whole numbers (d3 ",.0f": "4")
     at = open_page(gpu="ddr5-desktop", rf_b="1")
     k = next(f for f in charts(at) if any("knee" in d.get("hovertemplate", "") for d in f["data"]))
-    line = k["data"][0]
+    line = next(d for d in k["data"] if d.get("xaxis") == "x2")
     assert "%{customdata} tok/s" in line["hovertemplate"]
     y = values(line["y"])
     assert 1 < y[0] < 10
@@ -200,7 +200,7 @@ def test_prefill_head_convention_from_the_url():
         heads = [m.value for m in at.markdown if "Time to first token against prompt length" in m.value]
         assert heads and fmt_seconds(expected) in heads[0]
         assert any(words in c.value for c in at.caption if "One prompt, no queue" in c.value)
-        ttft_fig = charts(at)[3]  # the curve's point at T = 8,192 follows the convention too
+        ttft_fig = charts(at)[2]  # the curve's point at T = 8,192 follows the convention too
         at_t = [y for d in ttft_fig["data"] for x, y in zip(values(d["x"]), values(d["y"])) if x == 8192]
         assert at_t and at_t[0] == pytest.approx(expected * 1e3)
 
