@@ -123,15 +123,6 @@ def prefix_caching_section() -> None:
 def simulation_section() -> None:
     """The request stream, its two simulations and the paging comparison. A fragment: the stream's controls
     rerun this section only, not the sidebar, the page's introduction or the prefix-cache section."""
-    st.subheader("Experiments")
-    common.experiment_buttons({
-        "Chat traffic": {**STREAM_DEFAULTS, "bt_ospread": 1.5, "bt_rate": 24.0},
-        "Equal lengths": {**STREAM_DEFAULTS, "bt_dist": "fixed", "bt_rate": 12.0},
-        "Light traffic": {**STREAM_DEFAULTS, "bt_rate": 0.5},
-        "32K reservation": {**STREAM_DEFAULTS, "bt_maxlen": 32768, "bt_slots": 512},
-    }, key="bt_exp")
-
-    st.subheader("The request stream")
     c = st.columns(4)
     common.accept_url_values("bt_rate", RATES)  # float options: "16" names 16.0
     rate = c[0].select_slider("Arrival rate (requests/s)", RATES, value=STREAM_DEFAULTS["bt_rate"], key="bt_rate", bind="query-params",
@@ -284,5 +275,15 @@ def simulation_section() -> None:
                "contiguous waste).")
 
 
+# The experiment buttons and headings stay outside the fragment: a fragment rerun re-sends (and the browser
+# re-renders) every element inside it, changed or not; a button's full rerun runs the fragment as well.
+st.subheader("Experiments")
+common.experiment_buttons({
+    "Chat traffic": {**STREAM_DEFAULTS, "bt_ospread": 1.5, "bt_rate": 24.0},
+    "Equal lengths": {**STREAM_DEFAULTS, "bt_dist": "fixed", "bt_rate": 12.0},
+    "Light traffic": {**STREAM_DEFAULTS, "bt_rate": 0.5},
+    "32K reservation": {**STREAM_DEFAULTS, "bt_maxlen": 32768, "bt_slots": 512},
+}, key="bt_exp")
+st.subheader("The request stream")
 simulation_section()
 prefix_caching_section()

@@ -44,12 +44,6 @@ st.markdown(
 def bill_section() -> None:
     """Traffic, prices, the bill and its charts. A fragment: an input here reruns this part only, not the sidebar,
     the introduction or the formula."""
-    common.experiment_buttons({
-        "Defaults": DEFAULTS,
-        "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
-        "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
-        "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
-    }, key="mb_exp")
 
     inputs, results = st.columns([5, 6], gap="medium")
     with inputs:
@@ -225,6 +219,14 @@ def bill_section() -> None:
         common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
 
 
+# The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a
+# button's full rerun runs the fragment as well).
+common.experiment_buttons({
+    "Defaults": DEFAULTS,
+    "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
+    "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
+    "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
+}, key="mb_exp")
 bill_section()
 
 st.subheader("The formula")

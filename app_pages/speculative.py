@@ -123,9 +123,6 @@ def batch_section(gamma: int) -> None:
 @common.fragment
 def explorer() -> None:
     """Sections 1 to 3. A fragment: their controls rerun them, not the sidebar or the introduction."""
-    st.subheader("1. Edit the target p and the draft q")
-    common.experiment_buttons(EXPERIMENTS, key="sd_exp")
-    st.caption("Weights are renormalised to sum to 1. Five symbols A–E; set a weight to 0 to drop a symbol.")
     cp, cq = st.columns(2)
     cp.markdown("**Target p** (weights)")
     cq.markdown("**Draft q** (weights)")
@@ -243,4 +240,9 @@ def explorer() -> None:
     batch_section(gamma)
 
 
+# Section 1's heading, buttons and note stay outside the fragment (a fragment rerun re-sends every element
+# inside it; a button's full rerun runs the fragment as well).
+st.subheader("1. Edit the target p and the draft q")
+common.experiment_buttons(EXPERIMENTS, key="sd_exp")
+st.caption("Weights are renormalised to sum to 1. Five symbols A–E; set a weight to 0 to drop a symbol.")
 explorer()
