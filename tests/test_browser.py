@@ -103,6 +103,28 @@ def test_many_gpus_pin_lands_in_the_url(page, app_url):
     assert page.get_by_test_id("stException").count() == 0
 
 
+def test_many_gpus_fragments_keep_the_sections_below_and_the_pins_in_step(page, app_url):
+    # The layout controls rerun their section alone; the context also drives the GPU table below it, so
+    # a new context must reach that table, and a pin taken after a TP move must carry the moved TP.
+    page.goto(app_url + "/many_gpus")
+    wait_for_app(page)
+    page.get_by_text("Llama-3-8B at 8,192 tokens.").wait_for(timeout=30_000)
+    box = page.locator(".st-key-mg_ctx input")
+    box.fill("16384")
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('mg_ctx=16384')", timeout=30_000)
+    page.get_by_text("Llama-3-8B at 16,384 tokens.").wait_for(timeout=30_000)
+    page.locator(".st-key-mg_tp").get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")                       # TP 1 -> 2
+    page.wait_for_function("() => location.search.includes('mg_tp=2')", timeout=30_000)
+    wait_for_app(page)
+    page.get_by_role("button", name="Pin this configuration").click()
+    # model~gpu~tp~pp~ep~replicas~weights~kv~batch~context~price
+    page.wait_for_function("() => decodeURIComponent(location.search).includes('mg_p1=llama-3-8b~h100-sxm~2~1~1~1~bf16~bf16~16~16384~')",
+                           timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0
+
+
 def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_url):
     from fake_openai import FakeOpenAI
 
