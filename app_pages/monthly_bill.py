@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from calc import bill
-from app_pages import common, equations
+from app_pages import caching, common, equations
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -30,6 +30,19 @@ def _chart_points(part):
     i = np.arange(len(part))
     keep = (i % 20 == 0) | (i == len(part) - 1) | (part["n_gpus"].diff().fillna(0).to_numpy() != 0)
     return part[keep]
+
+
+@caching.bounded_cache(max_entries=64, max_bytes=16 * caching.MB)
+def _tiers_and_verdict(scenario, tiers, setup):
+    """``bill.compare_tiers`` and its verdict, cached on their inputs for every session (read-only)."""
+    table = bill.compare_tiers(scenario, tiers, setup)
+    return table, bill.verdict(table)
+
+
+@caching.bounded_cache(max_entries=64, max_bytes=32 * caching.MB)
+def _sweeps(scenario, tiers, setup):
+    """The bill against DAU and against the hit rate, cached on their inputs for every session (read-only)."""
+    return bill.bill_vs_dau(scenario, tiers, setup), bill.bill_vs_hit_rate(scenario, tiers, setup)
 
 
 sel = common.selection()
@@ -120,11 +133,11 @@ def bill_section() -> None:
     try:
         setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
                                      sel.weight_dtype, sel.kv_dtype)
-        table = bill.compare_tiers(scenario, tiers, setup)
+        table, verdict = _tiers_and_verdict(scenario, tiers, setup)
         rates = bill.self_hosted_rates(scenario, setup)
     except ValueError as exc:
         self_hosted_error, setup = exc, None
-        table = bill.compare_tiers(scenario, tiers, None)
+        table, verdict = _tiers_and_verdict(scenario, tiers, None)
 
     with results:
         st.markdown(f"#### The bill at {dau:,.0f} daily users")
@@ -142,7 +155,7 @@ def bill_section() -> None:
                                for t in tiers])
         if self_hosted_error:
             st.error(f"Self-hosted tier left out: {self_hosted_error}")
-        st.success(bill.verdict(table))
+        st.success(verdict)
 
     fig = common.Figure()
     for comp, label in COMPONENTS.items():
@@ -190,7 +203,7 @@ def bill_section() -> None:
 
     left, right = st.columns(2)
     with left:
-        sweep = bill.bill_vs_dau(scenario, tiers, setup)
+        sweep, sweep_h = _sweeps(scenario, tiers, setup)
         fig = common.Figure()
         for name, part in sweep.groupby("name", sort=False):
             part = _chart_points(part)
@@ -205,7 +218,6 @@ def bill_section() -> None:
         common.show_chart(fig, key="mb_dau_chart")
         common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
     with right:
-        sweep_h = bill.bill_vs_hit_rate(scenario, tiers, setup)
         fig = common.Figure()
         for name, part in sweep_h.groupby("name", sort=False):
             fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
