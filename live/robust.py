@@ -546,7 +546,8 @@ def evidence_confirms(ratio_calibrated: float, factor: float = EVIDENCE_FACTOR) 
     return bool(math.isfinite(r) and 1.0 / factor <= r <= factor)
 
 
-__all__ = ["REF_DRIFT", "CHECK_SLACK", "TERM_RANGES_S", "KV_PASSES_PER_GROUP", "per_kv_token_range_s", "term_ranges_s", "CAL_MAX_FACTOR", "p10", "interleaved_order",
+__all__ = ["REF_DRIFT", "CHECK_SLACK", "TERM_RANGES_S", "KV_PASSES_PER_GROUP", "per_kv_token_range_s", "term_ranges_s",
+           "CAL_MAX_FACTOR", "p10", "interleaved_order",
            "monotone_suspects", "per_row_suspects", "kernel_row_suspects", "validate_kernel_rows",
            "check_overhead_terms", "fit_decode_overhead_checked", "measure_interleaved", "sweep_checks",
            "raise_bound", "LAUNCH_FLOOR_S", "EVIDENCE_FACTOR", "kernel_calls", "calibration_valid",

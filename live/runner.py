@@ -127,9 +127,9 @@ class LiveSession:
            attention FLOPs (prefill) at the probed W and P is what the kernel term and the KV term do not
            hold: dispatch, norms, rotary, activations and residual adds at the model's real width, attention
            beyond its bytes and FLOPs, cache updates. Decode: the batch-1 figure is the overhead per forward,
-           split into ``L * c_layer + c_step`` with a 1-layer tiny-width model's; the batch and context terms
-           are fitted (``fit_decode_overhead``). Prefill: ``c + per_token * B*T + per_pair * B*T^2``
-           (``predict.fit_prefill_overhead``). Every fit is checked on the points it left out and every term
+           split into ``L * c_layer + c_step`` with a 1-layer tiny-width model's (not in a quick run: all
+           per layer); the batch and context terms are fitted (``fit_decode_overhead``). Prefill:
+           ``c + per_token * B*T + per_pair * B*T^2`` (``predict.fit_prefill_overhead``). Every fit is checked on the points it left out and every term
            is held to its physical range, relative to the probed roofline (``live.robust``).
         """
         reference = reference or reference_kernel(spec.device)
@@ -194,10 +194,13 @@ class LiveSession:
                                                                    ranges=prefill_term_ranges_s(m, machine, spec.dtype))
         notes += fit_notes
         try:
-            cfg = tiny_width_config(lm.hf_config, 1) if depth > 1 else None
+            cfg = tiny_width_config(lm.hf_config, 1) if depth > 1 and not spec.quick else None
         except (KeyError, TypeError, ValueError) as e:
             cfg = None
             notes.append(f"no 1-layer tiny model of this config ({e!r}): the overhead is counted per layer")
+        if spec.quick and depth > 1:
+            notes.append("quick run: the overhead is counted per layer (no 1-layer model to split off the per-step part; "
+                         "the prediction is the same, the split is what the full run adds)")
         if cfg is not None:
             # the split into per layer and per step: a 1-layer tiny-width model (same attention shape), timed alike
             tiny = build_random(cfg, spec.dtype, spec.device, spec.seed)
@@ -261,11 +264,12 @@ class LiveSession:
     def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> tuple[list[dict], list[str]]:
         """``probe.time_linears`` on the loaded model at ``kernel_rows(spec)``, checked and mended by
         ``robust.validate_kernel_rows`` (suspect row counts timed again with more passes, then rejected).
+        Three timed passes per row count, two in a quick run.
 
         Returns:
             (groups, notes).
         """
-        groups = time_linears(lm.model, self.kernel_rows(spec), repeats=3, warmup=1)
+        groups = time_linears(lm.model, self.kernel_rows(spec), repeats=2 if spec.quick else 3, warmup=1)
         return validate_kernel_rows(groups, lambda rows: time_linears(lm.model, rows, repeats=5, warmup=1))
 
     @staticmethod
