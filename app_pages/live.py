@@ -365,7 +365,7 @@ with st.expander("This machine (probe)", expanded=False):
     th = res.get("threads") or {}
     c[2].metric("Threads", f"{probe['threads']}", help=(
         f"torch intra-op threads ({th.get('how', 'default')}"
-        + ("; median batch-1 matmul pass: " + ", ".join(f"{n} threads {common.fmt_seconds(t)}" for n, t in
+        + ("; median matmul pass at 16 rows: " + ", ".join(f"{n} threads {common.fmt_seconds(t)}" for n, t in
                                                       sorted(th["candidates_s"].items())) if th.get("candidates_s") else "")
         + f"); CPU capability {probe['cpu_capability']}. When another program holds a core, every kernel split over "
           "all cores waits for the stalled thread, so one thread fewer can be faster"))

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from live.predict import (NOISY_SPREAD, PREDICTIONS, annotate_points, headline, kernel_bandwidth,  # noqa: E402
                           kernel_table, ratio_summary)
 from live.spec import DEFAULT_PRESET, QUICK_SWEEPS, RunSpec, default_dtype  # noqa: E402
-from live.worker import LiveWorker  # noqa: E402
+from live.worker import LiveWorker, WorkerBusy  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -61,12 +61,21 @@ def main(argv=None) -> int:
     if args.repeats:
         kw["repeats"] = args.repeats
     spec = RunSpec(**kw)
+    w = LiveWorker()
+    job, waited = None, time.perf_counter()
+    while job is None:  # one measurement per machine: wait for another server's run to end
+        try:
+            job = w.submit(spec)
+        except WorkerBusy as e:
+            if time.perf_counter() - waited > 1800:
+                print("run failed:", e)
+                return 1
+            time.sleep(2.0)
     busy = (subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None)
     load_before = os.getloadavg()
-    w = LiveWorker()
     t0 = time.perf_counter()
     try:
-        state = w.wait(w.submit(spec), timeout_s=1800)
+        state = w.wait(job, timeout_s=1800)
     finally:
         w.stop()
         if busy is not None:

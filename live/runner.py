@@ -27,6 +27,11 @@ from .robust import (check_overhead_terms, fit_decode_overhead_checked, fit_pref
 from .spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
+#: Input rows of the matmul pass that chooses the thread count: at 1 row the matrix-vector kernels run on one
+#: thread whatever the setting (they cannot tell a busy core); at 16 rows the matmuls split over every thread.
+#: Measured on 2 cores (SmolLM2-135M, fp32): quiet, 2 threads 58 ms against 1 thread 83 ms; with a busy loop on
+#: one core, 2 threads 150 ms against 1 thread 82 ms (at 1 row: 33 ms either way, busy or not).
+THREAD_ROWS = 16
 #: Largest input row count timed for the matmul calibration (larger ones scale with rows).
 MAX_KERNEL_ROWS = 128
 
@@ -275,9 +280,9 @@ class LiveSession:
     @staticmethod
     def choose_threads(lm: LoadedModel, spec: RunSpec, stage=lambda frac, msg: None) -> dict:
         """The intra-op thread count of the run: ``spec.threads`` when given; on a CPU otherwise the fastest
-        of all cores and one fewer (``probe.fastest_threads`` on the model's batch-1 matmul pass, 3 interleaved
-        rounds, median): when another program holds a core, one thread fewer stops every kernel from waiting
-        on the stalled one. Sets it (``torch.set_num_threads``) and returns dict(threads, how, candidates_s)."""
+        of all cores and one fewer (``probe.fastest_threads`` on the model's matmul pass at ``THREAD_ROWS``
+        rows, 3 interleaved rounds, median): when another program holds a core, one thread fewer stops every
+        kernel from waiting on the stalled one. Sets it (``torch.set_num_threads``) and returns dict(threads, how, candidates_s)."""
         if spec.threads:
             torch.set_num_threads(spec.threads)
             return dict(threads=int(spec.threads), how="given", candidates_s={})
@@ -285,9 +290,9 @@ class LiveSession:
         if spec.device != "cpu" or len(cands) < 2:
             torch.set_num_threads(cands[0])
             return dict(threads=cands[0], how="all cores", candidates_s={})
-        stage(0.04, "choosing the thread count: the model's batch-1 matmul pass with " +
+        stage(0.04, f"choosing the thread count: the model's matmul pass at {THREAD_ROWS} rows with " +
               " and ".join(str(c) for c in cands) + " threads")
-        chosen, med = fastest_threads(cands, model_pass_timer(lm.model, 1), rounds=3)
+        chosen, med = fastest_threads(cands, model_pass_timer(lm.model, THREAD_ROWS), rounds=3)
         torch.set_num_threads(chosen)
         return dict(threads=chosen, how="fastest of " + ", ".join(str(c) for c in cands) + " threads, measured now",
                     candidates_s=med)
