@@ -362,10 +362,45 @@ def stub_matmuls(model):
             m.__dict__.pop("forward", None)
 
 
+def moe_inputs(model, blocks, rows) -> dict:
+    """The hidden states each MoE block really receives with ``r`` tokens: one forward of ``r`` random token
+    ids per row count, the blocks' inputs caught by a forward pre-hook, as ``{(id(block), r): [r, D]}``.
+
+    Routing depends on them: in a random-weight model the residual stream of later layers grows alike across
+    tokens and routes them to few experts (a shrunk Qwen3-MoE, 128 tokens, 32 experts, top-2: 28 experts
+    touched in layer 0, 6 in layer 7), where standard-normal rows would touch all 32. Empty without blocks.
+    """
+    if not blocks:
+        return {}
+    caught: dict = {}
+    ids = {id(b) for b in blocks}
+    r_now = [0]
+
+    def hook(mod, args, kwargs):
+        h = args[0] if args else next(iter(kwargs.values()))
+        caught[(id(mod), r_now[0])] = h.detach().reshape(-1, h.shape[-1]).clone()
+
+    handles = [b.register_forward_pre_hook(hook, with_kwargs=True) for b in blocks]
+    try:
+        emb = model.get_input_embeddings()
+        vocab = int(emb.weight.shape[0])
+        dev = emb.weight.device
+        g = torch.Generator().manual_seed(0)
+        with torch.inference_mode():
+            for r in rows:
+                r_now[0] = r
+                model(input_ids=torch.randint(0, vocab, (1, r), generator=g).to(dev), use_cache=False,
+                      logits_to_keep=1)
+    finally:
+        for h in handles:
+            h.remove()
+    return {k: v for k, v in caught.items() if k[0] in ids}
+
+
 def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1) -> list[dict]:
     """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows;
-    each mixture-of-experts block (``linear_groups``) whole, on ``rows`` random hidden states (standard
-    normal, as a normed hidden state: the random router spreads them over the experts as a step's tokens).
+    each mixture-of-experts block (``linear_groups``) whole, on the hidden states it really receives with
+    ``rows`` tokens (``moe_inputs``), so it runs the experts their routing touches.
 
     One pass calls every linear layer once in forward order (layer 0's q, k, v, o, gate, up, down,
     then layer 1's...), on a fixed random input of ``rows`` rows: the weights stream from memory as
@@ -405,6 +440,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     with torch.inference_mode():
         widths = {width[ci]: next(m.parameters()).dtype for ci, (_, m) in enumerate(order)}
         xs = {(r, k): torch.randn(r, k, dtype=dt, device=dev) for r in rows for k, dt in widths.items()}
+        moe_in = moe_inputs(model, [m for ci, (_, m) in enumerate(order) if moe[ci]], rows)
         for rep in range(warmup + repeats):
             for r in (rows if rep % 2 == 0 else rows[::-1]):
                 if cuda:
@@ -413,7 +449,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                     for ci, (gi, m) in enumerate(order):
                         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         s.record()
-                        _apply(m, xs[(r, width[ci])], moe[ci])
+                        _apply(m, moe_in.get((id(m), r), xs[(r, width[ci])]), moe[ci])
                         e.record()
                         evs.append((ci, s, e))
                     torch.cuda.synchronize()
@@ -422,12 +458,12 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
                     took = []
                     for ci, (gi, m) in enumerate(order):
                         t0 = time.perf_counter()
-                        _apply(m, xs[(r, width[ci])], moe[ci])
+                        _apply(m, moe_in.get((id(m), r), xs[(r, width[ci])]), moe[ci])
                         took.append((ci, time.perf_counter() - t0))
                 if rep >= warmup:
                     for ci, t in took:
                         best[(ci, r)] = min(best[(ci, r)], t)
-        del xs
+        del xs, moe_in
     out = []
     for gi, g in enumerate(groups):
         d = {k: v for k, v in g.items() if k != "modules"}
@@ -520,4 +556,4 @@ def reference_kernel(device: str = "cpu"):
 
 
 __all__ = ["ProbeResult", "probe_machine", "cpu_flags", "moe_blocks", "linear_groups", "stub_matmuls",
-           "thread_candidates", "fastest_threads", "model_pass_timer", "time_linears", "reference_kernel"]
+           "thread_candidates", "fastest_threads", "model_pass_timer", "moe_inputs", "time_linears", "reference_kernel"]

@@ -10,7 +10,7 @@ import torch
 from live import measure
 from live.models import build_random
 from live.predict import matmul_time_s
-from live.probe import linear_groups, moe_blocks, time_linears
+from live.probe import linear_groups, moe_blocks, moe_inputs, time_linears
 from live.runner import LiveSession
 from live.spec import RunSpec
 
@@ -39,15 +39,27 @@ def test_fused_experts_are_one_timed_block_per_layer_with_the_bytes_one_token_re
     assert all(measure.finite_positive(t) for g in groups.values() for t in g["times_s"])
 
 
-def test_the_block_is_timed_on_the_experts_its_routing_touches():
+def test_the_block_is_timed_on_the_hidden_states_it_really_receives():
     model = build_random(QWEN3_MOE, "fp32")
     touched = []
-    model.model.layers[0].mlp.experts.register_forward_pre_hook(
-        lambda mod, args: touched.append(int(args[1].unique().numel())))
+    model.model.layers[1].mlp.experts.register_forward_pre_hook(
+        lambda mod, args: touched.append(tuple(sorted(args[1].unique().tolist()))))
     time_linears(model, (1, 64), repeats=1, warmup=0)
-    # one row runs its top-2 experts; 64 random rows reach all 8 (a given expert is missed by all 64 rows
-    # with probability (6/8)^64 ~ 1e-8)
-    assert sorted(touched) == [2, 8]
+    # calls of layer 1's experts: a real forward of 1 token, then of 64 tokens (catching the block's inputs),
+    # then the timed calls at 1 and 64 rows on those inputs: the same routing, the same experts
+    real_1, real_64, timed_1, timed_64 = touched
+    assert len(real_1) == 2 and timed_1 == real_1  # one token runs its top-2
+    assert timed_64 == real_64
+
+
+def test_moe_inputs_are_caught_per_block_and_row_count():
+    model = build_random(QWEN3_MOE, "fp32")
+    blocks = [b["module"] for b in moe_blocks(model)]
+    got = moe_inputs(model, blocks, (1, 8))
+    assert sorted((blocks.index(next(b for b in blocks if id(b) == k)), r) for k, r in got) == \
+        [(0, 1), (0, 8), (1, 1), (1, 8)]
+    assert all(v.shape == (r, 64) for (_, r), v in got.items())
+    assert moe_inputs(model, [], (1,)) == {}
 
 
 def test_a_shared_expert_and_a_linear_router_are_counted_once_in_the_block():
