@@ -41,14 +41,16 @@ def parallel_supported() -> bool:
 
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                   ep: int = 1, embedding: str = "gather") -> pd.DataFrame:
+                   ep: int = 1, embedding: str = "gather", logits: str = "all") -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency.
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
     ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring; ``tp``, ``pp``,
     ``ep`` are the deployment's parallel layout, passed to calc (per-GPU shares plus collectives);
     ``embedding``: calc's convention for the input embedding ("gather": B rows read, as engines do;
-    "table": the course's napkin, the whole table read every step).
+    "table": the course's napkin, the whole table read every step); ``logits``: which prompt tokens
+    prefill's LM head multiplies ("all": the course's 2NT; "last": each prompt's last token, as vLLM
+    and SGLang compute it; calc.prefill_time).
     Worked number: Llama-3-8B, H100 SXM, bf16, P = 8160, N = 64, c = 1: TPOT = weights 16.06e9 B +
     KV 1.07e9 B at 3.35e12 B/s = 5.1 ms (4.8 ms when one row of the input embedding is read).
 
@@ -58,11 +60,12 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     """
     kw = _calc_kwargs(tp, pp, ep, embedding)
     rows = []
+    prefill_kw = dict(kw, logits=logits)
     for c in concurrencies:
         c = int(c)
         ctx = int(prompt_tokens + output_tokens // 2)
         ttft = prefill_time(model, accelerator, int(prompt_tokens), batch=c, weight_dtype=weight_dtype,
-                            kv_dtype=kv_dtype, **kw).total_s
+                            kv_dtype=kv_dtype, **prefill_kw).total_s
         tpot = decode_step_time(model, accelerator, c, ctx, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                                 **kw).total_s
         e2e = ttft + (output_tokens - 1) * tpot
@@ -84,10 +87,12 @@ def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:
 
 def predicted_decode_step(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
                           weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                          ep: int = 1, embedding: str = "gather"):
+                          ep: int = 1, embedding: str = "gather", logits: str = "all"):
     """The decode step behind ``predict_levels``' ``pred_tpot_ms`` at one concurrency, term by term
     (calc.StepTime: ``kv_s``, ``weights_s``, ``compute_s``, ``comm_s``, ``flops``; ``total_s`` * 1e3 is
-    ``pred_tpot_ms``): batch c at the mean context P + N // 2 (the module docstring).
+    ``pred_tpot_ms``): batch c at the mean context P + N // 2 (the module docstring). ``logits`` (prefill's
+    LM-head convention) is accepted so that ``predict_levels``' inputs pass whole; a decode step computes
+    one token's logits per sequence either way.
 
     Raises:
         ValueError: as ``predict_levels``.

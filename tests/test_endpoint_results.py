@@ -28,6 +28,11 @@ def test_prediction_by_hand():
     for emb, want in (("table", 33.26), ("gather", 31.08)):
         q = predict_levels(LLAMA, H100, [1, 8], 256, 64, embedding=emb)
         assert q.loc[1, "pred_ttft_ms"] == pytest.approx(want + 0.14 + 0.08, rel=0.002), emb
+    # logits="last" (engines compute logits for each prompt's last token only): the head's matmul skips
+    # T - 1 = 255 of 256 tokens per sequence, 2 x V x D x B x 255 = 2 x 128,256 x 4,096 x 8 x 255 = 2.143e12
+    # FLOP = 2.167 ms at 989e12 FLOP/s: 31.08 - 2.167 = 28.91 ms ("gather")
+    last = predict_levels(LLAMA, H100, [8], 256, 64, logits="last")
+    assert last.loc[0, "pred_ttft_ms"] == pytest.approx(28.91 + 0.14 + 0.08, rel=0.002)
     # c = 1, P = 256 is memory-bound: the weights read, 4.79 ms ("table") or 4.48 ms ("gather"), + 0.01 ms KV
     assert q.loc[0, "pred_ttft_ms"] == pytest.approx(4.48 + 0.01, rel=0.005)
     # E2E = TTFT + 63 TPOT; tokens/s = c N / E2E

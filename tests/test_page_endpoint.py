@@ -1,6 +1,8 @@
 """AppTest of the live page's endpoint section: settings from the URL, a run against the scripted server, imports."""
 import json
 
+import pytest
+
 import pagetest
 from fake_openai import FakeOpenAI
 from live.endpoint_predict import parallel_supported
@@ -78,6 +80,17 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert "700.00" in eqs[1] and "30.00" in eqs[1] and "64 - 1" in eqs[1] and tail[1] == "10.63 ms"
     assert tail[2] == f"{table['pred_tpot_ms'].iloc[0]:.2f} ms" and "3.35" in eqs[2]  # the H100's 3.35 TB/s
     assert tail[3] == metrics["TPOT measured/predicted"]
+    # The sidebar's prefill LM-head convention reaches the TTFT prediction and is named: with "last" the head
+    # multiplies one of the 256 prompt tokens. At concurrency 4 prefill is compute-bound and skips
+    # 2 x 128,256 x 4,096 x 4 x 255 = 1.072e12 FLOP = 1.084 ms at 989e12 FLOP/s; at concurrency 1 it is
+    # bound by the weight read, which does not change. TPOT stays.
+    at.radio(key="lgt").set_value("last").run()
+    last = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert table["pred_ttft_ms"].iloc[1] - last["pred_ttft_ms"].iloc[1] == pytest.approx(1.084, rel=0.002)
+    assert last["pred_ttft_ms"].iloc[0] == pytest.approx(table["pred_ttft_ms"].iloc[0])
+    assert list(last["pred_tpot_ms"]) == list(table["pred_tpot_ms"])
+    assert any("LM head on the last prompt token in prefill" in m.value for m in at.markdown)
+    at.radio(key="lgt").set_value("all").run()
     if parallel_supported():  # calc has the parallel layout: tp = 2 halves each GPU's weights
         at.number_input(key="ep_tp").set_value(2).run()
         tp2 = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
