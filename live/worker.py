@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing as mp
+import os
 import queue
 import sys
 import threading
@@ -98,8 +99,28 @@ def _error_message(err: BaseException) -> str:
     return f"the measurement failed: {short_error(err)}"
 
 
+def _exit_with_parent() -> None:
+    """In the worker: end this process as soon as the Streamlit process that started it is gone.
+
+    A server stopped by SIGKILL (an out-of-memory kill, ``kill -9``) never sends "stop", and a daemon
+    child outlives a parent that could not run its exit handlers; the worker would keep its torch threads
+    (and a GPU's memory) to itself. multiprocessing's ``parent_process().join()`` waits on the parent's
+    sentinel, which closes when the parent dies, however it dies.
+    """
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="live-worker-parent-watch").start()
+
+
 def _serve(requests, events, cancel) -> None:
     """Worker process main loop: run each request, stream ("progress", id, fraction, message) events."""
+    _exit_with_parent()
     session = None
     while True:
         msg = requests.get()

@@ -69,3 +69,49 @@ def test_the_model_stays_warm_between_runs(worker):
     worker.wait(worker.submit(tiny_spec()), timeout_s=60)
     state = worker.wait(worker.submit(tiny_spec(new_tokens=2)), timeout_s=60)
     assert state.result["model"]["reused"] is True
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (no longer listed, or a zombie nobody has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="reads /proc to watch the worker")
+def test_the_worker_ends_when_its_server_is_killed(tmp_path):
+    # A server killed with SIGKILL cannot stop its worker; the worker must notice its parent is gone and exit
+    # rather than keep its threads (and a GPU's memory) forever.
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = ("import sys, time\n"
+              f"sys.path.insert(0, {str(root)!r})\n"
+              "from live.worker import LiveWorker\n"
+              "w = LiveWorker()\n"
+              "w._ensure_started()\n"
+              "print(w._proc.pid, flush=True)\n"
+              "time.sleep(120)\n")
+    env = dict(os.environ, LLM_EXPLORER_RUNTIME_DIR=str(tmp_path))
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    worker_pid = None
+    try:
+        worker_pid = int(server.stdout.readline())
+        time.sleep(1.0)
+        assert not _gone(worker_pid)  # the worker is up while its server lives
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+        end = time.time() + 30
+        while not _gone(worker_pid) and time.time() < end:
+            time.sleep(0.2)
+        assert _gone(worker_pid)
+    finally:
+        server.kill()
+        if worker_pid is not None and not _gone(worker_pid):
+            os.kill(worker_pid, signal.SIGKILL)
