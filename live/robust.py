@@ -215,6 +215,29 @@ def check_overhead_terms(terms: dict, ranges: dict | None = None) -> tuple[dict,
     return out, notes
 
 
+def _reject_outliers(points: list[dict], fit: Callable[[list[dict]], dict], miss: Callable[[dict, dict], float],
+                     max_error: float, min_points: int, what: Callable[[dict], str]) -> tuple[list[dict], list[str]]:
+    """Leave-one-out outlier rejection shared by the overhead fits: while at least ``min_points`` remain, the
+    candidate is the point whose removal leaves the others best explained by their own fit (smallest worst
+    ``miss``); it is dropped when that fit misses it by more than ``max_error`` (a fraction of its step),
+    one point at a time. Returns the kept points and one note per rejected point (``what`` names it)."""
+    pts, notes = list(points), []
+    while len(pts) >= min_points:
+        best = None
+        for i, p in enumerate(pts):
+            rest = pts[:i] + pts[i + 1:]
+            f = fit(rest)
+            rest_miss = max(miss(f, q) for q in rest)
+            if best is None or rest_miss < best[1]:
+                best = (i, rest_miss, miss(f, p))
+        i, _, own_miss = best
+        if own_miss <= max_error:
+            break
+        p = pts.pop(i)
+        notes.append(f"{what(p)} rejected: the fit of the other points misses it by {own_miss:.0%} of its step")
+    return pts, notes
+
+
 def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_tokens: int,
                                 max_error: float = 0.5, ranges: dict | None = None) -> tuple[dict | None, list[str]]:
     """``predict.fit_decode_overhead`` checked on points it did not use: each point in turn is left out,
@@ -231,28 +254,16 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
     """
     from .predict import fit_decode_overhead
 
-    pts, notes = list(points), []
+    pts = list(points)
 
     def miss(f, p):
         pred = (ref_residual_s + f["per_seq_s"] * (p["batch"] - 1)
                 + f["per_kv_token_s"] * (p["batch"] * p["kv_tokens"] - ref_tokens))
         return abs(pred - p["residual_s"]) / max(float(p.get("step_s", 0.0)), 1e-12)
 
-    while len(pts) >= 3:
-        # the candidate outlier: the point whose removal leaves the others best explained by their own fit
-        best = None
-        for i, p in enumerate(pts):
-            rest = pts[:i] + pts[i + 1:]
-            f = fit_decode_overhead(rest, ref_residual_s, ref_tokens)
-            rest_miss = max(miss(f, q) for q in rest)
-            if best is None or rest_miss < best[1]:
-                best = (i, rest_miss, miss(f, p))
-        i, rest_miss, own_miss = best
-        if own_miss <= max_error:
-            break
-        p = pts.pop(i)
-        notes.append(f"tiny-model step at batch {p['batch']}, context {p.get('context_len', p['kv_tokens'])} rejected: "
-                     f"the fit of the other points misses it by {own_miss:.0%} of its step")
+    pts, notes = _reject_outliers(
+        pts, lambda rest: fit_decode_overhead(rest, ref_residual_s, ref_tokens), miss, max_error, min_points=3,
+        what=lambda p: f"tiny-model step at batch {p['batch']}, context {p.get('context_len', p['kv_tokens'])}")
     fit = fit_decode_overhead(pts, ref_residual_s, ref_tokens)
     if fit is None:
         return None, notes
@@ -297,27 +308,16 @@ def fit_prefill_overhead_checked(points: list[dict], max_error: float = 0.5,
     """
     from .predict import fit_prefill_overhead
 
-    pts, notes = list(points), []
+    pts = list(points)
 
     def miss(f, q):
         pred = f["c_prefill_s"] + f["per_token_s"] * q["batch"] * q["prompt_len"] + \
             f["per_pair_s"] * q["batch"] * q["prompt_len"] ** 2
         return abs(pred - q["residual_s"]) / max(float(q.get("step_s", 0.0)), 1e-12)
 
-    while len(pts) >= 4:
-        best = None
-        for i, q in enumerate(pts):
-            rest = pts[:i] + pts[i + 1:]
-            f = fit_prefill_overhead(rest)
-            rest_miss = max(miss(f, r) for r in rest)
-            if best is None or rest_miss < best[1]:
-                best = (i, rest_miss, miss(f, q))
-        i, _, own_miss = best
-        if own_miss <= max_error:
-            break
-        q = pts.pop(i)
-        notes.append(f"prefill with the matmuls taken out at batch {q['batch']}, {q['prompt_len']} tokens rejected: "
-                     f"the fit of the other points misses it by {own_miss:.0%} of its step")
+    pts, notes = _reject_outliers(
+        pts, fit_prefill_overhead, miss, max_error, min_points=4,
+        what=lambda q: f"prefill with the matmuls taken out at batch {q['batch']}, {q['prompt_len']} tokens")
     fit = fit_prefill_overhead(pts)
     if fit is None:
         return None, notes
