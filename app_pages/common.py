@@ -749,8 +749,18 @@ def experiment_buttons(experiments: dict[str, dict[str, object]], key: str) -> N
     """
     cols = st.columns(min(len(experiments), 4) or 1)
     for i, (label, state) in enumerate(experiments.items()):
-        cols[i % len(cols)].button(label, key=f"{key}_{i}", on_click=st.session_state.update, args=(dict(state),),
+        cols[i % len(cols)].button(label, key=f"{key}_{i}", on_click=_apply_experiment, args=(dict(state),),
                                    width="stretch")
+
+
+def _apply_experiment(state: dict[str, object]) -> None:
+    """An experiment button's callback: set its widget values; an experiment that changes the GPU without
+    naming a price moves the price as the GPU menu does (the list price, unless the user typed one), so the
+    page and its link show the same dollars."""
+    gpu_before = st.session_state.get("gpu")
+    st.session_state.update(state)
+    if "gpu" in state and "price" not in state and state["gpu"] != gpu_before:
+        _on_gpu_change()
 
 
 def capacity_label(accelerator: calc.Accelerator, memory: str, gpu_memory_utilization: float,

@@ -146,3 +146,19 @@ def test_interconnect_labels_are_short():
     at = open_page(mg_ic="PCIe Gen5 x16")
     assert at.selectbox(key="mg_ic").value == "pcie5"
     assert "interconnect PCIe Gen5 x16 (no NVLink bridge);" in at.caption[0].value
+
+
+def test_an_experiment_that_changes_the_gpu_moves_the_price_with_it():
+    # "DeepSeek-V3 at EP 8" switches the H100 (list price $3.99/h) to the H200 ($4.50/h in accelerators.json):
+    # the price follows, as the GPU menu does, so the page and its link show the same dollars. 8 GPUs at
+    # $4.50/h is $36.00/h; at the H100's $3.99 it would have been $31.92/h.
+    at = open_page()
+    at.button(key="mg_exp_3").click().run()
+    assert at.session_state["gpu"] == "h200"
+    assert at.session_state["price"] == pytest.approx(calc.get_accelerator("h200").price_per_hour_usd)
+    texts = [e.value for kind in (at.markdown, at.success, at.info, at.caption) for e in kind]
+    assert any("$36.00/h" in t for t in texts) and not any("$31.92/h" in t for t in texts)
+    # A price the user typed stays: type $2.00 on the H100, then the experiment keeps $2.00.
+    at = open_page(price="2.0")
+    at.button(key="mg_exp_3").click().run()
+    assert at.session_state["price"] == pytest.approx(2.0)
