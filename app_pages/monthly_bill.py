@@ -1,5 +1,6 @@
 """Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (chapter 9, LLM inference, last part)."""
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -167,6 +168,10 @@ def bill_section() -> None:
     common.show_chart(fig, key="mb_bars")
 
     shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
+    if "self-hosting cheaper from DAU" in shown:  # words, not a grid's "None": never, or not a question (itself)
+        shown["self-hosting cheaper from DAU"] = [
+            "—" if tier == "self-hosted" else ("never" if pd.isna(d) else f"{d:,.0f}")
+            for tier, d in zip(shown["tier"], shown["self-hosting cheaper from DAU"])]
     BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
                 "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
                 "total_usd": "total / month"}
@@ -175,7 +180,7 @@ def bill_section() -> None:
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
         "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
-        "self-hosting cheaper from DAU": st.column_config.NumberColumn("self-hosting cheaper from DAU", format="%,.0f")}
+        "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
         "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))

@@ -46,6 +46,15 @@ def test_defaults_render(at):
     assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
 
 
+def test_break_even_column_says_never_or_a_dash_not_none(at):
+    # The self-hosted row has no break-even against itself ("—"); an API tier that self-hosting never beats
+    # within the sweep says "never"; any other is a whole DAU count with thousands separators.
+    table = next(d.value for d in at.dataframe if "self-hosting cheaper from DAU" in d.value.columns)
+    col = dict(zip(table["tier"], table["self-hosting cheaper from DAU"]))
+    assert col["self-hosted"] == "—"
+    assert all(v == "never" or v.replace(",", "").isdigit() for k, v in col.items() if k != "self-hosted"), col
+
+
 def test_cache_hit_buttons_move_the_bill(at):
     base = _bills(at)["Opus 4.8"]
     _click(at, "Cache hit 0%")
