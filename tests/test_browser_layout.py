@@ -19,9 +19,10 @@ WIDE_TABLES = {  # page -> the key columns of its wide table, in order (headers 
 }
 
 
-def _table_with(pg, header: str, timeout_s: float = 90.0):
-    """The visible st.dataframe whose header row shows ``header`` (scrolled into view so that it renders;
-    the grid draws its header cells a moment after the script ends)."""
+def _table_with(pg, headers: list[str], timeout_s: float = 90.0):
+    """The visible st.dataframe whose header row shows every one of ``headers`` (scrolled into view so that
+    it renders; the grid draws its header cells a moment after the script ends). Every header, not one: a
+    page can hold two tables that share a column name (quantization's "max batch")."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         frames = pg.get_by_test_id("stDataFrame")
@@ -29,10 +30,11 @@ def _table_with(pg, header: str, timeout_s: float = 90.0):
             frame = frames.nth(i)
             if frame.is_visible():
                 frame.scroll_into_view_if_needed()
-                if header in frame.locator("th").all_inner_texts():
+                shown = frame.locator("th").all_inner_texts()
+                if all(h in shown for h in headers):
                     return frame
         pg.wait_for_timeout(500)
-    pytest.fail(f"no table with the column {header!r}")
+    pytest.fail(f"no table with the columns {headers!r}")
 
 
 @pytest.mark.parametrize("path", list(WIDE_TABLES))
@@ -40,7 +42,7 @@ def test_key_columns_of_each_wide_table_are_visible_at_1280_px(page, app_url, pa
     page.goto(f"{app_url}/{path}")
     wait_for_app(page)
     want = WIDE_TABLES[path]
-    frame = _table_with(page, want[-1])
+    frame = _table_with(page, want)
     # the header row as drawn, once it has settled (the grid may draw its columns in two passes)
     sync_api.expect(frame.locator("th")).to_have_text(want, timeout=30_000)
     # no horizontal scrolling: the grid's scroller is no wider than its box
