@@ -130,6 +130,17 @@ def style_figure(fig: go.Figure) -> None:
     fig.update_xaxes(**axis)
     fig.update_yaxes(**axis)
     fig.update_annotations(font_size=18)
+    for name in fig.layout.to_plotly_json():  # a figure of panels has a legend per panel: legend2, legend3, ...
+        if name.startswith("legend") and name != "legend":
+            fig.layout[name].font = dict(size=18, color=colour)
+    # Panel titles lifted above their legends (annotations with a yshift, in px) rise with the larger legend
+    # text, and the top margin that holds them grows alike, so that a title never sits on a legend.
+    lifted = [a for a in fig.layout.annotations if a.yshift]
+    if lifted:
+        grow = 18 / 13  # presenter legend text over the house's 13 px
+        for a in lifted:
+            a.yshift = round(a.yshift * grow)
+        fig.update_layout(margin_t=round((fig.layout.margin.t or 0) * grow))
     for trace in fig.data:
         if trace.type in ("scatter", "scattergl"):
             mode = trace.mode or "lines"
