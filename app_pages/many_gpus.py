@@ -103,7 +103,8 @@ def layout_section() -> None:
                            common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
             common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
         else:  # no headline numbers for a layout that cannot run
-            cols[0].metric("GPUs", "does not fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica")
+            cols[0].metric("GPUs", "no fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica; "
+                           "this layout does not hold the batch (see below)")
             for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
                 col.metric(label, "—", help="This layout does not hold the batch: see below.")
             if summary.max_batch == 0:
@@ -151,8 +152,9 @@ def layout_section() -> None:
             with left:
                 common.show_chart(fig, key="mg_mem")
             right.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
-        left.caption(f"At most {summary.max_batch:,} sequences per replica fit. {mem.sequences_per_gpu:,} sequences' "
-                     "cache on each GPU; "
+        fit_text = (f"At most {summary.max_batch:,} sequences per replica fit." if summary.max_batch
+                    else "Not one sequence fits beside the weights.")
+        left.caption(f"{fit_text} The batch puts {mem.sequences_per_gpu:,} sequences' cache on each GPU; "
                      f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
         if mem.fits:
             link = parallel.get_interconnect(interconnect) if interconnect else ic_default
