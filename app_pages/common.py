@@ -428,6 +428,59 @@ def sanitize_query_params() -> list[str]:
     return sorted(dropped)
 
 
+def link_params_at_open() -> dict[str, list[str]] | None:
+    """The URL's parameters (after ``sanitize_query_params``) on a session's first run, else None.
+
+    ``report_ignored_link_params`` compares them with what the bound widgets took, after the page ran.
+    """
+    if st.session_state.get("_link_checked"):
+        return None
+    st.session_state["_link_checked"] = True
+    return {str(k): list(st.query_params.get_all(k)) for k in st.query_params}
+
+
+def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
+    """``name=value`` for each parameter of the opening link that a URL-bound widget refused (the value is
+    not one of a select widget's options, or not a number for a number widget): Streamlit then starts the
+    widget from its default and drops the parameter, silently. A value equal to the default is dropped
+    too, and is not reported; nor are parameters no widget reads.
+
+    Uses the widgets' registration metadata (Streamlit 1.67's session state: ``formatted_options``,
+    ``value_type``, the deserializer), the checks Streamlit's ``_seed_widget_from_url`` applies.
+    """
+    if not opened:
+        return []
+    from streamlit.runtime.state.query_params import parse_url_param
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    state = get_session_state()._state
+    refused = []
+    for key, values in opened.items():
+        if key in st.query_params or not values or key in ("model", "gpu"):
+            continue  # kept (taken as given, or corrected) by its widget, or read by no widget; an unknown
+            # model or GPU has a message of its own (the sidebar names it)
+        values = [st.session_state.get("_url_rewrites", {}).get(key, values[-1])]  # accept_url_values' form
+        widget_id = state._key_id_mapper.get_id_from_key(key, None)
+        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+        if meta is None or getattr(meta, "bind", None) != "query-params":
+            continue
+        try:
+            parsed = parse_url_param(values[0], meta.value_type)
+            meta.deserializer(parsed)
+            options = meta.formatted_options  # radio, selectbox; a select slider keeps its labels in its serde
+            if options is None:
+                labels = getattr(getattr(meta.deserializer, "__self__", None), "formatted_option_to_index", None)
+                options = list(labels) if isinstance(labels, dict) else None
+            ok = options is None or (
+                all(v in options for v in parsed) if isinstance(parsed, list) else
+                not isinstance(parsed, str) or parsed in options)
+        except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
+            ok = False
+        if not ok:
+            refused.append(f"{key[:40]}={md_escape(values[-1][:40])}")
+    return refused
+
+
 def accept_url_values(key: str, options, format_func=str) -> None:
     """Let a link name an option of the URL-bound widget ``key`` by its plain value as well as by its label.
 
@@ -463,6 +516,7 @@ def accept_url_values(key: str, options, format_func=str) -> None:
             label = label_of(str(qp[key]))
             if label is not None:
                 qp[key] = label
+                st.session_state.setdefault("_url_rewrites", {})[key] = label  # taken (ignored_link_params)
         initial = getattr(qp, "_initial_query_params", None)
         if isinstance(initial, dict) and initial.get(key):
             values = [label_of(str(v)) or str(v) for v in initial[key]]
@@ -734,9 +788,9 @@ def show_equations(rows: list[tuple[str, str]], label: str = "The equations behi
 def download_csv(df: pd.DataFrame, filename: str, key: str, inputs: dict[str, object] | None = None) -> None:
     """A button that downloads ``df`` as CSV: ``csv_with_inputs`` with the inputs of ``csv_inputs(inputs)``
     in the first lines, money to the cent and bytes whole (``tidy_for_csv``). The file is written when the
-    button is clicked, not on every run."""
+    button is clicked, not on every run. The button names its file, so that buttons side by side differ."""
     header = csv_inputs(inputs)
-    st.download_button("Download CSV", lambda: csv_with_inputs(df, header).encode("utf-8"), file_name=filename,
+    st.download_button(f"Download {filename}", lambda: csv_with_inputs(df, header).encode("utf-8"), file_name=filename,
                        mime="text/csv", key=key, help="The lines starting with # list the inputs that produced "
                        "the table; pandas reads it with pd.read_csv(path, comment='#').")
 

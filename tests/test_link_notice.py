@@ -1,0 +1,59 @@
+"""A link value that no control accepts is named on the page (Streamlit drops it silently and the control
+starts from its default); values the controls take, defaults included, and the app's own links are not."""
+from urllib.parse import parse_qsl
+
+import pytest
+
+from calc import exercises
+from app_pages.classroom import STORY
+from pagetest import open_page
+
+NOTICE = "Link values that no control on this page accepts were ignored"
+
+
+def _notice(at) -> str:
+    return next((w.value for w in at.warning if NOTICE in w.value), "")
+
+
+def _open_first(page: str, **query):
+    """The page as a link opens it: the page itself runs first (pagetest.open_page runs home first)."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(__import__("pagetest").APP), default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("page, query, named", [
+    ("app_pages/roofline.py", {"rf_b": "abc"}, ["rf_b=abc"]),               # not a batch of the slider
+    ("app_pages/kv_cache.py", {"kv_ctx": "-5", "kv_b": "4"}, ["kv_ctx=-5"]),  # kv_b=4 is taken
+    ("app_pages/roofline.py", {"wq": "bogus"}, ["wq=bogus"]),               # the sidebar's weight dtype
+    ("app_pages/batching.py", {"mem": "garbage"}, ["mem=garbage"]),         # the memory convention radio
+    ("app_pages/many_gpus.py", {"mg_tp": "999"}, ["mg_tp=999"]),            # TP is 1..64 in powers of 2
+    ("app_pages/monthly_bill.py", {"price": "abc"}, ["price=abc"]),         # a number input
+])
+def test_a_refused_value_is_named(page, query, named):
+    text = _notice(_open_first(page, **query))
+    for n in named:
+        assert n in text, text
+    assert "kv_b" not in text
+
+
+@pytest.mark.parametrize("page, query", [
+    ("app_pages/kv_cache.py", {"kv_ctx": "8192"}),      # the default, as a plain number (rewritten to "8K")
+    ("app_pages/kv_cache.py", {"kv_ctx": "16K", "kv_layout": "mqa"}),
+    ("app_pages/roofline.py", {"rf_b": "32", "emb": "table", "not_a_control": "x"}),  # no control reads the last
+])
+def test_values_the_controls_take_are_not_named(page, query):
+    assert _notice(_open_first(page, **query)) == ""
+
+
+def test_the_apps_own_links_raise_no_notice():
+    # Every exercise's "open the page that shows the answer" link and every step of the lecture.
+    links = [(f"app_pages/{ex.page}.py", dict(parse_qsl(ex.link))) for ex in exercises.all_exercises()]
+    links += [(page, {k: str(v) for k, v in params.items()}) for page, params, _ in STORY]
+    for page, query in links:
+        assert _notice(_open_first(page, **query)) == "", (page, query)
