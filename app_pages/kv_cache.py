@@ -114,6 +114,11 @@ def explore() -> None:
     n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
                         **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
                                           f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
+    if layout != "gqa":  # the greyed box keeps the GQA choice for later; say which K this layout uses
+        c1.caption({"mha": f"MHA: K = N = {sel.model.n_heads}", "mqa": "MQA: K = 1",
+                    "mla": "MLA: a latent per token, no KV heads"}.get(
+            layout, "As configured: MLA, no KV heads" if sel.model.attention == "mla"
+            else f"As configured: K = {sel.model.n_kv_heads}") + " (the box above applies to GQA).")
     rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
                             disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
     common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))

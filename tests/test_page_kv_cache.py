@@ -249,3 +249,14 @@ def test_lightning_state_dtype_convention_from_the_url():
     # a model without lightning layers: the control is off and changes nothing
     at = open_page(kv_state="vllm")
     assert at.radio(key="kv_state").disabled and metric(at, "KV per sequence") == "1.07 GB"
+
+
+@pytest.mark.parametrize("layout, model, says", [
+    ("mqa", "llama-3-8b", "MQA: K = 1"),
+    ("mha", "llama-3-8b", "MHA: K = N = 32"),          # Llama-3-8B: 32 query heads
+    ("model", "qwen2.5-7b", "As configured: K = 4"),   # Qwen2.5-7B: 28 query heads, 4 KV heads
+    ("model", "deepseek-v3", "As configured: MLA, no KV heads"),
+])
+def test_the_greyed_k_box_says_which_k_the_layout_uses(layout, model, says):
+    at = pagetest.open_page("app_pages/kv_cache.py", kv_layout=layout, model=model)
+    assert any(c.value.startswith(says) for c in at.caption), [c.value for c in at.caption]
