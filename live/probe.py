@@ -362,9 +362,13 @@ def stub_matmuls(model):
             m.__dict__.pop("forward", None)
 
 
-def moe_inputs(model, blocks, rows) -> dict:
+def moe_inputs(model, blocks, rows, decode_rows=()) -> dict:
     """The hidden states each MoE block really receives with ``r`` tokens: one forward of ``r`` random token
     ids per row count, the blocks' inputs caught by a forward pre-hook, as ``{(id(block), r): [r, D]}``.
+    A row count in ``decode_rows`` is ``r`` sequences of one token each (a decode step's rows come from
+    different sequences); any other is one sequence of ``r`` tokens (a prompt's). Measured on a shrunk
+    Qwen3-MoE (bench/tiny_qwen3_moe.json, quick run): feeding decode's rows as one sequence routed them to
+    too few experts and under-predicted decode at batch 8 by 17-21%; as separate sequences, 4-5%.
 
     Routing depends on them: in a random-weight model the residual stream of later layers grows alike across
     tokens and routes them to few experts (a shrunk Qwen3-MoE, 128 tokens, 32 experts, top-2: 28 experts
@@ -389,7 +393,8 @@ def moe_inputs(model, blocks, rows) -> dict:
         with torch.inference_mode():
             for r in rows:
                 r_now[0] = r
-                model(input_ids=torch.randint(0, vocab, (1, r), generator=g).to(dev), use_cache=False,
+                shape = (r, 1) if r in decode_rows else (1, r)
+                model(input_ids=torch.randint(0, vocab, shape, generator=g).to(dev), use_cache=False,
                       logits_to_keep=1)
     finally:
         for h in handles:
@@ -397,7 +402,8 @@ def moe_inputs(model, blocks, rows) -> dict:
     return {k: v for k, v in caught.items() if k[0] in ids}
 
 
-def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1) -> list[dict]:
+def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: int = 1,
+                 decode_rows: tuple[int, ...] = ()) -> list[dict]:
     """Time ``F.linear`` on the model's own weights, at its own shapes and dtype, with ``rows`` input rows;
     each mixture-of-experts block (``linear_groups``) whole, on the hidden states it really receives with
     ``rows`` tokens (``moe_inputs``), so it runs the experts their routing touches.
@@ -414,6 +420,8 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     Args:
         rows: input row counts (a decode step at batch B runs B rows; a prefill B*T, but its output
             head B).
+        decode_rows: the row counts that are decode steps: their MoE blocks route tokens of separate
+            sequences (``moe_inputs``).
 
     Returns:
         The groups of ``linear_groups`` without ``modules``, each with ``rows`` (sorted) and
@@ -440,7 +448,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     with torch.inference_mode():
         widths = {width[ci]: next(m.parameters()).dtype for ci, (_, m) in enumerate(order)}
         xs = {(r, k): torch.randn(r, k, dtype=dt, device=dev) for r in rows for k, dt in widths.items()}
-        moe_in = moe_inputs(model, [m for ci, (_, m) in enumerate(order) if moe[ci]], rows)
+        moe_in = moe_inputs(model, [m for ci, (_, m) in enumerate(order) if moe[ci]], rows, decode_rows)
         for rep in range(warmup + repeats):
             for r in (rows if rep % 2 == 0 else rows[::-1]):
                 if cuda:

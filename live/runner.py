@@ -269,13 +269,17 @@ class LiveSession:
     def kernel_groups(self, lm: LoadedModel, spec: RunSpec) -> tuple[list[dict], list[str]]:
         """``probe.time_linears`` on the loaded model at ``kernel_rows(spec)``, checked and mended by
         ``robust.validate_kernel_rows`` (suspect row counts timed again with more passes, then rejected).
-        Three timed passes per row count, two in a quick run.
+        Three timed passes per row count, two in a quick run. Decode's row counts (1 and the decode
+        batches) feed mixture-of-experts blocks tokens of separate sequences (``probe.moe_inputs``).
 
         Returns:
             (groups, notes).
         """
-        groups = time_linears(lm.model, self.kernel_rows(spec), repeats=2 if spec.quick else 3, warmup=1)
-        return validate_kernel_rows(groups, lambda rows: time_linears(lm.model, rows, repeats=5, warmup=1))
+        decode_rows = tuple({1, *spec.decode_batches})
+        groups = time_linears(lm.model, self.kernel_rows(spec), repeats=2 if spec.quick else 3, warmup=1,
+                              decode_rows=decode_rows)
+        return validate_kernel_rows(groups, lambda rows: time_linears(lm.model, rows, repeats=5, warmup=1,
+                                                                      decode_rows=decode_rows))
 
     @staticmethod
     def choose_threads(lm: LoadedModel, spec: RunSpec, stage=lambda frac, msg: None) -> dict:

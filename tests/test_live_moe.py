@@ -62,6 +62,18 @@ def test_moe_inputs_are_caught_per_block_and_row_count():
     assert moe_inputs(model, [], (1,)) == {}
 
 
+def test_decode_rows_are_separate_sequences_and_prompt_rows_one_sequence():
+    # A decode step at batch 8 routes one token from each of 8 sequences; a prompt of 8 tokens is one sequence
+    # whose tokens attend to each other. moe_inputs feeds each row count the way it runs: (8, 1) or (1, 8).
+    model = build_random(QWEN3_MOE, "fp32")
+    blocks = [b["module"] for b in moe_blocks(model)]
+    shapes = []
+    model.get_input_embeddings().register_forward_pre_hook(lambda mod, args: shapes.append(tuple(args[0].shape)))
+    got = moe_inputs(model, blocks, (1, 8, 16), decode_rows=(1, 8))
+    assert shapes == [(1, 1), (8, 1), (1, 16)]
+    assert all(v.shape == (r, 64) for (_, r), v in got.items())
+
+
 def test_a_shared_expert_and_a_linear_router_are_counted_once_in_the_block():
     # Llama 4: experts as 3-D parameters, a router that is an nn.Linear, a shared expert of nn.Linear layers
     model = build_random(LLAMA4, "fp32")
