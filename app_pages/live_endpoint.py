@@ -48,14 +48,21 @@ def _allow() -> list[str]:
 
 
 def _levels_text(text: str, cast, what: str) -> tuple[tuple, str | None]:
+    """The comma-separated levels as numbers, and one message naming every entry that is not a positive
+    number (all of them at once, so that one correction is enough)."""
     vals, bad = [], []
     for part in text.split(","):
         if part.strip():
             try:
-                vals.append(cast(part.strip()))
+                v = cast(part.strip())
             except ValueError:
-                bad.append(repr(part.strip()))
-    return tuple(vals), (f"{what}: {', '.join(bad)} not a number" if bad else None)
+                bad.append(f"{part.strip()!r} not a number")
+                continue
+            if not v > 0:
+                bad.append(f"{part.strip()!r} not above 0")
+            else:
+                vals.append(v)
+    return tuple(vals), (f"{what}: {', '.join(bad)}" if bad else None)
 
 
 #: What an empty Model box says once Measure is pressed (before, the page's hint asks for the model name).

@@ -35,6 +35,8 @@ def test_a_host_outside_the_allow_list_is_refused_on_the_page(monkeypatch):
 def test_bad_levels_are_a_message():
     at = open_section(ep_model="m", ep_levels="1, two, 4")
     assert not at.exception and "'two' not a number" in at.error[0].value
+    at.text_input(key="ep_levels").set_value("1, x, -3, 0").run()  # every bad entry named at once
+    assert "'x' not a number, '-3' not above 0, '0' not above 0" in at.error[0].value
 
 
 def test_run_against_the_scripted_server_draws_measured_and_predicted():
