@@ -46,6 +46,18 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     return bits / 8.0
 
 
+def check_choice(value, choices, rule: str) -> str:
+    """Return ``value`` if it is one of ``choices`` (a convention's names).
+
+    Raises:
+        ValueError: ``rule`` (what the value must be, e.g. "matmul must be one of auto, weight_only,
+        low_precision") followed by "; got 'x'".
+    """
+    if value not in choices:
+        raise ValueError(f"{rule}; got {value!r}")
+    return value
+
+
 def check_positive_int(value, what: str) -> int:
     """Return ``value`` as an int if it is a positive integer (bools rejected).
 

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .dtypes import DTYPE_BYTES, check_nonneg_number, check_positive_number, dtype_bytes
+from .dtypes import DTYPE_BYTES, check_choice, check_nonneg_number, check_positive_number, dtype_bytes
 from .models import DATA_DIR
 
 #: Compute dtype used for a weight dtype (DESIGN.md dtype names). Weight-only int4 (GPTQ/AWQ,
@@ -37,9 +37,8 @@ def matmul_dtype(weight_dtype: str, matmul: str = "auto") -> str:
     Raises:
         ValueError: unknown dtype or convention.
     """
-    if matmul not in MATMUL_CONVENTIONS:
-        raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)} ({'; '.join(MATMUL_LABELS.values())}); "
-                         f"got {matmul!r}")
+    check_choice(matmul, MATMUL_CONVENTIONS,
+                 f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)} ({'; '.join(MATMUL_LABELS.values())})")
     dtype_bytes(weight_dtype, "weight_dtype")
     key = weight_dtype.lower()
     if key in ("fp32", "bf16", "fp16"):
@@ -102,8 +101,7 @@ class Accelerator:
             if k not in PEAK_DTYPES:
                 raise ValueError(f"peak_flops_per_s keys must be among {', '.join(PEAK_DTYPES)}; got {k!r}")
             check_positive_number(v, f"peak_flops_per_s[{k!r}]")
-        if self.matmul not in MATMUL_CONVENTIONS:
-            raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}; got {self.matmul!r}")
+        check_choice(self.matmul, MATMUL_CONVENTIONS, f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}")
         if self.price_per_hour_usd is not None:
             check_nonneg_number(self.price_per_hour_usd, "price_per_hour_usd")
         if self.driver_memory_bytes is not None:
@@ -189,8 +187,7 @@ def with_matmul(accelerator: Accelerator, matmul: str = "auto") -> Accelerator:
     Raises:
         ValueError: an unknown convention.
     """
-    if matmul not in MATMUL_CONVENTIONS:
-        raise ValueError(f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}; got {matmul!r}")
+    check_choice(matmul, MATMUL_CONVENTIONS, f"matmul must be one of {', '.join(MATMUL_CONVENTIONS)}")
     return accelerator if accelerator.matmul == matmul else replace(accelerator, matmul=matmul)
 
 

@@ -48,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import dtype_bytes
+from .dtypes import check_choice, dtype_bytes
 from .models import ModelConfig
 
 SLIDING_CONVENTIONS = ("cap", "full")
@@ -92,9 +92,8 @@ def with_state_convention(model: ModelConfig, convention: str = "reference") -> 
     Raises:
         ValueError: an unknown convention.
     """
-    if convention not in STATE_CONVENTIONS:
-        raise ValueError(f"state convention must be 'reference' (fp32, or the config's mamba_ssm_dtype) or 'vllm' "
-                         f"(the model dtype, bf16, as vLLM stores lightning-attention state); got {convention!r}")
+    check_choice(convention, STATE_CONVENTIONS, "state convention must be 'reference' (fp32, or the config's "
+                 "mamba_ssm_dtype) or 'vllm' (the model dtype, bf16, as vLLM stores lightning-attention state)")
     kinds = {k for k in model.layer_kinds if k in STATE_LAYER_KINDS}
     if convention == "vllm" and kinds == {"lightning"} and model.ssm_state_dtype != MODEL_DTYPE:
         return model.with_changes(ssm_state_dtype=MODEL_DTYPE)
@@ -103,10 +102,8 @@ def with_state_convention(model: ModelConfig, convention: str = "reference") -> 
 
 def check_conventions(sliding: str = "cap", mla: str = "latent") -> None:
     """Raise ValueError for an unknown ``sliding`` or ``mla`` convention (see the module docstring)."""
-    if sliding not in SLIDING_CONVENTIONS:
-        raise ValueError(f"sliding must be one of {', '.join(SLIDING_CONVENTIONS)}; got {sliding!r}")
-    if mla not in MLA_CONVENTIONS:
-        raise ValueError(f"mla must be one of {', '.join(MLA_CONVENTIONS)}; got {mla!r}")
+    check_choice(sliding, SLIDING_CONVENTIONS, f"sliding must be one of {', '.join(SLIDING_CONVENTIONS)}")
+    check_choice(mla, MLA_CONVENTIONS, f"mla must be one of {', '.join(MLA_CONVENTIONS)}")
 
 
 def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
+from .dtypes import check_choice, check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
 from .kv import kv_cache_bytes
 from .models import ModelConfig
@@ -67,10 +67,8 @@ def check_embedding(embedding) -> str:
     Raises:
         ValueError: any other value, with the two choices explained.
     """
-    if embedding not in EMBEDDING_MODES:
-        raise ValueError("embedding must be 'gather' (a step reads the B rows it looks up, as engines do) or "
-                         f"'table' (the course's napkin: every parameter read every step); got {embedding!r}")
-    return embedding
+    return check_choice(embedding, EMBEDDING_MODES, "embedding must be 'gather' (a step reads the B rows it looks up, "
+                        "as engines do) or 'table' (the course's napkin: every parameter read every step)")
 
 
 def position_embedding_params(model: ModelConfig) -> int:
@@ -172,9 +170,8 @@ def capacity_bytes(accelerator: Accelerator, memory: str = "datasheet",
     Raises:
         ValueError: an unknown convention, or a utilization outside (0, 1].
     """
-    if memory not in MEMORY_CONVENTIONS:
-        raise ValueError(f"memory must be one of {', '.join(MEMORY_CONVENTIONS)} (the data-sheet capacity, the "
-                         f"driver's total, or a serving engine's share of it); got {memory!r}")
+    check_choice(memory, MEMORY_CONVENTIONS, f"memory must be one of {', '.join(MEMORY_CONVENTIONS)} (the data-sheet "
+                 "capacity, the driver's total, or a serving engine's share of it)")
     if memory == "datasheet":
         return float(accelerator.memory_bytes)
     driver = accelerator.driver_memory_bytes or accelerator.memory_bytes

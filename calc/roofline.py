@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_nonneg_number, check_positive_int, dtype_bytes
+from .dtypes import check_choice, check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .layers import attention_layer_spans
@@ -117,10 +117,8 @@ def check_logits(logits) -> str:
     Raises:
         ValueError: any other value, with the two choices explained.
     """
-    if logits not in LOGITS_MODES:
-        raise ValueError("logits must be 'all' (the course's 2*N*B*T: the LM head multiplies every prompt token) or "
-                         f"'last' (engines: logits only for each sequence's last prompt token); got {logits!r}")
-    return logits
+    return check_choice(logits, LOGITS_MODES, "logits must be 'all' (the course's 2*N*B*T: the LM head multiplies "
+                        "every prompt token) or 'last' (engines: logits only for each sequence's last prompt token)")
 
 
 def head_flops_skipped(model: ModelConfig, prompt_len, batch, logits: str = "all"):
