@@ -100,9 +100,31 @@ def _key(args: tuple, kwargs: dict) -> bytes:
                            digest_size=16).digest()
 
 
-#: The cache of each function decorated with ``bounded_cache``, by (file, qualified name).
+#: The cache of each function memoised by ``bounded_cache`` or ``cached_call``, by (file, qualified name).
 _CACHES: dict[tuple[str, str], BoundedCache] = {}
 _CACHES_LOCK = threading.Lock()
+_MISSING = object()
+
+
+def _cache_of(func: Callable, max_entries: int, max_bytes: int) -> BoundedCache:
+    """The process-wide cache of ``func``, kept by its file and qualified name (a new one if the bounds changed)."""
+    code = getattr(func, "__code__", None)
+    where = (code.co_filename if code else getattr(func, "__module__", ""), getattr(func, "__qualname__", repr(func)))
+    with _CACHES_LOCK:
+        cache = _CACHES.get(where)
+        if cache is None or (cache.max_entries, cache.max_bytes) != (int(max_entries), int(max_bytes)):
+            cache = _CACHES[where] = BoundedCache(max_entries, max_bytes)
+    return cache
+
+
+def _call_through(cache: BoundedCache, func: Callable, args: tuple, kwargs: dict):
+    """``func(*args, **kwargs)`` from ``cache`` when stored, else computed and stored (exceptions are not)."""
+    key = _key(args, kwargs)
+    value = cache.get(key, _MISSING)
+    if value is _MISSING:
+        value = func(*args, **kwargs)
+        cache.put(key, value)
+    return value
 
 
 def bounded_cache(max_entries: int = 32, max_bytes: int = 64 * MB) -> Callable:
@@ -115,29 +137,14 @@ def bounded_cache(max_entries: int = 32, max_bytes: int = 64 * MB) -> Callable:
     definition of the same function shares one cache, which lives as long as the process.
     """
     def wrap(func: Callable) -> Callable:
-        code = getattr(func, "__code__", None)
-        where = (code.co_filename if code else func.__module__, func.__qualname__)
-        with _CACHES_LOCK:
-            cache = _CACHES.get(where)
-            if cache is None or (cache.max_entries, cache.max_bytes) != (int(max_entries), int(max_bytes)):
-                cache = _CACHES[where] = BoundedCache(max_entries, max_bytes)
-        missing = object()
+        cache = _cache_of(func, max_entries, max_bytes)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            key = _key(args, kwargs)
-            value = cache.get(key, missing)
-            if value is missing:
-                value = func(*args, **kwargs)
-                cache.put(key, value)
-            return value
+            return _call_through(cache, func, args, kwargs)
         wrapper.cache = cache
         return wrapper
     return wrap
-
-
-_CALL_CACHES: dict[str, BoundedCache] = {}
-_CALL_CACHES_LOCK = threading.Lock()
 
 
 def cached_call(func: Callable, *args, **kwargs):
@@ -149,18 +156,7 @@ def cached_call(func: Callable, *args, **kwargs):
     (``df.assign`` makes a copy; ``df[col] = ...`` would change every session's copy). Exceptions are not
     cached.
     """
-    name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
-    with _CALL_CACHES_LOCK:
-        cache = _CALL_CACHES.get(name)
-        if cache is None:
-            cache = _CALL_CACHES[name] = BoundedCache(64, 32 * MB)
-    key = _key(args, kwargs)
-    missing = object()
-    value = cache.get(key, missing)
-    if value is missing:
-        value = func(*args, **kwargs)
-        cache.put(key, value)
-    return value
+    return _call_through(_cache_of(func, 64, 32 * MB), func, args, kwargs)
 
 
 class FigureRecipe:
