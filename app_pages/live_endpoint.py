@@ -239,23 +239,21 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     else:
         layout_text = "one GPU (calc has no parallel layout yet)"
     embedding = getattr(sel, "embedding", "gather")
-    logits = getattr(sel, "logits", "all")
-    head = "LM head on the last prompt token" if logits == "last" else "LM head on every prompt token"
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
-                              sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=logits,
+                              sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
                               **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
         return table, None
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
-                f"KV {sel.kv_dtype}, input embedding {embedding}, {head} in prefill (engines such as "
+                f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
                 f"vLLM compute only the last), {layout_text} (the sidebar's choice: pick the "
                 f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
                 "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
                 "decode steps of batch c at the mean context P + N/2.")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
-                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, logits=logits, **layout)
+                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, **layout)
     return compare(table, pred), inputs
 
 

@@ -87,12 +87,10 @@ def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:
 
 def predicted_decode_step(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
                           weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                          ep: int = 1, embedding: str = "gather", logits: str = "all"):
+                          ep: int = 1, embedding: str = "gather"):
     """The decode step behind ``predict_levels``' ``pred_tpot_ms`` at one concurrency, term by term
     (calc.StepTime: ``kv_s``, ``weights_s``, ``compute_s``, ``comm_s``, ``flops``; ``total_s`` * 1e3 is
-    ``pred_tpot_ms``): batch c at the mean context P + N // 2 (the module docstring). ``logits`` (prefill's
-    LM-head convention) is accepted so that ``predict_levels``' inputs pass whole; a decode step computes
-    one token's logits per sequence either way.
+    ``pred_tpot_ms``): batch c at the mean context P + N // 2 (the module docstring).
 
     Raises:
         ValueError: as ``predict_levels``.
