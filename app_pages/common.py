@@ -6,6 +6,8 @@ page and a copied link reproduces them. Pages read them with ``selection()``.
 """
 from __future__ import annotations
 
+import os
+
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import caching, classroom
+from app_pages import caching, classroom, inplace_chart
 from app_pages.formats import fmt_number, fmt_seconds, fmt_usd  # noqa: F401 (the pages call them as common.fmt_*)
 from app_pages.caching import cached_call  # noqa: F401 (pages call common.cached_call(func, *args))
 from calc.exercises import break_lines
@@ -677,8 +679,18 @@ def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in f
     return caching.FigureRecipe(*args, **kwargs)
 
 
+#: Plotly's config for every chart: no Plotly logo in the mode bar.
+CHART_CONFIG = {"displaylogo": False}
+
+
 def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
-    """Draw a Plotly figure, or a ``Figure()`` recipe, with the house layout (``style_figure``)."""
+    """Draw a Plotly figure, or a ``Figure()`` recipe, with the house layout (``style_figure``).
+
+    The chart is ``inplace_chart``'s element: it keeps its identity (``key``) across reruns and a changed
+    figure is drawn over the old one with ``Plotly.react``. With the environment variable
+    ``EXPLORER_CHARTS=plotly_chart`` the app uses ``st.plotly_chart`` instead (bench/browser_speed.py
+    --charts compares the two).
+    """
     if isinstance(fig, caching.FigureRecipe):
         fig = caching.build_figure(fig)
     elif not getattr(fig, "_house_styled", False):
@@ -686,7 +698,10 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
     if classroom.presenting():  # on a copy: the cached figure is shared with every other session
         fig = go.Figure(fig)
         classroom.style_figure(fig)
-    st.plotly_chart(fig, key=key, width="stretch", config={"displaylogo": False})
+    if os.environ.get("EXPLORER_CHARTS") == "plotly_chart":
+        st.plotly_chart(fig, key=key, width="stretch", config=CHART_CONFIG)
+        return
+    inplace_chart.show(inplace_chart.figure_json(fig, CHART_CONFIG), key=key, height_px=int(fig.layout.height or 420))
 
 
 def _is_money(column: str) -> bool:

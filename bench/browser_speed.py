@@ -11,6 +11,7 @@ cold visit per page: time to the first script-finished plus two frames, and byte
     python bench/browser_speed.py --moves 9 --pages kv_cache,roofline
     python bench/browser_speed.py --all-sliders --moves 3   # every slider of each page: median and worst
     python bench/browser_speed.py --attribute --pages roofline   # where a rerun's time goes
+    python bench/browser_speed.py --charts both --all-sliders   # in-place charts against st.plotly_chart
 
 ``--all-sliders`` moves every enabled slider and select slider of each page (``--moves`` times each,
 alternating with the floor) and prints, per page, the median over all of them and the worst slider's
@@ -145,7 +146,7 @@ class Tab:
 
 # -- attribution ---------------------------------------------------------------------------------------
 #: Script chunks of Streamlit's frontend (file name prefixes under static/js) by what they draw.
-CHUNKS = [("plotly", ("PlotlyChart",)),
+CHUNKS = [("plotly", ("PlotlyChart", "plotly.min.js")),
           ("dataframe", ("DataFrame", "arrowFormatUtils", "glide", "withFullScreenWrapper")),
           ("markdown/latex", ("katex", "rehype-", "remark-", "StreamlitMarkdown", "micromark", "mdast", "hast")),
           ("messages", ("protobuf",)),
@@ -203,7 +204,9 @@ def profile_split(profile: dict) -> dict[str, float]:
         # element (PlotlyChart.*.js, Slider.*.js, Metric*.js, StreamlitMarkdown.*.js, DataFrame.*.js).
         if node_id not in components:
             name = nodes[node_id]["callFrame"].get("url", "").rsplit("/", 1)[-1]
-            if name[:1].isupper():
+            if name.startswith("plotly.min.js"):  # the in-place chart's own plotly.js
+                components[node_id] = "InplaceChart"
+            elif name[:1].isupper():
                 components[node_id] = name.split(".", 1)[0]
             else:
                 components[node_id] = component(parent[node_id]) if node_id in parent else ""
@@ -361,7 +364,20 @@ def main() -> None:
     ap.add_argument("--attribute", action="store_true",
                     help="split a rerun: server and wire, browser, bytes by element type, main-thread CPU by kind")
     ap.add_argument("--attribute-moves", type=int, default=5, help="profiled moves per page for --attribute")
+    ap.add_argument("--charts", choices=["inplace", "plotly_chart", "both"], default="inplace",
+                    help="the app's chart element: in place (app_pages/inplace_chart.py, the default), "
+                         "st.plotly_chart (EXPLORER_CHARTS=plotly_chart), or both, one after the other")
     args = ap.parse_args()
+    if args.charts == "both":
+        for charts in ("inplace", "plotly_chart"):
+            print(f"\n== charts: {charts} ==", flush=True)
+            subprocess.run([sys.executable, __file__, *[a for a in sys.argv[1:] if a not in ("both", "--charts")
+                                                         and not a.startswith("--charts=")], "--charts", charts], check=True)
+        return
+    if args.charts == "plotly_chart":
+        os.environ["EXPLORER_CHARTS"] = "plotly_chart"  # inherited by the app's server
+    else:
+        os.environ.pop("EXPLORER_CHARTS", None)
     from app_pages.common import PAGES
     pages = args.pages.split(",") if args.pages else [
         "" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if "live" not in Path(f).stem]

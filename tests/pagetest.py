@@ -36,9 +36,15 @@ def metric(at: AppTest, label: str) -> str:
     return metric_element(at, label).value
 
 
+def chart_elements(at: AppTest) -> list:
+    """Every chart element of the run, in page order (``common.show_chart`` draws each as the in-place
+    component of app_pages/inplace_chart.py; its data is the figure's JSON text, itself JSON-encoded)."""
+    return [c for c in at.get("bidi_component") if c.proto.component_name == "explorer_inplace_plotly"]
+
+
 def figures(at: AppTest) -> list[dict]:
-    """Every Plotly figure of the run as its JSON spec (data and layout)."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    """Every Plotly figure of the run as its JSON spec (data, layout and the chart's config), page order."""
+    return [json.loads(json.loads(c.proto.json)) for c in chart_elements(at)]
 
 
 def plotly_values(arr) -> list:

@@ -142,3 +142,26 @@ def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_ur
     assert page.get_by_test_id("stException").count() == 0
     assert page.get_by_test_id("stMetricLabel").filter(has_text="TPOT p50, lightest load").count() == 1
     assert "ep_model=tiny" in page.url and "sk-browser-secret" not in page.url
+
+
+def test_a_slider_redraws_a_chart_in_place(page, app_url):
+    # The roofline chart is the in-place element (app_pages/inplace_chart.py): after a context move the same
+    # DOM node holds the new figure (Plotly.react), where st.plotly_chart mounted a new one.
+    resp = page.request.get(app_url + "/app/static/plotly.min.js")
+    assert resp.status == 200 and "javascript" in resp.headers["content-type"]
+    page.goto(app_url + "/roofline?rf_ctx=8192")
+    wait_for_app(page)
+    plot = page.locator(".st-key-rf_roof .explorer-plot")
+    plot.locator(".main-svg").first.wait_for(timeout=30_000)
+    before = plot.evaluate("g => { g.__marked = true; return {draws: +g.dataset.explorerDraws, "
+                           "x: g.data.map(t => Array.from(t.x || []))}; }")
+    page.locator(".st-key-rf_ctx").get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")                        # S = 8,192 -> 16,384
+    page.wait_for_function("() => location.search.includes('rf_ctx=16384')", timeout=30_000)
+    wait_for_app(page)
+    page.wait_for_function(f"() => +document.querySelector('.st-key-rf_roof .explorer-plot').dataset.explorerDraws"
+                           f" > {before['draws']}", timeout=30_000)
+    after = plot.evaluate("g => ({marked: g.__marked === true, x: g.data.map(t => Array.from(t.x || []))})")
+    assert after["marked"]                                   # the same node
+    # the decode point at B = 32 reads twice the cache per step at 16K, so its intensity (x) falls
+    assert after["x"] != before["x"]

@@ -9,7 +9,7 @@ import calc
 from calc.batching import batching_experiment
 from app_pages import common
 import pagetest
-from pagetest import metric
+from pagetest import metric, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/batching.py"
@@ -38,13 +38,13 @@ def test_default_run_shows_calc_numbers(default_page):
     assert speedup == f"{exp.comparison.speedup:.2f}x static"
     assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
-    charts = default_page.get("plotly_chart")
+    charts = figures(default_page)
     assert len(charts) == 3
-    timeline = json.loads(charts[0].proto.spec)  # active slots (x, y) and cumulative tokens (x2, y2)
+    timeline = charts[0]  # active slots (x, y) and cumulative tokens (x2, y2)
     assert {t["name"] for t in timeline["data"]} == {"static", "continuous"}
     assert sorted(t.get("yaxis", "y") for t in timeline["data"]) == ["y", "y", "y2", "y2"]
     assert "s" in timeline["layout"]["xaxis"]["title"]["text"]
-    bars = json.loads(charts[1].proto.spec)
+    bars = charts[1]
     # Used memory is the same for both allocators: the token states of the 200 requests (GB).
     assert bars["data"][0]["y"][0] == pytest.approx(exp.paging_summary.used_bytes / 1e9)
     assert len(default_page.get("download_button")) >= 4

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 import calc
 from app_pages.common import fmt_bytes
 import pagetest
-from pagetest import metric
+from pagetest import metric, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/kv_cache.py"
@@ -37,7 +37,7 @@ def test_default_page_shows_the_hand_numbers(default_page):
     # 8,030,261,248 x 2 bytes = 16.06 GB of weights; 16.06 + 1.07 = 17.13 GB fits in 80 GB.
     assert metric(at, "Weights") == "16.06 GB"
     assert "fits on one" in at.success[0].value and "17.13 GB" in at.success[0].value
-    assert len(at.get("plotly_chart")) == 2
+    assert len(figures(at)) == 2
 
 
 def test_variants_table_by_hand(default_page):

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import calc
 from app_pages.common import fmt_seconds, fmt_usd
 import pagetest
-from pagetest import metric, plotly_values as values
+from pagetest import metric, plotly_values as values, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/latency_cost.py"
@@ -66,7 +66,7 @@ def test_tpot_slider_and_concurrency_move_the_metrics():
 
 def test_front_spans_b1_to_the_memory_ceiling():
     at = open_page(emb="table")
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = figures(at)[0]
     front = spec["data"][0]
     batches, tpots = values(front["customdata"]), values(front["x"])
     assert batches[0] == 1 and batches[-1] == 59  # seed 000: 59 sequences of 8k

@@ -126,9 +126,9 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     # prefill of 16 tokens at batch 1 = 4096 B
     row = kv[(kv["phase"] == "prefill") & (kv["tokens"] == 16) & (kv["batch"] == 1)].iloc[0]
     assert row["measured_bytes"] == 4096 and row["calc_bytes"] == 4096
-    charts = at.get("plotly_chart")
+    charts = pagetest.figures(at)
     assert len(charts) == 5  # four sweeps + the ratio chart
-    specs = {json.loads(c.proto.spec)["layout"]["meta"]["sweep"]: json.loads(c.proto.spec) for c in charts}
+    specs = {c["layout"]["meta"]["sweep"]: c for c in charts}
     tpot = specs["decode_batch"]
     assert tpot["layout"]["yaxis"]["title"]["text"] == "TPOT (ms per step)"
     measured = [t for t in tpot["data"] if t["name"].startswith("measured")][0]

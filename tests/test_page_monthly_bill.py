@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from pagetest import figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/monthly_bill.py"
@@ -41,8 +42,8 @@ def test_defaults_render(at):
     assert bills["Haiku 4.5"] == pytest.approx(715, abs=1)
     assert "self-hosted" in bills
     assert not at.error
-    assert len(at.get("plotly_chart")) == 3
-    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert len(figures(at)) == 3
+    spec = figures(at)[1]
     assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
 
 

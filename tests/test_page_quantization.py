@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 import calc
 from app_pages.common import fmt_seconds
 import pagetest
-from pagetest import metric_element as metric, plotly_values
+from pagetest import metric_element as metric, plotly_values, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/quantization.py"
@@ -48,8 +48,8 @@ def test_default_page_matches_seed_step_4(default_page):
     # int4 halves both again: 15.05 / 4 = 3.76 ms.
     assert metric(at, "int4: decode step").value == "3.76 ms"
     # Memory, step and max batch are three panels of one figure, then the flip chart.
-    assert len(at.get("plotly_chart")) == 2
-    panels = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert len(figures(at)) == 2
+    panels = figures(at)[0]["data"]
     max_batch = next(d for d in panels if d["name"] == "max batch")
     assert max_batch["xaxis"] == "x3" and array(max_batch["y"]).tolist()[:3] == [59, 134, 134]
 
@@ -58,7 +58,7 @@ def test_flip_chart_crosses_at_the_flip(default_page):
     at = default_page
     # Llama-3-8B at 8K: weight bytes / KV per sequence = 16.06e9 / 1.0737e9 = 14.96 (seed: "15 sequences").
     assert metric(at, "They flip at B").value == "15.0"
-    fig = json.loads(at.get("plotly_chart")[1].proto.spec)
+    fig = figures(at)[1]
     kv = array(fig["data"][1]["y"])
     x, w = array(fig["data"][0]["x"]), array(fig["data"][0]["y"])
     # int8 weights are faster up to B = 14, an int8 cache from B = 15 on.

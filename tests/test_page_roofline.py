@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import calc
 from app_pages.common import fmt_seconds
 import pagetest
-from pagetest import metric, plotly_values as values
+from pagetest import metric, plotly_values as values, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/roofline.py"
@@ -29,7 +29,7 @@ def open_page(**query) -> AppTest:
 
 def charts(at) -> list:
     """The page's Plotly figures in page order: roofline, decode split, throughput by K, TTFT."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return figures(at)
 
 
 def test_default_is_the_seed_000_example():

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from pagetest import figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/speculative.py"
@@ -36,7 +37,7 @@ def test_default_run_shows_the_seed_example():
     assert df.loc["B", "residual (resampled from)"] == pytest.approx(1.0)
     assert df.loc["A", "output"] == pytest.approx(0.6) and df.loc["B", "output"] == pytest.approx(0.4)
     assert metric(at, "Verdict") == "matches p"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(figures(at)) == 3
 
 
 def test_editing_a_probability_updates_the_table():
@@ -70,7 +71,7 @@ def test_url_seeds_the_view_and_garbage_falls_back():
     assert at.slider(key="sd_g").value == 4
     assert at.selectbox(key="sd_pair").value == "llama-3.1-70b+llama-3.2-1b"
     assert at.select_slider(key="sd_ctx").value == 512
-    fig = json.loads(at.get("plotly_chart")[2].proto.spec)
+    fig = figures(at)[2]
     assert fig["layout"]["xaxis"]["type"] == "log"
 
 

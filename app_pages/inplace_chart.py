@@ -1,0 +1,178 @@
+"""A Plotly chart that a rerun updates in place (``Plotly.react`` on the chart already drawn).
+
+Why: ``st.plotly_chart`` (Streamlit 1.67) names its element after the figure's JSON
+(``compute_and_register_element_id(..., key_as_main_identity=False, plotly_spec=...)`` in
+streamlit/elements/plotly_chart.py), so a figure that changed is a new element: the frontend unmounts the
+old chart and mounts a new one, and Plotly builds it from nothing (35-40 ms of main-thread time per chart
+on the 2-core machine, measured with bench/browser_speed.py --attribute; a slider on the roofline page
+changed three charts). This element is an ``st.components.v2`` component with a fixed key, so it stays
+mounted; its JavaScript hands each new figure to ``Plotly.react``, which diffs it against the chart on
+screen.
+
+plotly.js is the copy that ships with the plotly Python package (``plotly/package_data/plotly.min.js``),
+served by Streamlit's static file serving (``server.enableStaticServing``, folder ``static/``) and loaded
+once per browser tab; ``ensure_plotly_js`` puts it there when the app starts.
+
+Theme: ``st.plotly_chart`` restyles figures with Streamlit's theme; here the JavaScript reads the page's
+own theme variables (text colour, background, font) on every draw, so light and dark themes both hold,
+and the colour sequence comes from ``[theme.light|dark] chartCategoricalColors`` in .streamlit/config.toml.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC_DIR = ROOT / "static"
+PLOTLY_JS = "plotly.min.js"
+
+_JS = r"""
+const SRC = "app/static/plotly.min.js?v=__PLOTLY_VERSION__";
+function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!window.__explorerPlotly) {
+    window.__explorerPlotly = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = new URL(SRC, document.baseURI).href;
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => { window.__explorerPlotly = null; reject(new Error("plotly.js did not load")); };
+      document.head.appendChild(s);
+    });
+  }
+  return window.__explorerPlotly;
+}
+function luminance(rgb) {
+  const m = (rgb || "").match(/\d+(\.\d+)?/g);
+  if (!m) return 1;
+  return (0.2126 * m[0] + 0.7152 * m[1] + 0.0722 * m[2]) / 255;
+}
+function themed(fig, host) {
+  const cs = getComputedStyle(host);
+  const text = cs.color || "#0f172a";
+  const dark = luminance(getComputedStyle(document.body).backgroundColor || "rgb(255,255,255)") < 0.5;
+  const grid = dark ? "rgba(226,232,240,0.16)" : "rgba(15,23,42,0.10)";
+  const line = dark ? "rgba(226,232,240,0.35)" : "rgba(15,23,42,0.30)";
+  const muted = dark ? "#94a3b8" : "#64748b";
+  const layout = Object.assign({}, fig.layout);
+  layout.paper_bgcolor = "rgba(0,0,0,0)";
+  layout.plot_bgcolor = "rgba(0,0,0,0)";
+  layout.font = Object.assign({family: cs.fontFamily, color: text}, layout.font || {});
+  if (!layout.colorway) layout.colorway = dark ? fig.colorway_dark : fig.colorway_light;
+  layout.template = {layout: {
+    xaxis: {gridcolor: grid, linecolor: line, zerolinecolor: line, automargin: true,
+            tickfont: {color: muted}, title: {font: {color: muted}}},
+    yaxis: {gridcolor: grid, linecolor: line, zerolinecolor: line, automargin: true,
+            tickfont: {color: muted}, title: {font: {color: muted}}},
+    hoverlabel: {font: {family: cs.fontFamily}},
+    legend: {bgcolor: "rgba(0,0,0,0)"},
+  }};
+  return layout;
+}
+function draw(div) {
+  const fig = div.__explorerPending;
+  if (!fig || div.clientWidth === 0) return;  // hidden (a closed expander, another tab): drawn when shown
+  div.__explorerPending = null;
+  loadPlotly().then((Plotly) => {
+    Plotly.react(div, fig.data, themed(fig, div), fig.config);
+    div.__explorerWidth = div.clientWidth;
+    div.dataset.explorerDraws = String(Number(div.dataset.explorerDraws || 0) + 1);
+  }).catch((e) => { div.textContent = "This chart could not be drawn: " + e.message; });
+}
+export default function (component) {
+  const { data, parentElement } = component;
+  let div = parentElement.querySelector("div.explorer-plot");
+  if (!div) {
+    div = document.createElement("div");
+    div.className = "explorer-plot";
+    div.style.width = "100%";
+    parentElement.appendChild(div);
+    if (window.ResizeObserver) {
+      new ResizeObserver(() => {
+        const w = div.clientWidth;
+        if (w === 0) return;
+        if (div.__explorerPending) draw(div);
+        else if (w !== div.__explorerWidth && div._fullLayout && window.Plotly) {
+          div.__explorerWidth = w;
+          window.Plotly.Plots.resize(div);
+        }
+      }).observe(div);
+    }
+  }
+  const fig = typeof data === "string" ? JSON.parse(data) : data;
+  div.style.height = (fig.layout && fig.layout.height ? fig.layout.height : 420) + "px";
+  div.__explorerPending = fig;
+  draw(div);
+}
+"""
+
+
+def ensure_plotly_js() -> Path:
+    """Copy plotly.js from the plotly package into ``static/`` when it is missing or differs in size.
+
+    Returns the path the server serves as ``app/static/plotly.min.js``. Raises OSError when the folder
+    cannot be written (an install on a read-only disk runs this once at build time: see deploy/Dockerfile).
+    """
+    import plotly
+
+    src = Path(plotly.__file__).resolve().parent / "package_data" / PLOTLY_JS
+    dst = STATIC_DIR / PLOTLY_JS
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        STATIC_DIR.mkdir(exist_ok=True)
+        tmp = dst.with_name(dst.name + f".{os.getpid()}.tmp")
+        shutil.copyfile(src, tmp)
+        tmp.replace(dst)  # atomic: a browser never reads a half-written file
+    return dst
+
+
+@st.cache_resource
+def _component():
+    ensure_plotly_js()
+    import plotly
+
+    js = _JS.replace("__PLOTLY_VERSION__", plotly.__version__)
+    return st.components.v2.component("explorer_inplace_plotly", js=js, isolate_styles=False)
+
+
+def colorways() -> tuple[list[str], list[str]]:
+    """The light and dark themes' colour sequences (``chartCategoricalColors`` of .streamlit/config.toml);
+    empty lists when the config sets none (then Plotly's own sequence applies)."""
+    return (list(st.get_option("theme.light.chartCategoricalColors") or []),
+            list(st.get_option("theme.dark.chartCategoricalColors") or []))
+
+
+def figure_json(fig, config: dict) -> str:
+    """The JSON text ``show`` takes for a go.Figure: {"data", "layout", "config", "colorway_light",
+    "colorway_dark"}. Arrays go as Plotly's typed-array encoding ({"dtype", "bdata"}, base64).
+
+    A ``caching.FrozenFigure`` (the cached figures of ``caching.FIGURES``, which never change after they
+    are styled) keeps its JSON after the first call, as it keeps its ``to_dict()``; any other figure, a
+    presenter-mode copy included, is written anew.
+    """
+    import plotly.io as pio
+
+    cache_key = (json.dumps(config, sort_keys=True), *map(tuple, colorways()))
+    kept = fig.__dict__.get("_explorer_json")
+    if kept is not None and kept[0] == cache_key:
+        return kept[1]
+    body = pio.to_json(fig, validate=False, remove_uids=True)
+    light, dark = colorways()
+    extra = json.dumps({"config": config, "colorway_light": light, "colorway_dark": dark})
+    text = body[:-1] + "," + extra[1:]
+    from app_pages.caching import frozen_figure_class
+    if isinstance(fig, frozen_figure_class()):  # only a figure that cannot change keeps its JSON
+        fig.__dict__["_explorer_json"] = (cache_key, text)
+    return text
+
+
+def show(fig_json: str, key: str, height_px: int) -> None:
+    """Draw the figure ``fig_json`` (``figure_json``) in the element named ``key``, ``height_px`` high.
+
+    While ``key`` stays the same the element stays mounted across reruns: a changed figure is drawn over
+    the old one (``Plotly.react``), an unchanged one is not sent again. A chart in a hidden container (a
+    closed expander, another tab) is drawn when it is first shown.
+    """
+    _component()(data=fig_json, key=key, height=height_px)
