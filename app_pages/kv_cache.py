@@ -129,12 +129,28 @@ def explore() -> None:
                              format_func=lambda r: "all local" if r == 0 else f"{r}:1",
                              disabled=window in ("model", "none"),
                              help="Hybrid stack: r sliding-window layers per full-attention layer.")
-    full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params",
+    try:
+        model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
+    except ValueError as exc:
+        st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
+        model = sel.model
+    # A convention is offered where it changes this variant's bytes: the window one for a model with sliding-
+    # window or chunked layers, the MLA one for a model with MLA layers.
+    try:
+        windowed = (calc.kv.cached_tokens_per_layer(model, 2**20, "cap")
+                    != calc.kv.cached_tokens_per_layer(model, 2**20, "full"))
+        has_mla = (calc.kv_bytes_per_token(model, "bf16", mla="latent")
+                   != calc.kv_bytes_per_token(model, "bf16", mla="expanded"))
+    except ValueError:  # the page says below what is wrong with this variant
+        windowed = has_mla = True
+    full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params", disabled=not windowed,
                      help="Off: a window layer keeps at most W tokens (Mistral's rolling buffer, vLLM's hybrid "
-                          "allocator). On: the engine reserves every layer at full context.")
-    expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params",
+                          "allocator). On: the engine reserves every layer at full context."
+                          + ("" if windowed else " (This variant has no sliding-window or chunked layers.)"))
+    expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params", disabled=not has_mla,
                          help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
-                              "On: per-head K and V materialised, as an engine without the absorbed path does.")
+                              "On: per-head K and V materialised, as an engine without the absorbed path does."
+                              + ("" if has_mla else " (This variant has no MLA layers: pick the MLA layout.)"))
     common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
     ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
                            format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
@@ -149,11 +165,6 @@ def explore() -> None:
     sliding = "full" if full else "cap"
     mla = "expanded" if expanded else "latent"
 
-    try:
-        model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
-    except ValueError as exc:
-        st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
-        model = sel.model
     model = calc.layers.with_state_convention(model, state_conv or "reference")
 
     try:

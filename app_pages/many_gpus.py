@@ -209,6 +209,11 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
         grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
                                   embedding=emb, logits=sel.logits)
+        searched = (parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))
+        if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
+            searched = (TPS, PPS, parallel.plan_eps(model, EPS))
+            grid = parallel.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
+                                      interconnect=interconnect, embedding=emb, logits=sel.logits)
         plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
         st.success(plan.verdict)
         st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
@@ -227,7 +232,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                              "max_batch": st.column_config.NumberColumn("max batch"),
                              "fails": st.column_config.TextColumn("misses")})
             common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
-        st.caption(f"Searched: {parallel.grid_label(parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))} x "
+        st.caption(f"Searched: {parallel.grid_label(*searched)} x "
                    f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "

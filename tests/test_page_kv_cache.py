@@ -260,3 +260,25 @@ def test_lightning_state_dtype_convention_from_the_url():
 def test_the_greyed_k_box_says_which_k_the_layout_uses(layout, model, says):
     at = pagetest.open_page("app_pages/kv_cache.py", kv_layout=layout, model=model)
     assert any(c.value.startswith(says) for c in at.caption), [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("query, window_on, mla_on", [
+    ({}, False, False),                                  # Llama-3-8B: full attention everywhere, GQA
+    ({"kv_win": "4096"}, True, False),                   # a 4,096-token window on 5 of each 6 layers
+    ({"kv_layout": "mla"}, False, True),                 # Llama-3-8B recast as MLA
+    ({"model": "gemma-2-9b"}, True, False),              # its own 4,096-token window on half the layers
+    ({"model": "deepseek-v3"}, False, True),             # MLA as configured
+])
+def test_the_storage_conventions_are_offered_where_they_change_the_bytes(query, window_on, mla_on):
+    at = open_page(**query)
+    assert at.toggle(key="kv_full").disabled is (not window_on)
+    assert at.toggle(key="kv_exp").disabled is (not mla_on)
+    # Cross-check with calc, independently of the page: the convention changes the cache of the model shown.
+    m = calc.get_model(query.get("model", "llama-3-8b"))
+    if query.get("kv_win"):
+        m = calc.kv.with_attention_layout(m, "model", m.n_kv_heads, 512, int(query["kv_win"]), 5)
+    if query.get("kv_layout") == "mla":
+        m = calc.kv.with_attention_layout(m, "mla", m.n_kv_heads, 512, None, 5)
+    s = 32768
+    assert (calc.kv_cache_bytes(m, s, sliding="full") != calc.kv_cache_bytes(m, s)) is window_on
+    assert (calc.kv_cache_bytes(m, s, mla="expanded") != calc.kv_cache_bytes(m, s)) is mla_on

@@ -123,16 +123,25 @@ def test_a_layout_that_does_not_fit_shows_no_headline_numbers_and_the_smallest_t
     assert "The weights alone need" in at.error[0].value and "64 GPUs per replica" in at.error[0].value
 
 
-def test_moe_grid_is_named_the_same_in_the_plan_and_its_error():
+def test_a_model_too_big_for_16_gpus_is_planned_over_the_sliders_range():
     at = open_page(model="kimi-k2", wq="bf16")
     # Kimi-K2: 1.03e12 parameters x 2 bytes = 2.05 TB; 16 H100s hold 16 x 80 = 1.28 TB, so nothing of the plan's
-    # grid (at most TP 8 x PP 2 = 16 GPUs) fits. Its 384 routed experts divide by 2, 4 and 8: EP is searched.
-    plan_error = [e.value for e in at.error if "traffic" in e.value]
-    assert plan_error and "EP 1, 2, 4, 8" in plan_error[0]
-    # The traffic's 2,048 input + 256 output tokens = 2,304 tokens per sequence.
-    assert "2,304 tokens" in plan_error[0]
-    # 2.05 TB / 80 GB = 25.6 -> 32 GPUs at least (powers of two).
-    assert "32 GPUs per replica" in at.error[0].value
+    # usual grid (at most TP 8 x PP 2 = 16 GPUs) fits. The plan then searches the sliders' range, as the layout
+    # section above does, so the two name the same smallest layout: 2.05 TB / 80 GB = 25.6 -> 32 GPUs
+    # (powers of two), TP2 x EP32 (its 384 routed experts divide by 32).
+    assert "is **TP2 EP32**, 32 GPUs per replica" in at.error[0].value
+    assert not [e.value for e in at.error if "traffic" in e.value]
+    plan = at.success[0].value
+    assert "of TP2 EP32 at batch" in plan
+    searched = next(c.value for c in at.caption if c.value.startswith("Searched:"))
+    assert searched.startswith("Searched: TP 1, 2, 4, 8, 16, 32 x PP 1, 2, 4, 8 x EP 1, 2, 4, 8, 16, 32, 64 x batch")
+
+
+def test_the_plan_searches_its_usual_grid_when_a_model_fits_there():
+    at = open_page(model="mixtral-8x7b")
+    # Mixtral-8x7B: 46.7e9 x 2 B = 93 GB, on two 80 GB H100s: the usual grid fits it, its 8 experts split by 2, 4, 8
+    searched = next(c.value for c in at.caption if c.value.startswith("Searched:"))
+    assert searched.startswith("Searched: TP 1, 2, 4, 8 x PP 1, 2 x EP 1, 2, 4, 8 x batch")
 
 
 def test_interconnect_labels_are_short():
