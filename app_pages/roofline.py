@@ -284,7 +284,10 @@ def explore() -> None:
                          on_change="rerun")
     if tables.open:
         with tables:
-            st.markdown("**Decode step split over the batch**")
+            st.markdown(f"**Decode step split over the batch** (its grid holds the chosen B = {batch:,})")
+            # the chart's grid leaves B out while B is within the ceiling (so a B move does not redraw it); the
+            # table holds it
+            split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
             st.dataframe(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
                          width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
                                                         "max_batch"), column_config={

@@ -219,3 +219,18 @@ def test_matmul_precision_from_the_url():
         assert fmt_seconds(calc.ttft(LLAMA3, acc, 8192, weight_dtype="nvfp4")) in heads[0]
     at = open_page(gpu="h100-sxm", wq="nvfp4", mm="low-precision")
     assert not at.exception and "no fp4 tensor cores" in at.sidebar.info[0].value
+
+
+def test_the_split_table_holds_the_chosen_batch():
+    # SmolLM2-135M at 8K on an H100 has a ceiling of 422 sequences, so the chart's grid (B = 1 to 1.25 x 422,
+    # 200 points) steps by ~2.6 and skips B = 48 (a value of the Batch slider); the table, opened, holds it.
+    m, acc = calc.get_model("smollm2-135m"), calc.get_accelerator("h100-sxm")
+    assert 48 not in set(calc.sweeps.decode_split(m, acc, 8192, 1)["batch"])
+    at = open_page(model="smollm2-135m", rf_b="48")
+    at.session_state["rf_tables"] = True
+    at.run()
+    split = next(d.value for d in at.dataframe if {"batch", "weights_s", "kv_s"} <= set(d.value.columns))
+    row = split[split["batch"] == 48]
+    assert len(row) == 1
+    # the table shows ms: the roofline step at B = 48 from calc directly
+    assert row["total_s"].iloc[0] == pytest.approx(calc.decode_step_time(m, acc, 48, 8192).total_s * 1e3)
