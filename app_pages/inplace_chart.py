@@ -78,6 +78,7 @@ function draw(div) {
   div.__explorerPending = null;
   loadPlotly().then((Plotly) => {
     Plotly.react(div, fig.data, themed(fig, div), fig.config);
+    div.__explorerFig = fig;
     div.__explorerWidth = div.clientWidth;
     div.dataset.explorerDraws = String(Number(div.dataset.explorerDraws || 0) + 1);
   }).catch((e) => { div.textContent = "This chart could not be drawn: " + e.message; });
@@ -95,9 +96,13 @@ export default function (component) {
         const w = div.clientWidth;
         if (w === 0) return;
         if (div.__explorerPending) draw(div);
-        else if (w !== div.__explorerWidth && div._fullLayout && window.Plotly) {
+        else if (w !== div.__explorerWidth && div.__explorerFig) {
+          // Drawn anew at the new width: Plotly.Plots.resize kept the old automatic margins, and a legend
+          // above the plot that wrapped to another row then covered the plot's top.
+          div.__explorerPending = div.__explorerFig;
           div.__explorerWidth = w;
-          window.Plotly.Plots.resize(div);
+          window.Plotly.purge(div);
+          draw(div);
         }
       }).observe(div);
     }
