@@ -165,3 +165,20 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
     assert after["marked"]                                   # the same node
     # the decode point at B = 32 reads twice the cache per step at 16K, so its intensity (x) falls
     assert after["x"] != before["x"]
+
+
+def test_a_legend_above_the_plot_stays_above_it_after_a_resize(page, app_url):
+    # The roofline's legend sits above the plot (y = 1.02, bottom-anchored) and wraps to more rows on a narrow
+    # page; after 1280 -> 900 -> 1280 px its bottom must still be above the plot area's top (Plotly.Plots.resize
+    # kept the narrow page's margins and the legend covered the plot).
+    page.goto(app_url + "/roofline")
+    wait_for_app(page)
+    plot = page.locator(".st-key-rf_roof .explorer-plot")
+    plot.locator(".main-svg").first.wait_for(timeout=30_000)
+    gap = ("g => g.querySelector('.nsewdrag').getBoundingClientRect().top"
+           " - g.querySelector('.legend').getBoundingClientRect().bottom")
+    assert plot.evaluate(gap) >= 0
+    for width in (900, 1280):
+        page.set_viewport_size({"width": width, "height": 720})
+        page.wait_for_timeout(1500)
+        assert plot.evaluate(gap) >= 0, width
