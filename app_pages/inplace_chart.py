@@ -83,7 +83,25 @@ function draw(div) {
     div.dataset.explorerDraws = String(Number(div.dataset.explorerDraws || 0) + 1);
   }).catch((e) => { div.textContent = "This chart could not be drawn: " + e.message; });
 }
+function bodyColour() {
+  return getComputedStyle(document.body).backgroundColor;
+}
+function watchTheme() {
+  // A theme switched in the app's settings changes the page's colours without a rerun: redraw every chart
+  // in the new colours (checked once a second; a getComputedStyle call).
+  if (window.__explorerThemeWatch) return;
+  let last = bodyColour();
+  window.__explorerThemeWatch = setInterval(() => {
+    const now = bodyColour();
+    if (now === last) return;
+    last = now;
+    document.querySelectorAll("div.explorer-plot").forEach((d) => {
+      if (d.__explorerFig && !d.__explorerPending) { d.__explorerPending = d.__explorerFig; draw(d); }
+    });
+  }, 1000);
+}
 export default function (component) {
+  watchTheme();
   const { data, parentElement } = component;
   let div = parentElement.querySelector("div.explorer-plot");
   if (!div) {

@@ -182,3 +182,19 @@ def test_a_legend_above_the_plot_stays_above_it_after_a_resize(page, app_url):
         page.set_viewport_size({"width": width, "height": 720})
         page.wait_for_timeout(1500)
         assert plot.evaluate(gap) >= 0, width
+
+
+def test_charts_follow_a_theme_switch_without_a_rerun(page, app_url):
+    # The app follows the system's colour scheme; switching it changes no widget, so no rerun comes: the
+    # charts redraw themselves. Tick labels: slate-500 #64748b = rgb(100, 116, 139) on light, slate-400
+    # #94a3b8 = rgb(148, 163, 184) on dark (app_pages/inplace_chart.py).
+    page.emulate_media(color_scheme="light")
+    page.goto(app_url + "/quantization")
+    wait_for_app(page)
+    tick = page.locator(".explorer-plot .xtick text").first
+    tick.wait_for(timeout=30_000)
+    fill = "t => getComputedStyle(t).fill"
+    assert tick.evaluate(fill) == "rgb(100, 116, 139)"
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("() => getComputedStyle(document.querySelector('.explorer-plot .xtick text')).fill"
+                           " === 'rgb(148, 163, 184)'", timeout=10_000)
