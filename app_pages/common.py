@@ -443,7 +443,8 @@ def link_params_at_open() -> dict[str, list[str]] | None:
 
 def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """``name=value`` for each parameter of the opening link that a URL-bound widget refused (the value is
-    not one of a select widget's options, or not a number for a number widget): Streamlit then starts the
+    not one of a select widget's options, not a number for a number widget, or outside a slider's or number
+    input's range): Streamlit then starts the
     widget from its default and drops the parameter, silently. A value equal to the default is dropped
     too, and is not reported; nor are parameters no widget reads.
 
@@ -476,6 +477,12 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
             ok = options is None or (
                 all(v in options for v in parsed) if isinstance(parsed, list) else
                 not isinstance(parsed, str) or parsed in options)
+            serde = getattr(meta.deserializer, "__self__", None)  # a slider's or number input's range
+            lo, hi = getattr(serde, "min_value", None), getattr(serde, "max_value", None)
+            numbers = [v for v in (parsed if isinstance(parsed, list) else [parsed])
+                       if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if ok and isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+                ok = all(lo <= v <= hi for v in numbers)
         except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
             ok = False
         if not ok:
@@ -679,8 +686,9 @@ def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in f
     return caching.FigureRecipe(*args, **kwargs)
 
 
-#: Plotly's config for every chart: no Plotly logo in the mode bar.
-CHART_CONFIG = {"displaylogo": False}
+#: Plotly's config for every chart: no Plotly logo and no "Share chart" button (plotly.js's default
+#: ``showSendToCloud``: it offers to upload the figure to Plotly's cloud, and nothing here contacts another host).
+CHART_CONFIG = {"displaylogo": False, "showSendToCloud": False, "showEditInChartStudio": False}
 
 
 def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:

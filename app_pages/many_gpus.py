@@ -54,8 +54,12 @@ def layout_section() -> None:
     c1, c2, c3, c4 = st.columns(4)
     tp = c1.select_slider("Tensor parallel TP", TPS, value=1, key="mg_tp", bind="query-params")
     pp = c2.select_slider("Pipeline stages PP", PPS, value=1, key="mg_pp", bind="query-params")
-    ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params",
+    dense = not sel.model.is_moe
+    ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params", disabled=dense,
                           help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
+    if dense and ep != 1:  # a link's EP for a dense model: the layout runs at EP 1 and says so
+        c3.caption(f"{sel.model.name} is dense: EP 1 (EP spreads experts).")
+        ep = 1
     replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
     c1, c2, c3, c4 = st.columns(4)
     ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
@@ -191,7 +195,8 @@ def layout_section() -> None:
                       f"user, {common.fmt_number(summary.tokens_per_s_per_gpu)} tok/s per GPU."
                       if summary is not None and summary.memory.fits else ""))
     except ValueError as exc:
-        common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above).")
+        common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP or EP "
+                          "above to see curves of layouts that hold it.")
 
 
 @common.fragment
@@ -291,8 +296,11 @@ plan_section(model, acc, wd, kvd, emb, interconnect, reserve)
 st.subheader("Which GPUs can run it")
 try:
     table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
+    if not table["fits"].any():
+        st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
+                "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
     st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3), hide_index=True, width="stretch",
-                 height=38 + 35 * len(table),
+                 height=38 + 35 * len(table), placeholder="no fit",
                  column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_ms", "max_batch", "tokens_per_s",
                                "usd_per_hour", "interconnect"], column_config={
         "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),

@@ -198,3 +198,15 @@ def test_charts_follow_a_theme_switch_without_a_rerun(page, app_url):
     page.emulate_media(color_scheme="dark")
     page.wait_for_function("() => getComputedStyle(document.querySelector('.explorer-plot .xtick text')).fill"
                            " === 'rgb(148, 163, 184)'", timeout=10_000)
+
+
+def test_the_page_icon_is_the_shipped_image(page, app_url):
+    # app.py's page_icon is assets/favicon.png (shipped with the repository: a missing file made Streamlit
+    # write the server's own path into the icon link, which answered with the app's HTML)
+    assert (ROOT / "assets" / "favicon.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.goto(app_url + "/")
+    wait_for_app(page)
+    href = page.evaluate("() => document.querySelector(\"link[rel~='icon']\").href")
+    assert str(ROOT) not in href
+    resp = page.request.get(href)
+    assert resp.status == 200 and resp.headers["content-type"] == "image/png"

@@ -34,6 +34,9 @@ def _open_first(page: str, **query):
     ("app_pages/batching.py", {"mem": "garbage"}, ["mem=garbage"]),         # the memory convention radio
     ("app_pages/many_gpus.py", {"mg_tp": "999"}, ["mg_tp=999"]),            # TP is 1..64 in powers of 2
     ("app_pages/monthly_bill.py", {"price": "abc"}, ["price=abc"]),         # a number input
+    ("app_pages/monthly_bill.py", {"mb_hit": "-50"}, ["mb_hit=-50"]),       # the hit-rate slider runs 0..100
+    ("app_pages/speculative.py", {"sd_p0": "2", "sd_p1": "abc"}, ["sd_p0=2", "sd_p1=abc"]),  # p(A) in 0..1
+    ("app_pages/many_gpus.py", {"mg_rep": "0"}, ["mg_rep=0"]),              # replicas: a number input from 1
 ])
 def test_a_refused_value_is_named(page, query, named):
     text = _notice(_open_first(page, **query))
@@ -46,6 +49,8 @@ def test_a_refused_value_is_named(page, query, named):
     ("app_pages/kv_cache.py", {"kv_ctx": "8192"}),      # the default, as a plain number (rewritten to "8K")
     ("app_pages/kv_cache.py", {"kv_ctx": "16K", "kv_layout": "mqa"}),
     ("app_pages/roofline.py", {"rf_b": "32", "emb": "table", "not_a_control": "x"}),  # no control reads the last
+    ("app_pages/monthly_bill.py", {"mb_hit": "35"}),   # within 0..100
+    ("app_pages/speculative.py", {"sd_p0": "0.3"}),
 ])
 def test_values_the_controls_take_are_not_named(page, query):
     assert _notice(_open_first(page, **query)) == ""

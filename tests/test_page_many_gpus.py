@@ -5,7 +5,7 @@ import calc
 from app_pages import gpu_pins
 from app_pages.common import fmt_seconds
 import pagetest
-from pagetest import metric
+from pagetest import figures, metric
 
 PAGE = "app_pages/many_gpus.py"
 L70, H100 = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
@@ -41,10 +41,11 @@ def test_llama_70b_at_tp8():
 
 
 def test_a_layout_the_model_cannot_take_is_a_message_and_the_rest_stays():
-    at = open_page(model="llama-3.1-70b", mg_ep="8")
-    assert at.error and "mixture-of-experts" in at.error[0].value
+    at = open_page(model="mixtral-8x7b", mg_ep="16")
+    # Mixtral has 8 routed experts: EP 16 cannot spread them
+    assert at.error and "experts" in at.error[0].value and "16" in at.error[0].value
     assert len(at.dataframe) >= 1  # the table of GPUs is still there
-    assert at.select_slider(key="mg_ep").value == 8  # the choice is kept
+    assert at.select_slider(key="mg_ep").value == 16  # the choice is kept
 
 
 def test_zero_traffic_plan_is_one_replica():
@@ -171,3 +172,24 @@ def test_an_experiment_that_changes_the_gpu_moves_the_price_with_it():
     at = open_page(price="2.0")
     at.button(key="mg_exp_3").click().run()
     assert at.session_state["price"] == pytest.approx(2.0)
+
+
+def test_ep_is_offered_for_a_mixture_of_experts_only():
+    at = open_page(mg_ep="16", mg_tp="16")
+    # Llama-3-8B is dense: the EP slider is greyed and a link's EP 16 runs as EP 1, so the layout TP 16 draws
+    # (32 query heads / 16 = 2 per GPU) instead of "ep > 1 needs a mixture-of-experts model".
+    assert at.select_slider(key="mg_ep").disabled
+    assert any(c.value.startswith("Llama-3-8B is dense: EP 1") for c in at.caption)
+    assert not [e.value for e in at.error if "mixture-of-experts" in e.value]
+    assert len(figures(at)) == 2
+    assert not open_page(model="mixtral-8x7b").select_slider(key="mg_ep").disabled
+
+
+def test_the_gpu_table_says_when_no_gpu_holds_the_model_in_one_node():
+    at = open_page(model="kimi-k2", wq="bf16")
+    # 2.05 TB of weights against the largest GPU of the catalogue times 8 (a node): no row fits, so the table
+    # is introduced by a sentence instead of reading as "nothing can run it".
+    biggest = max(calc.get_accelerator(g).memory_bytes for g in calc.list_accelerators())
+    assert 8 * biggest < calc.get_model("kimi-k2").n_params * 2
+    assert any(i.value.startswith("No GPU of the catalogue holds Kimi-K2") for i in at.info)
+    assert not any(i.value.startswith("No GPU of the catalogue") for i in open_page().info)   # Llama-3-8B fits
