@@ -153,6 +153,9 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
     wait_for_app(page)
     plot = page.locator(".st-key-rf_roof .explorer-plot")
     plot.locator(".main-svg").first.wait_for(timeout=30_000)
+    # the mode bar has its buttons but none that uploads the chart (plotly.js's "Share chart" to its cloud)
+    titles = plot.evaluate("g => Array.from(g.querySelectorAll('.modebar-btn')).map(b => b.dataset.title)")
+    assert "Download plot as a PNG" in titles and not [t for t in titles if "Share" in t or "Cloud" in t], titles
     before = plot.evaluate("g => { g.__marked = true; return {draws: +g.dataset.explorerDraws, "
                            "x: g.data.map(t => Array.from(t.x || []))}; }")
     page.locator(".st-key-rf_ctx").get_by_role("slider").focus()
