@@ -697,7 +697,7 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
     The chart is ``inplace_chart``'s element: it keeps its identity (``key``) across reruns and a changed
     figure is drawn over the old one with ``Plotly.react``. With the environment variable
     ``EXPLORER_CHARTS=plotly_chart`` the app uses ``st.plotly_chart`` instead (bench/browser_speed.py
-    --charts compares the two).
+    --charts compares the two), as it does where plotly.js cannot be put in ``static/`` (a read-only install).
     """
     if isinstance(fig, caching.FigureRecipe):
         fig = caching.build_figure(fig)
@@ -706,7 +706,7 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
     if classroom.presenting():  # on a copy: the cached figure is shared with every other session
         fig = go.Figure(fig)
         classroom.style_figure(fig)
-    if os.environ.get("EXPLORER_CHARTS") == "plotly_chart":
+    if os.environ.get("EXPLORER_CHARTS") == "plotly_chart" or not inplace_chart.available():
         st.plotly_chart(fig, key=key, width="stretch", config=CHART_CONFIG)
         return
     inplace_chart.show(inplace_chart.figure_json(fig, CHART_CONFIG), key=key, height_px=int(fig.layout.height or 420))

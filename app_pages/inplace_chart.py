@@ -20,6 +20,7 @@ and the colour sequence comes from ``[theme.light|dark] chartCategoricalColors``
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -152,8 +153,19 @@ def ensure_plotly_js() -> Path:
 
 
 @st.cache_resource
+def available() -> bool:
+    """Whether plotly.js is in ``static/`` for the browser (copied there now if it was not); False, with the
+    reason logged, where the folder cannot be written: ``common.show_chart`` then uses ``st.plotly_chart``."""
+    try:
+        ensure_plotly_js()
+        return True
+    except OSError as exc:
+        logging.getLogger(__name__).warning("charts fall back to st.plotly_chart: plotly.js not in static/ (%s)", exc)
+        return False
+
+
+@st.cache_resource
 def _component():
-    ensure_plotly_js()
     import plotly
 
     js = _JS.replace("__PLOTLY_VERSION__", plotly.__version__)

@@ -60,3 +60,17 @@ def test_presenter_mode_reaches_the_chart_element():
     assert len(plain) == len(present) == 2
     assert present[0]["layout"]["xaxis"]["tickfont"]["size"] == 18 and present[0]["layout"]["height"] >= 480
     assert "tickfont" not in plain[0]["layout"]["xaxis"]
+
+
+def test_charts_fall_back_to_st_plotly_chart_where_static_cannot_be_written(monkeypatch, tmp_path):
+    # A read-only install: static/ cannot be made, so plotly.js is not served; the page draws its charts
+    # with st.plotly_chart instead of breaking (2 charts on the quantization page either way).
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder should be")
+    monkeypatch.setattr(inplace_chart, "STATIC_DIR", blocked / "static")
+    inplace_chart.available.clear()
+    try:
+        at = open_page("app_pages/quantization.py")
+        assert len(at.get("plotly_chart")) == 2 and not chart_elements(at)
+    finally:
+        inplace_chart.available.clear()
