@@ -54,13 +54,15 @@ function luminance(rgb) {
 function themed(fig, host) {
   const cs = getComputedStyle(host);
   const text = cs.color || "#0f172a";
-  const dark = luminance(getComputedStyle(document.body).backgroundColor || "rgb(255,255,255)") < 0.5;
+  const page = getComputedStyle(document.body).backgroundColor || "rgb(255,255,255)";
+  const dark = luminance(page) < 0.5;
   const grid = dark ? "rgba(226,232,240,0.16)" : "rgba(15,23,42,0.10)";
   const line = dark ? "rgba(226,232,240,0.35)" : "rgba(15,23,42,0.30)";
   const muted = dark ? "#94a3b8" : "#64748b";
   const layout = Object.assign({}, fig.layout);
-  layout.paper_bgcolor = "rgba(0,0,0,0)";
-  layout.plot_bgcolor = "rgba(0,0,0,0)";
+  // the page's own background, not transparency: a PNG from the mode bar then has it too
+  layout.paper_bgcolor = page;
+  layout.plot_bgcolor = page;
   layout.font = Object.assign({family: cs.fontFamily, color: text}, layout.font || {});
   if (!layout.colorway) layout.colorway = dark ? fig.colorway_dark : fig.colorway_light;
   layout.template = {layout: {
