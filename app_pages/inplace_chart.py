@@ -63,6 +63,8 @@ function themed(fig, host) {
   // the page's own background, not transparency: a PNG from the mode bar then has it too
   layout.paper_bgcolor = page;
   layout.plot_bgcolor = page;
+  // the mode bar (on hover, top right) on the page's colour: legible in both themes where it covers a legend
+  layout.modebar = Object.assign({bgcolor: page, color: muted, activecolor: text}, layout.modebar || {});
   layout.font = Object.assign({family: cs.fontFamily, color: text}, layout.font || {});
   if (!layout.colorway) layout.colorway = dark ? fig.colorway_dark : fig.colorway_light;
   layout.template = {layout: {

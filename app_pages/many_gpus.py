@@ -299,7 +299,8 @@ try:
     if not table["fits"].any():
         st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                 "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
-    st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3), hide_index=True, width="stretch",
+    st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3,  # a GPU that holds nothing: "no fit", not 0
+                              max_batch=table["max_batch"].where(table["fits"])), hide_index=True, width="stretch",
                  height=38 + 35 * len(table), placeholder="no fit",
                  column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_ms", "max_batch", "tokens_per_s",
                                "usd_per_hour", "interconnect"], column_config={
