@@ -47,6 +47,12 @@ common.experiment_buttons({
 
 
 @common.fragment
+def _dp_words(layout) -> str:
+    """", attention data-parallel in N groups of TP" when EP exceeds TP, else ""."""
+    return (f", attention data-parallel in {layout.attention_dp:,} groups of TP {layout.tp}"
+            if layout.attention_dp > 1 else "")
+
+
 def layout_section() -> None:
     """The layout's controls, its headline numbers, memory and step charts and the throughput frontier. A
     fragment: TP, PP, EP, replicas and batch rerun this part only; a change of the context, interconnect or
@@ -125,7 +131,8 @@ def layout_section() -> None:
             where = f"{parallel.grid_label(*search)}, the sliders' range"
             st.error(why + " " + (
                 f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
-                f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (searched: {where})."
+                f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
+                f"{fit.gpus_per_replica // fit.pp:,} ranks per stage{_dp_words(fit)}; searched: {where})."
                 if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
                 "or a larger GPU, or lower the batch or the context."))
         # The memory and the step split are one figure (two subplots, a legend above each) when both are drawn:
@@ -195,8 +202,11 @@ def layout_section() -> None:
                       f"user, {common.fmt_number(summary.tokens_per_s_per_gpu)} tok/s per GPU."
                       if summary is not None and summary.memory.fits else ""))
     except ValueError as exc:
-        common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP or EP "
-                          "above to see curves of layouts that hold it.")
+        if layout is None:  # the chosen PP or EP is not one this model can take: said once, above
+            st.caption("No curves: the PP and EP chosen above are not a layout this model can take (see above).")
+        else:
+            common.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP or "
+                              "EP above to see curves of layouts that hold it.")
 
 
 @common.fragment

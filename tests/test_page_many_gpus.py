@@ -44,6 +44,8 @@ def test_a_layout_the_model_cannot_take_is_a_message_and_the_rest_stays():
     at = open_page(model="mixtral-8x7b", mg_ep="16")
     # Mixtral has 8 routed experts: EP 16 cannot spread them
     assert at.error and "experts" in at.error[0].value and "16" in at.error[0].value
+    assert len(at.error) == 1   # said once; the frontier below does not add "does not fit in any layout"
+    assert any(c.value.startswith("No curves: the PP and EP chosen above") for c in at.caption)
     assert len(at.dataframe) >= 1  # the table of GPUs is still there
     assert at.select_slider(key="mg_ep").value == 16  # the choice is kept
 
@@ -131,6 +133,8 @@ def test_a_model_too_big_for_16_gpus_is_planned_over_the_sliders_range():
     # section above does, so the two name the same smallest layout: 2.05 TB / 80 GB = 25.6 -> 32 GPUs
     # (powers of two), TP2 x EP32 (its 384 routed experts divide by 32).
     assert "is **TP2 EP32**, 32 GPUs per replica" in at.error[0].value
+    # how they are counted: max(TP, EP) = 32 ranks in one stage, attention in 32 / 2 = 16 groups of TP 2
+    assert "32 ranks per stage, attention data-parallel in 16 groups of TP 2" in at.error[0].value
     assert not [e.value for e in at.error if "traffic" in e.value]
     plan = at.success[0].value
     assert "of TP2 EP32 at batch" in plan
