@@ -7,7 +7,6 @@ page and a copied link reproduces them. Pages read them with ``selection()``.
 from __future__ import annotations
 
 import os
-
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -669,10 +668,11 @@ def fragment(func):
     - Read the sidebar's choices with ``selection()`` inside the fragment (a fragment rerun does not run
       app.py; ``selection()`` returns the last full run's choices). Inside a fragment, end early with
       ``return`` rather than ``st.stop()``.
-    - A Plotly chart whose figure is byte-for-byte the same as last run costs the browser nothing (the
-      frontend keeps it); a changed one is drawn anew (``Plotly.newPlot``, 25-35 ms on this machine,
-      whatever changed). So a chart should not change when a control only moves a marker on it, and a
-      chart that does not depend on the fragment's controls belongs outside the fragment.
+    - A Plotly chart whose figure is byte-for-byte the same as last run costs the browser nothing (it is not
+      sent again); a changed one is redrawn in place (``show_chart``: ``Plotly.react``, 10-24 ms of the
+      browser's main thread per chart on this machine). So a chart should not change when a control only
+      moves a marker on it, and a chart that does not depend on the fragment's controls belongs outside
+      the fragment.
     - Server time counts twice on a shared machine (the script and the browser compete for the cores): draw
       charts through ``Figure()`` (built, styled and serialised once per distinct figure) and call calc's
       sweeps and searches through ``cached_call(func, *args)`` (memoised across sessions on the arguments).

@@ -19,6 +19,7 @@ and the colour sequence comes from ``[theme.light|dark] chartCategoricalColors``
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -183,6 +184,14 @@ def colorways() -> tuple[list[str], list[str]]:
             list(st.get_option("theme.dark.chartCategoricalColors") or []))
 
 
+@functools.lru_cache(maxsize=8)
+def _tail(config_json: str) -> str:
+    """The part of ``figure_json``'s text after the figure: the config and the theme's two colour sequences
+    (the theme options are read once: they hold for the life of the process)."""
+    light, dark = colorways()
+    return json.dumps({"config": json.loads(config_json), "colorway_light": light, "colorway_dark": dark})[1:]
+
+
 def figure_json(fig, config: dict) -> str:
     """The JSON text ``show`` takes for a go.Figure: {"data", "layout", "config", "colorway_light",
     "colorway_dark"}. Arrays go as Plotly's typed-array encoding ({"dtype", "bdata"}, base64).
@@ -193,17 +202,15 @@ def figure_json(fig, config: dict) -> str:
     """
     import plotly.io as pio
 
-    cache_key = (json.dumps(config, sort_keys=True), *map(tuple, colorways()))
-    kept = fig.__dict__.get("_explorer_json")
-    if kept is not None and kept[0] == cache_key:
-        return kept[1]
-    body = pio.to_json(fig, validate=False, remove_uids=True)
-    light, dark = colorways()
-    extra = json.dumps({"config": config, "colorway_light": light, "colorway_dark": dark})
-    text = body[:-1] + "," + extra[1:]
     from app_pages.caching import frozen_figure_class
+
+    config_json = json.dumps(config, sort_keys=True)
+    kept = fig.__dict__.get("_explorer_json")
+    if kept is not None and kept[0] == config_json:
+        return kept[1]
+    text = pio.to_json(fig, validate=False, remove_uids=True)[:-1] + "," + _tail(config_json)
     if isinstance(fig, frozen_figure_class()):  # only a figure that cannot change keeps its JSON
-        fig.__dict__["_explorer_json"] = (cache_key, text)
+        fig.__dict__["_explorer_json"] = (config_json, text)
     return text
 
 
