@@ -48,6 +48,13 @@ ROOT = ws_load.ROOT
 TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r())))"
 
 
+def default_pages() -> list[str]:
+    """The url paths of every page but the live ones ("" for the home page)."""
+    sys.path.insert(0, str(ROOT))
+    from app_pages.common import PAGES
+    return ["" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if "live" not in Path(f).stem]
+
+
 def start_floor() -> tuple[subprocess.Popen, str]:
     """bench/one_chart_app.py on a free port."""
     return ws_load.start_plain("bench/one_chart_app.py")
@@ -378,9 +385,7 @@ def main() -> None:
         os.environ["EXPLORER_CHARTS"] = "plotly_chart"  # inherited by the app's server
     else:
         os.environ.pop("EXPLORER_CHARTS", None)
-    from app_pages.common import PAGES
-    pages = args.pages.split(",") if args.pages else [
-        "" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if "live" not in Path(f).stem]
+    pages = args.pages.split(",") if args.pages else default_pages()
     app_proc, app_url = ws_load.start_class(args.class_procs) if args.class_procs else ws_load.start_plain()
     floor_proc, floor_url = start_floor()
     from playwright.sync_api import sync_playwright
