@@ -83,13 +83,13 @@ def prefix_caching_section() -> None:
     except ValueError as exc:
         common.show_error(exc)
         return
-    m = st.columns(4)
-    m[0].metric("Prefill tokens, no cache", f"{pc.prefill_tokens_without:,.0f}")
-    m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
-                delta=f"-{pc.prefill_saved_fraction:.0%}", delta_color="inverse")
-    m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
-    m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
-                delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
+    with common.metric_row(4) as m:
+        m[0].metric("Prefill tokens, no cache", f"{pc.prefill_tokens_without:,.0f}")
+        m[1].metric("Prefill tokens, cached", f"{pc.prefill_tokens_with:,.0f}",
+                    delta=f"-{pc.prefill_saved_fraction:.0%}", delta_color="inverse")
+        m[2].metric("KV without cache", common.fmt_bytes(pc.cache_bytes_without))
+        m[3].metric("KV with cache", common.fmt_bytes(pc.cache_bytes_with),
+                    delta=f"-{pc.cache_saved_fraction:.0%}", delta_color="inverse")
     common.show_equations(equations.prefix_rows(pc, calc.kv_bytes_per_token(sel.model, sel.kv_dtype), pn, int(pl), int(pu),
                                                 hit))
     fig = common.Figure()
@@ -163,17 +163,17 @@ def simulation_section() -> None:
                 f"weights, so the simulation uses {exp.max_slots} slots, not {slot_limit}.")
 
     st.subheader("Static against continuous batching")
-    for run, name in ((cmp.static, "Static"), (cmp.continuous, "Continuous")):
-        s = run.summary
-        m = st.columns(4)
-        m[0].metric(f"{name}: tok/s", common.fmt_number(s.throughput_tokens_per_s),
-                    delta=f"{cmp.speedup:.2f}x static" if run is cmp.continuous else None,
-                    help="Output tokens of all requests / (last completion - first arrival).")
-        m[1].metric(f"{name}: TTFT p50", common.fmt_seconds(s.ttft_p50_s), help="Median time to first token.")
-        m[2].metric(f"{name}: latency p90", common.fmt_seconds(s.e2e_p90_s),
-                    help=f"90th percentile of arrival to last token (median {common.fmt_seconds(s.e2e_p50_s)}).")
-        m[3].metric(f"{name}: utilisation", f"{s.mean_utilisation:.1%}",
-                    help="Slots emitting useful tokens / slot limit, weighted by step time.")
+    with common.metric_row(8, per_row=4) as rows:  # a row of four for each policy, drawn as one element
+        for i, (run, name) in enumerate(((cmp.static, "Static"), (cmp.continuous, "Continuous"))):
+            s, m = run.summary, rows[4 * i:4 * i + 4]
+            m[0].metric(f"{name}: tok/s", common.fmt_number(s.throughput_tokens_per_s),
+                        delta=f"{cmp.speedup:.2f}x static" if run is cmp.continuous else None,
+                        help="Output tokens of all requests / (last completion - first arrival).")
+            m[1].metric(f"{name}: TTFT p50", common.fmt_seconds(s.ttft_p50_s), help="Median time to first token.")
+            m[2].metric(f"{name}: latency p90", common.fmt_seconds(s.e2e_p90_s),
+                        help=f"90th percentile of arrival to last token (median {common.fmt_seconds(s.e2e_p50_s)}).")
+            m[3].metric(f"{name}: utilisation", f"{s.mean_utilisation:.1%}",
+                        help="Slots emitting useful tokens / slot limit, weighted by step time.")
 
     COLORS = {"static": "#EF553B", "continuous": "#636EFA"}
     tl = cmp.timeline
@@ -205,7 +205,7 @@ def simulation_section() -> None:
     summary_shown = pd.DataFrame({
         row.policy: [fmt(getattr(row, name)) for name, (_, fmt) in SUMMARY_ROWS.items()]
         for row in cmp.summary.itertuples()}, index=[label for label, _ in SUMMARY_ROWS.values()])
-    st.dataframe(summary_shown, width="stretch", column_config={"_index": st.column_config.TextColumn("quantity", width="medium")})
+    common.show_table(summary_shown, width="stretch", column_config={"_index": st.column_config.TextColumn("quantity", width="medium")})
     c = st.columns(3)
     with c[0]:
         common.download_csv(cmp.summary, "batching_summary.csv", key="bt_csv_summary")
@@ -229,13 +229,13 @@ def simulation_section() -> None:
 
     st.subheader("Contiguous reservation against PagedAttention")
     ps = exp.paging_summary
-    m = st.columns(4)
-    m[0].metric("Contiguous: KV wasted", f"{ps.contiguous_waste_fraction:.1%}")
-    m[1].metric("Paged: KV wasted", f"{ps.paged_waste_fraction:.1%}")
-    m[2].metric("Fit: contiguous", f"{ps.fit_contiguous:,}",
-                help="Slabs of the maximum length that fit in the memory left beside the weights.")
-    m[3].metric("Fit: paged", f"{ps.fit_paged:,}",
-                help="Sequences of this stream's mean paged size that fit in the same memory.")
+    with common.metric_row(4) as m:
+        m[0].metric("Contiguous: KV wasted", f"{ps.contiguous_waste_fraction:.1%}")
+        m[1].metric("Paged: KV wasted", f"{ps.paged_waste_fraction:.1%}")
+        m[2].metric("Fit: contiguous", f"{ps.fit_contiguous:,}",
+                    help="Slabs of the maximum length that fit in the memory left beside the weights.")
+        m[3].metric("Fit: paged", f"{ps.fit_paged:,}",
+                    help="Sequences of this stream's mean paged size that fit in the same memory.")
     fig = common.Figure()
     labels = ["contiguous (max length)", f"paged ({block}-token blocks)"]
     used_gb = [ps.used_bytes / 1e9] * 2
@@ -264,7 +264,7 @@ def simulation_section() -> None:
                  "contiguous_wasted_bytes": "contiguous wasted (MB)", "paged_reserved_bytes": "paged reserved (MB)",
                  "paged_wasted_bytes": "paged wasted (MB)"}
     # Shown in MB (10^6 bytes) under the same column names; the CSV keeps bytes.
-    st.dataframe(exp.paging.assign(**{c: exp.paging[c] / 1e6 for c in PAGING_MB}), hide_index=True, width="stretch",
+    common.show_table(exp.paging.assign(**{c: exp.paging[c] / 1e6 for c in PAGING_MB}), hide_index=True, width="stretch",
                  height=220, column_config={"request": st.column_config.NumberColumn("request"),
                                             "length_tokens": st.column_config.NumberColumn("length (tokens)", format="localized"),
                                             "blocks": st.column_config.NumberColumn("blocks", format="localized")}

@@ -17,6 +17,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from app_pages import html_table, metric_row
+
 PRESENT_KEY = "present_mode"
 #: The sidebar's state shared by most steps: Llama-3-8B on an H100 SXM at the course's $3 per hour.
 #: emb="table" is the course's napkin convention (every parameter read each step), so the numbers quoted match.
@@ -81,6 +83,15 @@ def _text_colour() -> str:
     return "#f8fafc" if dark else "#0f172a"
 
 
+def _page_background() -> str:
+    """The theme's page colour (.streamlit/config.toml), under a table's header row that stays while it scrolls."""
+    try:
+        dark = st.context.theme.type == "dark"
+    except AttributeError:
+        dark = False
+    return st.get_option(f"theme.{'dark' if dark else 'light'}.backgroundColor") or ("#0e1117" if dark else "#ffffff")
+
+
 #: Never cut a metric with an ellipsis: labels and values wrap (at any width, presenter or not).
 _CSS_ALWAYS = """
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
@@ -95,13 +106,18 @@ _CSS_PRESENT = """
 [data-testid="stMetricLabel"] { font-size: 1.05rem !important; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p { font-size: inherit !important; }
+.xm-value { font-size: 2rem !important; line-height: 1.15 !important; }
+.xm-label, .xm-delta, .xm-caption { font-size: 1.05rem !important; }
+.xm-table { font-size: 1rem !important; }
 [data-testid="stCaptionContainer"] { font-size: 1rem !important; }
 """
 
 
 def page_css() -> None:
-    """Inject the metric-wrapping CSS, and presenter mode's larger text when it is on."""
-    css = _CSS_ALWAYS + (_CSS_PRESENT if presenting() else "")
+    """Inject the metric-wrapping CSS, the look of metric rows and HTML tables (``metric_row.CSS``,
+    ``html_table.CSS``), and presenter mode's larger text when it is on."""
+    css = (_CSS_ALWAYS + f":root {{ --xm-page-bg: {_page_background()}; }}" + metric_row.CSS + html_table.CSS
+           + (_CSS_PRESENT if presenting() else ""))
     st.html(f"<style>{css}</style>")
 
 

@@ -18,6 +18,8 @@ import streamlit as st
 
 import calc
 from app_pages import caching, classroom, inplace_chart
+from app_pages.html_table import show_table  # noqa: F401 (pages call common.show_table like st.dataframe)
+from app_pages.metric_row import MetricRow
 from app_pages.formats import fmt_number, fmt_seconds, fmt_usd  # noqa: F401 (the pages call them as common.fmt_*)
 from app_pages.caching import cached_call  # noqa: F401 (pages call common.cached_call(func, *args))
 from calc.exercises import break_lines
@@ -689,6 +691,14 @@ def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in f
 #: Plotly's config for every chart: no Plotly logo and no "Share chart" button (plotly.js's default
 #: ``showSendToCloud``: it offers to upload the figure to Plotly's cloud, and nothing here contacts another host).
 CHART_CONFIG = {"displaylogo": False, "showSendToCloud": False, "showEditInChartStudio": False}
+
+
+def metric_row(n: int, per_row: int | None = None) -> MetricRow:
+    """``n`` metric cells drawn as one element when the ``with`` block ends: ``with common.metric_row(4) as m:
+    m[0].metric(label, value, delta=..., help=...)``. Same arguments and look as st.metric in st.columns, one
+    element instead of 2n + 1 (see app_pages/metric_row.py for the measured difference). Raises ValueError for
+    ``n`` < 1."""
+    return MetricRow(n, per_row)
 
 
 def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:

@@ -51,19 +51,19 @@ def explore() -> None:
         return
 
     st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
-    m = st.columns(4)
     est = calc.efficiency.estimate_step(step)
-    m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
-                delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-    m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
-                delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
-    m[2].metric("USD per 1M output tokens",
-                common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
-                delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
-                delta_color="off", delta_arrow="off")
-    m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
-                delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
-                delta_color="green" if budget.fits else "red", delta_arrow="off")
+    with common.metric_row(4) as m:
+        m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
+                    delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+        m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
+                    delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
+        m[2].metric("USD per 1M output tokens",
+                    common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
+                    delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+                    delta_color="off", delta_arrow="off")
+        m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
+                    delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
+                    delta_color="green" if budget.fits else "red", delta_arrow="off")
     common.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
                                                 calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
                           + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
@@ -84,7 +84,7 @@ def explore() -> None:
 
 
     shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
-    st.dataframe(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
+    common.show_table(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
                  width="stretch", height=35 * (len(shown) + 1) + 3)
     st.caption(f"GB = 10^9 bytes. Times are lower bounds from the roofline. Max batch and fit against "
                f"{sel.capacity_label} (sidebar: memory capacity).")

@@ -58,7 +58,7 @@ def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ct
         tokens_held=[f"{x:,.0f}" for x in per_layer["tokens_held"]],
         bytes_per_token=[f"{x:,.0f} B" for x in per_layer["bytes_per_token"]],
         **{c: [common.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
-    st.dataframe(shown, hide_index=True, width="stretch", column_order=(
+    common.show_table(shown, hide_index=True, width="stretch", column_order=(
         "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "state_dtype", "total_bytes"),
         column_config={"kind": st.column_config.TextColumn("layer kind", pinned=True),
                        "layers": st.column_config.NumberColumn("layers"),
@@ -183,17 +183,17 @@ def explore() -> None:
         common.show_error(exc)
         return
 
-    m = st.columns(3) + st.columns(3)  # two rows: the per-token and constant parts, then the totals
-    m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
-                f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
-    m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
-                f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
-                "when it says nothing; conv in bf16): the same at any context.")
-    m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
-                "constant state included.")
-    m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
-    m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
-                f"{sel.weight_dtype}.")
+    with common.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
+        m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
+                    f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
+        m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
+                    f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
+                    "when it says nothing; conv in bf16): the same at any context.")
+        m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
+                    "constant state included.")
+        m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
+        m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+                    f"{sel.weight_dtype}.")
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
                else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
     detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
@@ -256,13 +256,13 @@ def explore() -> None:
         "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
         "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
     # The key columns fit at 1280 px; the rest is one click away.
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+    common.show_table(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
         "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
     # Built only while open (toggling reruns): a slider move redraws no hidden table.
     every = st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens", key="kv_every",
                         on_change="rerun")
     if every.open:
-        every.dataframe(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
             "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
     st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
                "Window row: the model's K with every layer behind the window.")

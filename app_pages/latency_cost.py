@@ -32,7 +32,7 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> No
     table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",
                      "pareto", "bound"]]
     # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
-    st.dataframe(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
+    common.show_table(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
                  hide_index=True, width="stretch", column_order=[c for c in table.columns if c != "pareto"],
                  column_config={
                      "batch": st.column_config.NumberColumn("batch B", format="localized"),
@@ -83,7 +83,7 @@ def explore() -> None:
     fitting = front[front["fits"]]
     agent = fitting[fitting["batch"] == b_agent]
     chat = fitting[fitting["batch"] == b_chat]
-    mc = st.columns(4)
+    mc = common.metric_row(4)
     if b_agent >= 1:
         row = agent.iloc[0]
         mc[0].metric("Chosen batch B", f"{b_agent:,}", help="The largest B within memory that meets the agent's TPOT.")
@@ -94,12 +94,14 @@ def explore() -> None:
         mc[2].metric("USD per 1M output tokens", common.fmt_usd(row["usd_per_million"]))
         mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                      help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
+        mc.show()
         common.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
     else:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")
+        mc.show()
         st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {common.fmt_seconds(fastest['tpot_s'])} "
                  f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
 

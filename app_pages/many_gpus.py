@@ -102,7 +102,7 @@ def layout_section() -> None:
 
     if summary is not None:
         mem = summary.memory
-        cols = st.columns(5)
+        cols = common.metric_row(5)
         if mem.fits:
             cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
             cols[1].metric("TPOT", common.fmt_seconds(summary.tpot_s),
@@ -111,12 +111,14 @@ def layout_section() -> None:
             cols[3].metric("Tokens/s per GPU", common.fmt_number(summary.tokens_per_s_per_gpu))
             cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
                            common.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+            cols.show()
             common.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
         else:  # no headline numbers for a layout that cannot run
             cols[0].metric("GPUs", "no fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica; "
                            "this layout does not hold the batch (see below)")
             for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
                 col.metric(label, "—", help="This layout does not hold the batch: see below.")
+            cols.show()
             if summary.max_batch == 0:
                 why = (f"The weights alone need {common.fmt_bytes(mem.weights_bytes)} on each GPU of "
                        f"{common.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
@@ -235,7 +237,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                                             grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):
             options = parallel.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
-            st.dataframe(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
+            common.show_table(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
                          width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
                                                         "ttft_ms", "max_batch", "fails"], column_config={
                              "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
@@ -287,7 +289,7 @@ def pins_section() -> None:
     for e in errors:
         st.error(e)
     if len(pins.columns):
-        st.dataframe(pins, width="stretch", height=38 + 35 * len(pins))
+        common.show_table(pins, width="stretch", height=38 + 35 * len(pins))
     else:
         st.caption("Nothing pinned yet.")
 
@@ -309,7 +311,7 @@ try:
     if not table["fits"].any():
         st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                 "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
-    st.dataframe(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3,  # a GPU that holds nothing: "no fit", not 0
+    common.show_table(table.assign(tpot_b1_ms=table["tpot_b1_s"] * 1e3,  # a GPU that holds nothing: "no fit", not 0
                               max_batch=table["max_batch"].where(table["fits"])), hide_index=True, width="stretch",
                  height=38 + 35 * len(table), placeholder="no fit",
                  column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_ms", "max_batch", "tokens_per_s",

@@ -142,12 +142,11 @@ def bill_section() -> None:
 
     with results:
         st.markdown(f"#### The bill at {dau:,.0f} daily users")
-        cols = st.columns(3)
-        for i, row in enumerate(table.itertuples()):
-            col = cols[i % 3]
-            col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
-            col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
-                        + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+        with common.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
+            for col, row in zip(cols, table.itertuples()):
+                col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
+                col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
+                            + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
         st.markdown(
             f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
             f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
@@ -182,13 +181,13 @@ def bill_section() -> None:
         "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+    common.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
         "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
     # Built only while open (toggling reruns the page): a slider move redraws no hidden table.
     every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
                         on_change="rerun")
     if every.open:
-        every.dataframe(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
             "tier", "model", *COMPONENTS))
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,

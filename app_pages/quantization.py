@@ -88,11 +88,11 @@ def explore() -> None:
                                for r in too_big.itertuples())
                    + ". The step times below assume one device's bandwidth; a max batch of 0 means the weights "
                      "alone do not fit.")
-    m = st.columns(4)
-    for i, r in enumerate(table.itertuples()):
-        m[i].metric(f"{r.format}: decode step at B = {batch}", common.fmt_seconds(r.step_s),
-                    delta=f"max batch {r.max_batch:,}", delta_color="off", delta_arrow="off",
-                    help=f"weights {r.weight_dtype}, cache {r.kv_dtype}; memory {common.fmt_bytes(r.total_bytes)}")
+    with common.metric_row(4) as m:
+        for i, r in enumerate(table.itertuples()):
+            m[i].metric(f"{r.format}: decode step at B = {batch}", common.fmt_seconds(r.step_s),
+                        delta=f"max batch {r.max_batch:,}", delta_color="off", delta_arrow="off",
+                        help=f"weights {r.weight_dtype}, cache {r.kv_dtype}; memory {common.fmt_bytes(r.total_bytes)}")
     common.show_equations(equations.quant_rows(table, acc, reserve, batch))
 
     # Three panels in one figure: the browser draws one chart, not three, when B or S moves.
@@ -138,12 +138,12 @@ def explore() -> None:
         "kv_read_s": "KV read", "compute_s": "compute 2NB/P", "step_s": "decode step",
         "tokens_per_s": "throughput (tok/s)", "max_batch": st.column_config.NumberColumn("max batch", format="localized")}
     # The key columns fit at 1280 px; the memory and time parts are one click away.
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
+    common.show_table(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
         "format", "total_bytes", "gpus_needed", "step_s", "tokens_per_s", "max_batch"))
     # Expanders build their table only while open (toggling reruns the page): a slider move redraws no hidden table.
     every = st.expander("Every column: dtypes, memory and the step's parts", key="q_every", on_change="rerun")
     if every.open:
-        every.dataframe(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
+        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=format_columns, column_order=(
             "format", "weight_dtype", "kv_dtype", "weights_bytes", "kv_bytes", "weights_read_s", "kv_read_s", "compute_s"))
     common.download_csv(table, "quantization.csv", key="q_csv", inputs={
         "model_used": model.name, "context_len": ctx, "batch": batch, "quantize": apply, "reserve_gb": reserve_gb})
@@ -158,7 +158,7 @@ def explore() -> None:
     except ValueError as exc:
         common.show_error(exc)
         return
-    st.dataframe(formats.assign(weights_bytes=[common.fmt_bytes(x) for x in formats["weights_bytes"]],
+    common.show_table(formats.assign(weights_bytes=[common.fmt_bytes(x) for x in formats["weights_bytes"]],
                                 step_s=[common.fmt_seconds(x) for x in formats["step_s"]]),
                  hide_index=True, width="stretch", column_order=(
                      "format", "bits_per_quantized_weight", "bits_per_param", "weights_bytes", "step_s", "max_batch"),
@@ -177,7 +177,7 @@ def explore() -> None:
     how = st.expander("How each format stores a block, what it leaves unquantized, and its source", key="q_how",
                       on_change="rerun")
     if how.open:
-        how.dataframe(formats[["format", "block", "keeps", "compute_dtype", "source"]], hide_index=True, width="stretch",
+        common.show_table(formats[["format", "block", "keeps", "compute_dtype", "source"]], container=how, hide_index=True, width="stretch",
                      column_config={"keeps": "left unquantized", "compute_dtype": "matmul in"})
 
     st.latex(r"t_\text{step} \approx \frac{N \cdot b_\text{w} + B \cdot S \cdot 2LKH \cdot b_\text{kv}}{W}"
@@ -187,11 +187,11 @@ def explore() -> None:
                 "So int8 weights win at small batch, an int8 cache wins once the batch's cache outweighs the weights.")
 
     st.subheader("int8 weights or an int8 cache? (the inference course, week 11, napkin problem 5)")
-    n = st.columns(3)
-    n[0].metric(f"int8 weights, bf16 cache, B = {batch}", common.fmt_seconds(at_b_w.total_s))
-    n[1].metric(f"bf16 weights, int8 cache, B = {batch}", common.fmt_seconds(at_b_kv.total_s))
-    n[2].metric("They flip at B", f"{flip:,.1f}", help="Where the batch's bf16 cache weighs as much as the bf16 "
-                "weights: weight bytes / KV per sequence.")
+    with common.metric_row(3) as n:
+        n[0].metric(f"int8 weights, bf16 cache, B = {batch}", common.fmt_seconds(at_b_w.total_s))
+        n[1].metric(f"bf16 weights, int8 cache, B = {batch}", common.fmt_seconds(at_b_kv.total_s))
+        n[2].metric("They flip at B", f"{flip:,.1f}", help="Where the batch's bf16 cache weighs as much as the bf16 "
+                    "weights: weight bytes / KV per sequence.")
     fig = common.Figure()
     for df, name in ((int8_w, "int8 weights, bf16 cache"), (int8_kv, "bf16 weights, int8 cache")):
         fig.add_scatter(x=df["batch"], y=df["total_s"] * 1e3, mode="lines", name=name,

@@ -81,7 +81,7 @@ def operators_section(m, acc, batch: int, context_len: int, prompt_len: int, wq:
     fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s; marker area: share of time)")
     fig.update_layout(height=420)
     common.show_chart(fig, key="rf_ops")
-    st.dataframe(ops.assign(time_s=ops["time_s"] * 1e3, estimate_s=ops["estimate_s"] * 1e3, bytes=ops["bytes"] / 1e9,
+    common.show_table(ops.assign(time_s=ops["time_s"] * 1e3, estimate_s=ops["estimate_s"] * 1e3, bytes=ops["bytes"] / 1e9,
                             flops=ops["flops"] / 1e9),
                  hide_index=True, width="stretch", column_order=(
                      "label", "flops", "bytes", "intensity_flop_per_byte", "time_s", "estimate_s", "share_of_time", "bound"),
@@ -150,17 +150,17 @@ def explore() -> None:
         return
 
     st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
-    mc = st.columns(4)
-    mc[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s),
-                 delta=f"estimate {common.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
-                 help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
-    mc[1].metric("Throughput (tok/s), bound", common.fmt_number(step.tokens_per_s),
-                 delta=f"estimate {common.fmt_number(step_est.tokens_per_s)}", delta_color="off", delta_arrow="off",
-                 help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
-    mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
-                 "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
-    mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
-                 "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
+    with common.metric_row(4) as mc:
+        mc[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s),
+                     delta=f"estimate {common.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
+                     help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
+        mc[1].metric("Throughput (tok/s), bound", common.fmt_number(step.tokens_per_s),
+                     delta=f"estimate {common.fmt_number(step_est.tokens_per_s)}", delta_color="off", delta_arrow="off",
+                     help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
+        mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
+                     "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
+        mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
+                     "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     common.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
     if napkin:
         st.caption(napkin)
@@ -288,7 +288,7 @@ def explore() -> None:
             # the chart's grid leaves B out while B is within the ceiling (so a B move does not redraw it); the
             # table holds it
             split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
-            st.dataframe(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
+            common.show_table(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
                          width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
                                                         "max_batch"), column_config={
                              "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
@@ -297,7 +297,7 @@ def explore() -> None:
                              "max_batch": _count("memory ceiling B")})
             common.download_csv(split, "decode_split.csv", key="rf_csv_split", inputs=csv_in)
             st.markdown("**Throughput by number of KV heads**")
-            st.dataframe(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_order=(
+            common.show_table(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_order=(
                 "variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch", "knee_batch", "ceiling_tokens_per_s"),
                 column_config={
                 "variant": "variant", "n_kv_heads": _count("KV heads K"), "batch": _count("batch B"),
@@ -306,7 +306,7 @@ def explore() -> None:
                 "ceiling_tokens_per_s": _count("W/KV ceiling (tok/s)"), "is_ceiling": "at ceiling", "is_knee": "at knee"})
             common.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k", inputs=csv_in)
             st.markdown("**Prefill (TTFT) against prompt length**")
-            st.dataframe(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
+            common.show_table(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
                          column_config={
                              "prompt_len": _count("prompt T"), "weights_s": _ms("weights (ms)"),
                              "kv_s": _ms("KV read (ms)"), "compute_s": _ms("compute (ms)"),

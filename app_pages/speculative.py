@@ -90,12 +90,12 @@ def batch_section(gamma: int) -> None:
         common.show_error(exc)
         return
 
-    m = st.columns(4)
-    m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
-    m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
-    m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
-    m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
-                help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
+    with common.metric_row(4) as m:
+        m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
+        m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
+        m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
+        m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
+                    help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
     common.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
     fig = common.Figure()
     fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {gamma}",
@@ -142,15 +142,15 @@ def explorer() -> None:
         common.show_error(exc)
         return
 
-    m = st.columns(3)
-    m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
-    m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
-    m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
+    with common.metric_row(3) as m:
+        m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
+        m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
+        m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
     common.show_equations([equations.alpha_row(p, q, SYMBOLS, alpha)])
     SHORT = {"proposal q": "q", "acceptance min(1, p/q)": "min(1, p/q)", "accepted mass min(p, q)": "min(p, q)",
              "rejection mass max(0, q - p)": "max(0, q − p)", "residual (resampled from)": "residual",
              "resampled mass": "(1 − α)·residual", "output": "output", "target p": "p"}
-    st.dataframe(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
+    common.show_table(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
                  column_config={"symbol": st.column_config.TextColumn("x")}
                  | {c: st.column_config.NumberColumn(SHORT.get(c, c), help=c, format="%.4f") for c in table.columns[1:]})
     common.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
@@ -172,13 +172,13 @@ def explorer() -> None:
         common.show_error(exc)
         return
 
-    m = st.columns(4)
-    m[0].metric("χ² p-value against p", f"{run.p_value:.3g}")
-    m[1].metric("Verdict", "matches p" if run.matches_target else "NOT p",
-                help=f"The test rejects 'the samples come from p' when the p-value is below {run.significance}.")
-    m[2].metric("Measured acceptance rate", "n/a (γ = 0)" if gamma == 0 else f"{run.stats.acceptance_rate:.3f}")
-    m[3].metric("Tokens / target forward", f"{run.stats.tokens_per_target_forward:.3f}",
-                help=f"Eq. 1 predicts {sd.expected_tokens_per_target_forward(alpha, gamma):.3f}.")
+    with common.metric_row(4) as m:
+        m[0].metric("χ² p-value against p", f"{run.p_value:.3g}")
+        m[1].metric("Verdict", "matches p" if run.matches_target else "NOT p",
+                    help=f"The test rejects 'the samples come from p' when the p-value is below {run.significance}.")
+        m[2].metric("Measured acceptance rate", "n/a (γ = 0)" if gamma == 0 else f"{run.stats.acceptance_rate:.3f}")
+        m[3].metric("Tokens / target forward", f"{run.stats.tokens_per_target_forward:.3f}",
+                    help=f"Eq. 1 predicts {sd.expected_tokens_per_target_forward(alpha, gamma):.3f}.")
     if run.matches_target:
         st.success(f"{n_tokens:,} tokens: χ² p-value {run.p_value:.3g} ≥ {run.significance}; the histogram is "
                    "consistent with p.")

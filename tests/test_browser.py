@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import calc
-from browsertest import start_app, sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import METRIC_LABEL, METRIC_VALUE, start_app, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ PAGES = {  # url path -> a heading the page shows
 
 def expect_metric(pg, text: str) -> None:
     """Wait (up to 30 s) until a metric shows exactly ``text``; the page may still be rendering."""
-    sync_api.expect(pg.get_by_test_id("stMetricValue").filter(has_text=text).first).to_have_text(
+    sync_api.expect(pg.locator(METRIC_VALUE).filter(has_text=text).first).to_have_text(
         text, timeout=30_000)
 
 
@@ -71,7 +71,7 @@ def test_moving_a_slider_shows_the_new_number_and_updates_the_url(page, app_url)
     page.wait_for_function("() => location.search.includes('h_b=2')", timeout=30_000)
     wait_for_app(page)
     expected = f"{calc.decode_step_time(m, a, 2, 8192, embedding='table').tokens_per_s:,.0f} tok/s"   # 368 tok/s
-    page.get_by_test_id("stMetricValue").filter(has_text=expected).wait_for(timeout=30_000)
+    page.locator(METRIC_VALUE).filter(has_text=expected).wait_for(timeout=30_000)
 
 
 def test_a_deep_link_reproduces_its_view(page, app_url):
@@ -140,7 +140,7 @@ def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_ur
         wait_for_app(page)
         assert srv.requests[-1]["headers"]["authorization"] == "Bearer sk-browser-secret"
     assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_test_id("stMetricLabel").filter(has_text="TPOT p50, lightest load").count() == 1
+    assert page.locator(METRIC_LABEL).filter(has_text="TPOT p50, lightest load").count() == 1
     assert "ep_model=tiny" in page.url and "sk-browser-secret" not in page.url
 
 

@@ -5,14 +5,15 @@ Same server and Chromium as test_browser.py (fixtures in tests/conftest.py; skip
 import pytest
 
 from app_pages.common import PAGES
-from browsertest import page_at, sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import METRIC_VALUE, page_at, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 PATHS = ["" if f.endswith("home.py") else f.rsplit("/", 1)[-1].removesuffix(".py") for f, *_ in PAGES]
 
 #: Every metric label/value element (and what it wraps) whose text is cut: scrollWidth > clientWidth.
 CUT_METRICS = """() => Array.from(document.querySelectorAll(
-    '[data-testid=stMetricValue], [data-testid=stMetricValue] *, [data-testid=stMetricLabel], [data-testid=stMetricLabel] *'))
+    '[data-testid=stMetricValue], [data-testid=stMetricValue] *, [data-testid=stMetricLabel], [data-testid=stMetricLabel] *, '
+    + '.xm-value, .xm-value *, .xm-label, .xm-label *'))
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
 #: Font sizes (px) of chart tick labels, legend entries and axis titles.
 CHART_TEXT = """() => Array.from(document.querySelectorAll(
@@ -45,7 +46,7 @@ def test_the_story_walks_from_the_weights_to_the_bill(projector, app_url):
     projector.get_by_role("link", name="Step 2: Decode and the roofline ▶").click()
     wait_for_app(projector)
     # step 2 sets B = 1 at 8K: Llama-3-8B on an H100 SXM, 4.79 ms + 0.32 ms = 5.11 ms (course, week 11 step 4)
-    sync_api.expect(projector.get_by_test_id("stMetricValue").filter(has_text="5.11 ms").first).to_be_visible(
+    sync_api.expect(projector.locator(METRIC_VALUE).filter(has_text="5.11 ms").first).to_be_visible(
         timeout=30_000)
     assert "story=2" in projector.url and "present=1" in projector.url
 

@@ -1,13 +1,14 @@
-"""What a person sees at 1280 x 720 in Chromium: the key columns of the wide tables without scrolling, the
-edited price table in a shared link, the inputs at the head of a downloaded CSV. Same set-up as
-test_browser.py (Debian's chromium through Playwright; skipped where none is installed)."""
+"""What a person sees at 1280 x 720 in Chromium: the key columns of the wide tables without scrolling (numbers
+on one line), the metric rows' look and help marks, the edited price table in a shared link, the inputs at the
+head of a downloaded CSV. Same set-up as test_browser.py (Debian's chromium through Playwright; skipped where
+none is installed)."""
 import io
 import time
 
 import pandas as pd
 import pytest
 
-from browsertest import sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import METRIC_VALUE, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 
@@ -20,18 +21,17 @@ WIDE_TABLES = {  # page -> the key columns of its wide table, in order (headers 
 
 
 def _table_with(pg, headers: list[str], timeout_s: float = 90.0):
-    """The visible st.dataframe whose header row shows every one of ``headers`` (scrolled into view so that
-    it renders; the grid draws its header cells a moment after the script ends). Every header, not one: a
-    page can hold two tables that share a column name (quantization's "max batch")."""
+    """The visible table (common.show_table's .xm-table-wrap) whose header row shows every one of ``headers``.
+    Every header, not one: a page can hold two tables that share a column name (quantization's "max batch")."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        frames = pg.get_by_test_id("stDataFrame")
+        frames = pg.locator(".xm-table-wrap")
         for i in range(frames.count()):
             frame = frames.nth(i)
             if frame.is_visible():
-                frame.scroll_into_view_if_needed()
                 shown = frame.locator("th").all_inner_texts()
                 if all(h in shown for h in headers):
+                    frame.scroll_into_view_if_needed()
                     return frame
         pg.wait_for_timeout(500)
     pytest.fail(f"no table with the columns {headers!r}")
@@ -43,14 +43,17 @@ def test_key_columns_of_each_wide_table_are_visible_at_1280_px(page, app_url, pa
     wait_for_app(page)
     want = WIDE_TABLES[path]
     frame = _table_with(page, want)
-    # the header row as drawn, once it has settled (the grid may draw its columns in two passes)
     sync_api.expect(frame.locator("th")).to_have_text(want, timeout=30_000)
-    # no horizontal scrolling: the grid's scroller is no wider than its box
-    scroll, client = frame.evaluate("e => { const s = e.querySelector('.dvn-scroller'); "
-                                    "return [s.scrollWidth, s.clientWidth]; }")
+    # no horizontal scrolling: the table is no wider than its box, and every header cell lies inside the window
+    scroll, client = frame.evaluate("e => [e.scrollWidth, e.clientWidth]")
     assert scroll <= client + 1, f"{path}: the table scrolls ({scroll} px of content in {client} px)"
-    box = frame.bounding_box()
-    assert box["x"] + box["width"] <= 1280
+    for box in (h.bounding_box() for h in frame.locator("th").all()):
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
+    # numbers are not broken across lines: every number cell is one line high (a row's height may come from
+    # wrapped text in another cell, so compare the cell's text box with one line of the table's font)
+    lines = frame.evaluate("""e => Array.from(e.querySelectorAll('td.xm-num')).map(td => {
+        const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; })""")
+    assert lines and max(lines) == 1, f"{path}: a number wraps ({lines})"
 
 
 def test_an_edited_price_goes_into_the_link_and_the_link_shows_it(page, app_url, browser):
@@ -88,7 +91,7 @@ def test_an_edited_price_goes_into_the_link_and_the_link_shows_it(page, app_url,
         other.goto(link)
         wait_for_app(other)
         # 165,000 generations a month x 500 output tokens x $5 more per 1M = $412.50 on top of $2,145.83
-        sync_api.expect(other.get_by_test_id("stMetricValue").filter(has_text="$2,558").first).to_be_visible(
+        sync_api.expect(other.locator(METRIC_VALUE).filter(has_text="$2,558").first).to_be_visible(
             timeout=30_000)
     finally:
         other.context.close()
@@ -113,3 +116,42 @@ def test_a_downloaded_csv_starts_with_its_inputs_and_has_money_to_the_cent(page,
     df = pd.read_csv(io.StringIO(text), comment="#")
     totals = df["total_usd"].astype(str)
     assert all(len(t.split(".")[1]) <= 2 for t in totals if "." in t)    # cents at most
+
+
+def test_metric_rows_read_like_st_metric_and_their_help_opens_from_the_keyboard(page, app_url):
+    page.goto(f"{app_url}/?batch=8")
+    wait_for_app(page)
+    value = page.locator(".xm-value").first
+    sync_api.expect(value).to_be_visible(timeout=30_000)
+    # st.metric's sizes in Streamlit 1.67 (computed style of stMetricValue / stMetricLabel): 36 px and 14 px
+    assert value.evaluate("e => getComputedStyle(e).fontSize") == "36px"
+    assert page.locator(".xm-label").first.evaluate("e => getComputedStyle(e).fontSize") == "14px"
+    mark = page.locator(".xm-help").first
+    tip = "e => getComputedStyle(e, '::after')"
+    assert mark.evaluate(tip + ".display") == "none"
+    assert mark.get_attribute("tabindex") == "0"  # in the Tab order
+    mark.focus()
+    assert mark.evaluate(tip + ".display") == "block"
+    assert mark.evaluate(tip + ".content").strip('"').startswith("Bound: the roofline lower bound.")
+    # the tooltip stays inside the window (the first metric's opens rightwards from the left edge)
+    width = mark.evaluate("e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e, '::after'); "
+                          "return r.left + parseFloat(s.left) + parseFloat(s.width); }")
+    assert width <= 1280
+
+
+def test_a_green_delta_stays_legible_in_the_dark_theme(browser, app_url):
+    # dark theme: st.metric draws a green delta light on dark (126, 213, 176 on 14, 47, 36); the mixed colours of
+    # metric_row.CSS must also put a light text on a dark pill, not the light theme's dark green
+    pg = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="dark").new_page()
+    try:
+        pg.goto(f"{app_url}/?batch=8")
+        wait_for_app(pg)
+        delta = pg.locator(".xm-delta.xm-green").first
+        sync_api.expect(delta).to_have_text("fits on one GPU", timeout=30_000)
+        rgb = delta.evaluate("e => getComputedStyle(e).color")
+        nums = [float(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].replace("srgb", "").split()[:3]] \
+            if rgb.startswith("color(") else [float(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3]]
+        nums = [v * 255 if max(nums) <= 1 else v for v in nums]
+        assert nums[1] > 150 and nums[1] > nums[0] + 30, rgb  # a light green: green channel high and dominant
+    finally:
+        pg.context.close()

@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 import calc
 from app_pages.common import PAGES
+import pagetest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -100,10 +101,9 @@ def check_run(at: AppTest, what: str) -> None:
         texts += [str(getattr(e, "value", "")) for e in at.get(kind)]
     for t in texts:
         assert not any(r in t for r in RAW), (what, t[:300])
-    for m in at.metric:
+    for m in pagetest.metrics(at):
         assert not INF_WORD.search(str(m.value)), (what, m.label, m.value)
-    for df in at.dataframe:
-        value = df.value
+    for value in pagetest.tables(at):
         if isinstance(value, pd.DataFrame):
             numeric = value.select_dtypes(include=[np.number])
             assert not np.isinf(numeric.to_numpy(dtype=float)).any(), (what, list(numeric.columns))

@@ -9,7 +9,7 @@ import calc
 from calc.batching import batching_experiment
 from app_pages import common
 import pagetest
-from pagetest import metric, figures
+from pagetest import metric, metric_element, figures
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/batching.py"
@@ -34,7 +34,7 @@ def test_default_run_shows_calc_numbers(default_page):
     s, c = exp.comparison.static.summary, exp.comparison.continuous.summary
     assert metric(default_page, "Static: tok/s") == f"{s.throughput_tokens_per_s:,.0f}"
     assert metric(default_page, "Continuous: tok/s") == f"{c.throughput_tokens_per_s:,.0f}"
-    speedup = [m.delta for m in default_page.metric if m.label == "Continuous: tok/s"][0]
+    speedup = metric_element(default_page, "Continuous: tok/s").delta
     assert speedup == f"{exp.comparison.speedup:.2f}x static"
     assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"

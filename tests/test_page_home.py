@@ -3,7 +3,8 @@ import json
 
 import calc
 from app_pages.common import fmt_usd
-from pagetest import metric, open_page
+import pagetest
+from pagetest import metric, metrics, open_page
 
 LLAMA, H100 = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
 
@@ -15,7 +16,7 @@ def test_default_home_shows_the_seed_numbers():
     assert metric(at, "Decode step (TPOT)") == "5.11 ms"
     assert metric(at, "Throughput") == "196 tok/s"
     assert metric(at, "USD per 1M output tokens") == "$5.67"
-    table = at.dataframe[0].value
+    table = pagetest.tables(at)[0]
     assert table.loc[table.quantity == "KV cache per token", "value"].item() == "131,072 B"
     assert table.loc[table.quantity == "max batch", "value"].item() == "59"
 
@@ -77,7 +78,7 @@ def test_your_own_config_json_becomes_the_model_and_a_bad_one_keeps_the_previous
     at.text_input(key="cfg_name").input("tiny").run()
     at.button(key="cfg_load").click().run()
     assert at.selectbox(key="model").value == "custom:tiny" and not at.error
-    table = at.dataframe[0].value
+    table = pagetest.tables(at)[0]
     # 2 x 2 layers x 2 KV heads x (64 / 4 = 16) x 2 B = 256 B per token
     assert table.loc[table.quantity == "KV cache per token", "value"].item() == "256 B"
 
@@ -90,12 +91,12 @@ def test_a_link_to_a_model_from_another_session_says_so():
 
 def test_the_estimate_stands_beside_the_bound():
     at = open_page(emb="table")
-    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    step = [m for m in metrics(at) if m.label.startswith("Decode step")][0]
     assert step.label == "Decode step (TPOT), bound" and step.value == "5.11 ms"
     # memory-bound at B = 1: the estimate is the bound over the default MBU of 69% (gpt-fast's 1,397 of
     # 2,039 GB/s): 5.115 ms / 0.69 = 7.41 ms
     assert step.delta == "estimate 7.41 ms"
-    tput = [m for m in at.metric if m.label.startswith("Throughput")][0]
+    tput = [m for m in metrics(at) if m.label.startswith("Throughput")][0]
     assert tput.delta == "estimate 135 tok/s"      # 1 / 7.41 ms
 
 
@@ -106,20 +107,20 @@ def test_memory_convention_switches_the_max_batch_and_says_which():
                                  ("driver", "64", "driver's total, 85.52 GB"),
                                  ("engine", "56", "0.9 x the driver's total = 76.97 GB")):
         at = open_page(mem=mem)
-        table = at.dataframe[0].value
+        table = pagetest.tables(at)[0]
         assert table.loc[table.quantity == "max batch", "value"].item() == expected
         assert any(label in c.value for c in at.caption), mem
     at = open_page(mem="engine", gmu="0.5")          # 0.5 x 85.52e9 - 16.06e9 = 26.70e9 -> 24
-    table = at.dataframe[0].value
+    table = pagetest.tables(at)[0]
     assert table.loc[table.quantity == "max batch", "value"].item() == "24"
     at = open_page(mem="engine", rtr="2")            # 76.97e9 - 2e9 = 74.97e9 -> (74.97 - 16.06) / 1.0737 = 54
-    table = at.dataframe[0].value
+    table = pagetest.tables(at)[0]
     assert table.loc[table.quantity == "max batch", "value"].item() == "54"
     assert any("less a 2.00 GB runtime reserve = 74.97 GB" in c.value for c in at.caption)
     at = open_page(mem="engine", gmu="0.1", rtr="9")  # more reserve than the share: an error, the share kept
     assert any("leaves no memory" in e.value for e in at.sidebar.error)
     at = open_page(mem="nonsense")                   # a bad link falls back to the data sheet
-    table = at.dataframe[0].value
+    table = pagetest.tables(at)[0]
     assert table.loc[table.quantity == "max batch", "value"].item() == "59"
 
 
@@ -159,7 +160,7 @@ def test_throughput_below_one_token_per_second_keeps_two_digits():
     assert 0.3 < step.tokens_per_s < 0.4
     shown = metric(at, "Throughput")
     assert shown == f"{step.tokens_per_s:.2f} tok/s" and shown != "0 tok/s"
-    assert "0 tok/s" not in " ".join(m.value + " " + str(m.delta) for m in at.metric)
+    assert "0 tok/s" not in " ".join(m.value + " " + str(m.delta) for m in metrics(at))
 
 
 def test_an_unknown_preset_or_gpu_in_a_link_is_said_in_one_notice():

@@ -41,7 +41,7 @@ def test_default_page_shows_the_hand_numbers(default_page):
 
 
 def test_variants_table_by_hand(default_page):
-    df = default_page.dataframe[0].value.set_index("layout")
+    df = pagetest.tables(default_page)[0].set_index("layout")
     # MHA: K = N = 32 -> 4 x 131,072 = 524,288 B; MQA: K = 1 -> 16,384 B;
     # MLA with d_c = 4H = 512, d_h^R = H/2 = 64: 32 x 576 x 2 = 36,864 B.
     assert df.loc["MHA", "kv_bytes_per_token"] == "524,288 B"
@@ -205,7 +205,7 @@ def test_hybrid_config_shows_the_per_layer_breakdown():
     assert metric(at, "Constant per sequence") == fmt_bytes(3 * (49_152 + 2_097_152))
     # 8,192 x 2,048 B + 6,438,912 B = 23,216,128 B
     assert metric(at, "KV per sequence") == fmt_bytes(8192 * 2048 + 3 * (49_152 + 2_097_152))
-    table = next(d.value for d in at.dataframe if "tokens_held" in d.value.columns).set_index("kind")
+    table = next(d for d in pagetest.tables(at) if "tokens_held" in d.columns).set_index("kind")
     assert table.loc["linear_attention", "layers"] == 3 and table.loc["full", "layers"] == 1
     assert table.loc["full", "tokens_held"] == "8,192" and table.loc["linear_attention", "tokens_held"] == "0"
 
@@ -243,7 +243,7 @@ def test_lightning_state_dtype_convention_from_the_url():
         at = open_page(model="minimax-m1", **query)
         assert not at.exception
         assert metric(at, "Constant per sequence") == fmt_bytes(state)
-        table = next(d.value for d in at.dataframe if "tokens_held" in d.value.columns).set_index("kind")
+        table = next(d for d in pagetest.tables(at) if "tokens_held" in d.columns).set_index("kind")
         assert table.loc["lightning", "state_dtype"] == dtype and table.loc["full", "state_dtype"] == ""
         assert at.radio(key="kv_state").value == ("vllm" if query else "reference")
     # a model without lightning layers: the control is off and changes nothing

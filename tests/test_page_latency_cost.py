@@ -75,10 +75,10 @@ def test_front_spans_b1_to_the_memory_ceiling():
     assert tpots[-1] == pytest.approx(23.70, abs=0.01)
     names = [d.get("name") for d in spec["data"]]
     assert "agent: B = 16" in names and "chat: B = 59" in names  # default chat target 50 ms -> the ceiling
-    assert not at.dataframe                          # the table is built only while its expander is open
+    assert not pagetest.tables(at)                       # the table is built only while its expander is open
     at.session_state["lc_front_table"] = True
     at.run()
-    assert at.dataframe[0].value["batch"].tolist() == list(range(1, 60))
+    assert pagetest.tables(at)[0]["batch"].tolist() == list(range(1, 60))
 
 
 def test_garbage_url_falls_back_to_defaults():

@@ -34,9 +34,9 @@ def test_llama_70b_at_tp8():
     # 8 GPUs x $3.99 x 720 h = $22,982.40
     assert metric(at, "USD per month") == "$22,982"
     assert at.info and at.info[0].value.startswith("Disaggregated: prefill on")
-    options = at.dataframe[0].value  # every layout of the plan's grid, cheapest first
+    options = pagetest.tables(at)[0]  # every layout of the plan's grid, cheapest first
     assert options["layout"].iat[0] in at.success[0].value
-    gpus = at.dataframe[1].value.set_index("accelerator")
+    gpus = pagetest.tables(at)[1].set_index("accelerator")
     assert gpus.loc["h100-sxm", "tp"] == 2 and gpus.loc["b200", "tp"] == 1
 
 
@@ -46,7 +46,7 @@ def test_a_layout_the_model_cannot_take_is_a_message_and_the_rest_stays():
     assert at.error and "experts" in at.error[0].value and "16" in at.error[0].value
     assert len(at.error) == 1   # said once; the frontier below does not add "does not fit in any layout"
     assert any(c.value.startswith("No curves: the PP and EP chosen above") for c in at.caption)
-    assert len(at.dataframe) >= 1  # the table of GPUs is still there
+    assert len(pagetest.tables(at)) >= 1  # the table of GPUs is still there
     assert at.select_slider(key="mg_ep").value == 16  # the choice is kept
 
 
@@ -69,7 +69,7 @@ def test_pin_goes_into_the_url_and_comes_back():
     assert not any(at.session_state[k] for k in gpu_pins.PIN_KEYS)
     # A fresh session opened on that link shows the pinned numbers next to what else is chosen.
     fresh = open_page(mg_p1=PIN_70B_TP8, mg_p2="llama-3.1-70b~h200~4~1~1~1~bf16~bf16~32~8192~4.5")
-    pins = fresh.dataframe[-1].value
+    pins = pagetest.tables(fresh)[-1]
     assert list(pins.columns) == ["pin 1", "pin 2"]
     assert pins.loc["TPOT", "pin 1"] == f"{calc.decode_step_time(L70, H100, 32, 8192, tp=8).total_s * 1e3:,.2f} ms"
     # Pin 2: 4 H200 at $4.50 for 720 h = $12,960.

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from pagetest import figures
+import pagetest
+from pagetest import figures, metrics
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/monthly_bill.py"
@@ -17,7 +18,7 @@ def _money(text: str) -> float:
 
 
 def _bills(at) -> dict[str, float]:
-    return {m.label: _money(m.value) for m in at.metric}
+    return {m.label: _money(m.value) for m in metrics(at)}
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_defaults_render(at):
 def test_break_even_column_says_never_or_a_dash_not_none(at):
     # The self-hosted row has no break-even against itself ("—"); an API tier that self-hosting never beats
     # within the sweep says "never"; any other is a whole DAU count with thousands separators.
-    table = next(d.value for d in at.dataframe if "self-hosting cheaper from DAU" in d.value.columns)
+    table = next(d for d in pagetest.tables(at) if "self-hosting cheaper from DAU" in d.columns)
     col = dict(zip(table["tier"], table["self-hosting cheaper from DAU"]))
     assert col["self-hosted"] == "—"
     assert all(v == "never" or v.replace(",", "").isdigit() for k, v in col.items() if k != "self-hosted"), col

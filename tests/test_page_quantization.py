@@ -147,7 +147,7 @@ def test_a_model_that_does_not_fit_is_said_so():
 
 def test_formats_table_says_what_a_weight_really_costs():
     at = open_page()
-    table = next(d.value for d in at.dataframe if "bits_per_param" in d.value.columns).set_index("format")
+    table = next(d for d in pagetest.tables(at) if "bits_per_param" in d.columns).set_index("format")
     # Llama-3-8B: q4_0 blocks are 18 bytes per 32 weights = 4.5 bits; with the output head in q6_K and
     # f32 norms the whole model is 4,653,375,488 B x 8 / 8,030,261,248 = 4.64 bits per parameter.
     assert table.loc["q4_0", "bits_per_quantized_weight"] == 4.5

@@ -145,7 +145,7 @@ def test_bound_and_estimate_side_by_side():
     at.switch_page("app_pages/roofline.py").run()
     at.number_input(key="mbu").set_value(50.0).run()
     assert not at.exception
-    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    step = [m for m in pagetest.metrics(at) if m.label.startswith("Decode step")][0]
     assert step.label.endswith("bound")
     bound_ms = float(step.value.split()[0])
     # Llama-3-8B, B = 32 at 8K on an H100 is memory-bound (compute 2NB/P = 0.52 ms is below the 4.5 ms weight
@@ -160,7 +160,7 @@ def test_a_link_carries_the_utilisation():
     at.query_params["mbu"] = "20"
     at.switch_page("app_pages/roofline.py").run()
     assert not at.exception and at.number_input(key="mbu").value == 20
-    step = [m for m in at.metric if m.label.startswith("Decode step")][0]
+    step = [m for m in pagetest.metrics(at) if m.label.startswith("Decode step")][0]
     # memory-bound: estimate = bound / 0.2, five times the bound
     assert float(step.delta.split()[1]) == pytest.approx(5 * float(step.value.split()[0]), abs=0.03)
 
@@ -229,7 +229,7 @@ def test_the_split_table_holds_the_chosen_batch():
     at = open_page(model="smollm2-135m", rf_b="48")
     at.session_state["rf_tables"] = True
     at.run()
-    split = next(d.value for d in at.dataframe if {"batch", "weights_s", "kv_s"} <= set(d.value.columns))
+    split = next(d for d in pagetest.tables(at) if {"batch", "weights_s", "kv_s"} <= set(d.columns))
     row = split[split["batch"] == 48]
     assert len(row) == 1
     # the table shows ms: the roofline step at B = 48 from calc directly

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from pagetest import figures
+import pagetest
+from pagetest import figures, metrics
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/speculative.py"
@@ -21,11 +22,11 @@ def open_page(query_params=None):
 
 
 def metric(at, label_start):
-    return next(m.value for m in at.metric if m.label.startswith(label_start))
+    return next(m.value for m in metrics(at) if m.label.startswith(label_start))
 
 
 def table(at):
-    return at.dataframe[0].value.set_index("symbol")
+    return pagetest.tables(at)[0].set_index("symbol")
 
 
 def test_default_run_shows_the_seed_example():
