@@ -13,6 +13,10 @@ plotly.js is the copy that ships with the plotly Python package (``plotly/packag
 served by Streamlit's static file serving (``server.enableStaticServing``, folder ``static/``) and loaded
 once per browser tab; ``ensure_plotly_js`` puts it there when the app starts.
 
+A chart more than 400 px outside the window is drawn when it comes that near (an IntersectionObserver), not
+when its figure arrives: a slider move redraws the charts in view and leaves the others to the reader's
+scroll; printing draws them all.
+
 Theme: ``st.plotly_chart`` restyles figures with Streamlit's theme; here the JavaScript reads the page's
 own theme variables (text colour, background, font) on every draw, so light and dark themes both hold,
 and the colour sequence comes from ``[theme.light|dark] chartCategoricalColors`` in .streamlit/config.toml.
@@ -78,9 +82,25 @@ function themed(fig, host) {
   }};
   return layout;
 }
-function draw(div) {
+// A chart further than this from the window is drawn when it comes this near (scrolling, a resize), not when
+// its figure arrives: a slider move redraws the charts in view, and those below wait for the reader.
+const NEAR_PX = 400;
+function nearWindow(div) {
+  const r = div.getBoundingClientRect();
+  const h = window.innerHeight || document.documentElement.clientHeight;
+  return r.bottom > -NEAR_PX && r.top < h + NEAR_PX;
+}
+function watchNear(div) {
+  if (div.__explorerNear) return;
+  div.__explorerNear = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) draw(div);
+  }, {rootMargin: NEAR_PX + "px 0px"});
+  div.__explorerNear.observe(div);
+}
+function draw(div, always) {
   const fig = div.__explorerPending;
   if (!fig || div.clientWidth === 0) return;  // hidden (a closed expander, another tab): drawn when shown
+  if (!always && window.IntersectionObserver && !nearWindow(div)) { watchNear(div); return; }
   div.__explorerPending = null;
   loadPlotly().then((Plotly) => {
     Plotly.react(div, fig.data, themed(fig, div), fig.config);
@@ -106,8 +126,17 @@ function watchTheme() {
     });
   }, 1000);
 }
+function drawAllForPrint() {
+  // printing (or saving the page as PDF) shows every chart, near the window or not
+  if (window.__explorerPrint) return;
+  window.__explorerPrint = true;
+  window.addEventListener("beforeprint", () => {
+    document.querySelectorAll("div.explorer-plot").forEach((d) => draw(d, true));
+  });
+}
 export default function (component) {
   watchTheme();
+  drawAllForPrint();
   const { data, parentElement } = component;
   let div = parentElement.querySelector("div.explorer-plot");
   if (!div) {

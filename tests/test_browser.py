@@ -149,6 +149,7 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
     # DOM node holds the new figure (Plotly.react), where st.plotly_chart mounted a new one.
     resp = page.request.get(app_url + "/app/static/plotly.min.js")
     assert resp.status == 200 and "javascript" in resp.headers["content-type"]
+    page.set_viewport_size({"width": 1280, "height": 1400})  # the context slider and the roofline both in view
     page.goto(app_url + "/roofline?rf_ctx=8192")
     wait_for_app(page)
     plot = page.locator(".st-key-rf_roof .explorer-plot")
@@ -170,6 +171,42 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
     assert after["x"] != before["x"]
 
 
+def test_a_chart_far_below_the_window_is_redrawn_when_it_comes_near(page, app_url):
+    # The roofline page at 1280 x 720: its per-operator chart (key rf_ops, the last) lies more than 400 px
+    # below the window. A context move redraws the charts in view at once, and that one only when it is
+    # scrolled near, with the figure of the latest rerun. (It sits in a fragment inside the page's fragment,
+    # whose rerun may give it a new node: what is compared is the data drawn.)
+    data = ("g => g.data ? g.data.map(t => [t.x, t.y, t.marker && t.marker.size, t.customdata, t.text]"
+            ".map(a => a == null ? null : (typeof a === 'object' ? Array.from(a) : a))) : null")
+    page.goto(app_url + "/roofline?rf_ctx=8192")
+    wait_for_app(page)
+    near = page.locator(".st-key-rf_roof .explorer-plot")
+    far = page.locator(".st-key-rf_ops .explorer-plot")
+    near.locator(".main-svg").first.wait_for(timeout=30_000)
+    assert far.evaluate("g => g.getBoundingClientRect().top") > 720 + 400
+    assert far.evaluate(data) is None                                      # not drawn at the first visit
+    far.scroll_into_view_if_needed()
+    far.locator(".main-svg").first.wait_for(timeout=30_000)
+    before = far.evaluate(data)
+    page.evaluate(f"() => {{ window.__opsBefore = JSON.stringify(({data})(document.querySelector("
+                  "'.st-key-rf_ops .explorer-plot'))); }")
+    page.locator(".st-key-rf_ctx").get_by_role("slider").focus()           # scrolls back up to the slider
+    assert far.evaluate("g => g.getBoundingClientRect().top") > 720 + 400
+    near_draws = near.evaluate("g => +g.dataset.explorerDraws")
+    page.keyboard.press("ArrowRight")                                      # S = 8,192 -> 16,384
+    page.wait_for_function("() => location.search.includes('rf_ctx=16384')", timeout=30_000)
+    wait_for_app(page)
+    page.wait_for_function(f"() => +document.querySelector('.st-key-rf_roof .explorer-plot').dataset.explorerDraws"
+                           f" > {near_draws}", timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert far.evaluate(data) in (None, before)                            # waiting for the reader
+    far.scroll_into_view_if_needed()
+    page.wait_for_function(f"() => {{ const g = document.querySelector('.st-key-rf_ops .explorer-plot'); return g.data"
+                           f" && JSON.stringify(({data})(g)) !== window.__opsBefore; }}", timeout=30_000)
+    # attention over a 16K cache moves twice the bytes of an 8K one (its share of the step, the marker's
+    # size, grows): the chart now shows the 16K step
+
+
 def test_a_legend_above_the_plot_stays_above_it_after_a_resize(page, app_url):
     # The roofline's legend sits above the plot (y = 1.02, bottom-anchored) and wraps to more rows on a narrow
     # page; after 1280 -> 900 -> 1280 px its bottom must still be above the plot area's top (Plotly.Plots.resize
@@ -183,7 +220,10 @@ def test_a_legend_above_the_plot_stays_above_it_after_a_resize(page, app_url):
     assert plot.evaluate(gap) >= 0
     for width in (900, 1280):
         page.set_viewport_size({"width": width, "height": 720})
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(500)
+        plot.scroll_into_view_if_needed()  # drawn anew at the new width once near the window
+        plot.locator(".nsewdrag").first.wait_for(state="attached", timeout=30_000)
+        page.wait_for_timeout(1000)
         assert plot.evaluate(gap) >= 0, width
 
 

@@ -34,6 +34,12 @@ def test_presenter_mode_nothing_cut_and_chart_text_at_least_16px(projector, app_
     projector.wait_for_timeout(1500)   # Plotly draws after the script run ends
     assert projector.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"
     assert projector.evaluate(CUT_METRICS) == []
+    # a chart far below the window is drawn when it comes near: bring each into view, so all are measured
+    plots = projector.locator(".explorer-plot")
+    for i in range(plots.count()):
+        if plots.nth(i).is_visible():
+            plots.nth(i).scroll_into_view_if_needed()
+            plots.nth(i).locator(".main-svg").first.wait_for(timeout=30_000)
     small = [(text, size) for text, size in projector.evaluate(CHART_TEXT) if size < 16]
     assert small == []
 
