@@ -32,7 +32,7 @@ def _shown(row) -> str:
 
 @common.fragment
 def explore() -> None:
-    """The page's controls and everything they change: a control here reruns this part only."""
+    """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = common.selection()
     c1, c2 = st.columns(2)
     context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,

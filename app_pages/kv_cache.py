@@ -91,7 +91,7 @@ common.experiment_buttons({
 
 @common.fragment
 def explore() -> None:
-    """Everything the page's own controls change: a control here reruns this part only."""
+    """Everything the page's own controls change. A fragment: a control here reruns this part only."""
     sel = common.selection()
     if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
         st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")

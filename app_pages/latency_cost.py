@@ -48,7 +48,7 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> No
 
 @common.fragment
 def explore() -> None:
-    """The page's controls and everything they change: a control here reruns this part only."""
+    """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = common.selection()
     c1, c2, c3, c4 = st.columns(4)
     context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="lc_ctx", bind="query-params")

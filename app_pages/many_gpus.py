@@ -46,13 +46,13 @@ common.experiment_buttons({
 }, key="mg_exp")
 
 
-@common.fragment
 def _dp_words(layout) -> str:
     """", attention data-parallel in N groups of TP" when EP exceeds TP, else ""."""
     return (f", attention data-parallel in {layout.attention_dp:,} groups of TP {layout.tp}"
             if layout.attention_dp > 1 else "")
 
 
+@common.fragment
 def layout_section() -> None:
     """The layout's controls, its headline numbers, memory and step charts and the throughput frontier. A
     fragment: TP, PP, EP, replicas and batch rerun this part only; a change of the context, interconnect or

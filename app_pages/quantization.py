@@ -37,7 +37,7 @@ common.experiment_buttons({
 
 @common.fragment
 def explore() -> None:
-    """The page's controls and everything they change: a control here reruns this part only."""
+    """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = common.selection()
     c1, c2, c3 = st.columns(3)
     common.accept_url_values("q_model", ["sidebar", "seed13b"], {"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get)

@@ -115,7 +115,7 @@ def _in_ms(df, cols):
 
 @common.fragment
 def explore() -> None:
-    """The sliders and everything they change: a slider reruns this part only (not the sidebar)."""
+    """The sliders and everything they change. A fragment: a slider reruns this part only (not the sidebar)."""
     sel = common.selection()
     c1, c2, c3 = st.columns(3)
     context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="rf_ctx", bind="query-params")
