@@ -33,6 +33,30 @@ def _chart_points(part):
     return part[keep]
 
 
+PRICE_COLUMNS = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok")
+
+
+def _complete_rows(edited: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The price table without the named rows that still lack a price (a row just added, its name typed
+    first), and those rows' names with the prices they lack; an empty cache-write multiplier reads 1.0 (writes
+    cost what a base input token costs). A row with a bad value (text, negative) stays in, for the bill's
+    own message."""
+    if not set(PRICE_COLUMNS) <= set(edited.columns):
+        return edited, []
+    named = edited["name"].notna() & edited["name"].astype(str).str.strip().ne("")
+    lacking = edited[list(PRICE_COLUMNS)].isna()
+    short = {"input_usd_per_mtok": "in $/1M", "cached_input_usd_per_mtok": "hit $/1M", "output_usd_per_mtok": "out $/1M"}
+    waiting = []
+    for i in range(len(edited)):
+        if named.iloc[i] and lacking.iloc[i].any():
+            missing = ", ".join(short[c] for c in PRICE_COLUMNS if lacking.iloc[i][c])
+            waiting.append(f"{common.md_escape(str(edited['name'].iloc[i]).strip())} ({missing})")
+    complete = edited[~(named & lacking.any(axis=1))].copy()
+    if "cache_write_multiplier" in complete.columns:
+        complete["cache_write_multiplier"] = complete["cache_write_multiplier"].fillna(1.0)
+    return complete, waiting
+
+
 @caching.bounded_cache(max_entries=64, max_bytes=16 * caching.MB)
 def _tiers_and_verdict(scenario, tiers, setup):
     """``bill.compare_tiers`` and its verdict, cached on their inputs for every session (read-only)."""
@@ -123,9 +147,13 @@ def bill_section() -> None:
     elif "mb_prices" in st.query_params:
         del st.query_params["mb_prices"]
 
+    complete, waiting = _complete_rows(edited)
+    if waiting:
+        st.info("Left out of the bill until their prices are filled in: " + ", ".join(waiting) + ".",
+                icon=":material/edit_note:")
     try:
         scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
-        tiers = bill.tiers_from_frame(edited)
+        tiers = bill.tiers_from_frame(complete)
     except ValueError as exc:
         common.show_error(exc)
         return

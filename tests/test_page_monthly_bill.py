@@ -179,3 +179,25 @@ def test_a_deleted_tier_is_one_item_in_the_link():
     bills = _bills(at)
     assert "Sonnet 4.6" not in bills and bills["Opus 4.8"] == pytest.approx(3988.875, abs=1)
     assert at.query_params["mb_prices"] == text
+
+
+def test_a_new_tier_without_prices_waits_and_the_bill_stays():
+    # A row added in the editor with its name typed first (the link form: rows=5 names a fifth row). Before,
+    # its empty prices failed the whole bill ("input_usd_per_mtok of tier 'Test' must be a non-negative
+    # number, got nan") and every metric and chart went; now the row waits, named, and the other tiers stay.
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_prices"] = "rows=5,name5=Test"
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    bills = _bills(at)
+    assert bills["Opus 4.8"] == pytest.approx(3576, abs=1) and "Test" not in bills
+    [info] = [i.value for i in at.info if "Left out of the bill" in i.value]
+    assert "Test (in $/1M, hit $/1M, out $/1M)" in info
+    assert len(figures(at)) == 3
+    # its prices filled in, an empty write multiplier reads 1.0 and the tier joins the bill:
+    # 165,000 generations x (prompt tokens at $1 and $0.10 per 1M, 500 output tokens at $2 per 1M)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_prices"] = "rows=5,name5=Test,in5=1,hit5=0.1,out5=2"
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert "Test" in _bills(at) and not [i for i in at.info if "Left out of the bill" in i.value]
