@@ -52,6 +52,8 @@ CSS = f"""
 
 #: A number written with its unit, right-aligned like a number: "14.74 ms", "$2,145.83", "1.07 GB", "2.5x".
 _NUMBER_TEXT = re.compile(r"^[-−]?\$?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ?[A-Za-zμ%/×]+(/[A-Za-z]+)?)?$")
+#: Words a number column holds where it has no number ("—" for never, "n/a"); they do not make it a text column.
+_NO_VALUE = {"—", "-", "n/a", "no fit", "never", ""}
 _PRINTF = re.compile(r"%(,?)(\.\d+)?([dfeEgGi])")
 
 
@@ -125,7 +127,8 @@ def table_html(df: pd.DataFrame, column_config: Mapping | None = None, column_or
         return default, None
 
     def numeric_column(values: list) -> bool:  # numbers, or numbers written with their unit ("14.74 ms", "$2.15")
-        shown = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        shown = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))
+                 and v not in _NO_VALUE]
         return bool(shown) and all(
             (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)))
             or (isinstance(v, str) and _NUMBER_TEXT.match(v)) for v in shown)

@@ -322,7 +322,7 @@ try:
         "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
         "tpot_b1_ms": st.column_config.NumberColumn("TPOT at B = 1, ms", format="%.1f"),
         "max_batch": st.column_config.NumberColumn("max batch"),
-        "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%.0f"),
+        "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%,.0f"),
         "usd_per_hour": st.column_config.NumberColumn("USD/h", format="dollar"),
         "usd_per_million_output": st.column_config.NumberColumn("USD per 1M output", format="$%.3f")})
     st.caption(f"{model.name} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "

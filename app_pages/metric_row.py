@@ -35,7 +35,7 @@ CSS = f"""
 .{ROW_CLASS} {{ display: grid; grid-template-columns: repeat(var(--xm-n, 4), minmax(0, 1fr));
   column-gap: 1rem; row-gap: 0.75rem; }}
 @media (max-width: 640px) {{ .{ROW_CLASS} {{ grid-template-columns: minmax(0, 1fr); }} }}
-.{CELL_CLASS} {{ min-width: 0; }}
+.{CELL_CLASS} {{ min-width: 0; position: relative; }}
 .{LABEL_CLASS} {{ font-size: 14px; line-height: 1.6; display: flex; align-items: flex-start; gap: 0.25rem;
   min-height: 1.5rem; overflow-wrap: anywhere; }}
 .{VALUE_CLASS} {{ font-size: 2.25rem; line-height: 1.2; padding-bottom: 0.25rem; overflow-wrap: anywhere; }}
@@ -49,15 +49,14 @@ CSS = f"""
   background: color-mix(in srgb, {_RED} 10%, transparent); }}
 .xm-arrow {{ font-weight: 600; }}
 .{CAPTION_CLASS} {{ font-size: 14px; color: color-mix(in srgb, currentColor 60%, transparent); margin-top: 0.2rem; }}
-.{HELP_CLASS} {{ position: relative; display: inline-flex; align-items: center; justify-content: center; flex: none;
+.{HELP_CLASS} {{ display: inline-flex; align-items: center; justify-content: center; flex: none;
   box-sizing: border-box; width: 15px; height: 15px; margin-top: 0.25rem; border-radius: 50%; cursor: help;
   border: 1.5px solid color-mix(in srgb, currentColor 60%, transparent); font-size: 10px; font-weight: 700;
   line-height: 1; color: color-mix(in srgb, currentColor 60%, transparent); }}
-.{HELP_CLASS}::after {{ content: attr(data-help); display: none; position: absolute; top: 1.4rem; left: -0.5rem;
-  z-index: 1000; width: max-content; max-width: min(22rem, 80vw); white-space: pre-line; padding: 0.5rem 0.75rem;
+.{HELP_CLASS}::after {{ content: attr(data-help); display: none; position: absolute; top: 1.6rem; left: 0; right: 0;
+  z-index: 1000; white-space: pre-line; padding: 0.5rem 0.75rem;
   border-radius: 0.5rem; font-size: 14px; font-weight: 400; line-height: 1.45; color: #fafafa; background: rgb(38, 39, 48);
   border: 1px solid rgba(250, 250, 250, 0.2); box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25); }}
-.{HELP_CLASS}.xm-right::after {{ left: auto; right: -0.5rem; }}
 .{HELP_CLASS}:hover::after, .{HELP_CLASS}:focus::after {{ display: block; }}
 .{HELP_CLASS}:focus-visible {{ outline: 2px solid color-mix(in srgb, currentColor 60%, transparent); }}
 """
@@ -143,9 +142,8 @@ class MetricRow:
     def html(self) -> str:
         """The row's HTML (no script, no style: the look is ``CSS``)."""
         cells = []
-        for i, cell in enumerate(self.cells):
-            right = (i % self.per_row) >= self.per_row / 2  # tooltips of the right half open leftwards
-            cells.append(f'<div class="{CELL_CLASS}">' + (_cell_html(cell.item, right) if cell.item else "")
+        for cell in self.cells:
+            cells.append(f'<div class="{CELL_CLASS}">' + (_cell_html(cell.item) if cell.item else "")
                          + "".join(f'<div class="{CAPTION_CLASS}">{html.escape(plain_text(c))}</div>'
                                    for c in cell.captions) + "</div>")
         return f'<div class="{ROW_CLASS}" style="--xm-n: {self.per_row}">' + "".join(cells) + "</div>"
@@ -159,11 +157,11 @@ class MetricRow:
             st.html(self.html())
 
 
-def _cell_html(m: Metric, right: bool) -> str:
+def _cell_html(m: Metric) -> str:
     label = f'<span>{html.escape(m.label)}</span>'
     if m.help:
         text = html.escape(plain_text(m.help), quote=True)
-        label += (f'<span class="{HELP_CLASS}{" xm-right" if right else ""}" tabindex="0" role="img" '
+        label += (f'<span class="{HELP_CLASS}" tabindex="0" role="img" '
                   f'aria-label="Help: {text}" data-help="{text}">?</span>')
     out = f'<div class="{LABEL_CLASS}">{label}</div><div class="{VALUE_CLASS}">{html.escape(m.value)}</div>'
     if m.delta is not None:

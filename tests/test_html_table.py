@@ -64,6 +64,10 @@ def test_numbers_and_numbers_with_units_are_right_aligned_text_is_not():
     df = pd.DataFrame({"t": ["14.74 ms", "$2,145.83"], "n": [1, 2], "s": ["NVLink 4", "PCIe"]})
     html = table_html(df, hide_index=True)
     assert html.count('class="xm-num"') == 4 and "<td>NVLink 4</td>" in html
+    # a dash where a number column has no number (the bill's "self-hosting cheaper from DAU") keeps it a
+    # number column
+    dashed = table_html(pd.DataFrame({"dau": ["80,327", "—"]}), hide_index=True)
+    assert dashed.count('xm-num') == 3  # header and both cells
 
 
 def test_a_long_table_stays_a_dataframe_and_tables_read_back():
