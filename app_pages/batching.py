@@ -263,12 +263,18 @@ def simulation_section() -> None:
     PAGING_MB = {"used_bytes": "used (MB)", "contiguous_reserved_bytes": "contiguous reserved (MB)",
                  "contiguous_wasted_bytes": "contiguous wasted (MB)", "paged_reserved_bytes": "paged reserved (MB)",
                  "paged_wasted_bytes": "paged wasted (MB)"}
-    # Shown in MB (10^6 bytes) under the same column names; the CSV keeps bytes.
-    common.show_table(exp.paging.assign(**{c: exp.paging[c] / 1e6 for c in PAGING_MB}), hide_index=True, width="stretch",
-                 height=220, column_config={"request": st.column_config.NumberColumn("request"),
-                                            "length_tokens": st.column_config.NumberColumn("length (tokens)", format="localized"),
-                                            "blocks": st.column_config.NumberColumn("blocks", format="localized")}
-                 | {c: st.column_config.NumberColumn(label, format="%.1f") for c, label in PAGING_MB.items()})
+    # One row per request (hundreds): built only while its expander is open (toggling reruns), so a stream
+    # control does not rebuild a grid nobody looks at. Shown in MB (10^6 bytes); the CSV keeps bytes.
+    per_request = st.expander(f"Every request: length, blocks, memory reserved and wasted ({len(exp.paging):,} rows)",
+                              key="bt_paging_table", on_change="rerun")
+    if per_request.open:
+        common.show_table(
+            exp.paging.assign(**{c: exp.paging[c] / 1e6 for c in PAGING_MB}), container=per_request, hide_index=True,
+            width="stretch", height=220, column_config={
+                "request": st.column_config.NumberColumn("request"),
+                "length_tokens": st.column_config.NumberColumn("length (tokens)", format="localized"),
+                "blocks": st.column_config.NumberColumn("blocks", format="localized")}
+            | {c: st.column_config.NumberColumn(label, format="%.1f") for c, label in PAGING_MB.items()})
     common.download_csv(exp.paging, "kv_paging.csv", key="bt_csv_paging")
     st.caption(f"MB = 10^6 bytes (the CSV has bytes); {common.fmt_bytes(exp.kv_bytes_per_token, 'GB')} of KV per token "
                f"({sel.kv_dtype}). External fragmentation between slabs is not modelled (it only adds to the "

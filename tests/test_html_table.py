@@ -74,6 +74,8 @@ def test_a_long_table_stays_a_dataframe_and_tables_read_back():
     # AppTest through a page: Batching draws a 13-row summary (HTML) and a 200-request paging table (over
     # MAX_ROWS: st.dataframe); pagetest.tables reads both, in page order, as the DataFrames the page passed
     at = open_page("app_pages/batching.py")
+    at.session_state["bt_paging_table"] = True  # the per-request table is built while its expander is open
+    at.run()
     html_tables = [h for h in at.get("html") if 'class="xm-table"' in h.proto.body]
     frames = tables(at)
     assert len(html_tables) == 1 and len(at.dataframe) == 1 and len(frames) == 2

@@ -123,3 +123,16 @@ def test_a_calc_error_is_a_message_and_keeps_the_inputs(monkeypatch):
     assert not at.exception
     assert at.error and "does not fit" in at.error[0].value
     assert at.slider(key="bt_n").value == 150
+
+
+def test_the_per_request_paging_table_is_built_only_while_open():
+    # hundreds of rows (one per request): a stream control must not rebuild it while its expander is closed
+    at = pagetest.open_page("app_pages/batching.py")
+    assert len(pagetest.tables(at)) == 1          # the summary table only
+    at.session_state["bt_paging_table"] = True
+    at.run()
+    exp = batching_experiment(LLAMA, H100, **DEFAULTS)
+    paging = pagetest.tables(at)[1]
+    assert len(paging) == len(exp.paging) == DEFAULTS["n_requests"]
+    # shown in MB: the first request's bytes / 10^6
+    assert paging["used_bytes"].iloc[0] == pytest.approx(exp.paging["used_bytes"].iloc[0] / 1e6)
