@@ -75,20 +75,21 @@ def presenting() -> bool:
     return bool(st.session_state[PRESENT_KEY])
 
 
-def _text_colour() -> str:
+def _dark() -> bool:
+    """Whether the browser shows the dark theme (as of this run)."""
     try:
-        dark = st.context.theme.type == "dark"
+        return st.context.theme.type == "dark"
     except AttributeError:
-        dark = False
-    return "#f8fafc" if dark else "#0f172a"
+        return False
+
+
+def _text_colour() -> str:
+    return "#f8fafc" if _dark() else "#0f172a"
 
 
 def _page_background() -> str:
     """The theme's page colour (.streamlit/config.toml), under a table's header row that stays while it scrolls."""
-    try:
-        dark = st.context.theme.type == "dark"
-    except AttributeError:
-        dark = False
+    dark = _dark()
     return st.get_option(f"theme.{'dark' if dark else 'light'}.backgroundColor") or ("#0e1117" if dark else "#ffffff")
 
 

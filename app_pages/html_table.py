@@ -57,14 +57,22 @@ _NO_VALUE = {"—", "-", "n/a", "no fit", "never", ""}
 _PRINTF = re.compile(r"%(,?)(\.\d+)?([dfeEgGi])")
 
 
+def _empty(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 def format_number(value: float, fmt: str | None) -> str:
     """``value`` written as st.dataframe writes it with a NumberColumn ``format``: printf ("%.2f", "%d",
     "%,.0f", "$%.3f", "%.2e"), "localized" (thousands separators, at most 3 decimals), "dollar" ($1,234.57),
     "percent" (x 100, %), or None (integers with separators, floats with at most 4 decimals).
     NaN and None give "—". Raises nothing: an unknown format falls back to None's."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _empty(value):
         return "—"
-    if isinstance(value, (bool, np.bool_)):
+    if not _number(value):  # a boolean
         return "yes" if value else "no"
     v = float(value)
     if math.isinf(v):
@@ -91,16 +99,13 @@ def _trim(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _cell(value: object, config: Mapping | None, placeholder: str) -> tuple[str, str]:
-    """(text, kind) of one cell: kind "xm-none" for an empty cell, "xm-num" for a number, else ""."""
-    fmt = ((config or {}).get("type_config") or {}).get("format")
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return placeholder, "xm-none"
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        return format_number(value, fmt), "xm-num"
-    if isinstance(value, (bool, np.bool_)):
-        return ("yes" if value else "no"), ""
-    return str(value), ""
+def _cell(value: object, config: Mapping | None, placeholder: str) -> str:
+    """The text of one cell: ``placeholder`` when empty, a number in its column's format, else the value."""
+    if _empty(value):
+        return placeholder
+    if _number(value) or isinstance(value, (bool, np.bool_)):
+        return format_number(value, ((config or {}).get("type_config") or {}).get("format"))
+    return str(value)
 
 
 def table_html(df: pd.DataFrame, column_config: Mapping | None = None, column_order: Sequence[str] | None = None,
@@ -127,33 +132,27 @@ def table_html(df: pd.DataFrame, column_config: Mapping | None = None, column_or
         return default, None
 
     def numeric_column(values: list) -> bool:  # numbers, or numbers written with their unit ("14.74 ms", "$2.15")
-        shown = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))
-                 and v not in _NO_VALUE]
-        return bool(shown) and all(
-            (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)))
-            or (isinstance(v, str) and _NUMBER_TEXT.match(v)) for v in shown)
+        shown = [v for v in values if not _empty(v) and v not in _NO_VALUE]
+        return bool(shown) and all(_number(v) or (isinstance(v, str) and _NUMBER_TEXT.match(v)) for v in shown)
 
-    heads, numeric = [], []
-    if show_index:
-        heads.append(label_help("_index", "" if df.index.name is None else str(df.index.name)))
-        numeric.append(numeric_column(df.index.tolist()))
-    for c in order:
-        heads.append(label_help(c, str(c)))
-        numeric.append(numeric_column(df[c].tolist()))
+    def mapping(key: object) -> Mapping | None:
+        return config.get(key) if isinstance(config.get(key), Mapping) else None
+
+    # per column (each keeps its own type; a row would mix them): header, help, values, format, alignment
+    columns = [(label_help("_index", "" if df.index.name is None else str(df.index.name)), df.index.tolist(),
+                mapping("_index"))] if show_index else []
+    columns += [(label_help(c, str(c)), df[c].tolist(), mapping(c)) for c in order]
+    numeric = [numeric_column(values) for _, values, _ in columns]
     th = "".join(
         f'<th{" class=xm-num" if num else ""}{f" title={_attr(h)}" if h else ""}>{html.escape(label)}</th>'
-        for (label, h), num in zip(heads, numeric))
+        for ((label, h), _, _), num in zip(columns, numeric))
     rows = []
-    configs = [config.get(c) if isinstance(config.get(c), Mapping) else None for c in order]
-    values = [df[c].tolist() for c in order]  # per column: each keeps its own type (a row would mix them)
-    index_config = config.get("_index") if isinstance(config.get("_index"), Mapping) else None
-    for i, idx in enumerate(df.index.tolist()):
-        cells = [_cell(idx, index_config, placeholder)] if show_index else []
-        cells += [_cell(col[i], cfg, placeholder) for col, cfg in zip(values, configs)]
+    for i in range(len(df)):
         tds = []
-        for (text, kind), num in zip(cells, numeric):  # aligned by column, not by cell
-            classes = " ".join(c for c in (kind if kind == "xm-none" else "", "xm-num" if num else "") if c)
-            tds.append(f'<td{f" class={chr(34)}{classes}{chr(34)}" if classes else ""}>{html.escape(text)}</td>')
+        for (_, values, cfg), num in zip(columns, numeric):  # aligned by column, not by cell
+            classes = " ".join(c for c in ("xm-none" if _empty(values[i]) else "", "xm-num" if num else "") if c)
+            attr = f' class="{classes}"' if classes else ""
+            tds.append(f"<td{attr}>{html.escape(_cell(values[i], cfg, placeholder))}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
     data = df.to_json(orient="split", date_format="iso", default_handler=str)
     wrap = WRAP_CLASS + (" xm-full" if full_height else "")
