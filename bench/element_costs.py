@@ -57,13 +57,33 @@ for k in range(2):
 for k in range(2):
     common.show_table({TABLE.format(x="n")}, hide_index=True)
 """,
+    "20 st.markdown": """
+for i in range(20):
+    st.markdown(f"Paragraph {i}: the weights are read once per step, the cache once per sequence.")
+""",
+    "the same text in one st.markdown": """
+st.markdown("\\n\\n".join(f"Paragraph {i}: the weights are read once per step, the cache once per sequence."
+                          for i in range(20)))
+""",
+    "20 captions in 5 st.columns(4)": """
+for r in range(5):
+    for i, col in enumerate(st.columns(4)):
+        col.caption(f"cell {r}, {i}")
+""",
+    "8 st.slider": """
+for i in range(8):
+    st.slider(f"Slider {i}", 0, 100, 50, key=f"extra_{i}")
+""",
 }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=8, help="rounds of three moves per variant")
+    ap.add_argument("--variants", default="", help="comma-separated names to run (the floor always runs)")
     args = ap.parse_args()
+    wanted = {"floor", *filter(None, args.variants.split(","))}
+    variants = {n: v for n, v in VARIANTS.items() if not args.variants or n in wanted}
     floor = (ROOT / "bench" / "one_chart_app.py").read_text()
     procs = []
     with tempfile.TemporaryDirectory(prefix="element-costs-") as tmp:
@@ -72,7 +92,7 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=ws_load.CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
                 tabs = {}
-                for i, (name, snippet) in enumerate(VARIANTS.items()):
+                for i, (name, snippet) in enumerate(variants.items()):
                     script = Path(tmp) / f"variant_{i}.py"
                     script.write_text(HEAD + floor + snippet)
                     proc, url = ws_load.start_plain(str(script))
