@@ -13,9 +13,9 @@ plotly.js is the copy that ships with the plotly Python package (``plotly/packag
 served by Streamlit's static file serving (``server.enableStaticServing``, folder ``static/``) and loaded
 once per browser tab; ``ensure_plotly_js`` puts it there when the app starts.
 
-A chart more than 400 px outside the window is drawn when it comes that near (an IntersectionObserver), not
-when its figure arrives: a slider move redraws the charts in view and leaves the others to the reader's
-scroll; printing draws them all.
+A chart outside the window is not drawn when its figure arrives: a slider move redraws the charts in view
+only. The others are drawn when they scroll into the window (an IntersectionObserver) or once the page has
+been still for 0.6 s, one chart per browser task; until then they are faded. Printing draws them all.
 
 Theme: ``st.plotly_chart`` restyles figures with Streamlit's theme; here the JavaScript reads the page's
 own theme variables (text colour, background, font) on every draw, so light and dark themes both hold,
@@ -82,28 +82,50 @@ function themed(fig, host) {
   }};
   return layout;
 }
-// A chart further than this from the window is drawn when it comes this near (scrolling, a resize), not when
-// its figure arrives: a slider move redraws the charts in view, and those below wait for the reader.
-const NEAR_PX = 400;
-function nearWindow(div) {
+// A chart in the window is drawn as soon as its figure arrives. One outside the window waits: it is drawn when
+// it scrolls into the window, or once no new figure has come for STILL_MS (the reader has stopped moving
+// controls), one chart per task so that a key press can come in between. While it waits it is faded, so an
+// out-of-date figure never passes for the current one. (window.__explorerStillMs overrides the wait.)
+const STILL_MS = 600;
+function inWindow(div) {
   const r = div.getBoundingClientRect();
   const h = window.innerHeight || document.documentElement.clientHeight;
-  return r.bottom > -NEAR_PX && r.top < h + NEAR_PX;
+  return r.bottom > 0 && r.top < h;
 }
-function watchNear(div) {
+function watchWindow(div) {
   if (div.__explorerNear) return;
   div.__explorerNear = new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) draw(div);
-  }, {rootMargin: NEAR_PX + "px 0px"});
+  });
   div.__explorerNear.observe(div);
+}
+function drawWhenStill() {
+  clearTimeout(window.__explorerStill);
+  const wait = window.__explorerStillMs == null ? STILL_MS : window.__explorerStillMs;
+  window.__explorerStill = setTimeout(() => {
+    const waiting = Array.from(document.querySelectorAll("div.explorer-plot")).filter((d) => d.__explorerPending);
+    const next = () => {
+      const d = waiting.shift();
+      if (!d) return;
+      draw(d, true);
+      setTimeout(next, 0);
+    };
+    next();
+  }, wait);
 }
 function draw(div, always) {
   const fig = div.__explorerPending;
   if (!fig || div.clientWidth === 0) return;  // hidden (a closed expander, another tab): drawn when shown
-  if (!always && window.IntersectionObserver && !nearWindow(div)) { watchNear(div); return; }
+  if (!always && window.IntersectionObserver && !inWindow(div)) {
+    if (div.__explorerFig) div.style.opacity = "0.4";
+    watchWindow(div);
+    drawWhenStill();
+    return;
+  }
   div.__explorerPending = null;
   loadPlotly().then((Plotly) => {
     Plotly.react(div, fig.data, themed(fig, div), fig.config);
+    div.style.opacity = "";
     div.__explorerFig = fig;
     div.__explorerWidth = div.clientWidth;
     div.dataset.explorerDraws = String(Number(div.dataset.explorerDraws || 0) + 1);

@@ -34,7 +34,7 @@ def test_presenter_mode_nothing_cut_and_chart_text_at_least_16px(projector, app_
     projector.wait_for_timeout(1500)   # Plotly draws after the script run ends
     assert projector.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"
     assert projector.evaluate(CUT_METRICS) == []
-    # a chart far below the window is drawn when it comes near: bring each into view, so all are measured
+    # a chart below the window is drawn when it comes into view (or the page is still): bring each into view
     plots = projector.locator(".explorer-plot")
     for i in range(plots.count()):
         if plots.nth(i).is_visible():
