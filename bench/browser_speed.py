@@ -15,7 +15,9 @@ cold visit per page: time to the first script-finished plus two frames, and byte
 
 ``--all-sliders`` moves every enabled slider and select slider of each page (``--moves`` times each,
 alternating with the floor) and prints, per page, the median over all of them and the worst slider's
-median, each against the floor; ``--sliders-detail`` also prints one line per slider.
+median, each against the floor; ``--sliders-detail`` also prints one line per slider, with the number of
+websocket messages its move received (each element the rerun re-sends is one: about 0.3 ms each on the
+server and in the browser, bench/element_costs.py).
 
 ``--attribute`` moves the first slider a few more times under Chrome's DevTools protocol and splits each
 rerun into: server and wire (the rerun request leaving the browser to the script-finished message
@@ -68,6 +70,7 @@ class Tab:
         self.page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         self.finished = 0
         self.bytes = 0
+        self.kinds: collections.Counter = collections.Counter()  # messages received by kind since the last move
         self.page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
         cdp = self.page.context.new_cdp_session(self.page)
         cdp.send("Network.enable")
@@ -82,8 +85,10 @@ class Tab:
         self.offset: dict[str, int] = {}  # per slider: steps away from where the page opened it (0 or 1)
 
     def _frame(self, payload) -> None:
-        if isinstance(payload, bytes) and ws_load.is_finished(payload):
-            self.finished += 1
+        if isinstance(payload, bytes):
+            self.kinds[delta_kind(payload)] += 1
+            if ws_load.is_finished(payload):
+                self.finished += 1
 
     def wait(self, n: int, timeout_s: float) -> None:
         """Until more than ``n`` runs have finished."""
@@ -144,6 +149,7 @@ class Tab:
         self.slider.focus()
         away = self.offset.get(self.label, 0)
         self.offset[self.label] = 1 - away
+        self.kinds.clear()
         t0 = time.perf_counter()
         self.page.keyboard.press(self.keys[away])
         self.wait(n, 60)
@@ -428,8 +434,9 @@ def main() -> None:
                         st_, ft_ = [], []
                         for i in range(args.moves):
                             st_.append(tab.move(i))
+                            messages = sum(tab.kinds.values())
                             ft_.append(floor.move(i))
-                        per_slider.append((label, st_, ft_))
+                        per_slider.append((label, st_, ft_, messages))
                     all_rows.append((name or "home", per_slider))
                 if args.attribute:
                     tab.use(*first)
@@ -456,16 +463,17 @@ def main() -> None:
         print(f"{'page':<14} {'sliders':>7} {'median ms':>10} {'floor ms':>9} {'ratio':>6} {'worst ms':>9} "
               f"{'its floor':>9} {'ratio':>6}  worst slider")
         for name, per_slider in all_rows:
-            pts = [t for _, st_, _ in per_slider for t in st_]
-            fts = [t for _, _, ft_ in per_slider for t in ft_]
-            label, wst, wft = max(per_slider, key=lambda r: statistics.median(r[1]) / statistics.median(r[2]))
+            pts = [t for _, st_, _, _ in per_slider for t in st_]
+            fts = [t for _, _, ft_, _ in per_slider for t in ft_]
+            label, wst, wft, _ = max(per_slider, key=lambda r: statistics.median(r[1]) / statistics.median(r[2]))
             med, wmed, wf = statistics.median(pts), statistics.median(wst), statistics.median(wft)
             print(f"{name:<14} {len(per_slider):>7} {med * 1e3:>10.0f} {statistics.median(fts) * 1e3:>9.0f} "
                   f"{med / statistics.median(fts):>6.2f} {wmed * 1e3:>9.0f} {wf * 1e3:>9.0f} {wmed / wf:>6.2f}  {label}")
             if args.sliders_detail:
-                for label, st_, ft_ in per_slider:
+                for label, st_, ft_, messages in per_slider:
                     print(f"    {label[:40]:<40} {statistics.median(st_) * 1e3:>6.0f} ms, floor "
-                          f"{statistics.median(ft_) * 1e3:.0f} ms, ratio {statistics.median(st_) / statistics.median(ft_):.2f}")
+                          f"{statistics.median(ft_) * 1e3:.0f} ms, ratio {statistics.median(st_) / statistics.median(ft_):.2f}, "
+                          f"{messages} messages")
     for name, moves, floor_s in attributions:
         print_attribution(name, moves, floor_s * 1e3)
     if OTHER_JS:
