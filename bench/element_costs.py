@@ -26,7 +26,19 @@ import browser_speed as bs  # noqa: E402
 import ws_load  # noqa: E402
 
 ROOT = ws_load.ROOT
-HEAD = f"""import sys
+#: A paragraph of the pages' length and markup (bold, italics, a link), as markdown and as the HTML it becomes.
+LONG = ("Each running sequence reads its own cache; the weights are read *once* for the whole batch. A step that "
+        "admits requests also prefills their prompts in the same pass and emits their first token, so **TTFT = "
+        "queueing + that step**. Static batching keeps finished sequences as padding until the longest one is done; "
+        "[continuous batching](https://www.usenix.org/conference/osdi22/presentation/yu) returns to the scheduler "
+        "after every step.")
+LONG_HTML = (LONG.replace("*once*", "<em>once</em>").replace("**TTFT = queueing + that step**",
+             "<strong>TTFT = queueing + that step</strong>")
+             .replace("[continuous batching](https://www.usenix.org/conference/osdi22/presentation/yu)",
+                      '<a href="https://www.usenix.org/conference/osdi22/presentation/yu">continuous batching</a>'))
+HEAD = f"""LONG = {LONG!r}
+LONG_HTML = {LONG_HTML!r}
+import sys
 sys.path.insert(0, {str(ROOT)!r})
 import pandas as pd
 from app_pages import classroom, common
@@ -70,6 +82,14 @@ for r in range(5):
     for i, col in enumerate(st.columns(4)):
         col.caption(f"cell {r}, {i}")
 """,
+    "10 long st.markdown (unchanged)": """
+for i in range(10):
+    st.markdown(f"**Paragraph {i}.** " + LONG)
+""",
+    "the same 10 as st.html (unchanged)": """
+for i in range(10):
+    st.html(f"<p><strong>Paragraph {i}.</strong> " + LONG_HTML + "</p>")
+""",
     "8 st.slider": """
 for i in range(8):
     st.slider(f"Slider {i}", 0, 100, 50, key=f"extra_{i}")
@@ -80,7 +100,7 @@ for i in range(8):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=8, help="rounds of three moves per variant")
-    ap.add_argument("--variants", default="", help="comma-separated names to run (the floor always runs)")
+    ap.add_argument("--variants", default="", help="names to run, separated by commas (the floor always runs)")
     args = ap.parse_args()
     wanted = {"floor", *filter(None, args.variants.split(","))}
     variants = {n: v for n, v in VARIANTS.items() if not args.variants or n in wanted}
