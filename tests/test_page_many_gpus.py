@@ -197,3 +197,14 @@ def test_the_gpu_table_says_when_no_gpu_holds_the_model_in_one_node():
     assert 8 * biggest < calc.get_model("kimi-k2").n_params * 2
     assert any(i.value.startswith("No GPU of the catalogue holds Kimi-K2") for i in at.info)
     assert not any(i.value.startswith("No GPU of the catalogue") for i in open_page().info)   # Llama-3-8B fits
+
+
+def test_the_throughput_curves_reach_the_tp_the_slider_offers():
+    # Kimi-K2 in bf16 on H100s at PP 1, EP 1: 2.05 TB of weights need TP 32 (64 GB a GPU); TP 16 leaves 128 GB a
+    # GPU, over 80. The frontier then has exactly one curve, TP 32, the layout the sliders chose (it stopped at
+    # TP 16 and drew none, where the search above finds TP 32).
+    at = open_page(model="kimi-k2", wq="bf16", gpu="h100-sxm", mg_tp="32")
+    assert 16 * 80e9 < calc.get_model("kimi-k2").n_params * 2 < 32 * 80e9
+    front = figures(at)[-1]
+    curves = [t["name"] for t in front["data"] if t["name"].startswith("TP ")]
+    assert curves == ["TP 32"]
