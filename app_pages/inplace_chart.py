@@ -93,11 +93,11 @@ function inWindow(div) {
   return r.bottom > 0 && r.top < h;
 }
 function watchWindow(div) {
-  if (div.__explorerNear) return;
-  div.__explorerNear = new IntersectionObserver((entries) => {
+  if (div.__explorerSeen) return;
+  div.__explorerSeen = new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) draw(div);
   });
-  div.__explorerNear.observe(div);
+  div.__explorerSeen.observe(div);
 }
 function drawWhenStill() {
   clearTimeout(window.__explorerStill);

@@ -8,7 +8,6 @@ from app_pages import common, equations, gpu_pins
 from calc import parallel
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
-CURVE_TPS = tuple(TPS)  # one throughput curve per TP the slider offers
 DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0)
 PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
@@ -181,7 +180,7 @@ def layout_section() -> None:
 
     st.subheader("Tokens/s per GPU against tokens/s per user")
     try:
-        front = parallel.throughput_frontier(model, acc, ctx, CURVE_TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+        front = parallel.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
                                                emb)
         fig = common.Figure()
         for t, part in front.groupby("tp"):
