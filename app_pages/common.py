@@ -23,11 +23,11 @@ from app_pages.metric_row import MetricRow
 from app_pages.formats import fmt_number, fmt_seconds, fmt_usd  # noqa: F401 (the pages call them as common.fmt_*)
 from app_pages.caching import cached_call  # noqa: F401 (pages call common.cached_call(func, *args))
 from calc.exercises import break_lines
-from calc.models import model_from_json_text
+from calc.config_json import model_from_json_text
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
 #: Weights also come in the block formats of calc.quant; a cache in llama.cpp's q8_0/q4_0 blocks.
-WEIGHT_DTYPES = DTYPES + tuple(calc.quant.format_names())
+WEIGHT_DTYPES = DTYPES + tuple(calc.dtypes.format_names())
 KV_DTYPES = DTYPES + ("q8_0", "q4_0")
 CUSTOM_PREFIX = "custom:"
 #: Every page, in menu order: (file, title, icon, one-line blurb for the home page's cards).

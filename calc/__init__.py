@@ -12,7 +12,8 @@ from .hardware import Accelerator, get_accelerator, list_accelerators
 from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_array
 from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched, max_batch, memory_budget,
                      weight_bytes, weight_bytes_read)
-from .models import ModelConfig, from_hf_config, get_model, list_models
+from .models import ModelConfig, get_model, list_models
+from .config_json import from_hf_config
 from .napkin import napkin_table, preset_table
 from . import batching, bill, efficiency, operators, parallel, quant, speculative, sweeps
 from .parallel import CapacityPlan, Layout, ServingTraffic, capacity_plan, which_gpus

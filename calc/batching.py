@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dtypes import (check_fraction, check_nonneg_number, check_positive_int,
-                     check_positive_number)
+from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
 
 DISTRIBUTIONS = ("lognormal", "uniform", "fixed")
 POLICIES = ("static", "continuous")

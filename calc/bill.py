@@ -47,8 +47,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import (check_fraction, check_nonneg_number, check_positive_int, check_positive_number,
-                     dtype_bytes)
+from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .dtypes import dtype_bytes
 from .models import DATA_DIR
 
 DAYS_PER_MONTH = 30

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import check_choice, check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
+from .checks import check_choice, check_fraction, check_nonneg_number, check_positive_int
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import kv_cache_bytes
 from .models import ModelConfig

@@ -99,7 +99,8 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
     """
     import numpy as np
 
-    from .dtypes import check_positive_int, dtype_bytes
+    from .checks import check_positive_int
+    from .dtypes import dtype_bytes
     from .hardware import get_accelerator, list_accelerators
     from .kv import decode_kv_read_bytes_array
     from .memory import weight_bytes_read

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_positive_int
+from .checks import check_positive_int
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .memory import check_embedding, expected_experts_touched, input_embedding_params, lookup_params_not_read

@@ -49,7 +49,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_fraction, check_nonneg_number, check_positive_int, check_positive_number, dtype_bytes
+from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .dtypes import dtype_bytes
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .kv import MLA_CONVENTIONS, kv_cache_bytes_array
 from .memory import expected_experts_touched, routed_expert_params, weight_bytes, weight_bytes_read

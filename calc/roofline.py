@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_choice, check_nonneg_number, check_positive_int, dtype_bytes
+from .checks import check_choice, check_nonneg_number, check_positive_int
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .layers import attention_layer_spans

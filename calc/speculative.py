@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _scipy_stats
 
-from .dtypes import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
+from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
 
 #: A table "sums to 1" when it is within this absolute tolerance of 1.
 SUM_TOLERANCE = 1e-6

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_positive_int, dtype_bytes
+from .checks import check_positive_int
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array
 from .memory import max_batch, weight_bytes, weight_bytes_read

@@ -35,7 +35,7 @@ import pandas as pd
 
 from calc import Accelerator, ModelConfig, critical_batch, decode_step_time, get_accelerator, prefill_time
 from calc.roofline import attention_flops
-from calc.dtypes import check_nonneg_number, check_positive_int, check_positive_number
+from calc.checks import check_nonneg_number, check_positive_int, check_positive_number
 
 PREDICTIONS = {
     "datasheet": "data-sheet roofline",

@@ -430,7 +430,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     Raises:
         ValueError: no linear layer in the model, or a non-positive row count.
     """
-    from calc.dtypes import check_positive_int
+    from calc.checks import check_positive_int
 
     groups = linear_groups(model)
     if not groups:

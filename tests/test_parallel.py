@@ -74,7 +74,7 @@ def test_constant_state_splits_by_its_heads():
     # bf16) and 3 Gated DeltaNet layers of 2,146,304 B of state each (6,438,912 B per sequence; the
     # hand count of tests/test_layers.py). At TP 2 the single KV head is stored on both ranks (512 B per
     # token per GPU, half of it a copy) and the state's 32 value heads split 16 + 16: 3,219,456 B.
-    from calc.models import from_hf_config
+    from calc.config_json import from_hf_config
     m = from_hf_config({"model_type": "qwen3_next", "num_hidden_layers": 4, "hidden_size": 256,
                         "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 128,
                         "intermediate_size": 512, "vocab_size": 1000, "full_attention_interval": 4,
