@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 import calc
-from calc import parallel
+from calc import parallel, planning
 
 from app_pages import common
 
@@ -68,7 +68,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Side-by-side headline numbers of the pins (one column per pin, one row per quantity), and a
     message per pin that could not be read or computed.
 
-    Every number is ``calc.parallel.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
+    Every number is ``calc.planning.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
     tokens/s per user, tokens/s per GPU, tokens/s (all replicas), USD per hour, USD per month,
     USD per 1M output tokens.
     """
@@ -79,7 +79,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
         try:
             p = decode(text)
             lay = parallel.make_layout(p["model_obj"], p["tp"], p["pp"], p["ep"], p["replicas"])
-            s = parallel.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
+            s = planning.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
                                         p["weight_dtype"], p["kv_dtype"], p["price_per_hour_usd"])
         except ValueError as exc:
             errors.append(f"Pin {i}: {common.md_escape(exc)}")

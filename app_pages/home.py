@@ -73,7 +73,7 @@ def explore() -> None:
         st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
                    f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
                    f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
-        tp = calc.parallel.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
         if tp is not None:
             split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
                                           embedding=sel.embedding, tp=tp)

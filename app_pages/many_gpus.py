@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app_pages import common, equations, gpu_pins
-from calc import parallel
+from calc import collectives, parallel, planning
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
 DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0)
@@ -69,11 +69,11 @@ def layout_section() -> None:
     c1, c2, c3, c4 = st.columns(4)
     ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
     batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
-    ic_default = parallel.default_interconnect(sel.accelerator)
-    ic_id = c3.selectbox("Interconnect", ["default"] + parallel.list_interconnects(), key="mg_ic", bind="query-params",
-                         format_func=lambda i: "default" if i == "default" else _short(parallel.get_interconnect(i).name),
+    ic_default = collectives.default_interconnect(sel.accelerator)
+    ic_id = c3.selectbox("Interconnect", ["default"] + collectives.list_interconnects(), key="mg_ic", bind="query-params",
+                         format_func=lambda i: "default" if i == "default" else _short(collectives.get_interconnect(i).name),
                          help=f"Default: the GPU's own, {ic_default.name if ic_default else 'none'}. Others: "
-                              + "; ".join(parallel.get_interconnect(i).name for i in parallel.list_interconnects()) + ".")
+                              + "; ".join(collectives.get_interconnect(i).name for i in collectives.list_interconnects()) + ".")
     reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                                  help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
     interconnect = None if ic_id == "default" else ic_id
@@ -84,7 +84,7 @@ def layout_section() -> None:
         st.rerun(scope="app")
     st.session_state["_mg_shared"] = shared
     model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
-    link_name = parallel.get_interconnect(interconnect).name if interconnect else (
+    link_name = collectives.get_interconnect(interconnect).name if interconnect else (
         f"{ic_default.name}, the GPU's own" if ic_default else "none")
     st.caption(f"{model.name} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
                f"{common.EMBEDDING[emb]}; "
@@ -92,7 +92,7 @@ def layout_section() -> None:
 
     try:
         layout = parallel.make_layout(model, tp, pp, ep, replicas)
-        summary = parallel.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
+        summary = planning.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
                                           interconnect, reserve, emb)
         split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
     except ValueError as exc:
@@ -124,12 +124,12 @@ def layout_section() -> None:
             else:
                 why = (f"Batch {batch:,} does not fit: one GPU would need {common.fmt_bytes(mem.total_bytes)} of its "
                        f"{common.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
-            search = (TPS, PPS, parallel.plan_eps(model, EPS))
+            search = (TPS, PPS, planning.plan_eps(model, EPS))
             try:
-                fit = parallel.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
+                fit = planning.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
             except ValueError:
                 fit = None
-            where = f"{parallel.grid_label(*search)}, the sliders' range"
+            where = f"{planning.grid_label(*search)}, the sliders' range"
             st.error(why + " " + (
                 f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
                 f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
@@ -169,18 +169,18 @@ def layout_section() -> None:
         left.caption(f"{fit_text} The batch puts {mem.sequences_per_gpu:,} sequences' cache on each GPU; "
                      f"{common.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
         if mem.fits:
-            link = parallel.get_interconnect(interconnect) if interconnect else ic_default
+            link = collectives.get_interconnect(interconnect) if interconnect else ic_default
             if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
                 right.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
                               f"({link.domain_size} GPUs): collectives that leave it run over "
-                              f"{parallel.get_interconnect(link.scale_out).name}.")
+                              f"{collectives.get_interconnect(link.scale_out).name}.")
             if split["bubble_s"] > 0:
                 right.caption(f"Pipeline bubble: stages idle {common.fmt_seconds(split['bubble_s'])} of each step "
                               f"(fewer micro-batches in flight than stages).")
 
     st.subheader("Tokens/s per GPU against tokens/s per user")
     try:
-        front = parallel.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+        front = planning.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
                                                emb)
         fig = common.Figure()
         for t, part in front.groupby("tp"):
@@ -222,20 +222,20 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
     ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
     try:
-        traffic = parallel.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-        grid = parallel.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
+        traffic = planning.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
+        grid = planning.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
                                   embedding=emb, logits=sel.logits)
-        searched = (parallel.PLAN_TP, parallel.PLAN_PP, parallel.plan_eps(model))
+        searched = (planning.PLAN_TP, planning.PLAN_PP, planning.plan_eps(model))
         if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
-            searched = (TPS, PPS, parallel.plan_eps(model, EPS))
-            grid = parallel.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
+            searched = (TPS, PPS, planning.plan_eps(model, EPS))
+            grid = planning.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
                                       interconnect=interconnect, embedding=emb, logits=sel.logits)
-        plan = parallel.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
+        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
         st.success(plan.verdict)
-        st.info(parallel.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
+        st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                             grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):
-            options = parallel.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
+            options = planning.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
             common.show_table(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
                          width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
                                                         "ttft_ms", "max_batch", "fails"], column_config={
@@ -248,8 +248,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                              "max_batch": st.column_config.NumberColumn("max batch"),
                              "fails": st.column_config.TextColumn("misses")})
             common.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
-        st.caption(f"Searched: {parallel.grid_label(*searched)} x "
-                   f"batch 1-{parallel.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
+        st.caption(f"Searched: {planning.grid_label(*searched)} x "
+                   f"batch 1-{planning.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
                    "bounds. The second line "
@@ -306,7 +306,7 @@ plan_section(model, acc, wd, kvd, emb, interconnect, reserve)
 
 st.subheader("Which GPUs can run it")
 try:
-    table = parallel.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
+    table = planning.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
     if not table["fits"].any():
         st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                 "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")

@@ -32,10 +32,11 @@ from .cost import cost_per_million, prefix_cache_savings
 from .dtypes import dtype_bytes
 from .hardware import Accelerator, get_accelerator
 from .kv import cache_layer_counts, kv_bytes_per_token, kv_cache_bytes
-from .memory import max_batch, weight_bytes
+from .step import max_batch
+from .memory import weight_bytes
 from .models import ModelConfig, get_model, list_models
-from .roofline import (attention_flops, batch_where_cache_equals_weights, critical_batch, decode_step_time,
-                       prefill_time, throughput_ceiling_tokens_per_s)
+from .roofline import attention_flops, batch_where_cache_equals_weights, critical_batch
+from .step import decode_step_time, prefill_time, throughput_ceiling_tokens_per_s
 
 #: The 13B model of the inference course's back-of-the-envelope problems (week 11): "a 13B-parameter
 #: model in bf16, 40 layers, GQA with 8 KV heads, H = 128". D, N, F and V are Llama-2-13B's; only

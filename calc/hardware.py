@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .dtypes import DTYPE_BYTES, dtype_bytes, quant_format
+from .dtypes import dtype_bytes, quant_format
 from .checks import check_choice, check_nonneg_number, check_positive_number
 from .models import DATA_DIR
 

@@ -268,7 +268,7 @@ class LayerSpec:
         return float(out) if np.ndim(out) == 0 else out
 
 
-def _owns_cache(model: ModelConfig, i: int) -> bool:
+def owns_cache(model: ModelConfig, i: int) -> bool:
     """Cross-layer sharing: with factor s layers 0, s, 2s, ... hold caches (CLA); the last
     ``n_kv_shared_layers`` layers reuse earlier ones (Gemma-3n: transformers' Gemma3n
     ``first_kv_shared_layer_idx = num_hidden_layers - num_kv_shared_layers``)."""
@@ -297,7 +297,7 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     index_b = index_bytes_per_token_per_layer(model)
     specs = []
     for i, kind in enumerate(model.layer_kinds):
-        owns = _owns_cache(model, i)
+        owns = owns_cache(model, i)
         conv, rec = state_shapes(model, kind)
         state = dict(conv_state_bytes=float(_numel(conv) * cv_b), recurrent_state_bytes=float(_numel(rec) * st_b))
         if kind in ("full", "sliding", "chunked", "parallel_mamba2"):
@@ -358,7 +358,7 @@ def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
     out = []
     for i, (kind, ffn) in enumerate(zip(model.layer_kinds, model.ffn_kinds)):
         v = 0
-        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and _owns_cache(model, i):
+        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and owns_cache(model, i):
             v = d * model.n_kv_heads * model.head_dim
         p = dict(kind=kind, ffn=ffn, mixer_norm=0 if kind == "mlp_only" else d, ffn_norm=0 if ffn == "none" else d,
                  attention_v=v)

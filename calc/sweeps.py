@@ -15,10 +15,11 @@ from .checks import check_positive_int
 from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array
-from .memory import max_batch, weight_bytes, weight_bytes_read
+from .memory import check_embedding, weight_bytes
 from .models import ModelConfig
-from .memory import check_embedding
-from .roofline import (_decode_arrays, _prefill_arrays, bound_label, check_logits, decode_step_time, prefill_time)
+from .parallel import layout_sweep_arrays
+from .roofline import bound_label, check_logits, decode_arrays, prefill_arrays
+from .step import decode_step_time, max_batch, prefill_time
 
 #: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
 DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astype(int))
@@ -134,11 +135,10 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     grid = np.unique(np.concatenate([grid, extra]).astype(int))
     check_embedding(embedding)
     if layout:
-        from .parallel import layout_sweep_arrays
         _, a, mem, _ = layout_sweep_arrays(model, accelerator, grid, s, tp, pp, ep, weight_dtype, kv_dtype,
                                            interconnect, embedding=embedding)
     else:
-        a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
+        a = decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
     df = pd.DataFrame({
         "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
         "compute_excess_s": np.maximum(0.0, a["compute_s"] - a["weights_s"]), "total_s": a["total_s"],
@@ -193,7 +193,7 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
                              "compute_s": compute, "comm_s": [x.comm_s for x in steps],
                              "flops": [x.flops for x in steps], "ttft_s": total, "prefill_tokens_per_s": b * t / total,
                              "bound": bound_label(compute, weights + kv)})
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding, logits=logits)
+    a = prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding, logits=logits)
     weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
     attn, flops = a["attention_flops"], a["flops"]
     return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,
@@ -294,7 +294,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
         knee_b = int(round(knee))
         extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
         grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), extra]).astype(int))
-        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
+        a = decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
         frames.append(pd.DataFrame({
             "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
             "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,
