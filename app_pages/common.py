@@ -22,7 +22,7 @@ from app_pages.html_table import show_table  # noqa: F401 (pages call common.sho
 from app_pages.metric_row import MetricRow
 from app_pages.formats import fmt_number, fmt_seconds, fmt_usd  # noqa: F401 (the pages call them as common.fmt_*)
 from app_pages.caching import cached_call  # noqa: F401 (pages call common.cached_call(func, *args))
-from calc.exercises import break_lines
+from course.exercises import break_lines
 from calc.config_json import model_from_json_text
 
 DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")

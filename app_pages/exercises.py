@@ -1,7 +1,7 @@
 """Exercises: graded napkin problems after the course material, with a teacher view.
 
 The variant (``variant=`` in the URL) picks the numbers: 0 is the course's own, any other is drawn by
-calc.exercises. A student's answers live in this browser session only; nothing is stored on the server.
+course.exercises. A student's answers live in this browser session only; nothing is stored on the server.
 ``teacher=1`` lists every answer and worked solution on one printable page.
 """
 import random
@@ -9,7 +9,7 @@ import random
 import streamlit as st
 
 from app_pages import common
-from calc import exercises as ex_calc
+from course import exercises as ex_calc
 
 st.title("Exercises")
 

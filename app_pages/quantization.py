@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from calc.exercises import COURSE_13B
+from course.exercises import COURSE_13B
 from app_pages import common, equations
 
 FORMATS = ("bf16", "fp8", "int8", "int4")

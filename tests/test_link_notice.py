@@ -4,7 +4,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from calc import exercises
+from course import exercises
 from app_pages.classroom import STORY
 from pagetest import open_page
 
