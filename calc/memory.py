@@ -1,4 +1,6 @@
-"""The memory ceiling: weights + KV cache + reserve against an accelerator's capacity."""
+"""Weights stored and read per step, and the pieces of the memory ceiling: an accelerator's capacity
+conventions and ``MemoryBudget``. The ceiling itself (``memory_budget``, ``max_batch``, one accelerator
+or a layout) is in ``calc.step``."""
 from __future__ import annotations
 
 import dataclasses

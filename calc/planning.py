@@ -191,7 +191,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     Args:
         eps: expert-parallel degrees tried (default (1,) for dense models, (1, 2, 4, 8) for MoE).
         logits: the prefill's LM head on every prompt token ("all", the course) or the last only
-            ("last", engines), as ``calc.roofline.prefill_time``.
+            ("last", engines), as ``calc.step.prefill_time``.
 
     Returns:
         DataFrame: tp, pp, ep, layout, gpus_per_replica, batch, max_batch, fits, tpot_s, ttft_s,

@@ -1,4 +1,6 @@
-"""The roofline: decode step and prefill time, arithmetic intensity, critical batch, sweeps.
+"""The roofline of one accelerator: the decode step and the prefill as arrays, arithmetic intensity,
+critical batch, attention FLOPs, the batch grid of sweeps (the public ``decode_step_time``,
+``prefill_time`` and ``decode_sweep``, for one accelerator or a layout, are in ``calc.step``).
 
 The napkin model of one decode step (the inference course, week 11, step 4; Pope et al. 2022):
 ``total_s = B*KV/W + max(weight_bytes/W, 2*N_active*B/P)`` with KV the cache bytes of one sequence.
