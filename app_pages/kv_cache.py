@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common, equations
+from ui import charts, downloads, equations, formats, html_table, sidebar, url_state, widgets
 
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
@@ -46,19 +46,19 @@ def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ct
     st.subheader("What each layer holds")
     st.latex(r"\text{cache per sequence} = \sum_{\text{layers}} \text{bytes per token} \cdot "
              r"\text{tokens held}(S) \; + \; \text{constant state}")
-    fig = common.Figure()
+    fig = charts.Figure()
     fig.add_bar(y=per_layer["kind"], x=per_layer["cache_bytes"] / 1e9, orientation="h", name=f"per-token part at {ctx:,}",
                 hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
     fig.add_bar(y=per_layer["kind"], x=per_layer["state_bytes"] / 1e9, orientation="h", name="constant state",
                 hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
     fig.update_layout(barmode="stack", height=120 + 40 * len(per_layer), xaxis_title="GB per sequence",
                       yaxis_autorange="reversed", margin=dict(t=10, b=40))
-    common.show_chart(fig, key="kv_chart_layers")
+    charts.show_chart(fig, key="kv_chart_layers")
     shown = per_layer.assign(
         tokens_held=[f"{x:,.0f}" for x in per_layer["tokens_held"]],
         bytes_per_token=[f"{x:,.0f} B" for x in per_layer["bytes_per_token"]],
-        **{c: [common.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
-    common.show_table(shown, hide_index=True, width="stretch", column_order=(
+        **{c: [formats.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
+    html_table.show_table(shown, hide_index=True, width="stretch", column_order=(
         "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "state_dtype", "total_bytes"),
         column_config={"kind": st.column_config.TextColumn("layer kind", pinned=True),
                        "layers": st.column_config.NumberColumn("layers"),
@@ -71,15 +71,15 @@ def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ct
                "Mamba layers hold a constant state (shapes of vLLM's MambaStateShapeCalculator), read and "
                "written every decode step, in the dtype the table names (lightning: the control above); DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
                "the top-k latent entries.")
-    common.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
+    downloads.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
 
 
-sel = common.selection()
+sel = sidebar.selection()
 st.title("KV cache bill")
 st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
            "(change them in the sidebar, or load your own config.json there).")
 
-common.experiment_buttons({
+widgets.experiment_buttons({
     "8B at 128K context": dict(model="llama-3-8b", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
                                wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
     "GPT-3-style MHA: 96 KV heads": dict(model="gpt-3-175b", kv_layout="model", kv_win="model", kv_ctx=8192,
@@ -89,14 +89,14 @@ common.experiment_buttons({
 }, key="kv_exp_btn")
 
 
-@common.fragment
+@widgets.fragment
 def explore() -> None:
     """Everything the page's own controls change. A fragment: a control here reruns this part only."""
-    sel = common.selection()
+    sel = sidebar.selection()
     if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
         st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
     c1, c2, c3 = st.columns(3)
-    common.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
+    url_state.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
     layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
                       bind="query-params", horizontal=True,
                       help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
@@ -121,10 +121,10 @@ def explore() -> None:
             else f"As configured: K = {sel.model.n_kv_heads}") + " (the box above applies to GQA).")
     rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
                             disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
-    common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
+    url_state.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
     window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
                           format_func=lambda w: _window_label(sel.model, w))
-    common.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
+    url_state.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
     ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
                              format_func=lambda r: "all local" if r == 0 else f"{r}:1",
                              disabled=window in ("model", "none"),
@@ -132,7 +132,7 @@ def explore() -> None:
     try:
         model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
     except ValueError as exc:
-        st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
+        st.error(f"That layout is not possible for {sel.model.name}: {formats.md_escape(exc)}. Showing the model as configured.")
         model = sel.model
     # A convention is offered where it changes this variant's bytes: the window one for a model with sliding-
     # window or chunked layers, the MLA one for a model with MLA layers.
@@ -151,11 +151,11 @@ def explore() -> None:
                          help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
                               "On: per-head K and V materialised, as an engine without the absorbed path does."
                               + ("" if has_mla else " (This variant has no MLA layers: pick the MLA layout.)"))
-    common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+    url_state.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
     ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
                            format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
     batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
-    common.accept_url_values("kv_state", list(STATE_LABELS), STATE_LABELS.get)
+    url_state.accept_url_values("kv_state", list(STATE_LABELS), STATE_LABELS.get)
     state_conv = c3.radio("Lightning-attention state", list(STATE_LABELS), format_func=STATE_LABELS.get,
                           key="kv_state", bind="query-params", horizontal=True,
                           disabled="lightning" not in sel.model.layer_kinds,
@@ -180,26 +180,26 @@ def explore() -> None:
         seq_8k, seq_128k = (calc.kv_cache_bytes(model, n, 1, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
         per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
-    with common.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
+    with widgets.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
         m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
-                    f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
-        m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
+                    f"cache, each counted as full attention ({formats.fmt_bytes(per_token, 'GiB')}).")
+        m[1].metric("Constant per sequence", formats.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
                     f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
                     "when it says nothing; conv in bf16): the same at any context.")
-        m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
+        m[2].metric("KV per sequence", formats.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
                     "constant state included.")
-        m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
-        m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+        m[3].metric(f"KV in total (B = {batch:,})", formats.fmt_bytes(budget.kv_bytes))
+        m[4].metric("Weights", formats.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
                     f"{sel.weight_dtype}.")
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
                else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
-    detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
-              f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
+    detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "
+              f"{formats.fmt_bytes(budget.total_bytes)} of {formats.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
     (st.success if budget.fits else st.warning)(detail)
-    common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
+    widgets.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
     st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
                "is reserved for activations here.")
 
@@ -208,15 +208,15 @@ def explore() -> None:
         layer_breakdown_section(model, per_layer, ctx)
     st.markdown(
         "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-        f"in memory: for {common.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
-        f"({common.fmt_bytes(per_token, 'GiB')}) per token, {common.fmt_bytes(seq_8k)} per 8K sequence, "
-        f"{common.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
-        f"{common.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
+        f"in memory: for {formats.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
+        f"({formats.fmt_bytes(per_token, 'GiB')}) per token, {formats.fmt_bytes(seq_8k)} per 8K sequence, "
+        f"{formats.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
+        f"{formats.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
         "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
         "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
     cap_gb = sel.accelerator.memory_bytes / 1e9
-    fig = common.Figure()
+    fig = charts.Figure()
     labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
     # No highlight of the chosen S: the chart then stays the same when only S moves (the browser keeps it).
     fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights",
@@ -228,7 +228,7 @@ def explore() -> None:
     fig.update_layout(barmode="stack", legend_traceorder="normal",
                       xaxis_title="context length S (tokens)", yaxis_title="memory (GB)")
     st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
-    common.show_chart(fig, key="kv_chart_ctx")
+    charts.show_chart(fig, key="kv_chart_ctx")
 
     st.subheader("The same model under MHA, GQA, MQA, MLA and a window")
     rows = []
@@ -239,15 +239,15 @@ def explore() -> None:
                          kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
                          kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
     table = pd.DataFrame(rows)
-    fig2 = common.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
+    fig2 = charts.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
                             customdata=table["kv_bytes_per_token"],
                             hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
     fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",
-                   annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
+                   annotation_text=f"weights {formats.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
     fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
     st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
-    common.show_chart(fig2, key="kv_chart_var")
-    shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
+    charts.show_chart(fig2, key="kv_chart_var")
+    shown = table.assign(**{c: [formats.fmt_bytes(x) for x in table[c]]
                             for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
     shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
     layout_columns = {
@@ -256,17 +256,17 @@ def explore() -> None:
         "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
         "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
     # The key columns fit at 1280 px; the rest is one click away.
-    common.show_table(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+    html_table.show_table(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
         "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
     # Built only while open (toggling reruns): a slider move redraws no hidden table.
     every = st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens", key="kv_every",
                         on_change="rerun")
     if every.open:
-        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
+        html_table.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
             "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
     st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
                "Window row: the model's K with every layer behind the window.")
-    common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
+    downloads.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
         "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})
 
 

@@ -9,19 +9,21 @@ import streamlit as st
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, headline, kernel_table, ratio_summary
 from live.predict import NOISY_SPREAD, REPORTED_LABEL, machine_step
-from live.spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
+from live.run_spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
                        available_memory_bytes,
                        check_config_fits, cpu_native_dtypes, cuda_present, default_dtype, list_model_dirs, load_advice,
                        models_root, parse_sweeps, preset_name)
 from calc.limits import parse_config_json
-from live.worker import LiveWorker, WorkerBusy
-from app_pages import common, equations
+from live import job_queue
+from live.job_queue import progress_text, started_by
+from live.worker import LiveWorker
+from ui import charts, downloads, equations, formats, widgets
 
 st.title("Live measurement")
 if st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
             help="this machine: a model run here by the app; an endpoint: a serving deployment's "
                  "OpenAI-compatible API under load") == "an endpoint":
-    from app_pages import live_endpoint
+    from ui import live_endpoint
     live_endpoint.render()
     st.stop()
 st.markdown(
@@ -119,7 +121,7 @@ sizes, problems = parse_sweeps(dict(prompt_lens=prompts_txt, prefill_batches=pba
 spec, spec_error = None, None
 if problems:
     spec_error = ("Fix the sweep sizes (whole numbers separated by commas):\n\n"
-                  + "\n".join(f"- {common.md_escape(p)}" for p in problems))
+                  + "\n".join(f"- {formats.md_escape(p)}" for p in problems))
 else:
     try:
         kw = dict(sizes, repeats=int(repeats), new_tokens=int(new_tokens))
@@ -131,10 +133,10 @@ else:
         if source == "config":  # calc's count of the parameters, against the memory free here, before building
             free = None if device == "cuda" else available_memory_bytes()
             fit, need = check_config_fits(parse_config_json(config_text), dtype, free)
-            st.caption(f"calc reads this config as {fit.n_params:,} parameters: {common.fmt_bytes(need)} of weights "
-                       f"in {dtype}" + (f"; {common.fmt_bytes(free)} free on this machine." if free else "."))
+            st.caption(f"calc reads this config as {fit.n_params:,} parameters: {formats.fmt_bytes(need)} of weights "
+                       f"in {dtype}" + (f"; {formats.fmt_bytes(free)} free on this machine." if free else "."))
     except ValueError as e:  # may quote what the visitor typed or pasted: shown as plain text
-        spec, spec_error = None, common.md_escape(e)
+        spec, spec_error = None, formats.md_escape(e)
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)
@@ -160,51 +162,29 @@ if cancel:
 # Another session's run: say so at once, from the worker's state, without starting anything.
 pending = st.session_state.get("_lv_pending")
 other = worker.running_for_other(owner)
-def _started_by(job) -> str:
-    return "another session" if job.pid is None else "a session of another server process on this machine"
-
-
 # One slot for what the visitor waits on: another run, theirs queued, or the prompt to press Run (so that a
 # prompt of the previous rerun does not stay on screen below "queued" while this rerun waits).
 notice = st.empty()
 if other is not None and pending is None:
-    notice.info(f"A measurement is running (started by {_started_by(other)}): {other.what or 'a live run'}; now "
+    notice.info(f"A measurement is running (started by {started_by(other)}): {other.what or 'a live run'}; now "
                 f"{other.message} ({other.fraction:.0%} done). One measurement runs at a time per machine: "
                 "press **Run measurement** to queue yours, it starts when this one finishes.")
 
 # Submit a pending run as soon as the worker is free (another browser may be measuring).
 if pending is not None:
-    wait = notice
-    while True:
-        try:
-            job_id = worker.submit(pending, owner=owner)
-            st.session_state["_lv_job"] = job_id
-            st.session_state.pop("_lv_pending", None)
-            break
-        except WorkerBusy:
-            cur = worker.current() or worker.running_for_other(owner)
-            wait.info("Yours is queued: waiting for the current run to finish (one measurement at a time per "
-                      f"machine{', started by ' + _started_by(cur) if cur else ''}): "
-                      f"{cur.what + '; now ' + cur.message if cur else ''}")
-            time.sleep(0.5)
-    wait.empty()
-
-
-def _progress_text(job) -> str:
-    """The step and point being measured, the time so far and an estimate of the time left."""
-    elapsed = max(time.time() - job.started_s, 0.0)
-    left = (f", about {elapsed * (1 - job.fraction) / job.fraction:.0f} s left" if job.fraction >= 0.05 else "")
-    return f"{job.message} · {elapsed:.0f} s{left}"
-
+    job_id = job_queue.submit_when_free(worker, pending, owner, on_wait=lambda cur: notice.info(
+        "Yours is queued: waiting for the current run to finish (one measurement at a time per "
+        f"machine{', started by ' + started_by(cur) if cur else ''}): {cur.what + '; now ' + cur.message if cur else ''}"))
+    st.session_state["_lv_job"] = job_id
+    st.session_state.pop("_lv_pending", None)
+    notice.empty()
 
 job = worker.job(job_id) if job_id is not None else None
 if job is not None and not job.finished:
     with progress_box.container():
-        bar = st.progress(0.0, text=_progress_text(job))
-        while job is not None and not job.finished:
-            bar.progress(min(max(job.fraction, 0.0), 1.0), text=_progress_text(job))
-            time.sleep(0.25)
-            job = worker.job(job_id)
+        bar = st.progress(0.0, text=progress_text(job))
+        job = job_queue.follow(worker, job_id, lambda j: bar.progress(min(max(j.fraction, 0.0), 1.0),
+                                                                      text=progress_text(j)))
     progress_box.empty()
 if job is not None and job.finished:
     if job.result is not None and job.result.get("probe") is not None and "model" not in job.result:
@@ -219,8 +199,8 @@ if fresh is not None and fresh.state == "done":
     loads = (f"; load average {fp['load_before'][0]:.2f} before, {fp['load_after'][0]:.2f} after"
              if fp.get("load_before") and fp.get("load_after") else "")
     st.success(f"Probe taken at {time.strftime('%H:%M:%S', time.localtime(fp['taken_at']))}: read bandwidth "
-               f"{common.fmt_bytes(fp['read_bytes_per_s'])}/s, {fp['dtype']} matmul "
-               f"{common.fmt_bytes(fp['matmul_flops_per_s']).replace('B', 'FLOP')}/s, in {fp['probe_s']:.1f} s{loads}.")
+               f"{formats.fmt_bytes(fp['read_bytes_per_s'])}/s, {fp['dtype']} matmul "
+               f"{formats.fmt_bytes(fp['matmul_flops_per_s']).replace('B', 'FLOP')}/s, in {fp['probe_s']:.1f} s{loads}.")
 job = st.session_state.get("_lv_last")
 
 if job is None:
@@ -232,7 +212,7 @@ if job is None:
                 "expect 2-4 minutes and noisier points.")
     st.stop()
 if job.state == "error":
-    st.error(f"The run failed: {common.md_escape(job.error)}")
+    st.error(f"The run failed: {formats.md_escape(job.error)}")
     st.stop()
 res = job.result or {}
 if job.state == "cancelled":
@@ -244,12 +224,12 @@ model, probe, table = res["model"], res["probe"], res["table"]
 head = headline(table)
 weights_note = ("**random weights** (timing depends only on shapes and dtypes; nothing is downloaded)"
                 if model["weights"] == "random" else "trained weights")
-st.markdown(f"**{common.md_escape(model['label'])}**: {model['n_params']:,} parameters, {model['n_layers']} layers, "
+st.markdown(f"**{formats.md_escape(model['label'])}**: {model['n_params']:,} parameters, {model['n_layers']} layers, "
             f"{weights_note}, {model['dtype']} on {model['device']} ({probe['device_name']}, "
             f"{probe['threads']} threads, CPU capability {probe['cpu_capability']}). Source: "
-            f"{common.md_escape(model['source'])}.")
+            f"{formats.md_escape(model['source'])}.")
 for note in model["notes"] + res.get("skipped", []):
-    st.caption(common.md_escape(note))
+    st.caption(formats.md_escape(note))
 load = res.get("load") or {}
 if load.get("before"):
     after = f", after {load['after'][0]:.2f} (the run's own threads count in it)" if load.get("after") else ""
@@ -268,9 +248,9 @@ if taken:
                + ": both are taken afresh for every run; **Re-probe** measures the machine again now.")
 for note in res.get("bound_notes", []):
     st.warning("The probe under-measured this machine, so the machine roofline takes the best evidence: "
-               + common.md_escape(note) + ". No measured point lies below the line.")
+               + formats.md_escape(note) + ". No measured point lies below the line.")
 for note in res.get("calibration", {}).get("notes", []):
-    st.caption("Calibration check: " + common.md_escape(note))
+    st.caption("Calibration check: " + formats.md_escape(note))
 n_bad = int(table["unreliable"].sum()) if "unreliable" in table else 0
 st.caption(f"Reported figures: TPOT is the {REPORTED_LABEL['decode']} (a step can be slowed by other work, never "
            f"sped up, so the low end is the undisturbed estimate); TTFT the {REPORTED_LABEL['prefill']}. The table "
@@ -292,10 +272,10 @@ st.subheader("Headline")
 c = st.columns(4)
 d1 = head["decode_b1"]
 if d1 is not None:
-    c[0].metric("TPOT, batch 1", common.fmt_seconds(d1["reported_s"]),
+    c[0].metric("TPOT, batch 1", formats.fmt_seconds(d1["reported_s"]),
                 help=f"Measured time per output token at batch 1, context {d1['context_len']}: the "
                      f"{REPORTED_LABEL['decode']} ({d1['n_samples']} steps; median "
-                     f"{common.fmt_seconds(d1['median_s'])}, p90/p10 {d1['spread']:.2f})")
+                     f"{formats.fmt_seconds(d1['median_s'])}, p90/p10 {d1['spread']:.2f})")
     c[1].metric("Decode bandwidth", f"{head['bandwidth_pct']:.1f} %",
                 help="Achieved bandwidth of decode at batch 1: bytes a decode step must move (calc: weights + KV) "
                      "/ measured TPOT / probed read bandwidth W")
@@ -308,7 +288,7 @@ if d1 is not None:
                    query_params={"mbu": str(mbu_here)},
                    help="Open the roofline page with this machine's measured decode bandwidth utilisation as the "
                         "MBU of its estimate (the compute utilisation keeps its value).")
-    common.show_equations(equations.live_rows(
+    widgets.show_equations(equations.live_rows(
         d1, machine_step(model["calc_model"], res["machine"], d1, model["dtype"]), res["machine"], model["dtype"],
         res.get("critical_batch")))
 
@@ -317,9 +297,9 @@ groups = cal.get("matmul_groups")
 if d1 is not None and groups:
     st.subheader("What the calibrated prediction is made of (decode, batch 1)")
     c = st.columns(3)
-    c[0].metric("Read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
+    c[0].metric("Read bandwidth (W)", formats.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
                 help="Probed: sum() over a buffer far larger than the caches; the W of the machine roofline")
-    c[1].metric("Matmul kernels, B=1", common.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
+    c[1].metric("Matmul kernels, B=1", formats.fmt_bytes(cal["kernel_bytes_per_s"]) + "/s",
                 help="Achieved bandwidth of the matmul kernels at batch 1, at this model's own layer shapes and "
                      "dtype: weight bytes of every linear layer / time of F.linear on the model's own weights with one "
                      "input row, called in forward order (median of timed passes); a mixture-of-experts block is timed whole "
@@ -338,7 +318,7 @@ if d1 is not None and groups:
     st.dataframe(parts, hide_index=True, key="lv_parts", column_config={
         "time_s": st.column_config.NumberColumn("time (s)", format="%.5f"),
         "share_pct": st.column_config.NumberColumn("share of the prediction (%)", format="%.1f")})
-    common.download_csv(parts, "live_calibrated_parts.csv", key="lv_parts_csv")
+    downloads.download_csv(parts, "live_calibrated_parts.csv", key="lv_parts_csv")
     st.markdown("The model's linear layers timed one by one at batch 1 (every layer of the model, in forward order):")
     kt = kernel_table(groups, 1)
     st.dataframe(kt, hide_index=True, key="lv_kernels", column_config={
@@ -346,32 +326,32 @@ if d1 is not None and groups:
         "time_s": st.column_config.NumberColumn("time at batch 1 (s)", format="%.5f"),
         "bytes_per_s": st.column_config.NumberColumn("achieved bandwidth (B/s)", format="%.3e"),
         "flops_per_s": st.column_config.NumberColumn("FLOP/s", format="%.3e")})
-    common.download_csv(kt, "live_matmul_kernels.csv", key="lv_kernels_csv")
+    downloads.download_csv(kt, "live_matmul_kernels.csv", key="lv_kernels_csv")
     st.caption(f"Calibration: {cal['method']}; it took {cal['calibration_s']:.1f} s, taken afresh for this run.")
 
 with st.expander("This machine (probe)", expanded=False):
     c = st.columns(3)
-    c[0].metric("Read bandwidth (W)", common.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
+    c[0].metric("Read bandwidth (W)", formats.fmt_bytes(probe["read_bytes_per_s"]) + "/s",
                 help="sum() over a buffer far larger than the caches; the W of this machine's roofline")
-    c[1].metric("Copy bandwidth", common.fmt_bytes(probe["copy_bytes_per_s"]) + "/s", help="bytes read + bytes written")
-    c[2].metric("GEMV bandwidth", common.fmt_bytes(probe["gemv_bytes_per_s"]) + "/s",
+    c[1].metric("Copy bandwidth", formats.fmt_bytes(probe["copy_bytes_per_s"]) + "/s", help="bytes read + bytes written")
+    c[2].metric("GEMV bandwidth", formats.fmt_bytes(probe["gemv_bytes_per_s"]) + "/s",
                 help=f"F.linear at batch 1 in {probe['dtype']} over the same buffer: "
                      "the kernel a decode step's linear layers run")
     c = st.columns(3)
     c[0].metric(f"Matmul rate (P, {probe['dtype']})",
-                common.fmt_bytes(probe["matmul_flops_per_s"]).replace("B", "FLOP") + "/s",
+                formats.fmt_bytes(probe["matmul_flops_per_s"]).replace("B", "FLOP") + "/s",
                 help=f"{probe['matmul_n']}x{probe['matmul_n']} square matmul")
     c[1].metric("Critical batch", f"{res['critical_batch']:.1f}", help="P x bytes per weight / (2 W)")
     th = res.get("threads") or {}
     c[2].metric("Threads", f"{probe['threads']}", help=(
         f"torch intra-op threads ({th.get('how', 'default')}"
-        + ("; median matmul pass at 16 rows: " + ", ".join(f"{n} threads {common.fmt_seconds(t)}" for n, t in
+        + ("; median matmul pass at 16 rows: " + ", ".join(f"{n} threads {formats.fmt_seconds(t)}" for n, t in
                                                       sorted(th["candidates_s"].items())) if th.get("candidates_s") else "")
         + f"); CPU capability {probe['cpu_capability']}. When another program holds a core, every kernel split over "
           "all cores waits for the stalled thread, so one thread fewer can be faster"))
-    st.caption(f"Buffer {common.fmt_bytes(probe['buffer_bytes'], 'GiB')}; probe took {probe['probe_s']:.1f} s. "
-               f"Calibrated overhead: c_layer = {common.fmt_seconds(cal['c_layer_s'])}, c_step = "
-               f"{common.fmt_seconds(cal['c_step_s'])}, so {common.fmt_seconds(cal['overhead_s'])} per forward "
+    st.caption(f"Buffer {formats.fmt_bytes(probe['buffer_bytes'], 'GiB')}; probe took {probe['probe_s']:.1f} s. "
+               f"Calibrated overhead: c_layer = {formats.fmt_seconds(cal['c_layer_s'])}, c_step = "
+               f"{formats.fmt_seconds(cal['c_step_s'])}, so {formats.fmt_seconds(cal['overhead_s'])} per forward "
                f"for this depth ({cal['method']}). "
                + ("Data sheet: " + res["datasheet"].name if res.get("datasheet") else
                   "No data-sheet line: this device is not a GPU in calc's catalogue."))
@@ -383,11 +363,11 @@ for i, sweep in enumerate(SWEEPS):
     if fig is not None:
         with c[i % 2]:
             st.markdown(f"**{SWEEPS[sweep][4]}** (bars: p10-p90 of the samples; hollow: unreliable)")
-            common.show_chart(fig, key=f"lv_chart_{sweep}")
+            charts.show_chart(fig, key=f"lv_chart_{sweep}")
 fig = ratio_figure(res)
 if fig is not None:
     st.markdown("**Measured / predicted for every point** (1 = exact; above 1: slower than predicted)")
-    common.show_chart(fig, key="lv_chart_ratio")
+    charts.show_chart(fig, key="lv_chart_ratio")
 st.markdown("Median measured / predicted per sweep (1.00 = exact):")
 summary = ratio_summary(table).reset_index().rename(columns={"sweep": "sweep"})
 summary["sweep"] = summary["sweep"].map(lambda s: SWEEPS[s][4])
@@ -433,7 +413,7 @@ POINT_OTHER = {
 st.dataframe(table, hide_index=True, key="lv_table", column_config={
     c: cfg for c, cfg in ({c: st.column_config.NumberColumn(label, format="%.5f") for c, label in POINT_S.items()}
                           | POINT_OTHER).items() if c in table.columns})
-common.download_csv(table, "live_measurement.csv", key="lv_csv")
+downloads.download_csv(table, "live_measurement.csv", key="lv_csv")
 
 st.subheader("KV cache: measured from the cache tensors against calc")
 kv = pd.DataFrame(res["kv_check"])
@@ -441,7 +421,7 @@ st.dataframe(kv, hide_index=True, key="lv_kv", column_config={
     c: st.column_config.NumberColumn(label, format="localized") for c, label in (
         ("batch", "batch B"), ("tokens", "tokens"), ("measured_bytes", "measured (B)"), ("calc_bytes", "calc (B)"),
         ("difference_bytes", "difference (B)"))})
-common.download_csv(kv, "live_kv_check.csv", key="lv_kv_csv")
+downloads.download_csv(kv, "live_kv_check.csv", key="lv_kv_csv")
 st.caption("Prefill points: the DynamicCache after the prompt, sum of keys + values bytes over layers. Decode "
            "points: the StaticCache allocated for context + timed steps. calc: kv_cache_bytes(model, tokens, "
            "batch, kv_dtype).")

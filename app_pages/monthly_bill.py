@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from calc import bill
-from app_pages import caching, common, equations
+from ui import caching, charts, downloads, equations, formats, html_table, sidebar, table_edits, widgets
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -50,7 +50,7 @@ def _complete_rows(edited: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     for i in range(len(edited)):
         if named.iloc[i] and lacking.iloc[i].any():
             missing = ", ".join(short[c] for c in PRICE_COLUMNS if lacking.iloc[i][c])
-            waiting.append(f"{common.md_escape(str(edited['name'].iloc[i]).strip())} ({missing})")
+            waiting.append(f"{formats.md_escape(str(edited['name'].iloc[i]).strip())} ({missing})")
     complete = edited[~(named & lacking.any(axis=1))].copy()
     if "cache_write_multiplier" in complete.columns:
         complete["cache_write_multiplier"] = complete["cache_write_multiplier"].fillna(1.0)
@@ -70,7 +70,7 @@ def _sweeps(scenario, tiers, setup):
     return bill.bill_vs_dau(scenario, tiers, setup), bill.bill_vs_hit_rate(scenario, tiers, setup)
 
 
-sel = common.selection()
+sel = sidebar.selection()
 st.title("Monthly bill")
 st.markdown(
     "Model selection at scale is unit economics (chapter 9, LLM inference). Each generation pays for its prompt "
@@ -78,7 +78,7 @@ st.markdown(
     "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")
 
 
-@common.fragment
+@widgets.fragment
 def bill_section() -> None:
     """Traffic, prices, the bill and its charts. A fragment: an input here reruns this part only, not the sidebar,
     the introduction or the formula."""
@@ -124,9 +124,9 @@ def bill_section() -> None:
     if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
         link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
         try:
-            st.session_state["_mb_prices_base"] = common.apply_table_edits(default_prices, link, PRICE_PARAMS)
+            st.session_state["_mb_prices_base"] = table_edits.apply_table_edits(default_prices, link, PRICE_PARAMS)
         except ValueError as exc:
-            st.warning(f"The link's price edits could not be read ({common.md_escape(exc)}); the default prices are shown.")
+            st.warning(f"The link's price edits could not be read ({formats.md_escape(exc)}); the default prices are shown.")
             st.session_state["_mb_prices_base"] = default_prices
     edited = st.data_editor(
         st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
@@ -140,7 +140,7 @@ def bill_section() -> None:
             "source": st.column_config.TextColumn("source", width="small"),
         })
 
-    link = common.encode_table_edits(default_prices, edited, PRICE_PARAMS)
+    link = table_edits.encode_table_edits(default_prices, edited, PRICE_PARAMS)
     st.session_state["_mb_prices_link"] = link
     if link:
         st.query_params["mb_prices"] = link
@@ -155,7 +155,7 @@ def bill_section() -> None:
         scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
         tiers = bill.tiers_from_frame(complete)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
     setup, self_hosted_error = None, None
@@ -170,7 +170,7 @@ def bill_section() -> None:
 
     with results:
         st.markdown(f"#### The bill at {dau:,.0f} daily users")
-        with common.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
+        with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", _usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
                 col.caption(f"{_usd(row.per_generation_usd, 5)} per generation"
@@ -179,20 +179,20 @@ def bill_section() -> None:
             f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
             f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
             f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
-        common.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
+        widgets.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
                                for t in tiers])
         if self_hosted_error:
             st.error(f"Self-hosted tier left out: {self_hosted_error}")
         st.success(verdict)
 
-    fig = common.Figure()
+    fig = charts.Figure()
     for comp, label in COMPONENTS.items():
         fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
                     hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
     st.markdown("**Monthly bill by component**")
     fig.update_layout(barmode="stack", xaxis_title="tier",
                       yaxis_title="USD per month (30 days)")
-    common.show_chart(fig, key="mb_bars")
+    charts.show_chart(fig, key="mb_bars")
 
     shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
     if "self-hosting cheaper from DAU" in shown:  # words, not a grid's "None": never, or not a question (itself)
@@ -209,34 +209,34 @@ def bill_section() -> None:
         "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
-    common.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+    html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
         "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
     # Built only while open (toggling reruns the page): a slider move redraws no hidden table.
     every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
                         on_change="rerun")
     if every.open:
-        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+        html_table.show_table(shown, container=every, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
             "tier", "model", *COMPONENTS))
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
               "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
-    common.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
+    downloads.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
 
     if setup is not None:
         st.caption(
             f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
             + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
                "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
-            f"{common.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
-            f"{rates.context_len:,}-token context: {common.fmt_number(rates.decode_tokens_per_s)} output tok/s "
-            f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {common.fmt_number(rates.prefill_tokens_per_s)} "
-            f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
+            f"{formats.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
+            f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+            f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
+            f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
             "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
 
     left, right = st.columns(2)
     with left:
         sweep, sweep_h = _sweeps(scenario, tiers, setup)
-        fig = common.Figure()
+        fig = charts.Figure()
         for name, part in sweep.groupby("name", sort=False):
             part = _chart_points(part)
             fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
@@ -247,10 +247,10 @@ def bill_section() -> None:
         st.markdown("**Bill against DAU**")
         fig.update_layout(xaxis_title="daily active users (log)",
                           yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
-        common.show_chart(fig, key="mb_dau_chart")
-        common.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
+        charts.show_chart(fig, key="mb_dau_chart")
+        downloads.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
     with right:
-        fig = common.Figure()
+        fig = charts.Figure()
         for name, part in sweep_h.groupby("name", sort=False):
             fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
                             hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
@@ -258,14 +258,14 @@ def bill_section() -> None:
         # browser keeps it instead of drawing it anew); the caption under it names the rate.
         st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
         fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
-        common.show_chart(fig, key="mb_hit_chart")
+        charts.show_chart(fig, key="mb_hit_chart")
         st.caption(f"At the chosen {hit}% the tiers cost the bills above.")
-        common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
+        downloads.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
 
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a
 # button's full rerun runs the fragment as well).
-common.experiment_buttons({
+widgets.experiment_buttons({
     "Defaults": DEFAULTS,
     "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
     "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},

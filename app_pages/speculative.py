@@ -5,7 +5,7 @@ import streamlit as st
 
 import calc
 from calc import speculative as sd
-from app_pages import caching, common, equations
+from ui import caching, charts, downloads, equations, html_table, sidebar, url_state, widgets
 
 SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
@@ -49,7 +49,7 @@ def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_
                                   sd.DEFAULT_BATCHES, gamma, alpha, context_len, weight_dtype, kv_dtype)
 
 
-sel = common.selection()
+sel = sidebar.selection()
 st.title("Speculative decoding")
 st.markdown(
     "Decode reads all the weights to emit one token, so the GPU idles. A small **draft** model q guesses "
@@ -63,7 +63,7 @@ st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\mi
 st.latex(r"\alpha = \sum_x \min(p(x), q(x))")
 
 
-@common.fragment
+@widgets.fragment
 def batch_section(gamma: int) -> None:
     """The batch effect for a target/draft pair on the sidebar's GPU, at the γ of section 2. A fragment nested
     in ``explorer``: the pair, α and context rerun this part only."""
@@ -71,7 +71,7 @@ def batch_section(gamma: int) -> None:
                 "tokens is nearly free only while the verify step stays memory-bound, i.e. while B·(γ + 1) is "
                 "under the critical batch. Past it the verify step costs about γ + 1 plain steps.")
     c1, c2, c3 = st.columns(3)
-    common.accept_url_values("sd_pair", list(PAIRS), lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
+    url_state.accept_url_values("sd_pair", list(PAIRS), lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
     pair_id = c1.selectbox("Target ← draft", list(PAIRS), key="sd_pair", bind="query-params",
                            format_func=lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
     llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
@@ -87,17 +87,17 @@ def batch_section(gamma: int) -> None:
         c_at_1 = float(batch["cost_ratio"].iloc[0])
         g_best = sd.best_gamma(llm_alpha, c_at_1, max_gamma=16)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
-    with common.metric_row(4) as m:
+    with widgets.metric_row(4) as m:
         m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
         m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
         m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
         m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
                     help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
-    common.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
-    fig = common.Figure()
+    widgets.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
+    fig = charts.Figure()
     fig.add_scatter(x=batch["batch"], y=batch["speedup"], mode="lines+markers", name=f"speedup, γ = {gamma}",
                     customdata=batch[["target_step_s", "verify_step_s", "draft_step_s"]].to_numpy() * 1e3,
                     hovertemplate="B = %{x}: %{y:.2f}×<br>plain step %{customdata[0]:.2f} ms, verify "
@@ -111,8 +111,8 @@ def batch_section(gamma: int) -> None:
     fig.update_layout(xaxis_title="batch size B (sequences, log scale)", yaxis_title="speedup over plain decoding (×)",
                       xaxis_type="log", yaxis_rangemode="tozero")
     st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {gamma}**")
-    common.show_chart(fig, key="sd_batch")
-    common.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
+    charts.show_chart(fig, key="sd_batch")
+    downloads.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
     st.caption("speedup(B) = E[tokens per forward] · t_target(B, 1) / (t_target(B, γ+1) + γ · t_draft(B, 1)), "
                "with t(B, T) the roofline decode step of B sequences verifying T tokens each (weights and KV read "
                "once, 2·N·B·T FLOPs). A napkin lower bound: it ignores memory capacity (a 70B model in bf16 needs "
@@ -120,7 +120,7 @@ def batch_section(gamma: int) -> None:
                "the gain lasts to larger batches.")
 
 
-@common.fragment
+@widgets.fragment
 def explorer() -> None:
     """Sections 1 to 3. A fragment: their controls rerun them, not the sidebar or the introduction."""
     cp, cq = st.columns(2)
@@ -139,21 +139,21 @@ def explorer() -> None:
         table = sd.acceptance_table(p, q, SYMBOLS, wrong_residual=wrong)
         alpha = sd.acceptance_rate(p, q)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
-    with common.metric_row(3) as m:
+    with widgets.metric_row(3) as m:
         m[0].metric("Acceptance rate α = Σ min(p, q)", f"{alpha:.3f}")
         m[1].metric("Rejected draws 1 − α", f"{table['rejection mass max(0, q - p)'].iloc[-1]:.1%}")
         m[2].metric("On rejection, resample from", "p (wrong)" if wrong else "the residual")
-    common.show_equations([equations.alpha_row(p, q, SYMBOLS, alpha)])
+    widgets.show_equations([equations.alpha_row(p, q, SYMBOLS, alpha)])
     SHORT = {"proposal q": "q", "acceptance min(1, p/q)": "min(1, p/q)", "accepted mass min(p, q)": "min(p, q)",
              "rejection mass max(0, q - p)": "max(0, q − p)", "residual (resampled from)": "residual",
              "resampled mass": "(1 − α)·residual", "output": "output", "target p": "p"}
-    common.show_table(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
+    html_table.show_table(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
                  column_config={"symbol": st.column_config.TextColumn("x")}
                  | {c: st.column_config.NumberColumn(SHORT.get(c, c), help=c, format="%.4f") for c in table.columns[1:]})
-    common.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
+    downloads.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
     st.caption("Per symbol: the draft proposes it with probability q; it survives with min(1, p/q), leaving "
                "min(p, q); the proposals that are rejected (max(0, q − p), total 1 − α) are replaced by draws "
                "from the residual, which adds (1 − α)·residual. The output column sums the two"
@@ -161,7 +161,7 @@ def explorer() -> None:
 
     st.subheader("2. Sample and test")
     c1, c2, c3 = st.columns(3)
-    common.accept_url_values("sd_n", SAMPLE_SIZES, lambda n: f"{n:,}")
+    url_state.accept_url_values("sd_n", SAMPLE_SIZES, lambda n: f"{n:,}")
     n_tokens = c1.select_slider("Tokens to sample N", SAMPLE_SIZES, value=60_000, key="sd_n", bind="query-params",
                                 format_func=lambda n: f"{n:,}")
     gamma = c2.slider("Drafts per round γ", 0, 16, 4, key="sd_g", bind="query-params")
@@ -169,10 +169,10 @@ def explorer() -> None:
     try:
         run = _experiment(tuple(p.tolist()), tuple(q.tolist()), n_tokens, gamma, int(seed), wrong)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
-    with common.metric_row(4) as m:
+    with widgets.metric_row(4) as m:
         m[0].metric("χ² p-value against p", f"{run.p_value:.3g}")
         m[1].metric("Verdict", "matches p" if run.matches_target else "NOT p",
                     help=f"The test rejects 'the samples come from p' when the p-value is below {run.significance}.")
@@ -187,7 +187,7 @@ def explorer() -> None:
                  + ("Sampling p on rejection gives the tokens the draft overrated a second chance."
                     if wrong else "(With the right residual this happens by chance in 1% of seeds.)"))
     hist = run.histogram
-    fig = common.Figure()
+    fig = charts.Figure()
     fig.add_bar(x=hist["symbol"], y=hist["empirical frequency"], name="sampled frequency",
                 customdata=hist["count"], hovertemplate="%{x}: %{y:.4f} (%{customdata:,} tokens)<extra></extra>")
     fig.add_scatter(x=hist["symbol"], y=hist["target p"], mode="markers", name="target p",
@@ -198,11 +198,11 @@ def explorer() -> None:
                         marker=dict(symbol="x", size=12), hovertemplate="%{x}: %{y:.4f}<extra></extra>")
     fig.update_layout(xaxis_title="symbol", yaxis_title="probability (fraction of tokens)", yaxis_rangemode="tozero")
     st.markdown(f"**{n_tokens:,} speculative samples against the target p**")
-    common.show_chart(fig, key="sd_hist")
+    charts.show_chart(fig, key="sd_hist")
     if wrong:
         st.caption("The ✕ marks the predicted frequency. It is less biased than the table's one-step output: the "
                    "bonus token after a fully accepted round comes from p itself.")
-    common.download_csv(hist, "speculative_samples.csv", key="sd_hist_csv")
+    downloads.download_csv(hist, "speculative_samples.csv", key="sd_hist_csv")
 
     with st.expander("Why the output is exactly p (a short proof)", expanded=False):
         st.markdown(
@@ -226,7 +226,7 @@ def explorer() -> None:
                "Each round ends with one token from the target, so even α = 0 gives 1 token per forward.")
     curves = sd.tokens_per_forward_table(ALPHAS, GAMMAS)
     yours = sd.tokens_per_forward_table([alpha], GAMMAS)
-    fig = common.Figure()
+    fig = charts.Figure()
     for a, grp in curves.groupby("alpha"):
         fig.add_scatter(x=grp["gamma"], y=grp["tokens_per_target_forward"], mode="lines+markers", name=f"α = {a}",
                         hovertemplate="γ = %{x}: %{y:.2f} tokens per forward<extra>α = " + f"{a}" + "</extra>")
@@ -235,14 +235,14 @@ def explorer() -> None:
     fig.update_layout(xaxis_title="drafts per round γ (tokens)", yaxis_title="tokens per target forward")
     mine = float(yours.loc[yours["gamma"] == gamma, "tokens_per_target_forward"].iloc[0])
     st.markdown(f"**Expected tokens per target forward**: your p, q (α = {alpha:.3f}) give {mine:.2f} at γ = {gamma}")
-    common.show_chart(fig, key="sd_tokens")
-    common.download_csv(pd.concat([curves, yours]), "speculative_tokens_per_forward.csv", key="sd_tokens_csv")
+    charts.show_chart(fig, key="sd_tokens")
+    downloads.download_csv(pd.concat([curves, yours]), "speculative_tokens_per_forward.csv", key="sd_tokens_csv")
     batch_section(gamma)
 
 
 # Section 1's heading, buttons and note stay outside the fragment (a fragment rerun re-sends every element
 # inside it; a button's full rerun runs the fragment as well).
 st.subheader("1. Edit the target p and the draft q")
-common.experiment_buttons(EXPERIMENTS, key="sd_exp")
+widgets.experiment_buttons(EXPERIMENTS, key="sd_exp")
 st.caption("Weights are renormalised to sum to 1. Five symbols A–E; set a weight to 0 to drop a symbol.")
 explorer()
