@@ -9,7 +9,7 @@ import numpy as np
 
 from .dtypes import check_choice, check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
 from .hardware import Accelerator
-from .kv import kv_cache_bytes
+from .kv import kv_bytes_per_token, kv_cache_bytes
 from .models import ModelConfig
 from .quant import is_plain, tensor_groups, weight_bytes_by_group
 
@@ -305,3 +305,24 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     if free <= 0:
         return 0
     return int(math.floor(free / per_seq + 1e-9))
+
+
+def layout_comparison(variants: dict[str, ModelConfig], accelerator: Accelerator, context_len: int, batch: int,
+                      weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
+                      mla: str = "latent") -> list[dict]:
+    """One row per attention layout (``variants``: name -> model, e.g. ``calc.kv.attention_variants``):
+    ``layout``, ``attention`` (upper case), ``kv_heads``, ``kv_bytes_per_token``, ``kv_bytes_per_sequence``
+    (``context_len`` tokens), and from ``memory_budget`` at ``batch``: ``kv_bytes_total``, ``total_bytes``,
+    ``gpus_needed``. Bytes as ``kv_cache_bytes`` counts them (windows and MLA by the conventions given).
+
+    Raises:
+        ValueError: as ``memory_budget``.
+    """
+    rows = []
+    for name, v in variants.items():
+        b = memory_budget(v, accelerator, context_len, batch, weight_dtype, kv_dtype, sliding=sliding, mla=mla)
+        rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
+                         kv_bytes_per_token=kv_bytes_per_token(v, kv_dtype, mla=mla),
+                         kv_bytes_per_sequence=kv_cache_bytes(v, context_len, 1, kv_dtype, sliding, mla),
+                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
+    return rows
