@@ -8,8 +8,8 @@ import random
 
 import streamlit as st
 
-from app_pages import common
-from course import exercises as ex_calc
+from ui import formats
+from calc import exercises as ex_calc
 
 st.title("Exercises")
 
@@ -17,7 +17,7 @@ qp = st.query_params
 try:
     linked_variant = ex_calc.check_variant(qp.get("variant", "0"))
 except ValueError as exc:
-    st.warning(f"{common.md_escape(exc)}. Showing variant 0.")
+    st.warning(f"{formats.md_escape(exc)}. Showing variant 0.")
     linked_variant = 0
 if "ex_variant" not in st.session_state:
     st.session_state["ex_variant"] = linked_variant

@@ -31,7 +31,7 @@ from .models import ModelConfig
 __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
            "kv_bytes_per_token", "cached_tokens_per_layer", "kv_cache_bytes", "kv_cache_bytes_array",
            "kv_state_bytes", "decode_kv_read_bytes_array", "attention_variants", "hybrid_layer_types",
-           "with_attention_layout"]
+           "with_attention_layout", "conventions_that_matter"]
 
 
 def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
@@ -252,3 +252,18 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
         return model.with_changes(**_without_windows(model))
     w = check_positive_int(window, "window")
     return _windowed(model, w, local_per_global)
+
+
+def conventions_that_matter(model: ModelConfig) -> tuple[bool, bool]:
+    """Whether the storage conventions change ``model``'s cache: (the window convention: some layer holds
+    fewer tokens under ``sliding="cap"`` than under ``"full"`` at 2**20 tokens; the MLA convention: the
+    latent and the expanded per-head K and V differ in bytes per token).
+
+    A page offers a convention's switch only where it changes the bytes.
+
+    Raises:
+        ValueError: a model the layer rules reject (``cached_tokens_per_layer``, ``kv_bytes_per_token``).
+    """
+    windowed = cached_tokens_per_layer(model, 2**20, "cap") != cached_tokens_per_layer(model, 2**20, "full")
+    has_mla = kv_bytes_per_token(model, "bf16", mla="latent") != kv_bytes_per_token(model, "bf16", mla="expanded")
+    return windowed, has_mla

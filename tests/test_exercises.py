@@ -189,7 +189,7 @@ def test_bad_variants_are_refused_with_a_sentence():
 
 
 def test_links_open_pages_that_exist_with_their_widget_keys():
-    from app_pages.common import PAGES
+    from ui.nav import PAGES
     paths = {p.split("/")[-1].removesuffix(".py") for p, *_ in PAGES}
     for v in (0, 3):
         for ex in E.all_exercises(v):

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from course import exercises
-from app_pages.classroom import STORY
+from ui.classroom import STORY
 from pagetest import open_page
 
 NOTICE = "Link values that no control on this page accepts were ignored"
