@@ -9,7 +9,7 @@ import random
 import streamlit as st
 
 from ui import formats
-from calc import exercises as ex_calc
+from course import exercises as ex_calc
 
 st.title("Exercises")
 
