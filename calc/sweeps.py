@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_positive_int
-from .dtypes import dtype_bytes
+from .dtypes import dtype_bytes, kv_dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes
 from .memory import check_embedding, weight_bytes, weight_bytes_read
@@ -283,7 +283,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     """
     s = check_positive_int(context_len, "context_len")
     n = check_positive_int(n_points, "n_points")
-    dtype_bytes(kv_dtype, "kv_dtype")
+    kv_dtype_bytes(kv_dtype)
     check_embedding(embedding)
     frames = []
     for label, variant in kv_head_variants(model, k_values).items():
