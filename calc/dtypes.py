@@ -175,5 +175,5 @@ def kv_dtype_bytes(kv_dtype) -> float:
     try:
         return dtype_bytes(kv_dtype, "kv_dtype")
     except ValueError:
-        raise ValueError(f"kv_dtype must be a cache format (bf16, fp16, fp32, fp8, fp8_ds_mla, int8, int4, q8_0, "
-                         f"q4_0, mxfp4, nvfp4); got {kv_dtype!r}") from None
+        valid = ", ".join([*DTYPE_BYTES, "q8_0", "q4_0", "mxfp4", "nvfp4", *KV_CACHE_ONLY_FORMATS])
+        raise ValueError(f"kv_dtype must be one of {valid} (the cache formats); got {kv_dtype!r}") from None

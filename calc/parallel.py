@@ -8,7 +8,8 @@ A replica of the model runs on ``gpus_per_replica = max(TP, EP) x PP`` accelerat
   reads 1/TP of the weights, and each layer ends its attention and its MLP with an all-reduce of
   the activations: two all-reduces per layer and step.
 - Pipeline parallelism (PP; Huang et al. 2019, "GPipe", section 2.2): the layers are cut into PP
-  stages of L/PP layers; the activations pass from stage to stage (point to point), and with m
+  stages of whole layers, as the engines cut them (``pipeline_stage_layers``: vLLM's or SGLang's
+  rule, or a split by hand); the activations pass from stage to stage (point to point), and with m
   micro-batches a stage idles for a bubble of (PP - m) stage times in every cycle when m < PP.
 - Expert parallelism (EP; Lepikhin et al. 2020, "GShard", section 2.2; DeepSeek-V3 report,
   section 3.4): the routed experts of a mixture-of-experts layer are spread over EP ranks; each
@@ -17,18 +18,25 @@ A replica of the model runs on ``gpus_per_replica = max(TP, EP) x PP`` accelerat
   KV cache of its own sequences.
 - Replicas (DP): independent copies; they multiply throughput and GPUs and change no per-GPU number.
 
-What one GPU holds: the dense weights / (TP x PP), the routed experts / (max(TP, EP) x PP); of the KV
-cache, ceil(K / TP) of the K heads of its sequences, on its L / PP layers: with TP > K every KV head
-is stored TP / K times (Llama-3.1-70B, K = 8, at TP 16: twice). MLA's latent is not split by heads:
-every TP rank holds the whole latent of its sequences (why engines serve DeepSeek with DP attention).
+What one GPU holds: its stage's dense weights / TP, its stage's routed experts x (E + R) / E / max(TP, EP)
+(R redundant copies of hot experts, DeepSeek-V3 report section 3.4); of the KV cache, ceil(K / TP) of
+the K heads of its sequences, on its stage's own layers (a hybrid model's stage counts its own layer
+kinds): with TP > K every KV head is stored TP / K times (Llama-3.1-70B, K = 8, at TP 16: twice).
+MLA's latent is not split by heads: every TP rank holds the whole latent of its sequences (why engines
+serve DeepSeek with DP attention). Per-GPU memory, the batch ceiling and the step follow the most loaded
+stage.
+
+Which layouts exist: the engines' rule, checked in one place (``check_layout``, ``tp_refusal``): TP must
+divide the query heads, and divide the KV heads or be a multiple of them (vLLM's and SGLang's
+``QKVParallelLinear``); EP must divide the experts plus their redundant copies.
 
 Collectives and links: ``calc.collectives``.
 
 The step of one GPU follows the roofline of ``calc.roofline`` (the inference course, week 11, step 4) on its share:
 ``stage = kv_s + max(weights_s, compute_s) + collectives``; one decode token of a sequence takes
-``max(m, PP)`` stage times plus PP - 1 hops. Lower bounds, like the rest of calc: communication is
-not overlapped with compute (engines overlap a little of it), layers are split evenly over stages,
-and every layer of a MoE model counts as a MoE layer.
+``max(m, PP)`` stage times (of the slowest stage) plus PP - 1 hops. Lower bounds, like the rest of
+calc: communication is not overlapped with compute (engines overlap a little of it), and every layer of
+a MoE model counts as a MoE layer in the collectives.
 
 Planning on top of this step (frontier, capacity plan, disaggregated pools, which GPUs): ``calc.planning``.
 """
