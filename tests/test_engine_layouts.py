@@ -224,3 +224,36 @@ def test_every_accepted_layout_passes_the_engine_rule(heads, tp):
     except ValueError:
         accepted = False
     assert accepted == rule
+
+
+def test_public_functions_take_a_layout_with_redundant_experts_and_a_split():
+    # The same layout through tp/pp/ep and through layout= gives the same answer; a redundant expert adds one
+    # expert's bytes per GPU in memory_budget (2,554,331,136 B in fp8, as above).
+    red = calc.make_layout(DSV3, 4, 1, 32, redundant_experts=32)
+    a = calc.memory_budget(DSV3, H100, 4096, 8, "fp8", tp=4, ep=32)
+    b = calc.memory_budget(DSV3, H100, 4096, 8, "fp8", layout=red)
+    assert b.weights_bytes - a.weights_bytes == pytest.approx(2_554_331_136, rel=1e-9)
+    assert b.n_accelerators == 32
+    # SGLang's split of Llama-3.1-70B at PP 3 (26/27/27) holds its 27-layer stage last: per-GPU KV the same as vLLM's.
+    sg = calc.make_layout(L70, 8, 3, pp_rule="sglang")
+    assert calc.kv_bytes_per_gpu_per_token(L70, sg) == 13_824
+    with pytest.raises(ValueError, match="contradict"):
+        calc.decode_step_time(L70, H100, 1, 1024, tp=4, layout=sg)
+    assert calc.decode_step_time(L70, H100, 1, 1024, layout=sg).total_s > 0
+
+
+def test_pp_max_batch_follows_the_most_loaded_stage():
+    # Llama-3.1-70B bf16, TP 1 PP 3 on an H100 (80 GB), 8,192 tokens; vLLM's split 27/27/26.
+    # Parameters: 70,553,706,496; input table and untied head 128,256 x 8,192 = 1,050,673,152 each; the rest,
+    # 68,452,360,192, over 80 layers: 855,654,502.4 per layer (the final norm shared in proportion).
+    # Stage 0: 27 layers + the table = 24,153,344,716.8 params = 48,306,689,433.6 B;
+    # stage 1: 27 layers = 46,205,343,129.6 B; stage 2: 26 layers + the head = 46,595,380,428.8 B.
+    # KV per sequence (TP 1: 8 heads x 128 x 2 x 2 B = 4,096 B per layer per token): stage 0 27 x 4,096 x 8,192
+    # = 905,969,664 B: floor((80e9 - 48,306,689,433.6) / 905,969,664) = floor(34.98) = 34; stage 1: 37;
+    # stage 2 (26 layers): 38. The ceiling is 34. Fractional L / PP stages said floor(36.84) = 36.
+    lay = calc.make_layout(L70, 1, 3)
+    assert calc.weight_bytes_per_gpu(L70, lay) == pytest.approx(48_306_689_433.6, rel=1e-9)
+    assert calc.max_batch(L70, H100, 8192, tp=1, pp=3) == 34
+    g = P.gpu_memory(L70, H100, 8192, 34, lay)
+    assert g.stage == 0 and g.stage_layers == 27 and g.fits
+    assert not P.gpu_memory(L70, H100, 8192, 35, lay).fits

@@ -15,9 +15,10 @@ from calc import collectives, parallel, planning
 from ui import charts, equations, formats, widgets
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 3, 4, 8], [1, 2, 4, 8, 16, 32, 64, 128, 256, 320]
-PP_RULES = {"vllm": "vLLM's split", "sglang": "SGLang's split", "hand": "by hand"}
+#: The layers-per-stage choices (plain labels: a bound widget writes its shown label into the URL) -> calc's rule.
+PP_RULES = {"vLLM": "vllm", "SGLang": "sglang", "by hand": None}
 DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0,
-                mg_ppr="vllm", mg_split="", mg_red=0)
+                mg_ppr="vLLM", mg_split="", mg_red=0)
 PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
          "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
@@ -92,18 +93,18 @@ def layout_controls(sel) -> LayoutInputs:
     reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                                  help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
     c1, c2, c3, _ = st.columns(4)
-    rule = c1.selectbox("Layers per stage", list(PP_RULES), format_func=PP_RULES.get, key="mg_ppr", bind="query-params",
+    rule = c1.selectbox("Layers per stage", list(PP_RULES), key="mg_ppr", bind="query-params",
                         help="How PP cuts the layers into stages of whole layers. vLLM: the remainder on the stages just "
                              "before the last; SGLang: on the last ones; by hand: VLLM_PP_LAYER_PARTITION / "
                              "SGLANG_PP_LAYER_PARTITION.")
-    split_text = c2.text_input("Split by hand", key="mg_split", bind="query-params", disabled=rule != "hand",
+    split_text = c2.text_input("Split by hand", key="mg_split", bind="query-params", disabled=rule != "by hand",
                                placeholder="e.g. 27,27,26", help="Layers of each stage, first to last, adding up to "
                                "the model's layers (used with 'by hand').")
     red = c3.number_input("Redundant experts", 0, 4096, 0, step=8, key="mg_red", bind="query-params", disabled=dense,
                           help="Extra copies of hot experts per MoE layer spread over the EP group (DeepSeek-V3: 32 "
                                "at EP 32 for prefill, 64 at EP 320 for decode). (experts + redundant) must divide by EP.")
     stage_layers, error = None, None
-    if rule == "hand" and pp > 1:
+    if rule == "by hand" and pp > 1:
         try:
             stage_layers = tuple(int(x) for x in split_text.replace(" ", "").split(",") if x)
         except ValueError:
@@ -111,7 +112,7 @@ def layout_controls(sel) -> LayoutInputs:
         if not error and not stage_layers:
             error = f"type the layers of each of the {pp} stages, e.g. 27,27,26 (or choose vLLM's or SGLang's split)"
     return LayoutInputs(tp, pp, ep, replicas, ctx, batch, None if ic_id == "default" else ic_id, reserve_gb,
-                        "vllm" if rule == "hand" else rule, stage_layers, 0 if dense else int(red), error)
+                        PP_RULES[rule] or "vllm", stage_layers, 0 if dense else int(red), error)
 
 
 def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, reserve: float) -> None:
