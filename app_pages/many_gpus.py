@@ -90,8 +90,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
         st.success(plan.verdict)
         if plan.refused:
-            st.caption("Skipped, as vLLM and SGLang refuse them: " + "; ".join(f"**{label}**: {why}"
-                                                                               for label, why in plan.refused) + ".")
+            st.caption(parallel_views.refused_words(plan.refused))
         st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                             grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):

@@ -233,3 +233,11 @@ def test_a_split_by_hand_is_used_and_a_bad_one_is_said():
     assert any("layers per stage 28/26/26 (set by hand)" in c.value for c in at.caption)
     at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,25")
     assert any("adding up to the 80" in e.value for e in at.error) and not at.exception
+
+
+def test_the_plan_says_which_layouts_the_engines_refuse():
+    # Qwen2.5-7B: 28 query heads; 28 / 8 = 3.5, so vLLM and SGLang refuse TP 8 (and TP 8 PP 2): the plan skips them
+    # and says why.
+    at = open_page(model="qwen2.5-7b")
+    refused = [c.value for c in at.caption if c.value.startswith("Skipped, as vLLM and SGLang refuse them")]
+    assert refused and "**TP8, TP8 PP2**" in refused[0] and "28 query heads" in refused[0]

@@ -33,6 +33,16 @@ def _short(name: str) -> str:
     return name
 
 
+def refused_words(refused) -> str:
+    """"Skipped, as vLLM and SGLang refuse them: TP8, TP8 PP2 (reason)." from ((label, reason), ...), one reason
+    once with the layouts it refuses."""
+    by_reason: dict[str, list[str]] = {}
+    for label, why in refused:
+        by_reason.setdefault(why, []).append(label)
+    return "Skipped, as vLLM and SGLang refuse them: " + "; ".join(
+        f"**{', '.join(labels)}** ({why})" for why, labels in by_reason.items()) + "."
+
+
 def _dp_words(layout) -> str:
     """", attention data-parallel in N groups of TP" when EP exceeds TP, else ""."""
     return (f", attention data-parallel in {layout.attention_dp:,} groups of TP {layout.tp}"
