@@ -89,8 +89,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                                       interconnect=interconnect, embedding=emb, logits=sel.logits)
         plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
         st.success(plan.verdict)
-        if plan.refused:
-            st.caption(parallel_views.refused_words(plan.refused))
+        st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
+                   + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
         st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                             grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):

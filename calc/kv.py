@@ -13,6 +13,10 @@ Conventions (where serving engines differ, both are offered):
   the absorbed path does.
 - Cross-layer KV sharing (Brandon et al. 2024): layers 0, s, 2s, ... hold a cache, the others reuse it;
   Gemma-3n's last ``n_kv_shared_layers`` layers own none.
+- Cache formats (``kv_dtype``) as the engines store them, scales included where they are per token or
+  per block (``calc.dtypes.kv_dtype_bytes`` and the table above it): fp8 with per-tensor scales (vLLM,
+  SGLang: nothing per token), llama.cpp's q8_0/q4_0 blocks, FlashMLA's "fp8_ds_mla" (656 B per token and
+  layer for DeepSeek); weight-only formats (q4_K_M, int4-g128) are refused.
 - Constant-state layers (Gated DeltaNet, lightning attention, Mamba) add nothing per token and a
   fixed state per sequence, in the model's ``ssm_state_dtype`` (the config's, else "fp32") or
   ``state_dtype`` when given; see ``calc.layers``.
