@@ -348,9 +348,10 @@ def stage_weight_bytes(model: ModelConfig, layout: Layout, weight_dtype: str = "
 
     A stage holds its whole layers' tensors (``calc.quant.tensor_groups`` spread over the layers by
     ``calc.layers.layer_params``), the first stage the input embedding, the last the LM head (a tied
-    model's last stage holds its own copy of the embedding as the head when PP > 1, as vLLM's last rank
-    loads it). Routed experts: ``routed_expert_bytes`` x E spread by the layers' experts. At PP 1 the
-    sum is ``weight_bytes``.
+    model's last stage holds its own copy of the embedding as the head when PP > 1: vLLM's LlamaModel
+    builds ``embed_tokens`` on the first rank and, when tied, on the last, vllm/model_executor/models/llama.py).
+    Routed experts: ``routed_expert_bytes`` x E spread by the layers' experts. At PP 1 the sum is
+    ``weight_bytes``. Llama-3.1-70B bf16 at PP 3 (27/27/26): 48.31, 46.21 and 46.60 GB.
     """
     routed_total = routed_expert_bytes(model, weight_dtype) * (model.n_experts or 0)
     if layout.pp == 1:  # one stage: the whole model, exactly

@@ -257,3 +257,11 @@ def test_pp_max_batch_follows_the_most_loaded_stage():
     g = P.gpu_memory(L70, H100, 8192, 34, lay)
     assert g.stage == 0 and g.stage_layers == 27 and g.fits
     assert not P.gpu_memory(L70, H100, 8192, 35, lay).fits
+
+
+def test_deepseek_v3_pp4_kv_per_gpu_was_five_percent_low():
+    # DeepSeek-V3, 61 layers at PP 4, vLLM 15/15/16/15: the 16-layer stage holds 16 x 576 x 2 B = 18,432 B per
+    # token on each GPU (the latent whole on every TP rank); L / PP said 61 / 4 x 1,152 = 17,568 B, 4.9% low.
+    lay = calc.make_layout(DSV3, 8, 4)
+    assert calc.kv_bytes_per_gpu_per_token(DSV3, lay) == 18_432
+    assert 18_432 / 17_568 - 1 == pytest.approx(0.0492, abs=1e-4)
