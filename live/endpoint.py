@@ -20,10 +20,12 @@ Definitions (vLLM's ``vllm bench serve``: ``vllm/benchmarks/serve.py::calculate_
 
 Safety (the dashboard is a shared server and must not become a proxy into its network): a base URL
 must match the allow-list in the ``LLM_EXPLORER_ENDPOINT_ALLOW`` environment variable (or the
-``endpoint_allow`` Streamlit secret); by default only loopback addresses. Redirects are never
+``endpoint_allow`` Streamlit secret); by default nothing, loopback included (a vLLM server beside the app
+is listed as ``127.0.0.1:8000``), and a refused target is never contacted. Redirects are never
 followed, environment proxies are not used, every request has connect / first-byte / stall /
-whole-request timeouts, a response is capped in bytes and a run in requests. The API key travels
-only in the Authorization header: never in a URL, a result, a log line or an error message.
+whole-request timeouts, a response is capped in bytes and a run in requests. An error names the HTTP
+status and its reason, never the body of what answered (the page must not read other servers out). The API
+key travels only in the Authorization header: never in a URL, a result, a log line or an error message.
 
 CLI::
 
@@ -34,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import math
 import os
@@ -42,6 +43,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
+from http import HTTPStatus
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -87,7 +89,7 @@ class EndpointError(RuntimeError):
 # -- allow-list -------------------------------------------------------------------------------------
 def allow_entries(env: dict | None = None, secrets=None) -> list[str]:
     """The allow-list entries: ``LLM_EXPLORER_ENDPOINT_ALLOW`` (comma-separated) plus the
-    ``endpoint_allow`` secret (a string or list); empty means loopback only."""
+    ``endpoint_allow`` secret (a string or list); empty means that no endpoint may be contacted."""
     env = os.environ if env is None else env
     out = [e.strip() for e in env.get(ALLOW_ENV, "").split(",") if e.strip()]
     if secrets is not None:
@@ -99,15 +101,6 @@ def allow_entries(env: dict | None = None, secrets=None) -> list[str]:
             extra = extra.split(",")
         out += [str(e).strip() for e in (extra or []) if str(e).strip()]
     return out
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _entry_matches(entry: str, scheme: str, host: str, port: int, path: str) -> bool:
@@ -137,9 +130,10 @@ def check_base_url(url: str, allow: list[str] | None = None) -> str:
     """Normalise and check a base URL against the allow-list; returns ``scheme://host[:port][/path]``.
 
     The base URL is the server root (``http://127.0.0.1:8000``; a trailing ``/v1`` is dropped, the
-    API paths are added by the client). Allowed: a loopback address (127.0.0.0/8, ::1, localhost)
-    always, and any entry of ``allow`` (``host``, ``host:port``, ``http(s)://host[:port][/path]``
-    or ``*``). Host names are compared literally, never resolved.
+    API paths are added by the client). Allowed: only what an entry of ``allow`` names (``host``,
+    ``host:port``, ``http(s)://host[:port][/path]`` or ``*``); loopback too must be listed (e.g.
+    ``127.0.0.1:8000``), since any port of the server itself is otherwise one request away. Host names
+    are compared literally, never resolved.
 
     Raises:
         EndpointRefused: not http(s), credentials/query/fragment in the URL, or not allowed; the
@@ -165,12 +159,13 @@ def check_base_url(url: str, allow: list[str] | None = None) -> str:
     if path.endswith("/v1"):
         path = path[:-3]
     allow = allow_entries() if allow is None else allow
-    if not (_is_loopback(host) or any(_entry_matches(e.lower(), parts.scheme, host, port, path) for e in allow)):
+    if not any(_entry_matches(e.lower(), parts.scheme, host, port, path) for e in allow):
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         raise EndpointRefused(
-            f"The host {host} is not allowed: this server contacts only loopback addresses and the hosts listed in "
-            f"its {ALLOW_ENV} setting (environment variable, or `{ALLOW_SECRET}` in Streamlit's secrets), which the "
-            "server's operator sets. Currently allowed: loopback"
-            + (", " + ", ".join(allow) if allow else " only") + ".")
+            f"{shown} is not allowed: this server contacts only the endpoints listed in its {ALLOW_ENV} setting "
+            f"(environment variable, or `{ALLOW_SECRET}` in Streamlit's secrets), which the server's operator sets, "
+            "e.g. 127.0.0.1:8000 for a vLLM server beside the app. Currently allowed: "
+            + (", ".join(allow) if allow else "none") + ".")
     netloc = f"[{host}]" if ":" in host else host
     if parts.port is not None:
         netloc += f":{parts.port}"
@@ -385,20 +380,17 @@ def _redact(text: str, secret: str | None) -> str:
     return text
 
 
-def _status_message(status: int, body: bytes) -> str:
-    """A sentence for an HTTP error status, with the server's own message when it sent JSON."""
-    detail = ""
+def _status_message(status: int, body: bytes = b"") -> str:
+    """A sentence for an HTTP error status: the status, its standard reason (RFC 9110) and what to check.
+
+    ``body`` is not shown, not even in part: the page is a shared server, and what answered may be any
+    service its operator listed; its words stay on that server (its own log has them).
+    """
     try:
-        j = json.loads(body[:4096].decode("utf-8", errors="replace"))
-        err = j.get("error", j) if isinstance(j, dict) else j
-        if isinstance(err, dict):
-            detail = str(err.get("message") or err.get("detail") or "")
-        elif isinstance(err, str):
-            detail = err
-        if not detail and isinstance(j, dict) and j.get("detail"):
-            detail = str(j["detail"])
-    except (ValueError, AttributeError):
-        detail = body[:200].decode("utf-8", errors="replace").strip()
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    detail = reason
     if 300 <= status < 400:
         head = f"the server answered with a redirect (HTTP {status}); redirects are not followed"
     elif status in (401, 403):
@@ -409,7 +401,7 @@ def _status_message(status: int, body: bytes) -> str:
         head = f"the server rejected the request (HTTP {status})"
     else:
         head = f"the server failed (HTTP {status})"
-    return head + (f": {detail[:300]}" if detail else "")
+    return head + (f": {detail}" if detail else "")
 
 
 def request_body(spec: EndpointSpec, prompt: str, extras: bool, max_tokens: int | None = None,
@@ -516,8 +508,8 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                         data_lines.append(line[5:].lstrip(" "))
                         continue
                     if line.strip():
-                        raise EndpointError("malformed stream: a line is not a server-sent event "
-                                            f"({line[:60]!r}); is this an OpenAI-compatible streaming endpoint?")
+                        raise EndpointError("malformed stream: a line is not a server-sent event; is this an "
+                                            "OpenAI-compatible streaming endpoint?")
                     if not data_lines:
                         continue
                     payload = "\n".join(data_lines)
@@ -528,13 +520,11 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                     try:
                         chunk = json.loads(payload)
                     except ValueError:
-                        raise EndpointError(f"malformed stream: an event is not JSON ({payload[:60]!r})") from None
+                        raise EndpointError("malformed stream: an event is not JSON") from None
                     if not isinstance(chunk, dict):
                         raise EndpointError("malformed stream: an event is not a JSON object")
                     if chunk.get("error"):
-                        err = chunk["error"]
-                        msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EndpointError(f"the server reported an error mid-stream: {str(msg)[:300]}")
+                        raise EndpointError("the server reported an error mid-stream (its message is not shown)")
                     usage = chunk.get("usage")
                     text = _chunk_text(chunk, spec.api)
                     usage_tokens = None
