@@ -5,6 +5,11 @@ its scripts) and grows its memory with each session. Instead, each process admit
 sessions (``LLM_EXPLORER_MAX_SESSIONS``, default 100; deploy/serve_class.py --max-sessions sets it) and shows
 the next ones a short page that says the server is full, with a button to try again, instead of failing.
 
+Housekeeping: the app turns off Streamlit's full garbage collection after every run (``postScriptGC``, 40-90
+ms of CPU each), so once a process has been idle for ``IDLE_COLLECT_S`` (a class left, a lull) a thread of
+this module collects once and hands freed memory back to the system (glibc's ``malloc_trim``): memory after
+a class returns near where it started instead of staying at the class's peak.
+
 A session is admitted at its first script run and stays admitted while its websocket is connected; one that
 disconnected (a closed tab, a lost network) gives its place back, and takes one again on reconnecting if
 there is room. Sessions are counted with Streamlit's runtime (``Runtime.is_active_session``); where no
@@ -12,8 +17,11 @@ runtime runs (Streamlit's AppTest), every session is admitted.
 """
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
 import threading
+import time
 
 import streamlit as st
 
@@ -23,6 +31,40 @@ DEFAULT_MAX_SESSIONS = 100
 
 _lock = threading.Lock()
 _admitted: set[str] = set()
+#: Seconds without a script run after which the process collects garbage once (and again after the next run).
+IDLE_COLLECT_S = 20.0
+_last_run = [time.monotonic(), False]   # time of the last script run, collected since
+_collector: list[threading.Thread] = []
+
+
+def collect_if_idle(now: float | None = None, idle_s: float = IDLE_COLLECT_S) -> bool:
+    """Collect garbage (``gc.collect``) and return freed heap to the system (``malloc_trim``, glibc only) when
+    no script has run for ``idle_s`` seconds and nothing was collected since the last run. Returns whether it
+    collected."""
+    now = time.monotonic() if now is None else now
+    with _lock:
+        if _last_run[1] or now - _last_run[0] < idle_s:
+            return False
+        _last_run[1] = True
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: Python's own allocator keeps what it holds
+        pass
+    return True
+
+
+def _note_run() -> None:
+    """Record a script run and start the idle collector thread once per process."""
+    with _lock:
+        _last_run[0], _last_run[1] = time.monotonic(), False
+        if not _collector:
+            def loop():
+                while True:
+                    time.sleep(IDLE_COLLECT_S / 2)
+                    collect_if_idle()
+            _collector.append(threading.Thread(target=loop, name="idle-collector", daemon=True))
+            _collector[0].start()
 
 
 def max_sessions(env: dict | None = None) -> int:
@@ -78,6 +120,7 @@ def enforce() -> None:
 
     Call right after ``st.set_page_config``. A misconfigured cap is shown as an error and admits everyone.
     """
+    _note_run()
     try:
         cap = max_sessions()
     except ValueError as e:

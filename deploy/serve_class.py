@@ -22,6 +22,10 @@ in the config) so the survivors carry the class. A student whose process died re
 the URL's state. For a server that must come back after a reboot, use the systemd units in deploy/systemd/
 (the same processes, supervised by systemd) instead of this command.
 
+Warm-up: each process draws every page once at start (``WARM_PAGES``, before nginx takes students; after a
+restart, in the background), so that what the pages show at open is in its shared caches before a class
+opens the same link at once (``--no-warm-up`` to skip).
+
 Limits (see deploy/nginx.conf.template): connections per client address (``--conn-per-client``), header and
 body timeouts, request bodies up to the app's upload limit (``server.maxUploadSize`` in .streamlit/config.toml),
 and the open-file limit of every process raised to ``--nofile`` (each idle websocket holds about 3-4 handles).
@@ -42,6 +46,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 import urllib.request
@@ -185,20 +190,63 @@ def wait_healthy(url: str, timeout_s: float = 120.0) -> None:
     raise RuntimeError(f"{url} did not answer within {timeout_s:.0f} s")
 
 
+#: The pages a process draws once at start (url paths; "" is the home page), so that the figures and tables
+#: every page shows at open are in the process's shared caches before the first student asks (a class opens
+#: the same link at once: the first visits would all compute them). The live page runs nothing at open.
+WARM_PAGES = ("", "kv_cache", "roofline", "latency_cost", "quantization", "batching", "speculative", "many_gpus",
+              "monthly_bill", "exercises")
+
+
+def warm_up(url: str, pages=WARM_PAGES, timeout_s: float = 120.0) -> int:
+    """Draw each of ``pages`` once on the Streamlit process at ``url`` (one websocket session, as a browser
+    would: a ``rerun_script`` per page, answered when ``script_finished`` arrives). Returns the pages drawn.
+
+    Failures are not errors (the process then computes on its first visits, as without warm-up).
+    """
+    import asyncio
+
+    async def visit() -> int:
+        import websockets
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        done = 0
+        async with websockets.connect(url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
+                                      origin=url, max_size=None, open_timeout=30, ping_interval=None) as ws:
+            for page in pages:
+                m = BackMsg()
+                m.rerun_script.query_string = ""
+                m.rerun_script.page_name = page
+                m.rerun_script.context_info.url = f"{url}/{page}"
+                await ws.send(m.SerializeToString())
+                while True:
+                    f = ForwardMsg()
+                    f.ParseFromString(await asyncio.wait_for(ws.recv(), timeout=timeout_s))
+                    if f.WhichOneof("type") == "script_finished":
+                        done += 1
+                        break
+        return done
+    try:
+        return asyncio.run(visit())
+    except Exception:  # noqa: BLE001 - warm-up is an optimisation
+        return 0
+
+
 #: Restart pauses: the first after 1 s, doubling while a process keeps failing, at most 30 s; a process that
 #: has run for a minute counts as healthy again (its next failure restarts it after 1 s).
 RESTART_FIRST_S, RESTART_MAX_S, HEALTHY_AFTER_S = 1.0, 30.0, 60.0
 
 
 class Supervised:
-    """One child process kept running: ``start()`` makes it, :meth:`check` restarts it once it has exited.
+    """One child process kept running: ``start()`` makes it, :meth:`check` restarts it once it has exited
+    (then calls ``after_restart()`` in a thread of its own, when given).
 
     Attributes: ``name`` (for the log), ``proc`` (the running Popen, None while waiting to restart),
     ``restarts`` (how many times it was started again).
     """
 
-    def __init__(self, name: str, start):
-        self.name, self._start = name, start
+    def __init__(self, name: str, start, after_restart=None):
+        self.name, self._start, self._after_restart = name, start, after_restart
         self.restarts = 0
         self._delay_s = RESTART_FIRST_S
         self._restart_at: float | None = None
@@ -213,6 +261,8 @@ class Supervised:
                 self.restarts += 1
                 print(f"{self.name}: started again (pid {self.proc.pid}, restart {self.restarts})",
                       file=sys.stderr, flush=True)
+                if self._after_restart is not None:   # e.g. warm its caches, without holding up the others
+                    threading.Thread(target=self._after_restart, daemon=True).start()
             return
         code = self.proc.poll()
         if code is None:
@@ -261,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                     default=int(os.environ.get("LLM_EXPLORER_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)),
                     help="browser sessions per Streamlit process before later ones see 'the class server is full' "
                          f"(default {DEFAULT_MAX_SESSIONS}, or LLM_EXPLORER_MAX_SESSIONS)")
+    ap.add_argument("--no-warm-up", action="store_true",
+                    help="do not draw every page once per process at start (see WARM_PAGES)")
     ap.add_argument("--nofile", type=int, default=DEFAULT_NOFILE,
                     help=f"open-file limit for every process (default {DEFAULT_NOFILE}; capped by the hard limit "
                          "unless run as root)")
@@ -315,11 +367,25 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    def warm(port: int) -> None:
+        if not args.no_warm_up:
+            try:
+                wait_healthy(f"http://127.0.0.1:{port}")
+            except RuntimeError:
+                return  # not up yet: the supervisor restarts it if it dies; its first visits compute
+            warm_up(f"http://127.0.0.1:{port}")
+
     for port in ports:
         children.append(Supervised(f"Streamlit process on port {port}",
-                                   lambda port=port: start_streamlit(port, args.address, env=env)))
+                                   lambda port=port: start_streamlit(port, args.address, env=env),
+                                   after_restart=lambda port=port: warm(port)))
     for port in ports:
         wait_healthy(f"http://127.0.0.1:{port}")
+    warmers = [threading.Thread(target=warm, args=(port,), daemon=True) for port in ports]
+    for t in warmers:
+        t.start()
+    for t in warmers:
+        t.join()
     if conf is not None:
         children.append(Supervised("nginx", lambda: subprocess.Popen(
             [nginx_binary(), "-p", str(runtime), "-c", str(conf), "-g", "daemon off;"])))

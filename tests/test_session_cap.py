@@ -102,3 +102,14 @@ def test_on_a_real_server_the_second_session_past_a_cap_of_one_is_told_the_serve
     assert "The class server is full" not in seen1 and any("LLM Inference Explorer" in t for t in seen1)
     assert "The class server is full" in seen2 and not any("LLM Inference Explorer" in t for t in seen2)
     assert "The class server is full" not in seen3
+
+
+def test_an_idle_process_collects_once_and_again_only_after_the_next_run(monkeypatch):
+    calls = []
+    monkeypatch.setattr(session_cap.gc, "collect", lambda: calls.append("gc") or 0)
+    monkeypatch.setattr(session_cap, "_last_run", [100.0, False])
+    assert not session_cap.collect_if_idle(now=110.0, idle_s=20)     # 10 s idle: too soon
+    assert session_cap.collect_if_idle(now=121.0, idle_s=20) and calls == ["gc"]
+    assert not session_cap.collect_if_idle(now=200.0, idle_s=20)     # nothing ran since: no second collection
+    session_cap._last_run[:] = [300.0, False]                         # a script ran at 300 s
+    assert session_cap.collect_if_idle(now=320.0, idle_s=20) and calls == ["gc", "gc"]
