@@ -68,14 +68,27 @@ def start_plain(script: str = "app.py") -> tuple[subprocess.Popen, str]:
 def start_class(procs: int) -> tuple[subprocess.Popen, str]:
     """``deploy/serve_class.py`` with ``procs`` Streamlit processes behind nginx on a free port."""
     port = free_port()
+    first = free_port()   # the Streamlit processes on first, first + 1, ...: all free (another server may run)
+    while port in range(first, first + procs) or not all(_port_free(first + i) for i in range(procs)):
+        first = free_port()
     proc = subprocess.Popen([sys.executable, "deploy/serve_class.py", "--procs", str(procs), "--port", str(port),
-                             "--host", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                             "--host", "127.0.0.1", "--first-port", str(first)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, timeout_s=120)
     for _ in range(4 * procs):  # every upstream answers (ip_hash sends us to one; /_stcore/health is cheap)
         wait_healthy(url, timeout_s=90)
     return proc, url
+
+
+def _port_free(port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def process_tree(pid: int) -> list[int]:
