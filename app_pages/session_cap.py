@@ -6,9 +6,11 @@ sessions (``LLM_EXPLORER_MAX_SESSIONS``, default 100; deploy/serve_class.py --ma
 the next ones a short page that says the server is full, with a button to try again, instead of failing.
 
 Housekeeping: the app turns off Streamlit's full garbage collection after every run (``postScriptGC``, 40-90
-ms of CPU each), so once a process has been idle for ``IDLE_COLLECT_S`` (a class left, a lull) a thread of
-this module collects once and hands freed memory back to the system (glibc's ``malloc_trim``): memory after
-a class returns near where it started instead of staying at the class's peak.
+ms of CPU each), so once a process has been idle for ``IDLE_COLLECT_S`` (a lull) a thread of this module
+collects once and hands freed memory back to the system (glibc's ``malloc_trim``). Idle for ``IDLE_EMPTY_S``
+(a class left; longer than the two minutes Streamlit keeps a closed session for its reconnect), it also drops
+the closed sessions Streamlit still holds and empties the shared caches (app_pages/caching.py), then collects
+again: memory after a class returns near where it started instead of staying at the class's peak.
 
 A session is admitted at its first script run and stays admitted while its websocket is connected; one that
 disconnected (a closed tab, a lost network) gives its place back, and takes one again on reconnecting if
@@ -33,19 +35,27 @@ _lock = threading.Lock()
 _admitted: set[str] = set()
 #: Seconds without a script run after which the process collects garbage once (and again after the next run).
 IDLE_COLLECT_S = 20.0
-_last_run = [time.monotonic(), False]   # time of the last script run, collected since
+#: Seconds without a script run after which closed sessions and the shared caches are dropped (once).
+IDLE_EMPTY_S = 150.0
+_last_run = [time.monotonic(), False, False]   # time of the last script run; collected, emptied since
 _collector: list[threading.Thread] = []
 
 
-def collect_if_idle(now: float | None = None, idle_s: float = IDLE_COLLECT_S) -> bool:
+def collect_if_idle(now: float | None = None, idle_s: float = IDLE_COLLECT_S, empty_s: float = IDLE_EMPTY_S) -> bool:
     """Collect garbage (``gc.collect``) and return freed heap to the system (``malloc_trim``, glibc only) when
-    no script has run for ``idle_s`` seconds and nothing was collected since the last run. Returns whether it
-    collected."""
+    no script has run for ``idle_s`` seconds and nothing was collected since the last run; after ``empty_s``
+    idle seconds, first drop the closed sessions and empty the shared caches (:func:`empty_idle`), once.
+    Returns whether it collected."""
     now = time.monotonic() if now is None else now
     with _lock:
-        if _last_run[1] or now - _last_run[0] < idle_s:
+        idle = now - _last_run[0]
+        empty = idle >= empty_s and not _last_run[2]
+        if not empty and (_last_run[1] or idle < idle_s):
             return False
         _last_run[1] = True
+        _last_run[2] = _last_run[2] or empty
+    if empty:
+        empty_idle()
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -54,10 +64,27 @@ def collect_if_idle(now: float | None = None, idle_s: float = IDLE_COLLECT_S) ->
     return True
 
 
+def empty_idle() -> None:
+    """Drop what an idle process holds for nobody: the shared caches (``caching.clear_all``) and the closed
+    sessions Streamlit keeps for a reconnect past their two minutes (its session storage expires them only
+    when next touched; reached through the runtime's session manager, skipped where that is not there)."""
+    from app_pages import caching
+    from streamlit.runtime import Runtime
+
+    caching.clear_all()
+    if Runtime.exists():
+        mgr = getattr(Runtime.instance(), "_session_mgr", None)
+        expire = getattr(getattr(getattr(mgr, "_session_storage", None), "_cache", None), "expire", None)
+        lock = getattr(mgr, "_storage_lock", None)
+        if callable(expire) and lock is not None:
+            with lock:
+                expire()
+
+
 def _note_run() -> None:
     """Record a script run and start the idle collector thread once per process."""
     with _lock:
-        _last_run[0], _last_run[1] = time.monotonic(), False
+        _last_run[0], _last_run[1], _last_run[2] = time.monotonic(), False, False
         if not _collector:
             def loop():
                 while True:

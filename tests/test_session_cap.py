@@ -104,12 +104,24 @@ def test_on_a_real_server_the_second_session_past_a_cap_of_one_is_told_the_serve
     assert "The class server is full" not in seen3
 
 
-def test_an_idle_process_collects_once_and_again_only_after_the_next_run(monkeypatch):
+def test_an_idle_process_collects_once_empties_once_and_again_only_after_the_next_run(monkeypatch):
     calls = []
     monkeypatch.setattr(session_cap.gc, "collect", lambda: calls.append("gc") or 0)
-    monkeypatch.setattr(session_cap, "_last_run", [100.0, False])
-    assert not session_cap.collect_if_idle(now=110.0, idle_s=20)     # 10 s idle: too soon
-    assert session_cap.collect_if_idle(now=121.0, idle_s=20) and calls == ["gc"]
-    assert not session_cap.collect_if_idle(now=200.0, idle_s=20)     # nothing ran since: no second collection
-    session_cap._last_run[:] = [300.0, False]                         # a script ran at 300 s
-    assert session_cap.collect_if_idle(now=320.0, idle_s=20) and calls == ["gc", "gc"]
+    monkeypatch.setattr(session_cap, "empty_idle", lambda: calls.append("empty"))
+    monkeypatch.setattr(session_cap, "_last_run", [100.0, False, False])
+    assert not session_cap.collect_if_idle(now=110.0, idle_s=20, empty_s=150)     # 10 s idle: too soon
+    assert session_cap.collect_if_idle(now=121.0, idle_s=20, empty_s=150) and calls == ["gc"]
+    assert not session_cap.collect_if_idle(now=200.0, idle_s=20, empty_s=150)     # collected, not yet 150 s idle
+    assert session_cap.collect_if_idle(now=251.0, idle_s=20, empty_s=150)         # 151 s idle: empty, collect
+    assert calls == ["gc", "empty", "gc"]
+    assert not session_cap.collect_if_idle(now=900.0, idle_s=20, empty_s=150)     # nothing ran since: done
+    session_cap._last_run[:] = [1000.0, False, False]                             # a script ran at 1000 s
+    assert session_cap.collect_if_idle(now=1020.0, idle_s=20, empty_s=150) and calls[-1] == "gc"
+
+
+def test_emptying_clears_the_shared_caches():
+    from app_pages import caching
+    cache = caching._cache_of(test_emptying_clears_the_shared_caches, 4, caching.MB)
+    cache.put("k", "v" * 1000)
+    caching.FIGURES.put("f", "x" * 100)
+    assert caching.clear_all() >= 1100 and len(cache) == 0 and len(caching.FIGURES) == 0
