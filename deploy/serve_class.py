@@ -30,7 +30,7 @@ Limits (see deploy/nginx.conf.template): connections per client address (``--con
 body timeouts, request bodies up to the app's upload limit (``server.maxUploadSize`` in .streamlit/config.toml),
 and the open-file limit of every process raised to ``--nofile`` (each idle websocket holds about 3-4 handles).
 Each Streamlit process admits ``--max-sessions`` browser sessions and shows later ones a "the class server
-is full" page (environment variable ``LLM_EXPLORER_MAX_SESSIONS``, read by app_pages/session_cap.py).
+is full" page (environment variable ``LLM_EXPLORER_MAX_SESSIONS``, read by ui/session_cap.py).
 
 Ctrl-C (or SIGTERM) stops nginx and every process. The config and nginx's caches live in a fresh
 temporary directory (``--runtime-dir`` to choose one), printed at start.

@@ -1,4 +1,4 @@
-"""The per-process cap on browser sessions (app_pages/session_cap.py): past it, "the class server is full"."""
+"""The per-process cap on browser sessions (ui/session_cap.py): past it, "the class server is full"."""
 import asyncio
 import os
 import signal
@@ -8,7 +8,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.testing.v1 import AppTest
 
-from app_pages import session_cap
+from ui import session_cap
 from deploy.serve_class import free_port, start_streamlit, wait_healthy
 from tests.pagetest import APP
 
@@ -120,7 +120,7 @@ def test_an_idle_process_collects_once_empties_once_and_again_only_after_the_nex
 
 
 def test_emptying_clears_the_shared_caches():
-    from app_pages import caching
+    from ui import caching
     cache = caching._cache_of(test_emptying_clears_the_shared_caches, 4, caching.MB)
     cache.put("k", "v" * 1000)
     caching.FIGURES.put("f", "x" * 100)

@@ -9,7 +9,7 @@ Housekeeping: the app turns off Streamlit's full garbage collection after every 
 ms of CPU each), so once a process has been idle for ``IDLE_COLLECT_S`` (a lull) a thread of this module
 collects once and hands freed memory back to the system (glibc's ``malloc_trim``). Idle for ``IDLE_EMPTY_S``
 (a class left; longer than the two minutes Streamlit keeps a closed session for its reconnect), it also drops
-the closed sessions Streamlit still holds and empties the shared caches (app_pages/caching.py), then collects
+the closed sessions Streamlit still holds and empties the shared caches (ui/caching.py), then collects
 again: memory after a class returns near where it started instead of staying at the class's peak.
 
 A session is admitted at its first script run and stays admitted while its websocket is connected; one that
@@ -26,6 +26,8 @@ import threading
 import time
 
 import streamlit as st
+
+from ui import caching
 
 #: Environment variable holding the cap (a whole number >= 1).
 MAX_SESSIONS_ENV = "LLM_EXPLORER_MAX_SESSIONS"
@@ -68,7 +70,6 @@ def empty_idle() -> None:
     """Drop what an idle process holds for nobody: the shared caches (``caching.clear_all``) and the closed
     sessions Streamlit keeps for a reconnect past their two minutes (its session storage expires them only
     when next touched; reached through the runtime's session manager, skipped where that is not there)."""
-    from app_pages import caching
     from streamlit.runtime import Runtime
 
     caching.clear_all()
