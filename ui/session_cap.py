@@ -158,8 +158,9 @@ def enforce() -> None:
     if found is None or admit(found[0], found[1], cap):
         return
     st.title("The class server is full")
-    st.write(f"This server process already has {cap} students, the most it serves at once without slowing "
-             "everyone down. Try again in a minute, when someone has left (the link you opened is kept), "
+    students = f"{cap} student" + ("s" if cap != 1 else "")
+    st.write(f"This server process already has {students}, the most it serves at once without slowing everyone "
+             "down. Try again in a minute, when someone has left (the link you opened is kept), "
              "or ask your teacher for another server's address.")
     st.button("Try again", type="primary")
     st.stop()
