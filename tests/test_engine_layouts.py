@@ -277,3 +277,15 @@ def test_all_to_all_over_infiniband_is_a_lower_bound_of_deepep(ep, measured_s):
     t = collectives.all_to_all_s(m, ep, ib)
     assert t == pytest.approx((ep - 1) / ep * m / 50e9 + 5e-6)
     assert 0.7 * measured_s < t <= measured_s
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256, 320]), st.integers(0, 128), st.sampled_from([1, 2, 4, 8]))
+def test_every_accepted_ep_layout_gives_each_rank_the_same_experts(ep, redundant, tp):
+    # An EP layout the engines accept puts (E + R) / EP whole experts on every rank (DeepSeek-V3: E = 256).
+    try:
+        lay = P.make_layout(DSV3, tp, 1, ep, redundant_experts=redundant)
+    except ValueError as exc:
+        assert ep == 1 and redundant or (256 + redundant) % ep or max(tp, ep) % min(tp, ep), str(exc)
+        return
+    assert (256 + lay.redundant_experts) % lay.ep == 0 and lay.width % lay.tp == 0
