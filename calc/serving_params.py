@@ -1,0 +1,119 @@
+"""Parameters of the serving model: engine settings, fixed costs and utilisations, as data.
+
+``calc/data/serving_params.json`` holds three kinds of numbers, each with its source:
+
+* ``engines``: each engine family's scheduler defaults (largest decode batch, prefill token budget per
+  step, share of memory given to the KV cache), read from the engines' own code and documentation. Not
+  fitted.
+* ``params``: the fixed time per step, per sequence and per layer, and the utilisations of each phase
+  (decode weight read, KV/attention read, decode and prefill matmuls by precision, grouped expert GEMMs,
+  collectives), each with a prior (a published figure), bounds, and the value fitted to published
+  serving measurements (``calc.serving_fit``; provenance "fitted", or "prior" where the calibration
+  set says nothing about it).
+* ``validation``: the spread of the cross-validated errors (log of measured over predicted), which
+  ``calc.serving`` turns into each estimate's low-high range, and the error tables.
+
+An engine or accelerator the calibration set has no rows for gets the documented fallback (the
+"generic" engine; the utilisations fitted on other accelerators) and a notice that says so.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from .models import DATA_DIR
+
+#: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
+PARAMS_PATH = DATA_DIR / "serving_params.json"
+
+#: Engine families the parameters name; anything else falls back to "generic" with a notice.
+ENGINES = ("vllm", "sglang", "trtllm", "generic")
+
+#: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON).
+GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
+               "mfu_prefill_4", "comm_efficiency", "layer_fixed_s", "moe_layer_fixed_s", "seq_fixed_s",
+               "request_overhead_s", "eager_layer_extra_s")
+
+#: The engine-specific fixed time per step: ``step_fixed_s.<engine>``.
+STEP_KEYS = tuple(f"step_fixed_s.{e}" for e in ENGINES)
+
+#: Every parameter, in the order of the fit's vector.
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS
+
+
+@lru_cache(maxsize=4)
+def _read(path: str) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def load_serving_params(path=None) -> dict:
+    """The serving model's parameter file as a dict (``calc/data/serving_params.json`` by default).
+
+    Raises:
+        ValueError: a file that is not valid JSON or lacks a parameter of ``PARAM_KEYS``.
+    """
+    p = Path(path) if path is not None else PARAMS_PATH
+    try:
+        data = _read(str(p))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p.name} is not valid JSON: {exc}") from None
+    missing = [k for k in PARAM_KEYS if k not in data.get("params", {})]
+    if missing:
+        raise ValueError(f"{p.name} lacks the serving parameters {', '.join(missing)}")
+    return data
+
+
+def param_values(params: dict) -> dict:
+    """{key: value} of every parameter of ``params`` (the dict of ``load_serving_params``)."""
+    return {k: float(params["params"][k]["value"]) for k in PARAM_KEYS}
+
+
+def engine_settings(params: dict, engine: str, memory_bytes: float,
+                    accelerator_name: str = "") -> tuple[str, dict, list[str]]:
+    """(engine family used, its scheduler settings, notices) for ``engine`` on a GPU of ``memory_bytes``.
+
+    Settings: ``max_batch`` (largest number of sequences a replica decodes at once), ``token_budget``
+    (tokens scheduled per step, decode and prefill chunks together) and ``kv_memory_fraction`` (share
+    of each GPU's memory the engine may fill with weights and cache). vLLM raises its defaults on GPUs
+    of 70 GiB and more except the A100 (``large_gpu`` entries; vllm/engine/arg_utils.py,
+    ``get_batch_defaults``). An engine the file does not know falls back to
+    "generic" with a notice.
+
+    Raises:
+        ValueError: an engine name that is not a string.
+    """
+    if not isinstance(engine, str) or not engine.strip():
+        raise ValueError(f"engine must be a name such as {', '.join(ENGINES[:3])}; got {engine!r}")
+    key = engine.strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
+    notices = []
+    if key not in params["engines"]:
+        notices.append(f"no serving parameters for the engine '{engine}': the generic engine's fixed costs and "
+                       "scheduler settings are used (the median of the calibrated engines)")
+        key = "generic"
+    e = params["engines"][key]
+    big = memory_bytes >= 70 * 2**30 and "a100" not in accelerator_name.lower() and "large_gpu" in e
+    s = dict(e["large_gpu"] if big else e["default"])
+    covered = params.get("coverage", {}).get("engines", [])
+    if key != "generic" and covered and key not in covered:
+        notices.append(f"the calibration set has no measurement of {key}: its fixed costs are the generic prior")
+    return key, s, notices
+
+
+def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:
+    """A notice when no calibration row ran on ``accelerator_key`` (the utilisations then come from the
+    other accelerators: a fallback the page must show); [] otherwise."""
+    covered = params.get("coverage", {}).get("accelerators", [])
+    if covered and accelerator_key not in covered:
+        return [f"no published serving measurement on {accelerator_key} in the calibration set: its "
+                f"utilisations fall back to those fitted on {', '.join(covered)}"]
+    return []
+
+
+def error_quantiles(params: dict, kind: str) -> tuple[float, float]:
+    """(low, high) quantiles of the cross-validated log(measured / predicted) for ``kind`` ("latency"
+    or "throughput"), clipped so that the range always holds the estimate (low <= 0 <= high)."""
+    v = params.get("validation", {}).get("range", {}).get(kind)
+    if not v:
+        return (-0.5, 0.5)
+    return (min(float(v[0]), 0.0), max(float(v[1]), 0.0))
