@@ -1,0 +1,163 @@
+"""Tests of the published serving measurements (calc/data/serving_*.csv) and their loader (calc/measurements.py).
+
+Oracles: the sources' own tables (each row's value is copied from its source: a few are re-checked here
+against the source's text), calc's roofline (no published measurement may beat the lower bound the
+public API computes for it), and hand-written malformed files whose error must name line and column.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import calc
+from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, load_cited, load_measurements,
+                               load_sources, measurement_bound)
+
+SOURCES = load_sources()
+ROWS = load_measurements()
+CITED = load_cited()
+
+
+def test_every_shipped_row_parses_and_names_a_licensed_dated_source():
+    assert len(ROWS) >= 100
+    assert ROWS["id"].is_unique
+    for _, r in ROWS.iterrows():
+        src = SOURCES.loc[r["source_id"]]
+        assert src["license"] and src["retrieved"]
+        assert src["published"] or src["commit"]  # a date, or a commit that pins the version
+        assert src["shipped"] == "yes", f"{r['id']}: numbers of a cite-only source must not ship"
+        assert src["license"] not in ("unknown", "all rights reserved")
+
+
+def test_cited_rows_come_only_from_cite_only_sources_and_carry_no_value():
+    assert tuple(CITED.columns) == CITED_COLUMNS and "value" not in CITED.columns
+    for _, r in CITED.iterrows():
+        assert SOURCES.loc[r["source_id"], "shipped"] == "cite"
+
+
+def test_every_source_is_used():
+    used = set(ROWS["source_id"]) | set(CITED["source_id"])
+    assert used == set(SOURCES.index)
+
+
+def test_rows_cover_the_space_a_fit_needs():
+    assert ROWS["source_id"].nunique() >= 1
+    assert ROWS["model"].nunique() >= 3 and ROWS["accelerator"].nunique() >= 4
+    assert {"nvfp4", "fp8"} <= set(ROWS["weight_dtype"])
+
+
+def test_a_row_copied_from_the_tensorrt_llm_table():
+    # perf-overview.md @00f37686, Llama 3.1 8B table, row 128/128, column "H100 TP1 (FP8)": 28,312
+    r = ROWS.set_index("id").loc["trtllm-perf-h100-sxm-llama-3.1-8b-instruct-fp8-128-128-tp1"]
+    assert (r["value"], r["input_len"], r["output_len"], r["tp"], r["metric"]) == (28312, 128, 128, 1,
+                                                                                  "output_tok_per_s")
+
+
+# -- lower bound check ---------------------------------------------------------------------------
+
+BOUNDS = {r["id"]: measurement_bound(r) for _, r in ROWS.iterrows()}
+
+
+@pytest.mark.parametrize("row_id", sorted(BOUNDS))
+def test_no_measurement_beats_calcs_lower_bound(row_id):
+    b = BOUNDS[row_id]
+    assert b.respected, f"{row_id}: measured/bound = {b.ratio:.3f} ({b.kind}); {b.how}"
+
+
+def test_bound_by_hand_llama_8b_offline_h100():
+    # Llama-3.1-8B fp8 on one H100 SXM, 128 in / 128 out, offline (unbounded batch):
+    # per output token: KV of one sequence at context 128 + 64 = 192, fp8: 2 * 32 layers * 8 heads * 128 * 1 B
+    # = 65,536 B per token -> 12,582,912 B / 3.35e12 B/s = 3.756 us; compute: 2 * N_matmul / 1,979e12,
+    # N_matmul = 8,030,261,248 - 525,336,576 (untied input embedding, gathered) = 7,504,924,672 -> 7.585 us.
+    # Prefill compute per request: (2 * N_matmul * 128 - 2 * V * D * 127 + attention) / P (logits only for
+    # the last token); attention = 2 * 32 heads * 256 * (128 * 129 / 2) * 32 layers = 4,328,521,728 FLOPs,
+    # head skipped = 2 * 128,256 * 4,096 * 127 = 133,433,278,464 -> (1,921,260,716,032 - 133,433,278,464
+    # + 4,328,521,728) / 1.979e15 = 0.9056 ms per request = 7.075 us per output token.
+    # Ceiling = 1 / (3.756 + 7.585 + 7.075 us) = 54,300 tok/s; measured 28,312 (0.52 of it).
+    r = ROWS.set_index("id").loc["trtllm-perf-h100-sxm-llama-3.1-8b-instruct-fp8-128-128-tp1"].to_dict()
+    b = measurement_bound(r)
+    assert b.bound == pytest.approx(54_300, rel=0.005)
+    assert b.ratio == pytest.approx(28_312 / 54_300, rel=0.005)
+
+
+def test_latency_bound_is_a_decode_step_at_the_concurrency():
+    row = dict(id="x", source_id="x", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm",
+               n_gpus=1, tp=1, pp=1, ep=1, dp=1, engine="vllm", engine_version="", weight_dtype="bf16",
+               kv_dtype="bf16", input_len=1000, output_len=200, len_dist="fixed", concurrency=16,
+               request_rate_per_s=None, mode="concurrency", metric="tpot_ms", statistic="median", value=20.0,
+               notes="")
+    step = calc.decode_step_time(calc.get_model("llama-3.1-8b"), calc.get_accelerator("h100-sxm"), 16, 1100,
+                                 "bf16", "bf16")
+    b = measurement_bound(row)
+    assert b.kind == "latency" and b.bound == pytest.approx(step.total_s * 1e3)
+    # bf16 8B on an H100: weights 16.06 GB -> 4.79 ms, 16 x 1100 x 131,072 B KV -> 0.69 ms: about 5.5 ms
+    assert 5.0 < b.bound < 6.0
+    per_user = measurement_bound({**row, "metric": "output_tok_per_s_per_user", "value": 50.0})
+    assert per_user.bound == pytest.approx(1000 / b.bound) and per_user.respected
+
+
+# -- loading a user's file -----------------------------------------------------------------------
+
+def _user_file(tmp_path, rows, header=COLUMNS):
+    p = tmp_path / "mine.csv"
+    lines = [",".join(header)] + [",".join(str(v) for v in r) for r in rows]
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+GOOD = ["u1", "me", "llama-3.1-8b", "llama", "h100-sxm", 1, 1, 1, 1, 1, "vllm", "0.9", "bf16", "bf16", 1000, 200,
+        "fixed", 16, "", "concurrency", "tpot_ms", "median", 21.5, "my run"]
+
+
+def test_a_user_file_loads_without_a_sources_table(tmp_path):
+    df = load_measurements(_user_file(tmp_path, [GOOD]))
+    assert len(df) == 1 and df.loc[0, "value"] == 21.5 and df.loc[0, "concurrency"] == 16
+
+
+@pytest.mark.parametrize("column,bad,words", [
+    ("value", "fast", "line 3, column 'value': must be a number, got 'fast'"),
+    ("value", "-2", "line 3, column 'value': must be a positive number"),
+    ("model", "llama-9", "line 3, column 'model': unknown model preset 'llama-9'"),
+    ("accelerator", "h900", "line 3, column 'accelerator': unknown accelerator preset"),
+    ("metric", "tok_s", "line 3, column 'metric': must be one of"),
+    ("tp", "two", "line 3, column 'tp': must be an integer"),
+    ("n_gpus", 4, "line 3, column 'n_gpus': must equal tp * pp * dp = 1"),
+    ("concurrency", "", "line 3, column 'concurrency': is empty in a concurrency run"),
+])
+def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
+    broken = list(GOOD)
+    broken[COLUMNS.index(column)] = bad
+    second = list(GOOD)
+    second[0] = "u2"
+    with pytest.raises(ValueError) as e:
+        load_measurements(_user_file(tmp_path, [second, broken]))
+    assert "mine.csv " + words in str(e.value)
+
+
+def test_a_short_line_and_a_wrong_header_are_named(tmp_path):
+    with pytest.raises(ValueError, match=r"mine.csv line 2: 23 fields, expected 24"):
+        load_measurements(_user_file(tmp_path, [GOOD[:-1]]))
+    with pytest.raises(ValueError, match=r"mine.csv line 1: the header must be .*missing value"):
+        load_measurements(_user_file(tmp_path, [GOOD[:-1]], header=CITED_COLUMNS))
+    with pytest.raises(ValueError, match="cannot read measurements file"):
+        load_measurements(tmp_path / "absent.csv")
+
+
+def test_duplicate_ids_and_unknown_sources_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="line 3, column 'id': 'u1' appears twice"):
+        load_measurements(_user_file(tmp_path, [GOOD, GOOD]))
+    with pytest.raises(ValueError, match="line 2, column 'source_id': unknown source 'me'"):
+        load_measurements(_user_file(tmp_path, [GOOD]), sources=SOURCES)
+
+
+# -- presets added for these measurements --------------------------------------------------------
+
+def test_gb200_preset_is_the_datasheet_per_gpu():
+    gb = calc.get_accelerator("gb200")
+    # NVL72 datasheet: 13.4 TB and 576 TB/s over 72 GPUs -> 186 GB, 8 TB/s each; dense fp4 10 PFLOP/s
+    assert gb.memory_bytes == pytest.approx(13.4e12 / 72, rel=0.001)
+    assert gb.bandwidth_bytes_per_s == pytest.approx(576e12 / 72)
+    assert gb.peak_flops_per_s["fp4"] == 10_000e12 == 2 * gb.peak_flops_per_s["fp8"]
