@@ -26,13 +26,12 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from .hardware import get_accelerator, with_matmul
-from .models import DATA_DIR, get_model
+from .measurements import MEASUREMENTS_PATH, load_measurements
+from .models import get_model
 from .parallel import make_layout
 from .serving import combine, serving_components
 from .serving_params import PARAM_KEYS, PARAMS_PATH, engine_settings, load_serving_params, param_values
 
-#: The measurement file the fit reads by default.
-MEASUREMENTS_PATH = DATA_DIR / "serving_measurements.csv"
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
 THROUGHPUT_METRICS = ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
@@ -48,19 +47,24 @@ _GRID = np.geomspace(1.0, 4096.0, 25)
 
 
 def read_measurements(path=None) -> pd.DataFrame:
-    """The measurement rows (``calc/data/serving_measurements.csv`` by default) as a DataFrame.
+    """The measurement rows (``calc/data/serving_measurements.csv`` by default; ``calc.measurements``
+    validates them) as a DataFrame.
 
     Raises:
-        ValueError: a file without the columns the fit needs.
+        ValueError: a malformed file (the message names the line and column).
     """
-    df = pd.read_csv(path or MEASUREMENTS_PATH, dtype={"engine_version": str, "notes": str})
-    need = {"id", "source_id", "model", "accelerator", "n_gpus", "tp", "pp", "ep", "engine", "weight_dtype",
-            "kv_dtype", "input_len", "output_len", "concurrency", "request_rate_per_s", "mode", "metric",
-            "statistic", "value"}
-    missing = sorted(need - set(df.columns))
-    if missing:
-        raise ValueError(f"the measurements lack the columns {', '.join(missing)}")
-    return df
+    return load_measurements(path)
+
+
+def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
+    """The KV dtype of a row: as published, or where the source does not say, fp8 for fp8 and fp4
+    checkpoints (NVIDIA ModelOpt checkpoints quantize the KV cache to fp8, ``kv_cache_quant_algo``
+    FP8 in their hf_quant_config.json, and TensorRT-LLM follows it) and the weight dtype otherwise."""
+    kv = "" if kv_dtype is None or (isinstance(kv_dtype, float) and np.isnan(kv_dtype)) else str(kv_dtype).strip()
+    if kv:
+        return kv
+    w = str(weight_dtype).lower()
+    return "fp8" if w in ("fp8",) + _FP4 else w
 
 
 def _row_setup(r, params):
@@ -104,8 +108,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None):
                 c = [1e9]
             else:
                 c = [float(r.concurrency) / layout.replicas]
-            comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype), str(r.kv_dtype), settings,
-                                      rate=rate)
+            comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
+                                      row_kv_dtype(r.weight_dtype, r.kv_dtype), settings, rate=rate)
         except (ValueError, KeyError) as exc:
             skipped.append((r.id, str(exc)))
             continue

@@ -132,3 +132,17 @@ def test_frontier_matches_the_scalar_estimate_and_trades_user_for_gpu():
     assert np.all(np.diff(small["tokens_per_s_per_gpu"]) > 0)
     assert np.all(np.diff(small["tokens_per_s_per_user"]) < 0)
     assert np.all(df["tokens_per_s_per_gpu"] <= df["bound_tokens_per_s_per_gpu"])
+
+
+def test_fit_is_deterministic_and_reproduces_the_stored_constants():
+    from calc.serving_fit import fit_serving_params, prepare_rows, read_measurements
+    stored = load_serving_params()
+    rows = read_measurements()
+    prepared = prepare_rows(rows, stored)
+    first = fit_serving_params(rows, stored, prepared=prepared)
+    again = fit_serving_params(rows, stored, prepared=prepared)
+    for k in PARAM_KEYS:
+        assert first["params"][k]["value"] == again["params"][k]["value"], k
+        # the stored file is this fit's output (python -m calc.serving_fit), to its 4 significant digits
+        assert first["params"][k]["value"] == pytest.approx(stored["params"][k]["value"], rel=0.02), k
+    assert stored["fitted"]["rows"] == len(prepared[0])
