@@ -47,7 +47,7 @@ from .hardware import Accelerator
 from .models import ModelConfig
 from .parallel import Layout, make_layout, max_batch_per_replica, pareto_mask, parallel_step_arrays
 from .serving_params import (accelerator_notice, engine_settings, error_quantiles, load_serving_params,
-                             param_values)
+                             matmul_scale, param_values)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -144,7 +144,7 @@ def _compute_bits(accelerator: Accelerator, weight_dtype: str) -> int:
 def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                        concurrency, layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                        settings: dict | None = None, interconnect=None, batching: str = "continuous",
-                       rate: bool = False) -> dict:
+                       rate: bool = False, matmul_scale: float = 1.0) -> dict:
     """The roofline parts the serving model combines, for an array of concurrencies per replica.
 
     Params-independent (the fit computes them once per measurement). ``concurrency``: requests in the
@@ -152,12 +152,13 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     context ``I + O / 2`` (sequences in flight are spread evenly over their output); the prompt's
     prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
     that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
-    what it has written).
+    what it has written). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
+    (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2.
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s; f (prompts per step),
-        n_chunks, and the model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O.
+        n_chunks, and the model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -204,16 +205,17 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
-                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0))
+                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale))
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
 
-def combine(comp: dict, p: dict, step_fixed_s, graphs=1.0, rate_per_s=None) -> dict:
+def combine(comp: dict, p: dict, step_fixed_s, seq_fixed_s, graphs=1.0, rate_per_s=None) -> dict:
     """TTFT, TPOT and throughput per replica from ``serving_components`` and parameter values ``p``
     (``calc.serving_params.param_values``); every input broadcasts (rows of a fit, points of a sweep).
 
-    ``step_fixed_s``: the engine's fixed time per step; ``graphs``: 1 with CUDA graphs, 0 eager.
+    ``step_fixed_s``, ``seq_fixed_s``: the engine's fixed time per step and per sequence per step;
+    ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
 
@@ -225,12 +227,12 @@ def combine(comp: dict, p: dict, step_fixed_s, graphs=1.0, rate_per_s=None) -> d
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
     mbu_w, mbu_kv, ce = p["mbu_weights"], p["mbu_kv"], p["comm_efficiency"]
-    mfu_d = p["mfu_decode"] * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
-    mfu_pf = np.where(g["bits"] == 8, p["mfu_prefill_8"], np.where(g["bits"] == 4, p["mfu_prefill_4"],
-                                                                    p["mfu_prefill_16"]))
+    mfu_d = np.minimum(p["mfu_decode"] * g["mm"], 1.0) * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
+    mfu_pf = np.minimum(g["mm"] * np.where(g["bits"] == 8, p["mfu_prefill_8"],
+                                           np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"])), 1.0)
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
     fixed_step = step_fixed_s + g["n_layers"] * per_layer + g["n_moe_layers"] * p["moe_layer_fixed_s"] \
-        + p["seq_fixed_s"] * b
+        + seq_fixed_s * b
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
@@ -298,8 +300,10 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params):
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
-    notices = notices + accelerator_notice(prm, _accelerator_key(accelerator))
-    return prm, layout, key, settings, notices
+    acc_key = _accelerator_key(accelerator)
+    scale, more = matmul_scale(prm, acc_key)
+    settings = dict(settings, matmul_scale=scale)
+    return prm, layout, key, settings, notices + accelerator_notice(prm, acc_key) + more
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:
@@ -342,22 +346,22 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params)
     p = param_values(prm)
-    step_fixed = p[f"step_fixed_s.{key}"]
+    step_fixed, seq_fixed = p[f"step_fixed_s.{key}"], p[f"seq_fixed_s.{key}"]
     graphs = 1.0 if cuda_graphs else 0.0
     reps = layout.replicas
     if request_rate_per_s is not None:
         mode = "rate"
         lam = float(request_rate_per_s) / reps
         comp, a = _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect,
-                              p, step_fixed, graphs)
+                              p, step_fixed, seq_fixed, graphs)
     else:
         mode = "offline" if concurrency is None else "concurrency"
         c = 1e9 if concurrency is None else float(concurrency) / reps
         comp = serving_components(model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings,
-                                  interconnect, batching)
+                                  interconnect, batching, matmul_scale=settings["matmul_scale"])
         if concurrency is None:
             comp["C"] = comp["B"].copy()
-        a = combine(comp, p, step_fixed, graphs)
+        a = combine(comp, p, step_fixed, seq_fixed, graphs)
     q_lat, q_thr = error_quantiles(prm, "latency"), error_quantiles(prm, "throughput")
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
     e2e = float(a["e2e_s"][0])
@@ -375,13 +379,13 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
-                step_fixed, graphs):
+                step_fixed, seq_fixed, graphs):
     """The decode batch B that Little's law gives at ``lam`` requests/s per replica: B = lam x e2e(B),
     by bisection on B in [1e-6, the batch limit] (e2e grows with B, so the root is unique)."""
     def at(bb):
         comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
-                                  interconnect, rate=True)
-        return comp, combine(comp, p, step_fixed, graphs, rate_per_s=lam)
+                                  interconnect, rate=True, matmul_scale=settings["matmul_scale"])
+        return comp, combine(comp, p, step_fixed, seq_fixed, graphs, rate_per_s=lam)
 
     comp, a = at(1e12)
     cap = float(comp["B"][0])
@@ -431,8 +435,9 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError("concurrencies must be a non-empty 1-D array of positive numbers")
     p = param_values(prm)
-    comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect)
-    a = combine(comp, p, p[f"step_fixed_s.{key}"], 1.0 if cuda_graphs else 0.0)
+    comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
+                              matmul_scale=settings["matmul_scale"])
+    a = combine(comp, p, p[f"step_fixed_s.{key}"], p[f"seq_fixed_s.{key}"], 1.0 if cuda_graphs else 0.0)
     q_lat, q_thr = error_quantiles(prm, "latency"), error_quantiles(prm, "throughput")
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus

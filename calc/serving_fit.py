@@ -6,14 +6,19 @@ number per row): least squares on the log of predicted over measured (``scipy.op
 trust-region reflective, a soft-L1 loss so that one misread row cannot pull every constant), each
 parameter in log space within its bounds, with a weak prior pulling it towards its published value
 (one residual ``log(p / prior) / sigma`` per parameter: a parameter no row informs stays at its prior,
-and is marked "prior", not "fitted"). Deterministic: fixed start, no random draws.
+and is marked "prior", not "fitted"). Each row's residual is weighted by 1 / sqrt(rows of its source),
+normalised to a mean of 1, so that one long table does not drown a short sweep. Deterministic: fixed
+start, no random draws.
 
 ``cross_validate`` refits without each source (leave-one-source-out) or each model
 (leave-one-model-out) and predicts the held-out rows; the spread of those errors is the estimate's
 range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints the error tables.
 
 Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
-but not fitted), concurrency and offline runs; request-rate runs are predicted through Little's law.
+but not fitted), concurrency and offline runs; request-rate runs are predicted through Little's law on
+a grid of decode batches. A row's notes mark a static batch ("static batch": vLLM's
+benchmark_latency), a run without CUDA graphs ("eager", "disable-cuda-graph") and speculative
+decoding (skipped: not modelled).
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from .measurements import MEASUREMENTS_PATH, load_measurements
 from .models import get_model
 from .parallel import make_layout
 from .serving import combine, serving_components
-from .serving_params import PARAM_KEYS, PARAMS_PATH, engine_settings, load_serving_params, param_values
+from .serving_params import PARAM_KEYS, PARAMS_PATH, engine_settings, load_serving_params, matmul_scale, param_values
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -44,6 +49,12 @@ PRIOR_WEIGHT = 1.0
 RANGE_QUANTILES = (0.1, 0.9)
 _FP4 = ("nvfp4", "mxfp4", "fp4")
 _GRID = np.geomspace(1.0, 4096.0, 25)
+#: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
+#: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
+#: without CUDA graphs.
+_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle")
+_STATIC = ("static batch",)
+_EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 
 
 def read_measurements(path=None) -> pd.DataFrame:
@@ -77,11 +88,14 @@ def _row_setup(r, params):
     replicas = max(1, int(r.n_gpus) // width)
     layout = make_layout(model, tp, pp, ep, replicas)
     key, settings, _ = engine_settings(params, str(r.engine), acc.memory_bytes, acc.name)
-    return model, acc, layout, key, settings
+    return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 
-def prepare_rows(measurements: pd.DataFrame, params: dict | None = None):
+def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False):
     """Stage 1 of the serving model for every usable row, once (the fit only re-runs stage 2).
+
+    ``include_eager``: also rows run without CUDA graphs (left out of the fit by default: their launch
+    cost would swamp the graphed engines' fixed costs; the bench predicts them separately).
 
     Returns:
         (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, replicas, gpus,
@@ -98,6 +112,20 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None):
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
             continue
+        if r.mode == "rate" and r.metric in ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
+                                             "requests_per_s"):
+            skipped.append((r.id, "throughput of a finite run at a request rate (N prompts over N / rate plus the "
+                                  "last one's latency: it depends on N, not on the steady state)"))
+            continue
+        notes = str(getattr(r, "notes", "") or "").lower()
+        if any(w in notes for w in _SPECULATIVE):
+            skipped.append((r.id, "speculative decoding (the serving model predicts plain decoding)"))
+            continue
+        static = any(w in notes for w in _STATIC)
+        eager = any(w in notes for w in _EAGER)
+        if eager and not include_eager:
+            skipped.append((r.id, "run without CUDA graphs (the eager launch cost is a prior, not calibrated)"))
+            continue
         try:
             model, acc, layout, key, settings = _row_setup(r, prm)
             i, o = int(r.input_len), int(r.output_len)
@@ -109,14 +137,14 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None):
             else:
                 c = [float(r.concurrency) / layout.replicas]
             comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
-                                      row_kv_dtype(r.weight_dtype, r.kv_dtype), settings, rate=rate)
+                                      row_kv_dtype(r.weight_dtype, r.kv_dtype), settings,
+                                      batching="static" if static else "continuous", rate=rate,
+                                      matmul_scale=settings["matmul_scale"])
         except (ValueError, KeyError) as exc:
             skipped.append((r.id, str(exc)))
             continue
         if r.mode == "offline" or (not rate and pd.isna(r.concurrency)):
             comp["C"] = comp["B"].copy()
-        notes = str(getattr(r, "notes", "") or "").lower()
-        eager = "eager" in notes or "cuda graphs off" in notes or "enforce-eager" in notes
         k = len(comp["B"])
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
@@ -151,21 +179,34 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     keys = rows["engine_key"].to_numpy()
     row = comps["row"].astype(int)
     step = np.array([values[f"step_fixed_s.{k}"] for k in keys])[row]
+    seq = np.array([values[f"seq_fixed_s.{k}"] for k in keys])[row]
     graphs = rows["graphs"].to_numpy(float)[row]
     rate = rows["rate_per_replica"].to_numpy(float)[row]
     is_rate = ~np.isnan(rate)
-    closed = combine(comps, values, step, graphs)
+    closed = combine(comps, values, step, seq, graphs)
     idx = _first_index(rows)
     if is_rate.any():
-        opened = combine(comps, values, step, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
-        # Little's law on each rate row's grid: the first grid batch where lam x e2e(B) <= B
-        gap = np.where(is_rate, rate * opened["e2e_s"] - comps["B"], np.inf)
+        opened = combine(comps, values, step, seq, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
+        # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between
+        # the two grid points around the root (the last point when the rate exceeds what the engine serves)
+        gap = rate * opened["e2e_s"] - comps["B"]
+        lo, share = idx.copy(), np.zeros(len(idx))
         for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
-            sl = slice(idx[j], idx[j] + int(rows["npts"].iloc[j]))
-            ok = np.flatnonzero(gap[sl] <= 0)
-            idx[j] = sl.start + (ok[0] if ok.size else int(rows["npts"].iloc[j]) - 1)
+            n = int(rows["npts"].iloc[j])
+            g = gap[idx[j]: idx[j] + n]
+            ok = np.flatnonzero(g <= 0)
+            if ok.size == 0:
+                lo[j] = idx[j] + n - 1
+            elif ok[0] == 0:
+                lo[j] = idx[j]
+            else:
+                k = ok[0]
+                lo[j] = idx[j] + k - 1
+                share[j] = g[k - 1] / (g[k - 1] - g[k])
         merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
-        return _metric_value(rows["metric"], merged, idx, rows)
+        a = _metric_value(rows["metric"], merged, lo, rows)
+        b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
+        return np.where(share > 0, a * (1 - share) + b * share, a)
     return _metric_value(rows["metric"], closed, idx, rows)
 
 
@@ -181,7 +222,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
-                C=np.minimum(comps["C"], comps["B"]))
+                C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)
 
 
@@ -213,6 +254,9 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     sig = np.array([spec[k]["prior_sigma_log"] for k in free])
     fixed = {k: float(spec[k]["value"]) for k in PARAM_KEYS if k not in free}
     meas = rows["value"].to_numpy(float)
+    # each source weighs like sqrt(its rows): a 100-row table does not drown a 10-row sweep
+    weight = 1.0 / np.sqrt(rows.groupby("source_id")["id"].transform("count").to_numpy(float))
+    weight = weight / weight.mean()
 
     def values(x):
         v = dict(fixed)
@@ -221,7 +265,7 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
 
     def resid(x):
         pred = predict_rows(rows, comps, values(x))
-        return np.concatenate([np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig])
+        return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig])
 
     sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.2,
                         method="trf", x_scale=1.0, diff_step=1e-4, max_nfev=400)
@@ -232,9 +276,10 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         spec[k]["value"] = float(f"{np.exp(x):.4g}")
         spec[k]["provenance"] = "fitted" if inf else "prior"
     engines = sorted(set(rows["engine_key"]) - {"generic"})
-    fitted_steps = [v[f"step_fixed_s.{e}"] for e in engines] or [spec["step_fixed_s.generic"]["prior"]]
-    spec["step_fixed_s.generic"]["value"] = float(f"{np.median(fitted_steps):.4g}")
-    spec["step_fixed_s.generic"]["provenance"] = "fitted" if engines else "prior"
+    for what in ("step_fixed_s", "seq_fixed_s"):
+        fitted = [v[f"{what}.{e}"] for e in engines] or [spec[f"{what}.generic"]["prior"]]
+        spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
+        spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
     base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"]))}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
                       "method": "scipy.optimize.least_squares, trf, soft_l1 (f_scale 0.2) on log(predicted / "

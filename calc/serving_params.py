@@ -32,14 +32,16 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON).
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
-               "mfu_prefill_4", "comm_efficiency", "layer_fixed_s", "moe_layer_fixed_s", "seq_fixed_s",
+               "mfu_prefill_4", "comm_efficiency", "layer_fixed_s", "moe_layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s")
 
-#: The engine-specific fixed time per step: ``step_fixed_s.<engine>``.
+#: The engine-specific fixed times: per step (``step_fixed_s.<engine>``) and per sequence per step
+#: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one).
 STEP_KEYS = tuple(f"step_fixed_s.{e}" for e in ENGINES)
+SEQ_KEYS = tuple(f"seq_fixed_s.{e}" for e in ENGINES)
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS
 
 
 @lru_cache(maxsize=4)
@@ -108,6 +110,20 @@ def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:
         return [f"no published serving measurement on {accelerator_key} in the calibration set: its "
                 f"utilisations fall back to those fitted on {', '.join(covered)}"]
     return []
+
+
+def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
+    """(factor on the fitted matmul utilisations for ``accelerator_key``, notices): the accelerator's
+    largest measured matmul utilisation over the reference accelerator's (``matmul_ceiling`` in the
+    file); 1 with a notice when the accelerator has no measurement."""
+    mc = params.get("matmul_ceiling")
+    if not mc:
+        return 1.0, []
+    ref = mc["values"][mc["reference"]]
+    if accelerator_key in mc["values"]:
+        return mc["values"][accelerator_key] / ref, []
+    return 1.0, [f"no measured matmul ceiling for {accelerator_key}: its matmul utilisations are those of "
+                 f"{mc['reference']}"]
 
 
 def error_quantiles(params: dict, kind: str) -> tuple[float, float]:
