@@ -273,14 +273,15 @@ def measurement_bound(row) -> MeasurementBound:
     (``with_matmul(..., "low_precision")``: FP8 and FP4 tensor cores where present) and the KV cache in
     the row's kv_dtype (fp8 where the source does not say: the smaller cache gives the looser bound).
     The decode context is input_len + output_len / 2 (a request's mean context while it decodes).
-    One replica spans tp * pp GPUs; dp replicas (or data-parallel attention ranks) share the load.
+    One replica spans max(tp, ep) * pp GPUs (calc.parallel.Layout: with ep > tp the attention is data
+    parallel inside the replica); n_gpus / that many replicas share the load.
 
     - tpot_ms, itl_ms: >= one decode step at batch = concurrency per replica (1 when a rate run).
     - output_tok_per_s_per_user: <= 1000 / that step in ms.
     - ttft_ms, e2e_ms: >= the prefill of one prompt (e2e adds output_len - 1 decode steps).
     - output_tok_per_s (whole deployment), output_tok_per_s_per_gpu, total_tok_per_s_per_gpu,
-      requests_per_s: <= what dp replicas can produce when each decodes ``B`` sequences per step, B =
-      concurrency / dp (offline and rate runs: unbounded), and each request also pays its prompt's
+      requests_per_s: <= what the replicas can produce when each decodes ``B`` sequences per step, B =
+      concurrency / replicas (offline and rate runs: unbounded), and each request also pays its prompt's
       prefill FLOPs: time per request per replica >= prefill compute + output_len * step(B) / B.
 
     Source of the step formulas: ``calc.roofline.decode_step_time`` (the inference course, week 11,
@@ -295,7 +296,7 @@ def measurement_bound(row) -> MeasurementBound:
     wdt = "nvfp4" if r["weight_dtype"] == "fp4" else r["weight_dtype"]
     kdt = r["kv_dtype"] if isinstance(r["kv_dtype"], str) and r["kv_dtype"] else "fp8"
     kdt = "fp8" if kdt in ("fp4", "nvfp4", "mxfp4") else kdt
-    tp, pp, ep, dp = (int(r[k]) for k in ("tp", "pp", "ep", "dp"))
+    tp, pp, ep = (int(r[k]) for k in ("tp", "pp", "ep"))
     n_in, n_out = int(r["input_len"]), int(r["output_len"])
     conc = r.get("concurrency")
     conc = None if conc is None or (isinstance(conc, float) and math.isnan(conc)) or conc is pd.NA else int(conc)
@@ -310,7 +311,8 @@ def measurement_bound(row) -> MeasurementBound:
     def prefill_s(batch=1):
         return prefill_time(model, acc, n_in, batch, wdt, kdt, logits="last", **layout)
 
-    per_replica = max(1, math.ceil(conc / dp)) if conc else None
+    replicas = max(1, int(r["n_gpus"]) // (max(tp, ep) * pp))
+    per_replica = max(1, math.ceil(conc / replicas)) if conc else None
     if metric in ("tpot_ms", "itl_ms", "output_tok_per_s_per_user"):
         b = per_replica or 1
         ms = step(b).total_s * 1e3
@@ -329,12 +331,12 @@ def measurement_bound(row) -> MeasurementBound:
         per_token_s = st.total_s / b
         pre = prefill_s(1)
         request_s = pre.compute_s + n_out * per_token_s  # per replica, requests back to back
-        out_per_s = dp * n_out / request_s  # whole deployment
+        out_per_s = replicas * n_out / request_s  # whole deployment
         bound = {"output_tok_per_s": out_per_s,
                  "output_tok_per_s_per_gpu": out_per_s / int(r["n_gpus"]),
                  "total_tok_per_s_per_gpu": out_per_s * (n_in + n_out) / n_out / int(r["n_gpus"]),
                  "requests_per_s": out_per_s / n_out}[metric]
-        how = (f"{dp} replica(s) of tp{tp} pp{pp} ep{ep}, batch {b if per_replica else 'unbounded'}: "
+        how = (f"{replicas} replica(s) of tp{tp} pp{pp} ep{ep}, batch {b if per_replica else 'unbounded'}: "
                f"{per_token_s * 1e6:.2f} us per output token + prefill compute {pre.compute_s * 1e3:.3f} ms per request")
     return MeasurementBound(bound, kind, value / bound, how)
 

@@ -161,3 +161,25 @@ def test_gb200_preset_is_the_datasheet_per_gpu():
     assert gb.memory_bytes == pytest.approx(13.4e12 / 72, rel=0.001)
     assert gb.bandwidth_bytes_per_s == pytest.approx(576e12 / 72)
     assert gb.peak_flops_per_s["fp4"] == 10_000e12 == 2 * gb.peak_flops_per_s["fp8"]
+
+
+@pytest.mark.parametrize("model_id,published_total,rel", [
+    ("qwen3-235b-a22b", 235e9, 0.001),     # Qwen3-235B-A22B model card: 235B total, 22B activated
+    ("qwen3-30b-a3b", 30.5e9, 0.002),      # Qwen3-30B-A3B model card: 30.5B total, 3.3B activated
+    ("gpt-oss-120b", 116.83e9, 0.001),     # OpenAI gpt-oss model card: 116.83B total (sinks, biases left out here)
+    ("gpt-oss-20b", 20.91e9, 0.001),       # OpenAI gpt-oss model card: 20.91B total
+])
+def test_added_model_presets_match_their_published_totals(model_id, published_total, rel):
+    m = calc.get_model(model_id)
+    assert m.n_params == pytest.approx(published_total, rel=rel)
+
+
+def test_added_moe_presets_activate_what_their_cards_say():
+    # Qwen3 cards: 22B and 3.3B activated (the output head included); 8 of 128 experts per token
+    assert calc.get_model("qwen3-235b-a22b").n_active_params == pytest.approx(22e9, rel=0.01)
+    assert calc.get_model("qwen3-30b-a3b").n_active_params == pytest.approx(3.3e9, rel=0.02)
+    # gpt-oss card: 5.13B / 3.61B active without embeddings; calc counts the untied output head, V * D =
+    # 201,088 * 2,880 = 579,133,440 -> 5.13B + 0.58B = 5.71B and 3.61B + 0.58B = 4.19B
+    for model_id, card in (("gpt-oss-120b", 5.13e9), ("gpt-oss-20b", 3.61e9)):
+        m = calc.get_model(model_id)
+        assert m.n_active_params - 201_088 * 2_880 == pytest.approx(card, rel=0.005)
