@@ -362,7 +362,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         if concurrency is None:
             comp["C"] = comp["B"].copy()
         a = combine(comp, p, step_fixed, seq_fixed, graphs)
-    q_lat, q_thr = error_quantiles(prm, "latency"), error_quantiles(prm, "throughput")
+    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
     e2e = float(a["e2e_s"][0])
     per_gpu = float(a["output_tokens_per_s"][0]) / layout.gpus_per_replica
@@ -438,7 +438,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])
     a = combine(comp, p, p[f"step_fixed_s.{key}"], p[f"seq_fixed_s.{key}"], 1.0 if cuda_graphs else 0.0)
-    q_lat, q_thr = error_quantiles(prm, "latency"), error_quantiles(prm, "throughput")
+    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus
     df = pd.DataFrame({

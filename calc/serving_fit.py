@@ -338,7 +338,9 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     The per-row table has id, source_id, model, model_family, engine, accelerator, metric, kind,
     measured, predicted, old (MBU/MFU estimate), log_ratio (in-sample), log_ratio_old,
     log_ratio_loso, log_ratio_lomo. ``validation.range`` holds the RANGE_QUANTILES of the
-    leave-one-source-out errors by kind (latency, throughput), pooled when a kind has few rows.
+    leave-one-source-out errors by kind (latency, throughput), pooled when a kind has few rows;
+    ``validation.range_by_engine`` the same per engine (where an engine has fewer than 10 rows of a
+    kind: its quantiles over both kinds, or the pooled kind's when it has fewer than 10 rows in all).
     """
     base = copy.deepcopy(params or load_serving_params())
     prepared = prepare_rows(measurements, base)
@@ -354,19 +356,31 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     table["log_ratio_loso"] = cross_validate(measurements, "source_id", base, prepared).to_numpy()
     table["log_ratio_lomo"] = cross_validate(measurements, "model", base, prepared).to_numpy()
     cv = table["log_ratio_loso"].where(table["log_ratio_loso"].notna(), table["log_ratio"])
-    rng = {}
-    for kind in ("latency", "throughput"):
-        r = cv[table["kind"] == kind].dropna()
-        r = r if len(r) >= 10 else cv.dropna()
-        rng[kind] = [round(float(np.quantile(r, RANGE_QUANTILES[0])), 4),
-                     round(float(np.quantile(r, RANGE_QUANTILES[1])), 4)]
+    rng = {kind: _quantiles(cv, table["kind"] == kind) for kind in ("latency", "throughput")}
+    by_engine = {}
+    for engine in sorted(table["engine"].unique()):
+        e = table["engine"] == engine
+        both = _quantiles(cv, e, fallback=None) if e.sum() >= 10 else None
+        by_engine[engine] = {kind: _quantiles(cv, e & (table["kind"] == kind), fallback=both or rng[kind])
+                             for kind in ("latency", "throughput")}
     fitted["validation"] = {
-        "range": rng, "range_quantiles": list(RANGE_QUANTILES),
+        "range": rng, "range_by_engine": by_engine, "range_quantiles": list(RANGE_QUANTILES),
         "all_rows": {"new": error_summary(table["log_ratio"]), "old": error_summary(table["log_ratio_old"])},
         "leave_one_source_out": error_summary(table["log_ratio_loso"]),
         "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
         "skipped_rows": len(skipped)}
     return fitted, table
+
+
+def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:
+    """RANGE_QUANTILES of the held-out log ratios ``cv[mask]``; ``fallback`` (or all rows) when fewer
+    than ``least`` rows are in the mask."""
+    r = cv[mask].dropna()
+    if len(r) < least:
+        if fallback is not None:
+            return fallback
+        r = cv.dropna()
+    return [round(float(np.quantile(r, RANGE_QUANTILES[0])), 4), round(float(np.quantile(r, RANGE_QUANTILES[1])), 4)]
 
 
 def error_tables(table: pd.DataFrame) -> dict:

@@ -126,10 +126,12 @@ def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
                  f"{mc['reference']}"]
 
 
-def error_quantiles(params: dict, kind: str) -> tuple[float, float]:
+def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:
     """(low, high) quantiles of the cross-validated log(measured / predicted) for ``kind`` ("latency"
-    or "throughput"), clipped so that the range always holds the estimate (low <= 0 <= high)."""
-    v = params.get("validation", {}).get("range", {}).get(kind)
+    or "throughput"), the engine's own where the calibration has enough of its rows, clipped so that the
+    range always holds the estimate (low <= 0 <= high)."""
+    val = params.get("validation", {})
+    v = val.get("range_by_engine", {}).get(engine or "", {}).get(kind) or val.get("range", {}).get(kind)
     if not v:
         return (-0.5, 0.5)
     return (min(float(v[0]), 0.0), max(float(v[1]), 0.0))

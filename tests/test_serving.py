@@ -17,7 +17,7 @@ def simple_params(**values):
     """The stored parameter file with every fixed cost 0 and every utilisation 0.5, then ``values``."""
     p = copy.deepcopy(load_serving_params())
     for k in PARAM_KEYS:
-        p["params"][k]["value"] = 0.0 if k.endswith("_s") or ".".join(k.split(".")[:1]) == "step_fixed_s" else 0.5
+        p["params"][k]["value"] = 0.0 if k.endswith("_s") or "_s." in k else 0.5
     p["params"]["grouped_gemm"]["value"] = 1.0
     for k, v in values.items():
         p["params"][k]["value"] = v
