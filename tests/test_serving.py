@@ -107,6 +107,11 @@ def test_unknown_engine_falls_back_with_a_notice():
     assert e.engine == "generic"
     assert any("my-engine" in n and "generic" in n for n in e.notices)
     assert serving_estimate(LLAMA8, H100, 512, 256, concurrency=4, engine="TensorRT-LLM").engine == "trtllm"
+    # an accelerator with no calibration row and no measured matmul ceiling: both fallbacks are named
+    l4 = serving_estimate(LLAMA8, calc.get_accelerator("l4"), 512, 256, concurrency=4)
+    assert any("no published serving measurement on l4" in n for n in l4.notices)
+    assert any("no measured matmul ceiling for l4" in n for n in l4.notices)
+    assert serving_estimate(LLAMA8, H100, 512, 256, concurrency=4).notices == ()
 
 
 def test_bad_inputs_raise_value_error():
