@@ -11,7 +11,8 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
 2. **Efficiency**: each bound part divided by the utilisation the engine reaches in that phase:
    weights by ``mbu_weights``, the KV read by ``mbu_kv`` (the attention kernel), decode matmuls by
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
-   of their precision (16, 8 or 4 bits), collectives by ``comm_efficiency``. The overlap rule of the
+   of their precision (16, 8 or 4 bits), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
+   when a replica spans servers). The overlap rule of the
    bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
@@ -45,9 +46,10 @@ import pandas as pd
 from .dtypes import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator
 from .models import ModelConfig
-from .parallel import Layout, make_layout, max_batch_per_replica, pareto_mask, parallel_step_arrays
-from .serving_params import (accelerator_notice, engine_settings, error_quantiles, load_serving_params,
-                             matmul_scale, param_values)
+from .parallel import (Layout, default_interconnect, get_interconnect, make_layout, max_batch_per_replica,
+                       pareto_mask, parallel_step_arrays)
+from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
+                             load_serving_params, matmul_scale, param_values)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -205,17 +207,26 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
-                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale))
+                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
+                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0))
+
+
+def _spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives leave one NVLink / Infinity Fabric domain (they then run on the
+    scale-out network, ``calc.parallel.link_for_group``)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > ic.domain_size
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
 
-def combine(comp: dict, p: dict, step_fixed_s, seq_fixed_s, graphs=1.0, rate_per_s=None) -> dict:
+def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> dict:
     """TTFT, TPOT and throughput per replica from ``serving_components`` and parameter values ``p``
     (``calc.serving_params.param_values``); every input broadcasts (rows of a fit, points of a sweep).
 
-    ``step_fixed_s``, ``seq_fixed_s``: the engine's fixed time per step and per sequence per step;
-    ``graphs``: 1 with CUDA graphs, 0 eager.
+    ``costs``: the engine's fixed times (``calc.serving_params.engine_costs``: per step "step", per
+    sequence per step "seq", per MoE layer per step "moe"; scalars or arrays); ``graphs``: 1 with CUDA
+    graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
 
@@ -226,13 +237,13 @@ def combine(comp: dict, p: dict, step_fixed_s, seq_fixed_s, graphs=1.0, rate_per
     """
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
-    mbu_w, mbu_kv, ce = p["mbu_weights"], p["mbu_kv"], p["comm_efficiency"]
+    mbu_w, mbu_kv = p["mbu_weights"], p["mbu_kv"]
+    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"], p["comm_efficiency"])
     mfu_d = np.minimum(p["mfu_decode"] * g["mm"], 1.0) * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
     mfu_pf = np.minimum(g["mm"] * np.where(g["bits"] == 8, p["mfu_prefill_8"],
                                            np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"])), 1.0)
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
-    fixed_step = step_fixed_s + g["n_layers"] * per_layer + g["n_moe_layers"] * p["moe_layer_fixed_s"] \
-        + seq_fixed_s * b
+    fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
@@ -346,14 +357,14 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params)
     p = param_values(prm)
-    step_fixed, seq_fixed = p[f"step_fixed_s.{key}"], p[f"seq_fixed_s.{key}"]
+    costs = engine_costs(p, key)
     graphs = 1.0 if cuda_graphs else 0.0
     reps = layout.replicas
     if request_rate_per_s is not None:
         mode = "rate"
         lam = float(request_rate_per_s) / reps
         comp, a = _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect,
-                              p, step_fixed, seq_fixed, graphs)
+                              p, costs, graphs)
     else:
         mode = "offline" if concurrency is None else "concurrency"
         c = 1e9 if concurrency is None else float(concurrency) / reps
@@ -361,7 +372,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                                   interconnect, batching, matmul_scale=settings["matmul_scale"])
         if concurrency is None:
             comp["C"] = comp["B"].copy()
-        a = combine(comp, p, step_fixed, seq_fixed, graphs)
+        a = combine(comp, p, costs, graphs)
     q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
     e2e = float(a["e2e_s"][0])
@@ -379,13 +390,13 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
-                step_fixed, seq_fixed, graphs):
+                costs, graphs):
     """The decode batch B that Little's law gives at ``lam`` requests/s per replica: B = lam x e2e(B),
     by bisection on B in [1e-6, the batch limit] (e2e grows with B, so the root is unique)."""
     def at(bb):
         comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
                                   interconnect, rate=True, matmul_scale=settings["matmul_scale"])
-        return comp, combine(comp, p, step_fixed, seq_fixed, graphs, rate_per_s=lam)
+        return comp, combine(comp, p, costs, graphs, rate_per_s=lam)
 
     comp, a = at(1e12)
     cap = float(comp["B"][0])
@@ -437,7 +448,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     p = param_values(prm)
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])
-    a = combine(comp, p, p[f"step_fixed_s.{key}"], p[f"seq_fixed_s.{key}"], 1.0 if cuda_graphs else 0.0)
+    a = combine(comp, p, engine_costs(p, key), 1.0 if cuda_graphs else 0.0)
     q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus

@@ -35,7 +35,8 @@ from .measurements import MEASUREMENTS_PATH, load_measurements
 from .models import get_model
 from .parallel import make_layout
 from .serving import combine, serving_components
-from .serving_params import PARAM_KEYS, PARAMS_PATH, engine_settings, load_serving_params, matmul_scale, param_values
+from .serving_params import (ENGINE_GROUPS, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
+                             load_serving_params, matmul_scale, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -178,15 +179,14 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     """Predicted value of every prepared row (in its metric's unit) under parameter ``values``."""
     keys = rows["engine_key"].to_numpy()
     row = comps["row"].astype(int)
-    step = np.array([values[f"step_fixed_s.{k}"] for k in keys])[row]
-    seq = np.array([values[f"seq_fixed_s.{k}"] for k in keys])[row]
+    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in ("step", "seq", "moe")}
     graphs = rows["graphs"].to_numpy(float)[row]
     rate = rows["rate_per_replica"].to_numpy(float)[row]
     is_rate = ~np.isnan(rate)
-    closed = combine(comps, values, step, seq, graphs)
+    closed = combine(comps, values, costs, graphs)
     idx = _first_index(rows)
     if is_rate.any():
-        opened = combine(comps, values, step, seq, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
+        opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
         # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between
         # the two grid points around the root (the last point when the rate exceeds what the engine serves)
         gap = rate * opened["e2e_s"] - comps["B"]
@@ -220,7 +220,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     and MFU 0.80 (``calc.efficiency.default_utilisation``), no fixed cost, no interference, no queue."""
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
-               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0)
+               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)
@@ -276,7 +276,7 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         spec[k]["value"] = float(f"{np.exp(x):.4g}")
         spec[k]["provenance"] = "fitted" if inf else "prior"
     engines = sorted(set(rows["engine_key"]) - {"generic"})
-    for what in ("step_fixed_s", "seq_fixed_s"):
+    for what in ENGINE_GROUPS:
         fitted = [v[f"{what}.{e}"] for e in engines] or [spec[f"{what}.generic"]["prior"]]
         spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
         spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"

@@ -32,16 +32,28 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON).
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
-               "mfu_prefill_4", "comm_efficiency", "layer_fixed_s", "moe_layer_fixed_s",
+               "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s")
 
-#: The engine-specific fixed times: per step (``step_fixed_s.<engine>``) and per sequence per step
-#: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one).
+#: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
+#: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)
+#: and per MoE layer per step (``moe_layer_fixed_s.<engine>``: each engine has its own routing and
+#: dispatch kernels).
 STEP_KEYS = tuple(f"step_fixed_s.{e}" for e in ENGINES)
 SEQ_KEYS = tuple(f"seq_fixed_s.{e}" for e in ENGINES)
+MOE_KEYS = tuple(f"moe_layer_fixed_s.{e}" for e in ENGINES)
+#: The per-engine groups: each engine's costs, and the generic fallback set to their median.
+ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s")
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS
+
+
+def engine_costs(values: dict, engine: str) -> dict:
+    """{"step", "seq", "moe"}: ``engine``'s fixed time per step, per sequence per step and per MoE layer
+    per step, from parameter ``values`` (``param_values``)."""
+    return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
+            "moe": values[f"moe_layer_fixed_s.{engine}"]}
 
 
 @lru_cache(maxsize=4)
