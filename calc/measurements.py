@@ -115,8 +115,9 @@ def _read_rows(path, columns, label: str):
 def load_sources(path=None) -> pd.DataFrame:
     """The sources table (``data/serving_sources.csv`` by default), indexed by source_id.
 
-    Checks: unique ids; a title; a URL or repository; ``published`` (when given) and ``retrieved`` as
-    YYYY-MM or YYYY-MM-DD; a licence; ``shipped`` "yes" or "cite".
+    Checks: unique ids; a title; a URL or repository; ``published`` (when the source states it) and
+    ``retrieved`` (always) as YYYY-MM or YYYY-MM-DD; a commit, when given, as a git hash (it pins the
+    version read); a licence; ``shipped`` "yes" or "cite".
 
     Raises:
         ValueError: the file cannot be read, or a row breaks a rule (the message names line and column).
@@ -136,8 +137,6 @@ def load_sources(path=None) -> pd.DataFrame:
             _fail(where, "retrieved", f"must be YYYY-MM-DD or YYYY-MM, got {r['retrieved']!r}")
         if r["published"] and not _DATE.match(r["published"]):
             _fail(where, "published", f"must be YYYY-MM-DD or YYYY-MM (or empty), got {r['published']!r}")
-        if not r["published"] and not r["commit"]:
-            _fail(where, "published", "is empty and no commit pins the version")
         if r["commit"] and not re.fullmatch(r"[0-9a-f]{7,40}", r["commit"]):
             _fail(where, "commit", f"must be a git commit hash, got {r['commit']!r}")
         if r["shipped"] not in ("yes", "cite"):

@@ -27,7 +27,7 @@ def test_every_shipped_row_parses_and_names_a_licensed_dated_source():
     for _, r in ROWS.iterrows():
         src = SOURCES.loc[r["source_id"]]
         assert src["license"] and src["retrieved"]
-        assert src["published"] or src["commit"]  # a date, or a commit that pins the version
+        assert src["published"] or src["commit"]  # shipped numbers: a publication date or a commit that pins them
         assert src["shipped"] == "yes", f"{r['id']}: numbers of a cite-only source must not ship"
         assert src["license"] not in ("unknown", "all rights reserved")
 
