@@ -44,9 +44,19 @@ def test_every_source_is_used():
 
 
 def test_rows_cover_the_space_a_fit_needs():
-    assert ROWS["source_id"].nunique() >= 1
-    assert ROWS["model"].nunique() >= 3 and ROWS["accelerator"].nunique() >= 4
-    assert {"nvfp4", "fp8"} <= set(ROWS["weight_dtype"])
+    # several sources, dense and MoE (MLA too), NVIDIA and AMD, FP8 and FP4, one GPU and 8-GPU servers,
+    # latency and throughput metrics, several concurrencies per configuration
+    assert ROWS["source_id"].nunique() >= 5 and ROWS["engine"].nunique() >= 3
+    models = {calc.get_model(m) for m in ROWS["model"].unique()}
+    assert any(m.is_moe for m in models) and any(not m.is_moe for m in models)
+    assert any(m.attention == "mla" for m in models)
+    assert {"h100-sxm", "h200", "b200", "gb200", "mi300x"} <= set(ROWS["accelerator"])
+    assert {"nvfp4", "mxfp4", "fp8"} <= set(ROWS["weight_dtype"])
+    assert {1, 8} <= set(ROWS["n_gpus"])
+    assert {"throughput", "latency"} == {METRICS[m][1] for m in ROWS["metric"]}
+    per_config = ROWS[ROWS["mode"] == "concurrency"].groupby(["source_id", "model", "accelerator", "input_len",
+                                                               "metric"])["concurrency"].nunique()
+    assert per_config.max() >= 8
 
 
 def test_a_row_copied_from_the_tensorrt_llm_table():
@@ -54,6 +64,34 @@ def test_a_row_copied_from_the_tensorrt_llm_table():
     r = ROWS.set_index("id").loc["trtllm-perf-h100-sxm-llama-3.1-8b-instruct-fp8-128-128-tp1"]
     assert (r["value"], r["input_len"], r["output_len"], r["tp"], r["metric"]) == (28312, 128, 128, 1,
                                                                                   "output_tok_per_s")
+
+
+@pytest.mark.parametrize("row_id,value,unit_check", [
+    # TensorRT-LLM perf overview @03e27c7d, "GPT-OSS 120B", row 1024/1024, column "B200 DEP2 (FP4)": 25,870 tok/s/GPU
+    ("trtllm-perf2-b200-gpt-oss-120b-fp4-1024-1024-dep2", 25870, ("output_tok_per_s_per_gpu", 2, 1, 2, 2)),
+    # TensorRT-LLM DeepSeek-R1 blog, "H200 max-throughput": Per GPU Output Throughput 1436.1584 on 8 GPUs
+    ("trtllm-dsr1-h200-maxtput-output_tok_per_s_per_gpu", 1436.1584, ("output_tok_per_s_per_gpu", 8, 1, 8, 8)),
+    # ROCm/vllm @040de12d latency table: Llama 3.1 70B FP8, TP8, batch 32, 2048/2048: 25.966 s
+    ("rocm-vllm-040de12d-mi300x-70b-fp8-2048-2048-bs32", 25966, ("e2e_ms", 8, 8, 1, 1)),
+    # SGLang DeepSeek V3 8x H200, FP8 table, RPS 4: Median TPOT 366.48 ms
+    ("sglang-dsv3-8xh200-fp8-rps4-tpot_ms", 366.48, ("tpot_ms", 8, 1, 8, 8)),
+])
+def test_rows_copied_from_each_source(row_id, value, unit_check):
+    r = ROWS.set_index("id").loc[row_id]
+    metric, n_gpus, tp, ep, dp = unit_check
+    assert r["value"] == value
+    assert (r["metric"], r["n_gpus"], r["tp"], r["ep"], r["dp"]) == (metric, n_gpus, tp, ep, dp)
+
+
+def test_the_two_tensorrt_llm_tables_agree_on_units():
+    # The earlier page reports the whole TP group's output tok/s, the later one per GPU; on one GPU the two
+    # must be close for the same model and lengths: Llama 3.3 70B FP4 on one B200, 1000/1000: 7,007 (earlier)
+    # and 6,920 (later).
+    rows = ROWS.set_index("id")
+    early = rows.loc["trtllm-perf-b200-llama-3.3-70b-instruct-fp4-1000-1000-tp1"]
+    late = rows.loc["trtllm-perf2-b200-llama-3.1-70b-fp4-1000-1000-tp1"]
+    assert (early["metric"], late["metric"]) == ("output_tok_per_s", "output_tok_per_s_per_gpu")
+    assert late["value"] / early["value"] == pytest.approx(1.0, abs=0.05)
 
 
 # -- lower bound check ---------------------------------------------------------------------------
