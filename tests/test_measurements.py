@@ -50,7 +50,7 @@ def test_rows_cover_the_space_a_fit_needs():
     models = {calc.get_model(m) for m in ROWS["model"].unique()}
     assert any(m.is_moe for m in models) and any(not m.is_moe for m in models)
     assert any(m.attention == "mla" for m in models)
-    assert {"h100-sxm", "h200", "b200", "gb200", "mi300x"} <= set(ROWS["accelerator"])
+    assert {"h100-sxm", "h200", "b200", "gb200", "mi300x", "mi355x", "a100-80gb", "l40s"} <= set(ROWS["accelerator"])
     assert {"nvfp4", "mxfp4", "fp8"} <= set(ROWS["weight_dtype"])
     assert {1, 8} <= set(ROWS["n_gpus"])
     assert {"throughput", "latency"} == {METRICS[m][1] for m in ROWS["metric"]}
@@ -75,6 +75,10 @@ def test_a_row_copied_from_the_tensorrt_llm_table():
     ("rocm-vllm-040de12d-mi300x-70b-fp8-2048-2048-bs32", 25966, ("e2e_ms", 8, 8, 1, 1)),
     # SGLang DeepSeek V3 8x H200, FP8 table, RPS 4: Median TPOT 366.48 ms
     ("sglang-dsv3-8xh200-fp8-rps4-tpot_ms", 366.48, ("tpot_ms", 8, 1, 8, 8)),
+    # TensorRT-LLM v0.14.0 online table: Llama 3.1 70B, H100, TP4, 467/256, QPS 8: Mean ITL 32 ms
+    ("trtllm-v014-online-h100-sxm-llama-3.1-70b-tp4-467-256-qps8-itl_ms", 32, ("itl_ms", 4, 4, 1, 1)),
+    # InferenceX agg file, Kimi-K2.5 on 8x MI355X, conc 4: median_ttft 0.2969768075272441 s
+    ("inferencex-repo-mi355x-vllm-kimik2.5-int4-tp8-1024-1024-c4-ttft_ms", 296.9768075272441, ("ttft_ms", 8, 8, 1, 1)),
 ])
 def test_rows_copied_from_each_source(row_id, value, unit_check):
     r = ROWS.set_index("id").loc[row_id]
@@ -164,6 +168,7 @@ def test_a_user_file_loads_without_a_sources_table(tmp_path):
     ("tp", "two", "line 3, column 'tp': must be an integer"),
     ("n_gpus", 4, "line 3, column 'n_gpus': must equal tp * pp * dp = 1"),
     ("concurrency", "", "line 3, column 'concurrency': is empty in a concurrency run"),
+    ("weight_dtype", "fp5", "line 3, column 'weight_dtype': weight_dtype must be one of"),
 ])
 def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     broken = list(GOOD)
