@@ -101,12 +101,35 @@ def test_the_two_tensorrt_llm_tables_agree_on_units():
 # -- lower bound check ---------------------------------------------------------------------------
 
 BOUNDS = {r["id"]: measurement_bound(r) for _, r in ROWS.iterrows()}
+NOTES = dict(zip(ROWS["id"], ROWS["notes"]))
+
+#: Rows copied as published that no correct bound can hold, each investigated and marked in its notes.
+KNOWN_VIOLATIONS = {
+    # TensorRT-LLM v0.9.0, A100 (FP16), Mixtral 8x7B TP2, batch 32, 2048/2048: 801 tok/s/GPU = 1,602 tok/s for 32
+    # sequences = one step per 20.0 ms; the FP16 weights are 93.4 GB, 46.7 GB per GPU, 22.9 ms at 2.039 TB/s, and
+    # 32 tokens x top-2 touch all 8 experts of every layer: no step can be shorter. The value is read right (the
+    # table's unit is out tok/s/GPU); the page's FP16 label (or the number) is what does not hold.
+    "trtllm-v09-a100-80gb-mixtral-8x7b-fp16-2048-2048-tp2-bs32",
+}
 
 
 @pytest.mark.parametrize("row_id", sorted(BOUNDS))
 def test_no_measurement_beats_calcs_lower_bound(row_id):
     b = BOUNDS[row_id]
-    assert b.respected, f"{row_id}: measured/bound = {b.ratio:.3f} ({b.kind}); {b.how}"
+    if row_id in KNOWN_VIOLATIONS:
+        assert not b.respected and "BEATS CALC'S LOWER BOUND" in NOTES[row_id]
+    else:
+        assert b.respected, f"{row_id}: measured/bound = {b.ratio:.3f} ({b.kind}); {b.how}"
+
+
+def test_the_known_violation_is_the_weight_read_and_nothing_looser():
+    b = BOUNDS["trtllm-v09-a100-80gb-mixtral-8x7b-fp16-2048-2048-tp2-bs32"]
+    # ceiling = 2 GPUs x 2048 tokens / (prefill compute + 2048 decode steps of 26.2 ms / 32) / 2 GPUs = 580 tok/s/GPU
+    assert b.bound == pytest.approx(580.4, rel=0.002) and b.ratio == pytest.approx(1.38, abs=0.005)
+    step = calc.decode_step_time(calc.get_model("mixtral-8x7b"), calc.get_accelerator("a100-80gb"), 32, 3072, "fp16",
+                                 "fp16", tp=2)
+    assert step.weights_s * 1e3 == pytest.approx(22.84, abs=0.01)
+    assert step.weights_s > 32 / (801 * 2)  # the 20.0 ms per step the published number implies
 
 
 def test_bound_by_hand_llama_8b_offline_h100():
