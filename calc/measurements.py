@@ -293,6 +293,10 @@ def measurement_bound(row) -> MeasurementBound:
       concurrency / replicas (offline and rate runs: unbounded), and each request also pays its prompt's
       prefill FLOPs: time per request per replica >= prefill compute + output_len * step(B) / B.
 
+    The bound is for plain decoding: a run with speculative decoding (MTP, EAGLE; said in its notes) emits
+    several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
+    rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
+
     Source of the step formulas: ``calc.roofline.decode_step_time`` (the inference course, week 11,
     step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
 
