@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .dtypes import dtype_bytes
 from .hardware import get_accelerator, list_accelerators, with_matmul
 from .models import get_model, list_models
 from .roofline import decode_step_time, prefill_time
@@ -58,8 +59,18 @@ MODES = ("concurrency", "rate", "offline")
 ENGINES = ("vllm", "sglang", "trtllm", "other")
 _INT_COLUMNS = ("n_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len")
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
-#: The dtypes a row may name (calc's names): kv_dtype may be left empty when the source does not say.
-DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "int4-g128", "fp8-block", "mxfp4", "nvfp4", "fp4")
+#: Besides calc's dtype names (``calc.dtypes.dtype_bytes``: bf16, fp8, int4-g128, mxfp4, nvfp4, ...), "fp4" where a
+#: source names no block format (read as nvfp4 for the bound). kv_dtype may be left empty when the source does not say.
+EXTRA_DTYPES = ("fp4",)
+
+
+def _check_dtype(where: str, column: str, value: str) -> None:
+    if value in EXTRA_DTYPES:
+        return
+    try:
+        dtype_bytes(value, column)
+    except ValueError as e:
+        _fail(where, column, str(e))
 
 
 def _fail(where: str, column: str, message: str):
@@ -115,8 +126,9 @@ def _read_rows(path, columns, label: str):
 def load_sources(path=None) -> pd.DataFrame:
     """The sources table (``data/serving_sources.csv`` by default), indexed by source_id.
 
-    Checks: unique ids; a title; a URL or repository; ``published`` (when given) and ``retrieved`` as
-    YYYY-MM or YYYY-MM-DD; a licence; ``shipped`` "yes" or "cite".
+    Checks: unique ids; a title; a URL or repository; ``published`` (when the source states it) and
+    ``retrieved`` (always) as YYYY-MM or YYYY-MM-DD; a commit, when given, as a git hash (it pins the
+    version read); a licence; ``shipped`` "yes" or "cite".
 
     Raises:
         ValueError: the file cannot be read, or a row breaks a rule (the message names line and column).
@@ -136,8 +148,6 @@ def load_sources(path=None) -> pd.DataFrame:
             _fail(where, "retrieved", f"must be YYYY-MM-DD or YYYY-MM, got {r['retrieved']!r}")
         if r["published"] and not _DATE.match(r["published"]):
             _fail(where, "published", f"must be YYYY-MM-DD or YYYY-MM (or empty), got {r['published']!r}")
-        if not r["published"] and not r["commit"]:
-            _fail(where, "published", "is empty and no commit pins the version")
         if r["commit"] and not re.fullmatch(r"[0-9a-f]{7,40}", r["commit"]):
             _fail(where, "commit", f"must be a git commit hash, got {r['commit']!r}")
         if r["shipped"] not in ("yes", "cite"):
@@ -166,10 +176,9 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
         _fail(where, "n_gpus", f"must equal tp * pp * dp = {row['tp'] * row['pp'] * row['dp']}, got {row['n_gpus']}")
     if row["engine"] not in ENGINES:
         _fail(where, "engine", f"must be one of {', '.join(ENGINES)}, got {row['engine']!r}")
-    if row["weight_dtype"] not in DTYPES:
-        _fail(where, "weight_dtype", f"must be one of {', '.join(DTYPES)}, got {row['weight_dtype']!r}")
-    if row["kv_dtype"] and row["kv_dtype"] not in DTYPES:
-        _fail(where, "kv_dtype", f"must be one of {', '.join(DTYPES)} or empty, got {row['kv_dtype']!r}")
+    _check_dtype(where, "weight_dtype", row["weight_dtype"])
+    if row["kv_dtype"]:
+        _check_dtype(where, "kv_dtype", row["kv_dtype"])
     if not row["len_dist"]:
         _fail(where, "len_dist", "is empty (write 'fixed', 'random 0.8-1.0', 'sharegpt', ...)")
     row["concurrency"] = _number(r["concurrency"], where, "concurrency", int, allow_empty=True)
@@ -283,6 +292,10 @@ def measurement_bound(row) -> MeasurementBound:
       requests_per_s: <= what the replicas can produce when each decodes ``B`` sequences per step, B =
       concurrency / replicas (offline and rate runs: unbounded), and each request also pays its prompt's
       prefill FLOPs: time per request per replica >= prefill compute + output_len * step(B) / B.
+
+    The bound is for plain decoding: a run with speculative decoding (MTP, EAGLE; said in its notes) emits
+    several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
+    rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
 
     Source of the step formulas: ``calc.roofline.decode_step_time`` (the inference course, week 11,
     step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
