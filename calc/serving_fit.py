@@ -15,8 +15,9 @@ start, no random draws.
 range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints the error tables.
 
 Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
-but not fitted), concurrency and offline runs; request-rate runs are predicted through Little's law on
-a grid of decode batches. A row's notes mark a static batch ("static batch": vLLM's
+but not fitted), concurrency and offline runs (not an offline run's TTFT or e2e, which grow with its
+number of requests); request-rate runs are predicted through Little's law on a grid of decode batches
+(not their throughput, which for a finite run depends on its number of prompts). A row's notes mark a static batch ("static batch": vLLM's
 benchmark_latency), a run without CUDA graphs ("eager", "disable-cuda-graph") and speculative
 decoding (skipped: not modelled).
 """
@@ -112,6 +113,9 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             continue
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
+            continue
+        if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms"):
+            skipped.append((r.id, "latency of an offline run (all N requests at once: the wait for a slot grows with N)"))
             continue
         if r.mode == "rate" and r.metric in ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
                                              "requests_per_s"):
