@@ -28,7 +28,7 @@ import pandas as pd
 from .dtypes import dtype_bytes
 from .hardware import get_accelerator, list_accelerators, with_matmul
 from .models import get_model, list_models
-from .roofline import decode_step_time, prefill_time
+from .step import decode_step_time, prefill_time
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 MEASUREMENTS_PATH = DATA_DIR / "serving_measurements.csv"

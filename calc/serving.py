@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_choice, check_positive_int, check_positive_number
-from .hardware import Accelerator
+from .checks import check_choice, check_positive_int, check_positive_number
+from .collectives import default_interconnect, get_interconnect
+from .hardware import Accelerator, get_accelerator, list_accelerators
 from .models import ModelConfig
-from .parallel import (Layout, default_interconnect, get_interconnect, make_layout, max_batch_per_replica,
-                       pareto_mask, parallel_step_arrays)
+from .parallel import Layout, make_layout, max_batch_per_replica, parallel_step_arrays
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -318,7 +318,6 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params):
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:
-    from .hardware import list_accelerators, get_accelerator
     for k in list_accelerators():
         if get_accelerator(k).name == accelerator.name:
             return k
@@ -418,6 +417,18 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     return comp, a
 
 
+def _pareto(x, y) -> np.ndarray:
+    """Points no other point beats on both axes (both maximised): the rule of
+    ``calc.planning.pareto_mask``, which sits above this module. Sort by x descending (ties by y
+    descending) and keep a point when its y exceeds every y before it."""
+    order = np.lexsort((-y, -x))
+    ys = y[order]
+    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
+    mask = np.empty(len(x), dtype=bool)
+    mask[order] = ys > best_before
+    return mask
+
+
 def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                      concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str = "bf16",
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
@@ -460,6 +471,6 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         "tokens_per_s_per_gpu_high": per_gpu * np.exp(q_thr[1]),
         "bound_tokens_per_s_per_user": 1.0 / a["bound_tpot_s"],
         "bound_tokens_per_s_per_gpu": comp["B"] / a["bound_tpot_s"] / gpus})
-    df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
+    df["pareto"] = _pareto(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
     df.attrs["notices"] = tuple(notices)
     return df
