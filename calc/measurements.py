@@ -28,7 +28,7 @@ import pandas as pd
 from .dtypes import dtype_bytes
 from .hardware import get_accelerator, list_accelerators, with_matmul
 from .models import get_model, list_models
-from .roofline import decode_step_time, prefill_time
+from .step import decode_step_time, prefill_time
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 MEASUREMENTS_PATH = DATA_DIR / "serving_measurements.csv"
@@ -297,7 +297,7 @@ def measurement_bound(row) -> MeasurementBound:
     several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
     rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
 
-    Source of the step formulas: ``calc.roofline.decode_step_time`` (the inference course, week 11,
+    Source of the step formulas: ``calc.step.decode_step_time`` (the inference course, week 11,
     step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
 
     Raises:
