@@ -297,7 +297,7 @@ def measurement_bound(row) -> MeasurementBound:
     several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
     rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
 
-    Source of the step formulas: ``calc.roofline.decode_step_time`` (the inference course, week 11,
+    Source of the step formulas: ``calc.step.decode_step_time`` (the inference course, week 11,
     step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
 
     Raises:
