@@ -29,8 +29,9 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    Pollaczek-Khinchine mean wait for deterministic service). At a request rate (an open loop), the
    batch B solves Little's law ``B = lambda x e2e(B)`` (bisection).
 
-Static batching (the course's pages) prefills B prompts in one pass and decodes them together: no
-interference, TTFT = the batch's prefill.
+Static batching (the course's pages; in-process benchmarks such as vLLM's benchmark_latency and
+TensorRT-LLM's gptSessionBenchmark) prefills B prompts in one pass and decodes them together: no
+interference, no per-request serving overhead, TTFT = the batch's prefill.
 
 Every time is in seconds. Parameters: ``calc/data/serving_params.json`` (``calc.serving_params``),
 fitted to published measurements by ``calc.serving_fit``; each estimate carries a low-high range
@@ -261,7 +262,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * c / mfu_d + pc / mfu_pf) \
         + (pcm + n * o_share * cm) / ce
-    ttft_fixed = n * fixed_step + p["request_overhead_s"]
+    # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
+    ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
     # queueing: for a slot (closed loop beyond the batch), and behind other prompts (M/D/1)
