@@ -3,7 +3,7 @@ time of a ring all-reduce, an all-to-all and a point-to-point transfer over them
 
 Ring all-reduce of M bytes over n ranks, ``2 (n - 1) / n x M / bw + 2 (n - 1) x latency`` (NCCL
 tests, doc/PERFORMANCE.md: bus bandwidth = algorithm bandwidth x 2 (n - 1) / n); all-to-all of M
-bytes per rank, ``M (n - 1) / n / bw + latency`` (every peer's piece in flight at once); point to point, ``M / bw + latency``.
+bytes per rank, ``M (n - 1) / n / bw + (n - 1) x latency``; point to point, ``M / bw + latency``.
 Bandwidth is per GPU and direction, latency per hop. A group that does not fit in one
 NVLink/NVSwitch domain communicates over the scale-out network (``link_for_group``).
 """
@@ -122,18 +122,13 @@ def ring_all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
 def all_to_all_s(message_bytes, n_ranks: int, interconnect: Interconnect):
     """Seconds of an all-to-all where each rank holds ``message_bytes`` for all ranks (itself included).
 
-    Each rank sends (n - 1) / n of its bytes, one piece per peer, all pieces in flight at once (NCCL's
-    grouped send/receive, DeepEP's RDMA kernels): ``(n - 1) / n x M / bw + latency`` (GShard section 2.2
-    routes MoE tokens this way). 0 for one rank. A lower bound that holds against DeepEP's measured
-    low-latency dispatch (README, H800 with a 400 Gb/s CX7 NIC per GPU, 128 tokens x top-8 x 7,168 in fp8,
-    M = 7,340,032 B): EP 32, 31/32 x M / 50 GB/s + 5 us = 147 us against 155 us measured; EP 256, 151 us
-    against 194 us. Paying the latency once per peer in turn ((n - 1) x latency) would say 297 us and
-    1.42 ms.
+    Each rank sends (n - 1) / n of its bytes, one piece per peer: ``(n - 1) / n x M / bw + (n - 1) x
+    latency`` (the pairwise exchange; GShard section 2.2 routes MoE tokens this way). 0 for one rank.
     """
     n = int(n_ranks)
     m = np.asarray(message_bytes, dtype=float)
     if n <= 1:
         out = np.zeros_like(m)
     else:
-        out = (n - 1) / n * m / interconnect.bandwidth_bytes_per_s + interconnect.latency_s
+        out = (n - 1) / n * m / interconnect.bandwidth_bytes_per_s + (n - 1) * interconnect.latency_s
     return float(out) if out.ndim == 0 else out
