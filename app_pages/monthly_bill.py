@@ -68,6 +68,7 @@ def bill_section() -> None:
                 col.metric(f"{row.name}", usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
                 col.caption(f"{usd(row.per_generation_usd, 5)} per generation"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+        bill_views.conventions_caption(scenario, tiers)
         st.markdown(
             f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
             f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "

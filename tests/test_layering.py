@@ -39,6 +39,7 @@ CALC_LAYERS = [
     "napkin",        # the napkin table of every preset and accelerator
     "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
     "batching",      # static and continuous batching simulation
+    "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)
