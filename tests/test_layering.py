@@ -41,6 +41,7 @@ CALC_LAYERS = [
     "batching",      # static and continuous batching simulation
     "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
+    "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)
 ]
