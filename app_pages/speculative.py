@@ -148,6 +148,7 @@ def explorer() -> None:
     speculative_views.sample_test(run, n_tokens, gamma, alpha, wrong)
     speculative_views.tokens_per_forward(alpha, gamma)
     batch_section(gamma)
+    speculative_views.per_position_section(alpha, sd.published_chains())
 
 
 # Section 1's heading, buttons and note stay outside the fragment (a fragment rerun re-sends every element
