@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
+from .models import ModelConfig, get_model
 from .roofline import critical_batch
 from .step import decode_step_time
 
@@ -258,6 +259,38 @@ def chain_position_table(acceptance, cost_ratio: float = 0.0) -> pd.DataFrame:
                          "tokens_per_verification": e, "walltime_speedup": e / (k * c + 1.0)})
 
 
+def mtp_cost_ratio(model: ModelConfig) -> float:
+    """Napkin cost of one MTP draft step over one target decode step: the parameters the MTP module uses
+    per drafted token over the main model's active parameters (a memory-bound decode step reads each once).
+
+    Raises:
+        ValueError: a model without an MTP module (``n_mtp_layers`` 0).
+
+    Source: DeepSeek-V3 technical report, section 2.2 (one MTP module: a projection, one transformer block
+    and the shared output head); the weights-read cost of the inference course, week 11, step 4.
+    """
+    if not isinstance(model, ModelConfig) or model.n_mtp_layers == 0:
+        raise ValueError(f"{getattr(model, 'name', model)!r} has no multi-token-prediction module to draft with")
+    return model.n_mtp_active_params / model.active_params
+
+
+def mtp_chain(model: ModelConfig, acceptance=(0.85,)) -> dict:
+    """A model's own MTP module as the draft, for the pages: {"acceptance", "cost_ratio", "source"}.
+
+    Args:
+        model: a ``ModelConfig`` with ``n_mtp_layers`` > 0.
+        acceptance: per-position rates; default DeepSeek-V3's reported 0.85 (the low end of 85-90%, a
+            stand-in for other models, whose acceptance is not on file).
+
+    Raises:
+        ValueError: a model without an MTP module, a bad chain.
+    """
+    return {"acceptance": tuple(float(a) for a in _check_chain(acceptance)), "cost_ratio": mtp_cost_ratio(model),
+            "source": f"{model.name}'s MTP module ({model.n_mtp_layers} layer(s), {model.n_mtp_params / 1e9:.2f}B "
+                      f"stored, {model.n_mtp_active_params / 1e9:.2f}B used per draft): c = its active parameters "
+                      f"/ the model's; acceptance DeepSeek-V3's reported 85% (arXiv 2412.19437, 5.4.3)"}
+
+
 def published_chains() -> dict:
     """Per-position acceptance chains from public reports, for the pages (name -> dict with acceptance,
     source).
@@ -269,13 +302,16 @@ def published_chains() -> dict:
       per-position "n-alpha" tables show (Li et al., EAGLE-3, arXiv 2503.01840); illustrative numbers,
       not the paper's.
     """
+    c_v3 = mtp_cost_ratio(get_model("deepseek-v3"))
     return {
         "DeepSeek-V3 MTP, low end (a1 = 0.85)": {
-            "acceptance": (0.85,),
-            "source": "DeepSeek-V3 technical report (arXiv 2412.19437), section 5.4.3: second-token acceptance 85-90%"},
+            "acceptance": (0.85,), "cost_ratio": c_v3,
+            "source": "DeepSeek-V3 technical report (arXiv 2412.19437), section 5.4.3: second-token acceptance 85-90%; "
+                      "c = the MTP module's active parameters / the model's"},
         "DeepSeek-V3 MTP, high end (a1 = 0.90)": {
-            "acceptance": (0.90,),
-            "source": "DeepSeek-V3 technical report (arXiv 2412.19437), section 5.4.3: second-token acceptance 85-90%"},
+            "acceptance": (0.90,), "cost_ratio": c_v3,
+            "source": "DeepSeek-V3 technical report (arXiv 2412.19437), section 5.4.3: second-token acceptance 85-90%; "
+                      "c = the MTP module's active parameters / the model's"},
         "Falling chain, 5 positions (illustrative)": {
             "acceptance": (0.80, 0.75, 0.70, 0.65, 0.60),
             "source": "illustrative: the falling shape of EAGLE's per-position acceptance (arXiv 2503.01840), "

@@ -38,8 +38,8 @@ from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check
 # here so calc.speculative keeps its public names.
 from .spec_speedup import (  # noqa: F401
     DEFAULT_BATCHES, batch_speedup_table, best_chain_length, best_gamma, chain_position_table,
-    expected_tokens_per_target_forward, expected_tokens_per_verification, operations_factor,
-    published_chains, tokens_per_forward_table, verify_critical_batch, walltime_speedup, walltime_speedup_chain)
+    expected_tokens_per_target_forward, expected_tokens_per_verification, mtp_chain, mtp_cost_ratio,
+    operations_factor, published_chains, tokens_per_forward_table, verify_critical_batch, walltime_speedup, walltime_speedup_chain)
 
 #: A table "sums to 1" when it is within this absolute tolerance of 1.
 SUM_TOLERANCE = 1e-6

@@ -97,3 +97,13 @@ def test_per_position_chain_section():
     # the DeepSeek-V3 MTP chain, a1 = 0.85: 1.85 tokens per verification
     at = open_page({"sd_chain": "DeepSeek-V3 MTP, low end (a1 = 0.85)"})
     assert metric(at, "Tokens per verification") == "1.850"
+
+
+def test_the_sidebar_models_mtp_module_is_offered_as_the_draft():
+    # DeepSeek-V3 in the sidebar: its MTP module is the first chain; a = 0.85, c = 1.615B / 37.55B = 0.043:
+    # 1.85 tokens per verification, 1.85 / 1.043 = 1.77x.
+    at = open_page({"model": "deepseek-v3"})
+    assert at.selectbox(key="sd_chain").value.startswith("DeepSeek-V3")
+    assert "MTP module" in at.selectbox(key="sd_chain").value
+    assert metric(at, "Tokens per verification") == "1.850"
+    assert metric(at, "Chain speedup") == "1.77×"

@@ -73,3 +73,17 @@ def test_raising_one_position_never_lowers_the_expectation(chain, k, bump):
     higher = list(chain)
     higher[k] = min(1.0, higher[k] + bump)
     assert expected_tokens_per_verification(higher) >= expected_tokens_per_verification(chain) - 1e-12
+
+
+def test_deepseek_v3_mtp_as_the_draft_gives_the_reported_1_8x():
+    # c = MTP active parameters / main active: (one MoE layer's active 1.51B + eh_proj 0.10B + head 0.93B... =
+    # 1,614,779,392) / 37,552,282,624 = 0.0430. Speedup = E / (1 + c): 1.85 / 1.043 = 1.774, 1.90 / 1.043 = 1.822;
+    # the report measures 1.8x tokens per second (DeepSeek-V3 report, section 5.4.3).
+    m = calc.get_model("deepseek-v3")
+    c = sd.mtp_cost_ratio(m)
+    assert c == pytest.approx(1_614_779_392 / 37_552_282_624)
+    assert walltime_speedup_chain([0.85], c) == pytest.approx(1.774, abs=0.001)
+    assert walltime_speedup_chain([0.90], c) == pytest.approx(1.822, abs=0.001)
+    assert sd.mtp_chain(m)["cost_ratio"] == c
+    with pytest.raises(ValueError, match="no multi-token-prediction"):
+        sd.mtp_cost_ratio(calc.get_model("llama-3-8b"))

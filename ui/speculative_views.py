@@ -165,7 +165,8 @@ def per_position_section(alpha: float, chains: dict) -> None:
     name = c1.selectbox("Chain", names, key="sd_chain", bind="query-params")
     spec = chains.get(name, {})
     c_default = float(spec.get("cost_ratio", 0.05))
-    c = c2.number_input("Draft cost ratio c", 0.0, 2.0, c_default, 0.01, key=f"sd_chain_c_{names.index(name)}",
+    c = c2.number_input("Draft cost ratio c", 0.0, 2.0, c_default, 0.01, format="%.3f",
+                        key=f"sd_chain_c_{names.index(name)}",
                         help="One draft step's time over one target step's (an MTP module: its share of a step).")
     if name == OWN_CHAIN:
         text = st.text_input("Acceptance per position a_1, a_2, ...", f"{alpha:.2f}, {alpha * 0.9:.2f}, "
@@ -184,7 +185,7 @@ def per_position_section(alpha: float, chains: dict) -> None:
         return
     with widgets.metric_row(4) as m:
         m[0].metric("Tokens per verification", f"{e:.3f}", help="1 + Σ_k Π_{j≤k} a_j")
-        m[1].metric("Speedup", f"{sd.walltime_speedup_chain(rates, c):.2f}×", help="E / (γ c + 1)")
+        m[1].metric("Chain speedup", f"{sd.walltime_speedup_chain(rates, c):.2f}×", help="E / (γ c + 1)")
         m[2].metric("i.i.d. at a_1", f"{iid:.3f}", help=f"(1 − a_1^(γ+1)) / (1 − a_1) with a_1 = {rates[0]:g}: "
                     "what one rate for every position would predict")
         m[3].metric("Best chain length", f"{best}", help="The prefix of the chain that maximises the speedup (0: none pays).")
