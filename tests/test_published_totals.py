@@ -57,6 +57,8 @@ PUBLISHED = {
     "kimi-k2": (1.0e12, 0.05e12, 0, "Kimi K2 model card: 1T total (32B activated)"),
     "nemotron-h-56b": (56 * B, 0.5 * B, 0, "Nemotron-H report (arXiv 2504.03624): 56B"),
     "jamba-v0.1": (52 * B, 0.5 * B, 0, "Jamba report (arXiv 2403.19887): 52B total"),
+    "qwen3-235b-a22b": (235 * B, 0.5 * B, 0, "Qwen3-235B-A22B model card: 235B total"),
+    "qwen3-30b-a3b": (30.5 * B, 0.05 * B, 0, "Qwen3-30B-A3B model card: 30.5B total"),
     "gpt-oss-120b": (116.83 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 116.83B total"),
     "gpt-oss-20b": (20.91 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 20.91B total"),
 }
