@@ -150,3 +150,20 @@ def test_arrays_of_hit_rates_bill_like_scalars():
     arr = request_cost(s, 10_000.0 + 0 * hits, hits, 10_000.0 - hits, 500.0 + 0 * hits)
     for i, h in enumerate(hits):
         assert arr.total_usd[i] == pytest.approx(request_cost(s, 10_000, h, 10_000 - h, 500).total_usd)
+
+
+def test_an_edited_price_table_keeps_each_models_sheet_extras():
+    # The page's table carries only the base prices; reading it back re-attaches the price file's extras by
+    # model name, so the batch multiplier (0.5) of the Anthropic rows survives an edit of the output price.
+    from calc.bill import tiers_from_frame, tiers_to_frame
+    df = tiers_to_frame(default_tiers())
+    df.loc[0, "output_usd_per_mtok"] = 30.0
+    tiers = tiers_from_frame(df)
+    assert tiers[0].output_usd_per_mtok == 30.0
+    assert tiers[0].extras is not None and tiers[0].extras.batch_multiplier == 0.5
+    # a renamed model (not in the price file) has no extras: batch billing is refused with a message
+    df.loc[1, "model"] = "my model"
+    t = tiers_from_frame(df)[1]
+    assert t.extras is None
+    with pytest.raises(ValueError, match="no batch API"):
+        dataclasses.replace(t, batch=True)
