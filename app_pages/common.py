@@ -348,6 +348,8 @@ def render_sidebar(current_page: str | None = None) -> Selection:
         st.sidebar.error(str(exc))
         capped, runtime_gb = calc.memory.with_capacity(acc, memory, float(util)), 0.0
     capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
+    if calc.memory.capacity_note(acc, memory):  # driver / engine without a driver total: say so, never silently
+        st.sidebar.info(calc.memory.capacity_note(acc, memory))
     if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
         st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
     sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),

@@ -5,7 +5,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from calc import bill
-from app_pages import caching, common, equations
+from calc import ownership
+from app_pages import caching, common, energy_view, equations
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -106,11 +107,19 @@ def bill_section() -> None:
         out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
                               bind="query-params", help="Output tokens per generation")
         st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
                                 bind="query-params", help="Sequences decoded together (clamped to what fits)")
         peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
                                bind="query-params", help="Capacity is sized for the peak hour")
+        own = c3.radio("GPUs", ["rent", "buy"], key="mb_own", bind="query-params", horizontal=True,
+                       help="Rent: the sidebar's hourly price. Buy: the server's cost per GPU-hour (inputs below).")
+        choice = energy_view.energy_inputs(sel.accelerator)
+        try:
+            bought = energy_view.buy_inputs(sel.accelerator, choice)
+        except ValueError as exc:
+            bought = None
+            common.show_error(exc)
 
     st.subheader("Prices, USD per 1M tokens")
     st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
@@ -160,7 +169,9 @@ def bill_section() -> None:
 
     setup, self_hosted_error = None, None
     try:
-        setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
+        gpu_hour_usd = (ownership.owned_cost_per_gpu_hour(*bought).total_usd if own == "buy" and bought
+                        else sel.price_per_hour_usd)
+        setup = bill.SelfHostedSetup(sel.model, sel.accelerator, gpu_hour_usd, int(batch), float(peak),
                                      sel.weight_dtype, sel.kv_dtype)
         table, verdict = _tiers_and_verdict(scenario, tiers, setup)
         rates = bill.self_hosted_rates(scenario, setup)
@@ -231,7 +242,9 @@ def bill_section() -> None:
             f"{rates.context_len:,}-token context: {common.fmt_number(rates.decode_tokens_per_s)} output tok/s "
             f"({common.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {common.fmt_number(rates.prefill_tokens_per_s)} "
             f"prompt tok/s ({common.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-            "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+            "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price."
+            + (" Bought: the GPU-hour is the server's depreciation, capital, space and energy (inputs above)."
+               if own == "buy" and bought else ""))
 
     left, right = st.columns(2)
     with left:
@@ -261,6 +274,14 @@ def bill_section() -> None:
         common.show_chart(fig, key="mb_hit_chart")
         st.caption(f"At the chosen {hit}% the tiers cost the bills above.")
         common.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)
+
+    if setup is not None and bought and tiers:  # API, rent or buy over the monthly volume, and where the money goes
+        api = st.selectbox("API tier to compare", [t.name for t in tiers], key="mb_api", bind="query-params")
+        try:
+            energy_view.crossover_section(rates, api, next(t for t in tiers if t.name == api).output_usd_per_mtok,
+                                          sel.price_per_hour_usd, *bought, float(peak), choice)
+        except ValueError as exc:
+            common.show_error(exc)
 
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a

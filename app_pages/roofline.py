@@ -4,7 +4,7 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from app_pages import common, equations
+from app_pages import common, energy_view, equations
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
@@ -127,6 +127,7 @@ def explore() -> None:
     util = common.utilisation_inputs([u1, u2])
     u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
                "**estimate** divides the bound's parts by these utilisations (published measurements: the ? on each).")
+    choice = energy_view.energy_inputs(sel.accelerator)
 
     m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     try:
@@ -162,6 +163,9 @@ def explore() -> None:
         mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
                      "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     common.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
+    st.caption(f"Price: {common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))} per 1M output "
+               f"tokens at {common.fmt_usd(sel.price_per_hour_usd)}/h (bound). "
+               + energy_view.energy_sentence(step.tokens_per_s, choice, label=f" at B = {batch:,}"))
     if napkin:
         st.caption(napkin)
     if batch > ceiling:
@@ -287,10 +291,12 @@ def explore() -> None:
             st.markdown(f"**Decode step split over the batch** (its grid holds the chosen B = {batch:,})")
             # the chart's grid leaves B out while B is within the ceiling (so a B move does not redraw it); the
             # table holds it
-            split = common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
+            split = energy_view.with_energy(common.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq,
+                                                               embedding=emb), choice, price_per_hour_usd=sel.price_per_hour_usd)
             common.show_table(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
                          width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
-                                                        "max_batch"), column_config={
+                                                        "usd_per_million", "j_per_token", "max_batch"),
+                         column_config=energy_view.ENERGY_COLUMNS | {
                              "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
                              "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
                              "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",
