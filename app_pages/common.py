@@ -324,6 +324,8 @@ def render_sidebar(current_page: str | None = None) -> Selection:
         acc = calc.get_accelerator(gpu_id)
         st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
                    f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
+        if calc.memory.capacity_note(acc, memory or "datasheet"):  # no driver total on file: say so, never silently
+            st.info(calc.memory.capacity_note(acc, memory or "datasheet"))
         if acc.price_per_hour_usd is not None:
             st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
         else:
@@ -348,8 +350,6 @@ def render_sidebar(current_page: str | None = None) -> Selection:
         st.sidebar.error(str(exc))
         capped, runtime_gb = calc.memory.with_capacity(acc, memory, float(util)), 0.0
     capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
-    if calc.memory.capacity_note(acc, memory):  # driver / engine without a driver total: say so, never silently
-        st.sidebar.info(calc.memory.capacity_note(acc, memory))
     if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
         st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
     sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),

@@ -43,12 +43,12 @@ class EnergyChoice:
 def energy_inputs(accelerator: calc.Accelerator, key: str = "en") -> EnergyChoice:
     """An expander with the energy inputs (keys ``<key>_*`` in the URL); returns the choice."""
     box = st.expander("Energy and carbon: board power, the rest of the server, PUE, grid")
-    c1, c2, c3, c4 = box.columns(4)
     common.accept_url_values(f"{key}_basis", energy.POWER_BASES, _BASIS.get)  # links may say "measured"
-    basis = c1.radio("Board power", energy.POWER_BASES, key=f"{key}_basis", bind="query-params", horizontal=True,
+    basis = box.radio("Board power", energy.POWER_BASES, key=f"{key}_basis", bind="query-params", horizontal=True,
                      format_func=_BASIS.get,
                      help="Limit: the board's TDP, what compute-bound steps approach (an upper bound for a "
                           "memory-bound decode). Measured: a public reading under an inference load, where one is on file.")
+    c2, c3, c4 = box.columns(3)
     typed = c2.number_input("Or type the board's watts", 0.0, energy.MAX_BOARD_POWER_W, 0.0, step=10.0, key=f"{key}_w",
                             bind="query-params", help="0: the preset's figure.")
     other = c3.number_input("Rest of the server (W per GPU)", 0.0, energy.MAX_OTHER_POWER_W,
@@ -190,7 +190,8 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
                     + ("no volume" if v is None else f"{tokens(v)} output tokens a month"))
         if v:
             common.add_marker_line(fig, v, f"{ln.name} = API at {tokens(v)}", "#ff7f0e" if ln is rent else "#2ca02c")
-    fig.update_xaxes(type="log", title="output tokens per month (log)")
+    vals, _ = common.log_ticks(float(curves["tokens_per_month"].min()), float(curves["tokens_per_month"].max()))
+    fig.update_xaxes(type="log", title="output tokens per month (log)", tickvals=vals, ticktext=[tokens(v) for v in vals])
     fig.update_yaxes(type="log", title="USD per month (log)", tickprefix="$")
     fig.update_layout(height=440)
     st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} GPU(s), "
