@@ -70,6 +70,8 @@ def test_driver_totals_read_from_public_logs():
     assert calc.max_batch(LLAMA3, h200, 8192, memory="driver") == 125   # (150.7548e9 - 16.0605e9) / 1.0737e9 = 125.4
     # rocm-smi on an MI300X: "VRAM Total Memory (B): 206141652992" = 196,592 MiB
     assert calc.get_accelerator("mi300x").driver_memory_bytes == 206_141_652_992 == 196_592 * 2**20
+    # an RTX PRO 6000 Blackwell: "94490MiB / 97887MiB" (vllm-project/vllm#27542) = 102,641,958,912 B
+    assert calc.get_accelerator("rtx-pro-6000").driver_memory_bytes == 97_887 * 2**20
     # an H100 PCIe reports the same 81,559 MiB as the SXM part
     assert calc.get_accelerator("h100-pcie").driver_memory_bytes == H100.driver_memory_bytes
     # every preset either has a driver figure with its source or gets the notice
