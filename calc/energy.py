@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_choice, check_positive_int, check_positive_number
+from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator
 from .models import DATA_DIR
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 import calc
 from calc import energy, ownership
-from app_pages import common
+from ui import charts, figure_style, formats, url_state, widgets
 
 GRID = energy.grid_intensities()
 GRID_CODES = list(GRID["code"])
@@ -43,7 +43,7 @@ class EnergyChoice:
 def energy_inputs(accelerator: calc.Accelerator, key: str = "en") -> EnergyChoice:
     """An expander with the energy inputs (keys ``<key>_*`` in the URL); returns the choice."""
     box = st.expander("Energy and carbon: board power, the rest of the server, PUE, grid")
-    common.accept_url_values(f"{key}_basis", energy.POWER_BASES, _BASIS.get)  # links may say "measured"
+    url_state.accept_url_values(f"{key}_basis", energy.POWER_BASES, _BASIS.get)  # links may say "measured"
     basis = box.radio("Board power", energy.POWER_BASES, key=f"{key}_basis", bind="query-params", horizontal=True,
                      format_func=_BASIS.get,
                      help="Limit: the board's TDP, what compute-bound steps approach (an upper bound for a "
@@ -56,7 +56,7 @@ def energy_inputs(accelerator: calc.Accelerator, key: str = "en") -> EnergyChoic
                             bind="query-params", help=_E["other_power_w_per_gpu"]["source"])
     pue = c4.number_input("PUE", energy.MIN_PUE, energy.MAX_PUE, float(_E["pue"]["value"]), step=0.01,
                           key=f"{key}_pue", bind="query-params", help=_E["pue"]["source"])
-    common.accept_url_values(f"{key}_grid", GRID_CODES, _GRID_LABEL.get)        # and "FRA"
+    url_state.accept_url_values(f"{key}_grid", GRID_CODES, _GRID_LABEL.get)        # and "FRA"
     region = box.selectbox("Grid", GRID_CODES, index=GRID_CODES.index("USA"), key=f"{key}_grid", bind="query-params",
                            format_func=_GRID_LABEL.get,
                            help=f"gCO2e per kWh generated. {energy.grid_source()['source']}; "
@@ -106,10 +106,18 @@ def energy_sentence(tokens_per_s: float, choice: EnergyChoice, n_gpus: int = 1, 
         return f"Energy: {choice.note}"
     e = energy.energy_table([tokens_per_s], wall, choice.g_per_kwh).iloc[0]
     where = _GRID_LABEL[choice.region].split(" (")[0]
-    return (f"Energy{label}: **{e.j_per_token:,.3g} J per output token** ({common.fmt_number(e.tokens_per_kwh)} tokens per "
+    return (f"Energy{label}: **{e.j_per_token:,.3g} J per output token** ({formats.fmt_number(e.tokens_per_kwh)} tokens per "
             f"kWh), {e.co2_kg_per_million * 1e3:,.3g} g CO2e per 1M tokens on the {where} grid: "
             f"{n_gpus} x ({choice.gpu_power_w:,.0f} W board + {choice.other_power_w_per_gpu:,.0f} W rest of the server) "
-            f"x PUE {choice.pue:g} = {wall:,.0f} W at the wall over {common.fmt_number(tokens_per_s)} tok/s.")
+            f"x PUE {choice.pue:g} = {wall:,.0f} W at the wall over {formats.fmt_number(tokens_per_s)} tok/s.")
+
+
+def price_and_energy(tokens_per_s: float, price_per_hour_usd: float, choice: EnergyChoice, label: str = "") -> str:
+    """ "Price: $0.51 per 1M output tokens at $3.99/h (bound). Energy ...": USD per 1M (calc.cost_per_million)
+    beside ``energy_sentence``."""
+    usd = calc.cost_per_million(tokens_per_s, price_per_hour_usd)
+    return (f"Price: {formats.fmt_usd(usd)} per 1M output tokens at {formats.fmt_usd(price_per_hour_usd)}/h (bound). "
+            + energy_sentence(tokens_per_s, choice, label=label))
 
 
 # -- buying against renting against an API (the monthly bill) -------------------------------------------
@@ -177,7 +185,7 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     lines = ownership.serving_lines(tps, n, api_usd_per_mtok, rent_price, inputs, 1.0 / peak_to_average, scale_to_zero)
     api, rent, buy = lines
     curves = ownership.cost_curves(lines)
-    fig = common.Figure()
+    fig = charts.Figure()
     for ln, color in ((api, "#1f77b4"), (rent, "#ff7f0e"), (buy, "#2ca02c")):
         label = api_name if ln is api else ln.name
         fig.add_scatter(x=curves["tokens_per_month"], y=curves[ln.name], name=label, mode="lines",
@@ -189,14 +197,14 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
         said.append(f"{'renting' if ln is rent else 'buying'} beats {api_name} from "
                     + ("no volume" if v is None else f"{tokens(v)} output tokens a month"))
         if v:
-            common.add_marker_line(fig, v, f"{ln.name} = API at {tokens(v)}", "#ff7f0e" if ln is rent else "#2ca02c")
-    vals, _ = common.log_ticks(float(curves["tokens_per_month"].min()), float(curves["tokens_per_month"].max()))
+            charts.add_marker_line(fig, v, f"{ln.name} = API at {tokens(v)}", "#ff7f0e" if ln is rent else "#2ca02c")
+    vals, _ = figure_style.log_ticks(float(curves["tokens_per_month"].min()), float(curves["tokens_per_month"].max()))
     fig.update_xaxes(type="log", title="output tokens per month (log)", tickvals=vals, ticktext=[tokens(v) for v in vals])
     fig.update_yaxes(type="log", title="USD per month (log)", tickprefix="$")
     fig.update_layout(height=440)
     st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} GPU(s), "
-                f"{common.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
-    common.show_chart(fig, key=f"{key}_cross")
+                f"{formats.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
+    charts.show_chart(fig, key=f"{key}_cross")
     share = ownership.buy_beats_rent_utilisation(rent, buy)
     rent_buy = ("buying beats renting at every utilisation" if share == 1.0 else
                 "renting beats buying at every utilisation" if share == 0.0 else
@@ -206,7 +214,7 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
                "Output tokens only: prompts are priced in the bill above. Throughput is the roofline's bound (a real "
                "server is 1.2-2x slower).")
     parts = money_breakdown(rent_price, inputs, util, scale_to_zero, tps / n)
-    fig = common.Figure()
+    fig = charts.Figure()
     for col, label, color in (("hardware", "hardware (renting: the hourly price)", "#1f77b4"),
                               ("energy", "energy", "#2ca02c"), ("space", "space", "#9467bd")):
         fig.add_bar(x=parts["option"], y=parts[col], name=label, marker_color=color,
@@ -216,8 +224,50 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     with left:
         st.markdown(f"**Where the money goes per 1M output tokens** (busy {util:.0%} of the hours"
                     + (", scaled to zero" if scale_to_zero else "") + ")")
-        common.show_chart(fig, key=f"{key}_parts")
+        charts.show_chart(fig, key=f"{key}_parts")
     with right:
         for r in parts.itertuples():
-            st.markdown(f"**{r.option}**: {common.fmt_usd(r.total)} per 1M, {common.fmt_usd(r.usd_per_gpu_hour)} per GPU-hour")
+            st.markdown(f"**{r.option}**: {formats.fmt_usd(r.total)} per 1M, {formats.fmt_usd(r.usd_per_gpu_hour)} per GPU-hour")
         st.markdown(energy_sentence(tps, choice, n))
+
+
+@dataclass(frozen=True)
+class Owning:
+    """The bill's self-hosting choice: "rent" or "buy", the energy inputs, and (inputs, utilisation,
+    scale_to_zero) for buying, None when buying cannot be priced (the page said why)."""
+
+    mode: str
+    choice: EnergyChoice
+    bought: tuple | None
+
+    def gpu_hour_usd(self, rent_price_per_hour_usd: float) -> float:
+        """What the bill charges per GPU-hour: the rent, or owning's cost at the chosen utilisation."""
+        if self.mode == "buy" and self.bought:
+            return ownership.owned_cost_per_gpu_hour(*self.bought).total_usd
+        return rent_price_per_hour_usd
+
+
+def owning_inputs(accelerator: calc.Accelerator) -> Owning:
+    """Rent or buy (key mb_own), the energy inputs and the purchase inputs, where the caller placed them."""
+    mode = st.radio("GPUs", ["rent", "buy"], key="mb_own", bind="query-params", horizontal=True,
+                    help="Rent: the sidebar's hourly price. Buy: the server's cost per GPU-hour (inputs below).")
+    choice = energy_inputs(accelerator)
+    try:
+        bought = buy_inputs(accelerator, choice)
+    except ValueError as exc:
+        bought = None
+        widgets.show_error(exc)
+    return Owning(mode, choice, bought)
+
+
+def owning_section(owning: Owning, rates, tiers: list, rent_price_per_hour_usd: float, peak_to_average: float) -> None:
+    """Under the bill: which API tier to compare, then ``crossover_section`` (nothing when buying has no price)."""
+    if owning.bought is None or not tiers:
+        return
+    api = st.selectbox("API tier to compare", [t.name for t in tiers], key="mb_api", bind="query-params")
+    try:
+        crossover_section(rates, api, next(t for t in tiers if t.name == api).output_usd_per_mtok,
+                          rent_price_per_hour_usd, *owning.bought, float(peak_to_average), owning.choice)
+    except ValueError as exc:
+        widgets.show_error(exc)
+
