@@ -110,3 +110,17 @@ def test_defaults_and_grid_carry_sources():
 def test_bad_inputs_say_what_is_allowed(call, needle):
     with pytest.raises(ValueError, match=needle):
         call()
+
+
+def test_no_accelerator_is_listed_twice_in_the_file():
+    # json.loads keeps the last of two equal keys silently: two branches adding the same preset (an MI355X, say)
+    # would drop one entry's fields without a word. Read the file keeping every key.
+    seen = []
+
+    def pairs(items):
+        seen.append([k for k, _ in items])
+        return dict(items)
+
+    json.loads((DATA_DIR / "accelerators.json").read_text(), object_pairs_hook=pairs)
+    for keys in seen:
+        assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
