@@ -40,7 +40,8 @@ import numpy as np
 import pandas as pd
 
 from .dtypes import check_choice, check_nonneg_number, check_positive_int, check_positive_number
-from .kv import kv_bytes_per_token
+from .kv import kv_bytes_per_token, kv_cache_bytes
+from .memory import weight_bytes
 from .models import DATA_DIR
 from .roofline import prefill_time
 from .traces import RequestStream
@@ -100,6 +101,26 @@ def default_tiers(gpu_bytes: float, cpu_bytes: float = 0.0, ssd_bytes: float = 0
 def tier_sources() -> dict:
     """Each tier's link speed, its name and its source, as in ``calc/data/workloads.json``."""
     return {k: dict(v) for k, v in _tier_file().items()}
+
+
+def gpu_cache_bytes(model, accelerator, running_batch: int, context_len: int, weight_dtype: str = "bf16",
+                    kv_dtype: str = "bf16", tp: int = 1) -> float:
+    """GPU memory left for the prefix cache: tp x memory - weights - the running batch's KV cache, at least 0.
+
+    The running batch (``running_batch`` sequences of ``context_len`` tokens, ``calc.kv_cache_bytes``) holds
+    its blocks while it decodes; only the rest can keep finished prompts' prefixes (vLLM's free-block LRU).
+    Llama-3-8B in bf16 on one H100 SXM (80 GB) with 16 sequences of 8,192 tokens: 80 - 16.06 - 16 x 1.07 =
+    46.8 GB.
+
+    Raises:
+        ValueError: a batch < 0 or a context < 1; unknown dtypes.
+    """
+    b = int(running_batch)
+    if b < 0:
+        raise ValueError(f"running_batch must be >= 0, got {running_batch!r}")
+    n = check_positive_int(tp, "tp")
+    kv = float(kv_cache_bytes(model, check_positive_int(context_len, "context_len"), b, kv_dtype)) if b else 0.0
+    return max(0.0, n * float(accelerator.memory_bytes) - float(weight_bytes(model, weight_dtype)) - kv)
 
 
 def capacity_blocks(tiers, block_size: int, kv_bytes_per_token_: float) -> list[int]:
