@@ -146,7 +146,8 @@ def replay_blocks(stream: RequestStream, capacities, policy: str = "demote") -> 
     Then every block of the request (its prompt, then the output blocks it stored, ``stream.stored_ids``)
     becomes the most recent, touched from the last block to the first, so that the first blocks of a
     prompt are the most recent and a prompt's tail is evicted before its head (vLLM frees a request's
-    blocks in reverse order for this reason; SGLang's radix cache evicts leaves first). Evictions
+    blocks in reverse order for this reason; SGLang's radix cache evicts leaves first). Evictions happen
+    once the request is done (its blocks are in use while it runs, so it never evicts its own) and
     follow ``policy`` (module docstring).
 
     How: LRU caches of capacities c1 <= c2 <= ... fed the same accesses are nested (an LRU holds the c
@@ -211,21 +212,22 @@ def _nested_lru(ids, off, sids, soff, sizes) -> np.ndarray:
         if any(hits):
             out[r] = hits
         for b in reversed(seg + sids[soff[r]:soff[r + 1]]):  # touch the output, then the prompt, backwards
-            for k, (level, cap, pop) in enumerate(plan):
+            for k, level in enumerate(levels):
                 if b in level:  # then every larger level holds it too (nested): refresh them all
                     for move in moves[k:]:
                         move(b)
                     break
                 level[b] = None
-                if len(level) > cap:
-                    pop(False)
+        for level, cap, pop in plan:  # evict after the request: its own blocks are in use until it ends
+            while len(level) > cap:
+                pop(False)
     return out
 
 
 def lru_hits_reference(blocks_per_request, capacity: int, stored_per_request=None) -> list[int]:
     """The plainest LRU of ``capacity`` blocks (a Python list, most recent last), for checking the replay:
-    prefix hits of each request, looked up before the request touches its blocks in reverse order (as
-    ``replay_blocks``). O(capacity) per lookup; for tests on small streams only."""
+    prefix hits of each request, looked up before the request touches its blocks in reverse order and
+    evicts down to ``capacity`` (as ``replay_blocks``). O(capacity) per lookup; for tests on small streams only."""
     stack, out = [], []
     for i, blocks in enumerate(blocks_per_request):
         n = 0
@@ -239,8 +241,8 @@ def lru_hits_reference(blocks_per_request, capacity: int, stored_per_request=Non
             if b in stack:
                 stack.remove(b)
             stack.append(b)
-            if len(stack) > capacity:
-                stack.pop(0)
+        while len(stack) > capacity:
+            stack.pop(0)
     return out
 
 
