@@ -196,22 +196,30 @@ def _nested_lru(ids, off, sids, soff, sizes) -> np.ndarray:
     holding each block. Returns int64 (R, len(sizes))."""
     levels = [OrderedDict() for _ in sizes]
     n_l = len(sizes)
+    big = levels[-1]  # the largest LRU holds every block any level holds: a block not in it is a miss everywhere
     moves = [lv.move_to_end for lv in levels]
     plan = [(lv, cap, lv.popitem) for lv, cap in zip(levels, sizes)]
     out = np.zeros((len(off) - 1, n_l), dtype=np.int64)
     for r in range(len(off) - 1):
         seg = ids[off[r]:off[r + 1]]
-        hits = [0] * n_l
+        hits = None
         for b in seg:  # lookup, before this request changes anything: stop at the first miss
+            if b not in big:
+                break
+            if hits is None:
+                hits = [0] * n_l
             for k in range(n_l):
                 if b in levels[k]:
                     hits[k] += 1
                     break
-            else:
-                break
-        if any(hits):
+        if hits is not None:
             out[r] = hits
-        for b in reversed(seg + sids[soff[r]:soff[r + 1]]):  # touch the output, then the prompt, backwards
+        stored = sids[soff[r]:soff[r + 1]]
+        for b in reversed(seg + stored if stored else seg):  # touch the output, then the prompt, backwards
+            if b not in big:
+                for level in levels:
+                    level[b] = None
+                continue
             for k, level in enumerate(levels):
                 if b in level:  # then every larger level holds it too (nested): refresh them all
                     for move in moves[k:]:
