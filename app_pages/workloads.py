@@ -58,7 +58,7 @@ def workloads_section() -> None:
                               format_func={"demote": "demote to the next (HiCache write-back)",
                                            "write_through": "every tier keeps its own LRU (LMCache)"}.get)
         c1, c2, c3, c4 = st.columns(4)
-        running = c1.number_input("Running batch", 0, 4096, 16, step=8, key="wl_run", bind="query-params",
+        running = c1.number_input("Running batch", 0, 4096, 4, step=4, key="wl_run", bind="query-params",
                                   help="Sequences decoding now: their KV cache is not free for prefixes")
         cpu_gb = c2.number_input("CPU GB", 0, 100_000, 256, step=64, key="wl_cpu", bind="query-params")
         ssd_gb = c3.number_input("SSD GB", 0, 1_000_000, 2000, step=500, key="wl_ssd", bind="query-params")

@@ -1,7 +1,7 @@
 """The Workloads page (app_pages/workloads.py) and the Monthly bill's derived hit rate, in AppTest.
 
 Oracle: the numbers the page shows are calc's for the same inputs, recomputed here from the sidebar's defaults
-(Llama-3-8B, H100 SXM, bf16) and the page's defaults (agentic preset, 512-token blocks, 16 running sequences,
+(Llama-3-8B, H100 SXM, bf16) and the page's defaults (agentic preset, 512-token blocks, 4 running sequences,
 256 GB CPU, 2,000 GB SSD, demote)."""
 import calc
 from calc import bill, prefix_cache as pc, workload, workload_bill as wb
@@ -15,7 +15,7 @@ def _expected_summary():
     s = workload.generate(workload.presets()["agentic"], 512)
     rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, a, a.price_per_hour_usd))
     ctx = int(s.input_tokens.mean() + s.output_tokens.mean())
-    gpu = pc.gpu_cache_bytes(m, a, 16, ctx, tp=rates.gpus_per_replica)
+    gpu = pc.gpu_cache_bytes(m, a, 4, ctx, tp=rates.gpus_per_replica)
     return pc.replay_ttft(s, pc.default_tiers(gpu, 256e9, 2000e9), m, a, tp=rates.gpus_per_replica)
 
 
