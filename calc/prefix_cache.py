@@ -168,27 +168,46 @@ def replay_blocks(stream: RequestStream, capacities, policy: str = "demote") -> 
     Raises:
         ValueError: an unknown policy, a negative capacity, a stream of more than ``MAX_BLOCK_ACCESSES``.
     """
+    return replay_many(stream, [capacities], policy)[0]
+
+
+def replay_many(stream: RequestStream, configurations, policy: str = "demote") -> list:
+    """``replay_blocks`` for several tier configurations in one pass over the stream.
+
+    The nested LRUs of every configuration's bounds are run together (one ``OrderedDict`` per distinct size);
+    each configuration's hits are read off the smallest LRU holding each block. Used by ``hit_rate_sweep``.
+
+    Args:
+        configurations: list of capacity lists (blocks per tier, fastest first), all of the same length.
+
+    Returns:
+        list of int64 arrays (R, tiers), one per configuration.
+
+    Raises:
+        ValueError: as ``replay_blocks``.
+    """
     check_choice(policy, POLICIES, f"policy must be one of {', '.join(POLICIES)}")
-    caps = [int(c) for c in capacities]
-    if any(c < 0 for c in caps) or not caps:
-        raise ValueError(f"capacities must be block counts >= 0, got {capacities!r}")
+    configs = [[int(c) for c in caps] for caps in configurations]
+    if not configs or any(not caps or any(c < 0 for c in caps) for caps in configs):
+        raise ValueError(f"capacities must be block counts >= 0, got {configurations!r}")
     if stream.n_block_accesses > MAX_BLOCK_ACCESSES:
         raise ValueError(f"the stream has {stream.n_block_accesses:,} block lookups; at most "
                          f"{MAX_BLOCK_ACCESSES:,} are replayed: choose a larger block size or fewer requests")
-    if policy == "demote":  # tier t holds the blocks at depths [sum(caps[:t]), sum(caps[:t+1])) of one LRU stack
-        bounds = np.cumsum(caps).tolist()
-        tier_of = lambda size: next(t for t, c in enumerate(caps) if c > 0 and bounds[t] >= size)  # noqa: E731
-    else:  # tier t holds the caps[t] most recent blocks; a block goes to the fastest tier holding it
-        tier_of = lambda size: next(t for t, c in enumerate(caps) if c >= size)  # noqa: E731
-        bounds = caps
-    sizes = sorted({b for b in bounds if b > 0})
-    counts = np.zeros((stream.n_requests, len(caps)), dtype=np.int64)
-    if sizes:
-        level_hits = _nested_lru(stream.block_ids.tolist(), stream.block_offsets.tolist(),
-                                 stream.stored_ids.tolist(), stream.stored_offsets.tolist(), sizes)
-        for k, size in enumerate(sizes):
-            counts[:, tier_of(size)] += level_hits[:, k]
-    return counts
+    # demote: tier t holds the blocks at depths [sum(caps[:t]), sum(caps[:t+1])) of one LRU stack;
+    # write-through: tier t holds the caps[t] most recent blocks, and a block goes to the fastest tier holding it
+    bounds = [np.cumsum(caps).tolist() if policy == "demote" else caps for caps in configs]
+    sizes = sorted({b for bs in bounds for b in bs if b > 0})
+    level_hits = (_nested_lru(stream.block_ids.tolist(), stream.block_offsets.tolist(), stream.stored_ids.tolist(),
+                              stream.stored_offsets.tolist(), sizes) if sizes else None)
+    out = []
+    for caps, bs in zip(configs, bounds):
+        counts = np.zeros((stream.n_requests, len(caps)), dtype=np.int64)
+        for k, size in enumerate(sizes):  # a block whose smallest LRU is `size` sits in the first tier reaching it
+            t = next((t for t, (c, b) in enumerate(zip(caps, bs)) if c > 0 and b >= size), None)
+            if t is not None:
+                counts[:, t] += level_hits[:, k]
+        out.append(counts)
+    return out
 
 
 def _nested_lru(ids, off, sids, soff, sizes) -> np.ndarray:
@@ -445,11 +464,13 @@ def hit_rate_sweep(stream: RequestStream, tiers, kv_bytes_per_token_: float, var
         sizes_bytes = np.concatenate([[0.0], np.geomspace(top / 256, top, 8)])
     k = names.index(vary)
     total = float(len(stream.block_ids)) or 1.0
-    rows = []
+    configs = []
     for size in sizes_bytes:
         caps = capacity_blocks(tiers, stream.block_size, kv_bytes_per_token_)
         caps[k] = int(size // block_bytes)
-        counts = replay_blocks(stream, caps, policy)
+        configs.append(caps)
+    rows = []
+    for size, counts in zip(sizes_bytes, replay_many(stream, configs, policy)):
         by = counts.sum(axis=0) / total
         rows.append({"size_bytes": float(size), "hit_rate": float(by.sum()),
                      **{f"hit_rate_{n}": float(v) for n, v in zip(names, by)}})
