@@ -320,3 +320,11 @@ def test_gpu_cache_bytes_by_hand():
     # 80 GB - 16,060,522,496 B of weights - 16 x 1,073,741,824 B (8,192 tokens x 131,072 B) = 46,759,608,320 B
     assert pc.gpu_cache_bytes(LLAMA, H100, 16, 8192) == pytest.approx(80e9 - 16_060_522_496 - 16 * 1_073_741_824)
     assert pc.gpu_cache_bytes(LLAMA, H100, 1000, 8192) == 0.0
+
+
+@pytest.mark.parametrize("policy", pc.POLICIES)
+def test_sweep_in_one_pass_equals_separate_replays(policy):
+    s = traces.load_sample("mooncake_conversation_2000.jsonl").head(400)
+    configs = [[20, c, 300, 0] for c in (0, 10, 50, 200, 1000)]
+    for caps, counts in zip(configs, pc.replay_many(s, configs, policy)):
+        assert counts.tolist() == pc.replay_blocks(s, caps, policy).tolist(), caps
