@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common
 from calc import prefix_cache, traces, workload, workload_bill
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
@@ -17,6 +18,9 @@ EDITABLE = {"sessions": ("Sessions", "wl_sess", 10, "Sessions generated (each a 
             "calls_per_turn": ("LLM calls per user turn", "wl_calls", 1, "1 for chat; an agent loops over tools"),
             "tool_output_tokens": ("Tool output, tokens", "wl_tool", 500, "Appended to the context after each call"),
             "reasoning_tokens": ("Reasoning per call, tokens", "wl_reason", 100, "Generated and billed as output")}
+BILL_COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
+               "answer_usd": "#1f77b4", "reasoning_usd": "#17becf", "prefill_gpu_usd": "#9467bd",
+               "decode_gpu_usd": "#8c564b", "idle_gpu_usd": "#bbbbbb"}
 REASONING_LABELS = {"drop": "dropped from the next call", "keep": "kept in the context",
                     "keep_in_tool_loop": "kept in the tool loop, dropped at the next user turn"}
 
@@ -75,3 +79,39 @@ def hit_rate_input(container, default_pct: int) -> float:
         return float(default_pct)
     container.caption(f"Derived: {pct:.1f}% of prompt tokens cached (5-minute TTL, 1,024-token minimum).")
     return round(pct, 1)
+
+
+def preset_editor(source: str) -> tuple:
+    """An expander with a preset's editable fields (``EDITABLE``), the reasoning convention and the preset's
+    sources; returns the edits as sorted (field, value) pairs. Keys carry the preset's name, so each preset keeps
+    its own values."""
+    name = source.split(":", 1)[1]
+    preset = workload.presets()[name]
+    with st.expander("The workload's sessions", expanded=False):
+        c = st.columns(2)
+        edited = {f: c[i % 2].number_input(label, 1 if f in ("sessions", "calls_per_turn") else 0, 100_000,
+                                           getattr(preset, f), step=step, key=f"{key}_{name}", help=why)
+                  for i, (f, (label, key, step, why)) in enumerate(EDITABLE.items())}
+        rctx = st.selectbox("Reasoning in the next call's context", list(REASONING_LABELS),
+                            index=list(REASONING_LABELS).index(preset.reasoning_context),
+                            format_func=REASONING_LABELS.get, key=f"wl_rctx_{name}")
+        notes = workload.preset_notes(name)
+        st.caption(f"Source: {common.md_escape(notes['source'])} {common.md_escape(notes['notes'])}")
+    return tuple(sorted({**edited, "reasoning_context": rctx}.items()))
+
+
+def show_bills(table) -> None:
+    """The ``workload_bill.compare`` table as stacked bars by component and a table of totals."""
+    fig = common.Figure()
+    for comp in workload_bill.COMPONENTS:
+        fig.add_bar(x=table["name"], y=table[comp], name=comp.removesuffix("_usd").replace("_", " "),
+                    marker_color=BILL_COLORS[comp], hovertemplate="%{x}: $%{y:,.0f} per month<extra></extra>")
+    fig.update_layout(barmode="stack", yaxis_title="USD per month (30 days)", height=340, margin=dict(t=10))
+    common.show_chart(fig, key="wl_bills")
+    common.show_table(table, hide_index=True, width="stretch", column_order=(
+        "name", "total_usd", "per_request_usd", "cached_share", "reasoning_usd", "n_gpus", "model"),
+        column_config={"total_usd": st.column_config.NumberColumn("per month", format="dollar"),
+                       "per_request_usd": st.column_config.NumberColumn("per request", format="$%.5f"),
+                       "reasoning_usd": st.column_config.NumberColumn("of which reasoning", format="dollar"),
+                       "cached_share": st.column_config.NumberColumn("prompt cached", format="percent"),
+                       "n_gpus": st.column_config.NumberColumn("GPUs", format="%d")})

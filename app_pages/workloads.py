@@ -10,9 +10,6 @@ from app_pages import workload_widgets as ww
 
 TIER_COLORS = {"computed": "#d62728", "recomputed": "#ff7f0e", "gpu": "#2ca02c", "cpu": "#1f77b4", "ssd": "#9467bd",
                "remote": "#8c564b"}
-BILL_COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
-               "answer_usd": "#1f77b4", "reasoning_usd": "#17becf", "prefill_gpu_usd": "#9467bd",
-               "decode_gpu_usd": "#8c564b", "idle_gpu_usd": "#bbbbbb"}
 
 st.title("Workloads of 2026: sessions, a tiered prefix cache, both bills")
 st.caption("Chat, RAG and agent loops send the same growing prefix again and again. Whether it is still cached depends "
@@ -30,18 +27,7 @@ def workloads_section() -> None:
                               bind="query-params")
         edits, upload, upload_name, shared = (), None, "", 0
         if source.startswith("preset:"):
-            preset = workload.presets()[source.split(":", 1)[1]]
-            with st.expander("The workload's sessions", expanded=False):
-                c = st.columns(2)
-                edited = {f: c[i % 2].number_input(lab, 0 if f != "sessions" and f != "calls_per_turn" else 1, 100_000,
-                                                   getattr(preset, f), step=step, key=f"{key}_{source[7:]}", help=h)
-                          for i, (f, (lab, key, step, h)) in enumerate(ww.EDITABLE.items())}
-                rctx = st.selectbox("Reasoning in the next call's context", list(ww.REASONING_LABELS),
-                                    index=list(ww.REASONING_LABELS).index(preset.reasoning_context),
-                                    format_func=ww.REASONING_LABELS.get, key=f"wl_rctx_{source[7:]}")
-                notes = workload.preset_notes(source.split(":", 1)[1])
-                st.caption(f"Source: {common.md_escape(notes['source'])} {common.md_escape(notes['notes'])}")
-            edits = tuple(sorted({**edited, "reasoning_context": rctx}.items()))
+            edits = ww.preset_editor(source)
         elif source == "upload":
             f = st.file_uploader("Trace file", type=["jsonl", "json", "csv", "txt"], key="wl_file",
                                  help=f"At most {calc.traces.MAX_UPLOAD_BYTES / 1e6:.0f} MB, "
@@ -151,19 +137,7 @@ def workloads_section() -> None:
     st.subheader("The API bill against self-hosting, same traffic")
     if sh_error:
         st.warning(f"Self-hosting left out: {common.md_escape(sh_error)}")
-    fig = common.Figure()
-    for comp in workload_bill.COMPONENTS:
-        fig.add_bar(x=table["name"], y=table[comp], name=comp.removesuffix("_usd").replace("_", " "),
-                    marker_color=BILL_COLORS[comp], hovertemplate="%{x}: $%{y:,.0f} per month<extra></extra>")
-    fig.update_layout(barmode="stack", yaxis_title="USD per month (30 days)", height=340, margin=dict(t=10))
-    common.show_chart(fig, key="wl_bills")
-    common.show_table(table, hide_index=True, width="stretch", column_order=(
-        "name", "total_usd", "per_request_usd", "cached_share", "reasoning_usd", "n_gpus", "model"),
-        column_config={"total_usd": st.column_config.NumberColumn("per month", format="dollar"),
-                       "per_request_usd": st.column_config.NumberColumn("per request", format="$%.5f"),
-                       "reasoning_usd": st.column_config.NumberColumn("of which reasoning", format="dollar"),
-                       "cached_share": st.column_config.NumberColumn("prompt cached", format="percent"),
-                       "n_gpus": st.column_config.NumberColumn("GPUs", format="%d")})
+    ww.show_bills(table)
     st.caption(f"Traffic: the stream's own rate, {stats['requests_per_day']:,.0f} requests a day. API: the provider's "
                f"cache keeps a prefix {ttl_min:g} min after its last use, whatever its size; reasoning billed as output "
                "(all three providers). Self-hosted: GPU time of prefill left after the tiered cache plus decode of "

@@ -251,7 +251,7 @@ def generate(w: Workload, block_size: int = 512) -> RequestStream:
     if n_docs and w.docs_per_turn:
         p = 1.0 / np.arange(1, n_docs + 1) ** w.zipf_s
         p /= p.sum()
-    starts = np.cumsum(rng.exponential(1.0 / w.session_rate_per_s, w.sessions)) - 0.0
+    starts = np.cumsum(rng.exponential(1.0 / w.session_rate_per_s, w.sessions))
     starts -= starts[0]
     rows = []  # (arrival, session, input, output, reasoning, prompt blocks, stored blocks)
     sys_seg = [(0, w.system_prompt_tokens)] if w.system_prompt_tokens else []
