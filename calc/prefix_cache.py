@@ -44,11 +44,9 @@ from .kv import kv_bytes_per_token, kv_cache_bytes
 from .memory import weight_bytes
 from .models import DATA_DIR
 from .roofline import prefill_time
-from .traces import RequestStream
+from .traces import MAX_BLOCK_ACCESSES, RequestStream
 
 POLICIES = ("demote", "write_through")
-#: Most block lookups + stores a replay takes on (about 2-3 s of replay on a small machine).
-MAX_BLOCK_ACCESSES = 3_000_000
 #: Where a prompt token came from, in the order the page stacks them.
 SOURCES = ("computed", "recomputed", "gpu", "cpu", "ssd", "remote")
 

@@ -36,6 +36,8 @@ MAX_UPLOAD_BYTES = 50_000_000
 MAX_REQUESTS = 200_000
 #: Largest prompt a line may declare (tokens): beyond any context window, so a typing or unit mistake.
 MAX_INPUT_TOKENS = 10_000_000
+#: Most block lookups + stores a replay takes on (a few seconds of replay on a small machine).
+MAX_BLOCK_ACCESSES = 3_000_000
 #: Block size of the Mooncake trace's hash_ids (tokens), from its README.
 MOONCAKE_BLOCK_TOKENS = 512
 
@@ -186,7 +188,9 @@ def read_mooncake(data, name: str = "uploaded trace", source: str = "") -> Reque
         if not isinstance(obj, dict):
             raise ValueError(f"line {line_no}: expected a JSON object with timestamp, input_length, "
                              f"output_length and hash_ids, got {type(obj).__name__}")
-        t = _int_field(obj, "timestamp", line_no)
+        t = obj.get("timestamp")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+            raise ValueError(f"line {line_no}: timestamp must be a number of milliseconds >= 0, got {t!r}")
         n_in = _int_field(obj, "input_length", line_no, 1)
         n_out = _int_field(obj, "output_length", line_no)
         h = obj.get("hash_ids")

@@ -37,7 +37,7 @@ import numpy as np
 from .dtypes import (check_choice, check_nonneg_int, check_nonneg_number, check_positive_int,
                      check_positive_number)
 from .models import DATA_DIR
-from .traces import RequestStream, _offsets
+from .traces import MAX_BLOCK_ACCESSES, RequestStream, _offsets
 
 REASONING_CONTEXT = ("drop", "keep", "keep_in_tool_loop")
 #: Decode speed used only to place the next call in time (tokens per second per session): assumption.
@@ -224,6 +224,23 @@ def _lengths(rng, mean: int, jitter: float, size: int) -> np.ndarray:
     return np.maximum(1, np.round(mean * f)).astype(np.int64)
 
 
+def expected_lookups(w: Workload, block_size: int) -> float:
+    """Prompt blocks the stream of ``w`` will hold, from the mean lengths (what a replay of it looks up).
+
+    Follows one session's context with every count at its mean: the prompt of each call, then what joins the
+    context after it (reasoning if kept, the answer, the tool output); x sessions / block_size.
+    """
+    docs = w.docs_per_turn * w.doc_tokens
+    context, total = w.system_prompt_tokens, 0.0
+    for _ in range(w.user_turns):
+        context += w.user_tokens + docs
+        for c in range(w.calls_per_turn):
+            total += context
+            context += w.answer_tokens + (w.reasoning_tokens if w.reasoning_context != "drop" else 0)
+            context += w.tool_output_tokens if c < w.calls_per_turn - 1 else 0
+    return total * w.sessions / block_size
+
+
 def generate(w: Workload, block_size: int = 512) -> RequestStream:
     """The request stream of workload ``w`` (module docstring), in arrival order.
 
@@ -235,9 +252,17 @@ def generate(w: Workload, block_size: int = 512) -> RequestStream:
         ``RequestStream`` with sessions, reasoning tokens and stored (output) blocks filled in.
 
     Raises:
-        ValueError: a block size that is not a positive integer.
+        ValueError: a block size that is not a positive integer; a stream of more than ``MAX_BLOCK_ACCESSES``
+            prompt blocks expected (``expected_lookups``), refused before it is generated.
     """
     bs = check_positive_int(block_size, "block_size")
+    if w.user_turns * w.calls_per_turn > 10_000:
+        raise ValueError("user_turns x calls_per_turn must be at most 10,000 calls per session")
+    expected = expected_lookups(w, bs)
+    if expected > MAX_BLOCK_ACCESSES:
+        raise ValueError(f"this workload holds about {expected:,.0f} prompt blocks of {bs} tokens; at most "
+                         f"{MAX_BLOCK_ACCESSES:,} are replayed: choose a larger block size, fewer sessions or "
+                         "shorter contexts")
     rng = np.random.default_rng(w.seed)
     hasher = _Hasher(bs)
     n_docs = w.corpus_docs

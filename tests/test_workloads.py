@@ -328,3 +328,21 @@ def test_sweep_in_one_pass_equals_separate_replays(policy):
     configs = [[20, c, 300, 0] for c in (0, 10, 50, 200, 1000)]
     for caps, counts in zip(configs, pc.replay_many(s, configs, policy)):
         assert counts.tolist() == pc.replay_blocks(s, caps, policy).tolist(), caps
+
+
+def test_a_workload_too_large_to_replay_is_refused_before_it_is_generated():
+    # agentic preset at 16-token blocks: 40 sessions x 32 calls of about 68K tokens / 16 = about 5.6M blocks > 3M
+    with pytest.raises(ValueError, match="choose a larger block size"):
+        workload.generate(workload.presets()["agentic"], 16)
+    # the estimate follows the mean context: 2 turns of 1 call, system 32, user 16, answer 16, reasoning dropped:
+    # prompts of 48 and 80 tokens -> 128 / 16 = 8 blocks per session
+    w = workload.Workload(sessions=1, system_prompt_tokens=32, user_turns=2, user_tokens=16, answer_tokens=16)
+    assert workload.expected_lookups(w, 16) == 8
+
+
+def test_mooncake_timestamps_may_be_fractional_milliseconds():
+    s = traces.read_trace('{"timestamp": 1.5, "input_length": 10, "output_length": 1, "hash_ids": [0]}\n'
+                          '{"timestamp": 1001.5, "input_length": 10, "output_length": 1, "hash_ids": [0]}')
+    assert s.arrival_s.tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="line 1: timestamp must be a number"):
+        traces.read_trace('{"timestamp": -3, "input_length": 10, "output_length": 1, "hash_ids": [0]}')
