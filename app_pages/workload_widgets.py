@@ -21,6 +21,8 @@ EDITABLE = {"sessions": ("Sessions", "wl_sess", 10, "Sessions generated (each a 
 BILL_COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
                "answer_usd": "#1f77b4", "reasoning_usd": "#17becf", "prefill_gpu_usd": "#9467bd",
                "decode_gpu_usd": "#8c564b", "idle_gpu_usd": "#bbbbbb"}
+POLICY_LABELS = {"demote": "demote to the next (HiCache write-back)",
+                 "write_through": "every tier keeps its own LRU (LMCache)"}
 REASONING_LABELS = {"drop": "dropped from the next call", "keep": "kept in the context",
                     "keep_in_tool_loop": "kept in the tool loop, dropped at the next user turn"}
 
@@ -70,6 +72,7 @@ def hit_rate_input(container, default_pct: int) -> float:
         return container.slider("Prompt-cache hits, %", 0, 100, default_pct, step=5, key="mb_hit", bind="query-params",
                                 help="Share of generations whose shared prefix is read from the cache")
     choices = [k for k in SOURCES if k != "upload"]
+    common.accept_url_values("mb_hit_wl", choices, SOURCES.get)
     src = container.selectbox("Workload or trace", choices, format_func=SOURCES.get, key="mb_hit_wl",
                               bind="query-params", help="Replayed through a 5-minute provider cache (Workloads page)")
     try:

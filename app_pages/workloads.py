@@ -23,6 +23,7 @@ def workloads_section() -> None:
     sel = common.selection()
     left, right = st.columns([5, 7], gap="medium")
     with left:
+        common.accept_url_values("wl_src", list(ww.SOURCES), ww.SOURCES.get)  # a link may name the key or the label
         source = st.selectbox("Workload", list(ww.SOURCES), format_func=ww.SOURCES.get, key="wl_src",
                               bind="query-params")
         edits, upload, upload_name, shared = (), None, "", 0
@@ -33,16 +34,16 @@ def workloads_section() -> None:
                                  help=f"At most {calc.traces.MAX_UPLOAD_BYTES / 1e6:.0f} MB, "
                                  f"{calc.traces.MAX_REQUESTS:,} requests")
             upload, upload_name = (f.getvalue(), f.name) if f is not None else (None, "")
-        if not source.startswith("preset:"):
+        if source.endswith(".csv") or source == "upload":
             shared = st.number_input("Shared prefix assumed for CSV traces, tokens", 0, 1_000_000, 0, step=512,
                                      key="wl_shared", help="A CSV trace has no block hashes: its prompts are unique "
                                      "unless every prompt starts with the same system prompt")
         c1, c2 = st.columns(2)
         block = c1.selectbox("Block size, tokens", [16, 256, 512], index=2, key="wl_bs", bind="query-params",
                              help="16: vLLM's block; 256: LMCache's default chunk; 512: Mooncake's (its trace's hashes)")
+        common.accept_url_values("wl_pol", list(prefix_cache.POLICIES), ww.POLICY_LABELS.get)
         policy = c2.selectbox("When a tier is full", list(prefix_cache.POLICIES), key="wl_pol", bind="query-params",
-                              format_func={"demote": "demote to the next (HiCache write-back)",
-                                           "write_through": "every tier keeps its own LRU (LMCache)"}.get)
+                              format_func=ww.POLICY_LABELS.get)
         c1, c2, c3, c4 = st.columns(4)
         running = c1.number_input("Running batch", 0, 4096, 4, step=4, key="wl_run", bind="query-params",
                                   help="Sequences decoding now: their KV cache is not free for prefixes")
@@ -111,6 +112,9 @@ def workloads_section() -> None:
                           yaxis_tickformat=".0%", height=300, margin=dict(t=10))
         st.markdown("**How many GB of CPU memory buy how many points of hit rate** (other tiers as set)")
         common.show_chart(fig, key="wl_sweep")
+        st.caption(f"Without CPU memory the tiers find {sweep['hit_rate'].iloc[0]:.1%} of the prompt blocks; with "
+                   f"{common.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
+                   f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size.")
 
     tok = summary.tokens_by_source()
     left, right = st.columns(2)
