@@ -52,3 +52,10 @@ def test_monthly_bill_takes_its_hit_rate_from_a_trace():
     assert any(f"Derived: {pct:.1f}%" in c.value for c in at.caption)
     # the bill follows: the hand-set slider is gone and the scenario uses the derived rate
     assert not [s for s in at.slider if s.key == "mb_hit"]
+
+
+def test_a_link_names_the_source_by_its_key():
+    at = open_page(PAGE, timeout=180, wl_src="trace:mooncake_conversation_2000.jsonl", wl_pol="write_through")
+    assert at.selectbox(key="wl_src").value == "trace:mooncake_conversation_2000.jsonl"
+    assert at.selectbox(key="wl_pol").value == "write_through"
+    assert any("2,000 requests" in m.value for m in at.markdown)
