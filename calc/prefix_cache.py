@@ -281,8 +281,8 @@ def load_or_recompute(n_tokens, kv_bytes_per_token_: float, bandwidth_bytes_per_
 
     load_s = latency + n_tokens x KV bytes per token / bandwidth; the engine loads when load_s < recompute_s.
     Llama-3-8B in bf16 holds 131,072 B per token; 10,000 tokens over PCIe 5.0 x16 (64 GB/s) load in
-    10,000 x 131,072 / 64e9 = 20.5 ms, against about 175 ms to recompute them on an H100 SXM: load.
-    Over a 0.5 GB/s link the load takes 2.6 s: recompute.
+    10,000 x 131,072 / 64e9 = 20.5 ms, against 168 ms to prefill them on an H100 SXM (``prefill_time``,
+    LM head on the last token): load. Over a 0.5 GB/s link the load takes 2.6 s: recompute.
 
     Args:
         n_tokens: scalar or array, tokens found in the tier (>= 0).
