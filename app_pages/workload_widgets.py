@@ -93,11 +93,14 @@ def preset_editor(source: str) -> tuple:
     with st.expander("The workload's sessions", expanded=False):
         c = st.columns(2)
         edited = {f: c[i % 2].number_input(label, 1 if f in ("sessions", "calls_per_turn") else 0, 100_000,
-                                           getattr(preset, f), step=step, key=f"{key}_{name}", help=why)
+                                           getattr(preset, f), step=step, key=f"{key}_{name}", help=why,
+                                           bind="query-params")
                   for i, (f, (label, key, step, why)) in enumerate(EDITABLE.items())}
+        common.accept_url_values(f"wl_rctx_{name}", list(REASONING_LABELS), REASONING_LABELS.get)
         rctx = st.selectbox("Reasoning in the next call's context", list(REASONING_LABELS),
                             index=list(REASONING_LABELS).index(preset.reasoning_context),
-                            format_func=REASONING_LABELS.get, key=f"wl_rctx_{name}")
+                            format_func=REASONING_LABELS.get, key=f"wl_rctx_{name}",
+                            bind="query-params")
         notes = workload.preset_notes(name)
         st.caption(f"Source: {common.md_escape(notes['source'])} {common.md_escape(notes['notes'])}")
     return tuple(sorted({**edited, "reasoning_context": rctx}.items()))

@@ -36,7 +36,7 @@ def workloads_section() -> None:
             upload, upload_name = (f.getvalue(), f.name) if f is not None else (None, "")
         if source.endswith(".csv") or source == "upload":
             shared = st.number_input("Shared prefix assumed for CSV traces, tokens", 0, 1_000_000, 0, step=512,
-                                     key="wl_shared", help="A CSV trace has no block hashes: its prompts are unique "
+                                     key="wl_shared", bind="query-params", help="A CSV trace has no block hashes: its prompts are unique "
                                      "unless every prompt starts with the same system prompt")
         c1, c2 = st.columns(2)
         block = c1.selectbox("Block size, tokens", [16, 256, 512], index=2, key="wl_bs", bind="query-params",

@@ -59,3 +59,10 @@ def test_a_link_names_the_source_by_its_key():
     assert at.selectbox(key="wl_src").value == "trace:mooncake_conversation_2000.jsonl"
     assert at.selectbox(key="wl_pol").value == "write_through"
     assert any("2,000 requests" in m.value for m in at.markdown)
+
+
+def test_a_link_carries_the_preset_edits():
+    # 10 agent sessions x 4 turns x 8 calls = 320 requests; reasoning kept throughout
+    at = open_page(PAGE, timeout=180, wl_sess_agentic="10", wl_rctx_agentic="keep")
+    assert any("320 requests" in m.value for m in at.markdown)
+    assert at.selectbox(key="wl_rctx_agentic").value == "keep"
