@@ -1,15 +1,15 @@
 """Exercises: graded napkin problems after the course material, with a teacher view.
 
 The variant (``variant=`` in the URL) picks the numbers: 0 is the course's own, any other is drawn by
-calc.exercises. A student's answers live in this browser session only; nothing is stored on the server.
+course.exercises. A student's answers live in this browser session only; nothing is stored on the server.
 ``teacher=1`` lists every answer and worked solution on one printable page.
 """
 import random
 
 import streamlit as st
 
-from app_pages import common
-from calc import exercises as ex_calc
+from ui import formats
+from course import exercises as ex_calc
 
 st.title("Exercises")
 
@@ -17,7 +17,7 @@ qp = st.query_params
 try:
     linked_variant = ex_calc.check_variant(qp.get("variant", "0"))
 except ValueError as exc:
-    st.warning(f"{common.md_escape(exc)}. Showing variant 0.")
+    st.warning(f"{formats.md_escape(exc)}. Showing variant 0.")
     linked_variant = 0
 if "ex_variant" not in st.session_state:
     st.session_state["ex_variant"] = linked_variant

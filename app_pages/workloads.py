@@ -5,8 +5,8 @@ import streamlit as st
 
 import calc
 from calc import bill, prefix_cache, workload, workload_bill
-from app_pages import common
-from app_pages import workload_widgets as ww
+from ui import charts, downloads, formats, html_table, sidebar, url_state, widgets
+from ui import workload_views as ww
 
 TIER_COLORS = {"computed": "#d62728", "recomputed": "#ff7f0e", "gpu": "#2ca02c", "cpu": "#1f77b4", "ssd": "#9467bd",
                "remote": "#8c564b"}
@@ -17,13 +17,13 @@ st.caption("Chat, RAG and agent loops send the same growing prefix again and aga
            "replaying the requests' blocks through LRU tiers, not from a slider.")
 
 
-@common.fragment
+@widgets.fragment
 def workloads_section() -> None:
     """Source, tiers, the replay's hits, TTFT and both bills. A fragment: its inputs rerun this part only."""
-    sel = common.selection()
+    sel = sidebar.selection()
     left, right = st.columns([5, 7], gap="medium")
     with left:
-        common.accept_url_values("wl_src", list(ww.SOURCES), ww.SOURCES.get)  # a link may name the key or the label
+        url_state.accept_url_values("wl_src", list(ww.SOURCES), ww.SOURCES.get)  # a link may name the key or the label
         source = st.selectbox("Workload", list(ww.SOURCES), format_func=ww.SOURCES.get, key="wl_src",
                               bind="query-params")
         edits, upload, upload_name, shared = (), None, "", 0
@@ -41,7 +41,7 @@ def workloads_section() -> None:
         c1, c2 = st.columns(2)
         block = c1.selectbox("Block size, tokens", [16, 256, 512], index=2, key="wl_bs", bind="query-params",
                              help="16: vLLM's block; 256: LMCache's default chunk; 512: Mooncake's (its trace's hashes)")
-        common.accept_url_values("wl_pol", list(prefix_cache.POLICIES), ww.POLICY_LABELS.get)
+        url_state.accept_url_values("wl_pol", list(prefix_cache.POLICIES), ww.POLICY_LABELS.get)
         policy = c2.selectbox("When a tier is full", list(prefix_cache.POLICIES), key="wl_pol", bind="query-params",
                               format_func=ww.POLICY_LABELS.get)
         c1, c2, c3, c4 = st.columns(4)
@@ -83,27 +83,27 @@ def workloads_section() -> None:
                                       ttl_s=60.0 * ttl_min)
     except ValueError as exc:
         with right:
-            common.show_error(exc)
+            widgets.show_error(exc)
         return
 
     stats, d = workload_bill.stream_stats(stream), summary.per_request
     with right:
         st.markdown(f"**{stats['requests']:,} requests** over {stats['duration_s'] / 60:,.1f} min; prompt median "
                     f"{stats['median_input_tokens']:,.0f} tokens, output mean {stats['mean_output_tokens']:,.0f} "
-                    f"(reasoning {stats['mean_reasoning_tokens']:,.0f}). GPU keeps {common.fmt_bytes(gpu_bytes)} for "
+                    f"(reasoning {stats['mean_reasoning_tokens']:,.0f}). GPU keeps {formats.fmt_bytes(gpu_bytes)} for "
                     f"prefixes ({tp} x {sel.accelerator.name} less the weights and {running} running sequences of "
-                    f"{ctx:,} tokens); a {stream.block_size}-token block holds {common.fmt_bytes(stream.block_size * kvb)}.")
+                    f"{ctx:,} tokens); a {stream.block_size}-token block holds {formats.fmt_bytes(stream.block_size * kvb)}.")
         by_tier = summary.hit_rate_by_tier()
-        with common.metric_row(6, per_row=3) as m:
+        with widgets.metric_row(6, per_row=3) as m:
             m[0].metric("Prefix hit rate", f"{summary.hit_rate():.1%}", help="Share of prompt tokens found in any tier")
             for cell, name in zip(m[1:4], ("gpu", "cpu", "ssd")):
                 cell.metric(f"found in {name.upper()}", f"{by_tier[name]:.1%}", help=f"{caps[('gpu', 'cpu', 'ssd').index(name)]:,} blocks")
-            m[4].metric("TTFT p50", common.fmt_seconds(float(d["ttft_s"].median())),
-                        delta=f"{common.fmt_seconds(float(d['ttft_no_cache_s'].median()))} without cache", delta_color="off",
+            m[4].metric("TTFT p50", formats.fmt_seconds(float(d["ttft_s"].median())),
+                        delta=f"{formats.fmt_seconds(float(d['ttft_no_cache_s'].median()))} without cache", delta_color="off",
                         delta_arrow="off")
             m[5].metric("Prefill GPU work", f"{d['prefill_gpu_s'].sum() / d['ttft_no_cache_s'].sum():.0%}",
                         help="GPU seconds of prefill with the cache / without it")
-        fig = common.Figure()
+        fig = charts.Figure()
         for name in ("gpu", "cpu", "ssd", "remote"):
             fig.add_scatter(x=sweep["size_bytes"] / 1e9, y=sweep[f"hit_rate_{name}"], name=name.upper(), stackgroup="h",
                             mode="lines", line_color=TIER_COLORS[name], hovertemplate="%{x:,.0f} GB CPU: %{y:.1%}<extra>" + name + "</extra>")
@@ -111,36 +111,36 @@ def workloads_section() -> None:
         fig.update_layout(xaxis_title="CPU memory for the cache, GB", yaxis_title="share of prompt blocks found",
                           yaxis_tickformat=".0%", height=300, margin=dict(t=10))
         st.markdown("**How many GB of CPU memory buy how many points of hit rate** (other tiers as set)")
-        common.show_chart(fig, key="wl_sweep")
+        charts.show_chart(fig, key="wl_sweep")
         st.caption(f"Without CPU memory the tiers find {sweep['hit_rate'].iloc[0]:.1%} of the prompt blocks; with "
-                   f"{common.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
+                   f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
                    f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size.")
 
     tok = summary.tokens_by_source()
     left, right = st.columns(2)
     with left:
-        fig = common.Figure()
+        fig = charts.Figure()
         for name, n in tok.items():
             fig.add_bar(x=[n / max(sum(tok.values()), 1)], y=["prompt tokens"], orientation="h", name=name,
                         marker_color=TIER_COLORS[name], hovertemplate=f"{name}: {n:,} tokens (%{{x:.1%}})<extra></extra>")
         fig.update_layout(barmode="stack", xaxis_tickformat=".0%", height=200, margin=dict(t=10), yaxis_visible=False)
         st.markdown("**Where each prompt token came from**")
-        common.show_chart(fig, key="wl_sources")
+        charts.show_chart(fig, key="wl_sources")
         st.caption("Computed: missed. Recomputed: found in a tier but slower to load than to prefill again. "
                    "GPU: used in place. CPU/SSD/remote: loaded over PCIe, NVMe or the network.")
     with right:
-        fig = common.Figure()
+        fig = charts.Figure()
         q = np.linspace(0, 1, 101)
         for col, label in (("ttft_no_cache_s", "no cache"), ("ttft_s", "tiered cache")):
             fig.add_scatter(x=np.quantile(d[col], q), y=q, name=label, mode="lines")
         fig.update_layout(xaxis_title="TTFT, s (prefill alone, no queueing)", yaxis_title="share of requests",
                           xaxis_type="log", height=260, margin=dict(t=10))
         st.markdown("**TTFT with and without the cache**")
-        common.show_chart(fig, key="wl_ttft")
+        charts.show_chart(fig, key="wl_ttft")
 
     st.subheader("The API bill against self-hosting, same traffic")
     if sh_error:
-        st.warning(f"Self-hosting left out: {common.md_escape(sh_error)}")
+        st.warning(f"Self-hosting left out: {formats.md_escape(sh_error)}")
     ww.show_bills(table)
     st.caption(f"Traffic: the stream's own rate, {stats['requests_per_day']:,.0f} requests a day. API: the provider's "
                f"cache keeps a prefix {ttl_min:g} min after its last use, whatever its size; reasoning billed as output "
@@ -151,14 +151,14 @@ def workloads_section() -> None:
               "api_ttl_min": ttl_min, "edits": dict(edits) or "none"}
     c1, c2 = st.columns(2)
     with c1:
-        common.download_csv(summary.table(), "replay_summary.csv", key="wl_csv", inputs=inputs)
+        downloads.download_csv(summary.table(), "replay_summary.csv", key="wl_csv", inputs=inputs)
     with c2:
-        common.download_csv(table, "workload_bills.csv", key="wl_bill_csv", inputs=inputs)
+        downloads.download_csv(table, "workload_bills.csv", key="wl_bill_csv", inputs=inputs)
 
 
 workloads_section()
 with st.expander("Reasoning tokens: billed as output, kept or dropped by each provider and engine"):
-    common.show_table(pd.DataFrame([{"who": k, **v} for k, v in workload.reasoning_conventions().items()]),
+    html_table.show_table(pd.DataFrame([{"who": k, **v} for k, v in workload.reasoning_conventions().items()]),
                       hide_index=True, width="stretch")
 st.markdown(
     "**How the replay works.** Each prompt is a list of block hashes; a block's hash stands for it and everything "

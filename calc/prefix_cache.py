@@ -39,11 +39,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_choice, check_nonneg_number, check_positive_int, check_positive_number
+from .checks import check_choice, check_nonneg_number, check_positive_int, check_positive_number
 from .kv import kv_bytes_per_token, kv_cache_bytes
 from .memory import weight_bytes
 from .models import DATA_DIR
-from .roofline import prefill_time
+from .step import prefill_time
 from .traces import MAX_BLOCK_ACCESSES, RequestStream
 
 POLICIES = ("demote", "write_through")

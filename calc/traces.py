@@ -28,7 +28,7 @@ from datetime import datetime
 
 import numpy as np
 
-from .dtypes import check_nonneg_int, check_positive_int
+from .checks import check_nonneg_int, check_positive_int
 from .models import DATA_DIR
 
 #: Largest upload read (bytes) and most requests kept: above them the trace is refused, not cut silently.

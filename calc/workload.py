@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .dtypes import (check_choice, check_nonneg_int, check_nonneg_number, check_positive_int,
+from .checks import (check_choice, check_nonneg_int, check_nonneg_number, check_positive_int,
                      check_positive_number)
 from .models import DATA_DIR
 from .traces import MAX_BLOCK_ACCESSES, RequestStream, _offsets

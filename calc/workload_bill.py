@@ -29,7 +29,7 @@ import pandas as pd
 
 from .bill import (DAYS_PER_MONTH, SECONDS_PER_DAY, TOKENS_PER_MILLION, PriceTier, SelfHostedSetup, TrafficScenario,
                    replicas_for_traffic, self_hosted_rates)
-from .dtypes import check_nonneg_int, check_nonneg_number, check_positive_number
+from .checks import check_nonneg_int, check_nonneg_number, check_positive_number
 from .prefix_cache import ReplaySummary, ttl_hits
 from .traces import RequestStream
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common
 from calc import prefix_cache, traces, workload, workload_bill
+from ui import charts, formats, html_table, url_state
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
 SOURCES = {**{f"preset:{k}": f"{w.name} (preset)" for k, w in sorted(workload.presets().items(),
@@ -72,7 +72,7 @@ def hit_rate_input(container, default_pct: int) -> float:
         return container.slider("Prompt-cache hits, %", 0, 100, default_pct, step=5, key="mb_hit", bind="query-params",
                                 help="Share of generations whose shared prefix is read from the cache")
     choices = [k for k in SOURCES if k != "upload"]
-    common.accept_url_values("mb_hit_wl", choices, SOURCES.get)
+    url_state.accept_url_values("mb_hit_wl", choices, SOURCES.get)
     src = container.selectbox("Workload or trace", choices, format_func=SOURCES.get, key="mb_hit_wl",
                               bind="query-params", help="Replayed through a 5-minute provider cache (Workloads page)")
     try:
@@ -96,25 +96,25 @@ def preset_editor(source: str) -> tuple:
                                            getattr(preset, f), step=step, key=f"{key}_{name}", help=why,
                                            bind="query-params")
                   for i, (f, (label, key, step, why)) in enumerate(EDITABLE.items())}
-        common.accept_url_values(f"wl_rctx_{name}", list(REASONING_LABELS), REASONING_LABELS.get)
+        url_state.accept_url_values(f"wl_rctx_{name}", list(REASONING_LABELS), REASONING_LABELS.get)
         rctx = st.selectbox("Reasoning in the next call's context", list(REASONING_LABELS),
                             index=list(REASONING_LABELS).index(preset.reasoning_context),
                             format_func=REASONING_LABELS.get, key=f"wl_rctx_{name}",
                             bind="query-params")
         notes = workload.preset_notes(name)
-        st.caption(f"Source: {common.md_escape(notes['source'])} {common.md_escape(notes['notes'])}")
+        st.caption(f"Source: {formats.md_escape(notes['source'])} {formats.md_escape(notes['notes'])}")
     return tuple(sorted({**edited, "reasoning_context": rctx}.items()))
 
 
 def show_bills(table) -> None:
     """The ``workload_bill.compare`` table as stacked bars by component and a table of totals."""
-    fig = common.Figure()
+    fig = charts.Figure()
     for comp in workload_bill.COMPONENTS:
         fig.add_bar(x=table["name"], y=table[comp], name=comp.removesuffix("_usd").replace("_", " "),
                     marker_color=BILL_COLORS[comp], hovertemplate="%{x}: $%{y:,.0f} per month<extra></extra>")
     fig.update_layout(barmode="stack", yaxis_title="USD per month (30 days)", height=340, margin=dict(t=10))
-    common.show_chart(fig, key="wl_bills")
-    common.show_table(table, hide_index=True, width="stretch", column_order=(
+    charts.show_chart(fig, key="wl_bills")
+    html_table.show_table(table, hide_index=True, width="stretch", column_order=(
         "name", "total_usd", "per_request_usd", "cached_share", "reasoning_usd", "n_gpus", "model"),
         column_config={"total_usd": st.column_config.NumberColumn("per month", format="dollar"),
                        "per_request_usd": st.column_config.NumberColumn("per request", format="$%.5f"),
