@@ -442,8 +442,8 @@ def hit_rate_sweep(stream: RequestStream, tiers, kv_bytes_per_token_: float, var
 
     Args:
         vary: the tier whose capacity moves ("cpu" by default).
-        sizes_bytes: capacities to replay (default: 0 and 8 log-spaced sizes up to the bytes of every
-            distinct block in the stream, past which a larger tier cannot help).
+        sizes_bytes: capacities to replay (default: 0 and 6 log-spaced sizes from 1/64 of the bytes of every
+            distinct block in the stream up to all of them, past which a larger tier cannot help).
 
     Returns:
         DataFrame: size_bytes, hit_rate (all tiers), and hit_rate_<tier> for each tier (shares of the prompt
@@ -459,7 +459,7 @@ def hit_rate_sweep(stream: RequestStream, tiers, kv_bytes_per_token_: float, var
     if sizes_bytes is None:
         distinct = len(np.unique(np.concatenate([stream.block_ids, stream.stored_ids])))
         top = max(distinct * block_bytes, block_bytes * 8)
-        sizes_bytes = np.concatenate([[0.0], np.geomspace(top / 256, top, 8)])
+        sizes_bytes = np.concatenate([[0.0], np.geomspace(top / 64, top, 6)])
     k = names.index(vary)
     total = float(len(stream.block_ids)) or 1.0
     configs = []

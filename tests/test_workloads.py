@@ -331,7 +331,7 @@ def test_sweep_in_one_pass_equals_separate_replays(policy):
 
 
 def test_a_workload_too_large_to_replay_is_refused_before_it_is_generated():
-    # agentic preset at 16-token blocks: 40 sessions x 32 calls of about 68K tokens / 16 = about 5.6M blocks > 3M
+    # agentic preset at 16-token blocks: 24 sessions x 32 calls of about 68K tokens / 16 = about 3.4M blocks > 3M
     with pytest.raises(ValueError, match="choose a larger block size"):
         workload.generate(workload.presets()["agentic"], 16)
     # the estimate follows the mean context: 2 turns of 1 call, system 32, user 16, answer 16, reasoning dropped:
