@@ -33,6 +33,7 @@ CALC_LAYERS = [
     "collectives",   # links between accelerators and the time of a collective
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
+    "measurements",  # published serving measurements, loaded, and each row's bound from step
     "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
     # (a serving model of a deployment belongs here: above step, below planning)
     "cost",          # price per token, Pareto front, replicas
