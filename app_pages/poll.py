@@ -1,0 +1,226 @@
+"""Class poll: predict, then reveal. The teacher asks, every student commits a number, the projector shows
+the spread, then the answer and the mistakes behind the wrong ones.
+
+Three views by the URL: ``?code=...&key=...`` the teacher's screen (the key only in the teacher's own link),
+``?code=...&me=...`` a student who joined (``me`` is their random id: a reload or another server process
+finds them again), neither: join with a code, or open a session. Rules, storage and analysis: classroom/.
+Nothing a student typed is rendered as markdown or HTML (st.text and data frames only).
+"""
+import plotly.graph_objects as go
+import sqlalchemy as sa
+import streamlit as st
+
+from app_pages import classroom as present, common
+from classroom import analysis, poll, questions
+from classroom.store import get_store
+
+st.title("Class poll: predict, then reveal")
+try:
+    store = get_store()
+except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
+    st.error(f"The poll's database cannot be opened: {common.md_escape(str(exc)[:300])}")
+    st.stop()
+qp = st.query_params
+code, key, me = qp.get("code", ""), qp.get("key", ""), qp.get("me", "")
+msg = st.session_state.setdefault("_poll_msg", {})
+try:
+    code = poll.normalise_code(code) if code else ""  # from here on: six characters of poll.CODE_ALPHABET
+except poll.PollError as exc:
+    st.warning(common.md_escape(exc))
+    code = ""
+
+
+def _call(where: str, func, *args) -> None:
+    """Run a poll action from a button; keep its refusal to show beside the button."""
+    try:
+        func(store, *args)
+        msg.pop(where, None)
+    except poll.PollError as exc:
+        msg[where] = str(exc)
+
+
+def _show_msg(where: str) -> None:
+    if msg.get(where):
+        st.warning(common.md_escape(msg[where]))
+
+
+def _base_url() -> str:
+    return (st.context.url or "").split("?")[0]
+
+
+def _join(code_typed: str, nickname: str) -> None:
+    try:
+        c = poll.normalise_code(code_typed)
+        st.query_params.update({"code": c, "me": poll.join(store, c, nickname)})
+        msg.pop("join", None)
+    except poll.PollError as exc:
+        msg["join"] = str(exc)
+
+
+def _open() -> None:
+    try:
+        o = poll.open_session(store)
+        st.query_params.update({"code": o.code, "key": o.teacher_key, "present": "1"})
+        st.session_state[present.PRESENT_KEY] = True
+    except poll.PollError as exc:
+        msg["open"] = str(exc)
+
+
+def landing() -> None:
+    """Join with a code (students) or open a session (teachers)."""
+    left, right = st.columns(2, gap="large")
+    with left.form("pl_join"):
+        st.subheader("Join your class")
+        code_typed = st.text_input("Join code", value=code, max_chars=12, key="pl_code", placeholder="e.g. K7QM2P")
+        nickname = st.text_input("Nickname (optional)", max_chars=poll.MAX_NICKNAME_CHARS, key="pl_nick")
+        if st.form_submit_button("Join", type="primary"):
+            _join(code_typed, nickname)
+            st.rerun()
+    with left:
+        _show_msg("join")
+    with right:
+        st.subheader("Teach")
+        st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
+                   "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
+                   f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+        st.button("Open a class session", on_click=_open, key="pl_open")
+        _show_msg("open")
+
+
+def question_picker() -> None:
+    """The teacher's choice of question: an exercise with its variant, or a prediction for a page state."""
+    kind = st.radio("Question", ["An exercise", "Predict a number"], horizontal=True, key="pl_kind")
+    if kind == "An exercise":
+        menu = questions.exercise_menu()
+        c1, c2 = st.columns([3, 1])
+        ex_key = c1.selectbox("Exercise", list(menu), format_func=menu.get, key="pl_ex")
+        variant = c2.number_input("Variant", 0, questions.ex_calc.MAX_VARIANT, 0, key="pl_var")
+        spec = {"kind": "exercise", "key": ex_key, "variant": int(variant)}
+    else:
+        c1, c2, c3 = st.columns(3)
+        q = c1.selectbox("Quantity", list(questions.QUANTITIES), format_func=questions.QUANTITIES.get, key="pl_q")
+        model = c2.selectbox("Model", questions.models(), key="pl_model",
+                             index=questions.models().index(common.DEFAULT_MODEL))
+        gpu = c3.selectbox("GPU", questions.GPUS, key="pl_gpu")
+        c4, c5 = st.columns(2)
+        ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx")
+        batch = c5.select_slider("Batch B", questions.BATCHES, 32, key="pl_b", disabled=q == "kv_seq")
+        spec = {"kind": "predict", "quantity": q, "model": model, "gpu": gpu, "context": ctx, "batch": batch}
+    st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
+
+
+def histogram_figure(ex, values: list[float], revealed: bool) -> go.Figure:
+    """Bars of the class's answers in the question's unit (log bins when the spread needs it)."""
+    h = analysis.histogram(values)
+    fmt = questions.fmt_number
+    labels = [f"{fmt(a)}–{fmt(b)}" for a, b in zip(h.edges[:-1], h.edges[1:])]
+    hit = [revealed and a <= ex.answer_in_unit <= b for a, b in zip(h.edges[:-1], h.edges[1:])]
+    fig = go.Figure(go.Bar(x=labels, y=list(h.counts), marker_color=["#16a34a" if x else "#64748b" for x in hit]))
+    fig.update_layout(height=360, margin=dict(t=30, b=40), yaxis_title="answers", bargap=0.05,
+                      xaxis_title=f"{ex.unit}{' (log bins)' if h.log else ''}", xaxis_type="category")
+    return fig
+
+
+@st.fragment(run_every=2)
+def live_results() -> None:
+    """A fragment: the count, the histogram and, after the reveal, the answer and the mistakes (every 2 s)."""
+    try:
+        r = poll.results(store, code, key)
+    except poll.PollError as exc:
+        st.error(common.md_escape(exc))
+        return
+    if r.spec is None:
+        st.info("Pick a question above and ask it.")
+        return
+    ex = questions.build(r.spec)
+    st.markdown(f"**Question {r.seq}: {ex.title}** · answering **{r.state}**")
+    st.markdown(ex.question)
+    pairs = [(a.value, a.unit) for a in r.answers]
+    vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
+    with common.metric_row(3) as m:
+        m[0].metric("Answers", f"{len(r.answers):,}")
+        m[1].metric("Joined", f"{r.joined:,}")
+        m[2].metric("Right (within tolerance)", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed"
+                    else "after the reveal")
+    if vals:
+        common.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+    if r.state == "revealed":
+        st.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
+        st.dataframe([{"answers": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
+                      for c in analysis.clusters(ex, pairs)], hide_index=True, width="stretch")
+        st.link_button("Open the page in the state that shows why", ex.url, type="primary")
+
+
+def teacher() -> None:
+    """The teacher's screen: join code and QR code, the question, the controls, the live results."""
+    if not poll.is_teacher(store, code, key):
+        st.error("This link's teacher key does not open a live session (wrong key, or the session expired).")
+        return
+    join_url = f"{_base_url()}?code={code}"
+    left, right = st.columns([1, 2], gap="large")
+    left.markdown(f"<div style='font-size:3.2rem;font-weight:700;letter-spacing:.3rem'>{code}</div>",
+                  unsafe_allow_html=True)
+    left.image(poll.qr_png(join_url), caption="Join: scan, or open the link below and type the code", width=240)
+    left.code(join_url, language=None)
+    with right:
+        with st.expander("Question", expanded=poll.results(store, code, key).spec is None):
+            question_picker()
+        _show_msg("ask")
+        b = st.columns(4)
+        for col, (label, action) in zip(b, [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
+            col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
+                       width="stretch", type="primary" if action == "reveal" else "secondary")
+        b[3].download_button("Export CSV", poll.export_csv(store, code, key), f"poll_{code}.csv", "text/csv",
+                             key="pl_csv", width="stretch")
+        _show_msg("state")
+        live_results()
+    st.caption(f"[Every exercise's answer and solution (teacher view)](exercises?teacher={key}) · this link holds "
+               "your key: project the students' link or the code, not this page's address.")
+
+
+def _send(seq: int) -> None:
+    """The answer form's callback: submit what the student typed for question ``seq``."""
+    _call("answer", poll.submit, code, me, st.session_state.get(f"pl_ans_{seq}"),
+          st.session_state.get(f"pl_unit_{seq}"))
+
+
+@st.fragment(run_every=2)
+def student() -> None:
+    """A fragment: the question, the student's own answer (changeable while open) and, after the reveal, the
+    right answer and what theirs was (every 2 s)."""
+    try:
+        v = poll.student_view(store, code, me)
+    except poll.PollError as exc:
+        st.error(common.md_escape(exc))
+        return
+    st.text(f"Session {code}" + (f" · you are {v.nickname}" if v.nickname else ""))
+    if v.spec is None:
+        st.info("Joined. Wait for the teacher's question.")
+        return
+    ex = questions.build(v.spec)
+    st.markdown(f"**{ex.title}**")
+    st.markdown(ex.question)
+    if v.state == "open":
+        with st.form(f"pl_answer_{v.seq}"):
+            c1, c2 = st.columns([2, 1])
+            c1.text_input("Your answer", max_chars=poll.MAX_ANSWER_CHARS, key=f"pl_ans_{v.seq}")
+            c2.selectbox("Unit", ex.unit_choices, key=f"pl_unit_{v.seq}", index=ex.unit_choices.index(ex.unit))
+            st.form_submit_button("Send" if v.mine is None else "Change my answer", type="primary", on_click=_send,
+                                  args=(v.seq,))
+        _show_msg("answer")
+    else:
+        st.info("Answering is not open yet." if v.state == "ready" else "Answering is closed.")
+    if v.mine is not None:
+        st.text(f"Your answer: {v.mine.text} {v.mine.unit}")
+    if v.revealed:
+        st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
+        if v.mine is not None:
+            st.text(analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+
+
+if key and code:
+    teacher()
+elif code and me:
+    student()
+else:
+    landing()
