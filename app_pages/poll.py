@@ -14,7 +14,6 @@ from app_pages import classroom as present, common
 from classroom import analysis, poll, questions
 from classroom.store import get_store
 
-st.title("Class poll: predict, then reveal")
 try:
     store = get_store()
 except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
@@ -116,66 +115,68 @@ def histogram_figure(ex, values: list[float], revealed: bool) -> go.Figure:
     labels = [f"{fmt(a)}–{fmt(b)}" for a, b in zip(h.edges[:-1], h.edges[1:])]
     hit = [revealed and a <= ex.answer_in_unit <= b for a, b in zip(h.edges[:-1], h.edges[1:])]
     fig = go.Figure(go.Bar(x=labels, y=list(h.counts), marker_color=["#16a34a" if x else "#64748b" for x in hit]))
-    fig.update_layout(height=360, margin=dict(t=30, b=40), yaxis_title="answers", bargap=0.05,
+    fig.update_layout(height=300, margin=dict(t=30, b=40), yaxis_title="answers", bargap=0.05,
                       xaxis_title=f"{ex.unit}{' (log bins)' if h.log else ''}", xaxis_type="category")
     return fig
 
 
 @st.fragment(run_every=2)
 def live_results() -> None:
-    """A fragment: the count, the histogram and, after the reveal, the answer and the mistakes (every 2 s)."""
+    """A fragment: code and QR code, the counts, the histogram and, after the reveal, the answer and the
+    mistakes; the CSV export (every 2 s)."""
     try:
         r = poll.results(store, code, key)
     except poll.PollError as exc:
         st.error(common.md_escape(exc))
         return
+    join_url = f"{_base_url()}?code={code}"
+    left, right = st.columns([1, 3], gap="medium")
+    left.markdown(f"<div style='font-size:2.6rem;font-weight:700;letter-spacing:.2rem'>{code}</div>",
+                  unsafe_allow_html=True)
+    left.image(poll.qr_png(join_url), width=190)
+    left.caption(f"Scan, or open {common.md_escape(join_url)} and type the code.")
     if r.spec is None:
-        st.info("Pick a question above and ask it.")
+        right.info("Pick a question above and ask it; then open answering.")
         return
     ex = questions.build(r.spec)
-    st.markdown(f"**Question {r.seq}: {ex.title}** · answering **{r.state}**")
-    st.markdown(ex.question)
     pairs = [(a.value, a.unit) for a in r.answers]
     vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
-    with common.metric_row(3) as m:
-        m[0].metric("Answers", f"{len(r.answers):,}")
-        m[1].metric("Joined", f"{r.joined:,}")
-        m[2].metric("Right (within tolerance)", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed"
-                    else "after the reveal")
-    if vals:
-        common.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+    with left, common.metric_row(3, per_row=1) as m:
+        m[0].metric("Answers", f"{len(r.answers):,} of {r.joined:,}", help="answers to this question, of the "
+                    "students who joined")
+        m[1].metric("Answering", r.state)
+        m[2].metric("Within tolerance", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed" else "–")
+    left.download_button("Export CSV", poll.export_csv(store, code, key), f"poll_{code}.csv", "text/csv",
+                         key="pl_csv")
+    right.markdown(f"**Question {r.seq}: {ex.title}.** {ex.question}")
     if r.state == "revealed":
-        st.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
-        st.dataframe([{"answers": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
-                      for c in analysis.clusters(ex, pairs)], hide_index=True, width="stretch")
-        st.link_button("Open the page in the state that shows why", ex.url, type="primary")
+        right.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
+    chart, table = right.columns([3, 2]) if r.state == "revealed" else (right.container(), None)
+    if vals:
+        with chart:
+            common.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+    if table is not None:
+        table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
+                     for c in analysis.clusters(ex, pairs)])
+        table.link_button("Show why on its page ↗", ex.url, type="primary")
 
 
 def teacher() -> None:
-    """The teacher's screen: join code and QR code, the question, the controls, the live results."""
+    """The teacher's screen: the question and the controls above the live results."""
     if not poll.is_teacher(store, code, key):
         st.error("This link's teacher key does not open a live session (wrong key, or the session expired).")
         return
-    join_url = f"{_base_url()}?code={code}"
-    left, right = st.columns([1, 2], gap="large")
-    left.markdown(f"<div style='font-size:3.2rem;font-weight:700;letter-spacing:.3rem'>{code}</div>",
-                  unsafe_allow_html=True)
-    left.image(poll.qr_png(join_url), caption="Join: scan, or open the link below and type the code", width=240)
-    left.code(join_url, language=None)
-    with right:
-        with st.expander("Question", expanded=poll.results(store, code, key).spec is None):
-            question_picker()
-        _show_msg("ask")
-        b = st.columns(4)
-        for col, (label, action) in zip(b, [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
-            col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
-                       width="stretch", type="primary" if action == "reveal" else "secondary")
-        b[3].download_button("Export CSV", poll.export_csv(store, code, key), f"poll_{code}.csv", "text/csv",
-                             key="pl_csv", width="stretch")
-        _show_msg("state")
-        live_results()
-    st.caption(f"[Every exercise's answer and solution (teacher view)](exercises?teacher={key}) · this link holds "
-               "your key: project the students' link or the code, not this page's address.")
+    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
+    with top[0].expander("Question", expanded=poll.results(store, code, key).spec is None):
+        question_picker()
+    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
+        col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
+                   width="stretch", type="primary" if action == "reveal" else "secondary")
+    _show_msg("ask")
+    _show_msg("state")
+    live_results()
+    st.caption(f"[Every exercise's answer and solution (teacher view)](exercises?teacher={key}) · this page's "
+               "address holds your key: project the code, not the address bar.")
 
 
 def _send(seq: int) -> None:
@@ -215,12 +216,11 @@ def student() -> None:
     if v.revealed:
         st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
         if v.mine is not None:
-            st.text(analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+            st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
 
 
 if key and code:
-    teacher()
-elif code and me:
-    student()
+    teacher()  # no title: the code, the question and the histogram fit on a projector's screen
 else:
-    landing()
+    st.title("Class poll: predict, then reveal")
+    student() if code and me else landing()
