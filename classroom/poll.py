@@ -397,7 +397,7 @@ def results(store: Store, code: str, key: str, now: float | None = None) -> Resu
                                    students.c.nickname)
                          .join(students, students.c.id == answers.c.student_id)
                          .where(answers.c.session_id == row.id, answers.c.question_seq == row.question_seq)
-                         .order_by(answers.c.answered_at)).all()
+                         .order_by(answers.c.answered_at, answers.c.id)).all()
         return Results(row.state, row.question_seq, _spec(c, row.id, row.question_seq), joined,
                        [Answer(*r) for r in rows], row.expires_at)
 
@@ -421,7 +421,7 @@ def export_csv(store: Store, code: str, key: str, now: float | None = None) -> s
                                    students.c.nickname)
                          .join(students, students.c.id == answers.c.student_id)
                          .where(answers.c.session_id == row.id)
-                         .order_by(answers.c.question_seq, answers.c.answered_at)).all()
+                         .order_by(answers.c.question_seq, answers.c.answered_at, answers.c.id)).all()
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["question", "answer", "unit", "time", "nickname"])
