@@ -15,6 +15,11 @@ the processes without nginx), then on the machine that receives the students:
     python3 deploy/serve_class.py --procs 0 --upstream 10.0.0.2:8601 --upstream 10.0.0.2:8602 \\
         --upstream 10.0.0.3:8601 --upstream 10.0.0.3:8602
 
+The class poll's answers live in one database that every process reads: by default the SQLite file
+data/poll.sqlite beside app.py (every process of this machine shares it); for several machines, one
+PostgreSQL database for all (``--database-url postgresql+psycopg://user:password@host/db``, or the
+environment variable EXPLORER_POLL_DATABASE_URL, which the processes inherit).
+
 Ctrl-C (or SIGTERM) stops nginx and every process. The config and nginx's caches live in a fresh
 temporary directory (``--runtime-dir`` to choose one), printed at start.
 """
@@ -127,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-proxy", action="store_true", help="start the Streamlit processes only, no nginx")
     ap.add_argument("--runtime-dir", help="where the nginx config, pid and caches go (default: a new temp dir)")
     ap.add_argument("--check", action="store_true", help="write the config, run nginx -t, and exit")
+    ap.add_argument("--database-url", help="the class poll's database, shared by every process (default: the "
+                    "SQLite file data/poll.sqlite; postgresql+psycopg://user:password@host/db for several machines)")
     args = ap.parse_args(argv)
+    if args.database_url:  # the Streamlit processes inherit it (classroom/store.py reads it)
+        os.environ["EXPLORER_POLL_DATABASE_URL"] = args.database_url
     if args.procs < 0 or (args.procs == 0 and not args.upstream):
         ap.error("--procs must be at least 1, or 0 with --upstream")
 
