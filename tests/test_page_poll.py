@@ -92,3 +92,15 @@ def test_the_exercises_teacher_view_needs_a_teacher_key():
     o = poll.open_session(get_store())
     at = open_page("app_pages/exercises.py", variant="7", teacher=o.teacher_key)
     assert _markdown(at).count("answer **") >= 20             # every problem with its answer
+
+
+def test_odd_links_get_a_message_never_a_traceback():
+    o = poll.open_session(get_store())
+    for query in ({"code": "<img src=x onerror=alert(1)>"}, {"code": "x" * 5000}, {"code": o.code, "me": "forged"},
+                  {"code": o.code, "key": "k" * 2000}, {"key": o.teacher_key}, {"me": "x", "key": "y"},
+                  {"code": "ZZZZZZ" if o.code != "ZZZZZZ" else "YYYYYY", "me": "abcdefghijkl"}):
+        at = open_page(PAGE, **query)
+        shown = " ".join(str(e.value) for kind in ("markdown", "warning", "error", "info", "text")
+                         for e in at.get(kind))
+        assert "Traceback" not in shown and "<img" not in shown, query
+        assert not [b for b in at.button if b.key == "pl_reveal"], query      # no teacher controls
