@@ -109,14 +109,12 @@ def question_picker() -> None:
 
 
 def histogram_figure(ex, values: list[float], revealed: bool) -> go.Figure:
-    """Bars of the class's answers in the question's unit (log bins when the spread needs it)."""
-    h = analysis.histogram(values)
-    fmt = questions.fmt_number
-    labels = [f"{fmt(a)}–{fmt(b)}" for a, b in zip(h.edges[:-1], h.edges[1:])]
-    hit = [revealed and a <= ex.answer_in_unit <= b for a, b in zip(h.edges[:-1], h.edges[1:])]
-    fig = go.Figure(go.Bar(x=labels, y=list(h.counts), marker_color=["#16a34a" if x else "#64748b" for x in hit]))
+    """Bars of the class's answers in the question's unit; the right answer's bin green after the reveal."""
+    labels, counts, hit, log = analysis.bars(ex, values, revealed)
+    fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=["#16a34a" if x else "#64748b" for x in hit]))
     fig.update_layout(height=300, margin=dict(t=30, b=40), yaxis_title="answers", bargap=0.05,
-                      xaxis_title=f"{ex.unit}{' (log bins)' if h.log else ''}", xaxis_type="category")
+                      xaxis_title=f"{ex.unit}{' (log bins)' if log else ''}", xaxis_type="category")
+    fig.update_yaxes(tickformat=",d", dtick=max(1, -(-max(counts) // 6)))
     return fig
 
 

@@ -80,6 +80,15 @@ def histogram(values: list[float]) -> Histogram:
     return Histogram(tuple(edges.tolist()), tuple(int(c) for c in counts), False)
 
 
+def bars(ex: Exercise, values: list[float], revealed: bool) -> tuple[list[str], list[int], list[bool], bool]:
+    """The histogram of ``values`` (in the question's unit) as bars: labels "a–b" (3 significant digits), counts,
+    whether each bin holds the right answer (all False before the reveal), and whether the bins are logarithmic."""
+    h = histogram(values)
+    pairs = list(zip(h.edges[:-1], h.edges[1:]))
+    hit = [revealed and a <= ex.answer_in_unit <= b for a, b in pairs]
+    return [f"{a:,.3g}–{b:,.3g}" for a, b in pairs], list(h.counts), hit, h.log
+
+
 def _close(x: float, target: float, ex: Exercise) -> bool:
     return abs(x - target) <= max(ex.rel_tol * abs(target), ex.abs_tol) * (1 + 1e-9)
 

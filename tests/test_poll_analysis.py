@@ -81,3 +81,11 @@ def test_predictions_come_from_calc_with_the_lectures_numbers():
 def test_a_bad_question_is_refused_with_a_reason(spec, why):
     with pytest.raises(ValueError, match=why):
         Q.build(spec)
+
+
+def test_the_bars_mark_the_right_answers_bin_only_after_the_reveal():
+    tpot = Q.build({"kind": "predict", "quantity": "tpot", "model": "llama-3-8b", "gpu": "h100-sxm",
+                    "context": 8192, "batch": 32})                      # 15.05 ms
+    labels, counts, hit, log = A.bars(tpot, [1, 15, 15.2, 120], revealed=True)
+    assert log and labels[hit.index(True)] == "10–21.5" and sum(hit) == 1 and sum(counts) == 4
+    assert not any(A.bars(tpot, [1, 15, 15.2, 120], revealed=False)[2])
