@@ -306,9 +306,9 @@ def main() -> None:
     args = ap.parse_args()
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     out = [one(b, args.students, args.window, not args.no_kill) for b in backends]
-    print(f"\n{os.cpu_count()} cores; load average (1 min) before/after each run shown. Students submit once each "
-          f"within {args.window:g} s and refresh every 2 s; one of 2 Streamlit processes killed at {args.window / 2:g} s"
-          if not args.no_kill else "")
+    print(f"\n{os.cpu_count()} cores; load average (1 min) before -> after each run. {args.students} students submit "
+          f"once each within {args.window:g} s and refresh every 2 s"
+          + ("." if args.no_kill else f"; one of the 2 Streamlit processes killed at {args.window / 2:g} s."))
     head = ("database", "students", "rows", "own answer once", "duplicates", "p50 to counted", "p90 to counted",
             "p90 to run end", "on killed proc", "had answered", "kept on reload", "sent after reload", "load")
     print(" | ".join(head))
