@@ -19,6 +19,7 @@ try:
 except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
     st.error(f"The poll's database cannot be opened: {common.md_escape(str(exc)[:300])}")
     st.stop()
+DB_DOWN = "The poll's database did not answer; try again in a moment (nothing you sent is lost)."
 qp = st.query_params
 code, key, me = qp.get("code", ""), qp.get("key", ""), qp.get("me", "")
 msg = st.session_state.setdefault("_poll_msg", {})
@@ -36,6 +37,8 @@ def _call(where: str, func, *args) -> None:
         msg.pop(where, None)
     except poll.PollError as exc:
         msg[where] = str(exc)
+    except sa.exc.SQLAlchemyError:
+        msg[where] = DB_DOWN
 
 
 def _show_msg(where: str) -> None:
@@ -54,6 +57,8 @@ def _join(code_typed: str, nickname: str) -> None:
         msg.pop("join", None)
     except poll.PollError as exc:
         msg["join"] = str(exc)
+    except sa.exc.SQLAlchemyError:
+        msg["join"] = DB_DOWN
 
 
 def _open() -> None:
@@ -63,6 +68,8 @@ def _open() -> None:
         st.session_state[present.PRESENT_KEY] = True
     except poll.PollError as exc:
         msg["open"] = str(exc)
+    except sa.exc.SQLAlchemyError:
+        msg["open"] = DB_DOWN
 
 
 def landing() -> None:
@@ -124,8 +131,8 @@ def live_results() -> None:
     mistakes; the CSV export (every 2 s)."""
     try:
         r = poll.results(store, code, key)
-    except poll.PollError as exc:
-        st.error(common.md_escape(exc))
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
         return
     join_url = f"{_base_url()}?code={code}"
     left, right = st.columns([1, 3], gap="medium")
@@ -189,8 +196,8 @@ def student() -> None:
     right answer and what theirs was (every 2 s)."""
     try:
         v = poll.student_view(store, code, me)
-    except poll.PollError as exc:
-        st.error(common.md_escape(exc))
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
         return
     st.text(f"Session {code}" + (f" · you are {v.nickname}" if v.nickname else ""))
     if v.spec is None:
@@ -217,8 +224,11 @@ def student() -> None:
             st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
 
 
-if key and code:
-    teacher()  # no title: the code, the question and the histogram fit on a projector's screen
-else:
-    st.title("Class poll: predict, then reveal")
-    student() if code and me else landing()
+try:
+    if key and code:
+        teacher()  # no title: the code, the question and the histogram fit on a projector's screen
+    else:
+        st.title("Class poll: predict, then reveal")
+        student() if code and me else landing()
+except sa.exc.SQLAlchemyError:
+    st.error(DB_DOWN)

@@ -22,6 +22,7 @@ person on the page.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import hmac
 import io
@@ -431,8 +432,10 @@ def export_csv(store: Store, code: str, key: str, now: float | None = None) -> s
     return out.getvalue()
 
 
+@functools.lru_cache(maxsize=64)
 def qr_png(url: str, scale: int = 8) -> bytes:
-    """A QR code of ``url`` as PNG bytes (segno, error correction M, a 4-module quiet zone)."""
+    """A QR code of ``url`` as PNG bytes (segno, error correction M, a 4-module quiet zone); cached, as the
+    teacher's screen asks for it every 2 s."""
     import segno
 
     buf = io.BytesIO()

@@ -104,3 +104,10 @@ def test_odd_links_get_a_message_never_a_traceback():
                          for e in at.get(kind))
         assert "Traceback" not in shown and "<img" not in shown, query
         assert not [b for b in at.button if b.key == "pl_reveal"], query      # no teacher controls
+
+
+def test_a_database_that_does_not_answer_gets_a_message(monkeypatch, tmp_path):
+    # a PostgreSQL URL with no server behind it: the page says so instead of a traceback
+    monkeypatch.setenv("EXPLORER_POLL_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none")
+    at = open_page(PAGE)
+    assert any("database cannot be opened" in e.value for e in at.error)
