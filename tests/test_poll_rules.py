@@ -213,3 +213,24 @@ def test_concurrent_answers_are_each_stored_once(store):
 def test_the_qr_code_is_a_png():
     png = poll.qr_png("http://class.example/poll?code=K7QM2P")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 200
+
+
+def test_processes_starting_together_migrate_once(store, tmp_path):
+    # Three processes open a new database at once (as a class deployment's processes do at start): the
+    # migration runs under a lock (a file lock for SQLite, an advisory lock for PostgreSQL), once.
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path}/fresh.sqlite" if store.dialect == "sqlite" else store.url
+    if store.dialect == "postgresql":
+        with store.engine.begin() as c:
+            metadata.drop_all(c)
+            c.execute(sa.text("DROP TABLE alembic_version"))
+    script = "import sys; from classroom.store import open_store; open_store(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", script, url]) for _ in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    engine = sa.create_engine(url)
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001"]
+        assert c.execute(sa.select(sa.func.count()).select_from(sessions)).scalar_one() == 0
+    engine.dispose()
