@@ -30,15 +30,25 @@ except poll.PollError as exc:
     code = ""
 
 
-def _call(where: str, func, *args) -> None:
-    """Run a poll action from a button; keep its refusal to show beside the button."""
+def _call(where: str, func, *args, then=None) -> None:
+    """Run a poll action from a button, then ``then(result)``; keep a refusal to show beside the button."""
     try:
-        func(store, *args)
-        msg.pop(where, None)
-    except poll.PollError as exc:
-        msg[where] = str(exc)
-    except sa.exc.SQLAlchemyError:
-        msg[where] = DB_DOWN
+        out = func(store, *args)
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        msg[where] = str(exc) if isinstance(exc, poll.PollError) else DB_DOWN
+        return
+    msg.pop(where, None)
+    if then is not None:
+        then(out)
+
+
+def _read(func, *args):
+    """What a poll read returns, or None after showing why it failed."""
+    try:
+        return func(store, *args)
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
+        return None
 
 
 def _show_msg(where: str) -> None:
@@ -50,26 +60,9 @@ def _base_url() -> str:
     return (st.context.url or "").split("?")[0]
 
 
-def _join(code_typed: str, nickname: str) -> None:
-    try:
-        c = poll.normalise_code(code_typed)
-        st.query_params.update({"code": c, "me": poll.join(store, c, nickname)})
-        msg.pop("join", None)
-    except poll.PollError as exc:
-        msg["join"] = str(exc)
-    except sa.exc.SQLAlchemyError:
-        msg["join"] = DB_DOWN
-
-
-def _open() -> None:
-    try:
-        o = poll.open_session(store)
-        st.query_params.update({"code": o.code, "key": o.teacher_key, "present": "1"})
-        st.session_state[present.PRESENT_KEY] = True
-    except poll.PollError as exc:
-        msg["open"] = str(exc)
-    except sa.exc.SQLAlchemyError:
-        msg["open"] = DB_DOWN
+def _teach(o: poll.Opened) -> None:
+    st.query_params.update({"code": o.code, "key": o.teacher_key, "present": "1"})
+    st.session_state[present.PRESENT_KEY] = True
 
 
 def landing() -> None:
@@ -80,7 +73,8 @@ def landing() -> None:
         code_typed = st.text_input("Join code", value=code, max_chars=12, key="pl_code", placeholder="e.g. K7QM2P")
         nickname = st.text_input("Nickname (optional)", max_chars=poll.MAX_NICKNAME_CHARS, key="pl_nick")
         if st.form_submit_button("Join", type="primary"):
-            _join(code_typed, nickname)
+            _call("join", poll.join, code_typed, nickname, then=lambda me: st.query_params.update(
+                {"code": poll.normalise_code(code_typed), "me": me}))
             st.rerun()
     with left:
         _show_msg("join")
@@ -89,7 +83,8 @@ def landing() -> None:
         st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
                    "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
                    f"{poll.ttl_s() / 3600:g} hours and are deleted.")
-        st.button("Open a class session", on_click=_open, key="pl_open")
+        st.button("Open a class session", on_click=_call, args=("open", poll.open_session), kwargs={"then": _teach},
+                  key="pl_open")
         _show_msg("open")
 
 
@@ -129,10 +124,8 @@ def histogram_figure(ex, values: list[float], revealed: bool) -> go.Figure:
 def live_results() -> None:
     """A fragment: code and QR code, the counts, the histogram and, after the reveal, the answer and the
     mistakes; the CSV export (every 2 s)."""
-    try:
-        r = poll.results(store, code, key)
-    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
-        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
+    r = _read(poll.results, code, key)
+    if r is None:
         return
     join_url = f"{_base_url()}?code={code}"
     left, right = st.columns([1, 3], gap="medium")
@@ -194,10 +187,8 @@ def _send(seq: int) -> None:
 def student() -> None:
     """A fragment: the question, the student's own answer (changeable while open) and, after the reveal, the
     right answer and what theirs was (every 2 s)."""
-    try:
-        v = poll.student_view(store, code, me)
-    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
-        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
+    v = _read(poll.student_view, code, me)
+    if v is None:
         return
     st.text(f"Session {code}" + (f" · you are {v.nickname}" if v.nickname else ""))
     if v.spec is None:
