@@ -13,23 +13,23 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from app_pages import classroom, common  # noqa: E402
+from ui import classroom, formats, nav, sidebar, url_state  # noqa: E402
 
 # A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
 st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    initial_sidebar_state="collapsed" if classroom.presenting() else "auto")
-dropped = common.sanitize_query_params()  # before any widget reads the URL
-opened = common.link_params_at_open()  # the link as it came, to name what its widgets refuse (after the page)
-pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in common.PAGES]
+dropped = url_state.sanitize_query_params()  # before any widget reads the URL
+opened = url_state.link_params_at_open()  # the link as it came, to name what its widgets refuse (after the page)
+pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in nav.PAGES]
 pg = st.navigation(pages)
-common.render_sidebar(next((f for (f, *_), p in zip(common.PAGES, pages) if p.url_path == pg.url_path), None))
+sidebar.render_sidebar(next((f for (f, *_), p in zip(nav.PAGES, pages) if p.url_path == pg.url_path), None))
 if dropped:
     st.sidebar.caption("Ignored link parameters (not finite numbers, or too long): "
-                       + ", ".join(common.md_escape(k) for k in dropped) + ".")
+                       + ", ".join(formats.md_escape(k) for k in dropped) + ".")
 notice = st.empty()  # filled after the page ran, above it: values of the link that no control took
 pg.run()
-refused = common.ignored_link_params(opened)
+refused = url_state.ignored_link_params(opened)
 if refused:
     notice.warning("Link values that no control on this page accepts were ignored, and those controls start from "
                    "their defaults: " + ", ".join(refused) + ".", icon=":material/link_off:")

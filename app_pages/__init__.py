@@ -1,1 +1,1 @@
-"""The explorable pages; ``pages.common`` holds the widgets and formatting they share."""
+"""The explorable pages, one per file (app.py lists them in ``ui.nav.PAGES``); ``ui/`` holds the helpers they share."""

@@ -1,7 +1,7 @@
 """Exercises: graded napkin problems after the course material, with a teacher view.
 
 The variant (``variant=`` in the URL) picks the numbers: 0 is the course's own, any other is drawn by
-calc.exercises. A student's answers live in this browser session only; nothing is stored on the server.
+course.exercises. A student's answers live in this browser session only; nothing is stored on the server.
 ``teacher=<key>`` lists every answer and worked solution on one printable page: the key is the teacher key of
 a live class-poll session (the Class poll page's teacher link), so a student cannot flip it on.
 """
@@ -9,10 +9,10 @@ import random
 
 import streamlit as st
 
-from app_pages import common
-from calc import exercises as ex_calc
 from classroom import poll
 from classroom.store import get_store
+from course import exercises as ex_calc
+from ui import formats
 
 st.title("Exercises")
 
@@ -20,7 +20,7 @@ qp = st.query_params
 try:
     linked_variant = ex_calc.check_variant(qp.get("variant", "0"))
 except ValueError as exc:
-    st.warning(f"{common.md_escape(exc)}. Showing variant 0.")
+    st.warning(f"{formats.md_escape(exc)}. Showing variant 0.")
     linked_variant = 0
 if "ex_variant" not in st.session_state:
     st.session_state["ex_variant"] = linked_variant

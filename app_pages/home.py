@@ -2,9 +2,9 @@
 import streamlit as st
 
 import calc
-from app_pages import common, equations
+from ui import downloads, equations, formats, html_table, nav, notes, sidebar, widgets
 
-sel = common.selection()
+sel = sidebar.selection()
 st.title("LLM Inference Explorer")
 st.markdown(
     "**One fact drives the economics of serving a language model: to emit one token, the model reads "
@@ -20,20 +20,20 @@ st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence
 
 def _shown(row) -> str:
     if row.unit == "bytes":  # below a megabyte, the exact count (131,072 B is the number to remember)
-        return f"{row.value:,.0f} B" if row.value < 1e6 else common.fmt_bytes(row.value)
+        return f"{row.value:,.0f} B" if row.value < 1e6 else formats.fmt_bytes(row.value)
     if row.unit == "s":
-        return common.fmt_seconds(row.value)
+        return formats.fmt_seconds(row.value)
     if row.unit == "USD":
-        return common.fmt_usd(row.value)
+        return formats.fmt_usd(row.value)
     if row.unit in ("sequences", "tokens"):
         return f"{row.value:,.0f}"
     return f"{row.value:,.0f} {row.unit}"
 
 
-@common.fragment
+@widgets.fragment
 def explore() -> None:
     """The page's controls and everything they change. A fragment: a control here reruns this part only."""
-    sel = common.selection()
+    sel = sidebar.selection()
     c1, c2 = st.columns(2)
     context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
                                    key="h_ctx", bind="query-params")
@@ -44,57 +44,57 @@ def explore() -> None:
                                   sel.price_per_hour_usd, embedding=sel.embedding, logits=sel.logits)
         step = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
                                      embedding=sel.embedding)
-        napkin = common.napkin_note(sel, step, batch, context_len)
+        napkin = notes.napkin_note(sel, step, batch, context_len)
         budget = calc.memory_budget(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
     st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
     est = calc.efficiency.estimate_step(step)
-    with common.metric_row(4) as m:
-        m[0].metric("Decode step (TPOT), bound", common.fmt_seconds(step.total_s), help=common.estimate_help(),
-                    delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-        m[1].metric("Throughput, bound", common.fmt_number(step.tokens_per_s, "tok/s"), help=common.estimate_help(),
-                    delta=f"estimate {common.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
+    with widgets.metric_row(4) as m:
+        m[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s), help=widgets.estimate_help(),
+                    delta=f"estimate {formats.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+        m[1].metric("Throughput, bound", formats.fmt_number(step.tokens_per_s, "tok/s"), help=widgets.estimate_help(),
+                    delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
         m[2].metric("USD per 1M output tokens",
-                    common.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=common.estimate_help(),
-                    delta=f"estimate {common.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+                    formats.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=widgets.estimate_help(),
+                    delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
                     delta_color="off", delta_arrow="off")
-        m[3].metric("Memory used", common.fmt_bytes(budget.total_bytes),
+        m[3].metric("Memory used", formats.fmt_bytes(budget.total_bytes),
                     delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
                     delta_color="green" if budget.fits else "red", delta_arrow="off")
-    common.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
+    widgets.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
                                                 calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
                           + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
     if napkin:
         st.caption(napkin)
     if not budget.fits:
-        st.warning(f"Weights plus cache ({common.fmt_bytes(budget.total_bytes)}) exceed one "
-                   f"{sel.accelerator.name} ({common.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
+        st.warning(f"Weights plus cache ({formats.fmt_bytes(budget.total_bytes)}) exceed one "
+                   f"{sel.accelerator.name} ({formats.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
                    f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
-        tp = calc.parallel.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
         if tp is not None:
             split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
                                           embedding=sel.embedding, tp=tp)
             st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
-                    f"{common.fmt_seconds(split.total_s)}, {common.fmt_seconds(split.comm_s)} of it all-reduces; "
-                    f"{common.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
+                    f"{formats.fmt_seconds(split.total_s)}, {formats.fmt_seconds(split.comm_s)} of it all-reduces; "
+                    f"{formats.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
                     "the Many GPUs page.")
 
 
     shown = table.assign(shown=[_shown(r) for r in table.itertuples()])
-    common.show_table(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
+    html_table.show_table(shown[["quantity", "shown", "note"]].rename(columns={"shown": "value"}), hide_index=True,
                  width="stretch", height=35 * (len(shown) + 1) + 3)
     st.caption(f"GB = 10^9 bytes. Times are lower bounds from the roofline. Max batch and fit against "
                f"{sel.capacity_label} (sidebar: memory capacity).")
-    common.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
+    downloads.download_csv(table, "napkin.csv", key="h_csv", inputs={"context_len": context_len, "batch": batch})
 
 
 explore()
 
 st.subheader("Explore")
-cards = common.PAGES[1:]  # every page but this one
+cards = nav.PAGES[1:]  # every page but this one
 for start in range(0, len(cards), 4):
     for col, (path, title, _, blurb) in zip(st.columns(4), cards[start:start + 4]):
         with col.container(border=True, height="stretch"):

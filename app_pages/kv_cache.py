@@ -1,85 +1,16 @@
 """KV cache bill: bytes per token, per sequence and per batch under MHA, GQA, MQA, MLA and windows."""
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common, equations
+from ui import charts, equations, formats, sidebar, widgets
+from ui.kv_layout import CONTEXTS, layer_breakdown_section, layout_comparison_section, layout_controls
 
-CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
-BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
-LAYOUTS = {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA"}
-WINDOWS = ["model", "none", "512", "1024", "2048", "4096", "8192", "32768"]
-RATIOS = [1, 3, 5, 7, 0]                          # local layers per global layer; 0 = every layer local
-RANKS = [128, 256, 512, 1024, 2048]
-STATE_LABELS = {"reference": "fp32 (reference)", "vllm": "model dtype (vLLM)"}
-
-
-def build_variant(model: calc.ModelConfig, layout: str, n_kv_heads: int, latent_rank: int, window: str,
-                  local_per_global: int) -> calc.ModelConfig:
-    """The page's choices mapped onto calc.kv.with_attention_layout ("model" window: as configured).
-
-    Raises:
-        ValueError: a combination ModelConfig rejects (e.g. K not dividing the query heads).
-    """
-    w = None if window == "model" else 0 if window == "none" else int(window)
-    return calc.kv.with_attention_layout(model, layout, n_kv_heads, latent_rank, w, local_per_global)
-
-
-def kv_head_options(model: calc.ModelConfig) -> list[int]:
-    """The K a GQA layout can have: the divisors of the model's query-head count N, ascending."""
-    return [k for k in range(1, model.n_heads + 1) if model.n_heads % k == 0]
-
-
-def _window_label(model: calc.ModelConfig, w: str) -> str:
-    if w == "model":
-        if model.sliding_window is None and model.attention_chunk_size is not None:
-            return f"As configured (chunks of {model.attention_chunk_size:,})"
-        if model.sliding_window is None:
-            return "As configured (none)"
-        return f"As configured ({model.sliding_window:,} tokens)"
-    return "No window" if w == "none" else f"{int(w):,} tokens"
-
-
-def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ctx: int) -> None:
-    """What each kind of layer holds at the chosen context: a table and a bar per kind (calc.layers)."""
-    st.subheader("What each layer holds")
-    st.latex(r"\text{cache per sequence} = \sum_{\text{layers}} \text{bytes per token} \cdot "
-             r"\text{tokens held}(S) \; + \; \text{constant state}")
-    fig = common.Figure()
-    fig.add_bar(y=per_layer["kind"], x=per_layer["cache_bytes"] / 1e9, orientation="h", name=f"per-token part at {ctx:,}",
-                hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
-    fig.add_bar(y=per_layer["kind"], x=per_layer["state_bytes"] / 1e9, orientation="h", name="constant state",
-                hovertemplate="%{y}: %{x:,.3f} GB<extra></extra>")
-    fig.update_layout(barmode="stack", height=120 + 40 * len(per_layer), xaxis_title="GB per sequence",
-                      yaxis_autorange="reversed", margin=dict(t=10, b=40))
-    common.show_chart(fig, key="kv_chart_layers")
-    shown = per_layer.assign(
-        tokens_held=[f"{x:,.0f}" for x in per_layer["tokens_held"]],
-        bytes_per_token=[f"{x:,.0f} B" for x in per_layer["bytes_per_token"]],
-        **{c: [common.fmt_bytes(x) for x in per_layer[c]] for c in ("cache_bytes", "state_bytes", "total_bytes")})
-    common.show_table(shown, hide_index=True, width="stretch", column_order=(
-        "kind", "layers", "tokens_held", "bytes_per_token", "cache_bytes", "state_bytes", "state_dtype", "total_bytes"),
-        column_config={"kind": st.column_config.TextColumn("layer kind", pinned=True),
-                       "layers": st.column_config.NumberColumn("layers"),
-                       "tokens_held": f"tokens held each at {ctx:,}", "bytes_per_token": "bytes per token each",
-                       "cache_bytes": "per-token part (all)", "state_bytes": "constant state (all)",
-                       "state_dtype": "state dtype",
-                       "total_bytes": "per sequence (all)"})
-    st.caption("Full attention holds every token, a sliding layer the last W, a chunked layer (Llama 4) its "
-               "current chunk, a shared-KV layer (Gemma-3n) nothing of its own. Gated DeltaNet, lightning and "
-               "Mamba layers hold a constant state (shapes of vLLM's MambaStateShapeCalculator), read and "
-               "written every decode step, in the dtype the table names (lightning: the control above); DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
-               "the top-k latent entries.")
-    common.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
-
-
-sel = common.selection()
+sel = sidebar.selection()
 st.title("KV cache bill")
 st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
            "(change them in the sidebar, or load your own config.json there).")
 
-common.experiment_buttons({
+widgets.experiment_buttons({
     "8B at 128K context": dict(model="llama-3-8b", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
                                wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
     "GPT-3-style MHA: 96 KV heads": dict(model="gpt-3-175b", kv_layout="model", kv_win="model", kv_ctx=8192,
@@ -89,83 +20,14 @@ common.experiment_buttons({
 }, key="kv_exp_btn")
 
 
-@common.fragment
+@widgets.fragment
 def explore() -> None:
     """Everything the page's own controls change. A fragment: a control here reruns this part only."""
-    sel = common.selection()
-    if st.query_params.get("kv_layout") in LAYOUTS and "kv_layout" not in st.session_state:
-        st.session_state["kv_layout"] = st.query_params["kv_layout"]  # a link may name the layout by its id ("gqa")
-    c1, c2, c3 = st.columns(3)
-    common.accept_url_values("kv_layout", list(LAYOUTS), LAYOUTS.get)
-    layout = c1.radio("Attention layout", list(LAYOUTS), format_func=LAYOUTS.get, key="kv_layout",
-                      bind="query-params", horizontal=True,
-                      help="MHA: a KV head per query head. GQA: K KV heads shared by groups. MQA: one KV head. "
-                           "MLA: a compressed latent per token (DeepSeek-V2).")
-    k_options = kv_head_options(sel.model)
-    own_k = sel.model.n_kv_heads if sel.model.n_kv_heads in k_options else sel.model.n_heads
-    # K starts at the model's own; a K that does not divide this model's heads (a link, another model) or a
-    # K left at the previous model's own value follows the model.
-    if st.session_state.get("kv_k") not in k_options or (
-            st.session_state.get("_kv_k_model") not in (None, sel.model_id)
-            and st.session_state.get("kv_k") == st.session_state.get("_kv_k_own")):
-        st.session_state.pop("kv_k", None)
-    st.session_state["_kv_k_model"], st.session_state["_kv_k_own"] = sel.model_id, own_k
-    k_default = {} if "kv_k" in st.session_state else {"index": k_options.index(own_k)}
-    n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
-                        **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
-                                          f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
-    if layout != "gqa":  # the greyed box keeps the GQA choice for later; say which K this layout uses
-        c1.caption({"mha": f"MHA: K = N = {sel.model.n_heads}", "mqa": "MQA: K = 1",
-                    "mla": "MLA: a latent per token, no KV heads"}.get(
-            layout, "As configured: MLA, no KV heads" if sel.model.attention == "mla"
-            else f"As configured: K = {sel.model.n_kv_heads}") + " (the box above applies to GQA).")
-    rank = c1.select_slider("MLA latent rank d_c", RANKS, value=512, key="kv_rank", bind="query-params",
-                            disabled=layout != "mla", help="DeepSeek-V2/V3 use 512 (+64 RoPE dims).")
-    common.accept_url_values("kv_win", WINDOWS, lambda w: _window_label(sel.model, w))
-    window = c2.selectbox("Sliding window", WINDOWS, key="kv_win", bind="query-params",
-                          format_func=lambda w: _window_label(sel.model, w))
-    common.accept_url_values("kv_ratio", RATIOS, lambda r: "all local" if r == 0 else f"{r}:1")
-    ratio = c2.select_slider("Local : global layers", RATIOS, value=5, key="kv_ratio", bind="query-params",
-                             format_func=lambda r: "all local" if r == 0 else f"{r}:1",
-                             disabled=window in ("model", "none"),
-                             help="Hybrid stack: r sliding-window layers per full-attention layer.")
-    try:
-        model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
-    except ValueError as exc:
-        st.error(f"That layout is not possible for {sel.model.name}: {common.md_escape(exc)}. Showing the model as configured.")
-        model = sel.model
-    # A convention is offered where it changes this variant's bytes: the window one for a model with sliding-
-    # window or chunked layers, the MLA one for a model with MLA layers.
-    try:
-        windowed = (calc.kv.cached_tokens_per_layer(model, 2**20, "cap")
-                    != calc.kv.cached_tokens_per_layer(model, 2**20, "full"))
-        has_mla = (calc.kv_bytes_per_token(model, "bf16", mla="latent")
-                   != calc.kv_bytes_per_token(model, "bf16", mla="expanded"))
-    except ValueError:  # the page says below what is wrong with this variant
-        windowed = has_mla = True
-    full = c2.toggle("Windows reserved in full", key="kv_full", bind="query-params", disabled=not windowed,
-                     help="Off: a window layer keeps at most W tokens (Mistral's rolling buffer, vLLM's hybrid "
-                          "allocator). On: the engine reserves every layer at full context."
-                          + ("" if windowed else " (This variant has no sliding-window or chunked layers.)"))
-    expanded = c2.toggle("MLA stored expanded", key="kv_exp", bind="query-params", disabled=not has_mla,
-                         help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
-                              "On: per-head K and V materialised, as an engine without the absorbed path does."
-                              + ("" if has_mla else " (This variant has no MLA layers: pick the MLA layout.)"))
-    common.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-    ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
-                           format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-    batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
-    common.accept_url_values("kv_state", list(STATE_LABELS), STATE_LABELS.get)
-    state_conv = c3.radio("Lightning-attention state", list(STATE_LABELS), format_func=STATE_LABELS.get,
-                          key="kv_state", bind="query-params", horizontal=True,
-                          disabled="lightning" not in sel.model.layer_kinds,
-                          help="MiniMax's lightning layers keep an N x H x H state per sequence. fp32: the reference "
-                               "(calc's default when the config names no dtype). Model dtype: vLLM stores it in the "
-                               "model's bf16 (MambaStateDtypeCalculator.linear_attention_state_dtype), half the bytes.")
-    sliding = "full" if full else "cap"
-    mla = "expanded" if expanded else "latent"
+    sel = sidebar.selection()
+    choice = layout_controls(sel)
+    ctx, batch, window, sliding, mla = choice.ctx, choice.batch, choice.window, choice.sliding, choice.mla
 
-    model = calc.layers.with_state_convention(model, state_conv or "reference")
+    model = calc.layers.with_state_convention(choice.model, choice.state_conv)
 
     try:
         per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)
@@ -180,26 +42,26 @@ def explore() -> None:
         seq_8k, seq_128k = (calc.kv_cache_bytes(model, n, 1, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
         per_layer = calc.layers.layer_breakdown(model, ctx, sel.kv_dtype, sliding, mla)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
-    with common.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
+    with widgets.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
         m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
-                    f"cache, each counted as full attention ({common.fmt_bytes(per_token, 'GiB')}).")
-        m[1].metric("Constant per sequence", common.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
+                    f"cache, each counted as full attention ({formats.fmt_bytes(per_token, 'GiB')}).")
+        m[1].metric("Constant per sequence", formats.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
                     f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
                     "when it says nothing; conv in bf16): the same at any context.")
-        m[2].metric("KV per sequence", common.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
+        m[2].metric("KV per sequence", formats.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
                     "constant state included.")
-        m[3].metric(f"KV in total (B = {batch:,})", common.fmt_bytes(budget.kv_bytes))
-        m[4].metric("Weights", common.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
+        m[3].metric(f"KV in total (B = {batch:,})", formats.fmt_bytes(budget.kv_bytes))
+        m[4].metric("Weights", formats.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
                     f"{sel.weight_dtype}.")
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
                else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
-    detail = (f"Weights {common.fmt_bytes(budget.weights_bytes)} + cache {common.fmt_bytes(budget.kv_bytes)} = "
-              f"{common.fmt_bytes(budget.total_bytes)} of {common.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
+    detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "
+              f"{formats.fmt_bytes(budget.total_bytes)} of {formats.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
     (st.success if budget.fits else st.warning)(detail)
-    common.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
+    widgets.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
     st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
                "is reserved for activations here.")
 
@@ -208,15 +70,15 @@ def explore() -> None:
         layer_breakdown_section(model, per_layer, ctx)
     st.markdown(
         "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-        f"in memory: for {common.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
-        f"({common.fmt_bytes(per_token, 'GiB')}) per token, {common.fmt_bytes(seq_8k)} per 8K sequence, "
-        f"{common.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
-        f"{common.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
+        f"in memory: for {formats.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
+        f"({formats.fmt_bytes(per_token, 'GiB')}) per token, {formats.fmt_bytes(seq_8k)} per 8K sequence, "
+        f"{formats.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
+        f"{formats.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
         "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
         "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")
 
     cap_gb = sel.accelerator.memory_bytes / 1e9
-    fig = common.Figure()
+    fig = charts.Figure()
     labels = [f"{s // 1024:,}K" if s < 2**20 else "1M" for s in CONTEXTS]
     # No highlight of the chosen S: the chart then stays the same when only S moves (the browser keeps it).
     fig.add_bar(x=labels, y=[budget.weights_bytes / 1e9] * len(CONTEXTS), name="weights",
@@ -228,46 +90,9 @@ def explore() -> None:
     fig.update_layout(barmode="stack", legend_traceorder="normal",
                       xaxis_title="context length S (tokens)", yaxis_title="memory (GB)")
     st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
-    common.show_chart(fig, key="kv_chart_ctx")
+    charts.show_chart(fig, key="kv_chart_ctx")
 
-    st.subheader("The same model under MHA, GQA, MQA, MLA and a window")
-    rows = []
-    for name, v in {"Your layout": model, **variants}.items():
-        b = calc.memory_budget(v, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype, sliding=sliding, mla=mla)
-        rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
-                         kv_bytes_per_token=calc.kv_bytes_per_token(v, sel.kv_dtype, mla=mla),
-                         kv_bytes_per_sequence=calc.kv_cache_bytes(v, ctx, 1, sel.kv_dtype, sliding, mla),
-                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
-    table = pd.DataFrame(rows)
-    fig2 = common.Figure(go.Bar(x=table["layout"], y=table["kv_bytes_total"] / 1e9, name="KV cache",
-                            customdata=table["kv_bytes_per_token"],
-                            hovertemplate="%{x}: %{y:,.2f} GB (%{customdata:,.0f} B per token)<extra></extra>"))
-    fig2.add_hline(y=budget.weights_bytes / 1e9, line_dash="dot", line_color="#888888",
-                   annotation_text=f"weights {common.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
-    fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
-    st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
-    common.show_chart(fig2, key="kv_chart_var")
-    shown = table.assign(**{c: [common.fmt_bytes(x) for x in table[c]]
-                            for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
-    shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
-    layout_columns = {
-        "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": st.column_config.NumberColumn("KV heads K"),
-        "kv_bytes_per_token": "KV per token (B)", "kv_bytes_per_sequence": f"KV per sequence ({ctx:,} tokens)",
-        "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
-        "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
-    # The key columns fit at 1280 px; the rest is one click away.
-    common.show_table(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
-        "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))
-    # Built only while open (toggling reruns): a slider move redraws no hidden table.
-    every = st.expander(f"Every column: attention kind and KV per sequence of {ctx:,} tokens", key="kv_every",
-                        on_change="rerun")
-    if every.open:
-        common.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
-            "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
-    st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
-               "Window row: the model's K with every layer behind the window.")
-    common.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
-        "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})
+    layout_comparison_section(sel, model, variants, budget, choice)
 
 
 explore()

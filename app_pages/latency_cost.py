@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from app_pages import common, equations
+from ui import caching, charts, downloads, equations, formats, html_table, sidebar, widgets
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
@@ -18,13 +18,13 @@ EXPERIMENTS = {
         "lc_ctx": 8192, "lc_tpot": 10.0, "lc_chat": 50.0},
 }
 
-sel = common.selection()
+sel = sidebar.selection()
 st.title("Latency against cost")
 st.markdown(
     "Every batch size B gives a pair: the step time, which is each user's time per output token (TPOT), and "
     "the price of a million tokens. Larger batches share one weight read among more tokens: **cheaper, but "
     "slower for everyone**. The service requirement picks the point (the inference course, week 11, step 4).")
-common.experiment_buttons(EXPERIMENTS, key="lc_exp")
+widgets.experiment_buttons(EXPERIMENTS, key="lc_exp")
 
 
 def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> None:
@@ -32,7 +32,7 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> No
     table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",
                      "pareto", "bound"]]
     # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
-    common.show_table(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
+    html_table.show_table(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
                  hide_index=True, width="stretch", column_order=[c for c in table.columns if c != "pareto"],
                  column_config={
                      "batch": st.column_config.NumberColumn("batch B", format="localized"),
@@ -42,14 +42,14 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> No
                      "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
                      "memory_bytes": st.column_config.NumberColumn("memory (GB)", format="%.2f"),
                      "pareto": "on the front", "bound": "bound"})
-    common.download_csv(table, "latency_cost_front.csv", key="lc_csv",
+    downloads.download_csv(table, "latency_cost_front.csv", key="lc_csv",
                         inputs={"context_len": context_len, "agent_tpot_ms": tpot_ms, "chat_tpot_ms": chat_ms})
 
 
-@common.fragment
+@widgets.fragment
 def explore() -> None:
     """The page's controls and everything they change. A fragment: a control here reruns this part only."""
-    sel = common.selection()
+    sel = sidebar.selection()
     c1, c2, c3, c4 = st.columns(4)
     context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="lc_ctx", bind="query-params")
     tpot_ms = c2.slider("Agent: TPOT target (ms)", 1.0, 200.0, 10.0, step=0.1, key="lc_tpot", bind="query-params",
@@ -62,51 +62,51 @@ def explore() -> None:
     m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
     try:
         emb = sel.embedding
-        b_agent = common.cached_call(calc.max_batch_for_tpot, m, acc, context_len, tpot_ms / 1e3, wq, kvq, embedding=emb)
-        b_chat = common.cached_call(calc.max_batch_for_tpot, m, acc, context_len, chat_ms / 1e3, wq, kvq, embedding=emb)
+        b_agent = caching.cached_call(calc.max_batch_for_tpot, m, acc, context_len, tpot_ms / 1e3, wq, kvq, embedding=emb)
+        b_chat = caching.cached_call(calc.max_batch_for_tpot, m, acc, context_len, chat_ms / 1e3, wq, kvq, embedding=emb)
         # Every batch up to 1,024, a bounded grid above (a tiny model's ceiling can be 10^8), and the two picks.
-        front = common.cached_call(calc.pareto_front, m, acc, context_len, price, wq, kvq, embedding=emb,
+        front = caching.cached_call(calc.pareto_front, m, acc, context_len, price, wq, kvq, embedding=emb,
                                   include_batches=[b for b in (b_agent, b_chat) if b])
         ceiling = calc.max_batch(m, acc, context_len, wq, kvq)
     except ValueError as exc:
-        common.show_error(exc)
+        widgets.show_error(exc)
         return
 
     st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}")
     st.caption(f"At ${price:,.2f} per GPU-hour (the sidebar's price: type your own there).")
     if ceiling < 1:
-        st.error(f"The weights of {m.name} in {wq} ({common.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
-                 f"{acc.name} ({common.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a smaller model, "
+        st.error(f"The weights of {m.name} in {wq} ({formats.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
+                 f"{acc.name} ({formats.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a smaller model, "
                  "a smaller weight dtype or a larger accelerator.")
         return
 
     fitting = front[front["fits"]]
     agent = fitting[fitting["batch"] == b_agent]
     chat = fitting[fitting["batch"] == b_chat]
-    mc = common.metric_row(4)
+    mc = widgets.metric_row(4)
     if b_agent >= 1:
         row = agent.iloc[0]
         mc[0].metric("Chosen batch B", f"{b_agent:,}", help="The largest B within memory that meets the agent's TPOT.")
         est = calc.efficiency.estimate_step(calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq,
                                                                   embedding=sel.embedding))
-        mc[1].metric("Its TPOT, bound", common.fmt_seconds(row["tpot_s"]), help=common.estimate_help(),
-                     delta=f"estimate {common.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-        mc[2].metric("USD per 1M output tokens", common.fmt_usd(row["usd_per_million"]))
+        mc[1].metric("Its TPOT, bound", formats.fmt_seconds(row["tpot_s"]), help=widgets.estimate_help(),
+                     delta=f"estimate {formats.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+        mc[2].metric("USD per 1M output tokens", formats.fmt_usd(row["usd_per_million"]))
         mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                      help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
         mc.show()
-        common.show_equations(equations.decode_rows(
+        widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
     else:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")
         mc.show()
-        st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {common.fmt_seconds(fastest['tpot_s'])} "
+        st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {formats.fmt_seconds(fastest['tpot_s'])} "
                  f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
 
     st.markdown(f"**TPOT against the price of a million tokens, B = 1 .. {ceiling:,} (the memory ceiling)**")
-    fig = common.Figure()
+    fig = charts.Figure()
     fig.add_scatter(x=fitting["tpot_s"] * 1e3, y=fitting["usd_per_million"], mode="lines+markers", name="B = 1 .. ceiling",
                     marker=dict(size=5, color="#1f77b4"), customdata=fitting["batch"],
                     hovertemplate="B = %{customdata}<br>TPOT %{x:.2f} ms<br>$%{y:.3f} per 1M<extra></extra>")
@@ -127,12 +127,12 @@ def explore() -> None:
     fig.update_xaxes(title="TPOT, time per output token (ms)")
     fig.update_yaxes(type="log", title="USD per 1M output tokens (log)", tickprefix="$")
     fig.update_layout(height=460)
-    common.show_chart(fig, key="lc_front")
+    charts.show_chart(fig, key="lc_front")
 
     if len(chat):
         r = chat.iloc[0]
-        st.markdown(f"**Chat** (TPOT <= {chat_ms:g} ms): B = {int(r['batch']):,}, {common.fmt_seconds(r['tpot_s'])} per "
-                    f"token, {common.fmt_number(r['tokens_per_s_per_user'], 'tok/s')} per person, {common.fmt_usd(r['usd_per_million'])} "
+        st.markdown(f"**Chat** (TPOT <= {chat_ms:g} ms): B = {int(r['batch']):,}, {formats.fmt_seconds(r['tpot_s'])} per "
+                    f"token, {formats.fmt_number(r['tokens_per_s_per_user'], 'tok/s')} per person, {formats.fmt_usd(r['usd_per_million'])} "
                     f"per 1M. The inference course, week 11 picks B = 48 for chat on Llama-3-8B at 8k: a 20.2 ms step, 50 tok/s per person, "
                     "faster than anyone reads, $0.35 at $3/h.")
     st.latex(r"\text{TPOT}(B) = t_\text{step}(B), \qquad \frac{\$}{10^6\ \text{tokens}} = "

@@ -10,14 +10,14 @@ import plotly.graph_objects as go
 import sqlalchemy as sa
 import streamlit as st
 
-from app_pages import classroom as present, common
 from classroom import analysis, poll, questions
 from classroom.store import get_store
+from ui import charts, classroom as present, formats, sidebar, widgets
 
 try:
     store = get_store()
 except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
-    st.error(f"The poll's database cannot be opened: {common.md_escape(str(exc)[:300])}")
+    st.error(f"The poll's database cannot be opened: {formats.md_escape(str(exc)[:300])}")
     st.stop()
 DB_DOWN = "The poll's database did not answer; try again in a moment (nothing you sent is lost)."
 qp = st.query_params
@@ -26,7 +26,7 @@ msg = st.session_state.setdefault("_poll_msg", {})
 try:
     code = poll.normalise_code(code) if code else ""  # from here on: six characters of poll.CODE_ALPHABET
 except poll.PollError as exc:
-    st.warning(common.md_escape(exc))
+    st.warning(formats.md_escape(exc))
     code = ""
 
 
@@ -47,13 +47,13 @@ def _read(func, *args):
     try:
         return func(store, *args)
     except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
-        st.error(common.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
+        st.error(formats.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
         return None
 
 
 def _show_msg(where: str) -> None:
     if msg.get(where):
-        st.warning(common.md_escape(msg[where]))
+        st.warning(formats.md_escape(msg[where]))
 
 
 def _base_url() -> str:
@@ -101,7 +101,7 @@ def question_picker() -> None:
         c1, c2, c3 = st.columns(3)
         q = c1.selectbox("Quantity", list(questions.QUANTITIES), format_func=questions.QUANTITIES.get, key="pl_q")
         model = c2.selectbox("Model", questions.models(), key="pl_model",
-                             index=questions.models().index(common.DEFAULT_MODEL))
+                             index=questions.models().index(sidebar.DEFAULT_MODEL))
         gpu = c3.selectbox("GPU", questions.GPUS, key="pl_gpu")
         c4, c5 = st.columns(2)
         ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx")
@@ -132,14 +132,14 @@ def live_results() -> None:
     left.markdown(f"<div style='font-size:2.6rem;font-weight:700;letter-spacing:.2rem'>{code}</div>",
                   unsafe_allow_html=True)
     left.image(poll.qr_png(join_url), width=190)
-    left.caption(f"Scan, or open {common.md_escape(join_url)} and type the code.")
+    left.caption(f"Scan, or open {formats.md_escape(join_url)} and type the code.")
     if r.spec is None:
         right.info("Pick a question above and ask it; then open answering.")
         return
     ex = questions.build(r.spec)
     pairs = [(a.value, a.unit) for a in r.answers]
     vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
-    with left, common.metric_row(3, per_row=1) as m:
+    with left, widgets.metric_row(3, per_row=1) as m:
         m[0].metric("Answers", f"{len(r.answers):,} of {r.joined:,}", help="answers to this question, of the "
                     "students who joined")
         m[1].metric("Answering", r.state)
@@ -152,7 +152,7 @@ def live_results() -> None:
     chart, table = right.columns([3, 2]) if r.state == "revealed" else (right.container(), None)
     if vals:
         with chart:
-            common.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+            charts.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
     if table is not None:
         table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
                      for c in analysis.clusters(ex, pairs)])

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import calc  # noqa: E402
-from app_pages.common import PAGES  # noqa: E402
+from ui.nav import PAGES
 
 SIDEBARS = [
     {"model": "smollm2-135m", "gpu": "b200", "wq": "int4", "kvq": "int4"},

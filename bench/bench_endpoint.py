@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAI  # noqa: E402
-from live.endpoint import EndpointSpec, levels_json, measure  # noqa: E402
+from live.endpoint_spec import EndpointSpec  # noqa: E402
+from live.endpoint import levels_json, measure  # noqa: E402
 
 
 def client_error(levels: list[int], requests: int, ttft_s: float, gap_s: float, out_tokens: int) -> dict:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from live.predict import (NOISY_SPREAD, PREDICTIONS, annotate_points, headline, kernel_bandwidth,  # noqa: E402
                           kernel_table, ratio_summary)
-from live.spec import DEFAULT_PRESET, QUICK_SWEEPS, RunSpec, default_dtype  # noqa: E402
+from live.run_spec import DEFAULT_PRESET, QUICK_SWEEPS, RunSpec, default_dtype  # noqa: E402
 from live.worker import LiveWorker, WorkerBusy  # noqa: E402
 
 

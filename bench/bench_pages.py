@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 def main():
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    from app_pages.common import PAGES
+    from ui.nav import PAGES
     print(f"{'page':<28} {'first run ms':>13} {'median ms':>10} {'p90 ms':>8}")
     for path, title, _, _ in PAGES:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

@@ -53,7 +53,7 @@ TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimatio
 def default_pages() -> list[str]:
     """The url paths of every page but the live ones ("" for the home page)."""
     sys.path.insert(0, str(ROOT))
-    from app_pages.common import PAGES
+    from ui.nav import PAGES
     return ["" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if "live" not in Path(f).stem]
 
 
@@ -378,7 +378,7 @@ def main() -> None:
                     help="split a rerun: server and wire, browser, bytes by element type, main-thread CPU by kind")
     ap.add_argument("--attribute-moves", type=int, default=5, help="profiled moves per page for --attribute")
     ap.add_argument("--charts", choices=["inplace", "plotly_chart", "both"], default="inplace",
-                    help="the app's chart element: in place (app_pages/inplace_chart.py, the default), "
+                    help="the app's chart element: in place (ui/inplace_chart.py, the default), "
                          "st.plotly_chart (EXPLORER_CHARTS=plotly_chart), or both, one after the other")
     args = ap.parse_args()
     if args.charts == "both":

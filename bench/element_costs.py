@@ -1,8 +1,8 @@
 """What one kind of element adds to a slider move: the floor app with a few elements added, side by side.
 
 Each variant is bench/one_chart_app.py (one slider, three metrics, one bar chart) plus a snippet: eight
-st.metric in st.columns, the same eight as one ``common.metric_row``, two st.dataframe whose numbers follow
-the slider or stay the same, the same two through ``common.show_table``. Every variant is served by its own
+st.metric in st.columns, the same eight as one ``widgets.metric_row``, two st.dataframe whose numbers follow
+the slider or stay the same, the same two through ``html_table.show_table``. Every variant is served by its own
 `streamlit run` and moved in turn (``--rounds`` rounds of three moves); printed: the median and the
 milliseconds over the floor. The variants carry the app's page CSS (classroom.page_css), as the pages do.
 
@@ -41,7 +41,7 @@ LONG_HTML = {LONG_HTML!r}
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 import pandas as pd
-from app_pages import classroom, common
+from ui import classroom, html_table, widgets
 classroom.page_css()
 """
 TABLE = 'pd.DataFrame({{c: [{x} * (r + 1) * (j + 1) * 1.1 for r in range(4)] for j, c in enumerate("abcdef")}})'
@@ -53,7 +53,7 @@ for i in range(8):
     cc[i].metric(f"Metric {i}", f"{n * (i + 1) * 1.37:,.2f} ms", delta=f"{n - 8:+d} %", help="help text")
 """,
     "8 in one metric_row": """
-with common.metric_row(8, per_row=4) as m:
+with widgets.metric_row(8, per_row=4) as m:
     for i in range(8):
         m[i].metric(f"Metric {i}", f"{n * (i + 1) * 1.37:,.2f} ms", delta=f"{n - 8:+d} %", help="help text")
 """,
@@ -67,7 +67,7 @@ for k in range(2):
 """,
     "2 show_table, changing": f"""
 for k in range(2):
-    common.show_table({TABLE.format(x="n")}, hide_index=True)
+    html_table.show_table({TABLE.format(x="n")}, hide_index=True)
 """,
     "20 st.markdown": """
 for i in range(20):

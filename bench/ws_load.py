@@ -313,7 +313,7 @@ def main() -> None:
     ap.add_argument("--pages", default="", help="comma-separated url paths (default: every page but live)")
     args = ap.parse_args()
 
-    from app_pages.common import PAGES
+    from ui.nav import PAGES
     pages = args.pages.split(",") if args.pages else [
         "" if f.endswith("home.py") else Path(f).stem for f, *_ in PAGES if not f.endswith("live.py")]
     proc = None

@@ -5,26 +5,30 @@ formulas follow the course material (the inference course, week 11, steps 1-4; c
 """
 __version__ = "0.1.0"
 
-from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
-                   prefix_cache_savings, replicas_needed)
+# In the order of the layers (tests/test_layering.py), bottom to top.
 from .dtypes import DTYPE_BYTES, dtype_bytes
+from .models import ModelConfig, get_model, list_models
+from .config_json import from_hf_config
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_array
-from .memory import (MemoryBudget, accelerators_needed, expected_experts_touched, max_batch, memory_budget,
-                     weight_bytes, weight_bytes_read)
-from .models import ModelConfig, from_hf_config, get_model, list_models
+from .memory import MemoryBudget, accelerators_needed, expected_experts_touched, weight_bytes, weight_bytes_read
+from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
+                       batch_where_cache_equals_weights, critical_batch)
+from .parallel import Layout
+from .step import (decode_step_time, decode_sweep, max_batch, memory_budget, prefill_time,
+                   throughput_ceiling_tokens_per_s, ttft)
+from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
+                   prefix_cache_savings, replicas_needed)
+from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
+                     throughput_by_kv_heads, ttft_sweep)
 from .napkin import napkin_table, preset_table
-from . import batching, bill, efficiency, operators, parallel, quant, speculative, sweeps
-from .parallel import CapacityPlan, Layout, ServingTraffic, capacity_plan, which_gpus
+from .planning import CapacityPlan, ServingTraffic, capacity_plan, which_gpus
 from .batching import compare_batching, kv_reservation, make_requests, simulate_batching
 from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
 from .speculative import (SpecDecodeStats, accept_or_resample, acceptance_rate, expected_tokens_per_target_forward,
                           residual_distribution, speculative_generate, walltime_speedup)
-from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
-                     throughput_by_kv_heads, ttft_sweep)
-from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
-                       batch_where_cache_equals_weights, critical_batch, decode_step_time, decode_sweep,
-                       prefill_time, throughput_ceiling_tokens_per_s, ttft)
+from . import (batching, bill, collectives, efficiency, layers, operators, parallel, planning, quant, speculative, step,
+               sweeps)
 
 __all__ = [
     "ModelConfig", "Accelerator", "get_model", "list_models", "get_accelerator", "list_accelerators",

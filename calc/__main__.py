@@ -13,7 +13,8 @@ from pathlib import Path
 
 from .hardware import get_accelerator, list_accelerators
 from .memory import with_capacity
-from .models import get_model, list_models, model_from_json_text
+from .models import get_model, list_models
+from .config_json import model_from_json_text
 from .napkin import napkin_table
 
 

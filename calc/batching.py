@@ -34,8 +34,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dtypes import (check_fraction, check_nonneg_number, check_positive_int,
-                     check_positive_number)
+from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .cost import prefix_cache_savings
+from .kv import kv_bytes_per_token
+from .memory import weight_bytes
+from .step import decode_step_time, max_batch
 
 DISTRIBUTIONS = ("lognormal", "uniform", "fixed")
 POLICIES = ("static", "continuous")
@@ -205,8 +208,6 @@ def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtyp
         ValueError: an unknown dtype or a non-positive batch_hint (from calc's checks).
     Source: The inference course, week 11, step 4 (the decode step lower bound).
     """
-    from calc import decode_step_time, kv_bytes_per_token  # the package root re-exports the core
-
     hint = check_positive_int(batch_hint, "batch_hint")
     step = decode_step_time(model, accelerator, hint, 1, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                             embedding=embedding)
@@ -651,8 +652,6 @@ def batching_experiment(model, accelerator, *, weight_dtype: str = "bf16", kv_dt
             or any invalid argument (see ``make_requests``, ``simulate_static``, ``kv_reservation``).
     Sources: as the functions it calls (the inference course, week 11, steps 2 and 4; Orca; PagedAttention).
     """
-    from calc import kv_bytes_per_token, max_batch, weight_bytes
-
     if distribution == "uniform":
         prompt_spread = min(check_nonneg_number(prompt_spread, "prompt_spread"), 1.0)
         output_spread = min(check_nonneg_number(output_spread, "output_spread"), 1.0)
@@ -688,8 +687,6 @@ def prefix_cache_curve(model, n_requests: int, prefix_len: int, unique_len: int 
         ValueError: n_points < 2, or whatever ``prefix_cache_savings`` raises.
     Source: The inference course, week 11, step 2 (prefix caching); SGLang (Zheng et al. 2024), RadixAttention.
     """
-    from calc import prefix_cache_savings
-
     n_points = check_positive_int(n_points, "n_points")
     if n_points < 2:
         raise ValueError(f"n_points must be at least 2, got {n_points}")

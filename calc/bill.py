@@ -47,9 +47,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import (check_fraction, check_nonneg_number, check_positive_int, check_positive_number,
-                     dtype_bytes)
+from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .cost import cost_per_million
+from .dtypes import dtype_bytes
 from .models import DATA_DIR
+from .step import decode_step_time, max_batch, prefill_time
 
 DAYS_PER_MONTH = 30
 SECONDS_PER_DAY = 86_400.0
@@ -487,8 +489,6 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     Raises:
         ValueError: the model does not fit on 8 GPUs with room for one sequence's KV cache.
     """
-    from . import cost_per_million, decode_step_time, max_batch, prefill_time
-
     prompt_len = max(1, int(round(scenario.input_tokens)))
     context_len = prompt_len + max(1, int(round(scenario.output_tokens / 2)))
     n = 1

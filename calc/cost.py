@@ -7,12 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int, check_positive_number
+from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int, check_positive_number
 from .hardware import Accelerator
 from .kv import kv_bytes_per_token
-from .memory import max_batch as _max_batch
+from .step import max_batch as _max_batch
 from .models import ModelConfig
-from .roofline import batch_grid, decode_sweep
+from .roofline import batch_grid
+from .step import decode_sweep
 
 
 def cost_per_million(tokens_per_s, price_per_hour_usd):

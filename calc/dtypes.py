@@ -1,13 +1,13 @@
-"""Number formats and their sizes, and the argument checks every calc function shares.
+"""Number formats and their sizes: the plain dtypes and the block (quantized) storage formats.
 
 Sizes are storage bytes per element; int4 packs two elements per byte (0.5 B). The plain names leave
-scale factors out, as the course material does; the block formats of ``calc.quant`` ("q4_K_M",
-"mxfp4", "int4-g128", ...) count them (q4_0: 18 bytes per 32 elements = 0.5625 B).
+scale factors out, as the course material does; the block formats ("q4_K_M", "mxfp4", "int4-g128", ...;
+their table is in ``calc.quant``'s docstring, which tensors each keeps in 16-bit is ``calc.quant``) count them (q4_0: 18 bytes per 32 elements = 0.5625 B).
 """
 from __future__ import annotations
 
-import math
-from numbers import Integral, Real
+import re
+from dataclasses import dataclass
 
 #: Bytes per stored element for each dtype name the project accepts (DESIGN.md, "Dtype names").
 DTYPE_BYTES: dict[str, float] = {
@@ -37,8 +37,6 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     """
     if isinstance(dtype, str) and dtype.lower() in DTYPE_BYTES:
         return DTYPE_BYTES[dtype.lower()]
-    from .quant import FORMATS, bits_per_element  # late: quant needs nothing from here, dtypes loads first
-
     bits = bits_per_element(dtype) if isinstance(dtype, str) else None
     if bits is None:
         valid = ", ".join([*DTYPE_BYTES, *FORMATS])
@@ -46,72 +44,89 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     return bits / 8.0
 
 
-def check_choice(value, choices, rule: str) -> str:
-    """Return ``value`` if it is one of ``choices`` (a convention's names).
+#: Bits of each plain dtype (the course's convention: no scales).
+PLAIN_BITS = {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
 
-    Raises:
-        ValueError: ``rule`` (what the value must be, e.g. "matmul must be one of auto, weight_only,
-        low_precision") followed by "; got 'x'".
+Q4_K_BITS = 144 * 8 / 256     # block_q4_K: d, dmin (fp16) + 12 B of 6-bit scales/mins + 128 B of nibbles
+Q6_K_BITS = 210 * 8 / 256     # block_q6_K: 128 B low nibbles + 64 B high bits + 16 B int8 scales + fp16 d
+Q4_0_BITS = 18 * 8 / 32       # block_q4_0: fp16 d + 16 B of nibbles
+Q8_0_BITS = 34 * 8 / 32       # block_q8_0: fp16 d + 32 int8
+
+
+@dataclass(frozen=True)
+class QuantFormat:
+    """One weight storage format.
+
+    Fields:
+        name: the dtype name calc accepts ("q4_K_M", "int4-g128", ...).
+        bits_per_weight: bits per quantized element, scales and zeros included (q4_K_M: its q4_K part).
+        block: how one block is stored, in words.
+        compute_dtype: the dtype of the matmul (weight-only formats dequantize to bf16; fp8-block runs
+            on fp8 tensor cores).
+        keeps: which tensors the recipe leaves unquantized.
+        source: where the layout comes from.
     """
-    if value not in choices:
-        raise ValueError(f"{rule}; got {value!r}")
-    return value
+
+    name: str
+    bits_per_weight: float
+    block: str
+    compute_dtype: str
+    keeps: str
+    source: str
 
 
-def check_positive_int(value, what: str) -> int:
-    """Return ``value`` as an int if it is a positive integer (bools rejected).
-
-    Raises:
-        ValueError: "context_len must be a positive integer, got 0" and the like.
-    """
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        if isinstance(value, Real) and not isinstance(value, bool) and float(value).is_integer() and value > 0:
-            return int(value)
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
+def _group_format(bits: int, group: int) -> QuantFormat:
+    return QuantFormat(
+        f"int{bits}-g{group}", bits + (16 + bits) / group,
+        f"{bits}-bit integers, one fp16 scale and one {bits}-bit zero point per {group} weights along the input",
+        "bf16", "embeddings, output head, norms, MoE router in fp16",
+        "AutoGPTQ/AutoAWQ packing: qweight int32 (32/b weights), qzeros int32 per group, scales fp16 per group")
 
 
-def check_nonneg_int(value, what: str) -> int:
-    """Return ``value`` as an int if it is an integer >= 0.
-
-    Raises:
-        ValueError: negative or non-integer value.
-    """
-    if isinstance(value, bool) or not isinstance(value, Real) or not float(value).is_integer() or value < 0:
-        raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def check_positive_number(value, what: str) -> float:
-    """Return ``value`` as a float if it is a finite number > 0.
-
-    Raises:
-        ValueError: zero, negative, NaN, infinite or non-numeric value.
-    """
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{what} must be a positive number, got {value!r}")
-    return float(value)
-
-
-def check_nonneg_number(value, what: str) -> float:
-    """Return ``value`` as a float if it is a finite number >= 0.
-
-    Raises:
-        ValueError: negative, NaN, infinite or non-numeric value.
-    """
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{what} must be a non-negative number, got {value!r}")
-    return float(value)
+FORMATS: dict[str, QuantFormat] = {
+    "int4-g128": _group_format(4, 128),
+    "int8-g128": _group_format(8, 128),
+    "q8_0": QuantFormat("q8_0", Q8_0_BITS, "32 int8 + one fp16 scale (34 bytes)", "bf16",
+                        "norms and MoE router in f32", "ggml block_q8_0 (ggml-common.h)"),
+    "q4_0": QuantFormat("q4_0", Q4_0_BITS, "32 x 4-bit + one fp16 scale (18 bytes)", "bf16",
+                        "output head in q6_K; norms and MoE router in f32", "ggml block_q4_0; llama.cpp llama-quant.cpp"),
+    "q4_K_M": QuantFormat("q4_K_M", Q4_K_BITS, "q4_K super-blocks of 256 (144 bytes); half of attn_v and ffn_down "
+                          "and the output head in q6_K (210 bytes per 256)", "bf16",
+                          "norms and MoE router in f32", "ggml block_q4_K/block_q6_K; llama.cpp use_more_bits"),
+    "fp8-block": QuantFormat("fp8-block", 8 + 32 / (128 * 128), "fp8 e4m3, one fp32 scale per 128 x 128 block",
+                             "fp8", "embeddings, output head, norms, MoE router in bf16",
+                             "DeepSeek-V3 technical report, section 3.3.1 (weight_block_size [128, 128])"),
+    "mxfp4": QuantFormat("mxfp4", 4 + 8 / 32, "32 x fp4 e2m1 + one e8m0 power-of-two scale (17 bytes)", "bf16",
+                         "MoE: everything but the routed experts (gpt-oss: attention, router, embeddings, head) in "
+                         "bf16; dense: embeddings, head, norms", "OCP Microscaling Formats (MX) v1.0, section 5.2"),
+    "nvfp4": QuantFormat("nvfp4", 4 + 8 / 16, "16 x fp4 e2m1 + one fp8 e4m3 scale (9 bytes), one fp32 scale per "
+                         "tensor", "bf16", "embeddings, output head, norms, MoE router in bf16",
+                         "NVIDIA NVFP4 (Blackwell); TensorRT Model Optimizer checkpoints"),
+}
+_GROUP_NAME = re.compile(r"^int(4|8)-g(32|64|128|256)$")
 
 
-def check_fraction(value, what: str) -> float:
-    """Return ``value`` as a float if it lies in [0, 1].
+def quant_format(name: str) -> QuantFormat | None:
+    """The block format called ``name`` (case-insensitive; int4/int8 at any group of 32, 64, 128 or 256
+    as "int4-g64"), or None for a plain dtype or an unknown name."""
+    if not isinstance(name, str):
+        return None
+    key = name.strip()
+    for k, f in FORMATS.items():
+        if k.lower() == key.lower():
+            return f
+    m = _GROUP_NAME.match(key.lower())
+    return _group_format(int(m.group(1)), int(m.group(2))) if m else None
 
-    Raises:
-        ValueError: outside [0, 1] or not a number.
-    """
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or not 0 <= value <= 1:
-        raise ValueError(f"{what} must be a number between 0 and 1, got {value!r}")
-    return float(value)
+
+def format_names() -> list[str]:
+    """Every block format name, in the table's order."""
+    return list(FORMATS)
+
+
+def bits_per_element(name: str) -> float | None:
+    """Bits per element of a plain dtype or a block format (scales included); None if unknown."""
+    if isinstance(name, str) and name.lower() in PLAIN_BITS:
+        return PLAIN_BITS[name.lower()]
+    f = quant_format(name)
+    return None if f is None else f.bits_per_weight

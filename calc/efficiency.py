@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from .dtypes import check_positive_number
+from .checks import check_positive_number
 from .models import DATA_DIR
 from .roofline import StepTime
 

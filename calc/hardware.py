@@ -5,7 +5,8 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from .dtypes import DTYPE_BYTES, check_choice, check_nonneg_number, check_positive_number, dtype_bytes
+from .dtypes import dtype_bytes, quant_format
+from .checks import check_choice, check_nonneg_number, check_positive_number
 from .models import DATA_DIR
 
 #: Compute dtype used for a weight dtype (DESIGN.md dtype names). Weight-only int4 (GPTQ/AWQ,
@@ -49,7 +50,6 @@ def matmul_dtype(weight_dtype: str, matmul: str = "auto") -> str:
         return _LOW.get(key) or ("int8" if key.startswith("int8-g") else "int4")
     if key in COMPUTE_DTYPE:
         return COMPUTE_DTYPE[key]
-    from .quant import quant_format
     return quant_format(weight_dtype).compute_dtype
 
 

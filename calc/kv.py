@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import check_positive_int, dtype_bytes
-from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, bytes_per_token,
+from .checks import check_positive_int
+from .dtypes import dtype_bytes
+from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, WINDOWED_KINDS, bytes_per_token,
                      check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
                      sequence_cache_bytes, state_bytes)
 from .models import ModelConfig
@@ -30,7 +31,7 @@ from .models import ModelConfig
 __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
            "kv_bytes_per_token", "cached_tokens_per_layer", "kv_cache_bytes", "kv_cache_bytes_array",
            "kv_state_bytes", "decode_kv_read_bytes_array", "attention_variants", "hybrid_layer_types",
-           "with_attention_layout"]
+           "with_attention_layout", "conventions_that_matter"]
 
 
 def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
@@ -173,12 +174,10 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
     }
 
 
-_WINDOWED_KINDS = ("full", "sliding", "chunked")
-
 
 def _without_windows(model: ModelConfig) -> dict:
     """Field changes that turn sliding and chunked layers into full ones, keeping the other kinds."""
-    kinds = tuple("full" if k in _WINDOWED_KINDS else k for k in model.layer_kinds)
+    kinds = tuple("full" if k in WINDOWED_KINDS else k for k in model.layer_kinds)
     return dict(sliding_window=None, attention_chunk_size=None,
                 layer_types=None if all(k == "full" for k in kinds) else kinds)
 
@@ -187,11 +186,11 @@ def _windowed(model: ModelConfig, window: int, local_per_global: int | None) -> 
     """The model with a W-token window on its attention layers: every one, or ``local_per_global``
     sliding layers per full one (counted over the attention layers; other kinds kept)."""
     kinds = list(model.layer_kinds)
-    attn = [i for i, k in enumerate(kinds) if k in _WINDOWED_KINDS]
+    attn = [i for i, k in enumerate(kinds) if k in WINDOWED_KINDS]
     pattern = hybrid_layer_types(len(attn), local_per_global) if local_per_global and attn else ("sliding",) * len(attn)
     for i, k in zip(attn, pattern):
         kinds[i] = k
-    plain = all(k in _WINDOWED_KINDS for k in kinds)
+    plain = all(k in WINDOWED_KINDS for k in kinds)
     if plain and all(k == "sliding" for k in kinds):
         layer_types = None
     else:
@@ -253,3 +252,18 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
         return model.with_changes(**_without_windows(model))
     w = check_positive_int(window, "window")
     return _windowed(model, w, local_per_global)
+
+
+def conventions_that_matter(model: ModelConfig) -> tuple[bool, bool]:
+    """Whether the storage conventions change ``model``'s cache: (the window convention: some layer holds
+    fewer tokens under ``sliding="cap"`` than under ``"full"`` at 2**20 tokens; the MLA convention: the
+    latent and the expanded per-head K and V differ in bytes per token).
+
+    A page offers a convention's switch only where it changes the bytes.
+
+    Raises:
+        ValueError: a model the layer rules reject (``cached_tokens_per_layer``, ``kv_bytes_per_token``).
+    """
+    windowed = cached_tokens_per_layer(model, 2**20, "cap") != cached_tokens_per_layer(model, 2**20, "full")
+    has_mla = kv_bytes_per_token(model, "bf16", mla="latent") != kv_bytes_per_token(model, "bf16", mla="expanded")
+    return windowed, has_mla

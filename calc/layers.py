@@ -38,6 +38,9 @@ Conventions (where engines differ, both are offered):
 - DeepSeek-V3.2's indexer key cache: ``index_head_dim`` fp8 bytes plus one fp32 scale per 128
   elements per token and layer (132 B for 128; vLLM's ``DeepseekV32IndexerCache``), whatever the
   KV dtype. Decode attention reads only the top-k selected latent entries; the indexer reads all S.
+
+The functions take a ``calc.models.ModelConfig`` (named in the annotations only: this module sits
+below ``calc.models``, which reads its layer kinds from here).
 """
 from __future__ import annotations
 
@@ -48,14 +51,30 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_choice, dtype_bytes
-from .models import ModelConfig
+from .checks import check_choice
+from .dtypes import dtype_bytes
 
 SLIDING_CONVENTIONS = ("cap", "full")
 MLA_CONVENTIONS = ("latent", "expanded")
 INDEX_QUANT_BLOCK = 128     # elements per fp32 scale of the DSA indexer keys (vLLM, DeepSeek-V3.2)
+#: Per-layer kinds a ``ModelConfig.layer_types`` entry may name (the table above says what each holds).
+LAYER_KINDS = ("full", "sliding", "chunked", "linear_attention", "lightning", "mamba", "mamba2",
+               "parallel_mamba2", "mlp_only")
+#: Kinds that attend over cached tokens (and so hold per-token K/V).
 ATTENTION_LAYER_KINDS = ("full", "sliding", "chunked", "sparse_mla", "parallel_mamba2")
+#: Kinds that hold a constant per-sequence state (conv + recurrent/SSM).
 STATE_LAYER_KINDS = ("linear_attention", "lightning", "mamba", "mamba2", "parallel_mamba2")
+#: Kinds whose attention span a window or chunk can limit.
+WINDOWED_KINDS = ("full", "sliding", "chunked")
+#: Per-layer FFN kinds a ``ModelConfig.ffn_layer_types`` entry may name.
+FFN_KINDS = ("dense", "moe", "none")
+_GDN_FIELDS = ("linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+               "linear_conv_kernel")
+_MAMBA2_FIELDS = ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel", "ssm_n_heads", "ssm_head_dim", "ssm_n_groups")
+#: The ``ModelConfig`` shape fields a model must set when one of its layers is of that kind.
+LAYER_KIND_FIELDS = {"chunked": ("attention_chunk_size",), "linear_attention": _GDN_FIELDS,
+                     "mamba": ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel"), "mamba2": _MAMBA2_FIELDS,
+                     "parallel_mamba2": _MAMBA2_FIELDS}
 KIND_DESCRIPTIONS = {
     "full": "full attention: every token",
     "sliding": "sliding window: the last W tokens",
@@ -249,7 +268,7 @@ class LayerSpec:
         return float(out) if np.ndim(out) == 0 else out
 
 
-def _owns_cache(model: ModelConfig, i: int) -> bool:
+def owns_cache(model: ModelConfig, i: int) -> bool:
     """Cross-layer sharing: with factor s layers 0, s, 2s, ... hold caches (CLA); the last
     ``n_kv_shared_layers`` layers reuse earlier ones (Gemma-3n: transformers' Gemma3n
     ``first_kv_shared_layer_idx = num_hidden_layers - num_kv_shared_layers``)."""
@@ -278,7 +297,7 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     index_b = index_bytes_per_token_per_layer(model)
     specs = []
     for i, kind in enumerate(model.layer_kinds):
-        owns = _owns_cache(model, i)
+        owns = owns_cache(model, i)
         conv, rec = state_shapes(model, kind)
         state = dict(conv_state_bytes=float(_numel(conv) * cv_b), recurrent_state_bytes=float(_numel(rec) * st_b))
         if kind in ("full", "sliding", "chunked", "parallel_mamba2"):
@@ -339,7 +358,7 @@ def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
     out = []
     for i, (kind, ffn) in enumerate(zip(model.layer_kinds, model.ffn_kinds)):
         v = 0
-        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and _owns_cache(model, i):
+        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and owns_cache(model, i):
             v = d * model.n_kv_heads * model.head_dim
         p = dict(kind=kind, ffn=ffn, mixer_norm=0 if kind == "mlp_only" else d, ffn_norm=0 if ffn == "none" else d,
                  attention_v=v)

@@ -1,4 +1,6 @@
-"""The memory ceiling: weights + KV cache + reserve against an accelerator's capacity."""
+"""Weights stored and read per step, and the pieces of the memory ceiling: an accelerator's capacity
+conventions and ``MemoryBudget``. The ceiling itself (``memory_budget``, ``max_batch``, one accelerator
+or a layout) is in ``calc.step``."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import check_choice, check_fraction, check_nonneg_number, check_positive_int, dtype_bytes
+from .checks import check_choice, check_fraction, check_nonneg_number
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
-from .kv import kv_cache_bytes
 from .models import ModelConfig
 from .quant import is_plain, tensor_groups, weight_bytes_by_group
 
@@ -152,6 +154,8 @@ def weight_bytes_read(model: ModelConfig, n_tokens, weight_dtype: str = "bf16", 
 
 #: How much of an accelerator's memory a model may use (``capacity_bytes``).
 MEMORY_CONVENTIONS = ("datasheet", "driver", "engine")
+
+
 #: vLLM's default ``--gpu-memory-utilization`` (vllm/engine/arg_utils.py, EngineArgs).
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
@@ -234,74 +238,3 @@ def accelerators_needed(total_model_bytes: float, capacity_bytes: float, reserve
     if usable <= 0:
         raise ValueError(f"reserve_bytes ({reserve_bytes:.3g}) must be smaller than the memory ({capacity_bytes:.3g})")
     return max(1, math.ceil(total_model_bytes / usable - 1e-12))
-
-
-def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
-                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                  sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
-                  memory: str = "datasheet",
-                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> MemoryBudget:
-    """Weights + KV cache of ``batch`` sequences of ``context_len`` tokens + reserve, against capacity.
-
-    ``memory``: which capacity (``capacity_bytes``): "datasheet" (default), "driver" or "engine"
-    (``gpu_memory_utilization`` of the driver's total); capacity_bytes of the result is that figure.
-
-    With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout against one
-    accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's GPUs.
-
-    The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
-    ``kv_bytes`` includes each sequence's constant per-sequence state (Mamba, Gated DeltaNet,
-    lightning layers), as ``kv_cache_bytes`` does.
-
-    Raises:
-        ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
-    """
-    accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
-    if (tp, pp, ep) != (1, 1, 1):
-        from .parallel import gpu_memory, make_layout
-        g = gpu_memory(model, accelerator, context_len, batch, make_layout(model, tp, pp, ep), weight_dtype,
-                       kv_dtype, reserve_bytes, sliding, mla)
-        return MemoryBudget(g.weights_bytes, g.kv_bytes + g.state_bytes, g.reserve_bytes, g.total_bytes, g.capacity_bytes,
-                            g.free_bytes, g.fits, max(tp, ep) * pp)
-    reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
-    w = weight_bytes(model, weight_dtype)
-    kv = kv_cache_bytes(model, context_len, batch, kv_dtype, sliding, mla)
-    total = w + kv + reserve
-    cap = accelerator.memory_bytes
-    return MemoryBudget(w, kv, reserve, total, cap, cap - total, total <= cap,
-                        accelerators_needed(w + kv, cap, reserve))
-
-
-def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, weight_dtype: str = "bf16",
-              kv_dtype: str = "bf16", reserve_bytes: float = 0, sliding: str = "cap", mla: str = "latent",
-              tp: int = 1, pp: int = 1, ep: int = 1, memory: str = "datasheet",
-              gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> int:
-    """Largest number of sequences of ``context_len`` tokens whose cache fits beside the weights.
-
-    ``memory``: the capacity convention of ``capacity_bytes`` ("datasheet" by default, the course's;
-    "driver"; "engine" with ``gpu_memory_utilization``). Llama-3-8B at 8K on an H100 SXM: 59, 64
-    and 56 sequences.
-
-    With ``tp``, ``pp``, ``ep`` above 1: sequences per replica whose per-GPU share fits on every GPU
-    (``calc.parallel.max_batch_per_replica``).
-
-    ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
-    KV per sequence is ``kv_cache_bytes``: the tokens each layer holds plus the constant state of
-    the Mamba / Gated DeltaNet / lightning layers (``calc.layers``).
-    The inference course, week 11, step 4: Llama-3-8B at 8k on an H100 SXM: 59 in bf16, 134 with int8 weights and cache.
-    The inference course, week 11, napkin problem 2: a 13B model (L=40, K=8, H=128) at 4k with 6 GB reserved: 71.
-
-    Raises:
-        ValueError: invalid context, dtypes or reserve.
-    """
-    accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
-    if (tp, pp, ep) != (1, 1, 1):
-        from .parallel import make_layout, max_batch_per_replica
-        return max_batch_per_replica(model, accelerator, context_len, make_layout(model, tp, pp, ep), weight_dtype,
-                                     kv_dtype, reserve_bytes, sliding, mla)
-    reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
-    free = accelerator.memory_bytes - weight_bytes(model, weight_dtype) - reserve
-    per_seq = kv_cache_bytes(model, context_len, 1, kv_dtype, sliding, mla)
-    if free <= 0:
-        return 0
-    return int(math.floor(free / per_seq + 1e-9))

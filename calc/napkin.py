@@ -1,15 +1,18 @@
 """The napkin table: the handful of numbers that price one model on one accelerator."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from .checks import check_positive_int
 from .cost import cost_per_million
-from .hardware import Accelerator
-from .kv import kv_bytes_per_token, kv_cache_bytes
 from .dtypes import dtype_bytes
-from .memory import input_embedding_params, max_batch, memory_budget, weight_bytes
-from .models import ModelConfig
-from .roofline import critical_batch, decode_step_time, prefill_time, throughput_ceiling_tokens_per_s
+from .hardware import Accelerator, get_accelerator, list_accelerators
+from .kv import decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes
+from .memory import input_embedding_params, weight_bytes, weight_bytes_read
+from .models import ModelConfig, get_model, list_models
+from .roofline import critical_batch, matmul_params
+from .step import decode_step_time, max_batch, memory_budget, prefill_time, throughput_ceiling_tokens_per_s
 
 
 def _kv_note(model: ModelConfig) -> str:
@@ -97,15 +100,6 @@ def preset_table(context_len: int = 8192, batch: int = 1, weight_dtype: str = "b
     Raises:
         ValueError: invalid sizes or dtypes.
     """
-    import numpy as np
-
-    from .dtypes import check_positive_int, dtype_bytes
-    from .hardware import get_accelerator, list_accelerators
-    from .kv import decode_kv_read_bytes_array
-    from .memory import weight_bytes_read
-    from .roofline import matmul_params
-    from .models import get_model, list_models
-
     s = check_positive_int(context_len, "context_len")
     b = check_positive_int(batch, "batch")
     dtype_bytes(weight_dtype, "weight_dtype")

@@ -21,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_positive_int
+from .checks import check_positive_int
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .memory import check_embedding, expected_experts_touched, input_embedding_params, lookup_params_not_read
 from .models import ModelConfig
-from .layers import STATE_LAYER_KINDS, _owns_cache, layer_params
+from .layers import STATE_LAYER_KINDS, owns_cache, layer_params
 from .quant import tensor_groups, weight_bytes_by_group
 from .roofline import attention_flops, check_logits, head_flops_skipped, matmul_params
 
@@ -57,7 +57,7 @@ def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
     qkv = o = 0.0
     for i, p in enumerate(layer_params(model)):
         if p.kind in ("full", "sliding", "chunked", "parallel_mamba2"):
-            qkv += full_qkv if (p.attention_v or model.attention == "mla") and _owns_cache(model, i) else q_only
+            qkv += full_qkv if (p.attention_v or model.attention == "mla") and owns_cache(model, i) else q_only
             o += out
         elif p.kind == "lightning":
             qkv += 3 * d * n * model.head_dim

@@ -1,4 +1,6 @@
-"""The roofline: decode step and prefill time, arithmetic intensity, critical batch, sweeps.
+"""The roofline of one accelerator: the decode step and the prefill as arrays, arithmetic intensity,
+critical batch, attention FLOPs, the batch grid of sweeps (the public ``decode_step_time``,
+``prefill_time`` and ``decode_sweep``, for one accelerator or a layout, are in ``calc.step``).
 
 The napkin model of one decode step (the inference course, week 11, step 4; Pope et al. 2022):
 ``total_s = B*KV/W + max(weight_bytes/W, 2*N_active*B/P)`` with KV the cache bytes of one sequence.
@@ -11,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from .dtypes import check_choice, check_nonneg_number, check_positive_int, dtype_bytes
+from .checks import check_choice, check_nonneg_number, check_positive_int
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .layers import attention_layer_spans
-from .memory import max_batch as _max_batch
 from .memory import check_embedding, input_embedding_params, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 
@@ -144,7 +145,7 @@ def head_flops_skipped(model: ModelConfig, prompt_len, batch, logits: str = "all
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtype, query_tokens=1,
+def decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtype, query_tokens=1,
                    sliding="cap", mla="latent", embedding="gather"):
     """Vectorised decode step over broadcastable arrays of batch and context (no validation)."""
     w = accelerator.bandwidth_bytes_per_s
@@ -160,48 +161,6 @@ def _decode_arrays(model, accelerator, batch, context_len, weight_dtype, kv_dtyp
     return dict(weights_s=weights_s, kv_s=kv_s, compute_s=compute_s, total_s=total_s,
                 tokens_per_s=b * query_tokens / total_s if query_tokens > 1 else b / total_s,
                 flops=flops, bytes=wbytes + kvbytes, weight_bytes_read=wbytes, kv_bytes=kvbytes)
-
-
-def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
-                     weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
-                     sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
-                     interconnect=None, embedding: str = "gather") -> StepTime:
-    """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
-
-    With ``tp``, ``pp``, ``ep`` above 1 the step is that of one replica spread over accelerators
-    (``calc.parallel.parallel_decode_step``: each GPU reads its share, plus the collectives over
-    ``interconnect``, the accelerator's own by default); at 1, 1, 1 the single-GPU answer below.
-
-    ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
-    ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
-    MoE models read only the experts the batch touches. Attention FLOPs are left out, as in the course.
-    The cache term is what a step moves (``calc.kv.decode_kv_read_bytes_array``): each constant
-    per-sequence state (Mamba, Gated DeltaNet) is read and written, and DeepSeek-V3.2's sparse
-    attention reads only its top-k latent entries while its indexer reads every key.
-
-    ``embedding="gather"`` (default): the input embedding is a lookup; the step reads the B*T rows it
-    needs, not the table, and does no matmul with it (``weight_bytes_read``, ``matmul_params``).
-    ``embedding="table"``: the course's napkin, every parameter read every step. Llama-3-8B on an
-    H100 SXM at 8k, napkin: B=1 5.1 ms (196 tok/s), B=32 15.1 ms (2,126 tok/s); gathered, the
-    1.05 GB untied input table is not read: B=1 4.8 ms.
-
-    Returns:
-        StepTime (seconds; tokens_per_s = B / total_s, or B*T / total_s when T > 1).
-
-    Raises:
-        ValueError: non-positive or non-integer batch/context/query_tokens; unknown dtype.
-    """
-    if (tp, pp, ep) != (1, 1, 1):
-        from .parallel import make_layout, parallel_decode_step
-        return parallel_decode_step(model, accelerator, batch, context_len, make_layout(model, tp, pp, ep),
-                                    weight_dtype, kv_dtype, query_tokens, interconnect, sliding=sliding, mla=mla,
-                                    embedding=embedding)
-    b = check_positive_int(batch, "batch")
-    s = check_positive_int(context_len, "context_len")
-    t = check_positive_int(query_tokens, "query_tokens")
-    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, t, sliding, mla, embedding)
-    return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
-                    float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
 
 
 def attended_keys(prompt_len, window: int | None = None, past_len: int = 0):
@@ -244,7 +203,7 @@ def chunked_attended_keys(prompt_len, chunk: int, past_len: int = 0):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
+def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
     """Vectorised ``attention_flops`` over an array of prompt lengths (no validation)."""
     h_qk, h_v = _attention_head_dims(model)
     keys = np.zeros_like(np.asarray(prompt_len, dtype=float))
@@ -279,75 +238,23 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
     past = int(check_nonneg_number(past_len, "past_len"))
-    return float(_attention_flops_array(model, t, b, past))
+    return float(attention_flops_array(model, t, b, past))
 
 
-def _prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype, sliding="cap", mla="latent",
+def prefill_arrays(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype, sliding="cap", mla="latent",
                     embedding="gather", logits="all"):
     """Vectorised prefill roofline over an array of prompt lengths (no validation)."""
     t = np.asarray(prompt_len, dtype=float)
     w = accelerator.bandwidth_bytes_per_s
     wbytes = np.asarray(weight_bytes_read(model, batch * t, weight_dtype, embedding), dtype=float)
     kvbytes = np.asarray(kv_cache_bytes_array(model, t, batch, kv_dtype, sliding, mla), dtype=float)
-    attn = _attention_flops_array(model, t, batch)
+    attn = attention_flops_array(model, t, batch)
     flops = 2.0 * matmul_params(model, embedding) * batch * t - head_flops_skipped(model, t, batch, logits) + attn
     weights_s, kv_s = wbytes / w, kvbytes / w
     compute_s = flops / accelerator.compute_flops(weight_dtype)
     total = kv_s + np.maximum(weights_s, compute_s)
     return dict(weights_s=weights_s, kv_s=kv_s, compute_s=compute_s, total_s=total,
                 tokens_per_s=batch * t / total, flops=flops, attention_flops=attn, bytes=wbytes + kvbytes)
-
-
-def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
-                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
-                 mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1, interconnect=None,
-                 embedding: str = "gather", logits: str = "all") -> StepTime:
-    """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
-
-    ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators
-    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).
-
-    The roofline with T = prompt tokens (DESIGN.md; CS336 lecture 10 (Inference) "The KV cache, and the two regimes"):
-    compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
-    (MoE: experts touched by B*T tokens) + the KV cache written; ``total_s = kv_s + max(weights_s,
-    compute_s)``. Prefill of a long prompt is compute-bound: its intensity is about B*T.
-    ``embedding="gather"`` (default): no matmul and only B*T rows read for an untied input embedding
-    (N_active less V*D in the FLOPs); ``"table"``: the course's napkin, 2*N_active*B*T.
-    ``logits="all"`` (default, the course's 2*N*B*T): the LM head multiplies every prompt token;
-    ``"last"``: only each sequence's last one, as vLLM and SGLang do (``head_flops_skipped``: 2*V*D*B*(T-1)
-    FLOPs fewer; the head's weights are read either way). Llama-3-8B on an H100 SXM at T = 8,192, gathered
-    embedding: 143 ms with "all", 134 ms with "last".
-
-    Returns:
-        StepTime with tokens_per_s = B*T / total_s (prompt tokens processed per second).
-
-    Raises:
-        ValueError: non-positive or non-integer prompt_len/batch; unknown dtype, embedding or logits mode.
-    """
-    check_logits(logits)
-    if (tp, pp, ep) != (1, 1, 1):
-        from .parallel import make_layout, parallel_prefill
-        return parallel_prefill(model, accelerator, prompt_len, batch, make_layout(model, tp, pp, ep),
-                                weight_dtype, kv_dtype, interconnect, sliding, mla, embedding=embedding, logits=logits)
-    t = check_positive_int(prompt_len, "prompt_len")
-    b = check_positive_int(batch, "batch")
-    check_embedding(embedding)
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, sliding, mla, embedding, logits)
-    return StepTime(float(a["weights_s"]), float(a["kv_s"]), float(a["compute_s"]), float(a["total_s"]),
-                    float(a["tokens_per_s"]), float(a["flops"]), float(a["bytes"]), b, t)
-
-
-def ttft(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1, queue_s: float = 0.0,
-         weight_dtype: str = "bf16", kv_dtype: str = "bf16", embedding: str = "gather", logits: str = "all") -> float:
-    """Time to first token in seconds: queueing + prefill (the inference course, week 11, step 3, "Metrics").
-    ``embedding`` and ``logits`` (LM head on every prompt token, or the last only): as ``prefill_time``.
-
-    Raises:
-        ValueError: negative queue time or invalid prefill arguments.
-    """
-    q = check_nonneg_number(queue_s, "queue_s")
-    return q + prefill_time(model, accelerator, prompt_len, batch, weight_dtype, kv_dtype,
-                            embedding=embedding, logits=logits).total_s
 
 
 def arithmetic_intensity_decode(model: ModelConfig, batch: int, context_len: int, weight_dtype: str = "bf16",
@@ -377,16 +284,6 @@ def arithmetic_intensity_prefill(model: ModelConfig, prompt_len: int, batch: int
                     + float(kv_cache_bytes_array(model, t, b, kv_dtype)))
 
 
-def throughput_ceiling_tokens_per_s(model: ModelConfig, accelerator: Accelerator, context_len: int,
-                                    kv_dtype: str = "bf16") -> float:
-    """Decode throughput as B grows without bound: W / KV per sequence (the inference course, week 11, step 4: ~3,120 tok/s
-    for Llama-3-8B at 8k on an H100). Each extra sequence adds its own cache read and one token; the
-    bytes a step moves per sequence are ``calc.kv.decode_kv_read_bytes_array`` (constant states read and
-    written, DSA's top-k)."""
-    s = check_positive_int(context_len, "context_len")
-    return accelerator.bandwidth_bytes_per_s / float(decode_kv_read_bytes_array(model, s, 1, kv_dtype))
-
-
 def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weight_dtype: str = "bf16",
                                      kv_dtype: str = "bf16") -> float:
     """B at which the batch's cache weighs as much as the weights: weight bytes / KV per sequence
@@ -397,6 +294,8 @@ def batch_where_cache_equals_weights(model: ModelConfig, context_len: int, weigh
 
 #: Default decode sweeps list every batch up to this size...
 SWEEP_DENSE_BATCHES = 1024
+
+
 #: ...and at most about this many batches in all (geometric spacing above the dense part).
 SWEEP_MAX_POINTS = 2048
 
@@ -413,67 +312,3 @@ def batch_grid(ceiling: int) -> np.ndarray:
     dense = np.arange(1, SWEEP_DENSE_BATCHES + 1)
     sparse = np.round(np.geomspace(SWEEP_DENSE_BATCHES, top, SWEEP_MAX_POINTS - SWEEP_DENSE_BATCHES)).astype(np.int64)
     return np.unique(np.concatenate([dense, sparse, [top]]))
-
-
-def decode_sweep(model: ModelConfig, accelerator: Accelerator, context_len: int, batches=None,
-                 weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                 price_per_hour_usd: float | None = None, tp: int = 1, pp: int = 1, ep: int = 1,
-                 interconnect=None, embedding: str = "gather") -> pd.DataFrame:
-    """Decode steps for every batch size at once (one numpy evaluation, no Python loop).
-
-    With ``tp``, ``pp``, ``ep`` above 1: batch per replica, memory and fit per GPU, tokens_per_s per
-    replica, a comm_s column (``calc.parallel``); the price is then per GPU, times the replica's GPUs.
-
-    Args:
-        batches: 1-D array of batch sizes; default every B in 1 .. max(1, memory ceiling) up to
-            ``SWEEP_DENSE_BATCHES``, and above that a geometric grid of about
-            ``SWEEP_MAX_POINTS`` batches ending at the ceiling (a tiny model on a large GPU has a
-            ceiling in the millions: one row per batch would cost seconds and gigabytes).
-        embedding: "gather" (default) or "table" (the course's napkin), as in ``decode_step_time``.
-
-    Returns:
-        DataFrame, one row per batch: batch, weights_s, kv_s, compute_s, total_s (= TPOT),
-        tokens_per_s, memory_bytes (weights + held cache ``kv_cache_bytes`` + reserve), fits (B within
-        ``calc.max_batch``), usd_per_million (NaN without a price), bound ("memory"/"compute", as ``StepTime.bound``).
-
-    Raises:
-        ValueError: invalid context, dtypes, reserve or batch values.
-    """
-    s = check_positive_int(context_len, "context_len")
-    reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
-    if (tp, pp, ep) != (1, 1, 1):
-        from .parallel import layout_sweep_arrays
-        b, a, mem, _ = layout_sweep_arrays(model, accelerator, batches, s, tp, pp, ep, weight_dtype, kv_dtype,
-                                           interconnect, reserve, embedding)
-        gpus = max(tp, ep) * pp
-        df = pd.DataFrame({"batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"],
-                           "compute_s": a["compute_s"], "comm_s": a["comm_s"], "total_s": a["total_s"],
-                           "tokens_per_s": a["tokens_per_s"], "memory_bytes": mem + reserve,
-                           "fits": mem + reserve <= accelerator.memory_bytes})
-        df["usd_per_million"] = (np.nan if price_per_hour_usd is None
-                                 else gpus * price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6)
-        df["bound"] = bound_label(a["compute_s"], a["weights_s"] + a["kv_s"])
-        return df
-    ceiling = _max_batch(model, accelerator, s, weight_dtype, kv_dtype, reserve)
-    if batches is None:
-        batches = batch_grid(ceiling)
-    b = np.asarray(batches)
-    if b.ndim != 1 or b.size == 0 or np.any(b < 1) or np.any(b != np.floor(b)):
-        raise ValueError("batches must be a non-empty 1-D array of positive integers")
-    check_embedding(embedding)
-    a = _decode_arrays(model, accelerator, b, s, weight_dtype, kv_dtype, embedding=embedding)
-    # Memory holds the cache (kv_cache_bytes: each constant state once), not what a step moves
-    # (a["kv_bytes"] reads and writes each state, and DSA reads only its top-k); a batch fits when it
-    # is within calc.max_batch, the one definition of the memory ceiling.
-    mem = weight_bytes(model, weight_dtype) + kv_cache_bytes_array(model, s, b, kv_dtype) + reserve
-    df = pd.DataFrame({
-        "batch": b.astype(int), "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
-        "total_s": a["total_s"], "tokens_per_s": a["tokens_per_s"], "memory_bytes": mem,
-        "fits": b <= ceiling,
-    })
-    if price_per_hour_usd is not None:
-        df["usd_per_million"] = price_per_hour_usd / (df["tokens_per_s"] * 3600.0) * 1e6
-    else:
-        df["usd_per_million"] = np.nan
-    df["bound"] = bound_label(a["compute_s"], a["weights_s"] + a["kv_s"])
-    return df

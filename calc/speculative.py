@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _scipy_stats
 
-from .dtypes import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
+from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
+from .roofline import critical_batch
+from .step import decode_step_time
 
 #: A table "sums to 1" when it is within this absolute tolerance of 1.
 SUM_TOLERANCE = 1e-6
@@ -840,8 +842,6 @@ def verify_critical_batch(accelerator, gamma, weight_dtype: str = "bf16") -> flo
 
     Source: The inference course, week 11, step 4 (critical batch); CS336 lecture 10 (Inference), "Two lossless wins".
     """
-    from . import critical_batch  # late import: calc/__init__ imports this module
-
     gamma = _check_gamma(gamma)
     return critical_batch(accelerator, weight_dtype) / (gamma + 1)
 
@@ -883,8 +883,6 @@ def batch_speedup_table(target, draft, accelerator, batches=DEFAULT_BATCHES, gam
     Source: Leviathan et al. 2022, Theorem 3.8 with c and the verify cost from the roofline of the
     inference course, week 11, step 4 (decode_step_time); the batch caveat is CS336 lecture 10 (Inference), "Two lossless wins".
     """
-    from . import decode_step_time  # late import: calc/__init__ imports this module
-
     gamma = _check_gamma(gamma)
     alpha = _check_alpha(alpha)
     context_len = check_positive_int(context_len, "context_len")

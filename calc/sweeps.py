@@ -11,13 +11,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .dtypes import check_positive_int, dtype_bytes
+from .checks import check_positive_int
+from .dtypes import dtype_bytes
 from .hardware import Accelerator
-from .kv import decode_kv_read_bytes_array
-from .memory import max_batch, weight_bytes, weight_bytes_read
+from .kv import decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes
+from .memory import check_embedding, weight_bytes, weight_bytes_read
 from .models import ModelConfig
-from .memory import check_embedding
-from .roofline import (_decode_arrays, _prefill_arrays, bound_label, check_logits, decode_step_time, prefill_time)
+from .parallel import layout_sweep_arrays
+from .quant import format_table
+from .roofline import bound_label, check_logits, decode_arrays, prefill_arrays
+from .step import decode_step_time, max_batch, memory_budget, prefill_time
 
 #: Prompt lengths of the default TTFT sweep: 16 .. 131,072 tokens, four points per octave.
 DEFAULT_PROMPT_LENS = np.unique(np.round(2.0 ** np.arange(4, 17.01, 0.25)).astype(int))
@@ -133,11 +136,10 @@ def decode_split(model: ModelConfig, accelerator: Accelerator, context_len: int,
     grid = np.unique(np.concatenate([grid, extra]).astype(int))
     check_embedding(embedding)
     if layout:
-        from .parallel import layout_sweep_arrays
         _, a, mem, _ = layout_sweep_arrays(model, accelerator, grid, s, tp, pp, ep, weight_dtype, kv_dtype,
                                            interconnect, embedding=embedding)
     else:
-        a = _decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
+        a = decode_arrays(model, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
     df = pd.DataFrame({
         "batch": grid, "weights_s": a["weights_s"], "kv_s": a["kv_s"], "compute_s": a["compute_s"],
         "compute_excess_s": np.maximum(0.0, a["compute_s"] - a["weights_s"]), "total_s": a["total_s"],
@@ -192,7 +194,7 @@ def ttft_sweep(model: ModelConfig, accelerator: Accelerator, prompt_lens=None, b
                              "compute_s": compute, "comm_s": [x.comm_s for x in steps],
                              "flops": [x.flops for x in steps], "ttft_s": total, "prefill_tokens_per_s": b * t / total,
                              "bound": bound_label(compute, weights + kv)})
-    a = _prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding, logits=logits)
+    a = prefill_arrays(model, accelerator, t, b, weight_dtype, kv_dtype, embedding=embedding, logits=logits)
     weights_s, kv_s, compute_s, total = a["weights_s"], a["kv_s"], a["compute_s"], a["total_s"]
     attn, flops = a["attention_flops"], a["flops"]
     return pd.DataFrame({"prompt_len": t, "weights_s": weights_s, "kv_s": kv_s, "compute_s": compute_s,
@@ -293,7 +295,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
         knee_b = int(round(knee))
         extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
         grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), extra]).astype(int))
-        a = _decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
+        a = decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
         frames.append(pd.DataFrame({
             "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
             "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,
@@ -305,3 +307,72 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
                                      "knee_batch", "ceiling_tokens_per_s", "is_ceiling", "is_knee"])
     return pd.concat(frames, ignore_index=True)
 
+
+
+def quantization_table(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int,
+                       formats=("bf16", "fp8", "int8", "int4"), apply: str = "both", weight_dtype: str = "bf16",
+                       kv_dtype: str = "bf16", embedding: str = "gather", reserve_bytes: float = 0.0) -> pd.DataFrame:
+    """One row per format in ``formats``: the decode step and the memory of ``model`` with that format applied to
+    the weights, the cache or both (``apply``: "both", "weights", "cache"; the other part keeps ``weight_dtype``
+    or ``kv_dtype``).
+
+    Columns: format, weight_dtype, kv_dtype, weights_bytes, kv_bytes, total_bytes, gpus_needed (``memory_budget``
+    at ``batch`` with ``reserve_bytes``), weights_read_s, kv_read_s, compute_s, step_s, tokens_per_s
+    (``decode_step_time``), max_batch (``max_batch`` with the reserve). The inference course, week 11, step 4:
+    decode reads every weight and the whole cache, so fewer bytes per number mean a shorter step.
+
+    Raises:
+        ValueError: ``apply`` not one of the three, or what ``decode_step_time`` / ``memory_budget`` reject.
+    """
+    if apply not in ("both", "weights", "cache"):
+        raise ValueError(f"apply must be 'both', 'weights' or 'cache', got {apply!r}")
+    rows = []
+    for f in formats:
+        wq = f if apply in ("both", "weights") else weight_dtype
+        kvq = f if apply in ("both", "cache") else kv_dtype
+        step = decode_step_time(model, accelerator, batch, context_len, wq, kvq, embedding=embedding)
+        budget = memory_budget(model, accelerator, context_len, batch, wq, kvq, reserve_bytes=reserve_bytes)
+        rows.append(dict(format=f, weight_dtype=wq, kv_dtype=kvq, weights_bytes=budget.weights_bytes,
+                         kv_bytes=budget.kv_bytes, total_bytes=budget.total_bytes, gpus_needed=budget.n_accelerators,
+                         weights_read_s=step.weights_s, kv_read_s=step.kv_s, compute_s=step.compute_s,
+                         step_s=step.total_s, tokens_per_s=step.tokens_per_s,
+                         max_batch=max_batch(model, accelerator, context_len, wq, kvq, reserve_bytes)))
+    return pd.DataFrame(rows)
+
+
+def stored_format_steps(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int,
+                        kv_dtype: str = "bf16", embedding: str = "gather", reserve_bytes: float = 0.0) -> pd.DataFrame:
+    """``calc.quant.format_table(model)`` (each weight format as stored: bits per weight and per parameter,
+    weights_bytes, block, what stays unquantized, source) with two columns more: ``step_s``, the decode step at
+    ``batch`` and ``context_len`` with the weights in that format and the cache in ``kv_dtype``, and
+    ``max_batch`` with ``reserve_bytes`` kept free.
+
+    Raises:
+        ValueError: what ``decode_step_time`` or ``max_batch`` reject.
+    """
+    table = format_table(model)
+    table["step_s"] = [decode_step_time(model, accelerator, batch, context_len, f, kv_dtype, embedding=embedding).total_s
+                       for f in table["format"]]
+    table["max_batch"] = [max_batch(model, accelerator, context_len, f, kv_dtype, reserve_bytes) for f in table["format"]]
+    return table
+
+
+def layout_comparison(variants: dict[str, ModelConfig], accelerator: Accelerator, context_len: int, batch: int,
+                      weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
+                      mla: str = "latent") -> list[dict]:
+    """One row per attention layout (``variants``: name -> model, e.g. ``calc.kv.attention_variants``):
+    ``layout``, ``attention`` (upper case), ``kv_heads``, ``kv_bytes_per_token``, ``kv_bytes_per_sequence``
+    (``context_len`` tokens), and from ``memory_budget`` at ``batch``: ``kv_bytes_total``, ``total_bytes``,
+    ``gpus_needed``. Bytes as ``kv_cache_bytes`` counts them (windows and MLA by the conventions given).
+
+    Raises:
+        ValueError: as ``memory_budget``.
+    """
+    rows = []
+    for name, v in variants.items():
+        b = memory_budget(v, accelerator, context_len, batch, weight_dtype, kv_dtype, sliding=sliding, mla=mla)
+        rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
+                         kv_bytes_per_token=kv_bytes_per_token(v, kv_dtype, mla=mla),
+                         kv_bytes_per_sequence=kv_cache_bytes(v, context_len, 1, kv_dtype, sliding, mla),
+                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
+    return rows

@@ -14,7 +14,7 @@ import functools
 import json
 
 from calc import get_accelerator, get_model, kv_cache_bytes, list_models
-from calc import exercises as ex_calc
+from course import exercises as ex_calc
 
 #: Predictable quantities: key -> what the teacher's menu calls it.
 QUANTITIES = {

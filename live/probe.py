@@ -21,7 +21,7 @@ import torch
 from calc import Accelerator
 
 from .predict import datasheet_accelerator_id
-from .spec import cpu_flags
+from .run_spec import cpu_flags
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def probe_machine(device: str = "cpu", dtype: str = "fp32", buffer_bytes: int | 
     Raises:
         ValueError: unknown device/dtype or CUDA requested without a GPU.
     """
-    from .models import check_device, torch_dtype
+    from .model_builder import check_device, torch_dtype
 
     check_device(device, dtype)
     tdt = torch_dtype(dtype)
@@ -430,7 +430,7 @@ def time_linears(model, rows: tuple[int, ...] = (1,), repeats: int = 3, warmup: 
     Raises:
         ValueError: no linear layer in the model, or a non-positive row count.
     """
-    from calc.dtypes import check_positive_int
+    from calc.checks import check_positive_int
 
     groups = linear_groups(model)
     if not groups:

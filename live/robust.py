@@ -8,7 +8,7 @@ repetitions run slower, never faster. The defences here, each testable on record
   spoiling one; a small reference kernel is timed between points, and a round whose reference ran
   slower than its best by ``REF_DRIFT`` is set aside as disturbed; the figure is the 10th percentile of
   the undisturbed samples (a step can be slowed by load, never sped up); a point whose samples spread
-  (p90/p10 above ``predict.NOISY_SPREAD``) or lack undisturbed rounds is measured again, and still
+  (p90/p10 above ``NOISY_SPREAD``) or lack undisturbed rounds is measured again, and still
   disturbed it is flagged with its reason.
 - Physical checks (``monotone_suspects``, ``per_row_suspects``): more work is not faster (decode at a
   longer context, a larger batch, a longer prompt), and above 1 row the matmul time per row does not
@@ -35,7 +35,18 @@ import numpy as np
 
 from calc import Accelerator, ModelConfig, decode_step_time, prefill_time
 
-from .predict import NOISY_SPREAD, PREFILL_LOGITS
+from .overhead_fit import fit_decode_overhead, fit_prefill_overhead
+
+#: A point whose samples spread more than this (p90 / p10) is marked unreliable: an undisturbed CPU or GPU
+#: repeats a step within a few percent, so a wider spread means something else took the cores meanwhile.
+NOISY_SPREAD = 1.5
+
+
+#: The LM head in a measured prefill: the worker asks for the last token's logits only (``logits_to_keep=1``,
+#: as serving engines do), so every prefill prediction follows calc's ``logits="last"`` convention (B rows of the
+#: head, not B*T); the course's ``"all"`` would charge the head for every prompt token and put the machine
+#: roofline above steps that really ran.
+PREFILL_LOGITS = "last"
 
 #: A round is disturbed when the reference kernel around it ran this much slower than its best of the run.
 REF_DRIFT = 1.3
@@ -240,7 +251,7 @@ def _reject_outliers(points: list[dict], fit: Callable[[list[dict]], dict], miss
 
 def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_tokens: int,
                                 max_error: float = 0.5, ranges: dict | None = None) -> tuple[dict | None, list[str]]:
-    """``predict.fit_decode_overhead`` checked on points it did not use: each point in turn is left out,
+    """``overhead_fit.fit_decode_overhead`` checked on points it did not use: each point in turn is left out,
     the other points are fitted, and the left-out residual is predicted. A point whose prediction misses
     by more than ``max_error`` of its whole tiny-model step (``step_s``) is an outlier and is rejected
     (one at a time: the point whose removal leaves the others best explained first); the terms are then
@@ -252,8 +263,6 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
     Returns:
         (fit or None, notes).
     """
-    from .predict import fit_decode_overhead
-
     pts = list(points)
 
     def miss(f, p):
@@ -272,7 +281,7 @@ def fit_decode_overhead_checked(points: list[dict], ref_residual_s: float, ref_t
 
 
 def prefill_term_ranges_s(model: ModelConfig, machine: Accelerator, dtype: str) -> dict:
-    """Physical range of each prefill overhead term (``predict.fit_prefill_overhead``; seconds), relative to
+    """Physical range of each prefill overhead term (``overhead_fit.fit_prefill_overhead``; seconds), relative to
     the probed roofline where the work scales with the model:
 
     - ``c_prefill_s`` (per forward): at most the per-layer and per-step ranges of ``TERM_RANGES_S`` summed
@@ -298,7 +307,7 @@ def prefill_term_ranges_s(model: ModelConfig, machine: Accelerator, dtype: str) 
 
 def fit_prefill_overhead_checked(points: list[dict], max_error: float = 0.5,
                                  ranges: dict | None = None) -> tuple[dict | None, list[str]]:
-    """``predict.fit_prefill_overhead`` checked on points it did not use, as ``fit_decode_overhead_checked``:
+    """``overhead_fit.fit_prefill_overhead`` checked on points it did not use, as ``fit_decode_overhead_checked``:
     with at least 4 points, each point in turn is predicted by the fit of the others; a point missed by more
     than ``max_error`` of its whole step (``step_s``) is rejected as an outlier, one at a time; the terms are
     then range-checked (``check_overhead_terms`` with ``ranges``, e.g. ``prefill_term_ranges_s``).
@@ -306,8 +315,6 @@ def fit_prefill_overhead_checked(points: list[dict], max_error: float = 0.5,
     Returns:
         (fit or None, notes).
     """
-    from .predict import fit_prefill_overhead
-
     pts = list(points)
 
     def miss(f, q):

@@ -16,15 +16,15 @@ import torch
 from calc import kv_cache_bytes
 
 from . import measure
-from .models import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
-from .predict import (annotate_points, reported_time_s, calibrated_parts, datasheet_for, fit_overhead,
-                      machine_critical_batch)
+from .model_builder import LoadedModel, build_random, calc_model_for, load_model, tiny_width_config
+from .overhead_fit import fit_overhead
+from .predict import annotate_points, reported_time_s, calibrated_parts, datasheet_for, machine_critical_batch
 from .probe import (ProbeResult, fastest_threads, model_pass_timer, probe_machine, reference_kernel, stub_matmuls,
                     thread_candidates, time_linears)
 from .robust import (check_overhead_terms, fit_decode_overhead_checked, fit_prefill_overhead_checked,
                      measure_interleaved, prefill_term_ranges_s, raise_bound, sweep_checks, term_ranges_s,
                      validate_kernel_rows)
-from .spec import SWEEP_NAMES, RunSpec
+from .run_spec import SWEEP_NAMES, RunSpec
 
 TEXT_PROMPT = "The roofline model says that decoding one token"
 #: Input rows of the matmul pass that chooses the thread count: at 1 row the matrix-vector kernels run on one

@@ -23,7 +23,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from .machine_lock import MachineLock
-from .spec import RunSpec, short_error
+from .run_spec import RunSpec, short_error
 
 JOB_STATES = ("queued", "running", "done", "error", "cancelled")
 _START_LOCK = threading.Lock()

@@ -11,7 +11,7 @@ import pytest
 
 from deploy.serve_class import free_port, start_streamlit, wait_healthy
 
-#: A metric's value and label: st.metric's elements and the cells of common.metric_row (app_pages/metric_row.py).
+#: A metric's value and label: st.metric's elements and the cells of widgets.metric_row (ui/metric_row.py).
 METRIC_VALUE = "[data-testid=stMetricValue], .xm-value"
 METRIC_LABEL = "[data-testid=stMetricLabel], .xm-label"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

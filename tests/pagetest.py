@@ -31,7 +31,7 @@ def open_page(page: str | None = None, timeout: float = 60, **query) -> AppTest:
 
 @dataclass
 class RowMetric:
-    """A metric of a ``common.metric_row`` as the page shows it (the attributes of AppTest's metric element, the
+    """A metric of a ``widgets.metric_row`` as the page shows it (the attributes of AppTest's metric element, the
     delta's colour class and arrow, the captions under it)."""
     label: str = ""
     value: str = ""
@@ -43,7 +43,7 @@ class RowMetric:
 
 
 class _RowParser(HTMLParser):
-    """Reads the cells of metric rows (app_pages/metric_row.py's HTML) back into ``RowMetric``s."""
+    """Reads the cells of metric rows (ui/metric_row.py's HTML) back into ``RowMetric``s."""
 
     ROLES = {"xm-label": "label", "xm-value": "value", "xm-delta": "delta", "xm-caption": "caption", "xm-help": "help",
              "xm-arrow": "arrow"}
@@ -87,7 +87,7 @@ class _RowParser(HTMLParser):
 
 
 def row_metrics(at: AppTest) -> list[RowMetric]:
-    """Every metric of the run's metric rows (common.metric_row), page order; cells without a metric are left out."""
+    """Every metric of the run's metric rows (widgets.metric_row), page order; cells without a metric are left out."""
     out = []
     for h in at.get("html"):
         if 'class="xm-row"' in h.proto.body:
@@ -125,7 +125,7 @@ def _in_page_order(node):
 
 def tables(at: AppTest) -> list[pd.DataFrame]:
     """Every table of the run in page order, as the DataFrame the page passed: st.dataframe's value, or the
-    JSON that ``common.show_table`` (app_pages/html_table.py) puts on its table element."""
+    JSON that ``html_table.show_table`` (ui/html_table.py) puts on its table element."""
     out = []
     for node in _in_page_order(at._tree):
         if getattr(node, "type", None) in ("dataframe", "arrow_data_frame"):
@@ -138,8 +138,8 @@ def tables(at: AppTest) -> list[pd.DataFrame]:
 
 
 def chart_elements(at: AppTest) -> list:
-    """Every chart element of the run, in page order (``common.show_chart`` draws each as the in-place
-    component of app_pages/inplace_chart.py; its data is the figure's JSON text, itself JSON-encoded)."""
+    """Every chart element of the run, in page order (``charts.show_chart`` draws each as the in-place
+    component of ui/inplace_chart.py; its data is the figure's JSON text, itself JSON-encoded)."""
     return [c for c in at.get("bidi_component") if c.proto.component_name == "explorer_inplace_plotly"]
 
 

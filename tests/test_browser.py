@@ -145,7 +145,7 @@ def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_ur
 
 
 def test_a_slider_redraws_a_chart_in_place(page, app_url):
-    # The roofline chart is the in-place element (app_pages/inplace_chart.py): after a context move the same
+    # The roofline chart is the in-place element (ui/inplace_chart.py): after a context move the same
     # DOM node holds the new figure (Plotly.react), where st.plotly_chart mounted a new one.
     resp = page.request.get(app_url + "/app/static/plotly.min.js")
     assert resp.status == 200 and "javascript" in resp.headers["content-type"]
@@ -237,7 +237,7 @@ def test_a_legend_above_the_plot_stays_above_it_after_a_resize(page, app_url):
 def test_charts_follow_a_theme_switch_without_a_rerun(page, app_url):
     # The app follows the system's colour scheme; switching it changes no widget, so no rerun comes: the
     # charts redraw themselves. Tick labels: slate-500 #64748b = rgb(100, 116, 139) on light, slate-400
-    # #94a3b8 = rgb(148, 163, 184) on dark (app_pages/inplace_chart.py).
+    # #94a3b8 = rgb(148, 163, 184) on dark (ui/inplace_chart.py).
     page.emulate_media(color_scheme="light")
     page.goto(app_url + "/quantization")
     wait_for_app(page)

@@ -4,7 +4,7 @@ Same server and Chromium as test_browser.py (fixtures in tests/conftest.py; skip
 """
 import pytest
 
-from app_pages.common import PAGES
+from ui.nav import PAGES
 from browsertest import METRIC_VALUE, page_at, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser

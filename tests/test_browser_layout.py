@@ -21,7 +21,7 @@ WIDE_TABLES = {  # page -> the key columns of its wide table, in order (headers 
 
 
 def _table_with(pg, headers: list[str], timeout_s: float = 90.0):
-    """The visible table (common.show_table's .xm-table-wrap) whose header row shows every one of ``headers``.
+    """The visible table (html_table.show_table's .xm-table-wrap) whose header row shows every one of ``headers``.
     Every header, not one: a page can hold two tables that share a column name (quantization's "max batch")."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:

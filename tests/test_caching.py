@@ -1,12 +1,12 @@
-"""Caches bounded in bytes (app_pages/caching.py): eviction by size and by count, figures built once."""
+"""Caches bounded in bytes (ui/caching.py): eviction by size and by count, figures built once."""
 import pickle
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from app_pages import caching
-from app_pages.caching import BoundedCache, FigureRecipe, bounded_cache
+from ui import caching
+from ui.caching import BoundedCache, FigureRecipe, bounded_cache
 
 
 def test_a_cache_over_its_byte_bound_evicts_the_least_recently_used():
@@ -50,7 +50,7 @@ def test_bounded_cache_calls_once_per_distinct_arguments():
 def test_a_page_file_run_again_keeps_its_bounded_cache():
     # Streamlit executes a page's file anew on every run, which defines its cached functions anew: the
     # second run must find what the first one computed (before, each run started with an empty cache).
-    page = compile("from app_pages.caching import bounded_cache\n"
+    page = compile("from ui.caching import bounded_cache\n"
                    "@bounded_cache(max_entries=4, max_bytes=1_000_000)\n"
                    "def slow(x):\n"
                    "    CALLS.append(x)\n"

@@ -4,7 +4,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from app_pages.common import csv_with_inputs, tidy_for_csv
+from ui.downloads import csv_with_inputs, tidy_for_csv
 
 
 def test_money_to_the_cent_prices_per_unit_finer_bytes_whole():

@@ -138,7 +138,7 @@ def test_every_page_renders_in_a_browser_through_the_proxy(class_url, page):
     upstreams = set()
     page.on("response", lambda r: upstreams.add(r.headers.get("x-explorer-upstream"))
             if r.request.resource_type == "document" else None)
-    from app_pages.common import PAGES as MENU
+    from ui.nav import PAGES as MENU
     paths = ["" if f.endswith("home.py") else Path(f).stem for f, *_ in MENU]
     for path in paths:
         heading = PAGES[path] if path in PAGES else {Path(f).stem: t for f, t, *_ in MENU}[path]

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from fake_openai import FakeOpenAI
-from live.endpoint import (ALLOW_ENV, EndpointJob, EndpointRefused, EndpointSpec, RequestResult, check_base_url,
-                           level_metrics, levels_json, measure)
+from live.endpoint_spec import ALLOW_ENV, EndpointRefused, EndpointSpec, check_base_url
+from live.endpoint_metrics import RequestResult, level_metrics
+from live.endpoint import EndpointJob, levels_json, measure
 
 TTFT, GAP = 0.080, 0.020
 ROOT = Path(__file__).resolve().parent.parent

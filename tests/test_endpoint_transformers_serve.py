@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from live.endpoint import WORDS, EndpointSpec, measure
+from live.endpoint_spec import EndpointSpec
+from live.endpoint_client import WORDS
+from live.endpoint import measure
 
 
 def build_tiny_model(out: Path) -> None:

@@ -1,4 +1,4 @@
-"""The graded exercises (calc.exercises): course numbers, worked solutions against calc, grading and hints.
+"""The graded exercises (course.exercises): course numbers, worked solutions against calc, grading and hints.
 
 Variant 0 of each problem carries the course's numbers; the expected values below are the course's
 own printed figures (the inference course, week 11, steps 2-4 and back-of-the-envelope problems 1-5;
@@ -12,7 +12,7 @@ import math
 import pytest
 
 import calc
-from calc import exercises as E
+from course import exercises as E
 from calc import speculative as sd
 from calc.batching import kv_reservation
 from calc.bill import TrafficScenario, api_monthly_bill, default_tiers
@@ -78,7 +78,7 @@ def _waste(i, paged):
     return s.paged_waste_fraction if paged else s.contiguous_waste_fraction
 
 
-#: key -> calc's answer for an exercise's inputs, called independently of calc.exercises.
+#: key -> calc's answer for an exercise's inputs, called independently of course.exercises.
 CALC = {
     "kv_per_token": lambda i: calc.kv_bytes_per_token(calc.get_model(i["model"]), i["kv_dtype"]),
     "kv_per_sequence": lambda i: calc.kv_cache_bytes(_model(i), i["context_len"], 1, i["kv_dtype"]),
@@ -189,7 +189,7 @@ def test_bad_variants_are_refused_with_a_sentence():
 
 
 def test_links_open_pages_that_exist_with_their_widget_keys():
-    from app_pages.common import PAGES
+    from ui.nav import PAGES
     paths = {p.split("/")[-1].removesuffix(".py") for p, *_ in PAGES}
     for v in (0, 3):
         for ex in E.all_exercises(v):

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from app_pages.common import fmt_number, fmt_seconds, fmt_usd
+from ui.formats import fmt_number, fmt_seconds, fmt_usd
 
 
 @pytest.mark.parametrize("value,text", [
@@ -39,7 +39,7 @@ def test_fmt_seconds_keeps_two_digits_below_a_microsecond(value, text):
 
 def test_the_equations_print_the_same_figures_as_the_metrics():
     # one formatter for both: a 0.37 tok/s metric must not read "0" in its formula
-    from app_pages import equations
+    from ui import equations
     assert equations.rate(0.37) == "0.37" and equations.rate(2126.3) == "2{,}126"
     assert equations.sec(4e-7) == r"0.40\,\mu\text{s}" and equations.sec(5.12e-3) == r"5.12\,\text{ms}"
     assert equations.usd(0.012) == r"\$0.012" and equations.usd(1234.5) == r"\$1{,}234"

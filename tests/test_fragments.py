@@ -1,4 +1,4 @@
-"""Every section that its docstring calls a fragment is one (decorated with common.fragment), and nothing else
+"""Every section that its docstring calls a fragment is one (decorated with widgets.fragment), and nothing else
 is: a fragment draws, it returns nothing.
 
 Why a test: a helper written between the decorator and the function it decorated once made Many GPUs'
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-PAGES = sorted((Path(__file__).resolve().parent.parent / "app_pages").glob("*.py"))
+#: The pages and the helpers that draw page sections (ui/).
+PAGES = sorted(p for d in ("app_pages", "ui") for p in (Path(__file__).resolve().parent.parent / d).glob("*.py"))
 
 
 def _is_fragment(decorator: ast.expr) -> bool:

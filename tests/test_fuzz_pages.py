@@ -19,7 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
-from app_pages.common import PAGES
+from ui.nav import PAGES
 import pagetest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,7 @@ RUN_LIMIT_S = 20
 
 PAGE_FILES = [p[0] for p in PAGES]
 #: Every widget key the pages name (a link may carry any of them).
-KEYS = sorted({k for f in (ROOT / "app_pages").glob("*.py") for k in re.findall(r'key="([a-z][a-z0-9_]*)"', f.read_text())})
+KEYS = sorted({k for d in ("app_pages", "ui") for f in (ROOT / d).glob("*.py") for k in re.findall(r'key="([a-z][a-z0-9_]*)"', f.read_text())})
 NUMBERS = ["inf", "-inf", "Infinity", "-Infinity", "NaN", "nan", "1e400", "-1e400", "9" * 400, "-" + "9" * 60, "0", "-1",
            "1e308", "1e-320", "2147483648", "9223372036854775808", "1.5", "-0", "0x10", "1_000", "1e3", " 7 "]
 TEXTS = ["", " ", "abc", "![x](http://example.invalid/p.png)", "[sign in](http://example.invalid/x)",

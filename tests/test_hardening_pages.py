@@ -12,7 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from app_pages import common
+from ui import formats, sidebar
 import pagetest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,14 +118,14 @@ def test_a_sized_out_config_gets_the_limit_message_in_the_sidebar():
                      '"intermediate_size": 64, "vocab_size": 10}')
     errors = [_shown(e.value) for e in at.error]
     assert errors and "'num_hidden_layers' is 2,000,000,000, above the limit of 1,024 layers" in errors[0]
-    assert at.session_state["model"] == common.DEFAULT_MODEL  # nothing already chosen is lost
+    assert at.session_state["model"] == sidebar.DEFAULT_MODEL  # nothing already chosen is lost
 
 
 @pytest.mark.parametrize("text", ["!", "[a](b)", "`x`", "$x$", ":red[x]", "<b>x</b>", "# h", "a\nb", "\\", "*x*",
                                   "see http://example.invalid/x", "www.example.invalid", "me@example.invalid"])
 def test_md_escape_round_trips_through_a_commonmark_parser(text):
     # CommonMark: an escaped punctuation character renders as itself, so the text survives unchanged.
-    html = MarkdownIt("commonmark").renderInline(common.md_escape(text))
+    html = MarkdownIt("commonmark").renderInline(formats.md_escape(text))
     import html as html_lib
 
     assert html_lib.unescape(html).replace("\u2060", "") == " ".join(text.splitlines())  # joiners are invisible
@@ -184,7 +184,7 @@ def test_batching_page_keeps_the_prefix_cache_section_when_the_model_does_not_fi
     assert pagetest.metric(at, "Prefill tokens, cached") == "1,000"
 
 
-@pytest.mark.parametrize("fmt", [common.fmt_bytes, common.fmt_seconds, common.fmt_usd])
+@pytest.mark.parametrize("fmt", [formats.fmt_bytes, formats.fmt_seconds, formats.fmt_usd])
 def test_formatters_never_print_an_infinity(fmt):
     for x in (float("inf"), float("-inf"), float("nan")):
         assert fmt(x) == "n/a"

@@ -1,4 +1,4 @@
-"""common.show_table: st.dataframe's arguments drawn as one HTML table (app_pages/html_table.py).
+"""html_table.show_table: st.dataframe's arguments drawn as one HTML table (ui/html_table.py).
 
 Number formats are checked against what st.dataframe's NumberColumn writes for the same format (Streamlit's
 column_config reference: printf formats through sprintf-js, "localized" through toLocaleString with at most
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import streamlit as st
 
-from app_pages import html_table
-from app_pages.html_table import format_number, table_html
+from ui import html_table
+from ui.html_table import format_number, table_html
 from pagetest import open_page, tables
 
 

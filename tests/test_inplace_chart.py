@@ -1,10 +1,10 @@
-"""The in-place chart element (app_pages/inplace_chart.py): same element across reruns, figure JSON, plotly.js."""
+"""The in-place chart element (ui/inplace_chart.py): same element across reruns, figure JSON, plotly.js."""
 import json
 
 import plotly
 import plotly.graph_objects as go
 
-from app_pages import caching, inplace_chart
+from ui import caching, inplace_chart
 from pagetest import chart_elements, figures, open_page
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import calc
 from calc import layers
-from calc.models import count_params, from_hf_config
+from calc.config_json import count_params, from_hf_config
 from hf_meta import transformers_param_count
 
 # One attention layer: K = 1, H = 128, bf16 -> 2 * 1 * 128 * 2 = 512 B per token.

@@ -17,7 +17,7 @@ import pytest
 
 import calc
 from calc import limits
-from calc.models import count_params, model_from_json_text
+from calc.config_json import count_params, model_from_json_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 1, "intermediate_size": 64,
@@ -202,7 +202,7 @@ def test_huge_configs_are_refused_within_a_memory_cap(tmp_path):
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         sys.path.insert(0, {str(ROOT)!r})
         import calc
-        from calc.models import model_from_json_text
+        from calc.config_json import model_from_json_text
         out = []
         for cfg in json.loads(sys.argv[1]):
             for reader in (calc.from_hf_config, lambda c: model_from_json_text(json.dumps(c))):

@@ -4,8 +4,8 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from calc import exercises
-from app_pages.classroom import STORY
+from course import exercises
+from ui.classroom import STORY
 from pagetest import open_page
 
 NOTICE = "Link values that no control on this page accepts were ignored"

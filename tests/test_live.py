@@ -12,15 +12,14 @@ import torch
 import calc
 from calc import from_hf_config, kv_cache_bytes
 from live import measure
-from live.models import build_random, clean_config, count_params, load_model, tiny_width_config
-from live.predict import (achieved_bandwidth_fraction, datasheet_accelerator_id, fit_overhead, headline,
-                          overhead_s, predict_point)
-from live.predict import (calibrated_parts, calibrated_parts_table, decode_overhead_s, fit_decode_overhead,
-                          kernel_bandwidth, matmul_time_s)
+from live.model_builder import build_random, clean_config, count_params, load_model, tiny_width_config
+from live.overhead_fit import fit_decode_overhead, fit_overhead
+from live.predict import achieved_bandwidth_fraction, datasheet_accelerator_id, headline, overhead_s, predict_point
+from live.predict import calibrated_parts, calibrated_parts_table, decode_overhead_s, kernel_bandwidth, matmul_time_s
 from live.probe import probe_machine, time_linears
 from live.runner import LiveSession
 from live.predict import NOISY_SPREAD, annotate_points
-from live.spec import PRESET_IDS, RunSpec, load_advice, parse_sizes, parse_sweeps, preset_hf_config
+from live.run_spec import PRESET_IDS, RunSpec, load_advice, parse_sizes, parse_sweeps, preset_hf_config
 
 GQA = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
            num_hidden_layers=3, vocab_size=128, max_position_embeddings=512)
@@ -373,7 +372,7 @@ def test_the_page_side_of_live_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, live, live.spec, live.worker, live.predict, live.charts; "
+    code = ("import sys, live, live.run_spec, live.worker, live.predict, live.charts; "
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))

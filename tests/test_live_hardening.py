@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from live.spec import RunSpec, check_config_fits, list_model_dirs, resolve_weights_path
+from live.run_spec import RunSpec, check_config_fits, list_model_dirs, resolve_weights_path
 from live.worker import _error_message
 
 GQA = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
@@ -114,7 +114,7 @@ torch = pytest.importorskip("torch")
 
 
 def test_the_builder_gives_plain_messages(models_root):
-    from live.models import load_model
+    from live.model_builder import load_model
 
     cases = [
         (RunSpec(source="weights", weights_path="../outside"), "not a model folder"),
@@ -127,7 +127,7 @@ def test_the_builder_gives_plain_messages(models_root):
         assert needle in str(info.value)
         _assert_plain(str(info.value))
     # A value transformers would reject with its own TypeError: refused by type, in words.
-    from live.models import hf_config_object
+    from live.model_builder import hf_config_object
 
     with pytest.raises(ValueError, match="'use_cache' must be true or false, got 'no'"):
         hf_config_object(dict(GQA, use_cache="no"))

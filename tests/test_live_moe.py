@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from live import measure
-from live.models import build_random
+from live.model_builder import build_random
 from live.predict import matmul_time_s
 from live.probe import linear_groups, moe_blocks, moe_inputs, time_linears
 from live.runner import LiveSession
-from live.spec import RunSpec
+from live.run_spec import RunSpec
 
 # Qwen3-MoE shrunk: hidden 64, 2 layers, 8 experts of width 32, top-2, vocab 128
 QWEN3_MOE = dict(model_type="qwen3_moe", hidden_size=64, intermediate_size=128, moe_intermediate_size=32,

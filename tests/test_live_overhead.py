@@ -7,12 +7,13 @@ import torch
 
 import calc
 from live import measure
-from live.models import build_random
-from live.predict import calibrated_parts, fit_prefill_overhead, prefill_overhead_s
+from live.model_builder import build_random
+from live.overhead_fit import fit_prefill_overhead
+from live.predict import calibrated_parts, prefill_overhead_s
 from live.probe import linear_groups, stub_matmuls
 from live.robust import fit_prefill_overhead_checked, prefill_term_ranges_s
 from live.runner import LiveSession
-from live.spec import QUICK_SWEEPS, RunSpec
+from live.run_spec import QUICK_SWEEPS, RunSpec
 
 GQA = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
            num_hidden_layers=3, vocab_size=128, max_position_embeddings=512)

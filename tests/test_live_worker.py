@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from live.spec import RunSpec
+from live.run_spec import RunSpec
 from live.worker import LiveWorker, WorkerBusy
 
 TINY = {"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from live.machine_lock import MachineLock
-from live.spec import RunSpec
+from live.run_spec import RunSpec
 from live.worker import LiveWorker, WorkerBusy
 
 HOLDER = textwrap.dedent("""

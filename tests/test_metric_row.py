@@ -1,4 +1,4 @@
-"""common.metric_row: st.metric's arguments and meaning, drawn as one element (app_pages/metric_row.py).
+"""widgets.metric_row: st.metric's arguments and meaning, drawn as one element (ui/metric_row.py).
 
 The rules checked here are st.metric's own (Streamlit's API reference for st.metric): with delta_color
 "normal" a rising delta is green and a falling one (a string starting with "-") red, "inverse" swaps them,
@@ -7,7 +7,7 @@ parser the page tests use (tests/pagetest.py), so a cell the parser cannot read 
 """
 import pytest
 
-from app_pages.metric_row import MetricRow
+from ui.metric_row import MetricRow
 from pagetest import _RowParser, metric_element, open_page, row_metrics
 
 

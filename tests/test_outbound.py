@@ -75,7 +75,7 @@ DRIVER = textwrap.dedent('''
         at.switch_page(page).run()
         assert not at.exception, [e.message for e in at.exception]
 
-    from live.spec import RunSpec
+    from live.run_spec import RunSpec
     from live.worker import LiveWorker
 
     spec = RunSpec(preset_id="smollm2-135m", prompt_lens=(8,), prefill_batches=(1,), prefill_prompt_len=8,

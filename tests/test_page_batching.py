@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import calc
 from calc.batching import batching_experiment
-from app_pages import common
+from ui import formats
 import pagetest
 from pagetest import metric, metric_element, figures
 
@@ -36,7 +36,7 @@ def test_default_run_shows_calc_numbers(default_page):
     assert metric(default_page, "Continuous: tok/s") == f"{c.throughput_tokens_per_s:,.0f}"
     speedup = metric_element(default_page, "Continuous: tok/s").delta
     assert speedup == f"{exp.comparison.speedup:.2f}x static"
-    assert metric(default_page, "Static: TTFT p50") == common.fmt_seconds(s.ttft_p50_s)
+    assert metric(default_page, "Static: TTFT p50") == formats.fmt_seconds(s.ttft_p50_s)
     assert metric(default_page, "Paged: KV wasted") == f"{exp.paging_summary.paged_waste_fraction:.1%}"
     charts = figures(default_page)
     assert len(charts) == 3

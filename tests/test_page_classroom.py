@@ -1,5 +1,5 @@
 """AppTest of the lecture story's banner: a step's sentence appears above its own page only."""
-from app_pages import classroom
+from ui import classroom
 from pagetest import open_page
 
 STEP_1_SENTENCE = classroom.STORY[0][2]  # on the home page

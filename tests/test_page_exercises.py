@@ -1,5 +1,5 @@
 """AppTest of the exercises page: variant from the URL, grading with hints, solutions, the teacher view."""
-from calc import exercises as E
+from course import exercises as E
 from pagetest import open_page
 
 PAGE = "app_pages/exercises.py"

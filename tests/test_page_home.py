@@ -2,7 +2,7 @@
 import json
 
 import calc
-from app_pages.common import fmt_usd
+from ui.formats import fmt_usd
 import pagetest
 from pagetest import metric, metrics, open_page
 
@@ -126,10 +126,10 @@ def test_memory_convention_switches_the_max_batch_and_says_which():
 
 def test_a_loaded_config_travels_in_the_link():
     from streamlit.testing.v1 import AppTest
-    from app_pages.common import model_from_param, model_to_param
+    from ui.custom_models import model_from_param, model_to_param
     from pagetest import APP
     cfg = calc.models.hf_config("llama-3.2-1b")
-    mine = calc.models.model_from_json_text(json.dumps(cfg), name="my-1b")
+    mine = calc.config_json.model_from_json_text(json.dumps(cfg), name="my-1b")
     text = model_to_param(mine)
     assert model_from_param(text) == mine and len(text) < 400          # short enough for any URL
     # Loaded in one session: the URL carries it ...

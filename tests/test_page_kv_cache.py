@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
-from app_pages.common import fmt_bytes
+from ui.formats import fmt_bytes
 import pagetest
 from pagetest import metric, figures
 

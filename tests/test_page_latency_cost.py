@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calc
-from app_pages.common import fmt_seconds, fmt_usd
+from ui.formats import fmt_seconds, fmt_usd
 import pagetest
 from pagetest import metric, plotly_values as values, figures
 

@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 import pagetest
-from app_pages.formats import fmt_seconds
+from ui.formats import fmt_seconds
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/live.py"
@@ -176,7 +176,7 @@ def test_tiny_model_run_shows_measured_table_and_charts():
 
 
 def test_quick_mode_submits_the_classroom_sweeps(monkeypatch):
-    from live.spec import QUICK_SWEEPS
+    from live.run_spec import QUICK_SWEEPS
     from live.worker import LiveWorker
 
     submitted = []

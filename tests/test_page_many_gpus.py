@@ -2,8 +2,8 @@
 import pytest
 
 import calc
-from app_pages import gpu_pins
-from app_pages.common import fmt_seconds
+from ui import gpu_pins
+from ui.formats import fmt_seconds
 import pagetest
 from pagetest import figures, metric
 

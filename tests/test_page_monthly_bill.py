@@ -120,7 +120,7 @@ SHORT = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_i
 def test_edited_price_table_round_trips_through_the_link_text():
     import pandas as pd
     from calc import bill
-    from app_pages.common import apply_table_edits, encode_table_edits
+    from ui.table_edits import apply_table_edits, encode_table_edits
     base = bill.tiers_to_frame(bill.default_tiers())
     edited = base.copy()
     edited.loc[0, "output_usd_per_mtok"] = 30.0
@@ -165,7 +165,7 @@ def test_a_garbled_price_link_is_a_warning_and_the_defaults():
 
 def test_a_deleted_tier_is_one_item_in_the_link():
     from calc import bill
-    from app_pages.common import apply_table_edits, encode_table_edits
+    from ui.table_edits import apply_table_edits, encode_table_edits
     base = bill.tiers_to_frame(bill.default_tiers())
     edited = base.drop(index=1).reset_index(drop=True)              # Sonnet 4.6 removed
     edited.loc[0, "output_usd_per_mtok"] = 30.0                     # and Opus 4.8's output price edited

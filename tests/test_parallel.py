@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
+from calc import collectives, planning
 from calc import parallel as P
 
 H100 = calc.get_accelerator("h100-sxm")
 H200 = calc.get_accelerator("h200")
 L70 = calc.get_model("llama-3.1-70b")
 DSV3 = calc.get_model("deepseek-v3")
-NVLINK4 = P.get_interconnect("nvlink4")
+NVLINK4 = collectives.get_interconnect("nvlink4")
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -25,13 +26,13 @@ def test_every_accelerator_names_a_known_interconnect():
     for gid in calc.list_accelerators():
         acc = calc.get_accelerator(gid)
         if acc.interconnect is not None:
-            ic = P.get_interconnect(acc.interconnect)
+            ic = collectives.get_interconnect(acc.interconnect)
             assert ic.source and ic.bandwidth_bytes_per_s > 0
             if ic.scale_out is not None:
-                P.get_interconnect(ic.scale_out)
+                collectives.get_interconnect(ic.scale_out)
     # NVLink 4: "900 GB/s" both directions on the H100 datasheet = 450 GB/s each way, 8 per NVSwitch domain.
     assert NVLINK4.bandwidth_bytes_per_s == 450e9 and NVLINK4.domain_size == 8
-    assert P.get_interconnect("pcie5").bandwidth_bytes_per_s == 63e9  # 32 GT/s x 16 lanes / 8, 128b/130b
+    assert collectives.get_interconnect("pcie5").bandwidth_bytes_per_s == 63e9  # 32 GT/s x 16 lanes / 8, 128b/130b
     assert "interconnects" not in calc.list_accelerators()
 
 
@@ -74,7 +75,7 @@ def test_constant_state_splits_by_its_heads():
     # bf16) and 3 Gated DeltaNet layers of 2,146,304 B of state each (6,438,912 B per sequence; the
     # hand count of tests/test_layers.py). At TP 2 the single KV head is stored on both ranks (512 B per
     # token per GPU, half of it a copy) and the state's 32 value heads split 16 + 16: 3,219,456 B.
-    from calc.models import from_hf_config
+    from calc.config_json import from_hf_config
     m = from_hf_config({"model_type": "qwen3_next", "num_hidden_layers": 4, "hidden_size": 256,
                         "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 128,
                         "intermediate_size": 512, "vocab_size": 1000, "full_attention_interval": 4,
@@ -119,8 +120,8 @@ def test_more_gpus_never_reduce_free_memory_per_gpu(model_id, tp, pp, batch, ctx
 # -- time per step ------------------------------------------------------------------------------
 def test_ring_all_reduce_formula():
     # 16,384 B over 8 ranks: 2 x 7/8 x 16,384 / 450e9 + 2 x 7 x 1e-6 = 6.37e-8 + 1.4e-5 = 14.0637 us.
-    assert P.ring_all_reduce_s(16_384, 8, NVLINK4) == pytest.approx(14.0637e-6, rel=1e-4)
-    assert P.ring_all_reduce_s(16_384, 1, NVLINK4) == 0
+    assert collectives.ring_all_reduce_s(16_384, 8, NVLINK4) == pytest.approx(14.0637e-6, rel=1e-4)
+    assert collectives.ring_all_reduce_s(16_384, 1, NVLINK4) == 0
 
 
 def test_decode_at_tp8_on_h100_weights_an_eighth_and_ring_all_reduces():
@@ -187,7 +188,7 @@ def test_sweeps_take_the_layout():
 
 # -- throughput front ---------------------------------------------------------------------------
 def test_front_points_are_not_dominated():
-    df = P.throughput_frontier(L70, H100, 4096, tps=(2, 4, 8))
+    df = planning.throughput_frontier(L70, H100, 4096, tps=(2, 4, 8))
     assert set(df["tp"]) == {2, 4, 8}
     x, y = df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy()
     for i in np.flatnonzero(df["pareto"].to_numpy()):
@@ -197,11 +198,11 @@ def test_front_points_are_not_dominated():
 
 
 # -- capacity plan ------------------------------------------------------------------------------
-TRAFFIC = P.ServingTraffic(requests_per_s=5.0, peak_to_average=2.0, input_tokens=2048, output_tokens=256)
+TRAFFIC = planning.ServingTraffic(requests_per_s=5.0, peak_to_average=2.0, input_tokens=2048, output_tokens=256)
 
 
 def test_plan_meets_targets_and_no_cheaper_grid_layout_does():
-    plan = P.capacity_plan(L70, H100, TRAFFIC, tpot_target_s=0.04, ttft_target_s=0.5)
+    plan = planning.capacity_plan(L70, H100, TRAFFIC, tpot_target_s=0.04, ttft_target_s=0.5)
     lay = plan.layout
     # Its own numbers, recomputed with the public functions: TPOT at the mean context 2,048 + 128.
     tpot = calc.decode_step_time(L70, H100, plan.batch, 2176, tp=lay.tp, pp=lay.pp).total_s
@@ -229,9 +230,9 @@ def test_plan_meets_targets_and_no_cheaper_grid_layout_does():
 
 
 def test_plan_options_one_row_per_layout_and_the_plan_is_the_cheapest():
-    grid = P.plan_grid(L70, H100, TRAFFIC)
-    options = P.plan_options(grid, TRAFFIC, 0.04, 0.5, 3.99)
-    plan = P.capacity_plan(L70, H100, TRAFFIC, 0.04, 0.5, grid=grid)
+    grid = planning.plan_grid(L70, H100, TRAFFIC)
+    options = planning.plan_options(grid, TRAFFIC, 0.04, 0.5, 3.99)
+    plan = planning.capacity_plan(L70, H100, TRAFFIC, 0.04, 0.5, grid=grid)
     assert len(options) == 8  # TP 1, 2, 4, 8 x PP 1, 2
     best = options.iloc[0]
     assert (best["tp"], best["pp"], best["gpus"], best["batch"]) == (plan.layout.tp, plan.layout.pp, plan.gpus,
@@ -245,7 +246,7 @@ def test_plan_options_one_row_per_layout_and_the_plan_is_the_cheapest():
 
 
 def test_zero_traffic_gives_one_always_on_replica():
-    plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.05, 2.0)
+    plan = planning.capacity_plan(L70, H100, planning.ServingTraffic(requests_per_s=0.0), 0.05, 2.0)
     assert plan.layout.replicas == 1
     # 141 GB of weights need two 80 GB GPUs; memory is what sets the bill.
     assert plan.gpus == 2 and plan.binding == "memory"
@@ -254,7 +255,7 @@ def test_zero_traffic_gives_one_always_on_replica():
 
 def test_plan_binding_tpot_when_the_target_is_tight():
     # At 12 ms per token, TP 2 (21.8 ms at B = 1) cannot serve: the plan needs more TP, bound by TPOT.
-    plan = P.capacity_plan(L70, H100, P.ServingTraffic(requests_per_s=0.0), 0.012, 2.0)
+    plan = planning.capacity_plan(L70, H100, planning.ServingTraffic(requests_per_s=0.0), 0.012, 2.0)
     assert plan.layout.tp >= 4 and plan.binding == "TPOT"
 
 
@@ -262,7 +263,7 @@ def test_plan_binding_ttft_for_a_long_prompt():
     # Llama-3.1-8B, a 32,768-token prompt: one H100 prefills it in 0.78 s, two (TP 2) in 0.43 s; a 0.5 s TTFT
     # target needs the second GPU although one holds the model: bound by TTFT.
     m = calc.get_model("llama-3.1-8b")
-    plan = P.capacity_plan(m, H100, P.ServingTraffic(0.0, 1.0, 32768, 256), 0.1, 0.5)
+    plan = planning.capacity_plan(m, H100, planning.ServingTraffic(0.0, 1.0, 32768, 256), 0.1, 0.5)
     assert calc.prefill_time(m, H100, 32768).total_s > 0.5 >= calc.prefill_time(m, H100, 32768, tp=2).total_s
     assert plan.gpus == 2 and plan.binding == "TTFT"
 
@@ -271,14 +272,14 @@ def test_plan_bound_by_traffic_alone():
     # Llama-3.2-1B, 256 + 64 tokens: one H100 holds far more than the grid's 512 sequences and every
     # target is loose, so only the arrival rate sets the count: replicas = ceil(peak / per replica).
     m = calc.get_model("llama-3.2-1b")
-    traffic = P.ServingTraffic(requests_per_s=4000.0, input_tokens=256, output_tokens=64)
-    plan = P.capacity_plan(m, H100, traffic, 1.0, 1.0)
+    traffic = planning.ServingTraffic(requests_per_s=4000.0, input_tokens=256, output_tokens=64)
+    plan = planning.capacity_plan(m, H100, traffic, 1.0, 1.0)
     assert plan.binding == "traffic" and plan.layout.replicas > 1
     assert plan.layout.replicas == math.ceil(4000.0 / plan.requests_per_s_per_replica)
 
 
 def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
-    d = P.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5)
+    d = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5)
     lp, ld = d.prefill_layout, d.decode_layout
     ttft = calc.prefill_time(L70, H100, 2048, tp=lp.tp, pp=lp.pp).total_s
     tpot = calc.decode_step_time(L70, H100, d.decode_batch, 2176, tp=ld.tp, pp=ld.pp).total_s
@@ -291,12 +292,12 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
 
 def test_plan_that_cannot_meet_the_target_says_so():
     with pytest.raises(ValueError, match="TPOT of 1.00 ms"):
-        P.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
+        planning.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
 
 
 # -- which accelerators ---------------------------------------------------------------------------
 def test_which_gpus_smallest_tp_and_sorted_by_cost():
-    df = P.which_gpus(L70, 8192).set_index("accelerator")
+    df = planning.which_gpus(L70, 8192).set_index("accelerator")
     # 141.1 GB of weights: one B200 (180 GB) or MI300X (192 GB); two H100 (80 GB) or H200 (141 GB: the
     # weights alone fill one); four A100 40GB; L4 (24 GB): 141.1 / 24 -> 8.
     assert df.loc["b200", "tp"] == 1 and df.loc["mi300x", "tp"] == 1
@@ -304,7 +305,7 @@ def test_which_gpus_smallest_tp_and_sorted_by_cost():
     assert df.loc["a100-40gb", "tp"] == 4 and df.loc["l4", "tp"] == 8
     # H100 at TP 2: 80 - 70.55 = 9.45 GB free per GPU; 8,192 x 163,840 B = 1.342 GB per sequence -> 7.
     assert df.loc["h100-sxm", "max_batch"] == 7
-    priced = P.which_gpus(L70, 8192)
+    priced = planning.which_gpus(L70, 8192)
     priced = priced[priced["fits"] & priced["usd_per_million_output"].notna()]
     assert priced["usd_per_million_output"].is_monotonic_increasing
 
@@ -335,7 +336,7 @@ def test_layout_sweeps_follow_the_embedding_keyword():
              calc.sweeps.decode_split(L70, H100, 8192, tp=8).iloc[:1])):
         assert table["weights_s"].iat[0] - gather["weights_s"].iat[0] == pytest.approx(extra - 8192 * 2 / 8 / 3.35e12,
                                                                                        rel=1e-6)
-    front = P.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
+    front = planning.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
     assert 1 / front["tokens_per_s_per_user"].iat[0] == pytest.approx(
         calc.decode_step_time(L70, H100, 1, 8192, tp=8, embedding="table").total_s)
 
@@ -343,18 +344,18 @@ def test_layout_sweeps_follow_the_embedding_keyword():
 def test_smallest_tp():
     # 141.1 GB of bf16 weights: 2 x 80 GB H100; with 64 sequences of 8k (327,680 B x 8,192 = 2.68 GB each,
     # 171.8 GB) TP 4 (320 GB) is the first that holds both; one B200 (180 GB) holds the weights alone.
-    assert P.smallest_tp(L70, H100, 8192) == 2
-    assert P.smallest_tp(L70, H100, 8192, batch=64) == 4
-    assert P.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
-    assert P.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
+    assert planning.smallest_tp(L70, H100, 8192) == 2
+    assert planning.smallest_tp(L70, H100, 8192, batch=64) == 4
+    assert planning.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
+    assert planning.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
 
 
 def test_smallest_layout_and_grid_label():
     l70, h100 = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
     # 70.6e9 x 2 bytes = 141 GB of weights: more than one 80 GB H100, less than two (160 GB): TP2.
-    assert P.smallest_layout(l70, h100, 8192).label == "TP2"
+    assert planning.smallest_layout(l70, h100, 8192).label == "TP2"
     # Dense: no EP in the grid or its words.
-    assert P.plan_eps(l70) == (1,)
-    assert P.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
+    assert planning.plan_eps(l70) == (1,)
+    assert planning.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
     # 405e9 x 2 bytes = 811 GB > 16 x 24 GB (384 GB) of L4s: nothing in TP 1-8 x PP 1-2.
-    assert P.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None
+    assert planning.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None

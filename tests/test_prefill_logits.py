@@ -4,7 +4,7 @@ LogitsProcessor pruning). Hand counts on Llama-3-8B (V = 128,256, D = 4,096)."""
 import pytest
 
 import calc
-from calc import parallel, sweeps
+from calc import planning, sweeps
 from calc.operators import step_operators
 
 LLAMA3 = calc.get_model("llama-3-8b")
@@ -54,9 +54,9 @@ def test_tensor_parallel_prefill_splits_the_saving():
     a = calc.prefill_time(LLAMA3, H100, 2048, tp=2)
     b = calc.prefill_time(LLAMA3, H100, 2048, tp=2, logits="last")
     assert a.flops - b.flops == pytest.approx(V_D * 2047, rel=1e-9)
-    traffic = parallel.ServingTraffic(1.0, 1.0, 2048, 64, 0.0)
-    g_all = parallel.plan_grid(LLAMA3, H100, traffic, tps=(1,), pps=(1,), max_batch=4)
-    g_last = parallel.plan_grid(LLAMA3, H100, traffic, tps=(1,), pps=(1,), max_batch=4, logits="last")
+    traffic = planning.ServingTraffic(1.0, 1.0, 2048, 64, 0.0)
+    g_all = planning.plan_grid(LLAMA3, H100, traffic, tps=(1,), pps=(1,), max_batch=4)
+    g_last = planning.plan_grid(LLAMA3, H100, traffic, tps=(1,), pps=(1,), max_batch=4, logits="last")
     assert (g_last["ttft_s"] < g_all["ttft_s"]).all()
     assert (g_last["tpot_s"] == g_all["tpot_s"]).all()   # decode: one token, nothing to skip
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app_pages.common import PAGES
+from ui.nav import PAGES
 from pagetest import metric, open_page
 
 # preset id -> KV per token on the KV page (attention layers only; the constant-state layers hold none)

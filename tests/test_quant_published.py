@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import calc
-from calc.models import from_hf_config
+from calc.config_json import from_hf_config
 
 
 def test_awq_int4_g128_matches_the_published_llama31_8b_checkpoint():

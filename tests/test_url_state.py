@@ -12,10 +12,10 @@ INPUTS = {"slider", "select_slider", "number_input", "selectbox", "radio", "togg
           "time_input", "color_picker", "feedback"}
 #: (file, key as written in the source) -> how its state travels instead of bind="query-params"
 NOT_BOUND = {
-    ("common.py", "'cfg_upload'"): "the loaded model travels as cfg (model_to_param)",
-    ("common.py", "'cfg_text'"): "the loaded model travels as cfg (model_to_param)",
-    ("common.py", "'cfg_name'"): "the loaded model travels as cfg (model_to_param)",
-    ("monthly_bill.py", "'mb_prices'"): "st.data_editor cannot bind: the edited cells travel as mb_prices",
+    ("sidebar.py", "'cfg_upload'"): "the loaded model travels as cfg (model_to_param)",
+    ("sidebar.py", "'cfg_text'"): "the loaded model travels as cfg (model_to_param)",
+    ("sidebar.py", "'cfg_name'"): "the loaded model travels as cfg (model_to_param)",
+    ("bill_views.py", "'mb_prices'"): "st.data_editor cannot bind: the edited cells travel as mb_prices",
     ("classroom.py", "PRESENT_KEY"): "written to the URL as present=1 by presenter_toggle",
     ("exercises.py", "'ex_variant'"): "written to the URL as variant",
     ("exercises.py", "'ex_teacher'"): "shown only with teacher=<a class poll's teacher key> in the URL",
@@ -33,7 +33,7 @@ NOT_BOUND = {
     ("poll.py", "f'pl_unit_{v.seq}'"): "a student's answer: stored in the poll's database",
     ("exercises.py", "f'ex_{ex.key}_{variant}_val'"): "a student's own answer, not part of a shared view",
     ("exercises.py", "f'ex_{ex.key}_{variant}_unit'"): "a student's own answer, not part of a shared view",
-    ("live.py", "'lv_cfgfile'"): "a file upload; the same config.json pasted as text travels as lv_cfg",
+    ("live_views.py", "'lv_cfgfile'"): "a file upload; the same config.json pasted as text travels as lv_cfg",
     ("live_endpoint.py", "'ep_key'"): "an API key: kept out of the URL on purpose",
     ("live_endpoint.py", "'ep_files'"): "uploaded benchmark results: files, not view state",
     ("live_endpoint.py", "'ep_paste'"): "pasted benchmark results: a file's text, not view state",
@@ -41,7 +41,7 @@ NOT_BOUND = {
 
 
 def _unbound_inputs():
-    for path in sorted((ROOT / "app_pages").glob("*.py")):
+    for path in sorted(p for d in ("app_pages", "ui") for p in (ROOT / d).glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INPUTS:
                 kw = {k.arg: ast.unparse(k.value) for k in node.keywords}

@@ -5,7 +5,7 @@ size, and one entry can be large (a batching simulation's frames reached 117 MB,
 ``BoundedCache`` is a least-recently-used map that also keeps the sum of its entries' sizes (their pickled
 length, measured once when stored) under ``max_bytes``: storing past either bound evicts the oldest.
 
-``bounded_cache`` memoises a function with one; ``FigureRecipe`` (``common.Figure()``) records how a
+``bounded_cache`` memoises a function with one; ``FigureRecipe`` (``charts.Figure()``) records how a
 Plotly figure is built and ``build_figure`` builds and styles it once per distinct recipe, so a rerun
 with inputs seen before (by any session: a class moves the same sliders through the same few values)
 neither rebuilds nor restyles the figure; building a Plotly figure costs far more CPU than sending it.
@@ -246,8 +246,8 @@ FIGURES = BoundedCache(max_entries=256, max_bytes=48 * MB)
 
 
 def build_figure(recipe: FigureRecipe):
-    """The styled go.Figure of ``recipe`` (``common.style_figure``), from ``FIGURES`` when built before."""
-    from app_pages.common import style_figure
+    """The styled go.Figure of ``recipe`` (``figure_style.style_figure``), from ``FIGURES`` when built before."""
+    from ui.figure_style import style_figure
 
     key = recipe.key()
     fig = FIGURES.get(key) if key is not None else None

@@ -1,16 +1,16 @@
 """The equation behind each headline number, filled in with the numbers the page shows (LaTeX rows).
 
 Each builder takes the calc results a page already computed and returns ``[(what, latex), ...]`` for
-``common.show_equations``. The numbers come from those results (no arithmetic beyond unit scaling), in
+``widgets.show_equations``. The numbers come from those results (no arithmetic beyond unit scaling), in
 the page's units, so the filled-in equation reads like the course's worked examples (the inference
 course, week 11, step 4: "every step reads 16.06 GB of weights: 4.79 ms at 3.35 TB/s").
 
-Not a page; it imports neither common nor streamlit.
+Not a page; it imports neither streamlit nor another ui module but ui.formats.
 """
 from __future__ import annotations
 
 import calc
-from app_pages.formats import fmt_number, fmt_seconds, fmt_usd
+from ui.formats import fmt_number, fmt_seconds, fmt_usd
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -31,7 +31,7 @@ def _sep(text: str) -> str:
 
 
 def gb(n_bytes: float) -> str:
-    """Bytes as ``common.fmt_bytes`` prints them (GB/MB/kB/TB, two decimals), for LaTeX."""
+    """Bytes as ``formats.fmt_bytes`` prints them (GB/MB/kB/TB, two decimals), for LaTeX."""
     for size, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(n_bytes) >= size:
             return _sep(f"{n_bytes / size:,.2f}") + _u(unit)
@@ -39,13 +39,13 @@ def gb(n_bytes: float) -> str:
 
 
 def sec(s: float) -> str:
-    """Seconds as ``common.fmt_seconds`` prints them (µs / ms / s), for LaTeX."""
+    """Seconds as ``formats.fmt_seconds`` prints them (µs / ms / s), for LaTeX."""
     value, unit = fmt_seconds(s).rsplit(" ", 1)
     return _sep(value) + _u(unit)
 
 
 def rate(x: float) -> str:
-    """A count per second (tok/s) as ``common.fmt_number`` prints it (two digits below 10), for LaTeX."""
+    """A count per second (tok/s) as ``formats.fmt_number`` prints it (two digits below 10), for LaTeX."""
     return _sep(fmt_number(x))
 
 
@@ -63,7 +63,7 @@ def tflops(flops_per_s: float) -> str:
 
 
 def usd(x: float) -> str:
-    """Dollars as ``common.fmt_usd`` prints them ("$0.39", "$0.012", "$1,234"), for LaTeX."""
+    """Dollars as ``formats.fmt_usd`` prints them ("$0.39", "$0.012", "$1,234"), for LaTeX."""
     return r"\$" + _sep(fmt_usd(x)[1:])
 
 
@@ -204,7 +204,7 @@ def spec_batch_row(row, alpha: float, gamma: int) -> tuple[str, str]:
 
 
 def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
-    """The many-GPU page's headline numbers from a ``calc.parallel.LayoutSummary``."""
+    """The many-GPU page's headline numbers from a ``calc.planning.LayoutSummary``."""
     rows = [
         ("TPOT", r"t = t_\text{compute/memory} + t_\text{comm} = " + sec(summary.tpot_s - summary.comm_s) + " + "
          + sec(summary.comm_s) + " = " + sec(summary.tpot_s)),
@@ -222,7 +222,7 @@ def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
 
 
 def _si(x: float, unit: str) -> str:
-    """An amount as ``common.fmt_bytes`` prints bytes (two decimals, k/M/G/T prefixes), in ``unit``."""
+    """An amount as ``formats.fmt_bytes`` prints bytes (two decimals, k/M/G/T prefixes), in ``unit``."""
     for size, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(x) >= size:
             return _sep(f"{x / size:,.2f}") + _u(prefix + unit)
@@ -230,7 +230,7 @@ def _si(x: float, unit: str) -> str:
 
 
 def _per_s(x: float, unit: str) -> str:
-    """A rate as ``common.fmt_bytes(x) + "/s"`` prints it, in ``unit`` per second."""
+    """A rate as ``formats.fmt_bytes(x) + "/s"`` prints it, in ``unit`` per second."""
     return _si(x, unit + "/s")
 
 

@@ -13,9 +13,10 @@ import time
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, equations
-from live.endpoint import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointJob, EndpointRefused, EndpointSpec,
-                           allow_entries, check_base_url)
+from ui import charts, downloads, equations, formats, sidebar, widgets
+from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
+                                check_base_url)
+from live.endpoint import EndpointJob
 from live.endpoint_charts import itl_figure, metric_figure
 from live.endpoint_predict import (compare, levels_frame, parallel_supported, predict_levels, predicted_decode_step,
                                    read_result_file, tpot_from_p50s_ms)
@@ -131,7 +132,7 @@ def _run_section() -> dict | None:
                       disabled=spec is None and problem != NO_MODEL)
     cancel = c[1].button("Cancel", key="ep_cancel")
     if problem and (problem != NO_MODEL or run):  # an empty Model box: the hint below, until Measure is pressed
-        st.error(common.md_escape(problem))
+        st.error(formats.md_escape(problem))
     job: EndpointJob | None = st.session_state.get("_ep_job")
     if cancel and job is not None:
         job.cancel()
@@ -153,7 +154,7 @@ def _run_section() -> dict | None:
                 "requests per level, plus the warm-up.")
         return None
     if job.state == "error" and not (job.result and job.result.levels):
-        st.error(f"The measurement failed: {common.md_escape(job.error)}")
+        st.error(f"The measurement failed: {formats.md_escape(job.error)}")
         return None
     if job.state == "cancelled":
         st.warning("Cancelled: the levels finished before the cancel are shown.")
@@ -178,7 +179,7 @@ def _import_section() -> dict | None:
         try:
             tool, lv = read_result_file(text)
         except ValueError as e:
-            st.error(f"{common.md_escape(name)}: {common.md_escape(e)}")
+            st.error(f"{formats.md_escape(name)}: {formats.md_escape(e)}")
             continue
         tools.add(tool)
         levels += lv
@@ -215,7 +216,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     step = None
     if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]), **inputs)
-    common.show_equations(equations.endpoint_rows(
+    widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
 
@@ -227,7 +228,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     if res["mode"] != "concurrency" or not P or not N or N < 2:
         st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
         return table, None
-    sel = common.selection()
+    sel = sidebar.selection()
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
         c = st.columns(3)
@@ -261,7 +262,7 @@ def _show(res: dict) -> None:
     table = levels_frame(res["levels"])
     errors = [(lv.get("concurrency", lv.get("request_rate_per_s")), msg, n)
               for lv in res["levels"] for msg, n in (lv.get("errors") or {}).items()]
-    error_list = "\n".join(f"- level {lv:g}: {n} x {common.md_escape(msg)}" for lv, msg, n in errors)
+    error_list = "\n".join(f"- level {lv:g}: {n} x {formats.md_escape(msg)}" for lv, msg, n in errors)
     if not (table["requests_ok"] > 0).any():
         st.error("Every request failed:\n\n" + error_list if errors else "No request finished.")
         for note in res["notes"]:
@@ -284,25 +285,25 @@ def _show(res: dict) -> None:
         if fig is not None:
             with c[i]:
                 st.markdown(f"**{metric.upper()} against load** (bar: p50 to p90)")
-                common.show_chart(fig, key=f"ep_chart_{metric}")
+                charts.show_chart(fig, key=f"ep_chart_{metric}")
     fig = itl_figure({str(k): v for k, v in res["itl_ms"].items()})
     if fig is not None:
         st.markdown("**Inter-token latency distribution** (every chunk gap, per level)")
-        common.show_chart(fig, key="ep_chart_itl")
+        charts.show_chart(fig, key="ep_chart_itl")
     first = ["concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "ttft_ms_p50", "pred_ttft_ms",
              "ratio_ttft", "tpot_ms_p50", "pred_tpot_ms", "ratio_tpot", "itl_ms_p50", "e2e_ms_p50",
              "output_tokens_per_s"]
     shown = table[[c for c in first if c in table] + [c for c in table if c not in first]].dropna(axis=1, how="all")
     st.dataframe(shown, hide_index=True, key="ep_table",
                  column_config={k: v for k, v in COLUMNS.items() if k in shown.columns})
-    common.download_csv(table, "endpoint_levels.csv", key="ep_csv")
+    downloads.download_csv(table, "endpoint_levels.csv", key="ep_csv")
     if errors:
         st.error("Failed requests:\n\n" + error_list)
     if res["samples"]:
         with st.expander("Every request"):
             samples = pd.DataFrame(res["samples"])
             st.dataframe(samples, hide_index=True, key="ep_samples")
-            common.download_csv(samples, "endpoint_requests.csv", key="ep_samples_csv")
+            downloads.download_csv(samples, "endpoint_requests.csv", key="ep_samples_csv")
 
 
 def render() -> None:

@@ -211,7 +211,7 @@ def ensure_plotly_js() -> Path:
 @st.cache_resource
 def available() -> bool:
     """Whether plotly.js is in ``static/`` for the browser (copied there now if it was not); False, with the
-    reason logged, where the folder cannot be written: ``common.show_chart`` then uses ``st.plotly_chart``."""
+    reason logged, where the folder cannot be written: ``charts.show_chart`` then uses ``st.plotly_chart``."""
     try:
         ensure_plotly_js()
         return True
@@ -253,7 +253,7 @@ def figure_json(fig, config: dict) -> str:
     """
     import plotly.io as pio
 
-    from app_pages.caching import frozen_figure_class
+    from ui.caching import frozen_figure_class
 
     config_json = json.dumps(config, sort_keys=True)
     kept = fig.__dict__.get("_explorer_json")

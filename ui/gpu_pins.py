@@ -11,9 +11,9 @@ import math
 import pandas as pd
 
 import calc
-from calc import parallel
+from calc import parallel, planning
 
-from app_pages import common
+from ui import formats
 
 SEP = "~"
 FIELDS = ("model", "gpu", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "batch", "context_len",
@@ -68,7 +68,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Side-by-side headline numbers of the pins (one column per pin, one row per quantity), and a
     message per pin that could not be read or computed.
 
-    Every number is ``calc.parallel.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
+    Every number is ``calc.planning.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
     tokens/s per user, tokens/s per GPU, tokens/s (all replicas), USD per hour, USD per month,
     USD per 1M output tokens.
     """
@@ -79,10 +79,10 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
         try:
             p = decode(text)
             lay = parallel.make_layout(p["model_obj"], p["tp"], p["pp"], p["ep"], p["replicas"])
-            s = parallel.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
+            s = planning.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
                                         p["weight_dtype"], p["kv_dtype"], p["price_per_hour_usd"])
         except ValueError as exc:
-            errors.append(f"Pin {i}: {common.md_escape(exc)}")
+            errors.append(f"Pin {i}: {formats.md_escape(exc)}")
             continue
         columns[f"pin {i}"] = {
             "configuration": f"{p['model_obj'].name}, {lay.label} x {lay.replicas} on {p['accelerator'].name}",
@@ -92,8 +92,8 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
             "fits in memory": "yes" if s.fits else f"no (at most B = {s.max_batch:,})",
             "TPOT": f"{s.tpot_s * 1e3:,.2f} ms",
             "tokens/s per user": f"{s.tokens_per_s_per_user:,.1f}",
-            "tokens/s per GPU": common.fmt_number(s.tokens_per_s_per_gpu),
-            "tokens/s, all replicas": common.fmt_number(s.tokens_per_s),
+            "tokens/s per GPU": formats.fmt_number(s.tokens_per_s_per_gpu),
+            "tokens/s, all replicas": formats.fmt_number(s.tokens_per_s),
             "USD per hour": "n/a" if math.isnan(s.usd_per_hour) else f"${s.usd_per_hour:,.2f}",
             "USD per month (720 h)": "n/a" if math.isnan(s.usd_per_month) else f"${s.usd_per_month:,.0f}",
             "USD per 1M output tokens": "n/a" if math.isnan(s.usd_per_million_output)

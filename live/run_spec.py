@@ -11,7 +11,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from calc.dtypes import check_positive_int
+from calc.checks import check_positive_int
 from calc.limits import parse_config_json
 
 #: Preset ids of the live tab (their config.json files ship in calc/data/hf_configs/<id>.json).

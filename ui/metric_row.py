@@ -8,7 +8,7 @@ in columns added 16 ms, the same eight in one ``MetricRow`` 5 ms. ``MetricRow`` 
 pill with its arrow, a help mark whose text shows on hover or keyboard focus; characters, not SVG, which
 st.html's sanitiser removes), and draws the row as one ``st.html`` element when its ``with`` block ends::
 
-    with common.metric_row(4) as m:
+    with widgets.metric_row(4) as m:
         m[0].metric("TPOT", "4.80 ms", delta="estimate 6.96 ms", delta_color="off", help="...")
         m[1].metric(...)
 

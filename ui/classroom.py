@@ -10,14 +10,14 @@ one sentence to say; a banner above the page has the previous and next links. Th
 sentence are those of the step's own state (Llama-3-8B on an H100 SXM unless it says otherwise), after
 the inference course, week 11; CS336 lecture 10, Inference; and chapter 9, LLM inference.
 
-Not a page: app.py and app_pages/common.py call it. It does not import common (common imports it).
+Not a page: app.py and ui.sidebar, ui.charts and ui.widgets call it; it imports only ui.html_table and ui.metric_row.
 """
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_pages import html_table, metric_row
+from ui import html_table, metric_row
 
 PRESENT_KEY = "present_mode"
 #: The sidebar's state shared by most steps: Llama-3-8B on an H100 SXM at the course's $3 per hour.
@@ -137,7 +137,7 @@ def presenter_toggle() -> bool:
 
 def style_figure(fig: go.Figure) -> None:
     """Presenter styling of a Plotly figure (in place): every text >= 16 px in the theme's text colour,
-    lines >= 4 px, markers >= 10 px, a taller plot. Called by ``common.show_chart`` in presenter mode."""
+    lines >= 4 px, markers >= 10 px, a taller plot. Called by ``charts.show_chart`` in presenter mode."""
     colour = _text_colour()
     fig.update_layout(font=dict(size=18, color=colour), legend=dict(font=dict(size=18, color=colour)),
                       hoverlabel=dict(font_size=16), height=max(int(fig.layout.height or 420), 480))

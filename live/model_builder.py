@@ -18,7 +18,7 @@ import torch
 from calc import ModelConfig, from_hf_config
 from calc.limits import MAX_CONFIG_CHARS, parse_config_json, short_repr
 
-from .spec import (RunSpec, available_memory_bytes, check_config_fits, preset_hf_config, preset_hub_id, preset_name,
+from .run_spec import (RunSpec, available_memory_bytes, check_config_fits, preset_hf_config, preset_hub_id, preset_name,
                    resolve_weights_path, short_error)
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

@@ -9,7 +9,9 @@ filled in with the variant's numbers (LaTeX, ending in ``= <answer> <unit>``); k
 mix-up, a forgotten factor) carry hints; ``link`` is the query string that opens the explorable page
 in the state that shows the answer.
 
-Pure: no streamlit. ``grade`` turns a typed number and unit into a verdict and a hint.
+Pure: no streamlit; it uses calc's public API (``calc``'s names, and ``calc.kv.cache_layer_counts``).
+The page links name the pages' widget keys (``URL_LABELS``, ``URL_DEFAULTS``, ``_sidebar``); the link
+tests (tests/test_link_notice.py) check every link against its page's widgets. ``grade`` turns a typed number and unit into a verdict and a hint.
 
 The structure of the problems follows the course's back-of-the-envelope problems (a model, a GPU,
 a context, find the cache, the batch, the step, the price); the text is this project's own.
@@ -25,17 +27,13 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from . import bill as _bill
-from . import speculative as _spec
-from .batching import kv_reservation
-from .cost import cost_per_million, prefix_cache_savings
-from .dtypes import dtype_bytes
-from .hardware import Accelerator, get_accelerator
-from .kv import cache_layer_counts, kv_bytes_per_token, kv_cache_bytes
-from .memory import max_batch, weight_bytes
-from .models import ModelConfig, get_model, list_models
-from .roofline import (attention_flops, batch_where_cache_equals_weights, critical_batch, decode_step_time,
-                       prefill_time, throughput_ceiling_tokens_per_s)
+from calc import bill as _bill
+from calc import speculative as _spec
+from calc import (Accelerator, ModelConfig, attention_flops, batch_where_cache_equals_weights, cost_per_million,
+                  critical_batch, decode_step_time, dtype_bytes, get_accelerator, get_model, kv_bytes_per_token,
+                  kv_cache_bytes, kv_reservation, list_models, max_batch, prefill_time, prefix_cache_savings,
+                  throughput_ceiling_tokens_per_s, weight_bytes)
+from calc.kv import cache_layer_counts
 
 #: The 13B model of the inference course's back-of-the-envelope problems (week 11): "a 13B-parameter
 #: model in bf16, 40 layers, GQA with 8 KV heads, H = 128". D, N, F and V are Llama-2-13B's; only

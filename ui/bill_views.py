@@ -1,0 +1,235 @@
+"""The monthly bill page's parts: the traffic inputs, the editable price table (its edits in the URL), the bill
+by component with its tables, and the bill against DAU and against the prompt-cache hit rate.
+
+The bills come from calc.bill; this module draws them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from calc import bill
+from ui import charts, downloads, formats, html_table, table_edits
+
+DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
+            "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
+COMPONENTS = {"input_missed_usd": "input, missed cache", "input_hit_usd": "input, cache hit",
+              "cache_write_usd": "cache writes (surcharge)", "output_usd": "output", "idle_usd": "idle GPU time"}
+COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
+          "output_usd": "#1f77b4", "idle_usd": "#bbbbbb"}
+
+#: Price-table columns and their short names in the URL parameter mb_prices ("out1=30": row 1's output price).
+PRICE_PARAMS = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_input_usd_per_mtok": "hit",
+                "output_usd_per_mtok": "out", "cache_write_multiplier": "write"}
+
+
+def usd(x: float, digits: int = 2) -> str:
+    """USD with a fixed number of decimals; "n/a" for NaN (no traffic)."""
+    return "n/a" if x != x else f"${x:,.{digits}f}"
+
+
+def _chart_points(part):
+    """The rows of one tier's bill-against-DAU sweep that the chart draws: every 20th DAU value (an API tier
+    is a straight line on the log-log axes) and, for the self-hosted staircase, each row where the GPU count
+    changes (with line_shape "hv" that is the same staircase). The CSV keeps every row."""
+    i = np.arange(len(part))
+    keep = (i % 20 == 0) | (i == len(part) - 1) | (part["n_gpus"].diff().fillna(0).to_numpy() != 0)
+    return part[keep]
+
+
+PRICE_COLUMNS = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok")
+
+
+def complete_rows(edited: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The price table without the named rows that still lack a price (a row just added, its name typed
+    first), and those rows' names with the prices they lack; an empty cache-write multiplier reads 1.0 (writes
+    cost what a base input token costs). A row with a bad value (text, negative) stays in, for the bill's
+    own message."""
+    if not set(PRICE_COLUMNS) <= set(edited.columns):
+        return edited, []
+    named = edited["name"].notna() & edited["name"].astype(str).str.strip().ne("")
+    lacking = edited[list(PRICE_COLUMNS)].isna()
+    short = {"input_usd_per_mtok": "in $/1M", "cached_input_usd_per_mtok": "hit $/1M", "output_usd_per_mtok": "out $/1M"}
+    waiting = []
+    for i in range(len(edited)):
+        if named.iloc[i] and lacking.iloc[i].any():
+            missing = ", ".join(short[c] for c in PRICE_COLUMNS if lacking.iloc[i][c])
+            waiting.append(f"{formats.md_escape(str(edited['name'].iloc[i]).strip())} ({missing})")
+    complete = edited[~(named & lacking.any(axis=1))].copy()
+    if "cache_write_multiplier" in complete.columns:
+        complete["cache_write_multiplier"] = complete["cache_write_multiplier"].fillna(1.0)
+    return complete, waiting
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """The traffic and self-hosting inputs: daily users, the shares who remix and create (%), generations per
+    creator, the prompt-cache hit rate (%), tokens per generation (shared prefix, unique, output), decode
+    batch and peak-to-average ratio."""
+
+    dau: int
+    remix: float
+    orig: float
+    gens: float
+    hit: int
+    prefix: int
+    unique: int
+    out: int
+    batch: int
+    peak: float
+
+
+def traffic_inputs(sel) -> Traffic:
+    """The traffic inputs and the self-hosting ones (keys mb_*, in the URL), where the caller placed them."""
+    st.markdown("**Traffic**")
+    dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
+                          bind="query-params")
+    c1, c2 = st.columns(2)
+    remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
+                            key="mb_remix", bind="query-params", help="Users who remix existing content each day")
+    orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
+                           key="mb_orig", bind="query-params", help="Users who create original content each day")
+    c1, c2 = st.columns(2)
+    gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
+                           key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
+    hit = c2.slider("Prompt-cache hits, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
+                    bind="query-params", help="Share of generations whose shared prefix is read from the cache")
+    c1, c2, c3 = st.columns(3)
+    prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
+                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")
+    unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
+                             bind="query-params", help="Prompt tokens unique to each generation")
+    out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
+                          bind="query-params", help="Output tokens per generation")
+    st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
+    c1, c2 = st.columns(2)
+    batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
+                            bind="query-params", help="Sequences decoded together (clamped to what fits)")
+    peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
+                           bind="query-params", help="Capacity is sized for the peak hour")
+    return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak)
+
+
+def price_editor() -> tuple[pd.DataFrame, str]:
+    """The editable price table and the URL parameter mb_prices that carries its edits; returns (the edited
+    table, the edits as mb_prices text, "" when none)."""
+    st.subheader("Prices, USD per 1M tokens")
+    st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
+               "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
+               "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
+               "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
+    # The edited cells travel in the URL (mb_prices, e.g. "out1=30"; st.data_editor cannot bind to it). The
+    # editor's base table is fixed while the editor lives (its edits are kept relative to it), and read from
+    # the link, or from this session's last edits, when the editor is drawn anew.
+    default_prices = bill.tiers_to_frame(bill.default_tiers())
+    if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
+        link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
+        try:
+            st.session_state["_mb_prices_base"] = table_edits.apply_table_edits(default_prices, link, PRICE_PARAMS)
+        except ValueError as exc:
+            st.warning(f"The link's price edits could not be read ({formats.md_escape(exc)}); the default prices are shown.")
+            st.session_state["_mb_prices_base"] = default_prices
+    edited = st.data_editor(
+        st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
+        width="stretch", column_config={
+            "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
+            "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", help="Base (uncached) input price, USD per 1M tokens"),
+            "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
+            "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
+            "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
+            "as_of": st.column_config.TextColumn("as of", width="small"),
+            "source": st.column_config.TextColumn("source", width="small"),
+        })
+
+    link = table_edits.encode_table_edits(default_prices, edited, PRICE_PARAMS)
+    st.session_state["_mb_prices_link"] = link
+    if link:
+        st.query_params["mb_prices"] = link
+    elif "mb_prices" in st.query_params:
+        del st.query_params["mb_prices"]
+    return edited, link
+
+
+def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
+    """The bill by component: a stacked bar per tier, the table (every column in an expander) and its CSV."""
+    fig = charts.Figure()
+    for comp, label in COMPONENTS.items():
+        fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
+                    hovertemplate="%{x} (%{customdata})<br>" + label + ": $%{y:,.0f} per month<extra></extra>")
+    st.markdown("**Monthly bill by component**")
+    fig.update_layout(barmode="stack", xaxis_title="tier",
+                      yaxis_title="USD per month (30 days)")
+    charts.show_chart(fig, key="mb_bars")
+
+    shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
+    if "self-hosting cheaper from DAU" in shown:  # words, not a grid's "None": never, or not a question (itself)
+        shown["self-hosting cheaper from DAU"] = [
+            "—" if tier == "self-hosted" else ("never" if pd.isna(d) else f"{d:,.0f}")
+            for tier, d in zip(shown["tier"], shown["self-hosting cheaper from DAU"])]
+    BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
+                "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
+                "total_usd": "total / month"}
+    bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
+        "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
+        "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
+        "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
+        "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
+        "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
+    # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
+    html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+        "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
+    # Built only while open (toggling reruns the page): a slider move redraws no hidden table.
+    every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
+                        on_change="rerun")
+    if every.open:
+        html_table.show_table(shown, container=every, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
+            "tier", "model", *COMPONENTS))
+    downloads.download_csv(table, "monthly_bill.csv", key="mb_csv", inputs=csv_in)
+
+
+def self_hosted_caption(sel, rates) -> None:
+    """What the self-hosted tier runs: replica, price, batch, context and its rates (roofline bounds)."""
+    st.caption(
+        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
+        + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
+           "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
+        f"{formats.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
+        f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+        f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
+        f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
+        "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+
+
+
+def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, csv_in: dict) -> None:
+    """Two charts side by side: the bill against DAU (log-log), and against the prompt-cache hit rate."""
+    left, right = st.columns(2)
+    with left:
+        fig = charts.Figure()
+        for name, part in sweep.groupby("name", sort=False):
+            part = _chart_points(part)
+            fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
+                            line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
+                            hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
+                            + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
+        fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
+        st.markdown("**Bill against DAU**")
+        fig.update_layout(xaxis_title="daily active users (log)",
+                          yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
+        charts.show_chart(fig, key="mb_dau_chart")
+        downloads.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
+    with right:
+        fig = charts.Figure()
+        for name, part in sweep_h.groupby("name", sort=False):
+            fig.add_scatter(x=part["cache_hit_rate"], y=part["total_usd"], name=name, mode="lines",
+                            hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
+        # No marker at the chosen rate: the chart then stays the same while only the hit rate moves (the
+        # browser keeps it instead of drawing it anew); the caption under it names the rate.
+        st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
+        fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
+        charts.show_chart(fig, key="mb_hit_chart")
+        st.caption(f"At the chosen {hit}% the tiers cost the bills above.")
+        downloads.download_csv(sweep_h, "bill_vs_hit_rate.csv", key="mb_hit_csv", inputs=csv_in)

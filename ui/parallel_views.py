@@ -1,0 +1,202 @@
+"""The Many GPUs page's layout section: TP, PP, EP, replicas and the shared inputs, the layout's headline numbers
+(or why it does not fit, and the smallest layout that does), one GPU's memory beside the decode step's parts, and
+tokens/s per GPU against tokens/s per user.
+
+The numbers come from calc.parallel; this module draws them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import streamlit as st
+
+from calc import collectives, parallel, planning
+from ui import charts, equations, formats, widgets
+
+TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
+DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0)
+PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
+         "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
+         "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
+         "p2p_s": ("stage to stage (PP)", "#8c564b")}
+
+
+def _short(name: str) -> str:
+    """An interconnect's name cut to fit a quarter-width select: "NVLink 4 + NVSwitch (HGX H100/H200)" ->
+    "NVLink 4" (the full name is in the help and the caption)."""
+    for cut in (" (", ", ", " per ", " inter-chip", " + "):
+        name = name.split(cut)[0]
+    return name
+
+
+def _dp_words(layout) -> str:
+    """", attention data-parallel in N groups of TP" when EP exceeds TP, else ""."""
+    return (f", attention data-parallel in {layout.attention_dp:,} groups of TP {layout.tp}"
+            if layout.attention_dp > 1 else "")
+
+
+@dataclass(frozen=True)
+class LayoutInputs:
+    """The layout's controls: TP, PP, EP (1 for a dense model), replicas, context (tokens), batch per replica,
+    the interconnect's id (None: the GPU's own) and the reserve per GPU (GB)."""
+
+    tp: int
+    pp: int
+    ep: int
+    replicas: int
+    ctx: int
+    batch: int
+    interconnect: str | None
+    reserve_gb: float
+
+
+def layout_controls(sel) -> LayoutInputs:
+    """Two rows of four controls (keys mg_*, in the URL): TP, PP, EP, replicas; context, batch, interconnect,
+    reserve. A link's EP for a dense model is said and taken as 1."""
+    c1, c2, c3, c4 = st.columns(4)
+    tp = c1.select_slider("Tensor parallel TP", TPS, value=1, key="mg_tp", bind="query-params")
+    pp = c2.select_slider("Pipeline stages PP", PPS, value=1, key="mg_pp", bind="query-params")
+    dense = not sel.model.is_moe
+    ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params", disabled=dense,
+                          help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
+    if dense and ep != 1:  # a link's EP for a dense model: the layout runs at EP 1 and says so
+        c3.caption(f"{sel.model.name} is dense: EP 1 (EP spreads experts).")
+        ep = 1
+    replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
+    c1, c2, c3, c4 = st.columns(4)
+    ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
+    batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
+    ic_default = collectives.default_interconnect(sel.accelerator)
+    ic_id = c3.selectbox("Interconnect", ["default"] + collectives.list_interconnects(), key="mg_ic", bind="query-params",
+                         format_func=lambda i: "default" if i == "default" else _short(collectives.get_interconnect(i).name),
+                         help=f"Default: the GPU's own, {ic_default.name if ic_default else 'none'}. Others: "
+                              + "; ".join(collectives.get_interconnect(i).name for i in collectives.list_interconnects()) + ".")
+    reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
+                                 help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
+    return LayoutInputs(tp, pp, ep, replicas, ctx, batch, None if ic_id == "default" else ic_id, reserve_gb)
+
+
+def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, reserve: float) -> None:
+    """Five metrics for a layout that runs (with its equations); for one that does not, why, and the smallest
+    layout of the sliders' range that holds the batch."""
+    replicas, batch, ctx, wd, kvd = inputs.replicas, inputs.batch, inputs.ctx, sel.weight_dtype, sel.kv_dtype
+    mem = summary.memory
+    cols = widgets.metric_row(5)
+    if mem.fits:
+        cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
+        cols[1].metric("TPOT", formats.fmt_seconds(summary.tpot_s),
+                       help=f"of which communication {formats.fmt_seconds(summary.comm_s)}")
+        cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
+        cols[3].metric("Tokens/s per GPU", formats.fmt_number(summary.tokens_per_s_per_gpu))
+        cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
+                       formats.fmt_usd(summary.usd_per_month), help="All replicas, 720 hours")
+        cols.show()
+        widgets.show_equations(equations.parallel_rows(summary, sel.price_per_hour_usd))
+    else:  # no headline numbers for a layout that cannot run
+        cols[0].metric("GPUs", "no fit", help=f"{layout.label}: {layout.gpus_per_replica} per replica; "
+                       "this layout does not hold the batch (see below)")
+        for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
+            col.metric(label, "—", help="This layout does not hold the batch: see below.")
+        cols.show()
+        if summary.max_batch == 0:
+            why = (f"The weights alone need {formats.fmt_bytes(mem.weights_bytes)} on each GPU of "
+                   f"{formats.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
+        else:
+            why = (f"Batch {batch:,} does not fit: one GPU would need {formats.fmt_bytes(mem.total_bytes)} of its "
+                   f"{formats.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+        search = (TPS, PPS, planning.plan_eps(model, EPS))
+        try:
+            fit = planning.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
+        except ValueError:
+            fit = None
+        where = f"{planning.grid_label(*search)}, the sliders' range"
+        st.error(why + " " + (
+            f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
+            f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
+            f"{fit.gpus_per_replica // fit.pp:,} ranks per stage{_dp_words(fit)}; searched: {where})."
+            if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
+            "or a larger GPU, or lower the batch or the context."))
+
+
+def memory_and_step_charts(summary, layout, split, interconnect, ic_default) -> None:
+    """One GPU's memory (weights, KV, copies, state, reserve against capacity) and, for a layout that runs, the
+    decode step's parts, in one figure; captions on what fits, cross-domain collectives and the pipeline bubble."""
+    mem = summary.memory
+    # The memory and the step split are one figure (two subplots, a legend above each) when both are drawn:
+    # a layout control then makes the browser draw one new chart, not two.
+    fig = charts.Figure()
+    for name, v, color in (("weights", mem.weights_bytes, "#1f77b4"),
+                           ("KV cache", mem.kv_bytes - mem.kv_replicated_bytes, "#ff7f0e"),
+                           ("KV cache, copies", mem.kv_replicated_bytes, "#ffbb78"),
+                           ("per-sequence state", mem.state_bytes, "#17becf"), ("reserve", mem.reserve_bytes, "#bbbbbb")):
+        fig.add_bar(y=["one GPU"], x=[v / 1e9], name=name, orientation="h", marker_color=color, legendgroup=name,
+                    hovertemplate=name + ": %{x:,.2f} GB<extra></extra>")
+    charts.add_marker_line(fig, mem.capacity_bytes / 1e9, f"capacity {mem.capacity_bytes / 1e9:,.0f} GB", "gray")
+    fig.update_layout(barmode="stack", height=260, xaxis_title="GB (1e9 bytes)")
+    if mem.fits:
+        for k, (name, color) in PARTS.items():  # weights and KV cache: one legend entry for both subplots
+            fig.add_bar(y=["step"], x=[split[k] * 1e3], name=name, orientation="h", marker_color=color,
+                        legendgroup=name, showlegend=name not in ("weights", "KV cache"), xaxis="x2", yaxis="y2",
+                        hovertemplate=name + ": %{x:,.3f} ms<extra></extra>")
+        fig.update_layout(xaxis=dict(domain=[0, 0.46]), yaxis2=dict(anchor="x2"),
+                          xaxis2=dict(domain=[0.54, 1], anchor="y2", title_text="milliseconds"))
+    left, right = st.columns(2)
+    left.markdown("**Memory of one GPU**")
+    right.markdown("**One decode step, split**")
+    if mem.fits:
+        charts.show_chart(fig, key="mg_layout_charts")
+        left, right = st.columns(2)
+    else:
+        with left:
+            charts.show_chart(fig, key="mg_mem")
+        right.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
+    fit_text = (f"At most {summary.max_batch:,} sequences per replica fit." if summary.max_batch
+                else "Not one sequence fits beside the weights.")
+    left.caption(f"{fit_text} The batch puts {mem.sequences_per_gpu:,} sequences' cache on each GPU; "
+                 f"{formats.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
+    if mem.fits:
+        link = collectives.get_interconnect(interconnect) if interconnect else ic_default
+        if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
+            right.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
+                          f"({link.domain_size} GPUs): collectives that leave it run over "
+                          f"{collectives.get_interconnect(link.scale_out).name}.")
+        if split["bubble_s"] > 0:
+            right.caption(f"Pipeline bubble: stages idle {formats.fmt_seconds(split['bubble_s'])} of each step "
+                          f"(fewer micro-batches in flight than stages).")
+
+
+def frontier_section(sel, model, acc, layout, summary, inputs: LayoutInputs, reserve: float) -> None:
+    """Tokens/s per GPU against tokens/s per user: a curve per TP at the chosen PP and EP, and their Pareto front."""
+    tp, pp, ep, ctx, batch, interconnect = inputs.tp, inputs.pp, inputs.ep, inputs.ctx, inputs.batch, inputs.interconnect
+    wd, kvd, emb = sel.weight_dtype, sel.kv_dtype, sel.embedding
+    st.subheader("Tokens/s per GPU against tokens/s per user")
+    try:
+        front = planning.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+                                               emb)
+        fig = charts.Figure()
+        for t, part in front.groupby("tp"):
+            fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
+                            name=f"TP {t}", customdata=part[["batch", "tpot_s"]],
+                            hovertemplate=f"TP {t}" + ", B = %{customdata[0]}<br>%{x:,.1f} tok/s per user<br>"
+                            "%{y:,.0f} tok/s per GPU<extra></extra>")
+        best = front[front["pareto"]].sort_values("tokens_per_s_per_user")
+        fig.add_scatter(x=best["tokens_per_s_per_user"], y=best["tokens_per_s_per_gpu"], mode="lines", name="Pareto front",
+                        line=dict(color="gray", dash="dot", width=2), hoverinfo="skip")
+        # This configuration is named in the caption, not starred: the chart then stays the same while TP, batch
+        # or replicas move (only PP, EP, the context and what the sidebar sets change its curves).
+        fig.update_layout(xaxis_title="tokens/s per user (1 / TPOT, log)", yaxis_title="tokens/s per GPU (log)",
+                          xaxis_type="log", yaxis_type="log")
+        charts.show_chart(fig, key="mg_front")
+        st.caption(f"One curve per TP, batch 1 to 512 (each up to its memory ceiling), PP and EP as chosen, at the "
+                   f"Context above ({ctx:,} tokens). "
+                   "Replicas move neither axis: they add GPUs and tokens alike."
+                   + (f" This configuration, TP {tp} at B = {batch:,}: {summary.tokens_per_s_per_user:,.1f} tok/s per "
+                      f"user, {formats.fmt_number(summary.tokens_per_s_per_gpu)} tok/s per GPU."
+                      if summary is not None and summary.memory.fits else ""))
+    except ValueError as exc:
+        if layout is None:  # the chosen PP or EP is not one this model can take: said once, above
+            st.caption("No curves: the PP and EP chosen above are not a layout this model can take (see above).")
+        else:
+            widgets.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP or "
+                              "EP above to see curves of layouts that hold it.")

@@ -1,0 +1,263 @@
+"""The shared sidebar: model, GPU, weight and KV dtypes, hourly price, memory convention.
+
+It is rendered once per run by app.py before the page; its widgets are keyed and bound to the URL, so
+the choices persist from page to page and a copied link reproduces them. Pages read them with
+``selection()``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import calc
+from ui import classroom
+from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
+from ui.custom_models import dataclasses_replace_name
+from ui.formats import md_escape
+from ui.nav import PAGES
+from ui.notes import capacity_label
+
+
+DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
+
+
+#: Weights also come in the block formats of calc.quant; a cache in llama.cpp's q8_0/q4_0 blocks.
+WEIGHT_DTYPES = DTYPES + tuple(calc.dtypes.format_names())
+
+
+KV_DTYPES = DTYPES + ("q8_0", "q4_0")
+
+
+#: The two ways of counting the input embedding in a step (calc's ``embedding`` keyword).
+EMBEDDING = {"gather": "B rows gathered (engines)", "table": "whole table (course napkin)"}
+
+
+#: Matmul-precision conventions (calc.hardware.with_matmul), by the name the sidebar shows.
+MATMUL = {"auto": "auto", "weight-only": "weight_only", "low-precision": "low_precision"}
+
+
+#: Which prompt tokens prefill's LM head multiplies (calc's ``logits`` keyword).
+LOGITS = {"all": "every prompt token (course)", "last": "last prompt token (engines)"}
+
+
+#: The memory conventions of calc.memory.capacity_bytes, as the sidebar offers them.
+MEMORY = {"datasheet": "data sheet", "driver": "driver (nvidia-smi)", "engine": "engine (vLLM share)"}
+
+
+DEFAULT_MODEL = "llama-3-8b"
+
+
+DEFAULT_GPU = "h100-sxm"
+
+
+#: Hourly price used for owned hardware that has no list price (users type their own).
+OWNED_HARDWARE_PRICE_USD = 1.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The shared sidebar choices: a model, an accelerator, the dtypes and the hourly price (USD)."""
+
+    model_id: str
+    model: calc.ModelConfig
+    gpu_id: str
+    accelerator: calc.Accelerator
+    weight_dtype: str
+    kv_dtype: str
+    price_per_hour_usd: float
+    embedding: str = "gather"
+    memory: str = "datasheet"
+    gpu_memory_utilization: float = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION
+    runtime_reserve_bytes: float = 0.0
+    logits: str = "all"
+
+    @property
+    def logits_label(self) -> str:
+        """Which convention prefill and TTFT figures follow for the LM head, in words."""
+        if self.logits == "last":
+            return "LM head on each prompt's last token only, as vLLM and SGLang run it"
+        return "LM head on every prompt token (the course's 2NT)"
+
+    @property
+    def logits_short(self) -> str:
+        """The LM-head convention in a few words, for headings."""
+        return "LM head on the last prompt token" if self.logits == "last" else "LM head on every prompt token"
+
+    @property
+    def capacity_label(self) -> str:
+        """Which memory convention ``accelerator.memory_bytes`` follows, with its figure, for verdicts."""
+        return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization, self.runtime_reserve_bytes)
+
+
+@st.cache_data(show_spinner=False)
+def _presets() -> tuple[list[str], dict[str, str], list[str], dict[str, str]]:
+    models = calc.list_models()
+    gpus = calc.list_accelerators()
+    return (models, {m: calc.get_model(m).name for m in models},
+            gpus, {g: calc.get_accelerator(g).name for g in gpus})
+
+
+def list_price_usd(gpu_id: str) -> float:
+    """The preset's hourly list price, or ``OWNED_HARDWARE_PRICE_USD`` when it has none."""
+    price = calc.get_accelerator(gpu_id).price_per_hour_usd
+    return OWNED_HARDWARE_PRICE_USD if price is None else float(price)
+
+
+def _on_gpu_change() -> None:
+    # The price follows the GPU's list price unless the user typed a price of their own.
+    previous = st.session_state.get("_price_gpu")
+    typed = previous is not None and st.session_state.get("price") != list_price_usd(previous)
+    if not typed:
+        st.session_state["price"] = list_price_usd(st.session_state["gpu"])
+    st.session_state["_price_gpu"] = st.session_state["gpu"]
+
+
+def _load_config() -> None:
+    upload = st.session_state.get("cfg_upload")
+    text = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else st.session_state.get("cfg_text", "")
+    name = st.session_state.get("cfg_name", "").strip() or (upload.name.rsplit(".", 1)[0] if upload is not None else "")
+    if not text.strip():
+        st.session_state["_cfg_error"] = "Paste the text of a config.json or upload the file first."
+        return
+    try:
+        st.session_state["model"] = add_custom_model(text, name or None)
+        st.session_state["_cfg_error"] = None
+    except ValueError as exc:  # keep the previous model; say what is wrong
+        st.session_state["_cfg_error"] = f"Could not read that config.json: {exc}"
+
+
+def render_sidebar(current_page: str | None = None) -> Selection:
+    """Draw the shared sidebar and return the choices (called by app.py once per run).
+
+    Also the classroom parts every page shares: a lecture step's state is applied before the widgets,
+    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area
+    (``current_page``: the page file shown, so that a step's banner appears on its own page only).
+    """
+    classroom.apply_story_state()
+    models, model_names, gpus, gpu_names = _presets()
+    custom = _custom_models()
+    linked = st.query_params.get("model", "")
+    if linked.startswith(CUSTOM_PREFIX) and linked not in custom and st.query_params.get(CFG_PARAM):
+        try:  # the link carries the config.json-loaded model itself
+            custom[linked] = dataclasses_replace_name(model_from_param(st.query_params[CFG_PARAM]),
+                                                      linked[len(CUSTOM_PREFIX):])
+        except ValueError as exc:
+            st.sidebar.warning(f"The link's own model could not be read: {md_escape(str(exc))}")
+    options = models + list(custom)
+    if linked.startswith(CUSTOM_PREFIX) and linked not in options:
+        st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
+                           "config.json in another browser session. Load that config.json under \"Your own "
+                           "model\" to see it; until then the default model is shown.")
+    unknown = [f"{key}={str(st.query_params[key])[:40]!r}" for key, valid in (("model", options), ("gpu", gpus))
+               if key in st.query_params and st.query_params[key] not in valid
+               and not (key == "model" and str(st.query_params[key]).startswith(CUSTOM_PREFIX))]
+    if unknown:  # the selectbox would silently fall back to its default
+        st.sidebar.caption(md_escape("Unknown preset in the link, default shown instead: " + ", ".join(unknown)
+                                     + ". The lists below hold the names a link may use."))
+    # Defaults go in through index= only on a first run (or after a bad value), so that a URL
+    # parameter can still seed the widget and Streamlit sees no clash with session state.
+    for key, valid in (("model", options), ("gpu", gpus)):
+        if key in st.session_state and st.session_state[key] not in valid:
+            del st.session_state[key]
+    model_default = {} if "model" in st.session_state else {"index": options.index(DEFAULT_MODEL)}
+    gpu_default = {} if "gpu" in st.session_state else {"index": gpus.index(DEFAULT_GPU)}
+    with st.sidebar:
+        st.markdown("**Model and hardware**")
+        model_id = st.selectbox(
+            "Model", options, key="model", **model_default,
+            bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
+        st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
+                   else model_names.get(model_id, model_id))
+        with st.expander("Your own model (config.json)"):
+            st.file_uploader("Upload config.json", type=["json"], key="cfg_upload")
+            st.text_area("…or paste its text", key="cfg_text", height=100)
+            st.text_input("Name (optional)", key="cfg_name")
+            st.button("Use this config", on_click=_load_config, key="cfg_load")
+            if st.session_state.get("_cfg_error"):
+                st.error(md_escape(st.session_state["_cfg_error"]))
+        gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
+                              bind="query-params", on_change=_on_gpu_change)
+        price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
+        c1, c2 = st.columns(2)
+        weight_dtype = c1.selectbox("Weights", WEIGHT_DTYPES, key="wq", bind="query-params",
+                                    help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
+                                         "scales, as the course does; the block formats (q4_K_M, mxfp4, "
+                                         "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
+        kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
+                                help="Storage format of the cached keys and values")
+        matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
+                              help="How quantized weights are multiplied, which sets the compute peak P. auto: "
+                                   "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "
+                                   "(W4A16), as calc and the course count. weight-only: activations in bf16, the "
+                                   "bf16 peak for every format. low-precision: W8A8 / W4A4 kernels at the "
+                                   "format's own peak (nvfp4, mxfp4: Blackwell's fp4 tensor cores).")
+        price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
+                                format="%.2f", key="price", bind="query-params", **price_default,
+                                help="Defaults to the preset's dated list price; type your own.")
+        st.session_state.setdefault("_price_gpu", gpu_id)
+        # Plain option names (no format_func): a bound widget writes its shown label into the URL.
+        embedding = st.radio("Input embedding per step", list(EMBEDDING), key="emb", bind="query-params",
+                             horizontal=True,
+                             help="gather: a step reads only the B rows it looks up, as engines do. table: the "
+                                  "course's napkin, every parameter read every step (Llama-3-8B at 8K on an H100: "
+                                  "5.1 ms instead of 4.8 ms). Tied embeddings are read once, as the head.")
+        logits = st.radio("Prefill LM head on", list(LOGITS), key="lgt", bind="query-params", horizontal=True,
+                          help="all: the head multiplies every prompt token, the course's 2NT. last: only each "
+                               "prompt's last token, where the first output token is sampled, as vLLM and SGLang "
+                               "run it (Llama-3-8B, T = 8,192, H100, embedding gathered: 143 ms with all, 134 ms "
+                               "with last). Changes prefill and TTFT only.")
+        memory = st.radio("Memory capacity", list(MEMORY), key="mem", bind="query-params", horizontal=True,
+                          help="datasheet: the marketed capacity (80 GB for an H100), the course's convention. "
+                               "driver: what nvidia-smi reports (an H100 80GB: 81,559 MiB = 85.5 GB). engine: a "
+                               "serving engine's share of that, vLLM's gpu_memory_utilization (default 0.9).")
+        util, runtime_gb = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION, 0.0
+        if memory == "engine":
+            e1, e2 = st.columns(2)
+            util = e1.number_input("Utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
+                                   key="gmu", bind="query-params", help="vLLM's gpu_memory_utilization: the fraction "
+                                   "of the driver's total the engine takes for weights, activations and cache "
+                                   "(default 0.9).")
+            runtime_gb = e2.number_input("Reserve (GB)", min_value=0.0, max_value=200.0, value=0.0, step=0.5,
+                                         key="rtr", bind="query-params", help="Activations at the largest "
+                                         "prefill chunk and CUDA graphs, which the engine keeps inside its share "
+                                         "(vLLM profiles them at start-up: a few GB for an 8B model).")
+        acc = calc.get_accelerator(gpu_id)
+        st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
+                   f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
+        if acc.price_per_hour_usd is not None:
+            st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
+        else:
+            st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
+        st.divider()
+        st.markdown("**Classroom**")
+        classroom.presenter_toggle()
+        st.page_link("app_pages/home.py", label="Start the lecture (story)", icon=":material/slideshow:",
+                     query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
+        classroom.story_menu({path: title for path, title, *_ in PAGES})
+    classroom.page_css()
+    classroom.story_banner({path: title for path, title, *_ in PAGES}, current_page)
+    # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
+    memory = memory or "datasheet"
+    if model_id in custom:  # keep the loaded model in the link
+        st.query_params[CFG_PARAM] = model_to_param(custom[model_id])
+    elif CFG_PARAM in st.query_params:
+        del st.query_params[CFG_PARAM]
+    try:
+        capped = calc.memory.with_capacity(acc, memory, float(util), float(runtime_gb or 0.0) * 1e9)
+    except ValueError as exc:  # a reserve larger than the share: say so, keep the share without it
+        st.sidebar.error(str(exc))
+        capped, runtime_gb = calc.memory.with_capacity(acc, memory, float(util)), 0.0
+    capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
+    if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
+        st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
+    sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),
+                    embedding or "gather", memory, float(util), float(runtime_gb or 0.0) * 1e9, logits or "all")
+    st.session_state["_selection"] = sel
+    return sel
+
+
+def selection() -> Selection:
+    """The shared sidebar choices of this run (rendered by app.py before the page)."""
+    sel = st.session_state.get("_selection")
+    return sel if sel is not None else render_sidebar()

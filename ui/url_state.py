@@ -1,0 +1,158 @@
+"""The URL as the app's state: parameters no widget can take are dropped before any widget reads them,
+values a control refuses are named after the page ran, and a widget's URL value is matched to its options.
+
+Widgets bind themselves to the URL (``bind="query-params"``); these helpers handle what comes from a
+hand-edited or stale link.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui.formats import md_escape
+
+
+#: Longest query parameter value kept (a pasted config.json travels in one on the live page).
+MAX_QUERY_VALUE_CHARS = 20_000
+
+
+def sanitize_query_params() -> list[str]:
+    """Drop URL parameters no widget can take, before any widget reads the URL (called first by app.py).
+
+    Dropped: values that read as a number but not a finite one ("inf", "-inf", "Infinity", "nan",
+    "1e400", a 400-digit integer; Streamlit 1.67 converts an integer input's URL value to int before
+    its range check, and these raise), and values longer than ``MAX_QUERY_VALUE_CHARS``. The widget
+    then starts from its default.
+
+    A widget seeds itself on its first run from the URL as the session opened (Streamlit keeps that
+    copy apart from ``st.query_params``), so the parameter is removed from both.
+
+    Returns:
+        the names of the dropped parameters (already cut to 40 characters).
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    dropped = []
+    with get_session_state().query_params() as qp:
+        initial = getattr(qp, "_initial_query_params", None)
+        initial = initial if isinstance(initial, dict) else {}
+        for key in set(qp) | set(initial):
+            values = list(qp.get_all(key)) + list(initial.get(key) or [])
+            if any(_bad_query_value(str(v)) for v in values):
+                if key in qp:
+                    del qp[key]
+                initial.pop(key, None)
+                dropped.append(str(key)[:40])
+    return sorted(dropped)
+
+
+def link_params_at_open() -> dict[str, list[str]] | None:
+    """The URL's parameters (after ``sanitize_query_params``) on a session's first run, else None.
+
+    ``report_ignored_link_params`` compares them with what the bound widgets took, after the page ran.
+    """
+    if st.session_state.get("_link_checked"):
+        return None
+    st.session_state["_link_checked"] = True
+    return {str(k): list(st.query_params.get_all(k)) for k in st.query_params}
+
+
+def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
+    """``name=value`` for each parameter of the opening link that a URL-bound widget refused (the value is
+    not one of a select widget's options, not a number for a number widget, or outside a slider's or number
+    input's range): Streamlit then starts the
+    widget from its default and drops the parameter, silently. A value equal to the default is dropped
+    too, and is not reported; nor are parameters no widget reads.
+
+    Uses the widgets' registration metadata (Streamlit 1.67's session state: ``formatted_options``,
+    ``value_type``, the deserializer), the checks Streamlit's ``_seed_widget_from_url`` applies.
+    """
+    if not opened:
+        return []
+    from streamlit.runtime.state.query_params import parse_url_param
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    state = get_session_state()._state
+    refused = []
+    for key, values in opened.items():
+        if key in st.query_params or not values or key in ("model", "gpu"):
+            continue  # kept (taken as given, or corrected) by its widget, or read by no widget; an unknown
+            # model or GPU has a message of its own (the sidebar names it)
+        values = [st.session_state.get("_url_rewrites", {}).get(key, values[-1])]  # accept_url_values' form
+        widget_id = state._key_id_mapper.get_id_from_key(key, None)
+        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+        if meta is None or getattr(meta, "bind", None) != "query-params":
+            continue
+        try:
+            parsed = parse_url_param(values[0], meta.value_type)
+            meta.deserializer(parsed)
+            options = meta.formatted_options  # radio, selectbox; a select slider keeps its labels in its serde
+            if options is None:
+                labels = getattr(getattr(meta.deserializer, "__self__", None), "formatted_option_to_index", None)
+                options = list(labels) if isinstance(labels, dict) else None
+            ok = options is None or (
+                all(v in options for v in parsed) if isinstance(parsed, list) else
+                not isinstance(parsed, str) or parsed in options)
+            serde = getattr(meta.deserializer, "__self__", None)  # a slider's or number input's range
+            lo, hi = getattr(serde, "min_value", None), getattr(serde, "max_value", None)
+            numbers = [v for v in (parsed if isinstance(parsed, list) else [parsed])
+                       if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if ok and isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+                ok = all(lo <= v <= hi for v in numbers)
+        except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
+            ok = False
+        if not ok:
+            refused.append(f"{key[:40]}={md_escape(values[-1][:40])}")
+    return refused
+
+
+def accept_url_values(key: str, options, format_func=str) -> None:
+    """Let a link name an option of the URL-bound widget ``key`` by its plain value as well as by its label.
+
+    A bound select slider, selectbox or radio reads its URL parameter as the label it shows (``format_func``
+    applied: "16K" for 16384, "16.0" for 16.0, "MHA" for "mha") and silently drops anything else, so
+    ``/kv_cache?kv_ctx=16384`` opened on the default. Called just before the widget: a value that names an
+    option as a plain number equal to it ("16384", "16", "1.6e4"), as the option itself ("mha"), or as its
+    label in other letter case, is rewritten to that option's label, the one form the app writes.
+    Anything else is left for the widget (which ignores it).
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    labels = [str(format_func(o)) for o in options]
+
+    def label_of(value: str) -> str | None:
+        if value in labels:
+            return None
+        for option, label in zip(options, labels):
+            if value == str(option) or value.casefold() == label.casefold():
+                return label
+        try:
+            number = float(value.replace(",", "").replace("_", ""))
+        except ValueError:
+            return None
+        for option, label in zip(options, labels):
+            if isinstance(option, (int, float, np.integer, np.floating)) and not isinstance(option, bool) \
+                    and float(option) == number:
+                return label
+        return None
+
+    with get_session_state().query_params() as qp:
+        if key in qp:
+            label = label_of(str(qp[key]))
+            if label is not None:
+                qp[key] = label
+                st.session_state.setdefault("_url_rewrites", {})[key] = label  # taken (ignored_link_params)
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict) and initial.get(key):
+            values = [label_of(str(v)) or str(v) for v in initial[key]]
+            initial[key] = values
+
+
+def _bad_query_value(value: str) -> bool:
+    if len(value) > MAX_QUERY_VALUE_CHARS:
+        return True
+    try:
+        number = float(value.strip())
+    except (ValueError, OverflowError):
+        return False
+    return not np.isfinite(number)
