@@ -6,13 +6,12 @@ Three views by the URL: ``?code=...&key=...`` the teacher's screen (the key only
 finds them again), neither: join with a code, or open a session. Rules, storage and analysis: classroom/.
 Nothing a student typed is rendered as markdown or HTML (st.text and data frames only).
 """
-import plotly.graph_objects as go
 import sqlalchemy as sa
 import streamlit as st
 
 from classroom import analysis, poll, questions
 from classroom.store import get_store
-from ui import charts, classroom as present, formats, sidebar, widgets
+from ui import charts, classroom as present, formats, poll_views, widgets
 
 try:
     store = get_store()
@@ -68,15 +67,12 @@ def _teach(o: poll.Opened) -> None:
 def landing() -> None:
     """Join with a code (students) or open a session (teachers)."""
     left, right = st.columns(2, gap="large")
-    with left.form("pl_join"):
-        st.subheader("Join your class")
-        code_typed = st.text_input("Join code", value=code, max_chars=12, key="pl_code", placeholder="e.g. K7QM2P")
-        nickname = st.text_input("Nickname (optional)", max_chars=poll.MAX_NICKNAME_CHARS, key="pl_nick")
-        if st.form_submit_button("Join", type="primary"):
-            _call("join", poll.join, code_typed, nickname, then=lambda me: st.query_params.update(
-                {"code": poll.normalise_code(code_typed), "me": me}))
-            st.rerun()
     with left:
+        sent = poll_views.join_form(code)
+        if sent:
+            _call("join", poll.join, *sent, then=lambda me: st.query_params.update(
+                {"code": poll.normalise_code(sent[0]), "me": me}))
+            st.rerun()
         _show_msg("join")
     with right:
         st.subheader("Teach")
@@ -86,38 +82,6 @@ def landing() -> None:
         st.button("Open a class session", on_click=_call, args=("open", poll.open_session), kwargs={"then": _teach},
                   key="pl_open")
         _show_msg("open")
-
-
-def question_picker() -> None:
-    """The teacher's choice of question: an exercise with its variant, or a prediction for a page state."""
-    kind = st.radio("Question", ["An exercise", "Predict a number"], horizontal=True, key="pl_kind")
-    if kind == "An exercise":
-        menu = questions.exercise_menu()
-        c1, c2 = st.columns([3, 1])
-        ex_key = c1.selectbox("Exercise", list(menu), format_func=menu.get, key="pl_ex")
-        variant = c2.number_input("Variant", 0, questions.ex_calc.MAX_VARIANT, 0, key="pl_var")
-        spec = {"kind": "exercise", "key": ex_key, "variant": int(variant)}
-    else:
-        c1, c2, c3 = st.columns(3)
-        q = c1.selectbox("Quantity", list(questions.QUANTITIES), format_func=questions.QUANTITIES.get, key="pl_q")
-        model = c2.selectbox("Model", questions.models(), key="pl_model",
-                             index=questions.models().index(sidebar.DEFAULT_MODEL))
-        gpu = c3.selectbox("GPU", questions.GPUS, key="pl_gpu")
-        c4, c5 = st.columns(2)
-        ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx")
-        batch = c5.select_slider("Batch B", questions.BATCHES, 32, key="pl_b", disabled=q == "kv_seq")
-        spec = {"kind": "predict", "quantity": q, "model": model, "gpu": gpu, "context": ctx, "batch": batch}
-    st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
-
-
-def histogram_figure(ex, values: list[float], revealed: bool) -> go.Figure:
-    """Bars of the class's answers in the question's unit; the right answer's bin green after the reveal."""
-    labels, counts, hit, log = analysis.bars(ex, values, revealed)
-    fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=["#16a34a" if x else "#64748b" for x in hit]))
-    fig.update_layout(height=300, margin=dict(t=30, b=40), yaxis_title="answers", bargap=0.05,
-                      xaxis_title=f"{ex.unit}{' (log bins)' if log else ''}", xaxis_type="category")
-    fig.update_yaxes(tickformat=",d", dtick=max(1, -(-max(counts) // 6)))
-    return fig
 
 
 @st.fragment(run_every=2)
@@ -152,7 +116,7 @@ def live_results() -> None:
     chart, table = right.columns([3, 2]) if r.state == "revealed" else (right.container(), None)
     if vals:
         with chart:
-            charts.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+            charts.show_chart(poll_views.histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
     if table is not None:
         table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
                      for c in analysis.clusters(ex, pairs)])
@@ -166,7 +130,8 @@ def teacher() -> None:
         return
     top = st.columns([3, 1, 1, 1], vertical_alignment="center")
     with top[0].expander("Question", expanded=poll.results(store, code, key).spec is None):
-        question_picker()
+        spec = poll_views.question_picker()
+        st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
     for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
         col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
                    width="stretch", type="primary" if action == "reveal" else "secondary")
