@@ -185,6 +185,9 @@ try:
         teacher()  # no title: the code, the question and the histogram fit on a projector's screen
     else:
         st.title("Class poll: predict, then reveal")
-        student() if code and me else landing()
+        if code and me:
+            student()
+        else:
+            landing()
 except sa.exc.SQLAlchemyError:
     st.error(DB_DOWN)

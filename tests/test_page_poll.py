@@ -111,3 +111,12 @@ def test_a_database_that_does_not_answer_gets_a_message(monkeypatch, tmp_path):
     monkeypatch.setenv("EXPLORER_POLL_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none")
     at = open_page(PAGE)
     assert any("database cannot be opened" in e.value for e in at.error)
+
+
+def test_no_stray_value_is_drawn():
+    # Streamlit draws the value of a bare expression statement ("magic"): the page must leave none (a "None")
+    o = poll.open_session(get_store())
+    for query in ({}, {"code": o.code, "me": poll.join(get_store(), o.code)}, {"code": o.code, "key": o.teacher_key}):
+        at = open_page(PAGE, **query)
+        assert not [c for c in at.code if c.value == "None"], query
+        assert "None" not in _markdown(at), query
