@@ -5,8 +5,8 @@
 
 What it does, per database:
 1. Starts the deployment as deploy/serve_class.py does (its nginx config, two ``streamlit run app.py``
-   processes; started here without serve_class's supervisor, which stops everything when one process dies),
-   both processes on one database: the SQLite file, or one PostgreSQL server.
+   processes), both on one database: the SQLite file, or one PostgreSQL server. Started here without
+   serve_class's supervisor, which would start a killed process again: here it stays down, the harder case.
 2. The teacher opens a session, asks a prediction and opens answering (through classroom.poll); the students
    join (ids as the join form gives them).
 3. Records what a real headless Chromium sends over the websocket when a student answers on the poll page
