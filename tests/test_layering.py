@@ -32,7 +32,9 @@ CALC_LAYERS = [
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
-    # (a serving model of a deployment belongs here: above step, below planning)
+    "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
+    "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
+    "serving_fit",   # calibration of the serving model on the measurements, cross-validation
     "cost",          # price per token, Pareto front, replicas
     "sweeps",        # curves the pages draw
     "operators",     # the step split by operator
