@@ -39,6 +39,8 @@ CALC_LAYERS = [
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation
     "cost",          # price per token, Pareto front, replicas
+    "energy",        # power drawn, joules per token, tokens per kWh, CO2 per 1M tokens
+    "ownership",     # renting against buying against an API: $ per GPU-hour, crossover volumes
     "sweeps",        # curves the pages draw
     "operators",     # the step split by operator
     "efficiency",    # measured efficiency against the roofline
