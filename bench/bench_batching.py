@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import calc  # noqa: E402
-from calc.batching import batching_experiment, compare_batching, kv_reservation, make_requests, step_cost_from_model  # noqa: E402
+from calc.batching import batching_experiment, compare_batching, step_cost_from_model  # noqa: E402
+from calc.kv_paging import kv_reservation  # noqa: E402
+from calc.request_stream import make_requests  # noqa: E402
 from timing import call_times_s  # noqa: E402
 
 

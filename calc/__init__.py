@@ -25,7 +25,9 @@ from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_c
                      throughput_by_kv_heads, ttft_sweep)
 from .napkin import napkin_table, preset_table
 from .planning import CapacityPlan, ServingTraffic, capacity_plan, refused_layouts, which_gpus
-from .batching import compare_batching, kv_reservation, make_requests, simulate_batching
+from .batching import compare_batching, simulate_batching
+from .kv_paging import kv_reservation
+from .request_stream import make_requests
 from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
 from .speculative import (SpecDecodeStats, accept_or_resample, acceptance_rate, expected_tokens_per_target_forward,
                           residual_distribution, speculative_generate, walltime_speedup)

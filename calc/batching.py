@@ -2,7 +2,7 @@
 
 Three pieces, all pure numpy/pandas and deterministic for a seed:
 
-1. ``make_requests``: a stream of requests with Poisson arrivals and random prompt and output
+1. ``calc.request_stream.make_requests``: a stream of requests with Poisson arrivals and random prompt and output
    lengths (CS336 lecture 10, Inference, "live traffic is ragged").
 2. ``simulate_static`` / ``simulate_continuous``: the two schedulers run step by step on the
    napkin cost of one forward pass (``StepCost``, the inference course, week 11, step 4). Static batching forms a batch
@@ -10,7 +10,7 @@ Three pieces, all pure numpy/pandas and deterministic for a seed:
    (the inference course, week 11: "static batching waits for the longest response in the batch"). Continuous batching
    (Orca, Yu et al. 2022, section 4.2, iteration-level scheduling) returns to the scheduler after
    every step: a finished request leaves and a waiting one takes its slot at the next step.
-3. ``kv_reservation``: the KV memory reserved, used and wasted by a contiguous max-length slab per
+3. ``calc.kv_paging.kv_reservation``: the KV memory reserved, used and wasted by a contiguous max-length slab per
    request against PagedAttention's fixed-size blocks (Kwon et al. 2023, sections 3 and 4.1).
 
 How a step is charged (one forward pass over every running sequence; the inference course, week 11, step 4, with
@@ -34,116 +34,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .checks import check_nonneg_number, check_positive_int, check_positive_number
 from .cost import prefix_cache_savings
 from .kv import kv_bytes_per_token
+from .kv_paging import PagingSummary, kv_reservation
 from .memory import weight_bytes
+from .request_stream import check_requests, make_requests
 from .step import decode_step_time, max_batch
 
-DISTRIBUTIONS = ("lognormal", "uniform", "fixed")
 POLICIES = ("static", "continuous")
-REQUEST_COLUMNS = ("request_id", "arrival_s", "prompt_len", "output_len")
-#: Upper bound on the simulated stream (keeps a page rerun well under 100 ms).
-MAX_REQUESTS = 5000
-
-
-# --------------------------------------------------------------------------- request stream
-
-def _lengths(rng: np.random.Generator, n: int, mean_tokens: float, spread: float,
-             distribution: str) -> np.ndarray:
-    """Draw ``n`` integer lengths >= 1 (tokens) with the given mean and spread (see make_requests)."""
-    if distribution == "fixed" or spread == 0:
-        values = np.full(n, mean_tokens, dtype=float)
-    elif distribution == "lognormal":
-        # A lognormal with mean m and coefficient of variation s: sigma^2 = ln(1 + s^2),
-        # mu = ln(m) - sigma^2 / 2 (the moments of the lognormal distribution).
-        sigma = math.sqrt(math.log1p(spread * spread))
-        values = rng.lognormal(mean=math.log(mean_tokens) - sigma * sigma / 2, sigma=sigma, size=n)
-    else:  # uniform on [m (1 - s), m (1 + s)]
-        values = rng.uniform(mean_tokens * (1 - spread), mean_tokens * (1 + spread), size=n)
-    return np.maximum(np.rint(values), 1).astype(np.int64)
-
-
-def make_requests(n_requests: int = 200, arrival_rate_per_s: float = 16.0,
-                  prompt_mean_tokens: float = 512, prompt_spread: float = 0.5,
-                  output_mean_tokens: float = 256, output_spread: float = 1.0,
-                  distribution: str = "lognormal", max_len_tokens: int = 4096,
-                  seed: int = 0) -> pd.DataFrame:
-    """A stream of requests with Poisson arrivals and random prompt and output lengths.
-
-    Arrivals: the gaps between requests are exponential with mean ``1 / arrival_rate_per_s``
-    (a Poisson process); the first request arrives at 0 s. Lengths, for ``distribution``:
-      - "lognormal": mean ``*_mean_tokens`` and coefficient of variation ``*_spread``
-        (standard deviation / mean, any value >= 0); a long right tail like chat traffic.
-      - "uniform": uniform on [mean (1 - spread), mean (1 + spread)], spread in [0, 1].
-      - "fixed": every request has exactly the mean (spread ignored).
-    Lengths are rounded to whole tokens, at least 1; then the prompt is capped at
-    ``max_len_tokens - 1`` and the output at ``max_len_tokens - prompt_len`` so that every
-    request fits the context a contiguous allocator reserves.
-    Draw order (gaps, prompts, outputs) from one ``numpy.random.default_rng(seed)``: the same
-    arguments always give the same stream.
-
-    Returns:
-        DataFrame with one row per request, sorted by arrival: ``request_id`` (int),
-        ``arrival_s`` (float, seconds), ``prompt_len`` and ``output_len`` (int, tokens).
-
-    Raises:
-        ValueError: n_requests not a positive integer or above MAX_REQUESTS, a non-positive rate,
-            mean or max_len_tokens (< 2), a negative spread (above 1 for "uniform"), an unknown
-            distribution, or a seed that is not a non-negative integer.
-
-    Source: CS336 lecture 10, Inference ("Training gets a dense rectangle of tokens; serving gets a ragged one").
-    """
-    n_requests = check_positive_int(n_requests, "n_requests")
-    if n_requests > MAX_REQUESTS:
-        raise ValueError(f"n_requests must be at most {MAX_REQUESTS}, got {n_requests}")
-    rate = check_positive_number(arrival_rate_per_s, "arrival_rate_per_s")
-    prompt_mean = check_positive_number(prompt_mean_tokens, "prompt_mean_tokens")
-    output_mean = check_positive_number(output_mean_tokens, "output_mean_tokens")
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}; got {distribution!r}")
-    p_spread = check_nonneg_number(prompt_spread, "prompt_spread")
-    o_spread = check_nonneg_number(output_spread, "output_spread")
-    if distribution == "uniform":
-        check_fraction(p_spread, "prompt_spread (uniform)")
-        check_fraction(o_spread, "output_spread (uniform)")
-    max_len = check_positive_int(max_len_tokens, "max_len_tokens")
-    if max_len < 2:
-        raise ValueError(f"max_len_tokens must be at least 2 (one prompt and one output token), got {max_len}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-
-    rng = np.random.default_rng(int(seed))
-    gaps = rng.exponential(1.0 / rate, size=n_requests)
-    gaps[0] = 0.0
-    arrival_s = np.cumsum(gaps)
-    prompt = np.minimum(_lengths(rng, n_requests, prompt_mean, p_spread, distribution), max_len - 1)
-    output = _lengths(rng, n_requests, output_mean, o_spread, distribution)
-    output = np.minimum(output, max_len - prompt)
-    return pd.DataFrame({"request_id": np.arange(n_requests), "arrival_s": arrival_s,
-                         "prompt_len": prompt, "output_len": output})
-
-
-def _check_requests(requests: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate a request frame; return (arrival_s, prompt_len, output_len) as numpy arrays."""
-    if not isinstance(requests, pd.DataFrame):
-        raise ValueError(f"requests must be a pandas DataFrame, got {type(requests).__name__}")
-    missing = [c for c in REQUEST_COLUMNS if c not in requests.columns]
-    if missing:
-        raise ValueError(f"requests is missing the column(s) {', '.join(missing)}")
-    if len(requests) == 0:
-        raise ValueError("requests must hold at least one request")
-    arrival = requests["arrival_s"].to_numpy(dtype=float)
-    prompt = requests["prompt_len"].to_numpy()
-    output = requests["output_len"].to_numpy()
-    if not np.all(np.isfinite(arrival)) or np.any(arrival < 0):
-        raise ValueError("arrival_s must be finite and >= 0 for every request")
-    if np.any(np.diff(arrival) < 0):
-        raise ValueError("requests must be sorted by arrival_s")
-    for name, col in (("prompt_len", prompt), ("output_len", output)):
-        if not np.issubdtype(col.dtype, np.integer) or np.any(col < 1):
-            raise ValueError(f"{name} must be integers >= 1 for every request")
-    return arrival, prompt.astype(np.int64), output.astype(np.int64)
 
 
 # --------------------------------------------------------------------------- cost of one step
@@ -314,7 +213,7 @@ def _finish_run(policy, requests, arrival, admit, first, finish, log, max_slots)
 
 def _check_run_args(requests: pd.DataFrame, max_slots: int, cost: StepCost):
     """The simulators' argument checks: (arrival, prompt, output, max_slots, cost), or ValueError."""
-    arrival, prompt, output = _check_requests(requests)
+    arrival, prompt, output = check_requests(requests)
     max_slots = check_positive_int(max_slots, "max_slots")
     if not isinstance(cost, StepCost):
         raise ValueError(f"cost must be a StepCost, got {type(cost).__name__}")
@@ -331,7 +230,7 @@ def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> B
     tokens discarded), so the batch costs as if every member ran to the longest length.
 
     Args:
-        requests: frame with ``REQUEST_COLUMNS`` (e.g. from ``make_requests``), sorted by arrival.
+        requests: frame with ``calc.request_stream.REQUEST_COLUMNS`` (e.g. from ``make_requests``), sorted by arrival.
         max_slots: the slot limit (maximum batch), a positive integer.
         cost: the ``StepCost`` of one forward pass.
     Returns:
@@ -507,101 +406,6 @@ def compare_batching(requests: pd.DataFrame, max_slots: int, cost: StepCost, n_b
     speedup = runs["continuous"].summary.throughput_tokens_per_s / runs["static"].summary.throughput_tokens_per_s
     return BatchingComparison(static=runs["static"], continuous=runs["continuous"], summary=summary,
                               timeline=tl, speedup=float(speedup))
-
-
-# --------------------------------------------------------------------------- paged KV memory
-
-@dataclass(frozen=True)
-class PagingSummary:
-    """Totals of ``kv_reservation`` (bytes summed over the requests; fractions in [0, 1]).
-
-    Fields: n_requests; block_size_tokens; max_len_tokens; used_bytes (the KV of the tokens held);
-    contiguous_reserved_bytes, contiguous_wasted_bytes, contiguous_waste_fraction (wasted /
-    reserved); paged_reserved_bytes, paged_wasted_bytes, paged_waste_fraction; n_blocks;
-    kv_budget_bytes (or None); fit_contiguous and fit_paged: how many sequences of the stream's
-    mean length fit in the budget with each allocator (None without a budget).
-    """
-
-    n_requests: int
-    block_size_tokens: int
-    max_len_tokens: int
-    used_bytes: float
-    contiguous_reserved_bytes: float
-    contiguous_wasted_bytes: float
-    contiguous_waste_fraction: float
-    paged_reserved_bytes: float
-    paged_wasted_bytes: float
-    paged_waste_fraction: float
-    n_blocks: int
-    kv_budget_bytes: float | None = None
-    fit_contiguous: int | None = None
-    fit_paged: int | None = None
-
-
-def kv_reservation(lengths_tokens, kv_bytes_per_token: float, max_len_tokens: int,
-                   block_size_tokens: int = 16, kv_budget_bytes: float | None = None
-                   ) -> tuple[pd.DataFrame, PagingSummary]:
-    """KV memory reserved, used and wasted per request: contiguous max-length slabs against pages.
-
-    Contiguous: each request reserves a slab for ``max_len_tokens`` up front (it cannot know how
-    long it will run), so it wastes ``max_len - length`` tokens (the vLLM paper's "reservation"
-    and "internal fragmentation"; external fragmentation between slabs is not modelled, which
-    makes this the kind case). Paged: ceil(length / block) blocks of ``block_size_tokens`` tokens
-    are allocated on demand, so the only waste is the unfilled tail of the last block, at most
-    block_size - 1 tokens per request.
-
-    Args:
-        lengths_tokens: 1-D array-like of actual sequence lengths (prompt + output), ints in
-            [1, max_len_tokens].
-        kv_bytes_per_token: KV bytes of one token (e.g. ``calc.kv_bytes_per_token(model)``), > 0.
-        max_len_tokens: the length the contiguous allocator reserves per request.
-        block_size_tokens: tokens per KV block (vLLM's default is 16).
-        kv_budget_bytes: optional KV memory available (bytes); adds the sequence counts that fit.
-    Returns:
-        (DataFrame with one row per request: ``request``, ``length_tokens``, ``blocks``,
-        ``used_bytes``, ``contiguous_reserved_bytes``, ``contiguous_wasted_bytes``,
-        ``paged_reserved_bytes``, ``paged_wasted_bytes``; ``PagingSummary`` of the totals).
-    Raises:
-        ValueError: empty or non-integer lengths, a length outside [1, max_len_tokens], a
-            non-positive kv_bytes_per_token, max_len_tokens or block_size_tokens, a negative budget.
-    Source: Kwon et al., PagedAttention (SOSP 2023), sections 3 (memory challenges, Fig. 2-3) and
-    4.1-4.2 (block table, block size 16); CS336 lecture 10, Inference ("a contiguous cache slab per request wastes
-    memory twice").
-    """
-    per_token = check_positive_number(kv_bytes_per_token, "kv_bytes_per_token")
-    max_len = check_positive_int(max_len_tokens, "max_len_tokens")
-    block = check_positive_int(block_size_tokens, "block_size_tokens")
-    lengths = np.asarray(lengths_tokens)
-    if lengths.ndim != 1 or lengths.size == 0:
-        raise ValueError("lengths_tokens must be a non-empty 1-D list of token counts")
-    if not np.issubdtype(lengths.dtype, np.integer):
-        if not np.issubdtype(lengths.dtype, np.number) or not np.all(np.mod(lengths, 1) == 0):
-            raise ValueError("lengths_tokens must be whole token counts")
-        lengths = lengths.astype(np.int64)
-    if np.any(lengths < 1) or np.any(lengths > max_len):
-        raise ValueError(f"every length must lie in [1, max_len_tokens = {max_len}], "
-                         f"got values from {int(lengths.min())} to {int(lengths.max())}")
-    blocks = -(-lengths // block)
-    used = lengths * per_token
-    paged = blocks * block * per_token
-    contiguous = np.full(lengths.size, max_len * per_token)
-    df = pd.DataFrame({"request": np.arange(lengths.size), "length_tokens": lengths, "blocks": blocks,
-                       "used_bytes": used, "contiguous_reserved_bytes": contiguous,
-                       "contiguous_wasted_bytes": contiguous - used,
-                       "paged_reserved_bytes": paged, "paged_wasted_bytes": paged - used})
-    fit_c = fit_p = None
-    if kv_budget_bytes is not None:
-        kv_budget_bytes = check_nonneg_number(kv_budget_bytes, "kv_budget_bytes")
-        fit_c = int(kv_budget_bytes // (max_len * per_token))
-        fit_p = int(kv_budget_bytes // float(paged.mean()))
-    c_res, p_res, u = float(contiguous.sum()), float(paged.sum()), float(used.sum())
-    summary = PagingSummary(
-        n_requests=int(lengths.size), block_size_tokens=block, max_len_tokens=max_len, used_bytes=u,
-        contiguous_reserved_bytes=c_res, contiguous_wasted_bytes=c_res - u,
-        contiguous_waste_fraction=(c_res - u) / c_res, paged_reserved_bytes=p_res,
-        paged_wasted_bytes=p_res - u, paged_waste_fraction=(p_res - u) / p_res,
-        n_blocks=int(blocks.sum()), kv_budget_bytes=kv_budget_bytes, fit_contiguous=fit_c, fit_paged=fit_p)
-    return df, summary
 
 
 # --------------------------------------------------------------------------- one call for the page

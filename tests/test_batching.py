@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc.batching import (StepCost, batching_experiment, compare_batching, kv_reservation, make_requests,
-                           prefix_cache_curve,
-                           simulate_batching, simulate_continuous, simulate_static, step_cost_from_model,
-                           timeline)
+from calc.batching import (StepCost, batching_experiment, compare_batching, prefix_cache_curve, simulate_batching,
+                           simulate_continuous, simulate_static, step_cost_from_model, timeline)
+from calc.kv_paging import kv_reservation
+from calc.request_stream import make_requests
 
 ONE_SECOND = StepCost(weights_s=1.0, compute_s_per_token=0.0, kv_s_per_token=0.0)  # every step costs 1 s
 

@@ -14,7 +14,7 @@ import pytest
 import calc
 from course import exercises as E
 from calc import speculative as sd
-from calc.batching import kv_reservation
+from calc.kv_paging import kv_reservation
 from calc.bill import TrafficScenario, api_monthly_bill, default_tiers
 
 #: key -> (the course's figure in base units, relative tolerance of its printed digits)

@@ -46,6 +46,8 @@ CALC_LAYERS = [
     "efficiency",    # measured efficiency against the roofline
     "napkin",        # the napkin table of every preset and accelerator
     "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
+    "request_stream",  # a ragged stream of requests: Poisson arrivals, random prompt and output lengths
+    "kv_paging",     # paged KV memory against contiguous max-length slabs
     "batching",      # static and continuous batching simulation
     "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
