@@ -2,6 +2,7 @@
 import streamlit as st
 
 import calc
+from calc import spec_speedup, spec_tables
 from calc import speculative as sd
 from ui import caching, charts, downloads, equations, sidebar, speculative_views, url_state, widgets
 
@@ -41,8 +42,9 @@ def _experiment(p, q, n_tokens, gamma, seed, wrong):
 
 @caching.bounded_cache(max_entries=64, max_bytes=8 * caching.MB)
 def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_dtype, kv_dtype):
-    return sd.batch_speedup_table(calc.get_model(target_id), calc.get_model(draft_id), calc.get_accelerator(gpu_id),
-                                  sd.DEFAULT_BATCHES, gamma, alpha, context_len, weight_dtype, kv_dtype)
+    return spec_speedup.batch_speedup_table(calc.get_model(target_id), calc.get_model(draft_id),
+                                            calc.get_accelerator(gpu_id), spec_speedup.DEFAULT_BATCHES, gamma, alpha,
+                                            context_len, weight_dtype, kv_dtype)
 
 
 sel = sidebar.selection()
@@ -78,10 +80,10 @@ def batch_section(gamma: int) -> None:
         target_id, draft_id = PAIRS[pair_id]
         batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,
                              sel.weight_dtype, sel.kv_dtype)
-        b_verify = sd.verify_critical_batch(sel.accelerator, gamma, sel.weight_dtype)
+        b_verify = spec_speedup.verify_critical_batch(sel.accelerator, gamma, sel.weight_dtype)
         b_star = calc.critical_batch(sel.accelerator, sel.weight_dtype)
         c_at_1 = float(batch["cost_ratio"].iloc[0])
-        g_best = sd.best_gamma(llm_alpha, c_at_1, max_gamma=16)
+        g_best = spec_speedup.best_gamma(llm_alpha, c_at_1, max_gamma=16)
     except ValueError as exc:
         widgets.show_error(exc)
         return
@@ -118,10 +120,10 @@ def explorer() -> None:
                       bind="query-params")
 
     try:
-        p = sd.normalise(p_weights, "the target p")
-        q = sd.normalise(q_weights, "the draft q")
+        p = spec_tables.normalise(p_weights, "the target p")
+        q = spec_tables.normalise(q_weights, "the draft q")
         table = sd.acceptance_table(p, q, SYMBOLS, wrong_residual=wrong)
-        alpha = sd.acceptance_rate(p, q)
+        alpha = spec_tables.acceptance_rate(p, q)
     except ValueError as exc:
         widgets.show_error(exc)
         return
@@ -148,9 +150,9 @@ def explorer() -> None:
     speculative_views.sample_test(run, n_tokens, gamma, alpha, wrong)
     speculative_views.tokens_per_forward(alpha, gamma)
     batch_section(gamma)
-    chains = sd.published_chains()
+    chains = spec_speedup.published_chains()
     if sel.model.n_mtp_layers:  # the sidebar's model ships an MTP module: offer it as the draft
-        chains = {f"{sel.model.name}'s own MTP module (the sidebar's model)": sd.mtp_chain(sel.model), **chains}
+        chains = {f"{sel.model.name}'s own MTP module (the sidebar's model)": spec_speedup.mtp_chain(sel.model), **chains}
     speculative_views.per_position_section(alpha, chains)
 
 

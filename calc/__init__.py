@@ -29,8 +29,9 @@ from .batching import compare_batching, simulate_batching
 from .kv_paging import kv_reservation
 from .request_stream import make_requests
 from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
-from .speculative import (SpecDecodeStats, accept_or_resample, acceptance_rate, expected_tokens_per_target_forward,
-                          residual_distribution, speculative_generate, walltime_speedup)
+from .spec_tables import accept_or_resample, acceptance_rate, residual_distribution
+from .spec_speedup import expected_tokens_per_target_forward, walltime_speedup
+from .speculative import SpecDecodeStats, speculative_generate
 from . import (batching, bill, collectives, efficiency, layers, operators, parallel, planning, quant, speculative, step,
                sweeps)
 

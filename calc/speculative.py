@@ -22,238 +22,29 @@ output is an i.i.d. stream from p, which a chi-square goodness-of-fit test can c
 
 All probability tables are 1-D numpy arrays of shape (V,) (V symbols) unless stated; per-position
 tables are 2-D, one row per position.
+
+Checking the tables and the rule for one drafted token (acceptance, residual, accept-or-resample):
+``calc.spec_tables``. The speedup formulas, the per-position chain and the batch effect:
+``calc.spec_speedup``.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _scipy_stats
 
-from .checks import check_fraction, check_nonneg_int, check_nonneg_number, check_positive_int
-# The speedup formulas, the per-position chain and the batch effect live in calc.spec_speedup; re-exported
-# here so calc.speculative keeps its public names.
-from .spec_speedup import (  # noqa: F401
-    DEFAULT_BATCHES, batch_speedup_table, best_chain_length, best_gamma, chain_position_table,
-    expected_tokens_per_target_forward, expected_tokens_per_verification, mtp_chain, mtp_cost_ratio,
-    operations_factor, published_chains, tokens_per_forward_table, verify_critical_batch, walltime_speedup, walltime_speedup_chain)
+from .checks import check_fraction, check_nonneg_int, check_positive_int
+from .spec_tables import (accept_or_resample, acceptance_of_arrays, as_table, check_distribution, check_gamma, check_pair,
+                          check_rng, residual_of_arrays)
+from .spec_speedup import expected_tokens_per_target_forward
 
-#: A table "sums to 1" when it is within this absolute tolerance of 1.
-SUM_TOLERANCE = 1e-6
 #: The most tokens ``speculative_generate`` samples in one call (keeps memory bounded).
 MAX_SAMPLES = 10_000_000
 #: Rounds x (gamma + 1) cells simulated at once (about 32 MB per int64 array).
 _MAX_CELLS_PER_CHUNK = 4_000_000
-
-
-# ---------------------------------------------------------------------------------------------
-# Checking and normalising tables
-# ---------------------------------------------------------------------------------------------
-
-def _as_table(values, what: str, ndim: int = 1) -> np.ndarray:
-    """Return ``values`` as a float array of ``ndim`` dimensions with finite, non-negative entries."""
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a table of numbers, got {values!r}") from None
-    if arr.ndim != ndim:
-        shape = "a 1-D table (one probability per symbol)" if ndim == 1 else \
-            "a 2-D table (one row of probabilities per position)"
-        raise ValueError(f"{what} must be {shape}, got an array of shape {arr.shape}")
-    if arr.shape[-1] < 1 or arr.size == 0:
-        raise ValueError(f"{what} must have at least one symbol, got an empty table")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} must contain only finite numbers, got {arr.tolist()}")
-    if np.any(arr < 0):
-        bad = arr[arr < 0][0]
-        raise ValueError(f"{what} must not contain negative probabilities, got {bad:g}")
-    return arr
-
-
-def normalise(weights, what: str = "weights") -> np.ndarray:
-    """Scale non-negative weights so that they sum to 1.
-
-    Args:
-        weights: shape (V,), finite and >= 0, not all zero (e.g. slider values 0.6, 0.4, 0, 0, 0).
-        what: the argument's name for error messages.
-
-    Returns:
-        float array of shape (V,) summing to 1.
-
-    Raises:
-        ValueError: not 1-D, empty, negative or non-finite entries, or all weights zero.
-    """
-    arr = _as_table(weights, what)
-    total = arr.sum()
-    if total <= 0:
-        raise ValueError(f"{what} must have at least one positive entry; all {arr.size} are zero")
-    return arr / total
-
-
-def check_distribution(p, what: str = "p") -> np.ndarray:
-    """Return ``p`` as a float array after checking it is a probability distribution.
-
-    Args:
-        p: shape (V,), entries >= 0 summing to 1 within ``SUM_TOLERANCE``.
-        what: the argument's name for error messages.
-
-    Returns:
-        float array of shape (V,), rescaled so it sums to 1 exactly up to rounding.
-
-    Raises:
-        ValueError: not 1-D, empty, negative or non-finite entries, or a sum other than 1
-            ("q must sum to 1, got 0.9; normalise it first").
-    """
-    arr = _as_table(p, what)
-    total = float(arr.sum())
-    if abs(total - 1.0) > SUM_TOLERANCE:
-        raise ValueError(f"{what} must sum to 1, got {total:.6g}; normalise it first")
-    return arr / total
-
-
-def check_pair(p, q) -> tuple[np.ndarray, np.ndarray]:
-    """Check a target ``p`` and a draft ``q`` over the same symbols.
-
-    Returns:
-        (p, q) as float arrays of shape (V,).
-
-    Raises:
-        ValueError: either is not a distribution (see ``check_distribution``) or their lengths
-            differ ("p and q must have the same number of symbols, got 2 and 3").
-    """
-    p_arr = check_distribution(p, "p")
-    q_arr = check_distribution(q, "q")
-    if p_arr.shape != q_arr.shape:
-        raise ValueError(f"p and q must have the same number of symbols, got {p_arr.size} and {q_arr.size}")
-    return p_arr, q_arr
-
-
-def _check_gamma(gamma) -> int:
-    return check_nonneg_int(gamma, "gamma (draft tokens per round)")
-
-
-def _check_alpha(alpha) -> float:
-    return check_fraction(alpha, "alpha (acceptance rate)")
-
-
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
-    return rng
-
-
-# ---------------------------------------------------------------------------------------------
-# One token: acceptance, residual, accept-or-resample
-# ---------------------------------------------------------------------------------------------
-
-def acceptance_probability(p, q) -> np.ndarray:
-    """Probability of accepting a drafted symbol x: min(1, p(x)/q(x)), per symbol.
-
-    Symbols the draft never proposes (q(x) = 0) get 1 (the value never matters).
-
-    Args:
-        p, q: target and draft distributions, shape (V,).
-
-    Returns:
-        float array of shape (V,) in [0, 1].
-
-    Raises:
-        ValueError: as ``check_pair``.
-
-    Source: Leviathan et al. 2022, section 2.3 (standardized sampling); the inference course, week 11, step 3.
-    """
-    p_arr, q_arr = check_pair(p, q)
-    return _acceptance(p_arr, q_arr)
-
-
-def _acceptance(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(q > 0, p / np.where(q > 0, q, 1.0), 1.0)
-    return np.minimum(1.0, ratio)
-
-
-def acceptance_rate(p, q) -> float:
-    """Acceptance rate alpha = sum_x min(p(x), q(x)) = 1 - total variation distance(p, q).
-
-    Args:
-        p, q: target and draft distributions, shape (V,).
-
-    Returns:
-        alpha in [0, 1] (dimensionless): the probability that one drafted token is accepted.
-
-    Raises:
-        ValueError: as ``check_pair``.
-
-    Source: Leviathan et al. 2022, Definition 3.1 and Corollary 3.6.
-    """
-    p_arr, q_arr = check_pair(p, q)
-    return float(np.minimum(p_arr, q_arr).sum())
-
-
-def _residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    excess = np.maximum(0.0, p - q)
-    total = excess.sum()
-    # p == q: nothing is ever rejected, so the residual is never sampled; return p to stay a distribution.
-    return excess / total if total > 0 else p.copy()
-
-
-def residual_distribution(p, q) -> np.ndarray:
-    """The distribution a rejected draft is resampled from: max(0, p - q), normalised.
-
-    Args:
-        p, q: target and draft distributions, shape (V,).
-
-    Returns:
-        float array of shape (V,) summing to 1. It is zero wherever q >= p (the tokens the draft
-        overrated). When p == q there is no residual mass and rejection never happens; p is
-        returned then so the result is still a distribution.
-
-    Raises:
-        ValueError: as ``check_pair``.
-
-    Source: Leviathan et al. 2022, section 2.3, p'(x) = norm(max(0, p(x) - q(x))); the inference course, week 11, step 3
-    (p = (0.6, 0.4), q = (0.9, 0.1) gives max(0, p - q) = (0, 0.3), i.e. only B).
-    """
-    p_arr, q_arr = check_pair(p, q)
-    return _residual(p_arr, q_arr)
-
-
-def accept_or_resample(p, q, x, rng, wrong_residual: bool = False) -> tuple[int, bool]:
-    """Verify one drafted token x ~ q against the target p.
-
-    Accept x with probability min(1, p(x)/q(x)); otherwise emit a token sampled from the residual
-    max(0, p - q) normalised (or from p itself when ``wrong_residual`` is True: the classic mistake,
-    which makes the tokens the draft overrated come out too often).
-
-    Args:
-        p, q: target and draft distributions, shape (V,).
-        x: the drafted symbol index, 0 <= x < V, with q(x) > 0.
-        rng: a seeded ``np.random.Generator``.
-        wrong_residual: sample from p instead of the residual on rejection.
-
-    Returns:
-        (token, accepted): the emitted symbol index and whether the draft was accepted.
-
-    Raises:
-        ValueError: invalid tables (``check_pair``), x out of range, q(x) = 0 (the draft cannot
-            have proposed it), or rng not a numpy Generator.
-
-    Source: Leviathan et al. 2022, Algorithm 1; the inference course, week 11, step 3.
-    """
-    p_arr, q_arr = check_pair(p, q)
-    _check_rng(rng)
-    if isinstance(x, bool) or not isinstance(x, Integral | np.integer) or not 0 <= int(x) < p_arr.size:
-        raise ValueError(f"x must be a symbol index between 0 and {p_arr.size - 1}, got {x!r}")
-    x = int(x)
-    if q_arr[x] <= 0:
-        raise ValueError(f"the draft gives symbol {x} probability 0, so it cannot have proposed it")
-    if rng.random() < min(1.0, p_arr[x] / q_arr[x]):
-        return x, True
-    fallback = p_arr if wrong_residual else _residual(p_arr, q_arr)
-    return int(rng.choice(p_arr.size, p=fallback)), False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,13 +93,13 @@ def speculative_round(p_table, q_table, rng, draft_tokens=None, wrong_residual: 
 
     Source: Leviathan et al. 2022, Algorithm 1 (one iteration of SpeculativeDecodingStep).
     """
-    _check_rng(rng)
-    p_tab = _as_table(p_table, "p_table", ndim=2)
+    check_rng(rng)
+    p_tab = as_table(p_table, "p_table", ndim=2)
     q_arr = np.asarray(q_table, dtype=float)
     if q_arr.ndim == 2 and q_arr.shape[0] == 0:
         q_tab = q_arr.reshape(0, p_tab.shape[1])
     else:
-        q_tab = _as_table(q_table, "q_table", ndim=2)
+        q_tab = as_table(q_table, "q_table", ndim=2)
     gamma = q_tab.shape[0]
     if p_tab.shape[0] != gamma + 1:
         raise ValueError(f"p_table must have one row more than q_table (gamma + 1 = {gamma + 1} rows "
@@ -423,12 +214,12 @@ def speculative_generate(p, q, n_tokens, gamma, rng,
     n_tokens = check_positive_int(n_tokens, "n_tokens")
     if n_tokens > MAX_SAMPLES:
         raise ValueError(f"n_tokens must be at most {MAX_SAMPLES:,}, got {n_tokens:,}")
-    gamma = _check_gamma(gamma)
-    _check_rng(rng)
+    gamma = check_gamma(gamma)
+    check_rng(rng)
 
-    accept_prob = _acceptance(p_arr, q_arr)
+    accept_prob = acceptance_of_arrays(p_arr, q_arr)
     p_cdf, q_cdf = _cdf(p_arr), _cdf(q_arr)
-    fallback_cdf = p_cdf if wrong_residual else _cdf(_residual(p_arr, q_arr))
+    fallback_cdf = p_cdf if wrong_residual else _cdf(residual_of_arrays(p_arr, q_arr))
     alpha = float(np.minimum(p_arr, q_arr).sum())
     per_round = expected_tokens_per_target_forward(alpha, gamma)
 
@@ -490,7 +281,7 @@ def output_distribution(p, q, wrong_residual: bool = False) -> np.ndarray:
     p_arr, q_arr = check_pair(p, q)
     accepted = np.minimum(p_arr, q_arr)
     reject_mass = 1.0 - accepted.sum()
-    fallback = p_arr if wrong_residual else _residual(p_arr, q_arr)
+    fallback = p_arr if wrong_residual else residual_of_arrays(p_arr, q_arr)
     return accepted + reject_mass * fallback
 
 
@@ -518,7 +309,7 @@ def stream_distribution(p, q, gamma, wrong_residual: bool = False) -> np.ndarray
     terms of the capped geometric count).
     """
     p_arr, q_arr = check_pair(p, q)
-    gamma = _check_gamma(gamma)
+    gamma = check_gamma(gamma)
     alpha = float(np.minimum(p_arr, q_arr).sum())
     n_verified = expected_tokens_per_target_forward(alpha, gamma) - alpha ** gamma
     step = output_distribution(p_arr, q_arr, wrong_residual)
@@ -551,12 +342,12 @@ def acceptance_table(p, q, labels=None, wrong_residual: bool = False) -> pd.Data
     labels = _labels(labels, p_arr.size)
     accepted = np.minimum(p_arr, q_arr)
     reject_mass = 1.0 - accepted.sum()
-    fallback = p_arr if wrong_residual else _residual(p_arr, q_arr)
+    fallback = p_arr if wrong_residual else residual_of_arrays(p_arr, q_arr)
     resampled = reject_mass * fallback
     frame = pd.DataFrame({
         "symbol": labels,
         "proposal q": q_arr,
-        "acceptance min(1, p/q)": _acceptance(p_arr, q_arr),
+        "acceptance min(1, p/q)": acceptance_of_arrays(p_arr, q_arr),
         "accepted mass min(p, q)": accepted,
         "rejection mass max(0, q - p)": np.maximum(0.0, q_arr - p_arr),
         "residual (resampled from)": fallback,

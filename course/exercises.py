@@ -28,7 +28,7 @@ from urllib.parse import urlencode
 import numpy as np
 
 from calc import bill as _bill
-from calc import speculative as _spec
+from calc import spec_speedup as _spec
 from calc import (Accelerator, ModelConfig, attention_flops, batch_where_cache_equals_weights, cost_per_million,
                   critical_batch, decode_step_time, dtype_bytes, get_accelerator, get_model, kv_bytes_per_token,
                   kv_cache_bytes, kv_reservation, list_models, max_batch, prefill_time, prefix_cache_savings,

@@ -13,7 +13,7 @@ import pytest
 
 import calc
 from course import exercises as E
-from calc import speculative as sd
+from calc import spec_speedup as sd
 from calc.kv_paging import kv_reservation
 from calc.bill import TrafficScenario, api_monthly_bill, default_tiers
 

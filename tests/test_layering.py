@@ -52,6 +52,7 @@ CALC_LAYERS = [
     "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
     "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
+    "spec_tables",   # speculative sampling: checking probability tables, the rule for one drafted token
     "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)

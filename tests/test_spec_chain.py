@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc import speculative as sd
+from calc import spec_speedup as sd
 from calc.spec_speedup import (best_chain_length, chain_position_table, expected_tokens_per_verification,
                                published_chains, walltime_speedup_chain)
 

@@ -8,26 +8,19 @@ import math
 import numpy as np
 import pytest
 
+from calc.spec_speedup import (best_gamma, expected_tokens_per_target_forward, operations_factor, tokens_per_forward_table,
+                               walltime_speedup)
+from calc.spec_tables import (accept_or_resample, acceptance_probability, acceptance_rate, check_pair, normalise,
+                              residual_distribution)
 from calc.speculative import (
     SpecDecodeStats,
-    accept_or_resample,
-    acceptance_probability,
-    acceptance_rate,
     acceptance_table,
-    best_gamma,
-    check_pair,
     chi_square_p_value,
-    expected_tokens_per_target_forward,
-    normalise,
-    operations_factor,
     output_distribution,
-    residual_distribution,
     run_sampling_experiment,
     speculative_generate,
     speculative_round,
     stream_distribution,
-    tokens_per_forward_table,
-    walltime_speedup,
 )
 
 SEED_P = [0.6, 0.4]   # target: A 0.6, B 0.4
@@ -307,7 +300,7 @@ def _pair():
 
 
 def test_verify_critical_batch_h100():
-    from calc.speculative import verify_critical_batch
+    from calc.spec_speedup import verify_critical_batch
     # H100 SXM: 989 TFLOP/s dense bf16 over 3.35 TB/s = 295 tokens per step; gamma 4 verifies 5
     # tokens per sequence, so the verify step turns compute-bound at 295 / 5 = 59 sequences.
     _, _, h100 = _pair()
@@ -315,7 +308,7 @@ def test_verify_critical_batch_h100():
 
 
 def test_batch_speedup_at_batch_one_is_theorem_3_8():
-    from calc.speculative import batch_speedup_table
+    from calc.spec_speedup import batch_speedup_table
     # At B = 1 verifying 5 tokens reads the same weights and KV as decoding 1 (memory-bound), so the
     # round costs t_target (1 + gamma c) and the speedup is Theorem 3.8 with c = t_draft / t_target.
     target, draft, h100 = _pair()
@@ -329,7 +322,7 @@ def test_batch_speedup_at_batch_one_is_theorem_3_8():
 
 
 def test_batch_speedup_falls_below_one_when_compute_bound():
-    from calc.speculative import batch_speedup_table
+    from calc.spec_speedup import batch_speedup_table
     # Short context (KV small): at B = 4096 the verify step does 5x the FLOPs of a plain step and
     # is compute-bound, so E[tokens] = 3.36 < 5 and the speedup drops under 1.
     target, draft, h100 = _pair()
@@ -340,7 +333,7 @@ def test_batch_speedup_falls_below_one_when_compute_bound():
 
 
 def test_batch_speedup_gamma_zero_is_plain_decoding():
-    from calc.speculative import batch_speedup_table
+    from calc.spec_speedup import batch_speedup_table
     # No drafts: the round is one plain target step emitting one token, at every batch size.
     target, draft, h100 = _pair()
     table = batch_speedup_table(target, draft, h100, [1, 300, 3000], gamma=0, alpha=0.8, context_len=512)
@@ -348,7 +341,7 @@ def test_batch_speedup_gamma_zero_is_plain_decoding():
 
 
 def test_batch_speedup_invalid_arguments():
-    from calc.speculative import batch_speedup_table
+    from calc.spec_speedup import batch_speedup_table
     target, draft, h100 = _pair()
     with pytest.raises(ValueError, match="gamma"):
         batch_speedup_table(target, draft, h100, [1], gamma=-1)

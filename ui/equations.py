@@ -198,7 +198,7 @@ def quant_rows(table, accelerator: calc.Accelerator, reserve_bytes: float, batch
 
 
 def spec_batch_row(row, alpha: float, gamma: int) -> tuple[str, str]:
-    """Speculative speedup at one batch from its step times (``calc.speculative.batch_speedup_table`` row)."""
+    """Speculative speedup at one batch from its step times (``calc.spec_speedup.batch_speedup_table`` row)."""
     return (f"Speedup at B = {int(row['batch'])}",
             r"E \cdot \frac{t_\text{target}}{t_\text{verify} + \gamma\, t_\text{draft}} = \frac{1 - " + _num(alpha, 3)
             + "^{" + f"{gamma + 1}" + "}}{1 - " + _num(alpha, 3) + r"} \times \frac{" + sec(row["target_step_s"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from calc import speculative as sd
+from calc import spec_speedup as sd
 from ui import charts, downloads, html_table, url_state, widgets
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
