@@ -15,8 +15,8 @@ from .memory import (MemoryBudget, accelerators_needed, capacity_bytes, expected
                      weight_bytes_read)
 from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
                        batch_where_cache_equals_weights, critical_batch)
-from .parallel import (Layout, check_layout, kv_bytes_per_gpu_per_token, kv_state_bytes_per_gpu, make_layout,
-                       pipeline_stage_layers, tp_refusal, weight_bytes_per_gpu)
+from .layout import Layout, check_layout, make_layout, pipeline_stage_layers, tp_refusal
+from .gpu_share import kv_bytes_per_gpu_per_token, kv_state_bytes_per_gpu, weight_bytes_per_gpu
 from .step import (decode_step_time, decode_sweep, max_batch, memory_budget, prefill_time,
                    throughput_ceiling_tokens_per_s, ttft)
 from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,

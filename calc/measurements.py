@@ -282,7 +282,7 @@ def measurement_bound(row) -> MeasurementBound:
     (``with_matmul(..., "low_precision")``: FP8 and FP4 tensor cores where present) and the KV cache in
     the row's kv_dtype (fp8 where the source does not say: the smaller cache gives the looser bound).
     The decode context is input_len + output_len / 2 (a request's mean context while it decodes).
-    One replica spans max(tp, ep) * pp GPUs (calc.parallel.Layout: with ep > tp the attention is data
+    One replica spans max(tp, ep) * pp GPUs (calc.layout.Layout: with ep > tp the attention is data
     parallel inside the replica); n_gpus / that many replicas share the load.
 
     - tpot_ms, itl_ms: >= one decode step at batch = concurrency per replica (1 when a rate run).

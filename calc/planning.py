@@ -21,8 +21,9 @@ from .cost import cost_per_million
 from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .models import ModelConfig
-from .parallel import (GpuMemory, Layout, gpu_memory, make_layout, max_batch_per_replica, parallel_decode_step,
-                       parallel_prefill, parallel_step_arrays)
+from .gpu_share import GpuMemory, gpu_memory, max_batch_per_replica
+from .layout import Layout, make_layout
+from .parallel import parallel_decode_step, parallel_prefill, parallel_step_arrays
 
 
 #: Layout grid of the capacity plan (the benchmark's grid).
@@ -482,7 +483,7 @@ def plan_eps(model: ModelConfig, eps=(1, 2, 4, 8)) -> tuple[int, ...]:
 
 def refused_layouts(model: ModelConfig, tps=PLAN_TP, pps=PLAN_PP, eps=None) -> tuple[tuple[str, str], ...]:
     """The layouts of ``tps x pps x eps`` the serving engines refuse for ``model``, each with the engine's
-    reason (``calc.parallel.check_layout``: KV or query heads that TP does not split, more stages than
+    reason (``calc.layout.check_layout``: KV or query heads that TP does not split, more stages than
     layers, experts EP does not divide): ((label, reason), ...). A search skips them and says why.
     Phi-4 (40 query, 10 KV heads) over TP 1, 2, 4, 8: TP4 and TP8 refused."""
     eps = plan_eps(model) if eps is None else tuple(eps)

@@ -48,7 +48,9 @@ from .checks import check_choice, check_positive_int, check_positive_number
 from .collectives import default_interconnect, get_interconnect
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .models import ModelConfig
-from .parallel import Layout, make_layout, max_batch_per_replica, parallel_step_arrays
+from .gpu_share import max_batch_per_replica
+from .layout import Layout, make_layout
+from .parallel import parallel_step_arrays
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -214,7 +216,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
 
 def _spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
     """True when a replica's collectives leave one NVLink / Infinity Fabric domain (they then run on the
-    scale-out network, ``calc.parallel.link_for_group``)."""
+    scale-out network, ``calc.collectives.link_for_group``)."""
     ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
     return ic is not None and layout.gpus_per_replica > ic.domain_size
 

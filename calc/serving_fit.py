@@ -34,7 +34,7 @@ from scipy.optimize import least_squares
 from .hardware import get_accelerator, with_matmul
 from .measurements import MEASUREMENTS_PATH, load_measurements
 from .models import get_model
-from .parallel import make_layout
+from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_params import (ENGINE_GROUPS, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)

@@ -17,8 +17,9 @@ from .kv import decode_kv_read_bytes_array, kv_cache_bytes, kv_cache_bytes_array
 from .memory import (DEFAULT_GPU_MEMORY_UTILIZATION, MemoryBudget, accelerators_needed, check_embedding, weight_bytes,
                      with_capacity)
 from .models import ModelConfig
-from .parallel import (Layout, check_layout, gpu_memory, layout_sweep_arrays, make_layout, max_batch_per_replica,
-                       parallel_decode_step, parallel_prefill)
+from .gpu_share import gpu_memory, max_batch_per_replica
+from .layout import Layout, check_layout, make_layout
+from .parallel import layout_sweep_arrays, parallel_decode_step, parallel_prefill
 from .roofline import StepTime, batch_grid, bound_label, check_logits, decode_arrays, prefill_arrays
 
 
@@ -27,12 +28,12 @@ def _layout_of(model: ModelConfig, tp: int, pp: int, ep: int, layout: Layout | N
     with it), else ``make_layout(model, tp, pp, ep)``; None for one accelerator (the single-GPU path).
 
     Raises:
-        ValueError: a layout the engines refuse (``calc.parallel.check_layout``), or tp/pp/ep that contradict
+        ValueError: a layout the engines refuse (``calc.layout.check_layout``), or tp/pp/ep that contradict
             ``layout``.
     """
     if layout is not None:
         if not isinstance(layout, Layout):
-            raise ValueError(f"layout must be a calc.parallel.Layout, got {type(layout).__name__}")
+            raise ValueError(f"layout must be a calc.layout.Layout, got {type(layout).__name__}")
         if (tp, pp, ep) != (1, 1, 1) and (tp, pp, ep) != (layout.tp, layout.pp, layout.ep):
             raise ValueError(f"tp, pp, ep ({tp}, {pp}, {ep}) contradict the layout given ({layout.label}); pass one")
         check_layout(model, layout)
@@ -54,8 +55,8 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
     (``gpu_memory_utilization`` of the driver's total); capacity_bytes of the result is that figure.
 
     With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout's most loaded stage
-    against one accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's
-    GPUs. ``layout``: a ``calc.parallel.Layout`` instead of tp/pp/ep (redundant experts, the engine's
+    against one accelerator's capacity (``calc.gpu_share.gpu_memory``); n_accelerators is then the layout's
+    GPUs. ``layout``: a ``calc.layout.Layout`` instead of tp/pp/ep (redundant experts, the engine's
     pipeline split or one by hand). Every layout is checked as the engines check it (``check_layout``).
 
     The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
@@ -91,8 +92,8 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     and 56 sequences.
 
     With ``tp``, ``pp``, ``ep`` above 1: sequences per replica whose per-GPU share fits on every GPU
-    (``calc.parallel.max_batch_per_replica``: the most loaded stage sets it). ``layout``: a
-    ``calc.parallel.Layout`` instead of tp/pp/ep, as in ``memory_budget``.
+    (``calc.gpu_share.max_batch_per_replica``: the most loaded stage sets it). ``layout``: a
+    ``calc.layout.Layout`` instead of tp/pp/ep, as in ``memory_budget``.
 
     ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
     KV per sequence is ``kv_cache_bytes``: the tokens each layer holds plus the constant state of
@@ -125,7 +126,7 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     With ``tp``, ``pp``, ``ep`` above 1 the step is that of one replica spread over accelerators
     (``calc.parallel.parallel_decode_step``: each GPU reads its share, plus the collectives over
     ``interconnect``, the accelerator's own by default); at 1, 1, 1 the single-GPU answer below. ``layout``: a
-    ``calc.parallel.Layout`` instead of tp/pp/ep (redundant experts, the pipeline split), checked as the
+    ``calc.layout.Layout`` instead of tp/pp/ep (redundant experts, the pipeline split), checked as the
     engines check it.
 
     ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
@@ -166,7 +167,7 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
     """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
 
     ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators
-    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).  ``layout``: a ``calc.parallel.Layout`` instead.
+    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).  ``layout``: a ``calc.layout.Layout`` instead.
 
     The roofline with T = prompt tokens (DESIGN.md; CS336 lecture 10 (Inference) "The KV cache, and the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 import calc
 from calc import collectives, planning
+from calc import gpu_share as GS
+from calc import layout as LY
 from calc import parallel as P
 
 H100 = calc.get_accelerator("h100-sxm")
@@ -31,9 +33,9 @@ PHI4 = calc.from_hf_config({
 def test_phi4_tp4_and_tp8_refused_with_the_engines_reason(tp):
     # vLLM QKVParallelLinear (vllm/model_executor/layers/linear.py): tp < K needs divide(K, tp), tp >= K needs
     # divide(tp, K). K = 10: 10 / 4 = 2.5 and 10 / 8 = 1.25 are not whole, 4 / 10 and 8 / 10 neither: refused.
-    why = P.tp_refusal(PHI4, tp)
+    why = LY.tp_refusal(PHI4, tp)
     assert why is not None and "10 KV heads" in why and f"TP {tp}" in why
-    for call in (lambda: P.make_layout(PHI4, tp),
+    for call in (lambda: LY.make_layout(PHI4, tp),
                  lambda: calc.decode_step_time(PHI4, H100, 1, 1024, tp=tp),
                  lambda: calc.memory_budget(PHI4, H100, 1024, tp=tp),
                  lambda: calc.max_batch(PHI4, H100, 1024, tp=tp),
@@ -44,7 +46,7 @@ def test_phi4_tp4_and_tp8_refused_with_the_engines_reason(tp):
 
 def test_phi4_accepted_layouts_and_the_grid_says_why_it_skips():
     # TP 2: 10 / 2 = 5 KV heads and 40 / 2 = 20 query heads per rank, accepted (and TP 1).
-    assert P.tp_refusal(PHI4, 2) is None and P.tp_refusal(PHI4, 1) is None
+    assert LY.tp_refusal(PHI4, 2) is None and LY.tp_refusal(PHI4, 1) is None
     refused = dict(planning.refused_layouts(PHI4, (1, 2, 4, 8), (1,), (1,)))
     assert set(refused) == {"TP4", "TP8"}
     grid = planning.plan_grid(PHI4, H100, planning.ServingTraffic(1.0, 1.0, 512, 128), tps=(1, 2, 4, 8), pps=(1,),
@@ -56,15 +58,15 @@ def test_phi4_accepted_layouts_and_the_grid_says_why_it_skips():
 def test_replicated_kv_heads_accepted_and_counted():
     # Llama-3.1-70B: K = 8; TP 16 is a multiple of 8: one head per rank, each stored 16 / 8 = 2 times (vLLM
     # num_kv_head_replicas = 2): 2 x 1 x 128 x 80 x 2 B = 40,960 B per token per GPU, as at TP 8.
-    assert P.tp_refusal(L70, 16) is None
-    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(16)) == 40_960
-    assert "replicate" in P.Layout(16).convention(L70)
+    assert LY.tp_refusal(L70, 16) is None
+    assert GS.kv_bytes_per_gpu_per_token(L70, LY.Layout(16)) == 40_960
+    assert "replicate" in LY.Layout(16).convention(L70)
 
 
 def test_mla_rule_is_the_query_heads():
     # DeepSeek-V3: 128 query heads, the latent not split by heads: TP 8 accepted, TP 3 refused (128 / 3).
-    assert P.tp_refusal(DSV3, 8) is None
-    assert "128 query heads" in P.tp_refusal(DSV3, 3)
+    assert LY.tp_refusal(DSV3, 8) is None
+    assert "128 query heads" in LY.tp_refusal(DSV3, 3)
 
 
 # -- pipeline stages of whole layers --------------------------------------------------------------
@@ -72,24 +74,24 @@ def test_llama70b_pp3_split_as_vllm_and_sglang():
     # vLLM get_pp_indices (vllm/distributed/utils.py): 80 // 3 = 26 each, remainder 2 goes to partitions[-2]
     # and partitions[-3]: 27/27/26. SGLang get_pp_indices (python/sglang/srt/distributed/utils.py): the last
     # 2 stages get one more: 26/27/27.
-    assert P.pipeline_stage_layers(80, 3, "vllm") == (27, 27, 26)
-    assert P.pipeline_stage_layers(80, 3, "sglang") == (26, 27, 27)
+    assert LY.pipeline_stage_layers(80, 3, "vllm") == (27, 27, 26)
+    assert LY.pipeline_stage_layers(80, 3, "sglang") == (26, 27, 27)
     # DeepSeek-V3, 61 layers at PP 4 (vLLM's docs example): 15 each, remainder 1 on partitions[-2]: 15/15/16/15.
-    assert P.pipeline_stage_layers(61, 4, "vllm") == (15, 15, 16, 15)
-    assert P.pipeline_stage_layers(80, 3, stage_layers=(28, 26, 26)) == (28, 26, 26)
+    assert LY.pipeline_stage_layers(61, 4, "vllm") == (15, 15, 16, 15)
+    assert LY.pipeline_stage_layers(80, 3, stage_layers=(28, 26, 26)) == (28, 26, 26)
     with pytest.raises(ValueError, match="add"):
-        P.pipeline_stage_layers(80, 3, stage_layers=(28, 26, 25))
+        LY.pipeline_stage_layers(80, 3, stage_layers=(28, 26, 25))
 
 
 def test_llama70b_pp3_per_gpu_kv_follows_the_27_layer_stage():
     # TP 8 PP 3 under vLLM's split: the largest stage holds 27 layers, 1 KV head per rank:
     # 27 x 2 x 128 x 2 B = 13,824 B per token per GPU (L / PP would say 80 / 3 x 512 = 13,653.3, 1.25% low).
-    lay = P.make_layout(L70, 8, 3)
-    assert P.kv_bytes_per_gpu_per_token(L70, lay) == 13_824
+    lay = LY.make_layout(L70, 8, 3)
+    assert GS.kv_bytes_per_gpu_per_token(L70, lay) == 13_824
     # With the context: windows none, so the same per token at S = 8,192.
-    assert P.kv_bytes_per_gpu_per_token(L70, lay, context_len=8192) == 13_824
+    assert GS.kv_bytes_per_gpu_per_token(L70, lay, context_len=8192) == 13_824
     # gpu_memory reports the most loaded stage: a 27-layer stage (vLLM puts its extras on stages 0 and 1).
-    g = P.gpu_memory(L70, H100, 8192, 16, lay)
+    g = GS.gpu_memory(L70, H100, 8192, 16, lay)
     assert g.stage_layers == 27 and g.stage in (0, 1)
     # 16 sequences x 8,192 tokens x 13,824 B = 1,811,939,328 B of KV on that GPU.
     assert g.kv_bytes == 16 * 8192 * 13_824
@@ -99,9 +101,9 @@ def test_hybrid_stage_counts_its_own_layer_kinds():
     # Qwen3-Next-80B-A3B: layers 0-2 Gated DeltaNet (no KV), layer 3 full attention (2 KV heads x 256):
     # a hand split (3, 45): stage 0 holds no KV per token; stage 1 holds all 12 full layers:
     # 12 x 2 x 2 x 256 x 2 B = 24,576 B per token (TP 1).
-    lay = P.make_layout(QNEXT, 1, 2, stage_layers=(3, 45))
-    assert P.kv_bytes_per_gpu_per_token(QNEXT, lay) == 24_576
-    assert P.kv_bytes_per_gpu_per_token(QNEXT, P.Layout()) == 24_576
+    lay = LY.make_layout(QNEXT, 1, 2, stage_layers=(3, 45))
+    assert GS.kv_bytes_per_gpu_per_token(QNEXT, lay) == 24_576
+    assert GS.kv_bytes_per_gpu_per_token(QNEXT, LY.Layout()) == 24_576
 
 
 # -- expert parallelism as DeepSeek-V3 deploys it ---------------------------------------------------
@@ -110,9 +112,9 @@ def test_deepseek_v3_ep32_with_32_redundant_experts():
     # each GPU hosts its 8 experts plus one redundant: (256 + 32) / 32 = 9. One routed expert over the 58 MoE
     # layers is 58 x 3 x 7,168 x 2,048 = 2,554,331,136 parameters, in fp8 that many bytes: the redundant one
     # adds exactly 2,554,331,136 B per GPU.
-    plain = P.make_layout(DSV3, 4, 1, 32)
-    red = P.make_layout(DSV3, 4, 1, 32, redundant_experts=32)
-    diff = P.weight_bytes_per_gpu(DSV3, red, "fp8") - P.weight_bytes_per_gpu(DSV3, plain, "fp8")
+    plain = LY.make_layout(DSV3, 4, 1, 32)
+    red = LY.make_layout(DSV3, 4, 1, 32, redundant_experts=32)
+    diff = GS.weight_bytes_per_gpu(DSV3, red, "fp8") - GS.weight_bytes_per_gpu(DSV3, plain, "fp8")
     assert diff == pytest.approx(2_554_331_136, rel=1e-9)
     assert red.label == "TP4 EP32+32R" and red.attention_dp == 8
     assert "9 experts per GPU" in red.convention(DSV3)
@@ -128,8 +130,8 @@ def test_deepseek_v3_decode_ep320():
     # Report section 3.4 (decode): EP320 over 40 nodes, attention TP4 x DP80; 64 GPUs host redundant and shared
     # experts, one expert per GPU: (256 + 64) / 320 = 1. Without the 64 copies 256 / 320 is not whole: refused.
     with pytest.raises(ValueError, match="must divide the 256 routed experts"):
-        P.make_layout(DSV3, 4, 1, 320)
-    lay = P.make_layout(DSV3, 4, 1, 320, redundant_experts=64)
+        LY.make_layout(DSV3, 4, 1, 320)
+    lay = LY.make_layout(DSV3, 4, 1, 320, redundant_experts=64)
     assert lay.gpus_per_replica == 320 and lay.attention_dp == 80
     assert "1 experts per GPU" in lay.convention(DSV3)
 
@@ -188,9 +190,9 @@ def test_capacity_and_per_gpu_names_public():
 def test_a_stage_never_holds_a_fraction_of_a_layer(n_layers, pp, rule):
     if pp > n_layers:
         with pytest.raises(ValueError):
-            P.pipeline_stage_layers(n_layers, pp, rule)
+            LY.pipeline_stage_layers(n_layers, pp, rule)
         return
-    split = P.pipeline_stage_layers(n_layers, pp, rule)
+    split = LY.pipeline_stage_layers(n_layers, pp, rule)
     assert all(isinstance(k, int) and k >= 1 for k in split)
     assert sum(split) == n_layers and len(split) == pp and max(split) - min(split) <= 1
 
@@ -202,13 +204,13 @@ def test_replication_never_lowers_per_gpu_bytes(tp, pp, redundant):
     ep = 8
     if (256 + redundant) % ep:
         return
-    base = P.make_layout(DSV3, tp, pp, ep)
-    red = P.make_layout(DSV3, tp, pp, ep, redundant_experts=redundant)
-    assert P.weight_bytes_per_gpu(DSV3, red) >= P.weight_bytes_per_gpu(DSV3, base)
-    lay = P.make_layout(L70, 8 * tp, pp)
-    assert P.kv_bytes_per_gpu_per_token(L70, lay) >= calc.kv_bytes_per_token(L70) / (8 * tp * pp)
+    base = LY.make_layout(DSV3, tp, pp, ep)
+    red = LY.make_layout(DSV3, tp, pp, ep, redundant_experts=redundant)
+    assert GS.weight_bytes_per_gpu(DSV3, red) >= GS.weight_bytes_per_gpu(DSV3, base)
+    lay = LY.make_layout(L70, 8 * tp, pp)
+    assert GS.kv_bytes_per_gpu_per_token(L70, lay) >= calc.kv_bytes_per_token(L70) / (8 * tp * pp)
     # and the most loaded stage never holds less than the L / PP average
-    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(8, pp)) >= calc.kv_bytes_per_token(L70) / (8 * pp)
+    assert GS.kv_bytes_per_gpu_per_token(L70, LY.Layout(8, pp)) >= calc.kv_bytes_per_token(L70) / (8 * pp)
 
 
 @settings(max_examples=200, deadline=None)
@@ -219,7 +221,7 @@ def test_every_accepted_layout_passes_the_engine_rule(heads, tp):
     model = L70.with_changes(n_heads=n, n_kv_heads=k, attention="gqa" if k < n else "mha")
     rule = n % tp == 0 and (k % tp == 0 or tp % k == 0)
     try:
-        P.make_layout(model, tp)
+        LY.make_layout(model, tp)
         accepted = True
     except ValueError:
         accepted = False
@@ -254,9 +256,9 @@ def test_pp_max_batch_follows_the_most_loaded_stage():
     lay = calc.make_layout(L70, 1, 3)
     assert calc.weight_bytes_per_gpu(L70, lay) == pytest.approx(48_306_689_433.6, rel=1e-9)
     assert calc.max_batch(L70, H100, 8192, tp=1, pp=3) == 34
-    g = P.gpu_memory(L70, H100, 8192, 34, lay)
+    g = GS.gpu_memory(L70, H100, 8192, 34, lay)
     assert g.stage == 0 and g.stage_layers == 27 and g.fits
-    assert not P.gpu_memory(L70, H100, 8192, 35, lay).fits
+    assert not GS.gpu_memory(L70, H100, 8192, 35, lay).fits
 
 
 def test_deepseek_v3_pp4_kv_per_gpu_was_five_percent_low():
@@ -272,7 +274,7 @@ def test_deepseek_v3_pp4_kv_per_gpu_was_five_percent_low():
 def test_every_accepted_ep_layout_gives_each_rank_the_same_experts(ep, redundant, tp):
     # An EP layout the engines accept puts (E + R) / EP whole experts on every rank (DeepSeek-V3: E = 256).
     try:
-        lay = P.make_layout(DSV3, tp, 1, ep, redundant_experts=redundant)
+        lay = LY.make_layout(DSV3, tp, 1, ep, redundant_experts=redundant)
     except ValueError as exc:
         assert ep == 1 and redundant or (256 + redundant) % ep or max(tp, ep) % min(tp, ep), str(exc)
         return

@@ -31,7 +31,9 @@ CALC_LAYERS = [
     "memory",        # weight bytes stored and read, capacity conventions
     "roofline",      # the step of one accelerator
     "collectives",   # links between accelerators and the time of a collective
-    "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
+    "layout",        # Layout: TP, PP, EP, replicas; which layouts the engines accept
+    "gpu_share",     # what one GPU of a layout holds: weights, KV share, per-GPU memory, batch ceiling
+    "parallel",      # the step of a layout
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
     "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import calc
 from calc import collectives, planning
+from calc import gpu_share as GS
+from calc import layout as LY
 from calc import parallel as P
 
 H100 = calc.get_accelerator("h100-sxm")
@@ -40,33 +42,33 @@ def test_every_accelerator_names_a_known_interconnect():
 @pytest.mark.parametrize("tp, expected", [(2, 70_553_706_496), (4, 35_276_853_248), (8, 17_638_426_624)])
 def test_llama_70b_bf16_weights_per_gpu(tp, expected):
     # 70,553,706,496 parameters x 2 bytes = 141,107,412,992 B, split over TP ranks.
-    assert P.weight_bytes_per_gpu(L70, P.Layout(tp)) == expected
+    assert GS.weight_bytes_per_gpu(L70, LY.Layout(tp)) == expected
     assert calc.memory_budget(L70, H100, 8192, tp=tp).weights_bytes == expected
 
 
 def test_llama_70b_kv_per_gpu_per_token_at_tp8_and_tp16():
     # One GPU: 2 x K=8 heads x H=128 x L=80 x 2 B = 327,680 B per token.
     # TP 8: one KV head per GPU: 2 x 1 x 128 x 80 x 2 = 40,960 B.
-    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(1)) == 327_680
-    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(8)) == 40_960
+    assert GS.kv_bytes_per_gpu_per_token(L70, LY.Layout(1)) == 327_680
+    assert GS.kv_bytes_per_gpu_per_token(L70, LY.Layout(8)) == 40_960
     # TP 16 > K = 8: still one whole head per GPU (each head stored on two GPUs): 40,960 B, of which
     # half (20,480 B per token) is a copy.
-    assert P.kv_bytes_per_gpu_per_token(L70, P.Layout(16)) == 40_960
-    mem = P.gpu_memory(L70, H100, 1000, 1, P.Layout(16))
+    assert GS.kv_bytes_per_gpu_per_token(L70, LY.Layout(16)) == 40_960
+    mem = GS.gpu_memory(L70, H100, 1000, 1, LY.Layout(16))
     assert mem.kv_bytes == 40_960 * 1000
     assert mem.kv_replicated_bytes == 20_480 * 1000
 
 
 def test_deepseek_v3_latent_is_not_split_by_tp():
     # MLA latent: (d_c + d_h^R) x L x 2 B = (512 + 64) x 61 x 2 = 70,272 B per token, on every TP rank.
-    assert P.kv_bytes_per_gpu_per_token(DSV3, P.Layout(8)) == 70_272 == calc.kv_bytes_per_token(DSV3)
+    assert GS.kv_bytes_per_gpu_per_token(DSV3, LY.Layout(8)) == 70_272 == calc.kv_bytes_per_token(DSV3)
     # 64 sequences of 8,192 tokens at TP 8: each GPU holds all 64 latents: 64 x 8,192 x 70,272 B = 36.84 GB;
     # 7/8 of it is a copy of another rank's.
-    tp8 = P.gpu_memory(DSV3, H200, 8192, 64, P.Layout(8))
+    tp8 = GS.gpu_memory(DSV3, H200, 8192, 64, LY.Layout(8))
     assert tp8.kv_bytes == pytest.approx(64 * 8192 * 70_272)
     assert tp8.kv_replicated_bytes == pytest.approx(64 * 8192 * 70_272 * 7 / 8)
     # DP attention (TP 1, EP 8): each GPU holds the latents of its own 64 / 8 = 8 sequences: 4.61 GB.
-    dp = P.gpu_memory(DSV3, H200, 8192, 64, P.Layout(1, 1, 8))
+    dp = GS.gpu_memory(DSV3, H200, 8192, 64, LY.Layout(1, 1, 8))
     assert dp.kv_bytes == pytest.approx(8 * 8192 * 70_272) and dp.kv_replicated_bytes == 0
 
 
@@ -81,7 +83,7 @@ def test_constant_state_splits_by_its_heads():
                         "intermediate_size": 512, "vocab_size": 1000, "full_attention_interval": 4,
                         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
                         "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4})
-    mem = P.gpu_memory(m, H100, 1000, 1, P.Layout(2))
+    mem = GS.gpu_memory(m, H100, 1000, 1, LY.Layout(2))
     assert mem.state_bytes == 3_219_456
     assert mem.kv_bytes == 512 * 1000 and mem.kv_replicated_bytes == 256 * 1000
     assert calc.memory_budget(m, H100, 1000, tp=2).kv_bytes == 512 * 1000 + 3_219_456
@@ -90,9 +92,9 @@ def test_constant_state_splits_by_its_heads():
 def test_pipeline_halves_weights_and_cache_per_gpu():
     # TP 4 x PP 2 = 8 GPUs: 141.1 GB / 8 = 17.64 GB of weights; each GPU 40 layers of 2 of its 8 KV heads:
     # 2 x 2 x 128 x 40 x 2 = 40,960 B per token.
-    lay = P.Layout(4, 2)
-    assert P.weight_bytes_per_gpu(L70, lay) == 17_638_426_624
-    assert P.kv_bytes_per_gpu_per_token(L70, lay) == 40_960
+    lay = LY.Layout(4, 2)
+    assert GS.weight_bytes_per_gpu(L70, lay) == 17_638_426_624
+    assert GS.kv_bytes_per_gpu_per_token(L70, lay) == 40_960
 
 
 def test_max_batch_per_gpu_at_tp8():
@@ -106,15 +108,15 @@ def test_max_batch_per_gpu_at_tp8():
        st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]), st.integers(1, 64), st.integers(1, 32768))
 def test_more_gpus_never_reduce_free_memory_per_gpu(model_id, tp, pp, batch, ctx):
     m = calc.get_model(model_id)
-    base = P.Layout(tp, pp)
-    for wider in (P.Layout(2 * tp, pp), P.Layout(tp, 2 * pp), P.Layout(tp, pp, 2 * tp)):  # EP: attention DP 2
+    base = LY.Layout(tp, pp)
+    for wider in (LY.Layout(2 * tp, pp), LY.Layout(tp, 2 * pp), LY.Layout(tp, pp, 2 * tp)):  # EP: attention DP 2
         try:
-            P.check_layout(m, base)
-            P.check_layout(m, wider)
+            LY.check_layout(m, base)
+            LY.check_layout(m, wider)
         except ValueError:
             continue
-        assert (P.gpu_memory(m, H100, ctx, batch, wider).free_bytes
-                >= P.gpu_memory(m, H100, ctx, batch, base).free_bytes - 1e-3)
+        assert (GS.gpu_memory(m, H100, ctx, batch, wider).free_bytes
+                >= GS.gpu_memory(m, H100, ctx, batch, base).free_bytes - 1e-3)
 
 
 # -- time per step ------------------------------------------------------------------------------
@@ -154,7 +156,7 @@ def test_pipeline_at_batch_one_adds_a_hop_and_no_speed():
     one = calc.decode_step_time(L70, H200, 1, 4096)
     two = calc.decode_step_time(L70, H200, 1, 4096, pp=2)
     assert two.total_s == pytest.approx(one.total_s + 16_384 / 450e9 + 1e-6, rel=1e-9)
-    split = P.step_split(L70, H200, 1, 4096, P.Layout(1, 2))
+    split = P.step_split(L70, H200, 1, 4096, LY.Layout(1, 2))
     assert split["bubble_s"] == pytest.approx((one.total_s) / 2, rel=1e-9)
 
 
@@ -173,7 +175,7 @@ def test_layout_errors_are_sentences():
     with pytest.raises(ValueError, match="not ganged"):
         calc.decode_step_time(calc.get_model("llama-3-8b"), calc.get_accelerator("m2-ultra"), 1, 1024, tp=2)
     with pytest.raises(ValueError, match="tp"):
-        P.Layout(tp=0)
+        LY.Layout(tp=0)
 
 
 def test_sweeps_take_the_layout():
@@ -316,11 +318,11 @@ def test_general_path_on_one_gpu_is_the_single_gpu_answer(model_id, batch, embed
     # The layout code at TP = PP = EP = 1 must reproduce calc's single-GPU roofline, both embedding modes.
     m, b200 = calc.get_model(model_id), calc.get_accelerator("b200")
     one = calc.decode_step_time(m, b200, batch, 4096, embedding=embedding)
-    via = P.parallel_decode_step(m, b200, batch, 4096, P.Layout(), embedding=embedding)
+    via = P.parallel_decode_step(m, b200, batch, 4096, LY.Layout(), embedding=embedding)
     for f in ("weights_s", "kv_s", "compute_s", "total_s"):
         assert getattr(via, f) == pytest.approx(getattr(one, f), rel=1e-12), f
     pre = calc.prefill_time(m, b200, 1024, embedding=embedding)
-    pvia = P.parallel_prefill(m, b200, 1024, 1, P.Layout(), embedding=embedding)
+    pvia = P.parallel_prefill(m, b200, 1024, 1, LY.Layout(), embedding=embedding)
     assert pvia.total_s == pytest.approx(pre.total_s, rel=1e-12)
 
 

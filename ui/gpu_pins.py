@@ -11,7 +11,8 @@ import math
 import pandas as pd
 
 import calc
-from calc import parallel, planning
+from calc import planning
+from calc.layout import make_layout
 
 from ui import formats
 
@@ -78,7 +79,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
             continue
         try:
             p = decode(text)
-            lay = parallel.make_layout(p["model_obj"], p["tp"], p["pp"], p["ep"], p["replicas"])
+            lay = make_layout(p["model_obj"], p["tp"], p["pp"], p["ep"], p["replicas"])
             s = planning.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
                                         p["weight_dtype"], p["kv_dtype"], p["price_per_hour_usd"])
         except ValueError as exc:

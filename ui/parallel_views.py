@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calc import collectives, parallel, planning
+from calc import collectives, planning
+from calc.layout import make_layout
 from ui import charts, equations, formats, widgets
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 3, 4, 8], [1, 2, 4, 8, 16, 32, 64, 128, 256, 320]
@@ -68,14 +69,14 @@ class LayoutInputs:
     layout_error: str | None = None
 
     def layout(self, model):
-        """The checked layout of these controls (``calc.parallel.make_layout``).
+        """The checked layout of these controls (``calc.layout.make_layout``).
 
         Raises:
             ValueError: a layout the engines refuse, or a hand split that cannot be read.
         """
         if self.layout_error:
             raise ValueError(self.layout_error)
-        return parallel.make_layout(model, self.tp, self.pp, self.ep, self.replicas, self.redundant_experts,
+        return make_layout(model, self.tp, self.pp, self.ep, self.replicas, self.redundant_experts,
                                     self.pp_rule, self.stage_layers)
 
 
