@@ -20,7 +20,7 @@ import numpy as np
 from .checks import check_nonneg_number, check_positive_int
 from .collectives import all_to_all_s, link_for_group, resolve_interconnect, ring_all_reduce_s
 from .gpu_share import (_cache_per_gpu, max_batch_per_replica, memory_per_gpu_array, routed_expert_bytes,
-                        stage_weight_bytes, weight_bytes_per_gpu)
+                        stage_weight_bytes)
 from .hardware import Accelerator
 from .layout import Layout, check_layout, make_layout, stage_ranges
 from .memory import expected_experts_touched, weight_bytes_read
