@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import caching, charts, downloads, equations, formats, html_table, sidebar, widgets
+from ui import caching, charts, downloads, equations, formats, html_table, serving_views, sidebar, widgets
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
@@ -98,6 +98,7 @@ def explore() -> None:
         widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
+        serving_views.section("lc_srv", m, acc, context_len, 256, b_agent, wq, kvq, price_per_gpu_hour_usd=price)
     else:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")

@@ -1,9 +1,12 @@
 """Many GPUs: tensor, pipeline and expert parallelism, replicas, a capacity plan, which GPUs, pins."""
 import streamlit as st
 
-from ui import custom_models, downloads, formats, gpu_pins, html_table, parallel_views, sidebar, widgets
+from ui import (caching, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar,
+                widgets)
 from ui.parallel_views import DEFAULTS, EPS, PPS, TPS
 from calc import collectives, parallel, planning
+
+PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
 
 sel = sidebar.selection()
 st.title("Many GPUs")
@@ -59,6 +62,8 @@ def layout_section() -> None:
 
     if summary is not None:
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
+        serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
+                              price_per_gpu_hour_usd=sel.price_per_hour_usd)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
 
     parallel_views.frontier_section(sel, model, acc, layout, summary, inputs, reserve)
@@ -75,15 +80,24 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
     tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
     ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    t1, t2 = st.columns([2, 1])
+    timing = t1.radio("Size the plan with", ("serving", "bound"), key="mg_timing", bind="query-params",
+                      horizontal=True, format_func=PLAN_TIMING_LABELS.get,
+                      help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
+                           "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
+    engine = serving_views.engine_select(t2, "mg_plan_engine") if timing == "serving" else "vllm"
     try:
         traffic = planning.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-        grid = planning.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
-                                  embedding=emb, logits=sel.logits)
+        grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, reserve_bytes=reserve,
+                                   interconnect=interconnect, embedding=emb, logits=sel.logits, timing=timing,
+                                   engine=engine)
         searched = (planning.PLAN_TP, planning.PLAN_PP, planning.plan_eps(model))
         if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
             searched = (TPS, PPS, planning.plan_eps(model, EPS))
-            grid = planning.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
-                                      interconnect=interconnect, embedding=emb, logits=sel.logits)
+            grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched,
+                                       reserve_bytes=reserve, interconnect=interconnect, embedding=emb,
+                                       logits=sel.logits, timing=timing, engine=engine)
+        serving_views.show_notices(grid.attrs.get("notices"))
         plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
         st.success(plan.verdict)
         st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
@@ -106,7 +120,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    f"batch 1-{planning.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
-                   "bounds. The second line "
+                   "bounds. With the serving estimate: the engine's TPOT and TTFT at B requests in flight per "
+                   "replica (calc.serving). The second line "
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:

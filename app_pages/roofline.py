@@ -3,7 +3,8 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from ui import caching, charts, downloads, equations, formats, notes, roofline_charts, roofline_tables, sidebar, widgets
+from ui import (caching, charts, downloads, equations, formats, notes, roofline_charts, roofline_tables, serving_views,
+                sidebar, widgets)
 
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
@@ -120,6 +121,7 @@ def explore() -> None:
         mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
                      "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     widgets.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
+    serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
     if napkin:
         st.caption(napkin)
     if batch > ceiling:
