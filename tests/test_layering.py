@@ -32,9 +32,11 @@ CALC_LAYERS = [
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
+    "inferencex",    # InferenceX benchmark result JSON -> measurement rows
     "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation
+    "comparison",    # measurements against the serving model and the bound (points, frontier, table)
     "cost",          # price per token, Pareto front, replicas
     "sweeps",        # curves the pages draw
     "operators",     # the step split by operator
