@@ -40,6 +40,8 @@ MODEL_ALIASES = (("deepseek-r1", "deepseek-v3"), ("deepseek-v3.2", "deepseek-v3.
                  ("llama-3.1-405b", "llama-3.1-405b"), ("llama-3.1-8b", "llama-3.1-8b"),
                  ("gpt-oss-120b", "gpt-oss-120b"), ("gpt-oss-20b", "gpt-oss-20b"), ("kimi-k2", "kimi-k2"),
                  ("qwen3-235b-a22b", "qwen3-235b-a22b"), ("qwen3-30b-a3b", "qwen3-30b-a3b"))
+#: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
+RUNNER_ALIASES = {"h100": "h100-sxm"}
 #: (metric of calc.measurements.METRICS, statistic, InferenceX field, factor to the metric's unit)
 METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_tput_per_gpu", 1.0),
                  ("total_tok_per_s_per_gpu", "mean", "tput_per_gpu", 1.0),
@@ -61,7 +63,8 @@ def match_model(model_id: str) -> str | None:
 
 def match_accelerator(hw: str) -> str | None:
     """The accelerator preset for an InferenceX runner type ("h200", "b200-nvd", "h100-cr", "mi300x-amd"):
-    the name itself, else its first part before "-" or "_" ("h100" -> "h100-sxm"), or None."""
+    the name itself, else its first part before "-" or "_", through ``RUNNER_ALIASES`` where the preset
+    names the form factor ("h100" -> "h100-sxm"), or None."""
     name = str(hw).strip().lower()
     presets = list_accelerators()
     if name in presets:
@@ -69,10 +72,7 @@ def match_accelerator(hw: str) -> str | None:
     head = re.split(r"[-_]", name)[0]
     if head in presets:
         return head
-    starts = [p for p in presets if p.startswith(head + "-")]
-    if head == "h100":
-        return "h100-sxm"
-    return starts[0] if len(starts) == 1 else None
+    return RUNNER_ALIASES.get(head)
 
 
 def _engine(framework: str) -> str:
