@@ -26,10 +26,9 @@ def explore() -> None:
         return
     d = measured_views.selection(df, "ms")
     configs = comparison.configurations(d)
-    pick = st.selectbox("Configuration (layout, dtypes, lengths)", range(len(configs)), key="ms_config",
-                        format_func=lambda i: f"{comparison.config_label(configs.iloc[i])} "
-                                              f"({configs['rows'].iat[i]} rows)")
-    config = configs.iloc[pick if pick is not None and pick < len(configs) else 0]
+    labels = [f"{comparison.config_label(c)} ({c['rows']} rows)" for _, c in configs.iterrows()]
+    pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config")
+    config = configs.iloc[labels.index(pick) if pick in labels else 0]
     rows = measured_views.config_rows(d, config)
     try:
         frontier = caching.cached_call(comparison.config_frontier, config.to_dict())

@@ -29,7 +29,7 @@ def load_data(choice: str):
     if choice == SOURCES[0]:
         return shipped()
     kind = "csv" if choice == SOURCES[1] else "json"
-    up = st.file_uploader(f"Upload a {'measurements CSV' if kind == 'csv' else 'InferenceX result JSON'}",
+    up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=5,
                           help=("The columns of calc/data/serving_measurements.csv, in order: "
                                 + ",".join(measurements.COLUMNS)) if kind == "csv" else
@@ -98,7 +98,9 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
     c = r["concurrency"].astype("float64").fillna(f["concurrency"].max()).to_numpy()
     x = np.interp(np.log(c), np.log(f["concurrency"].to_numpy(float)), f["tokens_per_s_per_user"].to_numpy(float))
     y = np.where(r["metric"] == "output_tok_per_s", r["value"] / n_gpus, r["value"])
-    return pd.DataFrame({"x": x, "y": y, "concurrency": r["concurrency"].astype("object").fillna("offline")})
+    out = pd.DataFrame({"x": x, "y": y, "concurrency": r["concurrency"].astype("object").fillna("offline")})
+    # a run published both per GPU and for the whole deployment is one point
+    return out.loc[~out.assign(k=out["y"].round(6)).duplicated(subset=["concurrency", "k"])]
 
 
 def parity_figure(table: pd.DataFrame):

@@ -85,9 +85,9 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
                     hovertemplate="estimate %{x:.3f} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
-    fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=-0.45))
-    fig.update_xaxes(title=f"{which.upper()} (ms)")
+    fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", y=-0.35, traceorder="normal"))
+    fig.update_xaxes(ticksuffix=" ms")
     return fig
 
 
