@@ -16,7 +16,8 @@ st.markdown(
 @widgets.fragment
 def explore() -> None:
     """Data, selection, charts and table. A fragment: its controls rerun this part only."""
-    choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True)
+    choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
+                      bind="query-params")
     df = measured_views.load_data(choice)
     if df is None:
         df = measured_views.shipped()
@@ -27,7 +28,8 @@ def explore() -> None:
     d = measured_views.selection(df, "ms")
     configs = comparison.configurations(d)
     labels = [f"{comparison.config_label(c)} ({c['rows']} rows)" for _, c in configs.iterrows()]
-    pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config")
+    pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
+                        bind="query-params")
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
     rows = measured_views.config_rows(d, config)
     try:

@@ -142,11 +142,11 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
 def selection(df: pd.DataFrame, key: str):
     """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen."""
     c1, c2, c3 = st.columns(3)
-    model = c1.selectbox("Model", sorted(df["model"].unique()), key=f"{key}_model")
+    model = c1.selectbox("Model", sorted(df["model"].unique()), key=f"{key}_model", bind="query-params")
     d = df[df["model"] == model]
-    acc = c2.selectbox("Accelerator", sorted(d["accelerator"].unique()), key=f"{key}_acc")
+    acc = c2.selectbox("Accelerator", sorted(d["accelerator"].unique()), key=f"{key}_acc", bind="query-params")
     d = d[d["accelerator"] == acc]
-    engine = c3.selectbox("Engine", sorted(d["engine"].unique()), key=f"{key}_engine")
+    engine = c3.selectbox("Engine", sorted(d["engine"].unique()), key=f"{key}_engine", bind="query-params")
     return d[d["engine"] == engine]
 
 
