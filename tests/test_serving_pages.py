@@ -180,3 +180,22 @@ def test_measurements_upload_reader():
         measurements.measurements_from_text("\n".join(bad[:3]), "mine.csv")
     with pytest.raises(ValueError, match="not UTF-8"):
         measurements.measurements_from_text(b"\xff\xfe\x00", "mine.csv")
+
+
+def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
+    import json
+
+    from test_page_endpoint import open_section, vllm_result
+    at = open_section(ep_src="a result file")
+    # two `vllm bench serve --save-result` results: concurrency 1 and 4, 256 prompt + 64 output tokens
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    for _, row in table.iterrows():
+        est = serving_estimate(L8, H100, 256, 64, concurrency=int(row["concurrency"]))
+        assert row["est_tpot_ms"] == pytest.approx(est.tpot.estimate_s * 1e3)
+        assert row["est_ttft_ms"] == pytest.approx(est.ttft.estimate_s * 1e3)
+        assert row["est_tpot_ms_low"] == pytest.approx(est.tpot.low_s * 1e3)
+        assert row["ratio_tpot_est"] == pytest.approx(row["tpot_ms_p50"] / row["est_tpot_ms"])
+        assert row["est_tpot_ms"] > row["pred_tpot_ms"]  # the estimate above the bound
