@@ -217,6 +217,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
         est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
                if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
         c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
+                    delta_arrow="off",
                     help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
                          + (f"Below: measured / the serving estimate ({low['est_tpot_ms']:.2f} ms, range "
                             f"{low['est_tpot_ms_low']:.2f}-{low['est_tpot_ms_high']:.2f} ms)." if est else ""))
@@ -251,7 +252,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     else:
         layout_text = "one GPU (calc has no parallel layout yet)"
     embedding = getattr(sel, "embedding", "gather")
-    engine = serving_views.engine_select(st, "ep_engine")
+    engine = serving_views.engine_select(st.columns(3)[0], "ep_engine")
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
