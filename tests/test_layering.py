@@ -22,6 +22,8 @@ CALC_LAYERS = [
     "limits",        # bounds on untrusted numbers and config.json text
     "layers",        # the one registry of layer kinds and what each layer holds
     "models",        # ModelConfig and the preset catalogue
+    "traces",        # request streams: the block hashes of each prompt; public trace formats
+    "workload",      # sessions of turns (chat, RAG, agent loops) as a request stream
     "config_json",   # a Hugging Face config.json -> ModelConfig, parameter counts
     "hardware",      # Accelerator and the accelerator catalogue
     "quant",         # which tensors each weight format quantizes
@@ -32,23 +34,33 @@ CALC_LAYERS = [
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
-    # (a serving model of a deployment belongs here: above step, below planning)
+    "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
+    "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
+    "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
+    "serving_fit",   # calibration of the serving model on the measurements, cross-validation
     "cost",          # price per token, Pareto front, replicas
+    "energy",        # power drawn, joules per token, tokens per kWh, CO2 per 1M tokens
+    "ownership",     # renting against buying against an API: $ per GPU-hour, crossover volumes
     "sweeps",        # curves the pages draw
     "operators",     # the step split by operator
     "efficiency",    # measured efficiency against the roofline
     "napkin",        # the napkin table of every preset and accelerator
     "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
     "batching",      # static and continuous batching simulation
+    "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
+    "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
+    "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)
 ]
 #: Folders whose modules are checked; a folder that does not exist yet is skipped.
-FOLDERS = ("calc", "course", "ui", "live", "app_pages")
+FOLDERS = ("calc", "course", "classroom", "ui", "live", "app_pages")
 #: Top-level packages calc must not import (calc is pure: no UI, no torch, nothing above it).
-CALC_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "course")
-COURSE_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui")
+CALC_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "course", "classroom")
+COURSE_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "classroom")
+#: The class poll (rules, questions, storage) sits above calc and course, below the UI.
+CLASSROOM_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui")
 LIVE_FORBIDDEN = ("app_pages", "ui")
 
 
@@ -216,7 +228,7 @@ def test_calc_modules_do_not_import_the_package_root():
 
 
 @pytest.mark.parametrize("folder, forbidden", [("calc", CALC_FORBIDDEN), ("course", COURSE_FORBIDDEN),
-                                               ("live", LIVE_FORBIDDEN)])
+                                               ("classroom", CLASSROOM_FORBIDDEN), ("live", LIVE_FORBIDDEN)])
 def test_lower_folders_do_not_import_upper_ones(folder, forbidden):
     wrong = [f"{_where(n, line)} imports {t}" for n, imps in IMPORTS.items() if n.split(".")[0] == folder
              for t, line, _ in imps if t.split(".")[0] in forbidden]
