@@ -35,8 +35,7 @@ def explore() -> None:
     """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = sidebar.selection()
     c1, c2 = st.columns(2)
-    context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
-                                   key="h_ctx", bind="query-params")
+    context_len = widgets.context_slider(c1, "Context length (tokens)", "h_ctx")
     batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512],
                              value=1, key="h_b", bind="query-params")
     try:
@@ -51,6 +50,7 @@ def explore() -> None:
         return
 
     st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
+    widgets.context_warning(sel.model, context_len)
     est = calc.efficiency.estimate_step(step)
     with widgets.metric_row(4) as m:
         m[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s), help=widgets.estimate_help(),

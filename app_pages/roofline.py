@@ -5,7 +5,6 @@ import calc
 from calc import sweeps
 from ui import caching, charts, downloads, equations, formats, notes, roofline_charts, roofline_tables, sidebar, widgets
 
-CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
@@ -76,7 +75,8 @@ def explore() -> None:
     """The sliders and everything they change. A fragment: a slider reruns this part only (not the sidebar)."""
     sel = sidebar.selection()
     c1, c2, c3 = st.columns(3)
-    context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="rf_ctx", bind="query-params")
+    context_len = widgets.context_slider(c1, "Context length S (tokens)", "rf_ctx")
+    widgets.context_warning(sel.model, context_len)
     batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", bind="query-params")
     prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
                                   bind="query-params")

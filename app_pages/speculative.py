@@ -9,7 +9,6 @@ SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
 DEFAULT_Q = (0.9, 0.1, 0.0, 0.0, 0.0)   # and draft q
 SAMPLE_SIZES = (1_000, 10_000, 60_000, 100_000, 300_000, 1_000_000)
-CONTEXTS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 PAIRS = {  # target model id, draft model id (same tokenizer family)
     "llama-3.1-70b+llama-3.2-1b": ("llama-3.1-70b", "llama-3.2-1b"),
     "llama-3.1-70b+llama-3.1-8b": ("llama-3.1-70b", "llama-3.1-8b"),
@@ -73,7 +72,8 @@ def batch_section(gamma: int) -> None:
     llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
                           help="Drafts a couple of orders of magnitude smaller typically reach 0.5–0.9 "
                                "(Leviathan et al. 2022, section 3.6).")
-    context_len = c3.select_slider("Context length (tokens)", CONTEXTS, value=512, key="sd_ctx", bind="query-params")
+    context_len = widgets.context_slider(c3, "Context length (tokens)", "sd_ctx", value=512)
+    widgets.context_warning(calc.get_model(PAIRS[pair_id][0]), context_len)
     try:
         target_id, draft_id = PAIRS[pair_id]
         batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,

@@ -67,6 +67,7 @@ def layout_controls(sel) -> LayoutInputs:
     c1, c2, c3, c4 = st.columns(4)
     ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
     batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
+    widgets.context_warning(sel.model, ctx)
     ic_default = collectives.default_interconnect(sel.accelerator)
     ic_id = c3.selectbox("Interconnect", ["default"] + collectives.list_interconnects(), key="mg_ic", bind="query-params",
                          format_func=lambda i: "default" if i == "default" else _short(collectives.get_interconnect(i).name),
