@@ -51,36 +51,56 @@ def explore() -> None:
 
     st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
     widgets.context_warning(sel.model, context_len)
-    est = calc.efficiency.estimate_step(step)
+    # A model too big for one GPU is timed and priced on the GPUs it occupies: the smallest TP that holds it.
+    n_gpus, split = 1, None
+    if not budget.fits:
+        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        if tp is not None:
+            n_gpus = tp
+            split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype,
+                                          sel.kv_dtype, embedding=sel.embedding, tp=tp)
+    shown_step = split or step
+    est = calc.efficiency.estimate_step(shown_step)
+    hourly = sel.price_per_hour_usd * n_gpus
+    on = "" if n_gpus == 1 else f", TP {n_gpus}"
+    priced = not (not budget.fits and split is None)
     with widgets.metric_row(4) as m:
-        m[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-        m[1].metric("Throughput, bound", formats.fmt_number(step.tokens_per_s, "tok/s"), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
-        m[2].metric("USD per 1M output tokens",
-                    formats.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+        m[0].metric("Decode step (TPOT), bound" + on, formats.fmt_seconds(shown_step.total_s),
+                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_seconds(est.total_s)}",
                     delta_color="off", delta_arrow="off")
+        m[1].metric("Throughput, bound" + on, formats.fmt_number(shown_step.tokens_per_s, "tok/s"),
+                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
+                    delta_color="off", delta_arrow="off")
+        if priced:
+            m[2].metric("USD per 1M output tokens" + ("" if n_gpus == 1 else f", {n_gpus} GPUs"),
+                        formats.fmt_usd(calc.cost_per_million(shown_step.tokens_per_s, hourly)),
+                        help=widgets.estimate_help() + f" Priced at {n_gpus:,} x ${sel.price_per_hour_usd:,.2f}/h.",
+                        delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, hourly))}",
+                        delta_color="off", delta_arrow="off")
+        else:
+            m[2].metric("USD per 1M output tokens", "n/a", delta="no tensor-parallel layout holds it",
+                        delta_color="red", delta_arrow="off")
         m[3].metric("Memory used", formats.fmt_bytes(budget.total_bytes),
-                    delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
+                    delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators:,} GPUs"),
                     delta_color="green" if budget.fits else "red", delta_arrow="off")
     widgets.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
                                                 calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
-                          + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
-    if napkin:
+                          + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)],
+                          label="The equations behind these numbers (one GPU)" if n_gpus > 1 else
+                          "The equations behind these numbers")
+    if napkin and n_gpus == 1:
         st.caption(napkin)
     if not budget.fits:
-        st.warning(f"Weights plus cache ({formats.fmt_bytes(budget.total_bytes)}) exceed one "
-                   f"{sel.accelerator.name} ({formats.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
-                   f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
-        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
-        if tp is not None:
-            split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
-                                          embedding=sel.embedding, tp=tp)
-            st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
-                    f"{formats.fmt_seconds(split.total_s)}, {formats.fmt_seconds(split.comm_s)} of it all-reduces; "
-                    f"{formats.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
-                    "the Many GPUs page.")
+        msg = (f"Weights plus cache ({formats.fmt_bytes(budget.total_bytes)}) exceed one {sel.accelerator.name} "
+               f"({formats.fmt_bytes(sel.accelerator.memory_bytes)}): its memory needs {budget.n_accelerators:,} of them. ")
+        if split is not None:
+            msg += (f"The figures above are for the smallest tensor-parallel group that holds it, {n_gpus} GPUs "
+                    f"(TP {n_gpus}; {formats.fmt_seconds(split.comm_s)} of each step all-reduces), priced at "
+                    f"{n_gpus} x ${sel.price_per_hour_usd:,.2f}/h. Other layouts, replicas and a plan for your "
+                    "traffic: the Many GPUs page.")
+        else:
+            msg += "No tensor-parallel group of up to 8 GPUs holds it here: the Many GPUs page tries pipeline and expert parallelism."
+        st.warning(msg)
 
 
     shown = table.assign(shown=[_shown(r) for r in table.itertuples()])

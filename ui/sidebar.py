@@ -164,8 +164,12 @@ def _load_config() -> None:
     info = (f"Loaded {model.name} from {where}: {model.n_params / 1e9:,.2f} B parameters"
             + (f", {model.max_context_len:,} tokens of context" if model.max_context_len else "") + ".")
     if model.checkpoint_format:  # the checkpoint's own format is the default weight format
-        st.session_state["wq"] = model.checkpoint_format
+        st.session_state["wq"] = st.session_state["_wq_auto"] = model.checkpoint_format
         info += f" Weights set to {model.checkpoint_format}, the format its quantization_config declares."
+    elif st.session_state.get("_wq_auto") and st.session_state.get("wq") == st.session_state["_wq_auto"]:
+        # the format came from the previous config, not from the user: this one declares none
+        st.session_state["wq"], st.session_state["_wq_auto"] = "bf16", None
+        info += " Weights back to bf16: this config declares no quantization."
     st.session_state["_cfg_info"] = info
 
 

@@ -1,0 +1,170 @@
+"""A first visit that never misleads: the model loaded is the model shown, under its own name and in its own
+weight format; a headline price is for the GPUs the model occupies; a context past the model's window is
+marked. Each test fails on the app before these fixes."""
+import json
+from pathlib import Path
+
+import pytest
+
+import calc
+from calc.config_json import checkpoint_weight_format, from_hf_config
+import pagetest
+from pagetest import open_page
+
+DATA = Path(__file__).parent / "data"
+
+
+def _gpt_oss_120b() -> dict:
+    """gpt-oss-120b's config.json: the 20b file (tests/data) with 36 layers and 128 experts, as the 120b
+    checkpoint's config.json on the Hugging Face hub (openai/gpt-oss-120b) has them."""
+    cfg = json.loads((DATA / "gpt-oss-20b.json").read_text())
+    cfg.update(num_hidden_layers=36, num_local_experts=128,
+               layer_types=["sliding_attention", "full_attention"] * 18)
+    return cfg
+
+
+def _memory_table(at) -> dict:
+    table = pagetest.tables(at)[0]
+    return dict(zip(table.quantity, table.value))
+
+
+# -- upload, then paste --------------------------------------------------------------------------------------
+
+
+def test_a_paste_after_an_upload_is_the_model_shown_not_the_upload():
+    at = open_page()
+    kimi = json.dumps(calc.models.hf_config("kimi-k2")).encode()
+    at.sidebar.get("file_uploader")[0].set_value(("config.json", kimi, "application/json")).run()
+    at.button(key="cfg_load").click().run()
+    kimi_id = at.selectbox(key="model").value
+    # A file called config.json names nothing: the model is named from its architecture.
+    assert kimi_id == "custom:DeepseekV3ForCausalLM", kimi_id
+    at.text_area(key="cfg_text").input(json.dumps(calc.models.hf_config("mistral-7b-v0.1"))).run()
+    at.text_input(key="cfg_name").input("my mistral").run()
+    at.button(key="cfg_load").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model").value == "custom:my mistral"
+    # Mistral-7B's 7,241,732,096 parameters x 2 B (bf16) = 14.48 GB, not Kimi-K2's 2.05 TB.
+    assert calc.get_model("mistral-7b-v0.1").n_params == 7_241_732_096
+    assert _memory_table(at)["weights"] == "14.48 GB"
+    assert any("from the pasted text" in s.value for s in at.success)
+
+
+def test_pasted_text_that_is_not_json_is_refused_even_with_an_upload_present():
+    at = open_page()
+    tiny = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "intermediate_size": 128, "vocab_size": 100, "architectures": ["TinyForCausalLM"]}
+    at.sidebar.get("file_uploader")[0].set_value(("config.json", json.dumps(tiny).encode(), "application/json")).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="model").value == "custom:TinyForCausalLM"
+    at.text_area(key="cfg_text").input("{not json").run()
+    at.button(key="cfg_load").click().run()
+    assert any("the pasted text" in e.value and "line 1" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="model").value == "custom:TinyForCausalLM"   # the previous model stays
+
+
+# -- the checkpoint's own weight format ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q, expected", [
+    ({"quant_method": "mxfp4"}, "mxfp4"),
+    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8-block"),     # DeepSeek-V3, Kimi-K2
+    ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}, "int4-g128"),
+    ({"quant_method": "awq", "w_bit": 4, "q_group_size": 64}, "int4-g64"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": False}, "int4-g32"),
+    ({"quant_method": "gptq", "bits": 8, "group_size": -1}, "int8"),            # one scale per channel
+    ({"quant_method": "gptq", "bits": 3, "group_size": 128}, None),             # a width calc does not model
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}}}, "int4-g128"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel"}}}}, "fp8"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}}}}, "nvfp4"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True}, None),
+])
+def test_checkpoint_weight_format_reads_quantization_config(q, expected):
+    fmt, said = checkpoint_weight_format({"quantization_config": q})
+    assert fmt == expected
+    assert q["quant_method"] in said
+
+
+def test_a_config_without_quantization_config_has_no_checkpoint_format():
+    assert checkpoint_weight_format(calc.models.hf_config("llama-3-8b")) == (None, "")
+    assert from_hf_config(calc.models.hf_config("llama-3-8b")).checkpoint_format is None
+
+
+def test_gpt_oss_120b_opens_in_mxfp4_and_says_so():
+    model = from_hf_config(_gpt_oss_120b())
+    assert model.checkpoint_format == "mxfp4"
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(_gpt_oss_120b())).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "mxfp4"
+    # 65.17 GB: the routed experts at 4.25 bits, the rest in bf16 (OpenAI's model card: "fits in 80 GB";
+    # 233.58 GB were it all bf16).
+    assert _memory_table(at)["weights"] == "65.17 GB"
+    assert any("quantization_config" in c.value and "mxfp4" in c.value for c in at.sidebar.caption)
+    # ...and a link carries the format with the model
+    assert calc.memory.weight_bytes(model, "bf16") / 1e9 > 230
+
+
+# -- the home page's price ------------------------------------------------------------------------------------
+
+
+def test_home_prices_a_model_on_the_gpus_it_occupies():
+    at = open_page(model="deepseek-v3", gpu="h200", wq="fp8")
+    row = {r.label: r for r in pagetest.row_metrics(at)}
+    step = calc.decode_step_time(calc.get_model("deepseek-v3"), calc.get_accelerator("h200"), 1, 8192, "fp8", "bf16",
+                                 tp=8)
+    # 8 GPUs x $4.50/h = $36/h over 359 tok/s x 3,600 s = 1.29 M tokens an hour: $27.89 per 1M (one GPU: $9.69)
+    usd = row["USD per 1M output tokens, 8 GPUs"]
+    assert usd.value == f"${36 / (step.tokens_per_s * 3600) * 1e6:,.2f}" == "$27.89"
+    assert row["Throughput, bound, TP 8"].value == "359 tok/s"
+    assert row["Memory used"].delta == "needs 5 GPUs"
+    assert any("8 GPUs" in w.value and "priced at 8 x $4.50/h" in w.value for w in at.warning)
+
+
+def test_home_price_for_a_model_on_one_gpu_is_unchanged():
+    at = open_page(emb="table")
+    assert pagetest.metric(at, "USD per 1M output tokens") == "$5.67"   # seed: 3.99 / (195.5 x 3600) x 1e6
+
+
+# -- a context past the model's window -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page, query", [
+    (None, {"h_ctx": "131072"}),
+    ("app_pages/kv_cache.py", {"kv_ctx": "131072"}),
+    ("app_pages/latency_cost.py", {"lc_ctx": "128K"}),
+    ("app_pages/roofline.py", {"rf_ctx": "131072"}),
+    ("app_pages/quantization.py", {"q_ctx": "131072"}),
+    ("app_pages/many_gpus.py", {"mg_ctx": "131072"}),
+])
+def test_llama_3_8b_at_128k_is_marked_beyond_its_8k_window(page, query):
+    at = open_page(page, model="llama-3-8b", **query)
+    notes = [w.value for w in at.warning if "Beyond the model's window" in w.value]
+    assert notes and "128K" in notes[0] and "8,192" in notes[0], [w.value for w in at.warning]
+
+
+def test_gpt3_at_1m_names_its_2k_window_and_8k_on_llama_3_8b_is_not_marked():
+    at = open_page("app_pages/kv_cache.py", model="gpt-3-175b", kv_ctx="1048576")
+    assert any("1M tokens" in w.value and "2,048" in w.value for w in at.warning)
+    at = open_page(model="llama-3-8b", h_ctx="8192")
+    assert not any("Beyond the model's window" in w.value for w in at.warning)
+
+
+def test_beyond_trained_window():
+    llama = calc.get_model("llama-3-8b")
+    assert calc.models.beyond_trained_window(llama, 8192) is None
+    assert calc.models.beyond_trained_window(llama, 8193) == 8192
+    with pytest.raises(ValueError, match="positive"):
+        calc.models.beyond_trained_window(llama, 0)
+
+
+def test_every_context_slider_reads_the_same_link_forms():
+    # "8192" and "8K" name the same option on every page; the app writes "8K".
+    at = open_page(h_ctx="16384")
+    assert at.select_slider(key="h_ctx").value == 16384
+    at = open_page("app_pages/roofline.py", rf_ctx="1M")
+    assert at.select_slider(key="rf_ctx").value == 2**20
