@@ -75,16 +75,20 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
     tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
     ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    cap = st.columns(7)[0].number_input("Largest batch tried", 16, 8192, planning.PLAN_MAX_BATCH, step=256, key="mg_cap",
+                                        bind="query-params", help="The plan searches batches 1 to this per replica. "
+                                        "Raise it when the plan names the batch cap as its binding limit.")
     try:
         traffic = planning.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-        grid = planning.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
-                                  embedding=emb, logits=sel.logits)
+        grid = planning.plan_grid(model, acc, traffic, wd, kvd, max_batch=int(cap), reserve_bytes=reserve,
+                                  interconnect=interconnect, embedding=emb, logits=sel.logits)
         searched = (planning.PLAN_TP, planning.PLAN_PP, planning.plan_eps(model))
         if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
             searched = (TPS, PPS, planning.plan_eps(model, EPS))
-            grid = planning.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
+            grid = planning.plan_grid(model, acc, traffic, wd, kvd, *searched, max_batch=int(cap), reserve_bytes=reserve,
                                       interconnect=interconnect, embedding=emb, logits=sel.logits)
-        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
+        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
+                                      grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
         st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                             grid=grid).verdict)
@@ -103,7 +107,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                              "fails": st.column_config.TextColumn("misses")})
             downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
         st.caption(f"Searched: {planning.grid_label(*searched)} x "
-                   f"batch 1-{planning.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
+                   f"batch 1-{int(cap):,}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
                    "bounds. The second line "

@@ -168,3 +168,40 @@ def test_every_context_slider_reads_the_same_link_forms():
     assert at.select_slider(key="h_ctx").value == 16384
     at = open_page("app_pages/roofline.py", rf_ctx="1M")
     assert at.select_slider(key="rf_ctx").value == 2**20
+
+
+# -- the capacity plan's binding limit ------------------------------------------------------------------------
+
+
+def _ds_plan(rps, max_batch=None):
+    from calc import planning
+    m, a = calc.get_model("deepseek-v3"), calc.get_accelerator("h200")
+    t = planning.ServingTraffic(rps, 2.0, 2048, 256, 0)
+    grid = None if max_batch is None else planning.plan_grid(m, a, t, "fp8", "bf16", max_batch=max_batch)
+    return planning.capacity_plan(m, a, t, 0.05, 1.0, 4.5, "fp8", "bf16", grid=grid)
+
+
+def test_the_plan_names_the_batch_cap_when_raising_it_saves_gpus():
+    plan = _ds_plan(60)
+    # 120 req/s at the peak; TP1 EP8 at batch 512 serves 1 / (28 ms + 256 x 25.0 ms / 512) = 26 req/s: 5 replicas.
+    assert (plan.gpus, plan.batch, plan.max_batch, plan.binding) == (40, 512, 2080, "batch cap")
+    assert "holds 2,080 sequences" in plan.verdict and "raise the largest batch tried" in plan.verdict
+    raised = _ds_plan(60, max_batch=2080)
+    # at batch 2,080 a replica serves 1 / (28 ms + 256 x 36.6 ms / 2,080) = 31.7 req/s: 4 replicas, 32 GPUs;
+    # then each request's 28 ms prefill is 86% of a replica's time: prefill binds.
+    assert (raised.gpus, raised.binding) == (32, "prefill")
+    assert "fills 86% of a replica's time" in raised.verdict
+
+
+def test_the_plan_says_memory_binds_a_narrower_layout_not_this_ones_batch():
+    plan = _ds_plan(20)
+    assert plan.binding == "memory" and plan.max_batch == 2080
+    # the 2,080 sequences fit; what memory stops is the 4-GPU layout (671 GB of fp8 weights > 4 x 141 GB)
+    assert "holds 2,080 sequences, more than the plan's batch" in plan.verdict and "TP1 EP4" in plan.verdict
+
+
+def test_many_gpus_page_lets_the_user_raise_the_batch_cap():
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_rps="60")
+    assert any("binding: batch cap" in s.value for s in at.success), [s.value for s in at.success]
+    at.number_input(key="mg_cap").set_value(2080).run()
+    assert any("= 32 x NVIDIA H200" in s.value and "binding: prefill" in s.value for s in at.success)
