@@ -101,6 +101,8 @@ _CSS_ALWAYS = """
   overflow-wrap: anywhere;
 }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMainBlockContainer"] { padding-top: 3rem !important; }
+[data-testid="stSidebarHeader"] { margin-bottom: 0 !important; height: 2.5rem !important; }
 """
 _CSS_PRESENT = """
 [data-testid="stMetricValue"] { font-size: 2rem !important; line-height: 1.15 !important; }
