@@ -57,7 +57,7 @@ def explore() -> None:
         m[4].metric("Weights", formats.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
                     f"{sel.weight_dtype}.")
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
-               else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
+               else f"needs {budget.n_accelerators:,} x {sel.accelerator.name}")
     detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "
               f"{formats.fmt_bytes(budget.total_bytes)} of {formats.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
     (st.success if budget.fits else st.warning)(detail)

@@ -97,12 +97,12 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
             html_table.show_table(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
                          width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
                                                         "ttft_ms", "max_batch", "fails"], column_config={
-                             "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+                             "gpus": st.column_config.NumberColumn("GPUs", format="%,d"),
                              "usd_per_month": st.column_config.NumberColumn("USD per month", format="dollar"),
-                             "batch": st.column_config.NumberColumn("batch per replica", format="%d"),
-                             "replicas": st.column_config.NumberColumn("replicas", format="%d"),
+                             "batch": st.column_config.NumberColumn("batch per replica", format="%,d"),
+                             "replicas": st.column_config.NumberColumn("replicas", format="%,d"),
                              "tpot_ms": st.column_config.NumberColumn("TPOT, ms", format="%.1f"),
-                             "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%.0f"),
+                             "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%,.0f"),
                              "max_batch": st.column_config.NumberColumn("max batch"),
                              "fails": st.column_config.TextColumn("misses")})
             downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
@@ -175,8 +175,8 @@ try:
                                "usd_per_hour", "interconnect"], column_config={
         "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),
         "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
-        "tp": st.column_config.NumberColumn("smallest TP", format="%d"),
-        "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+        "tp": st.column_config.NumberColumn("smallest TP", format="%,d"),
+        "gpus": st.column_config.NumberColumn("GPUs", format="%,d"),
         "tpot_b1_ms": st.column_config.NumberColumn("TPOT at B = 1, ms", format="%.1f"),
         "max_batch": st.column_config.NumberColumn("max batch"),
         "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%,.0f"),

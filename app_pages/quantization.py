@@ -72,7 +72,7 @@ def explore() -> None:
     too_big = table[table["gpus_needed"] > 1]
     if len(too_big):
         st.warning("Does not fit on one " + acc.name + f" at B = {batch} and {ctx:,} tokens: "
-                   + "; ".join(f"{r.format} needs {r.gpus_needed} ({formats.fmt_bytes(r.total_bytes)})"
+                   + "; ".join(f"{r.format} needs {r.gpus_needed:,} ({formats.fmt_bytes(r.total_bytes)})"
                                for r in too_big.itertuples())
                    + ". The step times below assume one device's bandwidth; a max batch of 0 means the weights "
                      "alone do not fit.")

@@ -475,8 +475,8 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     lay_d = Layout(int(g["tp"].iat[j]), int(g["pp"].iat[j]), int(g["ep"].iat[j]), int(dec_rep[j]))
     n_p, n_d = lay_p.n_gpus, lay_d.n_gpus
     usd_h = math.nan if price is None else (n_p + n_d) * float(price)
-    verdict = (f"Disaggregated: prefill on {lay_p.replicas} x {lay_p.label} ({n_p} GPU{'s' * (n_p != 1)}), decode on "
-               f"{lay_d.replicas} x {lay_d.label} at batch {int(g['batch'].iat[j])} ({n_d} GPU{'s' * (n_d != 1)}): "
+    verdict = (f"Disaggregated: prefill on {lay_p.replicas:,} x {lay_p.label} ({n_p:,} GPU{'s' * (n_p != 1)}), decode on "
+               f"{lay_d.replicas:,} x {lay_d.label} at batch {int(g['batch'].iat[j]):,} ({n_d:,} GPU{'s' * (n_d != 1)}): "
                f"{n_p / n_d:.2f} prefill GPUs per "
                f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", ${usd_h:,.2f}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),

@@ -176,7 +176,7 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
         "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-        "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
+        "n_gpus": st.column_config.NumberColumn("GPUs", format="%,.0f"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
@@ -200,7 +200,8 @@ def self_hosted_caption(sel, rates) -> None:
         f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
         f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
         f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-        "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+        f"(a real server is 1.2-2x slower). {sel.model.name}, {sel.model.n_params / 1e9:,.1f} B parameters, is "
+        "priced here beside the API tiers' models, not measured against them: compare quality before price.")
 
 
 
