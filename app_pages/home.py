@@ -6,15 +6,16 @@ from ui import downloads, equations, formats, html_table, nav, notes, sidebar, w
 
 sel = sidebar.selection()
 st.title("LLM Inference Explorer")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "**One fact drives the economics of serving a language model: to emit one token, the model reads "
     "all of its weights and its whole KV cache from memory.** Prefill reads the weights once for "
     "thousands of prompt tokens and is compute-bound; decode reads them once per step for B tokens and "
     "is memory-bound. Batching, GQA and MLA, quantization, speculative decoding and paging are all ways "
     "to move fewer bytes per token.")
-st.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
+intro.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
          r"\frac{2 N B}{P}\right)")
-st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
+intro.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
            "A lower bound; a real step is usually 1.2-2x slower (the inference course, week 11, step 4).")
 
 

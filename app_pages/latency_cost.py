@@ -19,7 +19,8 @@ EXPERIMENTS = {
 
 sel = sidebar.selection()
 st.title("Latency against cost")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Every batch size B gives a pair: the step time, which is each user's time per output token (TPOT), and "
     "the price of a million tokens. Larger batches share one weight read among more tokens: **cheaper, but "
     "slower for everyone**. The service requirement picks the point (the inference course, week 11, step 4).")

@@ -21,7 +21,8 @@ def _sweeps(scenario, tiers, setup):
 
 sel = sidebar.selection()
 st.title("Monthly bill")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Model selection at scale is unit economics (chapter 9, LLM inference). Each generation pays for its prompt "
     "and its output; a long **shared prefix** is served from the provider's prompt cache at about a tenth of the "
     "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")

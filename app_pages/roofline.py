@@ -20,19 +20,20 @@ EXPERIMENTS = {
 
 sel = sidebar.selection()
 st.title("Decode and the roofline")
+intro = widgets.page_intro()
 # the selected chip's own critical batch (calc.critical_batch: P/W in bf16), not a fixed example's
 b_star_bf16 = calc.critical_batch(sel.accelerator, "bf16")
-st.markdown(
+intro.markdown(
     "Arithmetic intensity (FLOPs per byte moved) against the chip's ratio P/W decides which resource a "
     f"step spends. A bf16 decode matmul has intensity about B, the {formats.md_escape(sel.accelerator.name)} "
     f"needs about {b_star_bf16:,.0f}: "
     "**decode at chat batch sizes is memory-bound**, prefill of a long prompt is compute-bound "
     "(CS336 lecture 10, Inference, \"One ratio explains the entire lecture\").")
-st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
+intro.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
          r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"
          r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big)")
-st.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
-st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
+intro.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
+intro.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
            "(the inference course, week 11, step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
            f"B, so the {formats.md_escape(sel.accelerator.name)} needs B > {b_star_bf16:,.0f} to saturate; at B = 1 it streams a whole matrix for 2DF "
            "FLOPs.")

@@ -46,16 +46,17 @@ def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_
 
 sel = sidebar.selection()
 st.title("Speculative decoding")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Decode reads all the weights to emit one token, so the GPU idles. A small **draft** model q guesses "
     "γ tokens; the **target** p checks all of them in one forward pass, which costs about the same as "
     "one decode step while the step is memory-bound. A drafted token x is accepted with probability "
     "min(1, p(x)/q(x)); at the first rejection the token is resampled from the **residual** "
     "max(0, p − q), normalised. The output is then distributed *exactly* as p (the inference course, week 11, step 3; "
     "Leviathan et al. 2022; Chen et al. 2023).")
-st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
+intro.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
          r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x)")
-st.latex(r"\alpha = \sum_x \min(p(x), q(x))")
+intro.latex(r"\alpha = \sum_x \min(p(x), q(x))")
 
 
 @widgets.fragment

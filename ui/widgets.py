@@ -138,3 +138,12 @@ def context_warning(model: calc.ModelConfig, context_len: float, where=st) -> bo
                   "arithmetic of a cache that long; the model itself does not use a context past its window.",
                   icon=":material/warning:")
     return True
+
+
+def page_intro():
+    """Where a page writes its introduction (paragraphs, equations): the page itself, or, during the lecture
+    (``story=N``), a closed "About this page" expander, so that the number a step talks about sits within the
+    first screen (1280 x 720) under the step's banner."""
+    if classroom.story_step() is not None:
+        return st.expander("About this page: what it shows, its equations", expanded=False)
+    return st.container()
