@@ -205,3 +205,17 @@ def test_many_gpus_page_lets_the_user_raise_the_batch_cap():
     assert any("binding: batch cap" in s.value for s in at.success), [s.value for s in at.success]
     at.number_input(key="mg_cap").set_value(2080).run()
     assert any("= 32 x NVIDIA H200" in s.value and "binding: prefill" in s.value for s in at.success)
+
+
+# -- Many GPUs opens without an error for a model too big for one GPU -----------------------------------------
+
+
+def test_many_gpus_offers_the_layout_that_fits_and_keeps_the_error_for_a_chosen_one():
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8")
+    # 671 GB of fp8 weights > 141 GB: the page's default of one GPU is not the user's choice, so no red error
+    assert not at.error
+    assert any("does not fit on one NVIDIA H200" in i.value and "TP1 EP8" in i.value for i in at.info)
+    at.button(key="mg_use_fit").click().run()
+    assert pagetest.metric(at, "GPUs") == "8" and at.select_slider(key="mg_ep").value == 8
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_ep="2")
+    assert any("TP1 EP8" in e.value for e in at.error)     # a layout the user chose: the error stays
