@@ -63,16 +63,20 @@ def bill_section() -> None:
         table, verdict = _tiers_and_verdict(scenario, tiers, None)
 
     with results:
-        st.markdown(f"#### The bill at {dau:,.0f} daily users")
+        st.markdown(f"#### The bill at {dau:,.0f} {traffic.unit}")
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
                 col.caption(f"{usd(row.per_generation_usd, 5)} per generation"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
-        st.markdown(
-            f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
-            f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
-            f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
+        if traffic.plain:
+            st.markdown(f"**{scenario.generations_per_day:,.0f} requests a day**, each {prefix:,} shared prompt tokens + "
+                        f"{unique:,} unique ones in, {out:,} tokens out.")
+        else:
+            st.markdown(
+                f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
+                f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
+                f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
         widgets.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
                                for t in tiers])
         if self_hosted_error:
@@ -87,7 +91,7 @@ def bill_section() -> None:
     if setup is not None:
         bill_views.self_hosted_caption(sel, rates)
     sweep, sweep_h = _sweeps(scenario, tiers, setup)
-    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in)
+    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit)
 
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a

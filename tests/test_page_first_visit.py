@@ -219,3 +219,24 @@ def test_many_gpus_offers_the_layout_that_fits_and_keeps_the_error_for_a_chosen_
     assert pagetest.metric(at, "GPUs") == "8" and at.select_slider(key="mg_ep").value == 8
     at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_ep="2")
     assert any("TP1 EP8" in e.value for e in at.error)     # a layout the user chose: the error stays
+
+
+# -- the monthly bill in plain terms ---------------------------------------------------------------------------
+
+
+def test_monthly_bill_takes_requests_a_day_as_the_plain_alternative():
+    at = open_page("app_pages/monthly_bill.py")
+    product = {r.label: r.value for r in pagetest.row_metrics(at)}
+    at.radio(key="mb_mode").set_value("requests a day").run()
+    # the product's default, 100,000 users x (1% + 0.1%) x 5 generations = 5,500 requests a day: the same bill
+    assert any(m.value == "#### The bill at 5,500 requests a day" for m in at.markdown)
+    assert {r.label: r.value for r in pagetest.row_metrics(at)} == product
+    at.number_input(key="mb_rpd").set_value(11_000).run()
+    # twice the requests: the API tiers' bills double ($3,576.4 -> $7,152.8 for the first tier, rounded $7,153)
+    assert pagetest.row_metrics(at)[0].value == "$7,153"
+
+
+def test_the_bills_caption_names_the_model_it_prices():
+    at = open_page("app_pages/monthly_bill.py", model="qwen2.5-7b")
+    notes = [c.value for c in at.caption if c.value.startswith("Self-hosted:")]
+    assert notes and "Qwen2.5-7B" in notes[0] and "Opus" not in notes[0]
