@@ -96,11 +96,12 @@ def bill_section() -> None:
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a
 # button's full rerun runs the fragment as well).
+PRODUCT = {**DEFAULTS, "mb_mode": "a product's users"}  # the presets are in the product's terms
 widgets.experiment_buttons({
-    "Defaults": DEFAULTS,
-    "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
-    "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
-    "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
+    "Defaults": PRODUCT,
+    "Cache hit 0%": {**PRODUCT, "mb_hit": 0},
+    "Cache hit 95%": {**PRODUCT, "mb_hit": 95},
+    "Remix 1/10 (blow-up)": {**PRODUCT, "mb_remix": 10.0},
 }, key="mb_exp")
 bill_section()
 
