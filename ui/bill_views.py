@@ -156,7 +156,7 @@ def price_editor() -> tuple[pd.DataFrame, str]:
             "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
             "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
             "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
-            "as_of": st.column_config.TextColumn("as of", width="small"),
+            "as_of": st.column_config.TextColumn("as of", width="medium"),  # "2026 (later snapshot)" whole
             "source": st.column_config.TextColumn("source", width="small"),
         })
 
