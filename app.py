@@ -13,12 +13,13 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from ui import classroom, formats, nav, sidebar, url_state  # noqa: E402
+from ui import classroom, formats, nav, session_cap, sidebar, url_state  # noqa: E402
 
 # A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
 st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
                    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    initial_sidebar_state="collapsed" if classroom.presenting() else "auto")
+session_cap.enforce()  # past the per-process cap on sessions: "the class server is full", and stop here
 dropped = url_state.sanitize_query_params()  # before any widget reads the URL
 opened = url_state.link_params_at_open()  # the link as it came, to name what its widgets refuse (after the page)
 pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in nav.PAGES]

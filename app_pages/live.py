@@ -117,13 +117,15 @@ if job is None:
                 "measured at load 0.5-1.3; a second run reuses the warm model); when other work shares the cores, "
                 "expect 2-4 minutes and noisier points.")
     st.stop()
-if job.state == "error":
-    st.error(f"The run failed: {formats.md_escape(job.error)}")
-    st.stop()
 res = job.result or {}
-if job.state == "cancelled":
-    st.warning("Cancelled: the points measured before the cancel are shown.")
-if "table" not in res:
+measured = res.get("table") is not None and not res["table"].empty  # a cancel or failure may come before any
+if job.state == "error":
+    st.error(f"The run failed: {formats.md_escape(job.error)}"
+             + (" The points measured before it are shown." if measured else ""))
+elif job.state == "cancelled":
+    st.warning("Cancelled: the points measured before the cancel are shown." if measured else
+               "Cancelled before any point was measured. Press **Run measurement** to start again.")
+if not measured:
     st.stop()
 
 head = headline(res["table"])

@@ -8,12 +8,25 @@ enabled slider), then replays those exact messages from many websocket clients a
 ``context_info.url`` is rewritten to the server under test. A rerun's latency is the time from sending
 its ``rerun_script`` to receiving its ``script_finished``.
 
-Modes (each prints a table; figures depend on what else the machine runs):
+Two ways a simulated student moves (``--how``):
+
+- ``random`` (the default): after the first visit, each move takes a random enabled slider of the page it
+  is on (read from the sliders the server drew, so ranges and steps are the page's own) and sets it to a
+  random value of its range; every student joins at the same moment (``--ramp 0``). Nothing one student
+  asks for is likely to be in a cache another filled: the class's worst case.
+- ``replay``: the recorded moves of one slider back and forth (right, left, right ...), students arriving
+  over ``--ramp`` seconds. Caches serve most of it: the class's best case.
+
+Modes (each prints a table; figures depend on what else the machine runs, so the load average is printed):
 
     python bench/ws_load.py cpu                      # server CPU seconds per rerun, every page
     python bench/ws_load.py load --students 20       # p50/p90/p99, server CPU and memory, plain server
     python bench/ws_load.py load --students 60 --class-procs 2   # behind nginx (deploy/serve_class.py)
+    python bench/ws_load.py load --students 60 --class-procs 2 --how replay --ramp 5
     python bench/ws_load.py load --url http://host:port --pids 123,456   # a server you started
+
+``load`` reports memory before the class, at its peak, and after it left (``--settle`` seconds after the last
+student closed: Streamlit keeps a closed session for a reconnect for up to two minutes).
 
 Server CPU is read from /proc (user + system time of the server processes and their children).
 """
@@ -55,14 +68,27 @@ def start_plain(script: str = "app.py") -> tuple[subprocess.Popen, str]:
 def start_class(procs: int) -> tuple[subprocess.Popen, str]:
     """``deploy/serve_class.py`` with ``procs`` Streamlit processes behind nginx on a free port."""
     port = free_port()
+    first = free_port()   # the Streamlit processes on first, first + 1, ...: all free (another server may run)
+    while port in range(first, first + procs) or not all(_port_free(first + i) for i in range(procs)):
+        first = free_port()
     proc = subprocess.Popen([sys.executable, "deploy/serve_class.py", "--procs", str(procs), "--port", str(port),
-                             "--host", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                             "--host", "127.0.0.1", "--first-port", str(first)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, timeout_s=120)
     for _ in range(4 * procs):  # every upstream answers (ip_hash sends us to one; /_stcore/health is cheap)
         wait_healthy(url, timeout_s=90)
     return proc, url
+
+
+def _port_free(port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def process_tree(pid: int) -> list[int]:
@@ -204,27 +230,101 @@ def retarget(raw: bytes, url: str) -> bytes:
 
 
 # -- a student ------------------------------------------------------------------------------------------
+SLIDER, SELECT_SLIDER = 1, 2          # Slider.type
+INT, FLOAT = 0, 1                     # Slider.data_type (dates and times are not moved)
+
+
+def sliders_in(frames: list[ForwardMsg]) -> dict[str, tuple[object, str]]:
+    """The enabled sliders the server drew in ``frames``: ``{widget id: (Slider proto, fragment id)}``."""
+    out = {}
+    for f in frames:
+        if f.WhichOneof("type") != "delta" or f.delta.WhichOneof("type") != "new_element":
+            continue
+        el = f.delta.new_element
+        if el.WhichOneof("type") == "slider" and not el.slider.disabled and not el.slider.ignore_rerun:
+            sl = el.slider
+            if sl.options or sl.data_type in (INT, FLOAT):
+                out[sl.id] = (sl, f.delta.fragment_id)
+    return out
+
+
+def random_state(slider, rng: random.Random):
+    """A WidgetState that sets ``slider`` (a Slider proto) to a random value of its range (one or two ends)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    st = WidgetState(id=slider.id)
+    n = max(1, len(slider.default))
+    if slider.options:
+        picks = sorted(rng.randrange(len(slider.options)) for _ in range(n))
+        st.string_array_value.data.extend(slider.options[i] for i in picks)
+    else:
+        steps = max(0, int(round((slider.max - slider.min) / slider.step))) if slider.step > 0 else 0
+        vals = sorted(slider.min + slider.step * rng.randint(0, steps) for _ in range(n))
+        st.double_array_value.data.extend(round(v) if slider.data_type == INT else v for v in vals)
+    return st
+
+
+def move_message(first: bytes, states: dict, fragment_id: str) -> bytes:
+    """The rerun a browser sends after a widget moved: ``first``'s page, query and context with ``states``."""
+    m = BackMsg()
+    m.ParseFromString(first)
+    m.rerun_script.widget_states.ClearField("widgets")
+    m.rerun_script.widget_states.widgets.extend(states.values())
+    m.rerun_script.fragment_id = fragment_id
+    return m.SerializeToString()
+
+
 async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float, float], lat: list[float],
-                  errors: list[str], rng: random.Random) -> None:
-    """One browser tab: open the page, then ``moves`` slider moves with a think time between them."""
+                  errors: list[str], rng: random.Random, how: str = "replay", headers: dict | None = None,
+                  first_lat: list[float] | None = None) -> None:
+    """One browser tab: open the page, then ``moves`` slider moves with a think time between them.
+
+    ``how``: "replay" sends ``msgs[1:]`` in turn (a recorded slider moved back and forth); "random" moves a
+    random slider of the page to a random value each time (see the module's docstring). ``headers``: sent with
+    the websocket's opening request (e.g. a Cookie). Appends each move's latency (s) to ``lat``, the first
+    visit's to ``first_lat``, and failures to ``errors``.
+    """
     import websockets
 
     ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
     try:
         async with websockets.connect(ws_url, subprotocols=["streamlit"], origin=url, max_size=None,
-                                      open_timeout=60, ping_interval=None) as ws:
+                                      open_timeout=60, ping_interval=None, additional_headers=headers) as ws:
+            sliders: dict = {}
+
             async def run(raw: bytes) -> float:
                 t0 = time.perf_counter()
                 await ws.send(raw)
+                frames = []
                 while True:
                     frame = await asyncio.wait_for(ws.recv(), timeout=120)
-                    if isinstance(frame, bytes) and is_finished(frame):
-                        return time.perf_counter() - t0
-            await run(msgs[0])
+                    if isinstance(frame, bytes):
+                        f = ForwardMsg()
+                        f.ParseFromString(frame)
+                        if f.WhichOneof("type") == "script_finished":
+                            sliders.update(sliders_in(frames))
+                            return time.perf_counter() - t0
+                        if how == "random":
+                            frames.append(f)
+            t_first = await run(msgs[0])
+            if first_lat is not None:
+                first_lat.append(t_first)
             cycle = msgs[1:] or msgs[:1]
+            states: dict = {}
+            if how == "random" and len(msgs) > 1:   # the browser's widget states as the starting point
+                m = BackMsg()
+                m.ParseFromString(msgs[1])
+                states = {w.id: w for w in m.rerun_script.widget_states.widgets
+                          if w.WhichOneof("value") not in ("trigger_value", "string_trigger_value", "json_trigger_value")}
             for i in range(moves):
                 await asyncio.sleep(rng.uniform(*think_s))
-                lat.append(await run(cycle[i % len(cycle)]))
+                if how == "random" and sliders:
+                    wid = rng.choice(sorted(sliders))
+                    slider, fragment = sliders[wid]
+                    states[wid] = random_state(slider, rng)
+                    lat.append(await run(move_message(msgs[0], states, fragment)))
+                else:
+                    lat.append(await run(cycle[i % len(cycle)]))
     except Exception as e:  # noqa: BLE001 - a benchmark counts failures, it does not stop on them
         errors.append(f"{type(e).__name__}: {e}")
 
@@ -236,22 +336,29 @@ def pct(xs: list[float], q: float) -> float:
 
 
 async def _load(url: str, templates: dict[str, list[bytes]], students: int, moves: int,
-                think_s: tuple[float, float], ramp_s: float, seed: int):
+                think_s: tuple[float, float], ramp_s: float, seed: int, how: str = "replay"):
     rng = random.Random(seed)
     pages = [p for p in templates if len(templates[p]) > 1]
     lat: list[float] = []
+    first: list[float] = []
     errors: list[str] = []
     tasks = []
     for i in range(students):
         msgs = [retarget(m, url) for m in templates[pages[i % len(pages)]]]
-        tasks.append(asyncio.create_task(student(url, msgs, moves, think_s, lat, errors, random.Random(rng.random()))))
-        await asyncio.sleep(ramp_s / max(students, 1))
+        tasks.append(asyncio.create_task(student(url, msgs, moves, think_s, lat, errors, random.Random(rng.random()),
+                                                 how=how, first_lat=first)))
+        if ramp_s > 0:
+            await asyncio.sleep(ramp_s / max(students, 1))
     await asyncio.gather(*tasks)
-    return lat, errors
+    return lat, errors, first
 
 
-def run_load(url: str, pids_root: list[int], templates, students: int, moves: int, think_s, ramp_s: float) -> dict:
-    """Run ``students`` simulated students; returns latencies (s), errors, CPU and memory figures."""
+def run_load(url: str, pids_root: list[int], templates, students: int, moves: int, think_s, ramp_s: float,
+             how: str = "random", settle_s: float = 5.0) -> dict:
+    """Run ``students`` simulated students; returns latencies (s), errors, CPU and memory figures.
+
+    ``rss_after`` is read ``settle_s`` seconds after the last student left.
+    """
     pids = sorted({q for p in pids_root for q in process_tree(p)})
     rss0 = rss_bytes(pids)
     c0, t0 = cpu_s(pids), time.perf_counter()
@@ -265,17 +372,17 @@ def run_load(url: str, pids_root: list[int], templates, students: int, moves: in
 
     async def main():
         s = asyncio.create_task(sampler())
-        res = await _load(url, templates, students, moves, think_s, ramp_s, seed=1)
+        res = await _load(url, templates, students, moves, think_s, ramp_s, seed=1, how=how)
         stop[0] = True
         await s
         return res
     client0 = time.process_time()
-    lat, errors = asyncio.run(main())
+    lat, errors, first = asyncio.run(main())
     wall = time.perf_counter() - t0
     client_cpu = time.process_time() - client0
     cpu = cpu_s(pids) - c0
-    time.sleep(5)  # sessions closed: let the server drop them
-    return dict(lat=lat, errors=errors, cpu_s=cpu, wall_s=wall, rss0=rss0, rss_peak=peak[0],
+    time.sleep(settle_s)  # sessions closed: let the server drop them
+    return dict(lat=lat, first=first, errors=errors, cpu_s=cpu, wall_s=wall, rss0=rss0, rss_peak=peak[0],
                 rss_after=rss_bytes(pids), client_cpu_s=client_cpu)
 
 
@@ -305,10 +412,16 @@ def main() -> None:
     ap.add_argument("--pids", help="comma-separated server pids, with --url (for CPU and memory)")
     ap.add_argument("--class-procs", type=int, default=0,
                     help="start deploy/serve_class.py with this many processes instead of a plain streamlit run")
+    ap.add_argument("--how", choices=["random", "replay"], default="random",
+                    help="random: random sliders to random values, all joining at once (default); replay: the "
+                         "recorded slider back and forth")
     ap.add_argument("--students", type=int, default=20)
     ap.add_argument("--moves", type=int, default=10, help="slider moves per student")
     ap.add_argument("--think", default="2,5", help="seconds between a student's moves: min,max (uniform)")
-    ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive")
+    ap.add_argument("--ramp", type=float, default=None,
+                    help="seconds over which the students arrive (default: 0 for random, 5 for replay)")
+    ap.add_argument("--settle", type=float, default=5.0,
+                    help="seconds after the class left before memory is read again")
     ap.add_argument("--reruns", type=int, default=10, help="cpu mode: reruns per page")
     ap.add_argument("--pages", default="", help="comma-separated url paths (default: every page but live)")
     args = ap.parse_args()
@@ -336,17 +449,23 @@ def main() -> None:
                 print(f"{page or 'home':<16} {per:>12.3f} {med:>17.3f}")
         else:
             lo, hi = (float(x) for x in args.think.split(","))
-            r = run_load(url, roots, templates, args.students, args.moves, (lo, hi), args.ramp)
+            ramp = args.ramp if args.ramp is not None else (0.0 if args.how == "random" else 5.0)
+            load0 = os.getloadavg()[0]
+            r = run_load(url, roots, templates, args.students, args.moves, (lo, hi), ramp, args.how, args.settle)
             lat = r["lat"]
             setup = f"nginx + {args.class_procs} processes" if args.class_procs else ("given server" if args.url
                                                                                     else "plain streamlit run")
-            print(f"{setup}, {args.students} students x {args.moves} moves, think {lo:g}-{hi:g} s, "
-                  f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
-            print("| students | reruns | errors | rerun p50 | p90 | p99 | server CPU | RSS start | peak | after |")
-            print("|---|---|---|---|---|---|---|---|---|---|")
-            print(f"| {args.students} | {len(lat)} | {len(r['errors'])} | {pct(lat, .5):.2f} s | {pct(lat, .9):.2f} s | "
-                  f"{pct(lat, .99):.2f} s | {100 * r['cpu_s'] / r['wall_s']:.0f}% of one core | "
-                  f"{r['rss0'] / 1e6:.0f} MB | {r['rss_peak'] / 1e6:.0f} MB | {r['rss_after'] / 1e6:.0f} MB |")
+            print(f"{setup}, {args.students} students x {args.moves} moves ({args.how}), think {lo:g}-{hi:g} s, "
+                  f"arriving over {ramp:g} s, {os.cpu_count()} CPUs")
+            print("| students | how | reruns | errors | rerun p50 | p90 | p99 | first visit p90 | server CPU "
+                  "| RSS start | peak | after | load avg before/after |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            first = r["first"]
+            print(f"| {args.students} | {args.how} | {len(lat)} | {len(r['errors'])} | {pct(lat, .5):.2f} s | "
+                  f"{pct(lat, .9):.2f} s | {pct(lat, .99):.2f} s | {pct(first, .9):.2f} s | "
+                  f"{100 * r['cpu_s'] / r['wall_s']:.0f}% of one core | "
+                  f"{r['rss0'] / 1e6:.0f} MB | {r['rss_peak'] / 1e6:.0f} MB | {r['rss_after'] / 1e6:.0f} MB | "
+                  f"{load0:.2f} / {os.getloadavg()[0]:.2f} |")
             if lat:
                 print(f"server CPU per rerun: {r['cpu_s'] / (len(lat) + args.students):.3f} s; this load client "
                       f"used {100 * r['client_cpu_s'] / r['wall_s']:.0f}% of one core on the same machine")

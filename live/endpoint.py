@@ -20,10 +20,12 @@ Definitions (vLLM's ``vllm bench serve``: ``vllm/benchmarks/serve.py::calculate_
 
 Safety (the dashboard is a shared server and must not become a proxy into its network): a base URL
 must match the allow-list in the ``LLM_EXPLORER_ENDPOINT_ALLOW`` environment variable (or the
-``endpoint_allow`` Streamlit secret); by default only loopback addresses. Redirects are never
+``endpoint_allow`` Streamlit secret); by default nothing, loopback included (a vLLM server beside the app
+is listed as ``127.0.0.1:8000``), and a refused target is never contacted. Redirects are never
 followed, environment proxies are not used, every request has connect / first-byte / stall /
-whole-request timeouts, a response is capped in bytes and a run in requests. The API key travels
-only in the Authorization header: never in a URL, a result, a log line or an error message.
+whole-request timeouts, a response is capped in bytes and a run in requests. An error names the HTTP
+status and its reason, never the body of what answered (the page must not read other servers out). The API
+key travels only in the Authorization header: never in a URL, a result, a log line or an error message.
 
 CLI::
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from dataclasses import replace
+from http import HTTPStatus
 
 import numpy as np
 
@@ -36,20 +37,16 @@ def _redact(text: str, secret: str | None) -> str:
     return text
 
 
-def _status_message(status: int, body: bytes) -> str:
-    """A sentence for an HTTP error status, with the server's own message when it sent JSON."""
-    detail = ""
+def _status_message(status: int, body: bytes = b"") -> str:
+    """A sentence for an HTTP error status: the status, its standard reason (RFC 9110) and what to check.
+
+    ``body`` is not shown, not even in part: the page is a shared server, and what answered may be any
+    service its operator listed; its words stay on that server (its own log has them).
+    """
     try:
-        j = json.loads(body[:4096].decode("utf-8", errors="replace"))
-        err = j.get("error", j) if isinstance(j, dict) else j
-        if isinstance(err, dict):
-            detail = str(err.get("message") or err.get("detail") or "")
-        elif isinstance(err, str):
-            detail = err
-        if not detail and isinstance(j, dict) and j.get("detail"):
-            detail = str(j["detail"])
-    except (ValueError, AttributeError):
-        detail = body[:200].decode("utf-8", errors="replace").strip()
+        detail = HTTPStatus(status).phrase
+    except ValueError:
+        detail = ""
     if 300 <= status < 400:
         head = f"the server answered with a redirect (HTTP {status}); redirects are not followed"
     elif status in (401, 403):
@@ -60,7 +57,7 @@ def _status_message(status: int, body: bytes) -> str:
         head = f"the server rejected the request (HTTP {status})"
     else:
         head = f"the server failed (HTTP {status})"
-    return head + (f": {detail[:300]}" if detail else "")
+    return head + (f": {detail}" if detail else "")
 
 
 def request_body(spec: EndpointSpec, prompt: str, extras: bool, max_tokens: int | None = None,
@@ -167,8 +164,8 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                         data_lines.append(line[5:].lstrip(" "))
                         continue
                     if line.strip():
-                        raise EndpointError("malformed stream: a line is not a server-sent event "
-                                            f"({line[:60]!r}); is this an OpenAI-compatible streaming endpoint?")
+                        raise EndpointError("malformed stream: a line is not a server-sent event; is this an "
+                                            "OpenAI-compatible streaming endpoint?")
                     if not data_lines:
                         continue
                     payload = "\n".join(data_lines)
@@ -179,13 +176,11 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                     try:
                         chunk = json.loads(payload)
                     except ValueError:
-                        raise EndpointError(f"malformed stream: an event is not JSON ({payload[:60]!r})") from None
+                        raise EndpointError("malformed stream: an event is not JSON") from None
                     if not isinstance(chunk, dict):
                         raise EndpointError("malformed stream: an event is not a JSON object")
                     if chunk.get("error"):
-                        err = chunk["error"]
-                        msg = err.get("message") if isinstance(err, dict) else str(err)
-                        raise EndpointError(f"the server reported an error mid-stream: {str(msg)[:300]}")
+                        raise EndpointError("the server reported an error mid-stream (its message is not shown)")
                     usage = chunk.get("usage")
                     text = _chunk_text(chunk, spec.api)
                     usage_tokens = None

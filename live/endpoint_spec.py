@@ -2,12 +2,12 @@
 
 Safety (the dashboard is a shared server and must not become a proxy into its network): a base URL
 must match the allow-list in the ``LLM_EXPLORER_ENDPOINT_ALLOW`` environment variable (or the
-``endpoint_allow`` Streamlit secret); by default only loopback addresses. ``live.endpoint`` runs the
+``endpoint_allow`` Streamlit secret); by default nothing, loopback included (a vLLM server beside the app
+is listed as ``127.0.0.1:8000``). ``live.endpoint`` runs the
 measurement; this module holds its limits and checks.
 """
 from __future__ import annotations
 
-import ipaddress
 import math
 import os
 from dataclasses import dataclass
@@ -47,7 +47,7 @@ class EndpointError(RuntimeError):
 # -- allow-list -------------------------------------------------------------------------------------
 def allow_entries(env: dict | None = None, secrets=None) -> list[str]:
     """The allow-list entries: ``LLM_EXPLORER_ENDPOINT_ALLOW`` (comma-separated) plus the
-    ``endpoint_allow`` secret (a string or list); empty means loopback only."""
+    ``endpoint_allow`` secret (a string or list); empty means that no endpoint may be contacted."""
     env = os.environ if env is None else env
     out = [e.strip() for e in env.get(ALLOW_ENV, "").split(",") if e.strip()]
     if secrets is not None:
@@ -59,15 +59,6 @@ def allow_entries(env: dict | None = None, secrets=None) -> list[str]:
             extra = extra.split(",")
         out += [str(e).strip() for e in (extra or []) if str(e).strip()]
     return out
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _entry_matches(entry: str, scheme: str, host: str, port: int, path: str) -> bool:
@@ -97,9 +88,10 @@ def check_base_url(url: str, allow: list[str] | None = None) -> str:
     """Normalise and check a base URL against the allow-list; returns ``scheme://host[:port][/path]``.
 
     The base URL is the server root (``http://127.0.0.1:8000``; a trailing ``/v1`` is dropped, the
-    API paths are added by the client). Allowed: a loopback address (127.0.0.0/8, ::1, localhost)
-    always, and any entry of ``allow`` (``host``, ``host:port``, ``http(s)://host[:port][/path]``
-    or ``*``). Host names are compared literally, never resolved.
+    API paths are added by the client). Allowed: only what an entry of ``allow`` names (``host``,
+    ``host:port``, ``http(s)://host[:port][/path]`` or ``*``); loopback too must be listed (e.g.
+    ``127.0.0.1:8000``), since any port of the server itself is otherwise one request away. Host names
+    are compared literally, never resolved.
 
     Raises:
         EndpointRefused: not http(s), credentials/query/fragment in the URL, or not allowed; the
@@ -125,12 +117,13 @@ def check_base_url(url: str, allow: list[str] | None = None) -> str:
     if path.endswith("/v1"):
         path = path[:-3]
     allow = allow_entries() if allow is None else allow
-    if not (_is_loopback(host) or any(_entry_matches(e.lower(), parts.scheme, host, port, path) for e in allow)):
+    if not any(_entry_matches(e.lower(), parts.scheme, host, port, path) for e in allow):
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         raise EndpointRefused(
-            f"The host {host} is not allowed: this server contacts only loopback addresses and the hosts listed in "
-            f"its {ALLOW_ENV} setting (environment variable, or `{ALLOW_SECRET}` in Streamlit's secrets), which the "
-            "server's operator sets. Currently allowed: loopback"
-            + (", " + ", ".join(allow) if allow else " only") + ".")
+            f"{shown} is not allowed: this server contacts only the endpoints listed in its {ALLOW_ENV} setting "
+            f"(environment variable, or `{ALLOW_SECRET}` in Streamlit's secrets), which the server's operator sets, "
+            "e.g. 127.0.0.1:8000 for a vLLM server beside the app. Currently allowed: "
+            + (", ".join(allow) if allow else "none") + ".")
     netloc = f"[{host}]" if ":" in host else host
     if parts.port is not None:
         netloc += f":{parts.port}"

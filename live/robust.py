@@ -359,6 +359,9 @@ def measure_interleaved(keys: Sequence[Hashable], time_once: Callable[[Hashable,
 
     Raises:
         ValueError: rounds < 1.
+        Exception: whatever ``time_once`` or ``progress`` raised (a cancel, a failure) during the first
+            ``rounds``, the extra rounds or the checks; it carries ``partial_timings``, the dict above for the points timed so far (a point
+            with fewer rounds than planned is unreliable, the reason says how many it had).
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
@@ -407,23 +410,38 @@ def measure_interleaved(keys: Sequence[Hashable], time_once: Callable[[Hashable,
                     n_samples=len(samples), rounds=len(runs[k]), clean_rounds=len(clean),
                     ref_drift=float(max(drifts[i] for i in use)), reasons=reasons)
 
-    for r in range(rounds):
-        one_round(keys, r)
-    r = rounds
-    for _ in range(extra_rounds):
-        bad = [k for k in keys if k not in dropped and judge(k)["reasons"]]
-        if not bad:
-            break
-        planned += len(bad)
-        one_round(bad, r)
-        r += 1
-    live = [k for k in keys if k not in dropped]
-    suspects = checks({k: judge(k)["p10_s"] for k in live}) if checks else {}
-    if suspects:
-        planned += len(suspects)
-        one_round([k for k in live if k in suspects], r)
+    try:
+        for r in range(rounds):
+            one_round(keys, r)
+        r = rounds
+        for _ in range(extra_rounds):
+            bad = [k for k in keys if k not in dropped and judge(k)["reasons"]]
+            if not bad:
+                break
+            planned += len(bad)
+            one_round(bad, r)
+            r += 1
         live = [k for k in keys if k not in dropped]
-        suspects = checks({k: judge(k)["p10_s"] for k in live})
+        suspects = checks({k: judge(k)["p10_s"] for k in live}) if checks else {}
+        if suspects:
+            planned += len(suspects)
+            one_round([k for k in live if k in suspects], r)
+            live = [k for k in keys if k not in dropped]
+            suspects = checks({k: judge(k)["p10_s"] for k in live})
+    except Exception as e:
+        # Interrupted (a cancel, a failure): what was timed so far rides on the exception for the caller
+        # to show, each point judged on its rounds so far, and flagged when it has fewer than planned.
+        partial = {}
+        for key in keys:
+            if key in dropped or not runs[key]:
+                continue
+            j = judge(key)
+            if j["rounds"] < rounds:
+                j["reasons"].append(f"the run stopped after {j['rounds']} of {rounds} rounds")
+            j["remeasured"], j["unreliable"] = max(0, j["rounds"] - rounds), bool(j["reasons"])
+            partial[key] = j
+        e.partial_timings = partial
+        raise
     out = {}
     for k in live:
         j = judge(k)

@@ -385,6 +385,9 @@ class LiveSession:
             result["cancelled"] = True
         except _ProbeOnlyDone:
             pass
+        except Exception as e:
+            e.partial_result = result  # filled in by the finally below: the worker reports it with the error
+            raise
         finally:
             if "machine" in result:
                 cal = result.get("calibration") or dict(c_layer_s=0.0, c_step_s=0.0)
@@ -448,11 +451,19 @@ class LiveSession:
             return timing.samples_s
 
         xs = {k: (k[0], k[2] if k[0] in ("prefill_batch", "decode_batch") else k[3]) for k in keys}
-        timed = measure_interleaved(keys, once, reference, rounds=spec.repeats, extra_rounds=2,
-                                    checks=lambda pts: sweep_checks(pts, xs), progress=tick)
+        try:
+            timed = measure_interleaved(keys, once, reference, rounds=spec.repeats, extra_rounds=2,
+                                        checks=lambda pts: sweep_checks(pts, xs), progress=tick)
+        except Exception as e:  # a cancel or a failure mid-sweep: keep the points timed so far, then stop
+            self._add_points(lm, spec, result, keys, getattr(e, "partial_timings", {}), kv_seen, walls)
+            raise
+        self._add_points(lm, spec, result, keys, timed, kv_seen, walls)
+
+    def _add_points(self, lm, spec, result, keys, timed, kv_seen, walls) -> None:
+        """Append the timed points (``measure_interleaved``'s dict) to ``result["points"]`` and ``kv_check``."""
         m = lm.calc_model
         for key in keys:
-            if key not in timed:
+            if key not in timed or key not in kv_seen:
                 continue
             sweep, phase, batch, size = key
             t = timed[key]

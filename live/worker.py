@@ -61,7 +61,8 @@ class JobState:
         job_id: increasing integer; owner: who submitted it (a session id, for the page).
         state: one of ``JOB_STATES``; fraction: 0..1 done; message: what is being measured now.
         what: the whole run in words (``RunSpec.describe``), for other sessions' waiting message.
-        result: the runner's result dict when done (or partial when cancelled); error: the message.
+        result: the runner's result dict when done (partial when cancelled or failed: the points measured
+            before); error: the message.
         started_s / finished_s: ``time.time()`` stamps.
         pid: None for a job of this process; the process id when the run belongs to another server
             process of this machine (``LiveWorker.running_for_other``; job_id is then 0).
@@ -140,7 +141,7 @@ def _serve(requests, events, cancel) -> None:
         except BaseException as e:  # noqa: BLE001 - report every failure and keep serving
             if session is not None and not isinstance(e, ValueError):
                 session.release()
-            events.put(("error", job_id, _error_message(e)))
+            events.put(("error", job_id, _error_message(e), getattr(e, "partial_result", None)))
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 break
 
@@ -206,7 +207,8 @@ class LiveWorker:
                 job = replace(job, state=kind, fraction=1.0, result=ev[2], finished_s=time.time(),
                               message="cancelled" if kind == "cancelled" else "done")
             elif kind == "error":
-                job = replace(job, state="error", error=str(ev[2]), finished_s=time.time(), message="failed")
+                job = replace(job, state="error", error=str(ev[2]), finished_s=time.time(), message="failed",
+                              result=ev[3] if len(ev) > 3 else None)  # the points measured before the failure
             self._jobs[job_id] = job
             if job.finished and self._current == job_id:
                 self._current = None

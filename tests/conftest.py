@@ -11,6 +11,10 @@ import tempfile
 import pytest
 
 os.environ["LLM_EXPLORER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="llm-explorer-tests-")
+# The scripted OpenAI-compatible servers of the tests listen on loopback, on ports chosen at random: the suite
+# lists loopback as an operator would list 127.0.0.1:8000 (nothing is allowed unless listed). Tests of refusals
+# pass their own allow-list or remove the variable.
+os.environ.setdefault("LLM_EXPLORER_ENDPOINT_ALLOW", "127.0.0.1")
 
 
 # -- browser tests (tests/browsertest.py; each fixture skips its test where no chromium is installed) ----------

@@ -3,12 +3,15 @@
 Needs Debian's nginx (``bash .ci/run`` installs it); the browser part needs chromium too. Skipped with
 the way to install them where they are missing.
 """
+import http.client
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.error
 import urllib.request
 from http.cookiejar import CookieJar
 from pathlib import Path
@@ -31,8 +34,15 @@ PAGES = {"": "LLM Inference Explorer", "kv_cache": "KV cache", "roofline": "roof
 
 def test_config_names_every_upstream_and_rejects_a_bad_one(tmp_path):
     text = serve_class.render_config(["127.0.0.1:8601", "10.0.0.3:8601"], "8080", tmp_path)
-    assert "server 127.0.0.1:8601" in text and "server 10.0.0.3:8601" in text
-    assert "@" not in text.split("upstream explorer")[1].split("}")[0]   # every field filled
+    assert "server 127.0.0.1:8601 max_fails=1 fail_timeout=5s;" in text and "server 10.0.0.3:8601 " in text
+    assert not [line for line in text.splitlines() if "@" in line.split("#")[0]]   # every field filled
+    # the body limit is the app's own upload limit (.streamlit/config.toml says maxUploadSize = 4)
+    assert "client_max_body_size 4m;" in text and serve_class.upload_limit_mb() == 4
+    assert "limit_conn per_client 512;" in text and "worker_rlimit_nofile 65536;" in text
+    text = serve_class.render_config(["127.0.0.1:8601"], "8080", tmp_path, conn_per_client=40, body_mb=9)
+    assert "limit_conn per_client 40;" in text and "client_max_body_size 9m;" in text
+    with pytest.raises(ValueError, match="conn_per_client"):
+        serve_class.render_config(["127.0.0.1:8601"], "8080", tmp_path, conn_per_client=0)
     with pytest.raises(ValueError, match="host:port"):
         serve_class.render_config(["10.0.0.3"], "8080", tmp_path)
     with pytest.raises(ValueError, match="at least one"):
@@ -48,6 +58,49 @@ def test_nginx_accepts_the_config_for_one_machine_and_for_several(tmp_path):
         assert "syntax is ok" in check.stderr
 
 
+def test_upload_limit_is_read_from_the_streamlit_config(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[server]\nmaxUploadSize = 12\n")
+    assert serve_class.upload_limit_mb(cfg) == 12
+    cfg.write_text("[server]\nheadless = true\n")
+    assert serve_class.upload_limit_mb(cfg) == 200                # Streamlit's default
+    cfg.write_text("[server]\nmaxUploadSize = 0\n")
+    with pytest.raises(ValueError, match="maxUploadSize"):
+        serve_class.upload_limit_mb(cfg)
+
+
+def test_the_open_file_limit_is_raised_for_the_processes_started_after():
+    code = ("import resource, sys; sys.path.insert(0, 'deploy'); import serve_class; "
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (512, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+            "want = min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]); "
+            "print(serve_class.raise_nofile_limit(want) == want == resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
+
+
+def test_supervised_process_is_started_again_after_it_exits_with_a_growing_pause():
+    started = []
+
+    def start():
+        started.append(subprocess.Popen([sys.executable, "-c", "pass"]))
+        return started[-1]
+    child = serve_class.Supervised("test process", start)
+    started[-1].wait()
+    child.check(now=100.0)                 # exited: restart due at 101 s
+    assert child.proc is None and len(started) == 1
+    child.check(now=100.5)
+    assert len(started) == 1
+    child.check(now=101.0)
+    assert len(started) == 2 and child.restarts == 1
+    started[-1].wait()
+    child.check(now=101.5)                 # failed again at once: the pause doubles (restart at 103.5 s)
+    child.check(now=103.4)
+    assert len(started) == 2
+    child.check(now=103.5)
+    assert len(started) == 3 and child.restarts == 2
+    started[-1].wait()
+
+
 def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
     docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
     assert set(docs) == {"Deployment", "Service", "Ingress"}
@@ -56,10 +109,46 @@ def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
     assert dep["spec"]["selector"]["matchLabels"] == labels and svc["spec"]["selector"] == labels
     container = dep["spec"]["template"]["spec"]["containers"][0]
     assert container["readinessProbe"]["httpGet"]["path"] == "/_stcore/health"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/_stcore/health"       # a hung process is restarted
+    assert dep["spec"]["template"]["spec"]["restartPolicy"] == "Always"
+    annotations = ing["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-body-size"] == f"{serve_class.upload_limit_mb()}m"
     assert svc["spec"]["sessionAffinity"] == "ClientIP"
     assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/affinity"] == "cookie"
     backend = ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == svc["metadata"]["name"]
+
+
+def _unit(name: str):
+    import configparser
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str
+    unit.read_string((ROOT / "deploy/systemd" / name).read_text())
+    return unit
+
+
+def test_systemd_units_restart_every_process_for_ever_with_room_for_connections():
+    app, proxy, target = _unit("llm-explorer@.service"), _unit("llm-explorer-nginx.service"), _unit("llm-explorer.target")
+    for unit in (app, proxy):
+        assert unit["Service"]["Restart"] == "always"
+        assert unit["Unit"]["StartLimitIntervalSec"] == "0"                       # never gives up
+        assert int(unit["Service"]["LimitNOFILE"]) >= 65536
+    assert "--server.port %i" in app["Service"]["ExecStart"]
+    assert "\nEnvironment=LLM_EXPLORER_MAX_SESSIONS=100\n" in (ROOT / "deploy/systemd/llm-explorer@.service").read_text()
+    # the nginx unit writes its config for the two instances the target starts
+    assert "--procs 2 --first-port 8601" in proxy["Service"]["ExecStartPre"]
+    assert target["Unit"]["Wants"].split() == ["llm-explorer@8601.service", "llm-explorer@8602.service",
+                                               "llm-explorer-nginx.service"]
+
+
+def test_compose_restarts_each_container_and_the_proxy_names_each_app():
+    compose = yaml.safe_load((ROOT / "deploy/docker-compose.yml").read_text())
+    services = compose["services"]
+    assert all(s["restart"] == "always" for s in services.values())
+    apps = [n for n in services if n != "proxy"]
+    command = services["proxy"]["command"]
+    assert [command[i + 1] for i, c in enumerate(command) if c == "--upstream"] == [f"{a}:8501" for a in apps]
+    assert all(services[a]["ulimits"]["nofile"]["soft"] >= 65536 for a in apps)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +163,7 @@ def class_url():
                              "--host", "127.0.0.1", "--first-port", str(first)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
+    _CLASS.update(pid=proc.pid, ports=(first, first + 1))
     try:
         serve_class.wait_healthy(url, timeout_s=120)
         yield url
@@ -83,6 +173,9 @@ def class_url():
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+_CLASS: dict = {}   # the serve_class.py process of the fixture: pid, the Streamlit ports
 
 
 def _port_free(port: int) -> bool:
@@ -133,3 +226,55 @@ def test_every_page_renders_in_a_browser_through_the_proxy(class_url, page):
         # Text drawn by the script run: only arrives over the proxied websocket.
         page.get_by_text(heading).first.wait_for(timeout=60_000)
     assert len(upstreams - {None}) == 1        # the whole visit on one process
+
+
+def test_a_body_over_the_upload_limit_is_refused_by_nginx_before_it_is_sent(class_url):
+    """413 on the headers alone: the 5 MB body (over the app's 4 MB) is never sent, and nginx does not wait for it."""
+    host, port = class_url.split("//")[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.putrequest("PUT", "/_stcore/upload_file/session/widget")
+    conn.putheader("Content-Type", "application/octet-stream")
+    conn.putheader("Content-Length", str(5 * 2 ** 20))
+    conn.endheaders()                                       # no body follows
+    resp = conn.getresponse()                               # within the 10 s timeout, not after a body timeout
+    assert resp.status == 413
+    conn.close()
+
+
+def _streamlit_pid(port: int) -> int:
+    """The pid of the Streamlit child of the fixture's serve_class.py listening on ``port``."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                cmd = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
+                ppid = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == _CLASS["pid"] and b"streamlit" in cmd and str(port).encode() in cmd:
+                return int(d)
+    raise AssertionError(f"no Streamlit process on port {port}")
+
+
+def test_a_killed_process_is_restarted_and_its_students_are_served_by_the_other_meanwhile(class_url):
+    """Runs last: kills one of the two Streamlit processes (SIGKILL, as a crash would)."""
+    dead, alive = _CLASS["ports"]
+    # a browser whose cookie hashes to the process about to die
+    for i in range(200):
+        cookie = {"Cookie": f"explorer_route=student{i}"}
+        if _get(class_url + "/", headers=cookie)[1]["X-Explorer-Upstream"].endswith(f":{dead}"):
+            break
+    else:
+        raise AssertionError("no cookie hashed to the first process in 200 tries")
+    old = _streamlit_pid(dead)
+    os.kill(old, signal.SIGKILL)
+    time.sleep(0.3)
+    with pytest.raises(OSError):                              # the process is gone: its port refuses
+        urllib.request.urlopen(f"http://127.0.0.1:{dead}/_stcore/health", timeout=2)
+    # during the gap: the same student's requests answer 200 from the survivor
+    status, headers, _ = _get(class_url + "/", headers=cookie)
+    assert status == 200 and headers["X-Explorer-Upstream"].endswith(f":{alive}")
+    assert _get(class_url + "/_stcore/health", headers=cookie)[0] == 200
+    # restarted without anyone doing anything, on the same port
+    serve_class.wait_healthy(f"http://127.0.0.1:{dead}", timeout_s=90)
+    assert _streamlit_pid(dead) != old
+    assert _get(class_url + "/", headers=cookie)[0] == 200

@@ -114,7 +114,8 @@ def test_stream_broken_midway_is_a_counted_failure():
 def test_http_500_is_reported_with_the_servers_message():
     with FakeOpenAI(behaviour="500") as srv:
         run = measure(spec_for(srv, concurrency=(1,), requests_per_level=3, warmup_requests=0))
-    assert run.levels[0]["errors"] == {"the server failed (HTTP 500): engine died": 3}
+    # the status and its reason, never the body ("engine died" is what the scripted server wrote in it)
+    assert run.levels[0]["errors"] == {"the server failed (HTTP 500): Internal Server Error": 3}
     # with a warm-up request the run stops before the sweep and says why
     with FakeOpenAI(behaviour="500") as srv:
         run = measure(spec_for(srv))
@@ -203,9 +204,13 @@ def test_level_metrics_by_hand():
 
 
 def test_allow_list():
-    assert check_base_url("http://127.0.0.1:8000/v1/", []) == "http://127.0.0.1:8000"
-    assert check_base_url("http://localhost:9", []) == "http://localhost:9"
-    assert check_base_url("http://[::1]:8000", []) == "http://[::1]:8000"
+    for url in ("http://127.0.0.1:8000", "http://localhost:9", "http://[::1]:8000"):   # loopback: listed or refused
+        with pytest.raises(EndpointRefused, match="Currently allowed: none"):
+            check_base_url(url, [])
+    assert check_base_url("http://127.0.0.1:8000/v1/", ["127.0.0.1:8000"]) == "http://127.0.0.1:8000"
+    with pytest.raises(EndpointRefused, match="127.0.0.1:8001 is not allowed"):
+        check_base_url("http://127.0.0.1:8001", ["127.0.0.1:8000"])
+    assert check_base_url("http://[::1]:8000", ["[::1]"]) == "http://[::1]:8000"
     for url in ("http://10.0.0.5:8000", "http://127.0.0.1.nip.io", "http://metadata.google.internal",
                 "http://169.254.169.254/latest"):
         with pytest.raises(EndpointRefused, match=ALLOW_ENV):
@@ -213,7 +218,7 @@ def test_allow_list():
     for url, why in (("ftp://127.0.0.1", "http"), ("http://u:p@127.0.0.1", "credentials"),
                      ("http://127.0.0.1:8000/?x=1", "query"), ("http://127.0.0.1:99999", "cannot be read")):
         with pytest.raises(EndpointRefused, match=why):
-            check_base_url(url, [])
+            check_base_url(url, ["127.0.0.1"])
     allow = ["gpu-box:8000", "https://api.example.com/v1"]
     assert check_base_url("http://gpu-box:8000", allow) == "http://gpu-box:8000"
     with pytest.raises(EndpointRefused):
@@ -235,7 +240,8 @@ def test_a_refused_host_is_never_contacted():
 
 def test_cancel_keeps_finished_levels():
     with FakeOpenAI(ttft_s=0.01, gap_s=0.005) as srv:
-        job = EndpointJob(spec_for(srv, concurrency=(1, 1, 1), requests_per_level=4, output_tokens=4), allow=[])
+        job = EndpointJob(spec_for(srv, concurrency=(1, 1, 1), requests_per_level=4, output_tokens=4),
+                          allow=["127.0.0.1"])
         while not job.result and "level 2/3" not in job.message:
             time.sleep(0.01)
         job.cancel()
@@ -295,10 +301,10 @@ def test_two_jobs_on_one_endpoint_run_one_after_the_other(tmp_path, monkeypatch)
     monkeypatch.setenv("LLM_EXPLORER_RUNTIME_DIR", str(tmp_path))
     with FakeOpenAI(ttft_s=0.05, gap_s=0.02) as srv:
         spec = spec_for(srv, concurrency=(1,), requests_per_level=8, output_tokens=8)  # ~1.6 s of requests
-        first = EndpointJob(spec, allow=[])
+        first = EndpointJob(spec, allow=["127.0.0.1"])
         while "requests done" not in first.message:
             time.sleep(0.01)
-        second = EndpointJob(spec, allow=[])
+        second = EndpointJob(spec, allow=["127.0.0.1"])
         time.sleep(0.3)
         assert not first.finished and second.message.startswith("waiting: another run is measuring this endpoint")
         first.join(30)

@@ -31,6 +31,7 @@ CALC_LAYERS = [
     "collectives",   # links between accelerators and the time of a collective
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
+    "measurements",  # published serving measurements, loaded, and each row's bound from step
     # (a serving model of a deployment belongs here: above step, below planning)
     "cost",          # price per token, Pareto front, replicas
     "sweeps",        # curves the pages draw

@@ -325,3 +325,25 @@ def test_the_prefill_line_charges_the_head_for_the_last_token_only_as_measured()
     live_flops = predict_point(m, acc, "prefill", 1, 128, "fp32")["flops"]
     course = calc.prefill_time(m, acc, 128, 1, weight_dtype="fp32", kv_dtype="fp32", logits="all").flops
     assert course - live_flops == pytest.approx(2 * 28_311_552 * 127, rel=1e-9)
+
+
+def test_an_interrupted_measurement_hands_over_the_points_timed_so_far():
+    class Stop(Exception):
+        pass
+    calls = []
+
+    def progress(done, planned, key, r):
+        calls.append((key, r))
+        if len(calls) == 5:          # 3 points x 2 rounds: the cancel comes before the 5th repetition
+            raise Stop()
+    with pytest.raises(Stop) as info:
+        measure_interleaved(["a", "b", "c"], lambda k, r: [0.010, 0.010], lambda: 0.001, rounds=2, extra_rounds=0,
+                            progress=progress)
+    partial = info.value.partial_timings
+    # round 1 timed a, b, c; round 2 timed one more point (interleaved order) before the cancel
+    assert set(partial) == {"a", "b", "c"}
+    assert sorted(t["rounds"] for t in partial.values()) == [1, 1, 2]
+    for t in partial.values():
+        assert t["median_s"] == pytest.approx(0.010)
+        assert t["unreliable"] == (t["rounds"] == 1)
+        assert ("the run stopped after 1 of 2 rounds" in t["reasons"]) == (t["rounds"] == 1)

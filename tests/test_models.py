@@ -24,7 +24,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen2.5-7b", "qwen3-8b", "gemma-2-9b", "gemma-3-27b", "deepseek-v2", "deepseek-v3", "gpt-3-175b",
            "smollm2-135m", "smollm2-360m", "smollm2-1.7b", "tinyllama-1.1b", "gpt2", "deepseek-v3.2", "minimax-m1",
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
-           "jamba-v0.1"]
+           "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):

@@ -32,6 +32,60 @@ def test_a_host_outside_the_allow_list_is_refused_on_the_page(monkeypatch):
     assert at.button(key="ep_run").disabled
 
 
+class RecordingSocket:
+    """A TCP listener on loopback that records every connection made to it (and answers none)."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.connections: list = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        while not self._stop.is_set():
+            try:
+                conn, addr = self.sock.accept()
+            except OSError:
+                continue
+            self.connections.append(addr)
+            conn.close()
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+def test_an_unlisted_loopback_port_is_refused_on_the_page_without_being_contacted(monkeypatch):
+    from live.endpoint import EndpointRefused, EndpointSpec, measure
+    listed = RecordingSocket()      # the operator listed this one (say, vLLM)
+    other = RecordingSocket()       # another service on the same machine
+    try:
+        monkeypatch.setenv("LLM_EXPLORER_ENDPOINT_ALLOW", f"127.0.0.1:{listed.port}")
+        at = open_section(ep_url=f"http://127.0.0.1:{other.port}", ep_model="m", ep_levels="1", ep_n="1",
+                          ep_warm="0")
+        assert not at.exception and len(at.error) == 1
+        assert f"127.0.0.1:{other.port} is not allowed" in at.error[0].value
+        assert f"Currently allowed: 127.0.0.1:{listed.port}" in at.error[0].value
+        assert at.button(key="ep_run").disabled
+        with pytest.raises(EndpointRefused):            # the client itself checks before it connects
+            measure(EndpointSpec(base_url=f"http://127.0.0.1:{other.port}", model="m", concurrency=(1,),
+                                 requests_per_level=1))
+        import time
+        time.sleep(0.3)                                 # let the listener see anything that was on its way
+        assert other.connections == [] and listed.connections == []
+    finally:
+        listed.close()
+        other.close()
+
+
 def test_bad_levels_are_a_message():
     at = open_section(ep_model="m", ep_levels="1, two, 4")
     assert not at.exception and "'two' not a number" in at.error[0].value
@@ -113,7 +167,7 @@ def test_a_run_where_every_request_fails_lists_the_errors_and_no_prediction():
     assert not at.exception
     assert "Every request failed" in at.error[0].value
     msg = at.error[0].value.replace("\\", "")  # the server's words are shown escaped (plain text)
-    assert "level 1: 2 x the server failed (HTTP 500): engine died" in msg
+    assert "level 1: 2 x the server failed (HTTP 500): Internal Server Error" in msg and "engine died" not in msg
     assert not at.dataframe and not pagetest.figures(at)
 
 

@@ -215,3 +215,77 @@ def test_reprobe_button_measures_the_machine_now_and_says_when():
     assert job.state == "done" and job.result["probe"]["taken_at"] >= before
     assert job.result["probe"]["read_bytes_per_s"] > 0 and "model" not in job.result
     assert not at.dataframe  # no run: nothing measured
+
+
+# -- a run that stops early: cancelled mid-sweep, cancelled before any point, failed mid-sweep ------------
+class _Stop(RuntimeError):
+    """Stands for a failure inside the measurement (an out-of-memory, a driver error)."""
+
+
+def _stopped_result(monkeypatch, when: str, how: str):
+    """Run the page's spec in this process and stop it at the first progress message containing ``when``,
+    by a cancel (``how="cancel"``) or a failure (``how="fail"``); returns (state, result, error)."""
+    from live.runner import LiveSession
+    from live.worker import LiveWorker
+
+    submitted = []
+    monkeypatch.setattr(LiveWorker, "submit", lambda self, spec, owner="": submitted.append(spec) or 7)
+    monkeypatch.setattr(LiveWorker, "job", lambda self, job_id: None)
+    at = open_page(**SMALL)
+    at.button(key="lv_run").click().run()
+    [spec] = submitted
+    seen = []
+
+    def cancelled():
+        if not any(when in m for m in seen):
+            return False
+        if how == "fail":
+            raise _Stop("the device failed")
+        return True
+    try:
+        result = LiveSession().run(spec, progress=lambda f, m: seen.append(m), cancelled=cancelled)
+        return at, "cancelled", result, None
+    except _Stop as e:
+        return at, "error", e.partial_result, f"RuntimeError: {e}"
+
+
+def _show(monkeypatch, at, state, result, error):
+    from live.worker import JobState, LiveWorker
+    job = JobState(job_id=7, state=state, result=result, error=error, message=state)
+    monkeypatch.setattr(LiveWorker, "job", lambda self, job_id: job)
+    at.session_state["_lv_job"] = 7
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_run_cancelled_mid_sweep_shows_the_points_measured_so_far(monkeypatch):
+    # SMALL plans 6 points x 2 rounds; the cancel comes as round 2 starts: every point has its first round
+    at, state, result, error = _stopped_result(monkeypatch, "run 2 of 2", "cancel")
+    assert result["cancelled"] and len(result["points"]) == 6
+    at = _show(monkeypatch, at, state, result, error)
+    assert any("Cancelled: the points measured before the cancel are shown" in w.value for w in at.warning)
+    table = frame_with(at, "ratio_calibrated")
+    assert len(table) == 6 and set(table["sweep"]) == {"prompt_len", "prefill_batch", "decode_batch",
+                                                        "decode_context"}
+    # the cancel is seen before the second repetition of round 2: one point has both rounds, the five others one
+    # of two, flagged with the reason
+    stopped = table["reasons"].str.contains("the run stopped after 1 of 2 rounds")
+    assert stopped.sum() == 5 and table.loc[stopped, "unreliable"].all()
+
+
+def test_a_run_cancelled_before_any_point_says_so_and_the_page_stays_usable(monkeypatch):
+    at, state, result, error = _stopped_result(monkeypatch, "calibrating", "cancel")
+    assert result["cancelled"] and result["points"] == []
+    at = _show(monkeypatch, at, state, result, error)
+    assert any("Cancelled before any point was measured" in w.value for w in at.warning)
+    assert not [d for d in at.dataframe if "ratio_calibrated" in d.value.columns]
+    assert not at.button(key="lv_run").disabled                  # a new run can start
+
+
+def test_a_run_that_fails_mid_sweep_shows_the_error_and_the_points_before_it(monkeypatch):
+    at, state, result, error = _stopped_result(monkeypatch, "run 2 of 2", "fail")
+    at = _show(monkeypatch, at, state, result, error)
+    assert "The run failed: RuntimeError: the device failed" in at.error[0].value
+    assert "points measured before it are shown" in at.error[0].value
+    assert len(frame_with(at, "ratio_calibrated")) == 6

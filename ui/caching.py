@@ -256,3 +256,17 @@ def build_figure(recipe: FigureRecipe):
         if key is not None:
             FIGURES.put(key, fig)
     return fig
+
+
+def clear_all() -> int:
+    """Empty every cache of this module (the memoised functions' and ``FIGURES``); returns the bytes they held.
+
+    For a process that has been idle for minutes (a class left): what it cached is dropped, so its memory
+    returns toward where it started; the next visitors compute again and refill them.
+    """
+    with _CACHES_LOCK:
+        caches = list(_CACHES.values()) + [FIGURES]
+    held = sum(c.total_bytes for c in caches)
+    for c in caches:
+        c.clear()
+    return held

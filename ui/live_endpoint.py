@@ -125,8 +125,8 @@ def _run_section() -> dict | None:
     """Settings, run/cancel and progress; returns the result to show (dict) or None."""
     spec, problem = _settings()
     allowed = _allow()
-    st.caption(f"This server contacts loopback addresses{' and ' + ', '.join(allowed) if allowed else ' only'} "
-               f"(its operator's `{ALLOW_ENV}` setting); redirects are not followed.")
+    st.caption((f"This server contacts only {', '.join(allowed)}" if allowed else "This server contacts no endpoint")
+               + f" (its operator's `{ALLOW_ENV}` setting); redirects are not followed.")
     c = st.columns([2, 1, 4])
     run = c[0].button("Measure the endpoint", type="primary", key="ep_run",
                       disabled=spec is None and problem != NO_MODEL)

@@ -1,0 +1,369 @@
+"""Published serving measurements of real engines (vLLM, SGLang, TensorRT-LLM, ...), and their lower bounds.
+
+One row of ``data/serving_measurements.csv`` is one published number: a model (a preset of
+``data/models.json``) served by an engine on ``n_gpus`` accelerators (a preset of
+``data/accelerators.json``) with a parallel layout (tp, pp, ep, dp), weight and KV dtypes, request
+lengths, a load (concurrency, request rate or offline), and one metric with its statistic and value.
+Each row names a source in ``data/serving_sources.csv`` (title, URL or repository + commit, dates,
+licence). Only sources whose licence allows it ship their numbers (``shipped == "yes"``); the others
+are listed without values in ``data/serving_cited.csv`` so that a user can look them up and load them
+(``load_measurements(path)`` reads a user file of the same columns).
+
+``measurement_bound`` gives, for a row, calc's roofline bound on its metric (``decode_step_time`` and
+``prefill_time`` with the row's tp/pp/ep): a measured latency is never below it, a measured throughput
+never above it. The metric names and their units follow vLLM's ``benchmark_serving`` (TTFT, TPOT =
+(E2E - TTFT) / (output tokens - 1), ITL = each gap between tokens, tok/s/user = 1000 / TPOT_ms).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .dtypes import dtype_bytes
+from .hardware import get_accelerator, list_accelerators, with_matmul
+from .models import get_model, list_models
+from .step import decode_step_time, prefill_time
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+MEASUREMENTS_PATH = DATA_DIR / "serving_measurements.csv"
+SOURCES_PATH = DATA_DIR / "serving_sources.csv"
+CITED_PATH = DATA_DIR / "serving_cited.csv"
+
+#: Columns of a measurements file, in order (a cited file has the same columns less ``value``).
+COLUMNS = ("id", "source_id", "model", "model_family", "accelerator", "n_gpus", "tp", "pp", "ep", "dp", "engine",
+           "engine_version", "weight_dtype", "kv_dtype", "input_len", "output_len", "len_dist", "concurrency",
+           "request_rate_per_s", "mode", "metric", "statistic", "value", "notes")
+CITED_COLUMNS = tuple(c for c in COLUMNS if c != "value")
+SOURCE_COLUMNS = ("source_id", "title", "url", "commit", "published", "retrieved", "license", "shipped", "notes")
+
+#: metric -> (unit, "latency" (a measured value is >= its bound) or "throughput" (<= its bound)).
+METRICS = {
+    "output_tok_per_s": ("output tokens/s, whole deployment", "throughput"),
+    "output_tok_per_s_per_gpu": ("output tokens/s per GPU", "throughput"),
+    "total_tok_per_s_per_gpu": ("input + output tokens/s per GPU", "throughput"),
+    "output_tok_per_s_per_user": ("output tokens/s seen by one request (1000 / TPOT_ms)", "throughput"),
+    "tpot_ms": ("ms per output token after the first", "latency"),
+    "itl_ms": ("ms between two output tokens", "latency"),
+    "ttft_ms": ("ms to the first output token", "latency"),
+    "e2e_ms": ("ms from request to last token", "latency"),
+    "requests_per_s": ("completed requests/s, whole deployment", "throughput"),
+}
+STATISTICS = ("mean", "median", "p90", "p99", "max")
+MODES = ("concurrency", "rate", "offline")
+ENGINES = ("vllm", "sglang", "trtllm", "other")
+_INT_COLUMNS = ("n_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len")
+_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+#: Besides calc's dtype names (``calc.dtypes.dtype_bytes``: bf16, fp8, int4-g128, mxfp4, nvfp4, ...), "fp4" where a
+#: source names no block format (read as nvfp4 for the bound). kv_dtype may be left empty when the source does not say.
+EXTRA_DTYPES = ("fp4",)
+
+
+def _check_dtype(where: str, column: str, value: str) -> None:
+    if value in EXTRA_DTYPES:
+        return
+    try:
+        dtype_bytes(value, column)
+    except ValueError as e:
+        _fail(where, column, str(e))
+
+
+def _fail(where: str, column: str, message: str):
+    raise ValueError(f"{where}, column {column!r}: {message}")
+
+
+def _number(text: str, where: str, column: str, kind=float, positive=True, allow_empty=False):
+    text = (text or "").strip()
+    if text == "":
+        if allow_empty:
+            return None
+        _fail(where, column, "is empty")
+    try:
+        value = kind(text)
+    except ValueError:
+        _fail(where, column, f"must be {'an integer' if kind is int else 'a number'}, got {text!r}")
+    if not math.isfinite(value) or (positive and value <= 0):
+        _fail(where, column, f"must be a positive number, got {text!r}")
+    return value
+
+
+def _read_rows(path, columns, label: str):
+    """(where, dict) per data row of a CSV file with exactly ``columns`` as its header."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ValueError(f"cannot read {label} file {path}: {e.strerror or e}") from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ValueError(f"{path.name} line 1: the file is empty; the header must be {','.join(columns)}") from None
+    header = [h.strip() for h in header]
+    if tuple(header) != tuple(columns):
+        missing = [c for c in columns if c not in header]
+        extra = [c for c in header if c not in columns]
+        raise ValueError(f"{path.name} line 1: the header must be {','.join(columns)}"
+                         + (f"; missing {', '.join(missing)}" if missing else "")
+                         + (f"; unknown {', '.join(extra)}" if extra else "")
+                         + ("; same names in another order" if not missing and not extra else ""))
+    rows = []
+    for line_no, fields in enumerate(reader, start=2):
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        where = f"{path.name} line {line_no}"
+        if len(fields) != len(columns):
+            raise ValueError(f"{where}: {len(fields)} fields, expected {len(columns)} ({','.join(columns)})")
+        rows.append((where, {c: f.strip() for c, f in zip(columns, fields)}))
+    return rows
+
+
+def load_sources(path=None) -> pd.DataFrame:
+    """The sources table (``data/serving_sources.csv`` by default), indexed by source_id.
+
+    Checks: unique ids; a title; a URL or repository; ``published`` (when the source states it) and
+    ``retrieved`` (always) as YYYY-MM or YYYY-MM-DD; a commit, when given, as a git hash (it pins the
+    version read); a licence; ``shipped`` "yes" or "cite".
+
+    Raises:
+        ValueError: the file cannot be read, or a row breaks a rule (the message names line and column).
+    """
+    out = []
+    seen = set()
+    for where, r in _read_rows(path or SOURCES_PATH, SOURCE_COLUMNS, "sources"):
+        if not r["source_id"]:
+            _fail(where, "source_id", "is empty")
+        if r["source_id"] in seen:
+            _fail(where, "source_id", f"{r['source_id']!r} appears twice")
+        seen.add(r["source_id"])
+        for col in ("title", "url", "license"):
+            if not r[col]:
+                _fail(where, col, "is empty")
+        if not _DATE.match(r["retrieved"]):
+            _fail(where, "retrieved", f"must be YYYY-MM-DD or YYYY-MM, got {r['retrieved']!r}")
+        if r["published"] and not _DATE.match(r["published"]):
+            _fail(where, "published", f"must be YYYY-MM-DD or YYYY-MM (or empty), got {r['published']!r}")
+        if r["commit"] and not re.fullmatch(r"[0-9a-f]{7,40}", r["commit"]):
+            _fail(where, "commit", f"must be a git commit hash, got {r['commit']!r}")
+        if r["shipped"] not in ("yes", "cite"):
+            _fail(where, "shipped", f"must be 'yes' or 'cite', got {r['shipped']!r}")
+        out.append(r)
+    return pd.DataFrame(out, columns=list(SOURCE_COLUMNS)).set_index("source_id", drop=False)
+
+
+def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bool) -> dict:
+    """One row, typed and validated (see ``load_measurements``)."""
+    row = dict(r)
+    if not row["id"]:
+        _fail(where, "id", "is empty")
+    if sources is not None and row["source_id"] not in sources.index:
+        _fail(where, "source_id", f"unknown source {row['source_id']!r}; add it to the sources file")
+    if not row["source_id"]:
+        _fail(where, "source_id", "is empty")
+    if row["model"] not in list_models():
+        _fail(where, "model", f"unknown model preset {row['model']!r}; valid: {', '.join(list_models())}")
+    if row["accelerator"] not in list_accelerators():
+        _fail(where, "accelerator",
+              f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())}")
+    for col in _INT_COLUMNS:
+        row[col] = _number(r[col], where, col, int)
+    if row["tp"] * row["pp"] * row["dp"] != row["n_gpus"]:
+        _fail(where, "n_gpus", f"must equal tp * pp * dp = {row['tp'] * row['pp'] * row['dp']}, got {row['n_gpus']}")
+    if row["engine"] not in ENGINES:
+        _fail(where, "engine", f"must be one of {', '.join(ENGINES)}, got {row['engine']!r}")
+    _check_dtype(where, "weight_dtype", row["weight_dtype"])
+    if row["kv_dtype"]:
+        _check_dtype(where, "kv_dtype", row["kv_dtype"])
+    if not row["len_dist"]:
+        _fail(where, "len_dist", "is empty (write 'fixed', 'random 0.8-1.0', 'sharegpt', ...)")
+    row["concurrency"] = _number(r["concurrency"], where, "concurrency", int, allow_empty=True)
+    row["request_rate_per_s"] = _number(r["request_rate_per_s"], where, "request_rate_per_s", allow_empty=True)
+    if row["mode"] not in MODES:
+        _fail(where, "mode", f"must be one of {', '.join(MODES)}, got {row['mode']!r}")
+    if row["mode"] == "concurrency" and row["concurrency"] is None:
+        _fail(where, "concurrency", "is empty in a concurrency run")
+    if row["mode"] == "rate" and row["request_rate_per_s"] is None:
+        _fail(where, "request_rate_per_s", "is empty in a rate run")
+    if row["metric"] not in METRICS:
+        _fail(where, "metric", f"must be one of {', '.join(METRICS)}, got {row['metric']!r}")
+    if row["statistic"] not in STATISTICS:
+        _fail(where, "statistic", f"must be one of {', '.join(STATISTICS)}, got {row['statistic']!r}")
+    if with_value:
+        row["value"] = _number(r["value"], where, "value")
+    return row
+
+
+def _frame(rows, columns) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(columns))
+    for col in ("concurrency",):
+        df[col] = df[col].astype("Int64")
+    df["request_rate_per_s"] = df["request_rate_per_s"].astype("float64")
+    return df
+
+
+def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Read and validate a measurements CSV (``data/serving_measurements.csv`` by default, or a user's file
+    of the same columns, ``COLUMNS``) into a DataFrame, one row per published number.
+
+    Each row must name a known model and accelerator preset, a metric of ``METRICS`` with a statistic of
+    ``STATISTICS``, a mode of ``MODES`` (a concurrency run gives its concurrency, a rate run its rate), a
+    positive value, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
+    table (``sources``; for a user file, sources are checked only when given). Ids are unique.
+
+    Returns:
+        DataFrame with ``COLUMNS``; integers for the layout and lengths, ``concurrency`` as nullable Int64,
+        ``request_rate_per_s`` and ``value`` as floats.
+
+    Raises:
+        ValueError: unreadable file, wrong header, or a malformed row; the message names the file, the line
+        (1 = header) and the column, e.g. "mine.csv line 3, column 'value': must be a number, got 'fast'".
+    """
+    if path is None and sources is None:
+        sources = load_sources()
+    rows, seen = [], set()
+    for where, r in _read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements"):
+        row = _check_row(where, r, sources, with_value=True)
+        if row["id"] in seen:
+            _fail(where, "id", f"{row['id']!r} appears twice")
+        seen.add(row["id"])
+        rows.append(row)
+    return _frame(rows, COLUMNS)
+
+
+def load_cited(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cited measurements (``data/serving_cited.csv``): rows of sources whose licence does not let us
+    ship their numbers, with every column but ``value``; a user reads the value at the source's URL.
+
+    Raises:
+        ValueError: as ``load_measurements``.
+    """
+    if path is None and sources is None:
+        sources = load_sources()
+    rows = [_check_row(where, r, sources, with_value=False)
+            for where, r in _read_rows(path or CITED_PATH, CITED_COLUMNS, "cited")]
+    return _frame(rows, CITED_COLUMNS)
+
+
+# == Lower bounds ================================================================================
+
+@dataclass(frozen=True)
+class MeasurementBound:
+    """calc's roofline bound on one row's metric.
+
+    ``bound`` is in the metric's unit; ``kind`` "latency" means the measured value should be >= bound,
+    "throughput" that it should be <= bound; ``ratio`` = measured / bound (>= 1 for a latency, <= 1 for a
+    throughput when the measurement respects the bound); ``how`` says what was computed.
+    """
+    bound: float
+    kind: str
+    ratio: float
+    how: str
+
+    @property
+    def respected(self) -> bool:
+        """True when the measurement is no faster than the bound (a relative tolerance of 1e-9)."""
+        return self.ratio >= 1 - 1e-9 if self.kind == "latency" else self.ratio <= 1 + 1e-9
+
+
+#: A batch large enough that ``B / decode_step(B)`` has reached its ceiling (the weights amortised away).
+_UNBOUNDED_BATCH = 1 << 20
+
+
+def measurement_bound(row) -> MeasurementBound:
+    """calc's lower bound for a published row (a dict or a DataFrame row with ``COLUMNS``).
+
+    The step times come from ``calc.decode_step_time`` / ``calc.prefill_time`` with the row's tp, pp, ep
+    on its accelerator, with the fastest arithmetic the accelerator has for the weight dtype
+    (``with_matmul(..., "low_precision")``: FP8 and FP4 tensor cores where present) and the KV cache in
+    the row's kv_dtype (fp8 where the source does not say: the smaller cache gives the looser bound).
+    The decode context is input_len + output_len / 2 (a request's mean context while it decodes).
+    One replica spans max(tp, ep) * pp GPUs (calc.parallel.Layout: with ep > tp the attention is data
+    parallel inside the replica); n_gpus / that many replicas share the load.
+
+    - tpot_ms, itl_ms: >= one decode step at batch = concurrency per replica (1 when a rate run).
+    - output_tok_per_s_per_user: <= 1000 / that step in ms.
+    - ttft_ms, e2e_ms: >= the prefill of one prompt (e2e adds output_len - 1 decode steps).
+    - output_tok_per_s (whole deployment), output_tok_per_s_per_gpu, total_tok_per_s_per_gpu,
+      requests_per_s: <= what the replicas can produce when each decodes ``B`` sequences per step, B =
+      concurrency / replicas (offline and rate runs: unbounded), and each request also pays its prompt's
+      prefill FLOPs: time per request per replica >= prefill compute + output_len * step(B) / B.
+
+    The bound is for plain decoding: a run with speculative decoding (MTP, EAGLE; said in its notes) emits
+    several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
+    rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
+
+    Source of the step formulas: ``calc.step.decode_step_time`` (the inference course, week 11,
+    step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
+
+    Raises:
+        ValueError: unknown model/accelerator/dtype or a layout the model cannot take (calc.parallel).
+    """
+    r = dict(row)
+    model = get_model(r["model"])
+    acc = with_matmul(get_accelerator(r["accelerator"]), "low_precision")
+    wdt = "nvfp4" if r["weight_dtype"] == "fp4" else r["weight_dtype"]
+    kdt = r["kv_dtype"] if isinstance(r["kv_dtype"], str) and r["kv_dtype"] else "fp8"
+    kdt = "fp8" if kdt in ("fp4", "nvfp4", "mxfp4") else kdt
+    tp, pp, ep = (int(r[k]) for k in ("tp", "pp", "ep"))
+    n_in, n_out = int(r["input_len"]), int(r["output_len"])
+    conc = r.get("concurrency")
+    conc = None if conc is None or (isinstance(conc, float) and math.isnan(conc)) or conc is pd.NA else int(conc)
+    ctx = n_in + max(n_out // 2, 1)
+    metric, value = r["metric"], float(r["value"])
+    kind = METRICS[metric][1]
+    layout = dict(tp=tp, pp=pp, ep=ep)
+
+    def step(batch):
+        return decode_step_time(model, acc, batch, ctx, wdt, kdt, **layout)
+
+    def prefill_s(batch=1):
+        return prefill_time(model, acc, n_in, batch, wdt, kdt, logits="last", **layout)
+
+    replicas = max(1, int(r["n_gpus"]) // (max(tp, ep) * pp))
+    per_replica = max(1, math.ceil(conc / replicas)) if conc else None
+    if metric in ("tpot_ms", "itl_ms", "output_tok_per_s_per_user"):
+        b = per_replica or 1
+        ms = step(b).total_s * 1e3
+        bound = ms if kind == "latency" else 1e3 / ms
+        how = f"decode step at batch {b}, context {ctx}: {ms:.3f} ms"
+    elif metric in ("ttft_ms", "e2e_ms"):
+        p = prefill_s(1).total_s * 1e3
+        bound, how = p, f"prefill of one {n_in}-token prompt: {p:.3f} ms"
+        if metric == "e2e_ms":
+            s = step(per_replica or 1).total_s * 1e3
+            bound = p + (n_out - 1) * s
+            how += f" + {n_out - 1} decode steps of {s:.3f} ms"
+    else:
+        b = per_replica or _UNBOUNDED_BATCH
+        st = step(b)
+        per_token_s = st.total_s / b
+        pre = prefill_s(1)
+        request_s = pre.compute_s + n_out * per_token_s  # per replica, requests back to back
+        out_per_s = replicas * n_out / request_s  # whole deployment
+        bound = {"output_tok_per_s": out_per_s,
+                 "output_tok_per_s_per_gpu": out_per_s / int(r["n_gpus"]),
+                 "total_tok_per_s_per_gpu": out_per_s * (n_in + n_out) / n_out / int(r["n_gpus"]),
+                 "requests_per_s": out_per_s / n_out}[metric]
+        how = (f"{replicas} replica(s) of tp{tp} pp{pp} ep{ep}, batch {b if per_replica else 'unbounded'}: "
+               f"{per_token_s * 1e6:.2f} us per output token + prefill compute {pre.compute_s * 1e3:.3f} ms per request")
+    return MeasurementBound(bound, kind, value / bound, how)
+
+
+def bounds_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``measurement_bound`` for every row of a measurements frame: columns id, metric, value, bound, kind,
+    ratio, respected, how (one row per measurement, same order).
+
+    Raises:
+        ValueError: as ``measurement_bound``.
+    """
+    out = []
+    for _, r in df.iterrows():
+        b = measurement_bound(r)
+        out.append(dict(id=r["id"], metric=r["metric"], value=r["value"], bound=b.bound, kind=b.kind,
+                        ratio=b.ratio, respected=b.respected, how=b.how))
+    return pd.DataFrame(out, columns=["id", "metric", "value", "bound", "kind", "ratio", "respected", "how"])
