@@ -240,3 +240,23 @@ def test_the_bills_caption_names_the_model_it_prices():
     at = open_page("app_pages/monthly_bill.py", model="qwen2.5-7b")
     notes = [c.value for c in at.caption if c.value.startswith("Self-hosted:")]
     assert notes and "Qwen2.5-7B" in notes[0] and "Opus" not in notes[0]
+
+
+# -- thousands separators --------------------------------------------------------------------------------------
+
+
+def test_large_gpu_counts_carry_thousands_separators():
+    at = open_page("app_pages/kv_cache.py", model="gpt-3-175b", kv_ctx="1048576", kv_b="1024")
+    # 96 layers x 2 x 96 heads x 128 x 2 B = 4,718,592 B per token x 1,048,576 x 1,024 = 5,066.55 TB + 349.21 GB
+    # of weights = 5,066.90 TB over 80 GB: 63,337 GPUs
+    assert any("needs 63,337 x NVIDIA H100" in w.value for w in at.warning), [w.value for w in at.warning]
+    at = open_page("app_pages/quantization.py", model="gpt-3-175b", q_ctx="1048576", q_b="512")
+    assert any("bf16 needs 31,671" in w.value for w in at.warning)
+
+
+def test_the_plans_verdict_separates_thousands():
+    from calc import planning
+    m, a = calc.get_model("llama-3.2-1b"), calc.get_accelerator("h100-sxm")
+    plan = planning.capacity_plan(m, a, planning.ServingTraffic(4_000_000.0, 1.0, 256, 64), 1.0, 1.0)
+    assert plan.layout.replicas >= 1000
+    assert f"{plan.layout.replicas:,} replicas" in plan.verdict and f"= {plan.gpus:,} x" in plan.verdict
