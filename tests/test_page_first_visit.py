@@ -260,3 +260,17 @@ def test_the_plans_verdict_separates_thousands():
     plan = planning.capacity_plan(m, a, planning.ServingTraffic(4_000_000.0, 1.0, 256, 64), 1.0, 1.0)
     assert plan.layout.replicas >= 1000
     assert f"{plan.layout.replicas:,} replicas" in plan.verdict and f"= {plan.gpus:,} x" in plan.verdict
+
+
+def test_the_weight_format_a_config_set_follows_the_model_back_to_a_preset():
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(_gpt_oss_120b())).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "mxfp4"
+    at.selectbox(key="model").set_value("llama-3-8b").run()
+    # Llama-3-8B's checkpoint is bf16: 8,030,261,248 x 2 B = 16.06 GB, not the mxfp4 the previous config declared
+    assert at.selectbox(key="wq").value == "bf16" and _memory_table(at)["weights"] == "16.06 GB"
+    # a format the user picks stays theirs
+    at.selectbox(key="wq").set_value("int4").run()
+    at.selectbox(key="model").set_value("qwen3-8b").run()
+    assert at.selectbox(key="wq").value == "int4"

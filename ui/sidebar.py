@@ -144,6 +144,20 @@ def _config_source() -> tuple[str | None, str, str]:
     return source, text, ""
 
 
+def _on_model_change() -> None:
+    # A weight format the previous config set (not one the user picked) follows the model: the new model's own
+    # checkpoint format, else bf16.
+    auto = st.session_state.get("_wq_auto")
+    if not auto or st.session_state.get("wq") != auto:
+        return
+    try:
+        stored = get_any_model(st.session_state["model"]).checkpoint_format
+    except ValueError:
+        stored = None
+    st.session_state["wq"] = stored or "bf16"
+    st.session_state["_wq_auto"] = stored
+
+
 def _load_config() -> None:
     source, text, file_name = _config_source()
     name = st.session_state.get("cfg_name", "").strip() or file_name
@@ -211,7 +225,7 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     with st.sidebar:
         st.markdown("**Model and hardware**")
         model_id = st.selectbox(
-            "Model", options, key="model", **model_default,
+            "Model", options, key="model", **model_default, on_change=_on_model_change,
             bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
         st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
                    else model_names.get(model_id, model_id))
