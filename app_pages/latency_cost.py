@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import caching, charts, downloads, equations, formats, html_table, sidebar, widgets
+from ui import caching, charts, downloads, energy, equations, formats, html_table, sidebar, widgets
 
 EXPERIMENTS = {
     "Course, week 11: agent, TPOT <= 10 ms at $3/h": {
@@ -27,10 +27,10 @@ intro.markdown(
 widgets.experiment_buttons(EXPERIMENTS, key="lc_exp")
 
 
-def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> None:
-    """The front as a table with its CSV download."""
-    table = fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million", "memory_bytes",
-                     "pareto", "bound"]]
+def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float, choice) -> None:
+    """The front as a table (J per token and CO2 beside USD per 1M) with its CSV download."""
+    table = energy.with_energy(fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million",
+                                        "memory_bytes", "pareto", "bound"]], choice)
     # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
     html_table.show_table(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
                  hide_index=True, width="stretch", column_order=[c for c in table.columns if c != "pareto"],
@@ -41,7 +41,7 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float) -> No
                      "tokens_per_s_per_user": st.column_config.NumberColumn("per stream (tok/s)", format="%.1f"),
                      "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
                      "memory_bytes": st.column_config.NumberColumn("memory (GB)", format="%.2f"),
-                     "pareto": "on the front", "bound": "bound"})
+                     "pareto": "on the front", "bound": "bound"} | energy.ENERGY_COLUMNS)
     downloads.download_csv(table, "latency_cost_front.csv", key="lc_csv",
                         inputs={"context_len": context_len, "agent_tpot_ms": tpot_ms, "chat_tpot_ms": chat_ms})
 
@@ -59,6 +59,7 @@ def explore() -> None:
                         help="People read about 5-10 words/s (7-13 tokens/s); 50 ms (20 tok/s) already outruns them.")
     users = c4.number_input("Concurrent streams to serve", min_value=0, max_value=10_000_000, value=1000, step=100,
                             key="lc_users", bind="query-params")
+    choice = energy.energy_inputs(sel.accelerator)
 
     m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
     try:
@@ -96,6 +97,7 @@ def explore() -> None:
         mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                      help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
         mc.show()
+        st.caption(energy.energy_sentence(row["tokens_per_s"], choice, label=f" at B = {b_agent:,}"))
         widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
@@ -148,7 +150,7 @@ def explore() -> None:
     front_box = st.expander("The front as a table", key="lc_front_table", on_change="rerun")
     if front_box.open:
         with front_box:
-            front_table(fitting, context_len, tpot_ms, chat_ms)
+            front_table(fitting, context_len, tpot_ms, chat_ms, choice)
 
 
 explore()

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calc import bill
-from ui import bill_views, caching, equations, sidebar, widgets
+from ui import bill_views, caching, energy, equations, sidebar, widgets
 from ui.bill_views import DEFAULTS, usd
 
 
@@ -36,6 +36,7 @@ def bill_section() -> None:
     inputs, results = st.columns([5, 6], gap="medium")
     with inputs:
         traffic = bill_views.traffic_inputs(sel)
+        owning = energy.owning_inputs(sel.accelerator)
     dau, remix, orig, gens, hit = traffic.dau, traffic.remix, traffic.orig, traffic.gens, traffic.hit
     prefix, unique, out, batch, peak = traffic.prefix, traffic.unique, traffic.out, traffic.batch, traffic.peak
 
@@ -54,8 +55,8 @@ def bill_section() -> None:
 
     setup, self_hosted_error = None, None
     try:
-        setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(batch), float(peak),
-                                     sel.weight_dtype, sel.kv_dtype)
+        setup = bill.SelfHostedSetup(sel.model, sel.accelerator, owning.gpu_hour_usd(sel.price_per_hour_usd), int(batch),
+                                     float(peak),                                     sel.weight_dtype, sel.kv_dtype)
         table, verdict = _tiers_and_verdict(scenario, tiers, setup)
         rates = bill.self_hosted_rates(scenario, setup)
     except ValueError as exc:
@@ -92,6 +93,8 @@ def bill_section() -> None:
         bill_views.self_hosted_caption(sel, rates)
     sweep, sweep_h = _sweeps(scenario, tiers, setup)
     bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit)
+    if setup is not None:  # API, rent or buy against the monthly volume, and where the money goes
+        energy.owning_section(owning, rates, tiers, sel.price_per_hour_usd, peak)
 
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a

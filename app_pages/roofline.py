@@ -3,7 +3,8 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from ui import caching, charts, downloads, equations, formats, notes, roofline_charts, roofline_tables, sidebar, widgets
+from ui import (caching, charts, downloads, energy, equations, formats, notes, roofline_charts, roofline_tables, sidebar,
+                widgets)
 
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -86,6 +87,7 @@ def explore() -> None:
     util = widgets.utilisation_inputs([u1, u2])
     u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
                "**estimate** divides the bound's parts by these utilisations (published measurements: the ? on each).")
+    choice = energy.energy_inputs(sel.accelerator)
 
     m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     try:
@@ -121,6 +123,7 @@ def explore() -> None:
         mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
                      "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     widgets.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
+    st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
     if napkin:
         st.caption(napkin)
     if batch > ceiling:
@@ -157,6 +160,7 @@ def explore() -> None:
 
     operators_section(m, acc, batch, context_len, prompt_len, wq, kvq, emb, util, roof)
 
-    roofline_tables.tables_expander(m, acc, context_len, batch, prompt_len, wq, kvq, emb, kheads, ttfts)
+    roofline_tables.tables_expander(m, acc, context_len, batch, prompt_len, wq, kvq, emb, kheads, ttfts, choice,
+                                    sel.price_per_hour_usd)
 
 explore()

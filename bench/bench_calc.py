@@ -4,8 +4,8 @@ Run: python bench/bench_calc.py
 Prints the median time of (1) a Pareto sweep B = 1 .. memory ceiling for one model and GPU,
 (2) the table of every preset on every accelerator (vectorised), (3) the same sweep and table done
 point by point with the scalar functions, for comparison with the vectorised ones, (4) the full
-napkin DataFrame (the CLI's) for every pair. Target: (1) and (2) well under
-10 ms on a 2-core machine.
+napkin DataFrame (the CLI's) for every pair, (5) a 256-point serving-model frontier beside the
+lower-bound sweep of the same batches. Target: (1), (2) and (5) well under 10 ms on a 2-core machine.
 """
 import sys
 from pathlib import Path
@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calc  # noqa: E402
 from timing import median_ms  # noqa: E402
+from bench_serving import frontier_timings  # noqa: E402
 
 
 def main():
@@ -50,7 +51,7 @@ def main():
         (f"preset table (vectorised), {len(models)} presets x {len(gpus)} accelerators", preset_table),
         (f"same numbers, scalar functions in a loop, {len(models)} x {len(gpus)}", every_pair),
         (f"napkin table (DataFrame), {len(models)} presets x {len(gpus)} accelerators", every_napkin_table),
-    ]
+    ] + frontier_timings()
     print(f"{'benchmark':<72} {'median ms':>10} {'min ms':>8}")
     for label, fn in rows:
         med, best = median_ms(fn, repeat=10 if "napkin" in label else 30)

@@ -73,10 +73,16 @@ class Accelerator:
         driver_memory_source: where that figure was read (not compared).
         matmul: how quantized matmuls run, one of ``MATMUL_CONVENTIONS`` ("auto": W8A8 for 8-bit, W4A16
             for 4-bit formats; "weight_only"; "low_precision"), read by ``compute_flops`` (``with_matmul``).
+        tdp_w: board power limit in watts (the data sheet's TDP / maximum board power, or the cap nvidia-smi
+            and rocm-smi report), or None where none is on file; power_source says where (not compared).
+        measured_power_w: watts one board drew under an inference load in a public measurement, or None;
+            measured_power_source says which (not compared).
+        idle_power_w: watts one board draws with a model loaded and no traffic, or None; idle_power_source
+            (not compared). ``calc.energy`` reads all three.
 
     Raises:
         ValueError: non-positive memory or bandwidth, an empty FLOP/s table, a non-positive FLOP/s,
-            an unknown dtype name in the table, or a negative price.
+            an unknown dtype name in the table, a negative price, or a non-positive power figure.
     """
 
     name: str
@@ -91,6 +97,12 @@ class Accelerator:
     driver_memory_bytes: float | None = None
     driver_memory_source: str = field(default="", compare=False)
     matmul: str = "auto"
+    tdp_w: float | None = field(default=None, compare=False)
+    power_source: str = field(default="", compare=False)
+    measured_power_w: float | None = field(default=None, compare=False)
+    measured_power_source: str = field(default="", compare=False)
+    idle_power_w: float | None = field(default=None, compare=False)
+    idle_power_source: str = field(default="", compare=False)
 
     def __post_init__(self):
         check_positive_number(self.memory_bytes, "memory_bytes")
@@ -106,6 +118,9 @@ class Accelerator:
             check_nonneg_number(self.price_per_hour_usd, "price_per_hour_usd")
         if self.driver_memory_bytes is not None:
             check_positive_number(self.driver_memory_bytes, "driver_memory_bytes")
+        for what in ("tdp_w", "measured_power_w", "idle_power_w"):
+            if getattr(self, what) is not None:
+                check_positive_number(getattr(self, what), what)
 
     def __hash__(self):
         return hash((self.name, self.memory_bytes, self.bandwidth_bytes_per_s,

@@ -167,7 +167,8 @@ def capacity_bytes(accelerator: Accelerator, memory: str = "datasheet",
     "datasheet" (default, the course's convention): the marketed capacity, 80e9 B for an 80 GB H100
     (59 sequences of 8K beside Llama-3-8B; the inference course, week 11, step 4). "driver": what the
     driver reports, nvidia-smi's total (an H100 80GB: 81,559 MiB = 85,520,809,984 B), the data sheet's
-    figure where none is on file. "engine": a serving engine's share of the driver's total, vLLM's
+    figure where none is on file (``capacity_note`` gives the sentence a page shows then). "engine": a
+    serving engine's share of the driver's total, vLLM's
     ``gpu_memory_utilization`` (default 0.9: 76.97e9 B on an H100); the engine also keeps activations
     and CUDA graphs inside it, which callers pass as ``reserve_bytes``.
 
@@ -185,6 +186,23 @@ def capacity_bytes(accelerator: Accelerator, memory: str = "datasheet",
     if util == 0:
         raise ValueError("gpu_memory_utilization must be above 0 (vLLM's default is 0.9), got 0")
     return float(driver) * util
+
+
+def capacity_note(accelerator: Accelerator, memory: str = "datasheet") -> str | None:
+    """A sentence for the page when the "driver" or "engine" convention has no driver-reported total on
+    file for ``accelerator`` and ``capacity_bytes`` therefore uses the data sheet's capacity; None when
+    the convention's own figure is used (always for "datasheet").
+
+    Raises:
+        ValueError: an unknown convention.
+    """
+    check_choice(memory, MEMORY_CONVENTIONS, f"memory must be one of {', '.join(MEMORY_CONVENTIONS)}")
+    if memory == "datasheet" or accelerator.driver_memory_bytes is not None:
+        return None
+    what = "the driver's total" if memory == "driver" else "the engine's share of the driver's total"
+    return (f"No driver-reported total memory is on file for the {accelerator.name}, so {what} is taken from "
+            f"the data sheet's {accelerator.memory_bytes / 1e9:,.0f} GB; a real driver usually reports a little "
+            "more (an H100 80GB: 85.5 GB). Read yours with nvidia-smi or rocm-smi.")
 
 
 def with_capacity(accelerator: Accelerator, memory: str = "datasheet",

@@ -22,6 +22,8 @@ CALC_LAYERS = [
     "limits",        # bounds on untrusted numbers and config.json text
     "layers",        # the one registry of layer kinds and what each layer holds
     "models",        # ModelConfig and the preset catalogue
+    "traces",        # request streams: the block hashes of each prompt; public trace formats
+    "workload",      # sessions of turns (chat, RAG, agent loops) as a request stream
     "config_json",   # a Hugging Face config.json -> ModelConfig, parameter counts
     "hardware",      # Accelerator and the accelerator catalogue
     "quant",         # which tensors each weight format quantizes
@@ -32,8 +34,13 @@ CALC_LAYERS = [
     "parallel",      # Layout: what one GPU of a layout holds, and the layout's step
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
-    # (a serving model of a deployment belongs here: above step, below planning)
+    "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
+    "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
+    "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
+    "serving_fit",   # calibration of the serving model on the measurements, cross-validation
     "cost",          # price per token, Pareto front, replicas
+    "energy",        # power drawn, joules per token, tokens per kWh, CO2 per 1M tokens
+    "ownership",     # renting against buying against an API: $ per GPU-hour, crossover volumes
     "sweeps",        # curves the pages draw
     "operators",     # the step split by operator
     "efficiency",    # measured efficiency against the roofline
@@ -41,6 +48,7 @@ CALC_LAYERS = [
     "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
     "batching",      # static and continuous batching simulation
     "bill",          # the monthly bill of an API against self-hosting
+    "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)
 ]

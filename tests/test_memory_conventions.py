@@ -50,11 +50,34 @@ def test_an_engine_keeps_a_runtime_reserve_inside_its_share():
         calc.memory.with_capacity(H100, "engine", 0.1, runtime_reserve_bytes=9e9)
 
 
-def test_no_driver_figure_falls_back_to_the_data_sheet():
+def test_no_driver_figure_falls_back_to_the_data_sheet_and_says_so():
+    b300 = calc.get_accelerator("b300")
+    assert b300.driver_memory_bytes is None
+    assert capacity_bytes(b300, "driver") == 288e9
+    assert capacity_bytes(b300, "engine", 0.8) == pytest.approx(0.8 * 288e9)
+    for memory in ("driver", "engine"):
+        note = calc.memory.capacity_note(b300, memory)
+        assert "No driver-reported total memory is on file for the NVIDIA B300" in note and "288 GB" in note
+    assert calc.memory.capacity_note(b300, "datasheet") is None
+    assert calc.memory.capacity_note(H100, "engine") is None
+
+
+def test_driver_totals_read_from_public_logs():
+    # nvidia-smi on an H200: "124585MiB / 143771MiB" (sgl-project/sglang#3196): 143,771 x 2^20 = 150,754,820,096 B
     h200 = calc.get_accelerator("h200")
-    assert h200.driver_memory_bytes is None
-    assert capacity_bytes(h200, "driver") == 141e9
-    assert capacity_bytes(h200, "engine", 0.8) == pytest.approx(0.8 * 141e9)
+    assert h200.driver_memory_bytes == 143_771 * 2**20 == 150_754_820_096
+    assert "sglang#3196" in h200.driver_memory_source
+    assert calc.max_batch(LLAMA3, h200, 8192, memory="driver") == 125   # (150.7548e9 - 16.0605e9) / 1.0737e9 = 125.4
+    # rocm-smi on an MI300X: "VRAM Total Memory (B): 206141652992" = 196,592 MiB
+    assert calc.get_accelerator("mi300x").driver_memory_bytes == 206_141_652_992 == 196_592 * 2**20
+    # an RTX PRO 6000 Blackwell: "94490MiB / 97887MiB" (vllm-project/vllm#27542) = 102,641,958,912 B
+    assert calc.get_accelerator("rtx-pro-6000").driver_memory_bytes == 97_887 * 2**20
+    # an H100 PCIe reports the same 81,559 MiB as the SXM part
+    assert calc.get_accelerator("h100-pcie").driver_memory_bytes == H100.driver_memory_bytes
+    # every preset either has a driver figure with its source or gets the notice
+    for gid in calc.list_accelerators():
+        a = calc.get_accelerator(gid)
+        assert (a.driver_memory_bytes is not None and a.driver_memory_source) or calc.memory.capacity_note(a, "driver")
 
 
 @pytest.mark.parametrize("kwargs,needle", [

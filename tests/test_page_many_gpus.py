@@ -193,12 +193,13 @@ def test_ep_is_offered_for_a_mixture_of_experts_only():
 
 def test_the_gpu_table_says_when_no_gpu_holds_the_model_in_one_node():
     at = open_page(model="kimi-k2", wq="fp32")
-    # 4.1 TB of fp32 weights against the largest GPU of the catalogue times 8 (a node; the MI355X's 288 GB holds
-    # the 2.05 TB of bf16 in 8): no row fits, so the table is introduced by a sentence instead of reading as
-    # "nothing can run it".
+    # 4.1 TB of fp32 weights against the largest GPU of the catalogue times 8 (a node; 8 x 288 GB B300s or
+    # MI355Xs hold its 2.05 TB of bf16): no row fits, so the table is introduced by a sentence instead of
+    # reading as "nothing can run it".
     biggest = max(calc.get_accelerator(g).memory_bytes for g in calc.list_accelerators())
     assert 8 * biggest < calc.get_model("kimi-k2").n_params * 4
     assert any(i.value.startswith("No GPU of the catalogue holds Kimi-K2") for i in at.info)
+    assert not any(i.value.startswith("No GPU of the catalogue") for i in open_page(model="kimi-k2", wq="bf16").info)
     assert not any(i.value.startswith("No GPU of the catalogue") for i in open_page().info)   # Llama-3-8B fits
 
 

@@ -43,7 +43,7 @@ def test_defaults_render(at):
     assert bills["Haiku 4.5"] == pytest.approx(715, abs=1)
     assert "self-hosted" in bills
     assert not at.error
-    assert len(figures(at)) == 3
+    assert len(figures(at)) == 5   # bars, bill against DAU, against hit rate; API/rent/buy, where the money goes
     spec = figures(at)[1]
     assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
 
@@ -193,7 +193,7 @@ def test_a_new_tier_without_prices_waits_and_the_bill_stays():
     assert bills["Opus 4.8"] == pytest.approx(3576, abs=1) and "Test" not in bills
     [info] = [i.value for i in at.info if "Left out of the bill" in i.value]
     assert "Test (in $/1M, hit $/1M, out $/1M)" in info
-    assert len(figures(at)) == 3
+    assert len(figures(at)) == 5
     # its prices filled in, an empty write multiplier reads 1.0 and the tier joins the bill:
     # 165,000 generations x (prompt tokens at $1 and $0.10 per 1M, 500 output tokens at $2 per 1M)
     at = AppTest.from_file(APP, default_timeout=60)
@@ -201,3 +201,33 @@ def test_a_new_tier_without_prices_waits_and_the_bill_stays():
     at.switch_page(PAGE).run()
     assert not at.exception and not at.error
     assert "Test" in _bills(at) and not [i for i in at.info if "Left out of the bill" in i.value]
+
+
+def test_buying_prices_the_self_hosted_tier_and_draws_the_crossover(at):
+    # Rent: the sidebar's $3.99 per H100-hour. Buy with the defaults (energy.json): $33,750 over 5 years at 8%,
+    # $163.44 per kW-month, 700 W busy / 140 W idle + 575 W of server at PUE 1.58 and $0.08 per kWh, busy half
+    # the hours: $0.9649 + $0.2894 + $0.1258 = $1.380 per GPU-hour (tests/test_ownership.py by hand), so the
+    # self-hosted bill falls by 1.380 / 3.99 at the same GPU count.
+    rented = _bills(at)["self-hosted"]
+    at.radio(key="mb_own").set_value("buy").run()
+    assert not at.exception and not at.error
+    assert _bills(at)["self-hosted"] == pytest.approx(rented * 1.380137 / 3.99, rel=2e-3)
+    cross = figures(at)[3]
+    names = [d.get("name") for d in cross["data"]]
+    assert names[:3] == ["Opus 4.8", "rent", "buy"] and cross["layout"]["xaxis"]["type"] == "log"
+    said = " ".join(c.value for c in at.caption)
+    assert "renting beats Opus 4.8 from" in said and "buying beats Opus 4.8 from" in said
+    parts = figures(at)[4]
+    assert [d["name"] for d in parts["data"]] == ["hardware (renting: the hourly price)", "energy", "space"]
+    assert any("J per output token" in m.value for m in at.markdown)
+
+
+def test_no_power_figure_says_so_and_keeps_the_bill(at):
+    # Google publishes no board power for a TPU v5e: buying cannot be priced, the page says so, and the
+    # API tiers and the rented self-hosted tier stay.
+    at.selectbox(key="gpu").set_value("tpu-v5e").run()
+    at.radio(key="mb_own").set_value("buy").run()
+    assert not at.exception
+    assert any("No power figure is on file for the Google TPU v5e" in e.value for e in at.error)
+    assert _bills(at)["Opus 4.8"] == pytest.approx(3576, abs=1)
+    assert len(figures(at)) == 3        # no crossover chart without a price for buying

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import bill
-from ui import charts, downloads, formats, html_table, table_edits
+from ui import charts, downloads, formats, html_table, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -111,8 +111,7 @@ def traffic_inputs(sel) -> Traffic:
         c1, c2 = st.columns(2)
         gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
                                key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
-    hit = c2.slider("Prompt-cache hits, %", 0, 100, DEFAULTS["mb_hit"], step=5, key="mb_hit",
-                    bind="query-params", help="Share of generations whose shared prefix is read from the cache")
+    hit = workload_views.hit_rate_input(c2, DEFAULTS["mb_hit"])  # by hand, or derived from a workload's replay
     c1, c2, c3 = st.columns(3)
     prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
                              bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")

@@ -20,6 +20,8 @@ PAGES = [
      "TP, PP, EP and replicas; a capacity plan for your traffic; which GPUs can run it."),
     ("app_pages/monthly_bill.py", "Monthly bill", ":material/receipt_long:",
      "A product's bill across model tiers; when self-hosting wins."),
+    ("app_pages/workloads.py", "Workloads and tiered cache", ":material/stacks:",
+     "Chat, RAG and agent sessions; a prefix cache in GPU, CPU and SSD tiers; the API bill against self-hosting."),
     ("app_pages/exercises.py", "Exercises", ":material/school:",
      "Graded napkin problems with worked solutions; a teacher view."),
     ("app_pages/live.py", "Live measurement", ":material/monitor_heart:",

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import sweeps
-from ui import caching, downloads, html_table
+from ui import caching, downloads, energy, html_table
 from ui.columns import count_column as _count, in_ms as _in_ms, ms_column as _ms
 
 
@@ -29,8 +29,9 @@ def operators_table(ops: pd.DataFrame) -> None:
 
 
 def tables_expander(m, acc, context_len: int, batch: int, prompt_len: int, wq: str, kvq: str, emb: str,
-                    kheads: pd.DataFrame, ttfts: pd.DataFrame) -> None:
-    """The three tables behind the charts, built only while their expander is open, with their CSVs."""
+                    kheads: pd.DataFrame, ttfts: pd.DataFrame, choice=None, price_per_hour_usd: float = 0.0) -> None:
+    """The three tables behind the charts, built only while their expander is open, with their CSVs; the split
+    gets USD per 1M and J per output token for each batch (``choice``: ui.energy.energy_inputs)."""
     csv_in = {"context_len": context_len, "batch": batch, "prompt_len": prompt_len}
     # Built only while open (the expander reruns the page when toggled): a slider move then redraws no table.
     tables = st.expander("Tables (times in ms here; the CSVs keep seconds and every column)", key="rf_tables",
@@ -41,9 +42,12 @@ def tables_expander(m, acc, context_len: int, batch: int, prompt_len: int, wq: s
             # the chart's grid leaves B out while B is within the ceiling (so a B move does not redraw it); the
             # table holds it
             split = caching.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
+            if choice is not None:
+                split = energy.with_energy(split, choice, price_per_hour_usd=price_per_hour_usd)
             html_table.show_table(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
                          width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
-                                                        "max_batch"), column_config={
+                                                        "usd_per_million", "j_per_token", "max_batch"),
+                         column_config=energy.ENERGY_COLUMNS | {
                              "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
                              "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
                              "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",

@@ -298,6 +298,8 @@ def render_sidebar(current_page: str | None = None) -> Selection:
         acc = calc.get_accelerator(gpu_id)
         st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
                    f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
+        if calc.memory.capacity_note(acc, memory or "datasheet"):  # no driver total on file: say so, never silently
+            st.info(calc.memory.capacity_note(acc, memory or "datasheet"))
         if acc.price_per_hour_usd is not None:
             st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
         else:

@@ -1,0 +1,478 @@
+"""The serving model: what an engine serving a workload measures (TTFT, TPOT, e2e, throughput).
+
+The roofline (``calc.roofline``, ``calc.parallel.parallel_step_arrays``) gives a lower bound on one
+step. A serving engine adds four things, each a separate part of the estimate so that a page can show
+where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interference -> queue):
+
+1. **Fixed time** per step (scheduler, sampler, launch of the step), per sequence per step (the
+   engine's bookkeeping, detokenising and streaming), per layer (kernel launches: with CUDA graphs a
+   few microseconds each; eager mode adds ``eager_layer_extra_s``) and per MoE layer (routing,
+   dispatch and combine). The issue's large MoE on 8 GPUs misses 7-9 ms per step on one engine.
+2. **Efficiency**: each bound part divided by the utilisation the engine reaches in that phase:
+   weights by ``mbu_weights``, the KV read by ``mbu_kv`` (the attention kernel), decode matmuls by
+   ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
+   of their precision (16, 8 or 4 bits), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
+   when a replica spans servers). The overlap rule of the
+   bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
+3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
+   in steady state each of the B running sequences turns over every O output tokens, so a decode step
+   also carries ``f = (B - 1) / O`` other requests' prompts (their prefill tokens, chunked into the
+   step's token budget). The step is then ``mixed`` (weights read once, matmuls of decode and prefill
+   tokens added). Interference = mixed step - decode-only step: 0 at B = 1 (a request's own prefill
+   is in its TTFT, not its TPOT) and falling as O grows. The issue's 70B sweep moved from 0.64 / 0.57
+   of the measurement to 0.98 / 1.01 with this term.
+4. **Queueing** before the first token: with more clients than the engine's batch (its
+   ``max_batch``, the KV capacity, or the token budget's steady state ``budget x O / (I + O)``) a
+   request waits for a slot, ``e2e x (C - B) / B`` (Little's law on a closed loop); and each prompt
+   waits for the prefills ahead of it, an M/D/1 queue with service time s (the prompt's prefill) and
+   load rho = X s: ``rho s / (2 (1 - rho))`` (Kleinrock, Queueing Systems vol. 1, 1975, the
+   Pollaczek-Khinchine mean wait for deterministic service). At a request rate (an open loop), the
+   batch B solves Little's law ``B = lambda x e2e(B)`` (bisection).
+
+Static batching (the course's pages; in-process benchmarks such as vLLM's benchmark_latency and
+TensorRT-LLM's gptSessionBenchmark) prefills B prompts in one pass and decodes them together: no
+interference, no per-request serving overhead, TTFT = the batch's prefill.
+
+Every time is in seconds. Parameters: ``calc/data/serving_params.json`` (``calc.serving_params``),
+fitted to published measurements by ``calc.serving_fit``; each estimate carries a low-high range
+from the spread of the cross-validated errors, not a fixed percentage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .checks import check_choice, check_positive_int, check_positive_number
+from .collectives import default_interconnect, get_interconnect
+from .hardware import Accelerator, get_accelerator, list_accelerators
+from .models import ModelConfig
+from .parallel import Layout, make_layout, max_batch_per_replica, parallel_step_arrays
+from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
+                             load_serving_params, matmul_scale, param_values)
+
+#: Batching disciplines the model knows.
+BATCHING = ("continuous", "static")
+
+
+@dataclass(frozen=True)
+class TimeBreakdown:
+    """Where the time of one latency (TTFT or TPOT) goes, in seconds; the parts add up to ``estimate_s``.
+
+    Fields:
+        weights_s, kv_s, compute_s, comm_s: the lower bound's parts (compute_s is the compute time in
+            excess of the weight read, ``max(0, compute - weights)``, so the four add up to ``bound_s``).
+        bound_s: the roofline lower bound (``calc.roofline`` / ``calc.parallel``).
+        fixed_s: fixed time per step, per sequence, per layer and per request.
+        efficiency_s: the bound's parts divided by the utilisations, less the bound.
+        interference_s: other requests' prefill in the same steps (continuous batching).
+        queue_s: waiting before the first token (TTFT only; 0 for TPOT).
+        estimate_s: the sum of the parts above.
+        low_s, high_s: the range from the cross-validated error spread (``low_s <= estimate_s <= high_s``).
+    """
+
+    weights_s: float
+    kv_s: float
+    compute_s: float
+    comm_s: float
+    bound_s: float
+    fixed_s: float
+    efficiency_s: float
+    interference_s: float
+    queue_s: float
+    estimate_s: float
+    low_s: float
+    high_s: float
+
+    def parts(self) -> dict:
+        """The parts in the order of the breakdown (they add up to ``estimate_s``)."""
+        return {"weights": self.weights_s, "KV cache": self.kv_s, "compute": self.compute_s,
+                "communication": self.comm_s, "fixed per step": self.fixed_s, "efficiency": self.efficiency_s,
+                "batching interference": self.interference_s, "queueing": self.queue_s}
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """The serving model's prediction for one engine, layout and workload.
+
+    Fields:
+        ttft, tpot: ``TimeBreakdown`` of the time to first token and the time per output token
+            (= mean inter-token latency, vLLM's TPOT: (e2e - TTFT) / (O - 1)).
+        e2e_s, e2e_low_s, e2e_high_s: request latency TTFT + (O - 1) TPOT, and its range.
+        output_tokens_per_s: output tokens per second of the whole deployment (all replicas).
+        output_tokens_per_s_per_gpu, per_gpu_low, per_gpu_high: the same per accelerator, with range.
+        tokens_per_s_per_user: 1 / TPOT (InferenceX's "interactivity").
+        requests_per_s: completed requests per second, whole deployment.
+        bound_tpot_s, bound_ttft_s, bound_output_tokens_per_s_per_gpu: the lower bound's values at the
+            same batch (the teaching numbers; throughput is then an upper bound).
+        decode_batch: sequences decoding at once per replica (B); concurrency: requests in the system
+            per replica; batch_limit: what caps B ("concurrency", "max_batch", "kv_capacity",
+            "token_budget", "rate").
+        engine: the engine family whose parameters were used; mode: "concurrency", "rate" or "offline";
+        batching: "continuous" or "static"; notices: fallbacks taken (show them beside the numbers).
+    """
+
+    ttft: TimeBreakdown
+    tpot: TimeBreakdown
+    e2e_s: float
+    e2e_low_s: float
+    e2e_high_s: float
+    output_tokens_per_s: float
+    output_tokens_per_s_per_gpu: float
+    per_gpu_low: float
+    per_gpu_high: float
+    tokens_per_s_per_user: float
+    requests_per_s: float
+    bound_tpot_s: float
+    bound_ttft_s: float
+    bound_output_tokens_per_s_per_gpu: float
+    decode_batch: float
+    concurrency: float
+    batch_limit: str
+    engine: str
+    mode: str
+    batching: str
+    notices: tuple = field(default=())
+
+
+# == Stage 1: the bound's parts (independent of the fitted parameters) ==========================
+
+def _compute_bits(accelerator: Accelerator, weight_dtype: str) -> int:
+    """16, 8 or 4: the width of the precision the matmuls run in (``Accelerator.matmul_precision``)."""
+    dtype = accelerator.matmul_precision(weight_dtype)[0]
+    return 8 if dtype in ("fp8", "int8") else 4 if dtype in ("fp4", "int4") else 16
+
+
+def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
+                       concurrency, layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                       settings: dict | None = None, interconnect=None, batching: str = "continuous",
+                       rate: bool = False, matmul_scale: float = 1.0) -> dict:
+    """The roofline parts the serving model combines, for an array of concurrencies per replica.
+
+    Params-independent (the fit computes them once per measurement). ``concurrency``: requests in the
+    system per replica (float array; for ``rate=True`` the decode batch itself). Decode at the mean
+    context ``I + O / 2`` (sequences in flight are spread evenly over their output); the prompt's
+    prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
+    that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
+    what it has written). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
+    (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2.
+
+    Returns:
+        dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
+        weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s; f (prompts per step),
+        n_chunks, and the model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
+
+    Raises:
+        ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
+    """
+    s = settings or {"max_batch": 1024, "token_budget": 8192, "kv_memory_fraction": 0.9}
+    i, o = float(input_len), float(output_len)
+    c = np.atleast_1d(np.asarray(concurrency, dtype=float))
+    ctx = int(round(i + o / 2.0))
+    reserve = accelerator.memory_bytes * (1.0 - s["kv_memory_fraction"])
+    kv_ctx = ctx if batching == "continuous" else int(i + o)
+    b_kv = max_batch_per_replica(model, accelerator, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
+    if b_kv < 1:
+        raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
+                         f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
+    caps = {"max_batch": float(s["max_batch"]), "kv_capacity": float(b_kv)}
+    if batching == "continuous":
+        caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o / (i + o)))
+    cap_name = min(caps, key=caps.get)
+    cap = caps[cap_name]
+    b = np.minimum(c, cap)
+    limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
+    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect)
+    f = (b - 1.0) / o if batching == "continuous" else np.zeros_like(b)
+    if batching == "continuous":
+        pf = parallel_step_arrays(model, accelerator, 1, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
+                                  prefill=True, logits="last")
+        pf = {k: np.full_like(b, float(pf[k])) for k in ("weights_s", "kv_s", "compute_s", "comm_s")}
+        budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
+        n_chunks = np.ceil(i / budget_left)
+    else:  # static: the batch's B prompts in one pass
+        pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
+                                  prefill=True, logits="last")
+        n_chunks = np.ones_like(b)
+    if model.is_moe and batching == "continuous":
+        wmix = parallel_step_arrays(model, accelerator, b + f * i, ctx, layout, weight_dtype, kv_dtype, 1,
+                                    interconnect)["weights_s"]
+    else:
+        wmix = dec["weights_s"]
+    n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
+    return dict(B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
+                comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
+                pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
+                n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
+                is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
+                bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
+                gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
+                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
+                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0))
+
+
+def _spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives leave one NVLink / Infinity Fabric domain (they then run on the
+    scale-out network, ``calc.parallel.link_for_group``)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > ic.domain_size
+
+
+# == Stage 2: the estimate from the parts and the parameters =====================================
+
+def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> dict:
+    """TTFT, TPOT and throughput per replica from ``serving_components`` and parameter values ``p``
+    (``calc.serving_params.param_values``); every input broadcasts (rows of a fit, points of a sweep).
+
+    ``costs``: the engine's fixed times (``calc.serving_params.engine_costs``: per step "step", per
+    sequence per step "seq", per MoE layer per step "moe"; scalars or arrays); ``graphs``: 1 with CUDA
+    graphs, 0 eager.
+    ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
+    load is the rate), else None (closed loop: the load is the throughput the clients make).
+
+    Returns:
+        dict of arrays: the TTFT and TPOT parts (``ttft_<part>``, ``tpot_<part>`` with parts weights,
+        kv, compute, comm, bound, fixed, efficiency, interference, queue, estimate), e2e_s,
+        requests_per_s, output_tokens_per_s (per replica), bound_tpot_s, bound_ttft_s.
+    """
+    g = comp
+    b, f, n = g["B"], g["f"], g["n_chunks"]
+    mbu_w, mbu_kv = p["mbu_weights"], p["mbu_kv"]
+    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"], p["comm_efficiency"])
+    mfu_d = np.minimum(p["mfu_decode"] * g["mm"], 1.0) * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
+    mfu_pf = np.minimum(g["mm"] * np.where(g["bits"] == 8, p["mfu_prefill_8"],
+                                           np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"])), 1.0)
+    per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
+    fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
+    # TPOT: decode step at B, plus f other prompts mixed in
+    w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
+    bound = kv + np.maximum(w, c) + cm
+    dec = kv / mbu_kv + np.maximum(w / mbu_w, c / mfu_d) + cm / ce
+    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, c / mfu_d + f * g["pf_c_s"] / mfu_pf) \
+        + (cm + f * g["pf_comm_s"]) / ce
+    tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
+            "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
+    tpot["estimate"] = bound + fixed_step + (dec - bound) + (mixed - dec)
+    # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
+    pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
+    pbound = pkv + np.maximum(pw, pc) + pcm
+    wr = np.maximum(pw, w * (1.0 - g["static"]))
+    alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc / mfu_pf) + pcm / ce
+    o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
+    core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * c / mfu_d + pc / mfu_pf) \
+        + (pcm + n * o_share * cm) / ce
+    # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
+    ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
+    ttft_service = ttft_fixed + core
+    e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
+    # queueing: for a slot (closed loop beyond the batch), and behind other prompts (M/D/1)
+    s = alone + n * fixed_step
+    if rate_per_s is None:
+        slot = np.where(g["C"] > b, e2e_service * (g["C"] - b) / b, 0.0)
+        load = b / e2e_service
+    else:
+        slot = np.zeros_like(b)
+        load = np.broadcast_to(np.asarray(rate_per_s, dtype=float), b.shape)
+    rho = np.minimum(load * s * (1.0 - g["static"]), 0.95)
+    md1 = rho * s / (2.0 * (1.0 - rho))
+    if rate_per_s is None:
+        md1 = np.minimum(md1, np.maximum(g["C"] - 1.0, 0.0) * s)
+    queue = slot + md1
+    ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
+            "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
+    ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue
+    e2e = ttft["estimate"] + (g["O"] - 1.0) * tpot["estimate"]
+    rps = g["C"] / e2e if rate_per_s is None else load
+    out = {f"tpot_{k}": v for k, v in tpot.items()}
+    out.update({f"ttft_{k}": v for k, v in ttft.items()})
+    out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=bound,
+               bound_ttft_s=pbound, decode_batch=b)
+    return out
+
+
+# == The public estimate ========================================================================
+
+def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching):
+    i = check_positive_int(input_len, "input_len")
+    o = check_positive_int(output_len, "output_len")
+    check_choice(batching, BATCHING, "batching must be 'continuous' (vLLM, SGLang, TensorRT-LLM) or 'static'")
+    if concurrency is not None and request_rate_per_s is not None:
+        raise ValueError("give concurrency or request_rate_per_s, not both (a closed loop of clients, or an open "
+                         "stream of requests)")
+    if concurrency is not None:
+        check_positive_number(concurrency, "concurrency")
+    if request_rate_per_s is not None:
+        check_positive_number(request_rate_per_s, "request_rate_per_s")
+        if batching == "static":
+            raise ValueError("a request rate needs continuous batching (static batches do not admit arrivals)")
+    return i, o
+
+
+def _setup(model, accelerator, tp, pp, ep, replicas, engine, params):
+    prm = params if params is not None else load_serving_params()
+    layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
+    key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
+    acc_key = _accelerator_key(accelerator)
+    scale, more = matmul_scale(prm, acc_key)
+    settings = dict(settings, matmul_scale=scale)
+    return prm, layout, key, settings, notices + accelerator_notice(prm, acc_key) + more
+
+
+def _accelerator_key(accelerator: Accelerator) -> str:
+    for k in list_accelerators():
+        if get_accelerator(k).name == accelerator.name:
+            return k
+    return accelerator.name
+
+
+def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
+    v = {k: float(np.asarray(a[f"{prefix}_{k}"])[i]) for k in ("weights", "kv", "compute", "comm", "bound", "fixed",
+                                                                 "efficiency", "interference", "queue", "estimate")}
+    est = v["estimate"]
+    return TimeBreakdown(v["weights"], v["kv"], v["compute"], v["comm"], v["bound"], v["fixed"], v["efficiency"],
+                         v["interference"], v["queue"], est, est * float(np.exp(q[0])), est * float(np.exp(q[1])))
+
+
+def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
+                     concurrency: float | None = None, request_rate_per_s: float | None = None, tp: int = 1,
+                     pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str = "bf16",
+                     kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
+                     batching: str = "continuous", interconnect=None, params: dict | None = None) -> ServingEstimate:
+    """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
+    accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
+
+    Load: ``concurrency`` (requests in flight over the whole deployment, a closed loop as
+    ``vllm bench serve --max-concurrency``), or ``request_rate_per_s`` (Poisson arrivals, open loop),
+    or neither (offline, all requests at once: the engine runs at its batch limit). Requests are
+    spread evenly over the replicas.
+
+    Returns:
+        ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks.
+
+    Raises:
+        ValueError: non-positive lengths, concurrency or rate; both a concurrency and a rate; an unknown
+            batching; a layout the model cannot take; a model that does not fit; a rate above what the
+            deployment can serve (the message gives the largest rate it sustains).
+    """
+    i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
+    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params)
+    p = param_values(prm)
+    costs = engine_costs(p, key)
+    graphs = 1.0 if cuda_graphs else 0.0
+    reps = layout.replicas
+    if request_rate_per_s is not None:
+        mode = "rate"
+        lam = float(request_rate_per_s) / reps
+        comp, a = _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect,
+                              p, costs, graphs)
+    else:
+        mode = "offline" if concurrency is None else "concurrency"
+        c = 1e9 if concurrency is None else float(concurrency) / reps
+        comp = serving_components(model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings,
+                                  interconnect, batching, matmul_scale=settings["matmul_scale"])
+        if concurrency is None:
+            comp["C"] = comp["B"].copy()
+        a = combine(comp, p, costs, graphs)
+    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
+    ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
+    e2e = float(a["e2e_s"][0])
+    per_gpu = float(a["output_tokens_per_s"][0]) / layout.gpus_per_replica
+    bound_per_gpu = float(comp["B"][0]) / float(a["bound_tpot_s"][0]) / layout.gpus_per_replica
+    return ServingEstimate(
+        ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=e2e * float(np.exp(q_lat[0])),
+        e2e_high_s=e2e * float(np.exp(q_lat[1])), output_tokens_per_s=per_gpu * layout.n_gpus,
+        output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=per_gpu * float(np.exp(q_thr[0])),
+        per_gpu_high=per_gpu * float(np.exp(q_thr[1])), tokens_per_s_per_user=1.0 / tpot.estimate_s,
+        requests_per_s=float(a["requests_per_s"][0]) * reps, bound_tpot_s=float(a["bound_tpot_s"][0]),
+        bound_ttft_s=float(a["bound_ttft_s"][0]), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
+        decode_batch=float(comp["B"][0]), concurrency=float(comp["C"][0]), batch_limit=str(comp["limit"][0]),
+        engine=key, mode=mode, batching=batching, notices=tuple(notices))
+
+
+def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
+                costs, graphs):
+    """The decode batch B that Little's law gives at ``lam`` requests/s per replica: B = lam x e2e(B),
+    by bisection on B in [1e-6, the batch limit] (e2e grows with B, so the root is unique)."""
+    def at(bb):
+        comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
+                                  interconnect, rate=True, matmul_scale=settings["matmul_scale"])
+        return comp, combine(comp, p, costs, graphs, rate_per_s=lam)
+
+    comp, a = at(1e12)
+    cap = float(comp["B"][0])
+    if lam * float(a["e2e_s"][0]) > cap:
+        sustained = cap / float(a["e2e_s"][0]) * layout.replicas
+        raise ValueError(f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: about "
+                         f"{sustained:,.3g} requests/s at its batch limit of {cap:,.0f} sequences per replica "
+                         f"({comp['limit'][0]}); the queue would grow without bound")
+    lo, hi = 1e-6, cap
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        comp, a = at(mid)
+        if lam * float(a["e2e_s"][0]) > mid:
+            lo = mid
+        else:
+            hi = mid
+    comp, a = at(max(hi, 1.0))
+    comp["C"] = np.asarray([hi])
+    return comp, a
+
+
+def _pareto(x, y) -> np.ndarray:
+    """Points no other point beats on both axes (both maximised): the rule of
+    ``calc.planning.pareto_mask``, which sits above this module. Sort by x descending (ties by y
+    descending) and keep a point when its y exceeds every y before it."""
+    order = np.lexsort((-y, -x))
+    ys = y[order]
+    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
+    mask = np.empty(len(x), dtype=bool)
+    mask[order] = ys > best_before
+    return mask
+
+
+def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
+                     concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str = "bf16",
+                     kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
+                     interconnect=None, params: dict | None = None) -> pd.DataFrame:
+    """Throughput per GPU against tokens/s per user over concurrency (InferenceX's axes), vectorised.
+
+    One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default 256
+    values from 1 to 1,024 on a geometric grid, rounded and unique). Replicas scale both axes away.
+
+    Returns:
+        DataFrame, one row per concurrency: concurrency, decode_batch, batch_limit, tpot_s, ttft_s, e2e_s,
+        tokens_per_s_per_user (1 / TPOT) with _low/_high, tokens_per_s_per_gpu with _low/_high,
+        bound_tokens_per_s_per_user and bound_tokens_per_s_per_gpu (the roofline at the same batch:
+        upper bounds), pareto (no other concurrency better on both axes). ``df.attrs["notices"]``:
+        fallbacks taken.
+
+    Raises:
+        ValueError: invalid lengths, layout or concurrencies; a model that does not fit.
+    """
+    i, o = _check_workload(input_len, output_len, None, None, "continuous")
+    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, 1, engine, params)
+    if concurrencies is None:
+        c = np.geomspace(1.0, 1024.0, 256)
+    else:
+        c = np.asarray(concurrencies, dtype=float)
+        if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c <= 0):
+            raise ValueError("concurrencies must be a non-empty 1-D array of positive numbers")
+    p = param_values(prm)
+    comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
+                              matmul_scale=settings["matmul_scale"])
+    a = combine(comp, p, engine_costs(p, key), 1.0 if cuda_graphs else 0.0)
+    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
+    gpus = layout.gpus_per_replica
+    tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus
+    df = pd.DataFrame({
+        "concurrency": c, "decode_batch": comp["B"], "batch_limit": comp["limit"], "tpot_s": tpot,
+        "ttft_s": a["ttft_estimate"], "e2e_s": a["e2e_s"], "tokens_per_s_per_user": 1.0 / tpot,
+        "tokens_per_s_per_user_low": np.exp(-q_lat[1]) / tpot, "tokens_per_s_per_user_high": np.exp(-q_lat[0]) / tpot,
+        "tokens_per_s_per_gpu": per_gpu, "tokens_per_s_per_gpu_low": per_gpu * np.exp(q_thr[0]),
+        "tokens_per_s_per_gpu_high": per_gpu * np.exp(q_thr[1]),
+        "bound_tokens_per_s_per_user": 1.0 / a["bound_tpot_s"],
+        "bound_tokens_per_s_per_gpu": comp["B"] / a["bound_tpot_s"] / gpus})
+    df["pareto"] = _pareto(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
+    df.attrs["notices"] = tuple(notices)
+    return df

@@ -1,0 +1,429 @@
+"""Calibrate the serving model on published measurements, and validate it on rows it did not see.
+
+``fit_serving_params(measurements)`` fits the fixed costs and utilisations of
+``calc/data/serving_params.json`` to the rows of ``calc/data/serving_measurements.csv`` (one published
+number per row): least squares on the log of predicted over measured (``scipy.optimize.least_squares``,
+trust-region reflective, a soft-L1 loss so that one misread row cannot pull every constant), each
+parameter in log space within its bounds, with a weak prior pulling it towards its published value
+(one residual ``log(p / prior) / sigma`` per parameter: a parameter no row informs stays at its prior,
+and is marked "prior", not "fitted"). Each row's residual is weighted by 1 / sqrt(rows of its source),
+normalised to a mean of 1, so that one long table does not drown a short sweep. Deterministic: fixed
+start, no random draws.
+
+``cross_validate`` refits without each source (leave-one-source-out) or each model
+(leave-one-model-out) and predicts the held-out rows; the spread of those errors is the estimate's
+range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints the error tables.
+
+Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
+but not fitted), concurrency and offline runs (not an offline run's TTFT or e2e, which grow with its
+number of requests); request-rate runs are predicted through Little's law on a grid of decode batches
+(not their throughput, which for a finite run depends on its number of prompts). A row's notes mark a static batch ("static batch": vLLM's
+benchmark_latency), a run without CUDA graphs ("eager", "disable-cuda-graph") and speculative
+decoding (skipped: not modelled).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from .hardware import get_accelerator, with_matmul
+from .measurements import MEASUREMENTS_PATH, load_measurements
+from .models import get_model
+from .parallel import make_layout
+from .serving import combine, serving_components
+from .serving_params import (ENGINE_GROUPS, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
+                             load_serving_params, matmul_scale, param_values)
+
+#: Metrics that are times (the "latency" range) and rates (the "throughput" range).
+LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
+THROUGHPUT_METRICS = ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
+                      "output_tok_per_s_per_user", "requests_per_s")
+#: Statistics the model predicts (a mean; medians of symmetric spreads are close to it).
+FIT_STATISTICS = ("mean", "median")
+#: Weight of each prior residual against one measurement's.
+PRIOR_WEIGHT = 1.0
+#: Quantiles of the held-out log(measured / predicted) that make the range.
+RANGE_QUANTILES = (0.1, 0.9)
+_FP4 = ("nvfp4", "mxfp4", "fp4")
+_GRID = np.geomspace(1.0, 4096.0, 25)
+#: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
+#: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
+#: without CUDA graphs.
+_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle")
+_STATIC = ("static batch",)
+_EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
+
+
+def read_measurements(path=None) -> pd.DataFrame:
+    """The measurement rows (``calc/data/serving_measurements.csv`` by default; ``calc.measurements``
+    validates them) as a DataFrame.
+
+    Raises:
+        ValueError: a malformed file (the message names the line and column).
+    """
+    return load_measurements(path)
+
+
+def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
+    """The KV dtype of a row: as published, or where the source does not say, fp8 for fp8 and fp4
+    checkpoints (NVIDIA ModelOpt checkpoints quantize the KV cache to fp8, ``kv_cache_quant_algo``
+    FP8 in their hf_quant_config.json, and TensorRT-LLM follows it) and the weight dtype otherwise."""
+    kv = "" if kv_dtype is None or (isinstance(kv_dtype, float) and np.isnan(kv_dtype)) else str(kv_dtype).strip()
+    if kv:
+        return kv
+    w = str(weight_dtype).lower()
+    return "fp8" if w in ("fp8",) + _FP4 else w
+
+
+def _row_setup(r, params):
+    model = get_model(r.model)
+    acc = get_accelerator(r.accelerator)
+    if str(r.weight_dtype).lower() in _FP4 and "fp4" in acc.peak_flops_per_s:
+        acc = with_matmul(acc, "low_precision")  # engines run NVFP4 / MXFP4 on Blackwell's fp4 tensor cores
+    tp, pp, ep = int(r.tp), int(r.pp), int(r.ep)
+    width = max(tp, ep) * pp
+    replicas = max(1, int(r.n_gpus) // width)
+    layout = make_layout(model, tp, pp, ep, replicas)
+    key, settings, _ = engine_settings(params, str(r.engine), acc.memory_bytes, acc.name)
+    return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
+
+
+def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False):
+    """Stage 1 of the serving model for every usable row, once (the fit only re-runs stage 2).
+
+    ``include_eager``: also rows run without CUDA graphs (left out of the fit by default: their launch
+    cost would swamp the graphed engines' fixed costs; the bench predicts them separately).
+
+    Returns:
+        (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, replicas, gpus,
+        graphs, kind "latency"/"throughput", rate_per_replica); comps, dict of arrays concatenated over
+        those rows (rate rows carry a grid of decode batches, ``calc.serving.serving_components``);
+        skipped, a list of (id, reason).
+    """
+    prm = params or load_serving_params()
+    used, comps, skipped = [], [], []
+    for r in measurements.itertuples(index=False):
+        if r.statistic not in FIT_STATISTICS:
+            skipped.append((r.id, f"statistic {r.statistic} (the model predicts a mean)"))
+            continue
+        if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
+            skipped.append((r.id, f"metric {r.metric}"))
+            continue
+        if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms"):
+            skipped.append((r.id, "latency of an offline run (all N requests at once: the wait for a slot grows with N)"))
+            continue
+        if r.mode == "rate" and r.metric in ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
+                                             "requests_per_s"):
+            skipped.append((r.id, "throughput of a finite run at a request rate (N prompts over N / rate plus the "
+                                  "last one's latency: it depends on N, not on the steady state)"))
+            continue
+        notes = str(getattr(r, "notes", "") or "").lower()
+        if any(w in notes for w in _SPECULATIVE):
+            skipped.append((r.id, "speculative decoding (the serving model predicts plain decoding)"))
+            continue
+        static = any(w in notes for w in _STATIC)
+        eager = any(w in notes for w in _EAGER)
+        if eager and not include_eager:
+            skipped.append((r.id, "run without CUDA graphs (the eager launch cost is a prior, not calibrated)"))
+            continue
+        try:
+            model, acc, layout, key, settings = _row_setup(r, prm)
+            i, o = int(r.input_len), int(r.output_len)
+            rate = r.mode == "rate"
+            if rate:
+                c = _GRID
+            elif r.mode == "offline" or pd.isna(r.concurrency):
+                c = [1e9]
+            else:
+                c = [float(r.concurrency) / layout.replicas]
+            comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
+                                      row_kv_dtype(r.weight_dtype, r.kv_dtype), settings,
+                                      batching="static" if static else "continuous", rate=rate,
+                                      matmul_scale=settings["matmul_scale"])
+        except (ValueError, KeyError) as exc:
+            skipped.append((r.id, str(exc)))
+            continue
+        if r.mode == "offline" or (not rate and pd.isna(r.concurrency)):
+            comp["C"] = comp["B"].copy()
+        k = len(comp["B"])
+        comp["row"] = np.full(k, len(used), dtype=float)
+        comps.append(comp)
+        used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
+                         graphs=0.0 if eager else 1.0, npts=k,
+                         kind="latency" if r.metric in LATENCY_METRICS else "throughput",
+                         rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
+    rows = pd.DataFrame(used)
+    cat = {key: np.concatenate([c[key] for c in comps]) for key in comps[0]} if comps else {}
+    return rows, cat, skipped
+
+
+def _metric_value(metric, a, idx, rows):
+    """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
+    reps, gpus = rows["replicas"].to_numpy(float), rows["gpus"].to_numpy(float)
+    i, o = rows["input_len"].to_numpy(float), rows["output_len"].to_numpy(float)
+    tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
+    out_rep = a["output_tokens_per_s"][idx]
+    table = {"tpot_ms": tpot * 1e3, "itl_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
+             "output_tok_per_s": out_rep * reps, "output_tok_per_s_per_gpu": out_rep / gpus,
+             "total_tok_per_s_per_gpu": out_rep / gpus * (i + o) / o, "output_tok_per_s_per_user": 1.0 / tpot,
+             "requests_per_s": a["requests_per_s"][idx] * reps}
+    m = rows["metric"].to_numpy()
+    out = np.full(len(rows), np.nan)
+    for name, v in table.items():
+        out = np.where(m == name, v, out)
+    return out
+
+
+def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
+    """Predicted value of every prepared row (in its metric's unit) under parameter ``values``."""
+    keys = rows["engine_key"].to_numpy()
+    row = comps["row"].astype(int)
+    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in ("step", "seq", "moe")}
+    graphs = rows["graphs"].to_numpy(float)[row]
+    rate = rows["rate_per_replica"].to_numpy(float)[row]
+    is_rate = ~np.isnan(rate)
+    closed = combine(comps, values, costs, graphs)
+    idx = _first_index(rows)
+    if is_rate.any():
+        opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
+        # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between
+        # the two grid points around the root (the last point when the rate exceeds what the engine serves)
+        gap = rate * opened["e2e_s"] - comps["B"]
+        lo, share = idx.copy(), np.zeros(len(idx))
+        for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
+            n = int(rows["npts"].iloc[j])
+            g = gap[idx[j]: idx[j] + n]
+            ok = np.flatnonzero(g <= 0)
+            if ok.size == 0:
+                lo[j] = idx[j] + n - 1
+            elif ok[0] == 0:
+                lo[j] = idx[j]
+            else:
+                k = ok[0]
+                lo[j] = idx[j] + k - 1
+                share[j] = g[k - 1] / (g[k - 1] - g[k])
+        merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
+        a = _metric_value(rows["metric"], merged, lo, rows)
+        b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
+        return np.where(share > 0, a * (1 - share) + b * share, a)
+    return _metric_value(rows["metric"], closed, idx, rows)
+
+
+def _first_index(rows):
+    n = rows["npts"].to_numpy(int)
+    return np.concatenate([[0], np.cumsum(n)[:-1]]).astype(int)
+
+
+def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
+    """The estimate before the serving model, for comparison: the bound's parts divided by MBU 0.69
+    and MFU 0.80 (``calc.efficiency.default_utilisation``), no fixed cost, no interference, no queue."""
+    old = {k: 0.0 for k in PARAM_KEYS}
+    old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
+               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0)
+    flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
+                C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
+    return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)
+
+
+def _free_keys(params):
+    return [k for k in PARAM_KEYS if params["params"][k].get("fit", True)]
+
+
+def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, prepared=None) -> dict:
+    """Fit the serving parameters to ``measurements`` (the columns of serving_measurements.csv).
+
+    Returns:
+        a new params dict (the layout of serving_params.json) with each free parameter's ``value``
+        fitted (provenance "fitted" when some row informs it, else "prior"), the generic engine's fixed
+        cost set to the median of the fitted engines', and ``coverage`` (engines and accelerators of the
+        rows). Validation is added by ``calibrate``.
+
+    Raises:
+        ValueError: no usable row.
+    """
+    base = copy.deepcopy(params or load_serving_params())
+    rows, comps, _ = prepared or prepare_rows(measurements, base)
+    if rows.empty:
+        raise ValueError("no measurement row the serving model can use (see prepare_rows' skipped list)")
+    free = _free_keys(base)
+    spec = base["params"]
+    x0 = np.log([spec[k]["prior"] for k in free])
+    lo = np.log([spec[k]["bounds"][0] for k in free])
+    hi = np.log([spec[k]["bounds"][1] for k in free])
+    sig = np.array([spec[k]["prior_sigma_log"] for k in free])
+    fixed = {k: float(spec[k]["value"]) for k in PARAM_KEYS if k not in free}
+    meas = rows["value"].to_numpy(float)
+    # each source weighs like sqrt(its rows): a 100-row table does not drown a 10-row sweep
+    weight = 1.0 / np.sqrt(rows.groupby("source_id")["id"].transform("count").to_numpy(float))
+    weight = weight / weight.mean()
+
+    def values(x):
+        v = dict(fixed)
+        v.update(zip(free, np.exp(x)))
+        return v
+
+    def resid(x):
+        pred = predict_rows(rows, comps, values(x))
+        return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig])
+
+    sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.2,
+                        method="trf", x_scale=1.0, diff_step=1e-4, max_nfev=400)
+    v = values(sol.x)
+    jac = sol.jac[: len(meas)]
+    informed = np.linalg.norm(jac, axis=0) > 1e-3
+    for k, x, inf in zip(free, sol.x, informed):
+        spec[k]["value"] = float(f"{np.exp(x):.4g}")
+        spec[k]["provenance"] = "fitted" if inf else "prior"
+    engines = sorted(set(rows["engine_key"]) - {"generic"})
+    for what in ENGINE_GROUPS:
+        fitted = [v[f"{what}.{e}"] for e in engines] or [spec[f"{what}.generic"]["prior"]]
+        spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
+        spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
+    base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"]))}
+    base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
+                      "method": "scipy.optimize.least_squares, trf, soft_l1 (f_scale 0.2) on log(predicted / "
+                                "measured), log-parameters within bounds, prior weight 1 per parameter"}
+    return base
+
+
+def error_summary(log_ratio) -> dict:
+    """Median |log(measured / predicted)|, share within 25% and 50% (|predicted / measured - 1|), count."""
+    r = np.asarray(log_ratio, dtype=float)
+    r = r[np.isfinite(r)]
+    if r.size == 0:
+        return {"n": 0, "median_abs_log": float("nan"), "within_25": float("nan"), "within_50": float("nan")}
+    dev = np.abs(np.exp(-r) - 1.0)
+    return {"n": int(r.size), "median_abs_log": round(float(np.median(np.abs(r))), 4),
+            "within_25": round(float(np.mean(dev <= 0.25)), 4), "within_50": round(float(np.mean(dev <= 0.5)), 4)}
+
+
+def cross_validate(measurements: pd.DataFrame, by: str = "source_id", params: dict | None = None,
+                   prepared=None) -> pd.Series:
+    """Held-out log(measured / predicted) of every row: refit without each group of ``by``
+    ("source_id": leave-one-source-out; "model": leave-one-model-out) and predict that group.
+
+    Returns:
+        Series indexed like the prepared rows (NaN where a group could not be held out: the only group).
+    """
+    base = params or load_serving_params()
+    rows, comps, skipped = prepared or prepare_rows(measurements, base)
+    out = pd.Series(np.nan, index=rows.index)
+    groups = rows[by].unique()
+    if len(groups) < 2:
+        return out
+    row_of = comps["row"].astype(int)
+    for g in groups:
+        keep = (rows[by] != g).to_numpy()
+        train = _subset(rows, comps, row_of, keep)
+        test = _subset(rows, comps, row_of, ~keep)
+        fitted = fit_serving_params(None, base, prepared=(train[0], train[1], skipped))
+        pred = predict_rows(test[0], test[1], param_values(fitted))
+        out[rows.index[~keep]] = np.log(test[0]["value"].to_numpy(float) / pred)
+    return out
+
+
+def _subset(rows, comps, row_of, keep):
+    sel = keep[row_of]
+    new_rows = rows[keep].reset_index(drop=True)
+    renum = np.cumsum(keep) - 1
+    sub = {k: v[sel] for k, v in comps.items()}
+    sub["row"] = renum[row_of[sel]].astype(float)
+    return new_rows, sub
+
+
+def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[dict, pd.DataFrame]:
+    """Fit, cross-validate and summarise: (the new params dict with ``validation``, the per-row table).
+
+    The per-row table has id, source_id, model, model_family, engine, accelerator, metric, kind,
+    measured, predicted, old (MBU/MFU estimate), log_ratio (in-sample), log_ratio_old,
+    log_ratio_loso, log_ratio_lomo. ``validation.range`` holds the RANGE_QUANTILES of the
+    leave-one-source-out errors by kind (latency, throughput), pooled when a kind has few rows;
+    ``validation.range_by_engine`` the same per engine (where an engine has fewer than 10 rows of a
+    kind: its quantiles over both kinds, or the pooled kind's when it has fewer than 10 rows in all).
+    """
+    base = copy.deepcopy(params or load_serving_params())
+    prepared = prepare_rows(measurements, base)
+    rows, comps, skipped = prepared
+    fitted = fit_serving_params(measurements, base, prepared=prepared)
+    pred = predict_rows(rows, comps, param_values(fitted))
+    old = old_estimate_rows(rows, comps)
+    table = rows[["id", "source_id", "model", "model_family", "engine", "accelerator", "metric", "kind",
+                  "value"]].rename(columns={"value": "measured"}).copy()
+    table["predicted"], table["old"] = pred, old
+    table["log_ratio"] = np.log(table["measured"] / pred)
+    table["log_ratio_old"] = np.log(table["measured"] / old)
+    table["log_ratio_loso"] = cross_validate(measurements, "source_id", base, prepared).to_numpy()
+    table["log_ratio_lomo"] = cross_validate(measurements, "model", base, prepared).to_numpy()
+    cv = table["log_ratio_loso"].where(table["log_ratio_loso"].notna(), table["log_ratio"])
+    rng = {kind: _quantiles(cv, table["kind"] == kind) for kind in ("latency", "throughput")}
+    by_engine = {}
+    for engine in sorted(table["engine"].unique()):
+        e = table["engine"] == engine
+        both = _quantiles(cv, e, fallback=None) if e.sum() >= 10 else None
+        by_engine[engine] = {kind: _quantiles(cv, e & (table["kind"] == kind), fallback=both or rng[kind])
+                             for kind in ("latency", "throughput")}
+    fitted["validation"] = {
+        "range": rng, "range_by_engine": by_engine, "range_quantiles": list(RANGE_QUANTILES),
+        "all_rows": {"new": error_summary(table["log_ratio"]), "old": error_summary(table["log_ratio_old"])},
+        "leave_one_source_out": error_summary(table["log_ratio_loso"]),
+        "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
+        "skipped_rows": len(skipped)}
+    return fitted, table
+
+
+def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:
+    """RANGE_QUANTILES of the held-out log ratios ``cv[mask]``; ``fallback`` (or all rows) when fewer
+    than ``least`` rows are in the mask."""
+    r = cv[mask].dropna()
+    if len(r) < least:
+        if fallback is not None:
+            return fallback
+        r = cv.dropna()
+    return [round(float(np.quantile(r, RANGE_QUANTILES[0])), 4), round(float(np.quantile(r, RANGE_QUANTILES[1])), 4)]
+
+
+def error_tables(table: pd.DataFrame) -> dict:
+    """{title: DataFrame} of error summaries overall and by engine, accelerator, model family and kind,
+    for the old estimate, the new one in-sample and cross-validated (source, model held out)."""
+    cols = {"old (MBU 0.69 / MFU 0.80)": "log_ratio_old", "new, in-sample": "log_ratio",
+            "new, source held out": "log_ratio_loso", "new, model held out": "log_ratio_lomo"}
+    out = {}
+    for by in (None, "kind", "engine", "accelerator", "model_family"):
+        groups = [("all", table)] if by is None else list(table.groupby(by))
+        recs = []
+        for g, t in groups:
+            for label, col in cols.items():
+                recs.append(dict(group=g, estimate=label, **error_summary(t[col])))
+        out["all rows" if by is None else f"by {by}"] = pd.DataFrame(recs)
+    return out
+
+
+def main(argv=None) -> int:
+    """``python -m calc.serving_fit [measurements.csv] [--check]``: fit, validate, rewrite
+    serving_params.json (``--check``: print only) and print the error tables."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    df = read_measurements(args[0] if args else None)
+    fitted, table = calibrate(df)
+    for title, t in error_tables(table).items():
+        print(f"\n== {title} ==")
+        print(t.to_string(index=False))
+    print("\nfitted parameters:")
+    for k in PARAM_KEYS:
+        e = fitted["params"][k]
+        print(f"  {k:<24} {e['value']:<12.4g} prior {e['prior']:<10.4g} {e['provenance']}")
+    print("range (log measured/predicted, LOSO quantiles):", fitted["validation"]["range"])
+    if not check:
+        PARAMS_PATH.write_text(json.dumps(fitted, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {PARAMS_PATH.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

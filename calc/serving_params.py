@@ -1,0 +1,149 @@
+"""Parameters of the serving model: engine settings, fixed costs and utilisations, as data.
+
+``calc/data/serving_params.json`` holds three kinds of numbers, each with its source:
+
+* ``engines``: each engine family's scheduler defaults (largest decode batch, prefill token budget per
+  step, share of memory given to the KV cache), read from the engines' own code and documentation. Not
+  fitted.
+* ``params``: the fixed time per step, per sequence and per layer, and the utilisations of each phase
+  (decode weight read, KV/attention read, decode and prefill matmuls by precision, grouped expert GEMMs,
+  collectives), each with a prior (a published figure), bounds, and the value fitted to published
+  serving measurements (``calc.serving_fit``; provenance "fitted", or "prior" where the calibration
+  set says nothing about it).
+* ``validation``: the spread of the cross-validated errors (log of measured over predicted), which
+  ``calc.serving`` turns into each estimate's low-high range, and the error tables.
+
+An engine or accelerator the calibration set has no rows for gets the documented fallback (the
+"generic" engine; the utilisations fitted on other accelerators) and a notice that says so.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from .models import DATA_DIR
+
+#: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
+PARAMS_PATH = DATA_DIR / "serving_params.json"
+
+#: Engine families the parameters name; anything else falls back to "generic" with a notice.
+ENGINES = ("vllm", "sglang", "trtllm", "generic")
+
+#: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON).
+GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
+               "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "layer_fixed_s",
+               "request_overhead_s", "eager_layer_extra_s")
+
+#: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
+#: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)
+#: and per MoE layer per step (``moe_layer_fixed_s.<engine>``: each engine has its own routing and
+#: dispatch kernels).
+STEP_KEYS = tuple(f"step_fixed_s.{e}" for e in ENGINES)
+SEQ_KEYS = tuple(f"seq_fixed_s.{e}" for e in ENGINES)
+MOE_KEYS = tuple(f"moe_layer_fixed_s.{e}" for e in ENGINES)
+#: The per-engine groups: each engine's costs, and the generic fallback set to their median.
+ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s")
+
+#: Every parameter, in the order of the fit's vector.
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS
+
+
+def engine_costs(values: dict, engine: str) -> dict:
+    """{"step", "seq", "moe"}: ``engine``'s fixed time per step, per sequence per step and per MoE layer
+    per step, from parameter ``values`` (``param_values``)."""
+    return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
+            "moe": values[f"moe_layer_fixed_s.{engine}"]}
+
+
+@lru_cache(maxsize=4)
+def _read(path: str) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def load_serving_params(path=None) -> dict:
+    """The serving model's parameter file as a dict (``calc/data/serving_params.json`` by default).
+
+    Raises:
+        ValueError: a file that is not valid JSON or lacks a parameter of ``PARAM_KEYS``.
+    """
+    p = Path(path) if path is not None else PARAMS_PATH
+    try:
+        data = _read(str(p))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p.name} is not valid JSON: {exc}") from None
+    missing = [k for k in PARAM_KEYS if k not in data.get("params", {})]
+    if missing:
+        raise ValueError(f"{p.name} lacks the serving parameters {', '.join(missing)}")
+    return data
+
+
+def param_values(params: dict) -> dict:
+    """{key: value} of every parameter of ``params`` (the dict of ``load_serving_params``)."""
+    return {k: float(params["params"][k]["value"]) for k in PARAM_KEYS}
+
+
+def engine_settings(params: dict, engine: str, memory_bytes: float,
+                    accelerator_name: str = "") -> tuple[str, dict, list[str]]:
+    """(engine family used, its scheduler settings, notices) for ``engine`` on a GPU of ``memory_bytes``.
+
+    Settings: ``max_batch`` (largest number of sequences a replica decodes at once), ``token_budget``
+    (tokens scheduled per step, decode and prefill chunks together) and ``kv_memory_fraction`` (share
+    of each GPU's memory the engine may fill with weights and cache). vLLM raises its defaults on GPUs
+    of 70 GiB and more except the A100 (``large_gpu`` entries; vllm/engine/arg_utils.py,
+    ``get_batch_defaults``). An engine the file does not know falls back to
+    "generic" with a notice.
+
+    Raises:
+        ValueError: an engine name that is not a string.
+    """
+    if not isinstance(engine, str) or not engine.strip():
+        raise ValueError(f"engine must be a name such as {', '.join(ENGINES[:3])}; got {engine!r}")
+    key = engine.strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
+    notices = []
+    if key not in params["engines"]:
+        notices.append(f"no serving parameters for the engine '{engine}': the generic engine's fixed costs and "
+                       "scheduler settings are used (the median of the calibrated engines)")
+        key = "generic"
+    e = params["engines"][key]
+    big = memory_bytes >= 70 * 2**30 and "a100" not in accelerator_name.lower() and "large_gpu" in e
+    s = dict(e["large_gpu"] if big else e["default"])
+    covered = params.get("coverage", {}).get("engines", [])
+    if key != "generic" and covered and key not in covered:
+        notices.append(f"the calibration set has no measurement of {key}: its fixed costs are the generic prior")
+    return key, s, notices
+
+
+def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:
+    """A notice when no calibration row ran on ``accelerator_key`` (the utilisations then come from the
+    other accelerators: a fallback the page must show); [] otherwise."""
+    covered = params.get("coverage", {}).get("accelerators", [])
+    if covered and accelerator_key not in covered:
+        return [f"no published serving measurement on {accelerator_key} in the calibration set: its "
+                f"utilisations fall back to those fitted on {', '.join(covered)}"]
+    return []
+
+
+def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
+    """(factor on the fitted matmul utilisations for ``accelerator_key``, notices): the accelerator's
+    largest measured matmul utilisation over the reference accelerator's (``matmul_ceiling`` in the
+    file); 1 with a notice when the accelerator has no measurement."""
+    mc = params.get("matmul_ceiling")
+    if not mc:
+        return 1.0, []
+    ref = mc["values"][mc["reference"]]
+    if accelerator_key in mc["values"]:
+        return mc["values"][accelerator_key] / ref, []
+    return 1.0, [f"no measured matmul ceiling for {accelerator_key}: its matmul utilisations are those of "
+                 f"{mc['reference']}"]
+
+
+def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:
+    """(low, high) quantiles of the cross-validated log(measured / predicted) for ``kind`` ("latency"
+    or "throughput"), the engine's own where the calibration has enough of its rows, clipped so that the
+    range always holds the estimate (low <= 0 <= high)."""
+    val = params.get("validation", {})
+    v = val.get("range_by_engine", {}).get(engine or "", {}).get(kind) or val.get("range", {}).get(kind)
+    if not v:
+        return (-0.5, 0.5)
+    return (min(float(v[0]), 0.0), max(float(v[1]), 0.0))

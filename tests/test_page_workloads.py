@@ -1,0 +1,68 @@
+"""The Workloads page (app_pages/workloads.py) and the Monthly bill's derived hit rate, in AppTest.
+
+Oracle: the numbers the page shows are calc's for the same inputs, recomputed here from the sidebar's defaults
+(Llama-3-8B, H100 SXM, bf16) and the page's defaults (agentic preset, 512-token blocks, 4 running sequences,
+256 GB CPU, 2,000 GB SSD, demote)."""
+import calc
+from calc import bill, prefix_cache as pc, workload, workload_bill as wb
+from pagetest import metric, open_page, tables
+
+PAGE = "app_pages/workloads.py"
+
+
+def _expected_summary():
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    s = workload.generate(workload.presets()["agentic"], 512)
+    rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, a, a.price_per_hour_usd))
+    ctx = int(s.input_tokens.mean() + s.output_tokens.mean())
+    gpu = pc.gpu_cache_bytes(m, a, 4, ctx, tp=rates.gpus_per_replica)
+    return pc.replay_ttft(s, pc.default_tiers(gpu, 256e9, 2000e9), m, a, tp=rates.gpus_per_replica)
+
+
+def test_page_shows_the_replay_of_the_agentic_preset():
+    at = open_page(PAGE, timeout=180)
+    want = _expected_summary()
+    assert metric(at, "Prefix hit rate") == f"{want.hit_rate():.1%}"
+    assert metric(at, "found in CPU") == f"{want.hit_rate_by_tier()['cpu']:.1%}"
+    bills = next(t for t in tables(at) if "per_request_usd" in t.columns)
+    assert list(bills["name"])[-2:] == ["self-hosted, tiered cache", "self-hosted, no cache"]
+    assert {"Opus 4.8", "GPT-5.4 mini"} <= set(bills["name"])
+
+
+def test_no_cpu_memory_no_cpu_hits_and_other_sources_open():
+    at = open_page(PAGE, timeout=180)
+    at.number_input(key="wl_cpu").set_value(0).run()
+    assert not at.exception and metric(at, "found in CPU") == "0.0%"
+    for src in ("trace:mooncake_conversation_2000.jsonl", "trace:azure_llm_conv_2023_2000.csv", "preset:rag"):
+        at.selectbox(key="wl_src").set_value(src).run()
+        assert not at.exception, src
+        assert not at.error, (src, [e.value for e in at.error])
+    at.selectbox(key="wl_pol").set_value("write_through").run()
+    assert not at.exception
+    at.selectbox(key="wl_src").set_value("upload").run()
+    assert not at.exception and any("Choose a trace file" in i.value for i in at.info)
+
+
+def test_monthly_bill_takes_its_hit_rate_from_a_trace():
+    at = open_page("app_pages/monthly_bill.py", timeout=180)
+    at.radio(key="mb_hit_src").set_value("derive from a workload/trace").run()
+    at.selectbox(key="mb_hit_wl").set_value("trace:mooncake_conversation_2000.jsonl").run()
+    assert not at.exception
+    pct = 100 * wb.api_cache_hit_rate(calc.traces.load_sample("mooncake_conversation_2000.jsonl"))
+    assert any(f"Derived: {pct:.1f}%" in c.value for c in at.caption)
+    # the bill follows: the hand-set slider is gone and the scenario uses the derived rate
+    assert not [s for s in at.slider if s.key == "mb_hit"]
+
+
+def test_a_link_names_the_source_by_its_key():
+    at = open_page(PAGE, timeout=180, wl_src="trace:mooncake_conversation_2000.jsonl", wl_pol="write_through")
+    assert at.selectbox(key="wl_src").value == "trace:mooncake_conversation_2000.jsonl"
+    assert at.selectbox(key="wl_pol").value == "write_through"
+    assert any("2,000 requests" in m.value for m in at.markdown)
+
+
+def test_a_link_carries_the_preset_edits():
+    # 10 agent sessions x 4 turns x 8 calls = 320 requests; reasoning kept throughout
+    at = open_page(PAGE, timeout=180, wl_sess_agentic="10", wl_rctx_agentic="keep")
+    assert any("320 requests" in m.value for m in at.markdown)
+    assert at.selectbox(key="wl_rctx_agentic").value == "keep"

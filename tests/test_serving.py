@@ -1,0 +1,153 @@
+"""The serving model (calc.serving) and its calibration (calc.serving_fit)."""
+import copy
+
+import numpy as np
+import pytest
+
+import calc
+from calc.serving import serving_estimate, serving_frontier
+from calc.serving_params import PARAM_KEYS, load_serving_params
+
+LLAMA8, LLAMA70 = calc.get_model("llama-3.1-8b"), calc.get_model("llama-3.1-70b")
+MIXTRAL = calc.get_model("mixtral-8x7b")
+H100 = calc.get_accelerator("h100-sxm")
+
+
+def simple_params(**values):
+    """The stored parameter file with every fixed cost 0 and every utilisation 0.5, then ``values``."""
+    p = copy.deepcopy(load_serving_params())
+    for k in PARAM_KEYS:
+        p["params"][k]["value"] = 0.0 if k.endswith("_s") or "_s." in k else 0.5
+    p["params"]["grouped_gemm"]["value"] = 1.0
+    for k, v in values.items():
+        p["params"][k]["value"] = v
+    return p
+
+
+def test_hand_worked_single_request_on_one_h100():
+    # Llama-3.1-8B bf16 on one H100 SXM (3.35e12 B/s, 989e12 FLOP/s), 1,024 prompt and 1,024 output tokens, one
+    # client. Utilisations 0.5, 1 ms per step, nothing else.
+    # TPOT at the mean context 1,024 + 512 = 1,536: weights read 15.01e9 B / 3.35e12 = 4.4806 ms; KV 1,536 x
+    # 131,072 B (32 layers x 8 heads x 128 x 2 x 2 B) = 201.3 MB / 3.35e12 = 0.0601 ms; bound 4.5407 ms.
+    # Estimate = 2 x 4.5407 + 1 = 10.081 ms (one sequence: no other prompt mixed in, no interference).
+    # TTFT: prefill compute 14.57e12 FLOP / 989e12 = 14.732 ms (logits of the last token only), KV written
+    # 1,024 x 131,072 B = 0.0401 ms; at MFU 0.5: 0.0801 + max(2 x 4.483, 29.465) = 29.545 ms, + 1 ms (one
+    # chunk: 1,024 <= 8,192 tokens per step) = 30.545 ms. e2e = 30.545 + 1,023 x 10.081 = 10,343.7 ms:
+    # 1,024 / 10.3437 s = 99.0 tokens/s.
+    p = simple_params(**{"step_fixed_s.vllm": 1e-3})
+    e = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=1, engine="vllm", params=p)
+    assert e.tpot.bound_s == pytest.approx(4.5407e-3, rel=1e-4)
+    assert e.tpot.estimate_s == pytest.approx(10.081e-3, rel=1e-4)
+    assert e.tpot.interference_s == 0.0
+    assert e.ttft.bound_s == pytest.approx(14.7725e-3, rel=1e-4)
+    assert e.ttft.estimate_s == pytest.approx(30.545e-3, rel=1e-4)
+    assert e.e2e_s == pytest.approx(10.3437, rel=1e-4)
+    assert e.output_tokens_per_s == pytest.approx(99.0, rel=1e-3)
+    assert e.tokens_per_s_per_user == pytest.approx(1 / 10.081e-3, rel=1e-4)
+
+
+def test_bound_is_the_roofline_step_and_the_estimate_never_below_it():
+    for model, tp, c in ((LLAMA8, 1, 1), (LLAMA8, 1, 64), (LLAMA70, 4, 16), (MIXTRAL, 2, 8)):
+        e = serving_estimate(model, H100, 2048, 256, concurrency=c, tp=tp, weight_dtype="fp8", kv_dtype="fp8")
+        b = int(e.decode_batch)
+        bound = calc.decode_step_time(model, H100, b, 2048 + 128, "fp8", "fp8", tp=tp)
+        assert e.tpot.bound_s == pytest.approx(bound.total_s, rel=1e-9)
+        pre = calc.prefill_time(model, H100, 2048, 1, "fp8", "fp8", tp=tp, logits="last")
+        assert e.ttft.bound_s == pytest.approx(pre.total_s, rel=1e-9)
+        assert e.tpot.estimate_s >= bound.total_s and e.ttft.estimate_s >= pre.total_s
+        assert e.output_tokens_per_s_per_gpu <= e.bound_output_tokens_per_s_per_gpu
+
+
+def test_breakdown_parts_add_up_and_range_holds_the_estimate():
+    for kw in (dict(concurrency=1), dict(concurrency=200), dict(request_rate_per_s=3.0), dict(),
+               dict(concurrency=8, batching="static")):
+        e = serving_estimate(LLAMA70, H100, 1000, 500, tp=8, weight_dtype="fp8", kv_dtype="fp8", **kw)
+        for t in (e.ttft, e.tpot):
+            assert sum(t.parts().values()) == pytest.approx(t.estimate_s, rel=1e-12)
+            assert t.weights_s + t.kv_s + t.compute_s + t.comm_s == pytest.approx(t.bound_s, rel=1e-12)
+            assert min(t.parts().values()) >= 0
+            assert t.low_s <= t.estimate_s <= t.high_s
+        assert e.per_gpu_low <= e.output_tokens_per_s_per_gpu <= e.per_gpu_high
+        assert e.e2e_low_s <= e.e2e_s <= e.e2e_high_s
+
+
+def test_interference_zero_alone_and_shrinking_with_output_length():
+    assert serving_estimate(LLAMA70, H100, 4000, 200, concurrency=1, tp=4).tpot.interference_s == 0.0
+    # 32 clients: each step carries (32 - 1) / O of a 4,000-token prompt
+    inter = [serving_estimate(LLAMA70, H100, 4000, o, concurrency=32, tp=4).tpot.interference_s
+             for o in (100, 400, 1600, 6400)]
+    assert inter[0] > 0
+    assert all(a > b for a, b in zip(inter, inter[1:]))
+    # at most 1 / O: four times the output puts a quarter of the prompts in each step, and more of their
+    # matmuls then hide under the step's weight read (max(weights, compute)), so interference x O falls too
+    per_request = [i * o for i, o in zip(inter, (100, 400, 1600, 6400))]
+    assert all(a >= b * (1 - 1e-9) for a, b in zip(per_request, per_request[1:]))
+    assert serving_estimate(LLAMA70, H100, 4000, 100, concurrency=32, tp=4,
+                            batching="static").tpot.interference_s == 0.0
+
+
+def test_rate_obeys_littles_law_and_an_impossible_rate_is_refused():
+    e = serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=5.0)
+    assert e.mode == "rate"
+    assert e.concurrency == pytest.approx(5.0 * e.e2e_s, rel=0.02)  # L = lambda W
+    assert e.requests_per_s == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="requests/s"):
+        serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=1e6)
+
+
+def test_clients_beyond_the_batch_limit_wait_for_a_slot():
+    # vLLM decodes at most 1,024 sequences on an H100 (max_num_seqs); 2,048 clients wait about one e2e each
+    e = serving_estimate(LLAMA8, H100, 128, 128, concurrency=2048, weight_dtype="fp8", kv_dtype="fp8")
+    assert e.decode_batch == 1024 and e.batch_limit == "max_batch"
+    assert e.ttft.queue_s > 0.5 * (e.e2e_s - e.ttft.queue_s)
+
+
+def test_unknown_engine_falls_back_with_a_notice():
+    e = serving_estimate(LLAMA8, H100, 512, 256, concurrency=4, engine="my-engine")
+    assert e.engine == "generic"
+    assert any("my-engine" in n and "generic" in n for n in e.notices)
+    assert serving_estimate(LLAMA8, H100, 512, 256, concurrency=4, engine="TensorRT-LLM").engine == "trtllm"
+    # an accelerator with no calibration row and no measured matmul ceiling: both fallbacks are named
+    l4 = serving_estimate(LLAMA8, calc.get_accelerator("l4"), 512, 256, concurrency=4)
+    assert any("no published serving measurement on l4" in n for n in l4.notices)
+    assert any("no measured matmul ceiling for l4" in n for n in l4.notices)
+    assert serving_estimate(LLAMA8, H100, 512, 256, concurrency=4).notices == ()
+
+
+def test_bad_inputs_raise_value_error():
+    for kw in (dict(input_len=0), dict(output_len=-5), dict(concurrency=0), dict(concurrency=4, request_rate_per_s=1),
+               dict(request_rate_per_s=-1), dict(batching="dynamic"), dict(engine=""), dict(tp=3),
+               dict(request_rate_per_s=1.0, batching="static")):
+        args = dict(input_len=512, output_len=128)
+        args.update(kw)
+        with pytest.raises(ValueError):
+            serving_estimate(LLAMA8, H100, **args)
+    with pytest.raises(ValueError):
+        serving_frontier(LLAMA8, H100, 512, 128, concurrencies=[1, -2])
+
+
+def test_frontier_matches_the_scalar_estimate_and_trades_user_for_gpu():
+    df = serving_frontier(LLAMA70, H100, 1000, 1000, tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert len(df) == 256
+    one = serving_estimate(LLAMA70, H100, 1000, 1000, concurrency=float(df["concurrency"][100]), tp=8,
+                           weight_dtype="fp8", kv_dtype="fp8")
+    assert df["tokens_per_s_per_gpu"][100] == pytest.approx(one.output_tokens_per_s_per_gpu, rel=1e-9)
+    assert df["tpot_s"][100] == pytest.approx(one.tpot.estimate_s, rel=1e-9)
+    small = df[df["concurrency"] <= 64]
+    assert np.all(np.diff(small["tokens_per_s_per_gpu"]) > 0)
+    assert np.all(np.diff(small["tokens_per_s_per_user"]) < 0)
+    assert np.all(df["tokens_per_s_per_gpu"] <= df["bound_tokens_per_s_per_gpu"])
+
+
+def test_fit_is_deterministic_and_reproduces_the_stored_constants():
+    from calc.serving_fit import fit_serving_params, prepare_rows, read_measurements
+    stored = load_serving_params()
+    rows = read_measurements()
+    prepared = prepare_rows(rows, stored)
+    first = fit_serving_params(rows, stored, prepared=prepared)
+    again = fit_serving_params(rows, stored, prepared=prepared)
+    for k in PARAM_KEYS:
+        assert first["params"][k]["value"] == again["params"][k]["value"], k
+        # the stored file is this fit's output (python -m calc.serving_fit), to its 4 significant digits
+        assert first["params"][k]["value"] == pytest.approx(stored["params"][k]["value"], rel=0.02), k
+    assert stored["fitted"]["rows"] == len(prepared[0])
