@@ -2,14 +2,17 @@
 
 The variant (``variant=`` in the URL) picks the numbers: 0 is the course's own, any other is drawn by
 course.exercises. A student's answers live in this browser session only; nothing is stored on the server.
-``teacher=1`` lists every answer and worked solution on one printable page.
+``teacher=<key>`` lists every answer and worked solution on one printable page: the key is the teacher key of
+a live class-poll session (the Class poll page's teacher link), so a student cannot flip it on.
 """
 import random
 
 import streamlit as st
 
-from ui import formats
+from classroom import poll
+from classroom.store import get_store
 from course import exercises as ex_calc
+from ui import formats
 
 st.title("Exercises")
 
@@ -21,7 +24,25 @@ except ValueError as exc:
     linked_variant = 0
 if "ex_variant" not in st.session_state:
     st.session_state["ex_variant"] = linked_variant
-st.session_state.setdefault("ex_teacher", qp.get("teacher", "") in ("1", "true"))
+
+
+def _teacher_key_ok(key: str) -> bool:
+    """Whether ``key`` is the teacher key of a live class-poll session (False when the database is unreachable)."""
+    try:
+        return poll.teacher_key_valid(get_store(), key)
+    except Exception:  # noqa: BLE001 - no database, no teacher view; the page itself still works
+        return False
+
+
+teacher_key = qp.get("teacher", "")
+if "_ex_teacher_ok" not in st.session_state:
+    st.session_state["_ex_teacher_ok"] = bool(teacher_key) and _teacher_key_ok(teacher_key)
+key_ok = st.session_state["_ex_teacher_ok"]
+if teacher_key and not key_ok:
+    st.warning("The teacher view needs the teacher's key: open a class session on the Class poll page and follow "
+               "its link to every exercise's answer.")
+    del qp["teacher"]
+st.session_state.setdefault("ex_teacher", key_ok)
 
 
 def _new_variant() -> None:
@@ -33,12 +54,8 @@ variant = int(c1.number_input("Variant", min_value=0, max_value=ex_calc.MAX_VARI
                               help="0 = the course's own numbers. Give the class one variant, or each student "
                                    "their own: the same number always gives the same problems."))
 c2.button("A variant of my own", on_click=_new_variant, key="ex_new", width="stretch")
-teacher = c3.toggle("Teacher view: every answer and solution", key="ex_teacher")
+teacher = key_ok and c3.toggle("Teacher view: every answer and solution", key="ex_teacher")
 qp["variant"] = str(variant)
-if teacher:
-    qp["teacher"] = "1"
-elif "teacher" in qp:
-    del qp["teacher"]
 
 problems = ex_calc.all_exercises(variant)
 st.caption(f"{len(problems)} problems after the back-of-the-envelope problems of the inference course (week 11), "

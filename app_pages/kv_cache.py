@@ -55,7 +55,9 @@ def explore() -> None:
                     "constant state included.")
         m[3].metric(f"KV in total (B = {batch:,})", formats.fmt_bytes(budget.kv_bytes))
         m[4].metric("Weights", formats.fmt_bytes(budget.weights_bytes), help=f"{sel.model.n_params:,} parameters in "
-                    f"{sel.weight_dtype}.")
+                    f"{sel.weight_dtype}." + (f" The checkpoint's MTP module ({sel.model.n_mtp_params:,} parameters) is "
+                    "not loaded: vLLM and SGLang load it only for MTP speculative decoding."
+                    if sel.model.n_mtp_layers else ""))
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
                else f"needs {budget.n_accelerators:,} x {sel.accelerator.name}")
     detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "

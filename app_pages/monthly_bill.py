@@ -70,6 +70,7 @@ def bill_section() -> None:
                 col.metric(f"{row.name}", usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
                 col.caption(f"{usd(row.per_generation_usd, 5)} per generation"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+        bill_views.conventions_caption(scenario, tiers)
         if traffic.plain:
             st.markdown(f"**{scenario.generations_per_day:,.0f} requests a day**, each {prefix:,} shared prompt tokens + "
                         f"{unique:,} unique ones in, {out:,} tokens out.")

@@ -149,6 +149,10 @@ def explorer() -> None:
     speculative_views.sample_test(run, n_tokens, gamma, alpha, wrong)
     speculative_views.tokens_per_forward(alpha, gamma)
     batch_section(gamma)
+    chains = sd.published_chains()
+    if sel.model.n_mtp_layers:  # the sidebar's model ships an MTP module: offer it as the draft
+        chains = {f"{sel.model.name}'s own MTP module (the sidebar's model)": sd.mtp_chain(sel.model), **chains}
+    speculative_views.per_position_section(alpha, chains)
 
 
 # Section 1's heading, buttons and note stay outside the fragment (a fragment rerun re-sends every element

@@ -39,10 +39,8 @@ All money is USD; token prices are USD per 1e6 tokens ("per 1M"); a month is 30 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -50,7 +48,7 @@ import pandas as pd
 from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
 from .cost import cost_per_million
 from .dtypes import dtype_bytes
-from .models import DATA_DIR
+from .price_sheet import PriceSheet, price_file, request_cost, sheet_from_row
 from .step import decode_step_time, max_batch, prefill_time
 
 DAYS_PER_MONTH = 30
@@ -205,6 +203,10 @@ class PriceTier:
         cache_write_multiplier: cache-write price / base input price, in [1, 10]
             (1.25 for Anthropic 5-minute writes, 2 for 1-hour writes, 1.0 when writes are free).
         source, as_of: provenance (not compared).
+        extras: the rest of the vendor's price sheet (``calc.price_sheet.PriceSheet``: long-context tier,
+            cache storage, batch and off-peak multipliers) or None; its base prices and write multiplier
+            are ignored, the tier's own (editable) ones are used (not compared).
+        batch, off_peak: bill through the batch API / in the off-peak window (the sheet must offer it).
 
     Raises:
         ValueError: a negative, non-finite or absurd price (over $10,000 per 1M tokens), a multiplier
@@ -219,6 +221,9 @@ class PriceTier:
     cache_write_multiplier: float = 1.0
     source: str = dataclasses.field(default="", compare=False)
     as_of: str = dataclasses.field(default="", compare=False)
+    extras: PriceSheet | None = dataclasses.field(default=None, compare=False)
+    batch: bool = False
+    off_peak: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -231,6 +236,28 @@ class PriceTier:
         if not 1.0 <= m <= MAX_CACHE_WRITE_MULTIPLIER:
             raise ValueError(f"cache_write_multiplier of tier {self.name!r} must be between 1 and "
                              f"{MAX_CACHE_WRITE_MULTIPLIER:g} (1 = no write surcharge), got {m!r}")
+        sheet = self.price_sheet()   # raises for batch / off-peak on a sheet without them
+        if self.batch and sheet.batch_multiplier is None:
+            raise ValueError(f"tier {self.name!r}: its price sheet has no batch API price")
+        if self.off_peak and sheet.off_peak_multiplier is None:
+            raise ValueError(f"tier {self.name!r}: its price sheet has no off-peak rate")
+
+    def price_sheet(self) -> PriceSheet:
+        """The tier as a ``PriceSheet``: its own prices and write multiplier (TTL "tier") plus the extras."""
+        e = self.extras
+        return PriceSheet(self.name, self.input_usd_per_mtok, self.cached_input_usd_per_mtok,
+                          self.output_usd_per_mtok, (("tier", self.cache_write_multiplier),),
+                          0.0 if e is None else e.cache_storage_usd_per_mtok_hour,
+                          None if e is None else e.long_context, None if e is None else e.batch_multiplier,
+                          None if e is None else e.off_peak_multiplier, "" if e is None else e.off_peak_window,
+                          self.source, self.as_of)
+
+    def convention(self, scenario: "TrafficScenario") -> str:
+        """How a generation of the scenario is billed on this tier (tier applied, TTL, batch / off-peak)."""
+        sheet = self.price_sheet()
+        b = request_cost(sheet, scenario.input_tokens, 0.0, 0.0, scenario.output_tokens, batch=self.batch,
+                         off_peak=self.off_peak)
+        return b.convention(sheet).replace("(tier TTL)", "(the tier's TTL)")
 
     def cost_per_generation_usd(self, scenario: TrafficScenario, cache_hit_rate=None) -> dict:
         """USD per generation by bill component (module docstring formula).
@@ -245,21 +272,23 @@ class PriceTier:
             price (all / 1e6), and ``total_usd``.
         """
         t = scenario.token_split(cache_hit_rate)
+        # One request of the scenario, billed by calc.price_sheet.request_cost; the prompt length (hit or
+        # miss) decides the long-context tier, so the expected bill is linear in the hit rate.
+        b = request_cost(self.price_sheet(), scenario.input_tokens + 0 * t["hit"], t["hit"], t["written"],
+                         t["output"], batch=self.batch, off_peak=self.off_peak)
+        written_at_base = t["written"] * b.input_usd_per_mtok / TOKENS_PER_MILLION
         parts = {
-            "input_missed_usd": t["missed"] * self.input_usd_per_mtok / TOKENS_PER_MILLION,
-            "input_hit_usd": t["hit"] * self.cached_input_usd_per_mtok / TOKENS_PER_MILLION,
-            "cache_write_usd": t["written"] * (self.cache_write_multiplier - 1.0) * self.input_usd_per_mtok
-            / TOKENS_PER_MILLION,
-            "output_usd": t["output"] * self.output_usd_per_mtok / TOKENS_PER_MILLION,
+            "input_missed_usd": b.input_usd + written_at_base,
+            "input_hit_usd": b.cached_input_usd,
+            "cache_write_usd": b.cache_write_usd - written_at_base,
+            "output_usd": b.output_usd,
         }
         parts["total_usd"] = sum(parts.values())
         return parts
 
 
-@lru_cache(maxsize=1)
 def _price_file() -> dict:
-    with open(DATA_DIR / "api_prices.json", encoding="utf-8") as f:
-        return json.load(f)
+    return price_file()
 
 
 def api_price_table() -> pd.DataFrame:
@@ -267,9 +296,27 @@ def api_price_table() -> pd.DataFrame:
 
     Returns:
         DataFrame, one row per model: id, provider, model, tier, input_usd_per_mtok,
-        cached_input_usd_per_mtok, output_usd_per_mtok, cache_write_multiplier, as_of, source.
+        cached_input_usd_per_mtok, output_usd_per_mtok, cache_write_multiplier, as_of, source, and the
+        price-sheet extras flattened: cache_write_1h_multiplier, cache_storage_usd_per_mtok_hour,
+        long_context_threshold_tokens, long_context_input_usd_per_mtok, long_context_output_usd_per_mtok,
+        batch_multiplier, off_peak_multiplier, off_peak_window (NaN / empty where a sheet has none).
     """
-    return pd.DataFrame(_price_file()["prices"])
+    rows = []
+    for r in _price_file()["prices"]:
+        lc, off = r.get("long_context") or {}, r.get("off_peak") or {}
+        flat = {k: v for k, v in r.items() if not isinstance(v, dict)}
+        flat.update({
+            "cache_write_1h_multiplier": (r.get("cache_write_multipliers") or {}).get("1h", math.nan),
+            "cache_storage_usd_per_mtok_hour": r.get("cache_storage_usd_per_mtok_hour", math.nan),
+            "long_context_threshold_tokens": lc.get("threshold_input_tokens", math.nan),
+            "long_context_input_usd_per_mtok": lc.get("input_usd_per_mtok", math.nan),
+            "long_context_output_usd_per_mtok": lc.get("output_usd_per_mtok", math.nan),
+            "batch_multiplier": r.get("batch_multiplier", math.nan),
+            "off_peak_multiplier": off.get("multiplier", math.nan),
+            "off_peak_window": off.get("window", ""),
+        })
+        rows.append(flat)
+    return pd.DataFrame(rows)
 
 
 def prices_read_on() -> str:
@@ -289,8 +336,14 @@ def default_tiers() -> list[PriceTier]:
     for name, row_id in _price_file()["default_tiers"].items():
         r = rows[row_id]
         tiers.append(PriceTier(name, r["model"], r["input_usd_per_mtok"], r["cached_input_usd_per_mtok"],
-                               r["output_usd_per_mtok"], r["cache_write_multiplier"], r["source"], r["as_of"]))
+                               r["output_usd_per_mtok"], r["cache_write_multiplier"], r["source"], r["as_of"],
+                               sheet_from_row(r)))
     return tiers
+
+
+def _extras_by_model() -> dict:
+    """Model name -> the price file's sheet for it (to keep a tier's extras when its table is edited)."""
+    return {r["model"]: sheet_from_row(r) for r in _price_file()["prices"]}
 
 
 TIER_COLUMNS = ("name", "model", "input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok",
@@ -335,7 +388,8 @@ def tiers_from_frame(df: pd.DataFrame) -> list[PriceTier]:
         as_of, source = row.get("as_of"), row.get("source")
         tiers.append(PriceTier(name, model, **values,
                                source="" if not isinstance(source, str) else source,
-                               as_of="" if not isinstance(as_of, str) else as_of))
+                               as_of="" if not isinstance(as_of, str) else as_of,
+                               extras=_extras_by_model().get(model)))
     if not tiers:
         raise ValueError("the price table has no tier with a name")
     return tiers

@@ -211,6 +211,8 @@ def _shapes(config) -> dict:
                    or family in ("gpt2", "falcon"))
     tied = _bool_key(cfg, tie_key, _bool_key(outer, tie_key, tie_default))
 
+    mtp_key = next((key for key in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if _present(cfg, key)), None)
+    s["mtp_layers"] = _int_key(cfg, mtp_key, allow_zero=True) if mtp_key else 0
     s.update(d=d, L=n_layers, N=n_heads, K=n_kv, H=head_dim, F=d_ff, F_dense=d_ff_dense, V=vocab,
              max_ctx=max_ctx, attention=attention, window=window, layer_types=layer_types, tied=tied,
              E=n_experts, top_k=top_k, cfg=cfg)
@@ -503,7 +505,10 @@ def _count(s: dict) -> tuple[int, int]:
     Falcon: fused QKV (N + 2K)*H, dense, a 2-matrix MLP, one or two LayerNorms with bias per layer.
     DeepSeek MLA: q_a/q_b (or q_proj), kv_a, kv_b, o and the two latent norms; dense first layers,
     then routed and shared experts plus the gate (V3 also an e_score_correction_bias, counted in the
-    total only). The MTP module of DeepSeek-V3 is not part of the main model and is left out.
+    total only). The MTP modules (DeepSeek-V3, Qwen3.5) are not part of the main model: they are
+    counted apart, into ``s["mtp"]`` (``ModelConfig.n_mtp_params``). gpt-oss: q/k/v/o biases
+    (``attention_bias``), one attention sink per head, a router bias and gate_up / down biases per
+    expert (transformers' GptOss modules; reproduces the model card's 116.83B / 20.91B).
     Other families are counted with the Llama formula (exact for Llama-like decoders; an estimate
     for architectures with extra biases or sinks). Checked against transformers' own model classes
     for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode
@@ -511,6 +516,7 @@ def _count(s: dict) -> tuple[int, int]:
     """
     cfg, fam, mt = s["cfg"], s["family"], s["model_type"]
     d, L, N, K, H, V = s["d"], s["L"], s["N"], s["K"], s["H"], s["V"]
+    s["mtp"] = (0, 0)
     head = 0 if s["tied"] else V * d
     if fam == "gpt2":
         F = s["F_dense"]
@@ -550,6 +556,8 @@ def _count(s: dict) -> tuple[int, int]:
             attn += N * H + 2 * K * H + d
         if mt.startswith(("qwen3", "gemma3")):
             attn += 2 * H
+        if mt.startswith("gpt_oss"):  # gpt-oss: one learned attention sink per query head (self_attn.sinks)
+            attn += N
     mlp_bias = _bool_key(cfg, "mlp_bias", False)
     n_mats = 2 if mt.startswith("nemotron_h") else 3  # Nemotron-H's MLP: up and down (relu^2)
 
@@ -592,7 +600,7 @@ def _count(s: dict) -> tuple[int, int]:
         return 0
 
     E, k, F = s["E"], s["top_k"], s["F"]
-    shared = router = score_bias = 0
+    shared = router = score_bias = expert_bias = 0
     if E is not None:
         _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
         if mt.startswith("nemotron_h"):
@@ -611,6 +619,9 @@ def _count(s: dict) -> tuple[int, int]:
         score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
                            or cfg.get("score_func") == "sigmoid") else 0
         router = d * E
+        if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
+            router += E
+            expert_bias = 2 * F + d
     shared_mlp = 0
     if mt.startswith("granitemoehybrid") and _present(cfg, "shared_intermediate_size"):
         shared_mlp = ffn(_int_key(cfg, "shared_intermediate_size", allow_zero=True))  # every layer
@@ -635,8 +646,30 @@ def _count(s: dict) -> tuple[int, int]:
         total += layer
         active += layer
         if ffn_kind == "moe":
-            total += E * ffn(F) + shared + router + score_bias
-            active += k * ffn(F) + shared + router
+            total += E * (ffn(F) + expert_bias) + shared + router + score_bias
+            active += k * (ffn(F) + expert_bias) + shared + router
+
+    # Multi-token-prediction modules (not part of the main model; counted apart, see ``mtp_params``):
+    # each is one decoder layer with full attention and the FFN of the last main layer, fed by a
+    # projection 2D x D of [embedding; hidden state] and its norms. DeepSeek-V3's checkpoint stores, in
+    # its extra layer, enorm, hnorm, eh_proj, the layer, shared_head.norm and copies of embed_tokens and
+    # shared_head.head (V x D each); Qwen3-Next / Qwen3.5 store fc, two pre-fc norms, the layer and a
+    # norm, and share the main model's embedding and head (unless mtp_use_dedicated_embeddings).
+    mtp_total = mtp_active = 0
+    n_mtp = s.get("mtp_layers", 0)
+    if n_mtp:
+        ffn_kind, width = s["ffn"][-1]
+        layer = mixer("full") + norms * d
+        layer_total = layer_active = layer + (ffn(width) if ffn_kind == "dense" else 0)
+        if ffn_kind == "moe":
+            layer_total += E * (ffn(F) + expert_bias) + shared + router + score_bias
+            layer_active += k * (ffn(F) + expert_bias) + shared + router
+        glue = 2 * d * d + 3 * d
+        copies = 2 * V * d if (mt.startswith("deepseek_v3") or _bool_key(cfg, "mtp_use_dedicated_embeddings", False)) \
+            else 0
+        mtp_total = n_mtp * (layer_total + glue + copies)
+        mtp_active = n_mtp * (layer_active + glue + V * d)   # the head's matmul runs for every drafted token
+    s["mtp"] = (mtp_total, mtp_active)
     return total, active
 
 
@@ -730,6 +763,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         attention_chunk_size=s["chunk"], n_kv_shared_layers=s["kv_shared"],
         **{f: s.get(f) for f in OPTIONAL_SHAPE_FIELDS if f != "attention_chunk_size"},
         ssm_state_dtype=s.get("ssm_state_dtype", "fp32"), **_ffn_fields(s),
+        n_mtp_layers=s["mtp_layers"], n_mtp_params=s["mtp"][0], n_mtp_active_params=s["mtp"][1],
     )
 
 

@@ -88,6 +88,15 @@ class ModelConfig:
         learned_positions: rows P of a learned absolute position table (GPT-2's ``wpe``, P x D, of
             ``n_positions`` rows), a lookup like the token embedding; None for rotary or relative
             positions (no table).
+        n_mtp_layers: multi-token-prediction modules shipped with the checkpoint (DeepSeek-V3's
+            ``num_nextn_predict_layers``, Qwen3-Next / Qwen3.5's ``mtp_num_hidden_layers``); 0 for none.
+        n_mtp_params: their parameters as the checkpoint stores them, *not* in ``n_params`` (DeepSeek-V3:
+            671B main + 14B MTP = 685B on Hugging Face). Engines load them only for MTP speculative
+            decoding (vLLM ``--speculative-config '{"method": "deepseek_mtp"}'`` / "qwen3_next_mtp",
+            SGLang ``--speculative-algorithm EAGLE`` / NEXTN); by default they are not loaded
+            (``params_loaded``).
+        n_mtp_active_params: parameters an MTP module uses per drafted token (its layer's active
+            parameters, the projection and the LM head's matmul).
         source: where the numbers come from (not compared).
         checkpoint_format: the weight format the checkpoint itself is stored in, read from a config.json's
             ``quantization_config`` (``calc.config_json.checkpoint_weight_format``: "mxfp4", "fp8-block",
@@ -144,6 +153,9 @@ class ModelConfig:
     d_ff_shared: int = 0
     ffn_matrices: int = 3
     learned_positions: int | None = None
+    n_mtp_layers: int = 0
+    n_mtp_params: int = 0
+    n_mtp_active_params: int = 0
     source: str = field(default="", compare=False)
     checkpoint_format: str | None = field(default=None, compare=False)
 
@@ -221,6 +233,12 @@ class ModelConfig:
             check_positive_int(self.n_experts_per_token, "n_experts_per_token")
             if self.n_experts_per_token > self.n_experts:
                 raise ValueError("n_experts_per_token cannot exceed n_experts")
+        for f in ("n_mtp_layers", "n_mtp_params", "n_mtp_active_params"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"{f} must be a non-negative integer, got {v!r}")
+        if (self.n_mtp_layers == 0) != (self.n_mtp_params == 0):
+            raise ValueError("n_mtp_layers and n_mtp_params go together: both 0 (no MTP module) or both positive")
         if self.n_active_params is not None:
             check_positive_int(self.n_active_params, "n_active_params")
             if self.n_active_params > self.n_params:
@@ -231,6 +249,15 @@ class ModelConfig:
     def active_params(self) -> int:
         """Parameters used per token: ``n_active_params`` for MoE, else ``n_params``."""
         return self.n_active_params if self.n_active_params is not None else self.n_params
+
+    def params_loaded(self, load_mtp: bool = False) -> int:
+        """Parameters an engine loads: the main model, plus the MTP modules when ``load_mtp``.
+
+        Default False, as vLLM and SGLang do unless MTP speculative decoding is switched on (vLLM skips
+        the checkpoint's MTP layer in its DeepSeek-V3 loader; with ``method: deepseek_mtp`` it loads it as
+        the draft). Hugging Face's "model size" counts what the checkpoint stores: ``load_mtp=True``.
+        """
+        return self.n_params + (self.n_mtp_params if load_mtp else 0)
 
     @property
     def is_moe(self) -> bool:

@@ -31,6 +31,7 @@ from .bill import (DAYS_PER_MONTH, SECONDS_PER_DAY, TOKENS_PER_MILLION, PriceTie
                    replicas_for_traffic, self_hosted_rates)
 from .checks import check_nonneg_int, check_nonneg_number, check_positive_number
 from .prefix_cache import ReplaySummary, ttl_hits
+from .price_sheet import request_cost
 from .traces import RequestStream
 
 #: Defaults of the API cache: Anthropic's 5-minute TTL; OpenAI's minimum cacheable prompt of 1,024 tokens.
@@ -98,12 +99,17 @@ def api_bill(stream: RequestStream, tier: PriceTier, requests_per_day: float | N
     missed = stream.input_tokens - cached
     reasoning = stream.reasoning_tokens.astype(float)
     answer = stream.output_tokens - reasoning
-    scale = DAYS_PER_MONTH * per_day / stream.n_requests / TOKENS_PER_MILLION  # sums over the stream -> month
-    parts = {"input_missed_usd": missed.sum() * tier.input_usd_per_mtok * scale,
-             "input_hit_usd": cached.sum() * tier.cached_input_usd_per_mtok * scale,
-             "cache_write_usd": missed.sum() * (tier.cache_write_multiplier - 1.0) * tier.input_usd_per_mtok * scale,
-             "answer_usd": answer.sum() * tier.output_usd_per_mtok * scale,
-             "reasoning_usd": reasoning.sum() * tier.output_usd_per_mtok * scale}
+    scale = DAYS_PER_MONTH * per_day / stream.n_requests  # sums over the stream -> month
+    # Each request billed by calc.price_sheet.request_cost (a long-context tier applies per request, to the
+    # whole request; batch / off-peak as the tier says); what missed is written, its surcharge kept apart.
+    b = request_cost(tier.price_sheet(), np.asarray(stream.input_tokens, dtype=float), cached, missed,
+                     np.asarray(answer, dtype=float), reasoning, batch=tier.batch, off_peak=tier.off_peak)
+    written_at_base = missed * np.asarray(b.input_usd_per_mtok) / TOKENS_PER_MILLION
+    parts = {"input_missed_usd": (b.input_usd + written_at_base).sum() * scale,
+             "input_hit_usd": b.cached_input_usd.sum() * scale,
+             "cache_write_usd": (b.cache_write_usd - written_at_base).sum() * scale,
+             "answer_usd": b.output_usd.sum() * scale,
+             "reasoning_usd": b.reasoning_usd.sum() * scale}
     total = float(sum(parts.values()))
     month = DAYS_PER_MONTH * per_day
     return WorkloadBill(tier.name, tier.model, *(float(parts[k]) for k in COMPONENTS[:5]), 0.0, 0.0, 0.0, total,

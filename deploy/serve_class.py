@@ -15,6 +15,11 @@ the processes without nginx), then on the machine that receives the students:
     python3 deploy/serve_class.py --procs 0 --upstream 10.0.0.2:8601 --upstream 10.0.0.2:8602 \\
         --upstream 10.0.0.3:8601 --upstream 10.0.0.3:8602
 
+The class poll's answers live in one database that every process reads: by default the SQLite file
+data/poll.sqlite beside app.py (every process of this machine shares it); for several machines, one
+PostgreSQL database for all (``--database-url postgresql+psycopg://user:password@host/db``, or the
+environment variable EXPLORER_POLL_DATABASE_URL, which the processes inherit).
+
 Supervision: a Streamlit process (or nginx) that exits is started again on the same port, after a pause that
 grows while it keeps failing (1 s, doubling to 30 s, reset once it has run for a minute); the others keep
 serving meanwhile, and nginx sends no new request to a port that refused one (``max_fails``/``fail_timeout``
@@ -304,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-proxy", action="store_true", help="start the Streamlit processes only, no nginx")
     ap.add_argument("--runtime-dir", help="where the nginx config, pid and caches go (default: a new temp dir)")
     ap.add_argument("--check", action="store_true", help="write the config, run nginx -t, and exit")
+    ap.add_argument("--database-url", help="the class poll's database, shared by every process (default: the "
+                    "SQLite file data/poll.sqlite; postgresql+psycopg://user:password@host/db for several machines)")
     ap.add_argument("--conn-per-client", type=int, default=DEFAULT_CONN_PER_CLIENT,
                     help="concurrent connections nginx accepts from one client address (default "
                          f"{DEFAULT_CONN_PER_CLIENT}; a class behind one NAT address needs about 6 per student)")
@@ -317,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"open-file limit for every process (default {DEFAULT_NOFILE}; capped by the hard limit "
                          "unless run as root)")
     args = ap.parse_args(argv)
+    if args.database_url:  # the Streamlit processes inherit it (classroom/store.py reads it)
+        os.environ["EXPLORER_POLL_DATABASE_URL"] = args.database_url
     if args.procs < 0 or (args.procs == 0 and not args.upstream):
         ap.error("--procs must be at least 1, or 0 with --upstream")
     if args.max_sessions < 1 or args.conn_per_client < 1 or args.nofile < 64:

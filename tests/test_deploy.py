@@ -103,7 +103,7 @@ def test_supervised_process_is_started_again_after_it_exits_with_a_growing_pause
 
 def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
     docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
-    assert set(docs) == {"Deployment", "Service", "Ingress"}
+    assert {"Deployment", "Service", "Ingress", "Secret"} <= set(docs)
     dep, svc, ing = docs["Deployment"], docs["Service"], docs["Ingress"]
     labels = dep["spec"]["template"]["metadata"]["labels"]
     assert dep["spec"]["selector"]["matchLabels"] == labels and svc["spec"]["selector"] == labels
@@ -117,6 +117,19 @@ def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
     assert ing["metadata"]["annotations"]["nginx.ingress.kubernetes.io/affinity"] == "cookie"
     backend = ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == svc["metadata"]["name"]
+    # the class poll: every pod reads one PostgreSQL database, its URL from the Secret
+    env = {e["name"]: e for e in container["env"]}
+    ref = env["EXPLORER_POLL_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == docs["Secret"]["metadata"]["name"]
+    assert docs["Secret"]["stringData"][ref["key"]].startswith("postgresql+psycopg://")
+
+
+def test_serve_class_passes_the_database_url_to_its_processes(monkeypatch):
+    monkeypatch.setenv("EXPLORER_POLL_DATABASE_URL", "restored after the test")
+    monkeypatch.setattr(serve_class, "check_config", lambda conf: subprocess.CompletedProcess([], 0, "", "ok"))
+    url = "postgresql+psycopg://u@db.example:5432/class"
+    assert serve_class.main(["--check", "--procs", "1", "--database-url", url]) == 0
+    assert os.environ["EXPLORER_POLL_DATABASE_URL"] == url      # what the Streamlit processes inherit
 
 
 def _unit(name: str):

@@ -47,16 +47,20 @@ CALC_LAYERS = [
     "napkin",        # the napkin table of every preset and accelerator
     "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
     "batching",      # static and continuous batching simulation
+    "price_sheet",   # vendors' price sheets and the bill of one API request
     "bill",          # the monthly bill of an API against self-hosting
     "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
+    "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect
     "speculative",   # speculative decoding
     "__main__",      # the command line (python3 -m calc)
 ]
 #: Folders whose modules are checked; a folder that does not exist yet is skipped.
-FOLDERS = ("calc", "course", "ui", "live", "app_pages")
+FOLDERS = ("calc", "course", "classroom", "ui", "live", "app_pages")
 #: Top-level packages calc must not import (calc is pure: no UI, no torch, nothing above it).
-CALC_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "course")
-COURSE_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui")
+CALC_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "course", "classroom")
+COURSE_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui", "classroom")
+#: The class poll (rules, questions, storage) sits above calc and course, below the UI.
+CLASSROOM_FORBIDDEN = ("streamlit", "torch", "live", "app_pages", "ui")
 LIVE_FORBIDDEN = ("app_pages", "ui")
 
 
@@ -224,7 +228,7 @@ def test_calc_modules_do_not_import_the_package_root():
 
 
 @pytest.mark.parametrize("folder, forbidden", [("calc", CALC_FORBIDDEN), ("course", COURSE_FORBIDDEN),
-                                               ("live", LIVE_FORBIDDEN)])
+                                               ("classroom", CLASSROOM_FORBIDDEN), ("live", LIVE_FORBIDDEN)])
 def test_lower_folders_do_not_import_upper_ones(folder, forbidden):
     wrong = [f"{_where(n, line)} imports {t}" for n, imps in IMPORTS.items() if n.split(".")[0] == folder
              for t, line, _ in imps if t.split(".")[0] in forbidden]

@@ -35,7 +35,9 @@ def test_a_wrong_unit_and_a_forgotten_factor_get_their_hints():
 
 
 def test_variant_from_the_url_and_the_teacher_view_lists_every_answer():
-    at = open_page(PAGE, variant="7", teacher="1")
+    from classroom import poll
+    from classroom.store import get_store
+    at = open_page(PAGE, variant="7", teacher=poll.open_session(get_store()).teacher_key)  # a poll's teacher key
     assert at.number_input(key="ex_variant").value == 7
     problems = E.all_exercises(7)
     text = " ".join(m.value for m in at.markdown)

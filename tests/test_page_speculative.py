@@ -83,3 +83,27 @@ def test_all_zero_target_is_an_error_message_not_a_traceback():
     at.run()
     assert not at.exception
     assert any("target p" in e.value and "positive" in e.value for e in at.error)
+
+
+def test_per_position_chain_section():
+    # "Your own rates" 0.9, 0.8, 0.7: E = 1 + 0.9 + 0.72 + 0.504 = 3.124; i.i.d. at a_1 = 0.9: (1 - 0.9^4)/0.1 = 3.439
+    at = open_page({"sd_chain": "Your own rates", "sd_chain_rates": "0.9, 0.8, 0.7"})
+    assert metric(at, "Tokens per verification") == "3.124"
+    assert metric(at, "i.i.d. at a_1") == "3.439"
+    # a typing mistake is a message, not a traceback, and the text stays
+    at = open_page({"sd_chain": "Your own rates", "sd_chain_rates": "0.9, x"})
+    assert any("'x' is not a number" in e.value for e in at.error)
+    assert at.text_input(key="sd_chain_rates").value == "0.9, x"
+    # the DeepSeek-V3 MTP chain, a1 = 0.85: 1.85 tokens per verification
+    at = open_page({"sd_chain": "DeepSeek-V3 MTP, low end (a1 = 0.85)"})
+    assert metric(at, "Tokens per verification") == "1.850"
+
+
+def test_the_sidebar_models_mtp_module_is_offered_as_the_draft():
+    # DeepSeek-V3 in the sidebar: its MTP module is the first chain; a = 0.85, c = 1.615B / 37.55B = 0.043:
+    # 1.85 tokens per verification, 1.85 / 1.043 = 1.77x.
+    at = open_page({"model": "deepseek-v3"})
+    assert at.selectbox(key="sd_chain").value.startswith("DeepSeek-V3")
+    assert "MTP module" in at.selectbox(key="sd_chain").value
+    assert metric(at, "Tokens per verification") == "1.850"
+    assert metric(at, "Chain speedup") == "1.77×"

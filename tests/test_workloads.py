@@ -346,3 +346,17 @@ def test_mooncake_timestamps_may_be_fractional_milliseconds():
     assert s.arrival_s.tolist() == [0.0, 1.0]
     with pytest.raises(ValueError, match="line 1: timestamp must be a number"):
         traces.read_trace('{"timestamp": -3, "input_length": 10, "output_length": 1, "hash_ids": [0]}')
+
+
+def test_api_bill_applies_a_long_context_tier_per_request():
+    # Gemini 2.5 Pro (price file: $1.25 / $10 up to 200k prompt tokens, $2.50 / $15 above, the whole request).
+    # Two unrelated requests, no cache hits: 100,000 tokens (base) and 250,000 tokens (long), 1,000 out each.
+    # Per stream: 100,000 x 1.25 + 1,000 x 10 = 135,000e-6; 250,000 x 2.5 + 1,000 x 15 = 640,000e-6
+    # -> 775,000e-6 USD; at 2 requests a day the month is 30 streams: 23.25 USD.
+    from calc.price_sheet import price_sheet
+    sheet = price_sheet("google-gemini-2.5-pro")
+    tier = bill.PriceTier("g", "Gemini 2.5 Pro", 1.25, 0.125, 10.0, 1.0, extras=sheet)
+    s = stream_of([[1], [2]], block_size=512, input_tokens=[100_000, 250_000], arrival_s=[0.0, 10_000.0],
+                  output=[1000, 1000], reasoning=[0, 0])
+    b = wb.api_bill(s, tier, requests_per_day=2)
+    assert b.total_usd == pytest.approx(23.25)

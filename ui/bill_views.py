@@ -168,6 +168,14 @@ def price_editor() -> tuple[pd.DataFrame, str]:
     return edited, link
 
 
+def conventions_caption(scenario, tiers) -> None:
+    """One caption naming, per API tier, the convention its bill follows (long-context tier or base, the
+    cache-write multiplier, batch / off-peak), from ``PriceTier.convention``."""
+    lines = [f"{formats.md_escape(t.name)}: {formats.md_escape(t.convention(scenario))}" for t in tiers]
+    st.caption("Billed as: " + " · ".join(lines) + ". A prompt above a long-context threshold bills the whole "
+               "request at the higher rates (input and output).")
+
+
 def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
     """The bill by component: a stacked bar per tier, the table (every column in an expander) and its CSV."""
     fig = charts.Figure()

@@ -24,6 +24,8 @@ PAGES = [
      "Chat, RAG and agent sessions; a prefix cache in GPU, CPU and SSD tiers; the API bill against self-hosting."),
     ("app_pages/exercises.py", "Exercises", ":material/school:",
      "Graded napkin problems with worked solutions; a teacher view."),
+    ("app_pages/poll.py", "Class poll", ":material/how_to_vote:",
+     "Predict, then reveal: the class answers together, the projector shows the spread, then the answer."),
     ("app_pages/live.py", "Live measurement", ":material/monitor_heart:",
      "A real model on this machine, next to the prediction."),
 ]

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import speculative as sd
-from ui import charts, downloads, html_table, widgets
+from ui import charts, downloads, html_table, url_state, widgets
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = tuple(range(0, 17))
@@ -121,3 +121,81 @@ def batch_figure(batch: pd.DataFrame, gamma: int, b_verify: float, b_star: float
     fig.update_layout(xaxis_title="batch size B (sequences, log scale)", yaxis_title="speedup over plain decoding (×)",
                       xaxis_type="log", yaxis_rangemode="tozero")
     return fig
+
+
+OWN_CHAIN = "Your own rates"
+
+
+def parse_chain(text: str) -> list[float]:
+    """Rates typed as "0.9, 0.8, 0.7" (commas or spaces; percent allowed as 90%) -> a list of fractions.
+
+    Raises:
+        ValueError: a part that is not a number (the message names it), no rate at all.
+    """
+    parts = [t for t in text.replace(";", ",").replace(" ", ",").split(",") if t.strip()]
+    if not parts:
+        raise ValueError("type at least one acceptance rate, e.g. 0.9, 0.8, 0.7")
+    rates = []
+    for t in parts:
+        t = t.strip()
+        try:
+            rates.append(float(t[:-1]) / 100 if t.endswith("%") else float(t))
+        except ValueError:
+            raise ValueError(f"{t!r} is not a number; type rates like 0.9, 0.8, 0.7") from None
+    return rates
+
+
+def per_position_section(alpha: float, chains: dict) -> None:
+    """Section 4: a chain with an acceptance rate per draft position (EAGLE, MTP), its expected tokens per
+    verification and speedup, against the i.i.d. formula at the chain's first rate.
+
+    Args:
+        alpha: the page's i.i.d. α (section 1), the default of "your own rates".
+        chains: name -> {"acceptance": rates, "source": text, optionally "cost_ratio": c}, offered first.
+    """
+    st.subheader("4. Acceptance per draft position")
+    st.markdown("EAGLE drafts and multi-token-prediction (MTP) modules report an acceptance rate **per draft "
+                "position** that falls along the chain: a_k is the chance the k-th draft is accepted once the "
+                "ones before it were. The k-th draft counts only if all before it are kept:")
+    st.latex(r"E[\text{tokens per verification}] = 1 + \sum_{k=1}^{\gamma} \prod_{j \le k} a_j,\qquad "
+             r"\text{speedup} = \frac{E}{\gamma c + 1}")
+    names = list(chains) + [OWN_CHAIN]
+    url_state.accept_url_values("sd_chain", names, str)
+    c1, c2 = st.columns([2, 1])
+    name = c1.selectbox("Chain", names, key="sd_chain", bind="query-params")
+    spec = chains.get(name, {})
+    c_default = float(spec.get("cost_ratio", 0.05))
+    c = c2.number_input("Draft cost ratio c", 0.0, 2.0, c_default, 0.01, format="%.3f",
+                        key=f"sd_chain_c_{names.index(name)}",
+                        help="One draft step's time over one target step's (an MTP module: its share of a step).")
+    if name == OWN_CHAIN:
+        text = st.text_input("Acceptance per position a_1, a_2, ...", f"{alpha:.2f}, {alpha * 0.9:.2f}, "
+                             f"{alpha * 0.8:.2f}", key="sd_chain_rates", bind="query-params")
+    else:
+        text = ", ".join(f"{a:g}" for a in spec["acceptance"])
+        st.caption(f"a = ({text}). Source: {spec['source']}")
+    try:
+        rates = parse_chain(text)
+        table = sd.chain_position_table(rates, c)
+        e = sd.expected_tokens_per_verification(rates)
+        iid = sd.expected_tokens_per_target_forward(rates[0], len(rates))
+        best = sd.best_chain_length(rates, c)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+    with widgets.metric_row(4) as m:
+        m[0].metric("Tokens per verification", f"{e:.3f}", help="1 + Σ_k Π_{j≤k} a_j")
+        m[1].metric("Chain speedup", f"{sd.walltime_speedup_chain(rates, c):.2f}×", help="E / (γ c + 1)")
+        m[2].metric("i.i.d. at a_1", f"{iid:.3f}", help=f"(1 − a_1^(γ+1)) / (1 − a_1) with a_1 = {rates[0]:g}: "
+                    "what one rate for every position would predict")
+        m[3].metric("Best chain length", f"{best}", help="The prefix of the chain that maximises the speedup (0: none pays).")
+    html_table.show_table(table, key="sd_chain_table", hide_index=True, width="stretch", column_config={
+        "position": st.column_config.NumberColumn("k"),
+        "acceptance": st.column_config.NumberColumn("a_k", format="%.3f"),
+        "kept_probability": st.column_config.NumberColumn("Π a_j (draft k kept)", format="%.4f"),
+        "tokens_per_verification": st.column_config.NumberColumn("E if cut at k", format="%.3f"),
+        "walltime_speedup": st.column_config.NumberColumn("speedup if cut at k", format="%.2f")})
+    downloads.download_csv(table, "speculative_chain.csv", key="sd_chain_csv")
+    st.caption("Convention: a_k conditional on drafts 1..k−1 accepted (EAGLE's n-α); a chain of equal rates gives "
+               "Leviathan's formula exactly. An MTP module drafts from the target's own hidden state, so its cost "
+               "ratio is its share of a target step.")

@@ -1,0 +1,193 @@
+"""Class poll: predict, then reveal. The teacher asks, every student commits a number, the projector shows
+the spread, then the answer and the mistakes behind the wrong ones.
+
+Three views by the URL: ``?code=...&key=...`` the teacher's screen (the key only in the teacher's own link),
+``?code=...&me=...`` a student who joined (``me`` is their random id: a reload or another server process
+finds them again), neither: join with a code, or open a session. Rules, storage and analysis: classroom/.
+Nothing a student typed is rendered as markdown or HTML (st.text and data frames only).
+"""
+import sqlalchemy as sa
+import streamlit as st
+
+from classroom import analysis, poll, questions
+from classroom.store import get_store
+from ui import charts, classroom as present, formats, poll_views, widgets
+
+try:
+    store = get_store()
+except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
+    st.error(f"The poll's database cannot be opened: {formats.md_escape(str(exc)[:300])}")
+    st.stop()
+DB_DOWN = "The poll's database did not answer; try again in a moment (nothing you sent is lost)."
+qp = st.query_params
+code, key, me = qp.get("code", ""), qp.get("key", ""), qp.get("me", "")
+msg = st.session_state.setdefault("_poll_msg", {})
+try:
+    code = poll.normalise_code(code) if code else ""  # from here on: six characters of poll.CODE_ALPHABET
+except poll.PollError as exc:
+    st.warning(formats.md_escape(exc))
+    code = ""
+
+
+def _call(where: str, func, *args, then=None) -> None:
+    """Run a poll action from a button, then ``then(result)``; keep a refusal to show beside the button."""
+    try:
+        out = func(store, *args)
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        msg[where] = str(exc) if isinstance(exc, poll.PollError) else DB_DOWN
+        return
+    msg.pop(where, None)
+    if then is not None:
+        then(out)
+
+
+def _read(func, *args):
+    """What a poll read returns, or None after showing why it failed."""
+    try:
+        return func(store, *args)
+    except (poll.PollError, sa.exc.SQLAlchemyError) as exc:
+        st.error(formats.md_escape(exc) if isinstance(exc, poll.PollError) else DB_DOWN)
+        return None
+
+
+def _show_msg(where: str) -> None:
+    if msg.get(where):
+        st.warning(formats.md_escape(msg[where]))
+
+
+def _base_url() -> str:
+    return (st.context.url or "").split("?")[0]
+
+
+def _teach(o: poll.Opened) -> None:
+    st.query_params.update({"code": o.code, "key": o.teacher_key, "present": "1"})
+    st.session_state[present.PRESENT_KEY] = True
+
+
+def landing() -> None:
+    """Join with a code (students) or open a session (teachers)."""
+    left, right = st.columns(2, gap="large")
+    with left:
+        sent = poll_views.join_form(code)
+        if sent:
+            _call("join", poll.join, *sent, then=lambda me: st.query_params.update(
+                {"code": poll.normalise_code(sent[0]), "me": me}))
+            st.rerun()
+        _show_msg("join")
+    with right:
+        st.subheader("Teach")
+        st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
+                   "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
+                   f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+        st.button("Open a class session", on_click=_call, args=("open", poll.open_session), kwargs={"then": _teach},
+                  key="pl_open")
+        _show_msg("open")
+
+
+@st.fragment(run_every=2)
+def live_results() -> None:
+    """A fragment: code and QR code, the counts, the histogram and, after the reveal, the answer and the
+    mistakes; the CSV export (every 2 s)."""
+    r = _read(poll.results, code, key)
+    if r is None:
+        return
+    join_url = f"{_base_url()}?code={code}"
+    left, right = st.columns([1, 3], gap="medium")
+    left.markdown(f"<div style='font-size:2.6rem;font-weight:700;letter-spacing:.2rem'>{code}</div>",
+                  unsafe_allow_html=True)
+    left.image(poll.qr_png(join_url), width=190)
+    left.caption(f"Scan, or open {formats.md_escape(join_url)} and type the code.")
+    if r.spec is None:
+        right.info("Pick a question above and ask it; then open answering.")
+        return
+    ex = questions.build(r.spec)
+    pairs = [(a.value, a.unit) for a in r.answers]
+    vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
+    with left, widgets.metric_row(3, per_row=1) as m:
+        m[0].metric("Answers", f"{len(r.answers):,} of {r.joined:,}", help="answers to this question, of the "
+                    "students who joined")
+        m[1].metric("Answering", r.state)
+        m[2].metric("Within tolerance", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed" else "–")
+    left.download_button("Export CSV", poll.export_csv(store, code, key), f"poll_{code}.csv", "text/csv",
+                         key="pl_csv")
+    right.markdown(f"**Question {r.seq}: {ex.title}.** {ex.question}")
+    if r.state == "revealed":
+        right.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
+    chart, table = right.columns([3, 2]) if r.state == "revealed" else (right.container(), None)
+    if vals:
+        with chart:
+            charts.show_chart(poll_views.histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+    if table is not None:
+        table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
+                     for c in analysis.clusters(ex, pairs)])
+        table.link_button("Show why on its page ↗", ex.url, type="primary")
+
+
+def teacher() -> None:
+    """The teacher's screen: the question and the controls above the live results."""
+    if not poll.is_teacher(store, code, key):
+        st.error("This link's teacher key does not open a live session (wrong key, or the session expired).")
+        return
+    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
+    with top[0].expander("Question", expanded=poll.results(store, code, key).spec is None):
+        spec = poll_views.question_picker()
+        st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
+    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
+        col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
+                   width="stretch", type="primary" if action == "reveal" else "secondary")
+    _show_msg("ask")
+    _show_msg("state")
+    live_results()
+    st.caption(f"[Every exercise's answer and solution (teacher view)](exercises?teacher={key}) · this page's "
+               "address holds your key: project the code, not the address bar.")
+
+
+def _send(seq: int) -> None:
+    """The answer form's callback: submit what the student typed for question ``seq``."""
+    _call("answer", poll.submit, code, me, st.session_state.get(f"pl_ans_{seq}"),
+          st.session_state.get(f"pl_unit_{seq}"))
+
+
+@st.fragment(run_every=2)
+def student() -> None:
+    """A fragment: the question, the student's own answer (changeable while open) and, after the reveal, the
+    right answer and what theirs was (every 2 s)."""
+    v = _read(poll.student_view, code, me)
+    if v is None:
+        return
+    st.text(f"Session {code}" + (f" · you are {v.nickname}" if v.nickname else ""))
+    if v.spec is None:
+        st.info("Joined. Wait for the teacher's question.")
+        return
+    ex = questions.build(v.spec)
+    st.markdown(f"**{ex.title}**")
+    st.markdown(ex.question)
+    if v.state == "open":
+        with st.form(f"pl_answer_{v.seq}"):
+            c1, c2 = st.columns([2, 1])
+            c1.text_input("Your answer", max_chars=poll.MAX_ANSWER_CHARS, key=f"pl_ans_{v.seq}")
+            c2.selectbox("Unit", ex.unit_choices, key=f"pl_unit_{v.seq}", index=ex.unit_choices.index(ex.unit))
+            st.form_submit_button("Send" if v.mine is None else "Change my answer", type="primary", on_click=_send,
+                                  args=(v.seq,))
+        _show_msg("answer")
+    else:
+        st.info("Answering is not open yet." if v.state == "ready" else "Answering is closed.")
+    if v.mine is not None:
+        st.text(f"Your answer: {v.mine.text} {v.mine.unit}")
+    if v.revealed:
+        st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
+        if v.mine is not None:
+            st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+
+
+try:
+    if key and code:
+        teacher()  # no title: the code, the question and the histogram fit on a projector's screen
+    else:
+        st.title("Class poll: predict, then reveal")
+        if code and me:
+            student()
+        else:
+            landing()
+except sa.exc.SQLAlchemyError:
+    st.error(DB_DOWN)

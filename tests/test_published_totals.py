@@ -1,0 +1,132 @@
+"""Every preset's total parameter count against its published figure (model card or Hugging Face's model size).
+
+Like is compared with like: the published figure's convention is stated per row (vision towers, MTP modules,
+buffers a checkpoint stores). The tolerance is half a unit of the published figure's last digit ("6.74B":
++-0.005B) unless the row says why it is wider.
+"""
+from __future__ import annotations
+
+import pytest
+
+import calc
+from calc.config_json import from_hf_config
+from calc.models import hf_config
+
+B = 1e9
+M = 1e6
+
+# id -> (published figure in params, tolerance in params, what we add to our count to match it, source)
+PUBLISHED = {
+    "llama-2-7b": (6.74 * B, 0.005 * B, 0, "HF meta-llama/Llama-2-7b-hf model size 6.74B"),
+    "llama-2-13b": (13.0 * B, 0.05 * B, 0, "HF meta-llama/Llama-2-13b-hf model size 13B (13,015,864,320 exact, ref. data 1.1)"),
+    "llama-2-70b": (69.0 * B, 0.05 * B, 0, "HF meta-llama/Llama-2-70b-hf model size 69B"),
+    "llama-3-8b": (8.03 * B, 0.005 * B, 0, "HF meta-llama/Meta-Llama-3-8B model size 8.03B"),
+    "llama-3.1-8b": (8.03 * B, 0.005 * B, 0, "HF meta-llama/Llama-3.1-8B model size 8.03B"),
+    "llama-3.1-70b": (70.6 * B, 0.05 * B, 0, "HF meta-llama/Llama-3.1-70B model size 70.6B"),
+    "llama-3.1-405b": (406 * B, 0.5 * B, 0, "HF meta-llama/Llama-3.1-405B model size 406B"),
+    "llama-3.2-1b": (1.24 * B, 0.005 * B, 0, "HF meta-llama/Llama-3.2-1B model size 1.24B (card: 1.23B)"),
+    "llama-3.2-3b": (3.21 * B, 0.005 * B, 0, "Llama 3.2 model card: 3.21B"),
+    "mistral-7b-v0.1": (7.24 * B, 0.005 * B, 0, "HF mistralai/Mistral-7B-v0.1 model size 7.24B"),
+    "mixtral-8x7b": (46.7 * B, 0.05 * B, 0, "HF mistralai/Mixtral-8x7B-v0.1 model size 46.7B"),
+    "qwen2.5-0.5b": (0.49 * B, 0.005 * B, 0, "Qwen2.5-0.5B model card: 0.49B"),
+    "qwen2.5-7b": (7.61 * B, 0.01 * B, 0, "Qwen2.5-7B model card: 7.61B (HF size 7.62B; both within 0.01B)"),
+    "qwen3-8b": (8.2 * B, 0.05 * B, 0, "Qwen3-8B model card: 8.2B"),
+    "gemma-2-9b": (9.24 * B, 0.005 * B, 0, "HF google/gemma-2-9b model size 9.24B"),
+    # Gemma 3 report: 417M vision encoder beside the language model; HF counts both (27.4B).
+    "gemma-3-27b": (27.4 * B, 0.05 * B, 417 * M, "HF google/gemma-3-27b-pt model size 27.4B = text + 417M SigLIP (Gemma 3 report, table 1)"),
+    "deepseek-v2": (236 * B, 0.5 * B, 0, "DeepSeek-V2 README: 236B total"),
+    # HF stores the MTP module beside the main model: 671B + 14B = 685B (README). Our 671.03 + 13.46 = 684.49B;
+    # HF's figure also counts the fp8 block scales (one float per 128x128 block, about 0.04B): 0.1% tolerance.
+    "deepseek-v3": (685 * B, 0.685 * B, "mtp", "DeepSeek-V3 README: 685B on HF = 671B main + 14B MTP"),
+    # The paper's 175.0B is rounded from its own formula (biases and exact vocabulary unstated): 0.25%.
+    "gpt-3-175b": (175.0 * B, 0.4375 * B, 0, "Brown et al. 2020 (arXiv 2005.14165), table 2.1: 175.0B"),
+    "smollm2-135m": (135 * M, 0.5 * M, 0, "HF HuggingFaceTB/SmolLM2-135M model size 135M"),
+    "smollm2-360m": (362 * M, 0.5 * M, 0, "HF HuggingFaceTB/SmolLM2-360M model size 362M"),
+    "smollm2-1.7b": (1.71 * B, 0.005 * B, 0, "HF HuggingFaceTB/SmolLM2-1.7B model size 1.71B"),
+    "tinyllama-1.1b": (1.1 * B, 0.05 * B, 0, "TinyLlama model card: 1.1B"),
+    "gpt2": (124 * M, 0.5 * M, 0, "OpenAI GPT-2 small: 124M (HF's widget shows 137M: see the test below)"),
+    # DeepSeek's inference config of V3.2 has no MTP key; the HF checkpoint stores V3's MTP module (with an
+    # indexer, 13.96M): 671.88 + 13.46 + 0.014 = 685.35B.
+    "deepseek-v3.2": (685 * B, 0.685 * B, "v3-mtp", "HF deepseek-ai/DeepSeek-V3.2-Exp model size 685B"),
+    "minimax-m1": (456 * B, 0.5 * B, 0, "MiniMax-M1 report (arXiv 2506.13585): 456B total"),
+    "qwen3-next-80b-a3b": (80 * B, 0.5 * B, 0, "Qwen3-Next-80B-A3B model card: 80B total (HF widget figure not verified)"),
+    # No published total on file for the Qwen3.5 presets: the name's figure, with the MTP module (their configs
+    # ship one); the vision tower's size is not on file, so 3%.
+    "qwen3.5-27b": (27 * B, 0.81 * B, "mtp", "the model's name only (no published total on file)"),
+    "qwen3.5-35b-a3b": (35 * B, 1.05 * B, "mtp", "the model's name only (no published total on file)"),
+    "kimi-k2": (1.0e12, 0.05e12, 0, "Kimi K2 model card: 1T total (32B activated)"),
+    "nemotron-h-56b": (56 * B, 0.5 * B, 0, "Nemotron-H report (arXiv 2504.03624): 56B"),
+    "jamba-v0.1": (52 * B, 0.5 * B, 0, "Jamba report (arXiv 2403.19887): 52B total"),
+    "qwen3-235b-a22b": (235 * B, 0.5 * B, 0, "Qwen3-235B-A22B model card: 235B total"),
+    "qwen3-30b-a3b": (30.5 * B, 0.05 * B, 0, "Qwen3-30B-A3B model card: 30.5B total"),
+    "gpt-oss-120b": (116.83 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 116.83B total"),
+    "gpt-oss-20b": (20.91 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 20.91B total"),
+}
+
+
+def test_every_preset_has_a_published_total():
+    assert sorted(PUBLISHED) == sorted(calc.list_models())
+
+
+@pytest.mark.parametrize("model_id", list(PUBLISHED))
+def test_preset_total_matches_its_published_figure(model_id):
+    published, tol, extra, source = PUBLISHED[model_id]
+    m = calc.get_model(model_id)
+    if extra == "mtp":
+        ours = m.params_loaded(load_mtp=True)
+    elif extra == "v3-mtp":
+        indexer = 1536 * 8192 + 7168 * 128 + 2 * 128 + 7168 * 64   # wq_b, wk, k_norm, weights_proj
+        ours = m.n_params + calc.get_model("deepseek-v3").n_mtp_params + indexer
+    else:
+        ours = m.n_params + extra
+    assert abs(ours - published) <= tol, f"{model_id}: ours {ours / B:.3f}B vs published {published / B:.3f}B ({source})"
+
+
+def test_gpt_oss_biases_and_sinks_by_hand():
+    # gpt-oss-120b (config: D 2880, 36 layers, 64 query heads of 64, 8 KV heads, 128 experts of F 2880, top-4,
+    # V 201,088, untied). Per layer:
+    #   attention q 2880x4096 + 4096, k and v 2880x512 + 512 each, o 4096x2880 + 2880, sinks 64   = 26,550,144
+    #   norms 2 x 2880                                                                              =      5,760
+    #   router 2880 x 128 + 128 bias                                                                =    368,768
+    #   experts 128 x (gate_up 2880x5760 + 5760 bias + down 2880x2880 + 2880 bias) = 128 x 24,891,840 = 3,186,155,520
+    #   -> 3,213,080,192 per layer, x 36 = 115,670,886,912; + embedding and head 2 x 579,133,440 + final norm 2,880
+    #   = 116,829,156,672: the card's 116.83B.
+    m = calc.get_model("gpt-oss-120b")
+    assert m.n_params == 116_829_156_672
+    # active: 4 experts -> 126,492,032 per layer x 36 + 1,158,269,760 = 5,711,982,912; the card's 5.13B leaves out
+    # the embedding table (a lookup): 5,711,982,912 - 579,133,440 = 5,132,849,472.
+    assert m.n_active_params == 5_711_982_912
+    assert m.n_active_params - m.vocab_size * m.d_model == pytest.approx(5.13e9, abs=0.005e9)
+    small = calc.get_model("gpt-oss-20b")
+    assert small.n_params == 20_914_757_184                                   # card: 20.91B
+    assert small.n_active_params - small.vocab_size * small.d_model == pytest.approx(3.61e9, abs=0.005e9)  # 3.61B
+    # without the biases and sinks (the Llama formula) the count is 39.8M short: 36 x (64 + 128 + 128 x 8,640)
+    assert m.n_params - 36 * (64 + 128 + 128 * 8640) == 116_789_336_640
+
+
+def test_deepseek_v3_main_plus_mtp_is_685b():
+    # README: "685B, which includes 671B of the Main Model weights and 14B of the MTP Module weights";
+    # README_WEIGHTS: the MTP module has 11.5B unique parameters (its embedding and head are copies).
+    m = calc.get_model("deepseek-v3")
+    assert m.n_params == 671_026_419_200 and m.n_mtp_layers == 1
+    copies = 2 * 129_280 * 7168                     # embed_tokens and shared_head.head stored again: 1.853B
+    glue = 2 * 7168 * 7168 + 3 * 7168               # eh_proj, enorm, hnorm, shared_head.norm
+    unique_layer = m.n_mtp_params - copies - glue
+    assert unique_layer == pytest.approx(11.5e9, abs=0.05e9)
+    assert (m.n_params + m.n_mtp_params) / 1e9 == pytest.approx(685, rel=1e-3)
+    assert m.params_loaded() == m.n_params          # engines load the MTP module only for MTP speculation
+    assert m.params_loaded(load_mtp=True) == 684_489_845_504
+
+
+def test_gpt2_hf_widget_counts_the_attention_mask_buffers():
+    # HF's "137M" for gpt2 counts the 12 causal-mask buffers (h.*.attn.bias, 1 x 1 x 1024 x 1024) the old
+    # checkpoint stores: 124,439,808 + 12 x 1,048,576 = 137,022,720.
+    assert calc.get_model("gpt2").n_params + 12 * 1024 * 1024 == pytest.approx(137e6, abs=0.5e6)
+
+
+def test_mtp_fields_follow_the_config():
+    assert from_hf_config(hf_config("kimi-k2")).n_mtp_layers == 0   # num_nextn_predict_layers: 0
+    q = calc.get_model("qwen3.5-27b")
+    assert q.n_mtp_layers == 1 and 0 < q.n_mtp_params < q.n_params / 10
+    with pytest.raises(ValueError, match="go together"):
+        calc.get_model("llama-3-8b").with_changes(n_mtp_params=5)
