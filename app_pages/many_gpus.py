@@ -23,6 +23,8 @@ widgets.experiment_buttons({
                                           kvq="bf16", mg_tp=16, mg_b=32),
     "DeepSeek-V3 at EP 8": dict(DEFAULTS, model="deepseek-v3", gpu="h200", wq="fp8",
                                                  kvq="bf16", mg_ep=8, mg_b=64),
+    "DeepSeek-V3 prefill: EP 32 + 32 redundant": dict(DEFAULTS, model="deepseek-v3", gpu="h100-sxm", wq="fp8",
+                                                      kvq="bf16", mg_tp=4, mg_ep=32, mg_red=32, mg_b=64),
 }, key="mg_exp")
 
 
@@ -49,7 +51,7 @@ def layout_section() -> None:
                f"{formats.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
     try:
-        layout = parallel.make_layout(model, tp, pp, ep, replicas)
+        layout = inputs.layout(model)
         summary = planning.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
                                           interconnect, reserve, emb)
         split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
@@ -58,6 +60,7 @@ def layout_section() -> None:
         layout = summary = None
 
     if summary is not None:
+        st.caption(f"Convention: {layout.convention(model)}.")
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
 
@@ -90,6 +93,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
                                       grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
+        st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
+                   + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
         st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
                                             grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):

@@ -6,15 +6,17 @@ formulas follow the course material (the inference course, week 11, steps 1-4; c
 __version__ = "0.1.0"
 
 # In the order of the layers (tests/test_layering.py), bottom to top.
-from .dtypes import DTYPE_BYTES, dtype_bytes
+from .dtypes import DTYPE_BYTES, dtype_bytes, kv_dtype_bytes
 from .models import ModelConfig, get_model, list_models
 from .config_json import from_hf_config
 from .hardware import Accelerator, get_accelerator, list_accelerators
-from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_array
-from .memory import MemoryBudget, accelerators_needed, expected_experts_touched, weight_bytes, weight_bytes_read
+from .kv import attention_variants, kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_array, kv_state_bytes
+from .memory import (MemoryBudget, accelerators_needed, capacity_bytes, expected_experts_touched, weight_bytes,
+                     weight_bytes_read)
 from .roofline import (StepTime, arithmetic_intensity_decode, arithmetic_intensity_prefill, attention_flops,
                        batch_where_cache_equals_weights, critical_batch)
-from .parallel import Layout
+from .parallel import (Layout, check_layout, kv_bytes_per_gpu_per_token, kv_state_bytes_per_gpu, make_layout,
+                       pipeline_stage_layers, tp_refusal, weight_bytes_per_gpu)
 from .step import (decode_step_time, decode_sweep, max_batch, memory_budget, prefill_time,
                    throughput_ceiling_tokens_per_s, ttft)
 from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, pareto_front,
@@ -22,7 +24,7 @@ from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, par
 from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
                      throughput_by_kv_heads, ttft_sweep)
 from .napkin import napkin_table, preset_table
-from .planning import CapacityPlan, ServingTraffic, capacity_plan, which_gpus
+from .planning import CapacityPlan, ServingTraffic, capacity_plan, refused_layouts, which_gpus
 from .batching import compare_batching, kv_reservation, make_requests, simulate_batching
 from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
 from .speculative import (SpecDecodeStats, accept_or_resample, acceptance_rate, expected_tokens_per_target_forward,
@@ -47,4 +49,7 @@ __all__ = [
     "residual_distribution", "speculative_generate", "walltime_speedup",
     "decode_split", "kv_head_variants", "ridge_intensity", "roofline_curve", "roofline_points",
     "throughput_by_kv_heads", "ttft_sweep",
+    "kv_state_bytes", "kv_dtype_bytes", "capacity_bytes", "check_layout", "make_layout", "tp_refusal",
+    "pipeline_stage_layers", "kv_bytes_per_gpu_per_token", "kv_state_bytes_per_gpu", "weight_bytes_per_gpu",
+    "refused_layouts",
 ]

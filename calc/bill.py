@@ -47,7 +47,7 @@ import pandas as pd
 
 from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
 from .cost import cost_per_million
-from .dtypes import dtype_bytes
+from .dtypes import dtype_bytes, kv_dtype_bytes
 from .price_sheet import PriceSheet, price_file, request_cost, sheet_from_row
 from .step import decode_step_time, max_batch, prefill_time
 
@@ -489,7 +489,7 @@ class SelfHostedSetup:
             raise ValueError(f"peak_to_average must be between 1 and {MAX_PEAK_TO_AVERAGE:g} "
                              f"(peak traffic is at least the average), got {p!r}")
         dtype_bytes(self.weight_dtype, "weight_dtype")
-        dtype_bytes(self.kv_dtype, "kv_dtype")
+        kv_dtype_bytes(self.kv_dtype)
 
 
 @dataclass(frozen=True)

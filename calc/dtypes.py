@@ -130,3 +130,50 @@ def bits_per_element(name: str) -> float | None:
         return PLAIN_BITS[name.lower()]
     f = quant_format(name)
     return None if f is None else f.bits_per_weight
+
+
+#: The cache formats of the serving engines, and where their scales live (bytes per token counted by calc):
+#: - "bf16"/"fp16"/"fp32": no scales.
+#: - "fp8" (vLLM ``--kv-cache-dtype fp8``/``fp8_e4m3``/``fp8_e5m2``, SGLang ``fp8_e4m3``/``fp8_e5m2``,
+#:   TensorRT-LLM FP8 KV): one k_scale and one v_scale per layer (per tensor; vLLM also reads per-head scales
+#:   from llm-compressor checkpoints): constants of the model, 0 bytes per token, 1 byte per element.
+#: - "fp8_ds_mla" (vLLM's name; FlashMLA's fp8 KV format for DeepSeek MLA, per token and layer): the 512 latent
+#:   elements in fp8 e4m3 + one fp32 scale per 128 of them (per token, per block of 128) + the 64 RoPE
+#:   dimensions in bf16: 512 + 16 + 128 = 656 bytes (FlashMLA README, "FP8 KV cache"; vLLM
+#:   ``kv_cache_dtype="fp8_ds_mla"``). MLA models with the latent cache only.
+#: - "q8_0"/"q4_0" (llama.cpp ``--cache-type-k/-v``): blocks of 32 elements with one fp16 scale (per block),
+#:   counted: 34 and 18 bytes per 32.
+#: - "int8"/"int4": the course's plain sizes (no scales); LMDeploy's int8/int4 caches add a scale and zero
+#:   point per token and head, not counted here.
+#: - "mxfp4"/"nvfp4": 4-bit block caches (SGLang ``fp4_e2m1``, TensorRT-LLM NVFP4 KV), one scale per 32 / 16
+#:   elements, counted.
+KV_CACHE_ONLY_FORMATS = ("fp8_ds_mla",)
+
+#: Weight-only formats no serving engine stores a KV cache in (GGUF k-quants, GPTQ/AWQ groups, DeepSeek's
+#: 128 x 128 weight blocks): refused as a cache dtype.
+WEIGHT_ONLY_FORMATS = ("q4_K_M", "int4-g*", "int8-g*", "fp8-block")
+
+
+def kv_dtype_bytes(kv_dtype) -> float:
+    """Bytes per cached element of ``kv_dtype``, refusing what no engine stores a cache in.
+
+    A plain dtype or a cache format of the list above; "fp8_ds_mla": 1 (its latent elements; its
+    per-token bytes, 656 for DeepSeek, come from ``calc.layers.kv_bytes_per_token_per_layer``).
+
+    Raises:
+        ValueError: a weight-only format (q4_K_M, int4-g128, ..., fp8-block), with the reason, or an
+            unknown name.
+    """
+    if isinstance(kv_dtype, str) and kv_dtype in KV_CACHE_ONLY_FORMATS:
+        return 1.0
+    f = quant_format(kv_dtype) if isinstance(kv_dtype, str) else None
+    if f is not None and (f.name in ("q4_K_M", "fp8-block") or _GROUP_NAME.match(f.name.lower())):
+        raise ValueError(f"{f.name} is a weight-only format: no serving engine stores a KV cache in it (vLLM and "
+                         "SGLang keep the cache in bf16/fp16 or fp8, llama.cpp in f16, q8_0, q4_0 and a few more "
+                         "blocks, never k-quants, GPTQ/AWQ groups or 128 x 128 weight blocks); choose bf16, fp8, "
+                         "q8_0 or q4_0 for the cache")
+    try:
+        return dtype_bytes(kv_dtype, "kv_dtype")
+    except ValueError:
+        valid = ", ".join([*DTYPE_BYTES, "q8_0", "q4_0", "mxfp4", "nvfp4", *KV_CACHE_ONLY_FORMATS])
+        raise ValueError(f"kv_dtype must be one of {valid} (the cache formats); got {kv_dtype!r}") from None

@@ -13,6 +13,10 @@ Conventions (where serving engines differ, both are offered):
   the absorbed path does.
 - Cross-layer KV sharing (Brandon et al. 2024): layers 0, s, 2s, ... hold a cache, the others reuse it;
   Gemma-3n's last ``n_kv_shared_layers`` layers own none.
+- Cache formats (``kv_dtype``) as the engines store them, scales included where they are per token or
+  per block (``calc.dtypes.kv_dtype_bytes`` and the table above it): fp8 with per-tensor scales (vLLM,
+  SGLang: nothing per token), llama.cpp's q8_0/q4_0 blocks, FlashMLA's "fp8_ds_mla" (656 B per token and
+  layer for DeepSeek); weight-only formats (q4_K_M, int4-g128) are refused.
 - Constant-state layers (Gated DeltaNet, lightning attention, Mamba) add nothing per token and a
   fixed state per sequence, in the model's ``ssm_state_dtype`` (the config's, else "fp32") or
   ``state_dtype`` when given; see ``calc.layers``.
@@ -22,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import check_positive_int
-from .dtypes import dtype_bytes
+from .dtypes import dtype_bytes, kv_dtype_bytes
 from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, WINDOWED_KINDS, bytes_per_token,
                      check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
                      sequence_cache_bytes, state_bytes)
@@ -88,7 +92,8 @@ def cached_tokens_per_layer(model: ModelConfig, context_len, sliding: str = "cap
 
 
 def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtype: str = "bf16",
-                   sliding: str = "cap", mla: str = "latent", state_dtype: str | None = None) -> float:
+                   sliding: str = "cap", mla: str = "latent", state_dtype: str | None = None,
+                   include_state: bool = True) -> float:
     """Cache bytes of ``batch`` sequences of ``context_len`` tokens, windows, chunks, MLA and state applied.
 
     ``B * (sum over layers of bytes_per_token * tokens_held(S) + constant state)``; for a plain GQA
@@ -105,16 +110,23 @@ def kv_cache_bytes(model: ModelConfig, context_len: int, batch: int = 1, kv_dtyp
         mla: "latent" or "expanded" (see the module docstring).
         state_dtype: dtype of the SSM / recurrent state of constant-state layers (None: the model's
             own ``ssm_state_dtype``).
+        include_state: True (default): the constant per-sequence state of the linear/Mamba layers is
+            included; False: the KV cache of the attention layers only, the figure an engine logs as its
+            KV cache (the state apart: ``kv_state_bytes`` per sequence).
 
     Returns:
         bytes (float).
 
     Raises:
-        ValueError: non-positive or non-integer ``context_len``/``batch``; unknown dtype or convention.
+        ValueError: non-positive or non-integer ``context_len``/``batch``; unknown dtype or convention; a
+            cache dtype no engine stores a cache in (``calc.dtypes.kv_dtype_bytes``).
     """
     s = check_positive_int(context_len, "context_len")
     b = check_positive_int(batch, "batch")
-    return float(b * sequence_cache_bytes(model, s, kv_dtype, sliding, mla, state_dtype))
+    total = sequence_cache_bytes(model, s, kv_dtype, sliding, mla, state_dtype)
+    if not include_state:
+        total -= state_bytes(model, state_dtype)
+    return float(b * total)
 
 
 def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str = "bf16",
@@ -124,7 +136,7 @@ def kv_cache_bytes_array(model: ModelConfig, context_len, batch, kv_dtype: str =
     Arguments broadcast against each other; no validation of the array values beyond dtype checks
     (callers pass sweeps they built).
     """
-    dtype_bytes(kv_dtype, "kv_dtype")
+    kv_dtype_bytes(kv_dtype)
     per_seq = np.asarray(sequence_cache_bytes(model, np.asarray(context_len, dtype=float), kv_dtype, sliding, mla,
                                               state_dtype))
     return np.asarray(batch, dtype=float) * per_seq

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_choice
-from .dtypes import dtype_bytes
+from .dtypes import dtype_bytes, kv_dtype_bytes
 
 SLIDING_CONVENTIONS = ("cap", "full")
 MLA_CONVENTIONS = ("latent", "expanded")
@@ -144,6 +144,32 @@ def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> 
         v = model.v_head_dim if model.v_head_dim is not None else nope
         return model.n_heads * (nope + rope) + model.n_heads * v
     return 2 * model.n_kv_heads * model.head_dim
+
+
+FLASHMLA_FP8_BLOCK = 128    # latent elements per fp32 scale of FlashMLA's fp8 KV format
+
+
+def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent") -> float:
+    """Bytes per token of one cache-holding attention layer's own KV (MLA: latent) entry, in ``kv_dtype``.
+
+    ``kv_elements_per_token_per_layer x bytes`` for every cache format of ``calc.dtypes.kv_dtype_bytes``;
+    "fp8_ds_mla" (FlashMLA's fp8 cache, vLLM's ``kv_cache_dtype="fp8_ds_mla"``): the d_c latent in fp8 with one
+    fp32 scale per 128 of it, the d_h^R RoPE part in bf16, ``d_c + 4 ceil(d_c / 128) + 2 d_h^R``: DeepSeek-V3
+    (512, 64): 512 + 16 + 128 = 656 B (FlashMLA README, "FP8 KV cache" format), where plain fp8 says 576.
+
+    Raises:
+        ValueError: a weight-only format; fp8_ds_mla for a model without MLA or with the expanded cache.
+    """
+    per = kv_dtype_bytes(kv_dtype)
+    if kv_dtype == "fp8_ds_mla":
+        if model.attention != "mla" or mla != "latent":
+            raise ValueError("fp8_ds_mla is FlashMLA's cache of an MLA latent (fp8 latent + scales, bf16 RoPE "
+                             f"part); {model.name} has no latent cache to store in it" if model.attention != "mla"
+                             else "fp8_ds_mla stores the MLA latent; it has no expanded per-head form (use "
+                             "mla='latent')")
+        r = model.kv_lora_rank
+        return float(r + 4 * -(-r // FLASHMLA_FP8_BLOCK) + 2 * model.qk_rope_head_dim)
+    return kv_elements_per_token_per_layer(model, mla) * per
 
 
 def index_bytes_per_token_per_layer(model: ModelConfig) -> float:
@@ -290,10 +316,9 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     Raises:
         ValueError: an unknown dtype or convention.
     """
-    kv_b = dtype_bytes(kv_dtype, "kv_dtype")
     st_b = dtype_bytes(model.ssm_state_dtype if state_dtype is None else state_dtype, "state_dtype")
     cv_b = dtype_bytes(conv_dtype, "conv_dtype")
-    per_token = kv_elements_per_token_per_layer(model, mla) * kv_b
+    per_token = kv_bytes_per_token_per_layer(model, kv_dtype, mla)
     index_b = index_bytes_per_token_per_layer(model)
     specs = []
     for i, kind in enumerate(model.layer_kinds):

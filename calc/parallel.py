@@ -8,7 +8,8 @@ A replica of the model runs on ``gpus_per_replica = max(TP, EP) x PP`` accelerat
   reads 1/TP of the weights, and each layer ends its attention and its MLP with an all-reduce of
   the activations: two all-reduces per layer and step.
 - Pipeline parallelism (PP; Huang et al. 2019, "GPipe", section 2.2): the layers are cut into PP
-  stages of L/PP layers; the activations pass from stage to stage (point to point), and with m
+  stages of whole layers, as the engines cut them (``pipeline_stage_layers``: vLLM's or SGLang's
+  rule, or a split by hand); the activations pass from stage to stage (point to point), and with m
   micro-batches a stage idles for a bubble of (PP - m) stage times in every cycle when m < PP.
 - Expert parallelism (EP; Lepikhin et al. 2020, "GShard", section 2.2; DeepSeek-V3 report,
   section 3.4): the routed experts of a mixture-of-experts layer are spread over EP ranks; each
@@ -17,35 +18,45 @@ A replica of the model runs on ``gpus_per_replica = max(TP, EP) x PP`` accelerat
   KV cache of its own sequences.
 - Replicas (DP): independent copies; they multiply throughput and GPUs and change no per-GPU number.
 
-What one GPU holds: the dense weights / (TP x PP), the routed experts / (max(TP, EP) x PP); of the KV
-cache, ceil(K / TP) of the K heads of its sequences, on its L / PP layers: with TP > K every KV head
-is stored TP / K times (Llama-3.1-70B, K = 8, at TP 16: twice). MLA's latent is not split by heads:
-every TP rank holds the whole latent of its sequences (why engines serve DeepSeek with DP attention).
+What one GPU holds: its stage's dense weights / TP, its stage's routed experts x (E + R) / E / max(TP, EP)
+(R redundant copies of hot experts, DeepSeek-V3 report section 3.4); of the KV cache, ceil(K / TP) of
+the K heads of its sequences, on its stage's own layers (a hybrid model's stage counts its own layer
+kinds): with TP > K every KV head is stored TP / K times (Llama-3.1-70B, K = 8, at TP 16: twice).
+MLA's latent is not split by heads: every TP rank holds the whole latent of its sequences (why engines
+serve DeepSeek with DP attention). Per-GPU memory, the batch ceiling and the step follow the most loaded
+stage.
+
+Which layouts exist: the engines' rule, checked in one place (``check_layout``, ``tp_refusal``): TP must
+divide the query heads, and divide the KV heads or be a multiple of them (vLLM's and SGLang's
+``QKVParallelLinear``); EP must divide the experts plus their redundant copies.
 
 Collectives and links: ``calc.collectives``.
 
 The step of one GPU follows the roofline of ``calc.roofline`` (the inference course, week 11, step 4) on its share:
 ``stage = kv_s + max(weights_s, compute_s) + collectives``; one decode token of a sequence takes
-``max(m, PP)`` stage times plus PP - 1 hops. Lower bounds, like the rest of calc: communication is
-not overlapped with compute (engines overlap a little of it), layers are split evenly over stages,
-and every layer of a MoE model counts as a MoE layer.
+``max(m, PP)`` stage times (of the slowest stage) plus PP - 1 hops. Lower bounds, like the rest of
+calc: communication is not overlapped with compute (engines overlap a little of it), and every layer of
+a MoE model counts as a MoE layer in the collectives.
 
 Planning on top of this step (frontier, capacity plan, disaggregated pools, which GPUs): ``calc.planning``.
 """
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from .checks import check_nonneg_number, check_positive_int
+from .checks import check_choice, check_nonneg_number, check_positive_int
 from .collectives import all_to_all_s, link_for_group, resolve_interconnect, ring_all_reduce_s
 from .dtypes import dtype_bytes
 from .hardware import Accelerator
-from .kv import MLA_CONVENTIONS, decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes_array, kv_state_bytes
+from .kv import MLA_CONVENTIONS, kv_cache_bytes_array
+from .layers import LayerSpec, check_conventions, layer_params, layer_specs
 from .memory import expected_experts_touched, routed_expert_params, weight_bytes, weight_bytes_read
+from .quant import is_plain, tensor_groups, weight_bytes_by_group
 from .models import ModelConfig
 from .roofline import StepTime, attention_flops_array, batch_grid, head_flops_skipped, matmul_params
 
@@ -63,19 +74,31 @@ class Layout:
         pp: pipeline stages.
         ep: expert-parallel degree (ranks that split the routed experts; 1 for a dense model).
         replicas: independent copies (data parallelism).
+        redundant_experts: extra copies of (hot) routed experts per MoE layer spread over the EP group,
+            R: each EP rank holds (E + R) / EP experts (DeepSeek-V3 report, section 3.4: prefill EP 32 with
+            32 redundant experts, 9 per GPU; decode EP 320, 64 GPUs for redundant and shared experts, 1
+            expert per GPU). 0: every expert once.
+        pp_rule: how the layers are cut into stages, "vllm" or "sglang" (``PP_RULES``,
+            ``pipeline_stage_layers``); ignored when ``stage_layers`` is given.
+        stage_layers: the split set by hand, layers per stage (vLLM's ``VLLM_PP_LAYER_PARTITION``, SGLang's
+            ``SGLANG_PP_LAYER_PARTITION``), or None for the rule's split.
 
     Derived: ``width = max(tp, ep)`` ranks per stage, ``attention_dp = width / tp`` attention groups
     (DP attention), ``gpus_per_replica = width x pp``, ``n_gpus = gpus_per_replica x replicas``.
 
     Raises:
-        ValueError: a degree that is not a positive integer, or tp and ep that do not divide the
-            larger of the two (engines need whole groups).
+        ValueError: a degree that is not a positive integer, tp and ep that do not divide the larger of
+            the two (engines need whole groups), negative redundant experts or redundant experts without
+            EP, an unknown pp_rule, a hand split whose length is not pp or with a stage of no layer.
     """
 
     tp: int = 1
     pp: int = 1
     ep: int = 1
     replicas: int = 1
+    redundant_experts: int = 0
+    pp_rule: str = "vllm"
+    stage_layers: tuple | None = None
 
     def __post_init__(self):
         for f in ("tp", "pp", "ep", "replicas"):
@@ -83,6 +106,19 @@ class Layout:
         if self.width % self.tp or self.width % self.ep:
             raise ValueError(f"tp ({self.tp}) and ep ({self.ep}) must divide the larger of the two "
                              "(each stage is whole groups of ranks)")
+        r = check_nonneg_number(self.redundant_experts, "redundant_experts")
+        if r != int(r):
+            raise ValueError(f"redundant_experts must be a whole number of experts, got {self.redundant_experts}")
+        if r and self.ep == 1:
+            raise ValueError("redundant experts are copies spread over an expert-parallel group: they need ep > 1")
+        check_choice(self.pp_rule, PP_RULES, f"pp_rule must be one of {', '.join(PP_RULES)} (vLLM's or SGLang's "
+                     "split of the layers into stages)")
+        if self.stage_layers is not None:
+            split = tuple(self.stage_layers)
+            if len(split) != self.pp or any(check_positive_int(n, "layers of a stage") < 1 for n in split):
+                raise ValueError(f"stage_layers must give {self.pp} positive layer counts (one per stage), "
+                                 f"got {split}")
+            object.__setattr__(self, "stage_layers", tuple(int(n) for n in split))
 
     @property
     def width(self) -> int:
@@ -111,33 +147,151 @@ class Layout:
 
     @property
     def label(self) -> str:
-        """Short name: "TP8", "TP4 PP2", "TP1 EP8" (replicas left out)."""
+        """Short name: "TP8", "TP4 PP2", "TP1 EP8", "TP4 EP32+32R" (replicas left out; R redundant experts)."""
         out = f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (f" EP{self.ep}" if self.ep > 1 else "")
-        return out
+        return out + (f"+{self.redundant_experts}R" if self.redundant_experts else "")
+
+    def layers_per_stage(self, n_layers: int) -> tuple[int, ...]:
+        """Whole layers of each stage, first to last (``pipeline_stage_layers`` under this layout's rule,
+        or the hand split)."""
+        return pipeline_stage_layers(n_layers, self.pp, self.pp_rule, self.stage_layers)
+
+    def convention(self, model: ModelConfig) -> str:
+        """The engine conventions this layout's numbers follow, in words, for a page to show: the
+        stage split (whose rule, or by hand), replicated KV heads (TP > K), redundant experts."""
+        parts = []
+        if self.pp > 1:
+            split = "/".join(str(n) for n in self.layers_per_stage(model.n_layers))
+            who = "set by hand" if self.stage_layers is not None else f"{PP_RULE_NAMES[self.pp_rule]}'s split"
+            parts.append(f"layers per stage {split} ({who})")
+        if model.attention != "mla" and self.tp > model.n_kv_heads:
+            parts.append(f"each of the {model.n_kv_heads} KV heads stored on {self.tp // model.n_kv_heads} ranks "
+                         "(TP > KV heads: vLLM and SGLang replicate them)")
+        elif model.attention == "mla" and self.tp > 1:
+            parts.append("the MLA latent whole on every TP rank")
+        if self.redundant_experts:
+            per = (model.n_experts + self.redundant_experts) // self.ep if model.is_moe else 0
+            parts.append(f"{self.redundant_experts} redundant experts per MoE layer, {per} experts per GPU "
+                         "(DeepSeek-V3's deployment)")
+        if self.width > self.tp:
+            parts.append(f"attention data-parallel in {self.attention_dp} groups of TP{self.tp}")
+        return "; ".join(parts) if parts else "one GPU per stage group, nothing split unevenly"
+
+
+#: Pipeline split rules of the serving engines.
+PP_RULES = ("vllm", "sglang")
+PP_RULE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def pipeline_stage_layers(n_layers: int, pp: int, rule: str = "vllm", stage_layers=None) -> tuple[int, ...]:
+    """Whole decoder layers held by each of ``pp`` pipeline stages, first to last.
+
+    Both engines give every stage ``L // PP`` layers and place the remainder ``r = L mod PP`` apart:
+    - "vllm" (vllm/distributed/utils.py, ``get_pp_indices``): one more layer on each of the r stages
+      just before the last (``partitions[-i] += 1`` for i = 2 .. r + 1): the last stage also runs the
+      final norm and the LM head, and with r <= PP - 2 the first (the embedding) is spared too.
+    - "sglang" (python/sglang/srt/distributed/utils.py, ``get_pp_indices``): one more layer on each of
+      the last r stages.
+    Llama-3.1-70B (80 layers) at PP 3: vLLM 27/27/26, SGLang 26/27/27; DeepSeek-V3 (61) at PP 4: vLLM
+    15/15/16/15. ``stage_layers`` sets the split by hand, as both engines' environment variable
+    (``VLLM_PP_LAYER_PARTITION``, ``SGLANG_PP_LAYER_PARTITION``) does; it must have PP entries adding
+    up to L.
+
+    Raises:
+        ValueError: pp above the layers, an unknown rule, or a hand split that does not add up to L.
+    """
+    n = check_positive_int(n_layers, "n_layers")
+    p = check_positive_int(pp, "pp")
+    if p > n:
+        raise ValueError(f"pp ({p}) cannot exceed the {n} layers: a stage holds whole layers")
+    if stage_layers is not None:
+        split = tuple(int(x) for x in stage_layers)
+        if len(split) != p or sum(split) != n or min(split) < 1:
+            raise ValueError(f"a hand split must give {p} stages of at least one layer adding up to the {n} "
+                             f"layers, got {split} (sum {sum(split)})")
+        return split
+    check_choice(rule, PP_RULES, f"pp_rule must be one of {', '.join(PP_RULES)}")
+    base, rem = divmod(n, p)
+    parts = [base] * p
+    if rule == "vllm":
+        for i in range(2, rem + 2):
+            parts[-i] += 1
+    else:
+        for i in range(p - rem, p):
+            parts[i] += 1
+    return tuple(parts)
+
+
+def stage_ranges(model: ModelConfig, layout: Layout) -> tuple[tuple[int, int], ...]:
+    """(first layer, end layer) of each stage of ``layout`` (end exclusive), from ``layers_per_stage``."""
+    out, start = [], 0
+    for k in layout.layers_per_stage(model.n_layers):
+        out.append((start, start + k))
+        start += k
+    return tuple(out)
+
+
+def tp_refusal(model: ModelConfig, tp: int) -> str | None:
+    """Why vLLM and SGLang refuse tensor parallelism ``tp`` for ``model``, or None when they accept it.
+
+    Softmax attention (MHA/GQA/MQA): the query heads N must divide by TP (vLLM's
+    ``ModelConfig.verify_with_parallel_config``: "Total number of attention heads must be divisible by
+    tensor parallel size"), and either TP divides the KV heads K (each rank holds K / TP) or K divides
+    TP (each rank holds one head, every head stored TP / K times): vLLM's ``QKVParallelLinear``
+    (vllm/model_executor/layers/linear.py: ``divide(total_num_kv_heads, tp_size)`` or
+    ``num_kv_head_replicas = divide(tp_size, total_num_kv_heads)``), SGLang's copy of it
+    (python/sglang/srt/layers/linear.py). Phi-4 (N = 40, K = 10) at TP 4: 10 / 4 and 4 / 10 are not whole,
+    refused; at TP 8 likewise; TP 2 and TP 10 are accepted. MLA: the query heads must divide by TP (the
+    latent is not split by heads).
+    """
+    t = check_positive_int(tp, "tp")
+    if model.n_heads % t:
+        return (f"vLLM and SGLang need the {model.n_heads} query heads of {model.name} to divide by TP; "
+                f"TP {t} does not divide them")
+    if model.attention != "mla" and t > 1:
+        k = model.n_kv_heads
+        if k % t and t % k:
+            return (f"vLLM and SGLang split the {k} KV heads of {model.name} evenly (TP divides K) or replicate "
+                    f"them (K divides TP); TP {t} does neither ({k} / {t} and {t} / {k} are not whole)")
+    return None
 
 
 def check_layout(model: ModelConfig, layout: Layout) -> Layout:
-    """Validate ``layout`` for ``model`` and return it.
+    """Validate ``layout`` for ``model`` as the serving engines do, and return it. The one check every
+    entry of a layout goes through (the step and memory functions with tp/pp/ep, ``make_layout``, the
+    planning grids, the pages).
 
     Raises:
-        ValueError: tp not dividing the query heads (a rank holds whole heads), pp above the layer
-            count, ep > 1 for a dense model, or ep not dividing the routed experts.
+        ValueError: with the engine's reason: tp refused by ``tp_refusal``; pp above the layer count or a
+            hand split that does not add up to the layers (``pipeline_stage_layers``); ep > 1 for a dense
+            model; ep not dividing the routed experts plus the redundant copies (each EP rank holds the same
+            number: vLLM's EPLB ``num_redundant_experts``, DeepSeek-V3 report section 3.4).
     """
-    if model.n_heads % layout.tp:
-        raise ValueError(f"tp ({layout.tp}) must divide the {model.n_heads} query heads of {model.name}")
-    if layout.pp > model.n_layers:
-        raise ValueError(f"pp ({layout.pp}) cannot exceed the {model.n_layers} layers of {model.name}")
+    why = tp_refusal(model, layout.tp)
+    if why:
+        raise ValueError(why)
+    pipeline_stage_layers(model.n_layers, layout.pp, layout.pp_rule, layout.stage_layers)
     if layout.ep > 1:
         if not model.is_moe:
             raise ValueError(f"ep > 1 needs a mixture-of-experts model; {model.name} is dense")
-        if model.n_experts % layout.ep:
-            raise ValueError(f"ep ({layout.ep}) must divide the {model.n_experts} routed experts of {model.name}")
+        slots = model.n_experts + layout.redundant_experts
+        if slots % layout.ep:
+            extra = f" plus {layout.redundant_experts} redundant" if layout.redundant_experts else ""
+            raise ValueError(f"ep ({layout.ep}) must divide the {model.n_experts} routed experts{extra} of "
+                             f"{model.name} ({slots}): every EP rank holds the same number of experts")
     return layout
 
 
-def make_layout(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1) -> Layout:
-    """``Layout(tp, pp, ep, replicas)`` checked against ``model`` (``check_layout``)."""
-    return check_layout(model, Layout(tp, pp, ep, replicas))
+def make_layout(model: ModelConfig, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1,
+                redundant_experts: int = 0, pp_rule: str = "vllm", stage_layers=None) -> Layout:
+    """``Layout(tp, pp, ep, replicas, redundant_experts, pp_rule, stage_layers)`` checked against ``model``
+    (``check_layout``).
+
+    Raises:
+        ValueError: a layout the engines refuse, with their reason.
+    """
+    return check_layout(model, Layout(tp, pp, ep, replicas, redundant_experts, pp_rule,
+                                      None if stage_layers is None else tuple(stage_layers)))
 
 
 def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent") -> float:
@@ -166,26 +320,130 @@ def routed_expert_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float
     return routed_expert_params(model) * per
 
 
+#: Tensor groups of ``calc.quant.tensor_groups`` that live inside the decoder layers.
+_LAYER_GROUPS = ("norms", "router", "attention_v", "ffn_down", "experts_down", "experts", "linear")
+
+
+@lru_cache(maxsize=256)
+def _layer_group_shares(model: ModelConfig) -> dict:
+    """Per layer, its share of each in-layer tensor group (arrays of length L adding up to 1): from
+    ``calc.layers.layer_params``; "linear" (Q, K, O, latent and Mamba projections, what remains) by
+    layer count, "norms" by the layer's norms."""
+    lp = layer_params(model)
+    n = len(lp)
+    fields = {"norms": [p.mixer_norm + p.ffn_norm for p in lp], "router": [p.router for p in lp],
+              "attention_v": [p.attention_v for p in lp], "ffn_down": [p.ffn_down for p in lp],
+              "experts_down": [p.experts_down for p in lp], "experts": [p.experts_up for p in lp],
+              "linear": [1.0] * n}
+    out = {}
+    for g, v in fields.items():
+        a = np.asarray(v, dtype=float)
+        out[g] = a / a.sum() if a.sum() > 0 else np.full(n, 1.0 / n)
+    return out
+
+
+@lru_cache(maxsize=512)
+def stage_weight_bytes(model: ModelConfig, layout: Layout, weight_dtype: str = "bf16") -> tuple:
+    """(dense bytes, routed-expert bytes) of each pipeline stage, whole stage (before TP/EP splits).
+
+    A stage holds its whole layers' tensors (``calc.quant.tensor_groups`` spread over the layers by
+    ``calc.layers.layer_params``), the first stage the input embedding, the last the LM head (a tied
+    model's last stage holds its own copy of the embedding as the head when PP > 1: vLLM's LlamaModel
+    builds ``embed_tokens`` on the first rank and, when tied, on the last, vllm/model_executor/models/llama.py).
+    Routed experts: ``routed_expert_bytes`` x E spread by the layers' experts. At PP 1 the sum is
+    ``weight_bytes``. Llama-3.1-70B bf16 at PP 3 (27/27/26): 48.31, 46.21 and 46.60 GB.
+    """
+    routed_total = routed_expert_bytes(model, weight_dtype) * (model.n_experts or 0)
+    if layout.pp == 1:  # one stage: the whole model, exactly
+        return ((weight_bytes(model, weight_dtype) - routed_total, routed_total),)
+    per = dtype_bytes(weight_dtype, "weight_dtype")
+    groups = ({g: v * per for g, v in tensor_groups(model).items()} if is_plain(weight_dtype)
+              else weight_bytes_by_group(model, weight_dtype))
+    shares = _layer_group_shares(model)
+    moe_share = shares["experts"] if (groups["experts"] + groups["experts_down"]) else np.zeros(model.n_layers)
+    out = []
+    ranges = stage_ranges(model, layout)
+    for i, (a, b) in enumerate(ranges):
+        total = sum(groups[g] * float(shares[g][a:b].sum()) for g in _LAYER_GROUPS)
+        if i == 0:
+            total += groups["embedding"]
+        if i == len(ranges) - 1:
+            total += groups["head"]
+            if model.tie_word_embeddings and layout.pp > 1:
+                total += groups["embedding"]
+        routed = routed_total * float(moe_share[a:b].sum())
+        out.append((total - routed, routed))
+    return tuple(out)
+
+
+def _stage_weights_per_gpu(model: ModelConfig, layout: Layout, weight_dtype: str) -> list[float]:
+    """Weight bytes on one GPU of each stage: dense / TP + routed x (E + R) / E / width."""
+    e = model.n_experts or 0
+    copies = (e + layout.redundant_experts) / e if e else 1.0
+    return [d / layout.tp + r * copies / layout.width for d, r in stage_weight_bytes(model, layout, weight_dtype)]
+
+
 def weight_bytes_per_gpu(model: ModelConfig, layout: Layout, weight_dtype: str = "bf16") -> float:
-    """Weight bytes one accelerator stores: dense part / (TP x PP) + routed experts / (width x PP).
+    """Weight bytes one accelerator of the most loaded stage stores: its stage's dense part / TP + its
+    routed experts x (E + R) / E / width (R redundant copies, ``Layout.redundant_experts``), stages of
+    whole layers (``stage_weight_bytes``).
 
     Llama-3.1-70B in bf16 (141.1 GB): 70.55 GB at TP 2, 35.28 GB at TP 4, 17.64 GB at TP 8.
     """
-    total = weight_bytes(model, weight_dtype)
-    routed = routed_expert_bytes(model, weight_dtype) * (model.n_experts or 0)
-    return (total - routed) / (layout.tp * layout.pp) + routed / (layout.width * layout.pp)
+    return max(_stage_weights_per_gpu(model, layout, weight_dtype))
+
+
+def _stage_cache(model: ModelConfig, a: int, b: int, context_len, kv_dtype: str, sliding: str, mla: str,
+                 read: bool):
+    """(cache bytes, constant-state bytes) of one sequence in layers a..b-1: held, or moved by a decode
+    step (``read``: ``LayerSpec.decode_bytes_read``, the state read and written back). Vectorised over S."""
+    check_conventions(sliding, mla)
+    s = np.asarray(context_len, dtype=float)
+    fn = LayerSpec.decode_bytes_read if read else LayerSpec.bytes_held
+    total, state = np.zeros_like(s), 0.0
+    for spec, n in Counter(layer_specs(model, kv_dtype, mla)[a:b]).items():
+        total = total + n * np.asarray(fn(spec, s, sliding))
+        state += n * spec.state_bytes
+    state *= 2.0 if read else 1.0
+    return (float(total) if total.ndim == 0 else total), state
 
 
 def kv_bytes_per_gpu_per_token(model: ModelConfig, layout: Layout, kv_dtype: str = "bf16",
-                               mla: str = "latent") -> float:
-    """KV bytes one accelerator stores per context token of one of its sequences (no windows applied).
+                               mla: str = "latent", context_len: int | None = None, sliding: str = "cap") -> float:
+    """KV bytes one accelerator of the most loaded stage stores per context token of one of its sequences.
 
-    ``2 x ceil(K / TP) x H x L / PP x bytes`` (MLA latent: ``(d_c + d_h^R) x L / PP x bytes``).
-    Llama-3.1-70B in bf16: 327,680 B per token on one GPU; 40,960 B at TP 8 (one KV head); 40,960 B
-    at TP 16 as well (one head, stored on two ranks). DeepSeek-V3 at TP 8: the whole latent,
-    61 x 576 x 2 = 70,272 B.
+    Without ``context_len``: every cache-holding layer counted full (no windows), ``2 x ceil(K / TP) x H x
+    L_stage x bytes`` (MLA latent: ``(d_c + d_h^R) x L_stage x bytes``), L_stage the layers of the stage
+    with the most cache (``Layout.layers_per_stage``). With ``context_len`` S: the stage's cache of one
+    sequence at S, windows and chunks applied (``sliding``), divided by S (the constant state left out:
+    ``kv_state_bytes_per_gpu``). Llama-3.1-70B in bf16: 327,680 B per token on one GPU; 40,960 B at TP 8
+    (one KV head); 40,960 B at TP 16 as well (one head, stored on two ranks); at TP 8 PP 3 (vLLM's
+    27/27/26) 27 x 512 = 13,824 B, where L / PP would say 13,653. DeepSeek-V3 at TP 8: the whole
+    latent, 61 x 576 x 2 = 70,272 B.
+
+    Raises:
+        ValueError: unknown dtype or convention, a context that is not a positive integer.
     """
-    return kv_bytes_per_token(model, kv_dtype, mla) * kv_share_per_gpu(model, layout.tp, mla) / layout.pp
+    share = kv_share_per_gpu(model, layout.tp, mla)
+    s = 1.0 if context_len is None else float(check_positive_int(context_len, "context_len"))
+    best = 0.0
+    for a, b in stage_ranges(model, layout):
+        if context_len is None:
+            held = sum(spec.bytes_per_token for spec in layer_specs(model, kv_dtype, mla)[a:b])
+        else:
+            total, state = _stage_cache(model, a, b, s, kv_dtype, sliding, mla, False)
+            held = (total - state) / s
+        best = max(best, held * share)
+    return float(best)
+
+
+def kv_state_bytes_per_gpu(model: ModelConfig, layout: Layout, state_dtype: str | None = None) -> float:
+    """Constant per-sequence state bytes (Mamba / Gated DeltaNet / lightning layers) one accelerator of the
+    stage with the most of it holds: that stage's state / TP (split by its heads). 0 for a transformer."""
+    best = 0.0
+    for a, b in stage_ranges(model, layout):
+        best = max(best, sum(spec.state_bytes for spec in layer_specs(model, "bf16", "latent", state_dtype)[a:b]))
+    return best / layout.tp
 
 
 @dataclass(frozen=True)
@@ -202,6 +460,8 @@ class GpuMemory:
         reserve_bytes: kept free (activations, CUDA graphs, fragmentation).
         total_bytes, capacity_bytes, free_bytes (capacity - total), fits.
         batch: sequences per replica; sequences_per_gpu: those whose cache this GPU holds.
+        stage: index of the stage described (the most loaded one: the largest total); stage_layers:
+            its whole layers.
     """
 
     weights_bytes: float
@@ -215,6 +475,8 @@ class GpuMemory:
     fits: bool
     batch: int
     sequences_per_gpu: int
+    stage: int = 0
+    stage_layers: int = 0
 
 
 def gpu_memory(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
@@ -222,10 +484,12 @@ def gpu_memory(model: ModelConfig, accelerator: Accelerator, context_len: int, b
                reserve_bytes: float = 0.0, sliding: str = "cap", mla: str = "latent") -> GpuMemory:
     """Memory of one accelerator of ``layout`` serving ``batch`` sequences of ``context_len`` tokens.
 
-    Weights: ``weight_bytes_per_gpu``. KV: the attention group of a GPU serves ceil(B / attention_dp)
-    sequences; of each it holds ``kv_share_per_gpu`` of the cache of L / PP layers (windows applied as
-    in ``kv_cache_bytes``). The replicated part is the share above 1/TP. At TP = PP = EP = 1 this is
-    ``memory_budget``'s answer.
+    Per stage of whole layers (``Layout.layers_per_stage``): weights ``stage_weight_bytes`` split over
+    TP (experts over the width, redundant copies included); KV: the attention group of a GPU serves
+    ceil(B / attention_dp) sequences; of each it holds ``kv_share_per_gpu`` of the cache of its stage's
+    own layers (windows applied as in ``kv_cache_bytes``; a hybrid model's stage counts its own layer
+    kinds). The answer is the stage with the largest total (what sets whether the layout fits). The
+    replicated part is the share above 1/TP. At TP = PP = EP = 1 this is ``memory_budget``'s answer.
 
     Raises:
         ValueError: invalid sizes, dtypes, layout or reserve.
@@ -235,11 +499,16 @@ def gpu_memory(model: ModelConfig, accelerator: Accelerator, context_len: int, b
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     check_layout(model, layout)
     seqs = math.ceil(b / layout.attention_dp)
-    kv, state, replicated = (float(x) for x in _cache_per_gpu(model, s, seqs, layout, kv_dtype, sliding, mla))
-    w = weight_bytes_per_gpu(model, layout, weight_dtype)
-    total = w + kv + state + reserve
+    best = None
+    for i, (w, rng) in enumerate(zip(_stage_weights_per_gpu(model, layout, weight_dtype), stage_ranges(model, layout))):
+        kv, state, replicated = (float(x) for x in _cache_per_gpu(model, s, seqs, layout, kv_dtype, sliding, mla,
+                                                                  stage=rng))
+        total = w + kv + state + reserve
+        if best is None or total > best[5]:
+            best = (w, kv, replicated, state, reserve, total, i, rng[1] - rng[0])
+    w, kv, replicated, state, reserve, total, i, n = best
     cap = accelerator.memory_bytes
-    return GpuMemory(w, kv, replicated, state, reserve, total, cap, cap - total, total <= cap, b, seqs)
+    return GpuMemory(w, kv, replicated, state, reserve, total, cap, cap - total, total <= cap, b, seqs, i, n)
 
 
 def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_len: int, layout: Layout,
@@ -247,8 +516,9 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
                           sliding: str = "cap", mla: str = "latent") -> int:
     """Largest batch per replica whose per-GPU cache fits beside the per-GPU weights.
 
-    ``floor((memory - weights per GPU - reserve) / KV per sequence per GPU) x attention_dp``; 0 when
-    the weights alone do not fit. At TP = PP = EP = 1, ``calc.max_batch``.
+    ``min over stages of floor((memory - the stage's weights per GPU - reserve) / its KV per sequence per
+    GPU) x attention_dp`` (stages of whole layers); 0 when the weights alone do not fit. At TP = PP = EP
+    = 1, ``calc.max_batch``.
 
     Raises:
         ValueError: invalid context, dtypes, layout or reserve.
@@ -256,43 +526,48 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
     s = check_positive_int(context_len, "context_len")
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     check_layout(model, layout)
-    free = accelerator.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype) - reserve
-    if free <= 0:
-        return 0
-    kv, state, _ = _cache_per_gpu(model, s, 1, layout, kv_dtype, sliding, mla)
-    per_seq = float(kv) + float(state)
-    return int(math.floor(free / per_seq + 1e-9)) * layout.attention_dp
+    out = None
+    for w, rng in zip(_stage_weights_per_gpu(model, layout, weight_dtype), stage_ranges(model, layout)):
+        free = accelerator.memory_bytes - w - reserve
+        if free <= 0:
+            return 0
+        kv, state, _ = _cache_per_gpu(model, s, 1, layout, kv_dtype, sliding, mla, stage=rng)
+        per_seq = float(kv) + float(state)
+        n = int(math.floor(free / per_seq + 1e-9)) if per_seq > 0 else 10**12
+        out = n if out is None else min(out, n)
+    return out * layout.attention_dp
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=1024)
 def _per_sequence_cache(model: ModelConfig, context_len: float, kv_dtype: str, sliding: str, mla: str,
-                        read: bool) -> tuple[float, float]:
-    """(cache bytes, constant-state bytes) of one sequence at one context: held, or moved by a decode step
-    (``read``: the state read and written back). Layout-independent, so computed once per plan."""
-    fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
-    return (float(fn(model, context_len, 1.0, kv_dtype, sliding, mla)),
-            kv_state_bytes(model) * (2.0 if read else 1.0))
+                        read: bool, stage: tuple) -> tuple[float, float]:
+    """(cache bytes, constant-state bytes) of one sequence at one context in the layers ``stage`` = (a, b):
+    held, or moved by a decode step (``read``: the state read and written back). Layout-independent
+    beyond the stage, so computed once per plan."""
+    return _stage_cache(model, stage[0], stage[1], context_len, kv_dtype, sliding, mla, read)
 
 
 def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dtype: str, sliding: str, mla: str,
-                   read: bool = False):
-    """(attention KV bytes, constant-state bytes, replicated KV bytes) on one GPU for ``seqs`` sequences.
+                   read: bool = False, stage: tuple | None = None):
+    """(attention KV bytes, constant-state bytes, replicated KV bytes) on one GPU of the stage holding layers
+    ``stage`` = (a, b) (default: the first stage) for ``seqs`` sequences.
 
     The attention cache is split by KV heads (``kv_share_per_gpu``), the constant per-sequence state of
-    linear/Mamba layers by its heads, 1/TP; both over PP stages. ``read=True``: what a decode step moves
-    (``decode_kv_read_bytes_array``: the state is read and written back). Vectorised over seqs/context.
+    linear/Mamba layers by its heads, 1/TP; each stage holds its own layers' cache. ``read=True``: what a
+    decode step moves (``calc.layers.LayerSpec.decode_bytes_read``: the state is read and written back).
+    Vectorised over seqs/context.
     """
+    rng = tuple(stage) if stage is not None else stage_ranges(model, layout)[0]
     n = np.asarray(seqs, dtype=float)
     if np.ndim(context_len) == 0:  # the usual case: one context, many batch sizes (cached per sequence)
-        total_one, state_one = _per_sequence_cache(model, float(context_len), kv_dtype, sliding, mla, read)
+        total_one, state_one = _per_sequence_cache(model, float(context_len), kv_dtype, sliding, mla, read, rng)
         total, state = total_one * n, state_one * n
     else:
-        fn = decode_kv_read_bytes_array if read else kv_cache_bytes_array
-        total = np.asarray(fn(model, context_len, n, kv_dtype, sliding, mla), dtype=float)
-        state = kv_state_bytes(model) * n * (2.0 if read else 1.0)
-    attention = (total - state) / layout.pp
+        total_one, state_one = _stage_cache(model, rng[0], rng[1], context_len, kv_dtype, sliding, mla, read)
+        total, state = np.asarray(total_one) * n, state_one * n
+    attention = total - state
     share = kv_share_per_gpu(model, layout.tp, mla)
-    return (attention * share, state / (layout.tp * layout.pp),
+    return (attention * share, state / layout.tp,
             attention * max(0.0, share - 1.0 / layout.tp))
 
 
@@ -362,34 +637,54 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
     expert = routed_expert_bytes(model, weight_dtype)
     routed_read = (expert * expected_experts_touched(model.n_experts, model.n_experts_per_token, bm * t)
                    if expert else np.zeros_like(bm))
-    w_stage = ((total_read - routed_read) / tp + routed_read / width) / pp
-    # KV per GPU per stage visit: its share of the sequences of its attention group
+    e = model.n_experts or 0
+    copies = (e + layout.redundant_experts) / e if e else 1.0
+    parts = stage_weight_bytes(model, layout, weight_dtype)
+    whole = sum(d + r for d, r in parts)
+    routed_whole = sum(r for _, r in parts)
     seqs = np.ceil(bm / dp)
-    kv_part, state_part, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla, read=not prefill)
-    kv_stage = kv_part + state_part
-    # FLOPs per GPU per stage visit
+    # FLOPs per replica per micro-batch
     flops = 2.0 * matmul_params(model, embedding) * bm * t
     if prefill:
         flops = flops - head_flops_skipped(model, t, bm, logits) + attention_flops_array(model, t, bm, past_len)
-    c_stage = flops / (width * pp)
-    layers = model.n_layers / pp
     d_bytes = model.d_model * ACTIVATION_BYTES
-    ar = np.zeros_like(bm)
-    a2a = np.zeros_like(bm)
     p2p = np.zeros_like(bm)
-    if tp > 1:
-        per_layer = 1 if layout.ep > 1 else 2
-        ar = layers * per_layer * ring_all_reduce_s(seqs * t * d_bytes, tp, group)
-    if layout.ep > 1:
-        msg = bm * t / width * model.n_experts_per_token * d_bytes
-        a2a = layers * 2 * all_to_all_s(msg, layout.ep, group)
     if pp > 1:
         p2p = (pp - 1) * (bm * t * d_bytes / between.bandwidth_bytes_per_s + between.latency_s)
+    peak = accelerator.compute_flops(weight_dtype)
+    best = None
+    for (dense_i, routed_i), rng in zip(parts, stage_ranges(model, layout)):
+        # weights read per GPU per visit of this stage: its share of the step's reads (dense by its bytes,
+        # the routed experts touched by its experts), split over TP and the width (redundant copies read too)
+        dense_frac = dense_i / (whole - routed_whole) if whole > routed_whole else 0.0
+        routed_frac = routed_i / routed_whole if routed_whole else 0.0
+        w_i = (total_read - routed_read) * dense_frac / tp + routed_read * routed_frac * copies / width
+        kv_part, state_part, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla,
+                                                read=not prefill, stage=rng)
+        kv_i = kv_part + state_part
+        c_i = flops * ((dense_i + routed_i) / whole if whole else 1.0 / pp) / width
+        layers = rng[1] - rng[0]
+        ar = np.zeros_like(bm)
+        a2a = np.zeros_like(bm)
+        if tp > 1:
+            per_layer = 1 if layout.ep > 1 else 2
+            ar = layers * per_layer * ring_all_reduce_s(seqs * t * d_bytes, tp, group)
+        if layout.ep > 1:
+            msg = bm * t / width * model.n_experts_per_token * d_bytes
+            a2a = layers * 2 * all_to_all_s(msg, layout.ep, group)
+        visit = kv_i / bw + np.maximum(w_i / bw, c_i / peak) + ar + a2a
+        if best is None:
+            best = dict(w=w_i, kv=kv_i, c=c_i, ar=ar, a2a=a2a, visit=visit)
+        else:  # the pipeline runs at the pace of its slowest stage (element by element over the batch)
+            slower = visit > best["visit"]
+            best = {k: np.where(slower, v, best[k]) for k, v in
+                    dict(w=w_i, kv=kv_i, c=c_i, ar=ar, a2a=a2a, visit=visit).items()}
+    w_stage, kv_stage, c_stage = best["w"], best["kv"], best["c"]
     cycle = np.maximum(m, float(pp))
     weights_s = cycle * w_stage / bw
     kv_s = cycle * kv_stage / bw
-    compute_s = cycle * c_stage / accelerator.compute_flops(weight_dtype)
-    allreduce_s, alltoall_s = cycle * ar, cycle * a2a
+    compute_s = cycle * c_stage / peak
+    allreduce_s, alltoall_s = cycle * best["ar"], cycle * best["a2a"]
     comm_s = allreduce_s + alltoall_s + p2p
     total_s = kv_s + np.maximum(weights_s, compute_s) + comm_s
     stage_s = (kv_s + np.maximum(weights_s, compute_s) + allreduce_s + alltoall_s) / cycle
@@ -448,11 +743,12 @@ def parallel_prefill(model: ModelConfig, accelerator: Accelerator, prompt_len: i
     past = int(check_nonneg_number(past_len, "past_len"))
     a = parallel_step_arrays(model, accelerator, b, past + t, layout, weight_dtype, kv_dtype, t, interconnect,
                              None, sliding, mla, prefill=True, past_len=past, embedding=embedding, logits=logits)
-    if past:  # the cache written is the new tokens', not the whole context's
+    if past:  # the cache written is the new tokens', not the whole context's (the stage writing most)
         seqs = math.ceil(b / layout.attention_dp)
-        now = sum(_cache_per_gpu(model, past + t, seqs, layout, kv_dtype, sliding, mla)[:2])
-        before = sum(_cache_per_gpu(model, past, seqs, layout, kv_dtype, sliding, mla)[:2])
-        kv_s = layout.pp * float(now - before) / accelerator.bandwidth_bytes_per_s
+        written = max(float(sum(_cache_per_gpu(model, past + t, seqs, layout, kv_dtype, sliding, mla, stage=r)[:2])
+                            - sum(_cache_per_gpu(model, past, seqs, layout, kv_dtype, sliding, mla, stage=r)[:2]))
+                      for r in stage_ranges(model, layout))
+        kv_s = layout.pp * written / accelerator.bandwidth_bytes_per_s
         a = dict(a, kv_s=kv_s, total_s=kv_s + np.maximum(a["weights_s"], a["compute_s"]) + a["comm_s"])
         a["tokens_per_s"] = b * t / a["total_s"]
     return _step_time(a, b, t)
@@ -481,11 +777,15 @@ def step_split(model: ModelConfig, accelerator: Accelerator, batch: int, context
 
 def memory_per_gpu_array(model: ModelConfig, layout: Layout, batch, context_len: int, weight_dtype: str = "bf16",
                          kv_dtype: str = "bf16", sliding: str = "cap", mla: str = "latent"):
-    """Weights + KV bytes on one accelerator of ``layout`` for an array of batch sizes per replica
-    (``gpu_memory`` without the reserve, vectorised; no validation)."""
+    """Weights + KV bytes on one accelerator of ``layout``'s most loaded stage for an array of batch sizes
+    per replica (``gpu_memory`` without the reserve, vectorised; no validation)."""
     seqs = np.ceil(np.asarray(batch, dtype=float) / layout.attention_dp)
-    kv, state, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla)
-    return weight_bytes_per_gpu(model, layout, weight_dtype) + kv + state
+    out = None
+    for w, rng in zip(_stage_weights_per_gpu(model, layout, weight_dtype), stage_ranges(model, layout)):
+        kv, state, _ = _cache_per_gpu(model, context_len, seqs, layout, kv_dtype, sliding, mla, stage=rng)
+        total = w + kv + state
+        out = total if out is None else np.maximum(out, total)
+    return out
 
 
 def layout_sweep_arrays(model: ModelConfig, accelerator: Accelerator, batches, context_len: int, tp: int, pp: int,

@@ -55,7 +55,8 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
 
     Returns:
         DataFrame: layout, tp, pp, ep, gpus_per_replica, batch, tpot_s, tokens_per_s_per_user,
-        tokens_per_s_per_gpu, comm_s, pareto (bool).
+        tokens_per_s_per_gpu, comm_s, pareto (bool); ``attrs["refused"]``: layouts the engines refuse,
+        with their reasons (``refused_layouts``).
 
     Raises:
         ValueError: invalid context or dtypes; no layout that fits.
@@ -86,6 +87,7 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
                          f"{grid_label(tps, pps, eps)} with one sequence of {s:,} tokens")
     df = pd.concat(frames, ignore_index=True)
     df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
+    df.attrs["refused"] = refused_layouts(model, tps, pps, eps)
     return df
 
 
@@ -162,6 +164,8 @@ class CapacityPlan:
         max_batch: the memory ceiling per replica of the layout.
         verdict: one sentence.
         batch_cap: the largest batch the grid tried (``plan_grid``'s ``max_batch``).
+        refused: ((layout label, the engine's reason), ...) of the grid's layouts skipped as the engines
+            refuse them (``refused_layouts``).
     """
 
     layout: Layout
@@ -177,6 +181,7 @@ class CapacityPlan:
     max_batch: int
     verdict: str
     batch_cap: int = PLAN_MAX_BATCH
+    refused: tuple = ()
 
 
 def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, weight_dtype: str = "bf16",
@@ -199,7 +204,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
 
     Returns:
         DataFrame: tp, pp, ep, layout, gpus_per_replica, batch, max_batch, fits, tpot_s, ttft_s,
-        requests_per_s_per_replica.
+        requests_per_s_per_replica; ``attrs["refused"]``: the grid's layouts the engines refuse, with their
+        reasons (``refused_layouts``), skipped.
 
     Raises:
         ValueError: invalid dtypes or sizes.
@@ -238,6 +244,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     df.insert(7, "fits", batch <= df["max_batch"].to_numpy())
     df["requests_per_s_per_replica"] = 1.0 / (df["ttft_s"].to_numpy()
                                               + traffic.output_tokens * df["tpot_s"].to_numpy() / batch)
+    df.attrs["refused"] = refused_layouts(model, tps, pps, eps)
     return df
 
 
@@ -366,7 +373,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
     return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
                         float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
-                        binding, int(row["max_batch"]), verdict, cap)
+                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())))
 
 
 def plan_options(grid: pd.DataFrame, traffic: ServingTraffic, tpot_target_s: float, ttft_target_s: float,
@@ -509,7 +516,25 @@ def smallest_tp(model: ModelConfig, accelerator: Accelerator, context_len: int, 
 def plan_eps(model: ModelConfig, eps=(1, 2, 4, 8)) -> tuple[int, ...]:
     """Expert-parallel degrees a search tries for ``model``: those of ``eps`` that divide its routed
     experts for a mixture of experts, (1,) for a dense model (EP needs experts to spread)."""
-    return tuple(e for e in eps if e == 1 or (model.is_moe and model.n_experts % e == 0))
+    return tuple(e for e in eps if e == 1 or (model.is_moe and model.n_experts % e == 0))  # others: refused_layouts
+
+
+def refused_layouts(model: ModelConfig, tps=PLAN_TP, pps=PLAN_PP, eps=None) -> tuple[tuple[str, str], ...]:
+    """The layouts of ``tps x pps x eps`` the serving engines refuse for ``model``, each with the engine's
+    reason (``calc.parallel.check_layout``: KV or query heads that TP does not split, more stages than
+    layers, experts EP does not divide): ((label, reason), ...). A search skips them and says why.
+    Phi-4 (40 query, 10 KV heads) over TP 1, 2, 4, 8: TP4 and TP8 refused."""
+    eps = plan_eps(model) if eps is None else tuple(eps)
+    out = []
+    for tp in tps:
+        for pp in pps:
+            for ep in eps:
+                try:
+                    make_layout(model, tp, pp, ep)
+                except ValueError as exc:
+                    label = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
+                    out.append((label, str(exc)))
+    return tuple(out)
 
 
 def grid_label(tps, pps, eps) -> str:

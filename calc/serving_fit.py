@@ -77,7 +77,18 @@ def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
     if kv:
         return kv
     w = str(weight_dtype).lower()
-    return "fp8" if w in ("fp8",) + _FP4 else w
+    if w in ("fp8",) + _FP4:
+        return "fp8"
+    # A weight-only format holds no cache (calc.dtypes.kv_dtype_bytes refuses it): the fitted constants took
+    # fp8-block rows at its 8 bits and int4-g* rows at about 4, kept here as plain fp8 and int4 until a refit
+    # decides what those sources' caches were (an engine's default is the activations' bf16).
+    if w == "fp8-block":
+        return "fp8"
+    if w.startswith("int4-g"):
+        return "int4"
+    if w.startswith("int8-g"):
+        return "int8"
+    return w
 
 
 def _row_setup(r, params):

@@ -17,23 +17,46 @@ from .kv import decode_kv_read_bytes_array, kv_cache_bytes, kv_cache_bytes_array
 from .memory import (DEFAULT_GPU_MEMORY_UTILIZATION, MemoryBudget, accelerators_needed, check_embedding, weight_bytes,
                      with_capacity)
 from .models import ModelConfig
-from .parallel import (gpu_memory, layout_sweep_arrays, make_layout, max_batch_per_replica, parallel_decode_step,
-                       parallel_prefill)
+from .parallel import (Layout, check_layout, gpu_memory, layout_sweep_arrays, make_layout, max_batch_per_replica,
+                       parallel_decode_step, parallel_prefill)
 from .roofline import StepTime, batch_grid, bound_label, check_logits, decode_arrays, prefill_arrays
+
+
+def _layout_of(model: ModelConfig, tp: int, pp: int, ep: int, layout: Layout | None) -> Layout | None:
+    """The checked layout of a public call: ``layout`` when given (then tp, pp, ep must be left at 1 or agree
+    with it), else ``make_layout(model, tp, pp, ep)``; None for one accelerator (the single-GPU path).
+
+    Raises:
+        ValueError: a layout the engines refuse (``calc.parallel.check_layout``), or tp/pp/ep that contradict
+            ``layout``.
+    """
+    if layout is not None:
+        if not isinstance(layout, Layout):
+            raise ValueError(f"layout must be a calc.parallel.Layout, got {type(layout).__name__}")
+        if (tp, pp, ep) != (1, 1, 1) and (tp, pp, ep) != (layout.tp, layout.pp, layout.ep):
+            raise ValueError(f"tp, pp, ep ({tp}, {pp}, {ep}) contradict the layout given ({layout.label}); pass one")
+        check_layout(model, layout)
+        return None if layout.is_single else layout
+    if (tp, pp, ep) == (1, 1, 1):
+        return None
+    return make_layout(model, tp, pp, ep)
 
 
 def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,
                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
                   sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
                   memory: str = "datasheet",
-                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> MemoryBudget:
+                  gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
+                  layout: Layout | None = None) -> MemoryBudget:
     """Weights + KV cache of ``batch`` sequences of ``context_len`` tokens + reserve, against capacity.
 
     ``memory``: which capacity (``capacity_bytes``): "datasheet" (default), "driver" or "engine"
     (``gpu_memory_utilization`` of the driver's total); capacity_bytes of the result is that figure.
 
-    With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout against one
-    accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's GPUs.
+    With ``tp``, ``pp``, ``ep`` above 1, the bytes on one accelerator of that layout's most loaded stage
+    against one accelerator's capacity (``calc.parallel.gpu_memory``); n_accelerators is then the layout's
+    GPUs. ``layout``: a ``calc.parallel.Layout`` instead of tp/pp/ep (redundant experts, the engine's
+    pipeline split or one by hand). Every layout is checked as the engines check it (``check_layout``).
 
     The inference course, week 11, step 2: on an 80 GB H100, after Llama-3-8B's weights, room for about 59 sequences of 8k.
     ``kv_bytes`` includes each sequence's constant per-sequence state (Mamba, Gated DeltaNet,
@@ -43,11 +66,11 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
         ValueError: invalid sizes or dtypes; a reserve at least as large as the memory.
     """
     accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
-    if (tp, pp, ep) != (1, 1, 1):
-        g = gpu_memory(model, accelerator, context_len, batch, make_layout(model, tp, pp, ep), weight_dtype,
-                       kv_dtype, reserve_bytes, sliding, mla)
+    lay = _layout_of(model, tp, pp, ep, layout)
+    if lay is not None:
+        g = gpu_memory(model, accelerator, context_len, batch, lay, weight_dtype, kv_dtype, reserve_bytes, sliding, mla)
         return MemoryBudget(g.weights_bytes, g.kv_bytes + g.state_bytes, g.reserve_bytes, g.total_bytes, g.capacity_bytes,
-                            g.free_bytes, g.fits, max(tp, ep) * pp)
+                            g.free_bytes, g.fits, lay.gpus_per_replica)
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     w = weight_bytes(model, weight_dtype)
     kv = kv_cache_bytes(model, context_len, batch, kv_dtype, sliding, mla)
@@ -60,7 +83,7 @@ def memory_budget(model: ModelConfig, accelerator: Accelerator, context_len: int
 def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", reserve_bytes: float = 0, sliding: str = "cap", mla: str = "latent",
               tp: int = 1, pp: int = 1, ep: int = 1, memory: str = "datasheet",
-              gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION) -> int:
+              gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION, layout: Layout | None = None) -> int:
     """Largest number of sequences of ``context_len`` tokens whose cache fits beside the weights.
 
     ``memory``: the capacity convention of ``capacity_bytes`` ("datasheet" by default, the course's;
@@ -68,7 +91,8 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
     and 56 sequences.
 
     With ``tp``, ``pp``, ``ep`` above 1: sequences per replica whose per-GPU share fits on every GPU
-    (``calc.parallel.max_batch_per_replica``).
+    (``calc.parallel.max_batch_per_replica``: the most loaded stage sets it). ``layout``: a
+    ``calc.parallel.Layout`` instead of tp/pp/ep, as in ``memory_budget``.
 
     ``floor((memory - weights - reserve) / KV per sequence)``, 0 when the weights alone do not fit.
     KV per sequence is ``kv_cache_bytes``: the tokens each layer holds plus the constant state of
@@ -80,9 +104,10 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
         ValueError: invalid context, dtypes or reserve.
     """
     accelerator = with_capacity(accelerator, memory, gpu_memory_utilization)
-    if (tp, pp, ep) != (1, 1, 1):
-        return max_batch_per_replica(model, accelerator, context_len, make_layout(model, tp, pp, ep), weight_dtype,
-                                     kv_dtype, reserve_bytes, sliding, mla)
+    lay = _layout_of(model, tp, pp, ep, layout)
+    if lay is not None:
+        return max_batch_per_replica(model, accelerator, context_len, lay, weight_dtype, kv_dtype, reserve_bytes,
+                                     sliding, mla)
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
     free = accelerator.memory_bytes - weight_bytes(model, weight_dtype) - reserve
     per_seq = kv_cache_bytes(model, context_len, 1, kv_dtype, sliding, mla)
@@ -94,12 +119,14 @@ def max_batch(model: ModelConfig, accelerator: Accelerator, context_len: int, we
 def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, context_len: int,
                      weight_dtype: str = "bf16", kv_dtype: str = "bf16", query_tokens: int = 1,
                      sliding: str = "cap", mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1,
-                     interconnect=None, embedding: str = "gather") -> StepTime:
+                     interconnect=None, embedding: str = "gather", layout: Layout | None = None) -> StepTime:
     """Lower bound on one decode step of ``batch`` sequences with ``context_len`` cached tokens.
 
     With ``tp``, ``pp``, ``ep`` above 1 the step is that of one replica spread over accelerators
     (``calc.parallel.parallel_decode_step``: each GPU reads its share, plus the collectives over
-    ``interconnect``, the accelerator's own by default); at 1, 1, 1 the single-GPU answer below.
+    ``interconnect``, the accelerator's own by default); at 1, 1, 1 the single-GPU answer below. ``layout``: a
+    ``calc.parallel.Layout`` instead of tp/pp/ep (redundant experts, the pipeline split), checked as the
+    engines check it.
 
     ``total_s = B*KV/W + max(weight_bytes_read/W, 2*N_active*B*T/P)`` (the inference course, week 11, step 4), T =
     ``query_tokens`` (1 for plain decode; gamma + 1 when a speculative step verifies gamma drafts).
@@ -120,10 +147,10 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
     Raises:
         ValueError: non-positive or non-integer batch/context/query_tokens; unknown dtype.
     """
-    if (tp, pp, ep) != (1, 1, 1):
-        return parallel_decode_step(model, accelerator, batch, context_len, make_layout(model, tp, pp, ep),
-                                    weight_dtype, kv_dtype, query_tokens, interconnect, sliding=sliding, mla=mla,
-                                    embedding=embedding)
+    lay = _layout_of(model, tp, pp, ep, layout)
+    if lay is not None:
+        return parallel_decode_step(model, accelerator, batch, context_len, lay, weight_dtype, kv_dtype, query_tokens,
+                                    interconnect, sliding=sliding, mla=mla, embedding=embedding)
     b = check_positive_int(batch, "batch")
     s = check_positive_int(context_len, "context_len")
     t = check_positive_int(query_tokens, "query_tokens")
@@ -135,11 +162,11 @@ def decode_step_time(model: ModelConfig, accelerator: Accelerator, batch: int, c
 def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, batch: int = 1,
                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", sliding: str = "cap",
                  mla: str = "latent", tp: int = 1, pp: int = 1, ep: int = 1, interconnect=None,
-                 embedding: str = "gather", logits: str = "all") -> StepTime:
+                 embedding: str = "gather", logits: str = "all", layout: Layout | None = None) -> StepTime:
     """Lower bound on the prefill of ``batch`` prompts of ``prompt_len`` tokens, in one pass.
 
     ``tp``, ``pp``, ``ep`` above 1: one replica over several accelerators
-    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).
+    (``calc.parallel.parallel_prefill``, communication in ``comm_s``).  ``layout``: a ``calc.parallel.Layout`` instead.
 
     The roofline with T = prompt tokens (DESIGN.md; CS336 lecture 10 (Inference) "The KV cache, and the two regimes"):
     compute = ``2*N_active*B*T`` + causal attention FLOPs (``attention_flops``); bytes = weights read
@@ -159,9 +186,10 @@ def prefill_time(model: ModelConfig, accelerator: Accelerator, prompt_len: int, 
         ValueError: non-positive or non-integer prompt_len/batch; unknown dtype, embedding or logits mode.
     """
     check_logits(logits)
-    if (tp, pp, ep) != (1, 1, 1):
-        return parallel_prefill(model, accelerator, prompt_len, batch, make_layout(model, tp, pp, ep),
-                                weight_dtype, kv_dtype, interconnect, sliding, mla, embedding=embedding, logits=logits)
+    lay = _layout_of(model, tp, pp, ep, layout)
+    if lay is not None:
+        return parallel_prefill(model, accelerator, prompt_len, batch, lay, weight_dtype, kv_dtype, interconnect,
+                                sliding, mla, embedding=embedding, logits=logits)
     t = check_positive_int(prompt_len, "prompt_len")
     b = check_positive_int(batch, "batch")
     check_embedding(embedding)

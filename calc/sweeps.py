@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_positive_int
-from .dtypes import dtype_bytes
+from .dtypes import KV_CACHE_ONLY_FORMATS, dtype_bytes, kv_dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes
 from .memory import check_embedding, weight_bytes, weight_bytes_read
@@ -283,7 +283,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     """
     s = check_positive_int(context_len, "context_len")
     n = check_positive_int(n_points, "n_points")
-    dtype_bytes(kv_dtype, "kv_dtype")
+    kv_dtype_bytes(kv_dtype)
     check_embedding(embedding)
     frames = []
     for label, variant in kv_head_variants(model, k_values).items():
@@ -363,16 +363,21 @@ def layout_comparison(variants: dict[str, ModelConfig], accelerator: Accelerator
     """One row per attention layout (``variants``: name -> model, e.g. ``calc.kv.attention_variants``):
     ``layout``, ``attention`` (upper case), ``kv_heads``, ``kv_bytes_per_token``, ``kv_bytes_per_sequence``
     (``context_len`` tokens), and from ``memory_budget`` at ``batch``: ``kv_bytes_total``, ``total_bytes``,
-    ``gpus_needed``. Bytes as ``kv_cache_bytes`` counts them (windows and MLA by the conventions given).
+    ``gpus_needed``, and ``kv_dtype``, the cache format of the row. Bytes as ``kv_cache_bytes`` counts them
+    (windows and MLA by the conventions given). A format only an MLA latent can be stored in ("fp8_ds_mla",
+    FlashMLA's) leaves the layouts without a latent in plain "fp8", the per-tensor-scaled cache an engine gives
+    them for the same ``--kv-cache-dtype`` family; their row's ``kv_dtype`` says so.
 
     Raises:
         ValueError: as ``memory_budget``.
     """
     rows = []
     for name, v in variants.items():
-        b = memory_budget(v, accelerator, context_len, batch, weight_dtype, kv_dtype, sliding=sliding, mla=mla)
+        fmt = "fp8" if kv_dtype in KV_CACHE_ONLY_FORMATS and (v.attention != "mla" or mla != "latent") else kv_dtype
+        b = memory_budget(v, accelerator, context_len, batch, weight_dtype, fmt, sliding=sliding, mla=mla)
         rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
-                         kv_bytes_per_token=kv_bytes_per_token(v, kv_dtype, mla=mla),
-                         kv_bytes_per_sequence=kv_cache_bytes(v, context_len, 1, kv_dtype, sliding, mla),
-                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators))
+                         kv_bytes_per_token=kv_bytes_per_token(v, fmt, mla=mla),
+                         kv_bytes_per_sequence=kv_cache_bytes(v, context_len, 1, fmt, sliding, mla),
+                         kv_bytes_total=b.kv_bytes, total_bytes=b.total_bytes, gpus_needed=b.n_accelerators,
+                         kv_dtype=fmt))
     return rows

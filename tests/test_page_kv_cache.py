@@ -284,3 +284,14 @@ def test_the_storage_conventions_are_offered_where_they_change_the_bytes(query, 
     s = 32768
     assert (calc.kv_cache_bytes(m, s, sliding="full") != calc.kv_cache_bytes(m, s)) is window_on
     assert (calc.kv_cache_bytes(m, s, mla="expanded") != calc.kv_cache_bytes(m, s)) is mla_on
+
+
+def test_flashmla_fp8_cache_and_a_format_the_model_cannot_store():
+    # DeepSeek-V3 in FlashMLA's fp8 cache: 61 layers x (512 fp8 + 4 fp32 scales + 64 bf16 RoPE) = 61 x 656
+    # = 40,016 B per token (FlashMLA README, "FP8 KV cache"; vLLM kv_cache_dtype "fp8_ds_mla").
+    at = open_page(model="deepseek-v3", kvq="fp8_ds_mla")
+    assert metric(at, "KV per token") == "40,016 B" and not at.exception
+    # Llama-3-8B has no MLA latent: the sidebar says so, the page shows the reason, nothing crashes.
+    at = open_page(kvq="fp8_ds_mla")
+    assert any("no latent cache" in e.value for e in at.sidebar.error)
+    assert any("no latent cache" in e.value for e in at.error) and not at.exception

@@ -120,12 +120,13 @@ def test_tp16_says_it_leaves_the_nvlink_domain():
 def test_a_layout_that_does_not_fit_shows_no_headline_numbers_and_the_smallest_that_does():
     at = open_page(model="llama-3.1-405b", gpu="l4")
     # 405e9 parameters x 2 bytes (bf16) = 811 GB of weights against 24 GB per L4: 811 / 24 = 33.8, so at least
-    # 34 GPUs; 32 x 24 = 768 GB is short, and the sliders' degrees are powers of two: 64 GPUs per replica.
+    # 34 GPUs; 32 x 24 = 768 GB is short. The sliders give TP in powers of two and PP in 1, 2, 3, 4, 8: the first
+    # count above 34 is TP 16 x PP 3 = 48 GPUs (126 layers, 42 per stage: 811 / 48 = 16.9 GB per GPU, fits).
     assert metric(at, "GPUs") == "no fit"
     assert {metric(at, k) for k in ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")} == {"—"}
     # the page's opening layout (one GPU) is not the user's choice: a note and a button, not an error
     assert not [e.value for e in at.error if "The weights alone need" in e.value]
-    assert "The weights alone need" in at.info[0].value and "64 GPUs per replica" in at.info[0].value
+    assert "The weights alone need" in at.info[0].value and "48 GPUs per replica" in at.info[0].value
 
 
 def test_a_model_too_big_for_16_gpus_is_planned_over_the_sliders_range():
@@ -141,7 +142,9 @@ def test_a_model_too_big_for_16_gpus_is_planned_over_the_sliders_range():
     plan = at.success[0].value
     assert "of TP2 EP32 at batch" in plan
     searched = next(c.value for c in at.caption if c.value.startswith("Searched:"))
-    assert searched.startswith("Searched: TP 1, 2, 4, 8, 16, 32 x PP 1, 2, 4, 8 x EP 1, 2, 4, 8, 16, 32, 64 x batch")
+    # EP 128 divides the 384 experts too; 256 and 320 do not (plan_eps keeps those that divide)
+    assert searched.startswith("Searched: TP 1, 2, 4, 8, 16, 32 x PP 1, 2, 3, 4, 8 x EP 1, 2, 4, 8, 16, 32, 64, 128 "
+                               "x batch")
 
 
 def test_the_plan_searches_its_usual_grid_when_a_model_fits_there():
@@ -212,3 +215,33 @@ def test_the_throughput_curves_reach_the_tp_the_slider_offers():
     front = figures(at)[-1]
     curves = [t["name"] for t in front["data"] if t["name"].startswith("TP ")]
     assert curves == ["TP 32"]
+
+
+def test_the_layout_shows_its_convention_and_a_refused_tp_says_why():
+    # Llama-3.1-70B at TP 8 PP 3: vLLM's split 27/27/26 on screen.
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3")
+    assert any(c.value.startswith("Convention: layers per stage 27/27/26 (vLLM's split)") for c in at.caption)
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="SGLang")
+    assert any("26/27/27 (SGLang's split)" in c.value for c in at.caption)
+    # TP 16 > 8 KV heads: replicated, said so.
+    at = open_page(model="llama-3.1-70b", mg_tp="16")
+    assert any("stored on 2 ranks" in c.value for c in at.caption)
+    # DeepSeek-V3 prefill as its report deploys it: TP 4, EP 32, 32 redundant experts: 9 experts per GPU.
+    at = open_page(model="deepseek-v3", gpu="h100-sxm", wq="fp8", mg_tp="4", mg_ep="32", mg_red="32")
+    assert any("32 redundant experts per MoE layer, 9 experts per GPU" in c.value for c in at.caption)
+    assert not at.exception
+
+
+def test_a_split_by_hand_is_used_and_a_bad_one_is_said():
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,26")
+    assert any("layers per stage 28/26/26 (set by hand)" in c.value for c in at.caption)
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,25")
+    assert any("adding up to the 80" in e.value for e in at.error) and not at.exception
+
+
+def test_the_plan_says_which_layouts_the_engines_refuse():
+    # Qwen2.5-7B: 28 query heads; 28 / 8 = 3.5, so vLLM and SGLang refuse TP 8 (and TP 8 PP 2): the plan skips them
+    # and says why.
+    at = open_page(model="qwen2.5-7b")
+    refused = [c.value for c in at.caption if "Skipped, as vLLM and SGLang refuse them" in c.value]
+    assert refused and "**TP8, TP8 PP2**" in refused[0] and "28 query heads" in refused[0]

@@ -70,8 +70,12 @@ def usd(x: float) -> str:
 def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: float, context_len: int,
             batch: int, kv_dtype: str, state_bytes: float = 0.0) -> list[tuple[str, str]]:
     """KV per token, per sequence and for the batch (the KV cache page's metrics)."""
-    b = calc.dtype_bytes(kv_dtype)
-    if model.attention == "mla":
+    b = calc.kv_dtype_bytes(kv_dtype)
+    if model.attention == "mla" and kv_dtype == "fp8_ds_mla":  # FlashMLA: fp8 latent + fp32 scale per 128, bf16 RoPE
+        r = model.kv_lora_rank
+        tok = (r"L \cdot (d_c + 4 \lceil d_c / 128 \rceil + 2 d_h^R)" + _u("B") + " = " + f"{model.n_layers}"
+               + r" \times (" + f"{r} + {4 * -(-r // 128)} + {2 * model.qk_rope_head_dim}" + ")" + _u("B"))
+    elif model.attention == "mla":
         tok = (r"L \cdot (d_c + d_h^R) \cdot \text{bytes} = " + f"{model.n_layers}" + r" \times ("
                + f"{model.kv_lora_rank} + {model.qk_rope_head_dim}" + r") \times " + _num(b) + _u("B"))
     else:

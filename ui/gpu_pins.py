@@ -57,8 +57,8 @@ def decode(text: str) -> dict:
         raise ValueError(f"the pin's price must be a number, got {out['price_per_hour_usd']!r}") from None
     if not math.isfinite(out["price_per_hour_usd"]) or not 0 <= out["price_per_hour_usd"] <= MAX_PRICE_USD:
         raise ValueError(f"the pin's price must be between 0 and {MAX_PRICE_USD:,.0f} dollars per GPU-hour")
-    for f in ("weight_dtype", "kv_dtype"):
-        calc.dtype_bytes(out[f], f)
+    calc.dtype_bytes(out["weight_dtype"], "weight_dtype")
+    calc.kv_dtype_bytes(out["kv_dtype"])  # a weight-only format is refused as a cache
     out["model_obj"] = calc.get_model(out["model"])
     out["accelerator"] = calc.get_accelerator(out["gpu"])
     return out

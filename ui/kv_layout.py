@@ -183,6 +183,10 @@ def layout_comparison_section(sel, model: calc.ModelConfig, variants: dict, budg
                    annotation_text=f"weights {formats.fmt_bytes(budget.weights_bytes)}", annotation_position="top left")
     fig2.update_layout(yaxis_title="KV cache (GB)", xaxis_title="attention layout")
     st.markdown(f"**KV cache of {batch:,} x {ctx:,} tokens ({sel.kv_dtype}) by attention layout**")
+    other = sorted(set(table.loc[table["kv_dtype"] != sel.kv_dtype, "layout"]))
+    if other:
+        st.caption(f"{sel.kv_dtype} stores an MLA latent only: {', '.join(other)} are counted in plain fp8 "
+                   "(one scale per layer), the cache an engine gives them.")
     charts.show_chart(fig2, key="kv_chart_var")
     shown = table.assign(**{c: [formats.fmt_bytes(x) for x in table[c]]
                             for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})

@@ -14,8 +14,11 @@ import streamlit as st
 from calc import collectives, parallel, planning
 from ui import charts, equations, formats, widgets
 
-TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 4, 8], [1, 2, 4, 8, 16, 32, 64]
-DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0)
+TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 3, 4, 8], [1, 2, 4, 8, 16, 32, 64, 128, 256, 320]
+#: The layers-per-stage choices (plain labels: a bound widget writes its shown label into the URL) -> calc's rule.
+PP_RULES = {"vLLM": "vllm", "SGLang": "sglang", "by hand": None}
+DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0,
+                mg_ppr="vLLM", mg_split="", mg_red=0)
 PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
          "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
@@ -28,6 +31,16 @@ def _short(name: str) -> str:
     for cut in (" (", ", ", " per ", " inter-chip", " + "):
         name = name.split(cut)[0]
     return name
+
+
+def refused_words(refused) -> str:
+    """"Skipped, as vLLM and SGLang refuse them: TP8, TP8 PP2 (reason)." from ((label, reason), ...), one reason
+    once with the layouts it refuses."""
+    by_reason: dict[str, list[str]] = {}
+    for label, why in refused:
+        by_reason.setdefault(why, []).append(label)
+    return "Skipped, as vLLM and SGLang refuse them: " + "; ".join(
+        f"**{', '.join(labels)}** ({why})" for why, labels in by_reason.items()) + "."
 
 
 def _dp_words(layout) -> str:
@@ -49,6 +62,21 @@ class LayoutInputs:
     batch: int
     interconnect: str | None
     reserve_gb: float
+    pp_rule: str = "vllm"
+    stage_layers: tuple | None = None
+    redundant_experts: int = 0
+    layout_error: str | None = None
+
+    def layout(self, model):
+        """The checked layout of these controls (``calc.parallel.make_layout``).
+
+        Raises:
+            ValueError: a layout the engines refuse, or a hand split that cannot be read.
+        """
+        if self.layout_error:
+            raise ValueError(self.layout_error)
+        return parallel.make_layout(model, self.tp, self.pp, self.ep, self.replicas, self.redundant_experts,
+                                    self.pp_rule, self.stage_layers)
 
 
 def layout_controls(sel) -> LayoutInputs:
@@ -75,7 +103,27 @@ def layout_controls(sel) -> LayoutInputs:
                               + "; ".join(collectives.get_interconnect(i).name for i in collectives.list_interconnects()) + ".")
     reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                                  help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
-    return LayoutInputs(tp, pp, ep, replicas, ctx, batch, None if ic_id == "default" else ic_id, reserve_gb)
+    c1, c2, c3, _ = st.columns(4)
+    rule = c1.selectbox("Layers per stage", list(PP_RULES), key="mg_ppr", bind="query-params",
+                        help="How PP cuts the layers into stages of whole layers. vLLM: the remainder on the stages just "
+                             "before the last; SGLang: on the last ones; by hand: VLLM_PP_LAYER_PARTITION / "
+                             "SGLANG_PP_LAYER_PARTITION.")
+    split_text = c2.text_input("Split by hand", key="mg_split", bind="query-params", disabled=rule != "by hand",
+                               placeholder="e.g. 27,27,26", help="Layers of each stage, first to last, adding up to "
+                               "the model's layers (used with 'by hand').")
+    red = c3.number_input("Redundant experts", 0, 4096, 0, step=8, key="mg_red", bind="query-params", disabled=dense,
+                          help="Extra copies of hot experts per MoE layer spread over the EP group (DeepSeek-V3: 32 "
+                               "at EP 32 for prefill, 64 at EP 320 for decode). (experts + redundant) must divide by EP.")
+    stage_layers, error = None, None
+    if rule == "by hand" and pp > 1:
+        try:
+            stage_layers = tuple(int(x) for x in split_text.replace(" ", "").split(",") if x)
+        except ValueError:
+            error = f"the split by hand must be whole numbers separated by commas, e.g. 27,27,26; got {split_text!r}"
+        if not error and not stage_layers:
+            error = f"type the layers of each of the {pp} stages, e.g. 27,27,26 (or choose vLLM's or SGLang's split)"
+    return LayoutInputs(tp, pp, ep, replicas, ctx, batch, None if ic_id == "default" else ic_id, reserve_gb,
+                        PP_RULES[rule] or "vllm", stage_layers, 0 if dense else int(red), error)
 
 
 def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, reserve: float) -> None:

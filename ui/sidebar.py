@@ -26,7 +26,7 @@ DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "fp32")
 WEIGHT_DTYPES = DTYPES + tuple(calc.dtypes.format_names())
 
 
-KV_DTYPES = DTYPES + ("q8_0", "q4_0")
+KV_DTYPES = DTYPES + ("q8_0", "q4_0", "fp8_ds_mla")
 
 
 #: The two ways of counting the input embedding in a step (calc's ``embedding`` keyword).
@@ -255,7 +255,11 @@ def render_sidebar(current_page: str | None = None) -> Selection:
                                          "scales, as the course does; the block formats (q4_K_M, mxfp4, "
                                          "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
         kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
-                                help="Storage format of the cached keys and values")
+                                help="Storage format of the cached keys and values. fp8: one scale per layer "
+                                     "(vLLM, SGLang), no bytes per token; q8_0/q4_0: llama.cpp's blocks of 32 "
+                                     "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
+                                     "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
+                                     "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
         if stored:
             st.caption(f"The checkpoint is stored in {stored} (its config's quantization_config)"
                        + ("." if weight_dtype == stored else f"; {weight_dtype} is shown as you chose."))
@@ -326,7 +330,12 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
     if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
         st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
-    sel = Selection(model_id, get_any_model(model_id), gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),
+    model = get_any_model(model_id)
+    try:  # a cache format this model cannot be stored in (fp8_ds_mla without MLA, a weight-only format): say so
+        calc.layers.kv_bytes_per_token_per_layer(model, kv_dtype)
+    except ValueError as exc:
+        st.sidebar.error(f"KV cache {kv_dtype}: {exc}")
+    sel = Selection(model_id, model, gpu_id, capped, weight_dtype, kv_dtype, float(price or 0.0),
                     embedding or "gather", memory, float(util), float(runtime_gb or 0.0) * 1e9, logits or "all")
     st.session_state["_selection"] = sel
     return sel
