@@ -214,13 +214,15 @@ def test_many_gpus_page_lets_the_user_raise_the_batch_cap():
 
 def test_many_gpus_offers_the_layout_that_fits_and_keeps_the_error_for_a_chosen_one():
     at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8")
-    # 671 GB of fp8 weights > 141 GB: the page's default of one GPU is not the user's choice, so no red error
-    assert not at.error
-    assert any("does not fit on one NVIDIA H200" in i.value and "TP1 EP8" in i.value for i in at.info)
+    # 671 GB of fp8 weights > 141 GB: the page's default of one GPU is not the user's choice, so no red error about it
+    assert not [e.value for e in at.error if "The weights alone need" in e.value]
+    # the smallest layout of the sliders' range: TP1 PP3 EP2, 6 GPUs (3 stages of 224 GB of weights on 2 x 141 GB)
+    assert any("does not fit on one NVIDIA H200" in i.value and "**TP1 PP3 EP2**" in i.value for i in at.info)
     at.button(key="mg_use_fit").click().run()
-    assert pagetest.metric(at, "GPUs") == "8" and at.select_slider(key="mg_ep").value == 8
+    assert pagetest.metric(at, "GPUs") == "6"
+    assert (at.select_slider(key="mg_pp").value, at.select_slider(key="mg_ep").value) == (3, 2)
     at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_ep="2")
-    assert any("TP1 EP8" in e.value for e in at.error)     # a layout the user chose: the error stays
+    assert any("TP1 PP3 EP2" in e.value for e in at.error)     # a layout the user chose: the error stays
 
 
 # -- the monthly bill in plain terms ---------------------------------------------------------------------------
