@@ -161,8 +161,9 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
     """The same model under MHA, GQA (its own K, or 8), MQA, MLA and a sliding window.
 
     Used for the side-by-side comparison of chapter 9's experiments. MLA uses DeepSeek's proportions
-    d_c = 4H and d_h^R = H/2 (DeepSeek-V2 report, section 2.1). The window variant keeps the model's
-    K and puts every layer behind a window of ``window`` tokens.
+    d_c = 4H and d_h^R = H/2 (DeepSeek-V2 report, section 2.1). The window variant is the GQA
+    variant (the model's own K for a GQA model, else 8, 4 or 2 as above) with every layer behind a
+    window of ``window`` tokens.
 
     Raises:
         ValueError: non-positive window.

@@ -60,3 +60,14 @@ def test_stored_format_steps():
     # the course, week 11, step 4: Llama-3-8B at 8K on an H100 SXM holds 59 sequences in bf16
     assert bf16["max_batch"] == 59
     assert bf16["step_s"] == calc.decode_step_time(model, acc, 32, 8192, "bf16", "bf16").total_s
+
+
+def test_the_window_row_of_an_mha_model_is_the_gqa_row_behind_a_window():
+    # Llama-2-7B is MHA (N = K = 32, H = 128, L = 32): the GQA row is GQA-8, and the window row keeps that K.
+    # Its full-attention bytes per token: 2 (K and V) x 32 layers x 8 heads x 128 x 2 B = 131,072 B;
+    # at 8K context behind a 4,096-token window each sequence holds 4,096 tokens: 4,096 x 131,072 B.
+    variants = calc.attention_variants(calc.get_model("llama-2-7b"))
+    window = variants["Window 4096"]
+    assert window.n_kv_heads == variants["GQA (32:8)"].n_kv_heads == 8
+    assert calc.kv_bytes_per_token(window) == 131_072
+    assert calc.kv_cache_bytes(window, 8192) == 4096 * 131_072

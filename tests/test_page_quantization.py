@@ -165,3 +165,12 @@ def test_a_block_format_in_the_sidebar_reaches_the_metrics():
     step = calc.decode_step_time(LLAMA, H100, 32, 8192, "q4_K_M", "bf16")
     assert step.weights_s * 1e3 == pytest.approx(1.378, abs=0.001)
     assert metric(at, "bf16: decode step").value == fmt_seconds(step.total_s)
+
+
+def test_a_crossover_below_one_sequence_is_said_in_words():
+    # Llama-3-8B at 1,048,576 tokens: one sequence's bf16 cache is 1,048,576 x 131,072 B = 137.4 GB, more than the
+    # 16.06 GB of bf16 weights, so the weights and the cache weigh the same at B = 16.06 / 137.4 = 0.117 < 1.
+    at = open_page(q_ctx="1M", q_b="1")
+    text = " ".join(m.value for m in at.markdown)
+    assert "one sequence's cache already outweighs the weights" in text
+    assert "B = 0.12," in text and "Below B = 0.1 " not in text

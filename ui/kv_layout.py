@@ -206,6 +206,7 @@ def layout_comparison_section(sel, model: calc.ModelConfig, variants: dict, budg
         html_table.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
             "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
     st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
-               "Window row: the model's K with every layer behind the window.")
+               "Window row: the GQA row's K (the model's own K when it is a GQA model; GQA-8 for an MHA or MLA model) "
+               "with every layer behind the window.")
     downloads.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={
         "context_len": ctx, "batch": batch, "your_layout": f"{model.attention} K={model.n_kv_heads}", "window": window})
