@@ -161,10 +161,13 @@ class CapacityPlan:
         usd_per_hour, usd_per_month (720 h): the rent (NaN without a price).
         tpot_s, ttft_s: predicted at the plan's batch (mean context) and for one prompt's uncached part.
         requests_per_s_per_replica: what a replica serves at that batch.
-        binding: "memory", "TPOT" or "TTFT" (the constraint whose removal would save the most GPUs),
-            or "traffic" when none of them would save one.
+        binding: "batch cap" when the plan sits at the grid's largest batch while its layout holds more
+            sequences and meets the TPOT target there (raising the cap would serve more per replica); else
+            "memory", "TPOT" or "TTFT" (the constraint whose removal would save the most GPUs), or
+            "traffic" when none of them would save one.
         max_batch: the memory ceiling per replica of the layout.
         verdict: one sentence.
+        batch_cap: the largest batch the grid tried (``plan_grid``'s ``max_batch``).
         refused: ((layout label, the engine's reason), ...) of the grid's layouts skipped as the engines
             refuse them (``refused_layouts``).
         timing: "bound" (roofline lower bounds) or "serving" (the serving model's estimate).
@@ -182,6 +185,7 @@ class CapacityPlan:
     binding: str
     max_batch: int
     verdict: str
+    batch_cap: int = PLAN_MAX_BATCH
     refused: tuple = ()
     timing: str = "bound"
 
@@ -350,30 +354,65 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         raise ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
     gpus = int(replicas[i] * g["gpus_per_replica"].iat[i])
     relaxed = {"memory": np.ones_like(fits) & tpot_ok & ttft_ok, "TPOT": fits & ttft_ok, "TTFT": fits & tpot_ok}
-    savings = {}
+    savings, relaxed_rows = {}, {}
     for name, ok in relaxed.items():
         j, rep = _cheapest(g, peak, ok)
         savings[name] = gpus - int(rep[j] * g["gpus_per_replica"].iat[j])
+        relaxed_rows[name] = g.iloc[j]
     best = max(savings.values())
     binding = "traffic" if best <= 0 else next(k for k in ("memory", "TPOT", "TTFT") if savings[k] == best)
     row = g.iloc[i]
     lay = Layout(int(row["tp"]), int(row["pp"]), int(row["ep"]), int(replicas[i]))
+    cap = int(g["batch"].max())
+    # The grid's own batch cap: the plan's layout at the batches above it that memory holds (up to 16 x the cap)
+    # and the TPOT target allows; it binds when those would need fewer GPUs, and at least as many fewer as any
+    # other relaxation saves.
+    above = min(int(row["max_batch"]), 16 * cap)
+    cap_best_batch = None
+    if int(row["batch"]) == cap and above > cap and lay.replicas > 1:
+        b = np.arange(cap + 1, above + 1)
+        a = parallel_step_arrays(model, accelerator, b, traffic.input_tokens + max(1, traffic.output_tokens // 2),
+                                 make_layout(model, lay.tp, lay.pp, lay.ep), weight_dtype, kv_dtype,
+                                 interconnect=interconnect, embedding=embedding)
+        tpot_b = np.asarray(a["total_s"], dtype=float)
+        ok = tpot_b <= tpot_t
+        if ok.any():
+            rps_b = 1.0 / (float(row["ttft_s"]) + traffic.output_tokens * tpot_b[ok] / b[ok])
+            k = int(np.argmax(rps_b))
+            fewer = gpus - max(1, math.ceil(round(peak / rps_b[k], 9))) * lay.gpus_per_replica
+            if fewer > 0 and fewer >= best:
+                binding, cap_best_batch = "batch cap", int(b[ok][k])
+    rps_row = float(row["requests_per_s_per_replica"])
+    prefill_share = float(row["ttft_s"]) * rps_row
+    if binding == "traffic" and lay.replicas > 1 and prefill_share > 0.5:
+        binding = "prefill"  # each request's prefill fills most of a replica's time: batch cannot help
     usd_h = math.nan if price is None else gpus * float(price)
-    why = {"memory": "more memory per GPU would allow a larger batch or a narrower replica",
+    why = {"batch cap": f"the plan tries batches up to {cap:,}; this layout holds {int(row['max_batch']):,} sequences "
+                        f"in memory and at batch {cap_best_batch or 0:,} would need fewer replicas within the TPOT "
+                        "target: raise the largest batch tried",
+           "prefill": f"each request's prefill, {float(row['ttft_s']) * 1e3:,.0f} ms of compute, fills "
+                      f"{prefill_share:.0%} of a replica's time, so a replica serves at most "
+                      f"{1 / float(row['ttft_s']):,.1f} requests/s whatever its batch; a prefix cache or a separate "
+                      "prefill pool lifts it",
+           "memory": (f"this layout holds {int(row['max_batch']):,} sequences, more than the plan's batch; "
+                      f"the narrower {relaxed_rows['memory']['layout']} would serve the traffic with fewer GPUs "
+                      "but does not hold the model and its cache"
+                      if int(row["batch"]) < int(row["max_batch"]) and relaxed_rows["memory"]["layout"] != row["layout"]
+                      else "more memory per GPU would allow a larger batch or a narrower replica"),
            "TPOT": "a looser TPOT target would allow a larger batch or less TP",
            "TTFT": "a looser TTFT target would allow a narrower replica",
            "traffic": "the traffic sets the number of replicas" if lay.replicas > 1
            else "one always-on replica covers the traffic"}[binding]
     money = "" if price is None else f", ${usd_h:,.2f}/h (${usd_h * HOURS_PER_MONTH:,.0f} a month)"
-    verdict = (f"{lay.replicas} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
-               f"{int(row['batch'])} = {gpus} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
-               f"TTFT {row['ttft_s'] * 1e3:.0f} ms; binding: {binding} ({why}).")
+    verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
+               f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
+               f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
     if timing == "serving":
         verdict = (f"Sized with the serving estimate ({g.attrs.get('engine', engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")
     return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
                         float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
-                        binding, int(row["max_batch"]), verdict, tuple(g.attrs.get("refused", ())), timing)
+                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
 
 
 def plan_options(grid: pd.DataFrame, traffic: ServingTraffic, tpot_target_s: float, ttft_target_s: float,
@@ -482,8 +521,8 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     lay_d = Layout(int(g["tp"].iat[j]), int(g["pp"].iat[j]), int(g["ep"].iat[j]), int(dec_rep[j]))
     n_p, n_d = lay_p.n_gpus, lay_d.n_gpus
     usd_h = math.nan if price is None else (n_p + n_d) * float(price)
-    verdict = (f"Disaggregated: prefill on {lay_p.replicas} x {lay_p.label} ({n_p} GPU{'s' * (n_p != 1)}), decode on "
-               f"{lay_d.replicas} x {lay_d.label} at batch {int(g['batch'].iat[j])} ({n_d} GPU{'s' * (n_d != 1)}): "
+    verdict = (f"Disaggregated: prefill on {lay_p.replicas:,} x {lay_p.label} ({n_p:,} GPU{'s' * (n_p != 1)}), decode on "
+               f"{lay_d.replicas:,} x {lay_d.label} at batch {int(g['batch'].iat[j]):,} ({n_d:,} GPU{'s' * (n_d != 1)}): "
                f"{n_p / n_d:.2f} prefill GPUs per "
                f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", ${usd_h:,.2f}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),

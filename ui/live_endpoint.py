@@ -23,7 +23,7 @@ from live.endpoint_predict import (compare, levels_frame, parallel_supported, pr
 
 #: Table headers (times in ms; the CSV keeps the column names).
 COLUMNS = {
-    "concurrency": st.column_config.NumberColumn("concurrency", format="%d"),
+    "concurrency": st.column_config.NumberColumn("concurrency", format="%,d"),
     "request_rate_per_s": st.column_config.NumberColumn("rate (req/s)", format="%.2f"),
     "requests_ok": st.column_config.NumberColumn("ok"), "requests_failed": st.column_config.NumberColumn("failed"),
     "output_tokens_per_s": st.column_config.NumberColumn("output tok/s", format="%.1f"),
@@ -31,7 +31,7 @@ COLUMNS = {
     "goodput_per_s": st.column_config.NumberColumn("goodput (req/s)", format="%.2f",
                                                    help="Requests meeting every TTFT/TPOT target, per second"),
     "duration_s": st.column_config.NumberColumn("level time (s)", format="%.2f"),
-    "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%.0f"),
+    "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%,.0f"),
     "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
