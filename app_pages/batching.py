@@ -11,7 +11,8 @@ from ui.batching_views import STREAM_DEFAULTS
 
 sel = sidebar.selection()
 st.title("Batching and memory")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Live traffic is ragged: requests arrive at random times and finish at different lengths "
     "(CS336 lecture 10, Inference). **Static batching** waits for the longest response in the batch; **continuous "
     "batching** (Orca's iteration-level scheduling) returns to the scheduler after every step, so a "

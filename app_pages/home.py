@@ -6,15 +6,16 @@ from ui import downloads, equations, formats, html_table, nav, notes, sidebar, w
 
 sel = sidebar.selection()
 st.title("LLM Inference Explorer")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "**One fact drives the economics of serving a language model: to emit one token, the model reads "
     "all of its weights and its whole KV cache from memory.** Prefill reads the weights once for "
     "thousands of prompt tokens and is compute-bound; decode reads them once per step for B tokens and "
     "is memory-bound. Batching, GQA and MLA, quantization, speculative decoding and paging are all ways "
     "to move fewer bytes per token.")
-st.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
+intro.latex(r"t_\text{step} \approx \frac{B \cdot KV}{W} + \max\!\left(\frac{\text{weight bytes}}{W},\;"
          r"\frac{2 N B}{P}\right)")
-st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
+intro.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch. "
            "A lower bound; a real step is usually 1.2-2x slower (the inference course, week 11, step 4).")
 
 
@@ -35,8 +36,7 @@ def explore() -> None:
     """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = sidebar.selection()
     c1, c2 = st.columns(2)
-    context_len = c1.select_slider("Context length (tokens)", [2**k for k in range(7, 21)], value=8192,
-                                   key="h_ctx", bind="query-params")
+    context_len = widgets.context_slider(c1, "Context length (tokens)", "h_ctx")
     batch = c2.select_slider("Batch (concurrent sequences)", [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512],
                              value=1, key="h_b", bind="query-params")
     try:
@@ -51,36 +51,57 @@ def explore() -> None:
         return
 
     st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
-    est = calc.efficiency.estimate_step(step)
+    widgets.context_warning(sel.model, context_len)
+    # A model too big for one GPU is timed and priced on the GPUs it occupies: the smallest TP that holds it.
+    n_gpus, split = 1, None
+    if not budget.fits:
+        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        if tp is not None:
+            n_gpus = tp
+            split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype,
+                                          sel.kv_dtype, embedding=sel.embedding, tp=tp)
+    shown_step = split or step
+    est = calc.efficiency.estimate_step(shown_step)
+    hourly = sel.price_per_hour_usd * n_gpus
+    on = "" if n_gpus == 1 else f", TP {n_gpus}"
+    priced = not (not budget.fits and split is None)
     with widgets.metric_row(4) as m:
-        m[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
-        m[1].metric("Throughput, bound", formats.fmt_number(step.tokens_per_s, "tok/s"), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}", delta_color="off", delta_arrow="off")
-        m[2].metric("USD per 1M output tokens",
-                    formats.fmt_usd(calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd)), help=widgets.estimate_help(),
-                    delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, sel.price_per_hour_usd))}",
+        m[0].metric("Decode step (TPOT), bound" + on, formats.fmt_seconds(shown_step.total_s),
+                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_seconds(est.total_s)}",
                     delta_color="off", delta_arrow="off")
+        m[1].metric("Throughput, bound" + on, formats.fmt_number(shown_step.tokens_per_s, "tok/s"),
+                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
+                    delta_color="off", delta_arrow="off")
+        if priced:
+            m[2].metric("USD per 1M output tokens" + ("" if n_gpus == 1 else f", {n_gpus} GPUs"),
+                        formats.fmt_usd(calc.cost_per_million(shown_step.tokens_per_s, hourly)),
+                        help=widgets.estimate_help() + f" Priced at {n_gpus:,} x ${sel.price_per_hour_usd:,.2f}/h.",
+                        delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, hourly))}",
+                        delta_color="off", delta_arrow="off")
+        else:
+            m[2].metric("USD per 1M output tokens", "n/a", delta="no tensor-parallel layout holds it",
+                        delta_color="red", delta_arrow="off")
         m[3].metric("Memory used", formats.fmt_bytes(budget.total_bytes),
-                    delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators} GPUs"),
+                    delta=("fits on one GPU" if budget.fits else f"needs {budget.n_accelerators:,} GPUs"),
                     delta_color="green" if budget.fits else "red", delta_arrow="off")
     widgets.show_equations(equations.decode_rows(step, sel.accelerator, batch, sel.weight_dtype, sel.price_per_hour_usd,
                                                 calc.cost_per_million(step.tokens_per_s, sel.price_per_hour_usd))
-                          + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)])
-    if napkin:
+                          + [equations.memory_row(budget.weights_bytes, budget.kv_bytes, budget.total_bytes, batch)],
+                          label="The equations behind these numbers (one GPU)" if n_gpus > 1 else
+                          "The equations behind these numbers")
+    if napkin and n_gpus == 1:
         st.caption(napkin)
     if not budget.fits:
-        st.warning(f"Weights plus cache ({formats.fmt_bytes(budget.total_bytes)}) exceed one "
-                   f"{sel.accelerator.name} ({formats.fmt_bytes(sel.accelerator.memory_bytes)}): it needs "
-                   f"{budget.n_accelerators} of them. The step times above assume one device's bandwidth.")
-        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
-        if tp is not None:
-            split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype, sel.kv_dtype,
-                                          embedding=sel.embedding, tp=tp)
-            st.info(f"Spread over {tp} x {sel.accelerator.name} (tensor parallel, TP {tp}): a step of "
-                    f"{formats.fmt_seconds(split.total_s)}, {formats.fmt_seconds(split.comm_s)} of it all-reduces; "
-                    f"{formats.fmt_number(split.tokens_per_s, 'tok/s')} for {tp} GPUs. Layouts, replicas and a plan for your traffic: "
-                    "the Many GPUs page.")
+        msg = (f"Weights plus cache ({formats.fmt_bytes(budget.total_bytes)}) exceed one {sel.accelerator.name} "
+               f"({formats.fmt_bytes(sel.accelerator.memory_bytes)}): its memory needs {budget.n_accelerators:,} of them. ")
+        if split is not None:
+            msg += (f"The figures above are for the smallest tensor-parallel group that holds it, {n_gpus} GPUs "
+                    f"(TP {n_gpus}; {formats.fmt_seconds(split.comm_s)} of each step all-reduces), priced at "
+                    f"{n_gpus} x ${sel.price_per_hour_usd:,.2f}/h. Other layouts, replicas and a plan for your "
+                    "traffic: the Many GPUs page.")
+        else:
+            msg += "No tensor-parallel group of up to 8 GPUs holds it here: the Many GPUs page tries pipeline and expert parallelism."
+        st.warning(msg)
 
 
     shown = table.assign(shown=[_shown(r) for r in table.itertuples()])

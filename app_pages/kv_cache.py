@@ -59,7 +59,7 @@ def explore() -> None:
                     "not loaded: vLLM and SGLang load it only for MTP speculative decoding."
                     if sel.model.n_mtp_layers else ""))
     verdict = (f"fits on one {sel.accelerator.name}" if budget.fits
-               else f"needs {budget.n_accelerators} x {sel.accelerator.name}")
+               else f"needs {budget.n_accelerators:,} x {sel.accelerator.name}")
     detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "
               f"{formats.fmt_bytes(budget.total_bytes)} of {formats.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
     (st.success if budget.fits else st.warning)(detail)

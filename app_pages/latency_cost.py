@@ -3,9 +3,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import caching, charts, downloads, energy, equations, formats, html_table, sidebar, widgets
+from ui import (caching, charts, downloads, energy, equations, formats, html_table, serving_views, sidebar,
+                widgets)
 
-CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
     "Course, week 11: agent, TPOT <= 10 ms at $3/h": {
         "model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "price": 3.0, "emb": "table",
@@ -20,7 +20,8 @@ EXPERIMENTS = {
 
 sel = sidebar.selection()
 st.title("Latency against cost")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Every batch size B gives a pair: the step time, which is each user's time per output token (TPOT), and "
     "the price of a million tokens. Larger batches share one weight read among more tokens: **cheaper, but "
     "slower for everyone**. The service requirement picks the point (the inference course, week 11, step 4).")
@@ -51,7 +52,8 @@ def explore() -> None:
     """The page's controls and everything they change. A fragment: a control here reruns this part only."""
     sel = sidebar.selection()
     c1, c2, c3, c4 = st.columns(4)
-    context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="lc_ctx", bind="query-params")
+    context_len = widgets.context_slider(c1, "Context length S (tokens)", "lc_ctx")
+    widgets.context_warning(sel.model, context_len)
     tpot_ms = c2.slider("Agent: TPOT target (ms)", 1.0, 200.0, 10.0, step=0.1, key="lc_tpot", bind="query-params",
                         help="A strict per-token latency, e.g. an agent whose tool calls wait on the stream.")
     chat_ms = c3.slider("Chat: TPOT target (ms)", 1.0, 200.0, 50.0, step=0.1, key="lc_chat", bind="query-params",
@@ -100,6 +102,7 @@ def explore() -> None:
         widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
+        serving_views.section("lc_srv", m, acc, context_len, 256, b_agent, wq, kvq, price_per_gpu_hour_usd=price)
     else:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")

@@ -131,9 +131,14 @@ if not measured:
 head = headline(res["table"])
 live_views.run_notes(res)
 live_views.headline_section(res, head)
-live_views.calibrated_parts_section(res, head)
+# The answer stays on top (the headline above); the detail behind it is folded, one expander per question.
+with st.expander("Where the calibrated prediction's time goes", expanded=False):
+    live_views.calibrated_parts_section(res, head)
 live_views.probe_expander(res)
-live_views.measured_against_predicted(res)
-live_views.points_table(res["table"])
-live_views.kv_check_section(res)
-live_views.generated_text(res)
+with st.expander("Measured against predicted, point by point (charts)", expanded=False):
+    live_views.measured_against_predicted(res)
+with st.expander("Every measured point (table)", expanded=False):
+    live_views.points_table(res["table"])
+with st.expander("The KV cache check and the generated text", expanded=False):
+    live_views.kv_check_section(res)
+    live_views.generated_text(res)

@@ -1,9 +1,12 @@
 """Many GPUs: tensor, pipeline and expert parallelism, replicas, a capacity plan, which GPUs, pins."""
 import streamlit as st
 
-from ui import custom_models, downloads, formats, gpu_pins, html_table, parallel_views, sidebar, widgets
+from ui import (caching, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar,
+                widgets)
 from ui.parallel_views import DEFAULTS, EPS, PPS, TPS
 from calc import collectives, parallel, planning
+
+PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
 
 sel = sidebar.selection()
 st.title("Many GPUs")
@@ -62,6 +65,8 @@ def layout_section() -> None:
     if summary is not None:
         st.caption(f"Convention: {layout.convention(model)}.")
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
+        serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
+                              price_per_gpu_hour_usd=sel.price_per_hour_usd)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
 
     parallel_views.frontier_section(sel, model, acc, layout, summary, inputs, reserve)
@@ -78,16 +83,29 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     hit = c[4].number_input("Prefix hit, %", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
     tpot_ms = c[5].number_input("TPOT target, ms", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
     ttft_ms = c[6].number_input("TTFT target, ms", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    t1, t2, t3 = st.columns([2, 1, 1])
+    timing = t1.radio("Size the plan with", ("serving", "bound"), key="mg_timing", bind="query-params",
+                      horizontal=True, format_func=PLAN_TIMING_LABELS.get,
+                      help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
+                           "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
+    engine = serving_views.engine_select(t2, "mg_plan_engine") if timing == "serving" else "vllm"
+    cap = t3.number_input("Largest batch tried", 16, 8192, planning.PLAN_MAX_BATCH, step=256, key="mg_cap",
+                          bind="query-params", help="The plan searches batches 1 to this per replica. "
+                          "Raise it when the plan names the batch cap as its binding limit.")
     try:
         traffic = planning.ServingTraffic(rps, peak, int(n_in), int(n_out), hit / 100)
-        grid = planning.plan_grid(model, acc, traffic, wd, kvd, reserve_bytes=reserve, interconnect=interconnect,
-                                  embedding=emb, logits=sel.logits)
+        grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, max_batch=int(cap),
+                                   reserve_bytes=reserve, interconnect=interconnect, embedding=emb, logits=sel.logits,
+                                   timing=timing, engine=engine)
         searched = (planning.PLAN_TP, planning.PLAN_PP, planning.plan_eps(model))
         if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
             searched = (TPS, PPS, planning.plan_eps(model, EPS))
-            grid = planning.plan_grid(model, acc, traffic, wd, kvd, *searched, reserve_bytes=reserve,
-                                      interconnect=interconnect, embedding=emb, logits=sel.logits)
-        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, grid=grid)
+            grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched,
+                                       max_batch=int(cap), reserve_bytes=reserve, interconnect=interconnect,
+                                       embedding=emb, logits=sel.logits, timing=timing, engine=engine)
+        serving_views.show_notices(grid.attrs.get("notices"))
+        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
+                                      grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
         st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
                    + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
@@ -98,20 +116,21 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
             html_table.show_table(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
                          width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
                                                         "ttft_ms", "max_batch", "fails"], column_config={
-                             "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+                             "gpus": st.column_config.NumberColumn("GPUs", format="%,d"),
                              "usd_per_month": st.column_config.NumberColumn("USD per month", format="dollar"),
-                             "batch": st.column_config.NumberColumn("batch per replica", format="%d"),
-                             "replicas": st.column_config.NumberColumn("replicas", format="%d"),
+                             "batch": st.column_config.NumberColumn("batch per replica", format="%,d"),
+                             "replicas": st.column_config.NumberColumn("replicas", format="%,d"),
                              "tpot_ms": st.column_config.NumberColumn("TPOT, ms", format="%.1f"),
-                             "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%.0f"),
+                             "ttft_ms": st.column_config.NumberColumn("TTFT, ms", format="%,.0f"),
                              "max_batch": st.column_config.NumberColumn("max batch"),
                              "fails": st.column_config.TextColumn("misses")})
             downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
         st.caption(f"Searched: {planning.grid_label(*searched)} x "
-                   f"batch 1-{planning.PLAN_MAX_BATCH}, the replicas each needs for the peak. This plan uses the traffic's "
+                   f"batch 1-{int(cap):,}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
-                   "bounds. The second line "
+                   "bounds. With the serving estimate: the engine's TPOT and TTFT at B requests in flight per "
+                   "replica (calc.serving). The second line "
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:
@@ -176,8 +195,8 @@ try:
                                "usd_per_hour", "interconnect"], column_config={
         "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),
         "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
-        "tp": st.column_config.NumberColumn("smallest TP", format="%d"),
-        "gpus": st.column_config.NumberColumn("GPUs", format="%d"),
+        "tp": st.column_config.NumberColumn("smallest TP", format="%,d"),
+        "gpus": st.column_config.NumberColumn("GPUs", format="%,d"),
         "tpot_b1_ms": st.column_config.NumberColumn("TPOT at B = 1, ms", format="%.1f"),
         "max_batch": st.column_config.NumberColumn("max batch"),
         "tokens_per_s": st.column_config.NumberColumn("tok/s at max batch", format="%,.0f"),

@@ -21,7 +21,8 @@ def _sweeps(scenario, tiers, setup):
 
 sel = sidebar.selection()
 st.title("Monthly bill")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Model selection at scale is unit economics (chapter 9, LLM inference). Each generation pays for its prompt "
     "and its output; a long **shared prefix** is served from the provider's prompt cache at about a tenth of the "
     "input price. Rented GPUs cost the same every hour: they lose at small traffic and win once the product takes off.")
@@ -63,17 +64,21 @@ def bill_section() -> None:
         table, verdict = _tiers_and_verdict(scenario, tiers, None)
 
     with results:
-        st.markdown(f"#### The bill at {dau:,.0f} daily users")
+        st.markdown(f"#### The bill at {dau:,.0f} {traffic.unit}")
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
                 col.caption(f"{usd(row.per_generation_usd, 5)} per generation"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
         bill_views.conventions_caption(scenario, tiers)
-        st.markdown(
-            f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
-            f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
-            f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
+        if traffic.plain:
+            st.markdown(f"**{scenario.generations_per_day:,.0f} requests a day**, each {prefix:,} shared prompt tokens + "
+                        f"{unique:,} unique ones in, {out:,} tokens out.")
+        else:
+            st.markdown(
+                f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
+                f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
+                f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
         widgets.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
                                for t in tiers])
         if self_hosted_error:
@@ -88,18 +93,19 @@ def bill_section() -> None:
     if setup is not None:
         bill_views.self_hosted_caption(sel, rates)
     sweep, sweep_h = _sweeps(scenario, tiers, setup)
-    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in)
+    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit)
     if setup is not None:  # API, rent or buy against the monthly volume, and where the money goes
         energy.owning_section(owning, rates, tiers, sel.price_per_hour_usd, peak)
 
 
 # The experiment buttons stay outside the fragment (a fragment rerun re-sends every element inside it; a
 # button's full rerun runs the fragment as well).
+PRODUCT = {**DEFAULTS, "mb_mode": "a product's users"}  # the presets are in the product's terms
 widgets.experiment_buttons({
-    "Defaults": DEFAULTS,
-    "Cache hit 0%": {**DEFAULTS, "mb_hit": 0},
-    "Cache hit 95%": {**DEFAULTS, "mb_hit": 95},
-    "Remix 1/10 (blow-up)": {**DEFAULTS, "mb_remix": 10.0},
+    "Defaults": PRODUCT,
+    "Cache hit 0%": {**PRODUCT, "mb_hit": 0},
+    "Cache hit 95%": {**PRODUCT, "mb_hit": 95},
+    "Remix 1/10 (blow-up)": {**PRODUCT, "mb_remix": 10.0},
 }, key="mb_exp")
 bill_section()
 

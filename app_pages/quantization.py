@@ -9,7 +9,6 @@ from course.exercises import COURSE_13B
 from ui import caching, charts, downloads, equations, formats, quant_views, sidebar, url_state, widgets
 
 FORMATS = ("bf16", "fp8", "int8", "int4")
-CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512]
 SWEEP_BATCHES = np.arange(1, 257)
 APPLY = {"both": "weights and cache", "weights": "weights only", "cache": "cache only"}
@@ -47,13 +46,12 @@ def explore() -> None:
     url_state.accept_url_values("q_apply", list(APPLY), APPLY.get)
     apply = c1.radio("Quantize", list(APPLY), format_func=APPLY.get, key="q_apply", bind="query-params",
                      horizontal=True, help="The part not quantized stays at the sidebar's dtype.")
-    url_state.accept_url_values("q_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-    ctx = c2.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="q_ctx", bind="query-params",
-                           format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+    ctx = widgets.context_slider(c2, "Context length S (tokens)", "q_ctx")
     batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="q_b", bind="query-params")
     reserve_gb = c3.number_input("Reserved for activations (GB)", min_value=0.0, max_value=100.0, value=0.0, step=1.0,
                                  key="q_res", bind="query-params", help="Memory kept free; lowers the max batch.")
     model = SEED_13B if which == "seed13b" else sel.model
+    widgets.context_warning(model, ctx)
     acc = sel.accelerator
     reserve = reserve_gb * 1e9
     st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, "
@@ -74,7 +72,7 @@ def explore() -> None:
     too_big = table[table["gpus_needed"] > 1]
     if len(too_big):
         st.warning("Does not fit on one " + acc.name + f" at B = {batch} and {ctx:,} tokens: "
-                   + "; ".join(f"{r.format} needs {r.gpus_needed} ({formats.fmt_bytes(r.total_bytes)})"
+                   + "; ".join(f"{r.format} needs {r.gpus_needed:,} ({formats.fmt_bytes(r.total_bytes)})"
                                for r in too_big.itertuples())
                    + ". The step times below assume one device's bandwidth; a max batch of 0 means the weights "
                      "alone do not fit.")

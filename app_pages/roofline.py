@@ -3,10 +3,9 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from ui import (caching, charts, downloads, energy, equations, formats, notes, roofline_charts, roofline_tables, sidebar,
-                widgets)
+from ui import (caching, charts, downloads, energy, equations, formats, notes, roofline_charts, roofline_tables,
+                serving_views, sidebar, widgets)
 
-CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
@@ -22,19 +21,20 @@ EXPERIMENTS = {
 
 sel = sidebar.selection()
 st.title("Decode and the roofline")
+intro = widgets.page_intro()
 # the selected chip's own critical batch (calc.critical_batch: P/W in bf16), not a fixed example's
 b_star_bf16 = calc.critical_batch(sel.accelerator, "bf16")
-st.markdown(
+intro.markdown(
     "Arithmetic intensity (FLOPs per byte moved) against the chip's ratio P/W decides which resource a "
     f"step spends. A bf16 decode matmul has intensity about B, the {formats.md_escape(sel.accelerator.name)} "
     f"needs about {b_star_bf16:,.0f}: "
     "**decode at chat batch sizes is memory-bound**, prefill of a long prompt is compute-bound "
     "(CS336 lecture 10, Inference, \"One ratio explains the entire lecture\").")
-st.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
+intro.latex(r"t_\text{step} \approx \underbrace{\frac{B \cdot KV}{W}}_\text{cache read} + "
          r"\max\!\Big(\underbrace{\frac{\text{weight bytes}}{W}}_\text{weight read},\;"
          r"\underbrace{\frac{2 N B}{P}}_\text{compute}\Big)")
-st.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
-st.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
+intro.latex(r"I_\text{matmul} = \frac{2BDF}{2BD + 2DF + 2BF} \approx B \quad\text{vs}\quad \frac{P}{W}")
+intro.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one sequence, N: parameters, B: batch "
            "(the inference course, week 11, step 4). Multiply X (B x D) by W (D x F) in bf16: when D and F dwarf B the intensity is "
            f"B, so the {formats.md_escape(sel.accelerator.name)} needs B > {b_star_bf16:,.0f} to saturate; at B = 1 it streams a whole matrix for 2DF "
            "FLOPs.")
@@ -77,7 +77,8 @@ def explore() -> None:
     """The sliders and everything they change. A fragment: a slider reruns this part only (not the sidebar)."""
     sel = sidebar.selection()
     c1, c2, c3 = st.columns(3)
-    context_len = c1.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="rf_ctx", bind="query-params")
+    context_len = widgets.context_slider(c1, "Context length S (tokens)", "rf_ctx")
+    widgets.context_warning(sel.model, context_len)
     batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", bind="query-params")
     prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
                                   bind="query-params")
@@ -123,6 +124,7 @@ def explore() -> None:
                      "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     widgets.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
     st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
+    serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
     if napkin:
         st.caption(napkin)
     if batch > ceiling:

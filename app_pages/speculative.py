@@ -10,7 +10,6 @@ SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
 DEFAULT_Q = (0.9, 0.1, 0.0, 0.0, 0.0)   # and draft q
 SAMPLE_SIZES = (1_000, 10_000, 60_000, 100_000, 300_000, 1_000_000)
-CONTEXTS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 PAIRS = {  # target model id, draft model id (same tokenizer family)
     "llama-3.1-70b+llama-3.2-1b": ("llama-3.1-70b", "llama-3.2-1b"),
     "llama-3.1-70b+llama-3.1-8b": ("llama-3.1-70b", "llama-3.1-8b"),
@@ -49,16 +48,17 @@ def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_
 
 sel = sidebar.selection()
 st.title("Speculative decoding")
-st.markdown(
+intro = widgets.page_intro()
+intro.markdown(
     "Decode reads all the weights to emit one token, so the GPU idles. A small **draft** model q guesses "
     "γ tokens; the **target** p checks all of them in one forward pass, which costs about the same as "
     "one decode step while the step is memory-bound. A drafted token x is accepted with probability "
     "min(1, p(x)/q(x)); at the first rejection the token is resampled from the **residual** "
     "max(0, p − q), normalised. The output is then distributed *exactly* as p (the inference course, week 11, step 3; "
     "Leviathan et al. 2022; Chen et al. 2023).")
-st.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
+intro.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
          r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x)")
-st.latex(r"\alpha = \sum_x \min(p(x), q(x))")
+intro.latex(r"\alpha = \sum_x \min(p(x), q(x))")
 
 
 @widgets.fragment
@@ -75,7 +75,8 @@ def batch_section(gamma: int) -> None:
     llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
                           help="Drafts a couple of orders of magnitude smaller typically reach 0.5–0.9 "
                                "(Leviathan et al. 2022, section 3.6).")
-    context_len = c3.select_slider("Context length (tokens)", CONTEXTS, value=512, key="sd_ctx", bind="query-params")
+    context_len = widgets.context_slider(c3, "Context length (tokens)", "sd_ctx", value=512)
+    widgets.context_warning(calc.get_model(PAIRS[pair_id][0]), context_len)
     try:
         target_id, draft_id = PAIRS[pair_id]
         batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,

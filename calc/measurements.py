@@ -99,24 +99,35 @@ def _read_rows(path, columns, label: str):
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ValueError(f"cannot read {label} file {path}: {e.strerror or e}") from None
+    return _parse_rows(text, path.name, columns)
+
+
+def _parse_rows(text: str, name: str, columns):
+    """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header."""
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
     except StopIteration:
-        raise ValueError(f"{path.name} line 1: the file is empty; the header must be {','.join(columns)}") from None
+        raise ValueError(f"{name} line 1: the file is empty; the header must be {','.join(columns)}") from None
+    except csv.Error as e:
+        raise ValueError(f"{name} line 1: not a CSV file ({e})") from None
     header = [h.strip() for h in header]
     if tuple(header) != tuple(columns):
         missing = [c for c in columns if c not in header]
         extra = [c for c in header if c not in columns]
-        raise ValueError(f"{path.name} line 1: the header must be {','.join(columns)}"
+        raise ValueError(f"{name} line 1: the header must be {','.join(columns)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
                          + (f"; unknown {', '.join(extra)}" if extra else "")
                          + ("; same names in another order" if not missing and not extra else ""))
     rows = []
-    for line_no, fields in enumerate(reader, start=2):
+    try:
+        numbered = list(enumerate(reader, start=2))
+    except csv.Error as e:
+        raise ValueError(f"{name} line {reader.line_num}: not a CSV row ({e})") from None
+    for line_no, fields in numbered:
         if not fields or all(not f.strip() for f in fields):
             continue
-        where = f"{path.name} line {line_no}"
+        where = f"{name} line {line_no}"
         if len(fields) != len(columns):
             raise ValueError(f"{where}: {len(fields)} fields, expected {len(columns)} ({','.join(columns)})")
         rows.append((where, {c: f.strip() for c, f in zip(columns, fields)}))
@@ -228,6 +239,34 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
     rows, seen = [], set()
     for where, r in _read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements"):
         row = _check_row(where, r, sources, with_value=True)
+        if row["id"] in seen:
+            _fail(where, "id", f"{row['id']!r} appears twice")
+        seen.add(row["id"])
+        rows.append(row)
+    return _frame(rows, COLUMNS)
+
+
+#: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
+MAX_UPLOAD_BYTES = 5_000_000
+
+
+def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.DataFrame:
+    """``load_measurements`` for the content of a file (an upload) rather than a path: same columns, same
+    checks (sources are not checked), the messages name ``name``.
+
+    Raises:
+        ValueError: more than ``MAX_UPLOAD_BYTES``, not UTF-8 text, or as ``load_measurements``.
+    """
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ValueError(f"{name}: {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,} bytes")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValueError(f"{name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
+    rows, seen = [], set()
+    for where, r in _parse_rows(data, name, COLUMNS):
+        row = _check_row(where, r, None, with_value=True)
         if row["id"] in seen:
             _fail(where, "id", f"{row['id']!r} appears twice")
         seen.add(row["id"])

@@ -59,7 +59,8 @@ class ModelConfig:
         kv_sharing: cross-layer KV sharing factor (Brandon et al. 2024, CLA): this many adjacent layers
             share one KV cache; 1 means none.
         tie_word_embeddings: whether the LM head shares the embedding matrix.
-        max_context_len: the context length the model supports (informational).
+        max_context_len: the context length the model was trained for (``max_position_embeddings``); pages
+            mark a context beyond it.
         attention_chunk_size: chunk C of the "chunked" layers (Llama 4's ``attention_chunk_size``).
         n_kv_shared_layers: the last this many layers reuse the KV cache of an earlier layer of the
             same kind and own none (Gemma-3n's ``num_kv_shared_layers``).
@@ -97,6 +98,10 @@ class ModelConfig:
         n_mtp_active_params: parameters an MTP module uses per drafted token (its layer's active
             parameters, the projection and the LM head's matmul).
         source: where the numbers come from (not compared).
+        checkpoint_format: the weight format the checkpoint itself is stored in, read from a config.json's
+            ``quantization_config`` (``calc.config_json.checkpoint_weight_format``: "mxfp4", "fp8-block",
+            "int4-g128", ...); None for a 16-bit checkpoint or a preset (not compared). Pages use it as the
+            default weight format.
 
     Raises:
         ValueError: a non-positive shape, an unknown attention kind, K not matching the attention
@@ -152,6 +157,7 @@ class ModelConfig:
     n_mtp_params: int = 0
     n_mtp_active_params: int = 0
     source: str = field(default="", compare=False)
+    checkpoint_format: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         for f in ("n_params", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff",
@@ -177,6 +183,8 @@ class ModelConfig:
         if self.sliding_window is not None:
             check_positive_int(self.sliding_window, "sliding_window")
         dtype_bytes(self.ssm_state_dtype, "ssm_state_dtype")
+        if self.checkpoint_format is not None:
+            dtype_bytes(self.checkpoint_format, "checkpoint_format")
         for f in OPTIONAL_SHAPE_FIELDS:
             if getattr(self, f) is not None:
                 check_positive_int(getattr(self, f), f)
@@ -282,6 +290,22 @@ class ModelConfig:
             if d[key] is not None:
                 d[key] = list(d[key])
         return d
+
+
+def beyond_trained_window(model: ModelConfig, context_len) -> int | None:
+    """The model's trained context limit when ``context_len`` exceeds it, else None.
+
+    A context past ``max_context_len`` (config.json's ``max_position_embeddings``) is arithmetic the
+    model was not trained for: the bytes and times are computed all the same, and pages mark them as
+    beyond the window with this limit named. None also when the model carries no limit.
+
+    Raises:
+        ValueError: a context that is not a positive number.
+    """
+    if isinstance(context_len, bool) or not isinstance(context_len, (int, float)) or not context_len > 0:
+        raise ValueError(f"context_len must be a positive number of tokens, got {context_len!r}")
+    limit = model.max_context_len
+    return limit if limit is not None and context_len > limit else None
 
 
 # == The preset catalogue ========================================================================

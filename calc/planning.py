@@ -24,6 +24,7 @@ from .models import ModelConfig
 from .gpu_share import GpuMemory, gpu_memory, max_batch_per_replica
 from .layout import Layout, make_layout
 from .parallel import parallel_decode_step, parallel_prefill, parallel_step_arrays
+from .serving import serving_frontier
 
 
 #: Layout grid of the capacity plan (the benchmark's grid).
@@ -34,6 +35,9 @@ PLAN_PP = (1, 2)
 
 
 PLAN_MAX_BATCH = 512
+#: How a plan times a layout: "bound" (the roofline lower bound, the course's numbers) or "serving" (the serving
+#: model's estimate for an engine, ``calc.serving``).
+PLAN_TIMINGS = ("bound", "serving")
 
 
 HOURS_PER_MONTH = 720.0
@@ -158,12 +162,16 @@ class CapacityPlan:
         usd_per_hour, usd_per_month (720 h): the rent (NaN without a price).
         tpot_s, ttft_s: predicted at the plan's batch (mean context) and for one prompt's uncached part.
         requests_per_s_per_replica: what a replica serves at that batch.
-        binding: "memory", "TPOT" or "TTFT" (the constraint whose removal would save the most GPUs),
-            or "traffic" when none of them would save one.
+        binding: "batch cap" when the plan sits at the grid's largest batch while its layout holds more
+            sequences and meets the TPOT target there (raising the cap would serve more per replica); else
+            "memory", "TPOT" or "TTFT" (the constraint whose removal would save the most GPUs), or
+            "traffic" when none of them would save one.
         max_batch: the memory ceiling per replica of the layout.
         verdict: one sentence.
+        batch_cap: the largest batch the grid tried (``plan_grid``'s ``max_batch``).
         refused: ((layout label, the engine's reason), ...) of the grid's layouts skipped as the engines
             refuse them (``refused_layouts``).
+        timing: "bound" (roofline lower bounds) or "serving" (the serving model's estimate).
     """
 
     layout: Layout
@@ -178,14 +186,23 @@ class CapacityPlan:
     binding: str
     max_batch: int
     verdict: str
+    batch_cap: int = PLAN_MAX_BATCH
     refused: tuple = ()
+    timing: str = "bound"
 
 
 def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
               reserve_bytes: float = 0.0, interconnect=None, embedding: str = "gather",
-              logits: str = "all") -> pd.DataFrame:
+              logits: str = "all", timing: str = "bound", engine: str = "vllm") -> pd.DataFrame:
     """Every (layout, batch) of the grid with its TPOT, TTFT, memory fit and replica capacity.
+
+    ``timing="serving"`` times each (layout, batch) with the serving model instead
+    (``calc.serving.serving_frontier`` for ``engine``, continuous batching, B requests in flight per
+    replica, prompts of the uncached ``ceil((1 - hit) x input)`` tokens): TPOT and TTFT are the estimates
+    (fixed costs, efficiency, batching interference, queueing included) and a replica serves
+    ``output tokens/s / output tokens`` requests per second. Memory fit stays the bound's. The frame's
+    ``attrs``: ``timing``, ``engine`` and ``notices`` (the serving model's fallbacks).
 
     TPOT: a decode step at the mean context ``input + output / 2``. Memory: each sequence reserved at
     ``input + output`` tokens. TTFT: the prefill of one prompt's uncached tokens
@@ -208,6 +225,9 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
         ValueError: invalid dtypes or sizes.
     """
     mb = check_positive_int(max_batch, "max_batch")
+    if timing not in PLAN_TIMINGS:
+        raise ValueError(f"timing must be one of {', '.join(PLAN_TIMINGS)}; got {timing!r}")
+    notices: list[str] = []
     if eps is None:
         eps = plan_eps(model)
     ctx_mean = traffic.input_tokens + max(1, traffic.output_tokens // 2)
@@ -215,7 +235,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     cached = int(round(traffic.prefix_hit_rate * traffic.input_tokens))
     new = max(1, traffic.input_tokens - cached)
     b = np.arange(1, mb + 1)
-    cols = {k: [] for k in ("tp", "pp", "ep", "layout", "gpus_per_replica", "max_batch", "tpot_s", "ttft_s")}
+    cols = {k: [] for k in ("tp", "pp", "ep", "layout", "gpus_per_replica", "max_batch", "tpot_s", "ttft_s",
+                            "requests_per_s_per_replica")}
     for tp in tps:
         for pp in pps:
             for ep in eps:
@@ -223,24 +244,37 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                     lay = make_layout(model, tp, pp, ep)
                     ceiling = max_batch_per_replica(model, accelerator, ctx_full, lay, weight_dtype, kv_dtype,
                                                     reserve_bytes)
-                    a = parallel_step_arrays(model, accelerator, b, ctx_mean, lay, weight_dtype, kv_dtype,
-                                             interconnect=interconnect, embedding=embedding)
-                    ttft = parallel_prefill(model, accelerator, new, 1, lay, weight_dtype, kv_dtype, interconnect,
-                                            past_len=cached, embedding=embedding, logits=logits).total_s
+                    if timing == "serving":
+                        fr = serving_frontier(model, accelerator, new, traffic.output_tokens, b, tp, pp, ep,
+                                              weight_dtype, kv_dtype, engine, interconnect=interconnect)
+                        notices.extend(n for n in fr.attrs.get("notices", ()) if n not in notices)
+                        tpot = fr["tpot_s"].to_numpy(float)
+                        ttft = fr["ttft_s"].to_numpy(float)
+                        rps = (fr["tokens_per_s_per_gpu"].to_numpy(float) * lay.gpus_per_replica
+                               / traffic.output_tokens)
+                    else:
+                        a = parallel_step_arrays(model, accelerator, b, ctx_mean, lay, weight_dtype, kv_dtype,
+                                                 interconnect=interconnect, embedding=embedding)
+                        ttft = np.full(mb, parallel_prefill(model, accelerator, new, 1, lay, weight_dtype, kv_dtype,
+                                                            interconnect, past_len=cached, embedding=embedding,
+                                                            logits=logits).total_s)
+                        tpot = np.asarray(a["total_s"], dtype=float)
+                        rps = 1.0 / (ttft + traffic.output_tokens * tpot / b)
                 except ValueError:
                     continue
                 for k, v in (("tp", tp), ("pp", pp), ("ep", ep), ("layout", lay.label),
-                             ("gpus_per_replica", lay.gpus_per_replica), ("max_batch", ceiling), ("ttft_s", ttft)):
+                             ("gpus_per_replica", lay.gpus_per_replica), ("max_batch", ceiling)):
                     cols[k].append(np.full(mb, v))
-                cols["tpot_s"].append(np.asarray(a["total_s"], dtype=float))
+                cols["tpot_s"].append(tpot)
+                cols["ttft_s"].append(ttft)
+                cols["requests_per_s_per_replica"].append(rps)
     if not cols["tp"]:
         raise ValueError(f"no layout of the grid can run {model.name} on {accelerator.name}")
     df = pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
     batch = np.tile(b, len(cols["tp"]))
     df.insert(5, "batch", batch)
     df.insert(7, "fits", batch <= df["max_batch"].to_numpy())
-    df["requests_per_s_per_replica"] = 1.0 / (df["ttft_s"].to_numpy()
-                                              + traffic.output_tokens * df["tpot_s"].to_numpy() / batch)
+    df.attrs.update(timing=timing, engine=engine if timing == "serving" else "", notices=tuple(notices))
     df.attrs["refused"] = refused_layouts(model, tps, pps, eps)
     return df
 
@@ -264,7 +298,8 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                   ttft_target_s: float, price_per_hour_usd: float | None = None, weight_dtype: str = "bf16",
                   kv_dtype: str = "bf16", tps=PLAN_TP, pps=PLAN_PP, eps=None, max_batch: int = PLAN_MAX_BATCH,
                   reserve_bytes: float = 0.0, interconnect=None, grid: pd.DataFrame | None = None,
-                  embedding: str = "gather", logits: str = "all") -> CapacityPlan:
+                  embedding: str = "gather", logits: str = "all", timing: str = "bound",
+                  engine: str = "vllm") -> CapacityPlan:
     """The cheapest layout, batch and replica count that serves ``traffic`` within the targets.
 
     Over ``plan_grid`` (TP x PP x EP x batch 1..max_batch), a row is feasible when it fits in memory,
@@ -278,7 +313,10 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
 
     Args:
         price_per_hour_usd: per GPU (default: the accelerator's list price; NaN dollars if none).
-        grid: a ``plan_grid`` already computed for these inputs (the page reuses it).
+        grid: a ``plan_grid`` already computed for these inputs (the page reuses it; its ``attrs["timing"]``
+            then says how it was timed).
+        timing: "bound" (default: the roofline lower bound, the course's numbers) or "serving" (the serving
+            model's estimate for ``engine``, see ``plan_grid``); the verdict says which.
 
     Returns:
         CapacityPlan.
@@ -291,7 +329,9 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     price = accelerator.price_per_hour_usd if price_per_hour_usd is None else check_nonneg_number(
         price_per_hour_usd, "price_per_hour_usd")
     g = grid if grid is not None else plan_grid(model, accelerator, traffic, weight_dtype, kv_dtype, tps, pps, eps,
-                                               max_batch, reserve_bytes, interconnect, embedding, logits)
+                                               max_batch, reserve_bytes, interconnect, embedding, logits,
+                                               timing=timing, engine=engine)
+    timing = g.attrs.get("timing", timing)
     fits = g["fits"].to_numpy()
     tpot_ok = g["tpot_s"].to_numpy() <= tpot_t
     ttft_ok = g["ttft_s"].to_numpy() <= ttft_t
@@ -315,27 +355,65 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         raise ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
     gpus = int(replicas[i] * g["gpus_per_replica"].iat[i])
     relaxed = {"memory": np.ones_like(fits) & tpot_ok & ttft_ok, "TPOT": fits & ttft_ok, "TTFT": fits & tpot_ok}
-    savings = {}
+    savings, relaxed_rows = {}, {}
     for name, ok in relaxed.items():
         j, rep = _cheapest(g, peak, ok)
         savings[name] = gpus - int(rep[j] * g["gpus_per_replica"].iat[j])
+        relaxed_rows[name] = g.iloc[j]
     best = max(savings.values())
     binding = "traffic" if best <= 0 else next(k for k in ("memory", "TPOT", "TTFT") if savings[k] == best)
     row = g.iloc[i]
     lay = Layout(int(row["tp"]), int(row["pp"]), int(row["ep"]), int(replicas[i]))
+    cap = int(g["batch"].max())
+    # The grid's own batch cap: the plan's layout at the batches above it that memory holds (up to 16 x the cap)
+    # and the TPOT target allows; it binds when those would need fewer GPUs, and at least as many fewer as any
+    # other relaxation saves.
+    above = min(int(row["max_batch"]), 16 * cap)
+    cap_best_batch = None
+    if int(row["batch"]) == cap and above > cap and lay.replicas > 1:
+        b = np.arange(cap + 1, above + 1)
+        a = parallel_step_arrays(model, accelerator, b, traffic.input_tokens + max(1, traffic.output_tokens // 2),
+                                 make_layout(model, lay.tp, lay.pp, lay.ep), weight_dtype, kv_dtype,
+                                 interconnect=interconnect, embedding=embedding)
+        tpot_b = np.asarray(a["total_s"], dtype=float)
+        ok = tpot_b <= tpot_t
+        if ok.any():
+            rps_b = 1.0 / (float(row["ttft_s"]) + traffic.output_tokens * tpot_b[ok] / b[ok])
+            k = int(np.argmax(rps_b))
+            fewer = gpus - max(1, math.ceil(round(peak / rps_b[k], 9))) * lay.gpus_per_replica
+            if fewer > 0 and fewer >= best:
+                binding, cap_best_batch = "batch cap", int(b[ok][k])
+    rps_row = float(row["requests_per_s_per_replica"])
+    prefill_share = float(row["ttft_s"]) * rps_row
+    if binding == "traffic" and lay.replicas > 1 and prefill_share > 0.5:
+        binding = "prefill"  # each request's prefill fills most of a replica's time: batch cannot help
     usd_h = math.nan if price is None else gpus * float(price)
-    why = {"memory": "more memory per GPU would allow a larger batch or a narrower replica",
+    why = {"batch cap": f"the plan tries batches up to {cap:,}; this layout holds {int(row['max_batch']):,} sequences "
+                        f"in memory and at batch {cap_best_batch or 0:,} would need fewer replicas within the TPOT "
+                        "target: raise the largest batch tried",
+           "prefill": f"each request's prefill, {float(row['ttft_s']) * 1e3:,.0f} ms of compute, fills "
+                      f"{prefill_share:.0%} of a replica's time, so a replica serves at most "
+                      f"{1 / float(row['ttft_s']):,.1f} requests/s whatever its batch; a prefix cache or a separate "
+                      "prefill pool lifts it",
+           "memory": (f"this layout holds {int(row['max_batch']):,} sequences, more than the plan's batch; "
+                      f"the narrower {relaxed_rows['memory']['layout']} would serve the traffic with fewer GPUs "
+                      "but does not hold the model and its cache"
+                      if int(row["batch"]) < int(row["max_batch"]) and relaxed_rows["memory"]["layout"] != row["layout"]
+                      else "more memory per GPU would allow a larger batch or a narrower replica"),
            "TPOT": "a looser TPOT target would allow a larger batch or less TP",
            "TTFT": "a looser TTFT target would allow a narrower replica",
            "traffic": "the traffic sets the number of replicas" if lay.replicas > 1
            else "one always-on replica covers the traffic"}[binding]
     money = "" if price is None else f", ${usd_h:,.2f}/h (${usd_h * HOURS_PER_MONTH:,.0f} a month)"
-    verdict = (f"{lay.replicas} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
-               f"{int(row['batch'])} = {gpus} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
-               f"TTFT {row['ttft_s'] * 1e3:.0f} ms; binding: {binding} ({why}).")
+    verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
+               f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
+               f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
+    if timing == "serving":
+        verdict = (f"Sized with the serving estimate ({g.attrs.get('engine', engine)}): " + verdict
+                   + " TPOT and TTFT are estimates, not lower bounds.")
     return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
                         float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
-                        binding, int(row["max_batch"]), verdict, tuple(g.attrs.get("refused", ())))
+                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
 
 
 def plan_options(grid: pd.DataFrame, traffic: ServingTraffic, tpot_target_s: float, ttft_target_s: float,
@@ -444,8 +522,8 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     lay_d = Layout(int(g["tp"].iat[j]), int(g["pp"].iat[j]), int(g["ep"].iat[j]), int(dec_rep[j]))
     n_p, n_d = lay_p.n_gpus, lay_d.n_gpus
     usd_h = math.nan if price is None else (n_p + n_d) * float(price)
-    verdict = (f"Disaggregated: prefill on {lay_p.replicas} x {lay_p.label} ({n_p} GPU{'s' * (n_p != 1)}), decode on "
-               f"{lay_d.replicas} x {lay_d.label} at batch {int(g['batch'].iat[j])} ({n_d} GPU{'s' * (n_d != 1)}): "
+    verdict = (f"Disaggregated: prefill on {lay_p.replicas:,} x {lay_p.label} ({n_p:,} GPU{'s' * (n_p != 1)}), decode on "
+               f"{lay_d.replicas:,} x {lay_d.label} at batch {int(g['batch'].iat[j]):,} ({n_d:,} GPU{'s' * (n_d != 1)}): "
                f"{n_p / n_d:.2f} prefill GPUs per "
                f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", ${usd_h:,.2f}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),

@@ -14,6 +14,12 @@ round prefills c prompts in one pass and then decodes c sequences per step:
 
 Both are lower bounds (a roofline ignores scheduling, kernel launch and network time): a measured /
 predicted ratio above 1 is the usual case, 1.2-2x for a well-tuned engine.
+
+Beside the bound, the serving model (``calc.serving.serving_estimate``, the same estimate as the other
+pages) predicts what an engine measures at each concurrency: columns ``est_ttft_ms``, ``est_tpot_ms`` (with
+``_low`` / ``_high``, the range from the cross-validated errors), ``est_e2e_ms`` and
+``est_output_tokens_per_s``; ``compare`` adds measured / estimate ratios ``ratio_ttft_est``,
+``ratio_tpot_est``.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from calc import decode_step_time, prefill_time
+from calc.serving import serving_estimate
 
 #: Columns of a levels table (measured, imported or predicted), times in ms.
 LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "output_tokens_per_s",
@@ -41,8 +48,10 @@ def parallel_supported() -> bool:
 
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                   ep: int = 1, embedding: str = "gather", logits: str = "all") -> pd.DataFrame:
-    """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency.
+                   ep: int = 1, embedding: str = "gather", logits: str = "all", engine: str = "vllm") -> pd.DataFrame:
+    """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency, and the
+    serving model's estimate for ``engine`` (``est_*`` columns, NaN where the serving model refuses the inputs,
+    e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks).
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
     ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring; ``tp``, ``pp``,
@@ -59,7 +68,7 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         than one GPU while calc has no parallel layout.
     """
     kw = _calc_kwargs(tp, pp, ep, embedding)
-    rows = []
+    rows, notices = [], []
     prefill_kw = dict(kw, logits=logits)
     for c in concurrencies:
         c = int(c)
@@ -69,9 +78,32 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         tpot = decode_step_time(model, accelerator, c, ctx, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                                 **kw).total_s
         e2e = ttft + (output_tokens - 1) * tpot
-        rows.append(dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
-                         pred_output_tokens_per_s=c * output_tokens / e2e))
-    return pd.DataFrame(rows)
+        row = dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
+                   pred_output_tokens_per_s=c * output_tokens / e2e)
+        row.update(_estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype,
+                                     tp, pp, ep, engine, notices))
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    df.attrs["notices"] = tuple(notices)
+    return df
+
+
+def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
+                      engine, notices: list) -> dict:
+    """The serving estimate's columns at concurrency ``c`` (NaN when the serving model refuses the inputs)."""
+    try:
+        est = serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens), concurrency=c,
+                               tp=int(tp), pp=int(pp), ep=int(ep), weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                               engine=engine)
+    except ValueError as exc:
+        if str(exc) not in notices:
+            notices.append(f"no serving estimate: {exc}")
+        return dict.fromkeys(("est_ttft_ms", "est_tpot_ms", "est_tpot_ms_low", "est_tpot_ms_high", "est_e2e_ms",
+                              "est_output_tokens_per_s"), math.nan)
+    notices.extend(n for n in est.notices if n not in notices)
+    return dict(est_ttft_ms=est.ttft.estimate_s * 1e3, est_tpot_ms=est.tpot.estimate_s * 1e3,
+                est_tpot_ms_low=est.tpot.low_s * 1e3, est_tpot_ms_high=est.tpot.high_s * 1e3,
+                est_e2e_ms=est.e2e_s * 1e3, est_output_tokens_per_s=est.output_tokens_per_s)
 
 
 def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:
@@ -114,10 +146,14 @@ def tpot_from_p50s_ms(level) -> float:
 
 def compare(levels: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
     """Measured levels joined with the prediction on ``concurrency``, with ``ratio_ttft``, ``ratio_tpot``
-    and ``ratio_e2e`` = measured p50 / predicted (1 = exact; above 1 slower than predicted)."""
+    and ``ratio_e2e`` = measured p50 / predicted (1 = exact; above 1 slower than predicted), and with the
+    serving estimate's columns, ``ratio_ttft_est``, ``ratio_tpot_est``, ``ratio_e2e_est`` = measured p50 /
+    estimate (the estimate predicts a mean; p50 is the nearest figure a result file always has)."""
     out = levels.merge(predicted, on="concurrency", how="left")
     for m in ("ttft", "tpot", "e2e"):
         out[f"ratio_{m}"] = out[f"{m}_ms_p50"] / out[f"pred_{m}_ms"]
+        if f"est_{m}_ms" in out:
+            out[f"ratio_{m}_est"] = out[f"{m}_ms_p50"] / out[f"est_{m}_ms"]
     return out
 
 

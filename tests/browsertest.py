@@ -56,8 +56,20 @@ def page_at(browser, width: int, height: int):
         ctx.close()
 
 
+#: Resolves once the page's main thread has been idle: the frames React committed are painted and the widgets'
+#: mount effects (each registers its value with Streamlit's widget manager) have run.
+BROWSER_IDLE = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(
+    () => requestIdleCallback(() => done(true), {timeout: 30000}))))"""
+
+
 def wait_for_app(pg):
-    """Wait (up to 90 s) until the app's script run on ``pg`` has ended."""
+    """Wait (up to 90 s) until the app's script run on ``pg`` has ended and the browser has drawn it.
+
+    The run's end (``data-test-script-state``) comes before the browser has mounted every element it sent: a
+    widget registers its value with the form's state on mount, and on a loaded machine that can come seconds
+    later; an input typed into before then is sent without its value. So wait for the page to be idle too.
+    """
     pg.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=90_000)
+    pg.evaluate(BROWSER_IDLE)
     pg.wait_for_timeout(300)

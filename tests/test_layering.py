@@ -36,10 +36,12 @@ CALC_LAYERS = [
     "parallel",      # the step of a layout
     "step",          # the public step and memory functions: one accelerator or a layout
     "measurements",  # published serving measurements, loaded, and each row's bound from step
+    "inferencex",    # InferenceX benchmark result JSON -> measurement rows
     "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
     "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation
+    "comparison",    # measurements against the serving model and the bound (points, frontier, table)
     "cost",          # price per token, Pareto front, replicas
     "energy",        # power drawn, joules per token, tokens per kWh, CO2 per 1M tokens
     "ownership",     # renting against buying against an API: $ per GPU-hour, crossover volumes

@@ -66,7 +66,7 @@ def test_your_own_config_json_becomes_the_model_and_a_bad_one_keeps_the_previous
     at = open_page(model="qwen3-8b")
     at.text_area(key="cfg_text").input("{not json").run()
     at.button(key="cfg_load").click().run()
-    assert any("Could not read that config.json" in e.value and "line 1" in e.value for e in at.error)
+    assert any("as a config.json" in e.value and "line 1" in e.value for e in at.error)
     assert at.selectbox(key="model").value == "qwen3-8b"
     assert at.text_area(key="cfg_text").value == "{not json"   # what the user typed is kept
     at.text_area(key="cfg_text").input(json.dumps({"num_hidden_layers": 2})).run()

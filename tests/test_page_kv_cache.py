@@ -138,7 +138,9 @@ def test_experiment_gpt3_mha():
     # 96 layers, 96 KV heads, H = 128: 2 x 96 x 96 x 128 x 2 = 4,718,592 B per token.
     assert metric(at, "KV per token") == "4,718,592 B"
     # Weights 174.6e9 x 2 = 349 GB + 38.7 GB of cache: 5 x 80 GB.
-    assert "needs 5 x" in at.warning[0].value
+    assert any("needs 5 x" in w.value for w in at.warning)
+    # ...and the course's 8K is past GPT-3's 2,048-token window: the page says so
+    assert any("Beyond the model's window" in w.value and "2,048" in w.value for w in at.warning)
 
 
 def test_experiment_deepseek_mla():

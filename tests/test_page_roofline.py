@@ -28,8 +28,9 @@ def open_page(**query) -> AppTest:
 
 
 def charts(at) -> list:
-    """The page's Plotly figures in page order: roofline, decode split, throughput by K, TTFT."""
-    return figures(at)
+    """The page's Plotly figures in page order: roofline, decode split, throughput by K, TTFT (the serving
+    estimate's breakdown bar, tests/test_serving_pages.py, left out)."""
+    return [f for f in figures(at) if not any(d.get("name") == "estimate and range" for d in f["data"])]
 
 
 def test_default_is_the_seed_000_example():

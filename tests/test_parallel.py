@@ -276,7 +276,10 @@ def test_plan_bound_by_traffic_alone():
     m = calc.get_model("llama-3.2-1b")
     traffic = planning.ServingTraffic(requests_per_s=4000.0, input_tokens=256, output_tokens=64)
     plan = planning.capacity_plan(m, H100, traffic, 1.0, 1.0)
-    assert plan.binding == "traffic" and plan.layout.replicas > 1
+    # No target and no memory limit binds; what sets the replicas is each request's prefill, which a replica runs
+    # one after another: ttft x requests/s per replica = the share of its time spent in prefill, over half here.
+    assert plan.binding == "prefill" and plan.layout.replicas > 1
+    assert plan.ttft_s * plan.requests_per_s_per_replica > 0.5
     assert plan.layout.replicas == math.ceil(4000.0 / plan.requests_per_s_per_replica)
 
 

@@ -33,6 +33,7 @@ NOT_BOUND = {
     ("poll.py", "f'pl_unit_{v.seq}'"): "a student's answer: stored in the poll's database",
     ("exercises.py", "f'ex_{ex.key}_{variant}_val'"): "a student's own answer, not part of a shared view",
     ("exercises.py", "f'ex_{ex.key}_{variant}_unit'"): "a student's own answer, not part of a shared view",
+    ("measured_views.py", "f'ms_up_{kind}'"): "an uploaded measurements file: a file, not view state",
     ("live_views.py", "'lv_cfgfile'"): "a file upload; the same config.json pasted as text travels as lv_cfg",
     ("live_endpoint.py", "'ep_key'"): "an API key: kept out of the URL on purpose",
     ("live_endpoint.py", "'ep_files'"): "uploaded benchmark results: files, not view state",

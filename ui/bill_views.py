@@ -80,21 +80,37 @@ class Traffic:
     out: int
     batch: int
     peak: float
+    plain: bool = False
+
+    @property
+    def unit(self) -> str:
+        """What the traffic's first number counts: "requests a day" (plain) or "daily users" (the product's terms)."""
+        return "requests a day" if self.plain else "daily users"
 
 
 def traffic_inputs(sel) -> Traffic:
     """The traffic inputs and the self-hosting ones (keys mb_*, in the URL), where the caller placed them."""
     st.markdown("**Traffic**")
-    dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
-                          bind="query-params")
-    c1, c2 = st.columns(2)
-    remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
-                            key="mb_remix", bind="query-params", help="Users who remix existing content each day")
-    orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
-                           key="mb_orig", bind="query-params", help="Users who create original content each day")
-    c1, c2 = st.columns(2)
-    gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
-                           key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
+    plain = st.radio("Traffic in", ["a product's users", "requests a day"], key="mb_mode", bind="query-params",
+                     horizontal=True, help="A product's users: daily users, the shares who remix and create, and "
+                     "generations per creator (one product's terms). Requests a day: the plain count of generations.")
+    plain = plain == "requests a day"
+    if plain:  # one generation per "user", all of them generating: the bill's arithmetic is unchanged
+        dau = st.number_input("Requests per day", 0, 10_000_000_000, 5_500, step=1_000, key="mb_rpd",
+                              bind="query-params", help="Generations a day; tokens per request below")
+        remix, orig, gens = 0.0, 100.0, 1.0
+        c1, c2 = st.columns(2)
+    else:
+        dau = st.number_input("Daily active users", 0, 10_000_000_000, DEFAULTS["mb_dau"], step=10_000, key="mb_dau",
+                              bind="query-params")
+        c1, c2 = st.columns(2)
+        remix = c1.number_input("Remix, % of DAU", 0.0, 100.0, DEFAULTS["mb_remix"], step=0.1, format="%.2f",
+                                key="mb_remix", bind="query-params", help="Users who remix existing content each day")
+        orig = c2.number_input("Create, % of DAU", 0.0, 100.0, DEFAULTS["mb_orig"], step=0.01, format="%.2f",
+                               key="mb_orig", bind="query-params", help="Users who create original content each day")
+        c1, c2 = st.columns(2)
+        gens = c1.number_input("Generations per creator", 0.1, 10_000.0, DEFAULTS["mb_gens"], step=1.0,
+                               key="mb_gens", bind="query-params", help="Generations per remixing or creating user per day")
     hit = workload_views.hit_rate_input(c2, DEFAULTS["mb_hit"])  # by hand, or derived from a workload's replay
     c1, c2, c3 = st.columns(3)
     prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
@@ -109,7 +125,7 @@ def traffic_inputs(sel) -> Traffic:
                             bind="query-params", help="Sequences decoded together (clamped to what fits)")
     peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
                            bind="query-params", help="Capacity is sized for the peak hour")
-    return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak)
+    return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak, plain)
 
 
 def price_editor() -> tuple[pd.DataFrame, str]:
@@ -139,7 +155,7 @@ def price_editor() -> tuple[pd.DataFrame, str]:
             "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
             "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
             "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
-            "as_of": st.column_config.TextColumn("as of", width="small"),
+            "as_of": st.column_config.TextColumn("as of", width="medium"),  # "2026 (later snapshot)" whole
             "source": st.column_config.TextColumn("source", width="small"),
         })
 
@@ -183,7 +199,7 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
         "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-        "n_gpus": st.column_config.NumberColumn("GPUs", format="%.0f"),
+        "n_gpus": st.column_config.NumberColumn("GPUs", format="%,.0f"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
@@ -207,11 +223,13 @@ def self_hosted_caption(sel, rates) -> None:
         f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
         f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
         f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-        "(a real server is 1.2-2x slower), and an 8B model is not an Opus: compare quality before price.")
+        f"(a real server is 1.2-2x slower). {sel.model.name}, {sel.model.n_params / 1e9:,.1f} B parameters, is "
+        "priced here beside the API tiers' models, not measured against them: compare quality before price.")
 
 
 
-def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, csv_in: dict) -> None:
+def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, csv_in: dict,
+                unit: str = "daily users") -> None:
     """Two charts side by side: the bill against DAU (log-log), and against the prompt-cache hit rate."""
     left, right = st.columns(2)
     with left:
@@ -220,11 +238,11 @@ def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, 
             part = _chart_points(part)
             fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
                             line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
-                            hovertemplate=name + "<br>%{x:,.0f} DAU: $%{y:,.0f} per month"
+                            hovertemplate=name + "<br>%{x:,.0f} " + unit + ": $%{y:,.0f} per month"
                             + ("<br>%{customdata} GPUs" if name == "self-hosted" else "") + "<extra></extra>")
         fig.add_vline(x=max(dau, 10), line_dash="dot", line_color="gray")
-        st.markdown("**Bill against DAU**")
-        fig.update_layout(xaxis_title="daily active users (log)",
+        st.markdown(f"**Bill against {unit}**")
+        fig.update_layout(xaxis_title=f"{unit} (log)",
                           yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
         charts.show_chart(fig, key="mb_dau_chart")
         downloads.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
@@ -235,7 +253,7 @@ def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, 
                             hovertemplate=name + "<br>hit rate %{x:.0%}: $%{y:,.0f} per month<extra></extra>")
         # No marker at the chosen rate: the chart then stays the same while only the hit rate moves (the
         # browser keeps it instead of drawing it anew); the caption under it names the rate.
-        st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} DAU**")
+        st.markdown(f"**Bill against prompt-cache hit rate at {dau:,.0f} {unit}**")
         fig.update_layout(xaxis_title="prompt-cache hit rate", xaxis_tickformat=".0%", yaxis_title="USD per month")
         charts.show_chart(fig, key="mb_hit_chart")
         st.caption(f"At the chosen {hit}% the tiers cost the bills above.")

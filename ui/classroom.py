@@ -37,8 +37,10 @@ STORY = [
     ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 8192, "kv_b": 1},
      "The price is memory: each token keeps a key and a value in every layer, 128 KiB, so one 8K sequence "
      "holds 1.07 GB."),
-    ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 131072, "kv_b": 1},
-     "At 128K tokens one sequence's cache (17 GB) outweighs the weights (16 GB)."),
+    ("app_pages/kv_cache.py", {**_BASE, "model": "llama-3.1-8b", "kv_layout": "model", "kv_win": "model",
+                               "kv_ctx": 131072, "kv_b": 1},
+     "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache (17 GB) "
+     "outweighs the weights (16 GB)."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "gpt-3-175b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 8192, "kv_b": 1},
      "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: this bill is why GQA became standard."),
@@ -101,6 +103,8 @@ _CSS_ALWAYS = """
   overflow-wrap: anywhere;
 }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow-wrap: anywhere; }
+[data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
+[data-testid="stSidebarHeader"] { margin-bottom: 0 !important; height: 2.5rem !important; }
 """
 _CSS_PRESENT = """
 [data-testid="stMetricValue"] { font-size: 2rem !important; line-height: 1.15 !important; }

@@ -109,3 +109,14 @@ def fmt_bytes(n_bytes: float, unit: str = "GB") -> str:
         if abs(n) >= size:
             return f"{n / size:,.2f} {name}"
     return f"{n:,.0f} B"
+
+
+def fmt_tokens(n: float) -> str:
+    """A token count the way contexts are named: "128", "8K" (8,192), "128K", "1M" (1,048,576); a count that
+    is not a power-of-two multiple of 1,024 keeps its digits with separators ("10,000")."""
+    n = int(n)
+    if n >= 2**20 and n % 2**20 == 0:
+        return f"{n // 2**20:,}M"
+    if n >= 2**10 and n % 2**10 == 0:
+        return f"{n // 2**10:,}K"
+    return f"{n:,}"

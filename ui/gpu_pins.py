@@ -86,7 +86,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
             errors.append(f"Pin {i}: {formats.md_escape(exc)}")
             continue
         columns[f"pin {i}"] = {
-            "configuration": f"{p['model_obj'].name}, {lay.label} x {lay.replicas} on {p['accelerator'].name}",
+            "configuration": f"{p['model_obj'].name}, {lay.label} x {lay.replicas:,} on {p['accelerator'].name}",
             "dtypes, batch, context": f"{p['weight_dtype']}/{p['kv_dtype']}, B = {p['batch']:,}, "
                                       f"{p['context_len']:,} tokens",
             "GPUs (all replicas)": f"{s.n_gpus:,} ({s.gpus_per_replica} per replica)",

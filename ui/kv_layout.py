@@ -12,9 +12,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import charts, downloads, formats, html_table, url_state
+from ui import charts, downloads, formats, html_table, url_state, widgets
 
-CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens
+CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens, the chart of the KV cache page
+
 BATCHES = [1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
 LAYOUTS = {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA"}
 WINDOWS = ["model", "none", "512", "1024", "2048", "4096", "8192", "32768"]
@@ -122,9 +123,7 @@ def layout_controls(sel) -> LayoutChoice:
                          help="Off: the latent c_KV + RoPE key (576 numbers per token and layer for DeepSeek). "
                               "On: per-head K and V materialised, as an engine without the absorbed path does."
                               + ("" if has_mla else " (This variant has no MLA layers: pick the MLA layout.)"))
-    url_state.accept_url_values("kv_ctx", CONTEXTS, lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
-    ctx = c3.select_slider("Context length S (tokens)", CONTEXTS, value=8192, key="kv_ctx", bind="query-params",
-                           format_func=lambda s: f"{s // 1024:,}K" if s < 2**20 else "1M")
+    ctx = widgets.context_slider(c3, "Context length S (tokens)", "kv_ctx")
     batch = c3.select_slider("Concurrency B (sequences)", BATCHES, value=1, key="kv_b", bind="query-params")
     url_state.accept_url_values("kv_state", list(STATE_LABELS), STATE_LABELS.get)
     state_conv = c3.radio("Lightning-attention state", list(STATE_LABELS), format_func=STATE_LABELS.get,
@@ -133,6 +132,7 @@ def layout_controls(sel) -> LayoutChoice:
                           help="MiniMax's lightning layers keep an N x H x H state per sequence. fp32: the reference "
                                "(calc's default when the config names no dtype). Model dtype: vLLM stores it in the "
                                "model's bf16 (MambaStateDtypeCalculator.linear_attention_state_dtype), half the bytes.")
+    widgets.context_warning(model, ctx)
     return LayoutChoice(model, window, "full" if full else "cap", "expanded" if expanded else "latent", ctx, batch,
                         state_conv or "reference")
 

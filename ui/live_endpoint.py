@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from ui import charts, downloads, equations, formats, sidebar, widgets
+from ui import charts, downloads, equations, formats, serving_views, sidebar, widgets
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
                                 check_base_url)
 from live.endpoint import EndpointJob
@@ -23,7 +23,7 @@ from live.endpoint_predict import (compare, levels_frame, parallel_supported, pr
 
 #: Table headers (times in ms; the CSV keeps the column names).
 COLUMNS = {
-    "concurrency": st.column_config.NumberColumn("concurrency", format="%d"),
+    "concurrency": st.column_config.NumberColumn("concurrency", format="%,d"),
     "request_rate_per_s": st.column_config.NumberColumn("rate (req/s)", format="%.2f"),
     "requests_ok": st.column_config.NumberColumn("ok"), "requests_failed": st.column_config.NumberColumn("failed"),
     "output_tokens_per_s": st.column_config.NumberColumn("output tok/s", format="%.1f"),
@@ -31,15 +31,22 @@ COLUMNS = {
     "goodput_per_s": st.column_config.NumberColumn("goodput (req/s)", format="%.2f",
                                                    help="Requests meeting every TTFT/TPOT target, per second"),
     "duration_s": st.column_config.NumberColumn("level time (s)", format="%.2f"),
-    "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%.0f"),
+    "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%,.0f"),
     "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
     **{f"itl_per_token_ms_{p}": st.column_config.NumberColumn(f"ITL per token {p} (ms)", format="%.2f")
        for p in ("p50", "p90", "p99")},
-    **{f"pred_{m}_ms": st.column_config.NumberColumn(f"predicted {m.upper()} (ms)", format="%.2f")
+    **{f"pred_{m}_ms": st.column_config.NumberColumn(f"{m.upper()} bound (ms)", format="%.2f")
        for m in ("ttft", "tpot", "e2e")},
-    **{f"ratio_{m}": st.column_config.NumberColumn(f"{m.upper()} measured/predicted", format="%.2f")
+    **{f"ratio_{m}": st.column_config.NumberColumn(f"{m.upper()} measured/bound", format="%.2f")
+       for m in ("ttft", "tpot", "e2e")},
+    **{f"est_{m}_ms": st.column_config.NumberColumn(f"{m.upper()} serving estimate (ms)", format="%.2f")
+       for m in ("ttft", "tpot", "e2e")},
+    "est_tpot_ms_low": st.column_config.NumberColumn("TPOT estimate low (ms)", format="%.2f"),
+    "est_tpot_ms_high": st.column_config.NumberColumn("TPOT estimate high (ms)", format="%.2f"),
+    "est_output_tokens_per_s": st.column_config.NumberColumn("output tok/s, estimate", format="%,.0f"),
+    **{f"ratio_{m}_est": st.column_config.NumberColumn(f"{m.upper()} measured/estimate", format="%.2f")
        for m in ("ttft", "tpot", "e2e")},
 }
 
@@ -207,8 +214,13 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     c[0].metric("TTFT p50, lightest load", f"{low['ttft_ms_p50']:.1f} ms", help=f"Measured {where}")
     c[1].metric("TPOT p50, lightest load", f"{low['tpot_ms_p50']:.2f} ms", help=f"Measured {where}")
     if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
-        c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x",
-                    help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline")
+        est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
+               if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
+        c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
+                    delta_arrow="off",
+                    help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
+                         + (f"Below: measured / the serving estimate ({low['est_tpot_ms']:.2f} ms, range "
+                            f"{low['est_tpot_ms_low']:.2f}-{low['est_tpot_ms_high']:.2f} ms)." if est else ""))
     best = ok.loc[ok["output_tokens_per_s"].idxmax()] if ok["output_tokens_per_s"].notna().any() else None
     if best is not None:
         c[3].metric("Best output throughput", f"{best['output_tokens_per_s']:,.0f} tok/s",
@@ -240,19 +252,24 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     else:
         layout_text = "one GPU (calc has no parallel layout yet)"
     embedding = getattr(sel, "embedding", "gather")
+    engine = serving_views.engine_select(st.columns(3)[0], "ep_engine")
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
-                              **layout)
+                              engine=engine, **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
         return table, None
+    serving_views.show_notices(pred.attrs.get("notices"))
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
                 f"vLLM compute only the last), {layout_text} (the sidebar's choice: pick the "
                 f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
                 "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
-                "decode steps of batch c at the mean context P + N/2.")
+                "decode steps of batch c at the mean context P + N/2. The serving estimate (est_ columns) is "
+                f"what {serving_views.ENGINE_LABELS.get(engine, engine)} is expected to measure: the bound plus "
+                "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
+                "pages).")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, **layout)
     return compare(table, pred), inputs
@@ -291,7 +308,8 @@ def _show(res: dict) -> None:
         st.markdown("**Inter-token latency distribution** (every chunk gap, per level)")
         charts.show_chart(fig, key="ep_chart_itl")
     first = ["concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "ttft_ms_p50", "pred_ttft_ms",
-             "ratio_ttft", "tpot_ms_p50", "pred_tpot_ms", "ratio_tpot", "itl_ms_p50", "e2e_ms_p50",
+             "est_ttft_ms", "ratio_ttft", "ratio_ttft_est", "tpot_ms_p50", "pred_tpot_ms", "est_tpot_ms",
+             "est_tpot_ms_low", "est_tpot_ms_high", "ratio_tpot", "ratio_tpot_est", "itl_ms_p50", "e2e_ms_p50",
              "output_tokens_per_s"]
     shown = table[[c for c in first if c in table] + [c for c in table if c not in first]].dropna(axis=1, how="all")
     st.dataframe(shown, hide_index=True, key="ep_table",

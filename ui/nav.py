@@ -18,6 +18,8 @@ PAGES = [
      "Exact sampling from a draft; when the speedup vanishes."),
     ("app_pages/many_gpus.py", "Many GPUs", ":material/hub:",
      "TP, PP, EP and replicas; a capacity plan for your traffic; which GPUs can run it."),
+    ("app_pages/measured.py", "Against published measurements", ":material/fact_check:",
+     "Engines' published benchmarks beside the serving estimate and the bound; load your own."),
     ("app_pages/monthly_bill.py", "Monthly bill", ":material/receipt_long:",
      "A product's bill across model tiers; when self-hosting wins."),
     ("app_pages/workloads.py", "Workloads and tiered cache", ":material/stacks:",

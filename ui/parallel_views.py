@@ -96,6 +96,7 @@ def layout_controls(sel) -> LayoutInputs:
     c1, c2, c3, c4 = st.columns(4)
     ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
     batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
+    widgets.context_warning(sel.model, ctx)
     ic_default = collectives.default_interconnect(sel.accelerator)
     ic_id = c3.selectbox("Interconnect", ["default"] + collectives.list_interconnects(), key="mg_ic", bind="query-params",
                          format_func=lambda i: "default" if i == "default" else _short(collectives.get_interconnect(i).name),
@@ -160,12 +161,24 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
         except ValueError:
             fit = None
         where = f"{planning.grid_label(*search)}, the sliders' range"
-        st.error(why + " " + (
+        text = why + " " + (
             f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
             f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
             f"{fit.gpus_per_replica // fit.pp:,} ranks per stage{_dp_words(fit)}; searched: {where})."
             if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
-            "or a larger GPU, or lower the batch or the context."))
+            "or a larger GPU, or lower the batch or the context.")
+        # The page opens on one GPU: for a model that needs more, that is the page's default, not the user's
+        # choice, so it says what fits and offers it; a layout the user chose gets the error.
+        chosen = any(st.session_state.get(k, 1) != 1 for k in ("mg_tp", "mg_pp", "mg_ep"))
+        (st.error if chosen else st.info)(
+            text if chosen else f"{model.name} does not fit on one {acc.name}. " + text)
+        if fit is not None:
+            st.button(f"Use {fit.label} ({fit.gpus_per_replica:,} GPUs per replica)", key="mg_use_fit", type="primary",
+                      on_click=_use_layout, args=(fit.tp, fit.pp, fit.ep))
+
+
+def _use_layout(tp: int, pp: int, ep: int) -> None:
+    st.session_state.update(mg_tp=tp, mg_pp=pp, mg_ep=ep)
 
 
 def memory_and_step_charts(summary, layout, split, interconnect, ic_default) -> None:

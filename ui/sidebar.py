@@ -113,18 +113,78 @@ def _on_gpu_change() -> None:
     st.session_state["_price_gpu"] = st.session_state["gpu"]
 
 
-def _load_config() -> None:
+def _mark_source(source: str) -> None:
+    st.session_state["_cfg_last"] = source
+
+
+def _config_source() -> tuple[str | None, str, str]:
+    """Which of the two inputs the user chose last: ("upload" | "text" | None, its text, its default name).
+
+    An input counts as chosen when it changed since the last "Use this config" (so a paste after an
+    upload wins, and an upload after a paste); when both or neither changed, the one edited last."""
     upload = st.session_state.get("cfg_upload")
-    text = upload.getvalue().decode("utf-8", errors="replace") if upload is not None else st.session_state.get("cfg_text", "")
-    name = st.session_state.get("cfg_name", "").strip() or (upload.name.rsplit(".", 1)[0] if upload is not None else "")
-    if not text.strip():
-        st.session_state["_cfg_error"] = "Paste the text of a config.json or upload the file first."
+    text = st.session_state.get("cfg_text", "") or ""
+    upload_id = getattr(upload, "file_id", None) if upload is not None else None
+    text_new = bool(text.strip()) and text != st.session_state.get("_cfg_text_seen")
+    upload_new = upload is not None and upload_id != st.session_state.get("_cfg_upload_seen")
+    if text_new != upload_new:
+        source = "text" if text_new else "upload"
+    else:
+        source = st.session_state.get("_cfg_last") or ("text" if text.strip() else "upload")
+    if source == "upload" and upload is None:
+        source = "text" if text.strip() else None
+    if source == "text" and not text.strip():
+        source = "upload" if upload is not None else None
+    st.session_state["_cfg_text_seen"], st.session_state["_cfg_upload_seen"] = text, upload_id
+    st.session_state["_cfg_last"] = source
+    if source == "upload":
+        stem = upload.name.rsplit(".", 1)[0]
+        # A file called config.json names nothing: the model is named from its own _name_or_path/architecture.
+        return source, upload.getvalue().decode("utf-8", errors="replace"), "" if stem.lower() == "config" else stem
+    return source, text, ""
+
+
+def _on_model_change() -> None:
+    # A weight format the previous config set (not one the user picked) follows the model: the new model's own
+    # checkpoint format, else bf16.
+    auto = st.session_state.get("_wq_auto")
+    if not auto or st.session_state.get("wq") != auto:
         return
     try:
-        st.session_state["model"] = add_custom_model(text, name or None)
-        st.session_state["_cfg_error"] = None
+        stored = get_any_model(st.session_state["model"]).checkpoint_format
+    except ValueError:
+        stored = None
+    st.session_state["wq"] = stored or "bf16"
+    st.session_state["_wq_auto"] = stored
+
+
+def _load_config() -> None:
+    source, text, file_name = _config_source()
+    name = st.session_state.get("cfg_name", "").strip() or file_name
+    if source is None:
+        st.session_state["_cfg_error"] = "Paste the text of a config.json or upload the file first."
+        st.session_state["_cfg_info"] = None
+        return
+    where = "the uploaded file" if source == "upload" else "the pasted text"
+    try:
+        model_id = add_custom_model(text, name or None)
     except ValueError as exc:  # keep the previous model; say what is wrong
-        st.session_state["_cfg_error"] = f"Could not read that config.json: {exc}"
+        st.session_state["_cfg_error"] = f"Could not read {where} as a config.json: {exc}"
+        st.session_state["_cfg_info"] = None
+        return
+    model = get_any_model(model_id)
+    st.session_state["model"] = model_id
+    st.session_state["_cfg_error"] = None
+    info = (f"Loaded {model.name} from {where}: {model.n_params / 1e9:,.2f} B parameters"
+            + (f", {model.max_context_len:,} tokens of context" if model.max_context_len else "") + ".")
+    if model.checkpoint_format:  # the checkpoint's own format is the default weight format
+        st.session_state["wq"] = st.session_state["_wq_auto"] = model.checkpoint_format
+        info += f" Weights set to {model.checkpoint_format}, the format its quantization_config declares."
+    elif st.session_state.get("_wq_auto") and st.session_state.get("wq") == st.session_state["_wq_auto"]:
+        # the format came from the previous config, not from the user: this one declares none
+        st.session_state["wq"], st.session_state["_wq_auto"] = "bf16", None
+        info += " Weights back to bf16: this config declares no quantization."
+    st.session_state["_cfg_info"] = info
 
 
 def render_sidebar(current_page: str | None = None) -> Selection:
@@ -165,22 +225,32 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     with st.sidebar:
         st.markdown("**Model and hardware**")
         model_id = st.selectbox(
-            "Model", options, key="model", **model_default,
+            "Model", options, key="model", **model_default, on_change=_on_model_change,
             bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
         st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
                    else model_names.get(model_id, model_id))
         with st.expander("Your own model (config.json)"):
-            st.file_uploader("Upload config.json", type=["json"], key="cfg_upload")
-            st.text_area("…or paste its text", key="cfg_text", height=100)
-            st.text_input("Name (optional)", key="cfg_name")
+            st.file_uploader("Upload config.json", type=["json"], key="cfg_upload", on_change=_mark_source,
+                             args=("upload",))
+            st.text_area("…or paste its text", key="cfg_text", height=100, on_change=_mark_source, args=("text",),
+                         help="Whichever you changed last, the file or the text, is the one read.")
+            st.text_input("Name (optional)", key="cfg_name",
+                          help="Default: the config's own model name (_name_or_path), else its architecture. "
+                               "Type a name and press the button again to rename.")
             st.button("Use this config", on_click=_load_config, key="cfg_load")
             if st.session_state.get("_cfg_error"):
                 st.error(md_escape(st.session_state["_cfg_error"]))
+            elif st.session_state.get("_cfg_info"):
+                st.success(md_escape(st.session_state["_cfg_info"]))
         gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
                               bind="query-params", on_change=_on_gpu_change)
         price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
         c1, c2 = st.columns(2)
-        weight_dtype = c1.selectbox("Weights", WEIGHT_DTYPES, key="wq", bind="query-params",
+        stored = custom[model_id].checkpoint_format if model_id in custom else None
+        weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
+        if st.session_state.get("wq") not in (None, *weight_options):
+            del st.session_state["wq"]
+        weight_dtype = c1.selectbox("Weights", weight_options, key="wq", bind="query-params",
                                     help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
                                          "scales, as the course does; the block formats (q4_K_M, mxfp4, "
                                          "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
@@ -190,6 +260,9 @@ def render_sidebar(current_page: str | None = None) -> Selection:
                                      "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
                                      "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
                                      "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
+        if stored:
+            st.caption(f"The checkpoint is stored in {stored} (its config's quantization_config)"
+                       + ("." if weight_dtype == stored else f"; {weight_dtype} is shown as you chose."))
         matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
                               help="How quantized weights are multiplied, which sets the compute peak P. auto: "
                                    "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "

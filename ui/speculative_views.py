@@ -166,7 +166,7 @@ def per_position_section(alpha: float, chains: dict) -> None:
     spec = chains.get(name, {})
     c_default = float(spec.get("cost_ratio", 0.05))
     c = c2.number_input("Draft cost ratio c", 0.0, 2.0, c_default, 0.01, format="%.3f",
-                        key=f"sd_chain_c_{names.index(name)}",
+                        key=f"sd_chain_c_{names.index(name)}", bind="query-params",
                         help="One draft step's time over one target step's (an MTP module: its share of a step).")
     if name == OWN_CHAIN:
         text = st.text_input("Acceptance per position a_1, a_2, ...", f"{alpha:.2f}, {alpha * 0.9:.2f}, "

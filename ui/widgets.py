@@ -6,8 +6,8 @@ import streamlit as st
 
 import calc
 from course.exercises import break_lines
-from ui import classroom
-from ui.formats import md_escape
+from ui import classroom, url_state
+from ui.formats import fmt_tokens, md_escape
 from ui.metric_row import MetricRow
 from ui.sidebar import _on_gpu_change
 
@@ -114,3 +114,36 @@ def estimate_help() -> str:
     return (f"Bound: the roofline lower bound. Estimate: its parts divided by a bandwidth utilisation of "
             f"{u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, published measurements "
             "(gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul). The roofline page lets you change them.")
+
+
+#: The context lengths every page's context slider offers, 128 tokens to 1M (a link from one page works on another).
+CONTEXTS = [2**k for k in range(7, 21)]
+
+
+def context_slider(where, label: str, key: str, value: int = 8192, **kwargs) -> int:
+    """The shared context-length slider in ``where`` (a column or st): ``CONTEXTS``, shown as "8K", bound to the URL."""
+    url_state.accept_url_values(key, CONTEXTS, fmt_tokens)  # "8192" in a link as well as "8K"
+    return where.select_slider(label, CONTEXTS, value=value, key=key, bind="query-params", format_func=fmt_tokens,
+                               **kwargs)
+
+
+def context_warning(model: calc.ModelConfig, context_len: float, where=st) -> bool:
+    """A warning when ``context_len`` exceeds the model's trained window (``calc.models.beyond_trained_window``):
+    the numbers below are still computed, and marked as beyond the window with the limit named. True if shown."""
+    limit = calc.models.beyond_trained_window(model, context_len)
+    if limit is None:
+        return False
+    where.warning(f"Beyond the model's window: {fmt_tokens(context_len)} tokens of context, but {md_escape(model.name)} "
+                  f"was trained for {limit:,} ({fmt_tokens(limit)}, max_position_embeddings). The figures below are the "
+                  "arithmetic of a cache that long; the model itself does not use a context past its window.",
+                  icon=":material/warning:")
+    return True
+
+
+def page_intro():
+    """Where a page writes its introduction (paragraphs, equations): the page itself, or, during the lecture
+    (``story=N``), a closed "About this page" expander, so that the number a step talks about sits within the
+    first screen (1280 x 720) under the step's banner."""
+    if classroom.story_step() is not None:
+        return st.expander("About this page: what it shows, its equations", expanded=False)
+    return st.container()

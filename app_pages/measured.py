@@ -1,0 +1,60 @@
+"""Against published measurements: the serving model's estimate and the roofline bound beside what engines
+measured (the shipped data set, a user's CSV or InferenceX results)."""
+import streamlit as st
+
+from calc import comparison
+from ui import caching, charts, downloads, formats, measured_views, serving_views, widgets
+
+st.title("Against published measurements")
+st.markdown(
+    "Published benchmarks of vLLM, SGLang and TensorRT-LLM (each row with its source), the **serving estimate** "
+    "for the same configuration with its range, and the **roofline bound**. On InferenceX's axes, throughput "
+    "per GPU against tokens per second per user: the bound is an upper limit no engine passes; the estimate "
+    "is what the serving model expects an engine to measure.")
+
+
+@widgets.fragment
+def explore() -> None:
+    """Data, selection, charts and table. A fragment: its controls rerun this part only."""
+    choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
+                      bind="query-params")
+    df = measured_views.load_data(choice)
+    if df is None:
+        df = measured_views.shipped()
+        st.caption("Showing the data set until the file reads.")
+    if df.empty:
+        st.warning("No measurement rows to compare.")
+        return
+    d = measured_views.selection(df, "ms")
+    configs = comparison.configurations(d)
+    labels = [f"{comparison.config_label(c)} ({c['rows']} rows)" for _, c in configs.iterrows()]
+    pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
+                        bind="query-params")
+    config = configs.iloc[labels.index(pick) if pick in labels else 0]
+    rows = measured_views.config_rows(d, config)
+    try:
+        frontier = caching.cached_call(comparison.config_frontier, config.to_dict())
+        table = caching.cached_call(comparison.compare_rows, rows)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+    serving_views.show_notices(frontier.attrs.get("notices"))
+    points = comparison.measured_points(rows)
+    alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
+                                                  frontier, int(config["n_gpus"]))
+    st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "
+                f"{serving_views.ENGINE_LABELS.get(config['engine'], config['engine'])}: throughput per GPU "
+                "against tokens/s per user**")
+    charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
+    st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
+               "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
+               "estimate's range (cross-validated errors). "
+               + serving_views.WHICH_IS_WHICH)
+    st.markdown("**Every row: measured, serving estimate, bound**")
+    charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
+    measured_views.show_table(table, measured_views.sources_table())
+    downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
+                           inputs={k: config[k] for k in comparison.CONFIG_COLUMNS})
+
+
+explore()

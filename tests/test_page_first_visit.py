@@ -1,0 +1,280 @@
+"""A first visit that never misleads: the model loaded is the model shown, under its own name and in its own
+weight format; a headline price is for the GPUs the model occupies; a context past the model's window is
+marked. Each test fails on the app before these fixes."""
+import json
+from pathlib import Path
+
+import pytest
+
+import calc
+from calc.config_json import checkpoint_weight_format, from_hf_config
+import pagetest
+from pagetest import open_page
+
+DATA = Path(__file__).parent / "data"
+
+
+def _gpt_oss_120b() -> dict:
+    """gpt-oss-120b's config.json: the 20b file (tests/data) with 36 layers and 128 experts, as the 120b
+    checkpoint's config.json on the Hugging Face hub (openai/gpt-oss-120b) has them."""
+    cfg = json.loads((DATA / "gpt-oss-20b.json").read_text())
+    cfg.update(num_hidden_layers=36, num_local_experts=128,
+               layer_types=["sliding_attention", "full_attention"] * 18)
+    return cfg
+
+
+def _memory_table(at) -> dict:
+    table = pagetest.tables(at)[0]
+    return dict(zip(table.quantity, table.value))
+
+
+# -- upload, then paste --------------------------------------------------------------------------------------
+
+
+def test_a_paste_after_an_upload_is_the_model_shown_not_the_upload():
+    at = open_page()
+    kimi = json.dumps(calc.models.hf_config("kimi-k2")).encode()
+    at.sidebar.get("file_uploader")[0].set_value(("config.json", kimi, "application/json")).run()
+    at.button(key="cfg_load").click().run()
+    kimi_id = at.selectbox(key="model").value
+    # A file called config.json names nothing: the model is named from its architecture.
+    assert kimi_id == "custom:DeepseekV3ForCausalLM", kimi_id
+    at.text_area(key="cfg_text").input(json.dumps(calc.models.hf_config("mistral-7b-v0.1"))).run()
+    at.text_input(key="cfg_name").input("my mistral").run()
+    at.button(key="cfg_load").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model").value == "custom:my mistral"
+    # Mistral-7B's 7,241,732,096 parameters x 2 B (bf16) = 14.48 GB, not Kimi-K2's 2.05 TB.
+    assert calc.get_model("mistral-7b-v0.1").n_params == 7_241_732_096
+    assert _memory_table(at)["weights"] == "14.48 GB"
+    assert any("from the pasted text" in s.value for s in at.success)
+
+
+def test_pasted_text_that_is_not_json_is_refused_even_with_an_upload_present():
+    at = open_page()
+    tiny = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "intermediate_size": 128, "vocab_size": 100, "architectures": ["TinyForCausalLM"]}
+    at.sidebar.get("file_uploader")[0].set_value(("config.json", json.dumps(tiny).encode(), "application/json")).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="model").value == "custom:TinyForCausalLM"
+    at.text_area(key="cfg_text").input("{not json").run()
+    at.button(key="cfg_load").click().run()
+    assert any("the pasted text" in e.value and "line 1" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="model").value == "custom:TinyForCausalLM"   # the previous model stays
+
+
+# -- the checkpoint's own weight format ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q, expected", [
+    ({"quant_method": "mxfp4"}, "mxfp4"),
+    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8-block"),     # DeepSeek-V3, Kimi-K2
+    ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8"),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}, "int4-g128"),
+    ({"quant_method": "awq", "w_bit": 4, "q_group_size": 64}, "int4-g64"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": False}, "int4-g32"),
+    ({"quant_method": "gptq", "bits": 8, "group_size": -1}, "int8"),            # one scale per channel
+    ({"quant_method": "gptq", "bits": 3, "group_size": 128}, None),             # a width calc does not model
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}}}, "int4-g128"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel"}}}}, "fp8"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}}}}, "nvfp4"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True}, None),
+])
+def test_checkpoint_weight_format_reads_quantization_config(q, expected):
+    fmt, said = checkpoint_weight_format({"quantization_config": q})
+    assert fmt == expected
+    assert q["quant_method"] in said
+
+
+def test_a_config_without_quantization_config_has_no_checkpoint_format():
+    assert checkpoint_weight_format(calc.models.hf_config("llama-3-8b")) == (None, "")
+    assert from_hf_config(calc.models.hf_config("llama-3-8b")).checkpoint_format is None
+
+
+def test_gpt_oss_120b_opens_in_mxfp4_and_says_so():
+    model = from_hf_config(_gpt_oss_120b())
+    assert model.checkpoint_format == "mxfp4"
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(_gpt_oss_120b())).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "mxfp4"
+    # 65.25 GB: the routed experts at 4.25 bits, the rest (attention with its biases and sinks, router, embeddings,
+    # head) in bf16, 116,829,156,672 parameters counted to the tensor (OpenAI's model card: "fits in 80 GB";
+    # 233.66 GB were it all bf16)
+    assert model.n_params == 116_829_156_672
+    assert _memory_table(at)["weights"] == "65.25 GB"
+    assert any("quantization_config" in c.value and "mxfp4" in c.value for c in at.sidebar.caption)
+    # ...and a link carries the format with the model
+    assert calc.memory.weight_bytes(model, "bf16") / 1e9 > 230
+
+
+# -- the home page's price ------------------------------------------------------------------------------------
+
+
+def test_home_prices_a_model_on_the_gpus_it_occupies():
+    at = open_page(model="deepseek-v3", gpu="h200", wq="fp8")
+    row = {r.label: r for r in pagetest.row_metrics(at)}
+    step = calc.decode_step_time(calc.get_model("deepseek-v3"), calc.get_accelerator("h200"), 1, 8192, "fp8", "bf16",
+                                 tp=8)
+    # 8 GPUs x $4.50/h = $36/h over 359 tok/s x 3,600 s = 1.29 M tokens an hour: $27.89 per 1M (one GPU: $9.69)
+    usd = row["USD per 1M output tokens, 8 GPUs"]
+    assert usd.value == f"${36 / (step.tokens_per_s * 3600) * 1e6:,.2f}" == "$27.89"
+    assert row["Throughput, bound, TP 8"].value == "359 tok/s"
+    assert row["Memory used"].delta == "needs 5 GPUs"
+    assert any("8 GPUs" in w.value and "priced at 8 x $4.50/h" in w.value for w in at.warning)
+
+
+def test_home_price_for_a_model_on_one_gpu_is_unchanged():
+    at = open_page(emb="table")
+    assert pagetest.metric(at, "USD per 1M output tokens") == "$5.67"   # seed: 3.99 / (195.5 x 3600) x 1e6
+
+
+# -- a context past the model's window -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page, query", [
+    (None, {"h_ctx": "131072"}),
+    ("app_pages/kv_cache.py", {"kv_ctx": "131072"}),
+    ("app_pages/latency_cost.py", {"lc_ctx": "128K"}),
+    ("app_pages/roofline.py", {"rf_ctx": "131072"}),
+    ("app_pages/quantization.py", {"q_ctx": "131072"}),
+    ("app_pages/many_gpus.py", {"mg_ctx": "131072"}),
+])
+def test_llama_3_8b_at_128k_is_marked_beyond_its_8k_window(page, query):
+    at = open_page(page, model="llama-3-8b", **query)
+    notes = [w.value for w in at.warning if "Beyond the model's window" in w.value]
+    assert notes and "128K" in notes[0] and "8,192" in notes[0], [w.value for w in at.warning]
+
+
+def test_gpt3_at_1m_names_its_2k_window_and_8k_on_llama_3_8b_is_not_marked():
+    at = open_page("app_pages/kv_cache.py", model="gpt-3-175b", kv_ctx="1048576")
+    assert any("1M tokens" in w.value and "2,048" in w.value for w in at.warning)
+    at = open_page(model="llama-3-8b", h_ctx="8192")
+    assert not any("Beyond the model's window" in w.value for w in at.warning)
+
+
+def test_beyond_trained_window():
+    llama = calc.get_model("llama-3-8b")
+    assert calc.models.beyond_trained_window(llama, 8192) is None
+    assert calc.models.beyond_trained_window(llama, 8193) == 8192
+    with pytest.raises(ValueError, match="positive"):
+        calc.models.beyond_trained_window(llama, 0)
+
+
+def test_every_context_slider_reads_the_same_link_forms():
+    # "8192" and "8K" name the same option on every page; the app writes "8K".
+    at = open_page(h_ctx="16384")
+    assert at.select_slider(key="h_ctx").value == 16384
+    at = open_page("app_pages/roofline.py", rf_ctx="1M")
+    assert at.select_slider(key="rf_ctx").value == 2**20
+
+
+# -- the capacity plan's binding limit ------------------------------------------------------------------------
+
+
+def _ds_plan(rps, max_batch=None):
+    from calc import planning
+    m, a = calc.get_model("deepseek-v3"), calc.get_accelerator("h200")
+    t = planning.ServingTraffic(rps, 2.0, 2048, 256, 0)
+    grid = None if max_batch is None else planning.plan_grid(m, a, t, "fp8", "bf16", max_batch=max_batch)
+    return planning.capacity_plan(m, a, t, 0.05, 1.0, 4.5, "fp8", "bf16", grid=grid)
+
+
+def test_the_plan_names_the_batch_cap_when_raising_it_saves_gpus():
+    plan = _ds_plan(60)
+    # 120 req/s at the peak; TP1 EP8 at batch 512 serves 1 / (28 ms + 256 x 25.0 ms / 512) = 26 req/s: 5 replicas.
+    assert (plan.gpus, plan.batch, plan.max_batch, plan.binding) == (40, 512, 2080, "batch cap")
+    assert "holds 2,080 sequences" in plan.verdict and "raise the largest batch tried" in plan.verdict
+    raised = _ds_plan(60, max_batch=2080)
+    # at batch 2,080 a replica serves 1 / (28 ms + 256 x 36.6 ms / 2,080) = 31.7 req/s: 4 replicas, 32 GPUs;
+    # then each request's 28 ms prefill is 86% of a replica's time: prefill binds.
+    assert (raised.gpus, raised.binding) == (32, "prefill")
+    assert "fills 86% of a replica's time" in raised.verdict
+
+
+def test_the_plan_says_memory_binds_a_narrower_layout_not_this_ones_batch():
+    plan = _ds_plan(20)
+    assert plan.binding == "memory" and plan.max_batch == 2080
+    # the 2,080 sequences fit; what memory stops is the 4-GPU layout (671 GB of fp8 weights > 4 x 141 GB)
+    assert "holds 2,080 sequences, more than the plan's batch" in plan.verdict and "TP1 EP4" in plan.verdict
+
+
+def test_many_gpus_page_lets_the_user_raise_the_batch_cap():
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_rps="60")
+    assert any("binding: batch cap" in s.value for s in at.success), [s.value for s in at.success]
+    at.number_input(key="mg_cap").set_value(2080).run()
+    assert any("= 32 x NVIDIA H200" in s.value and "binding: prefill" in s.value for s in at.success)
+
+
+# -- Many GPUs opens without an error for a model too big for one GPU -----------------------------------------
+
+
+def test_many_gpus_offers_the_layout_that_fits_and_keeps_the_error_for_a_chosen_one():
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8")
+    # 671 GB of fp8 weights > 141 GB: the page's default of one GPU is not the user's choice, so no red error about it
+    assert not [e.value for e in at.error if "The weights alone need" in e.value]
+    # the smallest layout of the sliders' range: TP1 PP3 EP2, 6 GPUs (3 stages of 224 GB of weights on 2 x 141 GB)
+    assert any("does not fit on one NVIDIA H200" in i.value and "**TP1 PP3 EP2**" in i.value for i in at.info)
+    at.button(key="mg_use_fit").click().run()
+    assert pagetest.metric(at, "GPUs") == "6"
+    assert (at.select_slider(key="mg_pp").value, at.select_slider(key="mg_ep").value) == (3, 2)
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200", wq="fp8", mg_ep="2")
+    assert any("TP1 PP3 EP2" in e.value for e in at.error)     # a layout the user chose: the error stays
+
+
+# -- the monthly bill in plain terms ---------------------------------------------------------------------------
+
+
+def test_monthly_bill_takes_requests_a_day_as_the_plain_alternative():
+    at = open_page("app_pages/monthly_bill.py")
+    product = {r.label: r.value for r in pagetest.row_metrics(at)}
+    at.radio(key="mb_mode").set_value("requests a day").run()
+    # the product's default, 100,000 users x (1% + 0.1%) x 5 generations = 5,500 requests a day: the same bill
+    assert any(m.value == "#### The bill at 5,500 requests a day" for m in at.markdown)
+    assert {r.label: r.value for r in pagetest.row_metrics(at)} == product
+    at.number_input(key="mb_rpd").set_value(11_000).run()
+    # twice the requests: the API tiers' bills double ($3,576.4 -> $7,152.8 for the first tier, rounded $7,153)
+    assert pagetest.row_metrics(at)[0].value == "$7,153"
+
+
+def test_the_bills_caption_names_the_model_it_prices():
+    at = open_page("app_pages/monthly_bill.py", model="qwen2.5-7b")
+    notes = [c.value for c in at.caption if c.value.startswith("Self-hosted:")]
+    assert notes and "Qwen2.5-7B" in notes[0] and "Opus" not in notes[0]
+
+
+# -- thousands separators --------------------------------------------------------------------------------------
+
+
+def test_large_gpu_counts_carry_thousands_separators():
+    at = open_page("app_pages/kv_cache.py", model="gpt-3-175b", kv_ctx="1048576", kv_b="1024")
+    # 96 layers x 2 x 96 heads x 128 x 2 B = 4,718,592 B per token x 1,048,576 x 1,024 = 5,066.55 TB + 349.21 GB
+    # of weights = 5,066.90 TB over 80 GB: 63,337 GPUs
+    assert any("needs 63,337 x NVIDIA H100" in w.value for w in at.warning), [w.value for w in at.warning]
+    at = open_page("app_pages/quantization.py", model="gpt-3-175b", q_ctx="1048576", q_b="512")
+    assert any("bf16 needs 31,671" in w.value for w in at.warning)
+
+
+def test_the_plans_verdict_separates_thousands():
+    from calc import planning
+    m, a = calc.get_model("llama-3.2-1b"), calc.get_accelerator("h100-sxm")
+    plan = planning.capacity_plan(m, a, planning.ServingTraffic(4_000_000.0, 1.0, 256, 64), 1.0, 1.0)
+    assert plan.layout.replicas >= 1000
+    assert f"{plan.layout.replicas:,} replicas" in plan.verdict and f"= {plan.gpus:,} x" in plan.verdict
+
+
+def test_the_weight_format_a_config_set_follows_the_model_back_to_a_preset():
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(_gpt_oss_120b())).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "mxfp4"
+    at.selectbox(key="model").set_value("llama-3-8b").run()
+    # Llama-3-8B's checkpoint is bf16: 8,030,261,248 x 2 B = 16.06 GB, not the mxfp4 the previous config declared
+    assert at.selectbox(key="wq").value == "bf16" and _memory_table(at)["weights"] == "16.06 GB"
+    # a format the user picks stays theirs
+    at.selectbox(key="wq").set_value("int4").run()
+    at.selectbox(key="model").set_value("qwen3-8b").run()
+    assert at.selectbox(key="wq").value == "int4"

@@ -1,0 +1,201 @@
+"""The serving estimate on the pages (roofline, latency/cost, Many GPUs, the measured page), the InferenceX
+parser, the measurements upload reader and the capacity plan's sizing option."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning
+from calc.cost import cost_per_million
+from calc.serving import serving_estimate
+from pagetest import figures, open_page, plotly_values, row_metrics, tables
+from ui import formats
+
+DATA = Path(__file__).resolve().parent / "data"
+L8, L70, H100 = get_model("llama-3-8b"), get_model("llama-3.1-70b"), get_accelerator("h100-sxm")
+SIDEBAR = dict(model="llama-3-8b", gpu="h100-sxm", wq="bf16", kvq="bf16")
+
+
+def _row(at):
+    return {m.label: m for m in row_metrics(at)}
+
+
+def _breakdown_bars(at, which="TPOT"):
+    """The bars of the 'where the time goes' figure: {part: ms}, and the estimate marker's x."""
+    for fig in figures(at):
+        names = [t.get("name") for t in fig["data"]]
+        if "estimate and range" in names and any(t.get("y") == [which] for t in fig["data"]):
+            bars = {t["name"]: plotly_values(t["x"])[0] for t in fig["data"] if t.get("type") == "bar"}
+            mark = next(t for t in fig["data"] if t.get("name") == "estimate and range")
+            return bars, plotly_values(mark["x"])[0]
+    raise AssertionError("no breakdown figure")
+
+
+def _check_estimate(at, est, price=None):
+    m = _row(at)
+    assert m["TPOT, bound"].value == formats.fmt_seconds(est.tpot.bound_s)
+    assert m["TPOT, serving estimate"].value == formats.fmt_seconds(est.tpot.estimate_s)
+    assert m["TPOT, serving estimate"].delta == (f"range {formats.fmt_seconds(est.tpot.low_s)} - "
+                                                 f"{formats.fmt_seconds(est.tpot.high_s)}")
+    assert est.tpot.low_s <= est.tpot.estimate_s < est.tpot.high_s
+    assert est.tpot.estimate_s > est.tpot.bound_s  # an engine is slower than the roofline
+    bars, mark = _breakdown_bars(at)
+    # the parts drawn add up to the estimate (parts of 0 are not drawn)
+    assert sum(bars.values()) == pytest.approx(est.tpot.estimate_s * 1e3, rel=1e-9)
+    assert mark == pytest.approx(est.tpot.estimate_s * 1e3)
+    assert bars["weights"] == pytest.approx(est.tpot.weights_s * 1e3)
+    if price is not None:
+        assert m["USD per 1M output tokens, estimate"].value == formats.fmt_usd(
+            cost_per_million(est.output_tokens_per_s_per_gpu, price))
+        assert m["USD per 1M output tokens, estimate"].delta == "bound " + formats.fmt_usd(
+            cost_per_million(est.bound_output_tokens_per_s_per_gpu, price))
+
+
+def test_roofline_page_shows_the_serving_estimate_at_b_and_context():
+    at = open_page("app_pages/roofline.py", **SIDEBAR, rf_ctx="8192", rf_b="32")
+    est = serving_estimate(L8, H100, 8192, 256, concurrency=32)
+    _check_estimate(at, est)
+    assert any("Bound" in c.value and "Serving estimate" in c.value for c in at.caption)  # which number is which
+
+
+def test_roofline_page_engine_and_batching_choices_change_the_estimate():
+    at = open_page("app_pages/roofline.py", **SIDEBAR, rf_ctx="8192", rf_b="32", rf_srv_engine="SGLang",
+                   rf_srv_batching="static", rf_srv_out="512")
+    est = serving_estimate(L8, H100, 8192, 512, concurrency=32, engine="sglang", batching="static")
+    _check_estimate(at, est)
+    assert est.tpot.interference_s == 0.0  # static batching: no other prompts in the steps
+    assert "batching interference" not in _breakdown_bars(at)[0]
+
+
+def test_uncalibrated_accelerator_shows_the_fallback_notice():
+    at = open_page("app_pages/roofline.py", model="llama-3-8b", gpu="l4", wq="bf16", kvq="bf16", rf_ctx="1024",
+                   rf_b="1")
+    assert any("Serving model:" in i.value for i in at.info)
+
+
+def test_latency_cost_page_estimate_and_price_beside_the_bound():
+    at = open_page("app_pages/latency_cost.py", **SIDEBAR, price="3.0", lc_ctx="8192", lc_tpot="10.0")
+    b = int(_row(at)["Chosen batch B"].value.replace(",", ""))
+    est = serving_estimate(L8, H100, 8192, 256, concurrency=b)
+    _check_estimate(at, est, price=3.0)
+
+
+def test_many_gpus_layout_estimate_and_plan_sized_with_it():
+    at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                   mg_tp="4", mg_b="16", mg_rep="2", mg_ctx="4096")
+    est = serving_estimate(L70, H100, 4096, 256, concurrency=32, tp=4, replicas=2)
+    _check_estimate(at, est, price=H100.price_per_hour_usd)
+    verdict = at.success[0].value
+    assert verdict.startswith("Sized with the serving estimate (vllm)")
+    traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256, 0.0)
+    plan = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    assert plan.verdict == verdict
+    bound = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                      mg_timing="roofline bound").success[0].value
+    assert not bound.startswith("Sized with") and "TPOT" in bound
+
+
+def test_capacity_plan_sizing_option():
+    traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256)
+    bound = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0)
+    assert bound.timing == "bound" and bound.verdict == planning.capacity_plan(
+        L70, H100, traffic, 0.05, 1.0, timing="bound").verdict  # the default is the bound (the course's numbers)
+    served = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    assert served.timing == "serving" and served.gpus >= bound.gpus  # the estimate is slower than the bound
+    # the plan's TPOT is the serving estimate of its layout at its batch per replica
+    lay = served.layout
+    est = serving_estimate(L70, H100, 2048, 256, concurrency=served.batch, tp=lay.tp, pp=lay.pp, ep=lay.ep)
+    assert served.tpot_s == pytest.approx(est.tpot.estimate_s, rel=1e-9) and served.tpot_s <= 0.05
+    assert served.requests_per_s_per_replica * lay.replicas >= traffic.peak_requests_per_s
+    with pytest.raises(ValueError, match="timing"):
+        planning.plan_grid(L70, H100, traffic, timing="fast")
+
+
+def test_measured_page_plots_rows_of_the_data_set():
+    at = open_page("app_pages/measured.py")
+    model, acc, engine = (s.value for s in at.selectbox[:3])
+    df = measurements.load_measurements()
+    d = df[(df.model == model) & (df.accelerator == acc) & (df.engine == engine)]
+    config = comparison.configurations(d).iloc[0]
+    rows = d[(d.tp == config.tp) & (d.input_len == config.input_len) & (d.output_len == config.output_len)
+             & (d.weight_dtype == config.weight_dtype) & (d.n_gpus == config.n_gpus)]
+    fig = next(f for f in figures(at) if any(t.get("name") == "serving estimate" for t in f["data"]))
+    names = [t["name"] for t in fig["data"]]
+    assert {"serving estimate", "estimate range", "roofline bound"} <= set(names)
+    measured = [t for t in fig["data"] if t["name"].startswith("measured")]
+    ys = sorted(y for t in measured for y in plotly_values(t["y"]))
+    thr = rows[rows.metric.isin(["output_tok_per_s_per_gpu", "output_tok_per_s"])]
+    per_gpu = np.where(thr.metric == "output_tok_per_s", thr.value / thr.n_gpus, thr.value)
+    want = sorted({(c, round(y, 6)): y for c, y in zip(thr.concurrency.astype(object), per_gpu)}.values())
+    assert len(ys) >= 1 and ys == pytest.approx(want)  # each throughput run of the data set is a point
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    assert sorted(table["id"]) == sorted(rows["id"])
+    assert (table["source"].str.startswith("https://")).all()
+
+
+def test_inferencex_parser_on_a_sample_of_the_real_format():
+    # tests/data/inferencex_sample.json: objects with the fields of utils/process_result.py of
+    # SemiAnalysisAI/InferenceX (commit 77f3e680728b4026bb0b9e05dca7ba6cb5502362), times in seconds;
+    # values made up for the test.
+    df, skipped = inferencex.parse_inferencex((DATA / "inferencex_sample.json").read_bytes())
+    assert len(skipped) == 1 and "multi-node" in skipped[0]
+    dsr1 = df[df.model == "deepseek-v3"]
+    assert set(dsr1.accelerator) == {"h200"} and set(dsr1.engine) == {"sglang"}
+    assert dsr1.set_index(["metric", "statistic"]).loc[("tpot_ms", "mean"), "value"] == pytest.approx(16.0)  # 0.016 s
+    assert dsr1.set_index(["metric", "statistic"]).loc[("ttft_ms", "median"), "value"] == pytest.approx(200.0)
+    assert dsr1.set_index(["metric", "statistic"]).loc[("output_tok_per_s_per_gpu", "mean"), "value"] == 30.0
+    assert (dsr1.concurrency == 4).all() and (dsr1.n_gpus == 8).all() and (dsr1.input_len == 1024).all()
+    oss = df[df.model == "gpt-oss-120b"]
+    assert set(oss.accelerator) == {"mi355x"} and set(oss.weight_dtype) == {"fp4"}
+    # the rows compare: the serving model predicts them and the bound holds them
+    table = comparison.compare_rows(dsr1)
+    assert table["predicted"].notna().any() and table["bound"].notna().all()
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"{not json", "not a JSON file"),
+    (b"[1, 2]", "expected an InferenceX result object"),
+    (b'{"hw": "h200"}', "missing fields"),
+    (b'{"hw": "h200", "conc": 4, "model": "x/unknown-model", "framework": "vllm", "precision": "fp8", "isl": 1,'
+     b' "osl": 1, "tp": 1, "output_tput_per_gpu": 1}', "no model preset matches"),
+    (b'{"hw": "tpu-v9", "conc": 4, "model": "openai/gpt-oss-120b", "framework": "vllm", "precision": "fp8",'
+     b' "isl": 1, "osl": 1, "tp": 1, "output_tput_per_gpu": 1}', "no accelerator preset matches"),
+    (b'{"hw": "h200", "conc": "four", "model": "openai/gpt-oss-120b", "framework": "vllm", "precision": "fp8",'
+     b' "isl": 1, "osl": 1, "tp": 1, "output_tput_per_gpu": 1}', "'conc' must be a number"),
+    (b"x" * (inferencex.MAX_BYTES + 1), "the limit is"),
+])
+def test_inferencex_parser_rejects_malformed_files(text, message):
+    with pytest.raises(ValueError, match=message):
+        inferencex.parse_inferencex(text, "r.json")
+
+
+def test_measurements_upload_reader():
+    shipped = (Path(measurements.MEASUREMENTS_PATH)).read_bytes()
+    assert len(measurements.measurements_from_text(shipped)) == len(measurements.load_measurements())
+    with pytest.raises(ValueError, match="mine.csv line 1: the header must be"):
+        measurements.measurements_from_text(b"a,b\n1,2\n", "mine.csv")
+    bad = shipped.decode().splitlines()
+    bad[1] = bad[1].replace(",11147,", ",fast,")
+    with pytest.raises(ValueError, match="mine.csv line 2, column 'value'"):
+        measurements.measurements_from_text("\n".join(bad[:3]), "mine.csv")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        measurements.measurements_from_text(b"\xff\xfe\x00", "mine.csv")
+
+
+def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
+    import json
+
+    from test_page_endpoint import open_section, vllm_result
+    at = open_section(ep_src="a result file")
+    # two `vllm bench serve --save-result` results: concurrency 1 and 4, 256 prompt + 64 output tokens
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    for _, row in table.iterrows():
+        est = serving_estimate(L8, H100, 256, 64, concurrency=int(row["concurrency"]))
+        assert row["est_tpot_ms"] == pytest.approx(est.tpot.estimate_s * 1e3)
+        assert row["est_ttft_ms"] == pytest.approx(est.ttft.estimate_s * 1e3)
+        assert row["est_tpot_ms_low"] == pytest.approx(est.tpot.low_s * 1e3)
+        assert row["ratio_tpot_est"] == pytest.approx(row["tpot_ms_p50"] / row["est_tpot_ms"])
+        assert row["est_tpot_ms"] > row["pred_tpot_ms"]  # the estimate above the bound

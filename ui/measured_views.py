@@ -1,0 +1,159 @@
+"""The "Against published measurements" page's parts: the data (shipped, a user's CSV or InferenceX JSON),
+the frontier chart on InferenceX's axes, the measured-against-predicted chart and the row table. Numbers
+come from calc.measurements, calc.inferencex and calc.comparison; this module formats and draws."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from calc import comparison, inferencex, measurements
+from ui import caching, charts, formats, html_table
+
+SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON")
+
+
+def shipped() -> pd.DataFrame:
+    """The shipped measurements (cached)."""
+    return caching.cached_call(measurements.load_measurements)
+
+
+def sources_table() -> pd.DataFrame:
+    """The shipped sources table (cached)."""
+    return caching.cached_call(measurements.load_sources)
+
+
+def load_data(choice: str):
+    """The measurements of ``choice`` (an upload read with calc's checks), or None after a message. An upload
+    stays in its widget after an error, so the user fixes the file and loads it again."""
+    if choice == SOURCES[0]:
+        return shipped()
+    kind = "csv" if choice == SOURCES[1] else "json"
+    up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
+                          type=[kind], key=f"ms_up_{kind}", max_upload_size=5,
+                          help=("The columns of calc/data/serving_measurements.csv, in order: "
+                                + ",".join(measurements.COLUMNS)) if kind == "csv" else
+                          "agg_*.json of an InferenceX run (utils/process_result.py), one object or a list.")
+    if up is None:
+        st.info("Upload a file to compare it; the data set is shown until then.")
+        return shipped()
+    data = up.getvalue()
+    try:
+        if kind == "csv":
+            return caching.cached_call(measurements.measurements_from_text, data, formats.safe_name(up.name))
+        df, skipped = caching.cached_call(inferencex.parse_inferencex, data, formats.safe_name(up.name))
+        for s in skipped:
+            st.caption(f"Skipped {formats.md_escape(s)}.")
+        return df
+    except ValueError as exc:
+        st.error(f"That file cannot be read: {formats.md_escape(exc)}")
+        return None
+
+
+def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_only: pd.DataFrame):
+    """Throughput per GPU against tokens/s per user (InferenceX's axes): the serving estimate with its range
+    band, the roofline bound, measured runs, and throughput-only runs at the estimate's tokens/s per user."""
+    fig = charts.Figure()
+    f = frontier.sort_values("tokens_per_s_per_user")
+    x = f["tokens_per_s_per_user"].to_numpy()
+    fig.add_scatter(x=np.concatenate([x, x[::-1]]),
+                    y=np.concatenate([f["tokens_per_s_per_gpu_high"].to_numpy(),
+                                      f["tokens_per_s_per_gpu_low"].to_numpy()[::-1]]),
+                    fill="toself", mode="lines", line=dict(width=0), fillcolor="rgba(31,119,180,0.18)",
+                    name="estimate range", hoverinfo="skip")
+    fig.add_scatter(x=x, y=f["tokens_per_s_per_gpu"], mode="lines", name="serving estimate",
+                    line=dict(color="#1f77b4"), customdata=f["concurrency"],
+                    hovertemplate="concurrency %{customdata:.0f}<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
+                                  "<extra>estimate</extra>")
+    b = frontier.sort_values("bound_tokens_per_s_per_user")
+    fig.add_scatter(x=b["bound_tokens_per_s_per_user"], y=b["bound_tokens_per_s_per_gpu"], mode="lines",
+                    name="roofline bound", line=dict(color="#2ca02c", dash="dash"),
+                    hovertemplate="%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU<extra>bound</extra>")
+    if len(points):
+        fig.add_scatter(x=points["tokens_per_s_per_user"], y=points["tokens_per_s_per_gpu"], mode="markers",
+                        name="measured", marker=dict(color="#d62728", size=10), customdata=points["concurrency"],
+                        hovertemplate="concurrency %{customdata}<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
+                                      "<extra>measured</extra>")
+    if len(throughput_only):
+        fig.add_scatter(x=throughput_only["x"], y=throughput_only["y"], mode="markers",
+                        name="measured throughput (x: the estimate's)",
+                        marker=dict(color="#ff7f0e", size=9, symbol="diamond-open"),
+                        customdata=throughput_only["concurrency"],
+                        hovertemplate="concurrency %{customdata}<br>%{y:,.0f} tok/s/GPU measured"
+                                      "<extra>throughput only</extra>")
+    fig.update_xaxes(title="output tokens/s per user (1000 / TPOT ms)", type="log")
+    fig.update_yaxes(title="output tokens/s per GPU", type="log")
+    fig.update_layout(height=440, legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: int) -> pd.DataFrame:
+    """Throughput rows of a configuration without a latency partner: y measured (per GPU), x the estimate's
+    tokens/s per user at the same concurrency (offline runs: the frontier's largest batch)."""
+    r = rows[rows["metric"].isin(["output_tok_per_s_per_gpu", "output_tok_per_s"])
+             & rows["statistic"].isin(["mean", "median"]) & rows["mode"].isin(["concurrency", "offline"])]
+    if r.empty:
+        return pd.DataFrame(columns=["x", "y", "concurrency"])
+    f = frontier.sort_values("concurrency")
+    c = r["concurrency"].astype("float64").fillna(f["concurrency"].max()).to_numpy()
+    x = np.interp(np.log(c), np.log(f["concurrency"].to_numpy(float)), f["tokens_per_s_per_user"].to_numpy(float))
+    y = np.where(r["metric"] == "output_tok_per_s", r["value"] / n_gpus, r["value"])
+    out = pd.DataFrame({"x": x, "y": y, "concurrency": r["concurrency"].astype("object").fillna("offline")})
+    # a run published both per GPU and for the whole deployment is one point
+    return out.loc[~out.assign(k=out["y"].round(6)).duplicated(subset=["concurrency", "k"])]
+
+
+def parity_figure(table: pd.DataFrame):
+    """Measured against predicted (and against the bound) for every row with a prediction, log-log, y = x."""
+    t = table.dropna(subset=["predicted"])
+    fig = charts.Figure()
+    if len(t):
+        lo = float(np.nanmin(t[["value", "predicted"]].to_numpy())) / 1.5
+        hi = float(np.nanmax(t[["value", "predicted"]].to_numpy())) * 1.5
+        fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="grey", dash="dot"), name="y = x",
+                        hoverinfo="skip")
+    for what, colour, symbol in (("predicted", "#1f77b4", "circle"), ("bound", "#2ca02c", "x")):
+        fig.add_scatter(x=t["value"], y=t[what], mode="markers", name=what, customdata=t[["metric", "id"]],
+                        marker=dict(color=colour, symbol=symbol, size=8),
+                        hovertemplate="%{customdata[1]}<br>%{customdata[0]}: measured %{x:,.4g}, " + what
+                                      + " %{y:,.4g}<extra></extra>")
+    fig.update_xaxes(title="measured (the metric's unit)", type="log")
+    fig.update_yaxes(title="predicted / bound", type="log")
+    fig.update_layout(height=380, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
+    """The rows with measured, predicted and bound, and each row's source link."""
+    urls = sources["url"].to_dict() if len(sources) else {}
+    shown = table.assign(source=table["source_id"].map(urls).fillna(table["source_id"]))
+    html_table.show_table(shown, hide_index=True, width="stretch",
+                          column_order=["id", "metric", "statistic", "concurrency", "value", "predicted", "bound",
+                                        "predicted_over_measured", "source", "note"],
+                          column_config={
+                              "value": st.column_config.NumberColumn("measured", format="%,.4g"),
+                              "predicted": st.column_config.NumberColumn("serving estimate", format="%,.4g"),
+                              "bound": st.column_config.NumberColumn("bound", format="%,.4g"),
+                              "predicted_over_measured": st.column_config.NumberColumn("estimate / measured",
+                                                                                       format="%.2f"),
+                              "source": st.column_config.LinkColumn("source")})
+
+
+def selection(df: pd.DataFrame, key: str):
+    """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen."""
+    c1, c2, c3 = st.columns(3)
+    model = c1.selectbox("Model", sorted(df["model"].unique()), key=f"{key}_model", bind="query-params")
+    d = df[df["model"] == model]
+    acc = c2.selectbox("Accelerator", sorted(d["accelerator"].unique()), key=f"{key}_acc", bind="query-params")
+    d = d[d["accelerator"] == acc]
+    engine = c3.selectbox("Engine", sorted(d["engine"].unique()), key=f"{key}_engine", bind="query-params")
+    return d[d["engine"] == engine]
+
+
+def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
+    """The rows of ``d`` in configuration ``config`` (a row of ``calc.comparison.configurations``)."""
+    mask = np.ones(len(d), dtype=bool)
+    for c in comparison.CONFIG_COLUMNS:
+        col = d[c].fillna("") if c == "kv_dtype" else d[c]
+        mask &= (col == config[c]).to_numpy()
+    return d[mask]

@@ -1,0 +1,162 @@
+"""The serving model's estimate on a page: an engine selector, the estimate with its range beside the
+roofline bound, and "where the time goes" (bound parts -> fixed per-step cost -> efficiency -> batching
+interference -> queue -> estimate). Every number comes from ``calc.serving``; this module only formats."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from calc import cost as calc_cost
+from calc import serving
+from ui import caching, charts, formats, html_table, widgets
+
+#: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
+ENGINES = ("vllm", "sglang", "trtllm")
+ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+#: What the two numbers are, said once on every page that shows both.
+WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
+                  "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
+                  "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
+                  "cross-validated errors.")
+#: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
+_COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
+            "fixed per step": "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
+            "queueing": "#8c564b"}
+
+
+def engine_select(container, key: str) -> str:
+    """A selectbox of the serving engines (URL-bound under ``key``); returns calc's engine name."""
+    return container.selectbox("Serving engine", ENGINES, key=key, bind="query-params",
+                               format_func=lambda e: ENGINE_LABELS.get(e, e),
+                               help="The engine whose fitted fixed costs and scheduler settings the serving "
+                                    "estimate uses (calc.serving_params).")
+
+
+def estimate(*args, **kwargs) -> serving.ServingEstimate:
+    """``calc.serving.serving_estimate`` through the app's bounded cache (same arguments)."""
+    return caching.cached_call(serving.serving_estimate, *args, **kwargs)
+
+
+def frontier(*args, **kwargs) -> pd.DataFrame:
+    """``calc.serving.serving_frontier`` through the app's bounded cache (same arguments)."""
+    return caching.cached_call(serving.serving_frontier, *args, **kwargs)
+
+
+def show_notices(notices) -> None:
+    """Each fallback the serving model took (an engine or accelerator without fitted parameters), as st.info."""
+    for n in notices or ():
+        st.info(f"Serving model: {formats.md_escape(n)}.")
+
+
+def range_text(low_s: float, high_s: float) -> str:
+    """'range 5.1 ms - 7.9 ms' for a time range in seconds."""
+    return f"range {formats.fmt_seconds(low_s)} - {formats.fmt_seconds(high_s)}"
+
+
+def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
+    """The TPOT and TTFT breakdowns as one table (ms): a row per part in the order of ``TimeBreakdown.parts``,
+    then the bound, the estimate and its range."""
+    rows = []
+    for name in est.tpot.parts():
+        rows.append({"part": name, "TPOT (ms)": est.tpot.parts()[name] * 1e3,
+                     "TTFT (ms)": est.ttft.parts()[name] * 1e3})
+    for label, attr in (("lower bound", "bound_s"), ("serving estimate", "estimate_s"), ("range low", "low_s"),
+                        ("range high", "high_s")):
+        rows.append({"part": label, "TPOT (ms)": getattr(est.tpot, attr) * 1e3,
+                     "TTFT (ms)": getattr(est.ttft, attr) * 1e3})
+    return pd.DataFrame(rows)
+
+
+def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
+    """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
+    with the range as an error bar on the total."""
+    tb = getattr(est, which)
+    fig = charts.Figure()
+    for name, value in tb.parts().items():
+        if value <= 0:
+            continue
+        fig.add_bar(x=[value * 1e3], y=[which.upper()], orientation="h", name=name,
+                    marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
+                    hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")
+    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[which.upper()], mode="markers", name="estimate and range",
+                    marker=dict(color="black", symbol="line-ns-open", size=18),
+                    error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
+                                 arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
+                    hovertemplate="estimate %{x:.3f} ms<extra></extra>")
+    fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
+                  annotation_text="bound", annotation_position="top")
+    fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
+                      legend=dict(orientation="h", y=-0.35, traceorder="normal"))
+    fig.update_xaxes(ticksuffix=" ms")
+    return fig
+
+
+def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
+                  title: str | None = None) -> None:
+    """The serving estimate beside the bound: metrics (bound, estimate with range, throughput per GPU and,
+    with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table."""
+    tb = getattr(est, which)
+    name = which.upper()
+    st.markdown(title or f"**Serving estimate ({ENGINE_LABELS.get(est.engine, est.engine)}, "
+                         f"{est.batching} batching, decode batch {est.decode_batch:,.0f}) beside the bound**")
+    show_notices(est.notices)
+    n = 4 if price_per_gpu_hour_usd is not None else 3
+    with widgets.metric_row(n) as mc:
+        mc[0].metric(f"{name}, bound", formats.fmt_seconds(tb.bound_s),
+                     help="The roofline lower bound at the same batch: the teaching number.")
+        mc[1].metric(f"{name}, serving estimate", formats.fmt_seconds(tb.estimate_s),
+                     delta=range_text(tb.low_s, tb.high_s), delta_color="off", delta_arrow="off",
+                     help="What the engine measures: the bound plus fixed cost, efficiency, batching interference "
+                          "and queueing (calc.serving). Range: the cross-validated error spread.")
+        mc[2].metric("Output tok/s per GPU, estimate", formats.fmt_number(est.output_tokens_per_s_per_gpu),
+                     delta=f"bound {formats.fmt_number(est.bound_output_tokens_per_s_per_gpu)}",
+                     delta_color="off", delta_arrow="off",
+                     help=f"Range {formats.fmt_number(est.per_gpu_low)} - {formats.fmt_number(est.per_gpu_high)}. "
+                          "The bound's throughput is an upper bound.")
+        if price_per_gpu_hour_usd is not None:
+            mc[3].metric("USD per 1M output tokens, estimate",
+                         formats.fmt_usd(calc_cost.cost_per_million(est.output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
+                         delta="bound " + formats.fmt_usd(calc_cost.cost_per_million(
+                             est.bound_output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
+                         delta_color="off", delta_arrow="off",
+                         help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
+    st.caption(WHICH_IS_WHICH)
+    charts.show_chart(breakdown_figure(est, which), key=f"{key}_bar")
+    box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
+    if box.open:
+        with box:
+            html_table.show_table(breakdown_frame(est), hide_index=True, width="stretch", column_config={
+                "TPOT (ms)": st.column_config.NumberColumn(format="%.3f"),
+                "TTFT (ms)": st.column_config.NumberColumn(format="%.3f")})
+
+
+def estimate_or_error(*args, **kwargs):
+    """``estimate`` or None after showing calc's ValueError as a message on the page."""
+    try:
+        return estimate(*args, **kwargs)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return None
+
+
+def section(key: str, model, accelerator, input_len: int, output_len: int, concurrency, weight_dtype: str,
+            kv_dtype: str, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1, price_per_gpu_hour_usd=None,
+            which: str = "tpot", output_choice: bool = True):
+    """A page's serving-estimate block: engine (and batching, output length when ``output_choice``) controls
+    keyed under ``key``, then ``show_estimate``. Returns the ``ServingEstimate`` or None (after a message)."""
+    c1, c2, c3 = st.columns(3)
+    engine = engine_select(c1, f"{key}_engine")
+    batching = c2.radio("Batching", serving.BATCHING, key=f"{key}_batching", bind="query-params", horizontal=True,
+                        help="continuous: requests join and leave each step, other prompts' prefill shares the "
+                             "steps (a served endpoint). static: a batch prefilled together and decoded together "
+                             "(the course's pages, offline benchmarks).")
+    if output_choice:
+        output_len = c3.number_input("Output tokens per request", 1, 1_000_000, int(output_len), step=64,
+                                     key=f"{key}_out", bind="query-params",
+                                     help="The serving model averages the step over a request's output.")
+    est = estimate_or_error(model, accelerator, int(input_len), int(output_len), concurrency=concurrency, tp=tp,
+                            pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            engine=engine, batching=batching)
+    if est is not None:
+        show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd)
+    return est
