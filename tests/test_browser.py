@@ -149,7 +149,7 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
     # DOM node holds the new figure (Plotly.react), where st.plotly_chart mounted a new one.
     resp = page.request.get(app_url + "/app/static/plotly.min.js")
     assert resp.status == 200 and "javascript" in resp.headers["content-type"]
-    page.set_viewport_size({"width": 1280, "height": 1400})  # the context slider and the roofline both in view
+    page.set_viewport_size({"width": 1280, "height": 1400})  # a tall window (the roofline may still sit below it: then it is drawn once the page is still)
     page.goto(app_url + "/roofline?rf_ctx=8192")
     wait_for_app(page)
     plot = page.locator(".st-key-rf_roof .explorer-plot")
@@ -161,7 +161,7 @@ def test_a_slider_redraws_a_chart_in_place(page, app_url):
                            "x: g.data.map(t => Array.from(t.x || []))}; }")
     page.locator(".st-key-rf_ctx").get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")                        # S = 8,192 -> 16,384
-    page.wait_for_function("() => location.search.includes('rf_ctx=16384')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('rf_ctx=16K')", timeout=30_000)
     wait_for_app(page)
     page.wait_for_function(f"() => +document.querySelector('.st-key-rf_roof .explorer-plot').dataset.explorerDraws"
                            f" > {before['draws']}", timeout=30_000)
@@ -191,14 +191,14 @@ def test_a_chart_below_the_window_waits_faded_until_it_is_scrolled_to_or_the_pag
     page.evaluate(f"() => {{ window.__ops8k = JSON.stringify(({data})({ops})); window.__explorerStillMs = 1e9; }}")
     page.locator(".st-key-rf_ctx").get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")                                      # S = 8,192 -> 16,384
-    page.wait_for_function("() => location.search.includes('rf_ctx=16384')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('rf_ctx=16K')", timeout=30_000)
     wait_for_app(page)
     # out of date: faded, or blank where the rerun gave the chart a new node; not drawn while the reader is away
     page.wait_for_timeout(1000)
     assert far.evaluate("g => g.data ? g.style.opacity : 'blank'") in ("0.4", "blank")
     assert far.evaluate(data) in (None, before)
     far.scroll_into_view_if_needed()
-    page.wait_for_function(f"() => {{ const g = {ops}; return g.data && g.style.opacity === ''"
+    page.wait_for_function(f"() => {{ const g = {ops}; return g && g.data && g.style.opacity === ''"
                            f" && JSON.stringify(({data})(g)) !== window.__ops8k; }}", timeout=30_000)
     # attention over a 16K cache moves twice the bytes of an 8K one (its share of the step, the marker's
     # size, grows): the chart now shows the 16K step
@@ -207,9 +207,9 @@ def test_a_chart_below_the_window_waits_faded_until_it_is_scrolled_to_or_the_pag
     page.locator(".st-key-rf_ctx").get_by_role("slider").focus()
     assert far.evaluate("g => g.getBoundingClientRect().top") > 720
     page.keyboard.press("ArrowLeft")                                       # back to 8,192 (the default: not in the URL)
-    page.wait_for_function("() => !location.search.includes('rf_ctx=16384')", timeout=30_000)
+    page.wait_for_function("() => !location.search.includes('rf_ctx=16K')", timeout=30_000)
     wait_for_app(page)
-    page.wait_for_function(f"() => {{ const g = {ops}; return g.data && g.style.opacity === ''"
+    page.wait_for_function(f"() => {{ const g = {ops}; return g && g.data && g.style.opacity === ''"
                            f" && JSON.stringify(({data})(g)) === window.__ops8k; }}", timeout=30_000)
     assert far.evaluate("g => g.getBoundingClientRect().top") > 720       # drawn below the window, unscrolled
 
