@@ -24,7 +24,10 @@ CALC_LAYERS = [
     "models",        # ModelConfig and the preset catalogue
     "traces",        # request streams: the block hashes of each prompt; public trace formats
     "workload",      # sessions of turns (chat, RAG, agent loops) as a request stream
-    "config_json",   # a Hugging Face config.json -> ModelConfig, parameter counts
+    "config_shapes", # the shapes a Hugging Face config.json declares, family by family
+    "param_count",   # parameter counts from a config.json's shapes
+    "checkpoint_format",  # the checkpoint's weight format, from its quantization_config
+    "config_json",   # a Hugging Face config.json -> ModelConfig
     "hardware",      # Accelerator and the accelerator catalogue
     "quant",         # which tensors each weight format quantizes
     "kv",            # the KV cache and constant per-sequence state
