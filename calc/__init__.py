@@ -28,7 +28,9 @@ from .planning import CapacityPlan, ServingTraffic, capacity_plan, refused_layou
 from .batching import compare_batching, simulate_batching
 from .kv_paging import kv_reservation
 from .request_stream import make_requests
-from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
+from .bill import api_monthly_bill
+from .bill_compare import break_even_dau, compare_tiers
+from .product_traffic import TrafficScenario
 from .spec_tables import accept_or_resample, acceptance_rate, residual_distribution
 from .spec_speedup import expected_tokens_per_target_forward, walltime_speedup
 from .speculative import SpecDecodeStats, speculative_generate

@@ -57,7 +57,10 @@ CALC_LAYERS = [
     "kv_paging",     # paged KV memory against contiguous max-length slabs
     "batching",      # static and continuous batching simulation
     "price_sheet",   # vendors' price sheets and the bill of one API request
-    "bill",          # the monthly bill of an API against self-hosting
+    "product_traffic",  # a product's traffic: users, generations, tokens per generation
+    "api_tiers",     # API price tiers: the price table, default tiers, tiers to and from a table
+    "bill",          # the monthly bill of an API tier and of self-hosting
+    "bill_compare",  # tiers against self-hosting: break-even DAU, the comparison table, sweeps, verdict
     "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
     "spec_tables",   # speculative sampling: checking probability tables, the rule for one drafted token
     "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect
