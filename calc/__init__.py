@@ -24,7 +24,8 @@ from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, par
 from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
                      throughput_by_kv_heads, ttft_sweep)
 from .napkin import napkin_table, preset_table
-from .planning import CapacityPlan, ServingTraffic, capacity_plan, refused_layouts, which_gpus
+from .layout_choice import refused_layouts, which_gpus
+from .planning import CapacityPlan, ServingTraffic, capacity_plan
 from .batching import compare_batching, simulate_batching
 from .kv_paging import kv_reservation
 from .request_stream import make_requests

@@ -52,7 +52,8 @@ CALC_LAYERS = [
     "operators",     # the step split by operator
     "efficiency",    # measured efficiency against the roofline
     "napkin",        # the napkin table of every preset and accelerator
-    "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
+    "layout_choice", # which layouts and GPUs hold a model, the throughput frontier, one layout's summary
+    "planning",      # capacity plan for a traffic, plan options, disaggregated plan
     "request_stream",  # a ragged stream of requests: Poisson arrivals, random prompt and output lengths
     "kv_paging",     # paged KV memory against contiguous max-length slabs
     "batching",      # static and continuous batching simulation
