@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import import_graph
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: calc's modules, bottom to top. New modules must be added here, above every calc module they import.
@@ -140,35 +142,9 @@ def _internal(target: str) -> str | None:
 
 
 def _loops(imports: dict[str, list]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    """Strongly connected components of more than one module, each sorted."""
     graph = {m: sorted({t for t in (_internal(x) for x, _, _ in imps) if t and t != m}) for m, imps in imports.items()}
-    index, low, stack, on, found = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                found.append(sorted(comp))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return found
+    return import_graph.loops(graph)
 
 
 def _calc_modules() -> list[str]:

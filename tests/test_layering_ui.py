@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import import_graph
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -47,34 +49,7 @@ def _top(name: str) -> str:
 def _loops(folder: str) -> list[list[str]]:
     """The import loops among the modules of ``folder``: strongly connected groups of more than one module."""
     mods = _modules(folder)
-    graph = {m: sorted(i for i in _imports(m, p) if i in mods and i != m) for m, p in mods.items()}
-    index, low, stack, on_stack, groups = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return groups
+    return import_graph.loops({m: sorted(i for i in _imports(m, p) if i in mods and i != m) for m, p in mods.items()})
 
 
 def _pages_listed() -> set[str]:

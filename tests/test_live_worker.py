@@ -53,7 +53,10 @@ def test_second_submit_while_running_is_refused_then_cancel_stops_it(worker):
     worker.cancel(job)
     state = worker.wait(job, timeout_s=120)
     assert state.state == "cancelled"
-    assert len(state.result["table"]) < many.n_points
+    # the points measured so far are kept (interleaved rounds): either some point was never reached, or every one
+    # was reached but some have fewer than the 3 rounds planned and are marked unreliable
+    table = state.result["table"]
+    assert len(table) < many.n_points or (len(table) == many.n_points and table["unreliable"].any())
     assert not worker.busy
 
 
