@@ -55,7 +55,7 @@ def explore() -> None:
     # A model too big for one GPU is timed and priced on the GPUs it occupies: the smallest TP that holds it.
     n_gpus, split = 1, None
     if not budget.fits:
-        tp = calc.planning.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
+        tp = calc.layout_choice.smallest_tp(sel.model, sel.accelerator, context_len, batch, sel.weight_dtype, sel.kv_dtype)
         if tp is not None:
             n_gpus = tp
             split = calc.decode_step_time(sel.model, sel.accelerator, batch, context_len, sel.weight_dtype,

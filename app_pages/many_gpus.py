@@ -4,7 +4,7 @@ import streamlit as st
 from ui import (caching, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar,
                 widgets)
 from ui.parallel_views import DEFAULTS, EPS, PPS, TPS
-from calc import collectives, parallel, planning
+from calc import collectives, layout_choice, parallel, planning
 
 PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
 
@@ -55,7 +55,7 @@ def layout_section() -> None:
 
     try:
         layout = inputs.layout(model)
-        summary = planning.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
+        summary = layout_choice.layout_summary(model, acc, ctx, batch, layout, wd, kvd, sel.price_per_hour_usd,
                                           interconnect, reserve, emb)
         split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
     except ValueError as exc:
@@ -89,7 +89,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                       help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
                            "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
     engine = serving_views.engine_select(t2, "mg_plan_engine") if timing == "serving" else "vllm"
-    cap = t3.number_input("Largest batch tried", 16, 8192, planning.PLAN_MAX_BATCH, step=256, key="mg_cap",
+    cap = t3.number_input("Largest batch tried", 16, 8192, layout_choice.PLAN_MAX_BATCH, step=256, key="mg_cap",
                           bind="query-params", help="The plan searches batches 1 to this per replica. "
                           "Raise it when the plan names the batch cap as its binding limit.")
     try:
@@ -97,9 +97,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, max_batch=int(cap),
                                    reserve_bytes=reserve, interconnect=interconnect, embedding=emb, logits=sel.logits,
                                    timing=timing, engine=engine)
-        searched = (planning.PLAN_TP, planning.PLAN_PP, planning.plan_eps(model))
+        searched = (layout_choice.PLAN_TP, layout_choice.PLAN_PP, layout_choice.plan_eps(model))
         if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
-            searched = (TPS, PPS, planning.plan_eps(model, EPS))
+            searched = (TPS, PPS, layout_choice.plan_eps(model, EPS))
             grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched,
                                        max_batch=int(cap), reserve_bytes=reserve, interconnect=interconnect,
                                        embedding=emb, logits=sel.logits, timing=timing, engine=engine)
@@ -125,7 +125,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                              "max_batch": st.column_config.NumberColumn("max batch"),
                              "fails": st.column_config.TextColumn("misses")})
             downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
-        st.caption(f"Searched: {planning.grid_label(*searched)} x "
+        st.caption(f"Searched: {layout_choice.grid_label(*searched)} x "
                    f"batch 1-{int(cap):,}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
@@ -184,7 +184,7 @@ plan_section(model, acc, wd, kvd, emb, interconnect, reserve)
 
 st.subheader("Which GPUs can run it")
 try:
-    table = planning.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
+    table = layout_choice.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
     if not table["fits"].any():
         st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                 "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")

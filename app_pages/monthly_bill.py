@@ -1,22 +1,22 @@
 """Monthly bill: API model tiers, prompt-cache hits, and when self-hosting wins (chapter 9, LLM inference, last part)."""
 import streamlit as st
 
-from calc import bill
+from calc import api_tiers, bill, bill_compare, product_traffic
 from ui import bill_views, caching, energy, equations, sidebar, widgets
 from ui.bill_views import DEFAULTS, usd
 
 
 @caching.bounded_cache(max_entries=64, max_bytes=16 * caching.MB)
 def _tiers_and_verdict(scenario, tiers, setup):
-    """``bill.compare_tiers`` and its verdict, cached on their inputs for every session (read-only)."""
-    table = bill.compare_tiers(scenario, tiers, setup)
-    return table, bill.verdict(table)
+    """``bill_compare.compare_tiers`` and its verdict, cached on their inputs for every session (read-only)."""
+    table = bill_compare.compare_tiers(scenario, tiers, setup)
+    return table, bill_compare.verdict(table)
 
 
 @caching.bounded_cache(max_entries=64, max_bytes=32 * caching.MB)
 def _sweeps(scenario, tiers, setup):
     """The bill against DAU and against the hit rate, cached on their inputs for every session (read-only)."""
-    return bill.bill_vs_dau(scenario, tiers, setup), bill.bill_vs_hit_rate(scenario, tiers, setup)
+    return bill_compare.bill_vs_dau(scenario, tiers, setup), bill_compare.bill_vs_hit_rate(scenario, tiers, setup)
 
 
 sel = sidebar.selection()
@@ -47,8 +47,8 @@ def bill_section() -> None:
         st.info("Left out of the bill until their prices are filled in: " + ", ".join(waiting) + ".",
                 icon=":material/edit_note:")
     try:
-        scenario = bill.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
-        tiers = bill.tiers_from_frame(complete)
+        scenario = product_traffic.TrafficScenario.from_percentages(dau, remix, orig, gens, prefix, unique, out, hit)
+        tiers = api_tiers.tiers_from_frame(complete)
     except ValueError as exc:
         widgets.show_error(exc)
         return

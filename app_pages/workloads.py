@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import calc
-from calc import bill, prefix_cache, workload, workload_bill
+from calc import api_tiers, bill, prefix_cache, workload, workload_bill
 from ui import charts, downloads, formats, html_table, sidebar, url_state, widgets
 from ui import workload_views as ww
 
@@ -79,7 +79,7 @@ def workloads_section() -> None:
         summary = prefix_cache.replay_ttft(stream, tiers, sel.model, sel.accelerator, policy, sel.weight_dtype,
                                            sel.kv_dtype, tp, counts=counts)
         sweep = ww.cpu_sweep(key, tuple(tiers), kvb, policy)
-        table = workload_bill.compare(stream, bill.default_tiers(), summary if rates else None, setup, rates,
+        table = workload_bill.compare(stream, api_tiers.default_tiers(), summary if rates else None, setup, rates,
                                       ttl_s=60.0 * ttl_min)
     except ValueError as exc:
         with right:

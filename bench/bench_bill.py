@@ -8,8 +8,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calc import get_accelerator, get_model  # noqa: E402
-from calc.bill import (SelfHostedSetup, TrafficScenario, bill_vs_dau, bill_vs_hit_rate, compare_tiers,
-                       default_tiers)
+from calc.api_tiers import default_tiers
+from calc.bill import SelfHostedSetup
+from calc.bill_compare import bill_vs_dau, bill_vs_hit_rate, compare_tiers
+from calc.product_traffic import TrafficScenario
 from timing import call_times_s  # noqa: E402
 
 

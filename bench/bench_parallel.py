@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calc  # noqa: E402
 from timing import median_ms  # noqa: E402
-from calc import planning  # noqa: E402
+from calc import layout_choice, planning  # noqa: E402
 
 
 def main():
@@ -30,10 +30,10 @@ def main():
               f"median {med:.1f} ms, best {best:.1f} ms (target < 50 ms)")
         print(f"  -> {plan.verdict}")
     model = calc.get_model("llama-3.1-70b")
-    med, best = median_ms(lambda: planning.which_gpus(model, 8192), repeat=10)
+    med, best = median_ms(lambda: layout_choice.which_gpus(model, 8192), repeat=10)
     print(f"which GPUs, Llama-3.1-70B at 8k, {len(calc.list_accelerators())} accelerators: "
           f"median {med:.1f} ms, best {best:.1f} ms")
-    med, best = median_ms(lambda: planning.throughput_frontier(model, h100, 8192), repeat=10)
+    med, best = median_ms(lambda: layout_choice.throughput_frontier(model, h100, 8192), repeat=10)
     print(f"throughput front, TP 1-8 x 64 batches: median {med:.1f} ms, best {best:.1f} ms")
 
 

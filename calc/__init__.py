@@ -24,11 +24,14 @@ from .cost import (PrefixCacheSavings, cost_per_million, max_batch_for_tpot, par
 from .sweeps import (decode_split, kv_head_variants, ridge_intensity, roofline_curve, roofline_points,
                      throughput_by_kv_heads, ttft_sweep)
 from .napkin import napkin_table, preset_table
-from .planning import CapacityPlan, ServingTraffic, capacity_plan, refused_layouts, which_gpus
+from .layout_choice import refused_layouts, which_gpus
+from .planning import CapacityPlan, ServingTraffic, capacity_plan
 from .batching import compare_batching, simulate_batching
 from .kv_paging import kv_reservation
 from .request_stream import make_requests
-from .bill import TrafficScenario, api_monthly_bill, break_even_dau, compare_tiers
+from .bill import api_monthly_bill
+from .bill_compare import break_even_dau, compare_tiers
+from .product_traffic import TrafficScenario
 from .spec_tables import accept_or_resample, acceptance_rate, residual_distribution
 from .spec_speedup import expected_tokens_per_target_forward, walltime_speedup
 from .speculative import SpecDecodeStats, speculative_generate

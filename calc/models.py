@@ -99,7 +99,7 @@ class ModelConfig:
             parameters, the projection and the LM head's matmul).
         source: where the numbers come from (not compared).
         checkpoint_format: the weight format the checkpoint itself is stored in, read from a config.json's
-            ``quantization_config`` (``calc.config_json.checkpoint_weight_format``: "mxfp4", "fp8-block",
+            ``quantization_config`` (``calc.checkpoint_format.checkpoint_weight_format``: "mxfp4", "fp8-block",
             "int4-g128", ...); None for a 16-bit checkpoint or a preset (not compared). Pages use it as the
             default weight format.
 

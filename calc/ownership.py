@@ -22,7 +22,7 @@ The crossover against an API: at a monthly volume V of output tokens, the API co
 rented or owned GPUs cost M per replica-month times the replicas the volume needs,
 max(1, ceil(V / capacity)), plus (owned) the energy above idle, v V: a staircase on a line. The
 volume from which the GPUs never cost more than the API is ``crossover_volume``, solved in closed form
-as ``calc.bill.break_even_dau`` solves the same staircase.
+as ``calc.bill_compare.break_even_dau`` solves the same staircase.
 
 Defaults and their sources: ``calc/data/energy.json`` ("ownership").
 """
@@ -325,7 +325,7 @@ def crossover_volume(line: CostLine, reference: CostLine) -> float | None:
 
     On step k (V in ((k-1) c, k c]) the staircase is at or below the line from V = k M / (a - v). With
     r = (a - v) c / M > 1 the step's start is also below once k >= r / (r - 1), so the last crossing is at
-    k* = ceil(r / (r - 1)) - 1 (at least 1): V* = k* M / (a - v) (as ``calc.bill.break_even_dau``). A
+    k* = ceil(r / (r - 1)) - 1 (at least 1): V* = k* M / (a - v) (as ``calc.bill_compare.break_even_dau``). A
     pure line against a line crosses at 0 when it is cheaper per token, else never.
 
     Raises:

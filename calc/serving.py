@@ -423,7 +423,7 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
 
 def _pareto(x, y) -> np.ndarray:
     """Points no other point beats on both axes (both maximised): the rule of
-    ``calc.planning.pareto_mask``, which sits above this module. Sort by x descending (ties by y
+    ``calc.layout_choice.pareto_mask``, which sits above this module. Sort by x descending (ties by y
     descending) and keep a point when its y exceeds every y before it."""
     order = np.lexsort((-y, -x))
     ys = y[order]

@@ -27,11 +27,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from .bill import (DAYS_PER_MONTH, SECONDS_PER_DAY, TOKENS_PER_MILLION, PriceTier, SelfHostedSetup, TrafficScenario,
-                   replicas_for_traffic, self_hosted_rates)
+from .api_tiers import PriceTier
+from .bill import SelfHostedSetup, replicas_for_traffic, self_hosted_rates
 from .checks import check_nonneg_int, check_nonneg_number, check_positive_number
 from .prefix_cache import ReplaySummary, ttl_hits
 from .price_sheet import request_cost
+from .product_traffic import DAYS_PER_MONTH, SECONDS_PER_DAY, TOKENS_PER_MILLION, TrafficScenario
 from .traces import RequestStream
 
 #: Defaults of the API cache: Anthropic's 5-minute TTL; OpenAI's minimum cacheable prompt of 1,024 tokens.
@@ -83,7 +84,7 @@ def api_bill(stream: RequestStream, tier: PriceTier, requests_per_day: float | N
 
     Args:
         stream: the requests (their mix is what the month repeats).
-        tier: prices (``calc.bill.PriceTier``).
+        tier: prices (``calc.api_tiers.PriceTier``).
         requests_per_day: traffic (default: the stream's own rate, ``requests_per_day_of``).
         ttl_s, min_tokens: the provider's cache (``ttl_hits``).
 

@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from calc import bill as _bill
+from calc import api_tiers as _api_tiers, bill as _bill, product_traffic as _traffic
 from calc import spec_speedup as _spec
 from calc import (Accelerator, ModelConfig, attention_flops, batch_where_cache_equals_weights, cost_per_million,
                   critical_batch, decode_step_time, dtype_bytes, get_accelerator, get_model, kv_bytes_per_token,
@@ -883,14 +883,14 @@ def _prefix_cache(key: str, v: int) -> dict:
 
 def _monthly_bill(key: str, v: int) -> dict:
     rng = _rng(key, v)
-    tiers = _bill.default_tiers()  # the price list's tiers, in its order (the middle one for variant 0)
+    tiers = _api_tiers.default_tiers()  # the price list's tiers, in its order (the middle one for variant 0)
     if v == 0:
         dau, hit, tier_index = 100_000, 70, min(1, len(tiers) - 1)
     else:
         dau = _pick(rng, (10_000, 50_000, 100_000, 500_000, 1_000_000))
         hit, tier_index = _pick(rng, (0, 30, 50, 70, 90, 95)), int(rng.integers(len(tiers)))
     tier = tiers[tier_index]
-    sc = _bill.TrafficScenario(dau=dau, cache_hit_rate=hit / 100)
+    sc = _traffic.TrafficScenario(dau=dau, cache_hit_rate=hit / 100)
     b = _bill.api_monthly_bill(sc, tier)
     t = sc.token_split()
     g = sc.generations_per_day

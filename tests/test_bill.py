@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from calc import get_accelerator, get_model, weight_bytes
-from calc.bill import (PriceTier, SelfHostedRates, SelfHostedSetup, TrafficScenario, api_monthly_bill,
-                       api_price_table, bill_vs_dau, bill_vs_hit_rate, break_even_dau, compare_tiers,
-                       default_tiers, replicas_for_traffic, self_hosted_monthly_bill, self_hosted_rates,
-                       tiers_from_frame, tiers_to_frame, verdict)
+from calc.api_tiers import PriceTier, api_price_table, default_tiers, tiers_from_frame, tiers_to_frame
+from calc.bill import (SelfHostedRates, SelfHostedSetup, api_monthly_bill, replicas_for_traffic,
+                       self_hosted_monthly_bill, self_hosted_rates)
+from calc.bill_compare import bill_vs_dau, bill_vs_hit_rate, break_even_dau, compare_tiers, verdict
+from calc.product_traffic import TrafficScenario
 
 # Opus-class prices of reference data 4.1 (Anthropic flagship): $5 in, $0.50 hit, $25 out, writes 1.25x.
 OPUS = PriceTier("flagship", "Opus", 5.0, 0.5, 25.0, 1.25)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc import collectives, planning
+from calc import collectives, layout_choice, planning
 from calc import gpu_share as GS
 from calc import layout as LY
 from calc import parallel as P
@@ -47,7 +47,7 @@ def test_phi4_tp4_and_tp8_refused_with_the_engines_reason(tp):
 def test_phi4_accepted_layouts_and_the_grid_says_why_it_skips():
     # TP 2: 10 / 2 = 5 KV heads and 40 / 2 = 20 query heads per rank, accepted (and TP 1).
     assert LY.tp_refusal(PHI4, 2) is None and LY.tp_refusal(PHI4, 1) is None
-    refused = dict(planning.refused_layouts(PHI4, (1, 2, 4, 8), (1,), (1,)))
+    refused = dict(layout_choice.refused_layouts(PHI4, (1, 2, 4, 8), (1,), (1,)))
     assert set(refused) == {"TP4", "TP8"}
     grid = planning.plan_grid(PHI4, H100, planning.ServingTraffic(1.0, 1.0, 512, 128), tps=(1, 2, 4, 8), pps=(1,),
                               max_batch=8)

@@ -15,7 +15,9 @@ import calc
 from course import exercises as E
 from calc import spec_speedup as sd
 from calc.kv_paging import kv_reservation
-from calc.bill import TrafficScenario, api_monthly_bill, default_tiers
+from calc.api_tiers import default_tiers
+from calc.bill import api_monthly_bill
+from calc.product_traffic import TrafficScenario
 
 #: key -> (the course's figure in base units, relative tolerance of its printed digits)
 COURSE = {

@@ -165,13 +165,13 @@ def test_free_api_tiers_are_called_free_not_no_generations():
 
 
 def test_no_traffic_still_says_no_generations():
-    from calc import bill
+    from calc import api_tiers, bill_compare, product_traffic
 
-    table = bill.compare_tiers(bill.TrafficScenario(dau=0), bill.default_tiers())
-    assert bill.verdict(table).startswith("No generations")
+    table = bill_compare.compare_tiers(product_traffic.TrafficScenario(dau=0), api_tiers.default_tiers())
+    assert bill_compare.verdict(table).startswith("No generations")
     free = [t.__class__(**{**t.__dict__, "input_usd_per_mtok": 0.0, "cached_input_usd_per_mtok": 0.0,
-                           "output_usd_per_mtok": 0.0}) for t in bill.default_tiers()]
-    assert "free at these prices" in bill.verdict(bill.compare_tiers(bill.TrafficScenario(), free))
+                           "output_usd_per_mtok": 0.0}) for t in api_tiers.default_tiers()]
+    assert "free at these prices" in bill_compare.verdict(bill_compare.compare_tiers(product_traffic.TrafficScenario(), free))
 
 
 def test_batching_page_keeps_the_prefix_cache_section_when_the_model_does_not_fit():

@@ -26,7 +26,10 @@ CALC_LAYERS = [
     "models",        # ModelConfig and the preset catalogue
     "traces",        # request streams: the block hashes of each prompt; public trace formats
     "workload",      # sessions of turns (chat, RAG, agent loops) as a request stream
-    "config_json",   # a Hugging Face config.json -> ModelConfig, parameter counts
+    "config_shapes", # the shapes a Hugging Face config.json declares, family by family
+    "param_count",   # parameter counts from a config.json's shapes
+    "checkpoint_format",  # the checkpoint's weight format, from its quantization_config
+    "config_json",   # a Hugging Face config.json -> ModelConfig
     "hardware",      # Accelerator and the accelerator catalogue
     "quant",         # which tensors each weight format quantizes
     "kv",            # the KV cache and constant per-sequence state
@@ -51,12 +54,16 @@ CALC_LAYERS = [
     "operators",     # the step split by operator
     "efficiency",    # measured efficiency against the roofline
     "napkin",        # the napkin table of every preset and accelerator
-    "planning",      # throughput frontier, capacity plan, disaggregated plan, which GPUs
+    "layout_choice", # which layouts and GPUs hold a model, the throughput frontier, one layout's summary
+    "planning",      # capacity plan for a traffic, plan options, disaggregated plan
     "request_stream",  # a ragged stream of requests: Poisson arrivals, random prompt and output lengths
     "kv_paging",     # paged KV memory against contiguous max-length slabs
     "batching",      # static and continuous batching simulation
     "price_sheet",   # vendors' price sheets and the bill of one API request
-    "bill",          # the monthly bill of an API against self-hosting
+    "product_traffic",  # a product's traffic: users, generations, tokens per generation
+    "api_tiers",     # API price tiers: the price table, default tiers, tiers to and from a table
+    "bill",          # the monthly bill of an API tier and of self-hosting
+    "bill_compare",  # tiers against self-hosting: break-even DAU, the comparison table, sweeps, verdict
     "workload_bill", # both bills of one request stream: API (provider cache, reasoning) and self-hosted
     "spec_tables",   # speculative sampling: checking probability tables, the rule for one drafted token
     "spec_speedup",  # speculative decoding's speedup: i.i.d. and per-position acceptance, the batch effect

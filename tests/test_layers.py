@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import calc
 from calc import layers
-from calc.config_json import count_params, from_hf_config
+from calc.config_json import from_hf_config
+from calc.param_count import count_params
 from hf_meta import transformers_param_count
 
 # One attention layer: K = 1, H = 128, bf16 -> 2 * 1 * 128 * 2 = 512 B per token.

@@ -17,7 +17,8 @@ import pytest
 
 import calc
 from calc import limits
-from calc.config_json import count_params, model_from_json_text
+from calc.config_json import model_from_json_text
+from calc.param_count import count_params
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 1, "intermediate_size": 64,

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calc.models import DATA_DIR, ModelConfig, get_model, hf_config, list_models
-from calc.config_json import count_params, from_hf_config, model_from_json_text
+from calc.config_json import from_hf_config, model_from_json_text
+from calc.param_count import count_params
 from hf_meta import transformers_param_count
 
 PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-8b", "llama-3.1-70b",

@@ -61,7 +61,7 @@ def test_prefix_cache_and_bill_equations():
     kv = next(e for e in eqs if e.startswith(r"\text{tokens} \times"))
     assert _tail(kv) == metric(at, "KV with cache")   # 1,000 x 131,072 B = 131.07 MB (course, week 11 step 2)
     at = open_page("app_pages/monthly_bill.py")
-    from calc.bill import default_tiers
+    from calc.api_tiers import default_tiers
     bills = [e for e in _equations(at) if e.startswith(r"30 \times G")]
     tiers = default_tiers()
     assert len(bills) == len(tiers)

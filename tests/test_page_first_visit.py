@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import calc
-from calc.config_json import checkpoint_weight_format, from_hf_config
+from calc.checkpoint_format import checkpoint_weight_format
+from calc.config_json import from_hf_config
 import pagetest
 from pagetest import open_page
 

@@ -119,9 +119,9 @@ SHORT = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_i
 
 def test_edited_price_table_round_trips_through_the_link_text():
     import pandas as pd
-    from calc import bill
+    from calc import api_tiers
     from ui.table_edits import apply_table_edits, encode_table_edits
-    base = bill.tiers_to_frame(bill.default_tiers())
+    base = api_tiers.tiers_to_frame(api_tiers.default_tiers())
     edited = base.copy()
     edited.loc[0, "output_usd_per_mtok"] = 30.0
     edited.loc[3, "name"] = "mini, 50% off"                  # a comma and a percent sign in text
@@ -134,7 +134,7 @@ def test_edited_price_table_round_trips_through_the_link_text():
     assert text.startswith("rows=5,out1=30,name4=mini%2C 50%25 off,name5=Llama 3 8B,")
     back = apply_table_edits(base, text, SHORT)
     assert back[list(SHORT)].equals(edited[list(SHORT)])
-    assert bill.tiers_from_frame(back)[4].output_usd_per_mtok == 0.18
+    assert api_tiers.tiers_from_frame(back)[4].output_usd_per_mtok == 0.18
     assert encode_table_edits(base, base, SHORT) == ""       # the defaults: no parameter at all
     with pytest.raises(ValueError, match="row 9"):
         apply_table_edits(base, "out9=1", SHORT)
@@ -164,9 +164,9 @@ def test_a_garbled_price_link_is_a_warning_and_the_defaults():
 
 
 def test_a_deleted_tier_is_one_item_in_the_link():
-    from calc import bill
+    from calc import api_tiers
     from ui.table_edits import apply_table_edits, encode_table_edits
-    base = bill.tiers_to_frame(bill.default_tiers())
+    base = api_tiers.tiers_to_frame(api_tiers.default_tiers())
     edited = base.drop(index=1).reset_index(drop=True)              # Sonnet 4.6 removed
     edited.loc[0, "output_usd_per_mtok"] = 30.0                     # and Opus 4.8's output price edited
     text = encode_table_edits(base, edited, SHORT)

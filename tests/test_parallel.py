@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calc
-from calc import collectives, planning
+from calc import collectives, layout_choice, planning
 from calc import gpu_share as GS
 from calc import layout as LY
 from calc import parallel as P
@@ -190,7 +190,7 @@ def test_sweeps_take_the_layout():
 
 # -- throughput front ---------------------------------------------------------------------------
 def test_front_points_are_not_dominated():
-    df = planning.throughput_frontier(L70, H100, 4096, tps=(2, 4, 8))
+    df = layout_choice.throughput_frontier(L70, H100, 4096, tps=(2, 4, 8))
     assert set(df["tp"]) == {2, 4, 8}
     x, y = df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy()
     for i in np.flatnonzero(df["pareto"].to_numpy()):
@@ -302,7 +302,7 @@ def test_plan_that_cannot_meet_the_target_says_so():
 
 # -- which accelerators ---------------------------------------------------------------------------
 def test_which_gpus_smallest_tp_and_sorted_by_cost():
-    df = planning.which_gpus(L70, 8192).set_index("accelerator")
+    df = layout_choice.which_gpus(L70, 8192).set_index("accelerator")
     # 141.1 GB of weights: one B200 (180 GB) or MI300X (192 GB); two H100 (80 GB) or H200 (141 GB: the
     # weights alone fill one); four A100 40GB; L4 (24 GB): 141.1 / 24 -> 8.
     assert df.loc["b200", "tp"] == 1 and df.loc["mi300x", "tp"] == 1
@@ -310,7 +310,7 @@ def test_which_gpus_smallest_tp_and_sorted_by_cost():
     assert df.loc["a100-40gb", "tp"] == 4 and df.loc["l4", "tp"] == 8
     # H100 at TP 2: 80 - 70.55 = 9.45 GB free per GPU; 8,192 x 163,840 B = 1.342 GB per sequence -> 7.
     assert df.loc["h100-sxm", "max_batch"] == 7
-    priced = planning.which_gpus(L70, 8192)
+    priced = layout_choice.which_gpus(L70, 8192)
     priced = priced[priced["fits"] & priced["usd_per_million_output"].notna()]
     assert priced["usd_per_million_output"].is_monotonic_increasing
 
@@ -341,7 +341,7 @@ def test_layout_sweeps_follow_the_embedding_keyword():
              calc.sweeps.decode_split(L70, H100, 8192, tp=8).iloc[:1])):
         assert table["weights_s"].iat[0] - gather["weights_s"].iat[0] == pytest.approx(extra - 8192 * 2 / 8 / 3.35e12,
                                                                                        rel=1e-6)
-    front = planning.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
+    front = layout_choice.throughput_frontier(L70, H100, 8192, tps=(8,), batches=[1], embedding="table")
     assert 1 / front["tokens_per_s_per_user"].iat[0] == pytest.approx(
         calc.decode_step_time(L70, H100, 1, 8192, tp=8, embedding="table").total_s)
 
@@ -349,18 +349,18 @@ def test_layout_sweeps_follow_the_embedding_keyword():
 def test_smallest_tp():
     # 141.1 GB of bf16 weights: 2 x 80 GB H100; with 64 sequences of 8k (327,680 B x 8,192 = 2.68 GB each,
     # 171.8 GB) TP 4 (320 GB) is the first that holds both; one B200 (180 GB) holds the weights alone.
-    assert planning.smallest_tp(L70, H100, 8192) == 2
-    assert planning.smallest_tp(L70, H100, 8192, batch=64) == 4
-    assert planning.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
-    assert planning.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
+    assert layout_choice.smallest_tp(L70, H100, 8192) == 2
+    assert layout_choice.smallest_tp(L70, H100, 8192, batch=64) == 4
+    assert layout_choice.smallest_tp(L70, calc.get_accelerator("b200"), 8192) == 1
+    assert layout_choice.smallest_tp(L70, calc.get_accelerator("m3-max"), 8192) is None  # 128 GB, no interconnect
 
 
 def test_smallest_layout_and_grid_label():
     l70, h100 = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
     # 70.6e9 x 2 bytes = 141 GB of weights: more than one 80 GB H100, less than two (160 GB): TP2.
-    assert planning.smallest_layout(l70, h100, 8192).label == "TP2"
+    assert layout_choice.smallest_layout(l70, h100, 8192).label == "TP2"
     # Dense: no EP in the grid or its words.
-    assert planning.plan_eps(l70) == (1,)
-    assert planning.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
+    assert layout_choice.plan_eps(l70) == (1,)
+    assert layout_choice.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
     # 405e9 x 2 bytes = 811 GB > 16 x 24 GB (384 GB) of L4s: nothing in TP 1-8 x PP 1-2.
-    assert planning.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None
+    assert layout_choice.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc.bill import PriceTier, TrafficScenario, api_monthly_bill, api_price_table, default_tiers
+from calc.api_tiers import PriceTier, api_price_table, default_tiers
+from calc.bill import api_monthly_bill
+from calc.product_traffic import TrafficScenario
 from calc.price_sheet import LongContextTier, PriceSheet, price_sheet, price_sheets, request_cost
 
 
@@ -155,7 +157,7 @@ def test_arrays_of_hit_rates_bill_like_scalars():
 def test_an_edited_price_table_keeps_each_models_sheet_extras():
     # The page's table carries only the base prices; reading it back re-attaches the price file's extras by
     # model name, so the batch multiplier (0.5) of the Anthropic rows survives an edit of the output price.
-    from calc.bill import tiers_from_frame, tiers_to_frame
+    from calc.api_tiers import tiers_from_frame, tiers_to_frame
     df = tiers_to_frame(default_tiers())
     df.loc[0, "output_usd_per_mtok"] = 30.0
     tiers = tiers_from_frame(df)

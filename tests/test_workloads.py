@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import calc
-from calc import bill, prefix_cache as pc, traces, workload, workload_bill as wb
+from calc import api_tiers, bill, prefix_cache as pc, traces, workload, workload_bill as wb
 
 LLAMA = calc.get_model("llama-3-8b")
 H100 = calc.get_accelerator("h100-sxm")
@@ -180,10 +180,10 @@ def test_presets_carry_sources_and_generate():
 
 # -- bills -----------------------------------------------------------------------------------------------------------
 
-def _tier(provider_model: str) -> bill.PriceTier:
+def _tier(provider_model: str) -> api_tiers.PriceTier:
     rows = {r["id"]: r for r in json.loads((calc.models.DATA_DIR / "api_prices.json").read_text())["prices"]}
     r = rows[provider_model]
-    return bill.PriceTier(r["model"], r["model"], r["input_usd_per_mtok"], r["cached_input_usd_per_mtok"],
+    return api_tiers.PriceTier(r["model"], r["model"], r["input_usd_per_mtok"], r["cached_input_usd_per_mtok"],
                           r["output_usd_per_mtok"], r["cache_write_multiplier"])
 
 
@@ -355,7 +355,7 @@ def test_api_bill_applies_a_long_context_tier_per_request():
     # -> 775,000e-6 USD; at 2 requests a day the month is 30 streams: 23.25 USD.
     from calc.price_sheet import price_sheet
     sheet = price_sheet("google-gemini-2.5-pro")
-    tier = bill.PriceTier("g", "Gemini 2.5 Pro", 1.25, 0.125, 10.0, 1.0, extras=sheet)
+    tier = api_tiers.PriceTier("g", "Gemini 2.5 Pro", 1.25, 0.125, 10.0, 1.0, extras=sheet)
     s = stream_of([[1], [2]], block_size=512, input_tokens=[100_000, 250_000], arrival_s=[0.0, 10_000.0],
                   output=[1000, 1000], reasoning=[0, 0])
     b = wb.api_bill(s, tier, requests_per_day=2)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calc import bill
+from calc import api_tiers
 from ui import charts, downloads, formats, html_table, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
@@ -132,14 +132,14 @@ def price_editor() -> tuple[pd.DataFrame, str]:
     """The editable price table and the URL parameter mb_prices that carries its edits; returns (the edited
     table, the edits as mb_prices text, "" when none)."""
     st.subheader("Prices, USD per 1M tokens")
-    st.caption(f"Defaults from the providers' price pages, transcribed {bill.prices_read_on()} "
+    st.caption(f"Defaults from the providers' price pages, transcribed {api_tiers.prices_read_on()} "
                "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
                "Cache-write multiplier: write price / base input price (Anthropic 5-minute writes 1.25; "
                "1.0 = writes free, as for OpenAI before GPT-5.6 and Gemini's implicit cache).")
     # The edited cells travel in the URL (mb_prices, e.g. "out1=30"; st.data_editor cannot bind to it). The
     # editor's base table is fixed while the editor lives (its edits are kept relative to it), and read from
     # the link, or from this session's last edits, when the editor is drawn anew.
-    default_prices = bill.tiers_to_frame(bill.default_tiers())
+    default_prices = api_tiers.tiers_to_frame(api_tiers.default_tiers())
     if "mb_prices" not in st.session_state or "_mb_prices_base" not in st.session_state:
         link = st.query_params.get("mb_prices", st.session_state.get("_mb_prices_link", ""))
         try:

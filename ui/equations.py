@@ -208,7 +208,7 @@ def spec_batch_row(row, alpha: float, gamma: int) -> tuple[str, str]:
 
 
 def parallel_rows(summary, price_per_hour_usd: float) -> list[tuple[str, str]]:
-    """The many-GPU page's headline numbers from a ``calc.planning.LayoutSummary``."""
+    """The many-GPU page's headline numbers from a ``calc.layout_choice.LayoutSummary``."""
     rows = [
         ("TPOT", r"t = t_\text{compute/memory} + t_\text{comm} = " + sec(summary.tpot_s - summary.comm_s) + " + "
          + sec(summary.comm_s) + " = " + sec(summary.tpot_s)),

@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 import calc
-from calc import planning
+from calc import layout_choice
 from calc.layout import make_layout
 
 from ui import formats
@@ -69,7 +69,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Side-by-side headline numbers of the pins (one column per pin, one row per quantity), and a
     message per pin that could not be read or computed.
 
-    Every number is ``calc.planning.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
+    Every number is ``calc.layout_choice.layout_summary``'s; rows: configuration, GPUs, fits, TPOT (ms),
     tokens/s per user, tokens/s per GPU, tokens/s (all replicas), USD per hour, USD per month,
     USD per 1M output tokens.
     """
@@ -80,7 +80,7 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
         try:
             p = decode(text)
             lay = make_layout(p["model_obj"], p["tp"], p["pp"], p["ep"], p["replicas"])
-            s = planning.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
+            s = layout_choice.layout_summary(p["model_obj"], p["accelerator"], p["context_len"], p["batch"], lay,
                                         p["weight_dtype"], p["kv_dtype"], p["price_per_hour_usd"])
         except ValueError as exc:
             errors.append(f"Pin {i}: {formats.md_escape(exc)}")

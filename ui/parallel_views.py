@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calc import collectives, planning
+from calc import collectives, layout_choice
 from calc.layout import make_layout
 from ui import charts, equations, formats, widgets
 
@@ -155,12 +155,12 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
         else:
             why = (f"Batch {batch:,} does not fit: one GPU would need {formats.fmt_bytes(mem.total_bytes)} of its "
                    f"{formats.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
-        search = (TPS, PPS, planning.plan_eps(model, EPS))
+        search = (TPS, PPS, layout_choice.plan_eps(model, EPS))
         try:
-            fit = planning.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
+            fit = layout_choice.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
         except ValueError:
             fit = None
-        where = f"{planning.grid_label(*search)}, the sliders' range"
+        where = f"{layout_choice.grid_label(*search)}, the sliders' range"
         text = why + " " + (
             f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
             f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
@@ -234,7 +234,7 @@ def frontier_section(sel, model, acc, layout, summary, inputs: LayoutInputs, res
     wd, kvd, emb = sel.weight_dtype, sel.kv_dtype, sel.embedding
     st.subheader("Tokens/s per GPU against tokens/s per user")
     try:
-        front = planning.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
+        front = layout_choice.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
                                                emb)
         fig = charts.Figure()
         for t, part in front.groupby("tp"):

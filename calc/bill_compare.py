@@ -1,0 +1,192 @@
+"""Comparing API tiers against self-hosting: the break-even DAU, the table of every tier's monthly
+bill, the bill against DAU and against the prompt-cache hit rate, and the verdict in words.
+
+The bills are ``calc.bill``'s. All money is USD; a month is 30 days.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+
+from .api_tiers import PriceTier
+from .bill import (SelfHostedRates, SelfHostedSetup, api_monthly_bill, replicas_for_traffic, self_hosted_monthly_bill,
+                   self_hosted_rates)
+from .product_traffic import DAYS_PER_MONTH, MAX_DAU, SECONDS_PER_DAY, TrafficScenario
+
+
+# --------------------------------------------------------------------------------------------
+# Break-even
+# --------------------------------------------------------------------------------------------
+
+def break_even_dau(scenario: TrafficScenario, tier: PriceTier, setup: SelfHostedSetup,
+                   rates: SelfHostedRates | None = None) -> float | None:
+    """The DAU from which self-hosting is never dearer than ``tier`` (the scenario's own DAU is ignored).
+
+    The API bill is a line, A(D) = a D with a = 30 x gens per DAU x USD per generation; the
+    self-hosted bill is a staircase, S(D) = M max(1, ceil(c D)) with M one replica's month and
+    c = gens per DAU x replica_s x peak_to_average / 86,400 replicas per DAU. On step k
+    (D in ((k-1)/c, k/c]) S = kM and A rises to a k / c = r k M, r = a / (M c). If r <= 1 the
+    line never gets above the staircase: None. Otherwise S <= A on [max(kM/a, (k-1)/c), k/c]; that
+    interval leaves a gap (A < S at the start of the step) while k < r / (r - 1). So the bills cross
+    for the last time at D* = k* M / a, k* = ceil(r / (r - 1)) - 1 >= 1: below D* (on step k*) the
+    API is cheaper, from D* on self-hosting is. With r >= 2, k* = 1 and D* = M / a: the point where
+    one replica's rent equals the API bill. (Solved in closed form, since S is piecewise constant.)
+
+    Returns:
+        D* in users (float), or None when the curves never cross for good (including a tier that
+        costs nothing, or a scenario with no generations).
+
+    Raises:
+        ValueError: see ``self_hosted_rates``.
+    """
+    r_ = rates if rates is not None else self_hosted_rates(scenario, setup)
+    gens_per_dau = scenario.generations_per_dau_per_day
+    a = DAYS_PER_MONTH * gens_per_dau * float(tier.cost_per_generation_usd(scenario)["total_usd"])
+    m = r_.replica_month_usd
+    c = gens_per_dau * r_.replica_s_per_generation * setup.peak_to_average / SECONDS_PER_DAY
+    if a <= 0 or c <= 0:
+        return None
+    if m <= 0:
+        return 0.0
+    ratio = a / (m * c)
+    if ratio <= 1.0:
+        return None
+    k_star = max(1, math.ceil(ratio / (ratio - 1.0)) - 1)
+    return k_star * m / a
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison table, sweeps, verdict
+# --------------------------------------------------------------------------------------------
+
+def compare_tiers(scenario: TrafficScenario, tiers: list[PriceTier],
+                  setup: SelfHostedSetup | None = None) -> pd.DataFrame:
+    """The monthly bill of every tier, and of the self-hosted setup when given, side by side.
+
+    Returns:
+        DataFrame, one row per tier (self-hosted last): name, model, the ``BILL_COMPONENTS`` (USD per
+        month), total_usd, per_generation_usd, per_dau_usd, n_gpus, and break_even_dau (DAU from which
+        the self-hosted setup is cheaper than this tier; NaN when it never is or without a setup).
+
+    Raises:
+        ValueError: no tiers; see ``self_hosted_rates``.
+    """
+    if not tiers:
+        raise ValueError("give at least one price tier")
+    rows = [dataclasses.asdict(api_monthly_bill(scenario, t)) for t in tiers]
+    if setup is not None:
+        rates = self_hosted_rates(scenario, setup)
+        for row, t in zip(rows, tiers):
+            d = break_even_dau(scenario, t, setup, rates)
+            row["break_even_dau"] = math.nan if d is None else d
+        sh = dataclasses.asdict(self_hosted_monthly_bill(scenario, setup, rates))
+        sh["break_even_dau"] = math.nan
+        rows.append(sh)
+    return pd.DataFrame(rows)
+
+
+#: Default sweeps: DAU from 10 to 1e9 (801 points, log-spaced) and hit rates 0..1 in steps of 0.01.
+DAU_SWEEP = np.geomspace(10.0, 1e9, 801)
+HIT_RATE_SWEEP = np.linspace(0.0, 1.0, 101)
+
+
+def _dau_grid(dau) -> np.ndarray:
+    d = np.asarray(DAU_SWEEP if dau is None else dau, dtype=float)
+    if d.ndim != 1 or not np.all(np.isfinite(d)) or np.any(d < 0) or np.any(d > MAX_DAU):
+        raise ValueError(f"dau values must be a 1-D list of numbers between 0 and {MAX_DAU:g}")
+    return d
+
+
+def bill_vs_dau(scenario: TrafficScenario, tiers: list[PriceTier], setup: SelfHostedSetup | None,
+                dau=None) -> pd.DataFrame:
+    """Monthly bill of each tier against DAU (vectorised over ``dau``; other inputs from ``scenario``).
+
+    Args:
+        dau: 1-D array of DAU values, each in [0, 1e10] (default ``DAU_SWEEP``).
+
+    Returns:
+        long DataFrame with columns dau, name, total_usd, n_gpus (len(dau) x (tiers + 1) rows); the
+        self-hosted rows are the staircase max(1, ceil(c D)) x M.
+
+    Raises:
+        ValueError: bad dau values; see ``self_hosted_rates``.
+    """
+    d = _dau_grid(dau)
+    frames = []
+    gens_month = DAYS_PER_MONTH * scenario.generations_per_dau_per_day * d
+    for t in tiers:
+        per_gen = float(t.cost_per_generation_usd(scenario)["total_usd"])
+        frames.append(pd.DataFrame({"dau": d, "name": t.name, "total_usd": gens_month * per_gen, "n_gpus": 0}))
+    if setup is not None:
+        r = self_hosted_rates(scenario, setup)
+        n_rep = replicas_for_traffic(scenario.generations_per_dau_per_day * d, r.replica_s_per_generation,
+                                setup.peak_to_average)
+        frames.append(pd.DataFrame({"dau": d, "name": "self-hosted", "total_usd": n_rep * r.replica_month_usd,
+                                    "n_gpus": n_rep * r.gpus_per_replica}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def bill_vs_hit_rate(scenario: TrafficScenario, tiers: list[PriceTier], setup: SelfHostedSetup | None,
+                     hit_rates=None) -> pd.DataFrame:
+    """Monthly bill of each tier against the prompt-cache hit rate (vectorised), at the scenario's DAU.
+
+    Args:
+        hit_rates: 1-D array of rates in [0, 1] (default ``HIT_RATE_SWEEP``).
+
+    Returns:
+        long DataFrame with columns cache_hit_rate, name, total_usd (self-hosted: prefix hits skip
+        prefill, so fewer replicas may be needed at high rates).
+
+    Raises:
+        ValueError: a rate outside [0, 1]; see ``self_hosted_rates``.
+    """
+    h = np.asarray(HIT_RATE_SWEEP if hit_rates is None else hit_rates, dtype=float)
+    if h.ndim != 1:
+        raise ValueError("hit_rates must be a 1-D list of numbers between 0 and 1")
+    gens_month = DAYS_PER_MONTH * scenario.generations_per_day
+    frames = [pd.DataFrame({"cache_hit_rate": h, "name": t.name,
+                            "total_usd": gens_month * t.cost_per_generation_usd(scenario, h)["total_usd"]})
+              for t in tiers]
+    if setup is not None:
+        r = self_hosted_rates(scenario, setup, cache_hit_rate=h)
+        n_rep = replicas_for_traffic(scenario.generations_per_day, r.replica_s_per_generation, setup.peak_to_average)
+        frames.append(pd.DataFrame({"cache_hit_rate": h, "name": "self-hosted",
+                                    "total_usd": n_rep * r.replica_month_usd}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def verdict(table: pd.DataFrame) -> str:
+    """One sentence on a ``compare_tiers`` table: the cheapest tier, how many times dearer the
+    dearest is, and, with a self-hosted row, against which tiers it wins and from which DAU.
+    """
+    if table.empty:
+        raise ValueError("the table is empty")
+    cheapest = table.loc[table["total_usd"].idxmin()]
+    dearest = table.loc[table["total_usd"].idxmax()]
+    api_rows = table[table["name"] != "self-hosted"]
+    if len(api_rows) and (api_rows["per_generation_usd"].fillna(0) <= 0).all():
+        # Every price is 0: the tiers are free whatever the traffic (not "no generations").
+        out = "Every API tier is free at these prices (all its per-token prices are $0), so it costs nothing."
+    elif cheapest["total_usd"] <= 0 and (api_rows["total_usd"] <= 0).all():
+        out = "No generations, so every API tier costs nothing."
+    else:
+        model = "" if cheapest["model"] in ("", cheapest["name"]) else f" ({cheapest['model']})"
+        out = f"Cheapest: {cheapest['name']}{model} at ${cheapest['total_usd']:,.2f} per month."
+    if cheapest["total_usd"] >= 1.0:  # a ratio to a bill of cents says nothing
+        out += (f" The dearest, {dearest['name']}, costs {dearest['total_usd'] / cheapest['total_usd']:,.1f}x "
+                "as much.")
+    if "break_even_dau" in table and (table["name"] == "self-hosted").any():
+        sh = table[table["name"] == "self-hosted"].iloc[0]
+        api = table[table["name"] != "self-hosted"]
+        beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
+        gpus = f"{sh['n_gpus']:.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
+        out += (f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) beats {', '.join(beaten)} at this traffic."
+                if beaten else f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) is dearer than every API tier "
+                "at this traffic.")
+        later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
+        for _, row in later.iterrows():
+            out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} DAU."
+    return out
