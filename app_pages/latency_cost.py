@@ -60,7 +60,6 @@ def explore() -> None:
                         help="People read about 5-10 words/s (7-13 tokens/s); 50 ms (20 tok/s) already outruns them.")
     users = c4.number_input("Concurrent streams to serve", min_value=0, max_value=10_000_000, value=1000, step=100,
                             key="lc_users", bind="query-params")
-    choice = energy.energy_inputs(sel.accelerator)
 
     m, acc, wq, kvq, price = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.price_per_hour_usd
     try:
@@ -98,6 +97,8 @@ def explore() -> None:
         mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                      help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")
         mc.show()
+        # the energy inputs sit below the metrics, so a lecture step's quoted price stays on the first screen
+        choice = energy.energy_inputs(sel.accelerator)
         st.caption(energy.energy_sentence(row["tokens_per_s"], choice, label=f" at B = {b_agent:,}"))
         widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
@@ -107,6 +108,7 @@ def explore() -> None:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")
         mc.show()
+        choice = energy.energy_inputs(sel.accelerator)
         st.error(f"No batch meets a TPOT of {tpot_ms:g} ms: even B = 1 takes {formats.fmt_seconds(fastest['tpot_s'])} "
                  f"on one {acc.name}. Raise the target, quantize, or split the model over more GPUs.")
 

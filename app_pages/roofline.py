@@ -87,7 +87,6 @@ def explore() -> None:
     util = widgets.utilisation_inputs([u1, u2])
     u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
                "**estimate** divides the bound's parts by these utilisations (published measurements: the ? on each).")
-    choice = energy.energy_inputs(sel.accelerator)
 
     m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     try:
@@ -123,6 +122,7 @@ def explore() -> None:
         mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
                      "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
     widgets.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
+    choice = energy.energy_inputs(sel.accelerator)   # below the metrics: a lecture step's number stays on the first screen
     st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
     serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
     if napkin:
