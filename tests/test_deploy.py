@@ -29,7 +29,8 @@ needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed: 
 # url path -> text the page's script draws (others: the menu title)
 PAGES = {"": "LLM Inference Explorer", "kv_cache": "KV cache", "roofline": "roofline", "latency_cost": "cost",
          "quantization": "Quantization", "batching": "atching", "speculative": "peculative",
-         "monthly_bill": "onthly bill", "live": "ive"}
+         "monthly_bill": "onthly bill", "live": "ive", "workloads": "tiered prefix cache",
+         "measured": "Against published measurements", "poll": "predict, then reveal"}
 
 
 def test_config_names_every_upstream_and_rejects_a_bad_one(tmp_path):
