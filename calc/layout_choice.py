@@ -24,6 +24,7 @@ from .hardware import Accelerator, get_accelerator, list_accelerators
 from .layout import Layout, make_layout
 from .models import ModelConfig
 from .parallel import parallel_decode_step, parallel_step_arrays
+from .serving import pareto_mask
 
 
 #: Layout grid of the capacity plan (the benchmark's grid).
@@ -97,18 +98,6 @@ def throughput_frontier(model: ModelConfig, accelerator: Accelerator, context_le
 
 def _listed(values) -> str:
     return ", ".join(str(v) for v in values)
-
-
-def pareto_mask(x, y) -> np.ndarray:
-    """Boolean mask of the points no other point beats on both axes (both maximised), vectorised:
-    sort by x descending (ties by y descending), keep a point when its y exceeds every y before it."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    order = np.lexsort((-y, -x))
-    ys = y[order]
-    best_before = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
-    mask = np.empty(len(x), dtype=bool)
-    mask[order] = ys > best_before
-    return mask
 
 
 def smallest_tp(model: ModelConfig, accelerator: Accelerator, context_len: int, batch: int = 1,

@@ -421,10 +421,11 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     return comp, a
 
 
-def _pareto(x, y) -> np.ndarray:
-    """Points no other point beats on both axes (both maximised): the rule of
-    ``calc.layout_choice.pareto_mask``, which sits above this module. Sort by x descending (ties by y
-    descending) and keep a point when its y exceeds every y before it."""
+def pareto_mask(x, y) -> np.ndarray:
+    """Boolean mask of the points no other point beats on both axes (both maximised), vectorised:
+    sort by x descending (ties by y descending), keep a point when its y exceeds every y before it.
+    Used by the serving frontier here and by ``calc.layout_choice.throughput_frontier``."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     order = np.lexsort((-y, -x))
     ys = y[order]
     best_before = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
@@ -475,6 +476,6 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         "tokens_per_s_per_gpu_high": per_gpu * np.exp(q_thr[1]),
         "bound_tokens_per_s_per_user": 1.0 / a["bound_tpot_s"],
         "bound_tokens_per_s_per_gpu": comp["B"] / a["bound_tpot_s"] / gpus})
-    df["pareto"] = _pareto(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
+    df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())
     df.attrs["notices"] = tuple(notices)
     return df
