@@ -8,7 +8,8 @@
 * ``params``: the fixed time per step, per sequence and per layer, and the utilisations of each phase
   (decode weight read, KV/attention read, decode and prefill matmuls by precision, grouped expert GEMMs,
   collectives), each with a prior (a published figure), bounds, and the value fitted to published
-  serving measurements (``calc.serving_fit``; provenance "fitted", or "prior" where the calibration
+  serving measurements (``calc.serving_fit``; provenance "fitted"; "pooled" where no row informs it but the other
+  engines' values do (partial pooling); "prior" where the calibration
   set says nothing about it).
 * ``validation``: the spread of the cross-validated errors (log of measured over predicted), which
   ``calc.serving`` turns into each estimate's low-high range, and the error tables.
