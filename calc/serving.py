@@ -13,7 +13,7 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
    of their precision (16, 8 or 4 bits; a prompt's attention scores and values run at the precision of
    the KV cache, fp8 or bf16, not at the weights' fp4 or fp8: ``attention_extra_s``), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
-   when a replica spans servers). The overlap rule of the
+   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe). The overlap rule of the
    bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
@@ -215,7 +215,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
-                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0))
+                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0),
+                pcie=np.full_like(b, 1.0 if _over_pcie(accelerator, layout, interconnect) else 0.0))
 
 
 def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: float, layout: Layout,
@@ -237,6 +238,12 @@ def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: 
     if gap <= 0:
         return 0.0
     return float(attention_flops_array(model, float(prompt_len), 1.0, 0)) / layout.width * gap
+
+
+def _over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives inside one server run over PCIe (no NVLink / Infinity Fabric)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > 1 and ic.id.startswith("pcie")
 
 
 def _spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
@@ -266,7 +273,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
     mbu_w, mbu_kv = p["mbu_weights"], p["mbu_kv"]
-    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"], p["comm_efficiency"])
+    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"],
+                  np.where(g["pcie"] > 0, p["comm_efficiency_pcie"], p["comm_efficiency"]))
     pf_bits = np.where(g["bits"] == 8, p["mfu_prefill_8"], np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"]))
     # decode matmuls lose to their precision what prefill's do (fp8 and fp4 engines reach less of their peak)
     mfu_d = np.minimum(p["mfu_decode"] * g["mm"] * pf_bits / p["mfu_prefill_16"], 1.0) \

@@ -281,7 +281,8 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     and MFU 0.80 (``calc.efficiency.default_utilisation``), no fixed cost, no interference, no queue."""
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
-               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0)
+               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
+               comm_efficiency_pcie=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)

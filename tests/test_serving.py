@@ -183,3 +183,16 @@ def test_a_burst_of_n_requests_decodes_at_most_n_together():
     assert int(burst["concurrency"].iloc[0]) == 500      # the page's 500 requests, all sent at once
     used, comps, _ = prepare_rows(burst)
     assert comps["B"][0] == 500 and comps["limit"][0] == "concurrency"   # its KV cache would hold more
+
+
+def test_collectives_over_pcie_get_their_own_efficiency():
+    from calc.layout import make_layout
+    from calc.serving import serving_components
+    l40s = calc.get_accelerator("l40s")   # PCIe Gen4, no NVLink
+    pcie = serving_components(LLAMA70, l40s, 128, 128, [8], make_layout(LLAMA70, 4, 1, 1, 1), "fp8", "fp8")
+    nvlink = serving_components(LLAMA70, H100, 128, 128, [8], make_layout(LLAMA70, 4, 1, 1, 1), "fp8", "fp8")
+    alone = serving_components(LLAMA8, l40s, 128, 128, [8], make_layout(LLAMA8, 1, 1, 1, 1), "fp8", "fp8")
+    assert pcie["pcie"][0] == 1 and nvlink["pcie"][0] == 0 and alone["pcie"][0] == 0   # one GPU: no collective
+    p = load_serving_params()["params"]
+    # the same all-reduce bytes take 1 / comm_efficiency_pcie instead of 1 / comm_efficiency of their bound
+    assert 0.05 <= p["comm_efficiency_pcie"]["value"] < p["comm_efficiency"]["value"]
