@@ -47,3 +47,12 @@ def test_step_3_quotes_the_roofline_pages_own_throughput():
     tok_s = metric(at, "Throughput (tok/s), bound")
     banner = next(m.value for m in at.markdown if m.value.startswith("**Lecture, step 3"))
     assert tok_s == "2,126" and f"to {tok_s} tokens per second" in banner and "3x" in banner and "11x" in banner
+
+
+def test_step_5_quotes_the_kv_pages_own_cache_and_weights():
+    # Llama-3.1-8B at 128K: 131,072 B x 131,072 tokens = 17.18 GB of cache beside 8.03B x 2 B = 16.06 GB of weights
+    at = open_page("app_pages/kv_cache.py", story="5")
+    kv, weights = metric(at, "KV per sequence"), metric(at, "Weights")
+    banner = next(m.value for m in at.markdown if m.value.startswith("**Lecture, step 5"))
+    assert (kv, weights) == ("17.18 GB", "16.06 GB")
+    assert f"cache ({kv})" in banner and f"weights ({weights})" in banner, banner

@@ -46,8 +46,8 @@ STORY = [
      "holds 1.07 GB."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "llama-3.1-8b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 131072, "kv_b": 1},
-     "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache (17 GB) "
-     "outweighs the weights (16 GB)."),
+     "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache ({kv_seq}) "
+     "outweighs the weights ({weights})."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "gpt-3-175b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 8192, "kv_b": 1},
      "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: this bill is why GQA became standard."),
@@ -103,9 +103,18 @@ def _batched_figures(state: dict) -> dict[str, str]:
             "tok_s": fmt_number(many.tokens_per_s)}
 
 
+def _cache_figures(state: dict) -> dict[str, str]:
+    """Step 5's figures (KV cache page, the model's own attention layout, B = 1): one sequence's cache and the
+    weights, by the calls behind the page's "KV per sequence" and "Weights" metrics."""
+    model, acc = calc.get_model(state["model"]), calc.get_accelerator(state["gpu"])
+    budget = calc.memory_budget(model, acc, state["kv_ctx"], state["kv_b"], state["wq"], state["kvq"])
+    return {"kv_seq": fmt_bytes(calc.kv_cache_bytes(model, state["kv_ctx"], 1, state["kvq"])),
+            "weights": fmt_bytes(budget.weights_bytes)}
+
+
 #: Steps whose sentence quotes figures: the {fields} of the sentence, computed from the step's state by the
 #: calc call its page makes, so the banner says what the page shows.
-_FIGURES = {1: _home_figures, 3: _batched_figures}
+_FIGURES = {1: _home_figures, 3: _batched_figures, 5: _cache_figures}
 
 
 @lru_cache(maxsize=None)
