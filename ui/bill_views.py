@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import api_tiers
-from ui import charts, downloads, formats, html_table, table_edits, workload_views
+from ui import charts, columns, downloads, formats, html_table, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -199,7 +199,7 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
         "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-        "n_gpus": st.column_config.NumberColumn("GPUs", format="%,.0f"),
+        "n_gpus": columns.column("n_gpus"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(

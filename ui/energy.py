@@ -11,7 +11,7 @@ import streamlit as st
 
 import calc
 from calc import energy, ownership
-from ui import charts, figure_style, formats, url_state, widgets
+from ui import charts, columns, figure_style, formats, url_state, widgets
 
 GRID = energy.grid_intensities()
 GRID_CODES = list(GRID["code"])
@@ -89,13 +89,8 @@ def with_energy(df: pd.DataFrame, choice: EnergyChoice, n_gpus: int = 1, price_p
     return out
 
 
-#: Column labels of the energy columns, for st.column_config.
-ENERGY_COLUMNS = {
-    "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
-    "j_per_token": st.column_config.NumberColumn("J per output token", format="%.3f"),
-    "tokens_per_kwh": st.column_config.NumberColumn("tokens per kWh", format="%,.0f"),
-    "co2_g_per_million": st.column_config.NumberColumn("g CO2e per 1M tokens", format="%,.1f"),
-}
+#: Column configurations of the energy columns (labels and formats: ui.columns).
+ENERGY_COLUMNS = columns.config(("usd_per_million", "j_per_token", "tokens_per_kwh", "co2_g_per_million"))
 
 
 def energy_sentence(tokens_per_s: float, choice: EnergyChoice, n_gpus: int = 1, label: str = "") -> str:

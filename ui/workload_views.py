@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calc import prefix_cache, traces, workload, workload_bill
-from ui import charts, formats, html_table, url_state
+from ui import charts, columns, formats, html_table, url_state
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
 SOURCES = {**{f"preset:{k}": f"{w.name} (preset)" for k, w in sorted(workload.presets().items(),
@@ -120,4 +120,4 @@ def show_bills(table) -> None:
                        "per_request_usd": st.column_config.NumberColumn("per request", format="$%.5f"),
                        "reasoning_usd": st.column_config.NumberColumn("of which reasoning", format="dollar"),
                        "cached_share": st.column_config.NumberColumn("prompt cached", format="percent"),
-                       "n_gpus": st.column_config.NumberColumn("GPUs", format="%d")})
+                       "n_gpus": columns.column("n_gpus")})
