@@ -79,6 +79,9 @@ def test_one_label_and_unit_per_quantity():
     assert columns.label("tpot_s") == "TPOT (ms)" and columns.label("ttft_s") == "TTFT (ms)"
     assert columns.label("usd_per_million") == columns.label("usd_per_million_output") == "USD per 1M output tokens"
     assert columns.label("gpus") == columns.label("n_gpus") == columns.label("gpus_needed") == "GPUs"
+    # text cells that carry their unit ("520 µs") are headed by the name alone, plain counts by the label
+    assert columns.text_column("compute_s")["label"] == "compute"
+    assert columns.text_column("tokens_per_s", unit_in_cells=False)["label"] == "throughput (tok/s)"
     with pytest.raises(KeyError):
         columns.column("no_such_column")
     # seconds shown as ms, bytes as GB, counts untouched; the CSV's frame is not changed

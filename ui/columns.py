@@ -95,14 +95,15 @@ def column(name: str, *, format: str | None = None, help: str | None = None,
     return st.column_config.NumberColumn(c.label, format=format or c.format, help=help, **kwargs)
 
 
-def text_column(name: str, **kwargs) -> st.column_config.TextColumn:
-    """A column of calc's ``name`` whose cells are text that carries its own unit ("4.52 ms"): headed by the
-    quantity's name alone ("step", "TPOT").
+def text_column(name: str, unit_in_cells: bool = True, **kwargs) -> st.column_config.TextColumn:
+    """A column of calc's ``name`` whose cells are text already formatted: headed by the quantity's name alone
+    ("compute") when the cells carry their unit ("4.52 ms"), else by its label ("throughput (tok/s)").
 
     Raises:
         KeyError: a name ``COLUMNS`` does not hold.
     """
-    return st.column_config.TextColumn(COLUMNS[name].name, **kwargs)
+    c = COLUMNS[name]
+    return st.column_config.TextColumn(c.name if unit_in_cells else c.label, **kwargs)
 
 
 def config(names, **formats) -> dict:

@@ -60,7 +60,7 @@ def formats_table(table: pd.DataFrame, batch: int) -> None:
         "kv_bytes": f"KV memory (B = {batch:,})", "total_bytes": "total memory",
         "gpus_needed": columns.column("gpus_needed", width="small"), "weights_read_s": "weight read",
         "kv_read_s": "KV read", "compute_s": columns.text_column("compute_s", help="2NB/P"), "step_s": "decode step",
-        "tokens_per_s": columns.text_column("tokens_per_s"), "max_batch": columns.column("max_batch")}
+        "tokens_per_s": columns.text_column("tokens_per_s", unit_in_cells=False), "max_batch": columns.column("max_batch")}
     # The key columns fit at 1280 px; the memory and time parts are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
         "format", "total_bytes", "gpus_needed", "step_s", "tokens_per_s", "max_batch"))
