@@ -117,18 +117,3 @@ def shown(df: pd.DataFrame) -> pd.DataFrame:
     columns as they are. The CSV keeps ``df``."""
     return df.assign(**{c: df[c] * COLUMNS[c].scale for c in df.columns
                         if c in COLUMNS and COLUMNS[c].scale != 1.0})
-
-
-def ms_column(label: str) -> st.column_config.NumberColumn:
-    """A column of milliseconds, three decimals, for a time ``COLUMNS`` does not name."""
-    return st.column_config.NumberColumn(label, format="%.3f")
-
-
-def count_column(label: str) -> st.column_config.NumberColumn:
-    """A column of counts with thousands separators, for a count ``COLUMNS`` does not name."""
-    return st.column_config.NumberColumn(label, format="%,.0f")
-
-
-def in_ms(df: pd.DataFrame, cols) -> pd.DataFrame:
-    """The same columns, seconds shown as milliseconds (the CSV keeps seconds)."""
-    return df.assign(**{c: df[c] * 1e3 for c in cols})
