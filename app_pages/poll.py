@@ -75,10 +75,7 @@ def landing() -> None:
             st.rerun()
         _show_msg("join")
     with right:
-        st.subheader("Teach")
-        st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
-                   "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
-                   f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+        poll_views.teach_intro()
         st.button("Open a class session", on_click=_call, args=("open", poll.open_session), kwargs={"then": _teach},
                   key="pl_open")
         _show_msg("open")
@@ -109,13 +106,7 @@ def teacher() -> None:
     if not poll.is_teacher(store, code, key):
         st.error("This link's teacher key does not open a live session (wrong key, or the session expired).")
         return
-    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
-    with top[0].expander("Question", expanded=poll.results(store, code, key).spec is None):
-        spec = poll_views.question_picker()
-        st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
-    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
-        col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
-                   width="stretch", type="primary" if action == "reveal" else "secondary")
+    poll_views.teacher_controls(_call, code, key, no_question_yet=poll.results(store, code, key).spec is None)
     _show_msg("ask")
     _show_msg("state")
     live_results()

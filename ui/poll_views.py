@@ -110,3 +110,24 @@ def own_answer(ex, v) -> None:
         st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
         if v.mine is not None:
             st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+
+
+def teach_intro() -> None:
+    """The landing page's "Teach" column: what opening a session gives the teacher."""
+    st.subheader("Teach")
+    st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
+               "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
+               f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+
+
+def teacher_controls(call, code: str, key: str, no_question_yet: bool) -> None:
+    """The teacher's bar for session ``code`` (``key``: the teacher's): the question picker with its Ask button
+    (open while no question was asked), then Open answering, Close and Reveal. Each button runs
+    ``call(where, action, *args)``, the page's callback that keeps a refusal to show beside the button."""
+    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
+    with top[0].expander("Question", expanded=no_question_yet):
+        spec = question_picker()
+        st.button("Ask this question", on_click=call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
+    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
+        col.button(label, on_click=call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
+                   width="stretch", type="primary" if action == "reveal" else "secondary")
