@@ -42,3 +42,38 @@ def test_no_empty_band_above_the_title(laptop, app_url):
     # Streamlit's default top padding, 6rem = 96 px, put the h1's box at 128 px; 4rem (64 px, just below the
     # 60 px header bar) puts it at 96 px
     assert top < 110, top
+
+
+#: Each metric value (ui/metric_row.py's cells and st.metric's): its text's lines (distinct tops of the text's line
+#: boxes), the text's height against its font's line height, and how far the text runs past its column (px).
+VALUE_LINES = """() => Array.from(document.querySelectorAll('.xm-value, [data-testid=stMetricValue]')).map(v => {
+  const walker = document.createTreeWalker(v, NodeFilter.SHOW_TEXT);
+  let node = null, n; while ((n = walker.nextNode())) { if (n.textContent.trim()) { node = n; break; } }
+  if (!node) return null;
+  const range = document.createRange(); range.selectNodeContents(node);
+  const rects = Array.from(range.getClientRects()).filter(r => r.width > 0);
+  const box = range.getBoundingClientRect(), column = v.getBoundingClientRect(), style = getComputedStyle(node.parentElement);
+  return {text: v.textContent.trim(), lines: new Set(rects.map(r => Math.round(r.top))).size, height: box.height,
+          line: parseFloat(style.lineHeight), past: box.right - column.right, font: parseFloat(style.fontSize)};
+}).filter(x => x)"""
+
+
+@pytest.mark.parametrize("width, height", [(700, 900), (1280, 720)])
+@pytest.mark.parametrize("path", [
+    "monthly_bill?mb_dau=50000000",   # a bill of $1,788,187 a month (Opus) in a third of the right-hand column
+    "", "latency_cost", "many_gpus", "workloads"])
+def test_a_metric_value_is_never_broken_across_lines(browser, app_url, path, width, height):
+    # The values used to wrap anywhere: at 700 px "$1,788,187" read "$1,788" over ",187". A value shrinks to fit
+    # its column instead (and could wrap only at a space, between a number and its unit).
+    with page_at(browser, width, height) as pg:
+        pg.goto(f"{app_url}/{path}")
+        wait_for_app(pg)
+        pg.locator(".xm-value").first.wait_for(state="visible", timeout=30_000)
+        values = pg.evaluate(VALUE_LINES)
+    assert len(values) >= 3, values
+    for v in values:
+        assert v["lines"] == 1 and v["height"] < 1.5 * v["line"], v   # one line
+        assert v["past"] <= 1, v                                        # and all of it inside its column
+        assert v["font"] >= 14, v                                       # no smaller than the label's text
+    if path.startswith("monthly_bill"):
+        assert any(v["text"].startswith("$1,7") and len(v["text"]) == 10 for v in values), values  # the big bill
