@@ -77,3 +77,49 @@ def test_a_metric_value_is_never_broken_across_lines(browser, app_url, path, wid
         assert v["font"] >= 14, v                                       # no smaller than the label's text
     if path.startswith("monthly_bill"):
         assert any(v["text"].startswith("$1,7") and len(v["text"]) == 10 for v in values), values  # the big bill
+
+
+#: Text cut in the elements ``sel`` selects and inside them: an element whose text runs past its box where the box
+#: hides it (scrollWidth > clientWidth, overflow not visible: clipped or ellipsised), and a word split across
+#: two lines (its letters' boxes on two lines; words split at spaces, hyphens and slashes, where a line may end).
+CUT_TEXT = """sel => {
+  const roots = Array.from(document.querySelectorAll(sel)), cut = [];
+  for (const root of roots) {
+    for (const e of [root, ...root.querySelectorAll('*')]) {
+      if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible' && e.textContent.trim())
+        cut.push('clipped: ' + e.textContent.trim());
+    }
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const text = node.textContent, re = /[^\\s\\-\\/]+/g;
+      let m;
+      while ((m = re.exec(text))) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) cut.push('split: ' + m[0]);
+      }
+    }
+  }
+  return [roots.length, cut];
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(700, 900), (1280, 720)])
+@pytest.mark.parametrize("path, sel, at_least", [
+    ("", "[data-testid=stMain] [data-testid=stPageLink], [data-testid=stMain] [data-testid=stCaptionContainer]", 26),
+    ("workloads", "[data-testid=stMain] [data-testid=stWidgetLabel], [data-testid=stMain] [data-baseweb=select], "
+                  "[data-testid=stMain] [data-testid=stRadio] label", 12),
+])
+def test_cards_and_labels_are_shown_whole(browser, app_url, path, sel, at_least, width, height):
+    # At 700 px the home page's cards (four to a row) cut their titles with an ellipsis ("Latency against co…"), and
+    # the Workloads inputs (four to a row in a third of the window) split "Running batch" mid-word and cut the
+    # eviction policy's option ("demote to th…").
+    with page_at(browser, width, height) as pg:
+        pg.goto(f"{app_url}/{path}")
+        wait_for_app(pg)
+        pg.locator(sel.split(",")[0]).first.wait_for(state="visible", timeout=30_000)
+        n, cut = pg.evaluate(CUT_TEXT, sel)
+    assert n >= at_least, n
+    assert cut == [], cut

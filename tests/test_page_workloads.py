@@ -37,7 +37,7 @@ def test_no_cpu_memory_no_cpu_hits_and_other_sources_open():
         at.selectbox(key="wl_src").set_value(src).run()
         assert not at.exception, src
         assert not at.error, (src, [e.value for e in at.error])
-    at.selectbox(key="wl_pol").set_value("write_through").run()
+    at.radio(key="wl_pol").set_value("write_through").run()
     assert not at.exception
     at.selectbox(key="wl_src").set_value("upload").run()
     assert not at.exception and any("Choose a trace file" in i.value for i in at.info)
@@ -57,7 +57,7 @@ def test_monthly_bill_takes_its_hit_rate_from_a_trace():
 def test_a_link_names_the_source_by_its_key():
     at = open_page(PAGE, timeout=180, wl_src="trace:mooncake_conversation_2000.jsonl", wl_pol="write_through")
     assert at.selectbox(key="wl_src").value == "trace:mooncake_conversation_2000.jsonl"
-    assert at.selectbox(key="wl_pol").value == "write_through"
+    assert at.radio(key="wl_pol").value == "write_through"
     assert any("2,000 requests" in m.value for m in at.markdown)
 
 
