@@ -145,7 +145,7 @@ def workloads_section() -> None:
         st.warning(f"Self-hosting left out: {formats.md_escape(sh_error)}")
     ww.show_bills(table)
     st.caption(f"Traffic: the stream's own rate, {stats['requests_per_day']:,.0f} requests a day. API: the provider's "
-               f"cache keeps a prefix {ttl_min:g} min after its last use, whatever its size; reasoning billed as output "
+               f"cache keeps a prefix {ttl_min:,g} min after its last use, whatever its size; reasoning billed as output "
                "(all three providers). Self-hosted: GPU time of prefill left after the tiered cache plus decode of "
                "answers and reasoning, replicas for the peak; roofline lower bounds.")
     inputs = {"source": source, "block_size": stream.block_size, "policy": policy, "running_batch": running,
