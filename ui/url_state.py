@@ -28,8 +28,8 @@ def sanitize_query_params() -> list[str]:
     copy apart from ``st.query_params``), so the parameter is removed from both.
 
     Returns:
-        ``name=value`` for each dropped parameter (name and value cut to 40 characters, a longer value
-        ending in "…"), for the page's message (``dropped_message``).
+        ``(name=value, why)`` for each dropped parameter (name and value cut to 40 characters, a longer value
+        ending in "…"; why: "not a finite number" or "over 20,000 characters"), for ``dropped_message``.
     """
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
@@ -44,17 +44,18 @@ def sanitize_query_params() -> list[str]:
                 if key in qp:
                     del qp[key]
                 initial.pop(key, None)
-                dropped.append(f"{str(key)[:40]}={bad[:40]}" + ("…" if len(bad) > 40 else ""))
+                why = (f"over {MAX_QUERY_VALUE_CHARS:,} characters" if len(bad) > MAX_QUERY_VALUE_CHARS
+                       else "not a finite number")
+                dropped.append((f"{str(key)[:40]}={bad[:40]}" + ("…" if len(bad) > 40 else ""), why))
     return sorted(dropped)
 
 
-def dropped_message(dropped: list[str]) -> str:
+def dropped_message(dropped: list[tuple[str, str]]) -> str:
     """The page's message for the parameters ``sanitize_query_params`` dropped: each ``name=value`` named
-    (markdown-escaped), why, and that the rest of the link holds. "" when none was dropped."""
+    (markdown-escaped) with why, and that the rest of the link holds. "" when none was dropped."""
     if not dropped:
         return ""
-    return ("Ignored link parameters (a value that is not a finite number, or longer than "
-            f"{MAX_QUERY_VALUE_CHARS:,} characters): " + ", ".join(md_escape(d) for d in dropped)
+    return ("Ignored link parameters: " + ", ".join(f"{md_escape(d)} ({why})" for d, why in dropped)
             + ". Those controls start from their defaults; the rest of the link holds.")
 
 
