@@ -65,6 +65,7 @@ CSS = f"""
 .{DELTA_CLASS}.xm-red {{ color: color-mix(in srgb, {_RED} 70%, currentColor);
   background: color-mix(in srgb, {_RED} 10%, transparent); }}
 .xm-arrow {{ font-weight: 600; }}
+.xm-nb {{ white-space: nowrap; }}
 .{CAPTION_CLASS} {{ font-size: 14px; color: color-mix(in srgb, currentColor 60%, transparent); margin-top: 0.2rem; }}
 .{HELP_CLASS} {{ display: inline-flex; align-items: center; justify-content: center; flex: none;
   box-sizing: border-box; width: 15px; height: 15px; margin-top: 0.25rem; border-radius: 50%; cursor: help;
@@ -190,7 +191,9 @@ def _cell_html(m: Metric) -> str:
         colour = _DELTA_COLOURS[m.delta_color][1 if falling else 0]
         arrow = "" if m.delta_arrow == "off" else (
             _ARROW_DOWN if (m.delta_arrow == "down" or (m.delta_arrow == "auto" and falling)) else _ARROW_UP)
-        out += (f'<div><span class="{DELTA_CLASS} xm-{colour}">{arrow}<span>{html.escape(m.delta)}</span>'
+        # a number in the delta ("estimate $1,234,567") is kept whole: the pill wraps only at its spaces
+        text = re.sub(r"\S*\d\S*", lambda n: f'<span class="xm-nb">{n.group(0)}</span>', html.escape(m.delta))
+        out += (f'<div><span class="{DELTA_CLASS} xm-{colour}">{arrow}<span>{text}</span>'
                 "</span></div>")
     return out
 
