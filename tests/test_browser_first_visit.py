@@ -111,6 +111,7 @@ CUT_TEXT = """sel => {
     ("", "[data-testid=stMain] [data-testid=stPageLink], [data-testid=stMain] [data-testid=stCaptionContainer]", 26),
     ("workloads", "[data-testid=stMain] [data-testid=stWidgetLabel], [data-testid=stMain] [data-baseweb=select], "
                   "[data-testid=stMain] [data-testid=stRadio] label", 12),
+    ("monthly_bill", "[data-testid=stMain] [data-testid=stWidgetLabel]", 20),  # the "Buying" inputs split words
 ])
 def test_cards_and_labels_are_shown_whole(browser, app_url, path, sel, at_least, width, height):
     # At 700 px the home page's cards (four to a row) cut their titles with an ellipsis ("Latency against co…"), and
