@@ -151,7 +151,7 @@ def paging_comparison(exp, kv_dtype: str, block: int, max_len: int) -> None:
     fig.update_layout(barmode="stack", yaxis_title="KV cache (GB = 10^9 bytes)")
     c = st.columns([3, 2])
     with c[0]:
-        st.markdown(f"**KV memory of the {ps.n_requests} requests at their final length**")
+        st.markdown(f"**KV memory of the {ps.n_requests:,} requests at their final length**")
         charts.show_chart(fig, key="bt_fig_paging")
     with c[1]:
         st.latex(r"\text{waste}_\text{contig} = (S_\text{max} - \ell)\,KV_\text{tok}")

@@ -26,11 +26,6 @@ PRICE_PARAMS = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "c
                 "output_usd_per_mtok": "out", "cache_write_multiplier": "write"}
 
 
-def usd(x: float, digits: int = 2) -> str:
-    """USD with a fixed number of decimals; "n/a" for NaN (no traffic)."""
-    return "n/a" if x != x else f"${x:,.{digits}f}"
-
-
 def _chart_points(part):
     """The rows of one tier's bill-against-DAU sweep that the chart draws: every 20th DAU value (an API tier
     is a straight line on the log-log axes) and, for the self-hosted staircase, each row where the GPU count
@@ -195,10 +190,13 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
     BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
                 "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
                 "total_usd": "total / month"}
-    bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
-        "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
+    # Dollars as formats.fmt_usd writes them: whole dollars from $100, cents below, 3 significant digits below $1
+    money = [*BILL_USD, "per_dau_usd", "per_generation_usd"]
+    shown = shown.assign(**{c: [formats.fmt_usd(v, significant=3) for v in shown[c]] for c in money if c in shown})
+    bill_columns = {c: st.column_config.TextColumn(label) for c, label in BILL_USD.items()} | {
+        "per_dau_usd": st.column_config.TextColumn("per DAU / month"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
-        "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
+        "per_generation_usd": st.column_config.TextColumn("per generation"),
         "n_gpus": columns.column("n_gpus"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
