@@ -155,7 +155,7 @@ def _compute_bits(accelerator: Accelerator, weight_dtype: str) -> int:
 def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                        concurrency, layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                        settings: dict | None = None, interconnect=None, batching: str = "continuous",
-                       rate: bool = False, matmul_scale: float = 1.0) -> dict:
+                       rate: bool = False, matmul_scale: float = 1.0, burst: bool = False) -> dict:
     """The roofline parts the serving model combines, for an array of concurrencies per replica.
 
     Params-independent (the fit computes them once per measurement). ``concurrency``: requests in the
@@ -164,13 +164,17 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
     that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
     what it has written). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
-    (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2.
+    (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2. ``burst``: ``concurrency`` is a
+    finite burst of N requests sent at once (continuous batching; ``burst_schedule``): the prompts are
+    prefilled up front, the batch is ``min(N, max_batch, KV capacity at I + O)`` (not the token budget's
+    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means.
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
-        n_chunks, and the model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
+        n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, and the
+        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -180,13 +184,14 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     c = np.atleast_1d(np.asarray(concurrency, dtype=float))
     ctx = int(round(i + o / 2.0))
     reserve = accelerator.memory_bytes * (1.0 - s["kv_memory_fraction"])
-    kv_ctx = ctx if batching == "continuous" else int(i + o)
+    burst = bool(burst) and batching == "continuous"
+    kv_ctx = ctx if batching == "continuous" and not burst else int(i + o)
     b_kv = max_batch_per_replica(model, accelerator, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
     if b_kv < 1:
         raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
                          f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
     caps = {"max_batch": float(s["max_batch"]), "kv_capacity": float(b_kv)}
-    if batching == "continuous":
+    if batching == "continuous" and not burst:
         caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o / (i + o)))
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
@@ -200,7 +205,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         pf = {k: np.full_like(b, float(pf[k])) for k in ("weights_s", "kv_s", "compute_s", "comm_s")}
         budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
         n_chunks = np.ceil(i / budget_left)
+        pf_n = np.ones_like(b)
+        if burst:
+            f, n_chunks, pf_n = burst_schedule(b, i, o, s["token_budget"])
     else:  # static: the batch's B prompts in one pass
+        pf_n = np.ones_like(b)
         pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
                                   prefill=True, logits="last")
         n_chunks = np.ones_like(b)
@@ -217,6 +226,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
+                pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
@@ -224,6 +234,34 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if _over_pcie(accelerator, layout, interconnect) else 0.0))
+
+
+def burst_schedule(batch, input_len: float, output_len: float, token_budget: float):
+    """A finite burst's schedule: ``batch`` requests (array) admitted at once, their prompts prefilled
+    up front in K = ceil(B x I / budget) steps of the token budget (a request whose prompt is in the
+    k-th step has its first token at the end of that step, and decodes in the K - k prefill steps that
+    follow), then decoded B at a time in steps free of prompts (Yu et al., Orca, OSDI 2022, section 4:
+    iteration-level scheduling; TensorRT-LLM's in-flight batching with ``max_num_tokens``).
+
+    Means over the burst's requests (k uniform on 1..K, m = O - 1 gaps between output tokens):
+    the prefill steps before a request's first token ``(K + 1) / 2``; the prompts prefilled by then,
+    its own included, ``B (K + 1) / (2K)``; of its m gaps, ``min(K - k, m)`` fall in a prefill step
+    that carries B / K prompts, so the prompts per decode step are ``f = (B / K) S / (K m)`` with
+    ``S = sum_{j=0}^{K-1} min(j, m)`` (B (K - 1) / (2 K m) when K - 1 <= m; 0 when K = 1 or m = 0).
+    Then mean TTFT + m x mean ITL = K prefill steps + m decode steps, the burst's duration.
+
+    Returns:
+        (f, n_chunks, pf_n): arrays like ``batch``.
+    """
+    b = np.asarray(batch, dtype=float)
+    k = np.maximum(np.ceil(b * float(input_len) / float(token_budget)), 1.0)
+    m = float(output_len) - 1.0
+    j_max = k - 1.0
+    # sum_{j=0}^{K-1} min(j, m): j(j+1)/2 up to j = min(K-1, m), then m for each j beyond
+    lo = np.minimum(j_max, m)
+    total = lo * (lo + 1.0) / 2.0 + np.maximum(j_max - m, 0.0) * m
+    f = np.where(m > 0, (b / k) * total / (k * max(m, 1.0)), 0.0)
+    return f, (k + 1.0) / 2.0, b * (k + 1.0) / (2.0 * k)
 
 
 def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: float, layout: Layout,
@@ -370,7 +408,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # an arrival is admitted at the next iteration boundary: the mean residual of a deterministic step in
     # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T)
     step_wait = busy * tpot["estimate"] / 2.0 * (1.0 - g["static"])
-    queue = slot + md1 + step_wait
+    # a burst's requests all arrive before the first step: each waits for the prompts prefilled before its own
+    # (``burst_schedule``), not for a step in flight nor in a queue of arrivals
+    burst = g.get("burst", 0.0)
+    queue = slot + (md1 + step_wait) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
             "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
     ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue

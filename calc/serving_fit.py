@@ -17,10 +17,11 @@ range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints th
 
 A row run by trtllm-bench throughput gets the engine settings that benchmark chooses (``trtllm_bench``
 in the trtllm engine's entry); an offline row with a concurrency is a burst of that many requests
-sent at once (at most that many decode together).
+sent at once, a finite burst (``calc.serving.burst_schedule``: prompts prefilled up front, then decode
+steps free of prompts), whose mean TTFT and ITL the model predicts.
 
 Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
-but not fitted), concurrency and offline runs (not an offline run's TTFT or e2e, which grow with its
+but not fitted), concurrency and offline runs (not the TTFT or e2e of an offline run of unstated size, which grow with its
 number of requests); request-rate runs are predicted through Little's law on a grid of decode batches
 (not their throughput, which for a finite run depends on its number of prompts). A row's notes mark a static batch ("static batch": vLLM's
 benchmark_latency), a run without CUDA graphs ("eager", "disable-cuda-graph") and speculative
@@ -31,6 +32,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import sys
 
 import numpy as np
@@ -71,6 +73,17 @@ _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
 #: max batch, token budget and cache share: ``engines.trtllm.trtllm_bench`` in serving_params.json).
 _TRTLLM_BENCH = ("trtllm-bench",)
+#: How a row's notes state the number of requests of its run.
+_N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
+
+
+def _run_requests(notes: str) -> float:
+    """The number of requests of a finite run, as its notes state it ("500 requests", "300 prompts"), else
+    inf. A run of N requests never has more than N in flight: a rate row's grid of decode batches stops at N,
+    so that a rate beyond what the engine serves predicts the run with all N requests in (its batch limit
+    otherwise)."""
+    m = _N_REQUESTS.search(notes)
+    return float(m.group(1).replace(",", "")) if m else math.inf
 
 
 def read_measurements(path=None) -> pd.DataFrame:
@@ -169,8 +182,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
             continue
-        if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms"):
-            skipped.append((r.id, "latency of an offline run (all N requests at once: the wait for a slot grows with N)"))
+        burst = r.mode == "offline" and not pd.isna(r.concurrency)
+        if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms") and not burst:
+            skipped.append((r.id, "latency of an offline run of unstated size (the wait for a slot grows with "
+                                  "its number of requests)"))
             continue
         if r.mode == "rate" and r.metric in ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
                                              "requests_per_s"):
@@ -191,17 +206,16 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:
-                c = _GRID
+                n_req = _run_requests(notes) / layout.replicas
+                c = np.append(_GRID[_GRID < n_req], n_req) if np.isfinite(n_req) else _GRID
             elif pd.isna(r.concurrency):
                 c = [1e9]
-            elif r.mode == "offline":  # a burst of N requests at once: at most N decode together
-                c = [float(r.concurrency) / layout.replicas]
-            else:
+            else:  # a closed loop of C clients, or a burst of N requests sent at once (calc.serving.burst_schedule)
                 c = [float(r.concurrency) / layout.replicas]
             comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
                                       row_kv_dtype(r.weight_dtype, r.kv_dtype), settings,
                                       batching="static" if static else "continuous", rate=rate,
-                                      matmul_scale=settings["matmul_scale"])
+                                      matmul_scale=settings["matmul_scale"], burst=burst)
         except (ValueError, KeyError) as exc:
             skipped.append((r.id, str(exc)))
             continue

@@ -223,3 +223,28 @@ def test_an_mxfp4_checkpoint_runs_its_unquantized_layers_at_bf16():
     # no fp4 engine (Hopper runs MXFP4 weight-only at bf16's rate already), or a format that quantizes everything
     assert float(unquantized_matmul_extra_s(oss, H100, 1.0, 1.0, layout, "mxfp4")) == 0.0
     assert float(unquantized_matmul_extra_s(oss, b200, 1.0, 1.0, layout, "nvfp4")) == 0.0
+
+
+def test_a_burst_prefills_its_prompts_up_front_then_decodes_free_of_them():
+    from calc.layout import make_layout
+    from calc.serving import burst_schedule, serving_components
+    # 4 requests of 100 prompt tokens sent at once, a 200-token budget: K = ceil(400 / 200) = 2 prefill steps.
+    # Two requests get their first token after step 1, two after step 2: mean 1.5 steps, and by then 2 or 4
+    # prompts are prefilled (mean 3). With O = 3 (m = 2 gaps), a step-1 request's first gap is prefill step 2
+    # (2 prompts), a step-2 request's gaps are all prompt-free: 2 x 1 / (4 requests x 2 gaps) = 0.5 prompts per gap.
+    f, n, pf_n = burst_schedule(np.array([4.0]), 100, 3, 200)
+    assert (f[0], n[0], pf_n[0]) == pytest.approx((0.5, 1.5, 3.0))
+    # TensorRT-LLM v0.14's online table, QPS INF: 500 requests of 467 + 256 tokens, max_num_tokens 8,192:
+    # K = ceil(233,500 / 8,192) = 29, m = 255 >= K - 1, so f = 500 x 28 / (2 x 29 x 255) = 0.9466 prompts per
+    # step (the steady state would carry 499 / 256 = 1.949); first token after (29 + 1) / 2 = 15 steps, with
+    # 500 x 30 / 58 = 258.6 prompts prefilled. With 16 output tokens (m = 15 < 28): sum_j min(j, 15) = 120 +
+    # 13 x 15 = 315, f = (500 / 29) x 315 / (29 x 15) = 12.49.
+    f, n, pf_n = burst_schedule(np.array([500.0]), 467, 256, 8192)
+    assert (f[0], n[0], pf_n[0]) == pytest.approx((0.94659, 15.0, 258.62), rel=1e-4)
+    assert burst_schedule(np.array([500.0]), 467, 16, 8192)[0][0] == pytest.approx(12.485, rel=1e-3)
+    # a burst's batch is not capped by the token budget's steady state (budget x O / (I + O) = 16 at O = 16)
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    s = {"max_batch": 2048, "token_budget": 8192, "kv_memory_fraction": 0.9}
+    steady = serving_components(LLAMA8, H100, 8000, 16, [500], one, "bf16", "bf16", s)
+    burst = serving_components(LLAMA8, H100, 8000, 16, [500], one, "bf16", "bf16", s, burst=True)
+    assert steady["B"][0] == 16 and steady["limit"][0] == "token_budget" and burst["B"][0] > 16
