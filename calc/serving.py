@@ -24,10 +24,14 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    of the measurement to 0.98 / 1.01 with this term.
 4. **Queueing** before the first token: with more clients than the engine's batch (its
    ``max_batch``, the KV capacity, or the token budget's steady state ``budget x O / (I + O)``) a
-   request waits for a slot, ``e2e x (C - B) / B`` (Little's law on a closed loop); and each prompt
-   waits for the prefills ahead of it, an M/D/1 queue with service time s (the prompt's prefill) and
-   load rho = X s: ``rho s / (2 (1 - rho))`` (Kleinrock, Queueing Systems vol. 1, 1975, the
-   Pollaczek-Khinchine mean wait for deterministic service). At a request rate (an open loop), the
+   request waits for a slot, ``e2e x (C - B) / B`` (Little's law on a closed loop); each prompt
+   waits for the prefills ahead of it, an M/D/1 queue with service time s and load rho = X s:
+   ``rho s / (2 (1 - rho))`` (Kleinrock, Queueing Systems vol. 1, 1975, the Pollaczek-Khinchine mean
+   wait for deterministic service), where s is a prompt's marginal time (its matmuls, attention, KV
+   writes and collectives: the engine batches waiting prompts into one step, so they share its weight
+   read); and an arrival is admitted at the next iteration boundary, so it waits the mean residual of
+   the step in flight, half a step, whenever another request keeps the engine stepping (a closed loop
+   with C > 1; at a rate, with probability ``1 - exp(-B)``). At a request rate (an open loop), the
    batch B solves Little's law ``B = lambda x e2e(B)`` (bisection).
 
 Static batching (the course's pages; in-process benchmarks such as vLLM's benchmark_latency and
@@ -206,8 +210,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     else:
         wmix = dec["weights_s"]
     n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
-    pf_attn = attention_extra_s(model, accelerator, i, layout, weight_dtype, kv_dtype) * (b if batching == "static" else 1.0)
-    return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
+    pf_attn = (attention_extra_s(model, accelerator, i, layout, weight_dtype, kv_dtype)
+               + unquantized_matmul_extra_s(model, accelerator, i, 1.0, layout, weight_dtype)) \
+        * (b if batching == "static" else 1.0)
+    c_x = unquantized_matmul_extra_s(model, accelerator, b, b, layout, weight_dtype)
+    return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
@@ -238,6 +245,40 @@ def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: 
     if gap <= 0:
         return 0.0
     return float(attention_flops_array(model, float(prompt_len), 1.0, 0)) / layout.width * gap
+
+
+#: Weight formats whose checkpoints quantize only the routed experts: gpt-oss's MXFP4 config.json lists
+#: ``modules_to_not_convert`` self_attn, mlp.router, embed_tokens and lm_head (they stay bf16).
+EXPERTS_ONLY_FORMATS = ("mxfp4",)
+
+
+def unquantized_matmul_extra_s(model: ModelConfig, accelerator: Accelerator, tokens, head_tokens, layout: Layout,
+                               weight_dtype: str):
+    """Seconds per GPU that the matmuls a checkpoint leaves in bf16 take beyond what the bound charged them:
+    the bound runs every matmul at the weights' format (``Accelerator.compute_flops``), but an MXFP4
+    mixture of experts (gpt-oss) quantizes only its routed experts; attention projections and the LM head
+    run at bf16's peak (4x slower than fp4 engines on Blackwell). ``tokens``: tokens through the layers
+    (a prompt's I, a decode step's B; float or array); ``head_tokens``: tokens through the LM head.
+    ``2 x (tokens x P_dense + head_tokens x V x D) / width x (1 / peak_bf16 - 1 / peak_weights)``, with
+    P_dense the active parameters less the routed experts' (n_moe x k x 3 x D x d_ff), the embedding and
+    the head. 0 for other formats, dense models, and where bf16 runs as fast (no fp4 engine: Hopper
+    runs MXFP4 weight-only at bf16's rate already). Source: openai/gpt-oss-120b config.json,
+    quantization_config.modules_to_not_convert.
+    Example: gpt-oss-120b on one B200 with fp4 engines, one token: P_dense = 5.712e9 - 36 x 4 x 3 x 2880^2
+    - 2 x 201,088 x 2880 = 0.970e9; 2 x (0.970e9 + 0.579e9) x (1 / 2.25e15 - 1 / 9.0e15) = 1.03 us.
+    """
+    if str(weight_dtype).lower() not in EXPERTS_ONLY_FORMATS or not model.is_moe:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    gap = 1.0 / accelerator.peak_flops("bf16") - 1.0 / accelerator.compute_flops(weight_dtype)
+    if gap <= 0:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
+    head = model.vocab_size * model.d_model
+    embed = 0 if model.tie_word_embeddings else head
+    dense = max(model.active_params - n_moe * model.n_experts_per_token * 3 * model.d_model * model.d_ff
+                - embed - head, 0)
+    flops = 2.0 * (np.asarray(tokens, dtype=float) * dense + np.asarray(head_tokens, dtype=float) * head)
+    return flops / layout.width * gap
 
 
 def _over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
@@ -285,9 +326,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
-    dec = kv / mbu_kv + np.maximum(w / mbu_w, c / mfu_d) + cm / ce
-    pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision
-    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, c / mfu_d + f * pc_x / mfu_pf) \
+    cx = c + g.get("c_x_s", 0.0)  # decode matmuls with those the checkpoint leaves in bf16
+    dec = kv / mbu_kv + np.maximum(w / mbu_w, cx / mfu_d) + cm / ce
+    pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision, bf16 layers
+    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f * pc_x / mfu_pf) \
         + (cm + f * g["pf_comm_s"]) / ce
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
@@ -298,25 +340,37 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     wr = np.maximum(pw, w * (1.0 - g["static"]))
     alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc_x / mfu_pf) + pcm / ce
     o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
-    core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * c / mfu_d + pc_x / mfu_pf) \
+    core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce
     # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
     ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
-    # queueing: for a slot (closed loop beyond the batch), and behind other prompts (M/D/1)
-    s = alone + n * fixed_step
+    # queueing: for a slot (closed loop beyond the batch), behind other prompts (M/D/1), and for the step
+    # in flight. The prompts ahead share each step's weight read (the engine batches waiting prompts into
+    # one step up to its token budget), so a prompt occupies the engine for its marginal time only: its
+    # matmuls, attention, KV writes and collectives, not the weights (Yu et al., Orca, OSDI 2022, section 4:
+    # iteration-level scheduling; Agrawal et al., Sarathi-Serve, OSDI 2024, section 3).
+    s = pkv / mbu_kv + pc_x / mfu_pf + pcm / ce
     if rate_per_s is None:
         slot = np.where(g["C"] > b, e2e_service * (g["C"] - b) / b, 0.0)
         load = b / e2e_service
+        # a closed loop's other C - 1 clients keep the engine stepping
+        busy = np.minimum(np.maximum(g["C"] - 1.0, 0.0), 1.0)
     else:
         slot = np.zeros_like(b)
         load = np.broadcast_to(np.asarray(rate_per_s, dtype=float), b.shape)
+        # Poisson arrivals see the time average (PASTA): B requests in service, the engine idle with
+        # probability exp(-B) (M/G/infinity: the number in service is Poisson)
+        busy = 1.0 - np.exp(-b)
     rho = np.minimum(load * s * (1.0 - g["static"]), 0.95)
     md1 = rho * s / (2.0 * (1.0 - rho))
     if rate_per_s is None:
         md1 = np.minimum(md1, np.maximum(g["C"] - 1.0, 0.0) * s)
-    queue = slot + md1
+    # an arrival is admitted at the next iteration boundary: the mean residual of a deterministic step in
+    # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T)
+    step_wait = busy * tpot["estimate"] / 2.0 * (1.0 - g["static"])
+    queue = slot + md1 + step_wait
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
             "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
     ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import calc
-from calc.serving import serving_estimate, serving_frontier
+from calc.hardware import with_matmul
+from calc.serving import serving_estimate, serving_frontier, unquantized_matmul_extra_s
 from calc.serving_params import PARAM_KEYS, load_serving_params
 
 LLAMA8, LLAMA70 = calc.get_model("llama-3.1-8b"), calc.get_model("llama-3.1-70b")
@@ -196,3 +197,29 @@ def test_collectives_over_pcie_get_their_own_efficiency():
     p = load_serving_params()["params"]
     # the same all-reduce bytes take 1 / comm_efficiency_pcie instead of 1 / comm_efficiency of their bound
     assert 0.05 <= p["comm_efficiency_pcie"]["value"] < p["comm_efficiency"]["value"]
+
+
+def test_an_arrival_waits_for_the_step_in_flight():
+    # Llama-3.1-8B on one H100 at 5 requests/s of 512 + 256 tokens: about 10 requests in service, so an arrival
+    # almost always finds a step running and waits on average half of it (the mean residual of a deterministic
+    # step) before its prompt is admitted. The prompts ahead of it share each step's weight read, so they hold
+    # the engine for their matmuls only: 2 x 8.0e9 x 512 FLOP / (989e12 x ~0.5) = ~17 ms each, a load of ~0.08
+    # at 5/s and an M/D/1 wait under 1 ms. The queue is then half a TPOT plus at most ~2 ms.
+    e = serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=5.0)
+    assert e.concurrency > 5
+    assert e.tpot.estimate_s / 2 * 0.99 <= e.ttft.queue_s <= e.tpot.estimate_s / 2 + 2e-3
+    # one client alone never waits for a step: it is the only one running
+    assert serving_estimate(LLAMA8, H100, 512, 256, concurrency=1).ttft.queue_s == 0.0
+
+
+def test_an_mxfp4_checkpoint_runs_its_unquantized_layers_at_bf16():
+    # gpt-oss-120b (MXFP4 experts; attention, router, embedding and head bf16 by its config.json) on one B200
+    # with fp4 engines, one token: dense active parameters 5.712e9 - 36 layers x 4 experts x 3 x 2880^2
+    # - 2 x 201,088 x 2880 = 0.970e9, head 0.579e9: 2 x 1.549e9 FLOP x (1 / 2.25e15 - 1 / 9.0e15) = 1.03 us.
+    oss = calc.get_model("gpt-oss-120b")
+    b200 = with_matmul(calc.get_accelerator("b200"), "low_precision")
+    layout = calc.make_layout(oss, 1, 1, 1, 1)
+    assert float(unquantized_matmul_extra_s(oss, b200, 1.0, 1.0, layout, "mxfp4")) == pytest.approx(1.03e-6, rel=0.01)
+    # no fp4 engine (Hopper runs MXFP4 weight-only at bf16's rate already), or a format that quantizes everything
+    assert float(unquantized_matmul_extra_s(oss, H100, 1.0, 1.0, layout, "mxfp4")) == 0.0
+    assert float(unquantized_matmul_extra_s(oss, b200, 1.0, 1.0, layout, "nvfp4")) == 0.0
