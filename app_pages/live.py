@@ -43,6 +43,7 @@ def _worker() -> LiveWorker:
 
 
 spec, spec_error, device, dtype = live_views.run_controls()
+live_views.context_warning(spec)
 
 worker = _worker()
 owner = st.session_state.setdefault("_lv_owner", uuid.uuid4().hex)

@@ -3,8 +3,7 @@ import streamlit as st
 
 import calc
 from calc import sweeps
-from ui import (caching, charts, downloads, energy, equations, formats, notes, roofline_charts, roofline_tables,
-                serving_views, sidebar, widgets)
+from ui import caching, energy, formats, notes, roofline_tables, roofline_views, serving_views, sidebar, widgets
 
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -39,37 +38,6 @@ intro.caption("W: memory bandwidth, P: peak FLOP/s, KV: cache bytes of one seque
            f"B, so the {formats.md_escape(sel.accelerator.name)} needs B > {b_star_bf16:,.0f} to saturate; at B = 1 it streams a whole matrix for 2DF "
            "FLOPs.")
 widgets.experiment_buttons(EXPERIMENTS, key="rf_exp")
-
-
-# -- the step, operator by operator ---------------------------------------------------------------------
-@widgets.fragment
-def operators_section(m, acc, batch: int, context_len: int, prompt_len: int, wq: str, kvq: str, emb: str,
-                      util, roof) -> None:
-    """The step split into its operators. A fragment of its own: switching decode/prefill reruns this part
-    only, not the charts above (a rerun of the page's fragment passes the new slider values in)."""
-    sel = sidebar.selection()
-    st.markdown("**The step, operator by operator** (each operator alone on the same roofline)")
-    o1, o2 = st.columns([1, 3])
-    op_phase = o1.radio("Step", ["decode", "prefill"], key="rf_op_phase", bind="query-params", horizontal=True,
-                        help=f"decode: B = {batch:,} sequences, one new token each, S = {context_len:,} cached tokens. "
-                             f"prefill: one prompt of T = {prompt_len:,} tokens.")
-    try:
-        ops = caching.cached_call(calc.operators.step_operators, m, acc, op_phase, batch if op_phase == "decode" else 1,
-                                            context_len if op_phase == "decode" else prompt_len, wq, kvq, emb,
-                                            utilisation=util, logits=sel.logits)
-    except ValueError as exc:
-        widgets.show_error(exc)
-        return
-    o2.caption("Weights and FLOPs add up to the step's; attention reads the KV cache (decode) or writes it "
-               "(prefill). Its intensity in decode is about N/K whatever B is, so no batch moves it to the ridge. "
-               "Times are each operator's own roofline time, lower bounds; the step overlaps none of them here.")
-    shown_ops = ops[ops["bytes"] > 0]
-    fig = roofline_charts.operators_figure(roof, shown_ops)
-    charts.show_chart(fig, key="rf_ops")
-    roofline_tables.operators_table(ops)
-    downloads.download_csv(ops, f"operators_{op_phase}.csv", key="rf_csv_ops", inputs={
-        "phase": op_phase, "batch": batch if op_phase == "decode" else 1,
-        "context_len" if op_phase == "decode" else "prompt_len": context_len if op_phase == "decode" else prompt_len})
 
 
 @widgets.fragment
@@ -110,18 +78,7 @@ def explore() -> None:
         return
 
     st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
-    with widgets.metric_row(4) as mc:
-        mc[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s),
-                     delta=f"estimate {formats.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
-                     help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
-        mc[1].metric("Throughput (tok/s), bound", formats.fmt_number(step.tokens_per_s),
-                     delta=f"estimate {formats.fmt_number(step_est.tokens_per_s)}", delta_color="off", delta_arrow="off",
-                     help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
-        mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
-                     "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
-        mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "
-                     "(weights and KV cache), i.e. when the point sits right of the ridge on the chart below.")
-    widgets.show_equations(equations.decode_rows(step, acc, batch, wq) + [equations.critical_batch_row(acc, wq, b_star)])
+    roofline_views.headline(step, step_est, acc, batch, wq, b_star)
     choice = energy.energy_inputs(sel.accelerator)   # below the metrics: a lecture step's number stays on the first screen
     st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
     serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
@@ -132,34 +89,10 @@ def explore() -> None:
                    f"sequences of {context_len:,} tokens ({sel.capacity_label}). The times below are what the step "
                    "would take with enough memory.")
 
-    # -- the roofline ---------------------------------------------------------------------------------
-    st.markdown("**The roofline: where decode and prefill sit** (achieved FLOP/s of each step)")
-    fig = roofline_charts.roofline_figure(roof, ridge, points, batch)
-    charts.show_chart(fig, key="rf_roof")
-    st.caption(f"Compute peak: {acc.matmul_note(wq)} (sidebar: matmul precision).")
+    roofline_views.sweep_charts(sel, roof, ridge, points, batch, split, kheads, ceiling, ttfts, ttft_here,
+                                prompt_len)
 
-    # -- the decode split over batch, and throughput against batch for K = N, 8, 1 -------------------------
-    # Two panels of one figure: a context move makes the browser draw one new chart here, not two.
-    fig = roofline_charts.split_and_kv_heads_figure(split, kheads, ceiling)
-    charts.show_chart(fig, key="rf_split_kheads")
-
-    drawn, caption = roofline_charts.kv_heads_caption(kheads, m)
-    if not drawn:
-        st.info(f"The weights of {m.name} in {wq} do not fit on one {acc.name}: no batch fits, so there is no curve.")
-    else:
-        st.caption(caption)
-
-    # -- TTFT against prompt length ------------------------------------------------------------------------
-    st.markdown(f"**Time to first token against prompt length: {formats.fmt_seconds(ttft_here)} at T = {prompt_len:,}** "
-                f"({sel.logits_short})")
-    fig = roofline_charts.ttft_figure(ttfts)
-    charts.show_chart(fig, key="rf_ttft")
-    st.caption("One prompt, no queue. Short prompts read the weights once (memory-bound, flat); long ones are "
-               "compute-bound, 2NT plus causal attention growing as T^2 (the inference course, week 11, step 3). "
-               f"Conventions (sidebar): {sel.logits_label}; P = {acc.compute_flops(wq) / 1e12:,.0f} TFLOP/s, matmul "
-               f"precision {calc.hardware.MATMUL_LABELS[acc.matmul]}.")
-
-    operators_section(m, acc, batch, context_len, prompt_len, wq, kvq, emb, util, roof)
+    roofline_views.operators_section(m, acc, batch, context_len, prompt_len, wq, kvq, emb, util, roof)
 
     roofline_tables.tables_expander(m, acc, context_len, batch, prompt_len, wq, kvq, emb, kheads, ttfts, choice,
                                     sel.price_per_hour_usd)

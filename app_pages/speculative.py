@@ -1,21 +1,15 @@
 """Speculative decoding: the accept/resample rule that keeps the output exact, and when it pays."""
 import streamlit as st
 
-import calc
 from calc import spec_speedup, spec_tables
 from calc import speculative as sd
-from ui import caching, charts, downloads, equations, sidebar, speculative_views, url_state, widgets
+from ui import caching, equations, sidebar, speculative_views, url_state, widgets
 
 SYMBOLS = ("A", "B", "C", "D", "E")
 DEFAULT_P = (0.6, 0.4, 0.0, 0.0, 0.0)   # The inference course, week 11, step 3: target p
 DEFAULT_Q = (0.9, 0.1, 0.0, 0.0, 0.0)   # and draft q
 SAMPLE_SIZES = (1_000, 10_000, 60_000, 100_000, 300_000, 1_000_000)
-PAIRS = {  # target model id, draft model id (same tokenizer family)
-    "llama-3.1-70b+llama-3.2-1b": ("llama-3.1-70b", "llama-3.2-1b"),
-    "llama-3.1-70b+llama-3.1-8b": ("llama-3.1-70b", "llama-3.1-8b"),
-    "llama-3-8b+llama-3.2-1b": ("llama-3-8b", "llama-3.2-1b"),
-    "qwen2.5-7b+qwen2.5-0.5b": ("qwen2.5-7b", "qwen2.5-0.5b"),
-}
+
 
 
 def _weights(p, q):
@@ -39,13 +33,6 @@ def _experiment(p, q, n_tokens, gamma, seed, wrong):
     return sd.run_sampling_experiment(p, q, n_tokens, gamma, seed, SYMBOLS, wrong_residual=wrong)
 
 
-@caching.bounded_cache(max_entries=64, max_bytes=8 * caching.MB)
-def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_dtype, kv_dtype):
-    return spec_speedup.batch_speedup_table(calc.get_model(target_id), calc.get_model(draft_id),
-                                            calc.get_accelerator(gpu_id), spec_speedup.DEFAULT_BATCHES, gamma, alpha,
-                                            context_len, weight_dtype, kv_dtype)
-
-
 sel = sidebar.selection()
 st.title("Speculative decoding")
 intro = widgets.page_intro()
@@ -59,52 +46,6 @@ intro.markdown(
 intro.latex(r"P[x] = \underbrace{q(x)\min\!\left(1, \tfrac{p(x)}{q(x)}\right)}_{\min(p,q)}"
          r" + (1-\alpha)\,\frac{\max(0,\,p(x)-q(x))}{1-\alpha} = p(x)")
 intro.latex(r"\alpha = \sum_x \min(p(x), q(x))")
-
-
-@widgets.fragment
-def batch_section(gamma: int) -> None:
-    """The batch effect for a target/draft pair on the sidebar's GPU, at the γ of section 2. A fragment nested
-    in ``explorer``: the pair, α and context rerun this part only."""
-    st.markdown(f"**The batch effect on {sel.accelerator.name}** (the sidebar's GPU and dtypes). Verifying γ + 1 "
-                "tokens is nearly free only while the verify step stays memory-bound, i.e. while B·(γ + 1) is "
-                "under the critical batch. Past it the verify step costs about γ + 1 plain steps.")
-    c1, c2, c3 = st.columns(3)
-    url_state.accept_url_values("sd_pair", list(PAIRS), lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
-    pair_id = c1.selectbox("Target ← draft", list(PAIRS), key="sd_pair", bind="query-params",
-                           format_func=lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
-    llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
-                          help="Drafts a couple of orders of magnitude smaller typically reach 0.5–0.9 "
-                               "(Leviathan et al. 2022, section 3.6).")
-    context_len = widgets.context_slider(c3, "Context length (tokens)", "sd_ctx", value=512)
-    widgets.context_warning(calc.get_model(PAIRS[pair_id][0]), context_len)
-    try:
-        target_id, draft_id = PAIRS[pair_id]
-        batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,
-                             sel.weight_dtype, sel.kv_dtype)
-        b_verify = spec_speedup.verify_critical_batch(sel.accelerator, gamma, sel.weight_dtype)
-        b_star = calc.critical_batch(sel.accelerator, sel.weight_dtype)
-        c_at_1 = float(batch["cost_ratio"].iloc[0])
-        g_best = spec_speedup.best_gamma(llm_alpha, c_at_1, max_gamma=16)
-    except ValueError as exc:
-        widgets.show_error(exc)
-        return
-
-    with widgets.metric_row(4) as m:
-        m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
-        m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
-        m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
-        m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
-                    help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
-    widgets.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
-    fig = speculative_views.batch_figure(batch, gamma, b_verify, b_star)
-    st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {gamma}**")
-    charts.show_chart(fig, key="sd_batch")
-    downloads.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
-    st.caption("speedup(B) = E[tokens per forward] · t_target(B, 1) / (t_target(B, γ+1) + γ · t_draft(B, 1)), "
-               "with t(B, T) the roofline decode step of B sequences verifying T tokens each (weights and KV read "
-               "once, 2·N·B·T FLOPs). A napkin lower bound: it ignores memory capacity (a 70B model in bf16 needs "
-               "two 80 GB GPUs) and attention FLOPs. Long contexts keep the step memory-bound on the KV read, so "
-               "the gain lasts to larger batches.")
 
 
 @widgets.fragment
@@ -150,7 +91,7 @@ def explorer() -> None:
 
     speculative_views.sample_test(run, n_tokens, gamma, alpha, wrong)
     speculative_views.tokens_per_forward(alpha, gamma)
-    batch_section(gamma)
+    speculative_views.batch_section(gamma)
     chains = spec_speedup.published_chains()
     if sel.model.n_mtp_layers:  # the sidebar's model ships an MTP module: offer it as the draft
         chains = {f"{sel.model.name}'s own MTP module (the sidebar's model)": spec_speedup.mtp_chain(sel.model), **chains}

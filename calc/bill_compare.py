@@ -14,6 +14,7 @@ import pandas as pd
 from .api_tiers import PriceTier
 from .bill import (SelfHostedRates, SelfHostedSetup, api_monthly_bill, replicas_for_traffic, self_hosted_monthly_bill,
                    self_hosted_rates)
+from .number_text import fmt_usd
 from .product_traffic import DAYS_PER_MONTH, MAX_DAU, SECONDS_PER_DAY, TrafficScenario
 
 
@@ -174,7 +175,7 @@ def verdict(table: pd.DataFrame) -> str:
         out = "No generations, so every API tier costs nothing."
     else:
         model = "" if cheapest["model"] in ("", cheapest["name"]) else f" ({cheapest['model']})"
-        out = f"Cheapest: {cheapest['name']}{model} at ${cheapest['total_usd']:,.2f} per month."
+        out = f"Cheapest: {cheapest['name']}{model} at {fmt_usd(cheapest['total_usd'])} per month."
     if cheapest["total_usd"] >= 1.0:  # a ratio to a bill of cents says nothing
         out += (f" The dearest, {dearest['name']}, costs {dearest['total_usd'] / cheapest['total_usd']:,.1f}x "
                 "as much.")
@@ -183,8 +184,8 @@ def verdict(table: pd.DataFrame) -> str:
         api = table[table["name"] != "self-hosted"]
         beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
         gpus = f"{sh['n_gpus']:.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
-        out += (f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) beats {', '.join(beaten)} at this traffic."
-                if beaten else f" Self-hosting ({gpus}, ${sh['total_usd']:,.0f}) is dearer than every API tier "
+        out += (f" Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])}) beats {', '.join(beaten)} at this traffic."
+                if beaten else f" Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])}) is dearer than every API tier "
                 "at this traffic.")
         later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
         for _, row in later.iterrows():

@@ -250,22 +250,66 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     peak = traffic.peak_requests_per_s
     i, replicas = _cheapest(g, peak, fits & tpot_ok & ttft_ok)
     if i is None:
-        if not fits.any():
-            raise ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of "
-                             f"{grid_label(sorted(set(g['tp'])), sorted(set(g['pp'])), sorted(set(g['ep'])))} "
-                             f"(up to {g['gpus_per_replica'].max()} GPUs) with one sequence of "
-                             f"{traffic.input_tokens + traffic.output_tokens:,} tokens (the traffic's input + "
-                             "output, what each sequence reserves)")
-        best_tpot = g.loc[fits, "tpot_s"].min()
-        best_ttft = g.loc[fits, "ttft_s"].min()
-        if best_tpot > tpot_t:
-            raise ValueError(f"no layout of the grid meets a TPOT of {_ms(tpot_t)}: the fastest that fits "
-                             f"takes {_ms(best_tpot)} per token")
-        if best_ttft > ttft_t:
-            raise ValueError(f"no layout of the grid meets a TTFT of {_ms(ttft_t)}: the fastest prefill "
-                             f"that fits takes {_ms(best_ttft)}")
-        raise ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
+        raise _no_plan_error(model, accelerator, traffic, g, fits, tpot_t, ttft_t)
     gpus = int(replicas[i] * g["gpus_per_replica"].iat[i])
+    binding, best, relaxed_rows = _relaxed_binding(g, peak, gpus, fits, tpot_ok, ttft_ok)
+    row = g.iloc[i]
+    lay = Layout(int(row["tp"]), int(row["pp"]), int(row["ep"]), int(replicas[i]))
+    cap = int(g["batch"].max())
+    cap_best_batch = _batch_cap_batch(model, accelerator, traffic, row, lay, cap, gpus, best, tpot_t, weight_dtype,
+                                      kv_dtype, interconnect, embedding)
+    if cap_best_batch is not None:
+        binding = "batch cap"
+    prefill_share = float(row["ttft_s"]) * float(row["requests_per_s_per_replica"])
+    if binding == "traffic" and lay.replicas > 1 and prefill_share > 0.5:
+        binding = "prefill"  # each request's prefill fills most of a replica's time: batch cannot help
+    usd_h = math.nan if price is None else gpus * float(price)
+    why = _binding_reason(binding, row, lay, cap, cap_best_batch, prefill_share, relaxed_rows)
+    verdict = _plan_verdict(lay, row, gpus, accelerator, None if price is None else usd_h, binding, why,
+                            g.attrs.get("engine", engine) if timing == "serving" else None)
+    return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
+                        float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
+                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
+
+
+def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
+                  binding: str, why: str, serving_engine: str | None) -> str:
+    """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
+    is None), TPOT, TTFT and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
+    money = "" if usd_per_hour is None else f", ${usd_per_hour:,.2f}/h (${usd_per_hour * HOURS_PER_MONTH:,.0f} a month)"
+    verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
+               f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
+               f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
+    if serving_engine is not None:
+        verdict = (f"Sized with the serving estimate ({serving_engine}): " + verdict
+                   + " TPOT and TTFT are estimates, not lower bounds.")
+    return verdict
+
+
+def _no_plan_error(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, g: pd.DataFrame,
+                   fits: np.ndarray, tpot_t: float, ttft_t: float) -> ValueError:
+    """``capacity_plan``'s error when no row of the grid ``g`` is feasible: what is closest (memory, TPOT, TTFT)."""
+    if not fits.any():
+        return ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of "
+                          f"{grid_label(sorted(set(g['tp'])), sorted(set(g['pp'])), sorted(set(g['ep'])))} "
+                          f"(up to {g['gpus_per_replica'].max()} GPUs) with one sequence of "
+                          f"{traffic.input_tokens + traffic.output_tokens:,} tokens (the traffic's input + "
+                          "output, what each sequence reserves)")
+    best_tpot = g.loc[fits, "tpot_s"].min()
+    best_ttft = g.loc[fits, "ttft_s"].min()
+    if best_tpot > tpot_t:
+        return ValueError(f"no layout of the grid meets a TPOT of {_ms(tpot_t)}: the fastest that fits "
+                          f"takes {_ms(best_tpot)} per token")
+    if best_ttft > ttft_t:
+        return ValueError(f"no layout of the grid meets a TTFT of {_ms(ttft_t)}: the fastest prefill "
+                          f"that fits takes {_ms(best_ttft)}")
+    return ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
+
+
+def _relaxed_binding(g: pd.DataFrame, peak: float, gpus: int, fits: np.ndarray, tpot_ok: np.ndarray,
+                     ttft_ok: np.ndarray) -> tuple[str, int, dict]:
+    """The constraint of memory, TPOT and TTFT whose removal saves the most GPUs against the plan's ``gpus``
+    ("traffic" when none saves one), those most GPUs saved, and per constraint the grid row chosen without it."""
     relaxed = {"memory": np.ones_like(fits) & tpot_ok & ttft_ok, "TPOT": fits & ttft_ok, "TTFT": fits & tpot_ok}
     savings, relaxed_rows = {}, {}
     for name, ok in relaxed.items():
@@ -274,58 +318,58 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         relaxed_rows[name] = g.iloc[j]
     best = max(savings.values())
     binding = "traffic" if best <= 0 else next(k for k in ("memory", "TPOT", "TTFT") if savings[k] == best)
-    row = g.iloc[i]
-    lay = Layout(int(row["tp"]), int(row["pp"]), int(row["ep"]), int(replicas[i]))
-    cap = int(g["batch"].max())
-    # The grid's own batch cap: the plan's layout at the batches above it that memory holds (up to 16 x the cap)
-    # and the TPOT target allows; it binds when those would need fewer GPUs, and at least as many fewer as any
-    # other relaxation saves.
+    return binding, best, relaxed_rows
+
+
+def _batch_cap_batch(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, row: pd.Series,
+                     lay: Layout, cap: int, gpus: int, best: int, tpot_t: float, weight_dtype: str, kv_dtype: str,
+                     interconnect, embedding: str) -> int | None:
+    """The batch above the grid's cap ``cap`` at which the plan's layout would need fewer GPUs, when the cap
+    binds; else None.
+
+    The plan's layout at the batches above the cap that memory holds (up to 16 x the cap) and the TPOT target
+    allows; the cap binds when those would need fewer GPUs, and at least as many fewer (``best``) as any other
+    relaxation saves.
+    """
     above = min(int(row["max_batch"]), 16 * cap)
-    cap_best_batch = None
-    if int(row["batch"]) == cap and above > cap and lay.replicas > 1:
-        b = np.arange(cap + 1, above + 1)
-        a = parallel_step_arrays(model, accelerator, b, traffic.input_tokens + max(1, traffic.output_tokens // 2),
-                                 make_layout(model, lay.tp, lay.pp, lay.ep), weight_dtype, kv_dtype,
-                                 interconnect=interconnect, embedding=embedding)
-        tpot_b = np.asarray(a["total_s"], dtype=float)
-        ok = tpot_b <= tpot_t
-        if ok.any():
-            rps_b = 1.0 / (float(row["ttft_s"]) + traffic.output_tokens * tpot_b[ok] / b[ok])
-            k = int(np.argmax(rps_b))
-            fewer = gpus - max(1, math.ceil(round(peak / rps_b[k], 9))) * lay.gpus_per_replica
-            if fewer > 0 and fewer >= best:
-                binding, cap_best_batch = "batch cap", int(b[ok][k])
-    rps_row = float(row["requests_per_s_per_replica"])
-    prefill_share = float(row["ttft_s"]) * rps_row
-    if binding == "traffic" and lay.replicas > 1 and prefill_share > 0.5:
-        binding = "prefill"  # each request's prefill fills most of a replica's time: batch cannot help
-    usd_h = math.nan if price is None else gpus * float(price)
-    why = {"batch cap": f"the plan tries batches up to {cap:,}; this layout holds {int(row['max_batch']):,} sequences "
-                        f"in memory and at batch {cap_best_batch or 0:,} would need fewer replicas within the TPOT "
-                        "target: raise the largest batch tried",
-           "prefill": f"each request's prefill, {float(row['ttft_s']) * 1e3:,.0f} ms of compute, fills "
-                      f"{prefill_share:.0%} of a replica's time, so a replica serves at most "
-                      f"{1 / float(row['ttft_s']):,.1f} requests/s whatever its batch; a prefix cache or a separate "
-                      "prefill pool lifts it",
-           "memory": (f"this layout holds {int(row['max_batch']):,} sequences, more than the plan's batch; "
-                      f"the narrower {relaxed_rows['memory']['layout']} would serve the traffic with fewer GPUs "
-                      "but does not hold the model and its cache"
-                      if int(row["batch"]) < int(row["max_batch"]) and relaxed_rows["memory"]["layout"] != row["layout"]
-                      else "more memory per GPU would allow a larger batch or a narrower replica"),
-           "TPOT": "a looser TPOT target would allow a larger batch or less TP",
-           "TTFT": "a looser TTFT target would allow a narrower replica",
-           "traffic": "the traffic sets the number of replicas" if lay.replicas > 1
-           else "one always-on replica covers the traffic"}[binding]
-    money = "" if price is None else f", ${usd_h:,.2f}/h (${usd_h * HOURS_PER_MONTH:,.0f} a month)"
-    verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
-               f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
-               f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
-    if timing == "serving":
-        verdict = (f"Sized with the serving estimate ({g.attrs.get('engine', engine)}): " + verdict
-                   + " TPOT and TTFT are estimates, not lower bounds.")
-    return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
-                        float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
-                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
+    if not (int(row["batch"]) == cap and above > cap and lay.replicas > 1):
+        return None
+    b = np.arange(cap + 1, above + 1)
+    a = parallel_step_arrays(model, accelerator, b, traffic.input_tokens + max(1, traffic.output_tokens // 2),
+                             make_layout(model, lay.tp, lay.pp, lay.ep), weight_dtype, kv_dtype,
+                             interconnect=interconnect, embedding=embedding)
+    tpot_b = np.asarray(a["total_s"], dtype=float)
+    ok = tpot_b <= tpot_t
+    if not ok.any():
+        return None
+    rps_b = 1.0 / (float(row["ttft_s"]) + traffic.output_tokens * tpot_b[ok] / b[ok])
+    k = int(np.argmax(rps_b))
+    fewer = gpus - max(1, math.ceil(round(traffic.peak_requests_per_s / rps_b[k], 9))) * lay.gpus_per_replica
+    return int(b[ok][k]) if fewer > 0 and fewer >= best else None
+
+
+def _binding_reason(binding: str, row: pd.Series, lay: Layout, cap: int, cap_best_batch: int | None,
+                    prefill_share: float, relaxed_rows: dict) -> str:
+    """The verdict's words on why ``binding`` binds the plan's ``row`` (and what would lift it)."""
+    if binding == "batch cap":
+        return (f"the plan tries batches up to {cap:,}; this layout holds {int(row['max_batch']):,} sequences "
+                f"in memory and at batch {cap_best_batch or 0:,} would need fewer replicas within the TPOT "
+                "target: raise the largest batch tried")
+    if binding == "prefill":
+        return (f"each request's prefill, {float(row['ttft_s']) * 1e3:,.0f} ms of compute, fills "
+                f"{prefill_share:.0%} of a replica's time, so a replica serves at most "
+                f"{1 / float(row['ttft_s']):,.1f} requests/s whatever its batch; a prefix cache or a separate "
+                "prefill pool lifts it")
+    if binding == "memory":
+        if int(row["batch"]) < int(row["max_batch"]) and relaxed_rows["memory"]["layout"] != row["layout"]:
+            return (f"this layout holds {int(row['max_batch']):,} sequences, more than the plan's batch; "
+                    f"the narrower {relaxed_rows['memory']['layout']} would serve the traffic with fewer GPUs "
+                    "but does not hold the model and its cache")
+        return "more memory per GPU would allow a larger batch or a narrower replica"
+    return {"TPOT": "a looser TPOT target would allow a larger batch or less TP",
+            "TTFT": "a looser TTFT target would allow a narrower replica",
+            "traffic": "the traffic sets the number of replicas" if lay.replicas > 1
+            else "one always-on replica covers the traffic"}[binding]
 
 
 def plan_options(grid: pd.DataFrame, traffic: ServingTraffic, tpot_target_s: float, ttft_target_s: float,

@@ -8,6 +8,7 @@ result or an error message: ``_redact``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from dataclasses import replace
@@ -116,9 +117,6 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
         headers["Authorization"] = f"Bearer {api_key}"
     t0 = time.perf_counter()
     res.start_s = t0 - (t_origin if t_origin is not None else t0)
-    n_bytes = 0
-    last_usage_tokens = 0
-    finished = continuous = False
     try:
         async with asyncio.timeout(spec.request_timeout_s):
             req = client.build_request("POST", url, json=body, headers=headers)
@@ -128,83 +126,16 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
                 raise EndpointError(f"no answer within {spec.first_byte_timeout_s:g} s (first-byte timeout)") from None
             try:
                 if resp.status_code != 200:
-                    data = b""
-                    async for part in resp.aiter_bytes():
-                        data += part
-                        if len(data) > 65536:
-                            break
-                    raise EndpointError(_status_message(resp.status_code, data))
-                lines = resp.aiter_lines()
-                data_lines: list[str] = []
+                    raise await _status_error(resp)
+                counter = _ChunkCounter(res, spec.api, t0)
                 done = False
-                while not done:
-                    wait = spec.first_byte_timeout_s if res.ttft_s is None else spec.stall_timeout_s
-                    try:
-                        line = await asyncio.wait_for(lines.__anext__(), wait)
-                    except StopAsyncIteration:
-                        line = None
-                    except asyncio.TimeoutError:
-                        what = ("no output within the first-byte timeout" if res.ttft_s is None else
-                                "the stream stalled")
-                        raise EndpointError(f"{what}: nothing received for {wait:g} s "
-                                            f"after {res.chunks} content chunk(s)") from None
-                    now = time.perf_counter()
-                    if line is None:
-                        if data_lines:
-                            line = ""  # flush a last event without its blank line
+                async with contextlib.aclosing(_sse_payloads(resp, spec, res)) as events:
+                    async for payload, now in events:
+                        if payload is None:
+                            done = True
                         else:
-                            break
-                    n_bytes += len(line) + 1
-                    if n_bytes > spec.max_response_bytes:
-                        raise EndpointError(f"the response exceeded {spec.max_response_bytes:,} bytes; stopped reading")
-                    if line.startswith(":") or line.startswith("event:") or line.startswith("id:") \
-                            or line.startswith("retry:"):
-                        continue
-                    if line.startswith("data:"):
-                        data_lines.append(line[5:].lstrip(" "))
-                        continue
-                    if line.strip():
-                        raise EndpointError("malformed stream: a line is not a server-sent event; is this an "
-                                            "OpenAI-compatible streaming endpoint?")
-                    if not data_lines:
-                        continue
-                    payload = "\n".join(data_lines)
-                    data_lines = []
-                    if payload.strip() == "[DONE]":
-                        done = True
-                        break
-                    try:
-                        chunk = json.loads(payload)
-                    except ValueError:
-                        raise EndpointError("malformed stream: an event is not JSON") from None
-                    if not isinstance(chunk, dict):
-                        raise EndpointError("malformed stream: an event is not a JSON object")
-                    if chunk.get("error"):
-                        raise EndpointError("the server reported an error mid-stream (its message is not shown)")
-                    usage = chunk.get("usage")
-                    text = _chunk_text(chunk, spec.api)
-                    usage_tokens = None
-                    if isinstance(usage, dict) and usage.get("completion_tokens") is not None:
-                        usage_tokens = int(usage["completion_tokens"])
-                        res.usage_reported = True
-                        res.output_tokens = usage_tokens
-                        if usage.get("prompt_tokens") is not None:
-                            res.prompt_tokens = int(usage["prompt_tokens"])
-                    choices = chunk.get("choices") or []
-                    if not choices or any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
-                        finished = True  # a usage-only or finish_reason chunk: the answer is complete
-                    if text:
-                        # per-chunk usage (vLLM's continuous_usage_stats) only counts when every content chunk
-                        # carries it; a usage that first appears on the last content chunk is the total
-                        continuous = usage_tokens is not None and (res.chunks == 0 or continuous)
-                        k = max(usage_tokens - last_usage_tokens, 1) if continuous else 1
-                        if usage_tokens is not None:
-                            last_usage_tokens = usage_tokens
-                        if res.ttft_s is None:
-                            res.ttft_s = now - t0
-                        res.chunk_times_s.append(now - t0)
-                        res.chunk_tokens.append(k)
-                if not done and not finished:  # some servers (transformers serve) end without [DONE]
+                            counter.add(payload, now)
+                if not done and not counter.finished:  # some servers (transformers serve) end without [DONE]
                     raise EndpointError(f"the stream ended before [DONE] after {res.chunks} content chunk(s) "
                                         "(the server closed the connection)")
             finally:
@@ -215,21 +146,138 @@ async def stream_request(client, url: str, spec: EndpointSpec, body: dict, index
         if not res.usage_reported:
             res.output_tokens = sum(res.chunk_tokens)
         res.ok = True
-    except EndpointError as e:
-        res.error = _redact(str(e), api_key)
-    except TimeoutError:
-        res.error = f"the request took longer than the whole-request timeout ({spec.request_timeout_s:g} s)"
-    except httpx.ConnectError:
-        res.error = "connection refused or host unreachable (is the server running at that address and port?)"
-    except httpx.ConnectTimeout:
-        res.error = f"no connection within {spec.connect_timeout_s:g} s (connect timeout)"
-    except httpx.TimeoutException:
-        res.error = f"the stream stalled: nothing received for {spec.stall_timeout_s:g} s"
-    except (httpx.RemoteProtocolError, httpx.ReadError) as e:
-        res.error = f"the connection broke mid-stream after {res.chunks} content chunk(s) ({type(e).__name__})"
-    except httpx.HTTPError as e:
-        res.error = _redact(f"HTTP client error: {type(e).__name__}", api_key)
+    except (EndpointError, TimeoutError, httpx.HTTPError) as e:
+        res.error = _failure_message(e, spec, res, api_key)
     return res
+
+
+async def _status_error(resp) -> EndpointError:
+    """The error of a response whose HTTP status is not 200, from its status and the first 64 KiB of its body."""
+    data = b""
+    async for part in resp.aiter_bytes():
+        data += part
+        if len(data) > 65536:
+            break
+    return EndpointError(_status_message(resp.status_code, data))
+
+
+async def _sse_payloads(resp, spec: EndpointSpec, res: RequestResult):
+    """Yield ``(payload, arrival time)`` per server-sent event of ``resp``'s body (its ``data:`` lines joined),
+    then ``(None, time)`` at ``[DONE]`` and stop; stop too when the body ends.
+
+    Comments and ``event:``/``id:``/``retry:`` lines are skipped; a last event without its blank line counts.
+    The wait for a line is ``first_byte_timeout_s`` until ``res`` has its first token, ``stall_timeout_s`` after.
+
+    Raises:
+        EndpointError: a wait past its timeout, a body over ``max_response_bytes``, a line that is not a
+            server-sent event.
+    """
+    lines = resp.aiter_lines()
+    data_lines: list[str] = []
+    n_bytes = 0
+    while True:
+        wait = spec.first_byte_timeout_s if res.ttft_s is None else spec.stall_timeout_s
+        try:
+            line = await asyncio.wait_for(lines.__anext__(), wait)
+        except StopAsyncIteration:
+            line = None
+        except asyncio.TimeoutError:
+            what = "no output within the first-byte timeout" if res.ttft_s is None else "the stream stalled"
+            raise EndpointError(f"{what}: nothing received for {wait:g} s "
+                                f"after {res.chunks} content chunk(s)") from None
+        now = time.perf_counter()
+        if line is None:
+            if not data_lines:
+                return
+            line = ""  # flush a last event without its blank line
+        n_bytes += len(line) + 1
+        if n_bytes > spec.max_response_bytes:
+            raise EndpointError(f"the response exceeded {spec.max_response_bytes:,} bytes; stopped reading")
+        if line.startswith((":", "event:", "id:", "retry:")):
+            continue
+        if line.startswith("data:"):
+            data_lines.append(line[5:].lstrip(" "))
+            continue
+        if line.strip():
+            raise EndpointError("malformed stream: a line is not a server-sent event; is this an "
+                                "OpenAI-compatible streaming endpoint?")
+        if not data_lines:
+            continue
+        payload, data_lines = "\n".join(data_lines), []
+        if payload.strip() == "[DONE]":
+            yield None, now
+            return
+        yield payload, now
+
+
+class _ChunkCounter:
+    """Reads a stream's JSON chunks into a ``RequestResult``: TTFT at the first chunk with content, one gap per
+    later content chunk, tokens per chunk from per-chunk usage when every content chunk carries it (else 1), the
+    totals from the usage chunk; ``finished`` once a usage-only or finish_reason chunk arrived."""
+
+    def __init__(self, res: RequestResult, api: str, t0: float):
+        self.res, self.api, self.t0 = res, api, t0
+        self.finished = self.continuous = False
+        self.last_usage_tokens = 0
+
+    def add(self, payload: str, now: float) -> None:
+        """Count one event's payload received at ``now`` (perf_counter seconds).
+
+        Raises:
+            EndpointError: a payload that is not a JSON object, or one carrying the server's error.
+        """
+        res = self.res
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            raise EndpointError("malformed stream: an event is not JSON") from None
+        if not isinstance(chunk, dict):
+            raise EndpointError("malformed stream: an event is not a JSON object")
+        if chunk.get("error"):
+            raise EndpointError("the server reported an error mid-stream (its message is not shown)")
+        usage = chunk.get("usage")
+        text = _chunk_text(chunk, self.api)
+        usage_tokens = None
+        if isinstance(usage, dict) and usage.get("completion_tokens") is not None:
+            usage_tokens = int(usage["completion_tokens"])
+            res.usage_reported = True
+            res.output_tokens = usage_tokens
+            if usage.get("prompt_tokens") is not None:
+                res.prompt_tokens = int(usage["prompt_tokens"])
+        choices = chunk.get("choices") or []
+        if not choices or any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
+            self.finished = True  # a usage-only or finish_reason chunk: the answer is complete
+        if text:
+            # per-chunk usage (vLLM's continuous_usage_stats) only counts when every content chunk
+            # carries it; a usage that first appears on the last content chunk is the total
+            self.continuous = usage_tokens is not None and (res.chunks == 0 or self.continuous)
+            k = max(usage_tokens - self.last_usage_tokens, 1) if self.continuous else 1
+            if usage_tokens is not None:
+                self.last_usage_tokens = usage_tokens
+            if res.ttft_s is None:
+                res.ttft_s = now - self.t0
+            res.chunk_times_s.append(now - self.t0)
+            res.chunk_tokens.append(k)
+
+
+def _failure_message(e: Exception, spec: EndpointSpec, res: RequestResult, api_key: str | None) -> str:
+    """The words a user reads for a request that failed with ``e`` (an EndpointError, the whole-request
+    TimeoutError or an httpx error), the API key blanked out."""
+    import httpx
+
+    if isinstance(e, EndpointError):
+        return _redact(str(e), api_key)
+    if isinstance(e, TimeoutError):
+        return f"the request took longer than the whole-request timeout ({spec.request_timeout_s:g} s)"
+    if isinstance(e, httpx.ConnectError):
+        return "connection refused or host unreachable (is the server running at that address and port?)"
+    if isinstance(e, httpx.ConnectTimeout):
+        return f"no connection within {spec.connect_timeout_s:g} s (connect timeout)"
+    if isinstance(e, httpx.TimeoutException):
+        return f"the stream stalled: nothing received for {spec.stall_timeout_s:g} s"
+    if isinstance(e, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return f"the connection broke mid-stream after {res.chunks} content chunk(s) ({type(e).__name__})"
+    return _redact(f"HTTP client error: {type(e).__name__}", api_key)
 
 
 # -- prompts of a chosen token length -------------------------------------------------------------------

@@ -347,3 +347,19 @@ def test_ganged_replica_is_tensor_parallel_with_its_all_reduces():
     step = decode_step_time(m, h100, r.batch, r.context_len, tp=2)
     assert r.decode_tokens_per_s == pytest.approx(step.tokens_per_s)
     assert step.comm_s == pytest.approx(160 * (r.batch * 8192 * 2 / 450e9 + 2e-6))
+
+
+def test_verdict_writes_money_the_house_way():
+    # ui/formats.fmt_usd's rules, now calc.number_text's: whole dollars with separators from $100 ($570.49 ->
+    # "$570", 12,345.6 -> "$12,346"), cents below ($3.5 -> "$3.50"), 2 significant digits below $1.
+    t = pd.DataFrame({"name": ["Tier A", "Tier B", "self-hosted"], "model": ["a", "b", "8B"],
+                      "total_usd": [570.49, 1_140.98, 12_345.6], "per_generation_usd": [0.01, 0.02, float("nan")],
+                      "n_gpus": [float("nan"), float("nan"), 2.0], "break_even_dau": [float("nan"), 9_999.4, float("nan")]})
+    v = verdict(t)
+    assert v.startswith("Cheapest: Tier A (a) at $570 per month.") and "$570.49" not in v
+    assert "Self-hosting (2 GPUs, $12,346) is dearer than every API tier" in v
+    assert "The dearest, self-hosted, costs 21.6x as much." in v  # 12,345.6 / 570.49 = 21.64
+    cheap = t.assign(total_usd=[3.5, 7.0, 12_345.6])
+    assert verdict(cheap).startswith("Cheapest: Tier A (a) at $3.50 per month.")
+    tiny = t.assign(total_usd=[0.0123, 7.0, 12_345.6])
+    assert verdict(tiny).startswith("Cheapest: Tier A (a) at $0.012 per month.")

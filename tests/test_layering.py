@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: calc's modules, bottom to top. New modules must be added here, above every calc module they import.
 CALC_LAYERS = [
     "checks",        # argument checks shared by every function
+    "number_text",   # numbers and dollars as text, the house style (ui/formats.py takes them from here)
     "dtypes",        # number formats and their sizes (plain dtypes, block formats)
     "limits",        # bounds on untrusted numbers and config.json text
     "layers",        # the one registry of layer kinds and what each layer holds

@@ -289,3 +289,18 @@ def test_a_run_that_fails_mid_sweep_shows_the_error_and_the_points_before_it(mon
     assert "The run failed: RuntimeError: the device failed" in at.error[0].value
     assert "points measured before it are shown" in at.error[0].value
     assert len(frame_with(at, "ratio_calibrated")) == 6
+
+
+def _window_warnings(at) -> list[str]:
+    return [w.value for w in at.warning if "Beyond the model's window" in w.value]
+
+
+def test_a_context_past_the_trained_window_is_flagged():
+    # SmolLM2-135M (the default preset) was trained for 8,192 tokens (max_position_embeddings): the default sweeps
+    # (contexts up to 2,048) draw no warning; a TPOT sweep at 16,384 does, naming the limit.
+    assert not _window_warnings(open_page())
+    warned = _window_warnings(open_page(lv_dctxs="128, 16384"))
+    assert len(warned) == 1 and "8,192" in warned[0] and "SmolLM2-135M" in warned[0]
+    # a pasted config's own window: TINY's max_position_embeddings is 256, a 512-token prompt is past it
+    warned = _window_warnings(open_page(**{**SMALL, "lv_prompts": "8, 512"}))
+    assert len(warned) == 1 and "256" in warned[0]

@@ -41,6 +41,17 @@ def test_default_run_shows_the_seed_example():
     assert len(figures(at)) == 3
 
 
+def test_the_table_shows_probabilities_as_the_sliders_do():
+    # Course example: p = (0.6, 0.4), q = (0.9, 0.1). Row A: q 0.9, min(1, p/q) = 0.6 / 0.9 = 0.666... -> "0.67",
+    # output 0.6 -> "0.60" (two decimals, as the sliders read), not "0.6000"
+    at = open_page()
+    header, *rows = pagetest.shown_tables(at)[0]
+    row_a = dict(zip(header, rows[0]))
+    assert row_a["x"] == "A" and row_a["q"] == "0.90" and row_a["min(1, p/q)"] == "0.67"
+    assert row_a["output"] == "0.60" and row_a["p"] == "0.60"
+    assert not any(len(c.split(".")[-1]) > 2 for row in rows for c in row[1:] if "." in c), rows
+
+
 def test_editing_a_probability_updates_the_table():
     at = open_page()
     at.slider(key="sd_q0").set_value(0.5).run()

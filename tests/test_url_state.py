@@ -38,7 +38,7 @@ NOT_BOUND = {
     ("live_endpoint.py", "'ep_key'"): "an API key: kept out of the URL on purpose",
     ("live_endpoint.py", "'ep_files'"): "uploaded benchmark results: files, not view state",
     ("live_endpoint.py", "'ep_paste'"): "pasted benchmark results: a file's text, not view state",
-    ("workloads.py", "'wl_file'"): "an uploaded trace: a file, not view state",
+    ("workload_views.py", "'wl_file'"): "an uploaded trace: a file, not view state",
 }
 
 

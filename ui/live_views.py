@@ -12,13 +12,16 @@ import time
 import pandas as pd
 import streamlit as st
 
+import calc
+from calc.config_json import model_from_json_text
 from calc.limits import parse_config_json
 from live.charts import SWEEPS, ratio_figure, sweep_figure
 from live.predict import PREDICTIONS, calibrated_parts_table, kernel_table, ratio_summary
 from live.predict import NOISY_SPREAD, REPORTED_LABEL, machine_step
 from live.run_spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
                            available_memory_bytes, check_config_fits, cpu_native_dtypes, cuda_present, default_dtype,
-                           list_model_dirs, load_advice, models_root, parse_sweeps, preset_name)
+                           list_model_dirs, load_advice, models_root, parse_sweeps, preset_name,
+                           resolve_weights_path)
 from ui import charts, columns, downloads, equations, formats, widgets
 
 #: Radio label (also the URL value) -> RunSpec source.
@@ -114,6 +117,26 @@ def run_controls() -> tuple[RunSpec | None, str | None, str, str]:
         except ValueError as e:  # may quote what the visitor typed or pasted: shown as plain text
             spec, spec_error = None, formats.md_escape(e)
     return spec, spec_error, device, dtype
+
+
+def context_warning(spec: RunSpec | None) -> bool:
+    """The trained-window warning of the other pages (``widgets.context_warning``) for the longest context the run
+    would time: the longest prompt of the TTFT sweeps or the longest context of the TPOT sweeps. The model's window
+    is its config.json's max_position_embeddings (a preset's, the pasted config's or the local folder's). True when
+    shown; nothing when there is no valid run or its config cannot be read (the run's own checks say why)."""
+    if spec is None:
+        return False
+    try:
+        if spec.source == "preset":
+            model = calc.get_model(spec.preset_id)
+        elif spec.source == "config":
+            model = model_from_json_text(spec.config_json)
+        else:
+            model = model_from_json_text((resolve_weights_path(spec.weights_path) / "config.json").read_text())
+    except (ValueError, OSError):
+        return False
+    longest = max(spec.prompt_lens + spec.decode_contexts + (spec.prefill_prompt_len, spec.decode_context_len))
+    return widgets.context_warning(model, longest)
 
 
 def run_notes(res: dict) -> None:

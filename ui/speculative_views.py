@@ -8,21 +8,29 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import calc
 from calc import spec_speedup as sd
-from ui import charts, downloads, html_table, url_state, widgets
+from ui import caching, charts, downloads, equations, html_table, sidebar, url_state, widgets
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = tuple(range(0, 17))
+PAIRS = {  # target model id, draft model id (same tokenizer family)
+    "llama-3.1-70b+llama-3.2-1b": ("llama-3.1-70b", "llama-3.2-1b"),
+    "llama-3.1-70b+llama-3.1-8b": ("llama-3.1-70b", "llama-3.1-8b"),
+    "llama-3-8b+llama-3.2-1b": ("llama-3-8b", "llama-3.2-1b"),
+    "qwen2.5-7b+qwen2.5-0.5b": ("qwen2.5-7b", "qwen2.5-0.5b"),
+}
 
 
 def acceptance_table(table: pd.DataFrame, wrong: bool) -> None:
-    """Per symbol: proposal, acceptance, accepted and rejected mass, residual, output (and its CSV)."""
+    """Per symbol: proposal, acceptance, accepted and rejected mass, residual, output (and its CSV). Probabilities
+    to two decimals, as the sliders show p and q (the CSV keeps every digit)."""
     SHORT = {"proposal q": "q", "acceptance min(1, p/q)": "min(1, p/q)", "accepted mass min(p, q)": "min(p, q)",
              "rejection mass max(0, q - p)": "max(0, q − p)", "residual (resampled from)": "residual",
              "resampled mass": "(1 − α)·residual", "output": "output", "target p": "p"}
     html_table.show_table(table, key="sd_table", hide_index=True, width="stretch", placeholder="—",
                  column_config={"symbol": st.column_config.TextColumn("x")}
-                 | {c: st.column_config.NumberColumn(SHORT.get(c, c), help=c, format="%.4f") for c in table.columns[1:]})
+                 | {c: st.column_config.NumberColumn(SHORT.get(c, c), help=c, format="%.2f") for c in table.columns[1:]})
     downloads.download_csv(table, "speculative_acceptance_table.csv", key="sd_table_csv")
     st.caption("Per symbol: the draft proposes it with probability q; it survives with min(1, p/q), leaving "
                "min(p, q); the proposals that are rejected (max(0, q − p), total 1 − α) are replaced by draws "
@@ -199,3 +207,57 @@ def per_position_section(alpha: float, chains: dict) -> None:
     st.caption("Convention: a_k conditional on drafts 1..k−1 accepted (EAGLE's n-α); a chain of equal rates gives "
                "Leviathan's formula exactly. An MTP module drafts from the target's own hidden state, so its cost "
                "ratio is its share of a target step.")
+
+
+@caching.bounded_cache(max_entries=64, max_bytes=8 * caching.MB)
+def _batch_table(target_id, draft_id, gpu_id, gamma, alpha, context_len, weight_dtype, kv_dtype):
+    return sd.batch_speedup_table(calc.get_model(target_id), calc.get_model(draft_id),
+                                            calc.get_accelerator(gpu_id), sd.DEFAULT_BATCHES, gamma, alpha,
+                                            context_len, weight_dtype, kv_dtype)
+
+
+@widgets.fragment
+def batch_section(gamma: int) -> None:
+    """The batch effect for a target/draft pair on the sidebar's GPU, at the γ of section 2. A fragment nested
+    in the page's explorer: the pair, α and context rerun this part only."""
+    sel = sidebar.selection()
+    st.markdown(f"**The batch effect on {sel.accelerator.name}** (the sidebar's GPU and dtypes). Verifying γ + 1 "
+                "tokens is nearly free only while the verify step stays memory-bound, i.e. while B·(γ + 1) is "
+                "under the critical batch. Past it the verify step costs about γ + 1 plain steps.")
+    c1, c2, c3 = st.columns(3)
+    url_state.accept_url_values("sd_pair", list(PAIRS), lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
+    pair_id = c1.selectbox("Target ← draft", list(PAIRS), key="sd_pair", bind="query-params",
+                           format_func=lambda k: f"{calc.get_model(PAIRS[k][0]).name} ← {calc.get_model(PAIRS[k][1]).name}")
+    llm_alpha = c2.slider("Acceptance rate α of this pair", 0.0, 1.0, 0.8, 0.01, key="sd_a", bind="query-params",
+                          help="Drafts a couple of orders of magnitude smaller typically reach 0.5–0.9 "
+                               "(Leviathan et al. 2022, section 3.6).")
+    context_len = widgets.context_slider(c3, "Context length (tokens)", "sd_ctx", value=512)
+    widgets.context_warning(calc.get_model(PAIRS[pair_id][0]), context_len)
+    try:
+        target_id, draft_id = PAIRS[pair_id]
+        batch = _batch_table(target_id, draft_id, sel.gpu_id, gamma, llm_alpha, context_len,
+                             sel.weight_dtype, sel.kv_dtype)
+        b_verify = sd.verify_critical_batch(sel.accelerator, gamma, sel.weight_dtype)
+        b_star = calc.critical_batch(sel.accelerator, sel.weight_dtype)
+        c_at_1 = float(batch["cost_ratio"].iloc[0])
+        g_best = sd.best_gamma(llm_alpha, c_at_1, max_gamma=16)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+
+    with widgets.metric_row(4) as m:
+        m[0].metric("Speedup at B = 1", f"{batch['speedup'].iloc[0]:.2f}×")
+        m[1].metric("Draft cost ratio c at B = 1", f"{c_at_1:.3f}")
+        m[2].metric("Best γ at B = 1", f"{g_best}", help="Maximises Theorem 3.8 for this α and c over γ = 0..16 (0: no gain).")
+        m[3].metric("Ridge batch for γ + 1", f"{b_verify:,.0f}",
+                    help=f"The verify step turns compute-bound here: the critical batch {b_star:,.0f} tokens per step, divided by γ + 1.")
+    widgets.show_equations([equations.spec_batch_row(batch.iloc[0], llm_alpha, gamma)], key="equations_batch")
+    fig = batch_figure(batch, gamma, b_verify, b_star)
+    st.markdown(f"**Speculative speedup against batch size, {context_len:,}-token context, γ = {gamma}**")
+    charts.show_chart(fig, key="sd_batch")
+    downloads.download_csv(batch, "speculative_batch_speedup.csv", key="sd_batch_csv")
+    st.caption("speedup(B) = E[tokens per forward] · t_target(B, 1) / (t_target(B, γ+1) + γ · t_draft(B, 1)), "
+               "with t(B, T) the roofline decode step of B sequences verifying T tokens each (weights and KV read "
+               "once, 2·N·B·T FLOPs). A napkin lower bound: it ignores memory capacity (a 70B model in bf16 needs "
+               "two 80 GB GPUs) and attention FLOPs. Long contexts keep the step memory-bound on the KV read, so "
+               "the gain lasts to larger batches.")

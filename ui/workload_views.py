@@ -2,10 +2,14 @@
 trace sample or an upload) and replay it through the tiered prefix cache (calc.prefix_cache), once per distinct input."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import streamlit as st
 
-from calc import prefix_cache, traces, workload, workload_bill
-from ui import charts, columns, formats, html_table, url_state
+import calc
+from calc import api_tiers, bill, prefix_cache, traces, workload, workload_bill
+from ui import charts, columns, formats, html_table, url_state, widgets
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
 SOURCES = {**{f"preset:{k}": f"{w.name} (preset)" for k, w in sorted(workload.presets().items(),
@@ -21,6 +25,8 @@ EDITABLE = {"sessions": ("Sessions", "wl_sess", 10, "Sessions generated (each a 
 BILL_COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_write_usd": "#ff7f0e",
                "answer_usd": "#1f77b4", "reasoning_usd": "#17becf", "prefill_gpu_usd": "#9467bd",
                "decode_gpu_usd": "#8c564b", "idle_gpu_usd": "#bbbbbb"}
+TIER_COLORS = {"computed": "#d62728", "recomputed": "#ff7f0e", "gpu": "#2ca02c", "cpu": "#1f77b4", "ssd": "#9467bd",
+               "remote": "#8c564b"}
 POLICY_LABELS = {"demote": "demote to the next (HiCache write-back)",
                  "write_through": "every tier keeps its own LRU (LMCache)"}
 REASONING_LABELS = {"drop": "dropped from the next call", "keep": "kept in the context",
@@ -123,3 +129,176 @@ def show_bills(table) -> None:
                        "reasoning_usd": st.column_config.TextColumn("of which reasoning"),
                        "cached_share": st.column_config.NumberColumn("prompt cached", format="percent"),
                        "n_gpus": columns.column("n_gpus")})
+
+
+@dataclass(frozen=True)
+class WorkloadInputs:
+    """What the Workloads page's left column sets: the source (and its edits or upload), the cache tiers, the API
+    cache's TTL and the self-hosted decode batch and peak. GB are 1e9 bytes."""
+    source: str
+    edits: tuple
+    upload: bytes | None
+    upload_name: str
+    shared_prefix_tokens: int
+    block_size: int
+    running_batch: int
+    policy: str
+    cpu_gb: float
+    ssd_gb: float
+    remote_gb: float
+    ttl_min: float
+    batch: int
+    peak_to_average: float
+
+    @property
+    def key(self) -> tuple:
+        """The arguments of ``stream``: the request stream's cache key."""
+        return (self.source, self.edits, int(self.block_size), self.upload, self.upload_name,
+                int(self.shared_prefix_tokens))
+
+
+def workload_inputs() -> WorkloadInputs:
+    """The Workloads page's inputs (rendered where it is called): source, its edits or upload, tiers, TTL, batch."""
+    url_state.accept_url_values("wl_src", list(SOURCES), SOURCES.get)  # a link may name the key or the label
+    source = st.selectbox("Workload", list(SOURCES), format_func=SOURCES.get, key="wl_src", bind="query-params")
+    edits, upload, upload_name, shared = (), None, "", 0
+    if source.startswith("preset:"):
+        edits = preset_editor(source)
+    elif source == "upload":
+        f = st.file_uploader("Trace file", type=["jsonl", "json", "csv", "txt"], key="wl_file",
+                             help=f"At most {traces.MAX_UPLOAD_BYTES / 1e6:.0f} MB, {traces.MAX_REQUESTS:,} requests")
+        upload, upload_name = (f.getvalue(), f.name) if f is not None else (None, "")
+    if source.endswith(".csv") or source == "upload":
+        shared = st.number_input("Shared prefix assumed for CSV traces, tokens", 0, 1_000_000, 0, step=512,
+                                 key="wl_shared", bind="query-params", help="A CSV trace has no block hashes: its "
+                                 "prompts are unique unless every prompt starts with the same system prompt")
+    # Two to a row and a radio (its labels wrap): at 700 px, four to a row cut labels and a select box its option
+    c1, c2 = st.columns(2)
+    block = c1.selectbox("Block size, tokens", [16, 256, 512], index=2, key="wl_bs", bind="query-params",
+                         help="16: vLLM's block; 256: LMCache's default chunk; 512: Mooncake's (its trace's hashes)")
+    running = c2.number_input("Running batch", 0, 4096, 4, step=4, key="wl_run", bind="query-params",
+                              help="Sequences decoding now: their KV cache is not free for prefixes")
+    url_state.accept_url_values("wl_pol", list(prefix_cache.POLICIES), POLICY_LABELS.get)
+    policy = st.radio("When a tier is full", list(prefix_cache.POLICIES), key="wl_pol", bind="query-params",
+                      format_func=POLICY_LABELS.get)
+    c1, c2 = st.columns(2)
+    cpu_gb = c1.number_input("CPU GB", 0, 100_000, 256, step=64, key="wl_cpu", bind="query-params")
+    ssd_gb = c2.number_input("SSD GB", 0, 1_000_000, 2000, step=500, key="wl_ssd", bind="query-params")
+    c1, c2 = st.columns(2)
+    remote_gb = c1.number_input("Remote GB", 0, 10_000_000, 0, step=1000, key="wl_rem", bind="query-params")
+    ttl_min = c2.number_input("API cache TTL, min", 0.0, 1440.0, 5.0, step=1.0, key="wl_ttl", bind="query-params",
+                              help="Anthropic: 5 min (1 h at 2x writes); OpenAI: 5-10 min in memory")
+    c1, c2 = st.columns(2)
+    batch = c1.number_input("Decode batch", 1, 4096, 32, step=8, key="wl_batch", bind="query-params")
+    peak = c2.number_input("Peak / average", 1.0, 100.0, 3.0, step=0.5, key="wl_peak", bind="query-params")
+    return WorkloadInputs(source, edits, upload, upload_name, shared, block, running, policy, cpu_gb, ssd_gb,
+                          remote_gb, ttl_min, batch, peak)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The Workloads page's results for one ``WorkloadInputs``: the stream, the GPU's prefix-cache bytes and the
+    tiers' capacities in blocks, the replay's summary, the CPU-size sweep, the bill table; the self-hosted rates
+    (None, with ``self_hosted_error`` set, when the model cannot be self-hosted as set)."""
+    stream: traces.RequestStream
+    rates: object
+    self_hosted_error: ValueError | None
+    gpus_per_replica: int
+    context_tokens: int
+    gpu_cache_bytes: float
+    kv_bytes_per_token: float
+    capacities_blocks: tuple
+    summary: object
+    sweep: object
+    bills: object
+
+
+def replay(sel, inp: WorkloadInputs) -> Replay:
+    """Replay the inputs' stream through the tiers on the sidebar's model and GPU, and price both bills.
+
+    Raises:
+        ValueError: a bad source or upload, tiers or model the replay refuses (the message says which).
+    """
+    stream_ = stream(*inp.key)
+    setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(inp.batch),
+                                 float(inp.peak_to_average), sel.weight_dtype, sel.kv_dtype)
+    try:
+        rates, sh_error = workload_bill.self_hosted_rates_for(stream_, setup), None
+    except ValueError as exc:
+        rates, sh_error = None, exc
+    tp = rates.gpus_per_replica if rates else 1
+    ctx = int(stream_.input_tokens.mean() + stream_.output_tokens.mean())
+    gpu_bytes = prefix_cache.gpu_cache_bytes(sel.model, sel.accelerator, int(inp.running_batch), ctx,
+                                             sel.weight_dtype, sel.kv_dtype, tp)
+    tiers = prefix_cache.default_tiers(gpu_bytes, inp.cpu_gb * 1e9, inp.ssd_gb * 1e9, inp.remote_gb * 1e9)
+    kvb = float(calc.kv_bytes_per_token(sel.model, sel.kv_dtype))
+    caps = tuple(prefix_cache.capacity_blocks(tiers, stream_.block_size, kvb))
+    counts = replay_counts(inp.key, caps, inp.policy)
+    summary = prefix_cache.replay_ttft(stream_, tiers, sel.model, sel.accelerator, inp.policy, sel.weight_dtype,
+                                       sel.kv_dtype, tp, counts=counts)
+    sweep = cpu_sweep(inp.key, tuple(tiers), kvb, inp.policy)
+    table = workload_bill.compare(stream_, api_tiers.default_tiers(), summary if rates else None, setup, rates,
+                                  ttl_s=60.0 * inp.ttl_min)
+    return Replay(stream_, rates, sh_error, tp, ctx, gpu_bytes, kvb, caps, summary, sweep, table)
+
+
+def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
+    """The stream's numbers, the hit rates by tier, TTFT, and hit rate against the CPU tier's size."""
+    stats, d, sweep = workload_bill.stream_stats(r.stream), r.summary.per_request, r.sweep
+    st.markdown(f"**{stats['requests']:,} requests** over {stats['duration_s'] / 60:,.1f} min; prompt median "
+                f"{stats['median_input_tokens']:,.0f} tokens, output mean {stats['mean_output_tokens']:,.0f} "
+                f"(reasoning {stats['mean_reasoning_tokens']:,.0f}). GPU keeps {formats.fmt_bytes(r.gpu_cache_bytes)} "
+                f"for prefixes ({r.gpus_per_replica} x {sel.accelerator.name} less the weights and "
+                f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens); a {r.stream.block_size}-token "
+                f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
+    by_tier = r.summary.hit_rate_by_tier()
+    with widgets.metric_row(6, per_row=3) as m:
+        m[0].metric("Prefix hit rate", f"{r.summary.hit_rate():.1%}", help="Share of prompt tokens found in any tier")
+        for cell, name in zip(m[1:4], ("gpu", "cpu", "ssd")):
+            cell.metric(f"found in {name.upper()}", f"{by_tier[name]:.1%}",
+                        help=f"{r.capacities_blocks[('gpu', 'cpu', 'ssd').index(name)]:,} blocks")
+        m[4].metric("TTFT p50", formats.fmt_seconds(float(d["ttft_s"].median())),
+                    delta=f"{formats.fmt_seconds(float(d['ttft_no_cache_s'].median()))} without cache", delta_color="off",
+                    delta_arrow="off")
+        m[5].metric("Prefill GPU work", f"{d['prefill_gpu_s'].sum() / d['ttft_no_cache_s'].sum():.0%}",
+                    help="GPU seconds of prefill with the cache / without it")
+    fig = charts.Figure()
+    for name in ("gpu", "cpu", "ssd", "remote"):
+        fig.add_scatter(x=sweep["size_bytes"] / 1e9, y=sweep[f"hit_rate_{name}"], name=name.upper(), stackgroup="h",
+                        mode="lines", line_color=TIER_COLORS[name],
+                        hovertemplate="%{x:,.0f} GB CPU: %{y:.1%}<extra>" + name + "</extra>")
+    fig.add_vline(x=inp.cpu_gb, line_dash="dot", line_color="gray")
+    fig.update_layout(xaxis_title="CPU memory for the cache, GB", yaxis_title="share of prompt blocks found",
+                      yaxis_tickformat=".0%", height=300, margin=dict(t=10))
+    st.markdown("**How many GB of CPU memory buy how many points of hit rate** (other tiers as set)")
+    charts.show_chart(fig, key="wl_sweep")
+    st.caption(f"Without CPU memory the tiers find {sweep['hit_rate'].iloc[0]:.1%} of the prompt blocks; with "
+               f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
+               f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size.")
+
+
+def show_sources_and_ttft(summary) -> None:
+    """Two charts side by side: where each prompt token came from, and TTFT's distribution with and without the
+    cache."""
+    tok = summary.tokens_by_source()
+    d = summary.per_request
+    left, right = st.columns(2)
+    with left:
+        fig = charts.Figure()
+        for name, n in tok.items():
+            fig.add_bar(x=[n / max(sum(tok.values()), 1)], y=["prompt tokens"], orientation="h", name=name,
+                        marker_color=TIER_COLORS[name], hovertemplate=f"{name}: {n:,} tokens (%{{x:.1%}})<extra></extra>")
+        fig.update_layout(barmode="stack", xaxis_tickformat=".0%", height=200, margin=dict(t=10), yaxis_visible=False)
+        st.markdown("**Where each prompt token came from**")
+        charts.show_chart(fig, key="wl_sources")
+        st.caption("Computed: missed. Recomputed: found in a tier but slower to load than to prefill again. "
+                   "GPU: used in place. CPU/SSD/remote: loaded over PCIe, NVMe or the network.")
+    with right:
+        fig = charts.Figure()
+        q = np.linspace(0, 1, 101)
+        for col, label in (("ttft_no_cache_s", "no cache"), ("ttft_s", "tiered cache")):
+            fig.add_scatter(x=np.quantile(d[col], q), y=q, name=label, mode="lines")
+        fig.update_layout(xaxis_title="TTFT, s (prefill alone, no queueing)", yaxis_title="share of requests",
+                          xaxis_type="log", height=260, margin=dict(t=10))
+        st.markdown("**TTFT with and without the cache**")
+        charts.show_chart(fig, key="wl_ttft")
