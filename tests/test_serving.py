@@ -248,3 +248,17 @@ def test_a_burst_prefills_its_prompts_up_front_then_decodes_free_of_them():
     steady = serving_components(LLAMA8, H100, 8000, 16, [500], one, "bf16", "bf16", s)
     burst = serving_components(LLAMA8, H100, 8000, 16, [500], one, "bf16", "bf16", s, burst=True)
     assert steady["B"][0] == 16 and steady["limit"][0] == "token_budget" and burst["B"][0] > 16
+
+
+def test_a_rate_run_never_holds_more_requests_than_it_sent():
+    from calc.serving_fit import _run_requests, prepare_rows, read_measurements
+    assert _run_requests("Triton TensorRT-LLM backend, 500 requests per QPS point") == 500
+    assert _run_requests("sglang.bench_serving, 2,400 prompts at 8 request/s") == 2400
+    assert _run_requests("no size stated") == float("inf")
+    rows = read_measurements()
+    # Llama-3.1-70B on 4 H200 at 32 requests/s of 467 + 256 tokens: the page served 16 requests/s, so no steady
+    # state exists; the run's 500 requests bound the batch its rate grid may reach (its cache would hold 1,879)
+    run = rows[rows["id"] == "trtllm-v014-online-h200-llama-3.1-70b-tp4-467-256-qps32-itl_ms"]
+    assert len(run) == 1 and "500 requests" in run["notes"].iloc[0]
+    used, comps, _ = prepare_rows(run)
+    assert comps["B"].max() == 500
