@@ -104,15 +104,17 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                                        max_batch=int(cap), reserve_bytes=reserve, interconnect=interconnect,
                                        embedding=emb, logits=sel.logits, timing=timing, engine=engine)
         serving_views.show_notices(grid.attrs.get("notices"))
-        plan = planning.capacity_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd, wd, kvd,
-                                      grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
+        plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3,
+                                   sel.price_per_hour_usd, wd, kvd, grid=grid, interconnect=interconnect, embedding=emb,
+                                   logits=sel.logits)
         st.success(plan.verdict)
         st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
                    + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
-        st.info(planning.disaggregated_plan(model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd,
-                                            grid=grid).verdict)
+        st.info(caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_ms / 1e3, ttft_ms / 1e3,
+                                    sel.price_per_hour_usd, grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):
-            options = planning.plan_options(grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3, sel.price_per_hour_usd)
+            options = caching.cached_call(planning.plan_options, grid, traffic, tpot_ms / 1e3, ttft_ms / 1e3,
+                                          sel.price_per_hour_usd)
             html_table.show_table(options.assign(tpot_ms=options["tpot_s"] * 1e3, ttft_ms=options["ttft_s"] * 1e3), hide_index=True,
                          width="stretch", column_order=["layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_ms",
                                                         "ttft_ms", "max_batch", "fails"], column_config={
@@ -184,7 +186,7 @@ plan_section(model, acc, wd, kvd, emb, interconnect, reserve)
 
 st.subheader("Which GPUs can run it")
 try:
-    table = layout_choice.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
+    table = caching.cached_call(layout_choice.which_gpus, model, ctx, wd, kvd, reserve_bytes=reserve, embedding=emb)
     if not table["fits"].any():
         st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                 "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
