@@ -9,10 +9,12 @@ runs, so values are coerced and invalid ones refused as there), then applies the
 ``go.Figure.to_dict`` does). The result equals ``style_figure(recipe.build()).to_dict()``
 (tests/test_fast_figure.py checks every page's figures).
 
-Supported calls: ``FigureRecipe()`` without arguments, ``add_<trace type>(**props)``, ``add_trace(trace)``,
-``update_layout``, ``update_xaxes`` / ``update_yaxes`` (no selector, row or col), ``add_shape``,
-``add_annotation``, ``add_vline`` / ``add_hline`` (annotation_* included). Anything else (subplots,
-row/col, ``update_annotations``, ...) raises ``Unsupported`` and the caller builds the figure with Plotly.
+Supported calls: ``FigureRecipe()`` with traces and a layout dict or ``subplots=`` (x-y panels, built by
+``make_subplots`` once per grid), ``add_<trace type>(**props)`` and ``add_trace(trace)`` (one panel's row and
+col allowed), ``update_layout``, ``update_xaxes`` / ``update_yaxes`` / ``update_annotations`` (row and col
+allowed, no selector), ``add_shape``, ``add_annotation`` (no row or col), ``add_vline`` / ``add_hline``
+(annotation_* included; on one panel with subplots). Anything else (secondary y axes, a selector, a line
+over several panels, ...) raises ``Unsupported`` and the caller builds the figure with Plotly.
 No streamlit here.
 """
 from __future__ import annotations
@@ -125,11 +127,40 @@ class _DictFigure:
     def __init__(self):
         self.data: list[dict] = []
         self.layout: dict = {}
+        #: (row, col) -> (trace's axis references, layout's axis keys) of a figure with subplots, else None
+        self.grid: dict | None = None
 
-    def start(self, data=None, layout=None, frames=None, skip_invalid=False, **extra) -> None:
-        """``go.Figure(data, layout)``: traces (one, or a list) and a layout dict, as its constructor sets them."""
+    def _cells(self, row, col) -> list[tuple[int, int]]:
+        """The panels ``row`` and ``col`` (ints or None: any) address (``select_xaxes``' choice)."""
+        if self.grid is None or any(v is not None and (isinstance(v, bool) or not isinstance(v, int))
+                                    for v in (row, col)):
+            raise Unsupported("row/col without subplots, or not one panel")
+        cells = [rc for rc in self.grid if (row is None or rc[0] == row) and (col is None or rc[1] == col)]
+        if not cells:
+            raise Unsupported("no such panel")
+        return cells
+
+    def _cell(self, kwargs: dict) -> tuple[int, int] | None:
+        """The one panel a call's row and col name (both ints), or None for a call that names none."""
+        if kwargs.get("secondary_y") is not None:
+            raise Unsupported("secondary_y")
+        row, col = kwargs.get("row"), kwargs.get("col")
+        if row is None and col is None:
+            return None
+        if row is None or col is None:
+            raise Unsupported("row without col")
+        cells = self._cells(row, col)
+        if len(cells) != 1:
+            raise Unsupported("several panels")
+        return cells[0]
+
+    def start(self, data=None, layout=None, frames=None, skip_invalid=False, subplots=None, **extra) -> None:
+        """``go.Figure(data, layout)``: traces (one, or a list) and a layout dict, as its constructor sets them;
+        ``subplots``: ``make_subplots``' arguments (the recipe's own extension), the panels' axes and titles."""
         if frames or skip_invalid or extra:
-            raise Unsupported("a figure started with subplots, frames or skip_invalid")
+            raise Unsupported("a figure started with frames or skip_invalid")
+        if subplots is not None:
+            self.layout, self.grid = _subplot_base(subplots)
         if data is not None:
             for trace in (data if isinstance(data, (list, tuple)) else [data]):
                 self.call("add_trace", (trace,), {})
@@ -149,25 +180,40 @@ class _DictFigure:
                 _set(self.layout, "layout", k, v, True)
         elif name in ("update_xaxes", "update_yaxes"):
             letter = name[7]
+            if args or any(kwargs.get(k) is not None for k in ("selector", "secondary_y", "patch")):
+                raise Unsupported(name)
+            if kwargs.pop("overwrite", False):
+                raise Unsupported(name)
+            props = {k: v for k, v in kwargs.items() if k not in ("selector", "row", "col", "secondary_y", "patch")}
+            if kwargs.get("row") is not None or kwargs.get("col") is not None:
+                names = [self.grid[rc][1][0 if letter == "x" else 1] for rc in self._cells(kwargs.get("row"), kwargs.get("col"))]
+            else:
+                names = [f"{letter}axis"] + [k for k in self.layout if re.fullmatch(fr"{letter}axis\d+", k)]
+            for axis in names:
+                for k, v in props.items():
+                    _set(self.layout, "layout", f"{axis}.{k}", v, True)
+        elif name == "update_annotations":
             if args or any(kwargs.get(k) is not None for k in ("selector", "row", "col", "secondary_y", "patch")):
                 raise Unsupported(name)
             if kwargs.pop("overwrite", False):
                 raise Unsupported(name)
             props = {k: v for k, v in kwargs.items() if k not in ("selector", "row", "col", "secondary_y", "patch")}
-            names = [f"{letter}axis"] + [k for k in self.layout if re.fullmatch(fr"{letter}axis\d+", k)]
-            for axis in names:
+            for note in self.layout.get("annotations", []):
                 for k, v in props.items():
-                    _set(self.layout, "layout", f"{axis}.{k}", v, True)
+                    _set(note, "layout.annotation", k, v, True)
         elif name == "add_trace":
-            if len(args) != 1 or any(kwargs.get(k) is not None for k in ("row", "col", "secondary_y")):
+            if len(args) != 1:
                 raise Unsupported(name)
+            cell = self._cell(kwargs)
             trace = args[0]
             if isinstance(trace, BaseTraceType):
                 self.data.append(copy.deepcopy(trace.to_plotly_json()))
+                if cell is not None:
+                    self._place(self.data[-1], cell)
             elif isinstance(trace, dict) and isinstance(trace.get("type"), str):
                 t = dict(trace)
                 kind = t.pop("type")
-                self._add(kind, t)
+                self._add(kind, t, cell)
             else:
                 raise Unsupported(name)
         elif name in ("add_shape", "add_annotation"):
@@ -178,20 +224,56 @@ class _DictFigure:
         elif name in ("add_vline", "add_hline"):
             self._axis_line(name[4:], args, kwargs)
         elif name.startswith("add_"):
-            if args or any(kwargs.get(k) is not None for k in ("row", "col", "secondary_y")):
+            if args:
                 raise Unsupported(name)
-            self._add(name[4:], {k: v for k, v in kwargs.items() if k not in ("row", "col", "secondary_y")})
+            self._add(name[4:], {k: v for k, v in kwargs.items() if k not in ("row", "col", "secondary_y")},
+                      self._cell(kwargs))
         else:
             raise Unsupported(name)
 
-    def _add(self, kind: str, props: dict) -> None:
+    def _add(self, kind: str, props: dict, cell: tuple[int, int] | None = None) -> None:
         try:
             ValidatorCache.get_validator(kind, "type")
         except Exception as e:  # noqa: BLE001
             raise Unsupported(kind) from e
         trace = _props(kind, props)
         trace["type"] = kind
+        if cell is not None:
+            self._place(trace, cell)
         self.data.append(trace)
+
+    def _place(self, trace: dict, cell: tuple[int, int]) -> None:
+        """A trace added with row and col: its axes are the panel's (``_set_trace_grid_reference``)."""
+        kind = trace["type"]
+        for k, v in self.grid[cell][0].items():
+            _set(trace, kind, k, v, True)
+
+    def _panel_empty(self, xref: str, yref: str) -> bool:
+        """``_subplot_not_empty``'s negation: nothing (trace, shape, annotation, image) on the panel's axes yet."""
+        for t in self.data:
+            if ((t.get("xaxis") or "x"), (t.get("yaxis") or "y")) == (xref, yref):
+                return False
+        for where in ("shapes", "annotations", "images"):
+            for o in self.layout.get(where, []):
+                if ((o.get("xref") or "x"), (o.get("yref") or "y")) == (xref, yref):
+                    return False
+        return True
+
+    def _add_on_panel(self, where: str, props: dict, cell: tuple[int, int]) -> dict | None:
+        """``_add_annotation_like`` for one panel (exclude_empty_subplots=True): None when the panel is empty."""
+        xaxis, yaxis = self.grid[cell][1]
+        yref_given = props.get("yref")
+        if yref_given is None or yref_given == "y" or "paper" in yref_given or "domain" in yref_given:
+            xref, yref = xaxis.replace("axis", ""), yaxis.replace("axis", "")
+        else:
+            xref, yref = xaxis.replace("axis", ""), yref_given
+        if self._panel_empty(xref, yref):
+            return None
+        if "domain" in (props.get("xref") or ""):
+            xref += " domain"
+        if "domain" in (props.get("yref") or ""):
+            yref += " domain"
+        return self._add_layout_object(where, {**props, "xref": xref, "yref": yref})
 
     def _add_layout_object(self, where: str, props: dict) -> dict:
         item = _props("layout.shape" if where == "shapes" else "layout.annotation", props)
@@ -203,9 +285,16 @@ class _DictFigure:
         # for a figure without subplots (row and col "all" or None address the one plot)
         kwargs = dict(kwargs)
         pos = args[0] if args else kwargs.pop("x" if kind == "vline" else "y")
-        if len(args) > 1 or kwargs.pop("row", "all") not in ("all", None) or kwargs.pop("col", "all") not in ("all", None):
+        row, col = kwargs.pop("row", "all"), kwargs.pop("col", "all")
+        if len(args) > 1 or kwargs.pop("exclude_empty_subplots", True) is not True:
             raise Unsupported(kind)
-        kwargs.pop("exclude_empty_subplots", None)
+        if self.grid is not None:
+            if row in ("all", None) or col in ("all", None):
+                raise Unsupported(f"{kind} over several panels")
+            self._axis_line_on_panel(kind, pos, self._cell(dict(row=row, col=col)), kwargs)
+            return
+        if row not in ("all", None) or col not in ("all", None):
+            raise Unsupported(kind)
         annotation = kwargs.pop("annotation", None)
         if kind == "vline":
             shape_args = dict(type="line", x0=pos, x1=pos, y0=0, y1=1)
@@ -225,6 +314,73 @@ class _DictFigure:
             obj.setdefault("xref", "x")
             obj.setdefault("yref", "y")
             obj[ref] = obj[ref] + " domain"
+
+
+    def _axis_line_on_panel(self, kind: str, pos, cell: tuple[int, int], kwargs: dict) -> None:
+        # _process_multiple_axis_spanning_shapes with one panel's row and col: add_shape and add_annotation on
+        # that panel (skipped while it is empty), then " domain" on the spanning axis' reference
+        annotation = kwargs.pop("annotation", None)
+        if kind == "vline":
+            shape_args = dict(type="line", x0=pos, x1=pos, y0=0, y1=1)
+        else:
+            shape_args = dict(type="line", x0=0, x1=1, y0=pos, y1=pos)
+        shape_kwargs, annotation_kwargs = shapeannotation.split_dict_by_key_prefix(kwargs, "annotation_")
+        augmented = shapeannotation.axis_spanning_shape_annotation(annotation, kind, shape_args, annotation_kwargs)
+        added = [self._add_on_panel("shapes", {**shape_args, **shape_kwargs}, cell)]
+        if augmented is not None:
+            if not isinstance(augmented, dict):
+                raise Unsupported(kind)
+            added.append(self._add_on_panel("annotations", {**augmented, "yref": shape_kwargs.get("yref", "y")}, cell))
+        ref = "yref" if kind == "vline" else "xref"
+        for obj in added:
+            if obj is not None:
+                obj[ref] = obj[ref] + " domain"
+
+
+@functools.lru_cache(maxsize=64)
+def _subplot_base_cached(args_key: bytes) -> tuple[dict, dict]:
+    import pickle
+
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(**pickle.loads(args_key))
+    layout = fig.to_dict()["layout"]
+    layout.pop("template", None)
+    grid = {}
+    for r, row in enumerate(fig._grid_ref, start=1):
+        for c, refs in enumerate(row, start=1):
+            if refs is None:
+                continue
+            if len(refs) != 1 or refs[0].subplot_type != "xy":
+                raise Unsupported("a panel that is not one x-y plot")
+            grid[(r, c)] = (dict(refs[0].trace_kwargs), tuple(refs[0].layout_keys))
+    return layout, grid
+
+
+def _subplot_base(subplots: dict) -> tuple[dict, dict]:
+    """``make_subplots(**subplots)``'s layout (without the template) and its panels, built with Plotly once per
+    grid: the titles are put in afterwards (their annotations' places do not depend on their text)."""
+    import pickle
+
+    args = dict(subplots)
+    titles = args.get("subplot_titles")
+    if titles is not None:
+        if not isinstance(titles, (list, tuple)) or not all(isinstance(t, str) and t for t in titles):
+            raise Unsupported("subplot titles that are not all text")
+        args["subplot_titles"] = tuple(f"\x00title{i}\x00" for i in range(len(titles)))
+    try:
+        layout, grid = _subplot_base_cached(pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL))
+    except Unsupported:
+        raise
+    except Exception as e:  # noqa: BLE001 - let make_subplots raise its own error
+        raise Unsupported("make_subplots refused its arguments") from e
+    layout = copy.deepcopy(layout)
+    if titles is not None:
+        by_text = {f"\x00title{i}\x00": t for i, t in enumerate(titles)}
+        for note in layout.get("annotations", []):
+            if note.get("text") in by_text:
+                note["text"] = by_text[note["text"]]
+    return layout, grid
 
 
 def _label_log_axes(data: list[dict], layout: dict) -> None:
