@@ -51,6 +51,8 @@ def prefix_caching_section() -> None:
     pu = c[2].number_input("Own tokens per conversation", min_value=0, max_value=131072, value=0, step=100,
                            key="bt_pu", bind="query-params")
     hit = c[3].slider("Cache hit rate", 0.0, 1.0, 1.0, step=0.05, key="bt_hit", bind="query-params")
+    if pl + pu > 0:  # one conversation's context: the shared prefix and its own tokens
+        widgets.context_warning(sel.model, int(pl) + int(pu))
     try:
         pc = calc.prefix_cache_savings(sel.model, pn, int(pl), int(pu), hit, sel.kv_dtype)
         curve = prefix_cache_curve(sel.model, pn, int(pl), int(pu), sel.kv_dtype)
@@ -99,6 +101,7 @@ def simulation_section() -> None:
     rerun this section only, not the sidebar, the page's introduction or the prefix-cache section."""
     stream = batching_views.stream_controls()
     max_len, slot_limit, block = stream["max_len_tokens"], stream["slot_limit"], stream["block_size_tokens"]
+    widgets.context_warning(sel.model, max_len)   # a sequence's length is its context: marked past the window
     try:
         exp = _experiment(sel.model, sel.accelerator, weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, **stream)
     except ValueError as exc:  # e.g. the weights do not fit: what does not depend on the GPU still applies

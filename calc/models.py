@@ -100,8 +100,10 @@ class ModelConfig:
         source: where the numbers come from (not compared).
         checkpoint_format: the weight format the checkpoint itself is stored in, read from a config.json's
             ``quantization_config`` (``calc.checkpoint_format.checkpoint_weight_format``: "mxfp4", "fp8-block",
-            "int4-g128", ...); None for a 16-bit checkpoint or a preset (not compared). Pages use it as the
-            default weight format.
+            "int4-g128", ...); a preset carries its published checkpoint's (gpt-oss: "mxfp4"; DeepSeek-V3,
+            Kimi-K2: "fp8-block"), its source named in ``source``; None for a 16-bit checkpoint (not compared).
+            Pages use it as the default weight format; calc's functions never read it (their dtype arguments
+            keep their own defaults).
 
     Raises:
         ValueError: a non-positive shape, an unknown attention kind, K not matching the attention

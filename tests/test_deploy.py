@@ -242,6 +242,27 @@ def test_every_page_renders_in_a_browser_through_the_proxy(class_url, page):
     assert len(upstreams - {None}) == 1        # the whole visit on one process
 
 
+@pytest.mark.browser
+def test_a_deep_link_through_the_proxy_asks_nothing_under_the_pages_path(class_url, page):
+    """Streamlit's frontend looks for its server under the page's path first (/kv_cache/_stcore/health and
+    /kv_cache/_stcore/host-config: 404s in the console) unless index.html names the base URL; the proxy's
+    sub_filter does. The page still draws (over the websocket), and the menu still switches pages."""
+    failed, console = [], []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.goto(f"{class_url}/kv_cache?kv_ctx=16K")
+    page.locator("h1").filter(has_text="KV cache bill").first.wait_for(timeout=60_000)
+    assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == class_url + "/"
+    assert page.locator("[data-testid=stSidebarNav]").get_by_text("Decode and the roofline").count() == 1
+    page.locator("[data-testid=stSidebarNav]").get_by_text("Decode and the roofline").click()
+    page.locator("h1").filter(has_text="Decode and the roofline").first.wait_for(timeout=60_000)
+    assert page.url.split("?")[0] == f"{class_url}/roofline"
+    page.goto(f"{class_url}/roofline")               # a second deep link, straight in
+    page.locator("h1").filter(has_text="Decode and the roofline").first.wait_for(timeout=60_000)
+    assert not [f for f in failed if "_stcore" in f], failed
+    assert not [c for c in console if "404" in c], console
+
+
 def test_a_body_over_the_upload_limit_is_refused_by_nginx_before_it_is_sent(class_url):
     """413 on the headers alone: the 5 MB body (over the app's 4 MB) is never sent, and nginx does not wait for it."""
     host, port = class_url.split("//")[1].split(":")

@@ -136,3 +136,20 @@ def test_the_per_request_paging_table_is_built_only_while_open():
     assert len(paging) == len(exp.paging) == DEFAULTS["n_requests"]
     # shown in MB: the first request's bytes / 10^6
     assert paging["used_bytes"].iloc[0] == pytest.approx(exp.paging["used_bytes"].iloc[0] / 1e6)
+
+
+def _window_notes(at) -> list[str]:
+    return [w.value for w in at.warning if "Beyond the model's window" in w.value]
+
+
+def test_a_sequence_longer_than_the_models_window_is_marked():
+    # Llama-3-8B was trained for 8,192 tokens (max_position_embeddings): a 32K reservation per sequence is beyond it
+    notes = _window_notes(open_page(bt_maxlen="32768"))
+    assert notes and "32K" in notes[0] and "8,192" in notes[0], notes
+    assert not _window_notes(open_page(bt_maxlen="8192"))
+
+
+def test_a_conversation_longer_than_the_window_is_marked_in_the_prefix_section():
+    # a 6,000-token shared prompt + 4,000 own tokens = 10,000 tokens of one conversation's context > 8,192
+    notes = _window_notes(open_page(bt_pl="6000", bt_pu="4000"))
+    assert notes and "8,192" in notes[0], notes

@@ -281,3 +281,74 @@ def test_the_weight_format_a_config_set_follows_the_model_back_to_a_preset():
     at.selectbox(key="wq").set_value("int4").run()
     at.selectbox(key="model").set_value("qwen3-8b").run()
     assert at.selectbox(key="wq").value == "int4"
+
+
+# -- a preset opens in its published checkpoint's weight format ------------------------------------------------
+
+#: The presets whose published checkpoint is not 16-bit, and its format (calc.dtypes names).
+CHECKPOINT_PRESETS = {"gpt-oss-120b": "mxfp4", "gpt-oss-20b": "mxfp4", "kimi-k2": "fp8-block",
+                      "deepseek-v3": "fp8-block", "deepseek-v3.2": "fp8-block"}
+
+
+def test_each_preset_carries_the_format_its_shipped_config_declares():
+    for model_id in calc.list_models():
+        stored = calc.get_model(model_id).checkpoint_format
+        assert stored == CHECKPOINT_PRESETS.get(model_id), model_id
+        if model_id != "deepseek-v3.2":  # the catalogue and the shipped config.json agree (read independently)
+            assert checkpoint_weight_format(calc.models.hf_config(model_id))[0] == stored, model_id
+        assert not stored or "checkpoint format " + stored in calc.get_model(model_id).source, model_id
+    # DeepSeek-V3.2's shipped file is DeepSeek's own inference config: fp8 weights with ue8m0 block scales
+    v32 = calc.models.hf_config("deepseek-v3.2")
+    assert (v32["dtype"], v32["scale_fmt"]) == ("fp8", "ue8m0")
+
+
+def test_calc_defaults_stay_bf16_whatever_the_checkpoint():
+    # The course's worked numbers use calc's own default (bf16): 671B-class DeepSeek-V3 at 2 B per parameter.
+    model = calc.get_model("deepseek-v3")
+    assert calc.memory.weight_bytes(model) == calc.memory.weight_bytes(model, "bf16") == 2 * model.n_params
+
+
+def test_the_gpt_oss_120b_preset_opens_in_mxfp4_and_says_where_from():
+    at = open_page(model="gpt-oss-120b")
+    assert at.selectbox(key="wq").value == "mxfp4"
+    # the same 65.25 GB as the loaded config.json above: experts at 4.25 bits, the rest in bf16 (not 233.66 GB)
+    assert _memory_table(at)["weights"] == "65.25 GB"
+    said = [c.value for c in at.sidebar.caption if c.value.startswith("Checkpoint format")]
+    assert said and "MXFP4" in said[0] and "from the model's published checkpoint" in said[0], said
+
+
+@pytest.mark.parametrize("page", [None, "app_pages/kv_cache.py", "app_pages/roofline.py", "app_pages/many_gpus.py",
+                                  "app_pages/latency_cost.py", "app_pages/batching.py"])
+def test_deepseek_v3_opens_in_fp8_block_on_every_page(page):
+    at = open_page(page, model="deepseek-v3", gpu="h200")
+    assert at.selectbox(key="wq").value == "fp8-block"
+
+
+def test_the_user_can_still_choose_another_format():
+    at = open_page(model="gpt-oss-120b", wq="bf16")   # a link that carries bf16 keeps it
+    assert at.selectbox(key="wq").value == "bf16"
+    assert _memory_table(at)["weights"] == "233.66 GB"
+    assert any("the pages use bf16" in c.value for c in at.sidebar.caption)
+    at.selectbox(key="wq").set_value("int4").run()
+    assert at.selectbox(key="wq").value == "int4"
+
+
+def test_the_format_follows_the_model_until_the_user_picks_one():
+    at = open_page()                                    # Llama-3-8B, bf16
+    for model_id, expected in (("gpt-oss-120b", "mxfp4"), ("deepseek-v3", "fp8-block"), ("llama-3-8b", "bf16")):
+        at.selectbox(key="model").set_value(model_id).run()
+        assert at.selectbox(key="wq").value == expected, model_id
+    at.selectbox(key="wq").set_value("int8").run()      # the user's own choice stays with the next model
+    at.selectbox(key="model").set_value("gpt-oss-120b").run()
+    assert at.selectbox(key="wq").value == "int8"
+
+
+def test_the_lecture_keeps_deepseek_v3_in_bf16_where_its_step_says_so():
+    step = next(i + 1 for i, (page, state, _) in enumerate(calc_story()) if state.get("model") == "deepseek-v3")
+    at = open_page("app_pages/kv_cache.py", story=str(step))
+    assert (at.selectbox(key="model").value, at.selectbox(key="wq").value) == ("deepseek-v3", "bf16")
+
+
+def calc_story():
+    from ui import classroom
+    return classroom.STORY

@@ -120,3 +120,14 @@ def test_no_stray_value_is_drawn():
         at = open_page(PAGE, **query)
         assert not [c for c in at.code if c.value == "None"], query
         assert "None" not in _markdown(at), query
+
+
+def test_a_question_past_the_models_window_says_so():
+    # GPT-3 was trained for 2,048 tokens: a prediction at 8K names that limit for the teacher
+    o = poll.open_session(get_store())
+    at = open_page(PAGE, code=o.code, key=o.teacher_key)
+    at.radio(key="pl_kind").set_value("Predict a number").run()
+    at.selectbox(key="pl_model").set_value("gpt-3-175b").run()
+    assert any("Beyond the model's window" in w.value and "2,048" in w.value for w in at.warning)
+    at.selectbox(key="pl_model").set_value("llama-3.1-8b").run()   # 8K within its 128K
+    assert not any("Beyond the model's window" in w.value for w in at.warning)

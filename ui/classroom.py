@@ -10,14 +10,19 @@ one sentence to say; a banner above the page has the previous and next links. Th
 sentence are those of the step's own state (Llama-3-8B on an H100 SXM unless it says otherwise), after
 the inference course, week 11; CS336 lecture 10, Inference; and chapter 9, LLM inference.
 
-Not a page: app.py and ui.sidebar, ui.charts and ui.widgets call it; it imports only ui.html_table and ui.metric_row.
+Not a page: app.py and ui.sidebar, ui.charts and ui.widgets call it; it imports only ui.html_table, ui.metric_row and
+ui.formats.
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 import plotly.graph_objects as go
 import streamlit as st
 
+import calc
 from ui import html_table, metric_row
+from ui.formats import fmt_bytes, fmt_number, fmt_seconds
 
 PRESENT_KEY = "present_mode"
 #: The sidebar's state shared by most steps: Llama-3-8B on an H100 SXM at the course's $3 per hour.
@@ -27,20 +32,22 @@ _BASE = {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", 
 #: The lecture: (page file, state to set, the sentence to say). State keys are the pages' widget keys.
 STORY = [
     ("app_pages/home.py", {**_BASE, "h_ctx": 8192, "h_b": 1},
-     "To emit one token the model reads all its weights: Llama-3-8B's 16 GB at 3.35 TB/s take 4.8 ms, so one "
-     "user gets about 200 tokens per second, however fast the GPU multiplies."),
+     "To emit one token the model reads all its weights and its cache: Llama-3-8B's {weights} and one 8K "
+     "sequence's {kv} at {bandwidth} take {tpot}, so one user gets about {tok_s} tokens per second, however "
+     "fast the GPU multiplies."),
     ("app_pages/roofline.py", {**_BASE, "rf_ctx": 8192, "rf_b": 1},
      "At B = 1 decode is memory-bound: the step is the weight read plus one sequence's cache; the arithmetic "
      "is a sliver of it."),
     ("app_pages/roofline.py", {**_BASE, "rf_ctx": 8192, "rf_b": 32},
-     "Serve 32 users with the same weight read: the step grows 3x, the output 11x, to 2,126 tokens per second."),
+     "Serve 32 users with the same weight read: the step grows {step_x}, the output {out_x}, to {tok_s} tokens "
+     "per second."),
     ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 8192, "kv_b": 1},
      "The price is memory: each token keeps a key and a value in every layer, 128 KiB, so one 8K sequence "
      "holds 1.07 GB."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "llama-3.1-8b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 131072, "kv_b": 1},
-     "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache (17 GB) "
-     "outweighs the weights (16 GB)."),
+     "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache ({kv_seq}) "
+     "outweighs the weights ({weights})."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "gpt-3-175b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 8192, "kv_b": 1},
      "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: this bill is why GQA became standard."),
@@ -67,6 +74,54 @@ STORY = [
      "The monthly bill: 100,000 daily users, 70% prompt-cache hits, and the model tier decides an order of "
      "magnitude of cost."),
 ]
+
+
+
+
+def _decode_step(state: dict, batch_key: str, ctx_key: str, batch: int | None = None) -> "calc.StepTime":
+    """The decode step a page shows in a step's state: the call the home and roofline pages make for their
+    "Decode step (TPOT)" and "Throughput" metrics (``calc.decode_step_time`` with the sidebar's model, GPU,
+    dtypes and input-embedding convention, and the page's batch and context)."""
+    return calc.decode_step_time(calc.get_model(state["model"]), calc.get_accelerator(state["gpu"]),
+                                 state[batch_key] if batch is None else batch, state[ctx_key], state["wq"],
+                                 state["kvq"], embedding=state["emb"])
+
+
+def _home_figures(state: dict) -> dict[str, str]:
+    """Step 1's figures (home page): the weight and cache reads, their time and the tokens per second."""
+    step = _decode_step(state, "h_b", "h_ctx")
+    bandwidth = calc.get_accelerator(state["gpu"]).bandwidth_bytes_per_s
+    return {"weights": fmt_bytes(step.weights_s * bandwidth), "kv": fmt_bytes(step.kv_s * bandwidth),
+            "bandwidth": f"{bandwidth / 1e12:,.2f} TB/s", "tpot": fmt_seconds(step.total_s),
+            "tok_s": fmt_number(step.tokens_per_s)}
+
+
+def _batched_figures(state: dict) -> dict[str, str]:
+    """Step 3's figures (roofline page at the step's B against B = 1): how much the step and the output grow."""
+    one, many = _decode_step(state, "rf_b", "rf_ctx", batch=1), _decode_step(state, "rf_b", "rf_ctx")
+    return {"step_x": f"{many.total_s / one.total_s:,.0f}x", "out_x": f"{many.tokens_per_s / one.tokens_per_s:,.0f}x",
+            "tok_s": fmt_number(many.tokens_per_s)}
+
+
+def _cache_figures(state: dict) -> dict[str, str]:
+    """Step 5's figures (KV cache page, the model's own attention layout, B = 1): one sequence's cache and the
+    weights, by the calls behind the page's "KV per sequence" and "Weights" metrics."""
+    model, acc = calc.get_model(state["model"]), calc.get_accelerator(state["gpu"])
+    budget = calc.memory_budget(model, acc, state["kv_ctx"], state["kv_b"], state["wq"], state["kvq"])
+    return {"kv_seq": fmt_bytes(calc.kv_cache_bytes(model, state["kv_ctx"], 1, state["kvq"])),
+            "weights": fmt_bytes(budget.weights_bytes)}
+
+
+#: Steps whose sentence quotes figures: the {fields} of the sentence, computed from the step's state by the
+#: calc call its page makes, so the banner says what the page shows.
+_FIGURES = {1: _home_figures, 3: _batched_figures, 5: _cache_figures}
+
+
+@lru_cache(maxsize=None)
+def step_sentence(n: int) -> str:
+    """The sentence of story step ``n`` (1-based), its quoted figures filled in from the step's state."""
+    _, state, sentence = STORY[n - 1]
+    return sentence.format(**_FIGURES[n](state)) if n in _FIGURES else sentence
 
 
 # -- presenter mode -------------------------------------------------------------------------------
@@ -221,7 +276,7 @@ def story_banner(page_titles: dict[str, str], current_page: str | None = None) -
         return
     if n is None:
         return
-    page, _, sentence = STORY[n - 1]
+    page, sentence = STORY[n - 1][0], step_sentence(n)
     if current_page is not None and current_page != page:
         with st.container(border=True):
             st.page_link(page, label=f"Lecture step {n} of {len(STORY)} is on the {page_titles.get(page, '')} page: "
@@ -243,6 +298,6 @@ def story_banner(page_titles: dict[str, str], current_page: str | None = None) -
 def story_menu(page_titles: dict[str, str]) -> None:
     """A popover listing every step as a link, so a teacher can jump (in the sidebar's Classroom part)."""
     with st.popover("Lecture steps", width="stretch"):
-        for i, (page, _, sentence) in enumerate(STORY):
-            st.page_link(page, label=f"{i + 1}. {page_titles.get(page, '')}: {sentence[:70]}…",
+        for i, (page, *_) in enumerate(STORY):
+            st.page_link(page, label=f"{i + 1}. {page_titles.get(page, '')}: {step_sentence(i + 1)[:70]}…",
                          query_params=_params(i + 1))

@@ -8,8 +8,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+import calc
 from classroom import analysis, poll, questions
-from ui import sidebar
+from ui import sidebar, widgets
 
 
 def question_picker() -> dict:
@@ -31,6 +32,7 @@ def question_picker() -> dict:
         c4, c5 = st.columns(2)
         ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx")
         batch = c5.select_slider("Batch B", questions.BATCHES, 32, key="pl_b", disabled=q == "kv_seq")
+        widgets.context_warning(calc.get_model(model), ctx)   # a question past the model's window says so
         spec = {"kind": "predict", "quantity": q, "model": model, "gpu": gpu, "context": ctx, "batch": batch}
     return spec
 

@@ -144,18 +144,47 @@ def _config_source() -> tuple[str | None, str, str]:
     return source, text, ""
 
 
+def default_weight_format(model: calc.ModelConfig) -> str:
+    """The weight format pages open ``model`` in: the format its published checkpoint is stored in (a preset's
+    ``checkpoint_format``, or a loaded config.json's quantization_config: mxfp4 for gpt-oss, fp8-block for
+    DeepSeek-V3 and Kimi-K2), else bf16. The user may pick any other in the sidebar."""
+    return model.checkpoint_format or "bf16"
+
+
+def _previous_default() -> str | None:
+    """The default weight format of the model the sidebar showed last (None when it cannot be told)."""
+    previous = st.session_state.get("_wq_model")
+    if previous is None:
+        return "bf16"
+    try:
+        return default_weight_format(get_any_model(previous))
+    except ValueError:
+        return None
+
+
+#: How the captions name a checkpoint format (calc's name follows in parentheses).
+CHECKPOINT_LABELS = {"mxfp4": "MXFP4 on the routed experts, the rest bf16", "fp8-block": "FP8 e4m3 in 128 x 128 blocks",
+                     "nvfp4": "NVFP4", "fp8": "FP8"}
+
+
+def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str) -> str:
+    """The sidebar's line under the weight format: which format the checkpoint is stored in, where that comes
+    from (a preset's published checkpoint, or the quantization_config of a config.json the user loaded), and
+    whether the pages use it or another format the user chose."""
+    where = "from its config.json's quantization_config" if loaded else "from the model's published checkpoint"
+    said = f"Checkpoint format: {CHECKPOINT_LABELS.get(stored, stored)} ({stored}; {where})"
+    return said + ("." if weight_dtype == stored else f"; the pages use {weight_dtype}, as chosen above.")
+
+
 def _on_model_change() -> None:
-    # A weight format the previous config set (not one the user picked) follows the model: the new model's own
-    # checkpoint format, else bf16.
-    auto = st.session_state.get("_wq_auto")
-    if not auto or st.session_state.get("wq") != auto:
+    # The weight format follows the model while it is the previous model's own default (bf16, or its checkpoint's
+    # format); a format the user picked stays.
+    if st.session_state.get("wq") not in (None, _previous_default()):
         return
     try:
-        stored = get_any_model(st.session_state["model"]).checkpoint_format
+        st.session_state["wq"] = default_weight_format(get_any_model(st.session_state["model"]))
     except ValueError:
-        stored = None
-    st.session_state["wq"] = stored or "bf16"
-    st.session_state["_wq_auto"] = stored
+        st.session_state["wq"] = "bf16"
 
 
 def _load_config() -> None:
@@ -177,12 +206,13 @@ def _load_config() -> None:
     st.session_state["_cfg_error"] = None
     info = (f"Loaded {model.name} from {where}: {model.n_params / 1e9:,.2f} B parameters"
             + (f", {model.max_context_len:,} tokens of context" if model.max_context_len else "") + ".")
+    previous = _previous_default()
     if model.checkpoint_format:  # the checkpoint's own format is the default weight format
-        st.session_state["wq"] = st.session_state["_wq_auto"] = model.checkpoint_format
+        st.session_state["wq"] = model.checkpoint_format
         info += f" Weights set to {model.checkpoint_format}, the format its quantization_config declares."
-    elif st.session_state.get("_wq_auto") and st.session_state.get("wq") == st.session_state["_wq_auto"]:
-        # the format came from the previous config, not from the user: this one declares none
-        st.session_state["wq"], st.session_state["_wq_auto"] = "bf16", None
+    elif previous not in (None, "bf16") and st.session_state.get("wq") == previous:
+        # the format came from the previous model's checkpoint, not from the user: this one declares none
+        st.session_state["wq"] = "bf16"
         info += " Weights back to bf16: this config declares no quantization."
     st.session_state["_cfg_info"] = info
 
@@ -246,11 +276,15 @@ def render_sidebar(current_page: str | None = None) -> Selection:
                               bind="query-params", on_change=_on_gpu_change)
         price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
         c1, c2 = st.columns(2)
-        stored = custom[model_id].checkpoint_format if model_id in custom else None
+        shown = get_any_model(model_id)
+        stored = shown.checkpoint_format
         weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
         if st.session_state.get("wq") not in (None, *weight_options):
             del st.session_state["wq"]
+        # The model's own checkpoint format is the widget's default: a link without wq opens in it, and a link
+        # that carries wq=bf16 for gpt-oss keeps bf16.
         weight_dtype = c1.selectbox("Weights", weight_options, key="wq", bind="query-params",
+                                    index=weight_options.index(default_weight_format(shown)),
                                     help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
                                          "scales, as the course does; the block formats (q4_K_M, mxfp4, "
                                          "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
@@ -260,9 +294,9 @@ def render_sidebar(current_page: str | None = None) -> Selection:
                                      "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
                                      "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
                                      "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
+        st.session_state["_wq_model"] = model_id
         if stored:
-            st.caption(f"The checkpoint is stored in {stored} (its config's quantization_config)"
-                       + ("." if weight_dtype == stored else f"; {weight_dtype} is shown as you chose."))
+            st.caption(checkpoint_caption(stored, model_id in custom, weight_dtype))
         matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
                               help="How quantized weights are multiplied, which sets the compute peak P. auto: "
                                    "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "
