@@ -13,7 +13,7 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from ui import classroom, formats, nav, session_cap, sidebar, url_state  # noqa: E402
+from ui import classroom, nav, session_cap, sidebar, url_state  # noqa: E402
 
 # A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
 st.set_page_config(page_title="LLM Inference Explorer", layout="wide",
@@ -25,9 +25,8 @@ opened = url_state.link_params_at_open()  # the link as it came, to name what it
 pages = [st.Page(f, title=t, icon=i, default=(f == "app_pages/home.py")) for f, t, i, _ in nav.PAGES]
 pg = st.navigation(pages)
 sidebar.render_sidebar(next((f for (f, *_), p in zip(nav.PAGES, pages) if p.url_path == pg.url_path), None))
-if dropped:
-    st.sidebar.caption("Ignored link parameters (not finite numbers, or too long): "
-                       + ", ".join(formats.md_escape(k) for k in dropped) + ".")
+if dropped:  # on the page, where a narrow window shows it too (the sidebar starts closed there)
+    st.warning(url_state.dropped_message(dropped), icon=":material/link_off:")
 notice = st.empty()  # filled after the page ran, above it: values of the link that no control took
 pg.run()
 refused = url_state.ignored_link_params(opened)

@@ -110,7 +110,7 @@ def simulation_section() -> None:
         return
 
     if exp.max_slots < slot_limit:
-        st.info(f"Memory caps the batch: {exp.memory_max_batch} sequences of {max_len:,} tokens fit beside the "
+        st.info(f"Memory caps the batch: {exp.memory_max_batch:,} sequences of {max_len:,} tokens fit beside the "
                 f"weights, so the simulation uses {exp.max_slots} slots, not {slot_limit}.")
 
     batching_views.policy_comparison(exp)

@@ -115,9 +115,17 @@ def explore() -> None:
 explore()
 
 st.subheader("Explore")
-cards = nav.PAGES[1:]  # every page but this one
-for start in range(0, len(cards), 4):
-    for col, (path, title, _, blurb) in zip(st.columns(4), cards[start:start + 4]):
-        with col.container(border=True, height="stretch"):
+# A card per page (every page but this one) in a grid of as many 13 rem columns as fit: four at 1280 px, three at
+# 700 px, one on a phone; a card's title wraps instead of being cut (a page link keeps its text on one line).
+st.html("""<style>
+.st-key-h_cards { display: grid !important; grid-template-columns: repeat(auto-fill, minmax(min(100%, 13rem), 1fr));
+  gap: 1rem; align-items: stretch; }
+.st-key-h_cards > div, .st-key-h_cards > div > [data-testid=stVerticalBlock] { width: auto !important; height: 100%; }
+.st-key-h_cards [data-testid=stPageLink] * { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; }
+</style>""")
+with st.container(key="h_cards"):
+    for path, title, _, blurb in nav.PAGES[1:]:
+        with st.container(border=True):
             st.page_link(path, label=f"**{title}**")
             st.caption(blurb)

@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import (caching, charts, downloads, energy, equations, formats, html_table, serving_views, sidebar,
+from ui import (caching, charts, columns, downloads, energy, equations, formats, html_table, serving_views, sidebar,
                 widgets)
 
 EXPERIMENTS = {
@@ -33,16 +33,9 @@ def front_table(fitting, context_len: int, tpot_ms: float, chat_ms: float, choic
     table = energy.with_energy(fitting[["batch", "tpot_s", "tokens_per_s", "tokens_per_s_per_user", "usd_per_million",
                                         "memory_bytes", "pareto", "bound"]], choice)
     # Shown with TPOT in ms and memory in GB under the same column names; the CSV keeps seconds and bytes.
-    html_table.show_table(table.assign(tpot_s=table["tpot_s"] * 1e3, memory_bytes=table["memory_bytes"] / 1e9),
-                 hide_index=True, width="stretch", column_order=[c for c in table.columns if c != "pareto"],
-                 column_config={
-                     "batch": st.column_config.NumberColumn("batch B", format="localized"),
-                     "tpot_s": st.column_config.NumberColumn("TPOT (ms)", format="%.2f"),
-                     "tokens_per_s": st.column_config.NumberColumn("throughput (tok/s)", format="%,.0f"),
-                     "tokens_per_s_per_user": st.column_config.NumberColumn("per stream (tok/s)", format="%.1f"),
-                     "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
-                     "memory_bytes": st.column_config.NumberColumn("memory (GB)", format="%.2f"),
-                     "pareto": "on the front", "bound": "bound"} | energy.ENERGY_COLUMNS)
+    html_table.show_table(columns.shown(table), hide_index=True, width="stretch",
+                          column_order=[c for c in table.columns if c != "pareto"],
+                          column_config=columns.config(table.columns, tpot_s="%.2f") | {"bound": "bound"})
     downloads.download_csv(table, "latency_cost_front.csv", key="lc_csv",
                         inputs={"context_len": context_len, "agent_tpot_ms": tpot_ms, "chat_tpot_ms": chat_ms})
 

@@ -3,7 +3,8 @@ import streamlit as st
 
 from calc import api_tiers, bill, bill_compare, product_traffic
 from ui import bill_views, caching, energy, equations, sidebar, widgets
-from ui.bill_views import DEFAULTS, usd
+from ui.bill_views import DEFAULTS
+from ui.formats import fmt_usd
 
 
 @caching.bounded_cache(max_entries=64, max_bytes=16 * caching.MB)
@@ -67,8 +68,8 @@ def bill_section() -> None:
         st.markdown(f"#### The bill at {dau:,.0f} {traffic.unit}")
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
-                col.metric(f"{row.name}", usd(row.total_usd, 0), help=f"{row.model}: USD per month of 30 days")
-                col.caption(f"{usd(row.per_generation_usd, 5)} per generation"
+                col.metric(f"{row.name}", fmt_usd(row.total_usd), help=f"{row.model}: USD per month of 30 days")
+                col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per generation"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
         bill_views.conventions_caption(scenario, tiers)
         if traffic.plain:
@@ -77,7 +78,7 @@ def bill_section() -> None:
         else:
             st.markdown(
                 f"{dau:,.0f} daily users x ({remix:.2f}% who remix + {orig:.2f}% who create) = "
-                f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:g} generations each = "
+                f"**{scenario.creators_per_day:,.0f} creators a day**, x {gens:,g} generations each = "
                 f"**{scenario.generations_per_day:,.0f} generations a day**. The other users only view and cost nothing.")
         widgets.show_equations([equations.bill_row(scenario, t, bill.api_monthly_bill(scenario, t).total_usd)
                                for t in tiers])

@@ -9,9 +9,9 @@ Nothing a student typed is rendered as markdown or HTML (st.text and data frames
 import sqlalchemy as sa
 import streamlit as st
 
-from classroom import analysis, poll, questions
+from classroom import poll, questions
 from classroom.store import get_store
-from ui import charts, classroom as present, formats, poll_views, widgets
+from ui import classroom as present, formats, poll_views
 
 try:
     store = get_store()
@@ -75,10 +75,7 @@ def landing() -> None:
             st.rerun()
         _show_msg("join")
     with right:
-        st.subheader("Teach")
-        st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
-                   "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
-                   f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+        poll_views.teach_intro()
         st.button("Open a class session", on_click=_call, args=("open", poll.open_session), kwargs={"then": _teach},
                   key="pl_open")
         _show_msg("open")
@@ -91,36 +88,17 @@ def live_results() -> None:
     r = _read(poll.results, code, key)
     if r is None:
         return
-    join_url = f"{_base_url()}?code={code}"
     left, right = st.columns([1, 3], gap="medium")
-    left.markdown(f"<div style='font-size:2.6rem;font-weight:700;letter-spacing:.2rem'>{code}</div>",
-                  unsafe_allow_html=True)
-    left.image(poll.qr_png(join_url), width=190)
-    left.caption(f"Scan, or open {formats.md_escape(join_url)} and type the code.")
+    poll_views.code_panel(left, code, f"{_base_url()}?code={code}")
     if r.spec is None:
         right.info("Pick a question above and ask it; then open answering.")
         return
     ex = questions.build(r.spec)
     pairs = [(a.value, a.unit) for a in r.answers]
-    vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
-    with left, widgets.metric_row(3, per_row=1) as m:
-        m[0].metric("Answers", f"{len(r.answers):,} of {r.joined:,}", help="answers to this question, of the "
-                    "students who joined")
-        m[1].metric("Answering", r.state)
-        m[2].metric("Within tolerance", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed" else "–")
+    poll_views.counts_panel(left, ex, r, pairs)
     left.download_button("Export CSV", poll.export_csv(store, code, key), f"poll_{code}.csv", "text/csv",
                          key="pl_csv")
-    right.markdown(f"**Question {r.seq}: {ex.title}.** {ex.question}")
-    if r.state == "revealed":
-        right.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
-    chart, table = right.columns([3, 2]) if r.state == "revealed" else (right.container(), None)
-    if vals:
-        with chart:
-            charts.show_chart(poll_views.histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
-    if table is not None:
-        table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
-                     for c in analysis.clusters(ex, pairs)])
-        table.link_button("Show why on its page ↗", ex.url, type="primary")
+    poll_views.question_and_spread(right, ex, r, pairs)
 
 
 def teacher() -> None:
@@ -128,13 +106,7 @@ def teacher() -> None:
     if not poll.is_teacher(store, code, key):
         st.error("This link's teacher key does not open a live session (wrong key, or the session expired).")
         return
-    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
-    with top[0].expander("Question", expanded=poll.results(store, code, key).spec is None):
-        spec = poll_views.question_picker()
-        st.button("Ask this question", on_click=_call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
-    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
-        col.button(label, on_click=_call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
-                   width="stretch", type="primary" if action == "reveal" else "secondary")
+    poll_views.teacher_controls(_call, code, key, no_question_yet=poll.results(store, code, key).spec is None)
     _show_msg("ask")
     _show_msg("state")
     live_results()
@@ -163,21 +135,11 @@ def student() -> None:
     st.markdown(f"**{ex.title}**")
     st.markdown(ex.question)
     if v.state == "open":
-        with st.form(f"pl_answer_{v.seq}"):
-            c1, c2 = st.columns([2, 1])
-            c1.text_input("Your answer", max_chars=poll.MAX_ANSWER_CHARS, key=f"pl_ans_{v.seq}")
-            c2.selectbox("Unit", ex.unit_choices, key=f"pl_unit_{v.seq}", index=ex.unit_choices.index(ex.unit))
-            st.form_submit_button("Send" if v.mine is None else "Change my answer", type="primary", on_click=_send,
-                                  args=(v.seq,))
+        poll_views.answer_form(ex, v, _send)
         _show_msg("answer")
     else:
         st.info("Answering is not open yet." if v.state == "ready" else "Answering is closed.")
-    if v.mine is not None:
-        st.text(f"Your answer: {v.mine.text} {v.mine.unit}")
-    if v.revealed:
-        st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
-        if v.mine is not None:
-            st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+    poll_views.own_answer(ex, v)
 
 
 try:

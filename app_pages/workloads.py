@@ -38,23 +38,25 @@ def workloads_section() -> None:
             shared = st.number_input("Shared prefix assumed for CSV traces, tokens", 0, 1_000_000, 0, step=512,
                                      key="wl_shared", bind="query-params", help="A CSV trace has no block hashes: its prompts are unique "
                                      "unless every prompt starts with the same system prompt")
+        # Two to a row and a radio (its labels wrap): at 700 px, four to a row cut labels and a select box its option
         c1, c2 = st.columns(2)
         block = c1.selectbox("Block size, tokens", [16, 256, 512], index=2, key="wl_bs", bind="query-params",
                              help="16: vLLM's block; 256: LMCache's default chunk; 512: Mooncake's (its trace's hashes)")
-        url_state.accept_url_values("wl_pol", list(prefix_cache.POLICIES), ww.POLICY_LABELS.get)
-        policy = c2.selectbox("When a tier is full", list(prefix_cache.POLICIES), key="wl_pol", bind="query-params",
-                              format_func=ww.POLICY_LABELS.get)
-        c1, c2, c3, c4 = st.columns(4)
-        running = c1.number_input("Running batch", 0, 4096, 4, step=4, key="wl_run", bind="query-params",
+        running = c2.number_input("Running batch", 0, 4096, 4, step=4, key="wl_run", bind="query-params",
                                   help="Sequences decoding now: their KV cache is not free for prefixes")
-        cpu_gb = c2.number_input("CPU GB", 0, 100_000, 256, step=64, key="wl_cpu", bind="query-params")
-        ssd_gb = c3.number_input("SSD GB", 0, 1_000_000, 2000, step=500, key="wl_ssd", bind="query-params")
-        remote_gb = c4.number_input("Remote GB", 0, 10_000_000, 0, step=1000, key="wl_rem", bind="query-params")
-        c1, c2, c3 = st.columns(3)
+        url_state.accept_url_values("wl_pol", list(prefix_cache.POLICIES), ww.POLICY_LABELS.get)
+        policy = st.radio("When a tier is full", list(prefix_cache.POLICIES), key="wl_pol", bind="query-params",
+                          format_func=ww.POLICY_LABELS.get)
+        c1, c2 = st.columns(2)
+        cpu_gb = c1.number_input("CPU GB", 0, 100_000, 256, step=64, key="wl_cpu", bind="query-params")
+        ssd_gb = c2.number_input("SSD GB", 0, 1_000_000, 2000, step=500, key="wl_ssd", bind="query-params")
+        c1, c2 = st.columns(2)
+        remote_gb = c1.number_input("Remote GB", 0, 10_000_000, 0, step=1000, key="wl_rem", bind="query-params")
+        ttl_min = c2.number_input("API cache TTL, min", 0.0, 1440.0, 5.0, step=1.0, key="wl_ttl", bind="query-params",
+                                  help="Anthropic: 5 min (1 h at 2x writes); OpenAI: 5-10 min in memory")
+        c1, c2 = st.columns(2)
         batch = c1.number_input("Decode batch", 1, 4096, 32, step=8, key="wl_batch", bind="query-params")
         peak = c2.number_input("Peak / average", 1.0, 100.0, 3.0, step=0.5, key="wl_peak", bind="query-params")
-        ttl_min = c3.number_input("API cache TTL, min", 0.0, 1440.0, 5.0, step=1.0, key="wl_ttl", bind="query-params",
-                                  help="Anthropic: 5 min (1 h at 2x writes); OpenAI: 5-10 min in memory")
     if source == "upload" and upload is None:
         right.info("Choose a trace file: Mooncake JSON lines (timestamp, input_length, output_length, hash_ids) or a CSV "
                    "with TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or BurstGPT's columns.")
@@ -143,7 +145,7 @@ def workloads_section() -> None:
         st.warning(f"Self-hosting left out: {formats.md_escape(sh_error)}")
     ww.show_bills(table)
     st.caption(f"Traffic: the stream's own rate, {stats['requests_per_day']:,.0f} requests a day. API: the provider's "
-               f"cache keeps a prefix {ttl_min:g} min after its last use, whatever its size; reasoning billed as output "
+               f"cache keeps a prefix {ttl_min:,g} min after its last use, whatever its size; reasoning billed as output "
                "(all three providers). Self-hosted: GPU time of prefill left after the tiered cache plus decode of "
                "answers and reasoning, replicas for the peak; roofline lower bounds.")
     inputs = {"source": source, "block_size": stream.block_size, "policy": policy, "running_batch": running,

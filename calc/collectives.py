@@ -3,7 +3,8 @@ time of a ring all-reduce, an all-to-all and a point-to-point transfer over them
 
 Ring all-reduce of M bytes over n ranks, ``2 (n - 1) / n x M / bw + 2 (n - 1) x latency`` (NCCL
 tests, doc/PERFORMANCE.md: bus bandwidth = algorithm bandwidth x 2 (n - 1) / n); all-to-all of M
-bytes per rank, ``M (n - 1) / n / bw + (n - 1) x latency``; point to point, ``M / bw + latency``.
+bytes per rank, ``M (n - 1) / n / bw + latency`` (the pieces to all peers in flight at once, as
+DeepEP's kernels send them); point to point, ``M / bw + latency``.
 Bandwidth is per GPU and direction, latency per hop. A group that does not fit in one
 NVLink/NVSwitch domain communicates over the scale-out network (``link_for_group``).
 """
@@ -28,7 +29,7 @@ class Interconnect:
         id, name: preset id ("nvlink4") and display name.
         bandwidth_bytes_per_s: per GPU and direction (vendors quote both directions summed: NVLink 4's
             "900 GB/s" is 450 GB/s each way), the figure NCCL's bus bandwidth approaches.
-        latency_s: per hop of a ring (per peer of an all-to-all), a few microseconds.
+        latency_s: per hop of a ring (once per all-to-all: its sends overlap), a few microseconds.
         domain_size: accelerators this fabric joins (8 in an HGX server); larger groups use ``scale_out``.
         scale_out: id of the network between domains (InfiniBand, RoCE, Ethernet), or None.
         source: the vendor sheet (not compared).
@@ -122,13 +123,18 @@ def ring_all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
 def all_to_all_s(message_bytes, n_ranks: int, interconnect: Interconnect):
     """Seconds of an all-to-all where each rank holds ``message_bytes`` for all ranks (itself included).
 
-    Each rank sends (n - 1) / n of its bytes, one piece per peer: ``(n - 1) / n x M / bw + (n - 1) x
-    latency`` (the pairwise exchange; GShard section 2.2 routes MoE tokens this way). 0 for one rank.
+    Each rank sends (n - 1) / n of its bytes, one piece per peer, all pieces in flight at once (GPU-
+    initiated RDMA or NVLink stores to every peer): ``(n - 1) / n x M / bw + latency``, the latency paid
+    once, not per peer. 0 for one rank. Check against DeepEP's low-latency kernels (deepseek-ai/DeepEP,
+    docs/legacy.md, "Low-latency kernels with pure RDMA": H800 with one 400 Gb/s CX7 NIC each, 128 tokens
+    x 7168 hidden x top-8 in FP8 = 7.34 MB per rank): dispatch 155 us at EP 32 and 194 us at EP 256.
+    This formula on InfiniBand NDR (50 GB/s, 5 us): 31/32 x 7.34e6 / 50e9 + 5 us = 147 us at EP 32 and
+    151 us at EP 256; a latency per peer would give 297 us and 1.42 ms.
     """
     n = int(n_ranks)
     m = np.asarray(message_bytes, dtype=float)
     if n <= 1:
         out = np.zeros_like(m)
     else:
-        out = (n - 1) / n * m / interconnect.bandwidth_bytes_per_s + (n - 1) * interconnect.latency_s
+        out = (n - 1) / n * m / interconnect.bandwidth_bytes_per_s + interconnect.latency_s
     return float(out) if out.ndim == 0 else out

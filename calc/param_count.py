@@ -8,6 +8,187 @@ from __future__ import annotations
 from .config_shapes import _GDN_FAMILIES, _bool_key, _first, _int_key, _present, _shapes
 
 
+def _gpt2(s: dict, head: int) -> int:
+    """GPT-2 style: wte + wpe + L*(2 LN, c_attn, c_proj, c_fc, c_proj, all with biases) + final LN."""
+    cfg, d, L, N, K, H, V = s["cfg"], s["d"], s["L"], s["N"], s["K"], s["H"], s["V"]
+    F = s["F_dense"]
+    _, n_pos = _first(cfg, "max_context_len", required=False, default=1024)
+    qkv = N * H + 2 * K * H
+    layer = (2 * 2 * d + d * qkv + qkv + N * H * d + d + d * F + F + F * d + d)
+    return V * d + n_pos * d + L * layer + 2 * d + head
+
+
+def _falcon(s: dict, head: int) -> int:
+    """Falcon: fused QKV (N + 2K)*H, dense, a 2-matrix MLP, one or two LayerNorms with bias per layer."""
+    cfg, d, L, N, K, H, V = s["cfg"], s["d"], s["L"], s["N"], s["K"], s["H"], s["V"]
+    F = s["F_dense"]
+    bias = _bool_key(cfg, "bias", False)
+    new_arch = _bool_key(cfg, "new_decoder_architecture", False)
+    parallel = _bool_key(cfg, "parallel_attn", True)
+    n_ln = 2 if (new_arch or not parallel) else 1
+    qkv = (N + 2 * K) * H
+    layer = n_ln * 2 * d + d * qkv + N * H * d + 2 * d * F
+    if bias:
+        layer += qkv + d + F + d
+    return V * d + L * layer + 2 * d + head
+
+
+def _attention(s: dict) -> int:
+    """One attention block: MLA's low-rank projections (and DSA's indexer), or Q/K/V/O with the family's biases,
+    output gate, QK-norm and sinks."""
+    cfg, mt, d, N, K, H = s["cfg"], s["model_type"], s["d"], s["N"], s["K"], s["H"]
+    if s["family"] == "mla":
+        nope, rope, vh, kvl, ql = (s["qk_nope_head_dim"], s["qk_rope_head_dim"], s["v_head_dim"],
+                                   s["kv_lora_rank"], s["q_lora_rank"])
+        q = d * ql + ql + ql * N * (nope + rope) if ql else d * N * (nope + rope)
+        attn = q + d * (kvl + rope) + kvl + kvl * N * (nope + vh) + N * vh * d
+        if s.get("index_topk"):  # DSA lightning indexer: wq_b, wk, k_norm (LayerNorm), weights_proj
+            hi, di = s["index_n_heads"], s["index_head_dim"]
+            attn += (ql or d) * hi * di + d * di + 2 * di + d * hi
+        return attn
+    gate = 2 if (mt.startswith(_GDN_FAMILIES) and _bool_key(cfg, "attn_output_gate", True)) else 1
+    attn = gate * d * N * H + 2 * d * K * H + N * H * d
+    if mt.startswith("qwen2"):
+        attn += N * H + 2 * K * H
+    elif _bool_key(cfg, "attention_bias", False):
+        attn += N * H + 2 * K * H + d
+    if mt.startswith(("qwen3", "gemma3")):
+        attn += 2 * H
+    if mt.startswith("gpt_oss"):  # gpt-oss: one learned attention sink per query head (self_attn.sinks)
+        attn += N
+    return attn
+
+
+def _ffn(s: dict, width: int) -> int:
+    """One MLP of ``width``: gate, up and down (Nemotron-H: up and down, relu^2), with biases under mlp_bias."""
+    n_mats = 2 if s["model_type"].startswith("nemotron_h") else 3
+    bias = (((n_mats - 1) * width + s["d"]) if _bool_key(s["cfg"], "mlp_bias", False) else 0)
+    return n_mats * s["d"] * width + bias
+
+
+def _mamba2(s: dict) -> int:
+    """A Mamba2 mixer: in_proj, conv1d (+ bias), dt_bias, A_log, D, gated norm, out_proj."""
+    cfg, mt, d = s["cfg"], s["model_type"], s["d"]
+    inner, n_st, g, h, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_n_groups"], s["ssm_n_heads"], s["ssm_conv_kernel"]
+    conv = inner + 2 * g * n_st
+    out = d * (2 * inner + 2 * g * n_st + h) + conv * k + 3 * h + inner * d
+    out += conv if _bool_key(cfg, "use_conv_bias", _bool_key(cfg, "mamba_conv_bias", True)) else 0
+    out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
+    if not mt.startswith("falcon_h1") or _bool_key(cfg, "mamba_rms_norm", False):
+        out += inner
+    return out
+
+
+def _mamba1(s: dict) -> int:
+    """Jamba's Mamba1 mixer."""
+    cfg, d = s["cfg"], s["d"]
+    inner, n_st, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_conv_kernel"]
+    dt = cfg.get("mamba_dt_rank", "auto")
+    dt = -(-d // 16) if dt in (None, "auto") else _int_key(cfg, "mamba_dt_rank")
+    out = (d * 2 * inner + inner * k + inner * (dt + 2 * n_st) + dt * inner + inner + inner * n_st + inner
+           + inner * d + dt + 2 * n_st)
+    out += inner if _bool_key(cfg, "mamba_conv_bias", True) else 0
+    out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
+    return out
+
+
+def _mixer(s: dict, kind: str, attn: int) -> int:
+    """The token mixer of a layer of ``kind`` (``attn``: one attention block's count); 0 for a layer without."""
+    d, N, H = s["d"], s["N"], s["H"]
+    if kind in ("full", "sliding", "chunked"):
+        return attn
+    if kind == "linear_attention":  # Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj
+        hk, hv, dk, dv = (s["linear_n_key_heads"], s["linear_n_value_heads"], s["linear_key_head_dim"],
+                          s["linear_value_head_dim"])
+        conv = 2 * hk * dk + hv * dv
+        return d * (2 * hk * dk + 2 * hv * dv) + d * 2 * hv + conv * s["linear_conv_kernel"] + 2 * hv + dv + hv * dv * d
+    if kind == "lightning":  # qkv_proj, output_gate, out_proj, norm
+        return 3 * d * N * H + d * N * H + N * H * d + N * H
+    if kind == "mamba":
+        return _mamba1(s)
+    if kind == "mamba2":
+        return _mamba2(s)
+    if kind == "parallel_mamba2":
+        return attn + _mamba2(s)
+    return 0
+
+
+def _moe_extras(s: dict) -> tuple[int, int, int, int]:
+    """A MoE layer's parts beside its routed experts: (shared experts, router, the router's score-correction
+    bias, each expert's biases); all 0 for a dense model."""
+    cfg, mt, d, E, F = s["cfg"], s["model_type"], s["d"], s["E"], s["F"]
+    shared = router = score_bias = expert_bias = 0
+    if E is None:
+        return shared, router, score_bias, expert_bias
+    _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
+    if mt.startswith("nemotron_h"):
+        shared_w = (_int_key(cfg, "moe_shared_expert_intermediate_size")
+                    if _present(cfg, "moe_shared_expert_intermediate_size") else F)
+        shared = n_shared * _ffn(s, shared_w)
+    else:
+        shared = n_shared * _ffn(s, F)
+    if _present(cfg, "shared_expert_intermediate_size"):  # Qwen-MoE: one shared expert and its gate
+        width = _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
+        shared += _ffn(s, width) + d if width else 0
+    if mt.startswith("llama4"):  # Llama 4: an implicit shared expert of width intermediate_size
+        shared += _ffn(s, s["F_dense"])
+    # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
+    # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
+    score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
+                       or cfg.get("score_func") == "sigmoid") else 0
+    router = d * E
+    if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
+        router += E
+        expert_bias = 2 * F + d
+    return shared, router, score_bias, expert_bias
+
+
+def _gemma3n_extra(s: dict) -> int:
+    """Gemma-3n's per-layer embeddings, AltUp and LAuReL (transformers' Gemma3n modules), less the k_proj,
+    v_proj and k_norm its KV-shared layers do not have."""
+    cfg, d, L, K, H = s["cfg"], s["d"], s["L"], s["K"], s["H"]
+    a = _int_key(cfg, "altup_num_inputs") if _present(cfg, "altup_num_inputs") else 4
+    r = _int_key(cfg, "laurel_rank") if _present(cfg, "laurel_rank") else 64
+    p = _int_key(cfg, "hidden_size_per_layer_input") if _present(cfg, "hidden_size_per_layer_input") else 256
+    v_pl = (_int_key(cfg, "vocab_size_per_layer_input") if _present(cfg, "vocab_size_per_layer_input")
+            else 262144)
+    per_layer = (d + a * a + a ** 3 + a * d + d) + (2 * d * r + d) + (2 * p * d + d)
+    extra = v_pl * L * p + L * p * d + p + 2 * (a - 1) * d * d + L * per_layer
+    return extra - s["kv_shared"] * (2 * d * K * H + H)
+
+
+def _moe_layer(s: dict, moe: tuple[int, int, int, int]) -> tuple[int, int]:
+    """A MoE layer's experts, shared experts and router: (total with every expert, active with top-k)."""
+    shared, router, score_bias, expert_bias = moe
+    expert = _ffn(s, s["F"]) + expert_bias
+    return s["E"] * expert + shared + router + score_bias, s["top_k"] * expert + shared + router
+
+
+def _mtp(s: dict, attn: int, norms: int, moe: tuple[int, int, int, int]) -> tuple[int, int]:
+    """The multi-token-prediction modules (not part of the main model; counted apart, see ``mtp_params``):
+    each is one decoder layer with full attention and the FFN of the last main layer, fed by a
+    projection 2D x D of [embedding; hidden state] and its norms. DeepSeek-V3's checkpoint stores, in
+    its extra layer, enorm, hnorm, eh_proj, the layer, shared_head.norm and copies of embed_tokens and
+    shared_head.head (V x D each); Qwen3-Next / Qwen3.5 store fc, two pre-fc norms, the layer and a
+    norm, and share the main model's embedding and head (unless mtp_use_dedicated_embeddings)."""
+    n_mtp = s.get("mtp_layers", 0)
+    if not n_mtp:
+        return 0, 0
+    d, V = s["d"], s["V"]
+    ffn_kind, width = s["ffn"][-1]
+    layer = _mixer(s, "full", attn) + norms * d
+    layer_total = layer_active = layer + (_ffn(s, width) if ffn_kind == "dense" else 0)
+    if ffn_kind == "moe":
+        more_total, more_active = _moe_layer(s, moe)
+        layer_total += more_total
+        layer_active += more_active
+    glue = 2 * d * d + 3 * d
+    copies = 2 * V * d if (s["model_type"].startswith("deepseek_v3")
+                           or _bool_key(s["cfg"], "mtp_use_dedicated_embeddings", False)) else 0
+    # the head's matmul runs for every drafted token
+    return n_mtp * (layer_total + glue + copies), n_mtp * (layer_active + glue + V * d)
+
+
 def _count(s: dict) -> tuple[int, int]:
     """Total and active parameter counts from the shapes (formulas of the reference data, 1.1).
 
@@ -27,162 +208,37 @@ def _count(s: dict) -> tuple[int, int]:
     for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode
     and falcon (tests/test_models.py).
     """
-    cfg, fam, mt = s["cfg"], s["family"], s["model_type"]
-    d, L, N, K, H, V = s["d"], s["L"], s["N"], s["K"], s["H"], s["V"]
+    fam, mt, d, L, V = s["family"], s["model_type"], s["d"], s["L"], s["V"]
     s["mtp"] = (0, 0)
     head = 0 if s["tied"] else V * d
     if fam == "gpt2":
-        F = s["F_dense"]
-        _, n_pos = _first(cfg, "max_context_len", required=False, default=1024)
-        qkv = N * H + 2 * K * H
-        layer = (2 * 2 * d + d * qkv + qkv + N * H * d + d + d * F + F + F * d + d)
-        total = V * d + n_pos * d + L * layer + 2 * d + head
+        total = _gpt2(s, head)
         return total, total
     if fam == "falcon":
-        F = s["F_dense"]
-        bias = _bool_key(cfg, "bias", False)
-        new_arch = _bool_key(cfg, "new_decoder_architecture", False)
-        parallel = _bool_key(cfg, "parallel_attn", True)
-        n_ln = 2 if (new_arch or not parallel) else 1
-        qkv = (N + 2 * K) * H
-        layer = n_ln * 2 * d + d * qkv + N * H * d + 2 * d * F
-        if bias:
-            layer += qkv + d + F + d
-        total = V * d + L * layer + 2 * d + head
+        total = _falcon(s, head)
         return total, total
-
     norms = 4 if mt.startswith(("gemma2", "gemma3")) else 1 if mt.startswith("nemotron_h") else 2
-    if fam == "mla":
-        nope, rope, vh, kvl, ql = (s["qk_nope_head_dim"], s["qk_rope_head_dim"], s["v_head_dim"],
-                                   s["kv_lora_rank"], s["q_lora_rank"])
-        q = d * ql + ql + ql * N * (nope + rope) if ql else d * N * (nope + rope)
-        attn = q + d * (kvl + rope) + kvl + kvl * N * (nope + vh) + N * vh * d
-        if s.get("index_topk"):  # DSA lightning indexer: wq_b, wk, k_norm (LayerNorm), weights_proj
-            hi, di = s["index_n_heads"], s["index_head_dim"]
-            attn += (ql or d) * hi * di + d * di + 2 * di + d * hi
-    else:
-        gate = 2 if (mt.startswith(_GDN_FAMILIES) and _bool_key(cfg, "attn_output_gate", True)) else 1
-        attn = gate * d * N * H + 2 * d * K * H + N * H * d
-        if mt.startswith("qwen2"):
-            attn += N * H + 2 * K * H
-        elif _bool_key(cfg, "attention_bias", False):
-            attn += N * H + 2 * K * H + d
-        if mt.startswith(("qwen3", "gemma3")):
-            attn += 2 * H
-        if mt.startswith("gpt_oss"):  # gpt-oss: one learned attention sink per query head (self_attn.sinks)
-            attn += N
-    mlp_bias = _bool_key(cfg, "mlp_bias", False)
-    n_mats = 2 if mt.startswith("nemotron_h") else 3  # Nemotron-H's MLP: up and down (relu^2)
-
-    def ffn(width: int) -> int:
-        return n_mats * d * width + (((n_mats - 1) * width + d) if mlp_bias else 0)
-
-    def mamba2() -> int:  # in_proj, conv1d (+ bias), dt_bias, A_log, D, gated norm, out_proj
-        inner, n_st, g, h, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_n_groups"], s["ssm_n_heads"], s["ssm_conv_kernel"]
-        conv = inner + 2 * g * n_st
-        out = d * (2 * inner + 2 * g * n_st + h) + conv * k + 3 * h + inner * d
-        out += conv if _bool_key(cfg, "use_conv_bias", _bool_key(cfg, "mamba_conv_bias", True)) else 0
-        out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
-        if not mt.startswith("falcon_h1") or _bool_key(cfg, "mamba_rms_norm", False):
-            out += inner
-        return out
-
-    def mixer(kind: str) -> int:
-        if kind in ("full", "sliding", "chunked"):
-            return attn
-        if kind == "linear_attention":  # Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj
-            hk, hv, dk, dv = (s["linear_n_key_heads"], s["linear_n_value_heads"], s["linear_key_head_dim"],
-                              s["linear_value_head_dim"])
-            conv = 2 * hk * dk + hv * dv
-            return d * (2 * hk * dk + 2 * hv * dv) + d * 2 * hv + conv * s["linear_conv_kernel"] + 2 * hv + dv + hv * dv * d
-        if kind == "lightning":  # qkv_proj, output_gate, out_proj, norm
-            return 3 * d * N * H + d * N * H + N * H * d + N * H
-        if kind == "mamba":  # Jamba's Mamba1 mixer
-            inner, n_st, k = s["ssm_d_inner"], s["ssm_d_state"], s["ssm_conv_kernel"]
-            dt = cfg.get("mamba_dt_rank", "auto")
-            dt = -(-d // 16) if dt in (None, "auto") else _int_key(cfg, "mamba_dt_rank")
-            out = (d * 2 * inner + inner * k + inner * (dt + 2 * n_st) + dt * inner + inner + inner * n_st + inner
-                   + inner * d + dt + 2 * n_st)
-            out += inner if _bool_key(cfg, "mamba_conv_bias", True) else 0
-            out += d if _bool_key(cfg, "mamba_proj_bias", False) else 0
-            return out
-        if kind == "mamba2":
-            return mamba2()
-        if kind == "parallel_mamba2":
-            return attn + mamba2()
-        return 0
-
-    E, k, F = s["E"], s["top_k"], s["F"]
-    shared = router = score_bias = expert_bias = 0
-    if E is not None:
-        _, n_shared = _first(cfg, "n_shared_experts", required=False, default=0, allow_zero=True)
-        if mt.startswith("nemotron_h"):
-            shared_w = (_int_key(cfg, "moe_shared_expert_intermediate_size")
-                        if _present(cfg, "moe_shared_expert_intermediate_size") else F)
-            shared = n_shared * ffn(shared_w)
-        else:
-            shared = n_shared * ffn(F)
-        if _present(cfg, "shared_expert_intermediate_size"):  # Qwen-MoE: one shared expert and its gate
-            width = _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
-            shared += ffn(width) + d if width else 0
-        if mt.startswith("llama4"):  # Llama 4: an implicit shared expert of width intermediate_size
-            shared += ffn(s["F_dense"])
-        # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
-        # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
-        score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
-                           or cfg.get("score_func") == "sigmoid") else 0
-        router = d * E
-        if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
-            router += E
-            expert_bias = 2 * F + d
+    attn = _attention(s)
+    moe = _moe_extras(s)
     shared_mlp = 0
-    if mt.startswith("granitemoehybrid") and _present(cfg, "shared_intermediate_size"):
-        shared_mlp = ffn(_int_key(cfg, "shared_intermediate_size", allow_zero=True))  # every layer
-
-    kinds = s["layer_types"] or ("full",) * L
+    if mt.startswith("granitemoehybrid") and _present(s["cfg"], "shared_intermediate_size"):
+        shared_mlp = _ffn(s, _int_key(s["cfg"], "shared_intermediate_size", allow_zero=True))  # every layer
     total = active = V * d + head + d
-    if mt.startswith("gemma3n"):  # Gemma-3n: per-layer embeddings, AltUp and LAuReL (transformers' Gemma3n modules)
-        a = _int_key(cfg, "altup_num_inputs") if _present(cfg, "altup_num_inputs") else 4
-        r = _int_key(cfg, "laurel_rank") if _present(cfg, "laurel_rank") else 64
-        p = _int_key(cfg, "hidden_size_per_layer_input") if _present(cfg, "hidden_size_per_layer_input") else 256
-        v_pl = (_int_key(cfg, "vocab_size_per_layer_input") if _present(cfg, "vocab_size_per_layer_input")
-                else 262144)
-        per_layer = (d + a * a + a ** 3 + a * d + d) + (2 * d * r + d) + (2 * p * d + d)
-        extra = v_pl * L * p + L * p * d + p + 2 * (a - 1) * d * d + L * per_layer
-        extra -= s["kv_shared"] * (2 * d * K * H + H)  # KV-shared layers have no k_proj, v_proj, k_norm
+    if mt.startswith("gemma3n"):
+        extra = _gemma3n_extra(s)
         total += extra
         active += extra
-    for kind, (ffn_kind, width) in zip(kinds, s["ffn"]):
-        layer = mixer(kind) + norms * d + shared_mlp
+    for kind, (ffn_kind, width) in zip(s["layer_types"] or ("full",) * L, s["ffn"]):
+        layer = _mixer(s, kind, attn) + norms * d + shared_mlp
         if ffn_kind == "dense":
-            layer += ffn(width)
+            layer += _ffn(s, width)
         total += layer
         active += layer
         if ffn_kind == "moe":
-            total += E * (ffn(F) + expert_bias) + shared + router + score_bias
-            active += k * (ffn(F) + expert_bias) + shared + router
-
-    # Multi-token-prediction modules (not part of the main model; counted apart, see ``mtp_params``):
-    # each is one decoder layer with full attention and the FFN of the last main layer, fed by a
-    # projection 2D x D of [embedding; hidden state] and its norms. DeepSeek-V3's checkpoint stores, in
-    # its extra layer, enorm, hnorm, eh_proj, the layer, shared_head.norm and copies of embed_tokens and
-    # shared_head.head (V x D each); Qwen3-Next / Qwen3.5 store fc, two pre-fc norms, the layer and a
-    # norm, and share the main model's embedding and head (unless mtp_use_dedicated_embeddings).
-    mtp_total = mtp_active = 0
-    n_mtp = s.get("mtp_layers", 0)
-    if n_mtp:
-        ffn_kind, width = s["ffn"][-1]
-        layer = mixer("full") + norms * d
-        layer_total = layer_active = layer + (ffn(width) if ffn_kind == "dense" else 0)
-        if ffn_kind == "moe":
-            layer_total += E * (ffn(F) + expert_bias) + shared + router + score_bias
-            layer_active += k * (ffn(F) + expert_bias) + shared + router
-        glue = 2 * d * d + 3 * d
-        copies = 2 * V * d if (mt.startswith("deepseek_v3") or _bool_key(cfg, "mtp_use_dedicated_embeddings", False)) \
-            else 0
-        mtp_total = n_mtp * (layer_total + glue + copies)
-        mtp_active = n_mtp * (layer_active + glue + V * d)   # the head's matmul runs for every drafted token
-    s["mtp"] = (mtp_total, mtp_active)
+            more_total, more_active = _moe_layer(s, moe)
+            total += more_total
+            active += more_active
+    s["mtp"] = _mtp(s, attn, norms, moe)
     return total, active
 
 

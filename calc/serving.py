@@ -11,8 +11,9 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
 2. **Efficiency**: each bound part divided by the utilisation the engine reaches in that phase:
    weights by ``mbu_weights``, the KV read by ``mbu_kv`` (the attention kernel), decode matmuls by
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
-   of their precision (16, 8 or 4 bits), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
-   when a replica spans servers). The overlap rule of the
+   of their precision (16, 8 or 4 bits; a prompt's attention scores and values run at the precision of
+   the KV cache, fp8 or bf16, not at the weights' fp4 or fp8: ``attention_extra_s``), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
+   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe). The overlap rule of the
    bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
@@ -51,6 +52,7 @@ from .models import ModelConfig
 from .gpu_share import max_batch_per_replica
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
+from .roofline import attention_flops_array
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -162,7 +164,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
-        weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s; f (prompts per step),
+        weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
+        the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, and the model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
 
     Raises:
@@ -203,7 +206,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     else:
         wmix = dec["weights_s"]
     n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
-    return dict(B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
+    pf_attn = attention_extra_s(model, accelerator, i, layout, weight_dtype, kv_dtype) * (b if batching == "static" else 1.0)
+    return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
@@ -211,7 +215,35 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
-                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0))
+                scale_out=np.full_like(b, 1.0 if _spans_domains(accelerator, layout, interconnect) else 0.0),
+                pcie=np.full_like(b, 1.0 if _over_pcie(accelerator, layout, interconnect) else 0.0))
+
+
+def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: float, layout: Layout,
+                      weight_dtype: str, kv_dtype: str) -> float:
+    """Seconds per GPU that one prompt's causal attention (scores and weighted values) takes beyond what
+    the bound charged it: the bound runs every prefill FLOP at the weights' matmul peak
+    (``Accelerator.compute_flops``), but attention multiplies activations by the cached K and V, so it
+    runs in the cache's precision: fp8 where the KV cache is fp8 and the accelerator has fp8 engines
+    (FP8 context attention, TensorRT-LLM and FlashAttention-3), else bf16. For fp4 or fp8 weights over a
+    bf16 cache that is 2-4x slower than the bound's rate. 0 when both precisions agree.
+    ``attention_flops / width x (1 / peak_attention - 1 / peak_weights)``
+    (``calc.roofline.attention_flops_array``; Dao, FlashAttention-3, 2024, section 3.3 for fp8 attention).
+    Example: gpt-oss-120b (MXFP4 experts, bf16 cache), a 32,768-token prompt on one B200 with fp4 engines:
+    attention FLOPs / 2.25e15 - attention FLOPs / 9.0e15.
+    """
+    kv = str(kv_dtype).lower()
+    attn = "fp8" if kv == "fp8" and "fp8" in accelerator.peak_flops_per_s else "bf16"
+    gap = 1.0 / accelerator.peak_flops(attn) - 1.0 / accelerator.compute_flops(weight_dtype)
+    if gap <= 0:
+        return 0.0
+    return float(attention_flops_array(model, float(prompt_len), 1.0, 0)) / layout.width * gap
+
+
+def _over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives inside one server run over PCIe (no NVLink / Infinity Fabric)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > 1 and ic.id.startswith("pcie")
 
 
 def _spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
@@ -241,17 +273,21 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
     mbu_w, mbu_kv = p["mbu_weights"], p["mbu_kv"]
-    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"], p["comm_efficiency"])
-    mfu_d = np.minimum(p["mfu_decode"] * g["mm"], 1.0) * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
-    mfu_pf = np.minimum(g["mm"] * np.where(g["bits"] == 8, p["mfu_prefill_8"],
-                                           np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"])), 1.0)
+    ce = np.where(g["scale_out"] > 0, p["comm_efficiency_scale_out"],
+                  np.where(g["pcie"] > 0, p["comm_efficiency_pcie"], p["comm_efficiency"]))
+    pf_bits = np.where(g["bits"] == 8, p["mfu_prefill_8"], np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"]))
+    # decode matmuls lose to their precision what prefill's do (fp8 and fp4 engines reach less of their peak)
+    mfu_d = np.minimum(p["mfu_decode"] * g["mm"] * pf_bits / p["mfu_prefill_16"], 1.0) \
+        * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
+    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0)
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
     fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
     dec = kv / mbu_kv + np.maximum(w / mbu_w, c / mfu_d) + cm / ce
-    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, c / mfu_d + f * g["pf_c_s"] / mfu_pf) \
+    pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision
+    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, c / mfu_d + f * pc_x / mfu_pf) \
         + (cm + f * g["pf_comm_s"]) / ce
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
@@ -260,9 +296,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
     wr = np.maximum(pw, w * (1.0 - g["static"]))
-    alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc / mfu_pf) + pcm / ce
+    alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc_x / mfu_pf) + pcm / ce
     o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
-    core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * c / mfu_d + pc / mfu_pf) \
+    core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * c / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce
     # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
     ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])

@@ -6,13 +6,18 @@ number per row): least squares on the log of predicted over measured (``scipy.op
 trust-region reflective, a soft-L1 loss so that one misread row cannot pull every constant), each
 parameter in log space within its bounds, with a weak prior pulling it towards its published value
 (one residual ``log(p / prior) / sigma`` per parameter: a parameter no row informs stays at its prior,
-and is marked "prior", not "fitted"). Each row's residual is weighted by 1 / sqrt(rows of its source),
+and is marked "prior", not "fitted"), and each engine's fixed costs partially pooled with the other
+engines' (``POOL_SIGMA_LOG``: a hierarchical prior, Gelman et al., Bayesian Data Analysis, ch. 5). Each row's residual is weighted by 1 / sqrt(rows of its source),
 normalised to a mean of 1, so that one long table does not drown a short sweep. Deterministic: fixed
 start, no random draws.
 
 ``cross_validate`` refits without each source (leave-one-source-out) or each model
 (leave-one-model-out) and predicts the held-out rows; the spread of those errors is the estimate's
 range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints the error tables.
+
+A row run by trtllm-bench throughput gets the engine settings that benchmark chooses (``trtllm_bench``
+in the trtllm engine's entry); an offline row with a concurrency is a burst of that many requests
+sent at once (at most that many decode together).
 
 Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
 but not fitted), concurrency and offline runs (not an offline run's TTFT or e2e, which grow with its
@@ -25,18 +30,20 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import sys
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .hardware import get_accelerator, with_matmul
 from .measurements import MEASUREMENTS_PATH, load_measurements
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_params import (ENGINE_GROUPS, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
+from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
@@ -47,6 +54,10 @@ THROUGHPUT_METRICS = ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok
 FIT_STATISTICS = ("mean", "median")
 #: Weight of each prior residual against one measurement's.
 PRIOR_WEIGHT = 1.0
+#: Partial pooling of the per-engine fixed costs: each engine's log cost is also pulled towards the mean of
+#: the engines' log costs of its group (one residual per engine, this sigma in log units), so that an engine
+#: with few or no rows borrows from the others instead of falling back to the bare prior.
+POOL_SIGMA_LOG = 0.7
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
 _FP4 = ("nvfp4", "mxfp4", "fp4")
@@ -57,6 +68,9 @@ _GRID = np.geomspace(1.0, 4096.0, 25)
 _SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle")
 _STATIC = ("static batch",)
 _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
+#: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
+#: max batch, token budget and cache share: ``engines.trtllm.trtllm_bench`` in serving_params.json).
+_TRTLLM_BENCH = ("trtllm-bench",)
 
 
 def read_measurements(path=None) -> pd.DataFrame:
@@ -91,6 +105,29 @@ def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
     return w
 
 
+def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, kv_dtype: str,
+                           cache_fraction: float = 0.95, cap: int = 4096) -> int:
+    """The max batch trtllm-bench throughput builds for a run of ``seq_len`` = ISL + OSL tokens
+    (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting):
+    the requests whose cache at the full ISL + OSL fits in ``cache_fraction`` of the memory left after the
+    weights, every attention layer counted at full length (its byte_per_token ignores sliding windows:
+    gpt-oss's 128-token windows do not enlarge the batch), capped at ``cap`` and rounded up as the
+    benchmark does (to 32 under 256, to 128 under 1,024, else to 256; at least 64), over the replicas'
+    pipeline stages. Falls back to ``cap`` when nothing fits (the run then sets its own limits).
+    """
+    free = acc.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype)
+    reserve = max(free, 0.0) * (1.0 - cache_fraction)
+    raw = max_batch_per_replica(model, acc, int(seq_len), layout, weight_dtype, kv_dtype, reserve, sliding="full")
+    if raw < 1:
+        return int(cap)
+    raw = min(raw, cap) / layout.pp
+    if raw < 256:
+        return int(max(64, 32 * math.ceil(raw / 32)))
+    if raw < 1024:
+        return int(128 * math.ceil(raw / 128))
+    return int(256 * math.ceil(raw / 256))
+
+
 def _row_setup(r, params):
     model = get_model(r.model)
     acc = get_accelerator(r.accelerator)
@@ -101,6 +138,13 @@ def _row_setup(r, params):
     replicas = max(1, int(r.n_gpus) // width)
     layout = make_layout(model, tp, pp, ep, replicas)
     key, settings, _ = engine_settings(params, str(r.engine), acc.memory_bytes, acc.name)
+    notes = str(getattr(r, "notes", "") or "").lower()
+    if any(w in notes for w in _TRTLLM_BENCH) and "trtllm_bench" in params["engines"].get(key, {}):
+        settings = dict(params["engines"][key]["trtllm_bench"])  # the benchmark sizes its own engine
+        settings.pop("source", None)
+        settings["max_batch"] = trtllm_bench_max_batch(model, acc, int(r.input_len) + int(r.output_len), layout,
+                                                       str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype),
+                                                       settings["kv_memory_fraction"], settings["max_batch"])
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 
@@ -148,8 +192,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             rate = r.mode == "rate"
             if rate:
                 c = _GRID
-            elif r.mode == "offline" or pd.isna(r.concurrency):
+            elif pd.isna(r.concurrency):
                 c = [1e9]
+            elif r.mode == "offline":  # a burst of N requests at once: at most N decode together
+                c = [float(r.concurrency) / layout.replicas]
             else:
                 c = [float(r.concurrency) / layout.replicas]
             comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
@@ -235,7 +281,8 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     and MFU 0.80 (``calc.efficiency.default_utilisation``), no fixed cost, no interference, no queue."""
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
-               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0)
+               mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
+               comm_efficiency_pcie=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)
@@ -278,18 +325,24 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         v.update(zip(free, np.exp(x)))
         return v
 
+    pools = [np.array([free.index(f"{g}.{e}") for e in ENGINES if e != "generic" and f"{g}.{e}" in free])
+             for g in ENGINE_GROUPS]
+    pools = [ix for ix in pools if ix.size > 1]
+
     def resid(x):
         pred = predict_rows(rows, comps, values(x))
-        return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig])
+        pooled = [(x[ix] - x[ix].mean()) / POOL_SIGMA_LOG for ix in pools]
+        return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig] + pooled)
 
     sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.2,
                         method="trf", x_scale=1.0, diff_step=1e-4, max_nfev=400)
     v = values(sol.x)
     jac = sol.jac[: len(meas)]
     informed = np.linalg.norm(jac, axis=0) > 1e-3
+    pooled_keys = {free[i] for ix in pools for i in ix}
     for k, x, inf in zip(free, sol.x, informed):
         spec[k]["value"] = float(f"{np.exp(x):.4g}")
-        spec[k]["provenance"] = "fitted" if inf else "prior"
+        spec[k]["provenance"] = "fitted" if inf else "pooled" if k in pooled_keys else "prior"
     engines = sorted(set(rows["engine_key"]) - {"generic"})
     for what in ENGINE_GROUPS:
         fitted = [v[f"{what}.{e}"] for e in engines] or [spec[f"{what}.generic"]["prior"]]

@@ -8,7 +8,8 @@
 * ``params``: the fixed time per step, per sequence and per layer, and the utilisations of each phase
   (decode weight read, KV/attention read, decode and prefill matmuls by precision, grouped expert GEMMs,
   collectives), each with a prior (a published figure), bounds, and the value fitted to published
-  serving measurements (``calc.serving_fit``; provenance "fitted", or "prior" where the calibration
+  serving measurements (``calc.serving_fit``; provenance "fitted"; "pooled" where no row informs it but the other
+  engines' values do (partial pooling); "prior" where the calibration
   set says nothing about it).
 * ``validation``: the spread of the cross-validated errors (log of measured over predicted), which
   ``calc.serving`` turns into each estimate's low-high range, and the error tables.
@@ -32,7 +33,7 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON).
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
-               "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "layer_fixed_s",
+               "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step

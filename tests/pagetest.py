@@ -5,6 +5,7 @@ import base64
 import html
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -134,6 +135,19 @@ def tables(at: AppTest) -> list[pd.DataFrame]:
             start = node.proto.body.index('data-frame="') + len('data-frame="')
             text = html.unescape(node.proto.body[start:node.proto.body.index('"', start)])
             out.append(pd.read_json(io.StringIO(text), orient="split", convert_dates=False, dtype=False))
+    return out
+
+
+def shown_tables(at: AppTest) -> list[list[list[str]]]:
+    """Every ``html_table.show_table`` table of the run as the page shows it, page order: its header row, then its
+    rows, each a list of the cells' text (numbers as formatted on screen, "$0.0217", not the DataFrame's value)."""
+    out = []
+    for node in _in_page_order(at._tree):
+        if getattr(node, "type", None) == "html" and 'class="xm-table"' in node.proto.body:
+            body = node.proto.body
+            rows = re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)
+            out.append([[html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                         for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, flags=re.S)] for row in rows])
     return out
 
 

@@ -13,7 +13,7 @@ from browsertest import METRIC_VALUE, sync_api, wait_for_app  # skips this modul
 pytestmark = pytest.mark.browser
 
 WIDE_TABLES = {  # page -> the key columns of its wide table, in order (headers as shown)
-    "kv_cache": ["layout", "KV heads K", "KV per token (B)", "KV in total (B = 1)", "weights + KV", "GPUs needed"],
+    "kv_cache": ["layout", "KV heads K", "KV per token (B)", "KV in total (B = 1)", "weights + KV", "GPUs"],
     "quantization": ["format", "total memory", "GPUs", "decode step", "throughput (tok/s)", "max batch"],
     "monthly_bill": ["tier", "total / month", "per generation", "per DAU / month", "GPUs",
                      "self-hosting cheaper from DAU"],

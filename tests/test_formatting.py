@@ -31,6 +31,18 @@ def test_fmt_usd_keeps_two_digits_below_a_dollar(value, text):
 
 
 @pytest.mark.parametrize("value,text", [
+    (0.021675, "$0.0217"),    # the bill's Opus generation: 21,675 USD per 1M generations, 3 significant digits
+    (0.0123456, "$0.0123"), (0.000919, "$0.000919"), (0.5173, "$0.517"), (0.39, "$0.390"),
+    (12.3456, "$12.35"),      # cents below $100
+    (99.996, "$100"),         # rounds up to whole dollars, not "$100.00"
+    (123.45, "$123"), (1_788_187.4, "$1,788,187"),  # whole dollars, with separators, from $100
+    (-3.5, "-$3.50"), (float("nan"), "n/a"),
+])
+def test_fmt_usd_with_three_significant_digits_for_tables(value, text):
+    assert fmt_usd(value, significant=3) == text
+
+
+@pytest.mark.parametrize("value,text", [
     (4e-7, "0.40 µs"), (3.7e-6, "3.7 µs"), (5.12e-4, "512 µs"), (5.11e-3, "5.11 ms"), (2.7, "2.70 s"),
 ])
 def test_fmt_seconds_keeps_two_digits_below_a_microsecond(value, text):

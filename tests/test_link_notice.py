@@ -62,3 +62,23 @@ def test_the_apps_own_links_raise_no_notice():
     links += [(page, {k: str(v) for k, v in params.items()}) for page, params, _ in STORY]
     for page, query in links:
         assert _notice(_open_first(page, **query)) == "", (page, query)
+
+
+@pytest.mark.parametrize("page, query, named, kept", [
+    ("app_pages/kv_cache.py", {"kv_ctx": "inf", "kv_b": "4"}, "kv_ctx=inf", {"kv_b": 4}),
+    ("app_pages/monthly_bill.py", {"mb_hit": "NaN", "mb_dau": "250000"}, "mb_hit=NaN", {"mb_dau": 250_000}),
+    ("app_pages/batching.py", {"bt_pl": "-Infinity", "gpu": "h200"}, "bt_pl=-Infinity", {"gpu": "h200"}),
+])
+def test_a_value_that_is_not_a_finite_number_is_named_on_the_page_and_the_rest_of_the_link_holds(
+        page, query, named, kept):
+    at = _open_first(page, **query)
+    main = [w.value for w in at.main.warning]  # the page itself, not the sidebar (closed in a narrow window)
+    message = next((m for m in main if "Ignored link parameters" in m), "")
+    assert named in message, main                       # the parameter and the value it ignored
+    assert "not a finite number" in message, message
+    for key, value in kept.items():                      # the link's other values were taken
+        assert at.query_params[key] in (str(value), [str(value)]), (key, at.query_params[key])
+        widget = next((w for kind in ("number_input", "select_slider", "slider", "selectbox")
+                       for w in at.get(kind) if getattr(w, "key", None) == key), None)
+        if widget is not None:
+            assert widget.value == value, (key, widget.value)

@@ -80,3 +80,26 @@ def test_a_page_draws_each_row_as_one_element():
     # st.metric's "inverse": fewer prefill tokens with the cache is good news, drawn green with a down arrow
     cached = metric_element(at, "Prefill tokens, cached")
     assert (cached.delta[0], cached.arrow, cached.delta_colour) == ("-", "↓", "green")
+
+
+@pytest.mark.parametrize("text, measured_em", [
+    ("$1,788,187", 4.47),    # Chromium, Source Sans at 100 px: 447 px wide
+    ("297.00 ms", 4.19),     # 419 px
+    ("2,126 tok/s", 4.57),   # 457 px
+])
+def test_a_values_width_is_estimated_a_little_over_what_the_browser_draws(text, measured_em):
+    # Over, so that a value sized to fit its column fits (the font shrinks by width / estimate); by at most 20 %
+    # (letters are taken at the wider ones: "tok/s" 2.13 em drawn, 2.40 estimated).
+    from ui.metric_row import text_width_em
+    assert measured_em <= text_width_em(text) <= 1.2 * measured_em
+
+
+def test_a_row_carries_its_widest_value_and_word_for_the_font_that_fits():
+    from ui.metric_row import text_width_em
+    row = MetricRow(2)
+    row[0].metric("a", "$1,788,187")
+    row[1].metric("b", "297.00 ms")
+    html = row.html()
+    whole, word = text_width_em("$1,788,187"), text_width_em("$1,788,187")  # the widest value is one word
+    assert f"--xm-w: {whole:.2f}; --xm-word: {word:.2f}" in html
+    assert 'class="xm-fit">$1,788,187<' in html

@@ -231,3 +231,41 @@ def test_no_power_figure_says_so_and_keeps_the_bill(at):
     assert any("No power figure is on file for the Google TPU v5e" in e.value for e in at.error)
     assert _bills(at)["Opus 4.8"] == pytest.approx(3576, abs=1)
     assert len(figures(at)) == 3        # no crossover chart without a price for buying
+
+
+def _shown_bill(at) -> dict[str, dict[str, str]]:
+    """The bill table as shown: tier -> {header: the cell's text}."""
+    head, *rows = next(t for t in pagetest.shown_tables(at) if t and "tier" in t[0] and len(t[0]) >= 4)
+    return {r[0]: dict(zip(head, r)) for r in rows}
+
+
+#: Dollars as the house writes them: whole dollars with separators from $100, cents below, and below $1 three
+#: significant digits ("$0.0217", "$0.000919"), never "$0.0009" or "$0.02167" or "$1788187.50".
+_DOLLARS = r"^\$(\d{1,3}(,\d{3})*|\d{1,2}\.\d\d|[1-9]\.\d\d|0\.0*[1-9]\d\d)$"
+
+
+@pytest.mark.parametrize("dau", [50_000_000, 1_000])
+def test_dollars_read_with_separators_cents_below_100_and_three_digits_below_1(dau):
+    import re
+    at = pagetest.open_page(None, mb_dau=str(dau))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    # Opus at the defaults (tests/test_bill.py by hand): 3,576.375 USD a month per 100,000 DAU = 0.03576375 per DAU;
+    # 1.65 generations per DAU a month (1.1% of users x 5 a day x 30 days), so 0.021675 per generation.
+    bill = _shown_bill(at)
+    opus = bill["Opus 4.8"]
+    col = {key: next(h for h in opus if h.startswith(key)) for key in ("total", "per generation", "per DAU")}
+    assert opus[col["per generation"]] == "$0.0217"
+    assert opus[col["per DAU"]] == "$0.0358"
+    if dau == 1_000:  # 35.76375 USD: cents below $100, in the table and the metric
+        assert opus[col["total"]] == "$35.76" and pagetest.metric(at, "Opus 4.8") == "$35.76"
+    else:             # 1,788,187.5 USD: whole dollars with separators
+        assert opus[col["total"]].startswith("$1,788,18") and "." not in opus[col["total"]]
+    for tier, cells in bill.items():  # every tier, the self-hosted one's small per-DAU share too
+        for key in col.values():
+            assert cells[key] == "n/a" or re.match(_DOLLARS, cells[key]), (tier, key, cells[key])
+    # the caption under each tier's metric: "$0.0217 per generation" (it read "$0.02167")
+    captions = [c for m in pagetest.row_metrics(at) for c in m.captions if "per generation" in c]
+    assert captions and captions[0].startswith("$0.0217 per generation"), captions
+    for c in captions:
+        assert re.match(_DOLLARS, c.split(" per generation")[0]), c

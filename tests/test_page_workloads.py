@@ -37,7 +37,7 @@ def test_no_cpu_memory_no_cpu_hits_and_other_sources_open():
         at.selectbox(key="wl_src").set_value(src).run()
         assert not at.exception, src
         assert not at.error, (src, [e.value for e in at.error])
-    at.selectbox(key="wl_pol").set_value("write_through").run()
+    at.radio(key="wl_pol").set_value("write_through").run()
     assert not at.exception
     at.selectbox(key="wl_src").set_value("upload").run()
     assert not at.exception and any("Choose a trace file" in i.value for i in at.info)
@@ -57,7 +57,7 @@ def test_monthly_bill_takes_its_hit_rate_from_a_trace():
 def test_a_link_names_the_source_by_its_key():
     at = open_page(PAGE, timeout=180, wl_src="trace:mooncake_conversation_2000.jsonl", wl_pol="write_through")
     assert at.selectbox(key="wl_src").value == "trace:mooncake_conversation_2000.jsonl"
-    assert at.selectbox(key="wl_pol").value == "write_through"
+    assert at.radio(key="wl_pol").value == "write_through"
     assert any("2,000 requests" in m.value for m in at.markdown)
 
 
@@ -66,3 +66,17 @@ def test_a_link_carries_the_preset_edits():
     at = open_page(PAGE, timeout=180, wl_sess_agentic="10", wl_rctx_agentic="keep")
     assert any("320 requests" in m.value for m in at.markdown)
     assert at.selectbox(key="wl_rctx_agentic").value == "keep"
+
+
+def test_the_bill_table_writes_dollars_the_house_way():
+    # Whole dollars with separators from $100 ("$122,234", not "$122,233.94"), cents below, three significant
+    # digits below $1 ("$0.0840", not "$0.08402"): formats.fmt_usd(x, significant=3).
+    import re
+    from pagetest import shown_tables
+    at = open_page(PAGE, timeout=180)
+    head, *rows = next(t for t in shown_tables(at) if t and "per request" in t[0])
+    money = [i for i, h in enumerate(head) if h in ("per month", "per request", "of which reasoning")]
+    assert len(money) == 3 and len(rows) >= 4
+    for row in rows:
+        for i in money:
+            assert re.match(r"^\$(\d{1,3}(,\d{3})*|\d{1,2}\.\d\d|0\.0*[1-9]\d\d)$", row[i]), (row[0], head[i], row[i])

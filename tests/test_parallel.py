@@ -126,6 +126,19 @@ def test_ring_all_reduce_formula():
     assert collectives.ring_all_reduce_s(16_384, 1, NVLINK4) == 0
 
 
+def test_all_to_all_pays_its_latency_once_like_deepep():
+    # DeepEP's low-latency dispatch (deepseek-ai/DeepEP docs/legacy.md): 128 tokens x 7168 hidden x top-8 in
+    # FP8 = 7,340,032 B per rank, H800 + 400 Gb/s CX7: 155 us at EP 32, 194 us at EP 256.
+    # Here on InfiniBand NDR (50 GB/s, 5 us): 31/32 x 7,340,032 / 50e9 + 5e-6 = 142.2 + 5 = 147.2 us;
+    # at EP 256: 255/256 x 7,340,032 / 50e9 + 5e-6 = 151.2 us (a latency per peer would give 297 us, 1.42 ms).
+    ndr = collectives.get_interconnect("infiniband-ndr")
+    msg = 128 * 7168 * 8
+    assert collectives.all_to_all_s(msg, 32, ndr) == pytest.approx(147.21e-6, rel=1e-3)
+    assert collectives.all_to_all_s(msg, 256, ndr) == pytest.approx(151.23e-6, rel=1e-3)
+    assert collectives.all_to_all_s(msg, 32, ndr) == pytest.approx(155e-6, rel=0.1)   # DeepEP's EP 32 figure
+    assert collectives.all_to_all_s(msg, 1, ndr) == 0
+
+
 def test_decode_at_tp8_on_h100_weights_an_eighth_and_ring_all_reduces():
     one = calc.decode_step_time(L70, H100, 1, 8192)
     eight = calc.decode_step_time(L70, H100, 1, 8192, tp=8)

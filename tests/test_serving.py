@@ -151,3 +151,48 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
         # the stored file is this fit's output (python -m calc.serving_fit), to its 4 significant digits
         assert first["params"][k]["value"] == pytest.approx(stored["params"][k]["value"], rel=0.02), k
     assert stored["fitted"]["rows"] == len(prepared[0])
+
+
+def test_prompt_attention_runs_at_the_cache_precision():
+    from calc.layout import make_layout
+    from calc.serving import attention_extra_s
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    # Llama-3.1-8B, a 1,024-token prompt: 32 layers x 2 x 32 heads x (128 + 128) = 524,288 FLOPs per attended key,
+    # keys 1 + 2 + ... + 1,024 = 524,800 -> 2.7515e11 FLOPs. fp8 weights over a bf16 cache on an H100: the bound
+    # charged them at 1,979 TFLOP/s, they run at 989: 2.7515e11 x (1 / 989e12 - 1 / 1979e12) = 139.2 us.
+    assert attention_extra_s(LLAMA8, H100, 1024, one, "fp8", "bf16") == pytest.approx(139.17e-6, rel=1e-3)
+    assert attention_extra_s(LLAMA8, H100, 1024, one, "fp8", "fp8") == 0      # fp8 cache: fp8 attention
+    assert attention_extra_s(LLAMA8, H100, 1024, one, "bf16", "bf16") == 0    # the bound's own rate
+
+
+def test_trtllm_bench_sizes_its_batch_as_its_tuning_code():
+    from calc.layout import make_layout
+    from calc.serving_fit import trtllm_bench_max_batch
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    # tensorrt_llm/bench/build/tuning.py: fp8 Llama-3.1-8B on an 80 GB H100, ISL + OSL = 2,000: 0.95 x (80e9 -
+    # 8.030e9 weights) = 68.37e9 B of cache / (2,000 x 65,536 B per sequence) = 521.6 -> 521, rounded up to a
+    # multiple of 128 (256 <= 521 < 1,024): 640. At 256 tokens: 68.37e9 / 16.78e6 = 4,075 -> 4,096 (multiple of 256).
+    assert trtllm_bench_max_batch(LLAMA8, H100, 2000, one, "fp8", "fp8") == 640
+    assert trtllm_bench_max_batch(LLAMA8, H100, 256, one, "fp8", "fp8") == 4096
+
+
+def test_a_burst_of_n_requests_decodes_at_most_n_together():
+    from calc.serving_fit import prepare_rows, read_measurements
+    rows = read_measurements()
+    burst = rows[rows["id"] == "trtllm-v014-online-h200-llama-3.1-8b-tp1-202-214-qpsinf-itl_ms"]
+    assert int(burst["concurrency"].iloc[0]) == 500      # the page's 500 requests, all sent at once
+    used, comps, _ = prepare_rows(burst)
+    assert comps["B"][0] == 500 and comps["limit"][0] == "concurrency"   # its KV cache would hold more
+
+
+def test_collectives_over_pcie_get_their_own_efficiency():
+    from calc.layout import make_layout
+    from calc.serving import serving_components
+    l40s = calc.get_accelerator("l40s")   # PCIe Gen4, no NVLink
+    pcie = serving_components(LLAMA70, l40s, 128, 128, [8], make_layout(LLAMA70, 4, 1, 1, 1), "fp8", "fp8")
+    nvlink = serving_components(LLAMA70, H100, 128, 128, [8], make_layout(LLAMA70, 4, 1, 1, 1), "fp8", "fp8")
+    alone = serving_components(LLAMA8, l40s, 128, 128, [8], make_layout(LLAMA8, 1, 1, 1, 1), "fp8", "fp8")
+    assert pcie["pcie"][0] == 1 and nvlink["pcie"][0] == 0 and alone["pcie"][0] == 0   # one GPU: no collective
+    p = load_serving_params()["params"]
+    # the same all-reduce bytes take 1 / comm_efficiency_pcie instead of 1 / comm_efficiency of their bound
+    assert 0.05 <= p["comm_efficiency_pcie"]["value"] < p["comm_efficiency"]["value"]

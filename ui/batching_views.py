@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import charts, downloads, formats, html_table, url_state, widgets
+from ui import charts, columns, downloads, formats, html_table, url_state, widgets
 
 RATES = [0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0]
 LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
@@ -21,7 +21,7 @@ _count = "{:,}".format
 SUMMARY_ROWS = {
     "n_requests": ("requests", _count), "output_tokens": ("output tokens", _count),
     "makespan_s": ("makespan", formats.fmt_seconds),
-    "throughput_tokens_per_s": ("throughput (tok/s)", formats.fmt_number),
+    "throughput_tokens_per_s": (columns.label("tokens_per_s"), formats.fmt_number),
     "ttft_mean_s": ("TTFT, mean", formats.fmt_seconds), "ttft_p50_s": ("TTFT, p50", formats.fmt_seconds),
     "ttft_p90_s": ("TTFT, p90", formats.fmt_seconds), "e2e_mean_s": ("end to end, mean", formats.fmt_seconds),
     "e2e_p50_s": ("end to end, p50", formats.fmt_seconds), "e2e_p90_s": ("end to end, p90", formats.fmt_seconds),
@@ -151,7 +151,7 @@ def paging_comparison(exp, kv_dtype: str, block: int, max_len: int) -> None:
     fig.update_layout(barmode="stack", yaxis_title="KV cache (GB = 10^9 bytes)")
     c = st.columns([3, 2])
     with c[0]:
-        st.markdown(f"**KV memory of the {ps.n_requests} requests at their final length**")
+        st.markdown(f"**KV memory of the {ps.n_requests:,} requests at their final length**")
         charts.show_chart(fig, key="bt_fig_paging")
     with c[1]:
         st.latex(r"\text{waste}_\text{contig} = (S_\text{max} - \ell)\,KV_\text{tok}")

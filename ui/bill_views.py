@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import api_tiers
-from ui import charts, downloads, formats, html_table, table_edits, workload_views
+from ui import charts, columns, downloads, formats, html_table, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -24,11 +24,6 @@ COLORS = {"input_missed_usd": "#d62728", "input_hit_usd": "#2ca02c", "cache_writ
 #: Price-table columns and their short names in the URL parameter mb_prices ("out1=30": row 1's output price).
 PRICE_PARAMS = {"name": "name", "model": "model", "input_usd_per_mtok": "in", "cached_input_usd_per_mtok": "hit",
                 "output_usd_per_mtok": "out", "cache_write_multiplier": "write"}
-
-
-def usd(x: float, digits: int = 2) -> str:
-    """USD with a fixed number of decimals; "n/a" for NaN (no traffic)."""
-    return "n/a" if x != x else f"${x:,.{digits}f}"
 
 
 def _chart_points(part):
@@ -195,11 +190,14 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
     BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
                 "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
                 "total_usd": "total / month"}
-    bill_columns = {c: st.column_config.NumberColumn(label, format="dollar") for c, label in BILL_USD.items()} | {
-        "per_dau_usd": st.column_config.NumberColumn("per DAU / month", format="$%.4f"),
+    # Dollars as formats.fmt_usd writes them: whole dollars from $100, cents below, 3 significant digits below $1
+    money = [*BILL_USD, "per_dau_usd", "per_generation_usd"]
+    shown = shown.assign(**{c: [formats.fmt_usd(v, significant=3) for v in shown[c]] for c in money if c in shown})
+    bill_columns = {c: st.column_config.TextColumn(label) for c, label in BILL_USD.items()} | {
+        "per_dau_usd": st.column_config.TextColumn("per DAU / month"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
-        "per_generation_usd": st.column_config.NumberColumn("per generation", format="$%.5f"),
-        "n_gpus": st.column_config.NumberColumn("GPUs", format="%,.0f"),
+        "per_generation_usd": st.column_config.TextColumn("per generation"),
+        "n_gpus": columns.column("n_gpus"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(

@@ -166,7 +166,7 @@ _CSS_PRESENT = """
 [data-testid="stMetricLabel"] { font-size: 1.05rem !important; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; }
 [data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p { font-size: inherit !important; }
-.xm-value { font-size: 2.5rem !important; line-height: 1.15 !important; }
+.xm-value { font-size: 2.5rem !important; line-height: 1.15 !important; --xm-value-max: 2.5rem; --xm-value-lh: 1.15; }
 .xm-label, .xm-delta, .xm-caption, .xm-help::after { font-size: 1.05rem !important; }
 .xm-table { font-size: 1rem !important; }
 [data-testid="stCaptionContainer"] { font-size: 1rem !important; }

@@ -11,7 +11,7 @@ import streamlit as st
 
 import calc
 from calc import energy, ownership
-from ui import charts, figure_style, formats, url_state, widgets
+from ui import charts, columns, figure_style, formats, url_state, widgets
 
 GRID = energy.grid_intensities()
 GRID_CODES = list(GRID["code"])
@@ -89,13 +89,8 @@ def with_energy(df: pd.DataFrame, choice: EnergyChoice, n_gpus: int = 1, price_p
     return out
 
 
-#: Column labels of the energy columns, for st.column_config.
-ENERGY_COLUMNS = {
-    "usd_per_million": st.column_config.NumberColumn("USD per 1M output tokens", format="$%.3f"),
-    "j_per_token": st.column_config.NumberColumn("J per output token", format="%.3f"),
-    "tokens_per_kwh": st.column_config.NumberColumn("tokens per kWh", format="%,.0f"),
-    "co2_g_per_million": st.column_config.NumberColumn("g CO2e per 1M tokens", format="%,.1f"),
-}
+#: Column configurations of the energy columns (labels and formats: ui.columns).
+ENERGY_COLUMNS = columns.config(("usd_per_million", "j_per_token", "tokens_per_kwh", "co2_g_per_million"))
 
 
 def energy_sentence(tokens_per_s: float, choice: EnergyChoice, n_gpus: int = 1, label: str = "") -> str:
@@ -129,23 +124,24 @@ def buy_inputs(accelerator: calc.Accelerator, choice: EnergyChoice, key: str = "
         ValueError: an input calc refuses (the page shows the message), or no board power on file.
     """
     box = st.expander("Buying: server price, depreciation, capital, space, electricity, utilisation")
-    c1, c2, c3 = box.columns(3)
+    c1, c2 = box.columns(2)  # two to a row: three split "Depreciation" mid-word in a 700 px window
     price = c1.number_input("Server price per GPU (USD)", 1.0, ownership.MAX_SERVER_PRICE_USD_PER_GPU,
                             float(_O["server_price_usd_per_gpu"]["value"]), step=1000.0, key=f"{key}_price",
                             bind="query-params", help=_O["server_price_usd_per_gpu"]["source"])
     years = c2.number_input("Depreciation (years)", 0.5, ownership.MAX_DEPRECIATION_YEARS,
                             float(_O["depreciation_years"]["value"]), step=0.5, key=f"{key}_years",
                             bind="query-params", help=_O["depreciation_years"]["source"])
-    rate = c3.number_input("Cost of capital (% a year)", 0.0, 100.0, 100 * float(_O["cost_of_capital"]["value"]),
+    c1, c2 = box.columns(2)
+    rate = c1.number_input("Cost of capital (% a year)", 0.0, 100.0, 100 * float(_O["cost_of_capital"]["value"]),
                            step=0.5, key=f"{key}_rate", bind="query-params", help=_O["cost_of_capital"]["source"])
-    c1, c2, c3 = box.columns(3)
-    colo = c1.number_input("Colocation (USD per kW-month)", 0.0, ownership.MAX_COLOCATION_USD_PER_KW_MONTH,
+    colo = c2.number_input("Colocation (USD per kW-month)", 0.0, ownership.MAX_COLOCATION_USD_PER_KW_MONTH,
                            float(_O["colocation_usd_per_kw_month"]["value"]), step=5.0, key=f"{key}_colo",
                            bind="query-params", help=_O["colocation_usd_per_kw_month"]["source"])
-    kwh = c2.number_input("Electricity (USD per kWh)", 0.001, ownership.MAX_ELECTRICITY_USD_PER_KWH,
+    c1, c2 = box.columns(2)
+    kwh = c1.number_input("Electricity (USD per kWh)", 0.001, ownership.MAX_ELECTRICITY_USD_PER_KWH,
                           float(_O["electricity_usd_per_kwh"]["value"]), step=0.01, format="%.3f", key=f"{key}_kwh",
                           bind="query-params", help=_O["electricity_usd_per_kwh"]["source"])
-    util = c3.slider("Busy share of hours", 0.05, 1.0, float(_O["utilisation"]["value"]), step=0.05, key=f"{key}_util",
+    util = c2.slider("Busy share of hours", 0.05, 1.0, float(_O["utilisation"]["value"]), step=0.05, key=f"{key}_util",
                      bind="query-params", help=_O["utilisation"]["source"])
     zero = box.toggle("Scale to zero when idle (rent: pay busy hours only; own: power off)", key=f"{key}_zero",
                       bind="query-params")

@@ -44,16 +44,23 @@ def fmt_seconds(s: float) -> str:
     return f"{s / 60:,.1f} min"
 
 
-def fmt_usd(x: float) -> str:
-    """Dollars: "$1,234", "$3.50", "$0.39", "$0.012" (cents, and two significant digits below $1);
-    "n/a" for NaN or an infinity."""
+def fmt_usd(x: float, significant: int = 2) -> str:
+    """Dollars with thousands separators: whole dollars from $100 ("$1,234,567", "$412"), cents below ("$3.50",
+    "$0.39"), and below $1 at least ``significant`` significant digits ("$0.012" with 2, "$0.0123" with 3;
+    the lecture quotes its prices to two, "$0.52"; a table that compares small prices row by row uses 3).
+    A minus sign leads ("-$3.50"); "n/a" for NaN or an infinity."""
+    x = float(x)
     if not math.isfinite(x):
         return "n/a"
-    if abs(x) >= 1000:
-        return f"${x:,.0f}"
-    if abs(x) >= 1 or x == 0:
-        return f"${x:,.2f}"
-    return f"${x:.{max(2, _decimals_for_two_digits(x))}f}"
+    sign, x = ("-" if x < 0 else ""), abs(x)
+    if round(x, 2) >= 100:  # 99.996 reads "$100", not "$100.00"
+        return f"{sign}${x:,.0f}"
+    if x >= 1 or x == 0 or round(x, 2) >= 1:
+        return f"{sign}${x:,.2f}"
+    decimals = max(2, _decimals_for_two_digits(x) + max(significant, 2) - 2)
+    if round(x, decimals) >= 1:
+        return f"{sign}$1.00"
+    return f"{sign}${x:.{decimals}f}"
 
 
 # -- text from outside: links, configs, file names ----------------------------------------------------

@@ -14,7 +14,7 @@ import calc
 from calc import layout_choice
 from calc.layout import make_layout
 
-from ui import formats
+from ui import columns as table_columns, formats
 
 SEP = "~"
 FIELDS = ("model", "gpu", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "batch", "context_len",
@@ -91,13 +91,13 @@ def pin_table(texts: list[str]) -> tuple[pd.DataFrame, list[str]]:
                                       f"{p['context_len']:,} tokens",
             "GPUs (all replicas)": f"{s.n_gpus:,} ({s.gpus_per_replica} per replica)",
             "fits in memory": "yes" if s.fits else f"no (at most B = {s.max_batch:,})",
-            "TPOT": f"{s.tpot_s * 1e3:,.2f} ms",
+            table_columns.COLUMNS["tpot_s"].name: f"{s.tpot_s * 1e3:,.2f} ms",
             "tokens/s per user": f"{s.tokens_per_s_per_user:,.1f}",
             "tokens/s per GPU": formats.fmt_number(s.tokens_per_s_per_gpu),
             "tokens/s, all replicas": formats.fmt_number(s.tokens_per_s),
-            "USD per hour": "n/a" if math.isnan(s.usd_per_hour) else f"${s.usd_per_hour:,.2f}",
+            table_columns.label("usd_per_hour"): "n/a" if math.isnan(s.usd_per_hour) else f"${s.usd_per_hour:,.2f}",
             "USD per month (720 h)": "n/a" if math.isnan(s.usd_per_month) else f"${s.usd_per_month:,.0f}",
-            "USD per 1M output tokens": "n/a" if math.isnan(s.usd_per_million_output)
+            table_columns.label("usd_per_million_output"): "n/a" if math.isnan(s.usd_per_million_output)
             else f"${s.usd_per_million_output:,.3f}",
         }
     return pd.DataFrame(columns), errors

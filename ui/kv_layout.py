@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import charts, downloads, formats, html_table, url_state, widgets
+from ui import charts, columns, downloads, formats, html_table, url_state, widgets
 
 CONTEXTS = [2**k for k in range(10, 21)]          # 1K .. 1M tokens, the chart of the KV cache page
 
@@ -192,10 +192,10 @@ def layout_comparison_section(sel, model: calc.ModelConfig, variants: dict, budg
                             for c in ("kv_bytes_per_sequence", "kv_bytes_total", "total_bytes")})
     shown["kv_bytes_per_token"] = [f"{x:,.0f} B" for x in table["kv_bytes_per_token"]]
     layout_columns = {
-        "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": st.column_config.NumberColumn("KV heads K"),
+        "layout": st.column_config.TextColumn("layout", pinned=True), "attention": "attention", "kv_heads": columns.column("kv_heads"),
         "kv_bytes_per_token": "KV per token (B)", "kv_bytes_per_sequence": f"KV per sequence ({ctx:,} tokens)",
         "kv_bytes_total": f"KV in total (B = {batch:,})", "total_bytes": "weights + KV",
-        "gpus_needed": st.column_config.NumberColumn("GPUs needed")}
+        "gpus_needed": columns.column("gpus_needed")}
     # The key columns fit at 1280 px; the rest is one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
         "layout", "kv_heads", "kv_bytes_per_token", "kv_bytes_total", "total_bytes", "gpus_needed"))

@@ -19,7 +19,7 @@ from live.predict import NOISY_SPREAD, REPORTED_LABEL, machine_step
 from live.run_spec import (DEFAULT_PRESET, LIVE_DTYPES, MODELS_ROOT_ENV, PRESET_IDS, QUICK_SWEEPS, RunSpec,
                            available_memory_bytes, check_config_fits, cpu_native_dtypes, cuda_present, default_dtype,
                            list_model_dirs, load_advice, models_root, parse_sweeps, preset_name)
-from ui import charts, downloads, equations, formats, widgets
+from ui import charts, columns, downloads, equations, formats, widgets
 
 #: Radio label (also the URL value) -> RunSpec source.
 SOURCES = {"preset": "preset", "config.json": "config", "local weights": "weights"}
@@ -310,9 +310,9 @@ def points_table(table: pd.DataFrame) -> None:
                 "cal_attention_s": "cal.: attention (s)", "cal_overhead_s": "cal.: overhead (s)"}
     POINT_OTHER = {
         "sweep": st.column_config.TextColumn("sweep"), "phase": st.column_config.TextColumn("phase"),
-        "batch": st.column_config.NumberColumn("batch B", format="localized"),
+        "batch": columns.column("batch"),
         "seq_len": st.column_config.NumberColumn("tokens S or T", format="localized"),
-        "context_len": st.column_config.NumberColumn("context (tokens)", format="localized"),
+        "context_len": columns.column("context_len"),
         "kv_measured_bytes": st.column_config.NumberColumn("KV measured (B)", format="localized"),
         "kv_calc_bytes": st.column_config.NumberColumn("KV calc (B)", format="localized"),
         "n_samples": st.column_config.NumberColumn("samples"), "wall_s": st.column_config.NumberColumn("wall (s)", format="%.2f"),
@@ -328,7 +328,7 @@ def points_table(table: pd.DataFrame) -> None:
         "bytes_moved": st.column_config.NumberColumn("bytes moved (B)", format="localized"),
         "roofline_bound": "roofline bound",
         "achieved_bandwidth_pct": st.column_config.NumberColumn("achieved bandwidth (%)", format="%.1f"),
-        "tokens_per_s": st.column_config.NumberColumn("tok/s", format="%,.0f")}
+        "tokens_per_s": columns.column("tokens_per_s")}
     st.dataframe(table, hide_index=True, key="lv_table", column_config={
         c: cfg for c, cfg in ({c: st.column_config.NumberColumn(label, format="%.5f") for c, label in POINT_S.items()}
                               | POINT_OTHER).items() if c in table.columns})
@@ -341,7 +341,7 @@ def kv_check_section(res: dict) -> None:
     kv = pd.DataFrame(res["kv_check"])
     st.dataframe(kv, hide_index=True, key="lv_kv", column_config={
         c: st.column_config.NumberColumn(label, format="localized") for c, label in (
-            ("batch", "batch B"), ("tokens", "tokens"), ("measured_bytes", "measured (B)"), ("calc_bytes", "calc (B)"),
+            ("batch", columns.label("batch")), ("tokens", "tokens"), ("measured_bytes", "measured (B)"), ("calc_bytes", "calc (B)"),
             ("difference_bytes", "difference (B)"))})
     downloads.download_csv(kv, "live_kv_check.csv", key="lv_kv_csv")
     st.caption("Prefill points: the DynamicCache after the prompt, sum of keys + values bytes over layers. Decode "

@@ -27,6 +27,21 @@ import streamlit as st
 #: The row's classes; tests and the presenter-mode CSS select on them.
 ROW_CLASS, CELL_CLASS, LABEL_CLASS, VALUE_CLASS, DELTA_CLASS, HELP_CLASS, CAPTION_CLASS = (
     "xm-row", "xm-metric", "xm-label", "xm-value", "xm-delta", "xm-help", "xm-caption")
+#: The value's text inside ``VALUE_CLASS`` (a size container): its font shrinks to fit the column.
+FIT_CLASS = "xm-fit"
+
+#: Advance widths of the value font's characters (Source Sans, Streamlit's font), in em, measured in Chromium:
+#: digits and "$" 0.497, "," and "." 0.249, "%" 0.824, "/" 0.350, a space 0.200, "m" 0.829, "W" 0.786.
+_EM = {**dict.fromkeys("0123456789$+=<>×≈~", 0.50), **dict.fromkeys(",.:;'!|", 0.25), **dict.fromkeys("()[]-", 0.31),
+       **dict.fromkeys("fijlrtI/", 0.36), **dict.fromkeys("mwMW%—", 0.83), " ": 0.20}
+#: Other lower-case letters (0.42 to 0.555 em) and every other character (capitals up to 0.66 em).
+_EM_LOWER, _EM_OTHER = 0.56, 0.67
+
+
+def text_width_em(text: str) -> float:
+    """The width of ``text`` in the value font, in em, a little over (7 % and 0.1 em) so that the text fits
+    the width it is sized for: "$1,788,187" is 4.47 em measured, 4.92 here."""
+    return 1.07 * sum(_EM.get(c, _EM_LOWER if c.islower() else _EM_OTHER) for c in text) + 0.1
 
 _GREEN, _RED = "rgb(20, 150, 100)", "rgb(215, 45, 60)"
 #: The stylesheet. Colours are mixed with ``currentColor`` (the theme's text colour): a green delta reads dark
@@ -38,7 +53,9 @@ CSS = f"""
 .{CELL_CLASS} {{ min-width: 0; position: relative; }}
 .{LABEL_CLASS} {{ font-size: 14px; line-height: 1.6; display: flex; align-items: flex-start; gap: 0.25rem;
   min-height: 1.5rem; overflow-wrap: anywhere; }}
-.{VALUE_CLASS} {{ font-size: 2.25rem; line-height: 1.2; padding-bottom: 0.25rem; overflow-wrap: anywhere; }}
+.{VALUE_CLASS} {{ font-size: 2.25rem; line-height: 1.2; padding-bottom: 0.25rem; container-type: inline-size; }}
+.{FIT_CLASS} {{ line-height: var(--xm-value-lh, 1.2); overflow-wrap: normal; word-break: normal;
+  font-size: min(var(--xm-value-max, 2.25rem), max(1.25rem, 100cqi / var(--xm-w, 1)), 100cqi / var(--xm-word, 1)); }}
 .{DELTA_CLASS} {{ display: inline-flex; align-items: center; gap: 0.15rem; font-size: 14px; line-height: 1.3;
   padding: 2px 6px; border-radius: 9999px; overflow-wrap: anywhere;
   color: color-mix(in srgb, currentColor 70%, transparent);
@@ -48,6 +65,7 @@ CSS = f"""
 .{DELTA_CLASS}.xm-red {{ color: color-mix(in srgb, {_RED} 70%, currentColor);
   background: color-mix(in srgb, {_RED} 10%, transparent); }}
 .xm-arrow {{ font-weight: 600; }}
+.xm-nb {{ white-space: nowrap; }}
 .{CAPTION_CLASS} {{ font-size: 14px; color: color-mix(in srgb, currentColor 60%, transparent); margin-top: 0.2rem; }}
 .{HELP_CLASS} {{ display: inline-flex; align-items: center; justify-content: center; flex: none;
   box-sizing: border-box; width: 15px; height: 15px; margin-top: 0.25rem; border-radius: 50%; cursor: help;
@@ -146,7 +164,11 @@ class MetricRow:
             cells.append(f'<div class="{CELL_CLASS}">' + (_cell_html(cell.item) if cell.item else "")
                          + "".join(f'<div class="{CAPTION_CLASS}">{html.escape(plain_text(c))}</div>'
                                    for c in cell.captions) + "</div>")
-        return f'<div class="{ROW_CLASS}" style="--xm-n: {self.per_row}">' + "".join(cells) + "</div>"
+        values = [c.item.value for c in self.cells if c.item] or [""]
+        whole = max(text_width_em(v) for v in values)  # one font size for the row's values (CSS: FIT_CLASS)
+        word = max(text_width_em(w) for v in values for w in (v.split() or [v]))
+        return (f'<div class="{ROW_CLASS}" style="--xm-n: {self.per_row}; --xm-w: {whole:.2f}; --xm-word: {word:.2f}">'
+                + "".join(cells) + "</div>")
 
     def show(self) -> None:
         """Draw the row (once) where the page is now; a row with no metric and no caption draws nothing."""
@@ -163,12 +185,26 @@ def _cell_html(m: Metric) -> str:
         text = html.escape(plain_text(m.help), quote=True)
         label += (f'<span class="{HELP_CLASS}" tabindex="0" role="img" '
                   f'aria-label="Help: {text}" data-help="{text}">?</span>')
-    out = f'<div class="{LABEL_CLASS}">{label}</div><div class="{VALUE_CLASS}">{html.escape(m.value)}</div>'
+    out = f'<div class="{LABEL_CLASS}">{label}</div><div class="{VALUE_CLASS}">{_value_html(m.value)}</div>'
     if m.delta is not None:
         falling = m.delta.lstrip().startswith(("-", "−"))
         colour = _DELTA_COLOURS[m.delta_color][1 if falling else 0]
         arrow = "" if m.delta_arrow == "off" else (
             _ARROW_DOWN if (m.delta_arrow == "down" or (m.delta_arrow == "auto" and falling)) else _ARROW_UP)
-        out += (f'<div><span class="{DELTA_CLASS} xm-{colour}">{arrow}<span>{html.escape(m.delta)}</span>'
+        # a number in the delta ("estimate $1,234,567") is kept whole: the pill wraps only at its spaces
+        text = re.sub(r"\S*\d\S*", lambda n: f'<span class="xm-nb">{n.group(0)}</span>', html.escape(m.delta))
+        out += (f'<div><span class="{DELTA_CLASS} xm-{colour}">{arrow}<span>{text}</span>'
                 "</span></div>")
     return out
+
+
+def _value_html(value: str) -> str:
+    """The value as a block whose font fits the column (``CSS``, ``FIT_CLASS``), so that a number is never broken.
+
+    The font is 2.25 rem where the row's values fit; else it shrinks until the row's widest value fits on one
+    line, down to 1.25 rem; below that a value wraps, only at its spaces (between a number and its unit), and
+    the font shrinks further only as far as the widest word needs. The row carries the widths (``--xm-w``: its
+    widest value in em, ``--xm-word``: its widest word; ``text_width_em``), so its values share one size;
+    100cqi is the column's width.
+    """
+    return f'<div class="{FIT_CLASS}">{html.escape(value)}</div>'

@@ -1,4 +1,5 @@
-"""The Class poll page's parts: the teacher's question picker, the class's histogram, the join form.
+"""The Class poll page's parts: the teacher's question picker, the code and QR code, the class's counts and
+histogram, the join form, the student's answer form and own answer.
 
 The rules, the questions and the numbers come from classroom/; this module draws. Nothing here renders text
 a student typed.
@@ -10,7 +11,7 @@ import streamlit as st
 
 import calc
 from classroom import analysis, poll, questions
-from ui import sidebar, widgets
+from ui import charts, formats, sidebar, widgets
 
 
 def question_picker() -> dict:
@@ -54,3 +55,81 @@ def join_form(code: str) -> tuple[str, str] | None:
         code_typed = st.text_input("Join code", value=code, max_chars=12, key="pl_code", placeholder="e.g. K7QM2P")
         nickname = st.text_input("Nickname (optional)", max_chars=poll.MAX_NICKNAME_CHARS, key="pl_nick")
         return (code_typed, nickname) if st.form_submit_button("Join", type="primary") else None
+
+
+def code_panel(container, code: str, join_url: str) -> None:
+    """The session's code in large type, the QR code of ``join_url`` and the address to type."""
+    container.markdown(f"<div style='font-size:2.6rem;font-weight:700;letter-spacing:.2rem'>{code}</div>",
+                       unsafe_allow_html=True)
+    container.image(poll.qr_png(join_url), width=190)
+    container.caption(f"Scan, or open {formats.md_escape(join_url)} and type the code.")
+
+
+def counts_panel(container, ex, r, pairs: list) -> None:
+    """How many answered of those who joined, the answering state and, after the reveal, the share right
+    (``r``: classroom.poll.results; ``pairs``: the answers as (value, unit))."""
+    with container, widgets.metric_row(3, per_row=1) as m:
+        m[0].metric("Answers", f"{len(r.answers):,} of {r.joined:,}", help="answers to this question, of the "
+                    "students who joined")
+        m[1].metric("Answering", r.state)
+        m[2].metric("Within tolerance", f"{analysis.share_right(ex, pairs):.0%}" if r.state == "revealed" else "–")
+
+
+def question_and_spread(container, ex, r, pairs: list) -> None:
+    """The question, the answers' histogram and, after the reveal, the answer, its solution and the mistakes
+    behind the wrong answers with a link to the page that shows why."""
+    vals = [analysis.in_unit(ex, v, u) for v, u in pairs]
+    container.markdown(f"**Question {r.seq}: {ex.title}.** {ex.question}")
+    if r.state == "revealed":
+        container.success(f"Answer: **{ex.answer_text}** ({ex.tolerance_text}). {ex.solution_text}")
+    chart, table = container.columns([3, 2]) if r.state == "revealed" else (container.container(), None)
+    if vals:
+        with chart:
+            charts.show_chart(histogram_figure(ex, vals, r.state == "revealed"), key="pl_hist")
+    if table is not None:
+        table.table([{"n": c.count, "share": f"{c.share:.0%}", "what it is": c.label}
+                     for c in analysis.clusters(ex, pairs)])
+        table.link_button("Show why on its page ↗", ex.url, type="primary")
+
+
+def answer_form(ex, v, send) -> None:
+    """The student's answer and unit for question ``v.seq`` (``v``: classroom.poll.student_view); ``send(seq)``
+    submits it."""
+    with st.form(f"pl_answer_{v.seq}"):
+        c1, c2 = st.columns([2, 1])
+        c1.text_input("Your answer", max_chars=poll.MAX_ANSWER_CHARS, key=f"pl_ans_{v.seq}")
+        c2.selectbox("Unit", ex.unit_choices, key=f"pl_unit_{v.seq}", index=ex.unit_choices.index(ex.unit))
+        st.form_submit_button("Send" if v.mine is None else "Change my answer", type="primary", on_click=send,
+                              args=(v.seq,))
+
+
+def own_answer(ex, v) -> None:
+    """The student's own answer (as plain text: it is theirs) and, after the reveal, the answer and what theirs
+    was."""
+    if v.mine is not None:
+        st.text(f"Your answer: {v.mine.text} {v.mine.unit}")
+    if v.revealed:
+        st.success(f"The answer: {ex.answer_text} ({ex.tolerance_text}).")
+        if v.mine is not None:
+            st.text("Yours: " + analysis.classify(ex, v.mine.value, v.mine.unit)[1])
+
+
+def teach_intro() -> None:
+    """The landing page's "Teach" column: what opening a session gives the teacher."""
+    st.subheader("Teach")
+    st.caption("Open a session: students join with its code or QR code; your link (with its key) is the only "
+               "way to ask, open, close, reveal and export. Keep it to yourself. Sessions expire after "
+               f"{poll.ttl_s() / 3600:g} hours and are deleted.")
+
+
+def teacher_controls(call, code: str, key: str, no_question_yet: bool) -> None:
+    """The teacher's bar for session ``code`` (``key``: the teacher's): the question picker with its Ask button
+    (open while no question was asked), then Open answering, Close and Reveal. Each button runs
+    ``call(where, action, *args)``, the page's callback that keeps a refusal to show beside the button."""
+    top = st.columns([3, 1, 1, 1], vertical_alignment="center")
+    with top[0].expander("Question", expanded=no_question_yet):
+        spec = question_picker()
+        st.button("Ask this question", on_click=call, args=("ask", poll.ask, code, key, spec), key="pl_ask")
+    for col, (label, action) in zip(top[1:], [("Open answering", "open"), ("Close", "close"), ("Reveal", "reveal")]):
+        col.button(label, on_click=call, args=("state", poll.set_state, code, key, action), key=f"pl_{action}",
+                   width="stretch", type="primary" if action == "reveal" else "secondary")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import charts, formats, html_table
+from ui import charts, columns, formats, html_table
 
 
 def formats_figure(table: pd.DataFrame, acc, batch: int, ctx: int):
@@ -58,9 +58,9 @@ def formats_table(table: pd.DataFrame, batch: int) -> None:
         "weight_dtype": st.column_config.TextColumn("weights", width="small"),
         "kv_dtype": st.column_config.TextColumn("KV cache", width="small"), "weights_bytes": "weight memory",
         "kv_bytes": f"KV memory (B = {batch:,})", "total_bytes": "total memory",
-        "gpus_needed": st.column_config.NumberColumn("GPUs", width="small"), "weights_read_s": "weight read",
-        "kv_read_s": "KV read", "compute_s": "compute 2NB/P", "step_s": "decode step",
-        "tokens_per_s": "throughput (tok/s)", "max_batch": st.column_config.NumberColumn("max batch", format="localized")}
+        "gpus_needed": columns.column("gpus_needed", width="small"), "weights_read_s": "weight read",
+        "kv_read_s": "KV read", "compute_s": columns.text_column("compute_s", help="2NB/P"), "step_s": "decode step",
+        "tokens_per_s": columns.text_column("tokens_per_s", unit_in_cells=False), "max_batch": columns.column("max_batch")}
     # The key columns fit at 1280 px; the memory and time parts are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=format_columns, column_order=(
         "format", "total_bytes", "gpus_needed", "step_s", "tokens_per_s", "max_batch"))
@@ -83,7 +83,7 @@ def stored_formats_table(format_rows: pd.DataFrame, model, batch: int, kv_dtype:
                      "bits_per_quantized_weight": st.column_config.NumberColumn("bits per quantized weight", format="%.3f"),
                      "bits_per_param": st.column_config.NumberColumn("bits per parameter, whole model", format="%.2f"),
                      "weights_bytes": "weights", "step_s": f"decode step (B = {batch:,})",
-                     "max_batch": st.column_config.NumberColumn("max batch", format="localized")})
+                     "max_batch": columns.column("max_batch")})
     st.caption(f"{model.name}; cache in {kv_dtype}. A block format stores a scale per block: q4_0 is 18 bytes per "
                "32 weights (4.5 bits), mxfp4 17 bytes per 32 (4.25), nvfp4 9 bytes per 16 (4.5), int4-g128 adds an "
                "fp16 scale and a 4-bit zero per 128 (4.16). The recipes keep embeddings, the output head and norms in "

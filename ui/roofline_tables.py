@@ -7,7 +7,8 @@ import streamlit as st
 
 from calc import sweeps
 from ui import caching, downloads, energy, html_table
-from ui.columns import count_column as _count, in_ms as _in_ms, ms_column as _ms
+from ui import columns
+from ui.columns import column
 
 
 def operators_table(ops: pd.DataFrame) -> None:
@@ -44,31 +45,22 @@ def tables_expander(m, acc, context_len: int, batch: int, prompt_len: int, wq: s
             split = caching.cached_call(sweeps.decode_split, m, acc, context_len, batch, wq, kvq, embedding=emb)
             if choice is not None:
                 split = energy.with_energy(split, choice, price_per_hour_usd=price_per_hour_usd)
-            html_table.show_table(_in_ms(split, ["weights_s", "kv_s", "compute_s", "compute_excess_s", "total_s"]), hide_index=True,
+            html_table.show_table(columns.shown(split), hide_index=True,
                          width="stretch", column_order=("batch", "weights_s", "kv_s", "compute_s", "total_s", "tokens_per_s",
                                                         "usd_per_million", "j_per_token", "max_batch"),
-                         column_config=energy.ENERGY_COLUMNS | {
-                             "batch": _count("batch B"), "weights_s": _ms("weight read (ms)"), "kv_s": _ms("KV read (ms)"),
-                             "compute_s": _ms("compute 2NB/P (ms)"), "compute_excess_s": _ms("compute beyond weights (ms)"),
-                             "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"), "fits": "fits",
-                             "max_batch": _count("memory ceiling B")})
+                         column_config=columns.config(split.columns) | {
+                             "compute_s": column("compute_s", help="2NB/P: the step's FLOPs over peak"), "fits": "fits"})
             downloads.download_csv(split, "decode_split.csv", key="rf_csv_split", inputs=csv_in)
             st.markdown("**Throughput by number of KV heads**")
-            html_table.show_table(_in_ms(kheads, ["total_s"]), hide_index=True, width="stretch", column_order=(
+            html_table.show_table(columns.shown(kheads), hide_index=True, width="stretch", column_order=(
                 "variant", "n_kv_heads", "batch", "total_s", "tokens_per_s", "max_batch", "knee_batch", "ceiling_tokens_per_s"),
-                column_config={
-                "variant": "variant", "n_kv_heads": _count("KV heads K"), "batch": _count("batch B"),
-                "total_s": _ms("step (ms)"), "tokens_per_s": _count("throughput (tok/s)"),
-                "max_batch": _count("memory ceiling B"), "knee_batch": st.column_config.NumberColumn("knee B", format="%.1f"),
-                "ceiling_tokens_per_s": _count("W/KV ceiling (tok/s)"), "is_ceiling": "at ceiling", "is_knee": "at knee"})
+                column_config=columns.config(kheads.columns) | {
+                    "variant": "variant", "is_ceiling": "at ceiling", "is_knee": "at knee"})
             downloads.download_csv(kheads, "throughput_by_kv_heads.csv", key="rf_csv_k", inputs=csv_in)
             st.markdown("**Prefill (TTFT) against prompt length**")
-            html_table.show_table(_in_ms(ttfts, ["weights_s", "kv_s", "compute_s", "ttft_s"]), hide_index=True, width="stretch",
-                         column_config={
-                             "prompt_len": _count("prompt T"), "weights_s": _ms("weights (ms)"),
-                             "kv_s": _ms("KV read (ms)"), "compute_s": _ms("compute (ms)"),
+            html_table.show_table(columns.shown(ttfts), hide_index=True, width="stretch",
+                         column_config=columns.config(ttfts.columns) | {
                              "attention_flops": st.column_config.NumberColumn("attention FLOP", format="%.2e"),
-                             "flops": st.column_config.NumberColumn("FLOP", format="%.2e"), "ttft_s": _ms("TTFT (ms)"),
-                             "prefill_tokens_per_s": _count("prefill (tok/s)"), "bound": "bound"})
+                             "flops": st.column_config.NumberColumn("FLOP", format="%.2e"), "bound": "bound"})
             downloads.download_csv(ttfts, "ttft.csv", key="rf_csv_ttft", inputs=csv_in)
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from calc import cost as calc_cost
 from calc import serving
-from ui import caching, charts, formats, html_table, widgets
+from ui import caching, charts, columns, formats, html_table, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
@@ -54,16 +54,14 @@ def range_text(low_s: float, high_s: float) -> str:
 
 
 def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
-    """The TPOT and TTFT breakdowns as one table (ms): a row per part in the order of ``TimeBreakdown.parts``,
-    then the bound, the estimate and its range."""
+    """The TPOT and TTFT breakdowns as one table (columns part, tpot_s, ttft_s; seconds): a row per part in the
+    order of ``TimeBreakdown.parts``, then the bound, the estimate and its range."""
     rows = []
     for name in est.tpot.parts():
-        rows.append({"part": name, "TPOT (ms)": est.tpot.parts()[name] * 1e3,
-                     "TTFT (ms)": est.ttft.parts()[name] * 1e3})
+        rows.append({"part": name, "tpot_s": est.tpot.parts()[name], "ttft_s": est.ttft.parts()[name]})
     for label, attr in (("lower bound", "bound_s"), ("serving estimate", "estimate_s"), ("range low", "low_s"),
                         ("range high", "high_s")):
-        rows.append({"part": label, "TPOT (ms)": getattr(est.tpot, attr) * 1e3,
-                     "TTFT (ms)": getattr(est.ttft, attr) * 1e3})
+        rows.append({"part": label, "tpot_s": getattr(est.tpot, attr), "ttft_s": getattr(est.ttft, attr)})
     return pd.DataFrame(rows)
 
 
@@ -125,9 +123,9 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
     if box.open:
         with box:
-            html_table.show_table(breakdown_frame(est), hide_index=True, width="stretch", column_config={
-                "TPOT (ms)": st.column_config.NumberColumn(format="%.3f"),
-                "TTFT (ms)": st.column_config.NumberColumn(format="%.3f")})
+            frame = breakdown_frame(est)
+            html_table.show_table(columns.shown(frame), hide_index=True, width="stretch",
+                                  column_config=columns.config(frame.columns))
 
 
 def estimate_or_error(*args, **kwargs):

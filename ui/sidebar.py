@@ -217,15 +217,11 @@ def _load_config() -> None:
     st.session_state["_cfg_info"] = info
 
 
-def render_sidebar(current_page: str | None = None) -> Selection:
-    """Draw the shared sidebar and return the choices (called by app.py once per run).
-
-    Also the classroom parts every page shares: a lecture step's state is applied before the widgets,
-    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area
-    (``current_page``: the page file shown, so that a step's banner appears on its own page only).
-    """
-    classroom.apply_story_state()
-    models, model_names, gpus, gpu_names = _presets()
+def _model_options() -> tuple[list[str], dict, dict, list[str]]:
+    """The model ids the selectbox offers (presets, then config.json-loaded models, one carried by the link
+    included), the loaded models by id, the presets' full names, and the GPU ids; a link's unknown or
+    foreign model is said in the sidebar, and a stale choice is dropped so that the default shows."""
+    models, model_names, gpus, _ = _presets()
     custom = _custom_models()
     linked = st.query_params.get("model", "")
     if linked.startswith(CUSTOM_PREFIX) and linked not in custom and st.query_params.get(CFG_PARAM):
@@ -250,112 +246,134 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     for key, valid in (("model", options), ("gpu", gpus)):
         if key in st.session_state and st.session_state[key] not in valid:
             del st.session_state[key]
+    return options, custom, model_names, gpus
+
+
+def _config_expander() -> None:
+    """The expander "Your own model": a config.json uploaded or pasted, a name, the button that loads it, and
+    what came of it."""
+    with st.expander("Your own model (config.json)"):
+        st.file_uploader("Upload config.json", type=["json"], key="cfg_upload", on_change=_mark_source,
+                         args=("upload",))
+        st.text_area("…or paste its text", key="cfg_text", height=100, on_change=_mark_source, args=("text",),
+                     help="Whichever you changed last, the file or the text, is the one read.")
+        st.text_input("Name (optional)", key="cfg_name",
+                      help="Default: the config's own model name (_name_or_path), else its architecture. "
+                           "Type a name and press the button again to rename.")
+        st.button("Use this config", on_click=_load_config, key="cfg_load")
+        if st.session_state.get("_cfg_error"):
+            st.error(md_escape(st.session_state["_cfg_error"]))
+        elif st.session_state.get("_cfg_info"):
+            st.success(md_escape(st.session_state["_cfg_info"]))
+
+
+def _model_and_gpu_inputs(options: list[str], custom: dict, model_names: dict, gpus: list[str]) -> tuple[str, str]:
+    """The model and GPU selectboxes (with the model's full name and the config.json expander): their ids."""
     model_default = {} if "model" in st.session_state else {"index": options.index(DEFAULT_MODEL)}
     gpu_default = {} if "gpu" in st.session_state else {"index": gpus.index(DEFAULT_GPU)}
-    with st.sidebar:
-        st.markdown("**Model and hardware**")
-        model_id = st.selectbox(
-            "Model", options, key="model", **model_default, on_change=_on_model_change,
-            bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
-        st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
-                   else model_names.get(model_id, model_id))
-        with st.expander("Your own model (config.json)"):
-            st.file_uploader("Upload config.json", type=["json"], key="cfg_upload", on_change=_mark_source,
-                             args=("upload",))
-            st.text_area("…or paste its text", key="cfg_text", height=100, on_change=_mark_source, args=("text",),
-                         help="Whichever you changed last, the file or the text, is the one read.")
-            st.text_input("Name (optional)", key="cfg_name",
-                          help="Default: the config's own model name (_name_or_path), else its architecture. "
-                               "Type a name and press the button again to rename.")
-            st.button("Use this config", on_click=_load_config, key="cfg_load")
-            if st.session_state.get("_cfg_error"):
-                st.error(md_escape(st.session_state["_cfg_error"]))
-            elif st.session_state.get("_cfg_info"):
-                st.success(md_escape(st.session_state["_cfg_info"]))
-        gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
-                              bind="query-params", on_change=_on_gpu_change)
-        price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
-        c1, c2 = st.columns(2)
-        shown = get_any_model(model_id)
-        stored = shown.checkpoint_format
-        weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
-        if st.session_state.get("wq") not in (None, *weight_options):
-            del st.session_state["wq"]
-        # The model's own checkpoint format is the widget's default: a link without wq opens in it, and a link
-        # that carries wq=bf16 for gpt-oss keeps bf16.
-        weight_dtype = c1.selectbox("Weights", weight_options, key="wq", bind="query-params",
-                                    index=weight_options.index(default_weight_format(shown)),
-                                    help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
-                                         "scales, as the course does; the block formats (q4_K_M, mxfp4, "
-                                         "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
-        kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
-                                help="Storage format of the cached keys and values. fp8: one scale per layer "
-                                     "(vLLM, SGLang), no bytes per token; q8_0/q4_0: llama.cpp's blocks of 32 "
-                                     "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
-                                     "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
-                                     "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
-        st.session_state["_wq_model"] = model_id
-        if stored:
-            st.caption(checkpoint_caption(stored, model_id in custom, weight_dtype))
-        matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
-                              help="How quantized weights are multiplied, which sets the compute peak P. auto: "
-                                   "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "
-                                   "(W4A16), as calc and the course count. weight-only: activations in bf16, the "
-                                   "bf16 peak for every format. low-precision: W8A8 / W4A4 kernels at the "
-                                   "format's own peak (nvfp4, mxfp4: Blackwell's fp4 tensor cores).")
-        price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
-                                format="%.2f", key="price", bind="query-params", **price_default,
-                                help="Defaults to the preset's dated list price; type your own.")
-        st.session_state.setdefault("_price_gpu", gpu_id)
-        # Plain option names (no format_func): a bound widget writes its shown label into the URL.
-        embedding = st.radio("Input embedding per step", list(EMBEDDING), key="emb", bind="query-params",
-                             horizontal=True,
-                             help="gather: a step reads only the B rows it looks up, as engines do. table: the "
-                                  "course's napkin, every parameter read every step (Llama-3-8B at 8K on an H100: "
-                                  "5.1 ms instead of 4.8 ms). Tied embeddings are read once, as the head.")
-        logits = st.radio("Prefill LM head on", list(LOGITS), key="lgt", bind="query-params", horizontal=True,
-                          help="all: the head multiplies every prompt token, the course's 2NT. last: only each "
-                               "prompt's last token, where the first output token is sampled, as vLLM and SGLang "
-                               "run it (Llama-3-8B, T = 8,192, H100, embedding gathered: 143 ms with all, 134 ms "
-                               "with last). Changes prefill and TTFT only.")
-        memory = st.radio("Memory capacity", list(MEMORY), key="mem", bind="query-params", horizontal=True,
-                          help="datasheet: the marketed capacity (80 GB for an H100), the course's convention. "
-                               "driver: what nvidia-smi reports (an H100 80GB: 81,559 MiB = 85.5 GB). engine: a "
-                               "serving engine's share of that, vLLM's gpu_memory_utilization (default 0.9).")
-        util, runtime_gb = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION, 0.0
-        if memory == "engine":
-            e1, e2 = st.columns(2)
-            util = e1.number_input("Utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
-                                   key="gmu", bind="query-params", help="vLLM's gpu_memory_utilization: the fraction "
-                                   "of the driver's total the engine takes for weights, activations and cache "
-                                   "(default 0.9).")
-            runtime_gb = e2.number_input("Reserve (GB)", min_value=0.0, max_value=200.0, value=0.0, step=0.5,
-                                         key="rtr", bind="query-params", help="Activations at the largest "
-                                         "prefill chunk and CUDA graphs, which the engine keeps inside its share "
-                                         "(vLLM profiles them at start-up: a few GB for an 8B model).")
-        acc = calc.get_accelerator(gpu_id)
-        st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
-                   f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
-        if calc.memory.capacity_note(acc, memory or "datasheet"):  # no driver total on file: say so, never silently
-            st.info(calc.memory.capacity_note(acc, memory or "datasheet"))
-        if acc.price_per_hour_usd is not None:
-            st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
-        else:
-            st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
-        st.divider()
-        st.markdown("**Classroom**")
-        classroom.presenter_toggle()
-        st.page_link("app_pages/home.py", label="Start the lecture (story)", icon=":material/slideshow:",
-                     query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
-        classroom.story_menu({path: title for path, title, *_ in PAGES})
-    classroom.page_css()
-    classroom.story_banner({path: title for path, title, *_ in PAGES}, current_page)
-    # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
-    memory = memory or "datasheet"
-    if model_id in custom:  # keep the loaded model in the link
-        st.query_params[CFG_PARAM] = model_to_param(custom[model_id])
-    elif CFG_PARAM in st.query_params:
-        del st.query_params[CFG_PARAM]
+    st.markdown("**Model and hardware**")
+    model_id = st.selectbox(
+        "Model", options, key="model", **model_default, on_change=_on_model_change,
+        bind="query-params", help="Preset id (the URL carries it); the full name is shown below.")
+    st.caption(md_escape(custom[model_id].name) + " (your config.json)" if model_id in custom
+               else model_names.get(model_id, model_id))
+    _config_expander()
+    gpu_id = st.selectbox("GPU / accelerator", gpus, key="gpu", **gpu_default,
+                          bind="query-params", on_change=_on_gpu_change)
+    return model_id, gpu_id
+
+
+def _dtype_inputs(model_id: str, loaded: bool) -> tuple[str, str, str]:
+    """Weights, KV cache and matmul precision for the model ``model_id`` (``loaded``: from a config.json); the
+    checkpoint's own format is offered and is the weights' default."""
+    c1, c2 = st.columns(2)
+    shown = get_any_model(model_id)
+    stored = shown.checkpoint_format
+    weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
+    if st.session_state.get("wq") not in (None, *weight_options):
+        del st.session_state["wq"]
+    # The model's own checkpoint format is the widget's default: a link without wq opens in it, and a link
+    # that carries wq=bf16 for gpt-oss keeps bf16.
+    weight_dtype = c1.selectbox("Weights", weight_options, key="wq", bind="query-params",
+                                index=weight_options.index(default_weight_format(shown)),
+                                help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
+                                     "scales, as the course does; the block formats (q4_K_M, mxfp4, "
+                                     "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
+    kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
+                            help="Storage format of the cached keys and values. fp8: one scale per layer "
+                                 "(vLLM, SGLang), no bytes per token; q8_0/q4_0: llama.cpp's blocks of 32 "
+                                 "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
+                                 "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
+                                 "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
+    st.session_state["_wq_model"] = model_id
+    if stored:
+        st.caption(checkpoint_caption(stored, loaded, weight_dtype))
+    matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
+                          help="How quantized weights are multiplied, which sets the compute peak P. auto: "
+                               "fp8/int8 on their own tensor cores (W8A8), 4-bit formats dequantized to bf16 "
+                               "(W4A16), as calc and the course count. weight-only: activations in bf16, the "
+                               "bf16 peak for every format. low-precision: W8A8 / W4A4 kernels at the "
+                               "format's own peak (nvfp4, mxfp4: Blackwell's fp4 tensor cores).")
+    return weight_dtype, kv_dtype, matmul
+
+
+def _convention_inputs() -> tuple[str, str, str, float, float]:
+    """Input embedding, prefill LM head, memory capacity and, for an engine's share, its utilization and
+    reserve (GB): the radios' values as chosen (None before a first choice)."""
+    # Plain option names (no format_func): a bound widget writes its shown label into the URL.
+    embedding = st.radio("Input embedding per step", list(EMBEDDING), key="emb", bind="query-params",
+                         horizontal=True,
+                         help="gather: a step reads only the B rows it looks up, as engines do. table: the "
+                              "course's napkin, every parameter read every step (Llama-3-8B at 8K on an H100: "
+                              "5.1 ms instead of 4.8 ms). Tied embeddings are read once, as the head.")
+    logits = st.radio("Prefill LM head on", list(LOGITS), key="lgt", bind="query-params", horizontal=True,
+                      help="all: the head multiplies every prompt token, the course's 2NT. last: only each "
+                           "prompt's last token, where the first output token is sampled, as vLLM and SGLang "
+                           "run it (Llama-3-8B, T = 8,192, H100, embedding gathered: 143 ms with all, 134 ms "
+                           "with last). Changes prefill and TTFT only.")
+    memory = st.radio("Memory capacity", list(MEMORY), key="mem", bind="query-params", horizontal=True,
+                      help="datasheet: the marketed capacity (80 GB for an H100), the course's convention. "
+                           "driver: what nvidia-smi reports (an H100 80GB: 81,559 MiB = 85.5 GB). engine: a "
+                           "serving engine's share of that, vLLM's gpu_memory_utilization (default 0.9).")
+    util, runtime_gb = calc.memory.DEFAULT_GPU_MEMORY_UTILIZATION, 0.0
+    if memory == "engine":
+        e1, e2 = st.columns(2)
+        util = e1.number_input("Utilization", min_value=0.05, max_value=1.0, value=util, step=0.05,
+                               key="gmu", bind="query-params", help="vLLM's gpu_memory_utilization: the fraction "
+                               "of the driver's total the engine takes for weights, activations and cache "
+                               "(default 0.9).")
+        runtime_gb = e2.number_input("Reserve (GB)", min_value=0.0, max_value=200.0, value=0.0, step=0.5,
+                                     key="rtr", bind="query-params", help="Activations at the largest "
+                                     "prefill chunk and CUDA graphs, which the engine keeps inside its share "
+                                     "(vLLM profiles them at start-up: a few GB for an 8B model).")
+    return embedding, logits, memory, util, runtime_gb
+
+
+def _gpu_notes(acc, memory: str | None) -> None:
+    """The GPU's data-sheet line, its capacity note under the chosen convention, its list price."""
+    st.caption(f"{acc.name}: {acc.memory_bytes / 1e9:,.0f} GB, {acc.bandwidth_bytes_per_s / 1e12:,.2f} TB/s, "
+               f"{acc.peak_flops('bf16') / 1e12:,.0f} TFLOP/s bf16 dense.")
+    if calc.memory.capacity_note(acc, memory or "datasheet"):  # no driver total on file: say so, never silently
+        st.info(calc.memory.capacity_note(acc, memory or "datasheet"))
+    if acc.price_per_hour_usd is not None:
+        st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
+    else:
+        st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
+
+
+def _classroom_foot() -> None:
+    """The sidebar's foot: the presenter toggle, the lecture's start and its menu of steps."""
+    st.divider()
+    st.markdown("**Classroom**")
+    classroom.presenter_toggle()
+    st.page_link("app_pages/home.py", label="Start the lecture (story)", icon=":material/slideshow:",
+                 query_params={"story": "1", **({"present": "1"} if classroom.presenting() else {})})
+    classroom.story_menu({path: title for path, title, *_ in PAGES})
+
+
+def _capped_accelerator(acc, memory: str, util: float, runtime_gb: float, matmul: str | None, weight_dtype: str):
+    """The GPU with the chosen memory convention's capacity and matmul precision, and the reserve in GB kept
+    (0 when it does not fit in the engine's share, which the sidebar then says)."""
     try:
         capped = calc.memory.with_capacity(acc, memory, float(util), float(runtime_gb or 0.0) * 1e9)
     except ValueError as exc:  # a reserve larger than the share: say so, keep the share without it
@@ -364,6 +382,39 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     capped = calc.hardware.with_matmul(capped, MATMUL.get(matmul or "auto", "auto"))
     if capped.matmul_precision(weight_dtype)[1]:  # low precision asked, no engine: say what runs instead
         st.sidebar.info(capped.matmul_note(weight_dtype) + ".")
+    return capped, runtime_gb
+
+
+def render_sidebar(current_page: str | None = None) -> Selection:
+    """Draw the shared sidebar and return the choices (called by app.py once per run).
+
+    Also the classroom parts every page shares: a lecture step's state is applied before the widgets,
+    the presenter toggle sits at the sidebar's foot, and the story banner opens the main area
+    (``current_page``: the page file shown, so that a step's banner appears on its own page only).
+    """
+    classroom.apply_story_state()
+    options, custom, model_names, gpus = _model_options()
+    with st.sidebar:
+        model_id, gpu_id = _model_and_gpu_inputs(options, custom, model_names, gpus)
+        price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
+        weight_dtype, kv_dtype, matmul = _dtype_inputs(model_id, model_id in custom)
+        price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
+                                format="%.2f", key="price", bind="query-params", **price_default,
+                                help="Defaults to the preset's dated list price; type your own.")
+        st.session_state.setdefault("_price_gpu", gpu_id)
+        embedding, logits, memory, util, runtime_gb = _convention_inputs()
+        acc = calc.get_accelerator(gpu_id)
+        _gpu_notes(acc, memory)
+        _classroom_foot()
+    classroom.page_css()
+    classroom.story_banner({path: title for path, title, *_ in PAGES}, current_page)
+    # Every page checks what fits against the chosen convention's capacity (calc.memory.with_capacity).
+    memory = memory or "datasheet"
+    if model_id in custom:  # keep the loaded model in the link
+        st.query_params[CFG_PARAM] = model_to_param(custom[model_id])
+    elif CFG_PARAM in st.query_params:
+        del st.query_params[CFG_PARAM]
+    capped, runtime_gb = _capped_accelerator(acc, memory, util, runtime_gb, matmul, weight_dtype)
     model = get_any_model(model_id)
     try:  # a cache format this model cannot be stored in (fp8_ds_mla without MLA, a weight-only format): say so
         calc.layers.kv_bytes_per_token_per_layer(model, kv_dtype)

@@ -28,7 +28,8 @@ def sanitize_query_params() -> list[str]:
     copy apart from ``st.query_params``), so the parameter is removed from both.
 
     Returns:
-        the names of the dropped parameters (already cut to 40 characters).
+        ``(name=value, why)`` for each dropped parameter (name and value cut to 40 characters, a longer value
+        ending in "…"; why: "not a finite number" or "over 20,000 characters"), for ``dropped_message``.
     """
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
@@ -38,12 +39,24 @@ def sanitize_query_params() -> list[str]:
         initial = initial if isinstance(initial, dict) else {}
         for key in set(qp) | set(initial):
             values = list(qp.get_all(key)) + list(initial.get(key) or [])
-            if any(_bad_query_value(str(v)) for v in values):
+            bad = next((str(v) for v in values if _bad_query_value(str(v))), None)
+            if bad is not None:
                 if key in qp:
                     del qp[key]
                 initial.pop(key, None)
-                dropped.append(str(key)[:40])
+                why = (f"over {MAX_QUERY_VALUE_CHARS:,} characters" if len(bad) > MAX_QUERY_VALUE_CHARS
+                       else "not a finite number")
+                dropped.append((f"{str(key)[:40]}={bad[:40]}" + ("…" if len(bad) > 40 else ""), why))
     return sorted(dropped)
+
+
+def dropped_message(dropped: list[tuple[str, str]]) -> str:
+    """The page's message for the parameters ``sanitize_query_params`` dropped: each ``name=value`` named
+    (markdown-escaped) with why, and that the rest of the link holds. "" when none was dropped."""
+    if not dropped:
+        return ""
+    return ("Ignored link parameters: " + ", ".join(f"{md_escape(d)} ({why})" for d, why in dropped)
+            + ". Those controls start from their defaults; the rest of the link holds.")
 
 
 def link_params_at_open() -> dict[str, list[str]] | None:

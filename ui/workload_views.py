@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calc import prefix_cache, traces, workload, workload_bill
-from ui import charts, formats, html_table, url_state
+from ui import charts, columns, formats, html_table, url_state
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
 SOURCES = {**{f"preset:{k}": f"{w.name} (preset)" for k, w in sorted(workload.presets().items(),
@@ -114,10 +114,12 @@ def show_bills(table) -> None:
                     marker_color=BILL_COLORS[comp], hovertemplate="%{x}: $%{y:,.0f} per month<extra></extra>")
     fig.update_layout(barmode="stack", yaxis_title="USD per month (30 days)", height=340, margin=dict(t=10))
     charts.show_chart(fig, key="wl_bills")
-    html_table.show_table(table, hide_index=True, width="stretch", column_order=(
+    money = ("total_usd", "per_request_usd", "reasoning_usd")  # as formats.fmt_usd writes dollars, 3 digits below $1
+    shown = table.assign(**{c: [formats.fmt_usd(v, significant=3) for v in table[c]] for c in money})
+    html_table.show_table(shown, hide_index=True, width="stretch", column_order=(
         "name", "total_usd", "per_request_usd", "cached_share", "reasoning_usd", "n_gpus", "model"),
-        column_config={"total_usd": st.column_config.NumberColumn("per month", format="dollar"),
-                       "per_request_usd": st.column_config.NumberColumn("per request", format="$%.5f"),
-                       "reasoning_usd": st.column_config.NumberColumn("of which reasoning", format="dollar"),
+        column_config={"total_usd": st.column_config.TextColumn("per month"),
+                       "per_request_usd": st.column_config.TextColumn("per request"),
+                       "reasoning_usd": st.column_config.TextColumn("of which reasoning"),
                        "cached_share": st.column_config.NumberColumn("prompt cached", format="percent"),
-                       "n_gpus": st.column_config.NumberColumn("GPUs", format="%d")})
+                       "n_gpus": columns.column("n_gpus")})

@@ -1,0 +1,154 @@
+"""The "Many GPUs" page's lower sections: the capacity plan for a traffic, the table of GPUs that can run the
+model, and the pinned configurations. Every number is calc's (calc.planning, calc.layout_choice); these only
+lay them out."""
+from __future__ import annotations
+
+import streamlit as st
+
+from calc import layout_choice, planning
+from ui import caching, columns, custom_models, downloads, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
+from ui.parallel_views import EPS, PPS, TPS
+
+PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
+
+
+def _traffic_inputs() -> tuple[tuple, float, float]:
+    """The traffic's seven inputs in a row: planning.ServingTraffic's arguments (requests/s, peak over
+    average, input and output tokens, prefix hit share), and the TPOT and TTFT targets in seconds."""
+    c = st.columns(7)
+    rps = c[0].number_input("Requests/s", 0.0, 1e6, 5.0, step=1.0, key="mg_rps", bind="query-params")
+    peak = c[1].number_input("Peak / average", 1.0, 100.0, 2.0, step=0.5, key="mg_peak", bind="query-params")
+    n_in = c[2].number_input("Input tokens", 1, 1_000_000, 2048, step=256, key="mg_in", bind="query-params")
+    n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
+    hit = c[4].number_input("Prefix hit (%)", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
+    tpot_ms = c[5].number_input("TPOT target (ms)", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
+    ttft_ms = c[6].number_input("TTFT target (ms)", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    return (rps, peak, int(n_in), int(n_out), hit / 100), tpot_ms / 1e3, ttft_ms / 1e3
+
+
+def _timing_inputs() -> tuple[str, str, int]:
+    """How the plan times a step (serving estimate or bound), the engine, and the largest batch tried."""
+    t1, t2, t3 = st.columns([2, 1, 1])
+    timing = t1.radio("Size the plan with", ("serving", "bound"), key="mg_timing", bind="query-params",
+                      horizontal=True, format_func=PLAN_TIMING_LABELS.get,
+                      help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
+                           "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
+    engine = serving_views.engine_select(t2, "mg_plan_engine") if timing == "serving" else "vllm"
+    cap = t3.number_input("Largest batch tried", 16, 8192, layout_choice.PLAN_MAX_BATCH, step=256, key="mg_cap",
+                          bind="query-params", help="The plan searches batches 1 to this per replica. "
+                          "Raise it when the plan names the batch cap as its binding limit.")
+    return timing, engine, int(cap)
+
+
+def _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap):
+    """calc.planning.plan_grid over the plan's layouts, or over the sliders' range when no layout of up to 16
+    GPUs holds the model: the grid and the (TP, PP, EP) choices searched."""
+    kw = dict(max_batch=cap, reserve_bytes=reserve, interconnect=interconnect, embedding=emb, logits=sel.logits,
+              timing=timing, engine=engine)
+    grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, **kw)
+    searched = (layout_choice.PLAN_TP, layout_choice.PLAN_PP, layout_choice.plan_eps(model))
+    if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
+        searched = (TPS, PPS, layout_choice.plan_eps(model, EPS))
+        grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched, **kw)
+    return grid, searched
+
+
+def options_table(options) -> None:
+    """Every layout of the plan's grid, cheapest first (calc.planning.plan_options), with its CSV."""
+    html_table.show_table(columns.shown(options), hide_index=True, width="stretch", column_order=[
+        "layout", "gpus", "usd_per_month", "batch", "replicas", "tpot_s", "ttft_s", "max_batch", "fails"],
+        column_config=columns.config(options.columns, tpot_s="%.1f", ttft_s="%,.0f") | {
+            "batch": columns.column("batch", help="per replica"), "fails": st.column_config.TextColumn("misses")})
+    downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
+
+
+@widgets.fragment
+def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
+    """The capacity plan for a traffic. A fragment: its inputs rerun this part only."""
+    sel = sidebar.selection()
+    traffic_args, tpot_s, ttft_s = _traffic_inputs()
+    timing, engine, cap = _timing_inputs()
+    try:
+        traffic = planning.ServingTraffic(*traffic_args)
+        grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
+        serving_views.show_notices(grid.attrs.get("notices"))
+        plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
+                                   wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
+        st.success(plan.verdict)
+        st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
+                   + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
+        st.info(caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
+                                    sel.price_per_hour_usd, grid=grid).verdict)
+        with st.expander("Every layout of the grid, cheapest first"):
+            options_table(caching.cached_call(planning.plan_options, grid, traffic, tpot_s, ttft_s, sel.price_per_hour_usd))
+        st.caption(f"Searched: {layout_choice.grid_label(*searched)} x "
+                   f"batch 1-{cap:,}, the replicas each needs for the peak. This plan uses the traffic's "
+                   "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
+                   f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
+                   "bounds. With the serving estimate: the engine's TPOT and TTFT at B requests in flight per "
+                   "replica (calc.serving). The second line "
+                   "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
+                   "cache between them is left out.")
+    except ValueError as exc:
+        widgets.show_error(exc)
+
+
+def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float, reserve_gb: float, emb: str) -> None:
+    """Every GPU of the catalogue for the model at ``ctx`` tokens: smallest TP that holds it, TPOT at B = 1,
+    the max batch, throughput and dollars (calc.layout_choice.which_gpus), with its CSV."""
+    try:
+        table = caching.cached_call(layout_choice.which_gpus, model, ctx, wd, kvd, reserve_bytes=reserve_bytes,
+                                    embedding=emb)
+        if not table["fits"].any():
+            st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
+                    "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
+        # a GPU that holds nothing: "no fit", not 0
+        html_table.show_table(columns.shown(table).assign(max_batch=table["max_batch"].where(table["fits"])),
+                              hide_index=True, width="stretch", height=38 + 35 * len(table), placeholder="no fit",
+                              column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_s", "max_batch",
+                                            "tokens_per_s", "usd_per_hour", "interconnect"],
+                              column_config=columns.config(table.columns, tpot_b1_s="%.1f") | {
+            "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),
+            "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
+            "tp": st.column_config.NumberColumn("smallest TP", format="%,d"),
+            "tokens_per_s": columns.column("tokens_per_s", help="at the max batch")})
+        st.caption(f"{model.name} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "
+                   f"({reserve_gb:g} GB per GPU). Dollars at each GPU's list price, at the max batch, fully busy.")
+        downloads.download_csv(table, "which_gpus.csv", key="mg_csv")
+    except ValueError as exc:
+        widgets.show_error(exc)
+
+
+def _pin() -> None:
+    # From the widgets' state, not this run's variables: the layout section reruns on its own.
+    s, sel = st.session_state, sidebar.selection()
+    text = gpu_pins.encode(sel.model_id, sel.gpu_id, s["mg_tp"], s["mg_pp"], s["mg_ep"], s["mg_rep"], sel.weight_dtype,
+                           sel.kv_dtype, s["mg_b"], s["mg_ctx"], sel.price_per_hour_usd)
+    free = [k for k in gpu_pins.PIN_KEYS if not st.session_state.get(k)]
+    if free:
+        st.session_state[free[0]] = text
+    else:
+        st.session_state["_mg_pin_full"] = True
+
+
+@widgets.fragment
+def pins_section() -> None:
+    """Pin buttons, the pins as text and their table. A fragment: pinning or editing a pin reruns this part only."""
+    sel = sidebar.selection()
+    c1, c2 = st.columns([1, 4])
+    c1.button("Pin this configuration", key="mg_pin", on_click=_pin, disabled=sel.model_id.startswith(custom_models.CUSTOM_PREFIX),
+              help="Up to three; they travel in the URL (mg_p1..mg_p3). Models loaded from a config.json cannot be pinned.")
+    c2.button("Clear the pins", key="mg_unpin", on_click=st.session_state.update, args=({k: "" for k in gpu_pins.PIN_KEYS},))
+    if st.session_state.pop("_mg_pin_full", False):
+        st.warning("Three configurations are pinned already: clear one below first.")
+    with st.expander("Pins as text (edit or clear; part of the link)"):
+        for k in gpu_pins.PIN_KEYS:
+            st.text_input(k.replace("mg_p", "pin "), key=k, bind="query-params",
+                          placeholder="model~gpu~tp~pp~ep~replicas~weights~kv~batch~context~price")
+    pins, errors = gpu_pins.pin_table([st.session_state.get(k, "") for k in gpu_pins.PIN_KEYS])
+    for e in errors:
+        st.error(e)
+    if len(pins.columns):
+        html_table.show_table(pins, width="stretch", height=38 + 35 * len(pins))
+    else:
+        st.caption("Nothing pinned yet.")
