@@ -199,6 +199,11 @@ class FigureRecipe:
             getattr(fig, name)(*a, **k)
         return fig
 
+    @property
+    def calls(self) -> list[tuple[str, tuple, dict]]:
+        """The recorded calls, in order: (method name, args, kwargs); the first is ``("__init__", ...)``."""
+        return self._calls
+
     def key(self) -> bytes | None:
         """A digest of the recorded calls, or None when an argument cannot be pickled (then never cached)."""
         try:
@@ -245,6 +250,12 @@ def frozen_figure_class():
 FIGURES = BoundedCache(max_entries=256, max_bytes=48 * MB)
 
 
+#: The JSON text and height (px) of every recipe drawn by ``inplace_chart.recipe_json``, by recipe and config:
+#: what a rerun sends, kept as text (a figure object holds several times its JSON's size in memory, and
+#: an entry's size is then its length exactly).
+FIGURE_JSON = BoundedCache(max_entries=512, max_bytes=32 * MB)
+
+
 def build_figure(recipe: FigureRecipe):
     """The styled go.Figure of ``recipe`` (``figure_style.style_figure``), from ``FIGURES`` when built before."""
     from ui.figure_style import style_figure
@@ -259,13 +270,13 @@ def build_figure(recipe: FigureRecipe):
 
 
 def clear_all() -> int:
-    """Empty every cache of this module (the memoised functions' and ``FIGURES``); returns the bytes they held.
+    """Empty every cache of this module (the memoised functions', ``FIGURES``, ``FIGURE_JSON``); returns the bytes they held.
 
     For a process that has been idle for minutes (a class left): what it cached is dropped, so its memory
     returns toward where it started; the next visitors compute again and refill them.
     """
     with _CACHES_LOCK:
-        caches = list(_CACHES.values()) + [FIGURES]
+        caches = list(_CACHES.values()) + [FIGURES, FIGURE_JSON]
     held = sum(c.total_bytes for c in caches)
     for c in caches:
         c.clear()

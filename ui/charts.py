@@ -45,6 +45,11 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
     ``EXPLORER_CHARTS=plotly_chart`` the app uses ``st.plotly_chart`` instead (bench/browser_speed.py
     --charts compares the two), as it does where plotly.js cannot be put in ``static/`` (a read-only install).
     """
+    plotly_chart = os.environ.get("EXPLORER_CHARTS") == "plotly_chart" or not inplace_chart.available()
+    if isinstance(fig, caching.FigureRecipe) and not plotly_chart and not classroom.presenting():
+        text, height_px = inplace_chart.recipe_json(fig, CHART_CONFIG)   # the figure's JSON, cached as text
+        inplace_chart.show(text, key=key, height_px=height_px)
+        return
     if isinstance(fig, caching.FigureRecipe):
         fig = caching.build_figure(fig)
     elif not getattr(fig, "_house_styled", False):
@@ -52,7 +57,7 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
     if classroom.presenting():  # on a copy: the cached figure is shared with every other session
         fig = go.Figure(fig)
         classroom.style_figure(fig)
-    if os.environ.get("EXPLORER_CHARTS") == "plotly_chart" or not inplace_chart.available():
+    if plotly_chart:
         st.plotly_chart(fig, key=key, width="stretch", config=CHART_CONFIG)
         return
     inplace_chart.show(inplace_chart.figure_json(fig, CHART_CONFIG), key=key, height_px=int(fig.layout.height or 420))

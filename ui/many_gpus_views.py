@@ -72,15 +72,15 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         traffic = planning.ServingTraffic(*traffic_args)
         grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
         serving_views.show_notices(grid.attrs.get("notices"))
-        plan = planning.capacity_plan(model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd, wd, kvd,
-                                      grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
+        plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
+                                   wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
         st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
                    + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
-        st.info(planning.disaggregated_plan(model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
-                                            grid=grid).verdict)
+        st.info(caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
+                                    sel.price_per_hour_usd, grid=grid).verdict)
         with st.expander("Every layout of the grid, cheapest first"):
-            options_table(planning.plan_options(grid, traffic, tpot_s, ttft_s, sel.price_per_hour_usd))
+            options_table(caching.cached_call(planning.plan_options, grid, traffic, tpot_s, ttft_s, sel.price_per_hour_usd))
         st.caption(f"Searched: {layout_choice.grid_label(*searched)} x "
                    f"batch 1-{cap:,}, the replicas each needs for the peak. This plan uses the traffic's "
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
@@ -97,7 +97,8 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
     """Every GPU of the catalogue for the model at ``ctx`` tokens: smallest TP that holds it, TPOT at B = 1,
     the max batch, throughput and dollars (calc.layout_choice.which_gpus), with its CSV."""
     try:
-        table = layout_choice.which_gpus(model, ctx, wd, kvd, reserve_bytes=reserve_bytes, embedding=emb)
+        table = caching.cached_call(layout_choice.which_gpus, model, ctx, wd, kvd, reserve_bytes=reserve_bytes,
+                                    embedding=emb)
         if not table["fits"].any():
             st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                     "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from calc import collectives, layout_choice
 from calc.layout import make_layout
-from ui import charts, equations, formats, widgets
+from ui import caching, charts, equations, formats, widgets
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 3, 4, 8], [1, 2, 4, 8, 16, 32, 64, 128, 256, 320]
 #: The layers-per-stage choices (plain labels: a bound widget writes its shown label into the URL) -> calc's rule.
@@ -234,8 +234,8 @@ def frontier_section(sel, model, acc, layout, summary, inputs: LayoutInputs, res
     wd, kvd, emb = sel.weight_dtype, sel.kv_dtype, sel.embedding
     st.subheader("Tokens/s per GPU against tokens/s per user")
     try:
-        front = layout_choice.throughput_frontier(model, acc, ctx, TPS, (pp,), (ep,), None, wd, kvd, reserve, interconnect,
-                                               emb)
+        front = caching.cached_call(layout_choice.throughput_frontier, model, acc, ctx, TPS, (pp,), (ep,), None, wd,
+                                    kvd, reserve, interconnect, emb)
         fig = charts.Figure()
         for t, part in front.groupby("tp"):
             fig.add_scatter(x=part["tokens_per_s_per_user"], y=part["tokens_per_s_per_gpu"], mode="lines+markers",
