@@ -17,7 +17,7 @@ range. ``python -m calc.serving_fit`` rewrites serving_params.json and prints th
 
 A row run by trtllm-bench throughput gets the engine settings that benchmark chooses (``trtllm_bench``
 in the trtllm engine's entry); an offline row with a concurrency is a burst of that many requests
-sent at once, a finite burst (``calc.serving.burst_schedule``: prompts prefilled up front, then decode
+sent at once, a finite burst (``calc.serving_terms.burst_schedule``: prompts prefilled up front, then decode
 steps free of prompts), whose mean TTFT and ITL the model predicts.
 
 Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
@@ -210,7 +210,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 c = np.append(_GRID[_GRID < n_req], n_req) if np.isfinite(n_req) else _GRID
             elif pd.isna(r.concurrency):
                 c = [1e9]
-            else:  # a closed loop of C clients, or a burst of N requests sent at once (calc.serving.burst_schedule)
+            else:  # a closed loop of C clients, or a burst of N requests sent at once (calc.serving_terms.burst_schedule)
                 c = [float(r.concurrency) / layout.replicas]
             comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
                                       row_kv_dtype(r.weight_dtype, r.kv_dtype), settings,

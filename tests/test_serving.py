@@ -6,7 +6,8 @@ import pytest
 
 import calc
 from calc.hardware import with_matmul
-from calc.serving import serving_estimate, serving_frontier, unquantized_matmul_extra_s
+from calc.serving import serving_estimate, serving_frontier
+from calc.serving_terms import unquantized_matmul_extra_s
 from calc.serving_params import PARAM_KEYS, load_serving_params
 
 LLAMA8, LLAMA70 = calc.get_model("llama-3.1-8b"), calc.get_model("llama-3.1-70b")
@@ -156,7 +157,7 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
 
 def test_prompt_attention_runs_at_the_cache_precision():
     from calc.layout import make_layout
-    from calc.serving import attention_extra_s
+    from calc.serving_terms import attention_extra_s
     one = make_layout(LLAMA8, 1, 1, 1, 1)
     # Llama-3.1-8B, a 1,024-token prompt: 32 layers x 2 x 32 heads x (128 + 128) = 524,288 FLOPs per attended key,
     # keys 1 + 2 + ... + 1,024 = 524,800 -> 2.7515e11 FLOPs. fp8 weights over a bf16 cache on an H100: the bound
@@ -227,7 +228,8 @@ def test_an_mxfp4_checkpoint_runs_its_unquantized_layers_at_bf16():
 
 def test_a_burst_prefills_its_prompts_up_front_then_decodes_free_of_them():
     from calc.layout import make_layout
-    from calc.serving import burst_schedule, serving_components
+    from calc.serving import serving_components
+    from calc.serving_terms import burst_schedule
     # 4 requests of 100 prompt tokens sent at once, a 200-token budget: K = ceil(400 / 200) = 2 prefill steps.
     # Two requests get their first token after step 1, two after step 2: mean 1.5 steps, and by then 2 or 4
     # prompts are prefilled (mean 3). With O = 3 (m = 2 gaps), a step-1 request's first gap is prefill step 2

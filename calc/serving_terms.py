@@ -1,0 +1,115 @@
+"""Terms the serving model adds to the roofline's bound, each a physical cost the bound does not charge.
+
+- ``burst_schedule``: a finite burst of requests sent at once (prompts prefilled up front, then decode).
+- ``attention_extra_s``: a prompt's attention runs at the KV cache's precision, not the weights'.
+- ``unquantized_matmul_extra_s``: the layers an experts-only checkpoint (gpt-oss MXFP4) leaves in bf16.
+- ``over_pcie`` / ``spans_domains``: which link a replica's collectives use (for their efficiency).
+
+Used by ``calc.serving`` (the estimate) and ``calc.serving_fit`` (the calibration). Every time is in
+seconds per GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .collectives import default_interconnect, get_interconnect
+from .hardware import Accelerator
+from .layout import Layout
+from .models import ModelConfig
+from .roofline import attention_flops_array
+
+
+def burst_schedule(batch, input_len: float, output_len: float, token_budget: float):
+    """A finite burst's schedule: ``batch`` requests (array) admitted at once, their prompts prefilled
+    up front in K = ceil(B x I / budget) steps of the token budget (a request whose prompt is in the
+    k-th step has its first token at the end of that step, and decodes in the K - k prefill steps that
+    follow), then decoded B at a time in steps free of prompts (Yu et al., Orca, OSDI 2022, section 4:
+    iteration-level scheduling; TensorRT-LLM's in-flight batching with ``max_num_tokens``).
+
+    Means over the burst's requests (k uniform on 1..K, m = O - 1 gaps between output tokens):
+    the prefill steps before a request's first token ``(K + 1) / 2``; the prompts prefilled by then,
+    its own included, ``B (K + 1) / (2K)``; of its m gaps, ``min(K - k, m)`` fall in a prefill step
+    that carries B / K prompts, so the prompts per decode step are ``f = (B / K) S / (K m)`` with
+    ``S = sum_{j=0}^{K-1} min(j, m)`` (B (K - 1) / (2 K m) when K - 1 <= m; 0 when K = 1 or m = 0).
+    Then mean TTFT + m x mean ITL = K prefill steps + m decode steps, the burst's duration.
+
+    Returns:
+        (f, n_chunks, pf_n): arrays like ``batch``.
+    """
+    b = np.asarray(batch, dtype=float)
+    k = np.maximum(np.ceil(b * float(input_len) / float(token_budget)), 1.0)
+    m = float(output_len) - 1.0
+    j_max = k - 1.0
+    # sum_{j=0}^{K-1} min(j, m): j(j+1)/2 up to j = min(K-1, m), then m for each j beyond
+    lo = np.minimum(j_max, m)
+    total = lo * (lo + 1.0) / 2.0 + np.maximum(j_max - m, 0.0) * m
+    f = np.where(m > 0, (b / k) * total / (k * max(m, 1.0)), 0.0)
+    return f, (k + 1.0) / 2.0, b * (k + 1.0) / (2.0 * k)
+
+
+def attention_extra_s(model: ModelConfig, accelerator: Accelerator, prompt_len: float, layout: Layout,
+                      weight_dtype: str, kv_dtype: str) -> float:
+    """Seconds per GPU that one prompt's causal attention (scores and weighted values) takes beyond what
+    the bound charged it: the bound runs every prefill FLOP at the weights' matmul peak
+    (``Accelerator.compute_flops``), but attention multiplies activations by the cached K and V, so it
+    runs in the cache's precision: fp8 where the KV cache is fp8 and the accelerator has fp8 engines
+    (FP8 context attention, TensorRT-LLM and FlashAttention-3), else bf16. For fp4 or fp8 weights over a
+    bf16 cache that is 2-4x slower than the bound's rate. 0 when both precisions agree.
+    ``attention_flops / width x (1 / peak_attention - 1 / peak_weights)``
+    (``calc.roofline.attention_flops_array``; Dao, FlashAttention-3, 2024, section 3.3 for fp8 attention).
+    Example: gpt-oss-120b (MXFP4 experts, bf16 cache), a 32,768-token prompt on one B200 with fp4 engines:
+    attention FLOPs / 2.25e15 - attention FLOPs / 9.0e15.
+    """
+    kv = str(kv_dtype).lower()
+    attn = "fp8" if kv == "fp8" and "fp8" in accelerator.peak_flops_per_s else "bf16"
+    gap = 1.0 / accelerator.peak_flops(attn) - 1.0 / accelerator.compute_flops(weight_dtype)
+    if gap <= 0:
+        return 0.0
+    return float(attention_flops_array(model, float(prompt_len), 1.0, 0)) / layout.width * gap
+
+
+#: Weight formats whose checkpoints quantize only the routed experts: gpt-oss's MXFP4 config.json lists
+#: ``modules_to_not_convert`` self_attn, mlp.router, embed_tokens and lm_head (they stay bf16).
+EXPERTS_ONLY_FORMATS = ("mxfp4",)
+
+
+def unquantized_matmul_extra_s(model: ModelConfig, accelerator: Accelerator, tokens, head_tokens, layout: Layout,
+                               weight_dtype: str):
+    """Seconds per GPU that the matmuls a checkpoint leaves in bf16 take beyond what the bound charged them:
+    the bound runs every matmul at the weights' format (``Accelerator.compute_flops``), but an MXFP4
+    mixture of experts (gpt-oss) quantizes only its routed experts; attention projections and the LM head
+    run at bf16's peak (4x slower than fp4 engines on Blackwell). ``tokens``: tokens through the layers
+    (a prompt's I, a decode step's B; float or array); ``head_tokens``: tokens through the LM head.
+    ``2 x (tokens x P_dense + head_tokens x V x D) / width x (1 / peak_bf16 - 1 / peak_weights)``, with
+    P_dense the active parameters less the routed experts' (n_moe x k x 3 x D x d_ff), the embedding and
+    the head. 0 for other formats, dense models, and where bf16 runs as fast (no fp4 engine: Hopper
+    runs MXFP4 weight-only at bf16's rate already). Source: openai/gpt-oss-120b config.json,
+    quantization_config.modules_to_not_convert.
+    Example: gpt-oss-120b on one B200 with fp4 engines, one token: P_dense = 5.712e9 - 36 x 4 x 3 x 2880^2
+    - 2 x 201,088 x 2880 = 0.970e9; 2 x (0.970e9 + 0.579e9) x (1 / 2.25e15 - 1 / 9.0e15) = 1.03 us.
+    """
+    if str(weight_dtype).lower() not in EXPERTS_ONLY_FORMATS or not model.is_moe:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    gap = 1.0 / accelerator.peak_flops("bf16") - 1.0 / accelerator.compute_flops(weight_dtype)
+    if gap <= 0:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
+    head = model.vocab_size * model.d_model
+    embed = 0 if model.tie_word_embeddings else head
+    dense = max(model.active_params - n_moe * model.n_experts_per_token * 3 * model.d_model * model.d_ff
+                - embed - head, 0)
+    flops = 2.0 * (np.asarray(tokens, dtype=float) * dense + np.asarray(head_tokens, dtype=float) * head)
+    return flops / layout.width * gap
+
+
+def over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives inside one server run over PCIe (no NVLink / Infinity Fabric)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > 1 and ic.id.startswith("pcie")
+
+
+def spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
+    """True when a replica's collectives leave one NVLink / Infinity Fabric domain (they then run on the
+    scale-out network, ``calc.collectives.link_for_group``)."""
+    ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
+    return ic is not None and layout.gpus_per_replica > ic.domain_size
