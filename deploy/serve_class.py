@@ -37,6 +37,10 @@ and the open-file limit of every process raised to ``--nofile`` (each idle webso
 Each Streamlit process admits ``--max-sessions`` browser sessions and shows later ones a "the class server
 is full" page (environment variable ``LLM_EXPLORER_MAX_SESSIONS``, read by ui/session_cap.py).
 
+Memory: the processes run with glibc's ``MALLOC_ARENA_MAX=2`` (``APP_MALLOC_ARENA_MAX``; see
+:func:`app_environment`), so that the memory a class used is handed back after it instead of staying
+scattered over one malloc arena per session thread.
+
 Ctrl-C (or SIGTERM) stops nginx and every process. The config and nginx's caches live in a fresh
 temporary directory (``--runtime-dir`` to choose one), printed at start.
 """
@@ -69,6 +73,12 @@ DEFAULT_NOFILE = 65536
 DEFAULT_CONN_PER_CLIENT = 512
 #: Browser sessions one Streamlit process admits before it shows "the class server is full".
 DEFAULT_MAX_SESSIONS = 100
+#: glibc's malloc arenas per Streamlit process (the standard tunable ``MALLOC_ARENA_MAX``). Streamlit runs
+#: each session's script in a thread of its own, and glibc gives threads new arenas up to 8 per core; a
+#: class's sessions then leave freed memory scattered over many arenas, which ``malloc_trim`` (run by
+#: ui/session_cap.py when the process is idle) cannot hand back while any block in them lives. Two arenas
+#: keep the heap compact; the scripts take turns on Python's GIL anyway, so they barely contend for them.
+APP_MALLOC_ARENA_MAX = "2"
 
 
 def nginx_binary() -> str:
@@ -165,6 +175,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def app_environment(max_sessions: int, base: dict | None = None) -> dict:
+    """The environment of the Streamlit processes: ``base`` (default: this process's environment) with
+    ``LLM_EXPLORER_MAX_SESSIONS`` set to ``max_sessions`` and glibc's ``MALLOC_ARENA_MAX`` set to
+    ``APP_MALLOC_ARENA_MAX`` unless ``base`` already sets it (an operator's own value wins). Why two arenas:
+    see ``APP_MALLOC_ARENA_MAX``; the tunable is glibc's (the GNU C Library manual, "Memory Allocation
+    Tunables", glibc.malloc.arena_max). Raises ValueError when ``max_sessions`` is below 1."""
+    if max_sessions < 1:
+        raise ValueError(f"max_sessions must be at least 1 (got {max_sessions})")
+    env = dict(os.environ if base is None else base)
+    env["LLM_EXPLORER_MAX_SESSIONS"] = str(max_sessions)
+    env.setdefault("MALLOC_ARENA_MAX", APP_MALLOC_ARENA_MAX)
+    return env
 
 
 def start_streamlit(port: int, address: str, *, script: str = "app.py", quiet: bool = False,
@@ -362,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     if nofile < args.nofile:
         print(f"open-file limit {nofile} (the hard limit; run as root or raise it to allow {args.nofile})",
               file=sys.stderr)
-    env = dict(os.environ, LLM_EXPLORER_MAX_SESSIONS=str(args.max_sessions))
+    env = app_environment(args.max_sessions)
     children: list[Supervised] = []
 
     def stop(*_):

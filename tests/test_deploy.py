@@ -133,6 +133,44 @@ def test_serve_class_passes_the_database_url_to_its_processes(monkeypatch):
     assert os.environ["EXPLORER_POLL_DATABASE_URL"] == url      # what the Streamlit processes inherit
 
 
+def test_every_start_path_runs_the_app_with_two_malloc_arenas():
+    # glibc's tunable MALLOC_ARENA_MAX=2 for the Streamlit processes, however the deployment starts them
+    # (the reason is in deploy/serve_class.py, APP_MALLOC_ARENA_MAX)
+    env = serve_class.app_environment(7, base={"PATH": "/bin"})
+    assert env == {"PATH": "/bin", "LLM_EXPLORER_MAX_SESSIONS": "7", "MALLOC_ARENA_MAX": "2"}
+    assert serve_class.app_environment(7, base={"MALLOC_ARENA_MAX": "4"})["MALLOC_ARENA_MAX"] == "4"  # operator's
+    with pytest.raises(ValueError, match="at least 1"):
+        serve_class.app_environment(0)
+    assert serve_class.app_environment(3)["MALLOC_ARENA_MAX"] == os.environ.get("MALLOC_ARENA_MAX", "2")
+    assert "\nEnvironment=MALLOC_ARENA_MAX=2\n" in (ROOT / "deploy/systemd/llm-explorer@.service").read_text()
+    assert "\nENV MALLOC_ARENA_MAX=2\n" in (ROOT / "deploy/Dockerfile").read_text()
+    compose = yaml.safe_load((ROOT / "deploy/docker-compose.yml").read_text())["services"]
+    assert all(compose[a]["environment"]["MALLOC_ARENA_MAX"] == "2" for a in compose if a != "proxy")
+    docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
+    container = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert {e["name"]: e.get("value") for e in container["env"]}["MALLOC_ARENA_MAX"] == "2"
+
+
+def test_serve_class_starts_its_processes_with_that_environment(monkeypatch):
+    # the quick path, up to its first process: what serve_class.main hands start_streamlit
+    class Started(Exception):
+        pass
+
+    def fake_start(port, address, env=None, **_):
+        seen.append((port, env))
+        raise Started
+
+    seen = []
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.setattr(serve_class, "start_streamlit", fake_start)
+    monkeypatch.setattr(serve_class, "raise_nofile_limit", lambda n: n)        # leave this process's limit
+    monkeypatch.setattr(serve_class.signal, "signal", lambda *a: None)         # and its signal handlers
+    with pytest.raises(Started):
+        serve_class.main(["--no-proxy", "--procs", "1", "--first-port", "8611", "--max-sessions", "9"])
+    (port, env), = seen
+    assert port == 8611 and env["MALLOC_ARENA_MAX"] == "2" and env["LLM_EXPLORER_MAX_SESSIONS"] == "9"
+
+
 def _unit(name: str):
     import configparser
     unit = configparser.ConfigParser(strict=False, interpolation=None)
