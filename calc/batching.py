@@ -87,6 +87,12 @@ class StepCost:
         return (self.kv_s_per_token * (np.asarray(context_tokens) + prompt_tokens)
                 + np.maximum(self.weights_s, self.compute_s_per_token * (np.asarray(decode_tokens) + prompt_tokens)))
 
+    def _one_step_s(self, decode_tokens: int, context_tokens: int, prompt_tokens: int = 0) -> float:
+        """``step_s`` of one step from whole numbers, in Python floats (the same IEEE arithmetic, without
+        numpy's per-call cost on scalars: the simulators charge hundreds of admission steps a run)."""
+        return (self.kv_s_per_token * float(context_tokens + prompt_tokens)
+                + max(self.weights_s, self.compute_s_per_token * float(decode_tokens + prompt_tokens)))
+
 
 def step_cost_from_model(model, accelerator, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                          batch_hint: int = 1, embedding: str = "gather") -> StepCost:
@@ -170,16 +176,21 @@ class _StepLog:
 
     def __init__(self):
         self.chunks = []  # (start, dur, active, queue, prefill); the last three may be scalars
+        self.sizes = []   # rows of each chunk
 
     def add(self, start, dur, active, queue, prefill):
         self.chunks.append((start, dur, active, queue, prefill))
+        self.sizes.append(np.size(start))
 
     def frame(self, max_slots: int) -> pd.DataFrame:
-        sizes = [np.size(c[0]) for c in self.chunks]
+        bounds = np.concatenate(([0], np.cumsum(self.sizes, dtype=np.int64))).tolist()
 
         def column(i, dtype):
-            return np.concatenate([np.asarray(c[i], dtype=dtype) if np.ndim(c[i]) else np.full(n, c[i], dtype=dtype)
-                                   for c, n in zip(self.chunks, sizes)])
+            # one slice assignment per chunk (a scalar fills its rows): no per-chunk array to concatenate
+            out = np.empty(bounds[-1], dtype=dtype)
+            for c, lo, hi in zip(self.chunks, bounds, bounds[1:]):
+                out[lo:hi] = c[i]
+            return out
 
         start, dur, active = column(0, float), column(1, float), column(2, np.int64)
         return pd.DataFrame({
@@ -246,7 +257,7 @@ def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> B
     t, nxt = 0.0, 0
     while nxt < n:
         t = max(t, arrival[nxt])
-        b = min(max_slots, int(np.searchsorted(arrival, t, side="right")) - nxt)
+        b = min(max_slots, int(arrival.searchsorted(t, side="right")) - nxt)
         idx = np.arange(nxt, nxt + b)
         nxt += b
         p, o = prompt[idx], output[idx]
@@ -259,7 +270,7 @@ def simulate_static(requests: pd.DataFrame, max_slots: int, cost: StepCost) -> B
         ends = starts + durs
         o_sorted = np.sort(o)
         active = b - np.searchsorted(o_sorted, np.arange(1, o_max + 1), side="left")
-        queue = np.searchsorted(arrival, starts, side="right") - nxt
+        queue = arrival.searchsorted(starts, side="right") - nxt
         prefill = np.zeros(o_max, dtype=np.int64)
         prefill[0] = p_sum
         log.add(starts, durs, active, queue, prefill)
@@ -292,14 +303,14 @@ def simulate_continuous(requests: pd.DataFrame, max_slots: int, cost: StepCost) 
     while nxt < n or act.size:
         if act.size == 0:
             t = max(t, arrival[nxt])
-        n_waiting = int(np.searchsorted(arrival, t, side="right")) - nxt
+        n_waiting = int(arrival.searchsorted(t, side="right")) - nxt
         n_admit = min(max_slots - act.size, n_waiting)
         if n_admit > 0:
             new = np.arange(nxt, nxt + n_admit)
             nxt += n_admit
             p_new = int(prompt[new].sum())
             b_old = act.size
-            dur = float(cost.step_s(b_old, ctx.sum(), p_new))
+            dur = cost._one_step_s(b_old, int(ctx.sum()), p_new)
             log.add(t, dur, b_old + n_admit, n_waiting - n_admit, p_new)
             admit[new], first[new] = t, t + dur
             act = np.concatenate((act, new))
@@ -313,9 +324,9 @@ def simulate_continuous(requests: pd.DataFrame, max_slots: int, cost: StepCost) 
             ends = t + np.cumsum(durs)
             k = k_max
             if nxt < n and b < max_slots:  # stop at the step during which the next request arrives
-                k = min(k_max, int(np.searchsorted(ends, arrival[nxt], side="left")) + 1)
+                k = min(k_max, int(ends.searchsorted(arrival[nxt], side="left")) + 1)
             starts = np.concatenate(([t], ends[:k - 1]))
-            log.add(starts, durs[:k], b, np.searchsorted(arrival, starts, side="right") - nxt, 0)
+            log.add(starts, durs[:k], b, arrival.searchsorted(starts, side="right") - nxt, 0)
             remaining = remaining - k
             ctx = ctx + k
             t = float(ends[k - 1])
