@@ -16,8 +16,10 @@ def _tiers_and_verdict(scenario, tiers, setup):
 
 @caching.bounded_cache(max_entries=64, max_bytes=32 * caching.MB)
 def _sweeps(scenario, tiers, setup):
-    """The bill against DAU and against the hit rate, cached on their inputs for every session (read-only)."""
-    return bill_compare.bill_vs_dau(scenario, tiers, setup), bill_compare.bill_vs_hit_rate(scenario, tiers, setup)
+    """The bill against DAU and against the hit rate, and the DAU chart's points per tier, cached on their
+    inputs for every session (read-only)."""
+    sweep = bill_compare.bill_vs_dau(scenario, tiers, setup)
+    return sweep, bill_compare.bill_vs_hit_rate(scenario, tiers, setup), bill_views.dau_chart_parts(sweep)
 
 
 sel = sidebar.selection()
@@ -93,8 +95,8 @@ def bill_section() -> None:
 
     if setup is not None:
         bill_views.self_hosted_caption(sel, rates)
-    sweep, sweep_h = _sweeps(scenario, tiers, setup)
-    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit)
+    sweep, sweep_h, dau_parts = _sweeps(scenario, tiers, setup)
+    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit, dau_parts)
     if setup is not None:  # API, rent or buy against the monthly volume, and where the money goes
         energy.owning_section(owning, rates, tiers, sel.price_per_hour_usd, peak)
 

@@ -226,14 +226,20 @@ def self_hosted_caption(sel, rates) -> None:
 
 
 
+def dau_chart_parts(sweep: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(tier name, the rows its line draws: ``_chart_points``) for each tier of a ``bill_vs_dau`` sweep, in
+    the sweep's order. A page computes them once per sweep beside the sweep (they depend on nothing else)."""
+    return [(name, _chart_points(part)) for name, part in sweep.groupby("name", sort=False)]
+
+
 def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, csv_in: dict,
-                unit: str = "daily users") -> None:
-    """Two charts side by side: the bill against DAU (log-log), and against the prompt-cache hit rate."""
+                unit: str = "daily users", dau_parts: list[tuple[str, pd.DataFrame]] | None = None) -> None:
+    """Two charts side by side: the bill against DAU (log-log), and against the prompt-cache hit rate.
+    ``dau_parts``: ``dau_chart_parts(sweep)`` when the caller has it (computed here otherwise)."""
     left, right = st.columns(2)
     with left:
         fig = charts.Figure()
-        for name, part in sweep.groupby("name", sort=False):
-            part = _chart_points(part)
+        for name, part in (dau_chart_parts(sweep) if dau_parts is None else dau_parts):
             fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
                             line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
                             hovertemplate=name + "<br>%{x:,.0f} " + unit + ": $%{y:,.0f} per month"

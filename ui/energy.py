@@ -11,7 +11,7 @@ import streamlit as st
 
 import calc
 from calc import energy, ownership
-from ui import charts, columns, figure_style, formats, url_state, widgets
+from ui import caching, charts, columns, figure_style, formats, url_state, widgets
 
 GRID = energy.grid_intensities()
 GRID_CODES = list(GRID["code"])
@@ -174,13 +174,26 @@ def tokens(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def _crossover(tps: float, n: int, api_usd_per_mtok: float, rent_price: float, inputs, util: float,
+               scale_to_zero: bool, peak_to_average: float):
+    """What ``crossover_section`` draws, from calc.ownership: the (api, rent, buy) lines, their curves, the
+    volume from which rent and buy beat the API, the utilisation below which buying beats renting, and the
+    money breakdown. Memoised across sessions (``caching.cached_call``): a move of the bill's other inputs
+    leaves these unchanged, so the page does not rebuild them. Raises ValueError as the calc functions."""
+    lines = ownership.serving_lines(tps, n, api_usd_per_mtok, rent_price, inputs, 1.0 / peak_to_average, scale_to_zero)
+    api, rent, buy = lines
+    return (lines, ownership.cost_curves(lines), [ownership.crossover_volume(ln, api) for ln in (rent, buy)],
+            ownership.buy_beats_rent_utilisation(rent, buy), money_breakdown(rent_price, inputs, util, scale_to_zero, tps / n))
+
+
 def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price: float, inputs, util: float,
                       scale_to_zero: bool, peak_to_average: float, choice: EnergyChoice, key: str = "own") -> None:
     """The API / rent / buy cost lines over monthly output tokens, their crossovers, and where the money goes."""
     tps, n = rates.decode_tokens_per_s, rates.gpus_per_replica
-    lines = ownership.serving_lines(tps, n, api_usd_per_mtok, rent_price, inputs, 1.0 / peak_to_average, scale_to_zero)
+    lines, curves, volumes, share, parts = caching.cached_call(
+        _crossover, float(tps), int(n), float(api_usd_per_mtok), float(rent_price), inputs, float(util),
+        bool(scale_to_zero), float(peak_to_average))   # shared, read-only
     api, rent, buy = lines
-    curves = ownership.cost_curves(lines)
     fig = charts.Figure()
     for ln, color in ((api, "#1f77b4"), (rent, "#ff7f0e"), (buy, "#2ca02c")):
         label = api_name if ln is api else ln.name
@@ -188,8 +201,7 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
                         line=dict(color=color, shape="hv" if ln.capacity_tokens_per_month else "linear"),
                         hovertemplate=label + "<br>%{x:.3s} tokens a month: $%{y:,.0f}<extra></extra>")
     said = []
-    for ln in (rent, buy):
-        v = ownership.crossover_volume(ln, api)
+    for ln, v in zip((rent, buy), volumes):
         said.append(f"{'renting' if ln is rent else 'buying'} beats {api_name} from "
                     + ("no volume" if v is None else f"{tokens(v)} output tokens a month"))
         if v:
@@ -201,7 +213,6 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} GPU(s), "
                 f"{formats.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
     charts.show_chart(fig, key=f"{key}_cross")
-    share = ownership.buy_beats_rent_utilisation(rent, buy)
     rent_buy = ("buying beats renting at every utilisation" if share == 1.0 else
                 "renting beats buying at every utilisation" if share == 0.0 else
                 "compare rent and buy per token below (scale-to-zero rent has no fixed part)" if share is None else
@@ -209,7 +220,6 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     st.caption("; ".join(said) + f"; {rent_buy}. The staircases are whole replicas (one always on); the API is a line. "
                "Output tokens only: prompts are priced in the bill above. Throughput is the roofline's bound (a real "
                "server is 1.2-2x slower).")
-    parts = money_breakdown(rent_price, inputs, util, scale_to_zero, tps / n)
     fig = charts.Figure()
     for col, label, color in (("hardware", "hardware (renting: the hourly price)", "#1f77b4"),
                               ("energy", "energy", "#2ca02c"), ("space", "space", "#9467bd")):
