@@ -355,3 +355,12 @@ def test_prefix_cache_curve_by_hand():
     assert curve["cache_bytes_without"].iloc[0] == pytest.approx(2.62144e9)
     with pytest.raises(ValueError, match="n_points"):
         prefix_cache_curve(calc.get_model("llama-3-8b"), 20, 1000, n_points=1)
+
+
+def test_one_admission_step_is_charged_as_the_vectorised_step():
+    # kv 1e-6 s/token x (1,000 context + 200 prompt) = 0.0012 s; compute 1e-4 s/token x (4 + 200) = 0.0204 s
+    # beats the 0.01 s weight read: 0.0012 + 0.0204 = 0.0216 s, by either path
+    cost = StepCost(weights_s=0.01, compute_s_per_token=1e-4, kv_s_per_token=1e-6)
+    assert cost._one_step_s(4, 1000, 200) == pytest.approx(0.0216)
+    assert cost._one_step_s(4, 1000, 200) == float(cost.step_s(4, 1000, 200))
+    assert cost._one_step_s(0, 0, 0) == 0.01                     # an empty step still reads the weights
