@@ -38,24 +38,10 @@ sys.path.insert(0, str(ROOT))
 from streamlit.proto.Slider_pb2 import Slider as SliderProto  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ws_load import random_state  # noqa: E402  (the same random move as the load benchmark's)
+
 INT, FLOAT = SliderProto.DataType.INT, SliderProto.DataType.FLOAT
-
-
-def random_state(slider, rng: random.Random):
-    """A WidgetState that sets ``slider`` (a Slider proto) to a random value of its range (one or two ends),
-    as ``bench/ws_load.py`` moves a slider in its random mode."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetState
-
-    ws = WidgetState(id=slider.id)
-    n = max(1, len(slider.default))
-    if slider.options:
-        picks = sorted(rng.randrange(len(slider.options)) for _ in range(n))
-        ws.string_array_value.data.extend(slider.options[i] for i in picks)
-    else:
-        steps = max(0, int(round((slider.max - slider.min) / slider.step))) if slider.step > 0 else 0
-        vals = sorted(slider.min + slider.step * rng.randint(0, steps) for _ in range(n))
-        ws.double_array_value.data.extend(round(v) if slider.data_type == INT else v for v in vals)
-    return ws
 
 
 def movable_sliders(at: AppTest) -> list:

@@ -295,13 +295,7 @@ class _DictFigure:
             return
         if row not in ("all", None) or col not in ("all", None):
             raise Unsupported(kind)
-        annotation = kwargs.pop("annotation", None)
-        if kind == "vline":
-            shape_args = dict(type="line", x0=pos, x1=pos, y0=0, y1=1)
-        else:
-            shape_args = dict(type="line", x0=0, x1=1, y0=pos, y1=pos)
-        shape_kwargs, annotation_kwargs = shapeannotation.split_dict_by_key_prefix(kwargs, "annotation_")
-        augmented = shapeannotation.axis_spanning_shape_annotation(annotation, kind, shape_args, annotation_kwargs)
+        shape_args, shape_kwargs, augmented = _spanning_line(kind, pos, kwargs)
         shape = self._add_layout_object("shapes", {**shape_args, **shape_kwargs})
         added = [shape]
         if augmented is not None:
@@ -319,13 +313,7 @@ class _DictFigure:
     def _axis_line_on_panel(self, kind: str, pos, cell: tuple[int, int], kwargs: dict) -> None:
         # _process_multiple_axis_spanning_shapes with one panel's row and col: add_shape and add_annotation on
         # that panel (skipped while it is empty), then " domain" on the spanning axis' reference
-        annotation = kwargs.pop("annotation", None)
-        if kind == "vline":
-            shape_args = dict(type="line", x0=pos, x1=pos, y0=0, y1=1)
-        else:
-            shape_args = dict(type="line", x0=0, x1=1, y0=pos, y1=pos)
-        shape_kwargs, annotation_kwargs = shapeannotation.split_dict_by_key_prefix(kwargs, "annotation_")
-        augmented = shapeannotation.axis_spanning_shape_annotation(annotation, kind, shape_args, annotation_kwargs)
+        shape_args, shape_kwargs, augmented = _spanning_line(kind, pos, kwargs)
         added = [self._add_on_panel("shapes", {**shape_args, **shape_kwargs}, cell)]
         if augmented is not None:
             if not isinstance(augmented, dict):
@@ -335,6 +323,19 @@ class _DictFigure:
         for obj in added:
             if obj is not None:
                 obj[ref] = obj[ref] + " domain"
+
+
+def _spanning_line(kind: str, pos, kwargs: dict) -> tuple[dict, dict, object]:
+    """An add_vline / add_hline call's line, its own keyword arguments and its annotation (or None), split
+    as Plotly's ``_process_multiple_axis_spanning_shapes`` splits them (``plotly.shapeannotation``)."""
+    annotation = kwargs.pop("annotation", None)
+    if kind == "vline":
+        shape_args = dict(type="line", x0=pos, x1=pos, y0=0, y1=1)
+    else:
+        shape_args = dict(type="line", x0=0, x1=1, y0=pos, y1=pos)
+    shape_kwargs, annotation_kwargs = shapeannotation.split_dict_by_key_prefix(kwargs, "annotation_")
+    augmented = shapeannotation.axis_spanning_shape_annotation(annotation, kind, shape_args, annotation_kwargs)
+    return shape_args, shape_kwargs, augmented
 
 
 @functools.lru_cache(maxsize=64)
