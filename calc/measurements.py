@@ -236,14 +236,7 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
     """
     if path is None and sources is None:
         sources = load_sources()
-    rows, seen = [], set()
-    for where, r in _read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements"):
-        row = _check_row(where, r, sources, with_value=True)
-        if row["id"] in seen:
-            _fail(where, "id", f"{row['id']!r} appears twice")
-        seen.add(row["id"])
-        rows.append(row)
-    return _frame(rows, COLUMNS)
+    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements"), sources)
 
 
 #: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
@@ -264,9 +257,14 @@ def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.Da
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ValueError(f"{name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
+    return _measurement_frame(_parse_rows(data, name, COLUMNS), None)
+
+
+def _measurement_frame(parsed, sources) -> pd.DataFrame:
+    """The checked rows of ``parsed`` ((where, raw row) pairs) as a frame; an id seen twice is an error."""
     rows, seen = [], set()
-    for where, r in _parse_rows(data, name, COLUMNS):
-        row = _check_row(where, r, None, with_value=True)
+    for where, r in parsed:
+        row = _check_row(where, r, sources, with_value=True)
         if row["id"] in seen:
             _fail(where, "id", f"{row['id']!r} appears twice")
         seen.add(row["id"])
