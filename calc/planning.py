@@ -20,6 +20,7 @@ from .layout import Layout, make_layout
 from .layout_choice import (HOURS_PER_MONTH, PLAN_MAX_BATCH, PLAN_PP, PLAN_TIMINGS, PLAN_TP, grid_label, plan_eps,
                             refused_layouts)
 from .models import ModelConfig
+from .number_text import fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
 from .serving import serving_frontier
 
@@ -275,8 +276,10 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
                   binding: str, why: str, serving_engine: str | None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
-    is None), TPOT, TTFT and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
-    money = "" if usd_per_hour is None else f", ${usd_per_hour:,.2f}/h (${usd_per_hour * HOURS_PER_MONTH:,.0f} a month)"
+    is None; dollars as ``number_text.fmt_usd`` writes them everywhere: whole from $100, cents below), TPOT, TTFT
+    and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
+    money = ("" if usd_per_hour is None else
+             f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
                f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
                f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
