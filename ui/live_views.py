@@ -120,8 +120,8 @@ def run_controls() -> tuple[RunSpec | None, str | None, str, str]:
 
 
 #: The live page's own ending of the trained-window warning: its figures are measurements, not arithmetic.
-TIMED_PAST_WINDOW = ("The run would time a context past the model's trained window: timings at that length are "
-                     "of the architecture's shapes, not of a model trained for it.")
+TIMED_PAST_WINDOW = ("The run would time a context that long: its timings there are of the architecture's shapes, "
+                     "not of a model trained for that length.")
 
 
 def context_warning(spec: RunSpec | None) -> bool:
