@@ -319,6 +319,12 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
     assert lp.replicas == max(1, math.ceil(10 * ttft))
     assert ld.replicas == max(1, math.ceil(10 * 256 * tpot / d.decode_batch))
     assert d.ratio == pytest.approx(d.prefill_gpus / d.decode_gpus)
+    # its rent as every other dollar (number_text.fmt_usd): cents below $100, whole dollars from $100
+    gpus = d.prefill_gpus + d.decode_gpus
+    cheap = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5, price_per_hour_usd=19.56 / gpus)
+    assert cheap.verdict.endswith(f"{gpus} in all, $19.56/h."), cheap.verdict
+    dear = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5, price_per_hour_usd=1234.4 / gpus)
+    assert dear.verdict.endswith(f"{gpus} in all, $1,234/h."), dear.verdict      # not "$1,234.40/h"
 
 
 def test_plan_that_cannot_meet_the_target_says_so():
