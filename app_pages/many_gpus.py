@@ -62,8 +62,9 @@ def layout_section() -> None:
     if summary is not None:
         st.caption(f"Convention: {layout.convention(model)}.")
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
-        serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
-                              price_per_gpu_hour_usd=sel.price_per_hour_usd)
+        if summary.memory.fits:  # a layout that holds no batch has no serving estimate: the headline says why
+            serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
+                                  price_per_gpu_hour_usd=sel.price_per_hour_usd)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
 
     parallel_views.frontier_section(sel, model, acc, layout, summary, inputs, reserve)

@@ -228,6 +228,15 @@ def test_many_gpus_offers_the_layout_that_fits_and_keeps_the_error_for_a_chosen_
     assert any("TP1 PP3 EP2" in e.value for e in at.error)     # a layout the user chose: the error stays
 
 
+def test_many_gpus_opening_layout_gets_no_red_error_from_the_serving_estimate_either():
+    # DeepSeek-V3 in its checkpoint's fp8-block on one H200: 673 GB of weights against 141 GB. The page's opening
+    # layout (one GPU) is not the user's: the note and the button say what fits, and no section below it adds a
+    # red "does not fit in 90% of ... memory under TP1" (the serving estimate of a layout that holds nothing).
+    at = open_page("app_pages/many_gpus.py", model="deepseek-v3", gpu="h200")
+    assert [e.value for e in at.error] == []
+    assert any("does not fit on one NVIDIA H200" in i.value for i in at.info)
+
+
 # -- the monthly bill in plain terms ---------------------------------------------------------------------------
 
 
