@@ -78,7 +78,8 @@ class CapacityPlan:
         binding: "batch cap" when the plan sits at the grid's largest batch while its layout holds more
             sequences and meets the TPOT target there (raising the cap would serve more per replica); else
             "memory", "TPOT" or "TTFT" (the constraint whose removal would save the most GPUs), or
-            "traffic" when none of them would save one.
+            "traffic" when none of them would save one ("prefill", with the bound's timing, when each request's
+            prefill fills over half of a replica's time).
         max_batch: the memory ceiling per replica of the layout.
         verdict: one sentence.
         batch_cap: the largest batch the grid tried (``plan_grid``'s ``max_batch``).
@@ -222,7 +223,8 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     costing the same), ties broken by the most requests/s per GPU (headroom). The binding
     constraint is the one of memory, TPOT and TTFT whose removal would save the most GPUs (ties in
     that order); when removing none of them saves a GPU, the traffic alone sets the bill ("traffic":
-    the replicas the peak needs, or the one always-on replica).
+    the replicas the peak needs, or the one always-on replica); with ``timing="bound"``, "prefill" when each request's
+    prefill fills over half of a replica's time, so that no batch helps).
 
     Args:
         price_per_hour_usd: per GPU (default: the accelerator's list price; NaN dollars if none).
@@ -262,8 +264,10 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     if cap_best_batch is not None:
         binding = "batch cap"
     prefill_share = float(row["ttft_s"]) * float(row["requests_per_s_per_replica"])
-    if binding == "traffic" and lay.replicas > 1 and prefill_share > 0.5:
-        binding = "prefill"  # each request's prefill fills most of a replica's time: batch cannot help
+    if binding == "traffic" and timing == "bound" and lay.replicas > 1 and prefill_share > 0.5:
+        # each request's prefill fills most of a replica's time: batch cannot help. Only with the bound, whose TTFT
+        # is the prefill alone; the serving estimate's TTFT holds queueing and interference, no ceiling on the rate.
+        binding = "prefill"
     usd_h = math.nan if price is None else gpus * float(price)
     why = _binding_reason(binding, row, lay, cap, cap_best_batch, prefill_share, relaxed_rows)
     verdict = _plan_verdict(lay, row, gpus, accelerator, None if price is None else usd_h, binding, why,

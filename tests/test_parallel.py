@@ -396,3 +396,18 @@ def test_smallest_layout_and_grid_label():
     assert layout_choice.grid_label((1, 2), (1,), (1,)) == "TP 1, 2 x PP 1"
     # 405e9 x 2 bytes = 811 GB > 16 x 24 GB (384 GB) of L4s: nothing in TP 1-8 x PP 1-2.
     assert layout_choice.smallest_layout(calc.get_model("llama-3.1-405b"), calc.get_accelerator("l4"), 8192) is None
+
+
+def test_a_serving_sized_plan_names_prefill_only_when_its_own_figures_bear_it_out():
+    # Sized with the serving estimate, a plan's TTFT is the engine's time to first token at B requests in flight:
+    # queueing and batching interference included, not one prompt's prefill compute. Llama-3-8B on H100, 400
+    # requests/s at the peak, 512 + 512 tokens, TPOT <= 200 ms: 36 replicas at batch 476, each serving
+    # 400 / 36 = 11.1 requests/s, with a TTFT of 129 ms. Calling that "prefill binds: a replica serves at most
+    # 1 / 129 ms = 7.8 requests/s whatever its batch" contradicts the plan's own 11.1 per replica.
+    m = calc.get_model("llama-3-8b")
+    traffic = planning.ServingTraffic(200.0, 2.0, 512, 512, 0)
+    plan = planning.capacity_plan(m, H100, traffic, 0.2, 1.0, 3.99, timing="serving")
+    served_per_replica = traffic.peak_requests_per_s / plan.layout.replicas
+    assert served_per_replica > 1 / plan.ttft_s          # the TTFT is no ceiling on a replica's rate here
+    assert plan.binding != "prefill" and "whatever its batch" not in plan.verdict
+    # with the roofline bound the TTFT is the prefill alone, and the prefill rule stays (test_plan_bound_by_traffic_alone)
