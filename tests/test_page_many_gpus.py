@@ -248,3 +248,16 @@ def test_the_plan_says_which_layouts_the_engines_refuse():
     at = open_page(model="qwen2.5-7b")
     refused = [c.value for c in at.caption if "Skipped, as vLLM and SGLang refuse them" in c.value]
     assert refused and "**TP8, TP8 PP2**" in refused[0] and "28 query heads" in refused[0]
+
+
+def test_the_gpu_table_says_no_list_price_not_no_fit_for_a_gpu_that_holds_the_model():
+    # DeepSeek-V3 (fp8-block, 673 GB) at 8K: the MI325X holds it at TP 4 (4 x 256 GB) with room for a batch, but the
+    # catalogue has no list price for it, so its dollars are empty: the cell says why ("no list price"), not
+    # "no fit", which the same row's TP, GPUs and max batch contradict.
+    at = open_page(model="deepseek-v3", gpu="h200")
+    shown = next(t for t in pagetest.shown_tables(at) if t[0][0] == "accelerator")
+    head, rows = shown[0], {r[0]: dict(zip(shown[0], r)) for r in shown[1:]}
+    mi325 = rows["AMD Instinct MI325X 256GB"]
+    assert mi325["smallest TP"] == "4" and mi325["max batch"] != "no fit"
+    assert mi325[head[1]] == "no list price" and mi325["USD per hour"] == "no list price"
+    assert rows["NVIDIA H100 SXM 80GB"][head[1]] == "no fit"           # 8 x 80 GB < 673 GB: no fit at all

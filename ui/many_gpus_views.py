@@ -102,8 +102,12 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
         if not table["fits"].any():
             st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
                     "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
-        # a GPU that holds nothing: "no fit", not 0
-        html_table.show_table(columns.shown(table).assign(max_batch=table["max_batch"].where(table["fits"])),
+        # a GPU that holds nothing: "no fit", not 0; one that holds the model but has no list price: "no list price"
+        shown = columns.shown(table).assign(max_batch=table["max_batch"].where(table["fits"]))
+        for col in ("usd_per_million_output", "usd_per_hour"):
+            unpriced = table["fits"] & table[col].isna()
+            shown[col] = shown[col].astype(object).where(~unpriced, "no list price")
+        html_table.show_table(shown,
                               hide_index=True, width="stretch", height=38 + 35 * len(table), placeholder="no fit",
                               column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_s", "max_batch",
                                             "tokens_per_s", "usd_per_hour", "interconnect"],
