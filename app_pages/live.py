@@ -130,9 +130,10 @@ if not measured:
     st.stop()
 
 head = headline(res["table"])
-live_views.run_notes(res)
+# The answer on top: the headline right under the Run button, then what ran and how far to trust it (the load,
+# the probe, the calibration checks), then the detail behind it, folded, one expander per question.
 live_views.headline_section(res, head)
-# The answer stays on top (the headline above); the detail behind it is folded, one expander per question.
+live_views.run_notes(res)
 with st.expander("Where the calibrated prediction's time goes", expanded=False):
     live_views.calibrated_parts_section(res, head)
 live_views.probe_expander(res)

@@ -141,6 +141,11 @@ def test_tiny_model_run_shows_measured_table_and_charts():
     line = [t for t in tpot["data"] if t["name"].startswith("critical batch")]
     assert len(line) == 1 and line[0]["x"][0] == line[0]["x"][1] > 0  # the critical batch, a vertical line
     assert any("random weights" in m.value for m in at.markdown)
+    # the answer on top: the headline comes right under the Run button, before the run's notes (what ran, the load,
+    # the probe's time, the calibration checks: on a busy machine some 800 px of them at 1280 x 720)
+    values = [getattr(n, "value", None) for n in pagetest._in_page_order(at._tree)]
+    first_note = next(i for i, v in enumerate(values) if isinstance(v, str) and "random weights" in v)
+    assert values.index("Headline") < first_note
     # what the calibrated prediction is made of: the parts add up to the sum row
     parts = frame_with(at, "share_pct").set_index("part")
     total = parts.loc["calibrated prediction (sum)", "time_s"]
