@@ -131,3 +131,13 @@ def test_a_question_past_the_models_window_says_so():
     assert any("Beyond the model's window" in w.value and "2,048" in w.value for w in at.warning)
     at.selectbox(key="pl_model").set_value("llama-3.1-8b").run()   # 8K within its 128K
     assert not any("Beyond the model's window" in w.value for w in at.warning)
+
+
+def test_the_predict_a_number_context_reads_as_on_every_other_page():
+    # every context control of the app writes "8K", "128K" (ui.widgets.context_slider); the poll's read "8192"
+    o = poll.open_session(get_store())
+    at = open_page(PAGE, code=o.code, key=o.teacher_key)
+    at.radio(key="pl_kind").set_value("Predict a number").run()
+    ctx = at.select_slider(key="pl_ctx")
+    assert list(ctx.options) == ["1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K"]
+    assert ctx.value == 8192

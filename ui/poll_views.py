@@ -31,7 +31,7 @@ def question_picker() -> dict:
                              index=questions.models().index(sidebar.DEFAULT_MODEL))
         gpu = c3.selectbox("GPU", questions.GPUS, key="pl_gpu")
         c4, c5 = st.columns(2)
-        ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx")
+        ctx = c4.select_slider("Context (tokens)", questions.CONTEXTS, 8192, key="pl_ctx", format_func=formats.fmt_tokens)
         batch = c5.select_slider("Batch B", questions.BATCHES, 32, key="pl_b", disabled=q == "kv_seq")
         widgets.context_warning(calc.get_model(model), ctx)   # a question past the model's window says so
         spec = {"kind": "predict", "quantity": q, "model": model, "gpu": gpu, "context": ctx, "batch": batch}
