@@ -109,10 +109,9 @@ def test_many_gpus_fragments_keep_the_sections_below_and_the_pins_in_step(page, 
     page.goto(app_url + "/many_gpus")
     wait_for_app(page)
     page.get_by_text("Llama-3-8B at 8,192 tokens.").wait_for(timeout=30_000)
-    box = page.locator(".st-key-mg_ctx input")
-    box.fill("16384")
-    box.press("Enter")
-    page.wait_for_function("() => location.search.includes('mg_ctx=16384')", timeout=30_000)
+    page.locator(".st-key-mg_ctx").get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")                       # context 8K -> 16K (the shared context slider)
+    page.wait_for_function("() => location.search.includes('mg_ctx=16K')", timeout=30_000)
     page.get_by_text("Llama-3-8B at 16,384 tokens.").wait_for(timeout=30_000)
     page.locator(".st-key-mg_tp").get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")                       # TP 1 -> 2

@@ -173,6 +173,17 @@ def test_every_context_slider_reads_the_same_link_forms():
     assert at.select_slider(key="rf_ctx").value == 2**20
 
 
+def test_many_gpus_context_is_the_same_control_as_every_other_pages():
+    # Many GPUs' context was a number box (1 to 2M tokens, shown "8192") that refused a link's "16K"; now the
+    # shared slider: 128 to 1M tokens, shown "8K", taking "16K" and "16384" alike.
+    at = open_page("app_pages/many_gpus.py", mg_ctx="16K")
+    ctx = at.select_slider(key="mg_ctx")
+    assert ctx.value == 16384 and ctx.options[0] == "128" and ctx.options[-1] == "1M" and "8K" in ctx.options
+    assert not [i.value for i in at.info if "ignored" in i.value]
+    assert any(c.value.startswith("Llama-3-8B at 16,384 tokens.") for c in at.caption)   # the GPU table's context
+    assert open_page("app_pages/many_gpus.py", mg_ctx="16384").select_slider(key="mg_ctx").value == 16384
+
+
 # -- the capacity plan's binding limit ------------------------------------------------------------------------
 
 

@@ -94,7 +94,7 @@ def layout_controls(sel) -> LayoutInputs:
         ep = 1
     replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
     c1, c2, c3, c4 = st.columns(4)
-    ctx = c1.number_input("Context, tokens", 1, 2**21, 8192, step=1024, key="mg_ctx", bind="query-params")
+    ctx = widgets.context_slider(c1, "Context, tokens", "mg_ctx")   # the range and "8K" of every other page
     batch = c2.number_input("Batch per replica", 1, 65_536, 16, step=8, key="mg_b", bind="query-params")
     widgets.context_warning(sel.model, ctx)
     ic_default = collectives.default_interconnect(sel.accelerator)
