@@ -11,7 +11,7 @@ st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dty
            "(change them in the sidebar, or load your own config.json there).")
 
 widgets.experiment_buttons({
-    "8B at 128K context": dict(model="llama-3-8b", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
+    "8B at 128K context": dict(model="llama-3.1-8b", kv_layout="model", kv_win="model", kv_ctx=131072, kv_b=1,
                                wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
     "GPT-3-style MHA: 96 KV heads": dict(model="gpt-3-175b", kv_layout="model", kv_win="model", kv_ctx=8192,
                                          kv_b=1, wq="bf16", kvq="bf16", kv_full=False, kv_exp=False),
