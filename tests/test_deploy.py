@@ -4,6 +4,7 @@ Needs Debian's nginx (``bash .ci/run`` installs it); the browser part needs chro
 the way to install them where they are missing.
 """
 import ast
+import copy
 import http.client
 import os
 import shutil
@@ -101,6 +102,23 @@ def test_supervised_process_is_started_again_after_it_exits_with_a_growing_pause
     child.check(now=103.5)
     assert len(started) == 3 and child.restarts == 2
     started[-1].wait()
+
+
+def test_kubernetes_example_is_valid_against_the_kubernetes_api_schemas():
+    """Every object of the Kubernetes example validates, strictly (no unknown field), against Kubernetes' own
+    OpenAPI schemas of 1.31 (bundled by kubernetes-validate; no cluster here). A misspelt field such as
+    ``readinesProbe`` or a probe without a handler fails here instead of in a lecture hall."""
+    import kubernetes_validate
+    docs = [d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text()) if d]
+    assert len(docs) == 4
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.31.0", strict=True)
+    # and the check can fail: the same Deployment with one misspelt probe field is refused
+    bad = copy.deepcopy(next(d for d in docs if d["kind"] == "Deployment"))
+    container = bad["spec"]["template"]["spec"]["containers"][0]
+    container["readinesProbe"] = container.pop("readinessProbe")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, "1.31.0", strict=True)
 
 
 def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
