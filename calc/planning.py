@@ -488,6 +488,6 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     verdict = (f"Disaggregated: prefill on {lay_p.replicas:,} x {lay_p.label} ({n_p:,} GPU{'s' * (n_p != 1)}), decode on "
                f"{lay_d.replicas:,} x {lay_d.label} at batch {int(g['batch'].iat[j]):,} ({n_d:,} GPU{'s' * (n_d != 1)}): "
                f"{n_p / n_d:.2f} prefill GPUs per "
-               f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", {fmt_usd(usd_h)}/h") + ".")
+               f"decode GPU, {n_p + n_d:,} in all" + ("" if price is None else f", {fmt_usd(usd_h)}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),
                              float(g["ttft_s"].iat[i]), n_p + n_d, usd_h, verdict)

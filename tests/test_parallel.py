@@ -411,3 +411,13 @@ def test_a_serving_sized_plan_names_prefill_only_when_its_own_figures_bear_it_ou
     assert served_per_replica > 1 / plan.ttft_s          # the TTFT is no ceiling on a replica's rate here
     assert plan.binding != "prefill" and "whatever its batch" not in plan.verdict
     # with the roofline bound the TTFT is the prefill alone, and the prefill rule stays (test_plan_bound_by_traffic_alone)
+
+
+def test_a_large_disaggregated_plan_writes_its_gpu_count_with_thousands_separators():
+    # DeepSeek-V3 fp8 on H200 at 4,000 requests/s at the peak (2,048 in, 256 out, TPOT 10 s, TTFT 600 s: only the
+    # traffic binds): over a thousand GPUs in all (888 + 392), written "1,280", as every other count of the verdict
+    m, a = calc.get_model("deepseek-v3"), calc.get_accelerator("h200")
+    t = planning.ServingTraffic(2000.0, 2.0, 2048, 256, 0)
+    d = planning.disaggregated_plan(m, a, t, 10.0, 600.0, 4.5, weight_dtype="fp8", kv_dtype="bf16")
+    total = d.prefill_gpus + d.decode_gpus
+    assert total >= 1000 and f" {total:,} in all, " in d.verdict, d.verdict
