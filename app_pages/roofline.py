@@ -48,8 +48,7 @@ def explore() -> None:
     context_len = widgets.context_slider(c1, "Context length S (tokens)", "rf_ctx")
     widgets.context_warning(sel.model, context_len)
     batch = c2.select_slider("Batch B (sequences)", BATCHES, value=32, key="rf_b", bind="query-params")
-    prompt_len = c3.select_slider("Prompt length T for prefill (tokens)", PROMPTS, value=8192, key="rf_prompt",
-                                  bind="query-params")
+    prompt_len = widgets.token_slider(c3, "Prompt length T for prefill (tokens)", PROMPTS, "rf_prompt", 8192)
 
     u1, u2, u3 = st.columns([1, 1, 2])
     util = widgets.utilisation_inputs([u1, u2])

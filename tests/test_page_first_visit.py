@@ -372,3 +372,15 @@ def test_the_lecture_keeps_deepseek_v3_in_bf16_where_its_step_says_so():
 def calc_story():
     from ui import classroom
     return classroom.STORY
+
+
+def test_token_counts_beside_the_context_read_as_the_context_does():
+    # the roofline's prompt length sat beside its context slider reading "8192" (ends "16" and "131072") while the
+    # context read "8K"; the batching page's lengths likewise. Shown and linked as "8K"; a link's "8192" still works.
+    at = open_page("app_pages/roofline.py", rf_prompt="16K")
+    prompt = at.select_slider(key="rf_prompt")
+    assert prompt.value == 16384 and prompt.options[-1] == "128K" and "8K" in prompt.options
+    assert open_page("app_pages/roofline.py", rf_prompt="2048").select_slider(key="rf_prompt").value == 2048
+    at = open_page("app_pages/batching.py", bt_maxlen="16K", bt_pmean="1K")
+    assert at.select_slider(key="bt_maxlen").value == 16384 and at.select_slider(key="bt_maxlen").options[-1] == "32K"
+    assert at.select_slider(key="bt_pmean").value == 1024 and at.select_slider(key="bt_omean").options[-1] == "4K"

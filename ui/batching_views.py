@@ -50,14 +50,13 @@ def stream_controls() -> dict:
     seed = c[3].number_input("Seed", min_value=0, max_value=1_000_000, value=0, step=1, key="bt_seed",
                              bind="query-params")
     c = st.columns(4)
-    prompt_mean = c[0].select_slider("Mean prompt (tokens)", LENGTHS, value=512, key="bt_pmean", bind="query-params")
+    prompt_mean = widgets.token_slider(c[0], "Mean prompt (tokens)", LENGTHS, "bt_pmean", 512)
     prompt_spread = c[1].slider("Prompt spread", 0.0, 2.0, 0.5, step=0.1, key="bt_pspread", bind="query-params")
-    output_mean = c[2].select_slider("Mean output (tokens)", LENGTHS, value=256, key="bt_omean", bind="query-params")
+    output_mean = widgets.token_slider(c[2], "Mean output (tokens)", LENGTHS, "bt_omean", 256)
     output_spread = c[3].slider("Output spread", 0.0, 2.0, 1.0, step=0.1, key="bt_ospread", bind="query-params")
     c = st.columns(3)
-    max_len = c[0].select_slider("Maximum length per sequence (tokens)", MAX_LENS, value=4096, key="bt_maxlen",
-                                 bind="query-params",
-                                 help="Prompt + output are capped here; a contiguous allocator reserves this much.")
+    max_len = widgets.token_slider(c[0], "Maximum length per sequence (tokens)", MAX_LENS, "bt_maxlen", 4096,
+                                   help="Prompt + output are capped here; a contiguous allocator reserves this much.")
     slot_limit = c[1].select_slider("Slot limit (max batch)", SLOTS, value=64, key="bt_slots", bind="query-params",
                                     help="Capped by the memory: sequences of the maximum length that fit beside the weights.")
     block = c[2].select_slider("KV block size (tokens)", BLOCKS, value=16, key="bt_block", bind="query-params",

@@ -120,11 +120,17 @@ def estimate_help() -> str:
 CONTEXTS = [2**k for k in range(7, 21)]
 
 
+def token_slider(where, label: str, options, key: str, value: int, **kwargs) -> int:
+    """A slider in ``where`` over the token counts ``options`` (ints), shown and linked as the contexts are ("8K",
+    ``fmt_tokens``), bound to the URL; a link may say "8192" as well as "8K"."""
+    url_state.accept_url_values(key, options, fmt_tokens)
+    return where.select_slider(label, options, value=value, key=key, bind="query-params", format_func=fmt_tokens,
+                               **kwargs)
+
+
 def context_slider(where, label: str, key: str, value: int = 8192, **kwargs) -> int:
     """The shared context-length slider in ``where`` (a column or st): ``CONTEXTS``, shown as "8K", bound to the URL."""
-    url_state.accept_url_values(key, CONTEXTS, fmt_tokens)  # "8192" in a link as well as "8K"
-    return where.select_slider(label, CONTEXTS, value=value, key=key, bind="query-params", format_func=fmt_tokens,
-                               **kwargs)
+    return token_slider(where, label, CONTEXTS, key, value, **kwargs)
 
 
 #: What a page of arithmetic says its figures are, past the trained window (``context_warning``'s default).
