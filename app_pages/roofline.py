@@ -8,9 +8,9 @@ from ui import caching, energy, formats, notes, roofline_tables, roofline_views,
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024]
 PROMPTS = [16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 EXPERIMENTS = {
-    "Llama-3-8B, B=1 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
+    "Llama-3-8B, B=1 at 8K": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                              "rf_ctx": 8192, "rf_b": 1, "rf_prompt": 8192},
-    "Llama-3-8B, B=32 at 8k": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
+    "Llama-3-8B, B=32 at 8K": {"model": "llama-3-8b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                               "rf_ctx": 8192, "rf_b": 32, "rf_prompt": 8192},
     "Llama 2 13B napkin, B=64": {"model": "llama-2-13b", "gpu": "h100-sxm", "wq": "bf16", "kvq": "bf16", "emb": "table",
                                  "rf_ctx": 1024, "rf_b": 64, "rf_prompt": 1024},
