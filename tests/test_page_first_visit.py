@@ -384,3 +384,9 @@ def test_token_counts_beside_the_context_read_as_the_context_does():
     at = open_page("app_pages/batching.py", bt_maxlen="16K", bt_pmean="1K")
     assert at.select_slider(key="bt_maxlen").value == 16384 and at.select_slider(key="bt_maxlen").options[-1] == "32K"
     assert at.select_slider(key="bt_pmean").value == 1024 and at.select_slider(key="bt_omean").options[-1] == "4K"
+
+
+def test_the_roofline_experiments_name_their_context_as_the_slider_does():
+    at = open_page("app_pages/roofline.py")
+    labels = [b.label for b in at.button if b.label.startswith("Llama-3-8B, B=")]
+    assert labels == ["Llama-3-8B, B=1 at 8K", "Llama-3-8B, B=32 at 8K"]       # not "8k" beside a slider's "8K"
