@@ -53,9 +53,10 @@ from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .models import ModelConfig
 from .gpu_share import max_batch_per_replica
+from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (attention_extra_s, burst_schedule, over_pcie, spans_domains,
+from .serving_terms import (attention_extra_s, burst_schedule, dequantized_in_kernel, over_pcie, spans_domains,
                             unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
@@ -163,18 +164,25 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     context ``I + O / 2`` (sequences in flight are spread evenly over their output); the prompt's
     prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
     that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
-    what it has written). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
+    what it has written), of the memory the driver reports (``calc.memory.with_capacity``, "driver": engines
+    size their cache from cudaMemGetInfo, 85.5e9 B on an H100 "80 GB"). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
     (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2. ``burst``: ``concurrency`` is a
     finite burst of N requests sent at once (continuous batching; ``burst_schedule``): the prompts are
     prefilled up front, the batch is ``min(N, max_batch, KV capacity at I + O)`` (not the token budget's
-    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means.
+    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means. ``settings["reserve_full_sequence"]``
+    (TensorRT-LLM: its capacity scheduler's default policy ``GUARANTEED_NO_EVICT`` admits a request only when
+    blocks for its prompt and all its ``max_new_tokens`` are free, so a request is never paused; trtllm-bench
+    throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
+    000a01de66f0eab4ab05640711f0253f50f5209c): the KV capacity is counted at ``I + O`` tokens per sequence,
+    not at the mean context ``I + O / 2`` of a paged cache that grows as it writes (vLLM, SGLang).
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, and the
-        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
+        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
+        the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``).
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -183,10 +191,17 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     i, o = float(input_len), float(output_len)
     c = np.atleast_1d(np.asarray(concurrency, dtype=float))
     ctx = int(round(i + o / 2.0))
-    reserve = accelerator.memory_bytes * (1.0 - s["kv_memory_fraction"])
+    # engines size their cache from the memory the driver reports (vLLM's gpu_memory_utilization and
+    # TensorRT-LLM's free_gpu_memory_fraction are shares of cudaMemGetInfo's total or free bytes): an H100
+    # "80 GB" holds 85.5e9 B (``calc.memory.capacity_bytes``, "driver")
+    held = with_capacity(accelerator, "driver")
+    reserve = held.memory_bytes * (1.0 - s["kv_memory_fraction"])
     burst = bool(burst) and batching == "continuous"
-    kv_ctx = ctx if batching == "continuous" and not burst else int(i + o)
-    b_kv = max_batch_per_replica(model, accelerator, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
+    # an engine that admits a request only with cache for its whole sequence reserved (TensorRT-LLM's
+    # GUARANTEED_NO_EVICT) holds I + O tokens per running sequence, not the I + O / 2 it has written
+    reserve_all = bool(s.get("reserve_full_sequence", False))
+    kv_ctx = ctx if batching == "continuous" and not burst and not reserve_all else int(i + o)
+    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
     if b_kv < 1:
         raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
                          f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
@@ -233,7 +248,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
-                pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0))
+                pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
+                wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0))
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
@@ -260,9 +276,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
                   np.where(g["pcie"] > 0, p["comm_efficiency_pcie"], p["comm_efficiency"]))
     pf_bits = np.where(g["bits"] == 8, p["mfu_prefill_8"], np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"]))
     # decode matmuls lose to their precision what prefill's do (fp8 and fp4 engines reach less of their peak)
+    # weights decoded to bf16 inside the kernel (weight-only: MXFP4 on Hopper) reach less of bf16's peak
+    wq = np.where(g.get("wo", 0.0) > 0, p["weight_only_matmul"], 1.0)
     mfu_d = np.minimum(p["mfu_decode"] * g["mm"] * pf_bits / p["mfu_prefill_16"], 1.0) \
-        * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
-    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0)
+        * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0) * wq
+    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
     fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
     # TPOT: decode step at B, plus f other prompts mixed in

@@ -3,6 +3,7 @@
 - ``burst_schedule``: a finite burst of requests sent at once (prompts prefilled up front, then decode).
 - ``attention_extra_s``: a prompt's attention runs at the KV cache's precision, not the weights'.
 - ``unquantized_matmul_extra_s``: the layers an experts-only checkpoint (gpt-oss MXFP4) leaves in bf16.
+- ``dequantized_in_kernel``: whether a format's matmuls decode their weights inside the kernel (weight-only).
 - ``over_pcie`` / ``spans_domains``: which link a replica's collectives use (for their efficiency).
 
 Used by ``calc.serving`` (the estimate) and ``calc.serving_fit`` (the calibration). Every time is in
@@ -100,6 +101,24 @@ def unquantized_matmul_extra_s(model: ModelConfig, accelerator: Accelerator, tok
                 - embed - head, 0)
     flops = 2.0 * (np.asarray(tokens, dtype=float) * dense + np.asarray(head_tokens, dtype=float) * head)
     return flops / layout.width * gap
+
+
+def dequantized_in_kernel(accelerator: Accelerator, weight_dtype: str) -> bool:
+    """True when the matmuls of ``weight_dtype`` weights are weight-only on ``accelerator``: the weights are
+    stored narrower than the precision the tensor cores run (``Accelerator.compute_flops`` at bf16's peak or
+    below for a quantized format), so every tile of weights is decoded to bf16 inside the matmul kernel
+    before the multiply: MXFP4 or NVFP4 on Hopper (no fp4 tensor cores: OpenAI's triton_kernels
+    ``matmul_ogs`` and vLLM's Marlin FP4 kernel), fp8 on an A100, int4 GPTQ/AWQ everywhere. The decode is
+    extra work on the tensor-core pipeline's critical path, so a compute-bound weight-only matmul reaches
+    less of the bf16 peak than a dense bf16 one (the serving model's ``weight_only_matmul`` factor).
+    False for 16-bit weights and for formats the accelerator multiplies natively (fp8 on Hopper, fp4 on
+    Blackwell with ``matmul="low_precision"``).
+    Example: H100, mxfp4 -> True (989 TFLOP/s, bf16's peak); H100, fp8 -> False (1,979 TFLOP/s).
+    """
+    w = str(weight_dtype).lower()
+    if w in ("fp32", "bf16", "fp16"):
+        return False
+    return accelerator.compute_flops(w) <= accelerator.peak_flops("bf16")
 
 
 def over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
