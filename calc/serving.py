@@ -56,8 +56,8 @@ from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (attention_extra_s, burst_schedule, dequantized_in_kernel, over_pcie, spans_domains,
-                            unquantized_matmul_extra_s)
+from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
+                            over_pcie, spans_domains, unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -182,7 +182,9 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, and the
         model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
-        the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``).
+        the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
+        dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
+        the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``).
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -238,6 +240,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                + unquantized_matmul_extra_s(model, accelerator, i, 1.0, layout, weight_dtype)) \
         * (b if batching == "static" else 1.0)
     c_x = unquantized_matmul_extra_s(model, accelerator, b, b, layout, weight_dtype)
+    # attention DP: the ranks wait for the one prefilling (per step, and for a prompt's own prefill alone)
+    dp_wait = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, f) \
+        if batching == "continuous" else np.zeros_like(b)
+    dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
+        if batching == "continuous" else np.zeros_like(b)
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
@@ -249,7 +256,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
-                wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0))
+                wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0),
+                dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
@@ -290,7 +298,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     dec = kv / mbu_kv + np.maximum(w / mbu_w, cx / mfu_d) + cm / ce
     pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision, bf16 layers
     mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f * pc_x / mfu_pf) \
-        + (cm + f * g["pf_comm_s"]) / ce
+        + (cm + f * g["pf_comm_s"]) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
     tpot["estimate"] = bound + fixed_step + (dec - bound) + (mixed - dec)
@@ -301,7 +309,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc_x / mfu_pf) + pcm / ce
     o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
-        + (pcm + n * o_share * cm) / ce
+        + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
     ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
     ttft_service = ttft_fixed + core

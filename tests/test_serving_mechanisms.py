@@ -77,3 +77,24 @@ def test_a_finite_offline_run_is_full_waves_then_the_rest():
     b, rest = comps["B"]
     waves = used["waves"].iloc[0]
     assert waves == np.floor(1500 / b) and rest == 1500 - waves * b
+
+
+def test_attention_dp_ranks_wait_for_the_rank_that_prefills():
+    from calc.serving_terms import attention_dp_imbalance_s
+    qwen = calc.get_model("qwen3-235b-a22b")
+    h200 = calc.get_accelerator("h200")
+    dp8 = make_layout(qwen, 1, 1, 8, 1)           # experts over 8 GPUs, attention data-parallel in 8 groups
+    # Qwen3-235B-A22B: 22,190,763,520 active parameters less 94 MoE layers x 8 experts x 3 x 4,096 x 1,536
+    # (14,193,524,736) and embedding + head 2 x 151,936 x 4,096 (1,244,659,712) = 6,752,579,072 non-expert.
+    # A 5,000-token prompt: 2 x 5,000 x 6.7526e9 = 6.7526e13 FLOPs plus 3.8510e13 of attention = 1.06036e14,
+    # spread over 8 GPUs at fp8's 1,979 TFLOP/s: 6.6976 ms.
+    f = np.array([0.5, 4.0, 8.0, 12.0])
+    got = attention_dp_imbalance_s(qwen, h200, 5000, dp8, "fp8", f)
+    # f = 4: the busiest rank prefills 1 prompt, 8 x 1 - 4 = 4 spread prompts more; f = 0.5: a prompt in half the
+    # steps, 8 x 0.5 - 0.5 = 3.5; f = 8: one each, no wait; f = 12: 2 on some ranks, 16 - 12 = 4
+    assert got == pytest.approx(np.array([3.5, 4.0, 0.0, 4.0]) * 6.6976e-3, rel=1e-4)
+    # no attention DP (TP8 with EP8), or a dense model: nothing to wait for
+    assert attention_dp_imbalance_s(qwen, h200, 5000, make_layout(qwen, 8, 1, 8, 1), "fp8", f).sum() == 0
+    comp = serving_components(qwen, h200, 5000, 500, [64.0], dp8, "fp8", "fp8", SETTINGS)
+    # f = 63 / 500 = 0.126 prompts per step: 0.126 x 7 = 0.882 spread prompts, 5.907 ms at the peak
+    assert comp["dp_wait_s"][0] == pytest.approx(0.126 * 7 * 6.6976e-3, rel=1e-3)
