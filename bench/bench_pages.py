@@ -16,7 +16,8 @@ threads, so other people's work on a shared machine does not inflate it, as wall
   class's worst case, as ``bench/ws_load.py``'s default ``random`` mode; seeded, so two runs ask for the
   same values). Median and mean of the reruns.
 
-Wall milliseconds of the random moves are printed too. The target for the 2-core machine: a random move
+The heap is frozen first (``gc.freeze``), as the server's entry (asgi.py) does at start; ``--no-freeze``
+measures without. Wall milliseconds of the random moves are printed too. The target for the 2-core machine: a random move
 well under 50 ms of CPU (60 students each moving every 2-5 s is 12-30 moves a second on two cores).
 """
 from __future__ import annotations
@@ -159,7 +160,12 @@ def main() -> None:
     ap.add_argument("--save", help="write the figures to this JSON file")
     ap.add_argument("--against", help="print a JSON file saved before beside today's figures")
     ap.add_argument("--profile", action="store_true", help="cProfile the random moves; print the top functions")
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="leave the heap unfrozen (the server, asgi.py, freezes it at start: gc.freeze)")
     args = ap.parse_args()
+    if not args.no_freeze:   # as the server does at start (asgi.freeze_startup_heap)
+        from asgi import freeze_startup_heap
+        freeze_startup_heap()
     for name in ["streamlit"] + [n for n in logging.root.manager.loggerDict if n.startswith("streamlit")]:
         logging.getLogger(name).setLevel(logging.ERROR)
     _share_script_cache()

@@ -4,7 +4,7 @@
     python bench/bench_poll.py --backend sqlite --students 60 --window 10
 
 What it does, per database:
-1. Starts the deployment as deploy/serve_class.py does (its nginx config, two ``streamlit run app.py``
+1. Starts the deployment as deploy/serve_class.py does (its nginx config, two ``streamlit run asgi.py``
    processes), both on one database: the SQLite file, or one PostgreSQL server. Started here without
    serve_class's supervisor, which would start a killed process again: here it stays down, the harder case.
 2. The teacher opens a session, asks a prediction and opens answering (through classroom.poll); the students

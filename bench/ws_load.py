@@ -56,8 +56,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # -- servers ------------------------------------------------------------------------------------------
-def start_plain(script: str = "app.py") -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` (or ``script``) on a free port; returns the process and its URL."""
+def start_plain(script: str = "asgi.py") -> tuple[subprocess.Popen, str]:
+    """``streamlit run asgi.py`` (the app, as the README runs it; or ``script``) on a free port; returns the
+    process and its URL."""
     port = free_port()
     proc = start_streamlit(port, "127.0.0.1", script=script, quiet=True, new_session=True)
     url = f"http://127.0.0.1:{port}"

@@ -20,6 +20,7 @@ from .layout import Layout, make_layout
 from .layout_choice import (HOURS_PER_MONTH, PLAN_MAX_BATCH, PLAN_PP, PLAN_TIMINGS, PLAN_TP, grid_label, plan_eps,
                             refused_layouts)
 from .models import ModelConfig
+from .number_text import fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
 from .serving import serving_frontier
 
@@ -275,8 +276,10 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
                   binding: str, why: str, serving_engine: str | None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
-    is None), TPOT, TTFT and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
-    money = "" if usd_per_hour is None else f", ${usd_per_hour:,.2f}/h (${usd_per_hour * HOURS_PER_MONTH:,.0f} a month)"
+    is None; dollars as ``number_text.fmt_usd`` writes them everywhere: whole from $100, cents below), TPOT, TTFT
+    and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
+    money = ("" if usd_per_hour is None else
+             f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
                f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
                f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
@@ -481,6 +484,6 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     verdict = (f"Disaggregated: prefill on {lay_p.replicas:,} x {lay_p.label} ({n_p:,} GPU{'s' * (n_p != 1)}), decode on "
                f"{lay_d.replicas:,} x {lay_d.label} at batch {int(g['batch'].iat[j]):,} ({n_d:,} GPU{'s' * (n_d != 1)}): "
                f"{n_p / n_d:.2f} prefill GPUs per "
-               f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", ${usd_h:,.2f}/h") + ".")
+               f"decode GPU, {n_p + n_d} in all" + ("" if price is None else f", {fmt_usd(usd_h)}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),
                              float(g["ttft_s"].iat[i]), n_p + n_d, usd_h, verdict)

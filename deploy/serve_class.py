@@ -191,10 +191,11 @@ def app_environment(max_sessions: int, base: dict | None = None) -> dict:
     return env
 
 
-def start_streamlit(port: int, address: str, *, script: str = "app.py", quiet: bool = False,
+def start_streamlit(port: int, address: str, *, script: str = "asgi.py", quiet: bool = False,
                     new_session: bool = False, env: dict | None = None) -> subprocess.Popen:
-    """One ``streamlit run app.py`` (or another ``script``, relative to the repository) on ``address:port``
-    (headless, no file watcher).
+    """One ``streamlit run asgi.py`` (or another ``script``, relative to the repository) on ``address:port``
+    (headless, no file watcher). asgi.py serves app.py and names the server's base URL in the page, so a
+    deep link asks nothing under its own path.
 
     ``quiet`` discards its output; ``new_session`` starts it in a process group of its own (so that a
     signal to the caller's group does not reach it, and its whole group can be signalled); ``env``: its

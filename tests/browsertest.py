@@ -25,13 +25,14 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 
 
-def start_app():
-    """``streamlit run app.py`` on a free port of 127.0.0.1, once it answers; returns (process, URL).
+def start_app(script: str = "asgi.py"):
+    """``streamlit run asgi.py`` (the app as the README starts it; or ``script``) on a free port of 127.0.0.1,
+    once it answers; returns (process, URL).
 
     Fails the test (and kills the server) if it does not answer within 60 s.
     """
     port = free_port()
-    proc = start_streamlit(port, "127.0.0.1", quiet=True)
+    proc = start_streamlit(port, "127.0.0.1", script=script, quiet=True)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, timeout_s=60)

@@ -3,6 +3,8 @@
 Needs Debian's nginx (``bash .ci/run`` installs it); the browser part needs chromium too. Skipped with
 the way to install them where they are missing.
 """
+import ast
+import copy
 import http.client
 import os
 import shutil
@@ -102,6 +104,23 @@ def test_supervised_process_is_started_again_after_it_exits_with_a_growing_pause
     started[-1].wait()
 
 
+def test_kubernetes_example_is_valid_against_the_kubernetes_api_schemas():
+    """Every object of the Kubernetes example validates, strictly (no unknown field), against Kubernetes' own
+    OpenAPI schemas of 1.31 (bundled by kubernetes-validate; no cluster here). A misspelt field such as
+    ``readinesProbe`` or a probe without a handler fails here instead of in a lecture hall."""
+    import kubernetes_validate
+    docs = [d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text()) if d]
+    assert len(docs) == 4
+    for doc in docs:
+        kubernetes_validate.validate(doc, "1.31.0", strict=True)
+    # and the check can fail: the same Deployment with one misspelt probe field is refused
+    bad = copy.deepcopy(next(d for d in docs if d["kind"] == "Deployment"))
+    container = bad["spec"]["template"]["spec"]["containers"][0]
+    container["readinesProbe"] = container.pop("readinessProbe")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, "1.31.0", strict=True)
+
+
 def test_kubernetes_example_has_the_app_a_sticky_service_and_a_cookie_ingress():
     docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
     assert {"Deployment", "Service", "Ingress", "Secret"} <= set(docs)
@@ -149,6 +168,35 @@ def test_every_start_path_runs_the_app_with_two_malloc_arenas():
     docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
     container = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert {e["name"]: e.get("value") for e in container["env"]}["MALLOC_ARENA_MAX"] == "2"
+
+
+def test_every_start_path_runs_asgi_py(monkeypatch):
+    # asgi.py serves app.py and writes the server's base URL into the page: a deep link (/kv_cache) then asks
+    # nothing under its own path (tests/test_asgi.py, tests/test_browser_deep_link.py). Every way the
+    # project starts the app goes through it.
+    started = []
+    monkeypatch.setattr(serve_class.subprocess, "Popen", lambda cmd, **kw: started.append(cmd))
+    serve_class.start_streamlit(8611, "127.0.0.1")
+    (cmd,) = started
+    assert cmd[1:5] == ["-m", "streamlit", "run", "asgi.py"] and cmd[cmd.index("--server.port") + 1] == "8611"
+    run = "python3 -m streamlit run asgi.py"
+    assert run in (ROOT / "README.md").read_text()
+    assert "streamlit run app.py" not in (ROOT / "README.md").read_text().split("```")[1]   # the install block
+    assert "ExecStart=/usr/bin/python3 -m streamlit run asgi.py --server.port %i" in \
+        (ROOT / "deploy/systemd/llm-explorer@.service").read_text()
+    assert 'CMD ["python", "-m", "streamlit", "run", "asgi.py",' in (ROOT / "deploy/Dockerfile").read_text()
+    # compose's app containers and the Kubernetes pods run the image's command (no command of their own)
+    compose = yaml.safe_load((ROOT / "deploy/docker-compose.yml").read_text())["services"]
+    assert all("command" not in compose[a] for a in compose if a != "proxy")
+    docs = {d["kind"]: d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/explorer.yaml").read_text())}
+    container = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert "command" not in container and "args" not in container
+    # nginx no longer rewrites the page: the app's own line is the only one
+    assert "sub_filter" not in (ROOT / "deploy/nginx.conf.template").read_text()
+    # the browser tests' server and the load benchmarks' plain server (read, not imported: no chromium needed)
+    for path, name in [("tests/browsertest.py", "start_app"), ("bench/ws_load.py", "start_plain")]:
+        fn = next(n for n in ast.parse((ROOT / path).read_text()).body if getattr(n, "name", "") == name)
+        assert ast.literal_eval(fn.args.defaults[-1]) == "asgi.py", path
 
 
 def test_serve_class_starts_its_processes_with_that_environment(monkeypatch):
@@ -283,8 +331,10 @@ def test_every_page_renders_in_a_browser_through_the_proxy(class_url, page):
 @pytest.mark.browser
 def test_a_deep_link_through_the_proxy_asks_nothing_under_the_pages_path(class_url, page):
     """Streamlit's frontend looks for its server under the page's path first (/kv_cache/_stcore/health and
-    /kv_cache/_stcore/host-config: 404s in the console) unless index.html names the base URL; the proxy's
-    sub_filter does. The page still draws (over the websocket), and the menu still switches pages."""
+    /kv_cache/_stcore/host-config: 404s in the console) unless index.html names the base URL; the processes'
+    asgi.py does, once, through the proxy too. The page still draws (over the websocket), and the menu still
+    switches pages."""
+    assert _get(class_url + "/kv_cache", headers={"Accept": "text/html"})[2].count(b"BACKEND_BASE_URL") == 1
     failed, console = [], []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)

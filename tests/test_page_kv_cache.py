@@ -141,6 +141,9 @@ def test_experiment_gpt3_mha():
     assert any("needs 5 x" in w.value for w in at.warning)
     # ...and the course's 8K is past GPT-3's 2,048-token window: the page says so
     assert any("Beyond the model's window" in w.value and "2,048" in w.value for w in at.warning)
+    # a page of arithmetic says its figures are that: the cache's bytes at a length the model was not trained for
+    assert any(w.value.endswith("The figures below are the arithmetic of a cache that long; the model itself does "
+                                "not use a context past its window.") for w in at.warning)
 
 
 def test_experiment_deepseek_mla():

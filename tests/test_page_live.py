@@ -301,6 +301,10 @@ def test_a_context_past_the_trained_window_is_flagged():
     assert not _window_warnings(open_page())
     warned = _window_warnings(open_page(lv_dctxs="128, 16384"))
     assert len(warned) == 1 and "8,192" in warned[0] and "SmolLM2-135M" in warned[0]
+    # a page of measurements says what its timings are there, not the arithmetic pages' "a cache that long"
+    assert warned[0].endswith("The run would time a context that long: its timings there are of the architecture's "
+                              "shapes, not of a model trained for that length.")
+    assert "arithmetic" not in warned[0]
     # a pasted config's own window: TINY's max_position_embeddings is 256, a 512-token prompt is past it
     warned = _window_warnings(open_page(**{**SMALL, "lv_prompts": "8, 512"}))
     assert len(warned) == 1 and "256" in warned[0]

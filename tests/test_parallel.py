@@ -268,6 +268,19 @@ def test_zero_traffic_gives_one_always_on_replica():
     assert "1 replica of TP2" in plan.verdict
 
 
+@pytest.mark.parametrize("price, money", [
+    (19.56, "$39.12/h ($28,166 a month)"),   # 2 x $19.56 = $39.12 an hour (cents below $100); x 720 h = $28,166.40
+    (60.0, "$120/h ($86,400 a month)"),      # 2 x $60 = $120: whole dollars from $100, as everywhere else
+    (0.02, "$0.040/h ($28.80 a month)"),     # 2 x $0.02 = $0.04 (below $1: two significant digits); x 720 = $28.80
+])
+def test_the_plans_verdict_writes_its_rent_as_every_other_dollar(price, money):
+    # the zero-traffic plan of the test above: 2 x H100 (141 GB of weights on 80 GB GPUs)
+    plan = planning.capacity_plan(L70, H100, planning.ServingTraffic(requests_per_s=0.0), 0.05, 2.0,
+                                  price_per_hour_usd=price)
+    assert plan.gpus == 2
+    assert f"= 2 x {H100.name}, {money}: TPOT " in plan.verdict, plan.verdict
+
+
 def test_plan_binding_tpot_when_the_target_is_tight():
     # At 12 ms per token, TP 2 (21.8 ms at B = 1) cannot serve: the plan needs more TP, bound by TPOT.
     plan = planning.capacity_plan(L70, H100, planning.ServingTraffic(requests_per_s=0.0), 0.012, 2.0)
@@ -306,6 +319,12 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
     assert lp.replicas == max(1, math.ceil(10 * ttft))
     assert ld.replicas == max(1, math.ceil(10 * 256 * tpot / d.decode_batch))
     assert d.ratio == pytest.approx(d.prefill_gpus / d.decode_gpus)
+    # its rent as every other dollar (number_text.fmt_usd): cents below $100, whole dollars from $100
+    gpus = d.prefill_gpus + d.decode_gpus
+    cheap = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5, price_per_hour_usd=19.56 / gpus)
+    assert cheap.verdict.endswith(f"{gpus} in all, $19.56/h."), cheap.verdict
+    dear = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5, price_per_hour_usd=1234.4 / gpus)
+    assert dear.verdict.endswith(f"{gpus} in all, $1,234/h."), dear.verdict      # not "$1,234.40/h"
 
 
 def test_plan_that_cannot_meet_the_target_says_so():

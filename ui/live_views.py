@@ -119,9 +119,15 @@ def run_controls() -> tuple[RunSpec | None, str | None, str, str]:
     return spec, spec_error, device, dtype
 
 
+#: The live page's own ending of the trained-window warning: its figures are measurements, not arithmetic.
+TIMED_PAST_WINDOW = ("The run would time a context that long: its timings there are of the architecture's shapes, "
+                     "not of a model trained for that length.")
+
+
 def context_warning(spec: RunSpec | None) -> bool:
-    """The trained-window warning of the other pages (``widgets.context_warning``) for the longest context the run
-    would time: the longest prompt of the TTFT sweeps or the longest context of the TPOT sweeps. The model's window
+    """The trained-window warning of the other pages (``widgets.context_warning``, ending with ``TIMED_PAST_WINDOW``
+    instead of the arithmetic pages' sentence) for the longest context the run would time: the longest prompt of
+    the TTFT sweeps or the longest context of the TPOT sweeps. The model's window
     is its config.json's max_position_embeddings (a preset's, the pasted config's or the local folder's). True when
     shown; nothing when there is no valid run or its config cannot be read (the run's own checks say why)."""
     if spec is None:
@@ -136,7 +142,7 @@ def context_warning(spec: RunSpec | None) -> bool:
     except (ValueError, OSError):
         return False
     longest = max(spec.prompt_lens + spec.decode_contexts + (spec.prefill_prompt_len, spec.decode_context_len))
-    return widgets.context_warning(model, longest)
+    return widgets.context_warning(model, longest, meaning=TIMED_PAST_WINDOW)
 
 
 def run_notes(res: dict) -> None:

@@ -127,15 +127,21 @@ def context_slider(where, label: str, key: str, value: int = 8192, **kwargs) -> 
                                **kwargs)
 
 
-def context_warning(model: calc.ModelConfig, context_len: float, where=st) -> bool:
+#: What a page of arithmetic says its figures are, past the trained window (``context_warning``'s default).
+ARITHMETIC_PAST_WINDOW = ("The figures below are the arithmetic of a cache that long; the model itself does not use "
+                          "a context past its window.")
+
+
+def context_warning(model: calc.ModelConfig, context_len: float, where=st,
+                    meaning: str = ARITHMETIC_PAST_WINDOW) -> bool:
     """A warning when ``context_len`` exceeds the model's trained window (``calc.models.beyond_trained_window``):
-    the numbers below are still computed, and marked as beyond the window with the limit named. True if shown."""
+    the numbers below are still computed, and marked as beyond the window with the limit named; ``meaning`` (a
+    sentence) says what the page's figures are at that length. True if shown."""
     limit = calc.models.beyond_trained_window(model, context_len)
     if limit is None:
         return False
     where.warning(f"Beyond the model's window: {fmt_tokens(context_len)} tokens of context, but {md_escape(model.name)} "
-                  f"was trained for {limit:,} ({fmt_tokens(limit)}, max_position_embeddings). The figures below are the "
-                  "arithmetic of a cache that long; the model itself does not use a context past its window.",
+                  f"was trained for {limit:,} ({fmt_tokens(limit)}, max_position_embeddings). {meaning}",
                   icon=":material/warning:")
     return True
 
