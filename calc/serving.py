@@ -13,7 +13,8 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
    of their precision (16, 8 or 4 bits; a prompt's attention scores and values run at the precision of
    the KV cache, fp8 or bf16, not at the weights' fp4 or fp8: ``attention_extra_s``), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
-   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe). The overlap rule of the
+   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe); matmuls whose weights are
+   decoded inside the kernel (weight-only: MXFP4 on Hopper) reach ``weight_only_matmul`` of that. The overlap rule of the
    bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
@@ -21,7 +22,8 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    step's token budget). The step is then ``mixed`` (weights read once, matmuls of decode and prefill
    tokens added). Interference = mixed step - decode-only step: 0 at B = 1 (a request's own prefill
    is in its TTFT, not its TPOT) and falling as O grows. The issue's 70B sweep moved from 0.64 / 0.57
-   of the measurement to 0.98 / 1.01 with this term.
+   of the measurement to 0.98 / 1.01 with this term. Under attention data parallelism the other ranks also
+   wait for the one prefilling (``calc.serving_terms.attention_dp_imbalance_s``).
 4. **Queueing** before the first token: with more clients than the engine's batch (its
    ``max_batch``, the KV capacity, or the token budget's steady state ``budget x O / (I + O)``) a
    request waits for a slot, ``e2e x (C - B) / B`` (Little's law on a closed loop); each prompt
