@@ -177,6 +177,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
     000a01de66f0eab4ab05640711f0253f50f5209c): the KV capacity is counted at ``I + O`` tokens per sequence,
     not at the mean context ``I + O / 2`` of a paged cache that grows as it writes (vLLM, SGLang).
+    ``settings["sliding"]``: "cap" (default: a sliding-window layer holds and reads its window) or "full" (every
+    token cached and read: TensorRT-LLM's TensorRT engines keep a cyclic window only when the run sets
+    ``max_attention_window_size``, docs/source/advanced/gpt-attention.md, "Sliding Window Attention, Cyclic
+    (Rolling Buffer) KV Cache"; trtllm-bench sets none).
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
@@ -205,7 +209,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     # GUARANTEED_NO_EVICT) holds I + O tokens per running sequence, not the I + O / 2 it has written
     reserve_all = bool(s.get("reserve_full_sequence", False))
     kv_ctx = ctx if batching == "continuous" and not burst and not reserve_all else int(i + o)
-    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
+    # sliding-window layers keep their window ("cap") unless the engine caches every token ("full": TensorRT-LLM's
+    # TensorRT engines keep a cyclic window only when max_attention_window_size is set)
+    sliding = s.get("sliding", "cap")
+    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve, sliding=sliding)
     if b_kv < 1:
         raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
                          f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
@@ -216,11 +223,12 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     cap = caps[cap_name]
     b = np.minimum(c, cap)
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
-    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect)
+    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect,
+                               sliding=sliding)
     f = (b - 1.0) / o if batching == "continuous" else np.zeros_like(b)
     if batching == "continuous":
         pf = parallel_step_arrays(model, accelerator, 1, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
-                                  prefill=True, logits="last")
+                                  sliding=sliding, prefill=True, logits="last")
         pf = {k: np.full_like(b, float(pf[k])) for k in ("weights_s", "kv_s", "compute_s", "comm_s")}
         budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
         n_chunks = np.ceil(i / budget_left)
@@ -230,11 +238,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     else:  # static: the batch's B prompts in one pass
         pf_n = np.ones_like(b)
         pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
-                                  prefill=True, logits="last")
+                                  sliding=sliding, prefill=True, logits="last")
         n_chunks = np.ones_like(b)
     if model.is_moe and batching == "continuous":
         wmix = parallel_step_arrays(model, accelerator, b + f * i, ctx, layout, weight_dtype, kv_dtype, 1,
-                                    interconnect)["weights_s"]
+                                    interconnect, sliding=sliding)["weights_s"]
     else:
         wmix = dec["weights_s"]
     n_moe = sum(1 for k in model.ffn_kinds if k == "moe")

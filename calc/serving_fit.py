@@ -74,6 +74,11 @@ _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
 #: max batch, token budget and cache share: ``engines.trtllm.trtllm_bench`` in serving_params.json).
 _TRTLLM_BENCH = ("trtllm-bench",)
+#: Words of a row's notes that mark a run of a TensorRT engine (TensorRT-LLM before its PyTorch backend: engines built
+#: by trtllm-bench build or run by gptSessionBenchmark). Such an engine keeps a cyclic KV window only when the run
+#: sets ``max_attention_window_size`` (TensorRT-LLM docs/source/advanced/gpt-attention.md, "Sliding Window
+#: Attention, Cyclic (Rolling Buffer) KV Cache"), which these benchmarks do not: every token is cached and read.
+_TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
 
@@ -185,6 +190,8 @@ def _row_setup(r, params):
         settings["max_batch"] = trtllm_bench_max_batch(model, acc, int(r.input_len) + int(r.output_len), layout,
                                                        str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype),
                                                        settings["kv_memory_fraction"], settings["max_batch"])
+    if any(w in notes for w in _TRT_ENGINE):
+        settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 

@@ -98,3 +98,21 @@ def test_attention_dp_ranks_wait_for_the_rank_that_prefills():
     comp = serving_components(qwen, h200, 5000, 500, [64.0], dp8, "fp8", "fp8", SETTINGS)
     # f = 63 / 500 = 0.126 prompts per step: 0.126 x 7 = 0.882 spread prompts, 5.907 ms at the peak
     assert comp["dp_wait_s"][0] == pytest.approx(0.126 * 7 * 6.6976e-3, rel=1e-3)
+
+
+def test_a_tensorrt_engine_caches_every_token_of_a_sliding_window_model():
+    mistral = calc.get_model("mistral-7b-v0.1")     # 4,096-token sliding window in every layer
+    one = make_layout(mistral, 1, 1, 1, 1)
+    # bf16 on an H100: 85,520,809,984 - 14,483,464,192 weights - 8,552,080,998.4 held back = 62,485,264,793.6 B;
+    # a token holds 2 x 8 x 128 x 32 x 2 = 131,072 B. A 4,096-token window: 536,870,912 B a sequence, 116 of them;
+    # every token of the mean context 20,000 + 2,000 / 2 = 21,000: 2,752,512,000 B, 22 of them.
+    window = serving_components(mistral, H100, 20000, 2000, [1e9], one, "bf16", "bf16", SETTINGS)
+    full = serving_components(mistral, H100, 20000, 2000, [1e9], one, "bf16", "bf16", dict(SETTINGS, sliding="full"))
+    assert (window["B"][0], full["B"][0]) == (116, 22)
+    from calc.serving_fit import prepare_rows, read_measurements
+    rows = read_measurements()
+    v014 = rows[(rows["source_id"] == "trtllm-perf-overview-v0.14") & (rows["model"] == "mistral-7b-v0.1")
+                & (rows["input_len"] == 20000)].head(1)
+    assert "trtllm-bench build" in v014["notes"].iloc[0]      # a TensorRT engine: no cyclic window set
+    used, comps, _ = prepare_rows(v014)
+    assert comps["limit"][0] == "kv_capacity"
