@@ -13,7 +13,8 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
    of their precision (16, 8 or 4 bits; a prompt's attention scores and values run at the precision of
    the KV cache, fp8 or bf16, not at the weights' fp4 or fp8: ``attention_extra_s``), collectives by ``comm_efficiency`` (``comm_efficiency_scale_out``
-   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe). The overlap rule of the
+   when a replica spans servers, ``comm_efficiency_pcie`` when its GPUs meet over PCIe); matmuls whose weights are
+   decoded inside the kernel (weight-only: MXFP4 on Hopper) reach ``weight_only_matmul`` of that. The overlap rule of the
    bound is kept: ``kv / mbu_kv + max(weights / mbu_w, compute / mfu) + comm / eff``.
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
@@ -21,7 +22,8 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    step's token budget). The step is then ``mixed`` (weights read once, matmuls of decode and prefill
    tokens added). Interference = mixed step - decode-only step: 0 at B = 1 (a request's own prefill
    is in its TTFT, not its TPOT) and falling as O grows. The issue's 70B sweep moved from 0.64 / 0.57
-   of the measurement to 0.98 / 1.01 with this term.
+   of the measurement to 0.98 / 1.01 with this term. Under attention data parallelism the other ranks also
+   wait for the one prefilling (``calc.serving_terms.attention_dp_imbalance_s``).
 4. **Queueing** before the first token: with more clients than the engine's batch (its
    ``max_batch``, the KV capacity, or the token budget's steady state ``budget x O / (I + O)``) a
    request waits for a slot, ``e2e x (C - B) / B`` (Little's law on a closed loop); each prompt
@@ -53,10 +55,11 @@ from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators
 from .models import ModelConfig
 from .gpu_share import max_batch_per_replica
+from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (attention_extra_s, burst_schedule, over_pcie, spans_domains,
-                            unquantized_matmul_extra_s)
+from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
+                            over_pcie, spans_domains, unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -163,18 +166,31 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     context ``I + O / 2`` (sequences in flight are spread evenly over their output); the prompt's
     prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
     that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
-    what it has written). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
+    what it has written), of the memory the driver reports (``calc.memory.with_capacity``, "driver": engines
+    size their cache from cudaMemGetInfo, 85.5e9 B on an H100 "80 GB"). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
     (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2. ``burst``: ``concurrency`` is a
     finite burst of N requests sent at once (continuous batching; ``burst_schedule``): the prompts are
     prefilled up front, the batch is ``min(N, max_batch, KV capacity at I + O)`` (not the token budget's
-    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means.
+    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means. ``settings["reserve_full_sequence"]``
+    (TensorRT-LLM: its capacity scheduler's default policy ``GUARANTEED_NO_EVICT`` admits a request only when
+    blocks for its prompt and all its ``max_new_tokens`` are free, so a request is never paused; trtllm-bench
+    throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
+    000a01de66f0eab4ab05640711f0253f50f5209c): the KV capacity is counted at ``I + O`` tokens per sequence,
+    not at the mean context ``I + O / 2`` of a paged cache that grows as it writes (vLLM, SGLang).
+    ``settings["sliding"]``: "cap" (default: a sliding-window layer holds and reads its window) or "full" (every
+    token cached and read: TensorRT-LLM's TensorRT engines keep a cyclic window only when the run sets
+    ``max_attention_window_size``, docs/source/advanced/gpt-attention.md, "Sliding Window Attention, Cyclic
+    (Rolling Buffer) KV Cache"; trtllm-bench sets none).
 
     Returns:
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, and the
-        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static.
+        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
+        the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
+        dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
+        the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``).
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -183,10 +199,20 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     i, o = float(input_len), float(output_len)
     c = np.atleast_1d(np.asarray(concurrency, dtype=float))
     ctx = int(round(i + o / 2.0))
-    reserve = accelerator.memory_bytes * (1.0 - s["kv_memory_fraction"])
+    # engines size their cache from the memory the driver reports (vLLM's gpu_memory_utilization and
+    # TensorRT-LLM's free_gpu_memory_fraction are shares of cudaMemGetInfo's total or free bytes): an H100
+    # "80 GB" holds 85.5e9 B (``calc.memory.capacity_bytes``, "driver")
+    held = with_capacity(accelerator, "driver")
+    reserve = held.memory_bytes * (1.0 - s["kv_memory_fraction"])
     burst = bool(burst) and batching == "continuous"
-    kv_ctx = ctx if batching == "continuous" and not burst else int(i + o)
-    b_kv = max_batch_per_replica(model, accelerator, kv_ctx, layout, weight_dtype, kv_dtype, reserve)
+    # an engine that admits a request only with cache for its whole sequence reserved (TensorRT-LLM's
+    # GUARANTEED_NO_EVICT) holds I + O tokens per running sequence, not the I + O / 2 it has written
+    reserve_all = bool(s.get("reserve_full_sequence", False))
+    kv_ctx = ctx if batching == "continuous" and not burst and not reserve_all else int(i + o)
+    # sliding-window layers keep their window ("cap") unless the engine caches every token ("full": TensorRT-LLM's
+    # TensorRT engines keep a cyclic window only when max_attention_window_size is set)
+    sliding = s.get("sliding", "cap")
+    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve, sliding=sliding)
     if b_kv < 1:
         raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
                          f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
@@ -197,11 +223,12 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     cap = caps[cap_name]
     b = np.minimum(c, cap)
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
-    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect)
+    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect,
+                               sliding=sliding)
     f = (b - 1.0) / o if batching == "continuous" else np.zeros_like(b)
     if batching == "continuous":
         pf = parallel_step_arrays(model, accelerator, 1, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
-                                  prefill=True, logits="last")
+                                  sliding=sliding, prefill=True, logits="last")
         pf = {k: np.full_like(b, float(pf[k])) for k in ("weights_s", "kv_s", "compute_s", "comm_s")}
         budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
         n_chunks = np.ceil(i / budget_left)
@@ -211,11 +238,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     else:  # static: the batch's B prompts in one pass
         pf_n = np.ones_like(b)
         pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
-                                  prefill=True, logits="last")
+                                  sliding=sliding, prefill=True, logits="last")
         n_chunks = np.ones_like(b)
     if model.is_moe and batching == "continuous":
         wmix = parallel_step_arrays(model, accelerator, b + f * i, ctx, layout, weight_dtype, kv_dtype, 1,
-                                    interconnect)["weights_s"]
+                                    interconnect, sliding=sliding)["weights_s"]
     else:
         wmix = dec["weights_s"]
     n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
@@ -223,6 +250,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                + unquantized_matmul_extra_s(model, accelerator, i, 1.0, layout, weight_dtype)) \
         * (b if batching == "static" else 1.0)
     c_x = unquantized_matmul_extra_s(model, accelerator, b, b, layout, weight_dtype)
+    # attention DP: the ranks wait for the one prefilling (per step, and for a prompt's own prefill alone)
+    dp_wait = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, f) \
+        if batching == "continuous" else np.zeros_like(b)
+    dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
+        if batching == "continuous" else np.zeros_like(b)
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
@@ -233,7 +265,9 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
-                pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0))
+                pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
+                wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0),
+                dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
@@ -260,9 +294,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
                   np.where(g["pcie"] > 0, p["comm_efficiency_pcie"], p["comm_efficiency"]))
     pf_bits = np.where(g["bits"] == 8, p["mfu_prefill_8"], np.where(g["bits"] == 4, p["mfu_prefill_4"], p["mfu_prefill_16"]))
     # decode matmuls lose to their precision what prefill's do (fp8 and fp4 engines reach less of their peak)
+    # weights decoded to bf16 inside the kernel (weight-only: MXFP4 on Hopper) reach less of bf16's peak
+    wq = np.where(g.get("wo", 0.0) > 0, p["weight_only_matmul"], 1.0)
     mfu_d = np.minimum(p["mfu_decode"] * g["mm"] * pf_bits / p["mfu_prefill_16"], 1.0) \
-        * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0)
-    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0)
+        * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0) * wq
+    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
     fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
     # TPOT: decode step at B, plus f other prompts mixed in
@@ -272,7 +308,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     dec = kv / mbu_kv + np.maximum(w / mbu_w, cx / mfu_d) + cm / ce
     pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision, bf16 layers
     mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f * pc_x / mfu_pf) \
-        + (cm + f * g["pf_comm_s"]) / ce
+        + (cm + f * g["pf_comm_s"]) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
     tpot["estimate"] = bound + fixed_step + (dec - bound) + (mixed - dec)
@@ -283,7 +319,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     alone = pkv / mbu_kv + np.maximum(n * wr / mbu_w, pc_x / mfu_pf) + pcm / ce
     o_share = np.where(g["static"] > 0, 0.0, (b - 1.0) / b)
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
-        + (pcm + n * o_share * cm) / ce
+        + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
     ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
     ttft_service = ttft_fixed + core

@@ -42,6 +42,7 @@ from scipy.optimize import least_squares
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .hardware import get_accelerator, with_matmul
 from .measurements import MEASUREMENTS_PATH, load_measurements
+from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
@@ -73,6 +74,11 @@ _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
 #: max batch, token budget and cache share: ``engines.trtllm.trtllm_bench`` in serving_params.json).
 _TRTLLM_BENCH = ("trtllm-bench",)
+#: Words of a row's notes that mark a run of a TensorRT engine (TensorRT-LLM before its PyTorch backend: engines built
+#: by trtllm-bench build or run by gptSessionBenchmark). Such an engine keeps a cyclic KV window only when the run
+#: sets ``max_attention_window_size`` (TensorRT-LLM docs/source/advanced/gpt-attention.md, "Sliding Window
+#: Attention, Cyclic (Rolling Buffer) KV Cache"), which these benchmarks do not: every token is cached and read.
+_TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
 
@@ -84,6 +90,31 @@ def _run_requests(notes: str) -> float:
     otherwise)."""
     m = _N_REQUESTS.search(notes)
     return float(m.group(1).replace(",", "")) if m else math.inf
+
+
+#: Metrics of a whole run (its duration divides them), predicted over the waves of a finite offline run.
+_RUN_THROUGHPUT = ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "requests_per_s")
+
+
+def finite_run_waves(n_requests: float, batch: float) -> tuple[float, float]:
+    """(full waves, requests of the last partial wave) of an offline run of ``n_requests`` requests of one
+    length on an engine that runs ``batch`` at once: requests of equal length admitted together finish
+    together, so the run is ``floor(N / B)`` bursts of B and one burst of the ``N mod B`` left (Yu et al.,
+    Orca, OSDI 2022, section 4: iteration-level scheduling admits the next requests as soon as the batch
+    frees). The run's throughput is N x O over the sum of the bursts' durations
+    (``calc.serving_terms.burst_schedule``), below the steady state when the last wave is small: the
+    TensorRT-LLM overview's runs of 1,500 requests of 128/4096 tokens (its ``$num_requests`` table) on
+    an engine holding 360 at once are 4 full waves and one of 60, decoded for as many steps.
+    Example: finite_run_waves(1500, 360) = (4.0, 60.0).
+
+    Raises:
+        ValueError: a non-positive number of requests or batch.
+    """
+    if not (n_requests > 0 and batch > 0):
+        raise ValueError(f"a finite run needs a positive number of requests and batch; got {n_requests!r}, {batch!r}")
+    b = min(float(batch), float(n_requests))
+    waves = math.floor(float(n_requests) / b + 1e-9)
+    return float(waves), max(float(n_requests) - waves * b, 0.0)
 
 
 def read_measurements(path=None) -> pd.DataFrame:
@@ -123,11 +154,12 @@ def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, 
     """The max batch trtllm-bench throughput builds for a run of ``seq_len`` = ISL + OSL tokens
     (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting):
     the requests whose cache at the full ISL + OSL fits in ``cache_fraction`` of the memory left after the
-    weights, every attention layer counted at full length (its byte_per_token ignores sliding windows:
+    weights (of the driver's total, ``calc.memory.with_capacity``), every attention layer counted at full length (its byte_per_token ignores sliding windows:
     gpt-oss's 128-token windows do not enlarge the batch), capped at ``cap`` and rounded up as the
     benchmark does (to 32 under 256, to 128 under 1,024, else to 256; at least 64), over the replicas'
     pipeline stages. Falls back to ``cap`` when nothing fits (the run then sets its own limits).
     """
+    acc = with_capacity(acc, "driver")  # the benchmark reads the free memory the driver reports
     free = acc.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype)
     reserve = max(free, 0.0) * (1.0 - cache_fraction)
     raw = max_batch_per_replica(model, acc, int(seq_len), layout, weight_dtype, kv_dtype, reserve, sliding="full")
@@ -158,6 +190,8 @@ def _row_setup(r, params):
         settings["max_batch"] = trtllm_bench_max_batch(model, acc, int(r.input_len) + int(r.output_len), layout,
                                                        str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype),
                                                        settings["kv_memory_fraction"], settings["max_batch"])
+    if any(w in notes for w in _TRT_ENGINE):
+        settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 
@@ -212,10 +246,22 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 c = [1e9]
             else:  # a closed loop of C clients, or a burst of N requests sent at once (calc.serving_terms.burst_schedule)
                 c = [float(r.concurrency) / layout.replicas]
-            comp = serving_components(model, acc, i, o, c, layout, str(r.weight_dtype),
-                                      row_kv_dtype(r.weight_dtype, r.kv_dtype), settings,
-                                      batching="static" if static else "continuous", rate=rate,
-                                      matmul_scale=settings["matmul_scale"], burst=burst)
+            args = (model, acc, i, o)
+            kw = dict(layout=layout, weight_dtype=str(r.weight_dtype), kv_dtype=row_kv_dtype(r.weight_dtype, r.kv_dtype),
+                      settings=settings, batching="static" if static else "continuous",
+                      matmul_scale=settings["matmul_scale"])
+            n_run = _run_requests(notes) / layout.replicas
+            waves = 0.0
+            if (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
+                    and r.metric in _RUN_THROUGHPUT):
+                # a finite offline run of N requests of one length: full bursts of B, then the rest
+                comp = serving_components(*args, [n_run], burst=True, **kw)
+                waves, rest = finite_run_waves(n_run, float(comp["B"][0]))
+                if rest >= 1.0:
+                    more = serving_components(*args, [rest], burst=True, **kw)
+                    comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
+            else:
+                comp = serving_components(*args, c, rate=rate, burst=burst, **kw)
         except (ValueError, KeyError) as exc:
             skipped.append((r.id, str(exc)))
             continue
@@ -225,7 +271,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
         used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
-                         graphs=0.0 if eager else 1.0, npts=k,
+                         graphs=0.0 if eager else 1.0, npts=k, waves=waves, run_requests=n_run if waves else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
     rows = pd.DataFrame(used)
@@ -260,6 +306,18 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     is_rate = ~np.isnan(rate)
     closed = combine(comps, values, costs, graphs)
     idx = _first_index(rows)
+    waves = rows["waves"].to_numpy(float) if "waves" in rows else np.zeros(len(rows))
+    if (waves > 0).any():
+        # a finite offline run: its duration is its full bursts' and the last partial burst's
+        j = np.flatnonzero(waves > 0)
+        two = rows["npts"].to_numpy(int)[j] > 1
+        last = np.where(two, closed["e2e_s"][np.minimum(idx[j] + 1, len(comps["B"]) - 1)], 0.0)
+        n_run = rows["run_requests"].to_numpy(float)[j]
+        rps = n_run / (waves[j] * closed["e2e_s"][idx[j]] + last)
+        closed = dict(closed, requests_per_s=closed["requests_per_s"].copy(),
+                      output_tokens_per_s=closed["output_tokens_per_s"].copy())
+        closed["requests_per_s"][idx[j]] = rps
+        closed["output_tokens_per_s"][idx[j]] = rps * comps["O"][idx[j]]
     if is_rate.any():
         opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
         # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between
@@ -296,10 +354,11 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
-               comm_efficiency_pcie=1.0)
+               comm_efficiency_pcie=1.0, weight_only_matmul=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
+                dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
-    return predict_rows(rows.assign(rate_per_replica=np.nan), flat, old)
+    return predict_rows(rows.assign(rate_per_replica=np.nan, waves=0.0), flat, old)
 
 
 def _free_keys(params):

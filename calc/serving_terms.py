@@ -3,6 +3,8 @@
 - ``burst_schedule``: a finite burst of requests sent at once (prompts prefilled up front, then decode).
 - ``attention_extra_s``: a prompt's attention runs at the KV cache's precision, not the weights'.
 - ``unquantized_matmul_extra_s``: the layers an experts-only checkpoint (gpt-oss MXFP4) leaves in bf16.
+- ``dequantized_in_kernel``: whether a format's matmuls decode their weights inside the kernel (weight-only).
+- ``attention_dp_imbalance_s``: the wait of attention-DP ranks for the rank that prefills a prompt.
 - ``over_pcie`` / ``spans_domains``: which link a replica's collectives use (for their efficiency).
 
 Used by ``calc.serving`` (the estimate) and ``calc.serving_fit`` (the calibration). Every time is in
@@ -100,6 +102,63 @@ def unquantized_matmul_extra_s(model: ModelConfig, accelerator: Accelerator, tok
                 - embed - head, 0)
     flops = 2.0 * (np.asarray(tokens, dtype=float) * dense + np.asarray(head_tokens, dtype=float) * head)
     return flops / layout.width * gap
+
+
+def _dense_params(model: ModelConfig) -> float:
+    """Active parameters outside the routed experts, the embedding and the head (attention, shared experts,
+    dense layers, router)."""
+    n_moe = sum(1 for k in model.ffn_kinds if k == "moe")
+    head = model.vocab_size * model.d_model
+    embed = 0 if model.tie_word_embeddings else head
+    return float(max(model.active_params - n_moe * model.n_experts_per_token * 3 * model.d_model * model.d_ff
+                     - embed - head, 0))
+
+
+def attention_dp_imbalance_s(model: ModelConfig, accelerator: Accelerator, prompt_len: float, layout: Layout,
+                             weight_dtype: str, prompts_per_step):
+    """Seconds per GPU, at the matmul peak, that the ranks of an attention-data-parallel layout wait in each
+    step for the rank prefilling prompts (divide by the prefill utilisation).
+
+    Under attention DP each of the ``dp = layout.attention_dp`` ranks runs attention and the other non-expert
+    layers for its own requests, while every MoE layer's all-to-all makes all ranks wait for the slowest
+    (TensorRT-LLM's ``enable_attention_dp``; its ``attention_dp_config.enable_balance`` exists because context
+    requests land unevenly on the ranks; SGLang's ``--enable-dp-attention``). The bound spreads a prompt's
+    non-expert FLOPs over all ``width`` GPUs; in fact a prompt's sit on one rank. A step carrying ``f``
+    prompts (``prompts_per_step``) is as long as its busiest rank's: ``ceil(f / dp)`` prompts when ``f >= 1``
+    (round-robin), and for ``f < 1`` one prompt in a share ``f`` of the steps. Extra per step:
+    ``(L dp - f) x D``, with ``L = f`` below one prompt per step and ``ceil(f / dp)`` above, and ``D`` one
+    prompt's non-expert FLOPs (``2 I P_dense`` and its attention) over ``width`` GPUs at the peak. 0 for a
+    layout without attention DP.
+    Example: Qwen3-235B-A22B on 8 ranks (EP8, DP8), 5,000-token prompts, f = 4 per step: the busiest ranks
+    prefill 1 prompt each, 8 - 4 = 4 prompts' worth of spread non-expert time more than the bound charged.
+    """
+    f = np.asarray(prompts_per_step, dtype=float)
+    dp = float(layout.attention_dp)
+    if dp <= 1 or not model.is_moe:
+        return np.zeros_like(f)
+    flops = 2.0 * float(prompt_len) * _dense_params(model) + float(attention_flops_array(model, float(prompt_len),
+                                                                                          1.0, 0))
+    spread_s = flops / layout.width / accelerator.compute_flops(weight_dtype)
+    busiest = np.where(f < 1.0, f, np.ceil(f / dp))
+    return np.maximum(busiest * dp - f, 0.0) * spread_s
+
+
+def dequantized_in_kernel(accelerator: Accelerator, weight_dtype: str) -> bool:
+    """True when the matmuls of ``weight_dtype`` weights are weight-only on ``accelerator``: the weights are
+    stored narrower than the precision the tensor cores run (``Accelerator.compute_flops`` at bf16's peak or
+    below for a quantized format), so every tile of weights is decoded to bf16 inside the matmul kernel
+    before the multiply: MXFP4 or NVFP4 on Hopper (no fp4 tensor cores: OpenAI's triton_kernels
+    ``matmul_ogs`` and vLLM's Marlin FP4 kernel), fp8 on an A100, int4 GPTQ/AWQ everywhere. The decode is
+    extra work on the tensor-core pipeline's critical path, so a compute-bound weight-only matmul reaches
+    less of the bf16 peak than a dense bf16 one (the serving model's ``weight_only_matmul`` factor).
+    False for 16-bit weights and for formats the accelerator multiplies natively (fp8 on Hopper, fp4 on
+    Blackwell with ``matmul="low_precision"``).
+    Example: H100, mxfp4 -> True (989 TFLOP/s, bf16's peak); H100, fp8 -> False (1,979 TFLOP/s).
+    """
+    w = str(weight_dtype).lower()
+    if w in ("fp32", "bf16", "fp16"):
+        return False
+    return accelerator.compute_flops(w) <= accelerator.peak_flops("bf16")
 
 
 def over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:

@@ -171,9 +171,10 @@ def test_trtllm_bench_sizes_its_batch_as_its_tuning_code():
     from calc.layout import make_layout
     from calc.serving_fit import trtllm_bench_max_batch
     one = make_layout(LLAMA8, 1, 1, 1, 1)
-    # tensorrt_llm/bench/build/tuning.py: fp8 Llama-3.1-8B on an 80 GB H100, ISL + OSL = 2,000: 0.95 x (80e9 -
-    # 8.030e9 weights) = 68.37e9 B of cache / (2,000 x 65,536 B per sequence) = 521.6 -> 521, rounded up to a
-    # multiple of 128 (256 <= 521 < 1,024): 640. At 256 tokens: 68.37e9 / 16.78e6 = 4,075 -> 4,096 (multiple of 256).
+    # tensorrt_llm/bench/build/tuning.py: fp8 Llama-3.1-8B on an H100 whose driver reports 85.52e9 B, ISL + OSL =
+    # 2,000: 0.95 x (85.52e9 - 8.030e9 weights) = 73.62e9 B of cache / (2,000 x 65,536 B per sequence) = 561.7 ->
+    # 561, rounded up to a multiple of 128 (256 <= 561 < 1,024): 640. At 256 tokens: 73.62e9 / 16.78e6 = 4,387,
+    # capped at 4,096.
     assert trtllm_bench_max_batch(LLAMA8, H100, 2000, one, "fp8", "fp8") == 640
     assert trtllm_bench_max_batch(LLAMA8, H100, 256, one, "fp8", "fp8") == 4096
 

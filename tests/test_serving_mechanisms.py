@@ -1,0 +1,118 @@
+"""Mechanisms of the serving model added for the engines' admission, memory and kernels (hand arithmetic)."""
+import numpy as np
+import pytest
+
+import calc
+from calc.hardware import with_matmul
+from calc.layout import make_layout
+from calc.serving import combine, serving_components
+from calc.serving_params import engine_costs, load_serving_params, param_values
+from calc.serving_terms import dequantized_in_kernel
+
+LLAMA8 = calc.get_model("llama-3.1-8b")
+H100 = calc.get_accelerator("h100-sxm")
+SETTINGS = {"max_batch": 4096, "token_budget": 8192, "kv_memory_fraction": 0.9}
+
+
+def test_the_cache_is_sized_from_the_driver_total_and_reserved_for_whole_sequences():
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    # Llama-3.1-8B bf16 on an H100: the driver reports 81,559 MiB = 85,520,809,984 B; the engine keeps 10% back
+    # (8,552,080,998.4 B) and the weights hold 16,060,522,496 B: 60,908,206,489.6 B of cache. A token holds
+    # 2 x 8 KV heads x 128 x 32 layers x 2 B = 131,072 B. At the mean context 2,048 + 2,048 / 2 = 3,072 tokens
+    # (a paged cache holds what it has written): 60.908e9 / 402,653,184 = 151.3 -> 151 sequences.
+    paged = serving_components(LLAMA8, H100, 2048, 2048, [1e9], one, "bf16", "bf16", SETTINGS)
+    assert paged["B"][0] == 151 and paged["limit"][0] == "kv_capacity"
+    # TensorRT-LLM's GUARANTEED_NO_EVICT reserves the whole 4,096 tokens: 60.908e9 / 536,870,912 = 113.4 -> 113
+    # (with the data sheet's 80e9 B it would be 55.94e9 / 536,870,912 = 104)
+    reserved = serving_components(LLAMA8, H100, 2048, 2048, [1e9], one, "bf16", "bf16",
+                                  dict(SETTINGS, reserve_full_sequence=True))
+    assert reserved["B"][0] == 113
+    trt = load_serving_params()["engines"]["trtllm"]
+    assert trt["default"]["reserve_full_sequence"] and trt["trtllm_bench"]["reserve_full_sequence"]
+    assert not load_serving_params()["engines"]["vllm"]["default"].get("reserve_full_sequence", False)
+
+
+def test_weight_only_matmuls_are_those_that_decode_their_weights_in_the_kernel():
+    b200 = with_matmul(calc.get_accelerator("b200"), "low_precision")
+    assert dequantized_in_kernel(H100, "mxfp4")       # no fp4 tensor cores: MXFP4 runs at bf16's 989 TFLOP/s
+    assert not dequantized_in_kernel(H100, "fp8")     # fp8 tensor cores, 1,979 TFLOP/s
+    assert not dequantized_in_kernel(H100, "bf16")    # nothing to decode
+    assert not dequantized_in_kernel(b200, "mxfp4")   # fp4 tensor cores
+    assert dequantized_in_kernel(calc.get_accelerator("a100-80gb"), "fp8")   # W8A16 on an A100
+
+
+def test_a_weight_only_matmul_runs_at_its_factor_of_the_bf16_utilisation():
+    oss = calc.get_model("gpt-oss-20b")
+    comp = serving_components(oss, H100, 128, 128, [4096.0], make_layout(oss, 1, 1, 1, 1), "mxfp4", "bf16",
+                              SETTINGS)
+    assert comp["wo"][0] == 1.0
+    p = param_values(load_serving_params())
+    costs = engine_costs(p, "trtllm")
+    full = combine(comp, dict(p, weight_only_matmul=1.0), costs)
+    half = combine(comp, dict(p, weight_only_matmul=0.5), costs)
+    # gpt-oss-20b, 4,096 sequences of 128 + 128 tokens on one H100: 30 ms of matmuls at bf16's peak against 3.8 ms
+    # of weight read (MXFP4 experts), so the decode step is
+    # kv / mbu_kv + compute / mfu + comm / eff: halving the utilisation adds compute / mfu once more
+    mfu = min(p["mfu_decode"] * comp["mm"][0], 1.0) * p["grouped_gemm"]
+    compute_s = (comp["c_s"][0] + comp["c_x_s"][0]) / mfu
+    assert compute_s > comp["w_s"][0] / p["mbu_weights"]
+    dec = full["tpot_bound"][0] + full["tpot_efficiency"][0]
+    assert half["tpot_bound"][0] + half["tpot_efficiency"][0] - dec == pytest.approx(compute_s, rel=1e-9)
+
+
+def test_a_finite_offline_run_is_full_waves_then_the_rest():
+    from calc.serving_fit import finite_run_waves, prepare_rows, read_measurements
+    # 1,500 requests of one length on an engine that holds 360: four waves of 360, then one of 60
+    assert finite_run_waves(1500, 360) == (4.0, 60.0)
+    assert finite_run_waves(3000, 4096) == (1.0, 0.0)       # all of them at once
+    with pytest.raises(ValueError):
+        finite_run_waves(0, 10)
+    rows = read_measurements()
+    # TensorRT-LLM v0.14, Llama-3-70B fp8 on 8 H100, 128/4096: the page's $num_requests table gives 1,500
+    row = rows[rows["id"].str.contains("v014") & (rows["model"] == "llama-3.1-70b") & (rows["tp"] == 8)
+               & (rows["accelerator"] == "h100-sxm") & (rows["input_len"] == 128) & (rows["output_len"] == 4096)
+               & (rows["weight_dtype"] == "fp8") & (rows["mode"] == "offline")].head(1)
+    assert "1,500 requests" in row["notes"].iloc[0]
+    used, comps, _ = prepare_rows(row)
+    b, rest = comps["B"]
+    waves = used["waves"].iloc[0]
+    assert waves == np.floor(1500 / b) and rest == 1500 - waves * b
+
+
+def test_attention_dp_ranks_wait_for_the_rank_that_prefills():
+    from calc.serving_terms import attention_dp_imbalance_s
+    qwen = calc.get_model("qwen3-235b-a22b")
+    h200 = calc.get_accelerator("h200")
+    dp8 = make_layout(qwen, 1, 1, 8, 1)           # experts over 8 GPUs, attention data-parallel in 8 groups
+    # Qwen3-235B-A22B: 22,190,763,520 active parameters less 94 MoE layers x 8 experts x 3 x 4,096 x 1,536
+    # (14,193,524,736) and embedding + head 2 x 151,936 x 4,096 (1,244,659,712) = 6,752,579,072 non-expert.
+    # A 5,000-token prompt: 2 x 5,000 x 6.7526e9 = 6.7526e13 FLOPs plus 3.8510e13 of attention = 1.06036e14,
+    # spread over 8 GPUs at fp8's 1,979 TFLOP/s: 6.6976 ms.
+    f = np.array([0.5, 4.0, 8.0, 12.0])
+    got = attention_dp_imbalance_s(qwen, h200, 5000, dp8, "fp8", f)
+    # f = 4: the busiest rank prefills 1 prompt, 8 x 1 - 4 = 4 spread prompts more; f = 0.5: a prompt in half the
+    # steps, 8 x 0.5 - 0.5 = 3.5; f = 8: one each, no wait; f = 12: 2 on some ranks, 16 - 12 = 4
+    assert got == pytest.approx(np.array([3.5, 4.0, 0.0, 4.0]) * 6.6976e-3, rel=1e-4)
+    # no attention DP (TP8 with EP8), or a dense model: nothing to wait for
+    assert attention_dp_imbalance_s(qwen, h200, 5000, make_layout(qwen, 8, 1, 8, 1), "fp8", f).sum() == 0
+    comp = serving_components(qwen, h200, 5000, 500, [64.0], dp8, "fp8", "fp8", SETTINGS)
+    # f = 63 / 500 = 0.126 prompts per step: 0.126 x 7 = 0.882 spread prompts, 5.907 ms at the peak
+    assert comp["dp_wait_s"][0] == pytest.approx(0.126 * 7 * 6.6976e-3, rel=1e-3)
+
+
+def test_a_tensorrt_engine_caches_every_token_of_a_sliding_window_model():
+    mistral = calc.get_model("mistral-7b-v0.1")     # 4,096-token sliding window in every layer
+    one = make_layout(mistral, 1, 1, 1, 1)
+    # bf16 on an H100: 85,520,809,984 - 14,483,464,192 weights - 8,552,080,998.4 held back = 62,485,264,793.6 B;
+    # a token holds 2 x 8 x 128 x 32 x 2 = 131,072 B. A 4,096-token window: 536,870,912 B a sequence, 116 of them;
+    # every token of the mean context 20,000 + 2,000 / 2 = 21,000: 2,752,512,000 B, 22 of them.
+    window = serving_components(mistral, H100, 20000, 2000, [1e9], one, "bf16", "bf16", SETTINGS)
+    full = serving_components(mistral, H100, 20000, 2000, [1e9], one, "bf16", "bf16", dict(SETTINGS, sliding="full"))
+    assert (window["B"][0], full["B"][0]) == (116, 22)
+    from calc.serving_fit import prepare_rows, read_measurements
+    rows = read_measurements()
+    v014 = rows[(rows["source_id"] == "trtllm-perf-overview-v0.14") & (rows["model"] == "mistral-7b-v0.1")
+                & (rows["input_len"] == 20000)].head(1)
+    assert "trtllm-bench build" in v014["notes"].iloc[0]      # a TensorRT engine: no cyclic window set
+    used, comps, _ = prepare_rows(v014)
+    assert comps["limit"][0] == "kv_capacity"
