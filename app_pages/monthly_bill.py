@@ -71,7 +71,7 @@ def bill_section() -> None:
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", fmt_usd(row.total_usd), help=f"{row.model}: USD per month of 30 days")
-                col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per generation"
+                col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per {traffic.per}"
                             + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
         bill_views.conventions_caption(scenario, tiers)
         if traffic.plain:
@@ -91,7 +91,7 @@ def bill_section() -> None:
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
               "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
-    bill_views.bill_tables(table, csv_in)
+    bill_views.bill_tables(table, csv_in, traffic.per)
 
     if setup is not None:
         bill_views.self_hosted_caption(sel, rates)

@@ -35,6 +35,22 @@ def test_the_number_a_lecture_step_quotes_is_on_the_first_screen(laptop, app_url
     assert box["y"] + box["height"] <= 720, box   # not below the fold of a 1280 x 720 window
 
 
+@pytest.mark.parametrize("step, number", [
+    (4, "1.07 GB"), (6, "38.65 GB"), (7, "9.21 GB"), (8, "134 sequences"), (11, "131.07 MB")])
+def test_a_steps_quoted_figure_is_on_the_first_screen_in_its_banner(laptop, app_url, step, number):
+    # Steps whose page shows the figure below its controls: the banner quotes it (computed by the page's own calc
+    # call, tests/test_page_classroom.py), and the banner's line with it ends within the first 720 px.
+    page = {4: "kv_cache", 6: "kv_cache", 7: "kv_cache", 8: "quantization", 11: "batching"}[step]
+    laptop.goto(f"{app_url}/{page}?story={step}")
+    wait_for_app(laptop)
+    banner = laptop.get_by_text(f"Lecture, step {step} of").first
+    banner.wait_for(state="visible", timeout=30_000)
+    text = laptop.locator("[data-testid=stMarkdownContainer]").filter(has_text=f"Lecture, step {step} of").first
+    assert number in text.inner_text()
+    box = text.bounding_box()
+    assert box["y"] + box["height"] <= 720, box
+
+
 def test_no_empty_band_above_the_title(laptop, app_url):
     laptop.goto(f"{app_url}/kv_cache")
     wait_for_app(laptop)

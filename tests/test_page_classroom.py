@@ -1,6 +1,6 @@
 """AppTest of the lecture story's banner: a step's sentence appears above its own page only."""
 from ui import classroom
-from pagetest import metric, open_page
+from pagetest import metric, metric_element, open_page
 
 STEP_1_SENTENCE = classroom.step_sentence(1)  # on the home page
 KV_STEP = next(i + 1 for i, (page, *_) in enumerate(classroom.STORY) if page == "app_pages/kv_cache.py")
@@ -56,3 +56,46 @@ def test_step_5_quotes_the_kv_pages_own_cache_and_weights():
     banner = next(m.value for m in at.markdown if m.value.startswith("**Lecture, step 5"))
     assert (kv, weights) == ("17.18 GB", "16.06 GB")
     assert f"cache ({kv})" in banner and f"weights ({weights})" in banner, banner
+
+
+def banner_of(at, n: int) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith(f"**Lecture, step {n}"))
+
+
+def test_steps_4_6_7_quote_the_kv_pages_own_figures():
+    # Llama-3-8B: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B = 128 KiB per token, x 8,192 = 1.07 GB.
+    # GPT-3: 2 x 96 x 96 x 128 x 2 B = 4,718,592 B per token, x 8,192 = 38.65 GB.
+    # DeepSeek-V3 (MLA): 61 layers x (512 + 64) x 2 B = 70,272 B per token, x 131,072 = 9.21 GB.
+    for n, per_token, per_seq in ((4, "131,072 B", "1.07 GB"), (6, "4,718,592 B", "38.65 GB"),
+                                  (7, "70,272 B", "9.21 GB")):
+        at = open_page("app_pages/kv_cache.py", story=str(n))
+        assert (metric(at, "KV per token"), metric(at, "KV per sequence")) == (per_token, per_seq), n
+        banner = banner_of(at, n)
+        assert per_seq in banner, banner
+        assert (f"{per_token} per token" in banner) if n != 4 else ("128.00 KiB" in banner), banner
+
+
+def test_step_8_quotes_the_quantization_pages_max_batches():
+    # Llama-3-8B at 8K on 80 GB: bf16 (80 - 16.06) GB / 1.07 GB per sequence = 59.6 -> 59; int8 weights and
+    # cache: (80 - 8.03) GB / 0.537 GB = 134.0 -> 134 (the course's "134 instead of 59")
+    at = open_page("app_pages/quantization.py", story="8")
+    deltas = {f: metric_element(at, f"{f}: decode step").delta for f in ("bf16", "int8")}
+    assert deltas == {"bf16": "max batch 59", "int8": "max batch 134"}, deltas
+    assert "80 GB holds 134 sequences of 8K instead of 59" in banner_of(at, 8)
+
+
+def test_step_9_quotes_the_latency_cost_pages_chosen_batch_and_price():
+    # TPOT <= 10 ms at 8K with every parameter read: 4.79 ms + B x 0.32 ms <= 10 ms -> B = 16 (16.3);
+    # $3/h / (16 / 9.92 ms x 3,600) x 1e6 = $0.52 per 1M output tokens
+    at = open_page("app_pages/latency_cost.py", story="9")
+    batch, usd = metric(at, "Chosen batch B"), metric(at, "USD per 1M output tokens")
+    assert (batch, usd) == ("16", "$0.52")
+    assert f"B = {batch} at {usd} per million tokens" in banner_of(at, 9)
+
+
+def test_step_11_quotes_the_prefix_cache_metrics():
+    # 20 chats x 1,000 tokens x 131,072 B = 2.62 GB without; one shared copy, 1,000 x 131,072 B = 131.07 MB with
+    at = open_page("app_pages/batching.py", story="11")
+    without, with_ = metric(at, "KV without cache"), metric(at, "KV with cache")
+    assert (without, with_) == ("2.62 GB", "131.07 MB")
+    assert f"{without} of cache without prefix caching, {with_} with it" in banner_of(at, 11)

@@ -261,6 +261,12 @@ def test_monthly_bill_takes_requests_a_day_as_the_plain_alternative():
     at.number_input(key="mb_rpd").set_value(11_000).run()
     # twice the requests: the API tiers' bills double ($3,576.4 -> $7,152.8 for the first tier, rounded $7,153)
     assert pagetest.row_metrics(at)[0].value == "$7,153"
+    # and each tier's figure is per request, not per generation (the product's word), under the metric and in the table
+    captions = [c for r in pagetest.row_metrics(at) for c in r.captions]
+    assert any(c.endswith("per request") for c in captions), captions
+    assert not any("per generation" in c for c in captions), captions
+    headers = [t[0] for t in pagetest.shown_tables(at) if t]
+    assert any("per request" in h for h in headers) and not any("per generation" in h for h in headers), headers
 
 
 def test_the_bills_caption_names_the_model_it_prices():

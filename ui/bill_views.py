@@ -82,6 +82,11 @@ class Traffic:
         """What the traffic's first number counts: "requests a day" (plain) or "daily users" (the product's terms)."""
         return "requests a day" if self.plain else "daily users"
 
+    @property
+    def per(self) -> str:
+        """What one bill's "per ..." figure is per: "request" (plain) or "generation" (the product's terms)."""
+        return "request" if self.plain else "generation"
+
 
 def traffic_inputs(sel) -> Traffic:
     """The traffic inputs and the self-hosting ones (keys mb_*, in the URL), where the caller placed them."""
@@ -109,11 +114,11 @@ def traffic_inputs(sel) -> Traffic:
     hit = workload_views.hit_rate_input(c2, DEFAULTS["mb_hit"])  # by hand, or derived from a workload's replay
     c1, c2, c3 = st.columns(3)
     prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
-                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per generation")
+                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per " + ("request" if plain else "generation"))
     unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
-                             bind="query-params", help="Prompt tokens unique to each generation")
+                             bind="query-params", help="Prompt tokens unique to each " + ("request" if plain else "generation"))
     out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
-                          bind="query-params", help="Output tokens per generation")
+                          bind="query-params", help="Output tokens per " + ("request" if plain else "generation"))
     st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
     c1, c2 = st.columns(2)
     batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
@@ -171,8 +176,9 @@ def conventions_caption(scenario, tiers) -> None:
                "request at the higher rates (input and output).")
 
 
-def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
-    """The bill by component: a stacked bar per tier, the table (every column in an expander) and its CSV."""
+def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation") -> None:
+    """The bill by component: a stacked bar per tier, the table (every column in an expander) and its CSV.
+    ``per``: what the "per ..." column is per, "generation" or "request" (``Traffic.per``)."""
     fig = charts.Figure()
     for comp, label in COMPONENTS.items():
         fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
@@ -196,7 +202,7 @@ def bill_tables(table: pd.DataFrame, csv_in: dict) -> None:
     bill_columns = {c: st.column_config.TextColumn(label) for c, label in BILL_USD.items()} | {
         "per_dau_usd": st.column_config.TextColumn("per DAU / month"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
-        "per_generation_usd": st.column_config.TextColumn("per generation"),
+        "per_generation_usd": st.column_config.TextColumn(f"per {per}"),
         "n_gpus": columns.column("n_gpus"),
         "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.

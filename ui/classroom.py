@@ -22,7 +22,7 @@ import streamlit as st
 
 import calc
 from ui import html_table, metric_row
-from ui.formats import fmt_bytes, fmt_number, fmt_seconds
+from ui.formats import fmt_bytes, fmt_number, fmt_seconds, fmt_usd
 
 PRESENT_KEY = "present_mode"
 #: The sidebar's state shared by most steps: Llama-3-8B on an H100 SXM at the course's $3 per hour.
@@ -42,31 +42,33 @@ STORY = [
      "Serve 32 users with the same weight read: the step grows {step_x}, the output {out_x}, to {tok_s} tokens "
      "per second."),
     ("app_pages/kv_cache.py", {**_BASE, "kv_layout": "model", "kv_win": "model", "kv_ctx": 8192, "kv_b": 1},
-     "The price is memory: each token keeps a key and a value in every layer, 128 KiB, so one 8K sequence "
-     "holds 1.07 GB."),
+     "The price is memory: each token keeps a key and a value in every layer, {kv_tok_binary}, so one 8K sequence "
+     "holds {kv_seq}."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "llama-3.1-8b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 131072, "kv_b": 1},
      "At 128K tokens (Llama-3.1-8B: Llama-3-8B's shapes, trained for 128K) one sequence's cache ({kv_seq}) "
      "outweighs the weights ({weights})."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "gpt-3-175b", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 8192, "kv_b": 1},
-     "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: this bill is why GQA became standard."),
+     "GPT-3-style MHA keeps 96 KV heads per layer, one per query head: {kv_tok} per token, {kv_seq} for one 8K "
+     "sequence. This bill is why GQA became standard."),
     ("app_pages/kv_cache.py", {**_BASE, "model": "deepseek-v3", "kv_layout": "model", "kv_win": "model",
                                "kv_ctx": 131072, "kv_b": 1},
-     "MLA stores a 576-number latent per token and layer instead of K and V: DeepSeek-V3 serves long context "
-     "with a cache an order of magnitude smaller."),
+     "MLA stores a 576-number latent per token and layer instead of K and V: DeepSeek-V3 keeps {kv_tok} per "
+     "token, {kv_seq} for a 128K sequence, a cache an order of magnitude smaller than its heads would need."),
     ("app_pages/quantization.py", {**_BASE, "q_model": "sidebar", "q_apply": "both", "q_ctx": 8192, "q_b": 32,
                                    "q_res": 0.0},
-     "Fewer bytes per number: int8 weights and cache halve both reads, and 80 GB holds 134 sequences of 8K "
-     "instead of 59."),
+     "Fewer bytes per number: int8 weights and cache halve both reads, and {memory} holds {int8_batch} sequences "
+     "of 8K instead of {bf16_batch}."),
     ("app_pages/latency_cost.py", {**_BASE, "lc_ctx": 8192, "lc_tpot": 10.0},
      "Each batch size is a pair (TPOT, price): cheaper means slower. An agent that needs TPOT under 10 ms "
-     "gets B = 16 at $0.52 per million tokens."),
+     "gets B = {batch} at {usd} per million tokens."),
     ("app_pages/batching.py", {**_BASE},
      "Real traffic is ragged: continuous batching refills a finished slot at the next step, and "
      "PagedAttention hands out the cache in blocks instead of max-length slabs."),
     ("app_pages/batching.py", {**_BASE, "bt_pn": 20, "bt_pl": 1000, "bt_pu": 0, "bt_hit": 1.0},
-     "Twenty chats share a 1,000-token system prompt: 2.6 GB of cache without prefix caching, 131 MB with it."),
+     "Twenty chats share a 1,000-token system prompt: {without} of cache without prefix caching, {with_} with "
+     "it."),
     ("app_pages/speculative.py", {"sd_a": 0.8, "sd_g": 4},
      "Speculative decoding: a draft proposes γ tokens and the target checks them in one pass; the samples "
      "are exactly the target's, and each pass yields several tokens."),
@@ -112,9 +114,51 @@ def _cache_figures(state: dict) -> dict[str, str]:
             "weights": fmt_bytes(budget.weights_bytes)}
 
 
+def _kv_figures(state: dict) -> dict[str, str]:
+    """Steps 4, 6 and 7's figures (KV cache page, B = 1): the cache per token as the page's "KV per token"
+    metric writes it (bytes, and in binary units as its help does) and one sequence's, "KV per sequence"."""
+    model = calc.get_model(state["model"])
+    per_token = calc.kv_bytes_per_token(model, state["kvq"])
+    return {"kv_tok": f"{per_token:,.0f} B", "kv_tok_binary": fmt_bytes(per_token, "GiB"),
+            "kv_seq": fmt_bytes(calc.kv_cache_bytes(model, state["kv_ctx"], 1, state["kvq"]))}
+
+
+def _quantized_figures(state: dict) -> dict[str, str]:
+    """Step 8's figures (quantization page, weights and cache quantized): the GPU's memory (as GPUs are named,
+    "80 GB") and the most 8K
+    sequences it holds in int8 and in bf16, the "max batch" of the page's int8 and bf16 metrics."""
+    model, acc = calc.get_model(state["model"]), calc.get_accelerator(state["gpu"])
+    batch = {dt: calc.max_batch(model, acc, state["q_ctx"], dt, dt, reserve_bytes=state["q_res"] * 1e9)
+             for dt in ("int8", "bf16")}
+    return {"memory": f"{acc.memory_bytes / 1e9:,.0f} GB", "int8_batch": f"{batch['int8']:,}",
+            "bf16_batch": f"{batch['bf16']:,}"}
+
+
+def _agent_figures(state: dict) -> dict[str, str]:
+    """Step 9's figures (latency/cost page): the largest batch within the agent's TPOT and its USD per 1M
+    output tokens, the page's "Chosen batch B" and "USD per 1M output tokens" metrics."""
+    model, acc = calc.get_model(state["model"]), calc.get_accelerator(state["gpu"])
+    ctx, tpot_s = state["lc_ctx"], state["lc_tpot"] / 1e3
+    batch = calc.max_batch_for_tpot(model, acc, ctx, tpot_s, state["wq"], state["kvq"], embedding=state["emb"])
+    front = calc.pareto_front(model, acc, ctx, state["price"], state["wq"], state["kvq"], embedding=state["emb"],
+                              include_batches=[batch])
+    usd = float(front.loc[front["batch"] == batch, "usd_per_million"].iloc[0])
+    return {"batch": f"{batch:,}", "usd": fmt_usd(usd)}
+
+
+def _prefix_figures(state: dict) -> dict[str, str]:
+    """Step 11's figures (batching page, prefix caching): the cache of the conversations without and with the
+    shared prefix cached, the section's "KV without cache" and "KV with cache" metrics."""
+    pc = calc.prefix_cache_savings(calc.get_model(state["model"]), state["bt_pn"], state["bt_pl"], state["bt_pu"],
+                                   state["bt_hit"], state["kvq"])
+    return {"without": fmt_bytes(pc.cache_bytes_without), "with_": fmt_bytes(pc.cache_bytes_with)}
+
+
 #: Steps whose sentence quotes figures: the {fields} of the sentence, computed from the step's state by the
-#: calc call its page makes, so the banner says what the page shows.
-_FIGURES = {1: _home_figures, 3: _batched_figures, 5: _cache_figures}
+#: calc call its page makes, so the banner says what the page shows (and the number a step talks about is on
+#: the first screen, in the banner, even where the page's own metric sits lower).
+_FIGURES = {1: _home_figures, 3: _batched_figures, 4: _kv_figures, 5: _cache_figures, 6: _kv_figures,
+            7: _kv_figures, 8: _quantized_figures, 9: _agent_figures, 11: _prefix_figures}
 
 
 @lru_cache(maxsize=None)
@@ -150,7 +194,8 @@ def _page_background() -> str:
     return st.get_option(f"theme.{'dark' if dark else 'light'}.backgroundColor") or ("#0e1117" if dark else "#ffffff")
 
 
-#: Never cut a metric with an ellipsis: labels and values wrap (at any width, presenter or not).
+#: Never cut a metric with an ellipsis: labels and values wrap (at any width, presenter or not). A formula wider
+#: than its column scrolls sideways inside it instead of running past the page's edge (KaTeX's display blocks).
 _CSS_ALWAYS = """
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
@@ -159,6 +204,7 @@ _CSS_ALWAYS = """
 }
 [data-testid^="stBaseButton"] p { white-space: normal !important; overflow-wrap: anywhere; }
 [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
+.katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.25rem; }
 [data-testid="stSidebarHeader"] { margin-bottom: 0 !important; height: 2.5rem !important; }
 """
 _CSS_PRESENT = """
