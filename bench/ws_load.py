@@ -265,10 +265,15 @@ def random_state(slider, rng: random.Random):
     return st
 
 
-def move_message(first: bytes, states: dict, fragment_id: str) -> bytes:
-    """The rerun a browser sends after a widget moved: ``first``'s page, query and context with ``states``."""
+def move_message(first: bytes, states: dict, fragment_id: str, page_script_hash: str = "") -> bytes:
+    """The rerun a browser sends after a widget moved: ``first``'s page, query and context with ``states``,
+    and the page's script hash the server named in its ``navigation`` message (a browser sends it once it knows it; a
+    deep link's first message names the page by its URL path only, and a run that asks for a whole-app rerun,
+    ``st.rerun(scope="app")``, keeps the page only by its hash)."""
     m = BackMsg()
     m.ParseFromString(first)
+    if page_script_hash:
+        m.rerun_script.page_script_hash = page_script_hash
     m.rerun_script.widget_states.ClearField("widgets")
     m.rerun_script.widget_states.widgets.extend(states.values())
     m.rerun_script.fragment_id = fragment_id
@@ -277,21 +282,24 @@ def move_message(first: bytes, states: dict, fragment_id: str) -> bytes:
 
 async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float, float], lat: list[float],
                   errors: list[str], rng: random.Random, how: str = "replay", headers: dict | None = None,
-                  first_lat: list[float] | None = None) -> None:
+                  first_lat: list[float] | None = None, page: str = "") -> None:
     """One browser tab: open the page, then ``moves`` slider moves with a think time between them.
 
     ``how``: "replay" sends ``msgs[1:]`` in turn (a recorded slider moved back and forth); "random" moves a
     random slider of the page to a random value each time (see the module's docstring). ``headers``: sent with
     the websocket's opening request (e.g. a Cookie). Appends each move's latency (s) to ``lat``, the first
-    visit's to ``first_lat``, and failures to ``errors``.
+    visit's to ``first_lat``, and failures to ``errors`` (named with ``page`` and the step that failed: "open",
+    "move 3" ...).
     """
     import websockets
 
     ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
+    step = "connect"
     try:
         async with websockets.connect(ws_url, subprotocols=["streamlit"], origin=url, max_size=None,
                                       open_timeout=60, ping_interval=None, additional_headers=headers) as ws:
             sliders: dict = {}
+            page_hash = [""]   # the page's script hash, from the server's navigation message
 
             async def run(raw: bytes) -> float:
                 t0 = time.perf_counter()
@@ -302,11 +310,18 @@ async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float,
                     if isinstance(frame, bytes):
                         f = ForwardMsg()
                         f.ParseFromString(frame)
+                        if f.WhichOneof("type") == "navigation" and f.navigation.page_script_hash:
+                            page_hash[0] = f.navigation.page_script_hash   # the page st.navigation ran
                         if f.WhichOneof("type") == "script_finished":
+                            if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                                continue   # the run asked for another (st.rerun): the page is drawn when that ends
+                            if f.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                                sliders.clear()   # a whole run redraws every slider (fragment ids may change)
                             sliders.update(sliders_in(frames))
                             return time.perf_counter() - t0
                         if how == "random":
                             frames.append(f)
+            step = "open"
             t_first = await run(msgs[0])
             if first_lat is not None:
                 first_lat.append(t_first)
@@ -319,15 +334,16 @@ async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float,
                           if w.WhichOneof("value") not in ("trigger_value", "string_trigger_value", "json_trigger_value")}
             for i in range(moves):
                 await asyncio.sleep(rng.uniform(*think_s))
+                step = f"move {i + 1}"
                 if how == "random" and sliders:
                     wid = rng.choice(sorted(sliders))
                     slider, fragment = sliders[wid]
                     states[wid] = random_state(slider, rng)
-                    lat.append(await run(move_message(msgs[0], states, fragment)))
+                    lat.append(await run(move_message(msgs[0], states, fragment, page_hash[0])))
                 else:
                     lat.append(await run(cycle[i % len(cycle)]))
     except Exception as e:  # noqa: BLE001 - a benchmark counts failures, it does not stop on them
-        errors.append(f"{type(e).__name__}: {e}")
+        errors.append(f"/{page} ({step}): {type(e).__name__}: {e}")
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -347,7 +363,7 @@ async def _load(url: str, templates: dict[str, list[bytes]], students: int, move
     for i in range(students):
         msgs = [retarget(m, url) for m in templates[pages[i % len(pages)]]]
         tasks.append(asyncio.create_task(student(url, msgs, moves, think_s, lat, errors, random.Random(rng.random()),
-                                                 how=how, first_lat=first)))
+                                                 how=how, first_lat=first, page=pages[i % len(pages)])))
         if ramp_s > 0:
             await asyncio.sleep(ramp_s / max(students, 1))
     await asyncio.gather(*tasks)
@@ -470,7 +486,7 @@ def main() -> None:
             if lat:
                 print(f"server CPU per rerun: {r['cpu_s'] / (len(lat) + args.students):.3f} s; this load client "
                       f"used {100 * r['client_cpu_s'] / r['wall_s']:.0f}% of one core on the same machine")
-            for e in sorted(set(r["errors"]))[:5]:
+            for e in sorted(set(r["errors"]))[:12]:
                 print("error:", e)
     finally:
         if proc is not None:
