@@ -29,8 +29,9 @@ st.markdown(
     "the critical batch.")
 st.latex(r"t_\text{machine} = \frac{B\cdot KV}{W} + \max\!\Big(\frac{\text{weight bytes}}{W},"
          r"\ \frac{2 N B}{P}\Big)")
-st.latex(r"t_\text{calibrated} = \sum_{\text{linear layers}} t_\text{kernel}(\text{shape}, B)"
-         r" + \frac{B\cdot KV}{W} + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1) + \gamma\,(B S - S_0)")
+st.latex(r"\begin{aligned} t_\text{calibrated} = {} & \sum_{\text{linear layers}} t_\text{kernel}(\text{shape}, B)"
+         r" + \frac{B\cdot KV}{W} \\ & + L\,c_\text{layer} + c_\text{step} + \beta\,(B-1) + \gamma\,(B S - S_0)"
+         r"\end{aligned}")   # two lines: one fits a 700 px window
 st.caption("Decode as written; a prefill of B prompts of T tokens adds the KV write at W, the attention FLOPs at P "
            "and its own overhead c + a BT + b BT², fitted on the same stubbed model. Every prefill line charges the "
            "LM head for each prompt's last token only (the measured prefill asks for those logits alone, as serving "
