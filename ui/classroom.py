@@ -62,7 +62,7 @@ STORY = [
      "of 8K instead of {bf16_batch}."),
     ("app_pages/latency_cost.py", {**_BASE, "lc_ctx": 8192, "lc_tpot": 10.0},
      "Each batch size is a pair (TPOT, price): cheaper means slower. An agent that needs TPOT under 10 ms "
-     "gets B = {batch} at {usd} per million tokens."),
+     "gets B = {chosen_b} at {usd} per million tokens."),
     ("app_pages/batching.py", {**_BASE},
      "Real traffic is ragged: continuous batching refills a finished slot at the next step, and "
      "PagedAttention hands out the cache in blocks instead of max-length slabs."),
@@ -143,7 +143,7 @@ def _agent_figures(state: dict) -> dict[str, str]:
     front = calc.pareto_front(model, acc, ctx, state["price"], state["wq"], state["kvq"], embedding=state["emb"],
                               include_batches=[batch])
     usd = float(front.loc[front["batch"] == batch, "usd_per_million"].iloc[0])
-    return {"batch": f"{batch:,}", "usd": fmt_usd(usd)}
+    return {"chosen_b": f"{batch:,}", "usd": fmt_usd(usd)}
 
 
 def _prefix_figures(state: dict) -> dict[str, str]:
