@@ -20,6 +20,7 @@ import json
 import pkgutil
 
 import streamlit as st
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from streamlit import cli_util, config
 from streamlit.logger import get_logger
@@ -36,14 +37,6 @@ def backend_base_url_script(base_url_path: str | None) -> bytes:
     path = "/" + "".join(p + "/" for p in parts)
     return ("<script>window.__streamlit=Object.assign(window.__streamlit||{},"
             f"{{BACKEND_BASE_URL:location.origin+{json.dumps(path)}}})</script>").encode()
-
-
-def _header(headers, name: bytes) -> bytes | None:
-    """The value of the header ``name`` (lower-case bytes) in an ASGI header list, or None."""
-    for key, value in headers:
-        if key.lower() == name:
-            return value
-    return None
 
 
 class BackendBaseUrl:
@@ -68,22 +61,18 @@ class BackendBaseUrl:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        accept = _header(scope.get("headers", ()), b"accept") or b""
-        if b"text/html" in accept:
+        if "text/html" in Headers(scope=scope).get("accept", ""):
             scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"])
             if "http.response.pathsend" in scope.get("extensions", {}):   # a file sent by path: no body to edit
                 scope["extensions"] = {k: v for k, v in scope["extensions"].items() if k != "http.response.pathsend"}
-        base = self.base_url_path if self.base_url_path is not None else config.get_option("server.baseUrlPath")
-        script = backend_base_url_script(base)
         head_only = scope.get("method") == "HEAD"
         state = {"start": None, "body": []}
 
         async def send_wrapper(message):
             if message["type"] == "http.response.start":
-                headers = message.get("headers", [])
-                ctype = (_header(headers, b"content-type") or b"").lower()
-                encoding = (_header(headers, b"content-encoding") or b"identity").lower()
-                if message["status"] == 200 and ctype.startswith(b"text/html") and encoding == b"identity":
+                headers = Headers(raw=message.get("headers", []))
+                if (message["status"] == 200 and headers.get("content-type", "").lower().startswith("text/html")
+                        and headers.get("content-encoding", "identity").lower() == "identity"):
                     state["start"] = message           # held until the body is known
                     return
                 await send(message)
@@ -94,20 +83,19 @@ class BackendBaseUrl:
             state["body"].append(message.get("body", b""))
             if message.get("more_body", False):
                 return
+            # the script is built for an HTML page only, not for every request the server answers
+            base = self.base_url_path if self.base_url_path is not None else config.get_option("server.baseUrlPath")
+            script = backend_base_url_script(base)
             body = b"".join(state["body"])
             if not head_only:
                 body = body.replace(HEAD_TAG, HEAD_TAG + script, 1) if HEAD_TAG in body else script + body
-            start = state["start"]
-            headers = []
-            for key, value in start.get("headers", []):
-                low = key.lower()
-                if low == b"content-length":
-                    value = str(int(value) + len(script) if head_only else len(body)).encode()
-                elif low == b"etag" and not value.startswith(b"W/"):
-                    value = b"W/" + value
-                headers.append((key, value))
-            state["start"] = None
-            await send(dict(start, headers=headers))
+            start, state["start"] = state["start"], None
+            headers = MutableHeaders(raw=list(start.get("headers", [])))
+            if "content-length" in headers:
+                headers["content-length"] = str(int(headers["content-length"]) + len(script) if head_only else len(body))
+            if "etag" in headers and not headers["etag"].startswith("W/"):
+                headers["etag"] = "W/" + headers["etag"]
+            await send(dict(start, headers=headers.raw))
             await send({"type": "http.response.body", "body": body, "more_body": False})
 
         await self.app(scope, receive, send_wrapper)
