@@ -253,7 +253,8 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     the object's model and hardware with ``match_model`` and ``match_accelerator``). Skipped, each with its
     reason: multi-node (disaggregated) results (the serving model times one aggregated replica), objects whose
     model or hardware no preset matches, and a second object of the same configuration and concurrency.
-    Speculative decoding is named in the rows' notes (and in their ids) so that comparisons can leave it out.
+    Speculative decoding is named in the rows' notes ("speculative decoding on (mtp)", the words
+    ``calc.serving_fit.prepare_rows`` leaves out) and in their ids.
 
     Returns:
         (DataFrame of the rows, list of "object i: reason" for skipped objects).
@@ -302,7 +303,7 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
         image = n["image"] if isinstance(n["image"], str) else ""
         notes = (f"InferenceX {n['framework']} {n['precision']}; checkpoint {n['model']}; runner {n['hw']}"
                  + (f"; image {image}" if image else "")
-                 + (f"; speculative decoding {n['spec']}" if spec else "")
+                 + (f"; speculative decoding on ({n['spec']})" if spec else "")
                  + ("; DP attention" if n["dp_attention"] else "")
                  + (f"; {n['extra']}" if n["extra"] else ""))
         before = len(rows)

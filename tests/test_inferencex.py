@@ -55,8 +55,16 @@ def test_dashboard_records_spec_decoding_names_and_skips():
     df, skipped = _parse("inferencex_dashboard_sample.json")
     # object 2: the same configuration with MTP: its own rows, named in id and notes
     mtp = df[df.id.str.contains("-mtp-")]
-    assert len(mtp) == 3 and mtp.notes.str.contains("speculative decoding mtp").all()
+    assert len(mtp) == 3 and mtp.notes.str.contains(r"speculative decoding on \(mtp\)").all()
     assert _value(mtp, "tpot_ms", "mean") == pytest.approx(8.0)  # 0.008 s
+    # the serving model predicts plain decoding: the comparison leaves these rows without a prediction
+    table = comparison.compare_rows(mtp)
+    assert table["predicted"].isna().all() and table["note"].str.contains("speculative decoding").all()
+    # and the chart keeps the MTP run a point of its own: 183 tok/s per GPU at 1000 / 8 ms = 125 tok/s per user
+    both = df[df.model == "deepseek-v3"]
+    points = comparison.measured_points(both).sort_values("tokens_per_s_per_gpu")
+    assert list(points["tokens_per_s_per_gpu"]) == [122.0, 183.0]
+    assert list(points["tokens_per_s_per_user"]) == pytest.approx([1000 / 12.3, 1000 / 8.0])
     # object 4: gptoss -> gpt-oss-120b on mi355x at tp 1, no image (engine version unknown), no output tput
     oss = df[df.model == "gpt-oss-120b"]
     assert set(oss.accelerator) == {"mi355x"} and set(oss.engine_version) == {""} and (oss.n_gpus == 1).all()
