@@ -28,9 +28,9 @@ InferenceX results come in three shapes; ``parse_inferencex`` tells them apart b
    ``gpu.n_gpus`` counts every GPU of the node the power monitor saw, used or not.
 
 A file holds one object or a list of them. Each becomes rows of ``calc.measurements.COLUMNS`` (output and
-total tokens/s per GPU, TPOT, ITL, TTFT, e2e latency, requests/s), validated as a user's measurements file
-is; "fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc prices. A raw
-``benchmark_serving`` result (``model_id``, ``max_concurrency``: e.g. InferenceX's
+total tokens/s per GPU, TPOT, TTFT, e2e latency, requests/s; not ITL, see ``METRIC_FIELDS``), validated
+as a user's measurements file is; "fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc
+prices. A raw ``benchmark_serving`` result (``model_id``, ``max_concurrency``: e.g. InferenceX's
 ``experimental/token_position_decode_slo/*/results``) names no hardware, layout or precision and is
 refused with a message that says so.
 """
@@ -68,12 +68,13 @@ MODEL_PREFIXES = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "
 #: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
 RUNNER_ALIASES = {"h100": "h100-sxm"}
 #: (metric of calc.measurements.METRICS, statistic, field, factor to the metric's unit) of the aggregated
-#: result and the dashboard's ``metrics``: seconds -> ms, throughput already per GPU.
+#: result and the dashboard's ``metrics``: seconds -> ms, throughput already per GPU. ITL is left out: the
+#: engines stream several tokens per chunk, so InferenceX's ITL times chunks, not tokens (the together_runner
+#: baseline of DeepSeek-R1 FP4 on SGLang at concurrency 64: median ITL 181 ms, median TPOT 21 ms).
 METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_tput_per_gpu", 1.0),
                  ("total_tok_per_s_per_gpu", "mean", "tput_per_gpu", 1.0),
                  ("tpot_ms", "mean", "mean_tpot", 1e3), ("tpot_ms", "median", "median_tpot", 1e3),
                  ("tpot_ms", "p99", "p99_tpot", 1e3),
-                 ("itl_ms", "mean", "mean_itl", 1e3), ("itl_ms", "median", "median_itl", 1e3),
                  ("ttft_ms", "mean", "mean_ttft", 1e3), ("ttft_ms", "median", "median_ttft", 1e3),
                  ("ttft_ms", "p99", "p99_ttft", 1e3),
                  ("e2e_ms", "mean", "mean_e2el", 1e3), ("e2e_ms", "median", "median_e2el", 1e3),
@@ -85,7 +86,6 @@ RUNNER_METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_token_throu
                         ("requests_per_s", "mean", "request_throughput", 1.0),
                         ("tpot_ms", "mean", "mean_tpot_ms", 1.0), ("tpot_ms", "median", "median_tpot_ms", 1.0),
                         ("tpot_ms", "p99", "p99_tpot_ms", 1.0),
-                        ("itl_ms", "mean", "mean_itl_ms", 1.0), ("itl_ms", "median", "median_itl_ms", 1.0),
                         ("ttft_ms", "mean", "mean_ttft_ms", 1.0), ("ttft_ms", "median", "median_ttft_ms", 1.0),
                         ("ttft_ms", "p99", "p99_ttft_ms", 1.0),
                         ("e2e_ms", "mean", "mean_e2el_ms", 1.0), ("e2e_ms", "median", "median_e2el_ms", 1.0),
@@ -314,8 +314,8 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                    "accelerator": acc, "n_gpus": str(n["tp"]), "tp": str(n["tp"]), "pp": "1", "ep": str(n["ep"]),
                    "dp": "1", "engine": engine, "engine_version": engine_version(image),
                    "weight_dtype": weight_dtype(n["precision"], n["model"], acc), "kv_dtype": "",
-                   "input_len": str(n["isl"]), "output_len": str(n["osl"]), "len_dist": "random", "concurrency": str(n["conc"]),
-                   "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
+                   "input_len": str(n["isl"]), "output_len": str(n["osl"]), "len_dist": "random",
+                   "concurrency": str(n["conc"]), "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
                    "value": repr(value), "notes": notes}
             rows.append(_check_row(where, raw, None, with_value=True))
         if len(rows) == before:
