@@ -8,7 +8,8 @@ the next ones a short page that says the server is full, with a button to try ag
 Housekeeping: the app turns off Streamlit's full garbage collection after every run (``postScriptGC``, 40-90
 ms of CPU each), so once a process has been idle for ``IDLE_COLLECT_S`` (a lull) a thread of this module
 collects once and hands freed memory back to the system (glibc's ``malloc_trim``). Idle for ``IDLE_EMPTY_S``
-(a class left; longer than the two minutes Streamlit keeps a closed session for its reconnect), it also drops
+(a class left; just longer than the two minutes Streamlit keeps a closed session for its reconnect, so within
+~135 s of the last run, the collector looking every 10 s), it also drops
 the closed sessions Streamlit still holds and empties the shared caches (ui/caching.py), then collects
 again: memory after a class returns near where it started instead of staying at the class's peak.
 
@@ -38,7 +39,7 @@ _admitted: set[str] = set()
 #: Seconds without a script run after which the process collects garbage once (and again after the next run).
 IDLE_COLLECT_S = 20.0
 #: Seconds without a script run after which closed sessions and the shared caches are dropped (once).
-IDLE_EMPTY_S = 150.0
+IDLE_EMPTY_S = 125.0   # Streamlit's server.disconnectedSessionTTL (120 s) and a little
 _last_run = [time.monotonic(), False, False]   # time of the last script run; collected, emptied since
 _collector: list[threading.Thread] = []
 
