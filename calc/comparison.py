@@ -16,7 +16,7 @@ from .hardware import get_accelerator, with_matmul
 from .measurements import measurement_bound
 from .models import get_model
 from .serving import serving_frontier
-from .serving_fit import _FP4, prepare_rows, predict_rows, row_kv_dtype
+from .serving_fit import _FP4, _SPECULATIVE, prepare_rows, predict_rows, row_kv_dtype
 from .serving_params import load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -43,7 +43,9 @@ def config_label(c) -> str:
 def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     """One point per run (configuration and concurrency) that gives both axes: output tokens/s per GPU
     (``output_tok_per_s_per_gpu``, or ``output_tok_per_s`` / n_gpus) and tokens/s per user
-    (``output_tok_per_s_per_user``, or 1000 / mean or median ``tpot_ms``). Mean statistics first.
+    (``output_tok_per_s_per_user``, or 1000 / mean or median ``tpot_ms``). Mean statistics first. A run with
+    speculative decoding (said in its notes, as ``calc.serving_fit.prepare_rows`` reads them) is a run of its
+    own: its axes never pair with a plain run's at the same concurrency.
 
     Returns:
         DataFrame: CONFIG_COLUMNS, concurrency, source_id, tokens_per_s_per_gpu, tokens_per_s_per_user.
@@ -60,7 +62,8 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     d["_mean"] = (d["statistic"] != "mean").astype(int)  # mean before median
     d["_itl"] = (d["metric"] == "itl_ms").astype(int)  # TPOT before ITL
     d = d.sort_values(["_mean", "_itl"], kind="stable")
-    keys = list(CONFIG_COLUMNS) + ["concurrency", "source_id"]
+    d["_spec"] = d["notes"].fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+    keys = list(CONFIG_COLUMNS) + ["concurrency", "source_id", "_spec"]
     x = d.dropna(subset=["x"]).groupby(keys, dropna=False)["x"].first()
     y = d.dropna(subset=["y"]).groupby(keys, dropna=False)["y"].first()
     both = pd.concat([y.rename("tokens_per_s_per_gpu"), x.rename("tokens_per_s_per_user")], axis=1).dropna()

@@ -1,22 +1,38 @@
 """InferenceX (formerly InferenceMAX, SemiAnalysis) benchmark results -> measurement rows.
 
-InferenceX runs ``benchmark_serving`` at each concurrency and reduces every run to one JSON object
-(``utils/process_result.py`` of github.com/SemiAnalysisAI/InferenceX, commit
-77f3e680728b4026bb0b9e05dca7ba6cb5502362, Apache-2.0), written as ``agg_<result>.json``:
+InferenceX results come in three shapes; ``parse_inferencex`` tells them apart by their fields:
 
-- ``hw`` (runner type, e.g. "h200", "b200-nvd", "mi355x"), ``model`` (the served checkpoint's id, e.g.
-  "deepseek-ai/DeepSeek-R1-0528"), ``framework`` ("vllm", "sglang", "trt", "dynamo-trt", ...),
-  ``precision`` ("fp8", "fp4", "bf16"), ``spec_decoding`` ("none" or a method), ``disagg``, ``isl``,
-  ``osl``, ``conc`` (``max_concurrency``), ``is_multinode``, ``tp``, ``ep``, ``dp_attention``;
-- ``tput_per_gpu`` (input + output tokens/s / tp), ``output_tput_per_gpu`` (output tokens/s / tp),
-  ``input_tput_per_gpu``;
-- every ``*_ms`` field of the benchmark with ``_ms`` dropped and the value in **seconds**
-  (``mean_ttft``, ``median_ttft``, ``p99_ttft``, ``mean_tpot``, ``median_tpot``, ``mean_itl``,
-  ``mean_e2el``, ...), and for each TPOT statistic an ``*_intvty`` = 1000 / TPOT_ms (tokens/s per user).
+1. **Aggregated result** (``agg_<result>.json``, ``utils/process_result.py`` of
+   github.com/SemiAnalysisAI/InferenceX, commit 77f3e680728b4026bb0b9e05dca7ba6cb5502362, Apache-2.0): flat
+   objects with ``hw`` (runner type, e.g. "h200", "b200-nvd", "mi355x"), ``model`` (the served checkpoint's
+   id, e.g. "deepseek-ai/DeepSeek-R1-0528"), ``framework`` ("vllm", "sglang", "trt", "dynamo-trt", ...),
+   ``precision`` ("fp8", "fp4", "bf16"), ``spec_decoding`` ("none" or a method), ``disagg``,
+   ``is_multinode``, ``isl``, ``osl``, ``conc`` (``max_concurrency``), ``tp``, ``ep``, ``dp_attention``,
+   ``image``; ``tput_per_gpu`` (input + output tokens/s / GPUs, GPUs = tp * pp * pcp),
+   ``output_tput_per_gpu``, ``input_tput_per_gpu``; every ``*_ms`` field of the benchmark with ``_ms``
+   dropped and the value in **seconds** (``mean_ttft``, ``median_tpot``, ``p99_ttft``, ``mean_e2el``, ...),
+   and ``*_intvty`` = 1000 / TPOT_ms (tokens/s per user).
+2. **Dashboard record** (the benchmark API behind inferencex.com, code in SemiAnalysisAI/InferenceX-app):
+   ``hardware``, ``framework``, ``model`` (InferenceX's short model prefix: "dsr1", "gptoss", "llama70b",
+   ...), ``precision``, ``spec_method``, ``disagg``, ``is_multinode``, ``prefill_tp`` / ``_ep`` /
+   ``_dp_attention`` / ``_num_workers``, the same four for ``decode_``, ``num_prefill_gpu``,
+   ``num_decode_gpu``, ``isl``, ``osl``, ``conc``, ``image``, ``date``, ``run_url``, and ``metrics`` with
+   the aggregated result's metric fields (times in **seconds**, throughput per GPU). A single-node record
+   gives the same layout for prefill and decode; its decode layout is the replica.
+3. **Runner result** (``together_runner/compare.py emit`` of SemiAnalysisAI/InferenceX, commit
+   1aadd1e57df656ca692bf4b13e294ca0cf503c72, Apache-2.0; e.g. ``together_runner/baselines/``): ``hw``,
+   ``model`` (hub id), ``framework``, ``precision``, ``isl``, ``osl``, ``tp``, ``ep`` (0 = no expert
+   parallelism), ``conc``, ``image``, ``ts`` and ``metrics`` in **milliseconds** and tokens/s of the **whole
+   server** (``total_token_throughput``, ``output_token_throughput``, ``request_throughput``,
+   ``median_ttft_ms``, ``p99_tpot_ms``, ...). Per GPU = server / tp, as process_result.py divides:
+   ``gpu.n_gpus`` counts every GPU of the node the power monitor saw, used or not.
 
-A file holds one such object or a list of them (the collected results of a sweep). ``parse_inferencex``
-turns each into rows of ``calc.measurements.COLUMNS`` (output tokens/s per GPU, total tokens/s per GPU,
-TPOT, TTFT and e2e latency), validated as a user's measurements file is.
+A file holds one object or a list of them. Each becomes rows of ``calc.measurements.COLUMNS`` (output and
+total tokens/s per GPU, TPOT, TTFT, e2e latency, requests/s; not ITL, see ``METRIC_FIELDS``), validated
+as a user's measurements file is; "fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc
+prices. A raw ``benchmark_serving`` result (``model_id``, ``max_concurrency``: e.g. InferenceX's
+``experimental/token_position_decode_slo/*/results``) names no hardware, layout or precision and is
+refused with a message that says so.
 """
 from __future__ import annotations
 
@@ -26,34 +42,64 @@ import re
 
 import pandas as pd
 
-from .hardware import list_accelerators
+from .hardware import get_accelerator, list_accelerators
 from .measurements import COLUMNS, _check_row, _frame
 from .models import list_models
 
-#: The largest result file read (bytes): a sweep's collected results are some hundred kB.
+#: The largest result file read (bytes): a sweep's collected results are some hundred kB, a dashboard export
+#: of one model a few MB.
 MAX_BYTES = 5_000_000
-#: Fields every result object must carry.
+#: Fields every object of each shape must carry (besides at least one metric).
 REQUIRED = ("hw", "conc", "model", "framework", "precision", "isl", "osl", "tp", "output_tput_per_gpu")
+REQUIRED_DASHBOARD = ("hardware", "conc", "model", "framework", "precision", "isl", "osl", "decode_tp", "metrics")
+REQUIRED_RUNNER = ("hw", "conc", "model", "framework", "precision", "isl", "osl", "tp", "metrics")
 #: Served checkpoints -> the model preset of the same architecture (lower-case substrings of the id).
 MODEL_ALIASES = (("deepseek-r1", "deepseek-v3"), ("deepseek-v3.2", "deepseek-v3.2"), ("deepseek-v3", "deepseek-v3"),
                  ("llama-3.3-70b", "llama-3.1-70b"), ("llama-3.1-70b", "llama-3.1-70b"),
                  ("llama-3.1-405b", "llama-3.1-405b"), ("llama-3.1-8b", "llama-3.1-8b"),
                  ("gpt-oss-120b", "gpt-oss-120b"), ("gpt-oss-20b", "gpt-oss-20b"), ("kimi-k2", "kimi-k2"),
                  ("qwen3-235b-a22b", "qwen3-235b-a22b"), ("qwen3-30b-a3b", "qwen3-30b-a3b"))
+#: InferenceX's model prefixes (``model-prefix`` of its configs/*-master.yaml, the dashboard's ``model``) -> the
+#: preset of the checkpoint they name there: dsr1 = DeepSeek-R1-0528 (DeepSeek-V3's architecture), gptoss =
+#: gpt-oss-120b, llama70b / 70b = Llama-3.3-70B-Instruct (Llama 3.1 70B's architecture), kimik2.5 = Kimi-K2.5.
+#: dsv4, glm5, minimaxm2.5, minimaxm3 and qwen3.5 (397B-A17B) have no preset.
+MODEL_PREFIXES = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "llama-3.1-70b",
+                  "70b": "llama-3.1-70b", "kimik2.5": "kimi-k2", "kimik2": "kimi-k2"}
 #: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
 RUNNER_ALIASES = {"h100": "h100-sxm"}
-#: (metric of calc.measurements.METRICS, statistic, InferenceX field, factor to the metric's unit)
+#: (metric of calc.measurements.METRICS, statistic, field, factor to the metric's unit) of the aggregated
+#: result and the dashboard's ``metrics``: seconds -> ms, throughput already per GPU. ITL is left out: the
+#: engines stream several tokens per chunk, so InferenceX's ITL times chunks, not tokens (the together_runner
+#: baseline of DeepSeek-R1 FP4 on SGLang at concurrency 64: median ITL 181 ms, median TPOT 21 ms).
 METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_tput_per_gpu", 1.0),
                  ("total_tok_per_s_per_gpu", "mean", "tput_per_gpu", 1.0),
                  ("tpot_ms", "mean", "mean_tpot", 1e3), ("tpot_ms", "median", "median_tpot", 1e3),
+                 ("tpot_ms", "p99", "p99_tpot", 1e3),
                  ("ttft_ms", "mean", "mean_ttft", 1e3), ("ttft_ms", "median", "median_ttft", 1e3),
-                 ("e2e_ms", "mean", "mean_e2el", 1e3))
+                 ("ttft_ms", "p99", "p99_ttft", 1e3),
+                 ("e2e_ms", "mean", "mean_e2el", 1e3), ("e2e_ms", "median", "median_e2el", 1e3),
+                 ("e2e_ms", "p99", "p99_e2el", 1e3))
+#: The same for a runner result's ``metrics``: milliseconds as they are; throughput of the server, divided by
+#: the GPUs (tp) where the factor is None; requests/s of the whole server.
+RUNNER_METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_token_throughput", None),
+                        ("total_tok_per_s_per_gpu", "mean", "total_token_throughput", None),
+                        ("requests_per_s", "mean", "request_throughput", 1.0),
+                        ("tpot_ms", "mean", "mean_tpot_ms", 1.0), ("tpot_ms", "median", "median_tpot_ms", 1.0),
+                        ("tpot_ms", "p99", "p99_tpot_ms", 1.0),
+                        ("ttft_ms", "mean", "mean_ttft_ms", 1.0), ("ttft_ms", "median", "median_ttft_ms", 1.0),
+                        ("ttft_ms", "p99", "p99_ttft_ms", 1.0),
+                        ("e2e_ms", "mean", "mean_e2el_ms", 1.0), ("e2e_ms", "median", "median_e2el_ms", 1.0),
+                        ("e2e_ms", "p99", "p99_e2el_ms", 1.0))
+_TRUE = (True, "true", "True", "TRUE", 1, "1")
+_NO_SPEC = ("none", "false", "", "null")
 
 
 def match_model(model_id: str) -> str | None:
-    """The model preset for a served checkpoint id (``MODEL_ALIASES``, else the id's last part when it is a
-    preset name), or None."""
+    """The model preset for a served checkpoint id or an InferenceX model prefix (``MODEL_PREFIXES``, then
+    ``MODEL_ALIASES``, else the id's last part when it is a preset name), or None."""
     name = str(model_id).strip().lower()
+    if name in MODEL_PREFIXES:
+        return MODEL_PREFIXES[name]
     for pattern, preset in MODEL_ALIASES:
         if pattern in name:
             return preset
@@ -75,38 +121,148 @@ def match_accelerator(hw: str) -> str | None:
     return RUNNER_ALIASES.get(head)
 
 
+def engine_version(image) -> str:
+    """The engine version of a container image's tag ("vllm/vllm-openai:v0.22.0" -> "0.22.0",
+    "lmsysorg/sglang:v0.5.9-rocm700-mi35x" -> "0.5.9", ".../tensorrt-llm/release:1.1.0rc2" -> "1.1.0rc2"),
+    or "" when the tag does not start with a version ("latest", "dev-cu13") or there is no image."""
+    if not isinstance(image, str) or ":" not in image:
+        return ""
+    tag = image.rsplit(":", 1)[1]
+    m = re.match(r"v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:rc|post)\d+)*)(?:$|[-_+])", tag)
+    return m.group(1) if m else ""
+
+
+def weight_dtype(precision: str, checkpoint: str, accelerator: str) -> str:
+    """calc's weight dtype for an InferenceX ``precision`` ("fp8", "bf16", "fp4", ...; lower-cased as it is
+    but for "fp4", which InferenceX writes for two block formats): "mxfp4" for a checkpoint whose name says
+    MXFP4 (amd/...-MXFP4) and for gpt-oss (released in MXFP4), "nvfp4" for one that says NVFP4 or comes from
+    nvidia/ (nvidia/DeepSeek-R1-0528-FP4), else by the accelerator's maker (AMD: "mxfp4", others "nvfp4")."""
+    p = str(precision).strip().lower()
+    if p != "fp4":
+        return p
+    name = str(checkpoint).strip().lower()
+    if "mxfp4" in name or "gpt-oss" in name or name == "gptoss":
+        return "mxfp4"
+    if "nvfp4" in name or name.startswith("nvidia/"):
+        return "nvfp4"
+    return "mxfp4" if get_accelerator(accelerator).name.startswith("AMD") else "nvfp4"
+
+
 def _engine(framework: str) -> str:
     f = str(framework).lower()
     return "trtllm" if "trt" in f else "sglang" if "sglang" in f else "vllm" if "vllm" in f else "other"
 
 
-def _int(obj: dict, key: str, where: str) -> int:
+def _int(obj: dict, key: str, where: str, minimum: int = 1) -> int:
     v = obj.get(key)
     try:
         f = float(v)
     except (TypeError, ValueError):
         raise ValueError(f"{where}: field '{key}' must be a number, got {v!r}") from None
-    if not math.isfinite(f) or f < 1 or f != int(f):
-        raise ValueError(f"{where}: field '{key}' must be a positive whole number, got {v!r}")
+    if not math.isfinite(f) or f < minimum or f != int(f):
+        raise ValueError(f"{where}: field '{key}' must be a {'positive' if minimum else 'non-negative'} whole "
+                         f"number, got {v!r}")
     return int(f)
+
+
+def _shape(o: dict) -> str:
+    """"dashboard", "runner", "agg" or "bench" (a raw benchmark_serving result) by the object's fields."""
+    if "hardware" in o and isinstance(o.get("metrics"), dict):
+        return "dashboard"
+    if "hw" in o and isinstance(o.get("metrics"), dict):
+        return "runner"
+    if "hw" not in o and "hardware" not in o and "model_id" in o and "max_concurrency" in o:
+        return "bench"
+    return "dashboard" if "hardware" in o else "agg"
+
+
+def _require(o: dict, fields, where: str, what: str) -> None:
+    missing = [f for f in fields if f not in o]
+    if missing:
+        raise ValueError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)} ({what})")
+
+
+def _normalise(o: dict, where: str) -> dict:
+    """The object as {hw, model, framework, precision, isl, osl, conc, tp, ep, dp_attention, spec, image,
+    multinode, extra, metrics: [(metric, statistic, field, value in the metric's unit)]}."""
+    if "metrics" in o and not isinstance(o["metrics"], dict):
+        raise ValueError(f"{where}: field 'metrics' must be an object of metric fields, got {o['metrics']!r:.60}")
+    shape = _shape(o)
+    if shape == "bench":
+        raise ValueError(f"{where}: a raw benchmark_serving result (model_id, max_concurrency): it names no "
+                         "hardware, parallel layout or precision (InferenceX's experimental files keep them in "
+                         "the file name); write its numbers as rows of a measurements CSV instead")
+    if shape == "dashboard":
+        _require(o, REQUIRED_DASHBOARD, where, "an InferenceX dashboard record: see the benchmark API of "
+                 "inferencex.com")
+        multinode = o.get("is_multinode") in _TRUE or o.get("disagg") in _TRUE
+        src, fields, per_server = o["metrics"], METRIC_FIELDS, False
+        hw, spec = o["hardware"], o.get("spec_method", "none")
+        tp_key, ep_key, dp_key = "decode_tp", "decode_ep", "decode_dp_attention"
+        extra = "; ".join(f"{k} {o[k]}" for k in ("date", "run_url") if o.get(k))
+    elif shape == "runner":
+        _require(o, REQUIRED_RUNNER, where, "an InferenceX runner result: see together_runner/compare.py of "
+                 "SemiAnalysisAI/InferenceX")
+        multinode = False
+        src, fields, per_server = o["metrics"], RUNNER_METRIC_FIELDS, True
+        hw, spec = o["hw"], o.get("spec_decoding", "none")
+        tp_key, ep_key, dp_key = "tp", "ep", "dp_attention"
+        extra = f"run {o['ts']}" if o.get("ts") else ""
+    else:
+        multinode = o.get("is_multinode") in _TRUE or o.get("disagg") in _TRUE
+        _require(o, [f for f in REQUIRED if not (multinode and f == "tp")], where,
+                 "not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX")
+        src, fields, per_server = o, METRIC_FIELDS, False
+        hw, spec = o["hw"], o.get("spec_decoding", "none")
+        tp_key, ep_key, dp_key = "tp", "ep", "dp_attention"
+        extra = ""
+    n = dict(hw=str(hw), model=str(o["model"]), framework=str(o["framework"]), precision=str(o["precision"]),
+             spec=str(spec if spec is not None else "none").lower(), image=o.get("image"), multinode=multinode,
+             extra=extra, shape=shape)
+    if multinode:
+        return n
+    n["tp"], n["conc"], n["isl"], n["osl"] = (_int(o, k, where) for k in (tp_key, "conc", "isl", "osl"))
+    n["ep"] = max(1, _int(o, ep_key, where, minimum=0)) if o.get(ep_key) is not None else 1
+    n["dp_attention"] = str(o.get(dp_key, "")).lower() == "true"
+    n["metrics"] = []
+    for metric, stat, field, factor in fields:
+        if field not in src or src[field] is None:
+            continue
+        v = src[field]
+        try:
+            value = float(v) if not isinstance(v, bool) else float("nan")
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: field '{field}'{' of metrics' if src is not o else ''} must be a number, "
+                             f"got {v!r}")
+        value = value / n["tp"] if factor is None else value * factor
+        n["metrics"].append((metric, stat, field, value))
+    return n
 
 
 def parse_inferencex(data: bytes | str, name: str = "results.json", model: str | None = None,
                      accelerator: str | None = None, source_id: str = "inferencex-upload") -> tuple[pd.DataFrame, list]:
-    """Rows of ``calc.measurements.COLUMNS`` from an InferenceX result file (one object or a list).
+    """Rows of ``calc.measurements.COLUMNS`` from an InferenceX result file: aggregated results
+    (``agg_*.json``), dashboard records or runner results (see the module docstring), one object or a list.
 
-    ``model`` / ``accelerator``: presets to use for every object (default: matched from ``model`` and
-    ``hw`` with ``match_model`` and ``match_accelerator``). Multi-node (disaggregated) results are skipped
-    (the serving model times one aggregated replica); speculative decoding is noted so that comparisons
-    can leave it out.
+    Units: seconds become ms; a runner result's server throughput becomes tokens/s per GPU (/ tp) and its
+    request throughput stays whole-server ``requests_per_s``. The engine version is read from the image tag
+    (``engine_version``); precision "fp4" becomes the block format of the checkpoint or the accelerator's
+    maker (``weight_dtype``). ``model`` / ``accelerator``: presets to use for every object (default: matched from
+    the object's model and hardware with ``match_model`` and ``match_accelerator``). Skipped, each with its
+    reason: multi-node (disaggregated) results (the serving model times one aggregated replica), objects whose
+    model or hardware no preset matches, and a second object of the same configuration and concurrency.
+    Speculative decoding is named in the rows' notes ("speculative decoding on (mtp)", the words
+    ``calc.serving_fit.prepare_rows`` leaves out) and in their ids.
 
     Returns:
         (DataFrame of the rows, list of "object i: reason" for skipped objects).
 
     Raises:
-        ValueError: over ``MAX_BYTES``, not JSON, not an object or a list of objects, a missing or
-            malformed field, a model or runner no preset matches (the message names the object and
-            the field), or no usable result at all.
+        ValueError: over ``MAX_BYTES``, not JSON, not an object or a list of objects, a raw benchmark_serving
+            result, a missing or malformed field (the message names the object and the field), or no usable
+            result at all (the message lists why each object was skipped).
     """
     if len(data) > MAX_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes")
@@ -116,55 +272,54 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
         raise ValueError(f"{name}: not a JSON file ({e})") from None
     objs = [doc] if isinstance(doc, dict) else doc
     if not isinstance(objs, list) or not objs or not all(isinstance(o, dict) for o in objs):
-        raise ValueError(f"{name}: expected an InferenceX result object (fields {', '.join(REQUIRED)}) or a list "
-                         "of them")
-    rows, skipped, seen = [], [], set()
+        raise ValueError(f"{name}: expected an InferenceX result object (an agg_*.json result with fields "
+                         f"{', '.join(REQUIRED)}, a dashboard record or a runner result) or a list of them")
+    rows, skipped, seen = [], [], {}
     for k, o in enumerate(objs):
         where = f"{name} object {k + 1}"
-        multinode = o.get("is_multinode") in (True, "true", "True") or o.get("disagg") in (True, "true", "True")
-        missing = [f for f in REQUIRED if f not in o and not (multinode and f == "tp")]
-        if missing:
-            raise ValueError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                             "(not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX)")
-        if multinode:
+        n = _normalise(o, where)
+        if n["multinode"]:
             skipped.append(f"object {k + 1}: multi-node / disaggregated run (the serving model times one "
                            "aggregated replica)")
             continue
-        m = model or match_model(o["model"])
-        if m is None:
-            raise ValueError(f"{where}: no model preset matches '{o['model']}'; choose the preset of the same "
-                             "architecture")
-        acc = accelerator or match_accelerator(o["hw"])
-        if acc is None:
-            raise ValueError(f"{where}: no accelerator preset matches runner '{o['hw']}'; choose the accelerator")
-        tp, conc, isl, osl = (_int(o, key, where) for key in ("tp", "conc", "isl", "osl"))
-        ep = _int(o, "ep", where) if "ep" in o else 1
-        spec = str(o.get("spec_decoding", "none") or "none").lower()
-        notes = (f"InferenceX {o['framework']} {o['precision']}; checkpoint {o['model']}; runner {o['hw']}"
-                 + (f"; speculative decoding {spec}" if spec not in ("none", "false", "") else "")
-                 + ("; DP attention" if str(o.get("dp_attention", "")).lower() == "true" else ""))
-        for metric, stat, field, factor in METRIC_FIELDS:
-            if field not in o:
+        m = model or match_model(n["model"])
+        acc = accelerator or match_accelerator(n["hw"])
+        if m is None or acc is None:
+            skipped.append(f"object {k + 1}: " + (f"no model preset matches '{n['model']}'" if m is None else
+                                                  f"no accelerator preset matches runner '{n['hw']}'"))
+            continue
+        if not n["metrics"]:
+            skipped.append(f"object {k + 1}: no metric field")
+            continue
+        spec = n["spec"] not in _NO_SPEC
+        engine = _engine(n["framework"])
+        config = (f"{source_id}-{acc}-{m}-{engine}-{n['precision'].lower()}{'-' + n['spec'] if spec else ''}"
+                  f"-{n['isl']}-{n['osl']}-tp{n['tp']}-ep{n['ep']}-c{n['conc']}")
+        if config in seen:
+            skipped.append(f"object {k + 1}: same configuration and concurrency as object {seen[config]} "
+                           "(the first is kept)")
+            continue
+        seen[config] = k + 1
+        image = n["image"] if isinstance(n["image"], str) else ""
+        notes = (f"InferenceX {n['framework']} {n['precision']}; checkpoint {n['model']}; runner {n['hw']}"
+                 + (f"; image {image}" if image else "")
+                 + (f"; speculative decoding on ({n['spec']})" if spec else "")
+                 + ("; DP attention" if n["dp_attention"] else "")
+                 + (f"; {n['extra']}" if n["extra"] else ""))
+        before = len(rows)
+        for metric, stat, field, value in n["metrics"]:
+            if value <= 0:
                 continue
-            try:
-                value = float(o[field]) * factor
-            except (TypeError, ValueError):
-                raise ValueError(f"{where}: field '{field}' must be a number, got {o[field]!r}") from None
-            if not math.isfinite(value) or value <= 0:
-                continue
-            rid = f"{source_id}-{acc}-{m}-{_engine(o['framework'])}-{o['precision']}-{isl}-{osl}-tp{tp}-ep{ep}-c{conc}"\
-                  f"-{metric}-{stat}"
-            if rid in seen:
-                continue
-            seen.add(rid)
-            raw = {"id": rid, "source_id": source_id, "model": m, "model_family": "", "accelerator": acc,
-                   "n_gpus": str(tp), "tp": str(tp), "pp": "1", "ep": str(ep), "dp": "1",
-                   "engine": _engine(o["framework"]), "engine_version": str(o.get("image", "")),
-                   "weight_dtype": str(o["precision"]).lower(), "kv_dtype": "", "input_len": str(isl),
-                   "output_len": str(osl), "len_dist": "random", "concurrency": str(conc),
-                   "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
+            raw = {"id": f"{config}-{metric}-{stat}", "source_id": source_id, "model": m, "model_family": "",
+                   "accelerator": acc, "n_gpus": str(n["tp"]), "tp": str(n["tp"]), "pp": "1", "ep": str(n["ep"]),
+                   "dp": "1", "engine": engine, "engine_version": engine_version(image),
+                   "weight_dtype": weight_dtype(n["precision"], n["model"], acc), "kv_dtype": "",
+                   "input_len": str(n["isl"]), "output_len": str(n["osl"]), "len_dist": "random",
+                   "concurrency": str(n["conc"]), "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
                    "value": repr(value), "notes": notes}
             rows.append(_check_row(where, raw, None, with_value=True))
+        if len(rows) == before:
+            skipped.append(f"object {k + 1}: no metric with a positive value")
     if not rows:
         raise ValueError(f"{name}: no single-node result with a positive value"
                          + (f" ({'; '.join(skipped)})" if skipped else ""))

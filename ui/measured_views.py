@@ -33,7 +33,11 @@ def load_data(choice: str):
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=5,
                           help=("The columns of calc/data/serving_measurements.csv, in order: "
                                 + ",".join(measurements.COLUMNS)) if kind == "csv" else
-                          "agg_*.json of an InferenceX run (utils/process_result.py), one object or a list.")
+                          "InferenceX JSON, one object or a list, in any of three shapes: the agg_*.json "
+                          "results of a run (utils/process_result.py), the dashboard's benchmark records "
+                          "(inferencex.com's API: hardware, model such as dsr1, metrics in seconds) or a "
+                          "runner's result files (together_runner: metrics in ms, tokens/s of the server). "
+                          "Multi-node and disaggregated runs are skipped.")
     if up is None:
         st.info("Upload a file to compare it; the data set is shown until then.")
         return shipped()

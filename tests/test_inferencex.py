@@ -1,0 +1,227 @@
+"""InferenceX JSON in its three shapes -> measurement rows (calc/inferencex.py).
+
+Inputs: tests/data/inferencex_sample.json (aggregated results, utils/process_result.py),
+tests/data/inferencex_dashboard_sample.json (dashboard records in the schema of inferencex.com's benchmark
+API) and tests/data/inferencex_runner_sample.json (together_runner result files); every value in them is
+made up for the tests, in the fields and units of each shape. Expected values are derived by hand in the
+comments: seconds * 1000 = ms; a runner's server throughput / tp = per GPU.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from calc import comparison, inferencex
+from calc.measurements import COLUMNS
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _parse(name):
+    return inferencex.parse_inferencex((DATA / name).read_bytes(), name)
+
+
+def _value(df, metric, statistic):
+    hit = df[(df.metric == metric) & (df.statistic == statistic)]
+    assert len(hit) == 1, (metric, statistic, len(hit))
+    return float(hit["value"].iloc[0])
+
+
+def test_dashboard_records_seconds_become_ms_and_per_gpu_stays_per_gpu():
+    df, skipped = _parse("inferencex_dashboard_sample.json")
+    assert list(df.columns) == list(COLUMNS)
+    plain = df[(df.model == "deepseek-v3") & ~df.id.str.contains("-mtp-")]
+    # object 1: dsr1 -> deepseek-v3, h200, sglang, decode_tp 8 -> tp 8 on 8 GPUs, conc 16
+    assert set(plain.accelerator) == {"h200"} and set(plain.engine) == {"sglang"}
+    assert (plain.tp == 8).all() and (plain.n_gpus == 8).all() and (plain.ep == 1).all()
+    assert (plain.concurrency == 16).all() and (plain.input_len == 1024).all() and (plain.output_len == 1024).all()
+    assert _value(plain, "tpot_ms", "mean") == pytest.approx(12.3)  # 0.0123 s
+    assert _value(plain, "tpot_ms", "median") == pytest.approx(12.0)  # 0.012 s
+    assert _value(plain, "tpot_ms", "p99") == pytest.approx(20.0)  # 0.02 s
+    assert _value(plain, "ttft_ms", "median") == pytest.approx(250.0)  # 0.25 s
+    assert _value(plain, "e2e_ms", "mean") == pytest.approx(12900.0)  # 12.9 s
+    assert _value(plain, "output_tok_per_s_per_gpu", "mean") == 122.0  # already per GPU
+    assert _value(plain, "total_tok_per_s_per_gpu", "mean") == 240.0
+    # input_tput_per_gpu, *_intvty (1000 / TPOT) and ITL (InferenceX's ITL times stream chunks) give no row
+    assert len(plain) == 7 and "itl_ms" not in set(df.metric)
+    # the engine version from the image tag lmsysorg/sglang:v0.5.1-cu126; the run's date and URL in the notes
+    assert set(plain.engine_version) == {"0.5.1"}
+    assert plain.notes.iloc[0].count("2025-11-02") == 1 and "actions/runs/1" in plain.notes.iloc[0]
+
+
+def test_dashboard_records_spec_decoding_names_and_skips():
+    df, skipped = _parse("inferencex_dashboard_sample.json")
+    # object 2: the same configuration with MTP: its own rows, named in id and notes
+    mtp = df[df.id.str.contains("-mtp-")]
+    assert len(mtp) == 3 and mtp.notes.str.contains(r"speculative decoding on \(mtp\)").all()
+    assert _value(mtp, "tpot_ms", "mean") == pytest.approx(8.0)  # 0.008 s
+    # the serving model predicts plain decoding: the comparison leaves these rows without a prediction
+    table = comparison.compare_rows(mtp)
+    assert table["predicted"].isna().all() and table["note"].str.contains("speculative decoding").all()
+    # and the chart keeps the MTP run a point of its own: 183 tok/s per GPU at 1000 / 8 ms = 125 tok/s per user
+    both = df[df.model == "deepseek-v3"]
+    points = comparison.measured_points(both).sort_values("tokens_per_s_per_gpu")
+    assert list(points["tokens_per_s_per_gpu"]) == [122.0, 183.0]
+    assert list(points["tokens_per_s_per_user"]) == pytest.approx([1000 / 12.3, 1000 / 8.0])
+    # object 4: gptoss -> gpt-oss-120b on mi355x at tp 1, no image (engine version unknown), no output tput
+    oss = df[df.model == "gpt-oss-120b"]
+    assert set(oss.accelerator) == {"mi355x"} and set(oss.engine_version) == {""} and (oss.n_gpus == 1).all()
+    assert set(oss.metric) == {"ttft_ms", "tpot_ms", "total_tok_per_s_per_gpu"}
+    assert _value(oss, "tpot_ms", "mean") == pytest.approx(10.5)  # 0.0105 s
+    # object 5: llama70b (Llama-3.3-70B-Instruct) -> llama-3.1-70b on an H100 runner -> h100-sxm, TRT-LLM 1.1.0rc2
+    llama = df[df.model == "llama-3.1-70b"]
+    assert set(llama.accelerator) == {"h100-sxm"} and set(llama.engine) == {"trtllm"}
+    assert set(llama.engine_version) == {"1.1.0rc2"} and (llama.tp == 4).all() and (llama.input_len == 8192).all()
+    assert _value(llama, "tpot_ms", "median") == pytest.approx(21.0)
+    # objects 3 (same configuration and concurrency as object 1, older), 6 (multi-node) and 7 (glm5) skipped
+    assert len(skipped) == 3
+    assert skipped[0].startswith("object 3:") and "same configuration and concurrency as object 1" in skipped[0]
+    assert skipped[1].startswith("object 6:") and "multi-node / disaggregated" in skipped[1]
+    assert skipped[2] == "object 7: no model preset matches 'glm5'"
+    assert df.id.is_unique
+
+
+def test_dashboard_rows_compare_against_the_serving_model_and_the_bound():
+    df, _ = _parse("inferencex_dashboard_sample.json")
+    plain = df[(df.model == "deepseek-v3") & ~df.id.str.contains("-mtp-")]
+    table = comparison.compare_rows(plain)
+    assert table["bound"].notna().all()
+    # mean/median rows are predicted; the p99 TPOT row is not (the model predicts a mean)
+    p99 = table[table.statistic == "p99"]
+    assert p99["predicted"].isna().all() and p99["note"].str.contains("p99").all()
+    assert table[table.statistic != "p99"]["predicted"].notna().any()
+    points = comparison.measured_points(plain)
+    # one point: 122 tok/s per GPU at 1000 / 12.3 ms = 81.30 tok/s per user (the mean TPOT first)
+    assert len(points) == 1
+    assert points["tokens_per_s_per_gpu"].iloc[0] == 122.0
+    assert points["tokens_per_s_per_user"].iloc[0] == pytest.approx(1000 / 12.3)
+
+
+def test_runner_results_ms_stay_ms_and_server_throughput_is_divided_by_tp():
+    df, skipped = _parse("inferencex_runner_sample.json")
+    assert skipped == []
+    dsr1 = df[df.model == "deepseek-v3"]  # nvidia/DeepSeek-R1-0528-FP4
+    assert set(dsr1.accelerator) == {"b200"} and set(dsr1.weight_dtype) == {"nvfp4"}  # precision fp4, nvidia/
+    assert (dsr1.tp == 8).all() and (dsr1.ep == 8).all() and (dsr1.n_gpus == 8).all()
+    assert _value(dsr1, "output_tok_per_s_per_gpu", "mean") == pytest.approx(350.0)  # 2800 / 8
+    assert _value(dsr1, "total_tok_per_s_per_gpu", "mean") == pytest.approx(750.0)  # 6000 / 8
+    assert _value(dsr1, "requests_per_s", "mean") == pytest.approx(5.5)  # whole server
+    assert _value(dsr1, "tpot_ms", "median") == pytest.approx(21.0)  # already ms
+    assert _value(dsr1, "tpot_ms", "p99") == pytest.approx(28.0)
+    assert _value(dsr1, "ttft_ms", "median") == pytest.approx(480.0)
+    assert _value(dsr1, "e2e_ms", "median") == pytest.approx(9800.0)
+    assert _value(dsr1, "e2e_ms", "p99") == pytest.approx(23000.0)
+    assert len(dsr1) == 9  # successful_requests is a count, not a metric; no ITL row
+    assert set(dsr1.engine_version) == {"0.5.3"} and "2026-01-05T10:00:00" in dsr1.notes.iloc[0]
+    # gpt-oss on 4 of the node's 8 GPUs (gpu.n_gpus counts all 8): per GPU = 14000 / 4 = 3500, not / 8 = 1750;
+    # ep 0 (no expert parallelism) -> 1
+    oss = df[df.model == "gpt-oss-120b"]
+    assert (oss.tp == 4).all() and (oss.n_gpus == 4).all() and (oss.ep == 1).all()
+    assert _value(oss, "total_tok_per_s_per_gpu", "mean") == pytest.approx(3500.0)
+    assert _value(oss, "output_tok_per_s_per_gpu", "mean") == pytest.approx(850.0)  # 3400 / 4
+    assert set(oss.engine) == {"vllm"} and set(oss.engine_version) == {"0.11.0"}
+    assert set(oss.weight_dtype) == {"mxfp4"}  # gpt-oss is released in MXFP4
+    table = comparison.compare_rows(df)
+    assert table["bound"].notna().all()
+    # with fp4 read as a block format the serving model predicts the mean/median rows too
+    assert table[table.statistic != "p99"]["predicted"].notna().all()
+
+
+def test_aggregated_results_keep_reading_with_the_version_from_the_image():
+    df, skipped = _parse("inferencex_sample.json")
+    dsr1 = df[df.model == "deepseek-v3"]
+    assert _value(dsr1, "tpot_ms", "mean") == pytest.approx(16.0)  # 0.016 s
+    assert _value(dsr1, "ttft_ms", "p99") == pytest.approx(600.0)  # 0.6 s
+    assert set(dsr1.engine_version) == {"0.5.2"}  # lmsysorg/sglang:v0.5.2-cu126
+    assert set(df[df.model == "gpt-oss-120b"].engine_version) == {""}  # rocm/vllm:latest
+    assert len(skipped) == 1 and "multi-node" in skipped[0]
+
+
+def test_a_single_object_of_each_shape():
+    rec = json.loads((DATA / "inferencex_dashboard_sample.json").read_text())[0]
+    df, _ = inferencex.parse_inferencex(json.dumps(rec))
+    assert _value(df, "tpot_ms", "mean") == pytest.approx(12.3)
+    run = json.loads((DATA / "inferencex_runner_sample.json").read_text())[1]
+    df, _ = inferencex.parse_inferencex(json.dumps(run).encode())
+    assert _value(df, "ttft_ms", "median") == pytest.approx(26.0)
+
+
+@pytest.mark.parametrize("name, preset", [
+    ("dsr1", "deepseek-v3"), ("gptoss", "gpt-oss-120b"), ("llama70b", "llama-3.1-70b"), ("70b", "llama-3.1-70b"),
+    ("kimik2.5", "kimi-k2"), ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.1-70b"),
+    ("amd/DeepSeek-R1-0528-MXFP4", "deepseek-v3"), ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-v3"),
+    ("openai/gpt-oss-120b", "gpt-oss-120b"),
+    ("dsv4", None), ("glm5", None), ("qwen3.5", None), ("Qwen/Qwen3.5-397B-A17B-FP8", None), ("minimaxm2.5", None),
+])
+def test_model_names(name, preset):
+    assert inferencex.match_model(name) == preset
+
+
+@pytest.mark.parametrize("hw, preset", [("h100", "h100-sxm"), ("h200", "h200"), ("b200-nvd", "b200"),
+                                        ("mi355x", "mi355x"), ("gb200", "gb200"), ("tpu-v9", None)])
+def test_hardware_names(hw, preset):
+    assert inferencex.match_accelerator(hw) == preset
+
+
+@pytest.mark.parametrize("precision, checkpoint, accelerator, dtype", [
+    ("fp4", "nvidia/DeepSeek-R1-0528-FP4", "b200", "nvfp4"), ("fp4", "amd/DeepSeek-R1-0528-MXFP4", "mi355x", "mxfp4"),
+    ("fp4", "openai/gpt-oss-120b", "b200", "mxfp4"), ("fp4", "gptoss", "h200", "mxfp4"),
+    ("fp4", "dsr1", "mi355x", "mxfp4"), ("fp4", "dsr1", "gb200", "nvfp4"), ("FP8", "dsr1", "h200", "fp8"),
+    ("bf16", "llama70b", "h100-sxm", "bf16"),
+])
+def test_fp4_is_read_as_the_block_format_of_checkpoint_or_maker(precision, checkpoint, accelerator, dtype):
+    assert inferencex.weight_dtype(precision, checkpoint, accelerator) == dtype
+
+
+@pytest.mark.parametrize("image, version", [
+    ("vllm/vllm-openai:v0.22.0", "0.22.0"), ("lmsysorg/sglang:v0.5.9-rocm700-mi35x", "0.5.9"),
+    ("nvcr.io#nvidia/tensorrt-llm/release:1.1.0rc2.post2", "1.1.0rc2.post2"), ("lmsysorg/sglang:dev-cu13", ""),
+    ("rocm/vllm:latest", ""), (None, ""), ("rocm/vllm-dev:rocm7.0.0_vllm_0.10.1_20250909", ""),
+])
+def test_engine_version_from_the_image_tag(image, version):
+    assert inferencex.engine_version(image) == version
+
+
+def _dash(**change):
+    rec = json.loads((DATA / "inferencex_dashboard_sample.json").read_text())[0]
+    rec.update(change)
+    return json.dumps([rec])
+
+
+def _runner(**change):
+    rec = json.loads((DATA / "inferencex_runner_sample.json").read_text())[0]
+    rec.update(change)
+    return json.dumps(rec)
+
+
+def _without(text, field):
+    rec = json.loads(text)
+    (rec[0] if isinstance(rec, list) else rec).pop(field)
+    return json.dumps(rec)
+
+
+@pytest.mark.parametrize("text, message", [
+    (_without(_dash(), "decode_tp"), r"r.json object 1: missing field decode_tp \(an InferenceX dashboard record"),
+    (_without(_dash(), "isl"), "r.json object 1: missing field isl"),
+    (_dash(metrics={"mean_tpot": "fast"}), r"object 1: field 'mean_tpot' of metrics must be a number, got 'fast'"),
+    (_dash(metrics=[1, 2]), "object 1: field 'metrics' must be an object"),
+    (_dash(conc=0), "field 'conc' must be a positive whole number"),
+    (_dash(decode_tp=2.5), "field 'decode_tp' must be a positive whole number"),
+    (_dash(precision="fp5"), "column 'weight_dtype'"),
+    (_without(_runner(), "tp"), r"missing field tp \(an InferenceX runner result"),
+    (_runner(ep=-1), "field 'ep' must be a non-negative whole number"),
+    (_runner(metrics={"median_ttft_ms": None, "total_token_throughput": True}),
+     "field 'total_token_throughput' of metrics must be a number"),
+    (_dash(model="glm5"), r"no single-node result with a positive value \(object 1: no model preset matches 'glm5'\)"),
+    (_dash(hardware="tpu-v9"), "no accelerator preset matches runner 'tpu-v9'"),
+    (_dash(is_multinode=True), "multi-node / disaggregated"),
+    (_dash(metrics={"mean_tpot": 0.0}), "object 1: no metric with a positive value"),
+    # a raw benchmark_serving result (the shape of experimental/token_position_decode_slo/*/results/*.json)
+    (json.dumps({"date": "20260101-000000", "model_id": "zai-org/GLM-5-FP8", "max_concurrency": 16,
+                 "output_throughput": 400.0, "median_tpot": 0.03}), "a raw benchmark_serving result"),
+])
+def test_malformed_files_name_object_and_field(text, message):
+    with pytest.raises(ValueError, match=message):
+        inferencex.parse_inferencex(text, "r.json")
