@@ -58,8 +58,8 @@ from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel, overlap_fixed_s,
-                            over_pcie, spans_domains, unquantized_matmul_extra_s)
+from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
+                            over_pcie, overlap_fixed_s, spans_domains, unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
