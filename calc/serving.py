@@ -59,7 +59,7 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
-                            over_pcie, spans_domains, unquantized_matmul_extra_s)
+                            over_pcie, overlap_fixed_s, spans_domains, unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -186,7 +186,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
-        n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, and the
+        n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, overlap (1 where
+        ``settings["overlap_schedule"]``: the engine prepares the next step on the host while the GPU runs this
+        one, ``calc.serving_terms.overlap_fixed_s``), recv_interval (``settings["recv_interval"]``, default 1: the
+        engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), and the
         model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
         dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
@@ -267,6 +270,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
                 wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0),
+                overlap=np.full_like(b, 1.0 if s.get("overlap_schedule", False) else 0.0),
+                recv_interval=np.full_like(b, float(s.get("recv_interval", 1))),
                 dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
 
@@ -300,7 +305,6 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0) * wq
     mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
-    fixed_step = costs["step"] + g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + costs["seq"] * b
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
@@ -309,6 +313,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision, bf16 layers
     mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f * pc_x / mfu_pf) \
         + (cm + f * g["pf_comm_s"]) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
+    # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
+    # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
+    # hides the host work behind the device's (``overlap_fixed_s``)
+    gpu_fixed = g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"]
+    fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
     tpot["estimate"] = bound + fixed_step + (dec - bound) + (mixed - dec)
@@ -346,8 +355,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     if rate_per_s is None:
         md1 = np.minimum(md1, np.maximum(g["C"] - 1.0, 0.0) * s)
     # an arrival is admitted at the next iteration boundary: the mean residual of a deterministic step in
-    # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T)
-    step_wait = busy * tpot["estimate"] / 2.0 * (1.0 - g["static"])
+    # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T); an engine that polls for new requests only
+    # every R steps (SGLang's --scheduler-recv-interval R) admits an arrival at the next poll, R / 2 steps on average
+    step_wait = busy * g.get("recv_interval", 1.0) * tpot["estimate"] / 2.0 * (1.0 - g["static"])
     # a burst's requests all arrive before the first step: each waits for the prompts prefilled before its own
     # (``burst_schedule``), not for a step in flight nor in a queue of arrivals
     burst = g.get("burst", 0.0)

@@ -46,6 +46,7 @@ from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
+from .serving_terms import overlaps_schedule
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -79,6 +80,11 @@ _TRTLLM_BENCH = ("trtllm-bench",)
 #: sets ``max_attention_window_size`` (TensorRT-LLM docs/source/advanced/gpt-attention.md, "Sliding Window
 #: Attention, Cyclic (Rolling Buffer) KV Cache"), which these benchmarks do not: every token is cached and read.
 _TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
+#: How a row's notes state SGLang's request polling interval (``--scheduler-recv-interval R``, default 1): its
+#: ``SchedulerRecvSkipper`` (python/sglang/srt/managers/scheduler_recv_skipper.py) counts 1 per decode step and takes in
+#: new requests only when the count reaches R (at once after a prefill step, weighted 1,000), so an arrival during
+#: decode waits for the next poll: R / 2 decode steps on average (``calc.serving.combine``'s step wait).
+_RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
 
@@ -192,6 +198,12 @@ def _row_setup(r, params):
                                                        settings["kv_memory_fraction"], settings["max_batch"])
     if any(w in notes for w in _TRT_ENGINE):
         settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
+    # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
+    version = "" if pd.isna(r.engine_version) else str(r.engine_version)
+    settings["overlap_schedule"] = overlaps_schedule(key, version, layout.attention_dp)
+    recv = _RECV_INTERVAL.search(notes)
+    if recv:
+        settings["recv_interval"] = int(recv.group(1))
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 

@@ -116,3 +116,50 @@ def test_a_tensorrt_engine_caches_every_token_of_a_sliding_window_model():
     assert "trtllm-bench build" in v014["notes"].iloc[0]      # a TensorRT engine: no cyclic window set
     used, comps, _ = prepare_rows(v014)
     assert comps["limit"][0] == "kv_capacity"
+
+
+def test_an_overlapping_scheduler_hides_the_host_work_behind_the_gpu_step():
+    from calc.serving_terms import overlap_fixed_s, overlaps_schedule
+    # host 1.28 ms + 16 x 0.085 ms = 2.64 ms, launch gaps 0.56 ms, GPU work 3.4 ms
+    # in turn: 2.64 + 0.56 = 3.20 ms; overlapped: the host's 2.64 ms fit inside 3.4 + 0.56 ms, 0.56 ms left
+    host = 1.28e-3 + 16 * 0.085e-3
+    assert overlap_fixed_s(host, 0.56e-3, 3.4e-3, 0) == pytest.approx(3.20e-3)
+    assert overlap_fixed_s(host, 0.56e-3, 3.4e-3, 1) == pytest.approx(0.56e-3)
+    # a short GPU step (1.0 ms): the host is the longer one, 2.64 - 1.0 - 0.56 = 1.08 ms beyond the launch gaps
+    assert overlap_fixed_s(host, 0.56e-3, 1.0e-3, 1) == pytest.approx(0.56e-3 + 1.08e-3)
+    # releases and flags (SGLang v0.4.1 turned it off under DP attention; vLLM's default from v0.14)
+    assert overlaps_schedule("sglang", "0.4.1") and not overlaps_schedule("sglang", "0.4.1", attention_dp=8)
+    assert overlaps_schedule("sglang", "") and not overlaps_schedule("sglang", "0.3.6")
+    assert not overlaps_schedule("vllm", "0.10.0") and overlaps_schedule("vllm", "0.22.0")
+    assert overlaps_schedule("vllm", "v0.14.0") and not overlaps_schedule("vllm", "0.7.3")
+    assert not overlaps_schedule("trtllm", "") and not overlaps_schedule("other", "")
+
+
+def test_the_step_estimate_takes_the_longer_of_host_and_gpu_when_the_engine_overlaps():
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    p = param_values(load_serving_params())
+    costs = {"step": 2e-3, "seq": 0.0, "moe": 0.0}
+    turn = serving_components(LLAMA8, H100, 128, 128, [1.0], one, "bf16", "bf16", SETTINGS)
+    over = serving_components(LLAMA8, H100, 128, 128, [1.0], one, "bf16", "bf16", dict(SETTINGS, overlap_schedule=True))
+    assert turn["overlap"][0] == 0 and over["overlap"][0] == 1
+    a, b = combine(turn, p, costs), combine(over, p, costs)
+    # one sequence of Llama-3.1-8B on an H100: the GPU step (16.06e9 B / 3.35e12 B/s = 4.8 ms over MBU) is longer
+    # than the 2 ms of host work, which the overlapping engine hides whole: the TPOTs differ by exactly 2 ms
+    assert a["tpot_estimate"][0] - b["tpot_estimate"][0] == pytest.approx(2e-3, rel=1e-9)
+    assert b["tpot_fixed"][0] == pytest.approx(32 * p["layer_fixed_s"])
+
+
+def test_an_engine_polling_every_r_steps_makes_an_arrival_wait_r_over_2_steps():
+    # SGLang's --scheduler-recv-interval R: new requests are taken in once every R decode steps, so a request that
+    # arrives during decode waits R / 2 steps on average for the poll, instead of half the step in flight
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    p = param_values(load_serving_params())
+    costs = engine_costs(p, "sglang")
+    every = serving_components(LLAMA8, H100, 512, 512, [16.0], one, "bf16", "bf16", SETTINGS)
+    thirty = serving_components(LLAMA8, H100, 512, 512, [16.0], one, "bf16", "bf16", dict(SETTINGS, recv_interval=30))
+    assert every["recv_interval"][0] == 1 and thirty["recv_interval"][0] == 30
+    a, b = combine(every, p, costs), combine(thirty, p, costs)
+    tpot = a["tpot_estimate"][0]
+    assert b["tpot_estimate"][0] == pytest.approx(tpot)  # decode is unchanged
+    # 16 clients keep the engine stepping (busy = 1): the wait grows from 1 / 2 to 30 / 2 steps, 14.5 steps more
+    assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(14.5 * tpot, rel=1e-9)
