@@ -25,7 +25,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen2.5-7b", "qwen3-8b", "gemma-2-9b", "gemma-3-27b", "deepseek-v2", "deepseek-v3", "gpt-3-175b",
            "smollm2-135m", "smollm2-360m", "smollm2-1.7b", "tinyllama-1.1b", "gpt2", "deepseek-v3.2", "minimax-m1",
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
-           "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b"]
+           "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -465,3 +465,13 @@ def test_layer_types_match_transformers(model_id):
     theirs = tuple("sliding" if t == "sliding_attention" else "full" for t in text.layer_types)
     assert get_model(model_id).layer_kinds == theirs
     assert get_model(model_id).tie_word_embeddings == text.tie_word_embeddings
+
+
+def test_qwen3_32b_count_by_hand():
+    # Qwen3-32B (config.json): V 151,936, D 5,120, 64 layers, 64 Q / 8 KV heads of 128, F 25,600, untied, QK-norm.
+    # Per layer: 5120*64*128 = 41,943,040 (Q) + 2*5120*8*128 = 10,485,760 (K, V) + 41,943,040 (O)
+    # + 3*5120*25600 = 393,216,000 (MLP) + 2*5120 (norms) + 2*128 (q_norm, k_norm) = 487,598,336;
+    # x 64 = 31,206,293,504; + 2 x 151,936 x 5,120 = 1,555,824,640 (embedding, head) + 5,120 = 32,762,123,264
+    # (model card: 32.8B).
+    assert get_model("qwen3-32b").n_params == 32_762_123_264
+    assert count_params(hf_config("qwen3-32b")) == (32_762_123_264, 32_762_123_264)
