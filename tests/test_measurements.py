@@ -79,6 +79,14 @@ def test_a_row_copied_from_the_tensorrt_llm_table():
     ("trtllm-v014-online-h100-sxm-llama-3.1-70b-tp4-467-256-qps8-itl_ms", 32, ("itl_ms", 4, 4, 1, 1)),
     # InferenceX agg file, Kimi-K2.5 on 8x MI355X, conc 4: median_ttft 0.2969768075272441 s
     ("inferencex-repo-mi355x-vllm-kimik2.5-int4-tp8-1024-1024-c4-ttft_ms", 296.9768075272441, ("ttft_ms", 8, 8, 1, 1)),
+    # aiconfigurator silicon_sample.csv @095f58a5, 2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c128_tp4_0_ep4_0_291:
+    # tp_size 4, attention_dp_size 1, moe_ep_size 4, silicon_concurrency 128, silicon_ttft_ms 759.947319667117
+    ("aic-2026-03-25-deepseek-r1-b200-sxm-sglang-fp4-agg-1024x1024-c128-tp4-0-ep4-0-291-ttft", 759.9473,
+     ("ttft_ms", 4, 4, 4, 1)),
+    # the same file, ..._trtllm_fp4_agg_1024x1024_c128_tp8_0_ep8_0_1085: tp_size 1, attention_dp_size 8, moe_ep_size 8
+    # (8 GPUs, DP attention: tp 1, ep 8, dp 8), silicon_tpot_ms 21.33395358257017
+    ("aic-2026-03-25-deepseek-r1-b200-sxm-trtllm-fp4-agg-1024x1024-c128-tp8-0-ep8-0-1085-tpot", 21.334,
+     ("tpot_ms", 8, 1, 8, 8)),
 ])
 def test_rows_copied_from_each_source(row_id, value, unit_check):
     r = ROWS.set_index("id").loc[row_id]

@@ -1,0 +1,142 @@
+"""Convert NVIDIA aiconfigurator's measured serving runs into rows of calc/data/serving_measurements.csv.
+
+Run: python bench/convert_aic_silicon.py silicon_sample.csv [--all] > rows.csv
+(silicon_sample.csv: aic-core/src/aiconfigurator_core/systems/silicon_sample.csv of
+github.com/ai-dynamo/aiconfigurator, Apache-2.0.) Prints the rows (CSV, the measurement file's columns) of
+the aggregated runs ("mode" agg; disaggregated runs are left out) whose model and system have a calc
+preset: a TTFT and a TPOT row per run. Without ``--all``, every second concurrency of each
+configuration (model, system, engine and version, lengths, quantisation, layout), counted from the
+smallest, is kept, so that the fit stays a few minutes long; the lowest and highest concurrency are
+always kept.
+
+What the numbers are (from the repository, not from the dump itself, which states no client): rows of
+"a 2026-04 dump of the internal benchmark DB" (docs/design/prediction_regression_gate_design.md, 2.5),
+one per engine deployment and concurrency ("silicon_concurrency" in silicon_data_source; batch_size is
+the batch of one attention-DP rank). The repository's generated benchmark
+(src/aiconfigurator/generator/config/backend_templates/benchmark/bench_run.sh.j2) is aiperf profile at a
+fixed concurrency, fixed ISL/OSL (stddev 0 by default in deployment_config.yaml), ignore_eos, streaming,
+20 x concurrency requests after 2 x concurrency warm-up requests; aiconfigurator predicts, and compares
+with these rows, a request's TTFT (queueing for a prefill slot included) and its mean time per output
+token, so the rows are taken as means.
+"""
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from calc.measurements import measurement_bound  # noqa: E402
+
+MODELS = {  # model_path -> (calc preset, family)
+    "deepseek-ai/DeepSeek-R1": ("deepseek-v3", "deepseek"), "deepseek-ai/DeepSeek-V3": ("deepseek-v3", "deepseek"),
+    "nvidia/DeepSeek-R1-NVFP4": ("deepseek-v3", "deepseek"), "nvidia/DeepSeek-V3.1-NVFP4": ("deepseek-v3", "deepseek"),
+    "openai/gpt-oss-120b": ("gpt-oss-120b", "gpt-oss"),
+    "meta-llama/Llama-3.1-70B": ("llama-3.1-70b", "llama"),
+    "meta-llama/Llama-3.1-8B-Instruct": ("llama-3.1-8b", "llama"),
+    "nvidia/Llama-3.1-8B-Instruct-FP8": ("llama-3.1-8b", "llama"),
+    "Qwen/Qwen3-235B-A22B-FP8": ("qwen3-235b-a22b", "qwen"),
+    "Qwen/Qwen3-32B": ("qwen3-32b", "qwen"), "nvidia/Qwen3-32B-NVFP4": ("qwen3-32b", "qwen"),
+    "moonshotai/Kimi-K2.5": ("kimi-k2", "kimi"),
+}
+SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200"}
+DENSE = ("llama-3.1-70b", "llama-3.1-8b", "qwen3-32b")
+COLUMNS = ["id", "source_id", "model", "model_family", "accelerator", "n_gpus", "tp", "pp", "ep", "dp", "engine",
+           "engine_version", "weight_dtype", "kv_dtype", "input_len", "output_len", "len_dist", "concurrency",
+           "request_rate_per_s", "mode", "metric", "statistic", "value", "notes"]
+
+
+def weight_dtype(r, model: str) -> str:
+    """calc dtype of the weights from the row's precision and GEMM / MoE quantisation modes."""
+    q = r.moe_quant_mode if isinstance(r.moe_quant_mode, str) else r.gemm_quant_mode
+    if not isinstance(q, str):
+        return "bf16"  # no precision given: the checkpoint named is the BF16 release
+    if q == "nvfp4":
+        return "mxfp4" if model == "gpt-oss-120b" else "nvfp4"  # gpt-oss ships MXFP4 expert weights
+    if q == "int4_wo":
+        return "int4-g32"  # Kimi-K2.5's compressed-tensors int4, group size 32
+    return {"fp8": "fp8", "fp8_block": "fp8-block"}[q]
+
+
+def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
+    a = df[(df["mode"] == "agg") & df["model_path"].isin(MODELS) & df["system"].isin(SYSTEMS)].copy()
+    a["conc"] = pd.to_numeric(a["silicon_data_source"].str.extract(r"silicon_concurrency=(\d+)")[0])
+    a = a[a["conc"].notna() & (a["silicon_ttft_ms"] > 0) & (a["silicon_tpot_ms"] > 0)]
+    out = []
+    for r in a.itertuples(index=False):
+        model, family = MODELS[r.model_path]
+        tp, pp = int(r.tp_size), int(r.pp_size)
+        dp = int(r.attention_dp_size) if r.attention_dp_size == r.attention_dp_size and r.attention_dp_size > 0 else 1
+        moe_tp = int(r.moe_tp_size) if r.moe_tp_size == r.moe_tp_size and r.moe_tp_size > 0 else 1
+        moe_ep = int(r.moe_ep_size) if r.moe_ep_size == r.moe_ep_size and r.moe_ep_size > 0 else 1
+        width = tp * dp
+        extra = ""
+        if model in DENSE:
+            if dp > 1:
+                continue  # attention DP of a dense model: not a layout calc describes
+            ep = 1
+        elif dp > 1:
+            ep = width  # DP attention: the MoE spans the stage's ranks
+            if moe_ep != width:
+                extra = f"; MoE TP{moe_tp} x EP{moe_ep} over the {width} ranks, taken as EP{width}"
+        else:
+            ep = moe_ep
+        src = r.silicon_data_source
+        image = re.search(r"(?:image=)?([\w./-]+:[\w.+-]+)$", src.split(";")[-1].strip())
+        measured = re.search(r"measured=([\d-]+)", src)
+        wd = weight_dtype(r, model)
+        prec = r.precision if isinstance(r.precision, str) else "not stated"
+        notes = (f"aiconfigurator {r.id}: {r.model_path}, precision {prec}, GEMM {r.gemm_quant_mode if isinstance(r.gemm_quant_mode, str) else '-'}"
+                 f", MoE {r.moe_quant_mode if isinstance(r.moe_quant_mode, str) else '-'}; TP{tp} PP{pp} attention DP{dp}"
+                 f" MoE TP{moe_tp} EP{moe_ep}, batch per rank {int(r.batch_size)}{extra}; "
+                 f"{'measured ' + measured.group(1) + '; ' if measured else ''}{image.group(1) + '; ' if image else ''}"
+                 "KV dtype not stated")
+        base = dict(source_id=f"aiconfigurator-silicon-{r.backend}", model=model, model_family=family,
+                    accelerator=SYSTEMS[r.system], n_gpus=width * pp, tp=tp, pp=pp, ep=ep, dp=dp, engine=r.backend,
+                    engine_version=r.backend_version, weight_dtype=wd, kv_dtype="", input_len=int(r.isl),
+                    output_len=int(r.osl), len_dist="fixed", concurrency=int(r.conc), request_rate_per_s="",
+                    mode="concurrency", statistic="mean", notes=notes,
+                    _key=(r.model_path, r.system, r.backend, r.backend_version, r.isl, r.osl, r.gemm_quant_mode,
+                          r.moe_quant_mode, tp, pp, dp, moe_tp, moe_ep))
+        stem = re.sub(r"[^a-z0-9.]+", "-", f"aic-{r.id}".lower()).strip("-")
+        out.append(dict(base, id=f"{stem}-ttft", metric="ttft_ms", value=round(float(r.silicon_ttft_ms), 4)))
+        out.append(dict(base, id=f"{stem}-tpot", metric="tpot_ms", value=round(float(r.silicon_tpot_ms), 4)))
+    rows = pd.DataFrame(out)
+    rows = rows.drop_duplicates(subset=["id"])
+    # the same run listed under two names (DeepSeek-R1 and -V3 rows of one deployment share their numbers)
+    same = rows["_key"].astype(str).str.replace(r"^\('[^']*', ", "", regex=True)
+    rows = rows[~pd.DataFrame({"k": same, "c": rows["concurrency"], "m": rows["metric"], "v": rows["value"]})
+                .duplicated()]
+    # a run with a number faster than calc's lower bound for its recorded configuration is not what the row
+    # says it is (every row of the data set must respect the bound): both of its rows are left out
+    fast, refused = set(), set()
+    for _, r in rows.assign(_run=rows["id"].str[:-5]).iterrows():
+        try:
+            if not measurement_bound(r).respected:
+                fast.add(r["_run"])
+        except ValueError:  # a layout calc refuses (DeepSeek-V3's 128 heads over TP 36, ...)
+            refused.add(r["_run"])
+    run = rows["id"].str[:-5]
+    print(f"left out {int(run.isin(fast).sum())} rows of {len(fast)} runs faster than the bound and "
+          f"{int(run.isin(refused).sum())} rows of {len(refused)} runs whose layout calc refuses", file=sys.stderr)
+    rows = rows[~run.isin(fast | refused)]
+    if every > 1:
+        keep = []
+        for _, g in rows.groupby(rows["_key"].astype(str), sort=False):
+            concs = sorted(g["concurrency"].unique())
+            chosen = set(concs[::every]) | {concs[0], concs[-1]}
+            keep.append(g[g["concurrency"].isin(chosen)])
+        rows = pd.concat(keep)
+    return rows.sort_values(["source_id", "model", "accelerator", "id"])[COLUMNS]
+
+
+def main(argv=None):
+    args = list(sys.argv[1:] if argv is None else argv)
+    every = 1 if "--all" in args else 2
+    args = [a for a in args if a != "--all"]
+    convert(pd.read_csv(args[0]), every).to_csv(sys.stdout, index=False)
+
+
+if __name__ == "__main__":
+    main()
