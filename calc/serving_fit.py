@@ -123,6 +123,25 @@ def finite_run_waves(n_requests: float, batch: float) -> tuple[float, float]:
     return float(waves), max(float(n_requests) - waves * b, 0.0)
 
 
+def lockstep_closed_loop(mode: str, len_dist) -> bool:
+    """Whether a closed-loop run moves in lockstep waves, each a burst of its C requests
+    (``calc.serving_terms.burst_schedule``): C clients with every prompt and output of one length
+    (``len_dist`` "fixed", the output forced by ignore_eos). At a concurrency C the client starts C requests
+    at once and sends each client's next request when its previous one completes (AIPerF docs, "Load
+    Generator Options Reference": ``--concurrency`` alone sends "as fast as possible within concurrency";
+    "Gradual Ramping": without a ramp the C requests start together; vllm bench serve ``--max-concurrency``
+    and trtllm-bench ``--concurrency`` likewise): the first wave's prompts are prefilled together, its
+    requests then decode the same number of steps and finish within the wave's few prefill steps of each
+    other, so the next wave arrives as one burst again. Its TTFT is a burst's (the prompts prefilled before
+    one's own, (K + 1) / 2 prefill steps of the token budget on average) rather than one step's wait, and
+    its TPOT carries the wave's prefill steps. A run of random lengths, or stopping at end-of-text, spreads
+    the waves out (the steady-state closed loop of ``calc.serving.combine``).
+    Example: lockstep_closed_loop("concurrency", "fixed") is True; ("concurrency", "random 0.8-1.0") and
+    ("rate", "fixed") are False.
+    """
+    return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"
+
+
 def read_measurements(path=None) -> pd.DataFrame:
     """The measurement rows (``calc/data/serving_measurements.csv`` by default; ``calc.measurements``
     validates them) as a DataFrame.
@@ -228,7 +247,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
             continue
-        burst = r.mode == "offline" and not pd.isna(r.concurrency)
+        burst = (r.mode == "offline" and not pd.isna(r.concurrency)) or lockstep_closed_loop(r.mode, r.len_dist)
         if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms") and not burst:
             skipped.append((r.id, "latency of an offline run of unstated size (the wait for a slot grows with "
                                   "its number of requests)"))
@@ -537,12 +556,12 @@ def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:
 
 
 def error_tables(table: pd.DataFrame) -> dict:
-    """{title: DataFrame} of error summaries overall and by engine, accelerator, model family and kind,
-    for the old estimate, the new one in-sample and cross-validated (source, model held out)."""
+    """{title: DataFrame} of error summaries overall and by kind, metric, engine, accelerator, model family and
+    source, for the old estimate, the new one in-sample and cross-validated (source, model held out)."""
     cols = {"old (MBU 0.69 / MFU 0.80)": "log_ratio_old", "new, in-sample": "log_ratio",
             "new, source held out": "log_ratio_loso", "new, model held out": "log_ratio_lomo"}
     out = {}
-    for by in (None, "kind", "engine", "accelerator", "model_family"):
+    for by in (None, "kind", "metric", "engine", "accelerator", "model_family", "source_id"):
         groups = [("all", table)] if by is None else list(table.groupby(by))
         recs = []
         for g, t in groups:

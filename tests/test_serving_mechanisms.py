@@ -163,3 +163,34 @@ def test_an_engine_polling_every_r_steps_makes_an_arrival_wait_r_over_2_steps():
     assert b["tpot_estimate"][0] == pytest.approx(tpot)  # decode is unchanged
     # 16 clients keep the engine stepping (busy = 1): the wait grows from 1 / 2 to 30 / 2 steps, 14.5 steps more
     assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(14.5 * tpot, rel=1e-9)
+
+
+def _closed_loop_row(len_dist, concurrency=64):
+    import pandas as pd
+    return pd.DataFrame([dict(
+        id="t", source_id="t", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm", n_gpus=1, tp=1,
+        pp=1, ep=1, dp=1, engine="trtllm", engine_version="1.0.0", weight_dtype="bf16", kv_dtype="bf16",
+        input_len=1024, output_len=128, len_dist=len_dist, concurrency=concurrency, request_rate_per_s=float("nan"),
+        mode="concurrency", metric="ttft_ms", statistic="mean", value=100.0, notes="")])
+
+
+def test_a_closed_loop_of_fixed_lengths_runs_in_waves_of_bursts():
+    from calc.serving_fit import lockstep_closed_loop, prepare_rows
+    assert lockstep_closed_loop("concurrency", "fixed")
+    assert not lockstep_closed_loop("concurrency", "random 0.8-1.0")
+    assert not lockstep_closed_loop("rate", "fixed")
+    assert not lockstep_closed_loop("offline", "fixed")
+    # 64 clients of 1,024-token prompts and 128 output tokens, TensorRT-LLM's budget of 8,192 tokens a step:
+    # each wave's prompts take K = ceil(64 x 1,024 / 8,192) = 8 prefill steps; a request waits on average for
+    # (K + 1) / 2 = 4.5 of them and for the prompts in them, 64 x 9 / 16 = 36 (its own included). Of its m = 127
+    # gaps, the prompts of the later steps fall in: S = 0 + 1 + ... + 7 = 28, f = (64 / 8) x 28 / (8 x 127)
+    # = 0.2205 prompts per decode step.
+    rows, comps, skipped = prepare_rows(_closed_loop_row("fixed"))
+    assert not skipped and comps["burst"][0] == 1.0 and comps["B"][0] == 64 and comps["C"][0] == 64
+    assert comps["n_chunks"][0] == pytest.approx(4.5)
+    assert comps["pf_n"][0] == pytest.approx(36.0)
+    assert comps["f"][0] == pytest.approx(8 * 28 / (8 * 127), rel=1e-9)
+    # random lengths spread the waves: the steady state, one prompt's own prefill, (64 - 1) / 128 prompts a step
+    rows, comps, skipped = prepare_rows(_closed_loop_row("random 0.8-1.0"))
+    assert comps["burst"][0] == 0.0 and comps["pf_n"][0] == 1.0
+    assert comps["f"][0] == pytest.approx(63 / 128)
