@@ -17,6 +17,7 @@ import contextlib
 import gc
 import importlib
 import json
+import os
 import pkgutil
 
 import streamlit as st
@@ -25,6 +26,10 @@ from starlette.middleware import Middleware
 from streamlit import cli_util, config
 from streamlit.logger import get_logger
 
+from ui import run_lock
+
+#: Environment variable: "0" serves a process's script runs all at once (Streamlit's way) instead of one at a time.
+RUN_LOCK_ENV = "LLM_EXPLORER_RUN_LOCK"
 #: Where the line goes: right after the page's opening ``<head>`` (before Streamlit's own script tags).
 HEAD_TAG = b"<head>"
 
@@ -139,7 +144,10 @@ async def server_log(_app):
     The address is the one Streamlit binds (``::`` for the default address), read with Streamlit's own
     helpers; where those are not there (another Streamlit version) only the port is written. Before the first
     line, the app's modules are imported and frozen (:func:`freeze_startup_heap`), so a process is ready when it
-    says it started."""
+    says it started, and its script runs are served one at a time (ui/run_lock.py; ``LLM_EXPLORER_RUN_LOCK=0``
+    turns that off)."""
+    if os.environ.get(RUN_LOCK_ENV, "1").strip() != "0":
+        run_lock.install()
     freeze_startup_heap()
     logger = get_logger("streamlit.web.server.starlette.starlette_server")
     try:

@@ -9,7 +9,7 @@ from live.run_spec import RunSpec
 from live import job_queue
 from live.job_queue import progress_text, started_by
 from live.worker import LiveWorker
-from ui import formats, live_views
+from ui import formats, live_views, run_lock
 
 st.title("Live measurement")
 if st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
@@ -80,9 +80,11 @@ if other is not None and pending is None:
 
 # Submit a pending run as soon as the worker is free (another browser may be measuring).
 if pending is not None:
-    job_id = job_queue.submit_when_free(worker, pending, owner, on_wait=lambda cur: notice.info(
-        "Yours is queued: waiting for the current run to finish (one measurement at a time per "
-        f"machine{', started by ' + started_by(cur) if cur else ''}): {cur.what + '; now ' + cur.message if cur else ''}"))
+    with run_lock.released():   # waiting on the worker: other sessions' runs go on meanwhile
+        job_id = job_queue.submit_when_free(worker, pending, owner, on_wait=lambda cur: notice.info(
+            "Yours is queued: waiting for the current run to finish (one measurement at a time per "
+            f"machine{', started by ' + started_by(cur) if cur else ''}): "
+            f"{cur.what + '; now ' + cur.message if cur else ''}"))
     st.session_state["_lv_job"] = job_id
     st.session_state.pop("_lv_pending", None)
     notice.empty()
@@ -91,8 +93,9 @@ job = worker.job(job_id) if job_id is not None else None
 if job is not None and not job.finished:
     with progress_box.container():
         bar = st.progress(0.0, text=progress_text(job))
-        job = job_queue.follow(worker, job_id, lambda j: bar.progress(min(max(j.fraction, 0.0), 1.0),
-                                                                      text=progress_text(j)))
+        with run_lock.released():
+            job = job_queue.follow(worker, job_id, lambda j: bar.progress(min(max(j.fraction, 0.0), 1.0),
+                                                                          text=progress_text(j)))
     progress_box.empty()
 if job is not None and job.finished:
     if job.result is not None and job.result.get("probe") is not None and "model" not in job.result:

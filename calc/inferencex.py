@@ -67,29 +67,27 @@ MODEL_PREFIXES = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "
                   "70b": "llama-3.1-70b", "kimik2.5": "kimi-k2", "kimik2": "kimi-k2"}
 #: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
 RUNNER_ALIASES = {"h100": "h100-sxm"}
+
+
+def _time_fields(suffix: str, factor: float) -> tuple:
+    """(metric, statistic, field, factor) of TPOT, TTFT and end-to-end latency, each as mean, median and p99:
+    the fields ``{statistic}_{tpot|ttft|e2el}{suffix}``."""
+    return tuple((metric, stat, f"{stat}_{field}{suffix}", factor)
+                 for metric, field in (("tpot_ms", "tpot"), ("ttft_ms", "ttft"), ("e2e_ms", "e2el"))
+                 for stat in ("mean", "median", "p99"))
+
+
 #: (metric of calc.measurements.METRICS, statistic, field, factor to the metric's unit) of the aggregated
 #: result and the dashboard's ``metrics``: seconds -> ms, throughput already per GPU. ITL is left out: the
 #: engines stream several tokens per chunk, so InferenceX's ITL times chunks, not tokens (the together_runner
 #: baseline of DeepSeek-R1 FP4 on SGLang at concurrency 64: median ITL 181 ms, median TPOT 21 ms).
 METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_tput_per_gpu", 1.0),
-                 ("total_tok_per_s_per_gpu", "mean", "tput_per_gpu", 1.0),
-                 ("tpot_ms", "mean", "mean_tpot", 1e3), ("tpot_ms", "median", "median_tpot", 1e3),
-                 ("tpot_ms", "p99", "p99_tpot", 1e3),
-                 ("ttft_ms", "mean", "mean_ttft", 1e3), ("ttft_ms", "median", "median_ttft", 1e3),
-                 ("ttft_ms", "p99", "p99_ttft", 1e3),
-                 ("e2e_ms", "mean", "mean_e2el", 1e3), ("e2e_ms", "median", "median_e2el", 1e3),
-                 ("e2e_ms", "p99", "p99_e2el", 1e3))
+                 ("total_tok_per_s_per_gpu", "mean", "tput_per_gpu", 1.0)) + _time_fields("", 1e3)
 #: The same for a runner result's ``metrics``: milliseconds as they are; throughput of the server, divided by
 #: the GPUs (tp) where the factor is None; requests/s of the whole server.
 RUNNER_METRIC_FIELDS = (("output_tok_per_s_per_gpu", "mean", "output_token_throughput", None),
                         ("total_tok_per_s_per_gpu", "mean", "total_token_throughput", None),
-                        ("requests_per_s", "mean", "request_throughput", 1.0),
-                        ("tpot_ms", "mean", "mean_tpot_ms", 1.0), ("tpot_ms", "median", "median_tpot_ms", 1.0),
-                        ("tpot_ms", "p99", "p99_tpot_ms", 1.0),
-                        ("ttft_ms", "mean", "mean_ttft_ms", 1.0), ("ttft_ms", "median", "median_ttft_ms", 1.0),
-                        ("ttft_ms", "p99", "p99_ttft_ms", 1.0),
-                        ("e2e_ms", "mean", "mean_e2el_ms", 1.0), ("e2e_ms", "median", "median_e2el_ms", 1.0),
-                        ("e2e_ms", "p99", "p99_e2el_ms", 1.0))
+                        ("requests_per_s", "mean", "request_throughput", 1.0)) + _time_fields("_ms", 1.0)
 _TRUE = (True, "true", "True", "TRUE", 1, "1")
 _NO_SPEC = ("none", "false", "", "null")
 

@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from ui import charts, downloads, equations, formats, serving_views, sidebar, widgets
+from ui import charts, downloads, equations, formats, run_lock, serving_views, sidebar, widgets
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
                                 check_base_url)
 from live.endpoint import EndpointJob
@@ -150,9 +150,10 @@ def _run_section() -> dict | None:
     if job is not None and not job.finished:
         with st.status("Measuring the endpoint…", expanded=True) as status:
             bar = st.progress(0.0, text=job.message)
-            while not job.finished:
-                bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.message)
-                time.sleep(0.25)
+            with run_lock.released():   # the endpoint's replies: other sessions' runs go on meanwhile
+                while not job.finished:
+                    bar.progress(min(max(job.fraction, 0.0), 1.0), text=job.message)
+                    time.sleep(0.25)
             status.update(label="Measurement finished" if job.state == "done" else "Measurement stopped",
                           state="complete" if job.state == "done" else "error", expanded=False)
     if job is None:
