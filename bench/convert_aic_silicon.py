@@ -59,6 +59,49 @@ def weight_dtype(r, model: str) -> str:
     return {"fp8": "fp8", "fp8_block": "fp8-block"}[q]
 
 
+#: Checkpoints quantized by their publisher, run as published: their quantization config names no KV-cache
+#: scheme (DeepSeek's block FP8, Qwen's block FP8, OpenAI's MXFP4, Moonshot's compressed-tensors INT4).
+PUBLISHER_QUANTIZED = {"deepseek-ai/DeepSeek-R1": "fp8", "deepseek-ai/DeepSeek-V3": "fp8",
+                       "Qwen/Qwen3-235B-A22B-FP8": "fp8", "openai/gpt-oss-120b": "any",
+                       "moonshotai/Kimi-K2.5": "int4"}
+HOPPER = ("h100_sxm", "h200_sxm")
+
+
+def kv_dtype(model_path: str, backend: str, system: str, wd: str, model: str) -> tuple[str, str]:
+    """(calc KV dtype, reason) of an aiconfigurator run, whose row states no KV-cache dtype: the engines'
+    default read with the checkpoint the run must have loaded.
+
+    The three engines default to "auto", which takes an FP8 cache only where the checkpoint's quantization
+    config names one (ModelOpt's ``kv_cache_quant_algo`` "FP8") and the model's dtype (bf16) otherwise:
+    vLLM ``--kv-cache-dtype auto`` (vllm/utils/torch_utils.py, resolve_kv_cache_dtype_string: a ModelOpt
+    config's kv_cache_quant_algo, else "auto" = the model dtype), SGLang ``--kv-cache-dtype auto``
+    (python/sglang/srt/model_executor/model_runner.py, configure_kv_cache_dtype: FP8 when the model's
+    quant_config has kv_cache_quant_algo FP8, else the model dtype), TensorRT-LLM ``KvCacheConfig.dtype``
+    "auto" (tensorrt_llm/llmapi/llm_args.py: the checkpoint's kv_cache_quant_algo, else the model dtype).
+    Which checkpoint: the one the row names when it is already in the row's weight format (bf16 releases,
+    DeepSeek's and Qwen's block FP8, OpenAI's MXFP4, Moonshot's INT4: no KV scheme, so bf16; NVIDIA's
+    ModelOpt releases nvidia/*-FP8 / *-NVFP4: FP8); NVFP4 weights of another release, which no engine makes
+    at load time, and FP8 weights on TensorRT-LLM, whose PyTorch backend loads pre-quantized checkpoints,
+    come from a ModelOpt export, whose KV format defaults to FP8 (TensorRT Model Optimizer
+    examples/llm_ptq/hf_ptq.py ``--kv_cache_qformat fp8``); FP8 weights of a bf16 release on vLLM and SGLang
+    are their online quantization (``--quantization fp8``), which leaves "auto" at bf16. TensorRT-LLM keeps
+    an MLA model's (DeepSeek-V3's) cache in bf16 off Hopper: its FP8 MLA kernels are Hopper's only
+    (aiconfigurator collector/trtllm/collect_mla_module.py, "MLA: Hopper only").
+    """
+    if wd == "bf16":
+        return "bf16", "a bf16 checkpoint: the engine's auto KV dtype is the model's bf16"
+    if backend == "trtllm" and model == "deepseek-v3" and system not in HOPPER:
+        return "bf16", "TensorRT-LLM's FP8 MLA cache runs on Hopper only"
+    own = PUBLISHER_QUANTIZED.get(model_path)
+    if own and (own == "any" or wd.startswith(own)):
+        return "bf16", f"{model_path} as published names no KV-cache quantization: the engine's auto KV dtype is bf16"
+    if model_path.startswith("nvidia/"):
+        return "fp8", f"{model_path} is a ModelOpt checkpoint with an FP8 KV cache (kv_cache_quant_algo FP8)"
+    if wd in ("nvfp4", "mxfp4") or backend == "trtllm":
+        return "fp8", "weights from a ModelOpt export (its KV format defaults to FP8)"
+    return "bf16", "the engine's online FP8 quantization of the bf16 release: its auto KV dtype stays bf16"
+
+
 def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
     a = df[(df["mode"] == "agg") & df["model_path"].isin(MODELS) & df["system"].isin(SYSTEMS)].copy()
     a["conc"] = pd.to_numeric(a["silicon_data_source"].str.extract(r"silicon_concurrency=(\d+)")[0])
@@ -86,15 +129,16 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         image = re.search(r"(?:image=)?([\w./-]+:[\w.+-]+)$", src.split(";")[-1].strip())
         measured = re.search(r"measured=([\d-]+)", src)
         wd = weight_dtype(r, model)
+        kv, why = kv_dtype(r.model_path, r.backend, r.system, wd, model)
         prec = r.precision if isinstance(r.precision, str) else "not stated"
         notes = (f"aiconfigurator {r.id}: {r.model_path}, precision {prec}, GEMM {r.gemm_quant_mode if isinstance(r.gemm_quant_mode, str) else '-'}"
                  f", MoE {r.moe_quant_mode if isinstance(r.moe_quant_mode, str) else '-'}; TP{tp} PP{pp} attention DP{dp}"
                  f" MoE TP{moe_tp} EP{moe_ep}, batch per rank {int(r.batch_size)}{extra}; "
                  f"{'measured ' + measured.group(1) + '; ' if measured else ''}{image.group(1) + '; ' if image else ''}"
-                 "KV dtype not stated")
+                 f"KV dtype not stated, taken as {kv}: {why}")
         base = dict(source_id=f"aiconfigurator-silicon-{r.backend}", model=model, model_family=family,
                     accelerator=SYSTEMS[r.system], n_gpus=width * pp, tp=tp, pp=pp, ep=ep, dp=dp, engine=r.backend,
-                    engine_version=r.backend_version, weight_dtype=wd, kv_dtype="", input_len=int(r.isl),
+                    engine_version=r.backend_version, weight_dtype=wd, kv_dtype=kv, input_len=int(r.isl),
                     output_len=int(r.osl), len_dist="fixed", concurrency=int(r.conc), request_rate_per_s="",
                     mode="concurrency", statistic="mean", notes=notes,
                     _key=(r.model_path, r.system, r.backend, r.backend_version, r.isl, r.osl, r.gemm_quant_mode,
