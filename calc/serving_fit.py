@@ -7,9 +7,13 @@ trust-region reflective, a soft-L1 loss so that one misread row cannot pull ever
 parameter in log space within its bounds, with a weak prior pulling it towards its published value
 (one residual ``log(p / prior) / sigma`` per parameter: a parameter no row informs stays at its prior,
 and is marked "prior", not "fitted"), and each engine's fixed costs partially pooled with the other
-engines' (``POOL_SIGMA_LOG``: a hierarchical prior, Gelman et al., Bayesian Data Analysis, ch. 5). Each row's residual is weighted by 1 / sqrt(rows of its source),
-normalised to a mean of 1, so that one long table does not drown a short sweep. Deterministic: fixed
-start, no random draws.
+engines' (``POOL_SIGMA_LOG``: a hierarchical prior, Gelman et al., Bayesian Data Analysis, ch. 5).
+How the rows share the loss (``SOURCE_WEIGHTING``, ``source_loss_weights``): "source" gives every source the
+same weight in total, its rows sharing it equally (each row's soft-L1 loss times N / (S x rows of its
+source), N rows of S sources), so that one large dump (aiconfigurator's 1,000-row tables) does not outweigh
+a vendor's 20-row table; "sqrt", the earlier choice, scales each row's residual by 1 / sqrt(rows of its
+source) (normalised to a mean of 1) inside the soft-L1, which in the loss's linear tail lets a source weigh
+like sqrt(its rows). Deterministic: fixed start, no random draws.
 
 ``cross_validate`` refits without each source (leave-one-source-out) or each model
 (leave-one-model-out) and predicts the held-out rows; the spread of those errors is the estimate's
@@ -62,6 +66,11 @@ PRIOR_WEIGHT = 1.0
 #: the engines' log costs of its group (one residual per engine, this sigma in log units), so that an engine
 #: with few or no rows borrows from the others instead of falling back to the bare prior.
 POOL_SIGMA_LOG = 0.7
+#: How the rows share the loss: "source" (each source weighs the same in total) or "sqrt" (each row's residual
+#: scaled by 1 / sqrt(rows of its source)); see the module docstring and ``source_loss_weights``.
+SOURCE_WEIGHTING = "source"
+#: Scale of the soft-L1 loss on log(predicted / measured): a row beyond about 0.2 (22%) counts linearly.
+F_SCALE = 0.2
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
 _FP4 = ("nvfp4", "mxfp4", "fp4")
@@ -392,6 +401,39 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     return predict_rows(rows.assign(rate_per_replica=np.nan, waves=0.0), flat, old)
 
 
+def source_loss_weights(source_ids, weighting: str | None = None) -> np.ndarray:
+    """Weight of each row in the fit's loss, from the source of each row (an array of source ids).
+
+    "source": N / (S x n_s) for a row of a source of n_s rows (N rows, S sources), so that every source's
+    rows sum to N / S and all rows to N: one source of 1,000 rows and one of 20 weigh the same in total.
+    "sqrt": (1 / sqrt(n_s)) / mean over rows, a factor on the row's residual inside the soft-L1 (not on its
+    loss). Example: sources a, a, a, b -> "source" weights 4 / (2 x 3) = 0.667 for each a row and
+    4 / (2 x 1) = 2 for b (sum 4); "sqrt" 1/sqrt(3) = 0.577 and 1, mean 0.683, so 0.845 and 1.464.
+
+    Raises:
+        ValueError: an unknown weighting.
+    """
+    weighting = SOURCE_WEIGHTING if weighting is None else weighting
+    ids = pd.Series(np.asarray(source_ids))
+    n = ids.map(ids.value_counts()).to_numpy(float)
+    if weighting == "source":
+        return len(ids) / (ids.nunique() * n)
+    if weighting == "sqrt":
+        w = 1.0 / np.sqrt(n)
+        return w / w.mean()
+    raise ValueError(f"unknown source weighting {weighting!r}: use 'source' or 'sqrt'")
+
+
+def weighted_soft_l1(residual, loss_weight, f_scale: float = F_SCALE) -> np.ndarray:
+    """Residuals whose squares sum to the weighted soft-L1 loss sum_i w_i f^2 rho((r_i / f)^2),
+    rho(z) = 2 (sqrt(1 + z) - 1) (scipy.optimize.least_squares' "soft_l1"): r_i sqrt(2 w_i / (1 + sqrt(1 +
+    (r_i / f)^2))), so a plain least-squares solver minimises it. With w = 1 it is scipy's soft_l1 itself.
+    Example: r = 0.6, f = 0.2, w = 1: z = 9, rho = 2 (sqrt(10) - 1) = 4.325, f^2 rho = 0.1730, and
+    0.6 sqrt(2 / (1 + sqrt(10))) = 0.4160, whose square is 0.1730."""
+    r = np.asarray(residual, dtype=float)
+    return r * np.sqrt(2.0 * np.asarray(loss_weight, dtype=float) / (1.0 + np.sqrt(1.0 + (r / f_scale) ** 2)))
+
+
 def _free_keys(params):
     return [k for k in PARAM_KEYS if params["params"][k].get("fit", True)]
 
@@ -420,9 +462,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     sig = np.array([spec[k]["prior_sigma_log"] for k in free])
     fixed = {k: float(spec[k]["value"]) for k in PARAM_KEYS if k not in free}
     meas = rows["value"].to_numpy(float)
-    # each source weighs like sqrt(its rows): a 100-row table does not drown a 10-row sweep
-    weight = 1.0 / np.sqrt(rows.groupby("source_id")["id"].transform("count").to_numpy(float))
-    weight = weight / weight.mean()
+    weighting = SOURCE_WEIGHTING
+    weight = source_loss_weights(rows["source_id"].to_numpy(), weighting)
 
     def values(x):
         v = dict(fixed)
@@ -436,9 +477,13 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     def resid(x):
         pred = predict_rows(rows, comps, values(x))
         pooled = [(x[ix] - x[ix].mean()) / POOL_SIGMA_LOG for ix in pools]
-        return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig] + pooled)
+        if weighting == "sqrt":  # the weight scales the residual; scipy applies the soft-L1
+            return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig] + pooled)
+        rest = np.concatenate([PRIOR_WEIGHT * (x - x0) / sig] + pooled)
+        return np.concatenate([weighted_soft_l1(np.log(pred / meas), weight), weighted_soft_l1(rest, 1.0)])
 
-    sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), loss="soft_l1", f_scale=0.2,
+    sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi),
+                        loss="soft_l1" if weighting == "sqrt" else "linear", f_scale=F_SCALE,
                         method="trf", x_scale=1.0, diff_step=1e-4, max_nfev=400)
     v = values(sol.x)
     jac = sol.jac[: len(meas)]
@@ -455,7 +500,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"]))}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
                       "method": "scipy.optimize.least_squares, trf, soft_l1 (f_scale 0.2) on log(predicted / "
-                                "measured), log-parameters within bounds, prior weight 1 per parameter"}
+                                "measured), log-parameters within bounds, prior weight 1 per parameter",
+                      "source_weighting": weighting}
     return base
 
 

@@ -194,3 +194,49 @@ def test_a_closed_loop_of_fixed_lengths_runs_in_waves_of_bursts():
     rows, comps, skipped = prepare_rows(_closed_loop_row("random 0.8-1.0"))
     assert comps["burst"][0] == 0.0 and comps["pf_n"][0] == 1.0
     assert comps["f"][0] == pytest.approx(63 / 128)
+
+
+def test_every_source_weighs_the_same_in_the_fit_loss():
+    from calc.serving_fit import source_loss_weights, weighted_soft_l1
+    ids = ["big"] * 1000 + ["table"] * 20 + ["sweep"] * 5
+    w = source_loss_weights(ids, "source")
+    # N = 1,025 rows of S = 3 sources: each source sums to 1,025 / 3 = 341.67, so a row of the 1,000-row dump
+    # weighs 341.67 / 1,000 = 0.3417, one of the 20-row table 17.08 and one of the 5-row sweep 68.33
+    assert w[0] == pytest.approx(0.341667, rel=1e-5) and w[1000] == pytest.approx(17.0833, rel=1e-5)
+    assert w[-1] == pytest.approx(68.3333, rel=1e-5) and w.sum() == pytest.approx(1025)
+    # the earlier choice: 1 / sqrt(n) on the residual, over its mean (1000 / sqrt(1000) + 20 / sqrt(20) +
+    # 5 / sqrt(5)) / 1,025 = (31.623 + 4.472 + 2.236) / 1,025 = 0.037396; 1 / sqrt(1000) / 0.037396 = 0.8456
+    assert source_loss_weights(ids, "sqrt")[0] == pytest.approx(0.8456, rel=1e-3)
+    # weighted soft-L1: r = 0.6, f = 0.2: (r / f)^2 = 9, f^2 x 2 (sqrt(10) - 1) = 0.04 x 4.3246 = 0.17298;
+    # a weight of 2 doubles the loss (0.34597), a small residual costs about w r^2 (0.01^2 = 1e-4)
+    assert weighted_soft_l1(0.6, 1.0) ** 2 == pytest.approx(0.17298, rel=1e-4)
+    assert weighted_soft_l1(0.6, 2.0) ** 2 == pytest.approx(0.34597, rel=1e-4)
+    assert weighted_soft_l1(0.01, 1.0) ** 2 == pytest.approx(1e-4, rel=2e-3)
+    assert weighted_soft_l1(-0.6, 1.0) == pytest.approx(-weighted_soft_l1(0.6, 1.0))
+    with pytest.raises(ValueError):
+        source_loss_weights(ids, "rows")
+
+
+def test_an_aiconfigurator_run_takes_its_engine_default_kv_cache_for_its_checkpoint():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
+    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    kv = lambda *a: conv.kv_dtype(*a)[0]  # noqa: E731
+    # "auto" = the model's bf16 unless the checkpoint's quantization config names an FP8 cache
+    assert kv("meta-llama/Llama-3.1-8B-Instruct", "trtllm", "h100_sxm", "bf16", "llama-3.1-8b") == "bf16"
+    assert kv("Qwen/Qwen3-235B-A22B-FP8", "vllm", "h200_sxm", "fp8", "qwen3-235b-a22b") == "bf16"
+    assert kv("moonshotai/Kimi-K2.5", "vllm", "b200_sxm", "int4-g32", "kimi-k2") == "bf16"
+    assert kv("openai/gpt-oss-120b", "trtllm", "b200_sxm", "mxfp4", "gpt-oss-120b") == "bf16"
+    # vLLM's online FP8 of a bf16 release keeps "auto" at bf16; TensorRT-LLM loads a ModelOpt FP8 export
+    assert kv("meta-llama/Llama-3.1-70B", "vllm", "h200_sxm", "fp8", "llama-3.1-70b") == "bf16"
+    assert kv("meta-llama/Llama-3.1-70B", "trtllm", "h200_sxm", "fp8", "llama-3.1-70b") == "fp8"
+    # NVFP4 weights of another release come from a ModelOpt export (FP8 cache by default); nvidia/ checkpoints
+    assert kv("moonshotai/Kimi-K2.5", "vllm", "b200_sxm", "nvfp4", "kimi-k2") == "fp8"
+    assert kv("nvidia/Llama-3.1-8B-Instruct-FP8", "vllm", "h200_sxm", "fp8", "llama-3.1-8b") == "fp8"
+    # TensorRT-LLM's FP8 MLA cache is Hopper's only: DeepSeek on B200 keeps bf16, on H200 its FP8 release's bf16
+    assert kv("deepseek-ai/DeepSeek-R1", "trtllm", "b200_sxm", "nvfp4", "deepseek-v3") == "bf16"
+    assert kv("deepseek-ai/DeepSeek-R1", "sglang", "b200_sxm", "nvfp4", "deepseek-v3") == "fp8"
+    assert kv("deepseek-ai/DeepSeek-V3", "sglang", "h200_sxm", "fp8-block", "deepseek-v3") == "bf16"
