@@ -49,6 +49,8 @@ def explore() -> None:
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
                "estimate's range (cross-validated errors). "
+               + ("This configuration has TTFT and TPOT rows but no throughput run, so none is drawn here: they are "
+                  "compared one by one below. " if points.empty and alone.empty else "")
                + serving_views.WHICH_IS_WHICH)
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")

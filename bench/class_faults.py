@@ -94,6 +94,7 @@ class Student:
         self.lat: list[tuple[float, float]] = []   # (time.monotonic() at the move, latency s)
         self.errors: list[str] = []
         self.drops = 0
+        self.drop_reasons: list[str] = []          # why each drop happened (the exception)
         self.back_s: list[float] = []              # reload -> page drawn, seconds
 
     async def run(self, moves: int, think_s: tuple[float, float], deadline: float) -> None:
@@ -108,16 +109,26 @@ class Student:
                                               additional_headers={"Cookie": self.cookie},
                                               **({"local_addr": self.local_addr} if self.local_addr else {})) as ws:
                     sliders: dict = {}
+                    page_hash = [""]   # the page's script hash, from the server's navigation message
                     first = first_visit(self.url, self.page)
 
                     async def rerun(raw: bytes) -> float:
+                        # as bench/ws_load.py's student: a run that asks for a whole-page rerun (Many GPUs'
+                        # context) ends "early for rerun", and the page is drawn when the rerun ends; a whole
+                        # run redraws every slider (their fragment ids may change)
                         t0 = time.perf_counter()
                         await ws.send(raw)
                         frames = []
                         while True:
                             f = ForwardMsg()
                             f.ParseFromString(await asyncio.wait_for(ws.recv(), timeout=120))
+                            if f.WhichOneof("type") == "navigation" and f.navigation.page_script_hash:
+                                page_hash[0] = f.navigation.page_script_hash
                             if f.WhichOneof("type") == "script_finished":
+                                if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                                    continue
+                                if f.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                                    sliders.clear()
                                 sliders.update(sliders_in(frames))
                                 return time.perf_counter() - t0
                             frames.append(f)
@@ -134,11 +145,12 @@ class Student:
                         slider, fragment = sliders[wid]
                         states[wid] = random_state(slider, self.rng)
                         t = time.monotonic()
-                        self.lat.append((t, await rerun(move_message(first, states, fragment))))
+                        self.lat.append((t, await rerun(move_message(first, states, fragment, page_hash[0]))))
                         moves -= 1
                     return
             except Exception as e:  # noqa: BLE001 - a dropped socket: reload, as a browser tab does
                 self.drops += 1
+                self.drop_reasons.append(f"/{self.page}: {type(e).__name__}: {e}")
                 if self.drops > 3:
                     self.errors.append(f"{type(e).__name__}: {e}")
                     return
@@ -200,6 +212,8 @@ def kill_mode(args) -> None:
               + f" | {load0:.2f} / {load1:.2f} |")
         for e in sorted({e for s in students for e in s.errors})[:5]:
             print("error:", e)
+        for e in sorted({e for s in survivors for e in s.drop_reasons})[:5]:
+            print("survivor dropped:", e)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)

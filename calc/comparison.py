@@ -25,12 +25,20 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
 
 
 def configurations(df: pd.DataFrame) -> pd.DataFrame:
-    """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
-    most rows first."""
+    """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each, and
+    ``points``, the runs that give both of InferenceX's axes (``measured_points``): those with points first (a
+    configuration of TTFT and TPOT rows alone has nothing to draw on those axes), then most rows first."""
     if df.empty:
-        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows"])
-    g = df.fillna({"kv_dtype": ""}).groupby(list(CONFIG_COLUMNS), dropna=False).size().rename("rows")
-    return g.reset_index().sort_values("rows", ascending=False, kind="stable").reset_index(drop=True)
+        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points"])
+    keys = list(CONFIG_COLUMNS)
+    g = df.fillna({"kv_dtype": ""}).groupby(keys, dropna=False).size().rename("rows").reset_index()
+    pts = measured_points(df)
+    n = pts.groupby(keys, dropna=False).size().rename("points").reset_index() if len(pts) else None
+    g = g.merge(n, on=keys, how="left") if n is not None else g.assign(points=0)
+    g["points"] = g["points"].fillna(0).astype(int)
+    g["_has"] = (g["points"] > 0).astype(int)
+    g = g.sort_values(["_has", "rows"], ascending=False, kind="stable").drop(columns="_has")
+    return g.reset_index(drop=True)
 
 
 def config_label(c) -> str:

@@ -125,3 +125,29 @@ def test_install_wraps_streamlits_run_and_uninstall_restores():
     finally:
         run_lock.uninstall()
     assert ScriptRunner._run_script is plain and not run_lock.installed()
+
+
+def _start_and_stop_lifespan(monkeypatch, env_value):
+    import asyncio
+
+    import asgi
+
+    monkeypatch.setattr(asgi, "freeze_startup_heap", lambda: 0)   # not the whole app's imports here
+    if env_value is None:
+        monkeypatch.delenv(asgi.RUN_LOCK_ENV, raising=False)
+    else:
+        monkeypatch.setenv(asgi.RUN_LOCK_ENV, env_value)
+
+    async def go():
+        async with asgi.server_log(None):
+            return run_lock.installed()
+    try:
+        return asyncio.run(go())
+    finally:
+        run_lock.uninstall()
+
+
+def test_the_server_entry_installs_the_lock_unless_turned_off(monkeypatch):
+    assert _start_and_stop_lifespan(monkeypatch, None) is True
+    assert _start_and_stop_lifespan(monkeypatch, "0") is False
+    assert _start_and_stop_lifespan(monkeypatch, "1") is True

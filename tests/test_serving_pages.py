@@ -3,6 +3,7 @@ parser, the measurements upload reader and the capacity plan's sizing option."""
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning
@@ -207,3 +208,18 @@ def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
         assert row["est_tpot_ms_low"] == pytest.approx(est.tpot.low_s * 1e3)
         assert row["ratio_tpot_est"] == pytest.approx(row["tpot_ms_p50"] / row["est_tpot_ms"])
         assert row["est_tpot_ms"] > row["pred_tpot_ms"]  # the estimate above the bound
+
+
+def test_configurations_with_points_on_the_axes_come_first():
+    """A configuration of TTFT and TPOT rows alone (nothing to draw on throughput per GPU against tokens/s per
+    user) comes after one with a throughput run even when it has more rows; within each kind, most rows first."""
+    base = dict(model="llama-3.1-8b", accelerator="h100-sxm", engine="vllm", tp=1, pp=1, ep=1, dp=1, n_gpus=1,
+                weight_dtype="bf16", kv_dtype="", input_len=1024, output_len=128, mode="concurrency",
+                statistic="mean", source_id="s", notes="")
+    latency_only = [dict(base, input_len=2048, metric=m, concurrency=c, value=v)
+                    for c in (1, 8, 32) for m, v in (("tpot_ms", 8.0 + c), ("ttft_ms", 30.0 + c))]   # 6 rows
+    with_points = [dict(base, metric="tpot_ms", concurrency=4, value=10.0),
+                   dict(base, metric="output_tok_per_s_per_gpu", concurrency=4, value=380.0)]          # 2 rows, 1 run
+    c = comparison.configurations(pd.DataFrame(latency_only + with_points))
+    assert list(c["input_len"]) == [1024, 2048]       # fewer rows, but the one with a point comes first
+    assert list(c["rows"]) == [2, 6] and list(c["points"]) == [1, 0]
