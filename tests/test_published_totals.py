@@ -31,6 +31,7 @@ PUBLISHED = {
     "qwen2.5-0.5b": (0.49 * B, 0.005 * B, 0, "Qwen2.5-0.5B model card: 0.49B"),
     "qwen2.5-7b": (7.61 * B, 0.01 * B, 0, "Qwen2.5-7B model card: 7.61B (HF size 7.62B; both within 0.01B)"),
     "qwen3-8b": (8.2 * B, 0.05 * B, 0, "Qwen3-8B model card: 8.2B"),
+    "qwen3-32b": (32.8 * B, 0.05 * B, 0, "Qwen3-32B model card: 32.8B (31.2B non-embedding)"),
     "gemma-2-9b": (9.24 * B, 0.005 * B, 0, "HF google/gemma-2-9b model size 9.24B"),
     # Gemma 3 report: 417M vision encoder beside the language model; HF counts both (27.4B).
     "gemma-3-27b": (27.4 * B, 0.05 * B, 417 * M, "HF google/gemma-3-27b-pt model size 27.4B = text + 417M SigLIP (Gemma 3 report, table 1)"),
