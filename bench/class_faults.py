@@ -38,9 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from bench.ws_load import move_message, pct, process_tree, random_state, sliders_in, start_class  # noqa: E402
+from bench.ws_load import move_message, pct, process_tree, random_state, rerun_until_drawn, start_class  # noqa: E402
 
 PAGES = ("", "kv_cache", "roofline", "latency_cost", "quantization", "batching", "speculative", "many_gpus",
          "monthly_bill")
@@ -113,25 +112,7 @@ class Student:
                     first = first_visit(self.url, self.page)
 
                     async def rerun(raw: bytes) -> float:
-                        # as bench/ws_load.py's student: a run that asks for a whole-page rerun (Many GPUs'
-                        # context) ends "early for rerun", and the page is drawn when the rerun ends; a whole
-                        # run redraws every slider (their fragment ids may change)
-                        t0 = time.perf_counter()
-                        await ws.send(raw)
-                        frames = []
-                        while True:
-                            f = ForwardMsg()
-                            f.ParseFromString(await asyncio.wait_for(ws.recv(), timeout=120))
-                            if f.WhichOneof("type") == "navigation" and f.navigation.page_script_hash:
-                                page_hash[0] = f.navigation.page_script_hash
-                            if f.WhichOneof("type") == "script_finished":
-                                if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                                    continue
-                                if f.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                                    sliders.clear()
-                                sliders.update(sliders_in(frames))
-                                return time.perf_counter() - t0
-                            frames.append(f)
+                        return await rerun_until_drawn(ws, raw, sliders, page_hash)
                     await rerun(first)
                     if reload_at is not None:
                         self.back_s.append(time.monotonic() - reload_at)

@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calc.measurements import measurement_bound  # noqa: E402
+from calc.measurements import COLUMNS, measurement_bound  # noqa: E402
 
 MODELS = {  # model_path -> (calc preset, family)
     "deepseek-ai/DeepSeek-R1": ("deepseek-v3", "deepseek"), "deepseek-ai/DeepSeek-V3": ("deepseek-v3", "deepseek"),
@@ -42,9 +42,6 @@ MODELS = {  # model_path -> (calc preset, family)
 }
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200"}
 DENSE = ("llama-3.1-70b", "llama-3.1-8b", "qwen3-32b")
-COLUMNS = ["id", "source_id", "model", "model_family", "accelerator", "n_gpus", "tp", "pp", "ep", "dp", "engine",
-           "engine_version", "weight_dtype", "kv_dtype", "input_len", "output_len", "len_dist", "concurrency",
-           "request_rate_per_s", "mode", "metric", "statistic", "value", "notes"]
 
 
 def weight_dtype(r, model: str) -> str:
@@ -143,15 +140,14 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
                     mode="concurrency", statistic="mean", notes=notes,
                     _key=(r.model_path, r.system, r.backend, r.backend_version, r.isl, r.osl, r.gemm_quant_mode,
                           r.moe_quant_mode, tp, pp, dp, moe_tp, moe_ep))
+        base["_deployment"] = str(base["_key"][1:])   # the same deployment whatever name its model is listed under
         stem = re.sub(r"[^a-z0-9.]+", "-", f"aic-{r.id}".lower()).strip("-")
         out.append(dict(base, id=f"{stem}-ttft", metric="ttft_ms", value=round(float(r.silicon_ttft_ms), 4)))
         out.append(dict(base, id=f"{stem}-tpot", metric="tpot_ms", value=round(float(r.silicon_tpot_ms), 4)))
     rows = pd.DataFrame(out)
     rows = rows.drop_duplicates(subset=["id"])
     # the same run listed under two names (DeepSeek-R1 and -V3 rows of one deployment share their numbers)
-    same = rows["_key"].astype(str).str.replace(r"^\('[^']*', ", "", regex=True)
-    rows = rows[~pd.DataFrame({"k": same, "c": rows["concurrency"], "m": rows["metric"], "v": rows["value"]})
-                .duplicated()]
+    rows = rows[~rows.duplicated(subset=["_deployment", "concurrency", "metric", "value"])]
     # a run with a number faster than calc's lower bound for its recorded configuration is not what the row
     # says it is (every row of the data set must respect the bound): both of its rows are left out
     fast, refused = set(), set()
@@ -172,7 +168,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
             chosen = set(concs[::every]) | {concs[0], concs[-1]}
             keep.append(g[g["concurrency"].isin(chosen)])
         rows = pd.concat(keep)
-    return rows.sort_values(["source_id", "model", "accelerator", "id"])[COLUMNS]
+    return rows.sort_values(["source_id", "model", "accelerator", "id"])[list(COLUMNS)]
 
 
 def main(argv=None):

@@ -280,6 +280,36 @@ def move_message(first: bytes, states: dict, fragment_id: str, page_script_hash:
     return m.SerializeToString()
 
 
+async def rerun_until_drawn(ws, raw: bytes, sliders: dict, page_hash: list, keep_frames: bool = True) -> float:
+    """Send one rerun message on ``ws`` and wait until the page it asked for is drawn; returns the seconds.
+
+    A run that asks for a whole-page rerun (``st.rerun(scope="app")``: Many GPUs' context) ends "early for
+    rerun", and the page is drawn when the rerun ends, so that end is waited through. The page's script hash
+    from the server's navigation message goes into ``page_hash[0]`` (a browser sends it once it knows it); a
+    whole run redraws every slider (fragment ids may change), so ``sliders`` is emptied then, and refilled from
+    the run's frames (``keep_frames``: parse them for sliders at all).
+    """
+    t0 = time.perf_counter()
+    await ws.send(raw)
+    frames = []
+    while True:
+        frame = await asyncio.wait_for(ws.recv(), timeout=120)
+        if isinstance(frame, bytes):
+            f = ForwardMsg()
+            f.ParseFromString(frame)
+            if f.WhichOneof("type") == "navigation" and f.navigation.page_script_hash:
+                page_hash[0] = f.navigation.page_script_hash
+            if f.WhichOneof("type") == "script_finished":
+                if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue
+                if f.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    sliders.clear()
+                sliders.update(sliders_in(frames))
+                return time.perf_counter() - t0
+            if keep_frames:
+                frames.append(f)
+
+
 async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float, float], lat: list[float],
                   errors: list[str], rng: random.Random, how: str = "replay", headers: dict | None = None,
                   first_lat: list[float] | None = None, page: str = "") -> None:
@@ -302,25 +332,7 @@ async def student(url: str, msgs: list[bytes], moves: int, think_s: tuple[float,
             page_hash = [""]   # the page's script hash, from the server's navigation message
 
             async def run(raw: bytes) -> float:
-                t0 = time.perf_counter()
-                await ws.send(raw)
-                frames = []
-                while True:
-                    frame = await asyncio.wait_for(ws.recv(), timeout=120)
-                    if isinstance(frame, bytes):
-                        f = ForwardMsg()
-                        f.ParseFromString(frame)
-                        if f.WhichOneof("type") == "navigation" and f.navigation.page_script_hash:
-                            page_hash[0] = f.navigation.page_script_hash   # the page st.navigation ran
-                        if f.WhichOneof("type") == "script_finished":
-                            if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                                continue   # the run asked for another (st.rerun): the page is drawn when that ends
-                            if f.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                                sliders.clear()   # a whole run redraws every slider (fragment ids may change)
-                            sliders.update(sliders_in(frames))
-                            return time.perf_counter() - t0
-                        if how == "random":
-                            frames.append(f)
+                return await rerun_until_drawn(ws, raw, sliders, page_hash, keep_frames=how == "random")
             step = "open"
             t_first = await run(msgs[0])
             if first_lat is not None:

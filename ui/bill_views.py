@@ -85,7 +85,12 @@ class Traffic:
     @property
     def per(self) -> str:
         """What one bill's "per ..." figure is per: "request" (plain) or "generation" (the product's terms)."""
-        return "request" if self.plain else "generation"
+        return _per(self.plain)
+
+
+def _per(plain: bool) -> str:
+    """"request" for traffic in plain requests a day, else "generation" (the product's terms)."""
+    return "request" if plain else "generation"
 
 
 def traffic_inputs(sel) -> Traffic:
@@ -95,6 +100,7 @@ def traffic_inputs(sel) -> Traffic:
                      horizontal=True, help="A product's users: daily users, the shares who remix and create, and "
                      "generations per creator (one product's terms). Requests a day: the plain count of generations.")
     plain = plain == "requests a day"
+    per = _per(plain)
     if plain:  # one generation per "user", all of them generating: the bill's arithmetic is unchanged
         dau = st.number_input("Requests per day", 0, 10_000_000_000, 5_500, step=1_000, key="mb_rpd",
                               bind="query-params", help="Generations a day; tokens per request below")
@@ -114,11 +120,11 @@ def traffic_inputs(sel) -> Traffic:
     hit = workload_views.hit_rate_input(c2, DEFAULTS["mb_hit"])  # by hand, or derived from a workload's replay
     c1, c2, c3 = st.columns(3)
     prefix = c1.number_input("Prefix tokens", 0, 10_000_000, DEFAULTS["mb_prefix"], step=500, key="mb_prefix",
-                             bind="query-params", help="Shared, cacheable prompt prefix: tokens per " + ("request" if plain else "generation"))
+                             bind="query-params", help=f"Shared, cacheable prompt prefix: tokens per {per}")
     unique = c2.number_input("Unique tokens", 0, 10_000_000, DEFAULTS["mb_unique"], step=100, key="mb_unique",
-                             bind="query-params", help="Prompt tokens unique to each " + ("request" if plain else "generation"))
+                             bind="query-params", help=f"Prompt tokens unique to each {per}")
     out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
-                          bind="query-params", help="Output tokens per " + ("request" if plain else "generation"))
+                          bind="query-params", help=f"Output tokens per {per}")
     st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
     c1, c2 = st.columns(2)
     batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",

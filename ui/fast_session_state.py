@@ -80,11 +80,6 @@ class FilteredStateView(Mapping):
     def __len__(self) -> int:
         return len(self._dict())
 
-    def __eq__(self, other: object) -> bool:
-        return self._dict() == (dict(other) if isinstance(other, Mapping) else other)
-
-    __hash__ = None  # a mapping of mutable state: unhashable, as a dict
-
     def __repr__(self) -> str:
         return repr(self._dict())
 
