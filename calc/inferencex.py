@@ -146,6 +146,33 @@ def weight_dtype(precision: str, checkpoint: str, accelerator: str) -> str:
     return "mxfp4" if get_accelerator(accelerator).name.startswith("AMD") else "nvfp4"
 
 
+#: InferenceX's single-node SGLang scripts for DeepSeek-R1 on B200 and B300 (benchmarks/single_node/fixed_seq_len/
+#: dsr1_{fp4,fp8}_{b200,b300}.sh of SemiAnalysisAI/InferenceX at commit 843c6254ff69b567f772f6a5fd97675af3d04431,
+#: Apache-2.0; the rule is in the scripts since September 2025, commit 979e65e0c) launch the server with
+#: ``--scheduler-recv-interval``: 30 at a concurrency of 16 or more, 10 below; 1 with DP attention; 10 for fp8 at
+#: TP4. Accelerators whose script sets it.
+RECV_INTERVAL_HARDWARE = ("b200", "b300")
+RECV_INTERVAL_SCRIPT = "benchmarks/single_node/fixed_seq_len/dsr1_{precision}_{hardware}.sh"
+
+
+def launch_recv_interval(preset: str, accelerator: str, engine: str, precision: str, tp: int, conc: int,
+                         dp_attention: bool) -> int | None:
+    """The ``--scheduler-recv-interval`` InferenceX's own script launched this run's server with (see
+    ``RECV_INTERVAL_HARDWARE``), or None where its script sets none (SGLang's default 1): SGLang then takes in
+    new requests once every that many decode steps, which ``calc.serving_fit`` turns into the wait before a
+    prompt is admitted (R / 2 steps on average).
+    Example: launch_recv_interval("deepseek-v3", "b200", "sglang", "fp4", 8, 32, False) = 30; at concurrency 8,
+    10; with DP attention, 1; on an H200 (whose script sets none), None.
+    """
+    if preset != "deepseek-v3" or engine != "sglang" or accelerator not in RECV_INTERVAL_HARDWARE:
+        return None
+    if dp_attention:
+        return 1
+    if str(precision).lower() == "fp8" and tp == 4:
+        return 10
+    return 30 if conc >= 16 else 10
+
+
 def _engine(framework: str) -> str:
     f = str(framework).lower()
     return "trtllm" if "trt" in f else "sglang" if "sglang" in f else "vllm" if "vllm" in f else "other"
@@ -299,7 +326,10 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
             continue
         seen[config] = k + 1
         image = n["image"] if isinstance(n["image"], str) else ""
+        recv = launch_recv_interval(m, acc, engine, n["precision"], n["tp"], n["conc"], n["dp_attention"])
+        script = RECV_INTERVAL_SCRIPT.format(precision=n["precision"].lower(), hardware=acc)
         notes = (f"InferenceX {n['framework']} {n['precision']}; checkpoint {n['model']}; runner {n['hw']}"
+                 + (f"; launched with --scheduler-recv-interval {recv} (InferenceX {script})" if recv else "")
                  + (f"; image {image}" if image else "")
                  + (f"; speculative decoding on ({n['spec']})" if spec else "")
                  + ("; DP attention" if n["dp_attention"] else "")

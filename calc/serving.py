@@ -271,6 +271,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
                 wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0),
                 overlap=np.full_like(b, 1.0 if s.get("overlap_schedule", False) else 0.0),
+                eager_pf=np.full_like(b, 1.0 if s.get("eager_prefill", True) and batching == "continuous" else 0.0),
                 recv_interval=np.full_like(b, float(s.get("recv_interval", 1))),
                 dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
@@ -282,8 +283,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     (``calc.serving_params.param_values``); every input broadcasts (rows of a fit, points of a sweep).
 
     ``costs``: the engine's fixed times (``calc.serving_params.engine_costs``: per step "step", per
-    sequence per step "seq", per MoE layer per step "moe"; scalars or arrays); ``graphs``: 1 with CUDA
-    graphs, 0 eager.
+    sequence per step "seq", per MoE layer per step "moe", per layer of a step that carries prompt tokens
+    "prefill"; scalars or arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
 
@@ -318,9 +319,13 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # hides the host work behind the device's (``overlap_fixed_s``)
     gpu_fixed = g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"]
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
+    # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
+    # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
+    prefill_fixed = g["n_layers"] * costs.get("prefill", 0.0) * g.get("eager_pf", 0.0)
+    tpot_fixed = fixed_step + np.minimum(f, 1.0) * prefill_fixed
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
-            "fixed": fixed_step, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
-    tpot["estimate"] = bound + fixed_step + (dec - bound) + (mixed - dec)
+            "fixed": tpot_fixed, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
+    tpot["estimate"] = bound + tpot_fixed + (dec - bound) + (mixed - dec)
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -330,7 +335,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission; a static batch is an in-process run
-    ttft_fixed = n * fixed_step + p["request_overhead_s"] * (1.0 - g["static"])
+    ttft_fixed = n * (fixed_step + prefill_fixed) + p["request_overhead_s"] * (1.0 - g["static"])
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
     # queueing: for a slot (closed loop beyond the batch), behind other prompts (M/D/1), and for the step

@@ -50,7 +50,7 @@ from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_terms import overlaps_schedule
+from .serving_terms import eager_prefill, overlaps_schedule
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -229,6 +229,9 @@ def _row_setup(r, params):
     # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
     version = "" if pd.isna(r.engine_version) else str(r.engine_version)
     settings["overlap_schedule"] = overlaps_schedule(key, version, layout.attention_dp)
+    # prompt steps outside the decode CUDA graphs, unless a TensorRT engine runs them (``eager_prefill``)
+    settings["eager_prefill"] = eager_prefill(key, "" if "pytorch backend" in notes else version,
+                                              any(w in notes for w in _TRT_ENGINE) or "trtllm-build" in notes)
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))
@@ -340,7 +343,7 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     """Predicted value of every prepared row (in its metric's unit) under parameter ``values``."""
     keys = rows["engine_key"].to_numpy()
     row = comps["row"].astype(int)
-    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in ("step", "seq", "moe")}
+    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in ("step", "seq", "moe", "prefill")}
     graphs = rows["graphs"].to_numpy(float)[row]
     rate = rows["rate_per_replica"].to_numpy(float)[row]
     is_rate = ~np.isnan(rate)

@@ -43,18 +43,26 @@ GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefi
 STEP_KEYS = tuple(f"step_fixed_s.{e}" for e in ENGINES)
 SEQ_KEYS = tuple(f"seq_fixed_s.{e}" for e in ENGINES)
 MOE_KEYS = tuple(f"moe_layer_fixed_s.{e}" for e in ENGINES)
+#: Per layer of a step that carries prompt tokens (``prefill_layer_fixed_s.<engine>``): the engines replay CUDA
+#: graphs captured for decode-only batches, so a step with a prompt chunk launches its kernels one by one from
+#: Python (SGLang's ``cuda_graph_runner`` captures decode batch sizes only; TensorRT-LLM's PyTorch backend its
+#: generation-only batches, ``cuda_graph_config``; vLLM V1 its piecewise graphs up to ``max_capture_size``
+#: tokens, larger steps running compiled but ungraphed). ``calc.serving.combine`` adds it to a prompt's chunk
+#: steps and to the share of decode steps that carry a prompt; an engine compiled ahead of time (TensorRT-LLM's
+#: TensorRT engines) has none (``calc.serving_terms.eager_prefill``).
+PREFILL_KEYS = tuple(f"prefill_layer_fixed_s.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
-ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s")
+ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s")
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe"}: ``engine``'s fixed time per step, per sequence per step and per MoE layer
-    per step, from parameter ``values`` (``param_values``)."""
+    """{"step", "seq", "moe", "prefill"}: ``engine``'s fixed time per step, per sequence per step, per MoE layer
+    per step and per layer of a step that carries prompt tokens, from parameter ``values`` (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
-            "moe": values[f"moe_layer_fixed_s.{engine}"]}
+            "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"]}
 
 
 @lru_cache(maxsize=4)

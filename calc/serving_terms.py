@@ -238,3 +238,28 @@ def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> 
     if e == "vllm":
         return not v or v >= (0, 14)
     return False
+
+
+def eager_prefill(engine: str, version: str = "", compiled_engine: bool = False) -> bool:
+    """Whether ``engine`` at ``version`` (empty: a current build) runs a step that carries prompt tokens outside
+    the CUDA graphs it replays for decode-only batches, paying a host launch cost per layer
+    (``prefill_layer_fixed_s.<engine>`` in serving_params.json, added by ``calc.serving.combine``).
+
+    - SGLang: True (``cuda_graph_runner`` captures decode batch sizes; extend / prefill batches run eagerly unless
+      the opt-in piecewise graphs are turned on).
+    - vLLM: True (V1's piecewise CUDA graphs cover steps up to ``max_capture_size`` tokens, 512 by default; a
+      step with a prompt chunk beyond that runs its torch.compile'd code ungraphed; the fit gives vLLM its own,
+      smaller, cost).
+    - TensorRT-LLM: True from 1.0, whose default backend is PyTorch (``cuda_graph_config`` graphs
+      generation-only batches); False for a TensorRT engine (``compiled_engine``: built ahead of time by
+      trtllm-build or trtllm-bench build, the backend of the releases before 1.0), whose context steps are one
+      compiled engine call.
+    Other engines: True.
+    Example: eager_prefill("trtllm", "0.20.0") is False; eager_prefill("trtllm", "1.2.0") and
+    eager_prefill("sglang", "0.4.1") are True.
+    """
+    e = str(engine).strip().lower()
+    if e == "trtllm":
+        v = _version(version)
+        return not compiled_engine and (not v or v >= (1, 0))
+    return True

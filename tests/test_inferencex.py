@@ -225,3 +225,20 @@ def _without(text, field):
 def test_malformed_files_name_object_and_field(text, message):
     with pytest.raises(ValueError, match=message):
         inferencex.parse_inferencex(text, "r.json")
+
+
+def test_inferencex_sglang_dsr1_runs_on_b200_keep_the_recv_interval_their_script_launched_with():
+    # InferenceX's dsr1_fp4_b200.sh: --scheduler-recv-interval 30 at a concurrency of 16 or more, 10 below, 1 with DP
+    # attention; the H200 script sets none. The row's notes carry the flag, which the fit reads as the poll interval
+    from calc.serving_fit import _row_setup
+    from calc.serving_params import load_serving_params
+    cases = [(dict(hardware="b200", precision="fp4", conc=32), 30), (dict(hardware="b200", precision="fp4", conc=8), 10),
+             (dict(hardware="b200", precision="fp4", conc=32, decode_dp_attention=True), 1),
+             (dict(hardware="b300", precision="fp8", conc=64, decode_tp=4), 10), (dict(hardware="h200", conc=32), None)]
+    for change, recv in cases:
+        df, _ = inferencex.parse_inferencex(_dash(**change), "x.json")
+        row = next(df.itertuples(index=False))
+        settings = _row_setup(row, load_serving_params())[4]
+        assert settings.get("recv_interval") == recv, change
+        assert ("--scheduler-recv-interval" in row.notes) == (recv is not None)
+    assert inferencex.launch_recv_interval("deepseek-v3", "b200", "vllm", "fp4", 8, 32, False) is None

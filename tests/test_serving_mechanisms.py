@@ -240,3 +240,37 @@ def test_an_aiconfigurator_run_takes_its_engine_default_kv_cache_for_its_checkpo
     assert kv("deepseek-ai/DeepSeek-R1", "trtllm", "b200_sxm", "nvfp4", "deepseek-v3") == "bf16"
     assert kv("deepseek-ai/DeepSeek-R1", "sglang", "b200_sxm", "nvfp4", "deepseek-v3") == "fp8"
     assert kv("deepseek-ai/DeepSeek-V3", "sglang", "h200_sxm", "fp8-block", "deepseek-v3") == "bf16"
+
+
+def test_a_step_that_carries_a_prompt_pays_the_eager_launch_cost_per_layer():
+    # Engines replay CUDA graphs captured for decode-only batches; a step with prompt tokens launches its kernels
+    # one by one: n_layers x prefill_layer_fixed_s per such step. A prompt's own chunk steps pay it (TTFT), and
+    # so does the share min(f, 1) of decode steps that carry another request's prompt (TPOT)
+    from calc.serving_terms import eager_prefill
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    p = param_values(load_serving_params())
+    base = {"step": 1e-3, "seq": 0.0, "moe": 0.0, "prefill": 0.0}
+    eager = dict(base, prefill=5e-4)
+    comp = serving_components(LLAMA8, H100, 1024, 256, [16.0], one, "bf16", "bf16", SETTINGS)
+    assert comp["eager_pf"][0] == 1
+    a, b = combine(comp, p, base), combine(comp, p, eager)
+    per_step = 32 * 5e-4  # Llama-3.1-8B's 32 layers x 500 us = 16 ms
+    # one chunk (1,024 tokens within the 8,192-token budget): the prompt pays one eager step
+    assert comp["n_chunks"][0] == 1
+    assert b["ttft_fixed"][0] - a["ttft_fixed"][0] == pytest.approx(per_step, rel=1e-9)
+    # 16 clients, 256-token outputs: f = 15 / 256 prompts per decode step, so that share of steps pays it
+    assert b["tpot_fixed"][0] - a["tpot_fixed"][0] == pytest.approx(15 / 256 * per_step, rel=1e-9)
+    # a TensorRT engine (compiled ahead of time) runs its context steps in one engine call: no such cost
+    trt = serving_components(LLAMA8, H100, 1024, 256, [16.0], one, "bf16", "bf16", dict(SETTINGS, eager_prefill=False))
+    assert combine(trt, p, eager)["ttft_estimate"][0] == pytest.approx(combine(trt, p, base)["ttft_estimate"][0])
+    # which engines: TensorRT-LLM's PyTorch backend from 1.0, not its TensorRT engines; SGLang and vLLM always
+    assert eager_prefill("trtllm", "1.2.0") and eager_prefill("trtllm", "")
+    assert not eager_prefill("trtllm", "0.20.0") and not eager_prefill("trtllm", "1.0.0", compiled_engine=True)
+    assert eager_prefill("sglang", "0.4.1") and eager_prefill("vllm", "0.7.3")
+
+
+def test_the_fit_gives_sglang_a_larger_eager_prefill_cost_than_vllm():
+    # the calibrated per-layer cost of a prompt step: SGLang (decode-only graphs, Python per operator) above vLLM
+    # (torch.compile'd piecewise graphs); a reordering would mean the data or the mechanism changed
+    p = param_values(load_serving_params())
+    assert p["prefill_layer_fixed_s.sglang"] > p["prefill_layer_fixed_s.vllm"]
