@@ -155,6 +155,18 @@ RECV_INTERVAL_HARDWARE = ("b200", "b300")
 RECV_INTERVAL_SCRIPT = "benchmarks/single_node/fixed_seq_len/dsr1_{precision}_{hardware}.sh"
 
 
+#: InferenceX's TensorRT-LLM scripts run attention DP with ``attention_dp_config: {enable_balance: true,
+#: timeout_iters: 60, batching_wait_iters: 0}`` (benchmarks/single_node/fixed_seq_len/dsr1_*_trt.sh, same commit;
+#: since September 2025): a rank with a prompt waits up to 60 iterations for every rank to have one (NVIDIA
+#: TensorRT-LLM docs/source/blogs/tech_blog/blog10_ADP_Balance_Strategy.md, "Context Synchronization").
+ADP_BALANCE_TIMEOUT_ITERS = 60
+#: InferenceX draws each prompt and output length uniformly between RANDOM_RANGE_RATIO x and 1 x the nominal
+#: length (utils/bench_serving/benchmark_serving.py, ``sample_uniform``; RANDOM_RANGE_RATIO 0.8 in
+#: .github/workflows/benchmark-tmpl.yml, same commit), so a run's mean lengths are (1 + 0.8) / 2 = 0.9 of the
+#: nominal ISL and OSL; the import writes the means (the dashboard's record states the nominal lengths only).
+RANDOM_RANGE_RATIO = 0.8
+
+
 def launch_recv_interval(preset: str, accelerator: str, engine: str, precision: str, tp: int, conc: int,
                          dp_attention: bool) -> int | None:
     """The ``--scheduler-recv-interval`` InferenceX's own script launched this run's server with (see
@@ -319,7 +331,7 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
         spec = n["spec"] not in _NO_SPEC
         engine = _engine(n["framework"])
         config = (f"{source_id}-{acc}-{m}-{engine}-{n['precision'].lower()}{'-' + n['spec'] if spec else ''}"
-                  f"-{n['isl']}-{n['osl']}-tp{n['tp']}-ep{n['ep']}-c{n['conc']}")
+                  f"-{n['isl']}-{n['osl']}-tp{n['tp']}-ep{n['ep']}{'-dpa' if n['dp_attention'] else ''}-c{n['conc']}")
         if config in seen:
             skipped.append(f"object {k + 1}: same configuration and concurrency as object {seen[config]} "
                            "(the first is kept)")
@@ -332,17 +344,27 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                  + (f"; launched with --scheduler-recv-interval {recv} (InferenceX {script})" if recv else "")
                  + (f"; image {image}" if image else "")
                  + (f"; speculative decoding on ({n['spec']})" if spec else "")
-                 + ("; DP attention" if n["dp_attention"] else "")
+                 + (f"; DP attention: attention in {n['tp']} data-parallel ranks of TP1, experts over the {n['tp']} GPUs"
+                    if n["dp_attention"] else "")
+                 + (f"; attention DP balance on (attention_dp_config enable_balance, timeout_iters "
+                    f"{ADP_BALANCE_TIMEOUT_ITERS}; InferenceX dsr1_*_trt.sh)" if n["dp_attention"] and engine == "trtllm" else "")
+                 + (f"; mean lengths of the nominal {n['isl']}/{n['osl']}, drawn uniformly from {RANDOM_RANGE_RATIO:g}x to "
+                    "1x (InferenceX's random dataset)" if n["shape"] != "runner" else "")
                  + (f"; {n['extra']}" if n["extra"] else ""))
+        # DP attention: attention in tp ranks of TP1 (SGLang --dp tp --enable-dp-attention, TensorRT-LLM
+        # enable_attention_dp), the experts sharded over the same GPUs (calc's layout: tp 1, ep = GPUs)
+        attn_tp, ep = (1, n["tp"]) if n["dp_attention"] else (n["tp"], n["ep"])
+        mean = (1.0 + RANDOM_RANGE_RATIO) / 2.0 if n["shape"] != "runner" else 1.0  # a runner states its means
+        isl, osl = max(1, round(n["isl"] * mean)), max(1, round(n["osl"] * mean))
         before = len(rows)
         for metric, stat, field, value in n["metrics"]:
             if value <= 0:
                 continue
             raw = {"id": f"{config}-{metric}-{stat}", "source_id": source_id, "model": m, "model_family": "",
-                   "accelerator": acc, "n_gpus": str(n["tp"]), "tp": str(n["tp"]), "pp": "1", "ep": str(n["ep"]),
-                   "dp": "1", "engine": engine, "engine_version": engine_version(image),
+                   "accelerator": acc, "n_gpus": str(n["tp"]), "tp": str(attn_tp), "pp": "1", "ep": str(ep),
+                   "dp": str(n["tp"] if n["dp_attention"] else 1), "engine": engine, "engine_version": engine_version(image),
                    "weight_dtype": weight_dtype(n["precision"], n["model"], acc), "kv_dtype": "",
-                   "input_len": str(n["isl"]), "output_len": str(n["osl"]), "len_dist": "random",
+                   "input_len": str(isl), "output_len": str(osl), "len_dist": "random",
                    "concurrency": str(n["conc"]), "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
                    "value": repr(value), "notes": notes}
             rows.append(_check_row(where, raw, None, with_value=True))

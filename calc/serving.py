@@ -188,7 +188,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, overlap (1 where
         ``settings["overlap_schedule"]``: the engine prepares the next step on the host while the GPU runs this
-        one, ``calc.serving_terms.overlap_fixed_s``), recv_interval (``settings["recv_interval"]``, default 1: the
+        one, ``calc.serving_terms.overlap_fixed_s``), adp_timeout and adp_ranks (``settings["adp_balance_timeout_iters"]``,
+        default 0, and the layout's attention-DP ranks: TensorRT-LLM's attention-DP balance), recv_interval (``settings["recv_interval"]``, default 1: the
         engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), and the
         model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
@@ -273,6 +274,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 overlap=np.full_like(b, 1.0 if s.get("overlap_schedule", False) else 0.0),
                 eager_pf=np.full_like(b, 1.0 if s.get("eager_prefill", True) and batching == "continuous" else 0.0),
                 recv_interval=np.full_like(b, float(s.get("recv_interval", 1))),
+                adp_timeout=np.full_like(b, float(s.get("adp_balance_timeout_iters", 0))),
+                adp_ranks=np.full_like(b, float(layout.attention_dp)),
                 dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
 
@@ -366,7 +369,15 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # a burst's requests all arrive before the first step: each waits for the prompts prefilled before its own
     # (``burst_schedule``), not for a step in flight nor in a queue of arrivals
     burst = g.get("burst", 0.0)
-    queue = slot + (md1 + step_wait) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s
+    # TensorRT-LLM's attention-DP balance (``attention_dp_config.enable_balance``): a rank holding a prompt waits
+    # until every one of the D ranks has one, at most ``timeout_iters`` steps (NVIDIA TensorRT-LLM tech blog 10,
+    # "ADP Balance Strategy", context synchronization). Arrivals land a = load x TPOT per step, so the D prompts of
+    # a round gather in (D - 1) / a steps; a prompt waits half of that on average, at most half the timeout
+    timeout, ranks = g.get("adp_timeout", 0.0), g.get("adp_ranks", 1.0)
+    per_step = np.maximum(load * tpot["estimate"], 1e-9)
+    balance = np.where((timeout > 0) & (ranks > 1),
+                       np.minimum((ranks - 1.0) / (2.0 * per_step), timeout / 2.0) * tpot["estimate"], 0.0)
+    queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
             "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
     ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue

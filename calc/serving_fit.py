@@ -94,6 +94,9 @@ _TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
 #: new requests only when the count reaches R (at once after a prefill step, weighted 1,000), so an arrival during
 #: decode waits for the next poll: R / 2 decode steps on average (``calc.serving.combine``'s step wait).
 _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
+#: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
+#: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
+_ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
 
@@ -232,6 +235,9 @@ def _row_setup(r, params):
     # prompt steps outside the decode CUDA graphs, unless a TensorRT engine runs them (``eager_prefill``)
     settings["eager_prefill"] = eager_prefill(key, "" if "pytorch backend" in notes else version,
                                               any(w in notes for w in _TRT_ENGINE) or "trtllm-build" in notes)
+    balance = _ADP_BALANCE.search(notes)
+    if balance and layout.attention_dp > 1:
+        settings["adp_balance_timeout_iters"] = int(balance.group(1))
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))

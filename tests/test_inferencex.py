@@ -36,7 +36,9 @@ def test_dashboard_records_seconds_become_ms_and_per_gpu_stays_per_gpu():
     # object 1: dsr1 -> deepseek-v3, h200, sglang, decode_tp 8 -> tp 8 on 8 GPUs, conc 16
     assert set(plain.accelerator) == {"h200"} and set(plain.engine) == {"sglang"}
     assert (plain.tp == 8).all() and (plain.n_gpus == 8).all() and (plain.ep == 1).all()
-    assert (plain.concurrency == 16).all() and (plain.input_len == 1024).all() and (plain.output_len == 1024).all()
+    # InferenceX draws lengths uniformly from 0.8x to 1x the nominal 1024: the rows hold the means, 0.9 x 1024 = 921.6
+    assert (plain.concurrency == 16).all() and (plain.input_len == 922).all() and (plain.output_len == 922).all()
+    assert "mean lengths of the nominal 1024/1024" in plain.notes.iloc[0]
     assert _value(plain, "tpot_ms", "mean") == pytest.approx(12.3)  # 0.0123 s
     assert _value(plain, "tpot_ms", "median") == pytest.approx(12.0)  # 0.012 s
     assert _value(plain, "tpot_ms", "p99") == pytest.approx(20.0)  # 0.02 s
@@ -73,7 +75,7 @@ def test_dashboard_records_spec_decoding_names_and_skips():
     # object 5: llama70b (Llama-3.3-70B-Instruct) -> llama-3.1-70b on an H100 runner -> h100-sxm, TRT-LLM 1.1.0rc2
     llama = df[df.model == "llama-3.1-70b"]
     assert set(llama.accelerator) == {"h100-sxm"} and set(llama.engine) == {"trtllm"}
-    assert set(llama.engine_version) == {"1.1.0rc2"} and (llama.tp == 4).all() and (llama.input_len == 8192).all()
+    assert set(llama.engine_version) == {"1.1.0rc2"} and (llama.tp == 4).all() and (llama.input_len == 7373).all()  # 0.9 x 8192
     assert _value(llama, "tpot_ms", "median") == pytest.approx(21.0)
     # objects 3 (same configuration and concurrency as object 1, older), 6 (multi-node) and 7 (glm5) skipped
     assert len(skipped) == 3
@@ -242,3 +244,16 @@ def test_inferencex_sglang_dsr1_runs_on_b200_keep_the_recv_interval_their_script
         assert settings.get("recv_interval") == recv, change
         assert ("--scheduler-recv-interval" in row.notes) == (recv is not None)
     assert inferencex.launch_recv_interval("deepseek-v3", "b200", "vllm", "fp4", 8, 32, False) is None
+
+
+def test_dp_attention_records_become_attention_data_parallel_layouts_with_the_balance_wait_noted():
+    # decode_tp 8 with decode_dp_attention: attention in 8 ranks of TP1, experts over the 8 GPUs (tp 1, ep 8, dp 8)
+    df, _ = inferencex.parse_inferencex(_dash(framework="trt", hardware="b200", precision="fp4", decode_tp=8,
+                                              decode_ep=8, decode_dp_attention=True, conc=128), "x.json")
+    row = df.iloc[0]
+    assert (row.tp, row.ep, row.dp, row.n_gpus) == (1, 8, 8, 8) and "-dpa-" in row.id
+    assert "timeout_iters 60" in row.notes  # TensorRT-LLM's ADP balance, as InferenceX's trt scripts set it
+    from calc.serving_fit import _row_setup
+    from calc.serving_params import load_serving_params
+    layout, settings = _row_setup(next(df.itertuples(index=False)), load_serving_params())[2::2]
+    assert layout.attention_dp == 8 and settings["adp_balance_timeout_iters"] == 60

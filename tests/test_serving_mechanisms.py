@@ -274,3 +274,31 @@ def test_the_fit_gives_sglang_a_larger_eager_prefill_cost_than_vllm():
     # (torch.compile'd piecewise graphs); a reordering would mean the data or the mechanism changed
     p = param_values(load_serving_params())
     assert p["prefill_layer_fixed_s.sglang"] > p["prefill_layer_fixed_s.vllm"]
+
+
+def test_attention_dp_balance_holds_a_prompt_until_every_rank_has_one():
+    # TensorRT-LLM's attention_dp_config.enable_balance with timeout_iters T: a rank with a prompt waits until all D
+    # ranks hold one, at most T steps. At a rate of lam requests/s and a TPOT t the D prompts of a round arrive in
+    # (D - 1) / (lam t) steps; a prompt waits half of that on average, at most T / 2 steps
+    ds = calc.get_model("deepseek-v3")
+    b200 = calc.get_accelerator("b200")
+    dp8 = make_layout(ds, 1, 1, 8, 1)  # attention in 8 data-parallel ranks, experts over 8 GPUs
+    assert dp8.attention_dp == 8
+    p = param_values(load_serving_params())
+    costs = engine_costs(p, "trtllm")
+    plain = serving_components(ds, b200, 1024, 1024, [64.0], dp8, "nvfp4", "fp8", SETTINGS, rate=True)
+    held = serving_components(ds, b200, 1024, 1024, [64.0], dp8, "nvfp4", "fp8",
+                              dict(SETTINGS, adp_balance_timeout_iters=60), rate=True)
+    for lam in (2.0, 50.0):
+        a, b = combine(plain, p, costs, rate_per_s=lam), combine(held, p, costs, rate_per_s=lam)
+        t = a["tpot_estimate"][0]
+        steps = min(7.0 / (2.0 * lam * t), 30.0)
+        assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(steps * t, rel=1e-9)
+        assert b["tpot_estimate"][0] == pytest.approx(t)  # decode is unchanged
+    # at 2 requests/s the round would take longer than the timeout: the wait is capped at 30 steps
+    assert 7.0 / (2.0 * 2.0 * combine(plain, p, costs, rate_per_s=2.0)["tpot_estimate"][0]) > 30.0
+    # one rank (no attention DP) never waits
+    tp8 = make_layout(ds, 8, 1, 8, 1)
+    solo = serving_components(ds, b200, 1024, 1024, [64.0], tp8, "nvfp4", "fp8",
+                              dict(SETTINGS, adp_balance_timeout_iters=60), rate=True)
+    assert solo["adp_ranks"][0] == 1
