@@ -59,7 +59,8 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
-                            over_pcie, overlap_fixed_s, spans_domains, unquantized_matmul_extra_s)
+                            eager_prefill, over_pcie, overlap_fixed_s, overlaps_schedule, spans_domains,
+                            unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -408,10 +409,42 @@ def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batc
     return i, o
 
 
-def _setup(model, accelerator, tp, pp, ep, replicas, engine, params):
+#: Launch settings ``serving_estimate``'s ``engine_options`` may override: numbers, and flags (booleans).
+ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fraction": "number",
+                  "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
+                  "eager_prefill": "flag", "reserve_full_sequence": "flag"}
+
+
+def _engine_options(options) -> dict:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"engine_options must be a dict of {', '.join(ENGINE_OPTIONS)}; got {options!r:.60}")
+    out = {}
+    for k, v in options.items():
+        if k not in ENGINE_OPTIONS:
+            raise ValueError(f"unknown engine option {k!r}: the options are {', '.join(ENGINE_OPTIONS)}")
+        if ENGINE_OPTIONS[k] == "flag":
+            if not isinstance(v, bool):
+                raise ValueError(f"engine option {k!r} must be True or False; got {v!r:.40}")
+            out[k] = v
+        else:
+            check_positive_number(v, f"engine option {k!r}")
+            if k == "kv_memory_fraction" and v > 1:
+                raise ValueError(f"engine option 'kv_memory_fraction' must be at most 1; got {v!r}")
+            out[k] = float(v)
+    return out
+
+
+def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_version="", engine_options=None):
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
+    if engine_version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
+        version = str(engine_version)
+        settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
+                        eager_prefill=eager_prefill(key, version))
+    settings.update(_engine_options(engine_options))
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)
     settings = dict(settings, matmul_scale=scale)
@@ -437,14 +470,23 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                      concurrency: float | None = None, request_rate_per_s: float | None = None, tp: int = 1,
                      pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str = "bf16",
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
-                     batching: str = "continuous", interconnect=None, params: dict | None = None) -> ServingEstimate:
+                     batching: str = "continuous", interconnect=None, params: dict | None = None,
+                     engine_version: str = "", engine_options: dict | None = None) -> ServingEstimate:
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
     Load: ``concurrency`` (requests in flight over the whole deployment, a closed loop as
     ``vllm bench serve --max-concurrency``), or ``request_rate_per_s`` (Poisson arrivals, open loop),
     or neither (offline, all requests at once: the engine runs at its batch limit). Requests are
-    spread evenly over the replicas.
+    spread evenly over the replicas. Attention data parallelism is ``tp`` below ``ep``: ``tp=1, ep=8`` is
+    attention in 8 ranks of TP1 with the experts over the 8 GPUs.
+
+    ``engine_version`` (default: a current release) picks the engine's version-dependent behaviour: overlap
+    scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
+    before 1.0 ran TensorRT engines). ``engine_options`` overrides the engine's launch settings (``ENGINE_OPTIONS``:
+    ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
+    ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
+    balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``).
 
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks.
@@ -452,10 +494,12 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     Raises:
         ValueError: non-positive lengths, concurrency or rate; both a concurrency and a rate; an unknown
             batching; a layout the model cannot take; a model that does not fit; a rate above what the
-            deployment can serve (the message gives the largest rate it sustains).
+            deployment can serve (the message gives the largest rate it sustains); an engine option
+            ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans).
     """
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
-    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params)
+    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params,
+                                                 engine_version, engine_options)
     p = param_values(prm)
     costs = engine_costs(p, key)
     graphs = 1.0 if cuda_graphs else 0.0
@@ -534,7 +578,8 @@ def pareto_mask(x, y) -> np.ndarray:
 def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                      concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str = "bf16",
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
-                     interconnect=None, params: dict | None = None) -> pd.DataFrame:
+                     interconnect=None, params: dict | None = None, engine_version: str = "",
+                     engine_options: dict | None = None) -> pd.DataFrame:
     """Throughput per GPU against tokens/s per user over concurrency (InferenceX's axes), vectorised.
 
     One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default 256
@@ -547,11 +592,14 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         upper bounds), pareto (no other concurrency better on both axes). ``df.attrs["notices"]``:
         fallbacks taken.
 
+    ``engine_version`` and ``engine_options``: as in ``serving_estimate``.
+
     Raises:
-        ValueError: invalid lengths, layout or concurrencies; a model that does not fit.
+        ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
     """
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
-    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, 1, engine, params)
+    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, 1, engine, params, engine_version,
+                                                 engine_options)
     if concurrencies is None:
         c = np.geomspace(1.0, 1024.0, 256)
     else:

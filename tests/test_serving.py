@@ -275,3 +275,27 @@ def test_a_rate_run_never_holds_more_requests_than_it_sent():
     assert len(run) == 1 and "500 requests" in run["notes"].iloc[0]
     used, comps, _ = prepare_rows(run)
     assert comps["B"].max() == 500
+
+
+def test_engine_options_and_version_change_only_what_they_name():
+    # SGLang's --scheduler-recv-interval 30 at 32 clients: an arrival waits for the poll, 30 / 2 steps instead of
+    # 1 / 2 (the clients keep the engine stepping), so TTFT grows by exactly 14.5 TPOTs and TPOT is unchanged
+    m, a = calc.get_model("deepseek-v3"), calc.get_accelerator("b200")
+    kw = dict(concurrency=32, tp=4, weight_dtype="nvfp4", kv_dtype="fp8", engine="sglang")
+    one = serving_estimate(m, a, 922, 922, **kw)
+    polled = serving_estimate(m, a, 922, 922, engine_options={"recv_interval": 30}, **kw)
+    assert polled.tpot.estimate_s == pytest.approx(one.tpot.estimate_s)
+    assert polled.ttft.estimate_s - one.ttft.estimate_s == pytest.approx(14.5 * one.tpot.estimate_s, rel=1e-9)
+    # TensorRT-LLM 0.20 ran TensorRT engines: no eager prompt step, so its TTFT is below the current release's
+    llama, h100 = calc.get_model("llama-3.1-8b"), calc.get_accelerator("h100-sxm")
+    now = serving_estimate(llama, h100, 2048, 128, concurrency=1, engine="trtllm")
+    old = serving_estimate(llama, h100, 2048, 128, concurrency=1, engine="trtllm", engine_version="0.20.0")
+    assert old.ttft.estimate_s < now.ttft.estimate_s
+    # a smaller max batch caps the decode batch
+    capped = serving_estimate(llama, h100, 512, 512, concurrency=64, engine="vllm", engine_options={"max_batch": 16})
+    assert capped.decode_batch == 16 and capped.batch_limit == "max_batch"
+    for bad, words in (({"foo": 1}, "unknown engine option 'foo'"), ({"recv_interval": 0}, "positive"),
+                       ({"eager_prefill": "yes"}, "True or False"), ({"kv_memory_fraction": 2}, "at most 1"),
+                       ([1], "must be a dict")):
+        with pytest.raises(ValueError, match=words):
+            serving_estimate(llama, h100, 512, 512, concurrency=4, engine_options=bad)
