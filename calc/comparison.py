@@ -25,27 +25,38 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
 
 
 def configurations(df: pd.DataFrame) -> pd.DataFrame:
-    """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each, and
-    ``points``, the runs that give both of InferenceX's axes (``measured_points``): those with points first (a
-    configuration of TTFT and TPOT rows alone has nothing to draw on those axes), then most rows first."""
+    """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
+    ``points``, the runs that give both of InferenceX's axes (``measured_points``), and ``plain``, the rows
+    without speculative decoding (the ones the serving model predicts): configurations with plain rows first,
+    then those with points (a configuration of TTFT and TPOT rows alone has nothing to draw on those axes),
+    then most rows first."""
     if df.empty:
-        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points"])
+        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "plain"])
     keys = list(CONFIG_COLUMNS)
-    g = df.fillna({"kv_dtype": ""}).groupby(keys, dropna=False).size().rename("rows").reset_index()
+    spec = df["notes"].fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+    g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec).groupby(keys, dropna=False).agg(
+        rows=("_plain", "size"), plain=("_plain", "sum")).reset_index()
+    g["plain"] = g["plain"].astype(int)
     pts = measured_points(df)
     n = pts.groupby(keys, dropna=False).size().rename("points").reset_index() if len(pts) else None
     g = g.merge(n, on=keys, how="left") if n is not None else g.assign(points=0)
     g["points"] = g["points"].fillna(0).astype(int)
     g["_has"] = (g["points"] > 0).astype(int)
-    g = g.sort_values(["_has", "rows"], ascending=False, kind="stable").drop(columns="_has")
+    g["_predicted"] = (g["plain"] > 0).astype(int)
+    g = g.sort_values(["_predicted", "_has", "rows"], ascending=False, kind="stable").drop(columns=["_has", "_predicted"])
     return g.reset_index(drop=True)
 
 
 def config_label(c) -> str:
-    """'TP8 PP1 EP1 x1, fp8 / kv fp8, 1,024 in / 1,024 out' for a configuration row."""
+    """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' for a configuration row; ', attention DP8' where
+    attention runs data-parallel (dp > 1 with tp below the GPUs of a replica), ', speculative decoding' where no row
+    of it is plain (``plain`` of ``configurations``)."""
     kv = c["kv_dtype"] or "as weights"
-    return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {c['n_gpus']} GPUs, {c['weight_dtype']} / KV {kv}, "
-            f"{int(c['input_len']):,} in / {int(c['output_len']):,} out")
+    dp = int(c["dp"]) if "dp" in c and not pd.isna(c["dp"]) else 1
+    return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {c['n_gpus']} GPUs"
+            + (f", attention DP{dp}" if dp > 1 else "")
+            + f", {c['weight_dtype']} / KV {kv}, {int(c['input_len']):,} in / {int(c['output_len']):,} out"
+            + (", speculative decoding" if "plain" in c and c["plain"] == 0 else ""))
 
 
 def measured_points(df: pd.DataFrame) -> pd.DataFrame:

@@ -257,3 +257,20 @@ def test_dp_attention_records_become_attention_data_parallel_layouts_with_the_ba
     from calc.serving_params import load_serving_params
     layout, settings = _row_setup(next(df.itertuples(index=False)), load_serving_params())[2::2]
     assert layout.attention_dp == 8 and settings["adp_balance_timeout_iters"] == 60
+
+
+def test_configurations_the_model_predicts_come_first_and_labels_say_dp_and_speculative_decoding():
+    # an MTP (speculative) configuration with more rows, a plain DP-attention one with fewer: the plain one first
+    # (the serving model predicts plain decoding only); its label names attention DP8, the other's its MTP
+    mtp, _ = inferencex.parse_inferencex(_dash(spec_method="mtp", conc=8), "a.json")
+    dpa, _ = inferencex.parse_inferencex(_dash(framework="trt", hardware="b200", precision="fp4", decode_tp=8,
+                                               decode_ep=8, decode_dp_attention=True, conc=64), "b.json")
+    mtp2, _ = inferencex.parse_inferencex(_dash(spec_method="mtp", conc=16), "c.json")
+    import pandas as pd
+    both = pd.concat([mtp, mtp2, dpa], ignore_index=True)
+    configs = comparison.configurations(both)
+    assert len(mtp) + len(mtp2) > len(dpa)
+    assert list(configs["plain"]) == [len(dpa), 0]
+    first, second = (comparison.config_label(c) for _, c in configs.iterrows())
+    assert first.startswith("TP1 PP1 EP8 on 8 GPUs, attention DP8") and "speculative" not in first
+    assert second.endswith(", speculative decoding")
