@@ -98,7 +98,7 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the number of requests of its run.
-_N_REQUESTS = re.compile(r"(\d[\d,]*) (?:requests|prompts)\b")
+_N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 
 
 def _run_requests(notes: str) -> float:
@@ -133,6 +133,48 @@ def finite_run_waves(n_requests: float, batch: float) -> tuple[float, float]:
     b = min(float(batch), float(n_requests))
     waves = math.floor(float(n_requests) / b + 1e-9)
     return float(waves), max(float(n_requests) - waves * b, 0.0)
+
+
+def spread_outputs(len_dist) -> bool:
+    """Whether a run's outputs end at end-of-text and so spread widely around their mean (a dataset such as
+    ShareGPT, or random prompts without ignore_eos), rather than all having one length ("fixed") or lengths drawn
+    from a stated narrow range ("uniform", "range ratio"): the drain of a finite run's last batch then takes many
+    steps at a shrinking batch (``finite_run_tail_s``).
+    Example: spread_outputs("sharegpt") and spread_outputs("random") are True; spread_outputs("fixed") and
+    spread_outputs("random, range ratio 0.8 (uniform)") are False.
+    """
+    text = str(len_dist).strip().lower()
+    return not (text.startswith("fixed") or "uniform" in text or "range ratio" in text or not text or text == "nan")
+
+
+def finite_run_tail_s(n_requests, batch, output_len, step_mixed_s, step_decode_s, step_one_s, prompt_one_s):
+    """Duration (s) of a finite run of N requests sent at once whose outputs end at end-of-text, on an engine
+    that runs B of them at once (arrays broadcast).
+
+    The outputs are taken as exponential with mean O (a request ends at each step with probability 1 / O, as a
+    sampled end-of-text does; ShareGPT's outputs are long-tailed alike): while requests wait, the engine runs B at
+    once in its steady mixed steps (``step_mixed_s``, prompts of the newcomers included): (N - B) x O / B steps;
+    then its last B requests drain, the batch falling as b(t) = B exp(-t / O), the last one ending after
+    O x H_B steps on average (H_B = 1 + 1/2 + ... + 1/B, the expected maximum of B exponentials; memorylessness
+    makes the residuals exponential again). With a decode step affine in the batch, a + c b (a and c from the
+    step at B, ``step_decode_s``, and alone, ``step_one_s``), the drain lasts O (a H_B + c B). The first B
+    prompts are prefilled up front, each at its marginal cost (``prompt_one_s``: the prompt's share of the mixed
+    step, or one request's TTFT when B = 1). A run of one length drains in one step instead
+    (``finite_run_waves``); a long-tailed one runs at a small batch for many steps, which is why published
+    ShareGPT runs of a few hundred prompts measure half the steady throughput.
+
+    Returns:
+        array of seconds; throughput = N x O / duration.
+    """
+    n, b, o = (np.asarray(x, dtype=float) for x in (n_requests, batch, output_len))
+    b = np.maximum(np.minimum(b, n), 1.0)
+    c = np.where(b > 1.0, (np.asarray(step_decode_s) - step_one_s) / np.maximum(b - 1.0, 1.0), 0.0)
+    c = np.maximum(c, 0.0)
+    a = np.maximum(np.asarray(step_one_s) - c, 0.0)
+    harmonic = np.log(b) + np.euler_gamma + 1.0 / (2.0 * b)  # H_B to within 1 / (12 B^2)
+    prompt = np.where(b > 1.0, (np.asarray(step_mixed_s) - step_decode_s) * o / np.maximum(b - 1.0, 1.0),
+                      prompt_one_s)
+    return np.maximum(n - b, 0.0) * o / b * step_mixed_s + o * (a * harmonic + c * b) + b * prompt
 
 
 def lockstep_closed_loop(mode: str, len_dist) -> bool:
@@ -300,9 +342,15 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                       settings=settings, batching="static" if static else "continuous",
                       matmul_scale=settings["matmul_scale"])
             n_run = _run_requests(notes) / layout.replicas
-            waves = 0.0
-            if (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
-                    and r.metric in _RUN_THROUGHPUT):
+            waves, tail = 0.0, 0.0
+            finite = (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
+                      and r.metric in _RUN_THROUGHPUT)
+            if finite and spread_outputs(r.len_dist):
+                # a finite run whose outputs end at end-of-text: the engine's batch, then one request alone,
+                # for the drain of its last batch (``finite_run_tail_s``)
+                comp = serving_components(*args, [n_run, 1.0], **kw)
+                tail = 1.0
+            elif finite:
                 # a finite offline run of N requests of one length: full bursts of B, then the rest
                 comp = serving_components(*args, [n_run], burst=True, **kw)
                 waves, rest = finite_run_waves(n_run, float(comp["B"][0]))
@@ -320,7 +368,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
         used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
-                         graphs=0.0 if eager else 1.0, npts=k, waves=waves, run_requests=n_run if waves else np.nan,
+                         graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail,
+                         run_requests=n_run if waves or tail else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
     rows = pd.DataFrame(used)
@@ -367,6 +416,19 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
                       output_tokens_per_s=closed["output_tokens_per_s"].copy())
         closed["requests_per_s"][idx[j]] = rps
         closed["output_tokens_per_s"][idx[j]] = rps * comps["O"][idx[j]]
+    tails = rows["tail"].to_numpy(float) if "tail" in rows else np.zeros(len(rows))
+    if (tails > 0).any():
+        j = np.flatnonzero(tails > 0)
+        i0, i1 = idx[j], idx[j] + 1
+        n_run = rows["run_requests"].to_numpy(float)[j]
+        o = comps["O"][i0]
+        dur = finite_run_tail_s(n_run, comps["B"][i0], o, closed["tpot_estimate"][i0],
+                                closed["tpot_estimate"][i0] - closed["tpot_interference"][i0],
+                                closed["tpot_estimate"][i1], closed["ttft_estimate"][i1])
+        closed = dict(closed, requests_per_s=closed["requests_per_s"].copy(),
+                      output_tokens_per_s=closed["output_tokens_per_s"].copy())
+        closed["requests_per_s"][i0] = n_run / dur
+        closed["output_tokens_per_s"][i0] = n_run / dur * o
     if is_rate.any():
         opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
         # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between

@@ -302,3 +302,38 @@ def test_attention_dp_balance_holds_a_prompt_until_every_rank_has_one():
     solo = serving_components(ds, b200, 1024, 1024, [64.0], tp8, "nvfp4", "fp8",
                               dict(SETTINGS, adp_balance_timeout_iters=60), rate=True)
     assert solo["adp_ranks"][0] == 1
+
+
+def test_a_finite_run_of_spread_outputs_drains_its_last_batch_slowly():
+    from calc.serving_fit import finite_run_tail_s, spread_outputs
+    # decode step a + c b with a = 10 ms, c = 0.1 ms (so 11 ms at B = 10, 10.1 ms alone); mixed steps 1 ms longer.
+    # Ten requests of mean output 100, all admitted: the drain lasts O (a H_10 + c B) = 100 (0.01 x 2.928968 +
+    # 0.0001 x 10) = 3.028968 s; the ten prompts cost their share of the mixed step, 0.001 x 100 / 9 s each,
+    # 0.111111 s: 3.140079 s in all (H_B to within 1 / (12 B^2))
+    t = finite_run_tail_s(10, 10, 100, 0.012, 0.011, 0.0101, 0.05)
+    assert float(t) == pytest.approx(3.140079, rel=1e-3)
+    # thirty requests: twenty more at the full batch first, (30 - 10) x 100 / 10 = 200 mixed steps of 12 ms
+    assert float(finite_run_tail_s(30, 10, 100, 0.012, 0.011, 0.0101, 0.05)) == pytest.approx(3.140079 + 2.4, rel=1e-3)
+    # slower than the steady state (B / mixed step) whenever outputs spread: 30 x 100 / 5.54 s = 541 tok/s < 833
+    assert 30 * 100 / float(finite_run_tail_s(30, 10, 100, 0.012, 0.011, 0.0101, 0.05)) < 10 / 0.012
+    assert spread_outputs("sharegpt") and spread_outputs("random")
+    assert not spread_outputs("fixed") and not spread_outputs("random, range ratio 0 (uniform 0-1024 per request)")
+
+
+def test_a_published_offline_run_of_sharegpt_prompts_is_predicted_as_a_finite_run():
+    import pandas as pd
+    from calc.serving_fit import predict_rows, prepare_rows
+    row = dict(id="t", source_id="t", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm", n_gpus=1,
+               tp=1, pp=1, ep=1, dp=1, engine="vllm", engine_version="", weight_dtype="bf16", kv_dtype="bf16",
+               input_len=220, output_len=200, len_dist="sharegpt", concurrency=pd.NA, request_rate_per_s=float("nan"),
+               mode="offline", metric="output_tok_per_s", statistic="mean", value=1000.0,
+               notes="vllm bench serve, request rate inf; 1000 successful requests")
+    spread = pd.DataFrame([row])
+    steady = pd.DataFrame([dict(row, notes="vllm bench serve, request rate inf")])  # no number of requests: steady
+    p = param_values(load_serving_params())
+    rows, comps, skipped = prepare_rows(spread)
+    assert not skipped and rows["tail"].iloc[0] == 1 and rows["run_requests"].iloc[0] == 1000
+    finite = predict_rows(rows, comps, p)[0]
+    rows2, comps2, _ = prepare_rows(steady)
+    assert rows2["tail"].iloc[0] == 0
+    assert finite < predict_rows(rows2, comps2, p)[0]
