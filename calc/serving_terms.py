@@ -8,11 +8,17 @@
 - ``over_pcie`` / ``spans_domains``: which link a replica's collectives use (for their efficiency).
 - ``overlap_fixed_s`` / ``overlaps_schedule``: the host's share of a step hidden behind the GPU's by engines that
   prepare step k + 1 while step k runs (SGLang's overlap scheduler, vLLM's async scheduling).
+- ``eager_prefill``: whether an engine's prompt steps run outside its decode CUDA graphs.
+- ``finite_run_waves`` / ``finite_run_tail_s`` / ``spread_outputs`` / ``lockstep_closed_loop``: the shape of a
+  benchmark's run: a finite run of one length in waves, one whose outputs end at end-of-text draining its last
+  batch, and a closed loop of fixed lengths moving in lockstep bursts.
 
 Used by ``calc.serving`` (the estimate) and ``calc.serving_fit`` (the calibration). Every time is in
 seconds per GPU.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -263,3 +269,85 @@ def eager_prefill(engine: str, version: str = "", compiled_engine: bool = False)
         v = _version(version)
         return not compiled_engine and (not v or v >= (1, 0))
     return True
+
+
+def finite_run_waves(n_requests: float, batch: float) -> tuple[float, float]:
+    """(full waves, requests of the last partial wave) of an offline run of ``n_requests`` requests of one
+    length on an engine that runs ``batch`` at once: requests of equal length admitted together finish
+    together, so the run is ``floor(N / B)`` bursts of B and one burst of the ``N mod B`` left (Yu et al.,
+    Orca, OSDI 2022, section 4: iteration-level scheduling admits the next requests as soon as the batch
+    frees). The run's throughput is N x O over the sum of the bursts' durations
+    (``calc.serving_terms.burst_schedule``), below the steady state when the last wave is small: the
+    TensorRT-LLM overview's runs of 1,500 requests of 128/4096 tokens (its ``$num_requests`` table) on
+    an engine holding 360 at once are 4 full waves and one of 60, decoded for as many steps.
+    Example: finite_run_waves(1500, 360) = (4.0, 60.0).
+
+    Raises:
+        ValueError: a non-positive number of requests or batch.
+    """
+    if not (n_requests > 0 and batch > 0):
+        raise ValueError(f"a finite run needs a positive number of requests and batch; got {n_requests!r}, {batch!r}")
+    b = min(float(batch), float(n_requests))
+    waves = math.floor(float(n_requests) / b + 1e-9)
+    return float(waves), max(float(n_requests) - waves * b, 0.0)
+
+
+def spread_outputs(len_dist) -> bool:
+    """Whether a run's outputs end at end-of-text and so spread widely around their mean (a dataset such as
+    ShareGPT, or random prompts without ignore_eos), rather than all having one length ("fixed") or lengths drawn
+    from a stated narrow range ("uniform", "range ratio"): the drain of a finite run's last batch then takes many
+    steps at a shrinking batch (``finite_run_tail_s``).
+    Example: spread_outputs("sharegpt") and spread_outputs("random") are True; spread_outputs("fixed") and
+    spread_outputs("random, range ratio 0.8 (uniform)") are False.
+    """
+    text = str(len_dist).strip().lower()
+    return not (text.startswith("fixed") or "uniform" in text or "range ratio" in text or not text or text == "nan")
+
+
+def finite_run_tail_s(n_requests, batch, output_len, step_mixed_s, step_decode_s, step_one_s, prompt_one_s):
+    """Duration (s) of a finite run of N requests sent at once whose outputs end at end-of-text, on an engine
+    that runs B of them at once (arrays broadcast).
+
+    The outputs are taken as exponential with mean O (a request ends at each step with probability 1 / O, as a
+    sampled end-of-text does; ShareGPT's outputs are long-tailed alike): while requests wait, the engine runs B at
+    once in its steady mixed steps (``step_mixed_s``, prompts of the newcomers included): (N - B) x O / B steps;
+    then its last B requests drain, the batch falling as b(t) = B exp(-t / O), the last one ending after
+    O x H_B steps on average (H_B = 1 + 1/2 + ... + 1/B, the expected maximum of B exponentials; memorylessness
+    makes the residuals exponential again). With a decode step affine in the batch, a + c b (a and c from the
+    step at B, ``step_decode_s``, and alone, ``step_one_s``), the drain lasts O (a H_B + c B). The first B
+    prompts are prefilled up front, each at its marginal cost (``prompt_one_s``: the prompt's share of the mixed
+    step, or one request's TTFT when B = 1). A run of one length drains in one step instead
+    (``finite_run_waves``); a long-tailed one runs at a small batch for many steps, which is why published
+    ShareGPT runs of a few hundred prompts measure half the steady throughput.
+
+    Returns:
+        array of seconds; throughput = N x O / duration.
+    """
+    n, b, o = (np.asarray(x, dtype=float) for x in (n_requests, batch, output_len))
+    b = np.maximum(np.minimum(b, n), 1.0)
+    c = np.where(b > 1.0, (np.asarray(step_decode_s) - step_one_s) / np.maximum(b - 1.0, 1.0), 0.0)
+    c = np.maximum(c, 0.0)
+    a = np.maximum(np.asarray(step_one_s) - c, 0.0)
+    harmonic = np.log(b) + np.euler_gamma + 1.0 / (2.0 * b)  # H_B to within 1 / (12 B^2)
+    prompt = np.where(b > 1.0, (np.asarray(step_mixed_s) - step_decode_s) * o / np.maximum(b - 1.0, 1.0),
+                      prompt_one_s)
+    return np.maximum(n - b, 0.0) * o / b * step_mixed_s + o * (a * harmonic + c * b) + b * prompt
+
+
+def lockstep_closed_loop(mode: str, len_dist) -> bool:
+    """Whether a closed-loop run moves in lockstep waves, each a burst of its C requests
+    (``calc.serving_terms.burst_schedule``): C clients with every prompt and output of one length
+    (``len_dist`` "fixed", the output forced by ignore_eos). At a concurrency C the client starts C requests
+    at once and sends each client's next request when its previous one completes (AIPerF docs, "Load
+    Generator Options Reference": ``--concurrency`` alone sends "as fast as possible within concurrency";
+    "Gradual Ramping": without a ramp the C requests start together; vllm bench serve ``--max-concurrency``
+    and trtllm-bench ``--concurrency`` likewise): the first wave's prompts are prefilled together, its
+    requests then decode the same number of steps and finish within the wave's few prefill steps of each
+    other, so the next wave arrives as one burst again. Its TTFT is a burst's (the prompts prefilled before
+    one's own, (K + 1) / 2 prefill steps of the token budget on average) rather than one step's wait, and
+    its TPOT carries the wave's prefill steps. A run of random lengths, or stopping at end-of-text, spreads
+    the waves out (the steady-state closed loop of ``calc.serving.combine``).
+    Example: lockstep_closed_loop("concurrency", "fixed") is True; ("concurrency", "random 0.8-1.0") and
+    ("rate", "fixed") are False.
+    """
+    return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"

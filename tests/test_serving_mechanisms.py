@@ -61,7 +61,8 @@ def test_a_weight_only_matmul_runs_at_its_factor_of_the_bf16_utilisation():
 
 
 def test_a_finite_offline_run_is_full_waves_then_the_rest():
-    from calc.serving_fit import finite_run_waves, prepare_rows, read_measurements
+    from calc.serving_fit import prepare_rows, read_measurements
+    from calc.serving_terms import finite_run_waves
     # 1,500 requests of one length on an engine that holds 360: four waves of 360, then one of 60
     assert finite_run_waves(1500, 360) == (4.0, 60.0)
     assert finite_run_waves(3000, 4096) == (1.0, 0.0)       # all of them at once
@@ -175,7 +176,8 @@ def _closed_loop_row(len_dist, concurrency=64):
 
 
 def test_a_closed_loop_of_fixed_lengths_runs_in_waves_of_bursts():
-    from calc.serving_fit import lockstep_closed_loop, prepare_rows
+    from calc.serving_fit import prepare_rows
+    from calc.serving_terms import lockstep_closed_loop
     assert lockstep_closed_loop("concurrency", "fixed")
     assert not lockstep_closed_loop("concurrency", "random 0.8-1.0")
     assert not lockstep_closed_loop("rate", "fixed")
@@ -305,7 +307,7 @@ def test_attention_dp_balance_holds_a_prompt_until_every_rank_has_one():
 
 
 def test_a_finite_run_of_spread_outputs_drains_its_last_batch_slowly():
-    from calc.serving_fit import finite_run_tail_s, spread_outputs
+    from calc.serving_terms import finite_run_tail_s, spread_outputs
     # decode step a + c b with a = 10 ms, c = 0.1 ms (so 11 ms at B = 10, 10.1 ms alone); mixed steps 1 ms longer.
     # Ten requests of mean output 100, all admitted: the drain lasts O (a H_10 + c B) = 100 (0.01 x 2.928968 +
     # 0.0001 x 10) = 3.028968 s; the ten prompts cost their share of the mixed step, 0.001 x 100 / 9 s each,
