@@ -5,7 +5,8 @@ RESULTS: InferenceX result files of any shape ``calc.inferencex.parse_inferencex
 ``agg_*.json`` results, the dashboard's benchmark records, runner results). The dashboard's data are GPL-3.0
 since 2026-03-18, so the project cites them (calc/data/serving_cited.csv) and does not ship their values: load
 your own copy here. Prints the share of rows within 25% and 50% (|predicted / measured - 1|,
-``calc.serving_fit.error_summary``) and the median measured / predicted, overall, by metric and by accelerator,
+``calc.serving_fit.error_summary``) and the median of measured / predicted (``median_ratio``: above 1, the
+engine was slower than the estimate), overall, by metric and by accelerator,
 engine and model, with the stored parameters (calc/data/serving_params.json). Rows with speculative decoding,
 multi-node or disaggregated runs are left out, as the fit leaves them out.
 """
@@ -47,12 +48,16 @@ def table(rows: pd.DataFrame, by) -> pd.DataFrame:
 
 
 def main(paths) -> int:
-    if not paths:
+    if not paths or any(p in ("-h", "--help") for p in paths):
         print(__doc__)
-        return 2
+        return 0 if paths else 2
     frames = []
     for p in paths:
-        df, skipped = parse_inferencex(Path(p).read_bytes(), name=Path(p).name, source_id="inferencex-local")
+        try:
+            df, skipped = parse_inferencex(Path(p).read_bytes(), name=Path(p).name, source_id="inferencex-local")
+        except (OSError, ValueError) as exc:
+            print(f"{p}: cannot be read: {exc}", file=sys.stderr)
+            return 2
         print(f"{p}: {len(df)} rows, {len(skipped)} objects skipped")
         frames.append(df)
     rows = evaluate(frames)

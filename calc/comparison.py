@@ -51,7 +51,7 @@ def config_label(c) -> str:
     """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' for a configuration row; ', attention DP8' where
     attention runs data-parallel (dp > 1 with tp below the GPUs of a replica), ', speculative decoding' where no row
     of it is plain (``plain`` of ``configurations``)."""
-    kv = c["kv_dtype"] or "as weights"
+    kv = c["kv_dtype"] or "unstated (engine default)"
     dp = int(c["dp"]) if "dp" in c and not pd.isna(c["dp"]) else 1
     return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {c['n_gpus']} GPUs"
             + (f", attention DP{dp}" if dp > 1 else "")

@@ -308,7 +308,9 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{name}: not a JSON file ({e})") from None
     objs = [doc] if isinstance(doc, dict) else doc
-    if not isinstance(objs, list) or not objs or not all(isinstance(o, dict) for o in objs):
+    if isinstance(objs, list) and not objs:
+        raise ValueError(f"{name}: an empty list: no InferenceX result in it")
+    if not isinstance(objs, list) or not all(isinstance(o, dict) for o in objs):
         raise ValueError(f"{name}: expected an InferenceX result object (an agg_*.json result with fields "
                          f"{', '.join(REQUIRED)}, a dashboard record or a runner result) or a list of them")
     rows, skipped, seen = [], [], {}

@@ -53,14 +53,14 @@ import pandas as pd
 
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators
-from .models import ModelConfig
+from .models import ModelConfig, beyond_trained_window
 from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
                             eager_prefill, over_pcie, overlap_fixed_s, overlaps_schedule, spans_domains,
-                            unquantized_matmul_extra_s)
+                            unquantized_matmul_extra_s, _version)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -81,7 +81,8 @@ class TimeBreakdown:
         interference_s: other requests' prefill in the same steps (continuous batching).
         queue_s: waiting before the first token (TTFT only; 0 for TPOT).
         estimate_s: the sum of the parts above.
-        low_s, high_s: the range from the cross-validated error spread (``low_s <= estimate_s <= high_s``).
+        low_s, high_s: the range from the cross-validated error spread (``low_s <= estimate_s <= high_s``), its low
+            end never below ``bound_s`` (no engine beats the roofline's lower bound).
     """
 
     weights_s: float
@@ -413,9 +414,12 @@ def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batc
 ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fraction": "number",
                   "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
                   "eager_prefill": "flag", "reserve_full_sequence": "flag"}
+#: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance.
+ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-interval"),
+                       "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance")}
 
 
-def _engine_options(options) -> dict:
+def _engine_options(options, engine_key: str = "") -> dict:
     if options is None:
         return {}
     if not isinstance(options, dict):
@@ -424,6 +428,9 @@ def _engine_options(options) -> dict:
     for k, v in options.items():
         if k not in ENGINE_OPTIONS:
             raise ValueError(f"unknown engine option {k!r}: the options are {', '.join(ENGINE_OPTIONS)}")
+        own, what = ENGINE_ONLY_OPTIONS.get(k, (engine_key, ""))
+        if engine_key and own != engine_key:
+            raise ValueError(f"engine option {k!r} is {what}; the engine here is {engine_key}")
         if ENGINE_OPTIONS[k] == "flag":
             if not isinstance(v, bool):
                 raise ValueError(f"engine option {k!r} must be True or False; got {v!r:.40}")
@@ -442,9 +449,11 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_vers
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
     if engine_version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
         version = str(engine_version)
+        if not _version(version):
+            raise ValueError(f"engine_version must be a release number such as 0.14.0 or 1.2.0; got {version!r:.40}")
         settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
                         eager_prefill=eager_prefill(key, version))
-    settings.update(_engine_options(engine_options))
+    settings.update(_engine_options(engine_options, key))
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)
     settings = dict(settings, matmul_scale=scale)
@@ -462,8 +471,10 @@ def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
     v = {k: float(np.asarray(a[f"{prefix}_{k}"])[i]) for k in ("weights", "kv", "compute", "comm", "bound", "fixed",
                                                                  "efficiency", "interference", "queue", "estimate")}
     est = v["estimate"]
+    # the range's low end never passes the bound: no engine is faster than the roofline's lower bound
+    low = max(est * float(np.exp(q[0])), v["bound"])
     return TimeBreakdown(v["weights"], v["kv"], v["compute"], v["comm"], v["bound"], v["fixed"], v["efficiency"],
-                         v["interference"], v["queue"], est, est * float(np.exp(q[0])), est * float(np.exp(q[1])))
+                         v["interference"], v["queue"], est, low, max(est * float(np.exp(q[1])), low))
 
 
 def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
@@ -500,6 +511,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params,
                                                  engine_version, engine_options)
+    limit = beyond_trained_window(model, i + o)
+    if limit:
+        notices = notices + [f"{i + o:,} tokens of prompt and output exceed {model.name}'s trained context of "
+                             f"{limit:,}: an engine refuses such a request; the times are the arithmetic all the same"]
     p = param_values(prm)
     costs = engine_costs(p, key)
     graphs = 1.0 if cuda_graphs else 0.0
@@ -522,11 +537,15 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     e2e = float(a["e2e_s"][0])
     per_gpu = float(a["output_tokens_per_s"][0]) / layout.gpus_per_replica
     bound_per_gpu = float(comp["B"][0]) / float(a["bound_tpot_s"][0]) / layout.gpus_per_replica
+    # ranges stop at the bound: latency not below it, throughput not above it
+    e2e_bound = float(a["bound_ttft_s"][0]) + (o - 1) * float(a["bound_tpot_s"][0])
+    e2e_low = max(e2e * float(np.exp(q_lat[0])), min(e2e_bound, e2e))
+    gpu_high = max(min(per_gpu * float(np.exp(q_thr[1])), bound_per_gpu), per_gpu)
     return ServingEstimate(
-        ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=e2e * float(np.exp(q_lat[0])),
-        e2e_high_s=e2e * float(np.exp(q_lat[1])), output_tokens_per_s=per_gpu * layout.n_gpus,
-        output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=per_gpu * float(np.exp(q_thr[0])),
-        per_gpu_high=per_gpu * float(np.exp(q_thr[1])), tokens_per_s_per_user=1.0 / tpot.estimate_s,
+        ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=e2e_low,
+        e2e_high_s=max(e2e * float(np.exp(q_lat[1])), e2e_low), output_tokens_per_s=per_gpu * layout.n_gpus,
+        output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=min(per_gpu * float(np.exp(q_thr[0])), gpu_high),
+        per_gpu_high=gpu_high, tokens_per_s_per_user=1.0 / tpot.estimate_s,
         requests_per_s=float(a["requests_per_s"][0]) * reps, bound_tpot_s=float(a["bound_tpot_s"][0]),
         bound_ttft_s=float(a["bound_ttft_s"][0]), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
         decode_batch=float(comp["B"][0]), concurrency=float(comp["C"][0]), batch_limit=str(comp["limit"][0]),
@@ -616,9 +635,11 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     df = pd.DataFrame({
         "concurrency": c, "decode_batch": comp["B"], "batch_limit": comp["limit"], "tpot_s": tpot,
         "ttft_s": a["ttft_estimate"], "e2e_s": a["e2e_s"], "tokens_per_s_per_user": 1.0 / tpot,
-        "tokens_per_s_per_user_low": np.exp(-q_lat[1]) / tpot, "tokens_per_s_per_user_high": np.exp(-q_lat[0]) / tpot,
+        "tokens_per_s_per_user_low": np.exp(-q_lat[1]) / tpot,
+        "tokens_per_s_per_user_high": np.maximum(np.minimum(np.exp(-q_lat[0]) / tpot, 1.0 / a["bound_tpot_s"]), 1.0 / tpot),
         "tokens_per_s_per_gpu": per_gpu, "tokens_per_s_per_gpu_low": per_gpu * np.exp(q_thr[0]),
-        "tokens_per_s_per_gpu_high": per_gpu * np.exp(q_thr[1]),
+        "tokens_per_s_per_gpu_high": np.maximum(np.minimum(per_gpu * np.exp(q_thr[1]), comp["B"] / a["bound_tpot_s"] / gpus),
+                                                per_gpu),
         "bound_tokens_per_s_per_user": 1.0 / a["bound_tpot_s"],
         "bound_tokens_per_s_per_gpu": comp["B"] / a["bound_tpot_s"] / gpus})
     df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())

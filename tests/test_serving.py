@@ -294,8 +294,33 @@ def test_engine_options_and_version_change_only_what_they_name():
     # a smaller max batch caps the decode batch
     capped = serving_estimate(llama, h100, 512, 512, concurrency=64, engine="vllm", engine_options={"max_batch": 16})
     assert capped.decode_batch == 16 and capped.batch_limit == "max_batch"
-    for bad, words in (({"foo": 1}, "unknown engine option 'foo'"), ({"recv_interval": 0}, "positive"),
+    for bad, words in (({"foo": 1}, "unknown engine option 'foo'"), ({"max_batch": 0}, "positive"),
                        ({"eager_prefill": "yes"}, "True or False"), ({"kv_memory_fraction": 2}, "at most 1"),
                        ([1], "must be a dict")):
         with pytest.raises(ValueError, match=words):
             serving_estimate(llama, h100, 512, 512, concurrency=4, engine_options=bad)
+
+
+def test_ranges_stop_at_the_bound_and_engine_inputs_are_checked():
+    # the held-out spread reaches below 1x on the low side, but no engine is faster than the roofline's bound:
+    # the low end of a latency range and the high end of a throughput range stop at it
+    m, a = calc.get_model("llama-3.1-70b"), calc.get_accelerator("h100-sxm")
+    e = serving_estimate(m, a, 1000, 1000, concurrency=64, tp=8, weight_dtype="fp8", kv_dtype="fp8", engine="vllm")
+    for t in (e.tpot, e.ttft):
+        assert t.bound_s <= t.low_s <= t.estimate_s <= t.high_s
+    assert e.per_gpu_low <= e.output_tokens_per_s_per_gpu <= e.per_gpu_high <= e.bound_output_tokens_per_s_per_gpu
+    f = serving_frontier(m, a, 1000, 1000, tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert (f["tokens_per_s_per_gpu_high"] <= f["bound_tokens_per_s_per_gpu"] * (1 + 1e-12)).all()
+    assert (f["tokens_per_s_per_user_high"] <= f["bound_tokens_per_s_per_user"] * (1 + 1e-12)).all()
+    assert (f["tokens_per_s_per_gpu_high"] >= f["tokens_per_s_per_gpu"]).all()
+    # an option of another engine, or a version without a number, is refused
+    kw = dict(concurrency=4, tp=8, weight_dtype="fp8")
+    with pytest.raises(ValueError, match="SGLang's --scheduler-recv-interval; the engine here is vllm"):
+        serving_estimate(m, a, 1000, 100, engine="vllm", engine_options={"recv_interval": 4}, **kw)
+    with pytest.raises(ValueError, match="attention_dp_config"):
+        serving_estimate(m, a, 1000, 100, engine="sglang", engine_options={"adp_balance_timeout_iters": 60}, **kw)
+    with pytest.raises(ValueError, match="release number"):
+        serving_estimate(m, a, 1000, 100, engine="trtllm", engine_version="banana", **kw)
+    # a request past the trained context (131,072 for Llama 3.1) is computed, with a notice
+    far = serving_estimate(m, a, 300_000, 1000, concurrency=1, tp=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert any("exceed" in n and "131,072" in n for n in far.notices)

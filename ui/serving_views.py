@@ -157,4 +157,8 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
                             engine=engine, batching=batching)
     if est is not None:
         show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd)
+        st.caption(f"This block times a request of {int(input_len):,} prompt and {int(output_len):,} output tokens: its "
+                   f"bound is the decode step at the request's mean context, {int(input_len) + int(output_len) // 2:,} "
+                   "tokens (prompt + half the output), so it can sit a little above a bound computed at the prompt "
+                   "length alone.")
     return est
