@@ -22,7 +22,8 @@ def _traffic_inputs() -> tuple[tuple, float, float]:
     n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
     hit = c[4].number_input("Prefix hit (%)", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
     tpot_ms = c[5].number_input("TPOT target (ms)", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
-    ttft_ms = c[6].number_input("TTFT target (ms)", 1.0, 600_000.0, 1000.0, step=100.0, key="mg_ttft", bind="query-params")
+    ttft_ms = c[6].number_input("TTFT target (ms)", 1.0, 600_000.0, 1000.0, step=100.0, format="%.0f", key="mg_ttft",
+                                bind="query-params")
     return (rps, peak, int(n_in), int(n_out), hit / 100), tpot_ms / 1e3, ttft_ms / 1e3
 
 

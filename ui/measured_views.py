@@ -131,13 +131,18 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
     """The rows with measured, predicted and bound, and each row's source link."""
     urls = sources["url"].to_dict() if len(sources) else {}
     shown = table.assign(source=table["source_id"].map(urls).fillna(table["source_id"]))
+    # four significant digits, written with separators and no exponent (16,460 and 24.49, not 1.646e+04); the
+    # download keeps every digit
+    for col in ("value", "predicted", "bound"):
+        shown[col] = pd.to_numeric(shown[col], errors="coerce").map(
+            lambda v: float(f"{v:.4g}") if np.isfinite(v) else v)
     html_table.show_table(shown, hide_index=True, width="stretch",
                           column_order=["id", "metric", "statistic", "concurrency", "value", "predicted", "bound",
                                         "predicted_over_measured", "source", "note"],
                           column_config={
-                              "value": st.column_config.NumberColumn("measured", format="%,.4g"),
-                              "predicted": st.column_config.NumberColumn("serving estimate", format="%,.4g"),
-                              "bound": st.column_config.NumberColumn("bound", format="%,.4g"),
+                              "value": st.column_config.NumberColumn("measured", format="localized"),
+                              "predicted": st.column_config.NumberColumn("serving estimate", format="localized"),
+                              "bound": st.column_config.NumberColumn("bound", format="localized"),
                               "predicted_over_measured": st.column_config.NumberColumn("estimate / measured",
                                                                                        format="%.2f"),
                               "source": st.column_config.LinkColumn("source")})
