@@ -24,6 +24,11 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
                   "input_len", "output_len")
 
 
+def _speculative(notes: pd.Series) -> pd.Series:
+    """Whether each row's notes say speculative decoding (the words ``calc.serving_fit.prepare_rows`` leaves out)."""
+    return notes.fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+
+
 def configurations(df: pd.DataFrame) -> pd.DataFrame:
     """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
     ``points``, the runs that give both of InferenceX's axes (``measured_points``), and ``plain``, the rows
@@ -33,7 +38,7 @@ def configurations(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "plain"])
     keys = list(CONFIG_COLUMNS)
-    spec = df["notes"].fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+    spec = _speculative(df["notes"])
     g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec).groupby(keys, dropna=False).agg(
         rows=("_plain", "size"), plain=("_plain", "sum")).reset_index()
     g["plain"] = g["plain"].astype(int)
@@ -81,7 +86,7 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     d["_mean"] = (d["statistic"] != "mean").astype(int)  # mean before median
     d["_itl"] = (d["metric"] == "itl_ms").astype(int)  # TPOT before ITL
     d = d.sort_values(["_mean", "_itl"], kind="stable")
-    d["_spec"] = d["notes"].fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+    d["_spec"] = _speculative(d["notes"])
     keys = list(CONFIG_COLUMNS) + ["concurrency", "source_id", "_spec"]
     x = d.dropna(subset=["x"]).groupby(keys, dropna=False)["x"].first()
     y = d.dropna(subset=["y"]).groupby(keys, dropna=False)["y"].first()

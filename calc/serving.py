@@ -60,7 +60,7 @@ from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
                             eager_prefill, over_pcie, overlap_fixed_s, overlaps_schedule, spans_domains,
-                            unquantized_matmul_extra_s, _version)
+                            release_tuple, unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -449,7 +449,7 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_vers
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
     if engine_version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
         version = str(engine_version)
-        if not _version(version):
+        if not release_tuple(version):
             raise ValueError(f"engine_version must be a release number such as 0.14.0 or 1.2.0; got {version!r:.40}")
         settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
                         eager_prefill=eager_prefill(key, version))
@@ -467,14 +467,25 @@ def _accelerator_key(accelerator: Accelerator) -> str:
     return accelerator.name
 
 
+def bounded_range(estimate, q: tuple, bound, kind: str):
+    """(low, high) of an estimate from the held-out log-error quantiles ``q`` = (low, high), stopped at the
+    roofline's ``bound``, which no engine passes: a latency range (``kind`` "latency") never reaches below it, a
+    throughput range ("throughput") never above it; the range always holds the estimate. Scalars or arrays."""
+    lo, hi = estimate * np.exp(q[0]), estimate * np.exp(q[1])
+    if kind == "latency":
+        low = np.maximum(lo, np.minimum(bound, estimate))
+        return low, np.maximum(hi, low)
+    high = np.maximum(np.minimum(hi, bound), estimate)
+    return np.minimum(lo, high), high
+
+
 def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
     v = {k: float(np.asarray(a[f"{prefix}_{k}"])[i]) for k in ("weights", "kv", "compute", "comm", "bound", "fixed",
                                                                  "efficiency", "interference", "queue", "estimate")}
     est = v["estimate"]
-    # the range's low end never passes the bound: no engine is faster than the roofline's lower bound
-    low = max(est * float(np.exp(q[0])), v["bound"])
+    low, high = bounded_range(est, q, v["bound"], "latency")
     return TimeBreakdown(v["weights"], v["kv"], v["compute"], v["comm"], v["bound"], v["fixed"], v["efficiency"],
-                         v["interference"], v["queue"], est, low, max(est * float(np.exp(q[1])), low))
+                         v["interference"], v["queue"], est, float(low), float(high))
 
 
 def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
@@ -537,15 +548,14 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     e2e = float(a["e2e_s"][0])
     per_gpu = float(a["output_tokens_per_s"][0]) / layout.gpus_per_replica
     bound_per_gpu = float(comp["B"][0]) / float(a["bound_tpot_s"][0]) / layout.gpus_per_replica
-    # ranges stop at the bound: latency not below it, throughput not above it
     e2e_bound = float(a["bound_ttft_s"][0]) + (o - 1) * float(a["bound_tpot_s"][0])
-    e2e_low = max(e2e * float(np.exp(q_lat[0])), min(e2e_bound, e2e))
-    gpu_high = max(min(per_gpu * float(np.exp(q_thr[1])), bound_per_gpu), per_gpu)
+    e2e_low, e2e_high = bounded_range(e2e, q_lat, e2e_bound, "latency")
+    gpu_low, gpu_high = bounded_range(per_gpu, q_thr, bound_per_gpu, "throughput")
     return ServingEstimate(
-        ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=e2e_low,
-        e2e_high_s=max(e2e * float(np.exp(q_lat[1])), e2e_low), output_tokens_per_s=per_gpu * layout.n_gpus,
-        output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=min(per_gpu * float(np.exp(q_thr[0])), gpu_high),
-        per_gpu_high=gpu_high, tokens_per_s_per_user=1.0 / tpot.estimate_s,
+        ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=float(e2e_low),
+        e2e_high_s=float(e2e_high), output_tokens_per_s=per_gpu * layout.n_gpus,
+        output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=float(gpu_low),
+        per_gpu_high=float(gpu_high), tokens_per_s_per_user=1.0 / tpot.estimate_s,
         requests_per_s=float(a["requests_per_s"][0]) * reps, bound_tpot_s=float(a["bound_tpot_s"][0]),
         bound_ttft_s=float(a["bound_ttft_s"][0]), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
         decode_batch=float(comp["B"][0]), concurrency=float(comp["C"][0]), batch_limit=str(comp["limit"][0]),
@@ -632,14 +642,14 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus
+    # tokens/s per user is 1 / TPOT: its range is the latency quantiles' reciprocal
+    user_low, user_high = bounded_range(1.0 / tpot, (-q_lat[1], -q_lat[0]), 1.0 / a["bound_tpot_s"], "throughput")
+    gpu_low, gpu_high = bounded_range(per_gpu, q_thr, comp["B"] / a["bound_tpot_s"] / gpus, "throughput")
     df = pd.DataFrame({
         "concurrency": c, "decode_batch": comp["B"], "batch_limit": comp["limit"], "tpot_s": tpot,
         "ttft_s": a["ttft_estimate"], "e2e_s": a["e2e_s"], "tokens_per_s_per_user": 1.0 / tpot,
-        "tokens_per_s_per_user_low": np.exp(-q_lat[1]) / tpot,
-        "tokens_per_s_per_user_high": np.maximum(np.minimum(np.exp(-q_lat[0]) / tpot, 1.0 / a["bound_tpot_s"]), 1.0 / tpot),
-        "tokens_per_s_per_gpu": per_gpu, "tokens_per_s_per_gpu_low": per_gpu * np.exp(q_thr[0]),
-        "tokens_per_s_per_gpu_high": np.maximum(np.minimum(per_gpu * np.exp(q_thr[1]), comp["B"] / a["bound_tpot_s"] / gpus),
-                                                per_gpu),
+        "tokens_per_s_per_user_low": user_low, "tokens_per_s_per_user_high": user_high,
+        "tokens_per_s_per_gpu": per_gpu, "tokens_per_s_per_gpu_low": gpu_low, "tokens_per_s_per_gpu_high": gpu_high,
         "bound_tokens_per_s_per_user": 1.0 / a["bound_tpot_s"],
         "bound_tokens_per_s_per_gpu": comp["B"] / a["bound_tpot_s"] / gpus})
     df["pareto"] = pareto_mask(df["tokens_per_s_per_user"].to_numpy(), df["tokens_per_s_per_gpu"].to_numpy())

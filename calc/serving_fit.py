@@ -317,7 +317,7 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     """Predicted value of every prepared row (in its metric's unit) under parameter ``values``."""
     keys = rows["engine_key"].to_numpy()
     row = comps["row"].astype(int)
-    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in ("step", "seq", "moe", "prefill")}
+    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in engine_costs(values, "generic")}
     graphs = rows["graphs"].to_numpy(float)[row]
     rate = rows["rate_per_replica"].to_numpy(float)[row]
     is_rate = ~np.isnan(rate)

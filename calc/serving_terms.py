@@ -205,7 +205,7 @@ def overlap_fixed_s(host_s, device_fixed_s, device_busy_s, overlap):
     return np.where(np.asarray(overlap, dtype=float) > 0, hidden, host + dev)
 
 
-def _version(text) -> tuple:
+def release_tuple(text) -> tuple:
     """(major, minor, patch) of a version string such as "0.4.1" or "v0.22.0"; () when none is given."""
     parts = []
     for piece in str(text or "").strip().lstrip("v").split(".")[:3]:
@@ -236,7 +236,7 @@ def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> 
     ("vllm", "0.10.0") is False; ("vllm", "0.22.0") is True.
     """
     e = str(engine).strip().lower()
-    v = _version(version)
+    v = release_tuple(version)
     if e == "sglang":
         if v and v < (0, 4):
             return False
@@ -266,7 +266,7 @@ def eager_prefill(engine: str, version: str = "", compiled_engine: bool = False)
     """
     e = str(engine).strip().lower()
     if e == "trtllm":
-        v = _version(version)
+        v = release_tuple(version)
         return not compiled_engine and (not v or v >= (1, 0))
     return True
 
