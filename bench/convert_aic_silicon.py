@@ -42,6 +42,10 @@ MODELS = {  # model_path -> (calc preset, family)
 }
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200"}
 DENSE = ("llama-3.1-70b", "llama-3.1-8b", "qwen3-32b")
+#: How the runs were driven (bench_run.sh.j2: ``--num-requests`` concurrency x BENCH_MULTI_ROUND, default 20,
+#: after ``--warmup-request-count`` 2 x concurrency); calc.serving_fit reads the rounds from this phrase.
+ROUNDS = ("aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests "
+          "(the generated benchmark's default)")
 
 
 def weight_dtype(r, model: str) -> str:
@@ -132,7 +136,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
                  f", MoE {r.moe_quant_mode if isinstance(r.moe_quant_mode, str) else '-'}; TP{tp} PP{pp} attention DP{dp}"
                  f" MoE TP{moe_tp} EP{moe_ep}, batch per rank {int(r.batch_size)}{extra}; "
                  f"{'measured ' + measured.group(1) + '; ' if measured else ''}{image.group(1) + '; ' if image else ''}"
-                 f"KV dtype not stated, taken as {kv}: {why}")
+                 f"KV dtype not stated, taken as {kv}: {why}; {ROUNDS}")
         base = dict(source_id=f"aiconfigurator-silicon-{r.backend}", model=model, model_family=family,
                     accelerator=SYSTEMS[r.system], n_gpus=width * pp, tp=tp, pp=pp, ep=ep, dp=dp, engine=r.backend,
                     engine_version=r.backend_version, weight_dtype=wd, kv_dtype=kv, input_len=int(r.isl),

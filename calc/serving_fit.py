@@ -51,7 +51,7 @@ from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_terms import (eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            overlaps_schedule, spread_outputs)
+                            lockstep_share, overlaps_schedule, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -100,6 +100,8 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
+#: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
+_ROUNDS = re.compile(r"(\d+) rounds of c requests")
 
 
 def _run_requests(notes: str) -> float:
@@ -261,7 +263,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                       settings=settings, batching="static" if static else "continuous",
                       matmul_scale=settings["matmul_scale"])
             n_run = _run_requests(notes) / layout.replicas
-            waves, tail = 0.0, 0.0
+            waves, tail, rounds = 0.0, 0.0, 0.0
+            stated = _ROUNDS.search(notes)
             finite = (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
                       and r.metric in _RUN_THROUGHPUT)
             if finite and spread_outputs(r.len_dist):
@@ -276,6 +279,15 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 if rest >= 1.0:
                     more = serving_components(*args, [rest], burst=True, **kw)
                     comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
+            elif r.mode == "concurrency" and stated and r.statistic == "mean":
+                # a closed loop of R rounds: its first round one burst (the C clients start together), the later
+                # ones spread out, all the way for lengths that vary, partly for a lockstep run of one length
+                # (``calc.serving_terms.lockstep_share``): the burst, then the steady state. A median leaves the
+                # first round's C requests of R x C aside.
+                comp = serving_components(*args, c, burst=True, **kw)
+                more = serving_components(*args, c, **kw)
+                comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
+                rounds = float(stated.group(1))
             else:
                 comp = serving_components(*args, c, rate=rate, burst=burst, **kw)
         except (ValueError, KeyError) as exc:
@@ -287,7 +299,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
         used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
-                         graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail,
+                         graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
+                         lockstep=1.0 if burst else 0.0,
                          run_requests=n_run if waves or tail else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
@@ -348,6 +361,18 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
                       output_tokens_per_s=closed["output_tokens_per_s"].copy())
         closed["requests_per_s"][i0] = n_run / dur
         closed["output_tokens_per_s"][i0] = n_run / dur * o
+    rounds = rows["rounds"].to_numpy(float) if "rounds" in rows else np.zeros(len(rows))
+    if (rounds > 0).any():
+        # a closed loop of R rounds: the burst's and the steady state's times in the share of the run that moves
+        # as one burst (``lockstep_share``; the persistence only where every request has one length)
+        j = np.flatnonzero(rounds > 0)
+        i0, i1 = idx[j], idx[j] + 1
+        w = lockstep_share(rounds[j], values["lockstep_persistence"] * rows["lockstep"].to_numpy(float)[j])
+        closed = {k: v.copy() for k, v in closed.items()}
+        for k in ("ttft_estimate", "tpot_estimate", "e2e_s"):
+            closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
+        closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]
+        closed["output_tokens_per_s"][i0] = closed["requests_per_s"][i0] * comps["O"][i0]
     if is_rate.any():
         opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
         # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between

@@ -351,3 +351,18 @@ def lockstep_closed_loop(mode: str, len_dist) -> bool:
     ("rate", "fixed") are False.
     """
     return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"
+
+
+def lockstep_share(rounds, persistence):
+    """The share of a lockstep closed loop's run (``lockstep_closed_loop``) that moves as one burst: its first
+    round of C requests starts together (a burst, ``burst_schedule``), and each later round is a burst again
+    only to the extent ``persistence`` (0 to 1) that the requests' finishing together survives: the first
+    round's requests get their first tokens steps apart, finish those steps apart and start the next round's
+    requests in small groups, which the engine admits as they come (the steady state of
+    ``calc.serving.combine``). ``1 / R + (1 - 1 / R) x persistence`` for R rounds (arrays broadcast).
+    A run's TTFT, TPOT and end-to-end time are this share of the burst's plus the rest of the steady state's.
+    Example: 20 rounds (aiperf's ``--request-count`` of 20 x C after 2 x C warm-up requests, as
+    aiconfigurator's generated benchmark runs) and persistence 0: 0.05 of the run is the first round's burst.
+    """
+    r = np.maximum(np.asarray(rounds, dtype=float), 1.0)
+    return 1.0 / r + (1.0 - 1.0 / r) * np.clip(np.asarray(persistence, dtype=float), 0.0, 1.0)

@@ -198,6 +198,29 @@ def test_a_closed_loop_of_fixed_lengths_runs_in_waves_of_bursts():
     assert comps["f"][0] == pytest.approx(63 / 128)
 
 
+def test_a_lockstep_run_of_r_rounds_is_its_first_burst_and_a_steady_state_after():
+    from calc.serving_fit import predict_rows, prepare_rows
+    from calc.serving_terms import lockstep_share
+    # 20 rounds: the first round is a burst (1 / 20 = 0.05); of the other 0.95, the persistence's share stays one
+    assert lockstep_share(20, 0.0) == pytest.approx(0.05)
+    assert lockstep_share(20, 0.1) == pytest.approx(0.05 + 0.95 * 0.1)
+    assert lockstep_share(20, 1.0) == pytest.approx(1.0) and lockstep_share(1, 0.0) == pytest.approx(1.0)
+    row = _closed_loop_row("fixed")
+    row["notes"] = "aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests"
+    rows, comps, skipped = prepare_rows(row)
+    # two points: the burst (its 36 prompts prefilled before a request's first token) and the steady state
+    assert not skipped and rows["rounds"][0] == 20 and rows["npts"][0] == 2
+    assert list(comps["burst"]) == [1.0, 0.0] and list(comps["pf_n"]) == [pytest.approx(36.0), 1.0]
+    values = param_values(load_serving_params())
+    burst_rows, burst_comps, _ = prepare_rows(_closed_loop_row("fixed"))
+    steady_rows, steady_comps, _ = prepare_rows(_closed_loop_row("random 0.8-1.0"))
+    burst_ttft = predict_rows(burst_rows, burst_comps, values)[0]
+    steady_ttft = predict_rows(steady_rows, steady_comps, values)[0]
+    w = lockstep_share(20, values["lockstep_persistence"])
+    assert burst_ttft > 3 * steady_ttft  # 36 prompts ahead against one
+    assert predict_rows(rows, comps, values)[0] == pytest.approx(w * burst_ttft + (1 - w) * steady_ttft, rel=1e-9)
+
+
 def test_every_source_weighs_the_same_in_the_fit_loss():
     from calc.serving_fit import source_loss_weights, weighted_soft_l1
     ids = ["big"] * 1000 + ["table"] * 20 + ["sweep"] * 5
