@@ -165,6 +165,10 @@ ADP_BALANCE_TIMEOUT_ITERS = 60
 #: .github/workflows/benchmark-tmpl.yml, same commit), so a run's mean lengths are (1 + 0.8) / 2 = 0.9 of the
 #: nominal ISL and OSL; the import writes the means (the dashboard's record states the nominal lengths only).
 RANDOM_RANGE_RATIO = 0.8
+#: InferenceX's single-node runs send ``--num-prompts`` CONC x 10 at ``--max-concurrency`` CONC after 2 x CONC
+#: warm-up requests (benchmarks/single_node/*.sh and benchmark_lib.sh ``run_benchmark_serving``): 10 rounds,
+#: the first of which starts as one burst (``calc.serving_terms.lockstep_share``).
+ROUNDS = 10
 
 
 def launch_recv_interval(preset: str, accelerator: str, engine: str, precision: str, tp: int, conc: int,
@@ -352,6 +356,8 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                     f"{ADP_BALANCE_TIMEOUT_ITERS}; InferenceX dsr1_*_trt.sh)" if n["dp_attention"] and engine == "trtllm" else "")
                  + (f"; mean lengths of the nominal {n['isl']}/{n['osl']}, drawn uniformly from {RANDOM_RANGE_RATIO:g}x to "
                     "1x (InferenceX's random dataset)" if n["shape"] != "runner" else "")
+                 + (f"; {ROUNDS} rounds of C requests (--num-prompts {ROUNDS} x concurrency after 2 x concurrency "
+                    "warm-up requests)" if n["shape"] != "runner" else "")
                  + (f"; {n['extra']}" if n["extra"] else ""))
         # DP attention: attention in tp ranks of TP1 (SGLang --dp tp --enable-dp-attention, TensorRT-LLM
         # enable_attention_dp), the experts sharded over the same GPUs (calc's layout: tp 1, ep = GPUs)

@@ -53,6 +53,25 @@ def test_dashboard_records_seconds_become_ms_and_per_gpu_stays_per_gpu():
     assert plain.notes.iloc[0].count("2025-11-02") == 1 and "actions/runs/1" in plain.notes.iloc[0]
 
 
+def test_dashboard_runs_are_ten_rounds_whose_first_is_a_burst():
+    from calc.serving_fit import prepare_rows
+    df, _ = _parse("inferencex_dashboard_sample.json")
+    plain = df[(df.model == "deepseek-v3") & ~df.id.str.contains("-mtp-")]
+    # --num-prompts CONC x 10 at --max-concurrency CONC: 10 rounds of the 16 clients
+    assert plain.notes.str.contains("10 rounds of C requests").all()
+    rows, comps, _ = prepare_rows(plain[plain.metric == "tpot_ms"])
+    by_stat = dict(zip(rows["statistic"], rows.index))
+    mean, median = by_stat["mean"], by_stat["median"]
+    # the mean TPOT is the first round's burst and the steady state after it; a median leaves the first round aside.
+    # The burst: 16 prompts of 922 tokens = 14,752 tokens in K = 2 steps of SGLang's 8,192-token budget (an H200),
+    # so a request waits for 16 x (K + 1) / (2 K) = 12 prompts, its own included
+    assert rows["rounds"][mean] == 10 and rows["npts"][mean] == 2 and rows["lockstep"][mean] == 0
+    assert rows["rounds"][median] == 0 and rows["npts"][median] == 1
+    first = int(rows["npts"][:mean].sum())
+    assert comps["burst"][first] == 1.0 and comps["pf_n"][first] == pytest.approx(12.0)
+    assert comps["burst"][first + 1] == 0.0 and comps["pf_n"][first + 1] == 1.0
+
+
 def test_dashboard_records_spec_decoding_names_and_skips():
     df, skipped = _parse("inferencex_dashboard_sample.json")
     # object 2: the same configuration with MTP: its own rows, named in id and notes
