@@ -54,15 +54,18 @@ def _check_estimate(at, est, price=None):
 
 def test_roofline_page_shows_the_serving_estimate_at_b_and_context():
     at = open_page("app_pages/roofline.py", **SIDEBAR, rf_ctx="8192", rf_b="32")
-    est = serving_estimate(L8, H100, 8192, 256, concurrency=32)
+    # the request ends at the page's context: a prompt of 8,192 - 256 = 7,936 tokens and 256 output tokens
+    est = serving_estimate(L8, H100, 7936, 256, concurrency=32)
     _check_estimate(at, est)
+    assert not any("trained context" in n.value for n in [*at.warning, *at.info])  # 8,192 tokens: within Llama 3's
+    assert any("prompt and 256 output tokens, ending at the page's context of 8,192" in c.value for c in at.caption)
     assert any("Bound" in c.value and "Serving estimate" in c.value for c in at.caption)  # which number is which
 
 
 def test_roofline_page_engine_and_batching_choices_change_the_estimate():
     at = open_page("app_pages/roofline.py", **SIDEBAR, rf_ctx="8192", rf_b="32", rf_srv_engine="SGLang",
                    rf_srv_batching="static", rf_srv_out="512")
-    est = serving_estimate(L8, H100, 8192, 512, concurrency=32, engine="sglang", batching="static")
+    est = serving_estimate(L8, H100, 8192 - 512, 512, concurrency=32, engine="sglang", batching="static")
     _check_estimate(at, est)
     assert est.tpot.interference_s == 0.0  # static batching: no other prompts in the steps
     assert "batching interference" not in _breakdown_bars(at)[0]
@@ -77,14 +80,14 @@ def test_uncalibrated_accelerator_shows_the_fallback_notice():
 def test_latency_cost_page_estimate_and_price_beside_the_bound():
     at = open_page("app_pages/latency_cost.py", **SIDEBAR, price="3.0", lc_ctx="8192", lc_tpot="10.0")
     b = int(_row(at)["Chosen batch B"].value.replace(",", ""))
-    est = serving_estimate(L8, H100, 8192, 256, concurrency=b)
+    est = serving_estimate(L8, H100, 8192 - 256, 256, concurrency=b)
     _check_estimate(at, est, price=3.0)
 
 
 def test_many_gpus_layout_estimate_and_plan_sized_with_it():
     at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
                    mg_tp="4", mg_b="16", mg_rep="2", mg_ctx="4096")
-    est = serving_estimate(L70, H100, 4096, 256, concurrency=32, tp=4, replicas=2)
+    est = serving_estimate(L70, H100, 4096 - 256, 256, concurrency=32, tp=4, replicas=2)
     _check_estimate(at, est, price=H100.price_per_hour_usd)
     verdict = at.success[0].value
     assert verdict.startswith("Sized with the serving estimate (vllm)")

@@ -141,7 +141,9 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
             kv_dtype: str, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1, price_per_gpu_hour_usd=None,
             which: str = "tpot", output_choice: bool = True):
     """A page's serving-estimate block: engine (and batching, output length when ``output_choice``) controls
-    keyed under ``key``, then ``show_estimate``. Returns the ``ServingEstimate`` or None (after a message)."""
+    keyed under ``key``, then ``show_estimate``. ``input_len`` is the page's context S: the request timed has a
+    prompt of S less its output, so that it ends at S (a prompt of S when the output is not shorter than S).
+    Returns the ``ServingEstimate`` or None (after a message)."""
     c1, c2, c3 = st.columns(3)
     engine = engine_select(c1, f"{key}_engine")
     batching = c2.radio("Batching", serving.BATCHING, key=f"{key}_batching", bind="query-params", horizontal=True,
@@ -152,13 +154,19 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
         output_len = c3.number_input("Output tokens per request", 1, 1_000_000, int(output_len), step=64,
                                      key=f"{key}_out", bind="query-params",
                                      help="The serving model averages the step over a request's output.")
+    # the page's context S is the sequence's length at its last step: the prompt is S less the output (a
+    # request that ends at S), or S itself when the output is not shorter than S
+    context = int(input_len)
+    input_len = context - int(output_len) if context > int(output_len) else context
     est = estimate_or_error(model, accelerator, int(input_len), int(output_len), concurrency=concurrency, tp=tp,
                             pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                             engine=engine, batching=batching)
     if est is not None:
         show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd)
-        st.caption(f"This block times a request of {int(input_len):,} prompt and {int(output_len):,} output tokens: its "
-                   f"bound is the decode step at the request's mean context, {int(input_len) + int(output_len) // 2:,} "
-                   "tokens (prompt + half the output), so it can sit a little above a bound computed at the prompt "
-                   "length alone.")
+        ends = (f"ending at the page's context of {context:,}" if int(input_len) < context
+                else f"running past the page's context of {context:,}, which is not longer than the output")
+        st.caption(f"This block times a request of {int(input_len):,} prompt and {int(output_len):,} output tokens, "
+                   f"{ends}: its bound is the decode step at the request's mean context, "
+                   f"{int(input_len) + int(output_len) // 2:,} tokens (prompt + half the output), so it differs a little "
+                   "from the page's step at the full context.")
     return est
