@@ -28,17 +28,19 @@ def _open_first(page: str, **query):
 
 
 @pytest.mark.parametrize("page, query, named", [
-    ("app_pages/roofline.py", {"rf_b": "abc"}, ["rf_b=abc"]),               # not a batch of the slider
-    ("app_pages/kv_cache.py", {"kv_ctx": "-5", "kv_b": "4"}, ["kv_ctx=-5"]),  # kv_b=4 is taken
-    ("app_pages/roofline.py", {"wq": "bogus"}, ["wq=bogus"]),               # the sidebar's weight dtype
-    ("app_pages/batching.py", {"mem": "garbage"}, ["mem=garbage"]),         # the memory convention radio
-    ("app_pages/many_gpus.py", {"mg_tp": "999"}, ["mg_tp=999"]),            # TP is 1..64 in powers of 2
-    ("app_pages/monthly_bill.py", {"price": "abc"}, ["price=abc"]),         # a number input
-    ("app_pages/monthly_bill.py", {"mb_hit": "-50"}, ["mb_hit=-50"]),       # the hit-rate slider runs 0..100
-    ("app_pages/speculative.py", {"sd_p0": "2", "sd_p1": "abc"}, ["sd_p0=2", "sd_p1=abc"]),  # p(A) in 0..1
-    ("app_pages/many_gpus.py", {"mg_rep": "0"}, ["mg_rep=0"]),              # replicas: a number input from 1
+    ("app_pages/roofline.py", {"rf_b": "abc"}, ["rf_b=abc (not one of its 16 options, 1 to 1024)"]),               # not a batch of the slider
+    ("app_pages/kv_cache.py", {"kv_ctx": "-5", "kv_b": "4"}, ["kv_ctx=-5 (not one of its 14 options, 128 to 1M)"]),  # kv_b=4 is taken
+    ("app_pages/roofline.py", {"wq": "bogus"}, ["wq=bogus (not one of its"]),               # the sidebar's weight dtype
+    ("app_pages/batching.py", {"mem": "garbage"}, ["mem=garbage (not one of datasheet, driver, engine)"]),         # the memory convention radio
+    ("app_pages/many_gpus.py", {"mg_tp": "999"}, ["mg_tp=999 (not one of 1, 2, 4, 8, 16, 32)"]),            # TP is 1..32 in powers of 2
+    ("app_pages/monthly_bill.py", {"price": "abc"}, ["price=abc (not a number)"]),         # a number input
+    ("app_pages/monthly_bill.py", {"mb_hit": "-50"}, ["mb_hit=-50 (outside 0 to 100)"]),       # the hit-rate slider runs 0..100
+    ("app_pages/speculative.py", {"sd_p0": "2", "sd_p1": "abc"}, ["sd_p0=2 (outside 0 to 1)", "sd_p1=abc (not a number)"]),  # p(A) in 0..1
+    ("app_pages/many_gpus.py", {"mg_rep": "0"}, ["mg_rep=0 (outside 1 to 100,000)"]),              # replicas: a number input from 1
 ])
 def test_a_refused_value_is_named(page, query, named):
+    # each with why: the options it is not one of (up to 8 short ones named, more by their count and ends: the
+    # roofline's batch slider has 16 stops from 1 to 1024), not a number, or the range it is outside
     text = _notice(_open_first(page, **query))
     for n in named:
         assert n in text, text

@@ -71,7 +71,7 @@ def link_params_at_open() -> dict[str, list[str]] | None:
 
 
 def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
-    """``name=value`` for each parameter of the opening link that a URL-bound widget refused (the value is
+    """``name=value (why)`` for each parameter of the opening link that a URL-bound widget refused (the value is
     not one of a select widget's options, not a number for a number widget, or outside a slider's or number
     input's range): Streamlit then starts the
     widget from its default and drops the parameter, silently. A value equal to the default is dropped
@@ -96,6 +96,7 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
         meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
         if meta is None or getattr(meta, "bind", None) != "query-params":
             continue
+        why = ""
         try:
             parsed = parse_url_param(values[0], meta.value_type)
             meta.deserializer(parsed)
@@ -106,16 +107,23 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
             ok = options is None or (
                 all(v in options for v in parsed) if isinstance(parsed, list) else
                 not isinstance(parsed, str) or parsed in options)
+            if not ok:
+                shown = [str(o) for o in options]
+                why = ("not one of " + ", ".join(shown) if len(shown) <= 8 and sum(map(len, shown)) <= 80
+                       else f"not one of its {len(shown)} options, {shown[0]} to {shown[-1]}")
             serde = getattr(meta.deserializer, "__self__", None)  # a slider's or number input's range
             lo, hi = getattr(serde, "min_value", None), getattr(serde, "max_value", None)
             numbers = [v for v in (parsed if isinstance(parsed, list) else [parsed])
                        if isinstance(v, (int, float)) and not isinstance(v, bool)]
             if ok and isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
                 ok = all(lo <= v <= hi for v in numbers)
+                why = "" if ok else f"outside {lo:,g} to {hi:,g}"
         except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
             ok = False
+            why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
+                                                        "int_array_value") else "not a value it takes"
         if not ok:
-            refused.append(f"{key[:40]}={md_escape(values[-1][:40])}")
+            refused.append(f"{key[:40]}={md_escape(values[-1][:40])}" + (f" ({md_escape(why)})" if why else ""))
     return refused
 
 
