@@ -309,7 +309,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     wq = np.where(g.get("wo", 0.0) > 0, p["weight_only_matmul"], 1.0)
     mfu_d = np.minimum(p["mfu_decode"] * g["mm"] * pf_bits / p["mfu_prefill_16"], 1.0) \
         * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0) * wq
-    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq
+    # a mixture of experts multiplies a prompt's tokens in grouped GEMMs of a few hundred rows per expert
+    mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq * np.where(g["is_moe"] > 0, p["moe_prefill_matmul"], 1.0)
     per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
@@ -326,7 +327,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
-    prefill_fixed = g["n_layers"] * costs.get("prefill", 0.0) * g.get("eager_pf", 0.0)
+    prefill_fixed = (g["n_layers"] * costs.get("prefill", 0.0) + g["n_moe_layers"] * p["prefill_moe_layer_fixed_s"]) \
+        * g.get("eager_pf", 0.0)
     tpot_fixed = fixed_step + np.minimum(f, 1.0) * prefill_fixed
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": tpot_fixed, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}

@@ -409,7 +409,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
-               comm_efficiency_pcie=1.0, weight_only_matmul=1.0)
+               comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
