@@ -48,6 +48,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -58,9 +60,10 @@ from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (attention_dp_imbalance_s, attention_extra_s, burst_schedule, dequantized_in_kernel,
-                            eager_prefill, over_pcie, overlap_fixed_s, overlaps_schedule, spans_domains,
-                            release_tuple, unquantized_matmul_extra_s)
+from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_schedule,
+                            closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
+                            overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
+                            unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
                              load_serving_params, matmul_scale, param_values)
 
@@ -278,6 +281,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 recv_interval=np.full_like(b, float(s.get("recv_interval", 1))),
                 adp_timeout=np.full_like(b, float(s.get("adp_balance_timeout_iters", 0))),
                 adp_ranks=np.full_like(b, float(layout.attention_dp)),
+                year=np.full_like(b, float(s.get("release_year", math.nan))),
                 dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
 
 
@@ -292,6 +296,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     "prefill"; scalars or arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
+    ``comp["year"]``, the engine release's date (nan: the reference year), sets the software factor
+    (``calc.serving_terms.software_factor``) that scales the decode step's fixed costs and its utilisations'
+    shortfalls.
 
     Returns:
         dict of arrays: the TTFT and TPOT parts (``ttft_<part>``, ``tpot_<part>`` with parts weights,
@@ -311,7 +318,14 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         * np.where(g["is_moe"] > 0, p["grouped_gemm"], 1.0) * wq
     # a mixture of experts multiplies a prompt's tokens in grouped GEMMs of a few hundred rows per expert
     mfu_pf = np.minimum(g["mm"] * pf_bits, 1.0) * wq * np.where(g["is_moe"] > 0, p["moe_prefill_matmul"], 1.0)
-    per_layer = p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]
+    # a later release decodes closer to the roofline: its decode-step fixed costs and decode utilisation shortfalls
+    # scaled by the software factor of its release date (``software_factor``; 1 at the reference year). Prompt
+    # steps keep theirs: compute-bound GEMMs gain little, and the TTFT of newer releases shows no trend
+    soft = software_factor(g.get("year", math.nan), p["software_gain_per_year"])
+    mbu_w, mbu_kv = closer_to_peak(mbu_w, soft), closer_to_peak(mbu_kv, soft)
+    mfu_d = closer_to_peak(mfu_d, soft)
+    costs = dict(costs, **{k: costs[k] * soft for k in ("step", "seq", "moe")})
+    per_layer = (p["layer_fixed_s"] + (1.0 - graphs) * p["eager_layer_extra_s"]) * soft
     # TPOT: decode step at B, plus f other prompts mixed in
     w, kv, c, cm = g["w_s"], g["kv_s"], g["c_s"], g["comm_s"]
     bound = kv + np.maximum(w, c) + cm
@@ -454,7 +468,9 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_vers
         if not release_tuple(version):
             raise ValueError(f"engine_version must be a release number such as 0.14.0 or 1.2.0; got {version!r:.40}")
         settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
-                        eager_prefill=eager_prefill(key, version))
+                        eager_prefill=eager_prefill(key, version), release_year=release_year(key, version))
+    else:
+        settings = dict(settings, release_year=SOFTWARE_LATEST_YEAR)  # a current build: the latest the fit saw
     settings.update(_engine_options(engine_options, key))
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)

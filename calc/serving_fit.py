@@ -34,6 +34,7 @@ decoding (skipped: not modelled).
 from __future__ import annotations
 
 import copy
+import datetime as _dt
 import json
 import math
 import re
@@ -51,7 +52,7 @@ from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_terms import (eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            lockstep_share, overlaps_schedule, spread_outputs)
+                            lockstep_share, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -98,6 +99,8 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
+#: How a row's notes state the date of its run.
+_RUN_DATE = re.compile(r"(?:measured|date|run of) (\d{4})-(\d{2})-(\d{2})")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
@@ -201,6 +204,13 @@ def _row_setup(r, params):
     balance = _ADP_BALANCE.search(notes)
     if balance and layout.attention_dp > 1:
         settings["adp_balance_timeout_iters"] = int(balance.group(1))
+    # the release's date (PyPI), else the run's date as its notes state it ("measured 2026-03-25", "date ...")
+    year = release_year(key, version)
+    when = _RUN_DATE.search(notes)
+    if math.isnan(year) and when:
+        d = _dt.date(int(when.group(1)), int(when.group(2)), int(when.group(3)))
+        year = d.year + (d.timetuple().tm_yday - 1) / 365.0
+    settings["release_year"] = year
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))
@@ -409,7 +419,8 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
-               comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0)
+               comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0,
+               software_gain_per_year=0.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))

@@ -35,7 +35,7 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
                "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s", "weight_only_matmul", "lockstep_persistence",
-               "moe_prefill_matmul", "prefill_moe_layer_fixed_s")
+               "moe_prefill_matmul", "prefill_moe_layer_fixed_s", "software_gain_per_year")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
 #: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)

@@ -18,7 +18,13 @@ seconds per GPU.
 """
 from __future__ import annotations
 
+import csv
+import datetime as _dt
 import math
+
+import re
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -206,13 +212,16 @@ def overlap_fixed_s(host_s, device_fixed_s, device_busy_s, overlap):
 
 
 def release_tuple(text) -> tuple:
-    """(major, minor, patch) of a version string such as "0.4.1" or "v0.22.0"; () when none is given."""
+    """(major, minor, patch) of a version string such as "0.4.1", "v0.22.0" or "1.2.0rc6.post2" (1, 2, 0); () when
+    none is given."""
     parts = []
     for piece in str(text or "").strip().lstrip("v").split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
+        digits = re.match(r"\d+", piece)  # "0rc6" is patch 0 of a release candidate, not 6
         if not digits:
             break
-        parts.append(int(digits))
+        parts.append(int(digits.group()))
+        if digits.group() != piece:
+            break
     return tuple(parts)
 
 
@@ -366,3 +375,68 @@ def lockstep_share(rounds, persistence):
     """
     r = np.maximum(np.asarray(rounds, dtype=float), 1.0)
     return 1.0 / r + (1.0 - 1.0 / r) * np.clip(np.asarray(persistence, dtype=float), 0.0, 1.0)
+
+
+#: Release dates of the engines (calc/data/engine_releases.csv: PyPI's upload date of each release of vllm,
+#: sglang and tensorrt-llm).
+RELEASES_PATH = Path(__file__).resolve().parent / "data" / "engine_releases.csv"
+#: The year the fitted utilisations and fixed costs describe (``software_factor`` is 1 there).
+SOFTWARE_REFERENCE_YEAR = 2025.0
+#: The latest release of the data set's rows (vLLM 0.22.0, 2026-05-29): a later or unnamed ("a current build")
+#: release is taken at this date, since the fit has seen nothing newer.
+SOFTWARE_LATEST_YEAR = 2026 + 148 / 365
+#: That release, in words (the pages name it).
+SOFTWARE_LATEST_RELEASE = "vLLM 0.22.0 of 2026-05-29"
+
+
+@lru_cache(maxsize=1)
+def _releases() -> dict:
+    out: dict = {}
+    with open(RELEASES_PATH, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            d = _dt.date.fromisoformat(row["released"])
+            year = d.year + (d.timetuple().tm_yday - 1) / 365.0
+            out.setdefault(row["engine"], []).append((release_tuple(row["version"]), row["version"], year))
+    return out
+
+
+def release_year(engine: str, version: str) -> float:
+    """The date of ``engine``'s release ``version`` as a decimal year (2026-01-01 is 2026.0), from PyPI's upload
+    dates (``RELEASES_PATH``): the version itself or without its ``.post`` suffix, else the first release of its
+    number ("0.20" is dated with 0.20.0, an unlisted build of 1.2.0 with 1.2.0's first), else nan (an unknown engine, a version
+    without a number such as "gpt-oss-dev", or one newer than the table).
+    Example: release_year("vllm", "0.12.0") = 2025 + 336 / 365 = 2025.92 (2025-12-03).
+    """
+    table = _releases().get(str(engine), [])
+    v = str(version or "").strip().lstrip("v")
+    padded = v + ".0" if re.fullmatch(r"\d+\.\d+", v) else v  # "0.20" names 0.20.0
+    for name in (v, re.sub(r"\.?post\d+$", "", v), padded):  # 1.2.0rc6.post2 is dated with 1.2.0rc6
+        exact = [y for _, n, y in table if n == name]
+        if exact:
+            return exact[0]
+    want = release_tuple(v)
+    if not want:
+        return math.nan
+    same = [y for t, _, y in table if t[: len(want)] == want]
+    return min(same) if same else math.nan
+
+
+def software_factor(year, gain_per_year: float):
+    """The share of an engine's distance from the roofline left at release ``year`` (decimal years; nan: the
+    reference year): ``exp(-gain x (min(year, SOFTWARE_LATEST_YEAR) - SOFTWARE_REFERENCE_YEAR))``. Engines close the gap
+    release after release (fused kernels, wider CUDA-graph capture, overlap scheduling), so ``calc.serving.combine``
+    multiplies the decode step's fixed costs by it and moves each decode utilisation u to
+    ``1 / (1 + (1 / u - 1) x factor)`` (``closer_to_peak``).
+    Example: gain 0.3 per year, a release of 2026.0: exp(-0.3) = 0.741 (a utilisation of 0.5 becomes 0.574).
+    """
+    y = np.asarray(year, dtype=float)
+    y = np.where(np.isnan(y), SOFTWARE_REFERENCE_YEAR, np.minimum(y, SOFTWARE_LATEST_YEAR))
+    return np.exp(-float(gain_per_year) * (y - SOFTWARE_REFERENCE_YEAR)) if np.ndim(gain_per_year) == 0 else \
+        np.exp(-np.asarray(gain_per_year, dtype=float) * (y - SOFTWARE_REFERENCE_YEAR))
+
+
+def closer_to_peak(utilisation, factor):
+    """A utilisation u whose shortfall from the peak (1 / u - 1, time lost per unit of peak time) is scaled by
+    ``factor``: ``1 / (1 + (1 / u - 1) x factor)`` (``software_factor``). Arrays broadcast."""
+    u = np.asarray(utilisation, dtype=float)
+    return 1.0 / (1.0 + (1.0 / u - 1.0) * np.asarray(factor, dtype=float))

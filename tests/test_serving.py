@@ -16,11 +16,14 @@ H100 = calc.get_accelerator("h100-sxm")
 
 
 def simple_params(**values):
-    """The stored parameter file with every fixed cost 0 and every utilisation 0.5, then ``values``."""
+    """The stored parameter file with every fixed cost 0 and every utilisation 0.5, no MoE or release-date
+    factor (``moe_prefill_matmul`` 1, ``software_gain_per_year`` 0), then ``values``."""
     p = copy.deepcopy(load_serving_params())
     for k in PARAM_KEYS:
         p["params"][k]["value"] = 0.0 if k.endswith("_s") or "_s." in k else 0.5
     p["params"]["grouped_gemm"]["value"] = 1.0
+    p["params"]["moe_prefill_matmul"]["value"] = 1.0
+    p["params"]["software_gain_per_year"]["value"] = 0.0
     for k, v in values.items():
         p["params"][k]["value"] = v
     for engine in p["engines"].values():  # the host's step work in turn with the GPU's (no overlap scheduler)

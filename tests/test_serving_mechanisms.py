@@ -221,6 +221,50 @@ def test_a_lockstep_run_of_r_rounds_is_its_first_burst_and_a_steady_state_after(
     assert predict_rows(rows, comps, values)[0] == pytest.approx(w * burst_ttft + (1 - w) * steady_ttft, rel=1e-9)
 
 
+def test_release_dates_and_the_software_factor():
+    import math
+    from calc.serving_terms import (SOFTWARE_LATEST_YEAR, closer_to_peak, release_tuple, release_year,
+                                    software_factor)
+    # PyPI: vllm 0.12.0 was uploaded on 2025-12-03, day 337 of the year: 2025 + 336 / 365 = 2025.9205
+    assert release_year("vllm", "0.12.0") == pytest.approx(2025 + 336 / 365)
+    # a .post build takes its release's date: tensorrt-llm 1.2.0rc6 on 2026-01-22 = 2026 + 21 / 365
+    assert release_year("trtllm", "1.2.0rc6.post2") == pytest.approx(2026 + 21 / 365)
+    assert release_tuple("1.2.0rc6.post2") == (1, 2, 0)  # not patch 6
+    # "0.20" is dated with 0.20.0 (2025-06-19 = 2025 + 169 / 365), not its first candidate 0.20.0rc0 (2025-04-23);
+    # a number without its own entry, with the first build of that number: 1.3.0 (not on PyPI) with 1.3.0rc0
+    assert release_year("trtllm", "0.20") == pytest.approx(2025 + 169 / 365)
+    assert release_year("trtllm", "1.3.0") == release_year("trtllm", "1.3.0rc0")
+    assert math.isnan(release_year("trtllm", "gpt-oss-dev")) and math.isnan(release_year("vllm", "9.9.9"))
+    # gain 0.3 a year: a release of 2026.0 keeps exp(-0.3) = 0.7408 of the reference year's losses; a release
+    # past the data's latest is held there; an unknown date is the reference (factor 1)
+    assert software_factor(2026.0, 0.3) == pytest.approx(0.740818, rel=1e-5)
+    assert software_factor(2030.0, 0.3) == pytest.approx(math.exp(-0.3 * (SOFTWARE_LATEST_YEAR - 2025.0)))
+    assert software_factor(float("nan"), 0.3) == 1.0
+    # a utilisation of 0.5 loses 1 unit of peak time per unit; with 0.7408 of that lost: 1 / 1.7408 = 0.5744
+    assert closer_to_peak(0.5, 0.740818) == pytest.approx(0.57444, rel=1e-4)
+    assert closer_to_peak(0.5, 1.0) == pytest.approx(0.5) and closer_to_peak(1.0, 0.5) == 1.0
+
+
+def test_the_latest_release_the_fit_saw_is_the_data_sets_latest():
+    from calc.serving_fit import read_measurements
+    from calc.serving_terms import SOFTWARE_LATEST_YEAR, release_year
+    df = read_measurements()
+    years = [release_year(e, v) for e, v in zip(df["engine"], df["engine_version"].fillna(""))]
+    assert max(y for y in years if y == y) == pytest.approx(SOFTWARE_LATEST_YEAR, abs=1e-9)
+    from calc.serving_terms import SOFTWARE_LATEST_RELEASE
+    engine, version, _, day = SOFTWARE_LATEST_RELEASE.split()  # "vLLM 0.22.0 of 2026-05-29", as the pages say
+    assert release_year(engine.lower(), version) == SOFTWARE_LATEST_YEAR and day == "2026-05-29"
+
+
+def test_a_current_build_is_estimated_at_the_latest_release_and_an_old_one_slower():
+    from calc.serving import serving_estimate
+    now = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm")
+    latest = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm", engine_version="0.22.0")
+    old = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm", engine_version="0.6.6")
+    assert now.tpot.estimate_s == pytest.approx(latest.tpot.estimate_s, rel=1e-9)  # 0.22.0 is the latest seen
+    assert old.tpot.estimate_s > now.tpot.estimate_s and old.tpot.bound_s == now.tpot.bound_s
+
+
 def test_every_source_weighs_the_same_in_the_fit_loss():
     from calc.serving_fit import source_loss_weights, weighted_soft_l1
     ids = ["big"] * 1000 + ["table"] * 20 + ["sweep"] * 5

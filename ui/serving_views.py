@@ -8,6 +8,7 @@ import streamlit as st
 
 from calc import cost as calc_cost
 from calc import serving
+from calc.serving_terms import SOFTWARE_LATEST_RELEASE
 from ui import caching, charts, columns, formats, html_table, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
@@ -17,7 +18,8 @@ ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
                   "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
                   "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
-                  "cross-validated errors.")
+                  "cross-validated errors, for a current release of the engine (taken at the date of the newest "
+                  f"release in the benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be faster).")
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed per step": "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
