@@ -223,8 +223,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     sliding = s.get("sliding", "cap")
     b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve, sliding=sliding)
     if b_kv < 1:
-        raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens does not fit in "
-                         f"{s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory under {layout.label}")
+        what = "its mean context" if kv_ctx < int(i + o) else "its prompt and output"
+        raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens ({what}) does not "
+                         f"fit in the {s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory (as its driver reports "
+                         f"it) that the engine gives weights and cache under {layout.label}: shorten the prompt or "
+                         "the output, quantize the weights or the cache, or spread the model over more GPUs.")
     caps = {"max_batch": float(s["max_batch"]), "kv_capacity": float(b_kv)}
     if batching == "continuous" and not burst:
         caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o / (i + o)))

@@ -396,3 +396,15 @@ def test_the_roofline_experiments_name_their_context_as_the_slider_does():
     at = open_page("app_pages/roofline.py")
     labels = [b.label for b in at.button if b.label.startswith("Llama-3-8B, B=")]
     assert labels == ["Llama-3-8B, B=1 at 8K", "Llama-3-8B, B=32 at 8K"]       # not "8k" beside a slider's "8K"
+
+
+def test_the_measured_page_upload_cap_is_the_servers():
+    # The uploader's own cap must not exceed the server's (.streamlit/config.toml maxUploadSize): a file between
+    # the two passed the widget and the server answered "AxiosError: Request failed with status code 413".
+    import re
+    import tomllib
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    server_mb = tomllib.loads((root / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+    widget_mb = [int(m) for m in re.findall(r"max_upload_size=(\d+)", (root / "ui" / "measured_views.py").read_text())]
+    assert widget_mb and all(mb <= server_mb for mb in widget_mb), (widget_mb, server_mb)

@@ -61,6 +61,15 @@ def test_hand_worked_single_request_on_one_h100():
     assert o.ttft.estimate_s == pytest.approx(29.545e-3, rel=1e-4)
 
 
+def test_a_request_that_does_not_fit_says_what_to_change():
+    # Llama-3.1-8B bf16 on one H100: 1,000,000 output tokens after a 7,936-token prompt; a paged cache holds the
+    # mean context 7,936 + 500,000 = 507,936 tokens x 131,072 B = 66.6 GB, beyond the 90% of the driver's 85.5 GB
+    # that is left after 16.06 GB of weights (60.9 GB)
+    with pytest.raises(ValueError, match=r"one sequence of 507,936 tokens \(its mean context\) does not fit in the "
+                                         r"90% of NVIDIA H100 SXM 80GB's memory .*shorten the prompt or the output"):
+        serving_estimate(LLAMA8, H100, 7936, 1_000_000, concurrency=1)
+
+
 def test_bound_is_the_roofline_step_and_the_estimate_never_below_it():
     for model, tp, c in ((LLAMA8, 1, 1), (LLAMA8, 1, 64), (LLAMA70, 4, 16), (MIXTRAL, 2, 8)):
         e = serving_estimate(model, H100, 2048, 256, concurrency=c, tp=tp, weight_dtype="fp8", kv_dtype="fp8")

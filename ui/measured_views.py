@@ -30,7 +30,7 @@ def load_data(choice: str):
         return shipped()
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
-                          type=[kind], key=f"ms_up_{kind}", max_upload_size=5,
+                          type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
                           help=("The columns of calc/data/serving_measurements.csv, in order: "
                                 + ",".join(measurements.COLUMNS)) if kind == "csv" else
                           "InferenceX JSON, one object or a list, in any of three shapes: the agg_*.json "

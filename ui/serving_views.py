@@ -18,8 +18,9 @@ ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
                   "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
                   "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
-                  "cross-validated errors, for a current release of the engine (taken at the date of the newest "
-                  f"release in the benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be faster).")
+                  "cross-validated errors, for a current release of the chosen engine, dated (for every engine) "
+                  f"at the newest release in the benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be "
+                  "faster.")
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed per step": "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
