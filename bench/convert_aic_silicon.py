@@ -28,6 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calc.measurements import COLUMNS, measurement_bound  # noqa: E402
+from calc.serving_terms import rounds_note  # noqa: E402
 
 MODELS = {  # model_path -> (calc preset, family)
     "deepseek-ai/DeepSeek-R1": ("deepseek-v3", "deepseek"), "deepseek-ai/DeepSeek-V3": ("deepseek-v3", "deepseek"),
@@ -44,7 +45,7 @@ SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200", "b300
 DENSE = ("llama-3.1-70b", "llama-3.1-8b", "qwen3-32b")
 #: How the runs were driven (bench_run.sh.j2: ``--num-requests`` concurrency x BENCH_MULTI_ROUND, default 20,
 #: after ``--warmup-request-count`` 2 x concurrency); calc.serving_fit reads the rounds from this phrase.
-ROUNDS = ("aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests "
+ROUNDS = (f"aiperf at a fixed concurrency: {rounds_note(20)} after 2 x C warm-up requests "
           "(the generated benchmark's default)")
 
 

@@ -45,6 +45,7 @@ import pandas as pd
 from .hardware import get_accelerator, list_accelerators
 from .measurements import COLUMNS, _check_row, _frame
 from .models import list_models
+from .serving_terms import rounds_note
 
 #: The largest result file read (bytes): a sweep's collected results are some hundred kB, a dashboard export
 #: of one model a few MB.
@@ -356,7 +357,7 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                     f"{ADP_BALANCE_TIMEOUT_ITERS}; InferenceX dsr1_*_trt.sh)" if n["dp_attention"] and engine == "trtllm" else "")
                  + (f"; mean lengths of the nominal {n['isl']}/{n['osl']}, drawn uniformly from {RANDOM_RANGE_RATIO:g}x to "
                     "1x (InferenceX's random dataset)" if n["shape"] != "runner" else "")
-                 + (f"; {ROUNDS} rounds of C requests (--num-prompts {ROUNDS} x concurrency after 2 x concurrency "
+                 + (f"; {rounds_note(ROUNDS)} (--num-prompts {ROUNDS} x concurrency after 2 x concurrency "
                     "warm-up requests)" if n["shape"] != "runner" else "")
                  + (f"; {n['extra']}" if n["extra"] else ""))
         # DP attention: attention in tp ranks of TP1 (SGLang --dp tp --enable-dp-attention, TensorRT-LLM

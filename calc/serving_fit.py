@@ -51,8 +51,8 @@ from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_terms import (eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            lockstep_share, overlaps_schedule, release_year, spread_outputs)
+from .serving_terms import (decimal_year, eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
+                            lockstep_share, overlaps_schedule, release_year, rounds_note, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -104,7 +104,7 @@ _RUN_DATE = re.compile(r"(?:measured|date|run of) (\d{4})-(\d{2})-(\d{2})")
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
-_ROUNDS = re.compile(r"(\d+) rounds of c requests")
+_ROUNDS = re.compile(re.escape(rounds_note(0).lower()).replace("0", r"(\d+)", 1))
 
 
 def _run_requests(notes: str) -> float:
@@ -208,8 +208,7 @@ def _row_setup(r, params):
     year = release_year(key, version)
     when = _RUN_DATE.search(notes)
     if math.isnan(year) and when:
-        d = _dt.date(int(when.group(1)), int(when.group(2)), int(when.group(3)))
-        year = d.year + (d.timetuple().tm_yday - 1) / 365.0
+        year = decimal_year(_dt.date(int(when.group(1)), int(when.group(2)), int(when.group(3))))
     settings["release_year"] = year
     recv = _RECV_INTERVAL.search(notes)
     if recv:
@@ -378,7 +377,8 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         j = np.flatnonzero(rounds > 0)
         i0, i1 = idx[j], idx[j] + 1
         w = lockstep_share(rounds[j], values["lockstep_persistence"] * rows["lockstep"].to_numpy(float)[j])
-        closed = {k: v.copy() for k, v in closed.items()}
+        closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s",
+                                                                 "requests_per_s", "output_tokens_per_s")})
         for k in ("ttft_estimate", "tpot_estimate", "e2e_s"):
             closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
         closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]

@@ -362,6 +362,12 @@ def lockstep_closed_loop(mode: str, len_dist) -> bool:
     return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"
 
 
+def rounds_note(rounds: int) -> str:
+    """The words a row's notes use for a closed loop's run of ``rounds`` x C requests at concurrency C (the
+    importers write them; ``calc.serving_fit`` reads the rounds back for ``lockstep_share``)."""
+    return f"{int(rounds)} rounds of C requests"
+
+
 def lockstep_share(rounds, persistence):
     """The share of a lockstep closed loop's run (``lockstep_closed_loop``) that moves as one burst: its first
     round of C requests starts together (a burst, ``burst_schedule``), and each later round is a burst again
@@ -389,13 +395,17 @@ SOFTWARE_LATEST_YEAR = 2026 + 148 / 365
 SOFTWARE_LATEST_RELEASE = "vLLM 0.22.0 of 2026-05-29"
 
 
+def decimal_year(day: _dt.date) -> float:
+    """``day`` as a decimal year: 2026-01-01 is 2026.0, day d of the year 2026 + (d - 1) / 365."""
+    return day.year + (day.timetuple().tm_yday - 1) / 365.0
+
+
 @lru_cache(maxsize=1)
 def _releases() -> dict:
     out: dict = {}
     with open(RELEASES_PATH, encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
-            d = _dt.date.fromisoformat(row["released"])
-            year = d.year + (d.timetuple().tm_yday - 1) / 365.0
+            year = decimal_year(_dt.date.fromisoformat(row["released"]))
             out.setdefault(row["engine"], []).append((release_tuple(row["version"]), row["version"], year))
     return out
 
@@ -431,8 +441,7 @@ def software_factor(year, gain_per_year: float):
     """
     y = np.asarray(year, dtype=float)
     y = np.where(np.isnan(y), SOFTWARE_REFERENCE_YEAR, np.minimum(y, SOFTWARE_LATEST_YEAR))
-    return np.exp(-float(gain_per_year) * (y - SOFTWARE_REFERENCE_YEAR)) if np.ndim(gain_per_year) == 0 else \
-        np.exp(-np.asarray(gain_per_year, dtype=float) * (y - SOFTWARE_REFERENCE_YEAR))
+    return np.exp(-np.asarray(gain_per_year, dtype=float) * (y - SOFTWARE_REFERENCE_YEAR))
 
 
 def closer_to_peak(utilisation, factor):
