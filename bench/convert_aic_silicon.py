@@ -27,8 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calc.measurements import COLUMNS, measurement_bound  # noqa: E402
-from calc.serving_terms import rounds_note  # noqa: E402
+from calc.measurements import COLUMNS, measurement_bound, rounds_note  # noqa: E402
 
 MODELS = {  # model_path -> (calc preset, family)
     "deepseek-ai/DeepSeek-R1": ("deepseek-v3", "deepseek"), "deepseek-ai/DeepSeek-V3": ("deepseek-v3", "deepseek"),

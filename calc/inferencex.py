@@ -43,9 +43,8 @@ import re
 import pandas as pd
 
 from .hardware import get_accelerator, list_accelerators
-from .measurements import COLUMNS, _check_row, _frame
+from .measurements import COLUMNS, _check_row, _frame, rounds_note
 from .models import list_models
-from .serving_terms import rounds_note
 
 #: The largest result file read (bytes): a sweep's collected results are some hundred kB, a dashboard export
 #: of one model a few MB.

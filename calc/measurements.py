@@ -404,3 +404,9 @@ def bounds_table(df: pd.DataFrame) -> pd.DataFrame:
         out.append(dict(id=r["id"], metric=r["metric"], value=r["value"], bound=b.bound, kind=b.kind,
                         ratio=b.ratio, respected=b.respected, how=b.how))
     return pd.DataFrame(out, columns=["id", "metric", "value", "bound", "kind", "ratio", "respected", "how"])
+
+
+def rounds_note(rounds: int) -> str:
+    """The words a row's notes use for a closed loop's run of ``rounds`` x C requests at concurrency C (the
+    importers write them; ``calc.serving_fit`` reads the rounds back for ``calc.serving_terms.lockstep_share``)."""
+    return f"{int(rounds)} rounds of C requests"

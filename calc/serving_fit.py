@@ -46,13 +46,13 @@ from scipy.optimize import least_squares
 
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .hardware import get_accelerator, with_matmul
-from .measurements import MEASUREMENTS_PATH, load_measurements
+from .measurements import MEASUREMENTS_PATH, load_measurements, rounds_note
 from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_terms import (decimal_year, eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            lockstep_share, overlaps_schedule, release_year, rounds_note, spread_outputs)
+                            lockstep_share, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 

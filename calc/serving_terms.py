@@ -362,12 +362,6 @@ def lockstep_closed_loop(mode: str, len_dist) -> bool:
     return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"
 
 
-def rounds_note(rounds: int) -> str:
-    """The words a row's notes use for a closed loop's run of ``rounds`` x C requests at concurrency C (the
-    importers write them; ``calc.serving_fit`` reads the rounds back for ``lockstep_share``)."""
-    return f"{int(rounds)} rounds of C requests"
-
-
 def lockstep_share(rounds, persistence):
     """The share of a lockstep closed loop's run (``lockstep_closed_loop``) that moves as one burst: its first
     round of C requests starts together (a burst, ``burst_schedule``), and each later round is a burst again
