@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from calc.inferencex import parse_inferencex  # noqa: E402
-from calc.serving_fit import FIT_STATISTICS, error_summary, prepare_rows, predict_rows  # noqa: E402
+from calc.serving_fit import FIT_STATISTICS, error_summary, prepare_rows, predict_rows, read_measurements  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
 
@@ -35,6 +35,19 @@ def evaluate(frames) -> pd.DataFrame:
     rows["predicted"] = predict_rows(rows, comps, param_values(prm))
     rows["log_ratio"] = np.log(rows["value"] / rows["predicted"])
     return rows
+
+
+def in_data_set(rows: pd.DataFrame) -> pd.Series:
+    """True where a row's model, accelerator and metric and its value to 0.01 also stand in the stored data set
+    (``calc.serving_fit.read_measurements``): a run the fit has seen, under other lengths (the data set may hold a
+    run's nominal lengths where InferenceX's records hold the drawn means) or another engine name."""
+    seen = read_measurements()
+    key = ["model", "accelerator", "metric"]
+
+    def keys(df):
+        return pd.MultiIndex.from_frame(df[key].astype(str).assign(value=df["value"].astype(float).round(2).astype(str)))
+
+    return pd.Series(keys(rows).isin(keys(seen)), index=rows.index)
 
 
 def table(rows: pd.DataFrame, by) -> pd.DataFrame:
@@ -61,13 +74,22 @@ def main(paths) -> int:
         print(f"{p}: {len(df)} rows, {len(skipped)} objects skipped")
         frames.append(df)
     rows = evaluate(frames)
+    rows["in_data_set"] = in_data_set(rows)
     s = error_summary(rows["log_ratio"])
     print(f"\nall: {s['n']} rows, within 25% {s['within_25']:.1%}, within 50% {s['within_50']:.1%}, "
           f"median |log ratio| {s['median_abs_log']}")
+    unseen = rows[~rows["in_data_set"]]
+    u = error_summary(unseen["log_ratio"]) if len(unseen) else {"n": 0, "within_25": float("nan"), "within_50": float("nan")}
+    print(f"unseen: {u['n']} rows whose measured value is not in the stored data set, within 25% "
+          f"{u['within_25']:.1%}, within 50% {u['within_50']:.1%} ({int(rows['in_data_set'].sum())} rows carry a "
+          "value the fit has seen: aiconfigurator's silicon sample holds some InferenceX runs)")
     pd.set_option("display.width", 160)
     for by in (["metric"], ["accelerator", "engine", "model"]):
         print()
         print(table(rows, by).to_string(index=False))
+    print("\nunseen rows only:")
+    for by in (["metric"],):
+        print(table(unseen, by).to_string(index=False))
     return 0
 
 

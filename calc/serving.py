@@ -60,7 +60,8 @@ from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_schedule,
+from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_admission_context,
+                            burst_schedule,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -188,7 +189,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     (Rolling Buffer) KV Cache"; trtllm-bench sets none).
 
     Returns:
-        dict of arrays: B, C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
+        dict of arrays: B (the decode batch), N (requests in service: B, or more where an engine that
+        preempts admits more than its cache decodes at once), C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
         weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, overlap (1 where
@@ -217,7 +219,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     # an engine that admits a request only with cache for its whole sequence reserved (TensorRT-LLM's
     # GUARANTEED_NO_EVICT) holds I + O tokens per running sequence, not the I + O / 2 it has written
     reserve_all = bool(s.get("reserve_full_sequence", False))
-    kv_ctx = ctx if batching == "continuous" and not burst and not reserve_all else int(i + o)
+    # an engine that admits a request by what it needs now and pauses (preempts) running ones when the cache runs
+    # out (vLLM, SGLang: ``preempts``) holds, on average, the mean context of each sequence it decodes
+    preempts = batching == "continuous" and not reserve_all
+    kv_ctx = ctx if preempts else int(i + o)
     # sliding-window layers keep their window ("cap") unless the engine caches every token ("full": TensorRT-LLM's
     # TensorRT engines keep a cyclic window only when max_attention_window_size is set)
     sliding = s.get("sliding", "cap")
@@ -229,12 +234,23 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                          f"it) that the engine gives weights and cache under {layout.label}: shorten the prompt or "
                          "the output, quantize the weights or the cache, or spread the model over more GPUs.")
     caps = {"max_batch": float(s["max_batch"]), "kv_capacity": float(b_kv)}
+    if preempts:
+        # admission by the cache a request needs now (``burst_admission_context``: vLLM blocks for its prompt,
+        # SGLang its prompt and a reserve for output; in the steady state at most the mean context): more
+        # requests can be in service than the cache decodes at once; the rest wait paused (preempted, then
+        # recomputed), which stretches every request's TPOT by N / B rather than queueing new ones for a slot
+        admit_ctx = burst_admission_context(i, o, s.get("admit_output_ratio", 0.0), s.get("admit_output_clip", o))
+        admit_ctx = admit_ctx if burst else min(admit_ctx, kv_ctx)
+        caps["kv_capacity"] = float(max_batch_per_replica(model, held, admit_ctx, layout, weight_dtype, kv_dtype,
+                                                          reserve, sliding=sliding))
     if batching == "continuous" and not burst:
         caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o / (i + o)))
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
-    b = np.minimum(c, cap)
+    n_in = np.minimum(c, cap)
+    b = np.minimum(n_in, float(b_kv)) if preempts else n_in
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
+    limit = np.where(b < n_in, "kv_capacity", limit)
     dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect,
                                sliding=sliding)
     f = (b - 1.0) / o if batching == "continuous" else np.zeros_like(b)
@@ -267,7 +283,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         if batching == "continuous" else np.zeros_like(b)
     dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
         if batching == "continuous" else np.zeros_like(b)
-    return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
+    return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, N=n_in, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
@@ -344,12 +360,16 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
-    prefill_fixed = (g["n_layers"] * costs.get("prefill", 0.0) + g["n_moe_layers"] * p["prefill_moe_layer_fixed_s"]) \
+    prefill_fixed = (g["n_layers"] * costs.get("prefill", 0.0) + g["n_moe_layers"] * costs.get("prefill_moe", 0.0)) \
         * g.get("eager_pf", 0.0)
     tpot_fixed = fixed_step + np.minimum(f, 1.0) * prefill_fixed
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": tpot_fixed, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
-    tpot["estimate"] = bound + tpot_fixed + (dec - bound) + (mixed - dec)
+    # requests in service beyond what the cache decodes at once wait paused, each decoding B / N of the steps
+    # (``serving_components``' ``preempts``): the wait falls in TPOT's queue part
+    n_in = g.get("N", b)
+    tpot["queue"] = (n_in / b - 1.0) * (bound + tpot_fixed + (dec - bound) + (mixed - dec))
+    tpot["estimate"] = bound + tpot_fixed + (dec - bound) + (mixed - dec) + tpot["queue"]
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -369,8 +389,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # iteration-level scheduling; Agrawal et al., Sarathi-Serve, OSDI 2024, section 3).
     s = pkv / mbu_kv + pc_x / mfu_pf + pcm / ce
     if rate_per_s is None:
-        slot = np.where(g["C"] > b, e2e_service * (g["C"] - b) / b, 0.0)
-        load = b / e2e_service
+        slot = np.where(g["C"] > n_in, e2e_service * (g["C"] - n_in) / n_in, 0.0)
+        load = n_in / e2e_service
         # a closed loop's other C - 1 clients keep the engine stepping
         busy = np.minimum(np.maximum(g["C"] - 1.0, 0.0), 1.0)
     else:
@@ -562,7 +582,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         comp = serving_components(model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings,
                                   interconnect, batching, matmul_scale=settings["matmul_scale"])
         if concurrency is None:
-            comp["C"] = comp["B"].copy()
+            comp["C"] = comp["N"].copy()
         a = combine(comp, p, costs, graphs)
     q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
@@ -585,15 +605,16 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
                 costs, graphs):
-    """The decode batch B that Little's law gives at ``lam`` requests/s per replica: B = lam x e2e(B),
-    by bisection on B in [1e-6, the batch limit] (e2e grows with B, so the root is unique)."""
+    """The requests in service N that Little's law gives at ``lam`` requests/s per replica: N = lam x e2e(N),
+    by bisection on N in [1e-6, the batch limit] (e2e grows with N, so the root is unique); the decode batch
+    B is N, or less where the engine preempts (``serving_components``)."""
     def at(bb):
         comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
                                   interconnect, rate=True, matmul_scale=settings["matmul_scale"])
         return comp, combine(comp, p, costs, graphs, rate_per_s=lam)
 
     comp, a = at(1e12)
-    cap = float(comp["B"][0])
+    cap = float(comp["N"][0])
     if lam * float(a["e2e_s"][0]) > cap:
         sustained = cap / float(a["e2e_s"][0]) * layout.replicas
         raise ValueError(f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: about "

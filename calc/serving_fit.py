@@ -284,7 +284,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             elif finite:
                 # a finite offline run of N requests of one length: full bursts of B, then the rest
                 comp = serving_components(*args, [n_run], burst=True, **kw)
-                waves, rest = finite_run_waves(n_run, float(comp["B"][0]))
+                waves, rest = finite_run_waves(n_run, float(comp["N"][0]))
                 if rest >= 1.0:
                     more = serving_components(*args, [rest], burst=True, **kw)
                     comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
@@ -303,7 +303,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             skipped.append((r.id, str(exc)))
             continue
         if r.mode == "offline" or (not rate and pd.isna(r.concurrency)):
-            comp["C"] = comp["B"].copy()
+            comp["C"] = comp["N"].copy()
         k = len(comp["B"])
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
@@ -385,9 +385,9 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         closed["output_tokens_per_s"][i0] = closed["requests_per_s"][i0] * comps["O"][i0]
     if is_rate.any():
         opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
-        # Little's law on each rate row's grid of decode batches: B where lam x e2e(B) = B, linear between
+        # Little's law on each rate row's grid of requests in service: N where lam x e2e(N) = N, linear between
         # the two grid points around the root (the last point when the rate exceeds what the engine serves)
-        gap = rate * opened["e2e_s"] - comps["B"]
+        gap = rate * opened["e2e_s"] - comps["N"]
         lo, share = idx.copy(), np.zeros(len(idx))
         for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
             n = int(rows["npts"].iloc[j])
@@ -423,7 +423,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
                software_gain_per_year=0.0)
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
-                C=np.minimum(comps["C"], comps["B"]), mm=np.ones_like(comps["mm"]))
+                C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan, waves=0.0), flat, old)
 
 

@@ -35,7 +35,7 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
                "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s", "weight_only_matmul", "lockstep_persistence",
-               "moe_prefill_matmul", "prefill_moe_layer_fixed_s", "software_gain_per_year")
+               "moe_prefill_matmul", "software_gain_per_year")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
 #: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)
@@ -52,18 +52,25 @@ MOE_KEYS = tuple(f"moe_layer_fixed_s.{e}" for e in ENGINES)
 #: steps and to the share of decode steps that carry a prompt; an engine compiled ahead of time (TensorRT-LLM's
 #: TensorRT engines) has none (``calc.serving_terms.eager_prefill``).
 PREFILL_KEYS = tuple(f"prefill_layer_fixed_s.{e}" for e in ENGINES)
+#: Per MoE layer of a step that carries prompt tokens (``prefill_moe_layer_fixed_s.<engine>``): the eager routing,
+#: token permutation, per-expert grouping and combine of a prompt step, beyond a dense layer's launches; an
+#: engine that graphs its prompt steps (vLLM's piecewise CUDA graphs) pays less of it than one that runs them
+#: from Python (SGLang, TensorRT-LLM's PyTorch backend).
+PREFILL_MOE_KEYS = tuple(f"prefill_moe_layer_fixed_s.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
-ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s")
+ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s")
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe", "prefill"}: ``engine``'s fixed time per step, per sequence per step, per MoE layer
-    per step and per layer of a step that carries prompt tokens, from parameter ``values`` (``param_values``)."""
+    """{"step", "seq", "moe", "prefill", "prefill_moe"}: ``engine``'s fixed time per step, per sequence per step, per
+    MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, from parameter ``values``
+    (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
-            "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"]}
+            "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"],
+            "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"]}
 
 
 @lru_cache(maxsize=4)

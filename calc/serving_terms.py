@@ -35,6 +35,26 @@ from .models import ModelConfig
 from .roofline import attention_flops_array
 
 
+def burst_admission_context(input_len: float, output_len: float, output_ratio: float, output_clip: float) -> int:
+    """Tokens of cache a request of a finite burst must find free to be admitted, for an engine that admits by
+    what a request needs now rather than by its whole sequence: its prompt, plus ``output_ratio`` of its output
+    clipped at ``output_clip`` tokens, at least one token.
+
+    vLLM (V1 scheduler, ``KVCacheManager.allocate_slots``): blocks for the prompt's scheduled tokens, ratio 0;
+    a later shortage preempts running requests (their first tokens are already out). SGLang (``PrefillAdder``,
+    python/sglang/srt/managers/schedule_policy.py): the prompt plus ``min(max_new_tokens,
+    CLIP_MAX_NEW_TOKENS_ESTIMATION = 4096) x new_token_ratio``, the ratio starting at
+    ``SGLANG_INIT_NEW_TOKEN_RATIO`` = 0.7 (python/sglang/global_config.py) on an idle server. TensorRT-LLM's
+    ``GUARANTEED_NO_EVICT`` reserves the whole ``I + O`` instead (``serving_components``' ``reserve_full_sequence``).
+
+    Raises:
+        ValueError: a negative ratio or clip.
+    """
+    if output_ratio < 0 or output_clip < 0:
+        raise ValueError(f"output_ratio and output_clip must be >= 0; got {output_ratio!r}, {output_clip!r}")
+    return max(1, int(round(float(input_len) + float(output_ratio) * min(float(output_len), float(output_clip)))))
+
+
 def burst_schedule(batch, input_len: float, output_len: float, token_budget: float):
     """A finite burst's schedule: ``batch`` requests (array) admitted at once, their prompts prefilled
     up front in K = ceil(B x I / budget) steps of the token budget (a request whose prompt is in the

@@ -32,6 +32,37 @@ def test_the_cache_is_sized_from_the_driver_total_and_reserved_for_whole_sequenc
     assert not load_serving_params()["engines"]["vllm"]["default"].get("reserve_full_sequence", False)
 
 
+def test_an_engine_that_preempts_admits_by_the_cache_a_request_needs_now_and_pauses_the_rest():
+    from calc.serving_terms import burst_admission_context
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    free = 85_520_809_984 * 0.9 - 16_060_522_496  # the cache of the test above, 60.908e9 B
+    token = 131_072
+    # vLLM admits a request when blocks for its 2,048-token prompt are free: 60.908e9 / (2,048 x 131,072) = 226.9
+    # -> 226 in service; the cache decodes 151 at the mean context of 3,072 (the test above)
+    assert int(free // (2048 * token)) == 226
+    c = serving_components(LLAMA8, H100, 2048, 2048, [200.0, 300.0], one, "bf16", "bf16", SETTINGS)
+    assert list(c["N"]) == [200, 226] and list(c["B"]) == [151, 151]
+    assert list(c["limit"]) == ["kv_capacity", "kv_capacity"]
+    a = combine(c, param_values(load_serving_params()), engine_costs(param_values(load_serving_params()), "vllm"))
+    # 200 in service, 151 decoding: each request decodes 151 / 200 of the steps, its TPOT stretched by 200 / 151
+    unpaused = a["tpot_estimate"] - a["tpot_queue"]
+    assert a["tpot_queue"][0] == pytest.approx(unpaused[0] * (200 / 151 - 1), rel=1e-9)
+    # no client waits for a slot at 200 (all admitted); at 300, 74 of them wait for one of the 226 to end
+    assert a["ttft_queue"][0] < 0.05 * a["e2e_s"][0]
+    assert a["ttft_queue"][1] > (300 - 226) / 226 * 0.9 * a["e2e_s"][0] / 2
+    # throughput is what 151 sequences decode, the pause does not make more: 151 / unpaused TPOT, to 2%
+    assert a["output_tokens_per_s"][0] == pytest.approx(151 / unpaused[0], rel=0.02)
+    # SGLang's burst admission: the prompt plus 0.7 x min(2,048, 4,096) = 3,482 tokens -> 60.908e9 / (3,482 x
+    # 131,072) = 133.4 -> 133; TensorRT-LLM reserves I + O (113, the test above)
+    assert burst_admission_context(2048, 2048, 0.7, 4096) == 3482
+    assert burst_admission_context(1024, 8192, 0.7, 4096) == 1024 + 2867
+    sgl = dict(SETTINGS, admit_output_ratio=0.7, admit_output_clip=4096)
+    burst = serving_components(LLAMA8, H100, 2048, 2048, [500.0], one, "bf16", "bf16", sgl, burst=True)
+    assert burst["N"][0] == 133 and burst["B"][0] == 133
+    with pytest.raises(ValueError):
+        burst_admission_context(2048, 2048, -0.1, 4096)
+
+
 def test_weight_only_matmuls_are_those_that_decode_their_weights_in_the_kernel():
     b200 = with_matmul(calc.get_accelerator("b200"), "low_precision")
     assert dequantized_in_kernel(H100, "mxfp4")       # no fp4 tensor cores: MXFP4 runs at bf16's 989 TFLOP/s
