@@ -17,7 +17,7 @@ intro.markdown(
     "(CS336 lecture 10, Inference). **Static batching** waits for the longest response in the batch; **continuous "
     "batching** (Orca's iteration-level scheduling) returns to the scheduler after every step, so a "
     "finished request leaves and a waiting one takes its slot. Both run on the napkin step of "
-    f"{sel.model.name} on {sel.accelerator.name} (the inference course, week 11, step 4).")
+    f"{formats.md_escape(sel.model.name)} on {sel.accelerator.name} (the inference course, week 11, step 4).")
 
 @caching.bounded_cache(max_entries=32, max_bytes=64 * caching.MB)
 def _experiment(model, accelerator, **kwargs):

@@ -20,7 +20,7 @@ qp = st.query_params
 try:
     linked_variant = ex_calc.check_variant(qp.get("variant", "0"))
 except ValueError as exc:
-    st.warning(f"{formats.md_escape(exc)}. Showing variant 0.")
+    st.warning(f"{formats.md_escape(formats.sentence(exc))}. Showing variant 0.")
     linked_variant = 0
 if "ex_variant" not in st.session_state:
     st.session_state["ex_variant"] = linked_variant
@@ -113,6 +113,7 @@ for ex in problems:
                         index=None if len(ex.unit_choices) > 1 else 0, placeholder="choose a unit")
             c.form_submit_button("Check", on_click=_check, args=(ex,), width="stretch")
         status, message = results.get((ex.key, variant), ("", ""))
+        message = formats.sentence(message)  # every message on the page starts as a sentence does
         if status == "correct":
             st.success(message)
         elif status in ("wrong", "input"):

@@ -50,7 +50,7 @@ def explore() -> None:
         widgets.show_error(exc)
         return
 
-    st.subheader(f"{sel.model.name} on {sel.accelerator.name}")
+    st.subheader(f"{formats.md_escape(sel.model.name)} on {sel.accelerator.name}")
     widgets.context_warning(sel.model, context_len)
     # A model too big for one GPU is timed and priced on the GPUs it occupies: the smallest TP that holds it.
     n_gpus, split = 1, None
@@ -67,16 +67,16 @@ def explore() -> None:
     priced = not (not budget.fits and split is None)
     with widgets.metric_row(4) as m:
         m[0].metric("Decode step (TPOT), bound" + on, formats.fmt_seconds(shown_step.total_s),
-                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_seconds(est.total_s)}",
+                    help=widgets.estimate_help(), delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(est.total_s)}",
                     delta_color="off", delta_arrow="off")
         m[1].metric("Throughput, bound" + on, formats.fmt_number(shown_step.tokens_per_s, "tok/s"),
-                    help=widgets.estimate_help(), delta=f"estimate {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
+                    help=widgets.estimate_help(), delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
                     delta_color="off", delta_arrow="off")
         if priced:
             m[2].metric("USD per 1M output tokens" + ("" if n_gpus == 1 else f", {n_gpus} GPUs"),
                         formats.fmt_usd(calc.cost_per_million(shown_step.tokens_per_s, hourly)),
                         help=widgets.estimate_help() + f" Priced at {n_gpus:,} x ${sel.price_per_hour_usd:,.2f}/h.",
-                        delta=f"estimate {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, hourly))}",
+                        delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_usd(calc.cost_per_million(est.tokens_per_s, hourly))}",
                         delta_color="off", delta_arrow="off")
         else:
             m[2].metric("USD per 1M output tokens", "n/a", delta="no tensor-parallel layout holds it",

@@ -7,7 +7,7 @@ from ui.kv_layout import CONTEXTS, layer_breakdown_section, layout_comparison_se
 
 sel = sidebar.selection()
 st.title("KV cache bill")
-st.caption(f"{sel.model.name} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
+st.caption(f"{formats.md_escape(sel.model.name)} on {sel.accelerator.name}; weights {sel.weight_dtype}, KV cache {sel.kv_dtype} "
            "(change them in the sidebar, or load your own config.json there).")
 
 widgets.experiment_buttons({
@@ -91,7 +91,7 @@ def explore() -> None:
                   annotation_position="top left")
     fig.update_layout(barmode="stack", legend_traceorder="normal",
                       xaxis_title="context length S (tokens)", yaxis_title="memory (GB)")
-    st.markdown(f"**Weights and cache of {model.name} against one GPU's memory**")
+    st.markdown(f"**Weights and cache of {formats.md_escape(model.name)} against one GPU's memory**")
     charts.show_chart(fig, key="kv_chart_ctx")
 
     layout_comparison_section(sel, model, variants, budget, choice)

@@ -67,10 +67,10 @@ def explore() -> None:
         widgets.show_error(exc)
         return
 
-    st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}")
+    st.subheader(f"{formats.md_escape(m.name)} on {acc.name}, S = {context_len:,}")
     st.caption(f"At ${price:,.2f} per GPU-hour (the sidebar's price: type your own there).")
     if ceiling < 1:
-        st.error(f"The weights of {m.name} in {wq} ({formats.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
+        st.error(f"The weights of {formats.md_escape(m.name)} in {wq} ({formats.fmt_bytes(calc.weight_bytes(m, wq))}) do not fit on one "
                  f"{acc.name} ({formats.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a smaller model, "
                  "a smaller weight dtype or a larger accelerator.")
         return
@@ -85,7 +85,8 @@ def explore() -> None:
         est = calc.efficiency.estimate_step(calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq,
                                                                   embedding=sel.embedding))
         mc[1].metric("Its TPOT, bound", formats.fmt_seconds(row["tpot_s"]), help=widgets.estimate_help(),
-                     delta=f"estimate {formats.fmt_seconds(est.total_s)}", delta_color="off", delta_arrow="off")
+                     delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(est.total_s)}", delta_color="off",
+                     delta_arrow="off")
         mc[2].metric("USD per 1M output tokens", formats.fmt_usd(row["usd_per_million"]))
         mc[3].metric("Replicas needed", f"{calc.replicas_needed(users, b_agent):,}",
                      help=f"{users:,} concurrent streams at B = {b_agent:,} per replica (one {acc.name} each).")

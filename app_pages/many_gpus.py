@@ -38,15 +38,17 @@ def layout_section() -> None:
     interconnect, reserve_gb = inputs.interconnect, inputs.reserve_gb
     ic_default = collectives.default_interconnect(sel.accelerator)
     reserve = reserve_gb * 1e9
-    shared = {"ctx": ctx, "interconnect": interconnect, "reserve": reserve, "reserve_gb": reserve_gb}
+    # the serving estimate's engine is the page's: the capacity plan below sizes with it too
+    shared = {"ctx": ctx, "interconnect": interconnect, "reserve": reserve, "reserve_gb": reserve_gb,
+              "engine": st.session_state.get(many_gpus_views.ENGINE_KEY)}
     if not st.session_state.get("_mg_full_run") and st.session_state.get("_mg_shared") != shared:
-        # Context, interconnect and reserve also drive the capacity plan and the GPU table below the fragment.
+        # Context, interconnect, reserve and engine also drive the capacity plan and the GPU table below the fragment.
         st.rerun(scope="app")
     st.session_state["_mg_shared"] = shared
     model, acc, wd, kvd, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     link_name = collectives.get_interconnect(interconnect).name if interconnect else (
         f"{ic_default.name}, the GPU's own" if ic_default else "none")
-    st.caption(f"{model.name} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
+    st.caption(f"{formats.md_escape(model.name)} on {acc.name}; interconnect {link_name}; weights {wd}, KV cache {kvd}, input embedding: "
                f"{sidebar.EMBEDDING[emb]}; "
                f"{formats.fmt_usd(sel.price_per_hour_usd)} per GPU-hour (all from the sidebar).")
 
@@ -59,13 +61,19 @@ def layout_section() -> None:
         widgets.show_error(exc)
         layout = summary = None
 
+    engine_here = summary is not None and summary.memory.fits  # the serving block draws the engine selector
     if summary is not None:
         st.caption(f"Convention: {layout.convention(model)}.")
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
-        if summary.memory.fits:  # a layout that holds no batch has no serving estimate: the headline says why
+        if engine_here:  # a layout that holds no batch has no serving estimate: the headline says why
             serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
                                   price_per_gpu_hour_usd=sel.price_per_hour_usd)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
+    if st.session_state.get(many_gpus_views.ENGINE_DRAWN_ABOVE) != engine_here:
+        # the capacity plan draws the engine selector itself when this block does not: it must run again
+        st.session_state[many_gpus_views.ENGINE_DRAWN_ABOVE] = engine_here
+        if not st.session_state.get("_mg_full_run"):
+            st.rerun(scope="app")
 
     parallel_views.frontier_section(sel, model, acc, layout, summary, inputs, reserve)
 

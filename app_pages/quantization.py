@@ -42,7 +42,7 @@ def explore() -> None:
     url_state.accept_url_values("q_model", ["sidebar", "seed13b"], {"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get)
     which = c1.radio("Model", ["sidebar", "seed13b"], key="q_model", bind="query-params",
                      format_func={"sidebar": "The sidebar's model", "seed13b": "The course's 13B"}.get,
-                     help=f"Sidebar: {sel.model.name}. Course: {SEED_13B.name}, 13e9 parameters.")
+                     help=f"Sidebar: {formats.md_escape(sel.model.name)}. Course: {SEED_13B.name}, 13e9 parameters.")
     url_state.accept_url_values("q_apply", list(APPLY), APPLY.get)
     apply = c1.radio("Quantize", list(APPLY), format_func=APPLY.get, key="q_apply", bind="query-params",
                      horizontal=True, help="The part not quantized stays at the sidebar's dtype.")
@@ -54,7 +54,7 @@ def explore() -> None:
     widgets.context_warning(model, ctx)
     acc = sel.accelerator
     reserve = reserve_gb * 1e9
-    st.caption(f"{model.name} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, "
+    st.caption(f"{formats.md_escape(model.name)} on {acc.name}. GB = 10^9 bytes; step times are roofline lower bounds (the inference course, "
                f"week 11, step 4). Max batch against {sel.capacity_label}.")
 
     try:
@@ -109,7 +109,7 @@ def explore() -> None:
         n[2].metric("They flip at B", f"{flip:,.1f}", help="Where the batch's bf16 cache weighs as much as the bf16 "
                     "weights: weight bytes / KV per sequence.")
     fig = quant_views.flip_figure(int8_w, int8_kv, flip)
-    st.markdown(f"**Decode step against batch, {model.name}, {ctx:,} tokens, {acc.name}**")
+    st.markdown(f"**Decode step against batch, {formats.md_escape(model.name)}, {ctx:,} tokens, {acc.name}**")
     charts.show_chart(fig, key="q_chart_flip")
     st.markdown((f"Below B = {flip:,.1f} the weights are the bigger read, so quantizing them saves more; above it the "
                  "cache is." if flip >= 1 else f"At {ctx:,} tokens one sequence's cache already outweighs the weights "

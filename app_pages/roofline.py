@@ -53,7 +53,9 @@ def explore() -> None:
     u1, u2, u3 = st.columns([1, 1, 2])
     util = widgets.utilisation_inputs([u1, u2])
     u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
-               "**estimate** divides the bound's parts by these utilisations (published measurements: the ? on each).")
+               "**course estimate** divides the bound's parts by these utilisations (bound / MBU, bound / MFU; "
+               "published measurements: the ? on each). The **serving estimate** further down is another model: "
+               "an engine's fitted costs.")
 
     m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     try:
@@ -76,7 +78,7 @@ def explore() -> None:
         widgets.show_error(exc)
         return
 
-    st.subheader(f"{m.name} on {acc.name}, S = {context_len:,}, B = {batch:,}")
+    st.subheader(f"{formats.md_escape(m.name)} on {acc.name}, S = {context_len:,}, B = {batch:,}")
     roofline_views.headline(step, step_est, acc, batch, wq, b_star)
     choice = energy.energy_inputs(sel.accelerator)   # below the metrics: a lecture step's number stays on the first screen
     st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))

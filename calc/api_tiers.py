@@ -7,6 +7,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from .checks import check_nonneg_number, check_positive_number
@@ -111,11 +112,21 @@ class PriceTier:
         parts = {
             "input_missed_usd": b.input_usd + written_at_base,
             "input_hit_usd": b.cached_input_usd,
-            "cache_write_usd": b.cache_write_usd - written_at_base,
+            # the surcharge alone; a write priced at the base leaves a float residue of 1e-14 that would
+            # print as "-$0.0000000000000179": zeroed below a billionth of the writes' base price
+            "cache_write_usd": _surcharge(b.cache_write_usd, written_at_base),
             "output_usd": b.output_usd,
         }
         parts["total_usd"] = sum(parts.values())
         return parts
+
+
+def _surcharge(write_usd, written_at_base):
+    """``write_usd - written_at_base`` (scalars or arrays, USD), 0 where it is below 1e-9 of ``written_at_base``
+    in size (the rounding residue of a cache write priced at the base input price)."""
+    d = np.asarray(write_usd, dtype=float) - np.asarray(written_at_base, dtype=float)
+    d = np.where(np.abs(d) <= 1e-9 * np.abs(np.asarray(written_at_base, dtype=float)), 0.0, d)
+    return float(d) if d.ndim == 0 else d
 
 
 def _price_file() -> dict:

@@ -57,11 +57,22 @@ METRICS = {
 STATISTICS = ("mean", "median", "p90", "p99", "max")
 MODES = ("concurrency", "rate", "offline")
 ENGINES = ("vllm", "sglang", "trtllm", "other")
+#: Each engine family's name as its project writes it, for sentences and labels (calc's keys are lowercase; the
+#: serving model's fallback family is "generic").
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "generic": "generic engine",
+                "other": "other engine"}
 _INT_COLUMNS = ("n_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len")
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 #: Besides calc's dtype names (``calc.dtypes.dtype_bytes``: bf16, fp8, int4-g128, mxfp4, nvfp4, ...), "fp4" where a
 #: source names no block format (read as nvfp4 for the bound). kv_dtype may be left empty when the source does not say.
 EXTRA_DTYPES = ("fp4",)
+
+
+def engine_name(engine: str) -> str:
+    """The name a sentence or a label gives calc's engine key: "vllm" -> "vLLM", "sglang" -> "SGLang", "trtllm" ->
+    "TensorRT-LLM", "generic" -> "generic engine"; any other text as it is (an engine without parameters, which
+    the serving model names in its notice)."""
+    return ENGINE_NAMES.get(engine, str(engine))
 
 
 def _check_dtype(where: str, column: str, value: str) -> None:

@@ -19,6 +19,7 @@ from .hardware import Accelerator
 from .layout import Layout, make_layout
 from .layout_choice import (HOURS_PER_MONTH, PLAN_MAX_BATCH, PLAN_PP, PLAN_TIMINGS, PLAN_TP, grid_label, plan_eps,
                             refused_layouts)
+from .measurements import engine_name
 from .models import ModelConfig
 from .number_text import fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
@@ -281,14 +282,15 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
                   binding: str, why: str, serving_engine: str | None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
     is None; dollars as ``number_text.fmt_usd`` writes them everywhere: whole from $100, cents below), TPOT, TTFT
-    and the binding limit; when ``serving_engine`` is given, that the times are its estimates."""
+    and the binding limit; when ``serving_engine`` (calc's engine key) is given, that the times are its estimates,
+    the engine named as its project writes it ("Sized with the serving estimate (SGLang): ...")."""
     money = ("" if usd_per_hour is None else
              f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
                f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
                f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
     if serving_engine is not None:
-        verdict = (f"Sized with the serving estimate ({serving_engine}): " + verdict
+        verdict = (f"Sized with the serving estimate ({engine_name(serving_engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")
     return verdict
 

@@ -821,9 +821,9 @@ def _spec_tokens(key: str, v: int) -> dict:
         solution_latex=sol, solution_text="A capped geometric series: 1 + α + α² + … + α^γ.",
         mistakes=[Mistake((1 - alpha ** gamma) / (1 - alpha), "One term short: the target always adds a token of its "
                                                               "own, so the sum runs to α^γ."),
-                  Mistake(gamma * alpha + 1, "γα + 1 treats the drafts as independent; a rejection ends the round, "
-                                             "so later drafts count only if all earlier ones pass."),
-                  Mistake(gamma * alpha, "γα ignores both the order of the drafts and the target's own token.")],
+                  Mistake(gamma * alpha + 1, "The guess γα + 1 treats the drafts as independent; a rejection ends "
+                                             "the round, so later drafts count only if all earlier ones pass."),
+                  Mistake(gamma * alpha, "The guess γα ignores both the order of the drafts and the target's own token.")],
         page="speculative", link=_link("speculative", sd_a=float(alpha), sd_g=gamma),
         source="Leviathan et al. 2022, Eq. 1; " + f"{COURSE}, step 3",
         inputs=dict(alpha=alpha, gamma=gamma))

@@ -90,6 +90,16 @@ def test_no_write_surcharge_when_multiplier_is_one():
     assert b.total_usd == pytest.approx(3803.25)
 
 
+def test_every_tier_priced_at_base_for_writes_has_exactly_zero_surcharge():
+    # a tier whose cache writes cost the base input price pays no surcharge: written x (1 - 1) x base = 0 exactly,
+    # never the float residue of subtracting two equal products (it printed as "-$0.0000000000000179")
+    at_base = [t for t in default_tiers() if t.cache_write_multiplier == 1.0]
+    assert at_base
+    for t in at_base:
+        for s in (TrafficScenario(), TrafficScenario(dau=123_457)):
+            assert api_monthly_bill(s, t).cache_write_usd == 0.0, t.name
+
+
 def test_zero_dau_gives_zero_api_bill():
     s = TrafficScenario(dau=0)
     for t in default_tiers():

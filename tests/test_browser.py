@@ -124,6 +124,29 @@ def test_many_gpus_fragments_keep_the_sections_below_and_the_pins_in_step(page, 
     assert page.get_by_test_id("stException").count() == 0
 
 
+def test_many_gpus_plan_follows_the_engine_chosen_in_the_serving_block(page, app_url):
+    # The serving block sits in the layout's fragment and the capacity plan in another: the engine chosen in the
+    # first must reach the second (it used to keep its own choice, vLLM, whatever the block said).
+    page.goto(app_url + "/many_gpus?model=llama-3.1-70b&mg_tp=4&mg_b=16&mg_rep=2&mg_ctx=4096")
+    wait_for_app(page)
+    page.get_by_text("Sized with the serving estimate (vLLM)").wait_for(timeout=30_000)
+    wait_for_app(page)
+    for _ in range(5):   # the list opens on a click once the widget has mounted; on a loaded machine that can lag
+        page.locator(".st-key-mg_srv_engine").get_by_role("combobox").click()
+        option = page.get_by_role("option", name="SGLang")
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except sync_api.TimeoutError:
+            page.keyboard.press("Escape")
+    option.click()
+    page.wait_for_function("() => location.search.includes('mg_srv_engine=SGLang')", timeout=30_000)
+    page.get_by_text("Sized with the serving estimate (SGLang)").wait_for(timeout=30_000)
+    page.get_by_text("Serving engine: SGLang, as chosen for the serving estimate above.").wait_for(timeout=30_000)
+    assert page.get_by_text("Sized with the serving estimate (vLLM)").count() == 0
+    assert page.get_by_test_id("stException").count() == 0
+
+
 def test_endpoint_run_from_a_deep_link_keeps_the_key_out_of_the_url(page, app_url):
     from fake_openai import FakeOpenAI
 

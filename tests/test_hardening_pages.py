@@ -4,6 +4,8 @@ Examples of the issue "a shared server that no link or paste can hurt", each as 
 parameters that are not finite numbers, markdown smuggled in through a link, a config value or a
 file name, and the error-details setting that keeps tracebacks and server paths from visitors.
 """
+import html as _html
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from ui import formats, sidebar
+from ui import formats, nav, sidebar
 import pagetest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +78,8 @@ def test_the_url_is_cleaned_but_good_parameters_stay():
 def test_a_linked_custom_model_name_is_shown_as_plain_text():
     at = pagetest.open_page(None, model="custom:" + INJECTION)
     warnings = [w.value for w in at.warning]
-    assert warnings and "sign in" in warnings[0]
+    assert any("sign in" in w for w in warnings)   # the sidebar's warning quotes the whole name
+    assert any(w.startswith("Link values") and "another browser session" in w for w in warnings)  # the link notice
     for t in _texts(at):
         _assert_inert(t)
 
@@ -97,19 +100,86 @@ def test_a_config_value_with_markdown_is_quoted_as_plain_text():
         _assert_inert(t)
 
 
-def test_a_model_name_with_markdown_is_reduced_to_plain_characters():
+def test_a_model_name_with_markdown_is_kept_as_typed_and_inert():
     at = pagetest.open_page(None)
     cfg = ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 1, "intermediate_size": 64, '
-           '"vocab_size": 10, "_name_or_path": "' + INJECTION + ' www.example.invalid $x$"}')
+           '"vocab_size": 10, "_name_or_path": "' + INJECTION + ' $x$"}')   # 79 characters: under the 80 kept
     _load_config(at, cfg)
-    assert at.session_state["model"].startswith("custom:")
-    name = at.session_state["model"][len("custom:"):]
-    assert set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.+()")
+    assert at.session_state["model"] == "custom:" + INJECTION + " $x$"  # nothing stripped
     for page in ("app_pages/home.py", "app_pages/kv_cache.py", "app_pages/latency_cost.py"):
         at.switch_page(page).run()
         assert not at.exception
         for t in _texts(at):
             _assert_inert(t)
+        # shown as typed: the title reads the name, every character of it
+        assert any(INJECTION + " $x$" in _shown(t) for t in _texts(at)), page
+
+
+#: A model name with HTML in it: it used to lose its "<", ">" and "/" on loading ("bMyb model").
+HTML_NAME = "<b>My</b> model"
+TINY_CONFIG = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+               "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 8192}
+
+
+def _walk(node):
+    yield node
+    for k in sorted(getattr(node, "children", None) or {}):
+        yield from _walk(node.children[k])
+
+
+def _name_shown_as_typed(at: AppTest, name: str) -> int:
+    """Asserts that every element of the run that prints ``name`` shows it as typed: markdown (texts, widget labels
+    and help) renders to it, HTML holds it escaped, a chart never holds its tags raw, and nothing holds it with
+    its markup stripped. Returns how many elements print it."""
+    stripped = re.sub(r"<[^>]+>", "", name)   # "My model": the name as an HTML or markdown renderer would eat it
+    mangled = re.sub(r"[^\w ]", "", name)    # "bMyb model": the name with its punctuation dropped
+    seen = 0
+    for node in _walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None or not hasattr(proto, "DESCRIPTOR"):
+            continue
+        kind = getattr(node, "type", "")
+        fields = {f.name: getattr(proto, f.name) for f in proto.DESCRIPTOR.fields
+                  if f.name in ("body", "label", "help", "spec", "json") and isinstance(getattr(proto, f.name), str)}
+        for field, text in fields.items():
+            if "My" not in text:
+                continue
+            assert mangled not in text, (kind, field, text[:300])
+            if kind in ("plotly_chart",) or field in ("spec", "json"):
+                assert name not in text and stripped not in text.replace(name, ""), (kind, text[:300])
+            elif kind == "html":  # never raw in the source; where its cells or labels show it, as typed
+                visible = _html.unescape(re.sub(r"<[^>]+>", "", text))
+                assert name not in text and (stripped not in visible or name in visible), (kind, text[:300])
+            else:  # markdown: a text element, or a widget's label or help
+                assert name in _shown(text), (kind, field, text[:300])
+                _assert_inert(text)
+            seen += 1
+    return seen
+
+
+@pytest.mark.parametrize("page", [p for p, *_ in nav.PAGES])
+def test_a_model_name_with_html_shows_as_typed_on_every_page(page):
+    from calc.config_json import model_from_json_text
+    from ui.custom_models import model_to_param
+
+    at = AppTest.from_file(pagetest.APP, default_timeout=120)
+    at.query_params["model"] = "custom:" + HTML_NAME  # a link that carries the loaded model
+    at.query_params["cfg"] = model_to_param(model_from_json_text(json.dumps(TINY_CONFIG), name=HTML_NAME))
+    at.switch_page(page).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state["model"] == "custom:" + HTML_NAME
+    assert _name_shown_as_typed(at, HTML_NAME) >= 1   # the sidebar names it at least
+
+
+def test_a_loaded_model_name_with_html_is_kept_as_typed():
+    at = pagetest.open_page(None)
+    _load_config(at, json.dumps(TINY_CONFIG), name=HTML_NAME)
+    assert at.session_state["model"] == "custom:" + HTML_NAME   # not "custom:bMyb model"
+    assert any(HTML_NAME in _shown(s.value) for s in at.success)  # "Loaded <b>My</b> model from the pasted text"
+    for page in ("app_pages/home.py", "app_pages/kv_cache.py", "app_pages/many_gpus.py", "app_pages/monthly_bill.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+        assert _name_shown_as_typed(at, HTML_NAME) >= 2, page  # the sidebar and the page itself
 
 
 def test_a_sized_out_config_gets_the_limit_message_in_the_sidebar():

@@ -37,6 +37,13 @@ def _open_first(page: str, **query):
     ("app_pages/monthly_bill.py", {"mb_hit": "-50"}, ["mb_hit=-50 (outside 0 to 100)"]),       # the hit-rate slider runs 0..100
     ("app_pages/speculative.py", {"sd_p0": "2", "sd_p1": "abc"}, ["sd_p0=2 (outside 0 to 1)", "sd_p1=abc (not a number)"]),  # p(A) in 0..1
     ("app_pages/many_gpus.py", {"mg_rep": "0"}, ["mg_rep=0 (outside 1 to 100,000)"]),              # replicas: a number input from 1
+    # the sidebar's model and GPU: too many presets to list, so "not a known ..."
+    ("app_pages/roofline.py", {"model": "nonexistent"}, ["model=nonexistent (not a known model)"]),
+    ("app_pages/kv_cache.py", {"gpu": "xyz", "kv_b": "4"}, ["gpu=xyz (not a known GPU)"]),
+    ("app_pages/home.py", {"model": "nonexistent", "gpu": "xyz"}, ["model=nonexistent (not a known model)",
+                                                                   "gpu=xyz (not a known GPU)"]),
+    ("app_pages/home.py", {"model": "custom:my model"},                 # loaded in another browser session
+     ["model=custom:my model (a model loaded from a config.json in another browser session)"]),
 ])
 def test_a_refused_value_is_named(page, query, named):
     # each with why: the options it is not one of (up to 8 short ones named, more by their count and ends: the
@@ -51,6 +58,7 @@ def test_a_refused_value_is_named(page, query, named):
     ("app_pages/kv_cache.py", {"kv_ctx": "8192"}),      # the default, as a plain number (rewritten to "8K")
     ("app_pages/kv_cache.py", {"kv_ctx": "16K", "kv_layout": "mqa"}),
     ("app_pages/roofline.py", {"rf_b": "32", "emb": "table", "not_a_control": "x"}),  # no control reads the last
+    ("app_pages/roofline.py", {"model": "qwen3-8b", "gpu": "h200"}),   # presets of the sidebar's lists
     ("app_pages/monthly_bill.py", {"mb_hit": "35"}),   # within 0..100
     ("app_pages/speculative.py", {"sd_p0": "0.3"}),
 ])

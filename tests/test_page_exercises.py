@@ -48,8 +48,24 @@ def test_variant_from_the_url_and_the_teacher_view_lists_every_answer():
 
 def test_a_bad_variant_in_the_url_says_so_and_shows_variant_0():
     at = open_page(PAGE, variant="banana")
-    assert any("variant must be a whole number" in w.value for w in at.warning)
+    # a sentence, capital first (course.exercises.check_variant's message starts in lowercase, as calc's errors do)
+    assert any(w.value.startswith("The variant must be a whole number") for w in at.warning), [w.value for w in at.warning]
     assert at.number_input(key="ex_variant").value == 0
+
+
+def test_every_message_of_the_page_starts_with_a_capital():
+    at = open_page(PAGE)
+    _answer(at, "spec_tokens", 0, 4.2, "tokens")            # γα + 1 = 4 x 0.8 + 1: the drafts taken as independent
+    _answer(at, "kv_per_sequence", 0, 0.625, "GB")          # a wrong unit
+    _answer(at, "cost_per_million", 0, 4.26 * 3600, "USD")  # the per-hour price read per second
+    shown = [m.value for kind in ("success", "error", "info", "warning") for m in at.main.get(kind)]
+    assert len(shown) >= 3, shown
+    assert all(m[0].isupper() or m[0].isdigit() for m in shown), shown   # "3,600 times too much" starts a sentence
+    # every hint of every exercise, in a few variants, is shown as a sentence too
+    from ui.formats import sentence
+    hints = {m.hint for v in (0, 1, 7, 123) for ex in E.all_exercises(v) for m in ex.mistakes}
+    assert all(sentence(h)[0].isupper() or sentence(h)[0].isdigit() for h in hints), \
+        [h for h in hints if not (sentence(h)[0].isupper() or sentence(h)[0].isdigit())]
 
 
 def _opens_in_state(ex):

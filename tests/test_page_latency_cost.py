@@ -67,7 +67,7 @@ def test_tpot_slider_and_concurrency_move_the_metrics():
 def test_front_spans_b1_to_the_memory_ceiling():
     at = open_page(emb="table")
     # the first chart that is not the serving estimate's breakdown bar (tests/test_serving_pages.py)
-    spec = next(f for f in figures(at) if not any(d.get("name") == "estimate and range" for d in f["data"]))
+    spec = next(f for f in figures(at) if not any(d.get("name") == "serving estimate and range" for d in f["data"]))
     front = spec["data"][0]
     batches, tpots = values(front["customdata"]), values(front["x"])
     assert batches[0] == 1 and batches[-1] == 59  # seed 000: 59 sequences of 8k

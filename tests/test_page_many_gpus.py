@@ -193,7 +193,7 @@ def test_ep_is_offered_for_a_mixture_of_experts_only():
     assert at.select_slider(key="mg_ep").disabled
     assert any(c.value.startswith("Llama-3-8B is dense: EP 1") for c in at.caption)
     assert not [e.value for e in at.error if "mixture-of-experts" in e.value]
-    assert len([f for f in figures(at) if not any(d.get("name") == "estimate and range" for d in f["data"])]) == 2
+    assert len([f for f in figures(at) if not any(d.get("name") == "serving estimate and range" for d in f["data"])]) == 2
     assert not open_page(model="mixtral-8x7b").select_slider(key="mg_ep").disabled
 
 

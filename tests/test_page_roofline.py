@@ -30,7 +30,7 @@ def open_page(**query) -> AppTest:
 def charts(at) -> list:
     """The page's Plotly figures in page order: roofline, decode split, throughput by K, TTFT (the serving
     estimate's breakdown bar, tests/test_serving_pages.py, left out)."""
-    return [f for f in figures(at) if not any(d.get("name") == "estimate and range" for d in f["data"])]
+    return [f for f in figures(at) if not any(d.get("name") == "serving estimate and range" for d in f["data"])]
 
 
 def test_default_is_the_seed_000_example():
@@ -151,8 +151,8 @@ def test_bound_and_estimate_side_by_side():
     bound_ms = float(step.value.split()[0])
     # Llama-3-8B, B = 32 at 8K on an H100 is memory-bound (compute 2NB/P = 0.52 ms is below the 4.5 ms weight
     # read), so at MBU 50% every part of the step takes twice as long: the estimate is twice the bound.
-    assert step.delta.startswith("estimate ") and step.delta.endswith(" ms")
-    assert float(step.delta.split()[1]) == pytest.approx(2 * bound_ms, abs=0.011)   # both shown to 0.01 ms
+    assert step.delta.startswith("course estimate ") and step.delta.endswith(" ms")
+    assert float(step.delta.split()[2]) == pytest.approx(2 * bound_ms, abs=0.011)   # both shown to 0.01 ms
 
 
 def test_a_link_carries_the_utilisation():
@@ -162,8 +162,9 @@ def test_a_link_carries_the_utilisation():
     at.switch_page("app_pages/roofline.py").run()
     assert not at.exception and at.number_input(key="mbu").value == 20
     step = [m for m in pagetest.metrics(at) if m.label.startswith("Decode step")][0]
-    # memory-bound: estimate = bound / 0.2, five times the bound
-    assert float(step.delta.split()[1]) == pytest.approx(5 * float(step.value.split()[0]), abs=0.03)
+    # memory-bound: course estimate = bound / 0.2, five times the bound
+    assert step.delta.startswith("course estimate ")
+    assert float(step.delta.split()[2]) == pytest.approx(5 * float(step.value.split()[0]), abs=0.03)
 
 
 def test_the_intro_quotes_the_selected_gpus_critical_batch():
@@ -235,3 +236,36 @@ def test_the_split_table_holds_the_chosen_batch():
     assert len(row) == 1
     # the table shows ms: the roofline step at B = 48 from calc directly
     assert row["total_s"].iloc[0] == pytest.approx(calc.decode_step_time(m, acc, 48, 8192).total_s * 1e3)
+
+
+#: "estimate" not named as one of the page's two: the course's (bound / MBU and MFU) or the serving model's.
+_BARE_ESTIMATE = r"(?i)(?<!course )(?<!serving )(?<!serving-model )\bestimates?\b(?! and range)"
+
+
+def _estimate_words(at) -> list[str]:
+    """Every text of the run that says "estimate": metric labels, deltas, help and captions; captions and markdown;
+    table headers; chart trace names."""
+    import re
+
+    texts = [t for m in pagetest.metrics(at) for t in (m.label, m.delta or "", m.help or "", *getattr(m, "captions", []))]
+    texts += [e.value for kind in ("caption", "markdown") for e in at.get(kind)]
+    texts += [cell for table in pagetest.shown_tables(at) for cell in (table[0] if table else [])]
+    texts += [str(t.get("name", "")) + " " + str(t.get("hovertemplate", "")) for f in figures(at) for t in f["data"]]
+    return [t for t in texts if re.search(r"(?i)\bestimate", t)]
+
+
+@pytest.mark.parametrize("page", ["app_pages/roofline.py", "app_pages/latency_cost.py"])
+def test_the_two_estimates_never_share_a_name(page):
+    # the course's estimate (the bound's parts / MBU and MFU, calc.efficiency) and the serving model's estimate
+    # (calc.serving) are different numbers shown side by side: each is called by its own name wherever it appears
+    import re
+
+    at = pagetest.open_page(page, timeout=60, model="llama-3-8b", gpu="h100-sxm")
+    words = _estimate_words(at)
+    assert any("course estimate" in w for w in words) and any("serving estimate" in w.lower() for w in words)
+    bare = [w for w in words if re.search(_BARE_ESTIMATE, w)]
+    assert not bare, bare
+    step = calc.decode_step_time(LLAMA3, H100, 32, 8192)
+    if page.endswith("roofline.py"):   # the course's number, under its name: the bound / MBU 69%, memory-bound
+        tpot = pagetest.metric_element(at, "Decode step (TPOT), bound")
+        assert tpot.delta == "course estimate " + fmt_seconds(calc.efficiency.estimate_step(step).total_s)

@@ -25,9 +25,9 @@ def _breakdown_bars(at, which="TPOT"):
     """The bars of the 'where the time goes' figure: {part: ms}, and the estimate marker's x."""
     for fig in figures(at):
         names = [t.get("name") for t in fig["data"]]
-        if "estimate and range" in names and any(t.get("y") == [which] for t in fig["data"]):
+        if "serving estimate and range" in names and any(t.get("y") == [which] for t in fig["data"]):
             bars = {t["name"]: plotly_values(t["x"])[0] for t in fig["data"] if t.get("type") == "bar"}
-            mark = next(t for t in fig["data"] if t.get("name") == "estimate and range")
+            mark = next(t for t in fig["data"] if t.get("name") == "serving estimate and range")
             return bars, plotly_values(mark["x"])[0]
     raise AssertionError("no breakdown figure")
 
@@ -46,9 +46,9 @@ def _check_estimate(at, est, price=None):
     assert mark == pytest.approx(est.tpot.estimate_s * 1e3)
     assert bars["weights"] == pytest.approx(est.tpot.weights_s * 1e3)
     if price is not None:
-        assert m["USD per 1M output tokens, estimate"].value == formats.fmt_usd(
+        assert m["USD per 1M output tokens, serving estimate"].value == formats.fmt_usd(
             cost_per_million(est.output_tokens_per_s_per_gpu, price))
-        assert m["USD per 1M output tokens, estimate"].delta == "bound " + formats.fmt_usd(
+        assert m["USD per 1M output tokens, serving estimate"].delta == "bound " + formats.fmt_usd(
             cost_per_million(est.bound_output_tokens_per_s_per_gpu, price))
 
 
@@ -90,13 +90,57 @@ def test_many_gpus_layout_estimate_and_plan_sized_with_it():
     est = serving_estimate(L70, H100, 4096 - 256, 256, concurrency=32, tp=4, replicas=2)
     _check_estimate(at, est, price=H100.price_per_hour_usd)
     verdict = at.success[0].value
-    assert verdict.startswith("Sized with the serving estimate (vllm)")
+    assert verdict.startswith("Sized with the serving estimate (vLLM)")
     traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256, 0.0)
     plan = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
     assert plan.verdict == verdict
     bound = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
                       mg_timing="roofline bound").success[0].value
     assert not bound.startswith("Sized with") and "TPOT" in bound
+
+
+ONE_TOKEN = "One output token per request"
+
+
+@pytest.mark.parametrize("page, query, prompt, priced", [
+    ("app_pages/latency_cost.py", dict(price="3.0", lc_ctx="8192", lc_tpot="10.0", lc_srv_out="1"), 8191, True),
+    ("app_pages/roofline.py", dict(rf_ctx="8192", rf_b="32", rf_srv_out="1"), 8191, False),
+    ("app_pages/many_gpus.py", dict(mg_ctx="4096", mg_b="16", mg_srv_out="1"), 4095, True),
+])
+def test_one_output_token_says_what_the_per_token_figures_mean(page, query, prompt, priced):
+    at = open_page(page, **SIDEBAR, **query)
+    notes = [c.value for c in at.caption if c.value.startswith(ONE_TOKEN)]
+    assert len(notes) == 1, [c.value for c in at.caption]
+    # the request's prompt is the page's context less its one output token: all of it is billed to that token
+    assert f"prefill ({prompt:,} tokens)" in notes[0] and f"{prompt:,} prompt tokens per output token" in notes[0]
+    assert ("USD per 1M output tokens" in notes[0]) == priced
+    # a chat's request (the block's default, 256 output tokens) has no such note
+    chat = open_page(page, **SIDEBAR, **{k: v for k, v in query.items() if not k.endswith("_srv_out")})
+    assert not [c.value for c in chat.caption if c.value.startswith(ONE_TOKEN)]
+    if priced:   # nothing lost: the figure is still there, far above the chat's
+        usd = "USD per 1M output tokens, serving estimate"
+        one, many = (float(_row(a)[usd].value.strip("$").replace(",", "")) for a in (at, chat))
+        assert one > 10 * many
+
+
+@pytest.mark.parametrize("engine, name", [("sglang", "SGLang"), ("trtllm", "TensorRT-LLM")])
+def test_many_gpus_plan_follows_the_engine_chosen_for_the_serving_estimate(engine, name):
+    at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                   mg_tp="4", mg_b="16", mg_rep="2", mg_ctx="4096")
+    assert [s.key for s in at.selectbox].count("mg_srv_engine") == 1   # one engine choice on the page
+    at.selectbox(key="mg_srv_engine").set_value(engine).run()
+    assert not at.exception
+    traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256, 0.0)
+    plan = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving", engine=engine)
+    vllm = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    assert plan.verdict != vllm.verdict        # the engines' plans differ, so the page's could not pass by chance
+    verdict = at.success[0].value
+    assert verdict == plan.verdict and verdict.startswith(f"Sized with the serving estimate ({name}): ")
+    assert any(f"Serving engine: **{name}**" in c.value for c in at.caption)   # said beside the plan's inputs
+    # a layout that holds no batch has no serving block: the plan then offers the choice, and keeps it
+    at.select_slider(key="mg_tp").set_value(1).run()
+    assert at.selectbox(key="mg_srv_engine").value == engine
+    assert at.success[0].value == plan.verdict
 
 
 def test_capacity_plan_sizing_option():

@@ -125,7 +125,7 @@ def traffic_inputs(sel) -> Traffic:
                              bind="query-params", help=f"Prompt tokens unique to each {per}")
     out = c3.number_input("Output tokens", 1, 10_000_000, DEFAULTS["mb_out"], step=100, key="mb_out",
                           bind="query-params", help=f"Output tokens per {per}")
-    st.markdown(f"**Self-hosting** {sel.model.name} on {sel.accelerator.name} (the sidebar's model and GPU)")
+    st.markdown(f"**Self-hosting** {formats.md_escape(sel.model.name)} on {sel.accelerator.name} (the sidebar's model and GPU)")
     c1, c2 = st.columns(2)
     batch = c1.number_input("Decode batch", 1, 4096, DEFAULTS["mb_batch"], step=8, key="mb_batch",
                             bind="query-params", help="Sequences decoded together (clamped to what fits)")
@@ -226,14 +226,14 @@ def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation") -> N
 def self_hosted_caption(sel, rates) -> None:
     """What the self-hosted tier runs: replica, price, batch, context and its rates (roofline bounds)."""
     st.caption(
-        f"Self-hosted: {sel.model.name} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
+        f"Self-hosted: {formats.md_escape(sel.model.name)} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
         + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
            "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
         f"{formats.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
         f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
         f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
         f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-        f"(a real server is 1.2-2x slower). {sel.model.name}, {sel.model.n_params / 1e9:,.1f} B parameters, is "
+        f"(a real server is 1.2-2x slower). {formats.md_escape(sel.model.name)}, {sel.model.n_params / 1e9:,.1f} B parameters, is "
         "priced here beside the API tiers' models, not measured against them: compare quality before price.")
 
 

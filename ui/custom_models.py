@@ -6,7 +6,7 @@ import streamlit as st
 
 import calc
 from calc.config_json import model_from_json_text
-from ui.formats import safe_name
+from ui.formats import plain_name
 
 
 CUSTOM_PREFIX = "custom:"
@@ -37,7 +37,8 @@ def add_custom_model(text: str, name: str | None = None) -> str:
         ValueError: the text is not a usable config.json (the message names the key or the JSON error).
     """
     model = model_from_json_text(text, name=name or None)
-    model = model.with_changes(name=safe_name(model.name))  # pages print names inside markdown
+    # kept as typed ("<b>My</b> model" stays so): the pages escape it where they print it
+    model = model.with_changes(name=plain_name(model.name))
     model_id = CUSTOM_PREFIX + model.name
     _custom_models()[model_id] = model
     return model_id

@@ -52,12 +52,40 @@ def md_escape(text: object) -> str:
     return re.sub(r"(?i)(www)\.", "\\1" + _JOIN + ".", flat)
 
 
-def safe_name(text: object, max_chars: int = 80) -> str:
-    """A model name from a config.json or a file name, kept to characters that cannot form markdown
-    (letters, digits, spaces and ``- _ . + ( )``), "www." defused, cut to ``max_chars``.
+def sentence(text: object) -> str:
+    """``text`` as a message that starts a sentence: its first character upper-cased when it is a lowercase ASCII
+    letter ("the variant must be ..." -> "The variant must be ..."), the rest unchanged. Left as written: an
+    identifier or a name whose case is its spelling at the start ("context_len must be", "vLLM needs"), and a
+    formula's symbol (a Greek letter: "γ" is not "Γ")."""
+    text = str(text)
+    first = text.split(" ", 1)[0]
+    if not text or not ("a" <= text[0] <= "z") or "_" in first or any(c.isupper() for c in first[1:]):
+        return text
+    return text[0].upper() + text[1:]
 
-    Pages print model names inside markdown (titles, captions, messages); a name reduced this way
-    shows as typed everywhere, charts included. Falls back to "custom model" when nothing is left.
+
+#: Characters a typed name never keeps: C0/C1 controls, and the bidirectional overrides and isolates that would
+#: make the name read in another order than it was typed.
+_NAME_DROPPED = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain_name(text: object, max_chars: int = 80, fallback: str = "custom model") -> str:
+    """A name typed by a user (a config.json's model name, the sidebar's name field, a link's model id) kept as
+    typed: runs of white space (line breaks included) become one space, control characters and bidirectional
+    overrides are dropped, and it is cut to ``max_chars``; ``fallback`` when nothing is left.
+
+    Markup stays in it as text ("<b>My</b> model" stays so): a page escapes the name where it prints it
+    (``md_escape`` in markdown, ``html.escape`` in HTML; a table cell or a select box's option shows text as it
+    is), so it shows as typed everywhere, never interpreted and never stripped.
+    """
+    kept = _NAME_DROPPED.sub("", " ".join(str(text).split()))
+    return kept[:max_chars].strip() or fallback
+
+
+def safe_name(text: object, max_chars: int = 80) -> str:
+    """A file name used as a data set's label, kept to characters that cannot form markdown (letters, digits,
+    spaces and ``- _ . + ( )``), "www." defused, cut to ``max_chars``. Falls back to "custom model" when nothing
+    is left. A model's name is kept as typed instead (``plain_name``).
     """
     kept = re.sub(r"[^\w \-.+()]", "", " ".join(str(text).split()), flags=re.ASCII)
     kept = re.sub(r"(?i)www\.", "www-", kept).strip(" -+.")

@@ -88,7 +88,7 @@ def layout_controls(sel) -> LayoutChoice:
     k_default = {} if "kv_k" in st.session_state else {"index": k_options.index(own_k)}
     n_kv = c1.selectbox("KV heads K (GQA)", k_options, key="kv_k", bind="query-params", disabled=layout != "gqa",
                         **k_default, help=f"The divisors of the {sel.model.n_heads} query heads; "
-                                          f"{sel.model.name} has K = {sel.model.n_kv_heads}.")
+                                          f"{formats.md_escape(sel.model.name)} has K = {sel.model.n_kv_heads}.")
     if layout != "gqa":  # the greyed box keeps the GQA choice for later; say which K this layout uses
         c1.caption({"mha": f"MHA: K = N = {sel.model.n_heads}", "mqa": "MQA: K = 1",
                     "mla": "MLA: a latent per token, no KV heads"}.get(
@@ -107,7 +107,7 @@ def layout_controls(sel) -> LayoutChoice:
     try:
         model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
     except ValueError as exc:
-        st.error(f"That layout is not possible for {sel.model.name}: {formats.md_escape(exc)}. Showing the model as configured.")
+        st.error(f"That layout is not possible for {formats.md_escape(sel.model.name)}: {formats.md_escape(exc)}. Showing the model as configured.")
         model = sel.model
     # A convention is offered where it changes this variant's bytes: the window one for a model with sliding-
     # window or chunked layers, the MLA one for a model with MLA layers.

@@ -219,7 +219,7 @@ def headline_section(res: dict, head: dict) -> None:
         c[1].page_link("app_pages/roofline.py", label=f"Use {mbu_here}% as MBU", icon=":material/tune:",
                        query_params={"mbu": str(mbu_here)},
                        help="Open the roofline page with this machine's measured decode bandwidth utilisation as the "
-                            "MBU of its estimate (the compute utilisation keeps its value).")
+                            "MBU of its course estimate (the compute utilisation keeps its value).")
         widgets.show_equations(equations.live_rows(
             d1, machine_step(model["calc_model"], res["machine"], d1, model["dtype"]), res["machine"], model["dtype"],
             res.get("critical_batch")))

@@ -6,10 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from calc import layout_choice, planning
-from ui import caching, columns, custom_models, downloads, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
+from ui import caching, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
 from ui.parallel_views import EPS, PPS, TPS
 
 PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
+#: The page's one serving engine (URL key): the layout's serving estimate and the capacity plan both use it.
+ENGINE_KEY = "mg_srv_engine"
+#: Session key: whether this run's layout section drew the engine selector (in its serving estimate block).
+ENGINE_DRAWN_ABOVE = "_mg_engine_above"
 
 
 def _traffic_inputs() -> tuple[tuple, float, float]:
@@ -27,6 +31,19 @@ def _traffic_inputs() -> tuple[tuple, float, float]:
     return (rps, peak, int(n_in), int(n_out), hit / 100), tpot_ms / 1e3, ttft_ms / 1e3
 
 
+def plan_engine(container) -> str:
+    """The serving engine the capacity plan sizes with: the page's one choice (``ENGINE_KEY``). The layout's
+    serving estimate block above draws its selector; when that block is not shown (the layout holds no batch),
+    the selector is drawn here in ``container`` instead, under the same key, so the choice is never lost."""
+    if st.session_state.get(ENGINE_DRAWN_ABOVE):
+        engine = st.session_state.get(ENGINE_KEY)
+        engine = engine if engine in serving_views.ENGINES else serving_views.ENGINES[0]
+        container.caption(f"Serving engine: **{serving_views.ENGINE_LABELS[engine]}**, as chosen for the serving "
+                          "estimate above.")
+        return engine
+    return serving_views.engine_select(container, ENGINE_KEY)
+
+
 def _timing_inputs() -> tuple[str, str, int]:
     """How the plan times a step (serving estimate or bound), the engine, and the largest batch tried."""
     t1, t2, t3 = st.columns([2, 1, 1])
@@ -34,7 +51,7 @@ def _timing_inputs() -> tuple[str, str, int]:
                       horizontal=True, format_func=PLAN_TIMING_LABELS.get,
                       help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
                            "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
-    engine = serving_views.engine_select(t2, "mg_plan_engine") if timing == "serving" else "vllm"
+    engine = plan_engine(t2) if timing == "serving" else "vllm"
     cap = t3.number_input("Largest batch tried", 16, 8192, layout_choice.PLAN_MAX_BATCH, step=256, key="mg_cap",
                           bind="query-params", help="The plan searches batches 1 to this per replica. "
                           "Raise it when the plan names the batch cap as its binding limit.")
@@ -101,7 +118,7 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
         table = caching.cached_call(layout_choice.which_gpus, model, ctx, wd, kvd, reserve_bytes=reserve_bytes,
                                     embedding=emb)
         if not table["fits"].any():
-            st.info(f"No GPU of the catalogue holds {model.name} with one sequence of {ctx:,} tokens in one node "
+            st.info(f"No GPU of the catalogue holds {formats.md_escape(model.name)} with one sequence of {ctx:,} tokens in one node "
                     "(TP 1, 2, 4, 8, no PP or EP): the layout above and the capacity plan spread it over more GPUs.")
         # a GPU that holds nothing: "no fit", not 0; one that holds the model but has no list price: "no list price"
         shown = columns.shown(table).assign(max_batch=table["max_batch"].where(table["fits"]))
@@ -117,7 +134,7 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
             "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
             "tp": st.column_config.NumberColumn("smallest TP", format="%,d"),
             "tokens_per_s": columns.column("tokens_per_s", help="at the max batch")})
-        st.caption(f"{model.name} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "
+        st.caption(f"{formats.md_escape(model.name)} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "
                    f"({reserve_gb:g} GB per GPU). Dollars at each GPU's list price, at the max batch, fully busy.")
         downloads.download_csv(table, "which_gpus.csv", key="mg_csv")
     except ValueError as exc:

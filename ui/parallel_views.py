@@ -41,7 +41,7 @@ def refused_words(refused) -> str:
     for label, why in refused:
         by_reason.setdefault(why, []).append(label)
     return "Skipped, as vLLM and SGLang refuse them: " + "; ".join(
-        f"**{', '.join(labels)}** ({why})" for why, labels in by_reason.items()) + "."
+        f"**{', '.join(labels)}** ({formats.md_escape(why)})" for why, labels in by_reason.items()) + "."
 
 
 def _dp_words(layout) -> str:
@@ -90,7 +90,7 @@ def layout_controls(sel) -> LayoutInputs:
     ep = c3.select_slider("Expert parallel EP", EPS, value=1, key="mg_ep", bind="query-params", disabled=dense,
                           help="Mixture-of-experts models only. EP above TP runs attention data-parallel.")
     if dense and ep != 1:  # a link's EP for a dense model: the layout runs at EP 1 and says so
-        c3.caption(f"{sel.model.name} is dense: EP 1 (EP spreads experts).")
+        c3.caption(f"{formats.md_escape(sel.model.name)} is dense: EP 1 (EP spreads experts).")
         ep = 1
     replicas = c4.number_input("Replicas", 1, 100_000, 1, key="mg_rep", bind="query-params")
     c1, c2, c3, c4 = st.columns(4)

@@ -84,7 +84,7 @@ def stored_formats_table(format_rows: pd.DataFrame, model, batch: int, kv_dtype:
                      "bits_per_param": st.column_config.NumberColumn("bits per parameter, whole model", format="%.2f"),
                      "weights_bytes": "weights", "step_s": f"decode step (B = {batch:,})",
                      "max_batch": columns.column("max_batch")})
-    st.caption(f"{model.name}; cache in {kv_dtype}. A block format stores a scale per block: q4_0 is 18 bytes per "
+    st.caption(f"{formats.md_escape(model.name)}; cache in {kv_dtype}. A block format stores a scale per block: q4_0 is 18 bytes per "
                "32 weights (4.5 bits), mxfp4 17 bytes per 32 (4.25), nvfp4 9 bytes per 16 (4.5), int4-g128 adds an "
                "fp16 scale and a 4-bit zero per 128 (4.16). The recipes keep embeddings, the output head and norms in "
                "16-bit (gpt-oss also its attention and router), so the whole model costs more bits per parameter "

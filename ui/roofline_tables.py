@@ -23,7 +23,7 @@ def operators_table(ops: pd.DataFrame) -> None:
                      "bytes": st.column_config.NumberColumn("GB moved", format="%.3f"),
                      "intensity_flop_per_byte": st.column_config.NumberColumn("FLOP/byte", format="%.1f"),
                      "time_s": st.column_config.NumberColumn("time (ms), bound", format="%.3f"),
-                     "estimate_s": st.column_config.NumberColumn("estimate (ms)", format="%.3f",
+                     "estimate_s": st.column_config.NumberColumn("course estimate (ms)", format="%.3f",
                                                                  help="Bound parts over MBU and MFU (the inputs above)"),
                      "share_of_time": st.column_config.NumberColumn("share", format="percent"),
                      "bound": "bound"})

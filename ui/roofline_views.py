@@ -12,14 +12,18 @@ from ui import caching, charts, downloads, equations, formats, roofline_charts, 
 
 
 def headline(step, step_est, acc, batch: int, wq: str, b_star: float) -> None:
-    """The decode step's bound and estimate, throughput, the critical batch and the bound, with their equations."""
+    """The decode step's bound and course estimate (``step_est``: the bound / MBU and MFU), throughput, the
+    critical batch and the bound, with their equations."""
     with widgets.metric_row(4) as mc:
         mc[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s),
-                     delta=f"estimate {formats.fmt_seconds(step_est.total_s)}", delta_color="off", delta_arrow="off",
-                     help="Bound: the roofline lower bound. Estimate: the bound's parts divided by MBU and MFU above.")
+                     delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(step_est.total_s)}", delta_color="off",
+                     delta_arrow="off", help="Bound: the roofline lower bound. Course estimate: the bound's parts "
+                     "divided by MBU and MFU above (bound / MBU). Not the serving estimate below.")
         mc[1].metric("Throughput (tok/s), bound", formats.fmt_number(step.tokens_per_s),
-                     delta=f"estimate {formats.fmt_number(step_est.tokens_per_s)}", delta_color="off", delta_arrow="off",
-                     help="Bound: B / the bound step (an upper bound on throughput). Estimate: B / the estimated step.")
+                     delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_number(step_est.tokens_per_s)}",
+                     delta_color="off", delta_arrow="off",
+                     help="Bound: B / the bound step (an upper bound on throughput). Course estimate: B / the course "
+                          "estimate's step.")
         mc[2].metric("Critical batch (tokens)", f"{b_star:,.0f}", help="P x bytes per weight / (2 W): B beyond which "
                      "decode's matmuls turn compute-bound (the inference course, week 11, step 3).")
         mc[3].metric("Bound", step.bound, help="compute when 2NB/P exceeds the time to move every byte of the step "

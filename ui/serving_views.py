@@ -7,13 +7,13 @@ import pandas as pd
 import streamlit as st
 
 from calc import cost as calc_cost
-from calc import serving
+from calc import measurements, serving
 from calc.serving_terms import SOFTWARE_LATEST_RELEASE
 from ui import caching, charts, columns, formats, html_table, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
-ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+ENGINE_LABELS = {e: measurements.engine_name(e) for e in ENGINES}
 #: What the two numbers are, said once on every page that shows both.
 WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
                   "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
@@ -21,6 +21,8 @@ WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec b
                   "cross-validated errors, for a current release of the chosen engine, dated (for every engine) "
                   f"at the newest release in the benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be "
                   "faster.")
+#: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
+ESTIMATE_TRACE = "serving estimate and range"
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed per step": "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
@@ -79,11 +81,11 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
         fig.add_bar(x=[value * 1e3], y=[which.upper()], orientation="h", name=name,
                     marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
                     hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")
-    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[which.upper()], mode="markers", name="estimate and range",
+    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[which.upper()], mode="markers", name=ESTIMATE_TRACE,
                     marker=dict(color="black", symbol="line-ns-open", size=18),
                     error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
                                  arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
-                    hovertemplate="estimate %{x:.3f} ms<extra></extra>")
+                    hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
     fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
@@ -92,10 +94,23 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
     return fig
 
 
+def single_output_note(prompt_len: int, priced: bool) -> str:
+    """What the per-output-token figures mean when a request has one output token (``prompt_len`` prompt tokens):
+    each output token then carries its whole prompt's prefill. ``priced``: the block shows USD per 1M output
+    tokens too."""
+    figures = "output tok/s per GPU and the USD per 1M output tokens" if priced else "output tok/s per GPU"
+    return (f"One output token per request: every request is its whole prompt's prefill ({prompt_len:,} tokens) for "
+            f"a single output token, so the {figures} (serving estimate and bound alike) carry all of that prefill, "
+            f"{prompt_len:,} prompt tokens per output token, and sit far from a chat's. They price a "
+            "classification or scoring call, not generation; more output tokens per request give a chat's figures.")
+
+
 def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
-                  title: str | None = None) -> None:
+                  title: str | None = None, prompt_len: int | None = None, output_len: int | None = None) -> None:
     """The serving estimate beside the bound: metrics (bound, estimate with range, throughput per GPU and,
-    with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table."""
+    with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table. With
+    ``output_len`` 1 (and the request's ``prompt_len``), a caption says what the per-output-token figures then
+    mean (``single_output_note``)."""
     tb = getattr(est, which)
     name = which.upper()
     st.markdown(title or f"**Serving estimate ({ENGINE_LABELS.get(est.engine, est.engine)}, "
@@ -109,18 +124,20 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                      delta=range_text(tb.low_s, tb.high_s), delta_color="off", delta_arrow="off",
                      help="What the engine measures: the bound plus fixed cost, efficiency, batching interference "
                           "and queueing (calc.serving). Range: the cross-validated error spread.")
-        mc[2].metric("Output tok/s per GPU, estimate", formats.fmt_number(est.output_tokens_per_s_per_gpu),
+        mc[2].metric("Output tok/s per GPU, serving estimate", formats.fmt_number(est.output_tokens_per_s_per_gpu),
                      delta=f"bound {formats.fmt_number(est.bound_output_tokens_per_s_per_gpu)}",
                      delta_color="off", delta_arrow="off",
                      help=f"Range {formats.fmt_number(est.per_gpu_low)} - {formats.fmt_number(est.per_gpu_high)}. "
                           "The bound's throughput is an upper bound.")
         if price_per_gpu_hour_usd is not None:
-            mc[3].metric("USD per 1M output tokens, estimate",
+            mc[3].metric("USD per 1M output tokens, serving estimate",
                          formats.fmt_usd(calc_cost.cost_per_million(est.output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
                          delta="bound " + formats.fmt_usd(calc_cost.cost_per_million(
                              est.bound_output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
                          delta_color="off", delta_arrow="off",
                          help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
+    if output_len == 1 and prompt_len is not None:
+        st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
     st.caption(WHICH_IS_WHICH)
     charts.show_chart(breakdown_figure(est, which), key=f"{key}_bar")
     box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
@@ -165,7 +182,8 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
                             pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                             engine=engine, batching=batching)
     if est is not None:
-        show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd)
+        show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd, prompt_len=int(input_len),
+                      output_len=int(output_len))
         ends = (f"ending at the page's context of {context:,}" if int(input_len) < context
                 else f"running past the page's context of {context:,}, which is not longer than the output")
         st.caption(f"This block times a request of {int(input_len):,} prompt and {int(output_len):,} output tokens, "

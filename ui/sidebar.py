@@ -14,7 +14,7 @@ import calc
 from ui import classroom
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
 from ui.custom_models import dataclasses_replace_name
-from ui.formats import md_escape
+from ui.formats import md_escape, plain_name
 from ui.nav import PAGES
 from ui.notes import capacity_label
 
@@ -219,15 +219,16 @@ def _load_config() -> None:
 
 def _model_options() -> tuple[list[str], dict, dict, list[str]]:
     """The model ids the selectbox offers (presets, then config.json-loaded models, one carried by the link
-    included), the loaded models by id, the presets' full names, and the GPU ids; a link's unknown or
-    foreign model is said in the sidebar, and a stale choice is dropped so that the default shows."""
+    included), the loaded models by id, the presets' full names, and the GPU ids; a link's model loaded in another
+    browser session is said in the sidebar (with what to do; an unknown preset or GPU is named by the page's link
+    notice), and a stale choice is dropped so that the default shows."""
     models, model_names, gpus, _ = _presets()
     custom = _custom_models()
     linked = st.query_params.get("model", "")
     if linked.startswith(CUSTOM_PREFIX) and linked not in custom and st.query_params.get(CFG_PARAM):
         try:  # the link carries the config.json-loaded model itself
             custom[linked] = dataclasses_replace_name(model_from_param(st.query_params[CFG_PARAM]),
-                                                      linked[len(CUSTOM_PREFIX):])
+                                                      plain_name(linked[len(CUSTOM_PREFIX):]))
         except ValueError as exc:
             st.sidebar.warning(f"The link's own model could not be read: {md_escape(str(exc))}")
     options = models + list(custom)
@@ -235,12 +236,6 @@ def _model_options() -> tuple[list[str], dict, dict, list[str]]:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
                            "model\" to see it; until then the default model is shown.")
-    unknown = [f"{key}={str(st.query_params[key])[:40]!r}" for key, valid in (("model", options), ("gpu", gpus))
-               if key in st.query_params and st.query_params[key] not in valid
-               and not (key == "model" and str(st.query_params[key]).startswith(CUSTOM_PREFIX))]
-    if unknown:  # the selectbox would silently fall back to its default
-        st.sidebar.caption(md_escape("Unknown preset in the link, default shown instead: " + ", ".join(unknown)
-                                     + ". The lists below hold the names a link may use."))
     # Defaults go in through index= only on a first run (or after a bad value), so that a URL
     # parameter can still seed the widget and Streamlit sees no clash with session state.
     for key, valid in (("model", options), ("gpu", gpus)):

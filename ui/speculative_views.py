@@ -11,6 +11,7 @@ import streamlit as st
 import calc
 from calc import spec_speedup as sd
 from ui import caching, charts, downloads, equations, html_table, sidebar, url_state, widgets
+from ui.formats import md_escape
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = tuple(range(0, 17))
@@ -181,7 +182,7 @@ def per_position_section(alpha: float, chains: dict) -> None:
                              f"{alpha * 0.8:.2f}", key="sd_chain_rates", bind="query-params")
     else:
         text = ", ".join(f"{a:g}" for a in spec["acceptance"])
-        st.caption(f"a = ({text}). Source: {spec['source']}")
+        st.caption(f"a = ({md_escape(text)}). Source: {md_escape(spec['source'])}")
     try:
         rates = parse_chain(text)
         table = sd.chain_position_table(rates, c)

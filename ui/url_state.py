@@ -9,11 +9,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from ui.custom_models import CUSTOM_PREFIX
 from ui.formats import md_escape
 
 
 #: Longest query parameter value kept (a pasted config.json travels in one on the live page).
 MAX_QUERY_VALUE_CHARS = 20_000
+#: URL keys whose options are too many to list: a refused value is "not a known model", not dozens of names.
+LONG_LISTS = {"model": "a known model", "gpu": "a known GPU"}
 
 
 def sanitize_query_params() -> list[str]:
@@ -75,7 +78,9 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     not one of a select widget's options, not a number for a number widget, or outside a slider's or number
     input's range): Streamlit then starts the
     widget from its default and drops the parameter, silently. A value equal to the default is dropped
-    too, and is not reported; nor are parameters no widget reads.
+    too, and is not reported; nor are parameters no widget reads. The sidebar's model and GPU say "not a known
+    model" and "not a known GPU" (``LONG_LISTS``) rather than list every preset; a config.json-loaded model
+    ("custom:<name>") that this browser session does not hold says so.
 
     Uses the widgets' registration metadata (Streamlit 1.67's session state: ``formatted_options``,
     ``value_type``, the deserializer), the checks Streamlit's ``_seed_widget_from_url`` applies.
@@ -88,9 +93,8 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     state = get_session_state()._state
     refused = []
     for key, values in opened.items():
-        if key in st.query_params or not values or key in ("model", "gpu"):
-            continue  # kept (taken as given, or corrected) by its widget, or read by no widget; an unknown
-            # model or GPU has a message of its own (the sidebar names it)
+        if key in st.query_params or not values:
+            continue  # kept (taken as given, or corrected) by its widget, or read by no widget
         values = [st.session_state.get("_url_rewrites", {}).get(key, values[-1])]  # accept_url_values' form
         widget_id = state._key_id_mapper.get_id_from_key(key, None)
         meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
@@ -111,6 +115,10 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
                 shown = [str(o) for o in options]
                 why = ("not one of " + ", ".join(shown) if len(shown) <= 8 and sum(map(len, shown)) <= 80
                        else f"not one of its {len(shown)} options, {shown[0]} to {shown[-1]}")
+                if key in LONG_LISTS:
+                    why = ("a model loaded from a config.json in another browser session"
+                           if key == "model" and str(values[0]).startswith(CUSTOM_PREFIX)
+                           else f"not {LONG_LISTS[key]}")
             serde = getattr(meta.deserializer, "__self__", None)  # a slider's or number input's range
             lo, hi = getattr(serde, "min_value", None), getattr(serde, "max_value", None)
             numbers = [v for v in (parsed if isinstance(parsed, list) else [parsed])

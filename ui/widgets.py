@@ -92,7 +92,7 @@ def show_error(exc: Exception) -> None:
 
 
 def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
-    """Two inputs, MBU and MFU in percent (keys "mbu", "mfu", in the URL), in two of ``columns``; the
+    """Two inputs, MBU and MFU in percent (keys "mbu", "mfu", in the URL), in two of ``columns``; the course
     estimate beside the roofline bound uses them (``calc.efficiency.estimate_step``). Defaults: the
     measurements cited in ``calc/data/utilisation.json``."""
     d = calc.efficiency.default_utilisation()
@@ -108,12 +108,19 @@ def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
     return calc.efficiency.Utilisation(mbu / 100.0, mfu / 100.0, "the page's inputs")
 
 
+#: What the pages call calc.efficiency's estimate (the bound's parts divided by MBU and MFU, as the course does), so
+#: that it is never confused with the serving model's estimate ("serving estimate", ui.serving_views).
+COURSE_ESTIMATE = "course estimate"
+
+
 def estimate_help() -> str:
-    """The sentence that says what an estimate beside a bound is (default utilisations, their source)."""
+    """The sentence that says what the course estimate beside a bound is (default utilisations, their source)."""
     u = calc.efficiency.default_utilisation()
-    return (f"Bound: the roofline lower bound. Estimate: its parts divided by a bandwidth utilisation of "
-            f"{u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, published measurements "
-            "(gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul). The roofline page lets you change them.")
+    return (f"Bound: the roofline lower bound. Course estimate (bound / MBU and MFU): its parts divided by a "
+            f"bandwidth utilisation of {u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, "
+            "published measurements (gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul). The roofline "
+            "page lets you change them. Not the serving estimate, which models an engine's fixed costs, batching "
+            "and queueing.")
 
 
 #: The context lengths every page's context slider offers, 128 tokens to 1M (a link from one page works on another).
