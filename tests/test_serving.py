@@ -119,6 +119,27 @@ def test_rate_obeys_littles_law_and_an_impossible_rate_is_refused():
         serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=1e6)
 
 
+def test_a_rate_within_the_range_above_capacity_is_taken_at_the_limit_and_one_beyond_is_refused():
+    import math
+    import re
+    from calc.serving_params import error_quantiles, load_serving_params
+    with pytest.raises(ValueError) as err:
+        serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=1e6)
+    sustained = float(re.search(r"about ([\d.,]+) requests/s", str(err.value)).group(1).replace(",", ""))
+    high = math.exp(error_quantiles(load_serving_params(), "throughput")[1])
+    assert high > 1.1  # the data set's engines measured more than 1.1x the estimate's throughput at the range's top
+    # 5% above the capacity, inside the range: the batch limit's times and a notice; the rate is the one asked
+    e = serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=sustained * 1.05)
+    assert e.requests_per_s == pytest.approx(sustained * 1.05, rel=1e-9)
+    assert any("above the estimate's capacity" in n for n in e.notices)
+    # at the batch limit: admission holds more requests in service than the cache decodes at once (vLLM pauses the
+    # rest: 512 + 256 / 2 tokens a sequence decoding against 512 to admit one); the limit named
+    assert e.batch_limit == "kv_capacity" and e.decode_batch < e.concurrency
+    # beyond the top of the range: refused, the message giving the range's factor
+    with pytest.raises(ValueError, match=f"{high:.2f}x"):
+        serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=sustained * high * 1.05)
+
+
 def test_clients_beyond_the_batch_limit_wait_for_a_slot():
     # vLLM decodes at most 1,024 sequences on an H100 (max_num_seqs); 2,048 clients wait about one e2e each
     e = serving_estimate(LLAMA8, H100, 128, 128, concurrency=2048, weight_dtype="fp8", kv_dtype="fp8")

@@ -1,0 +1,809 @@
+"""Convert MLCommons MLPerf Inference v4.1 results into rows of calc's serving measurements.
+
+Run::
+
+    python3 bench/convert_mlperf.py OUT.csv [--repo PATH] [--retrieved YYYY-MM-DD] [--with-e2e]
+                                    [--llama2-input-len N] [--mixtral-input-len N]
+
+``--repo`` (or the environment variable ``MLPERF_INFERENCE_V41``) names a git copy of
+github.com/mlcommons/inference_results_v4.1: a bare git directory or a checkout; the files are read from its
+HEAD commit with git, so no work tree is needed. OUT.csv receives measurement rows with the columns of
+``calc.measurements.COLUMNS`` (the format of calc/data/serving_measurements.csv); OUT_sources.csv beside it
+receives the rows for serving_sources.csv (``calc.measurements.SOURCE_COLUMNS``). The converter prints, per
+benchmark, scenario and system, what it wrote or why it skipped the result, then loads OUT.csv with
+``calc.measurements.load_measurements`` (sources checked) and prints every row that beats calc's lower bound
+(``calc.measurements.measurement_bound``).
+
+Source: MLCommons MLPerf Inference v4.1 results (published 2024-08-28), repository
+https://github.com/mlcommons/inference_results_v4.1, read at commit 198fc46799b3328b36ee4bcbdebfa2db5a8e6183
+(the commit actually read is written into the sources file). Its LICENSE.md is the Apache License 2.0, so the
+numbers may be shipped.
+
+What is read, per result ``<division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_1``:
+
+- benchmarks llama2-70b-99 and llama2-70b-99.9 (calc model ``llama-2-70b``) and mixtral-8x7b (``mixtral-8x7b``),
+  scenarios Offline and Server; closed division, and open division results whose system is not pruned or
+  sparse (``DepthPruned`` / ``Sparse`` systems are skipped); a llama2-70b-99.9 result whose summary is the same
+  file as the system's llama2-70b-99 result (one run submitted for both targets) is written once;
+- mlperf_log_summary.txt: Offline "Tokens per second" (output tokens of the whole system) and the
+  ``samples_per_query`` LoadGen issued at once; Server "Completed tokens per second", the mean and median
+  ("50.00 percentile") first-token latency and time to output token (calc's ``FIT_STATISTICS`` are mean and
+  median, so no other percentile is written), and the mean end-to-end latency with ``--with-e2e``;
+- mlperf_log_detail.txt: the run's date (``test_datetime``), the Server run's number of queries
+  (``result_query_count``) and its scheduled rate (``result_scheduled_samples_per_sec``);
+- systems/<system>.json: the accelerator, accelerators per node x nodes, the framework string;
+- the submitter's own code and configs for the engine and layout (see ``nvidia_layout``, ``vllm_layout``,
+  ``redhat_layout``); a result whose layout the submission does not state is skipped.
+
+Lengths: the prompts are the dataset's (their mean, ``DATASETS``); a request's output ends at end-of-text (at
+most 1,024 tokens), and each row carries the mean output of its own run (tokens per second / samples per second
+of the same log), so ``len_dist`` marks lengths that vary and the fit treats a finite Offline run's tail
+(``calc.serving_terms.spread_outputs``).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import datetime as _dt
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from calc.hardware import get_accelerator  # noqa: E402
+from calc.measurements import (COLUMNS, SOURCE_COLUMNS, load_measurements, load_sources,  # noqa: E402
+                               measurement_bound)
+
+REPO_ENV = "MLPERF_INFERENCE_V41"
+REPO_URL = "https://github.com/mlcommons/inference_results_v4.1"
+PUBLISHED = "2024-08-28"  # the repository's first commit, "Commit Results", 2024-08-28
+SCENARIOS = ("Offline", "Server")
+#: Why calc's data set holds the Offline rows only (``--server`` writes the Server rows too).
+SERVER_NOTE = ("a Server run holds its Poisson rate at the edge of the latency limits (TTFT 2 s, TPOT 200 ms at "
+               "the 99th percentile for llama2-70b), where TTFT and TPOT turn on the queue's last few percent of "
+               "capacity: the serving model put 12-19% of them within 25% before any fit saw them, and fitting "
+               "them too lowered the fit's cross-validated share within 25% from 52% to 51%; their throughput "
+               "is the rate the run was set to, not a measurement of the engine")
+
+#: Each benchmark family: calc's model preset, the dataset's prompts and where their mean comes from.
+#: The means are of the per-sample token counts that openshift-psap/performance-dashboard extracted from the
+#: MLCommons dataset files (mlperf-data/summaries/*.csv, Apache-2.0; llama2-70b-99.csv added at commit
+#: 7cd1065d1e2c53ee745cbda08e2a8f13a42c93bb, mixtral-8x7b.csv at 67033baeaac181a3a35641dd2b86a7cb22d856dd):
+#: no file of the MLPerf results repository states them. The Mixtral file was made from the later dataset
+#: release 09292024_mixtral_15k_mintoken2_v1.pkl, v4.1 ran 2024.06.06_mixtral_15k_v4.pkl (NVIDIA's
+#: download_data.sh); the first sample's prompt has the same 657 tokens in both (NVIDIA's preprocess_data.py
+#: prints it).
+DATASETS = {
+    "llama2-70b": dict(
+        model="llama-2-70b", family="llama", samples=24576, input_mean=222.3298,
+        len_dist="openorca (MLPerf llama2-70b dataset, 24,576 samples; outputs end at end-of-text); mean lengths",
+        input_source=("mean prompt of the MLPerf OpenOrca set (24,576 samples, 5,463,976 tokens): "
+                      "openshift-psap/performance-dashboard mlperf-data/summaries/llama2-70b-99.csv @7cd1065d, "
+                      "extracted from open_orca_gpt4_tokenized_llama.sampled_24576.pkl")),
+    "mixtral-8x7b": dict(
+        model="mixtral-8x7b", family="mixtral", samples=15000, input_mean=427.3937,
+        len_dist=("mixed (MLPerf mixtral-8x7b dataset: OpenOrca, GSM8K, MBXP, 15,000 samples; outputs end at "
+                  "end-of-text or a stop sequence); mean lengths"),
+        input_source=("mean prompt of the MLPerf Mixtral set (15,000 samples): openshift-psap/performance-dashboard "
+                      "mlperf-data/summaries/mixtral-8x7b.csv @67033bae, extracted from the later release "
+                      "09292024_mixtral_15k_mintoken2_v1.pkl of the set v4.1 ran (2024.06.06_mixtral_15k_v4.pkl)")),
+}
+BENCHMARKS = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b"}
+
+#: systems/<system>.json accelerator_model_name -> calc accelerator id. Only names that are the preset's part
+#: exactly; the others (GH200, H100 NVL, Jetson Orin) have no preset and are skipped.
+ACCELERATORS = {
+    "NVIDIA H100-SXM-80GB": "h100-sxm",
+    "NVIDIA H100-PCIe-80GB": "h100-pcie",
+    "NVIDIA H200-SXM-141GB": "h200",
+    "NVIDIA H200-SXM-141GB-CTS": "h200",  # the H200 SXM 141GB with a custom thermal solution (TGP in hw_notes)
+    "NVIDIA B200-SXM-180GB": "b200",
+    "NVIDIA L40S": "l40s",
+    "AMD Instinct MI300X-NPS1-SPX-192GB-750W": "mi300x",
+    "AMD MI300X-NPS1-SPX-192GB-750W": "mi300x",
+    "NVIDIA GeForce RTX 4090": "rtx-4090",
+}
+#: calc accelerators with FP4 tensor cores: NVIDIA's calibration.md quantizes selected linear and MLP layers
+#: to FP4 "on accelerators which support FP4".
+FP4_ACCELERATORS = ("b200",)
+
+#: TensorRT-LLM public commits named by the submitters' Makefile.build (TRTLLM_PUBLIC_HASH, USE_RELEASE_TRTLLM 1)
+#: -> the version in tensorrt_llm/version.py at that commit of NVIDIA/TensorRT-LLM.
+TRTLLM_VERSIONS = {"2d234357c6e69fa514f6e9b4d4a5ad3bc431c4a6": "0.12.0.dev2024071600"}
+
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
+
+
+class GitTree:
+    """Read-only access to the files of one commit (HEAD) of a git repository, bare or checked out."""
+
+    def __init__(self, path: str):
+        """Open the repository at ``path`` (a bare git directory, a .git directory or a checkout)."""
+        p = Path(path)
+        if not p.exists():
+            raise SystemExit(f"{path}: no such directory; pass --repo or set {REPO_ENV} to a git copy of {REPO_URL}")
+        self.git = (["git", "--git-dir", str(p)] if (p / "objects").is_dir() and (p / "HEAD").exists()
+                    else ["git", "-C", str(p)])
+        try:
+            self.commit = self._run("rev-parse", "HEAD").strip()
+        except subprocess.CalledProcessError:
+            raise SystemExit(f"{path}: not a git repository; pass --repo or set {REPO_ENV} to a git copy of "
+                             f"{REPO_URL}") from None
+        self.blobs = {}
+        for line in self._run("ls-tree", "-r", "HEAD").splitlines():
+            meta, _, path = line.partition("\t")
+            self.blobs[path] = meta.split()[-1]
+        self.files = list(self.blobs)
+        self._set = set(self.files)
+        self._cat = subprocess.Popen(self.git + ["cat-file", "--batch"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+
+    def _run(self, *args) -> str:
+        return subprocess.run(self.git + list(args), check=True, capture_output=True, text=True).stdout
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` is a file of the commit."""
+        return path in self._set
+
+    def read(self, path: str) -> str | None:
+        """The text of ``path`` at the commit (None when absent)."""
+        if path not in self._set:
+            return None
+        self._cat.stdin.write(f"HEAD:{path}\n".encode())
+        self._cat.stdin.flush()
+        header = self._cat.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            return None
+        data = self._cat.stdout.read(int(header[2]))
+        self._cat.stdout.read(1)  # the newline after the object
+        return data.decode("utf-8", "replace")
+
+    def date(self) -> str:
+        """The commit's date, YYYY-MM-DD."""
+        return self._run("log", "-1", "--format=%cs", "HEAD").strip()
+
+
+# == Logs ======================================================================================================
+
+def parse_summary(text: str) -> dict:
+    """mlperf_log_summary.txt as {label: text value}, labels stripped ("Tokens per second", "Mean First Token
+    latency (ns)", "samples_per_query", "Result is", ...); a label seen twice keeps its first value."""
+    out = {}
+    for line in text.splitlines():
+        if ":" not in line:
+            continue
+        key, value = line.split(":", 1)
+        key = key.strip()
+        if key and key not in out:
+            out[key] = value.strip()
+    return out
+
+
+def parse_detail(text: str) -> dict:
+    """mlperf_log_detail.txt (``:::MLLOG {json}`` lines) as {key: value}, the last value of a key kept."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(":::MLLOG"):
+            continue
+        try:
+            d = json.loads(line[len(":::MLLOG"):])
+        except json.JSONDecodeError:
+            continue
+        out[d.get("key")] = d.get("value")
+    return out
+
+
+def number(text) -> float | None:
+    """A float from a log value ("31302.7", "2,400"), None when there is none."""
+    if text is None:
+        return None
+    m = re.search(r"-?\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?", str(text))
+    return float(m.group().replace(",", "")) if m else None
+
+
+# == Submitter configs (NVIDIA's harness and the submitters that reuse it) =====================================
+
+class Unresolved(Exception):
+    """A config expression this reader does not evaluate."""
+
+
+@dataclass
+class ConfigClass:
+    """One class of a configs/<benchmark>/<scenario>/*.py file: its bases, assignments and registrations."""
+    name: str
+    file: str
+    bases: list
+    attrs: dict
+    registrations: list = field(default_factory=list)  # (harness, accuracy target, power setting)
+
+
+class ConfigSet:
+    """The config classes of one submitter, benchmark family and scenario (configs/<bench>/__init__.py,
+    configs/<bench>/<scenario>/__init__.py and custom.py), read with ``ast`` without running them."""
+
+    def __init__(self, tree: GitTree, root: str, bench: str, scenario: str):
+        """Read the config files of ``root`` (closed/<submitter>) for ``bench`` and ``scenario``."""
+        self.files = [f"{root}/configs/{bench}/{scenario}/custom.py", f"{root}/configs/{bench}/{scenario}/__init__.py",
+                      f"{root}/configs/{bench}/__init__.py"]
+        self.classes = {f: {} for f in self.files}
+        self.repaired = []
+        for f in self.files:
+            text = tree.read(f)
+            if text is None:
+                continue
+            module = self._parse(text)
+            if module is None:
+                continue
+            if module[1]:
+                self.repaired.append(f)
+            for node in module[0].body:
+                if isinstance(node, ast.ClassDef):
+                    self.classes[f][node.name] = self._class(node, f)
+
+    @staticmethod
+    def _parse(text: str):
+        """(module, repaired) of a config file; a comment line broken in two (the second half not starting with
+        '#', as in one submitter's generated custom.py) is read as a comment. None when the file stays unreadable."""
+        lines = text.splitlines()
+        repaired = False
+        for _ in range(50):
+            try:
+                return ast.parse("\n".join(lines)), repaired
+            except SyntaxError as e:
+                n = (e.lineno or 0) - 1
+                if not (0 < n < len(lines) and lines[n - 1].lstrip().startswith("#")
+                        and not lines[n].lstrip().startswith("#")):
+                    return None
+                lines[n] = "# " + lines[n]
+                repaired = True
+        return None
+
+    @staticmethod
+    def _class(node: ast.ClassDef, file: str) -> ConfigClass:
+        attrs, regs = {}, []
+        for st in node.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                attrs[st.targets[0].id] = st.value
+        for dec in node.decorator_list:
+            if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "register"
+                    and len(dec.args) >= 3 and all(isinstance(a, ast.Attribute) for a in dec.args[:3])):
+                regs.append(tuple(a.attr for a in dec.args[:3]))
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        return ConfigClass(node.name, file, bases, attrs, regs)
+
+    def find(self, name: str, prefer: str | None = None) -> ConfigClass | None:
+        """The class called ``name``, from ``prefer``'s file first, then custom.py, __init__.py, the base file."""
+        order = ([prefer] if prefer else []) + self.files
+        for f in order:
+            if name in self.classes.get(f, {}):
+                return self.classes[f][name]
+        return None
+
+    def get(self, cls: ConfigClass, attr: str, depth: int = 0):
+        """The value of ``attr`` on ``cls`` or the nearest base that sets it; raises KeyError when none does."""
+        if depth > 30:
+            raise KeyError(attr)
+        if attr in cls.attrs:
+            return self._eval(cls.attrs[attr], cls)
+        for b in cls.bases:
+            base = self.find(b, cls.file)
+            if base is None:
+                continue
+            try:
+                return self.get(base, attr, depth + 1)
+            except KeyError:
+                continue
+        raise KeyError(attr)
+
+    def _eval(self, e, cls: ConfigClass):
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, ast.Dict):
+            return {self._eval(k, cls): self._eval(v, cls) for k, v in zip(e.keys, e.values)}
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return -self._eval(e.operand, cls)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = self._eval(e.left, cls), self._eval(e.right, cls)
+            return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(e.op), a / b if b else math.nan)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name):
+            other = self.find(e.value.id, cls.file)
+            if other is not None:
+                return self.get(other, e.attr)
+            return f"{e.value.id}.{e.attr}"  # KnownSystem.X, Scenario.Offline, ...
+        raise Unresolved(ast.dump(e)[:80])
+
+    def all_classes(self):
+        """Every class of the set, custom.py's first."""
+        for f in self.files:
+            yield from self.classes[f].values()
+
+
+def known_system_names(tree: GitTree, root: str) -> dict:
+    """{normalised system id or name: KnownSystem member name} from code/common/systems/system_list.py
+    (``add_systems(name_format, id_format, cpu, gpu, [counts], ...)``) and custom_list.py
+    (``custom_systems['NAME'] = SystemConfiguration(..., system_id="ID")``)."""
+    out = {}
+    text = tree.read(f"{root}/code/common/systems/system_list.py") or ""
+    try:
+        nodes = list(ast.walk(ast.parse(text)))
+    except SyntaxError:
+        nodes = []
+    for n in nodes:
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "add_systems"
+                and len(n.args) >= 5 and all(isinstance(a, ast.Constant) for a in n.args[:2])
+                and isinstance(n.args[4], ast.List)):
+            for c in n.args[4].elts:
+                if isinstance(c, ast.Constant):
+                    name, sid = n.args[0].value.format(c.value), n.args[1].value.format(c.value)
+                    out[norm(sid)] = name
+                    out[norm(name)] = name
+    text = tree.read(f"{root}/code/common/systems/custom_list.py") or ""
+    for m in re.finditer(r"custom_systems\['([^']+)'\].*?system_id=\"([^\"]+)\"", text):
+        out[norm(m.group(2))] = m.group(1)
+        out[norm(m.group(1))] = m.group(1)
+    return out
+
+
+def norm(name: str) -> str:
+    """A system name or id compared loosely: upper case, '-' as '_'."""
+    return name.upper().replace("-", "_")
+
+
+@dataclass
+class Layout:
+    """A result's engine and layout as its submission states them, with the sentence saying where from."""
+    engine: str
+    engine_version: str
+    tp: int
+    pp: int
+    weight_dtype: str
+    kv_dtype: str
+    how: str
+
+
+def trtllm_version(tree: GitTree, root: str) -> tuple[str, str]:
+    """(engine_version, sentence) from the submitter's Makefile.build: the TensorRT-LLM public commit it builds."""
+    text = tree.read(f"{root}/Makefile.build") or ""
+    release = re.search(r"^\s*USE_RELEASE_TRTLLM\s*\?=\s*(\d)", text, re.M)
+    commit = re.search(r"^\s*TRTLLM_PUBLIC_HASH\s*=\s*([0-9a-f]{40})", text, re.M)
+    if not (release and release.group(1) == "1" and commit):
+        return "", "TensorRT-LLM build not stated in Makefile.build"
+    h = commit.group(1)
+    version = TRTLLM_VERSIONS.get(h, "")
+    return version, (f"TensorRT-LLM {version + ' ' if version else ''}(public commit {h[:8]}, Makefile.build "
+                     f"TRTLLM_PUBLIC_HASH)")
+
+
+def nvidia_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenario: str, n_gpus: int,
+                  accelerator: str, sw_notes: str = "") -> Layout | str:
+    """Layout of a result run by NVIDIA's harness (closed/<submitter>/configs/<benchmark>/<scenario>): the
+    config class registered for the result's system, harness (Custom, or Triton for a ``_Triton`` system),
+    accuracy target and power setting (``_MaxQ``); its tensor_parallelism, pipeline_parallelism,
+    gpu_batch_size and use_fp8. A multi-node system without a class of its own takes its groups of GPUs from a
+    launch script's GPU_RANK_MAP (JuniperNetworks' llama_configs). A one-GPU system without any config is TP1.
+    Returns a reason (str) when the submission does not state the layout."""
+    family = BENCHMARKS[bench_dir]
+    harness = "Triton" if "_Triton" in system else "Custom"
+    power = "MaxQ" if "MaxQ" in system else "MaxP"
+    target = "k_99_9" if bench_dir.endswith("99.9") else "k_99"
+    base_id = system.split("_TRT")[0]
+    names = known_system_names(tree, root)
+    want = names.get(norm(base_id), base_id)
+    cfg = ConfigSet(tree, root, family, scenario)
+    version, built = trtllm_version(tree, root)
+    private = re.search(r"private git hash.*", sw_notes, re.I)
+    if private:  # a preview result built from unpublished code: the Makefile's commit is not what ran
+        version, built = "", f"a private TensorRT-LLM build (systems json sw_notes: '{private.group(0)}')"
+    engine_note = (f"NVIDIA's harness on {built}, TensorRT engines built with trtllm-build "
+                   f"(tensorrt_llm/commands/build.py)" + (", served through Triton's TensorRT-LLM backend"
+                                                          if harness == "Triton" else ""))
+    def registered(tgt):
+        """The classes registered for (harness, ``tgt``, power) whose ``system`` is the result's."""
+        found = []
+        for c in cfg.all_classes():
+            if (harness, tgt, power) not in c.registrations:
+                continue
+            try:
+                sysname = cfg.get(c, "system")
+            except (KeyError, Unresolved):
+                continue
+            if isinstance(sysname, str) and norm(sysname.split(".")[-1]) == norm(want):
+                found.append(c)
+        return found
+
+    matches = registered(target)
+    other_target = ""
+    if not matches:
+        # NVIDIA's high-accuracy classes only re-register the same engine (``pass``); a system whose class is
+        # registered for the other accuracy target alone runs that engine
+        alt = "k_99" if target == "k_99_9" else "k_99_9"
+        matches = registered(alt)
+        if matches:
+            other_target = (f" (its only class for this system is registered for {alt}, not {target}: the same "
+                            "engine, as NVIDIA's high-accuracy classes add nothing)")
+    rel = lambda f: f.split("/", 2)[2]  # noqa: E731 (configs/... within the submitter's directory)
+    if matches:
+        vals = []
+        for c in matches:
+            try:
+                tp = int(cfg.get(c, "tensor_parallelism"))
+                pp = int(cfg.get(c, "pipeline_parallelism"))
+            except (KeyError, Unresolved, TypeError, ValueError):
+                return f"config class {c.name} ({rel(c.file)}): tensor/pipeline parallelism not readable"
+            try:
+                fp8 = bool(cfg.get(c, "use_fp8"))
+            except (KeyError, Unresolved):
+                fp8 = False
+            try:
+                bs = cfg.get(c, "gpu_batch_size")
+                bs = bs.get(family, next(iter(bs.values()))) if isinstance(bs, dict) else bs
+            except (KeyError, Unresolved, StopIteration):
+                bs = None
+            try:
+                budget = cfg.get(c, "max_num_tokens")
+            except (KeyError, Unresolved):
+                budget = None
+            vals.append((tp, pp, fp8, bs, budget, c))
+        if len({v[:5] for v in vals}) > 1:
+            return "config classes disagree: " + ", ".join(f"{v[5].name} ({rel(v[5].file)})" for v in vals)
+        tp, pp, fp8, bs, budget, c = vals[0]
+        if not fp8:
+            return f"config class {c.name} does not set use_fp8 (FP16 engine not expected for this benchmark)"
+        how = (f"{engine_note}; layout from {rel(c.file)} class {c.name} ({harness}, {target}, {power}){other_target}"
+               + (" (a comment line broken in two read as a comment)" if c.file in cfg.repaired else "") + ": "
+               f"tensor_parallelism {tp}, pipeline_parallelism {pp}"
+               + (f", gpu_batch_size {bs} per engine" if bs else "") + (f", max_num_tokens {budget}" if budget else ""))
+    else:
+        layout = None
+        for f in tree.files:
+            if f.startswith(f"{root}/") and f.endswith(".sh") and "config" in f:
+                text = tree.read(f) or ""
+                sid = re.search(r'SYSTEM_ID="([^"]+)"', text)
+                rank_map = re.search(r'GPU_RANK_MAP="([^"]+)"', text)
+                if sid and rank_map and norm(sid.group(1)) == norm(base_id):
+                    groups = [g.split(",") for g in rank_map.group(1).split("&")]
+                    if len({len(g) for g in groups}) == 1 and len(groups) * len(groups[0]) == n_gpus:
+                        layout = (len(groups[0]), f.split("/", 2)[2], len(groups))
+        if layout is None:
+            if n_gpus == 1:
+                tp, pp = 1, 1
+                how = f"{engine_note}; one GPU (no config class for this system in the submission)"
+            else:
+                return f"no config class registered for system {want} ({harness}, {target}, {power})"
+        else:
+            tp, pp = layout[0], 1
+            how = (f"{engine_note}; {layout[2]} engines of TP{tp} from {layout[1]} (GPU_RANK_MAP); no config class "
+                   f"for this multi-node system")
+    if accelerator in FP4_ACCELERATORS:
+        # documentation/calibration.md quantizes selected linear and MLP layers to FP4 on accelerators that support
+        # it and the others to FP8, without saying which: no calc weight dtype names that mixture
+        return ("weights of mixed FP4 and FP8 layers (documentation/calibration.md: 'selected' layers in FP4) that no "
+                "calc weight dtype names; KV cache format not stated")
+    else:
+        wd, kv = "fp8", "fp8"
+        how += ("; FP8 weights, activations and KV cache (documentation/calibration.md: 'KV Cache entries' quantized"
+                + ("; code/llama2-70b/tensorrt/README.md quantizes with --kv_cache_dtype fp8)" if family == "llama2-70b"
+                   else ")"))
+    return Layout("trtllm", version, tp, pp, wd, kv, how)
+
+
+def vllm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, framework: str) -> Layout | str:
+    """Layout of AMD's vLLM harness (AMD's and Dell's MI300X results): TP from
+    code/<benchmark>/test_VllmFp8/test_VllmFp8_<Offline or the Server variant run_tests_Server.sh runs>_perf.sh
+    (``TP=``), FP8 weights (Quark w_fp8_a_fp8_o_fp8), ``--kv-cache-dtype fp8``, and ``--enforce-eager True``
+    where the script sets it (no graphs: the row's notes say "eager")."""
+    code = f"{root}/code/{bench_dir}/test_VllmFp8"
+    if scenario == "Server":
+        runner = tree.read(f"{code}/run_tests_Server.sh") or ""
+        m = re.search(r"^\s*(?:ITER=\S+\s+)?(?:bash\s+|\./)test_VllmFp8_(\w+)_perf\.sh", runner, re.M)
+        variant = m.group(1) if m else None
+    else:
+        variant = "Offline"
+    script = tree.read(f"{code}/test_VllmFp8_{variant}_perf.sh") if variant else None
+    if not script:
+        return f"no test_VllmFp8 performance script for {scenario} in {code}"
+    tp = re.search(r"^TP=(\d+)", script, re.M)
+    if not tp:
+        return f"{code}/test_VllmFp8_{variant}_perf.sh does not set TP"
+    kv = re.search(r"--kv-cache-dtype\s+(\w+)", script)
+    quant = re.search(r"--quantization\s+(\w+)", script)
+    if not (quant and quant.group(1) == "fp8"):
+        return "the vLLM script does not quantize to fp8"
+    eager = re.search(r"--enforce-eager\s+True", script) is not None
+    version = re.search(r"vLLM\s+(\d+\.\d+\.\d+)([^\s,;]*)", framework)
+    how = (f"AMD's vLLM harness, vLLM {version.group(1) + version.group(2) if version else '(version not stated)'} "
+           f"(systems json framework); code/{bench_dir}/test_VllmFp8/test_VllmFp8_{variant}_perf.sh: TP={tp.group(1)}, "
+           f"one vLLM instance per TP group, --quantization fp8 (Quark w_fp8_a_fp8_o_fp8), --kv-cache-dtype "
+           f"{kv.group(1) if kv else 'not set'}"
+           + ("; --enforce-eager True (eager mode, no graphs)" if eager else ""))
+    return Layout("vllm", version.group(1) if version else "", int(tp.group(1)), 1, "fp8",
+                  kv.group(1) if kv else "", how)
+
+
+def redhat_layout(tree: GitTree, root: str, bench_dir: str, n_gpus: int, accel_name: str) -> Layout | str:
+    """Red Hat's vLLM on OpenShift AI: code/<benchmark>/README.md says how many copies of the model ran on the
+    system's GPUs ("When running on 4xL40S, we created two copies"); each copy spans n_gpus / copies GPUs by
+    tensor parallelism (vLLM's split of one model over GPUs); weights FP8 by AutoFP8 (quantize-autofp8.py,
+    static activation scales, no KV-cache scheme: the cache dtype is not stated)."""
+    text = tree.read(f"{root}/code/{bench_dir}/README.md") or ""
+    short = accel_name.replace("NVIDIA ", "")
+    for m in re.finditer(r"When running on (\d+)x(\S+?), we created (\w+) copies", text):
+        copies = _WORDS.get(m.group(3).lower())
+        if int(m.group(1)) == n_gpus and m.group(2).rstrip(",.") == short and copies and n_gpus % copies == 0:
+            tp = n_gpus // copies
+            how = (f"vLLM on OpenShift AI (KServe), version not stated; code/{bench_dir}/README.md: '{m.group(0)}' "
+                   f"of the model: {copies} vLLM servers of TP{tp}; FP8 weights (AutoFP8, quantize-autofp8.py); "
+                   f"KV cache dtype not stated")
+            return Layout("vllm", "", tp, 1, "fp8", "", how)
+    return f"code/{bench_dir}/README.md states no layout for {n_gpus}x {short}"
+
+
+# == Rows ======================================================================================================
+
+def row_id(*parts) -> str:
+    """A row id from its parts: lower case, runs of other characters as '-'."""
+    return re.sub(r"[^a-z0-9.]+", "-", "-".join(str(p) for p in parts).lower()).strip("-")
+
+
+def source_id(division: str, family: str) -> str:
+    """The source of a result: one per division and benchmark family."""
+    return f"mlperf-inf41-{division}-{family}"
+
+
+def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print):
+    """Measurement rows (dicts with ``COLUMNS``) of every result the converter can place, and the report lines.
+
+    ``input_means``: {benchmark family: mean prompt tokens}. Prints (``log``) one line per result: what was
+    written, or why it was skipped."""
+    rows = []
+    pat = re.compile(r"^(closed|open)/([^/]+)/results/([^/]+)/([^/]+)/([^/]+)/performance/run_1/mlperf_log_summary\.txt$")
+    results = []
+    for f in tree.files:
+        m = pat.match(f)
+        if m and m.group(4) in BENCHMARKS and m.group(5).capitalize() in SCENARIOS:
+            results.append(m.groups() + (f,))
+    # a submitter whose FP8 engine meets both accuracy targets may submit one run as both llama2-70b-99 and -99.9:
+    # the two summaries are then the same file (one git blob), written once
+    blob = {(r[0], r[1], r[2], r[3], r[4]): tree.blobs[r[5]] for r in results}
+    for division, submitter, system, bench_dir, scen_dir, path in sorted(results, key=lambda r: (r[3], r[4].lower(), r[0], r[1], r[2])):
+        scenario = scen_dir.capitalize()
+        label = f"{bench_dir} {scenario} {division}/{submitter}/{system}"
+        twin = (division, submitter, system, "llama2-70b-99" if bench_dir == "llama2-70b-99.9" else "llama2-70b-99.9",
+                scen_dir)
+        same = blob.get(twin) == blob[(division, submitter, system, bench_dir, scen_dir)]
+        if same and bench_dir == "llama2-70b-99.9":
+            log(f"skip  {label}: the same mlperf_log_summary.txt as its llama2-70b-99 result (one run, written once)")
+            continue
+        out = place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path, input_means, with_e2e,
+                    also_999=same)
+        if isinstance(out, str):
+            log(f"skip  {label}: {out}")
+        else:
+            rows.extend(out)
+            log(f"wrote {label}: {len(out)} rows ({', '.join(r['metric'] + ' ' + r['statistic'] for r in out)})")
+    return rows
+
+
+def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path, input_means, with_e2e,
+          also_999=False):
+    """The rows of one result, or the reason it is skipped. ``also_999``: the same log is also the system's
+    llama2-70b-99.9 result (said in the notes)."""
+    if division == "open" and re.search(r"DepthPruned|Sparse", system, re.I):
+        return "open division system with a pruned or sparse model"
+    root = f"{division}/{submitter}"
+    sysjson = tree.read(f"{root}/systems/{system}.json")
+    if sysjson is None:
+        return f"no systems/{system}.json"
+    sd = json.loads(sysjson)
+    accel_name = str(sd.get("accelerator_model_name", "")).strip()
+    accelerator = ACCELERATORS.get(accel_name)
+    if accelerator is None:
+        return f"accelerator {accel_name!r} has no calc preset"
+    try:
+        n_gpus = int(sd.get("accelerators_per_node")) * int(sd.get("number_of_nodes") or 1)
+    except (TypeError, ValueError):
+        return "accelerator count not stated"
+    memory = str(sd.get("accelerator_memory_capacity", ""))
+    stated = re.match(r"\s*(\d[\d,]*\.?\d*)\s*([A-Za-z]*)", memory)
+    if stated:
+        unit = {"MIB": 2 ** 20, "GIB": 2 ** 30, "MB": 1e6, "TB": 1e12}.get(stated.group(2).upper(), 1e9)
+        preset = get_accelerator(accelerator).memory_bytes
+        if abs(float(stated.group(1).replace(",", "")) * unit / preset - 1) > 0.1:
+            return f"accelerator memory {memory!r} is not the {accelerator} preset's {preset / 1e9:g} GB"
+    hw = str(sd.get("hw_notes", "")).strip()
+    accel_note = (f"accelerator {accel_name!r}{' (hw_notes: ' + repr(hw) + ')' if hw else ''}, "
+                  f"{memory or 'memory not stated'}, taken as calc's {accelerator}")
+    framework = str(sd.get("framework", ""))
+    family = BENCHMARKS[bench_dir]
+    summary = parse_summary(tree.read(path))
+    if summary.get("Result is") != "VALID":
+        return f"result is {summary.get('Result is')!r}"
+    detail = parse_detail(tree.read(path.replace("summary", "detail")) or "")
+    # engine and layout, as the submission states them
+    if "TensorRT" in framework or system.endswith(("_TRT", "_TRT_MaxQ", "_TRT_Triton")):
+        lay = nvidia_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, str(sd.get("sw_notes", "")))
+    elif framework.startswith("vLLM") and tree.exists(f"{root}/code/{bench_dir}/test_VllmFp8/run_tests_Offline.sh"):
+        lay = vllm_layout(tree, root, bench_dir, scenario, framework)
+    elif submitter == "RedHat":
+        lay = redhat_layout(tree, root, bench_dir, n_gpus, accel_name)
+    else:
+        return (f"engine layout not stated in the submission (framework {framework!r}; "
+                "no tensor-parallel size in its code or README)")
+    if isinstance(lay, str):
+        return lay
+    width = lay.tp * lay.pp
+    if n_gpus % width:
+        return f"{n_gpus} GPUs do not split into TP{lay.tp} x PP{lay.pp} replicas"
+    ds = DATASETS[family]
+    input_len = int(round(input_means[family]))
+    when = str(detail.get("test_datetime", ""))[:10]
+    if scenario == "Offline":
+        tok, smp = number(summary.get("Tokens per second")), number(summary.get("Samples per second"))
+        n_req = number(summary.get("samples_per_query"))
+    else:
+        tok = number(summary.get("Completed tokens per second"))
+        smp = number(summary.get("Completed samples per second"))
+        n_req = number(detail.get("result_query_count") or detail.get("generated_query_count"))
+    if not (tok and smp and n_req):
+        return "tokens per second, samples per second or the number of requests missing from the logs"
+    out_mean = tok / smp
+    if not 1 < out_mean <= 1024:
+        return f"tokens per sample {out_mean:.1f} outside 1-1,024 (not output tokens per sample?)"
+    output_len = int(round(out_mean))
+    sys_name = str(sd.get("system_name", system))
+    head = (f"MLPerf Inference v4.1 {division}, {submitter}, {sys_name} ({system}), {bench_dir} {scenario}, "
+            f"result VALID{' (the same log is also its llama2-70b-99.9 result)' if also_999 else ''}; "
+            f"{int(n_req):,} requests in the run")
+    if scenario == "Offline":
+        head += (" (LoadGen issues them at once as one query of samples_per_query, all queued from the start)")
+    else:
+        target = number(summary.get("target_qps"))
+        sched = number(detail.get("result_scheduled_samples_per_sec")) or number(summary.get("Scheduled samples per second"))
+        if not sched:
+            return "scheduled rate missing from the logs"
+        head += (f" (LoadGen Server: one query at a time as a Poisson process, target_qps {target:g}, scheduled "
+                 f"{sched:g} queries/s by result_scheduled_samples_per_sec; min_duration 2,400 s)")
+    notes_common = (f"{head}; {'measured ' + when + ' (test_datetime); ' if when else ''}"
+                    f"mean output {out_mean:.1f} tokens per request (this run's tokens per second / samples per "
+                    f"second; outputs end at end-of-text, at most 1,024 tokens); input_len {input_len} = "
+                    f"{ds['input_source']}; {lay.how}; {n_gpus} GPU(s) ({sd.get('accelerators_per_node')} per node x "
+                    f"{sd.get('number_of_nodes')} node(s)): {n_gpus // width} replica(s) of TP{lay.tp} PP{lay.pp} "
+                    f"(dp = replicas); {accel_note}; systems json framework: {framework}")
+    base = dict(source_id=source_id(division, family), model=ds["model"], model_family=ds["family"],
+                accelerator=accelerator, n_gpus=n_gpus, tp=lay.tp, pp=lay.pp, ep=1, dp=n_gpus // width,
+                engine=lay.engine, engine_version=lay.engine_version, weight_dtype=lay.weight_dtype,
+                kv_dtype=lay.kv_dtype, input_len=input_len, output_len=output_len, len_dist=ds["len_dist"],
+                concurrency="", request_rate_per_s="", mode="offline", _submitter=submitter)
+    stem = ("mlperf41", division, submitter, system, bench_dir, scenario)
+    rows = []
+    rel = path.split("/", 2)[2].replace("/mlperf_log_summary.txt", "")
+    if scenario == "Offline":
+        rows.append(dict(base, id=row_id(*stem, "output_tok_per_s"), metric="output_tok_per_s", statistic="mean",
+                         value=tok, notes=f"{notes_common}; value: 'Tokens per second' of {rel}/mlperf_log_summary.txt "
+                                           "(output tokens of the whole system over the run)"))
+        return rows
+    base.update(mode="rate", request_rate_per_s=round(sched, 4))
+    rows.append(dict(base, id=row_id(*stem, "output_tok_per_s"), metric="output_tok_per_s", statistic="mean",
+                     value=tok, notes=f"{notes_common}; value: 'Completed tokens per second' of {rel}/"
+                                       "mlperf_log_summary.txt (output tokens of the whole system)"))
+    wanted = [("ttft_ms", "mean", "Mean First Token latency (ns)", "LoadGen's first-token latency from the scheduled "
+               "arrival, queueing included"),
+              ("ttft_ms", "median", "50.00 percentile first token latency (ns)", "LoadGen's first-token latency from "
+               "the scheduled arrival, queueing included"),
+              ("tpot_ms", "mean", "Mean Time to Output Token (ns)", "LoadGen's per-request time per output token "
+               "after the first, averaged over requests"),
+              ("tpot_ms", "median", "50.00 percentile time to output token (ns)", "LoadGen's per-request time per "
+               "output token after the first")]
+    if with_e2e:
+        wanted.append(("e2e_ms", "mean", "Mean latency (ns)", "LoadGen's latency from the scheduled arrival to the "
+                       "last token"))
+    for metric, stat, key, what in wanted:
+        v = number(summary.get(key))
+        if v is None or v <= 0:
+            continue
+        rows.append(dict(base, id=row_id(*stem, metric, stat), metric=metric, statistic=stat, value=round(v / 1e6, 4),
+                         notes=f"{notes_common}; value: '{key}' of {rel}/mlperf_log_summary.txt / 1e6 ({what})"))
+    return rows
+
+
+def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict) -> list:
+    """One serving_sources.csv row per source_id used by ``rows``."""
+    out = []
+    for sid in sorted({r["source_id"] for r in rows}):
+        division, family = sid.split("-")[2], "-".join(sid.split("-")[3:])
+        benches = sorted({b for b, f in BENCHMARKS.items() if f == family})
+        subs = sorted({r["_submitter"] for r in rows if r["source_id"] == sid})
+        ds = DATASETS[family]
+        out.append(dict(
+            source_id=sid,
+            title=(f"MLCommons MLPerf Inference v4.1 results, {division} division, {' and '.join(benches)} "
+                   "(Offline and Server), mlperf_log_summary.txt / mlperf_log_detail.txt of each result"),
+            url=f"{REPO_URL}/tree/{tree.commit}/{division}", commit=tree.commit, published=PUBLISHED,
+            retrieved=retrieved, license="Apache-2.0", shipped="yes",
+            notes=(f"The repository's LICENSE.md is the Apache License 2.0. Submitters: {', '.join(subs)}. "
+                   "Offline: 'Tokens per second' (output tokens of the system; LoadGen issues all samples_per_query "
+                   "requests at once). Server: Poisson arrivals at the scheduled rate; 'Completed tokens per second', "
+                   "the mean and median first-token latency and time to output token (LoadGen's per-request time "
+                   "per output token after the first). Layouts from each submitter's configs/<benchmark>/<scenario> "
+                   "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
+                   "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as "
+                   "are accelerators without a calc preset (GH200, H100 NVL, Jetson Orin) and pruned or sparse "
+                   f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "
+                   "outputs: each run's mean (tokens / samples). bench/convert_mlperf.py makes the rows.")))
+    return out
+
+
+def write_csv(path: Path, rows: list, columns) -> None:
+    """``rows`` (dicts) to ``path`` with ``columns`` as the header."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(columns), lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in columns})
+
+
+def check(out: Path, sources: Path, log=print) -> int:
+    """Load ``out`` with calc.measurements.load_measurements (sources from ``sources``) and print every row that
+    beats calc's lower bound. Returns the number of violations."""
+    frame = load_measurements(out, sources=load_sources(sources))
+    bad = 0
+    worst = {}
+    for _, r in frame.iterrows():
+        b = measurement_bound(r)
+        key = (r["metric"], b.kind)
+        worst[key] = max(worst.get(key, 0.0), b.ratio if b.kind == "throughput" else 1 / b.ratio)
+        if not b.respected:
+            bad += 1
+            log(f"BOUND VIOLATION {r['id']}: measured/bound = {b.ratio:.3f} ({b.kind}); {b.how}")
+    log(f"loaded {len(frame)} rows with calc.measurements.load_measurements; {bad} beat calc's lower bound; "
+        "closest to the bound per metric (measured/bound for throughput, bound/measured for latency): "
+        + ", ".join(f"{m} {v:.3f}" for (m, _), v in sorted(worst.items())))
+    return bad
+
+
+def main(argv=None) -> int:
+    """Command line: see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", help="measurement rows to write (CSV); the sources go to OUT_sources.csv beside it")
+    ap.add_argument("--repo", default=os.environ.get(REPO_ENV),
+                    help=f"git copy of {REPO_URL} (bare or checkout); default ${REPO_ENV}")
+    ap.add_argument("--retrieved", default=_dt.date.today().isoformat(), help="retrieval date for the sources file")
+    ap.add_argument("--llama2-input-len", type=float, default=DATASETS["llama2-70b"]["input_mean"],
+                    help="mean prompt tokens of the llama2-70b set (default: %(default)s)")
+    ap.add_argument("--mixtral-input-len", type=float, default=DATASETS["mixtral-8x7b"]["input_mean"],
+                    help="mean prompt tokens of the mixtral-8x7b set (default: %(default)s)")
+    ap.add_argument("--with-e2e", action="store_true", help="also write the Server runs' mean end-to-end latency")
+    ap.add_argument("--server", action="store_true",
+                    help="also write the Server scenario's rows (left out of calc's data set: see SERVER_NOTE)")
+    args = ap.parse_args(argv)
+    if not args.repo:
+        ap.error(f"no repository: pass --repo PATH or set {REPO_ENV} to a git copy of {REPO_URL}")
+    tree = GitTree(args.repo)
+    means = {"llama2-70b": args.llama2_input_len, "mixtral-8x7b": args.mixtral_input_len}
+    licence = tree.read("LICENSE.md") or tree.read("LICENSE") or ""
+    if "Apache License" not in licence or "Version 2.0" not in licence:
+        print("warning: the repository's LICENSE.md is not the Apache License 2.0; check before shipping",
+              file=sys.stderr)
+    print(f"{REPO_URL} at {tree.commit} ({tree.date()})")
+    rows = convert(tree, means, args.with_e2e)
+    if not args.server:
+        kept = [r for r in rows if r["mode"] != "rate"]
+        print(f"left out {len(rows) - len(kept)} Server rows ({SERVER_NOTE}); --server writes them")
+        rows = kept
+    out = Path(args.out)
+    src = out.with_name(out.stem + "_sources.csv")
+    write_csv(out, rows, COLUMNS)
+    write_csv(src, source_rows(tree, rows, args.retrieved, means), SOURCE_COLUMNS)
+    print(f"wrote {len(rows)} rows to {out} and {len({r['source_id'] for r in rows})} sources to {src}")
+    return 1 if check(out, src) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
