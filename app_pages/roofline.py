@@ -52,10 +52,9 @@ def explore() -> None:
 
     u1, u2, u3 = st.columns([1, 1, 2])
     util = widgets.utilisation_inputs([u1, u2])
-    u3.caption("The roofline is a lower bound: every byte at the spec bandwidth, every FLOP at the spec peak. The "
-               "**course estimate** divides the bound's parts by these utilisations (bound / MBU, bound / MFU; "
-               "published measurements: the ? on each). The **serving estimate** further down is another model: "
-               "an engine's fitted costs.")
+    u3.caption("The roofline is a lower bound (spec bandwidth, spec peak). The **course estimate** divides its parts "
+               "by these utilisations (sources: the ? on each); the **serving estimate** below is an engine's fitted "
+               "model.")
 
     m, acc, wq, kvq, emb = sel.model, sel.accelerator, sel.weight_dtype, sel.kv_dtype, sel.embedding
     try:
