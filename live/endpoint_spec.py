@@ -185,10 +185,14 @@ class EndpointSpec:
             raise ValueError("Give at least one load level (a concurrency or a request rate).")
         if self.mode == "concurrency" and any(isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 1024
                                               for c in self.concurrency):
-            raise ValueError(f"concurrency levels must be whole numbers in 1..1024, got {list(self.concurrency)}")
+            raise ValueError("Concurrency levels must be whole numbers from 1 to 1,024; got "
+                             + ", ".join(f"{c:,}" if isinstance(c, (int, float)) and not isinstance(c, bool) else repr(c)
+                                         for c in self.concurrency) + ".")
         if self.mode == "rate" and any(not (isinstance(r, (int, float)) and 0 < r <= 10000 and math.isfinite(r))
                                        for r in self.request_rates_per_s):
-            raise ValueError(f"request rates must be in (0, 10000] requests/s, got {list(self.request_rates_per_s)}")
+            raise ValueError("Request rates must be above 0 and at most 10,000 requests/s; got "
+                             + ", ".join(f"{r:,g}" if isinstance(r, (int, float)) and not isinstance(r, bool) else repr(r)
+                                         for r in self.request_rates_per_s) + ".")
         for name in ("connect_timeout_s", "first_byte_timeout_s", "stall_timeout_s", "request_timeout_s"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 < v <= 3600):

@@ -261,8 +261,11 @@ def test_spec_validation():
         EndpointSpec(base_url="http://127.0.0.1", model="m", concurrency=tuple(range(1, 11)), requests_per_level=201)
     with pytest.raises(ValueError, match="model name"):
         EndpointSpec(base_url="http://127.0.0.1", model=" ")
-    with pytest.raises(ValueError, match="concurrency"):
+    with pytest.raises(ValueError, match="^Concurrency levels must be whole numbers from 1 to 1,024; got 0.$"):
         EndpointSpec(base_url="http://127.0.0.1", model="m", concurrency=(0,))
+    # a rate out of range reads as a sentence with the number as typed, not a Python list
+    with pytest.raises(ValueError, match="^Request rates must be above 0 and at most 10,000 requests/s; got 5, 1e[+]09.$"):
+        EndpointSpec(base_url="http://127.0.0.1", model="m", mode="rate", request_rates_per_s=(5.0, 1e9))
 
 
 def test_cli_prints_the_documented_json():

@@ -92,3 +92,14 @@ def test_garbage_url_falls_back_to_defaults():
 def test_model_that_does_not_fit_is_an_error_not_a_traceback():
     at = open_page(model="deepseek-v3")
     assert at.error and "do not fit" in at.error[0].value
+
+
+def test_a_context_whose_cache_does_not_fit_says_so_not_that_the_weights_do_not():
+    # Llama-3-8B bf16 on an H100: 16.06 GB of weights fit in 80 GB; one sequence of 1,048,576 tokens holds
+    # 2 x 8 KV heads x 128 x 32 layers x 2 B = 131,072 B a token -> 137.4 GB of cache, which does not fit beside them
+    at = open_page(lc_ctx=1048576)
+    assert calc.weight_bytes(LLAMA3, "bf16") < H100.memory_bytes
+    assert calc.kv_cache_bytes(LLAMA3, 1048576, 1, "bf16") == 1048576 * 131_072
+    assert at.error and not at.exception
+    text = at.error[0].value
+    assert "fit on one" in text and "KV cache at S = 1,048,576" in text and "137.44 GB" in text, text
