@@ -189,6 +189,21 @@ def test_measured_page_plots_rows_of_the_data_set():
     assert (table["source"].str.startswith("https://")).all()
 
 
+def test_rows_without_an_estimate_still_plot_their_bound_and_say_why():
+    # MLPerf v4.1's Llama-2-70B on MI300X ran vLLM eagerly (--enforce-eager), which the serving model leaves out:
+    # the parity chart keeps each row's measured-against-bound point and says that no row has an estimate
+    at = open_page("app_pages/measured.py", ms_model="llama-2-70b", ms_acc="mi300x", ms_engine="vllm")
+    assert not at.exception
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    assert table["predicted"].isna().all() and table["bound"].notna().all()
+    fig = next(f for f in figures(at) if any(t.get("name") == "bound" for t in f["data"]))
+    bound = next(t for t in fig["data"] if t.get("name") == "bound")
+    # the table shows four significant digits
+    assert sorted(plotly_values(bound["x"])) == pytest.approx(sorted(table["value"].astype(float)), rel=1e-3)
+    assert not any(t.get("name") == "serving estimate" for t in fig["data"])
+    assert "no serving estimate" in str(fig["layout"].get("annotations"))
+
+
 def test_inferencex_parser_on_a_sample_of_the_real_format():
     # tests/data/inferencex_sample.json: objects with the fields of utils/process_result.py of
     # SemiAnalysisAI/InferenceX (commit 77f3e680728b4026bb0b9e05dca7ba6cb5502362), times in seconds;

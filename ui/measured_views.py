@@ -108,21 +108,31 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
 
 
 def parity_figure(table: pd.DataFrame):
-    """Measured against predicted (and against the bound) for every row with a prediction, log-log, y = x."""
-    t = table.dropna(subset=["predicted"])
+    """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction, and
+    every row with a bound (a row the serving model leaves out, e.g. a run without CUDA graphs, keeps its bound
+    point; the figure says when no row has an estimate)."""
+    have = table[pd.to_numeric(table["value"], errors="coerce") > 0]
     fig = charts.Figure()
-    if len(t):
-        lo = float(np.nanmin(t[["value", "predicted"]].to_numpy())) / 1.5
-        hi = float(np.nanmax(t[["value", "predicted"]].to_numpy())) * 1.5
+    vals = pd.to_numeric(pd.concat([have["value"], have["predicted"], have["bound"]]), errors="coerce")
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    if len(vals):
+        lo, hi = float(vals.min()) / 1.5, float(vals.max()) * 1.5
         fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="grey", dash="dot"), name="y = x",
                         hoverinfo="skip")
     for what, colour, symbol in (("predicted", "#1f77b4", "circle"), ("bound", "#2ca02c", "x")):
-        fig.add_scatter(x=t["value"], y=t[what], mode="markers", name=what, customdata=t[["metric", "id"]],
+        t = have.dropna(subset=[what])
+        if t.empty:
+            continue
+        fig.add_scatter(x=t["value"], y=t[what], mode="markers",
+                        name="serving estimate" if what == "predicted" else "bound", customdata=t[["metric", "id"]],
                         marker=dict(color=colour, symbol=symbol, size=8),
                         hovertemplate="%{customdata[1]}<br>%{customdata[0]}: measured %{x:,.4g}, " + what
                                       + " %{y:,.4g}<extra></extra>")
+    if len(have) and have["predicted"].isna().all():
+        fig.add_annotation(text="no serving estimate for these rows (the table's note says why): bound only",
+                           xref="paper", yref="paper", x=0.02, y=0.98, showarrow=False, xanchor="left")
     fig.update_xaxes(title="measured (the metric's unit)", type="log")
-    fig.update_yaxes(title="predicted / bound", type="log")
+    fig.update_yaxes(title="serving estimate / bound", type="log")
     fig.update_layout(height=380, legend=dict(orientation="h", y=-0.25))
     return fig
 
