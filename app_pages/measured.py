@@ -2,7 +2,7 @@
 measured (the shipped data set, a user's CSV or InferenceX results)."""
 import streamlit as st
 
-from calc import comparison
+from calc import comparison, measurements
 from ui import caching, charts, downloads, formats, measured_views, serving_views, widgets
 
 st.title("Against published measurements")
@@ -43,7 +43,7 @@ def explore() -> None:
     alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
                                                   frontier, int(config["n_gpus"]))
     st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "
-                f"{serving_views.ENGINE_LABELS.get(config['engine'], config['engine'])}: throughput per GPU "
+                f"{measurements.engine_name(config['engine'])}: throughput per GPU "
                 "against tokens/s per user**")
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "

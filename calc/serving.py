@@ -368,8 +368,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # requests in service beyond what the cache decodes at once wait paused, each decoding B / N of the steps
     # (``serving_components``' ``preempts``): the wait falls in TPOT's queue part
     n_in = g.get("N", b)
-    tpot["queue"] = (n_in / b - 1.0) * (bound + tpot_fixed + (dec - bound) + (mixed - dec))
-    tpot["estimate"] = bound + tpot_fixed + (dec - bound) + (mixed - dec) + tpot["queue"]
+    unpaused = bound + tpot_fixed + (dec - bound) + (mixed - dec)
+    tpot["queue"] = (n_in / b - 1.0) * unpaused
+    tpot["estimate"] = unpaused + tpot["queue"]
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -628,15 +629,15 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
         sustained = cap / float(a["e2e_s"][0]) * layout.replicas
         what = (f"about {sustained:,.3g} requests/s at its batch limit of {cap:,.0f} sequences per replica "
                 f"({comp['limit'][0]})")
-        if lam * layout.replicas > sustained * math.exp(max(q_high, 0.0)):
+        top = math.exp(max(q_high, 0.0))
+        if lam * layout.replicas > sustained * top:
             raise ValueError(f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: {what}, "
-                             f"{math.exp(max(q_high, 0.0)):.2f}x that at the top of the estimate's range; the queue "
-                             "would grow without bound")
+                             f"{top:.2f}x that at the top of the estimate's range; the queue would grow without bound")
         comp["C"] = np.asarray([cap])
         return comp, a, [f"{lam * layout.replicas:,.3g} requests/s is above the estimate's capacity, {what}, but "
-                         "within its range (engines measured up to "
-                         f"{math.exp(max(q_high, 0.0)):.2f}x the estimate's throughput): the times are those at the "
-                         "batch limit; at this rate the engine runs at its edge and its queue, so its TTFT, may grow"]
+                         f"within its range (engines measured up to {top:.2f}x the estimate's throughput): the times "
+                         "are those at the batch limit; at this rate the engine runs at its edge and its queue, so "
+                         "its TTFT, may grow"]
     lo, hi = 1e-6, cap
     for _ in range(50):
         mid = 0.5 * (lo + hi)

@@ -13,6 +13,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from calc import measurements
 from ui import charts, downloads, equations, formats, run_lock, serving_views, sidebar, widgets
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
                                 check_base_url)
@@ -268,7 +269,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
                 "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
                 "decode steps of batch c at the mean context P + N/2. The serving estimate (est_ columns) is "
-                f"what {serving_views.ENGINE_LABELS.get(engine, engine)} is expected to measure: the bound plus "
+                f"what {measurements.engine_name(engine)} is expected to measure: the bound plus "
                 "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
                 "pages).")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,

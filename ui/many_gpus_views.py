@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calc import layout_choice, planning
+from calc import layout_choice, measurements, planning
 from ui import caching, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
 from ui.parallel_views import EPS, PPS, TPS
 
@@ -38,7 +38,7 @@ def plan_engine(container) -> str:
     if st.session_state.get(ENGINE_DRAWN_ABOVE):
         engine = st.session_state.get(ENGINE_KEY)
         engine = engine if engine in serving_views.ENGINES else serving_views.ENGINES[0]
-        container.caption(f"Serving engine: **{serving_views.ENGINE_LABELS[engine]}**, as chosen for the serving "
+        container.caption(f"Serving engine: **{measurements.engine_name(engine)}**, as chosen for the serving "
                           "estimate above.")
         return engine
     return serving_views.engine_select(container, ENGINE_KEY)

@@ -13,7 +13,6 @@ from ui import caching, charts, columns, formats, html_table, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
-ENGINE_LABELS = {e: measurements.engine_name(e) for e in ENGINES}
 #: What the two numbers are, said once on every page that shows both.
 WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
                   "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
@@ -32,7 +31,7 @@ _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "
 def engine_select(container, key: str) -> str:
     """A selectbox of the serving engines (URL-bound under ``key``); returns calc's engine name."""
     return container.selectbox("Serving engine", ENGINES, key=key, bind="query-params",
-                               format_func=lambda e: ENGINE_LABELS.get(e, e),
+                               format_func=measurements.engine_name,
                                help="The engine whose fitted fixed costs and scheduler settings the serving "
                                     "estimate uses (calc.serving_params).")
 
@@ -113,7 +112,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     mean (``single_output_note``)."""
     tb = getattr(est, which)
     name = which.upper()
-    st.markdown(title or f"**Serving estimate ({ENGINE_LABELS.get(est.engine, est.engine)}, "
+    st.markdown(title or f"**Serving estimate ({measurements.engine_name(est.engine)}, "
                          f"{est.batching} batching, decode batch {est.decode_batch:,.0f}) beside the bound**")
     show_notices(est.notices)
     n = 4 if price_per_gpu_hour_usd is not None else 3
