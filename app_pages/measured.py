@@ -27,7 +27,8 @@ def explore() -> None:
         return
     d = measured_views.selection(df, "ms")
     configs = comparison.configurations(d)
-    labels = [f"{comparison.config_label(c)} ({c['rows']} rows)" for _, c in configs.iterrows()]
+    labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
+              for _, c in configs.iterrows()]
     pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
                         bind="query-params")
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
@@ -42,16 +43,16 @@ def explore() -> None:
     points = comparison.measured_points(rows)
     alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
                                                   frontier, int(config["n_gpus"]))
+    no_point = comparison.no_point_sentence(rows)
+    if no_point:  # rows of TTFT or TPOT alone: nothing on these axes; the table below still has every row
+        st.info(no_point)
     st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "
                 f"{measurements.engine_name(config['engine'])}: throughput per GPU "
                 "against tokens/s per user**")
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
-               "estimate's range (cross-validated errors). "
-               + ("This configuration has TTFT and TPOT rows but no throughput run, so none is drawn here: they are "
-                  "compared one by one below. " if points.empty and alone.empty else "")
-               + serving_views.WHICH_IS_WHICH)
+               "estimate's range (cross-validated errors). " + serving_views.WHICH_IS_WHICH)
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())

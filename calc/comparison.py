@@ -29,39 +29,104 @@ def _speculative(notes: pd.Series) -> pd.Series:
     return notes.fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
 
 
+#: The metrics of a throughput run that the frontier chart draws at the estimate's tokens/s per user when the run
+#: has no latency partner (per GPU, or for the whole deployment, divided by its GPUs).
+THROUGHPUT_METRICS = ("output_tok_per_s_per_gpu", "output_tok_per_s")
+#: Each metric's name in a sentence ("These 6 rows measure TTFT and TPOT").
+METRIC_WORDS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2e_ms": "end-to-end latency",
+                "output_tok_per_s": "output tokens/s", "output_tok_per_s_per_gpu": "output tokens/s per GPU",
+                "output_tok_per_s_per_user": "tokens/s per user",
+                "total_tok_per_s_per_gpu": "input + output tokens/s per GPU", "requests_per_s": "requests/s"}
+
+
+def throughput_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``df`` that put a throughput on the frontier chart's y axis (``THROUGHPUT_METRICS``, a mean or
+    median, at a concurrency or offline), whether or not a latency row pairs with them."""
+    return df[df["metric"].isin(THROUGHPUT_METRICS) & df["statistic"].isin(["mean", "median"])
+              & df["mode"].isin(["concurrency", "offline"])]
+
+
 def configurations(df: pd.DataFrame) -> pd.DataFrame:
     """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
-    ``points``, the runs that give both of InferenceX's axes (``measured_points``), and ``plain``, the rows
-    without speculative decoding (the ones the serving model predicts): configurations with plain rows first,
-    then those with points (a configuration of TTFT and TPOT rows alone has nothing to draw on those axes),
-    then most rows first."""
+    ``points``, the runs that give both of InferenceX's axes (``measured_points``), ``throughput``, the rows the
+    frontier chart draws (``throughput_rows``, with or without a latency partner), and ``plain``, the rows
+    without speculative decoding (the ones the serving model predicts). Order: configurations with plain rows
+    first, then those with points, then those with a throughput run to draw (a configuration of TTFT and TPOT
+    rows alone has nothing to draw on those axes), then most rows first."""
     if df.empty:
-        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "plain"])
+        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain"])
     keys = list(CONFIG_COLUMNS)
     spec = _speculative(df["notes"])
     g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec).groupby(keys, dropna=False).agg(
         rows=("_plain", "size"), plain=("_plain", "sum")).reset_index()
     g["plain"] = g["plain"].astype(int)
-    pts = measured_points(df)
-    n = pts.groupby(keys, dropna=False).size().rename("points").reset_index() if len(pts) else None
-    g = g.merge(n, on=keys, how="left") if n is not None else g.assign(points=0)
-    g["points"] = g["points"].fillna(0).astype(int)
+    for name, part in (("points", measured_points(df)), ("throughput", throughput_rows(df).fillna({"kv_dtype": ""}))):
+        n = part.groupby(keys, dropna=False).size().rename(name).reset_index() if len(part) else None
+        g = g.merge(n, on=keys, how="left") if n is not None else g.assign(**{name: 0})
+        g[name] = g[name].fillna(0).astype(int)
     g["_has"] = (g["points"] > 0).astype(int)
+    g["_drawn"] = (g["throughput"] > 0).astype(int)
     g["_predicted"] = (g["plain"] > 0).astype(int)
-    g = g.sort_values(["_predicted", "_has", "rows"], ascending=False, kind="stable").drop(columns=["_has", "_predicted"])
-    return g.reset_index(drop=True)
+    g = g.sort_values(["_predicted", "_has", "_drawn", "rows"], ascending=False, kind="stable")
+    return g.drop(columns=["_has", "_drawn", "_predicted"]).reset_index(drop=True)
+
+
+def config_parallelism(c) -> tuple[int, int]:
+    """(attention_dp, replicas) of a configuration row as the serving model reads its layout
+    (``calc.layout.Layout``; ``calc.serving_fit`` builds each row's layout from tp, pp, ep and n_gpus).
+
+    ``attention_dp``: attention groups inside one replica, max(tp, ep) / tp, for a mixture-of-experts model
+    with EP above TP (its attention runs data-parallel, "DP attention"); 1 otherwise. ``replicas``:
+    independent copies, n_gpus / (max(tp, ep) x pp), at least 1. The data set's ``dp`` column counts the
+    groups of tp x pp GPUs (tp x pp x dp = n_gpus), which is either of the two: DeepSeek-V3 at TP1 EP8 on
+    8 GPUs has dp 8 = attention DP8 in one replica; dense Llama-2-70B at TP2 on 8 GPUs has dp 4 = 4 replicas.
+    """
+    tp, pp, ep, n = (int(c[k]) for k in ("tp", "pp", "ep", "n_gpus"))
+    width = max(tp, ep)
+    try:
+        moe = get_model(str(c["model"])).is_moe
+    except ValueError:  # a model outside the presets: its EP says it has experts
+        moe = ep > 1
+    attention_dp = width // tp if moe and ep > tp else 1
+    return attention_dp, max(1, n // (width * pp))
 
 
 def config_label(c) -> str:
-    """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' for a configuration row; ', attention DP8' where
-    attention runs data-parallel (dp > 1 with tp below the GPUs of a replica), ', speculative decoding' where no row
-    of it is plain (``plain`` of ``configurations``)."""
+    """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' for a configuration row; ', attention DP8'
+    where attention runs data-parallel inside a replica, ', 4 replicas of 2 GPUs' where the GPUs hold
+    independent copies (``config_parallelism``), ', speculative decoding' where no row of it is plain
+    (``plain`` of ``configurations``)."""
     kv = c["kv_dtype"] or "unstated (engine default)"
-    dp = int(c["dp"]) if "dp" in c and not pd.isna(c["dp"]) else 1
+    attention_dp, replicas = config_parallelism(c)
+    per_replica = int(c["n_gpus"]) // replicas
     return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {c['n_gpus']} GPUs"
-            + (f", attention DP{dp}" if dp > 1 else "")
+            + (f", attention DP{attention_dp}" if attention_dp > 1 else "")
+            + (f", {replicas} replicas of {per_replica} GPU{'s' if per_replica != 1 else ''}" if replicas > 1 else "")
             + f", {c['weight_dtype']} / KV {kv}, {int(c['input_len']):,} in / {int(c['output_len']):,} out"
             + (", speculative decoding" if "plain" in c and c["plain"] == 0 else ""))
+
+
+def metrics_words(rows: pd.DataFrame) -> str:
+    """The metrics ``rows`` measure, as a sentence names them, in the data set's order: "TTFT", "TTFT and TPOT",
+    "TTFT, TPOT and output tokens/s"; a metric outside ``METRIC_WORDS`` by its column name."""
+    names = [METRIC_WORDS.get(m, str(m)) for m in dict.fromkeys(rows["metric"])]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def no_point_sentence(rows: pd.DataFrame) -> str:
+    """Why a configuration's ``rows`` put nothing on the frontier chart (output tokens/s per GPU against tokens/s
+    per user), naming what they measure; "" when one of them is drawn (``measured_points`` or
+    ``throughput_rows``) or there are none. "These 6 rows measure TTFT only: no point on the throughput-per-GPU
+    vs tokens-per-user chart, which needs a throughput run at a concurrency or offline; the table below compares
+    each row with the serving estimate and the bound." """
+    if rows.empty or len(measured_points(rows)) or len(throughput_rows(rows)):
+        return ""
+    what = metrics_words(rows) + (" only" if rows["metric"].nunique() == 1 else "")
+    rate = " at a request rate" if (rows["mode"] == "rate").all() else ""
+    head = "This row measures" if len(rows) == 1 else f"These {len(rows):,} rows measure"
+    return (f"{head} {what}{rate}: no point on the throughput-per-GPU vs tokens-per-user chart, which needs a "
+            "throughput run at a concurrency or offline; the table below compares "
+            + ("it" if len(rows) == 1 else "each row") + " with the serving estimate and the bound.")
 
 
 def measured_points(df: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_fraction, check_nonneg_number, check_positive_int, check_positive_number
+from .dtypes import dtype_bytes
 from .gpu_share import max_batch_per_replica
 from .hardware import Accelerator
 from .layout import Layout, make_layout
@@ -24,6 +25,13 @@ from .models import ModelConfig
 from .number_text import fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
 from .serving import serving_frontier
+
+
+#: The largest average arrival rate a plan takes (requests/s): 10^8, far above any one service's traffic; a rate
+#: above it is refused with a message rather than sized.
+MAX_REQUESTS_PER_S = 100_000_000
+#: A plan above this many GPUs gets a note that puts it in perspective (``fleet_note``): a fleet of clusters.
+LARGE_FLEET_GPUS = 10_000
 
 
 def _ms(seconds: float) -> str:
@@ -42,7 +50,8 @@ class ServingTraffic:
         prefix_hit_rate: fraction of input tokens found in the prefix cache (skip prefill), in [0, 1].
 
     Raises:
-        ValueError: negative rate, a peak below the average, lengths below 1, a rate outside [0, 1].
+        ValueError: negative rate or one above ``MAX_REQUESTS_PER_S``, a peak below the average, lengths below
+            1, a hit rate outside [0, 1].
     """
 
     requests_per_s: float = 1.0
@@ -52,7 +61,9 @@ class ServingTraffic:
     prefix_hit_rate: float = 0.0
 
     def __post_init__(self):
-        check_nonneg_number(self.requests_per_s, "requests_per_s")
+        if check_nonneg_number(self.requests_per_s, "requests_per_s") > MAX_REQUESTS_PER_S:
+            raise ValueError(f"requests_per_s must be at most {MAX_REQUESTS_PER_S:,} (the plan's limit), "
+                             f"got {self.requests_per_s:,.0f}")
         if check_positive_number(self.peak_to_average, "peak_to_average") < 1:
             raise ValueError(f"peak_to_average must be at least 1 (the peak is at least the average), "
                              f"got {self.peak_to_average!r}")
@@ -254,7 +265,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
     peak = traffic.peak_requests_per_s
     i, replicas = _cheapest(g, peak, fits & tpot_ok & ttft_ok)
     if i is None:
-        raise _no_plan_error(model, accelerator, traffic, g, fits, tpot_t, ttft_t)
+        raise _no_plan_error(model, accelerator, traffic, g, fits, tpot_t, ttft_t, weight_dtype)
     gpus = int(replicas[i] * g["gpus_per_replica"].iat[i])
     binding, best, relaxed_rows = _relaxed_binding(g, peak, gpus, fits, tpot_ok, ttft_ok)
     row = g.iloc[i]
@@ -278,6 +289,27 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
                         binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
 
 
+def _usd_words(usd: float) -> str:
+    """Dollars for a sentence about a large sum: "$474 million", "$47.4 billion"; ``fmt_usd`` below a million."""
+    if usd >= 999.5e6:  # not "$1,000 million"
+        return f"${usd / 1e9:,.1f} billion"
+    return f"${usd / 1e6:,.0f} million" if usd >= 1e6 else fmt_usd(usd)
+
+
+def fleet_note(plan: CapacityPlan) -> str:
+    """A note that puts a very large plan in perspective, "" for one of ``LARGE_FLEET_GPUS`` GPUs or fewer: its
+    GPU count as clusters of that size, its monthly rent when priced, and that such traffic is split over many
+    clusters in several regions. 164,832 GPUs at $3.99/h: "A very large fleet: 164,832 GPUs, over 16 clusters
+    of 10,000, about $474 million a month. ..." """
+    if plan.gpus <= LARGE_FLEET_GPUS:
+        return ""
+    rent = f", about {_usd_words(plan.usd_per_month)} a month" if math.isfinite(plan.usd_per_month) else ""
+    clusters = plan.gpus // LARGE_FLEET_GPUS
+    return (f"A very large fleet: {plan.gpus:,} GPUs, over {clusters:,} cluster{'s' if clusters != 1 else ''} of "
+            f"{LARGE_FLEET_GPUS:,}{rent}. Traffic this large is split over many clusters in several regions, "
+            "each planned as here for its share of the requests.")
+
+
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
                   binding: str, why: str, serving_engine: str | None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
@@ -295,24 +327,67 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     return verdict
 
 
+def _fastest(g: pd.DataFrame, ok: np.ndarray, column: str) -> pd.Series:
+    """The row of ``g`` among ``ok`` with the least ``column`` (tpot_s or ttft_s), the smallest batch on a tie."""
+    return g[ok].sort_values([column, "batch"], kind="stable").iloc[0]
+
+
+def _at(row: pd.Series) -> str:
+    """'TP8 PP2 at batch 1': a grid row's layout and batch, for a sentence."""
+    return f"{row['layout']} at batch {int(row['batch']):,}"
+
+
+def _faster_options(g: pd.DataFrame, weight_dtype: str, prefill: bool) -> str:
+    """What else makes a step faster, for ``_no_plan_error``'s advice: a faster GPU (memory bandwidth for decode,
+    compute for prefill), more GPUs per replica than the grid's largest, and lower-precision weights while they
+    are wider than 4 bits."""
+    options = [f"a GPU with more {'compute (FLOP/s)' if prefill else 'memory bandwidth'}",
+               f"more GPUs per replica than the grid's {int(g['gpus_per_replica'].max()):,} (a larger TP)"]
+    try:
+        narrower = dtype_bytes(weight_dtype) > 0.5
+    except ValueError:  # a dtype the byte table does not name: say nothing about it
+        narrower = False
+    if narrower:
+        options.append(f"lower-precision weights than {weight_dtype}"
+                       + ("" if prefill else " (fewer bytes read per token)"))
+    if prefill:
+        options.append("shorter prompts (more prefix-cache hits)")
+    return ", ".join(options[:-1]) + ", or " + options[-1]
+
+
 def _no_plan_error(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, g: pd.DataFrame,
-                   fits: np.ndarray, tpot_t: float, ttft_t: float) -> ValueError:
-    """``capacity_plan``'s error when no row of the grid ``g`` is feasible: what is closest (memory, TPOT, TTFT)."""
+                   fits: np.ndarray, tpot_t: float, ttft_t: float, weight_dtype: str = "bf16") -> ValueError:
+    """``capacity_plan``'s error when no row of the grid ``g`` is feasible: what is closest (memory, TPOT, TTFT,
+    naming the fastest layout and batch that fits) and what the user can change to get a plan (a looser target,
+    a faster GPU, more GPUs per replica, lower-precision weights ``weight_dtype`` can go below)."""
     if not fits.any():
         return ValueError(f"{model.name} does not fit on {accelerator.name} in any layout of "
                           f"{grid_label(sorted(set(g['tp'])), sorted(set(g['pp'])), sorted(set(g['ep'])))} "
                           f"(up to {g['gpus_per_replica'].max()} GPUs) with one sequence of "
                           f"{traffic.input_tokens + traffic.output_tokens:,} tokens (the traffic's input + "
                           "output, what each sequence reserves)")
-    best_tpot = g.loc[fits, "tpot_s"].min()
-    best_ttft = g.loc[fits, "ttft_s"].min()
-    if best_tpot > tpot_t:
-        return ValueError(f"no layout of the grid meets a TPOT of {_ms(tpot_t)}: the fastest that fits "
-                          f"takes {_ms(best_tpot)} per token")
-    if best_ttft > ttft_t:
-        return ValueError(f"no layout of the grid meets a TTFT of {_ms(ttft_t)}: the fastest prefill "
-                          f"that fits takes {_ms(best_ttft)}")
-    return ValueError("no layout of the grid meets both the TPOT and the TTFT target at once")
+    tpot = g["tpot_s"].to_numpy()
+    ttft = g["ttft_s"].to_numpy()
+    best_tpot = _fastest(g, fits, "tpot_s")
+    best_ttft = _fastest(g, fits, "ttft_s")
+    if best_tpot["tpot_s"] > tpot_t:
+        return ValueError(f"no layout of the grid meets a TPOT of {_ms(tpot_t)}: the fastest that fits, "
+                          f"{_at(best_tpot)}, takes {_ms(best_tpot['tpot_s'])} per token. To plan this traffic, "
+                          f"loosen the TPOT target to {_ms(best_tpot['tpot_s'])} or more, or choose "
+                          f"{_faster_options(g, weight_dtype, prefill=False)}.")
+    if best_ttft["ttft_s"] > ttft_t:
+        return ValueError(f"no layout of the grid meets a TTFT of {_ms(ttft_t)}: the fastest prefill that fits, "
+                          f"{_at(best_ttft)}, takes {_ms(best_ttft['ttft_s'])}. To plan this traffic, loosen the "
+                          f"TTFT target to {_ms(best_ttft['ttft_s'])} or more, or choose "
+                          f"{_faster_options(g, weight_dtype, prefill=True)}.")
+    # each target alone is met, never both in one row: the closest row within each target
+    in_tpot = _fastest(g, fits & (tpot <= tpot_t), "ttft_s")
+    in_ttft = _fastest(g, fits & (ttft <= ttft_t), "tpot_s")
+    return ValueError(f"no layout of the grid meets both the TPOT and the TTFT target at once: within the TPOT "
+                      f"target the fastest prefill, {_at(in_tpot)}, takes {_ms(in_tpot['ttft_s'])}; within the "
+                      f"TTFT target the fastest, {_at(in_ttft)}, takes {_ms(in_ttft['tpot_s'])} per token. To plan "
+                      f"this traffic, loosen the TTFT target to {_ms(in_tpot['ttft_s'])} or the TPOT target to "
+                      f"{_ms(in_ttft['tpot_s'])}, or choose {_faster_options(g, weight_dtype, prefill=False)}.")
 
 
 def _relaxed_binding(g: pd.DataFrame, peak: float, gpus: int, fits: np.ndarray, tpot_ok: np.ndarray,

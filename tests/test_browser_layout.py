@@ -183,3 +183,33 @@ def test_a_green_delta_stays_legible_in_the_dark_theme(browser, app_url):
         assert nums[1] > 150 and nums[1] > nums[0] + 30, rgb  # a light green: green channel high and dominant
     finally:
         pg.context.close()
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1600, 1000)])
+def test_the_plans_requests_per_s_box_shows_seven_digits_and_says_when_a_rate_is_beyond_the_plan(
+        browser, app_url, width, height):
+    from browsertest import page_at
+    with page_at(browser, width, height) as pg:
+        pg.goto(f"{app_url}/many_gpus?model=llama-3-8b")
+        wait_for_app(pg)
+        box = pg.get_by_label("Requests/s", exact=True)
+        box.fill("1000000")
+        box.press("Enter")
+        sync_api.expect(pg.get_by_text("A very large fleet", exact=False)).to_be_visible(timeout=60_000)
+        wait_for_app(pg)
+        assert box.input_value() == "1000000.00"
+        # the whole number is in view: the text is no wider than the box's text area (it would scroll inside it)
+        scroll, client = box.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert scroll <= client, f"Requests/s shows {client} px of {scroll} px at {width} px"
+        text_px = box.evaluate("""e => { const c = document.createElement('canvas').getContext('2d');
+            c.font = getComputedStyle(e).font; return c.measureText(e.value).width; }""")
+        assert text_px <= client, (text_px, client)
+        # above the plan's limit: a warning in the page, and the box keeps what was typed
+        pg.get_by_label("Input tokens", exact=True).fill("4096")
+        pg.get_by_label("Input tokens", exact=True).press("Enter")
+        wait_for_app(pg)
+        box.fill("200000000")
+        box.press("Enter")
+        sync_api.expect(pg.get_by_text("is beyond what the plan accepts")).to_be_visible(timeout=60_000)
+        assert box.input_value() == "200000000.00"
+        assert pg.get_by_label("Input tokens", exact=True).input_value() == "4096"

@@ -261,3 +261,44 @@ def test_the_gpu_table_says_no_list_price_not_no_fit_for_a_gpu_that_holds_the_mo
     assert mi325["smallest TP"] == "4" and mi325["max batch"] != "no fit"
     assert mi325[head[1]] == "no list price" and mi325["USD per hour"] == "no list price"
     assert rows["NVIDIA H100 SXM 80GB"][head[1]] == "no fit"           # 8 x 80 GB < 673 GB: no fit at all
+
+
+def test_a_rate_above_the_old_box_limit_is_planned_and_a_large_fleet_gets_a_note():
+    # 2,000,000 requests/s (the box used to stop at 1,000,000 and drop a larger value without a word)
+    at = open_page(model="llama-3-8b", mg_rps="2000000")
+    assert at.number_input(key="mg_rps").value == 2_000_000
+    from calc import planning
+    traffic = planning.ServingTraffic(2_000_000.0, 2.0, 2048, 256)
+    plan = planning.capacity_plan(calc.get_model("llama-3-8b"), H100, traffic, 0.05, 1.0, 3.99)
+    assert plan.gpus > planning.LARGE_FLEET_GPUS
+    assert at.success[0].value == plan.verdict
+    note = [i.value for i in at.info if i.value.startswith("A very large fleet")]
+    assert note == [planning.fleet_note(plan)] and f"{plan.gpus:,} GPUs" in note[0]
+    # the default traffic (5 requests/s): a few GPUs, no note
+    assert not [i for i in open_page(model="llama-3-8b").info if "very large fleet" in i.value]
+
+
+def test_a_rate_beyond_the_plans_limit_is_a_warning_and_the_other_inputs_stay():
+    at = open_page(model="llama-3-8b", mg_rps="200000000", mg_in="4096", mg_tpot="40")
+    assert [w.value for w in at.warning] == [
+        "200,000,000 requests/s is beyond what the plan accepts (up to 100,000,000 requests/s): type a smaller "
+        "rate to see a plan; the other inputs keep their values."]
+    assert not at.success and not at.error
+    assert at.number_input(key="mg_rps").value == 200_000_000
+    assert at.number_input(key="mg_in").value == 4096 and at.number_input(key="mg_tpot").value == 40.0
+    # back under the limit: a plan again, with the same inputs
+    at.number_input(key="mg_rps").set_value(50.0).run()
+    assert not at.warning and at.success and at.number_input(key="mg_in").value == 4096
+
+
+def test_no_layout_meets_the_tpot_target_is_a_sentence_that_says_what_to_change():
+    at = open_page(model="llama-3.1-405b", mg_tpot="20")
+    errors = [e.value for e in at.error if "layout of the grid" in e.value]
+    assert len(errors) == 1
+    from calc import planning
+    grid = planning.plan_grid(calc.get_model("llama-3.1-405b"), H100, planning.ServingTraffic(5.0, 2.0, 2048, 256))
+    tpot_ms = f"{grid.loc[grid['fits'], 'tpot_s'].min() * 1e3:.1f} ms"
+    assert errors[0].startswith(f"No layout of the grid meets a TPOT of 20.0 ms: the fastest that fits, TP8 PP2 at "
+                                f"batch 1, takes {tpot_ms} per token. To plan this traffic, loosen the TPOT target "
+                                f"to {tpot_ms} or more")
+    assert "more GPUs per replica than the grid" in errors[0] and "lower-precision weights than bf16" in errors[0]

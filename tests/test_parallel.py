@@ -332,6 +332,72 @@ def test_plan_that_cannot_meet_the_target_says_so():
         planning.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)
 
 
+def test_plan_that_cannot_meet_a_target_names_the_fastest_layout_and_what_to_change():
+    # Llama-3.1-405B on H100, bound timing: the fastest row that fits is TP8 PP2 (16 GPUs) at batch 1; its TPOT is
+    # what the message quotes as the target to loosen to, and its prefill the TTFT to loosen to
+    m = calc.get_model("llama-3.1-405b")
+    grid = planning.plan_grid(m, H100, TRAFFIC)
+    fits = grid[grid["fits"]]
+    fast = fits.sort_values(["tpot_s", "batch"]).iloc[0]
+    assert (fast["layout"], fast["batch"], fast["gpus_per_replica"]) == ("TP8 PP2", 1, 16)
+    tpot_ms = f"{fast['tpot_s'] * 1e3:.1f} ms"
+    with pytest.raises(ValueError) as err:
+        planning.capacity_plan(m, H100, TRAFFIC, 0.02, 1.0, grid=grid)
+    assert str(err.value) == (
+        f"no layout of the grid meets a TPOT of 20.0 ms: the fastest that fits, TP8 PP2 at batch 1, takes {tpot_ms} "
+        f"per token. To plan this traffic, loosen the TPOT target to {tpot_ms} or more, or choose a GPU with more "
+        "memory bandwidth, more GPUs per replica than the grid's 16 (a larger TP), or lower-precision weights than "
+        "bf16 (fewer bytes read per token).")
+    ttft_ms = f"{fits['ttft_s'].min() * 1e3:,.0f} ms"
+    with pytest.raises(ValueError, match=rf"fastest prefill that fits, TP8 PP2 at batch 1, takes {ttft_ms}\. To plan "
+                                         rf"this traffic, loosen the TTFT target to {ttft_ms} or more, or choose a GPU "
+                                         r"with more compute \(FLOP/s\)") as err:
+        planning.capacity_plan(m, H100, TRAFFIC, 1.0, 0.01, grid=grid)
+    assert str(err.value).endswith("lower-precision weights than bf16, or shorter prompts (more prefix-cache hits).")
+    # weights already 4-bit: no lower precision to suggest
+    grid4 = planning.plan_grid(m, H100, TRAFFIC, "int4")
+    with pytest.raises(ValueError) as err:
+        planning.capacity_plan(m, H100, TRAFFIC, 0.001, 1.0, weight_dtype="int4", grid=grid4)
+    assert "lower-precision" not in str(err.value) and str(err.value).endswith("(a larger TP).")
+
+
+def test_plan_that_meets_each_target_but_never_both_names_the_closest_of_each():
+    import pandas as pd
+    # two layouts: TP8 decodes fast but prefills slowly, TP4 the other way round; neither meets both targets
+    grid = pd.DataFrame(dict(tp=[8, 4], pp=[1, 1], ep=[1, 1], layout=["TP8", "TP4"], gpus_per_replica=[8, 4],
+                             batch=[2, 1], max_batch=[10, 10], fits=[True, True], tpot_s=[0.02, 0.06],
+                             ttft_s=[0.9, 0.2], requests_per_s_per_replica=[1.0, 1.0]))
+    with pytest.raises(ValueError) as err:
+        planning.capacity_plan(L70, H100, TRAFFIC, 0.03, 0.5, grid=grid)
+    assert str(err.value).startswith(
+        "no layout of the grid meets both the TPOT and the TTFT target at once: within the TPOT target the fastest "
+        "prefill, TP8 at batch 2, takes 900 ms; within the TTFT target the fastest, TP4 at batch 1, takes 60.0 ms "
+        "per token. To plan this traffic, loosen the TTFT target to 900 ms or the TPOT target to 60.0 ms, or choose")
+
+
+def test_a_rate_above_the_plans_limit_is_refused_and_a_large_fleet_gets_a_note():
+    with pytest.raises(ValueError, match="requests_per_s must be at most 100,000,000"):
+        planning.ServingTraffic(requests_per_s=planning.MAX_REQUESTS_PER_S * 1.5)
+    planning.ServingTraffic(requests_per_s=planning.MAX_REQUESTS_PER_S)  # the limit itself is taken
+    import dataclasses
+    plan = planning.capacity_plan(L70, H100, TRAFFIC, 0.05, 1.0)
+    assert planning.fleet_note(plan) == ""  # a few replicas: nothing to put in perspective
+    at_limit = dataclasses.replace(plan, gpus=planning.LARGE_FLEET_GPUS)
+    assert planning.fleet_note(at_limit) == ""
+    # 164,832 GPUs at $3.99/h for 720 h: $473,529,370 a month, about $474 million; 16 clusters of 10,000 and more
+    big = dataclasses.replace(plan, gpus=164_832, usd_per_month=164_832 * 3.99 * 720)
+    assert planning.fleet_note(big) == (
+        "A very large fleet: 164,832 GPUs, over 16 clusters of 10,000, about $474 million a month. Traffic this "
+        "large is split over many clusters in several regions, each planned as here for its share of the requests.")
+    unpriced = dataclasses.replace(big, usd_per_month=math.nan)
+    assert planning.fleet_note(unpriced).startswith("A very large fleet: 164,832 GPUs, over 16 clusters of 10,000. ")
+    assert "$47.4 billion a month" in planning.fleet_note(dataclasses.replace(big, usd_per_month=47.4e9))
+    assert "$1.0 billion a month" in planning.fleet_note(dataclasses.replace(big, usd_per_month=999.8e6))
+    just_over = dataclasses.replace(plan, gpus=planning.LARGE_FLEET_GPUS + 1, usd_per_month=10_001 * 3.99 * 720)
+    assert planning.fleet_note(just_over).startswith("A very large fleet: 10,001 GPUs, over 1 cluster of 10,000, "
+                                                     "about $29 million a month. ")
+
+
 # -- which accelerators ---------------------------------------------------------------------------
 def test_which_gpus_smallest_tp_and_sorted_by_cost():
     df = layout_choice.which_gpus(L70, 8192).set_index("accelerator")

@@ -286,3 +286,84 @@ def test_configurations_with_points_on_the_axes_come_first():
     c = comparison.configurations(pd.DataFrame(latency_only + with_points))
     assert list(c["input_len"]) == [1024, 2048]       # fewer rows, but the one with a point comes first
     assert list(c["rows"]) == [2, 6] and list(c["points"]) == [1, 0]
+
+
+def _shipped_config(**where):
+    """The one configuration of the shipped data set with the values ``where`` (CONFIG_COLUMNS)."""
+    configs = comparison.configurations(measurements.load_measurements())
+    mask = np.ones(len(configs), dtype=bool)
+    for k, v in where.items():
+        mask &= (configs[k] == v).to_numpy()
+    assert mask.any(), where
+    return configs[mask].iloc[0]
+
+
+def test_labels_say_replicas_where_dp_counts_copies_and_attention_dp_where_attention_is_data_parallel():
+    # dense Llama-2-70B at TP2 on 8 GPUs (dp 4 in the data set): four independent copies of two GPUs each
+    dense = _shipped_config(model="llama-2-70b", accelerator="h100-sxm", tp=2, dp=4, n_gpus=8)
+    assert comparison.config_parallelism(dense) == (1, 4)
+    label = comparison.config_label(dense)
+    assert label.startswith("TP2 PP1 EP1 on 8 GPUs, 4 replicas of 2 GPUs, ") and "attention" not in label
+    # Mixtral has experts, but at EP1 its dp 8 is eight copies of one GPU too
+    mixtral = _shipped_config(model="mixtral-8x7b", accelerator="h100-sxm", tp=1, ep=1, dp=8)
+    assert comparison.config_label(mixtral).startswith("TP1 PP1 EP1 on 8 GPUs, 8 replicas of 1 GPU, ")
+    # DeepSeek-V3 at TP1 EP8 on 8 GPUs: one replica whose attention runs in 8 data-parallel groups
+    dsv3 = _shipped_config(model="deepseek-v3", accelerator="h200", engine="sglang", tp=1, ep=8, n_gpus=8)
+    assert comparison.config_parallelism(dsv3) == (8, 1)
+    assert comparison.config_label(dsv3).startswith("TP1 PP1 EP8 on 8 GPUs, attention DP8, ")
+    # Kimi-K2 at TP4 EP16 on 16 GPUs (dp 4): attention in 16 / 4 = 4 groups of TP4, one replica
+    kimi = _shipped_config(model="kimi-k2", tp=4, ep=16)
+    assert comparison.config_parallelism(kimi) == (4, 1)
+    assert "attention DP4" in comparison.config_label(kimi) and "replica" not in comparison.config_label(kimi)
+    # both at once: TP1 EP8 on 16 GPUs is two replicas of 8 GPUs, each with attention DP8
+    both = dsv3.copy()
+    both["n_gpus"], both["dp"] = 16, 16
+    assert comparison.config_parallelism(both) == (8, 2)
+    assert comparison.config_label(both).startswith("TP1 PP1 EP8 on 16 GPUs, attention DP8, 2 replicas of 8 GPUs, ")
+
+
+def test_configurations_with_something_to_draw_come_before_ttft_only_ones():
+    # Llama-2-70B on A100 with TensorRT-LLM: four configurations with one throughput run each, three of TTFT
+    # rows alone (one with 2 rows); none has a run with both axes. The throughput runs, drawn at the estimate's
+    # tokens/s per user, come first even with fewer rows.
+    df = measurements.load_measurements()
+    d = df[(df.model == "llama-2-70b") & (df.accelerator == "a100-80gb") & (df.engine == "trtllm")]
+    c = comparison.configurations(d)
+    assert list(c["points"]) == [0] * 7
+    assert list(c["throughput"]) == [1, 1, 1, 1, 0, 0, 0]
+    assert list(c["rows"][4:]) == [2, 1, 1] and list(c["output_len"][4:]) == [1, 1, 1]
+
+
+def test_no_point_sentence_names_the_metrics_the_rows_measure():
+    base = dict(model="llama-3.1-8b", accelerator="h100-sxm", engine="vllm", tp=1, pp=1, ep=1, dp=1, n_gpus=1,
+                weight_dtype="bf16", kv_dtype="", input_len=1024, output_len=128, mode="concurrency",
+                statistic="mean", source_id="s", notes="")
+    ttft = pd.DataFrame([dict(base, metric="ttft_ms", concurrency=c, value=30.0 + c) for c in (1, 2, 4, 8, 16, 32)])
+    assert comparison.no_point_sentence(ttft).startswith(
+        "These 6 rows measure TTFT only: no point on the throughput-per-GPU vs tokens-per-user chart")
+    both = pd.DataFrame([dict(base, metric=m, concurrency=1, value=v) for m, v in (("tpot_ms", 9.0), ("ttft_ms", 31.0))])
+    assert comparison.no_point_sentence(both).startswith("These 2 rows measure TPOT and TTFT: no point")
+    assert comparison.no_point_sentence(ttft.iloc[:1]).startswith("This row measures TTFT only: ")
+    # a throughput run is drawn (at the estimate's tokens/s per user): nothing to say
+    drawn = pd.concat([ttft, pd.DataFrame([dict(base, metric="output_tok_per_s", concurrency=8, value=900.0)])])
+    assert comparison.no_point_sentence(drawn) == ""
+
+
+def test_measured_page_says_why_a_ttft_only_configuration_has_no_point_and_shows_its_rows():
+    at = open_page("app_pages/measured.py", ms_model="llama-2-70b", ms_acc="a100-80gb", ms_engine="trtllm")
+    box = at.selectbox(key="ms_config")
+    # the first configuration has a throughput run to draw; the TTFT-only ones come last
+    assert box.value.endswith("128 in / 128 out (1 row)")
+    assert not [i for i in at.info if "no point" in i.value]
+    ttft_label = next(o for o in box.options if o.endswith("128 in / 1 out (2 rows)"))
+    box.set_value(ttft_label).run()
+    assert not at.exception
+    note = [i.value for i in at.info if "no point" in i.value]
+    assert note == ["These 2 rows measure TTFT only: no point on the throughput-per-GPU vs tokens-per-user chart, "
+                    "which needs a throughput run at a concurrency or offline; the table below compares each row "
+                    "with the serving estimate and the bound."]
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    df = measurements.load_measurements()
+    want = df[(df.model == "llama-2-70b") & (df.accelerator == "a100-80gb") & (df.tp == 4) & (df.input_len == 128)
+              & (df.output_len == 1)]
+    assert sorted(table["id"]) == sorted(want["id"]) and set(want["metric"]) == {"ttft_ms"} and len(want) == 2

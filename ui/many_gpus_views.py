@@ -17,18 +17,32 @@ ENGINE_DRAWN_ABOVE = "_mg_engine_above"
 
 
 def _traffic_inputs() -> tuple[tuple, float, float]:
-    """The traffic's seven inputs in a row: planning.ServingTraffic's arguments (requests/s, peak over
-    average, input and output tokens, prefix hit share), and the TPOT and TTFT targets in seconds."""
-    c = st.columns(7)
-    rps = c[0].number_input("Requests/s", 0.0, 1e6, 5.0, step=1.0, key="mg_rps", bind="query-params")
+    """The traffic's seven inputs in two rows of four columns (one a column wide enough for seven digits and
+    the step buttons: 1000000.00 requests/s): planning.ServingTraffic's arguments (requests/s, peak over
+    average, input and output tokens, prefix hit share), and the TPOT and TTFT targets in seconds. Requests/s
+    has no upper bound in the box (a box refuses a typed value above its bound without a word): the plan
+    section says when it is beyond ``planning.MAX_REQUESTS_PER_S``."""
+    c = st.columns(4)
+    rps = c[0].number_input("Requests/s", 0.0, None, 5.0, step=1.0, key="mg_rps", bind="query-params",
+                            help=f"Average arrival rate; the plan takes up to {planning.MAX_REQUESTS_PER_S:,}.")
     peak = c[1].number_input("Peak / average", 1.0, 100.0, 2.0, step=0.5, key="mg_peak", bind="query-params")
     n_in = c[2].number_input("Input tokens", 1, 1_000_000, 2048, step=256, key="mg_in", bind="query-params")
     n_out = c[3].number_input("Output tokens", 1, 1_000_000, 256, step=64, key="mg_out", bind="query-params")
-    hit = c[4].number_input("Prefix hit (%)", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
-    tpot_ms = c[5].number_input("TPOT target (ms)", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
-    ttft_ms = c[6].number_input("TTFT target (ms)", 1.0, 600_000.0, 1000.0, step=100.0, format="%.0f", key="mg_ttft",
+    c = st.columns(4)
+    hit = c[0].number_input("Prefix hit (%)", 0, 100, 0, step=10, key="mg_hit", bind="query-params")
+    tpot_ms = c[1].number_input("TPOT target (ms)", 1.0, 10_000.0, 50.0, step=5.0, key="mg_tpot", bind="query-params")
+    ttft_ms = c[2].number_input("TTFT target (ms)", 1.0, 600_000.0, 1000.0, step=100.0, format="%.0f", key="mg_ttft",
                                 bind="query-params")
     return (rps, peak, int(n_in), int(n_out), hit / 100), tpot_ms / 1e3, ttft_ms / 1e3
+
+
+def rate_beyond_plan(requests_per_s: float) -> str:
+    """The warning for an arrival rate the plan does not take (above ``planning.MAX_REQUESTS_PER_S``), or ""."""
+    if requests_per_s <= planning.MAX_REQUESTS_PER_S:
+        return ""
+    return (f"{requests_per_s:,.0f} requests/s is beyond what the plan accepts (up to "
+            f"{planning.MAX_REQUESTS_PER_S:,} requests/s): type a smaller rate to see a plan; the other inputs "
+            "keep their values.")
 
 
 def plan_engine(container) -> str:
@@ -86,6 +100,10 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     sel = sidebar.selection()
     traffic_args, tpot_s, ttft_s = _traffic_inputs()
     timing, engine, cap = _timing_inputs()
+    beyond = rate_beyond_plan(traffic_args[0])
+    if beyond:
+        st.warning(beyond)
+        return
     try:
         traffic = planning.ServingTraffic(*traffic_args)
         grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
@@ -93,6 +111,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
                                    wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
+        note = planning.fleet_note(plan)
+        if note:  # a fleet of clusters: its size in perspective
+            st.info(note)
         st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
                    + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
         st.info(caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
@@ -107,8 +128,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    "replica (calc.serving). The second line "
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
-    except ValueError as exc:
-        widgets.show_error(exc)
+    except ValueError as exc:  # a sentence: "No layout of the grid meets ...", with what to change
+        st.error(formats.md_escape(formats.sentence(exc)))
 
 
 def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float, reserve_gb: float, emb: str) -> None:

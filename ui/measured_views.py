@@ -94,8 +94,7 @@ def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_onl
 def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: int) -> pd.DataFrame:
     """Throughput rows of a configuration without a latency partner: y measured (per GPU), x the estimate's
     tokens/s per user at the same concurrency (offline runs: the frontier's largest batch)."""
-    r = rows[rows["metric"].isin(["output_tok_per_s_per_gpu", "output_tok_per_s"])
-             & rows["statistic"].isin(["mean", "median"]) & rows["mode"].isin(["concurrency", "offline"])]
+    r = comparison.throughput_rows(rows)
     if r.empty:
         return pd.DataFrame(columns=["x", "y", "concurrency"])
     f = frontier.sort_values("concurrency")
