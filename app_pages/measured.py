@@ -52,7 +52,9 @@ def explore() -> None:
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
-               "estimate's range (cross-validated errors). " + serving_views.WHICH_IS_WHICH)
+               "estimate's range (cross-validated errors). " + serving_views.BOUND_AND_ESTIMATE + ". The curve is "
+               f"for {serving_views.CURRENT_RELEASE}; each row's estimate in the table below is for the release "
+               "that row ran (its date sets how close to the roofline the engine decodes).")
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())

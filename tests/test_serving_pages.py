@@ -367,3 +367,13 @@ def test_measured_page_says_why_a_ttft_only_configuration_has_no_point_and_shows
     want = df[(df.model == "llama-2-70b") & (df.accelerator == "a100-80gb") & (df.tp == 4) & (df.input_len == 128)
               & (df.output_len == 1)]
     assert sorted(table["id"]) == sorted(want["id"]) and set(want["metric"]) == {"ttft_ms"} and len(want) == 2
+
+
+def test_measured_page_says_its_curve_is_a_current_release_and_its_rows_their_own():
+    # TensorRT-LLM's Llama-2-70B rows ran releases of 2023-24; the curve is dated at the newest release the
+    # benchmarks hold (vLLM's, for every engine), so the caption must not call the rows' estimates current
+    from calc.serving_terms import SOFTWARE_LATEST_RELEASE
+    at = open_page("app_pages/measured.py", ms_model="llama-2-70b", ms_acc="a100-80gb", ms_engine="trtllm")
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "The curve is for a current release" in c.value)
+    assert SOFTWARE_LATEST_RELEASE in caption and "the release that row ran" in caption

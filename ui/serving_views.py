@@ -14,12 +14,14 @@ from ui import caching, charts, columns, formats, html_table, widgets
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
 #: What the two numbers are, said once on every page that shows both.
-WHICH_IS_WHICH = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
-                  "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
-                  "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
-                  "cross-validated errors, for a current release of the chosen engine, dated (for every engine) "
-                  f"at the newest release in the benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be "
-                  "faster.")
+BOUND_AND_ESTIMATE = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
+                      "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
+                      "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
+                      "cross-validated errors")
+#: The date of the software an estimate assumes, for any engine: the newest release in the benchmarks.
+CURRENT_RELEASE = (f"a current release of the chosen engine, dated (for every engine) at the newest release in the "
+                   f"benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be faster")
+WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
