@@ -52,7 +52,7 @@ from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_terms import (decimal_year, eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            lockstep_share, overlaps_schedule, release_year, spread_outputs)
+                            lockstep_persistence, lockstep_share, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
                              load_serving_params, matmul_scale, param_values)
 
@@ -213,6 +213,8 @@ def _row_setup(r, params):
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))
+    if "mixed-chunk" in notes or "mixed_chunk" in notes:
+        settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
 
 
@@ -309,7 +311,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         comps.append(comp)
         used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
                          graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
-                         lockstep=1.0 if burst else 0.0,
+                         lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
@@ -373,10 +375,13 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     rounds = rows["rounds"].to_numpy(float) if "rounds" in rows else np.zeros(len(rows))
     if (rounds > 0).any():
         # a closed loop of R rounds: the burst's and the steady state's times in the share of the run that moves
-        # as one burst (``lockstep_share``; the persistence only where every request has one length)
+        # as one burst (``lockstep_share``; the persistence only where every request has one length, and all of
+        # it where the engine runs a prompt batch as a step of its own: ``lockstep_persistence``)
         j = np.flatnonzero(rounds > 0)
         i0, i1 = idx[j], idx[j] + 1
-        w = lockstep_share(rounds[j], values["lockstep_persistence"] * rows["lockstep"].to_numpy(float)[j])
+        mixes = rows["mixed_prefill"].to_numpy(float)[j] if "mixed_prefill" in rows else np.ones(len(j))
+        w = lockstep_share(rounds[j], lockstep_persistence(values["lockstep_persistence"], mixes)
+                           * rows["lockstep"].to_numpy(float)[j])
         closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s",
                                                                  "requests_per_s", "output_tokens_per_s")})
         for k in ("ttft_estimate", "tpot_estimate", "e2e_s"):

@@ -382,6 +382,24 @@ def lockstep_closed_loop(mode: str, len_dist) -> bool:
     return str(mode) == "concurrency" and str(len_dist).strip().lower() == "fixed"
 
 
+def lockstep_persistence(mixing_persistence, mixes_prefill):
+    """The share of a lockstep closed loop's rounds after the first that stay one burst
+    (``lockstep_share``'s ``persistence``), by how the engine schedules a burst's prompts.
+
+    An engine that puts prompt chunks into decode steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight
+    batching; ``mixes_prefill`` 1) gives the burst's requests their first tokens over the burst's prefill steps
+    while the earlier ones already decode, so they finish steps apart and the rounds spread out: the fitted
+    ``mixing_persistence``. An engine that runs a prompt batch as a step of its own and prefers it to decoding
+    (``mixes_prefill`` 0: SGLang's scheduler, ``get_next_batch_to_run`` "Run prefill first if possible", mixing
+    only with ``--enable-mixed-chunk``, off by default; sgl-project/sglang python/sglang/srt/managers/scheduler.py)
+    prefills the whole round before any of it decodes, so every request of the round decodes in the same steps,
+    finishes in the same step and sends the next round together: 1. Arrays broadcast.
+    Example: lockstep_persistence(0.2, [1, 0]) is [0.2, 1.0].
+    """
+    m = np.asarray(mixes_prefill, dtype=float)
+    return m * np.asarray(mixing_persistence, dtype=float) + (1.0 - m)
+
+
 def lockstep_share(rounds, persistence):
     """The share of a lockstep closed loop's run (``lockstep_closed_loop``) that moves as one burst: its first
     round of C requests starts together (a burst, ``burst_schedule``), and each later round is a burst again

@@ -252,6 +252,36 @@ def test_a_lockstep_run_of_r_rounds_is_its_first_burst_and_a_steady_state_after(
     assert predict_rows(rows, comps, values)[0] == pytest.approx(w * burst_ttft + (1 - w) * steady_ttft, rel=1e-9)
 
 
+def test_an_engine_that_prefills_a_round_apart_keeps_every_round_one_burst():
+    from calc.serving_fit import predict_rows, prepare_rows
+    from calc.serving_terms import lockstep_persistence, lockstep_share
+    # a mixing engine keeps the fitted share; one that runs a prompt batch as a step of its own keeps all of it
+    assert list(lockstep_persistence(0.2, [1.0, 0.0])) == [pytest.approx(0.2), 1.0]
+    values = param_values(load_serving_params())
+    notes = "aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests"
+
+    def ttft(engine, len_dist, extra=""):
+        row = _closed_loop_row(len_dist).assign(engine=engine, engine_version="", notes=notes + extra)
+        rows, comps, skipped = prepare_rows(row)
+        assert not skipped
+        return predict_rows(rows, comps, values)[0], rows
+
+    # SGLang (mixed_prefill false in serving_params.json): all 20 rounds are bursts, so the run's mean TTFT is
+    # the burst's (36 prompts prefilled before a request's first token), not 0.05 + 0.95 x persistence of it
+    sglang, rows = ttft("sglang", "fixed")
+    assert rows["mixed_prefill"][0] == 0.0
+    burst_rows, burst_comps, _ = prepare_rows(_closed_loop_row("fixed").assign(engine="sglang", engine_version=""))
+    assert sglang == pytest.approx(predict_rows(burst_rows, burst_comps, values)[0], rel=1e-9)
+    # with --enable-mixed-chunk it mixes like the others: the fitted persistence's share of the burst
+    mixed, rows = ttft("sglang", "fixed", "; --enable-mixed-chunk")
+    steady_rows, steady_comps, _ = prepare_rows(_closed_loop_row("random 0.8-1.0").assign(engine="sglang",
+                                                                                           engine_version=""))
+    steady = predict_rows(steady_rows, steady_comps, values)[0]
+    w = lockstep_share(20, values["lockstep_persistence"])
+    assert rows["mixed_prefill"][0] == 1.0 and w < 1.0
+    assert mixed == pytest.approx(w * sglang + (1 - w) * steady, rel=1e-9)
+
+
 def test_release_dates_and_the_software_factor():
     import math
     from calc.serving_terms import (SOFTWARE_LATEST_YEAR, closer_to_peak, release_tuple, release_year,
