@@ -357,3 +357,22 @@ def test_ranges_stop_at_the_bound_and_engine_inputs_are_checked():
     # a request past the trained context (131,072 for Llama 3.1) is computed, with a notice
     far = serving_estimate(m, a, 300_000, 1000, concurrency=1, tp=8, weight_dtype="fp8", kv_dtype="fp8")
     assert any("exceed" in n and "131,072" in n for n in far.notices)
+
+
+def test_a_request_pays_its_hand_off_to_every_gpu_of_the_replica_before_its_first_token():
+    # request_overhead_per_gpu_s x GPUs of the replica joins TTFT's fixed part. At one client nothing waits for a
+    # slot and no queue term depends on it, so moving the per-GPU cost from 0 to 10 ms moves TTFT by exactly
+    # 10 ms x 8 = 80 ms on TP8 and 10 ms x 1 on one GPU, and leaves TPOT as it was
+    base = load_serving_params()
+    zero, ten = copy.deepcopy(base), copy.deepcopy(base)
+    zero["params"]["request_overhead_per_gpu_s"]["value"] = 0.0
+    ten["params"]["request_overhead_per_gpu_s"]["value"] = 0.010
+    for tp, gpus in ((8, 8), (1, 1)):
+        model = LLAMA70 if tp == 8 else LLAMA8
+        a = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", params=zero)
+        b = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", params=ten)
+        assert b.ttft.estimate_s - a.ttft.estimate_s == pytest.approx(0.010 * gpus, rel=1e-9)
+        assert b.ttft.fixed_s - a.ttft.fixed_s == pytest.approx(0.010 * gpus, rel=1e-9)
+        assert b.tpot.estimate_s == pytest.approx(a.tpot.estimate_s, rel=1e-12)
+    # the fitted value: 8-GPU servers' published TTFTs at low load sit tens of ms above the prompt's own steps
+    assert 0.002 < base["params"]["request_overhead_per_gpu_s"]["value"] < 0.015
