@@ -32,11 +32,11 @@ PARAMS_PATH = DATA_DIR / "serving_params.json"
 ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON). A request's fixed
-#: cost before its first token is ``request_overhead_s + request_overhead_per_gpu_s x GPUs of the replica``.
+#: cost before its first token is ``request_overhead_s + request_moe_overhead_s x MoE layers x GPUs of the replica``.
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
                "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s", "weight_only_matmul", "lockstep_persistence",
-               "moe_prefill_matmul", "software_gain_per_year", "request_overhead_per_gpu_s")
+               "moe_prefill_matmul", "software_gain_per_year", "request_moe_overhead_s")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
 #: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)

@@ -359,20 +359,23 @@ def test_ranges_stop_at_the_bound_and_engine_inputs_are_checked():
     assert any("exceed" in n and "131,072" in n for n in far.notices)
 
 
-def test_a_request_pays_its_hand_off_to_every_gpu_of_the_replica_before_its_first_token():
-    # request_overhead_per_gpu_s x GPUs of the replica joins TTFT's fixed part. At one client nothing waits for a
-    # slot and no queue term depends on it, so moving the per-GPU cost from 0 to 10 ms moves TTFT by exactly
-    # 10 ms x 8 = 80 ms on TP8 and 10 ms x 1 on one GPU, and leaves TPOT as it was
+def test_a_mixture_of_experts_request_pays_a_cost_per_moe_layer_and_gpu_before_its_first_token():
+    # request_moe_overhead_s x MoE layers x GPUs of the replica joins TTFT's fixed part. At one client nothing waits
+    # for a slot and no queue term depends on it, so moving it from 0 to 0.1 ms moves Qwen3-235B-A22B's TTFT (94
+    # MoE layers) on TP8 by 0.1 ms x 94 x 8 = 75.2 ms and on TP4 by 37.6 ms, a dense model's by nothing, and no TPOT
     base = load_serving_params()
-    zero, ten = copy.deepcopy(base), copy.deepcopy(base)
-    zero["params"]["request_overhead_per_gpu_s"]["value"] = 0.0
-    ten["params"]["request_overhead_per_gpu_s"]["value"] = 0.010
-    for tp, gpus in ((8, 8), (1, 1)):
-        model = LLAMA70 if tp == 8 else LLAMA8
-        a = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", params=zero)
-        b = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", params=ten)
-        assert b.ttft.estimate_s - a.ttft.estimate_s == pytest.approx(0.010 * gpus, rel=1e-9)
-        assert b.ttft.fixed_s - a.ttft.fixed_s == pytest.approx(0.010 * gpus, rel=1e-9)
+    zero, some = copy.deepcopy(base), copy.deepcopy(base)
+    zero["params"]["request_moe_overhead_s"]["value"] = 0.0
+    some["params"]["request_moe_overhead_s"]["value"] = 1e-4
+    qwen = calc.get_model("qwen3-235b-a22b")
+    assert sum(k == "moe" for k in qwen.ffn_kinds) == 94
+    for model, tp, want_s in ((qwen, 8, 1e-4 * 94 * 8), (qwen, 4, 1e-4 * 94 * 4), (LLAMA70, 8, 0.0)):
+        a = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", weight_dtype="fp8",
+                             params=zero)
+        b = serving_estimate(model, H100, 1024, 256, concurrency=1, tp=tp, engine="sglang", weight_dtype="fp8",
+                             params=some)
+        assert b.ttft.estimate_s - a.ttft.estimate_s == pytest.approx(want_s, rel=1e-9, abs=1e-12)
+        assert b.ttft.fixed_s - a.ttft.fixed_s == pytest.approx(want_s, rel=1e-9, abs=1e-12)
         assert b.tpot.estimate_s == pytest.approx(a.tpot.estimate_s, rel=1e-12)
-    # the fitted value: 8-GPU servers' published TTFTs at low load sit tens of ms above the prompt's own steps
-    assert 0.002 < base["params"]["request_overhead_per_gpu_s"]["value"] < 0.015
+    # the fitted value: tens of ms for a large MoE model on an 8-GPU server (DeepSeek-V3: 58 MoE layers x 8 GPUs)
+    assert 0.02 < base["params"]["request_moe_overhead_s"]["value"] * 58 * 8 < 0.3
