@@ -21,7 +21,7 @@ def explore() -> None:
     df = measured_views.load_data(choice)
     if df is None:
         df = measured_views.shipped()
-        st.caption("Showing the data set until the file reads.")
+        st.caption("The data set is shown until the file can be read.")
     if df.empty:
         st.warning("No measurement rows to compare.")
         return

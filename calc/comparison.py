@@ -92,14 +92,15 @@ def config_parallelism(c) -> tuple[int, int]:
 
 
 def config_label(c) -> str:
-    """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' for a configuration row; ', attention DP8'
-    where attention runs data-parallel inside a replica, ', 4 replicas of 2 GPUs' where the GPUs hold
-    independent copies (``config_parallelism``), ', speculative decoding' where no row of it is plain
+    """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' ('on 1 GPU' for one) for a configuration
+    row; ', attention DP8' where attention runs data-parallel inside a replica, ', 4 replicas of 2 GPUs' where
+    the GPUs hold independent copies (``config_parallelism``), ', speculative decoding' where no row of it is plain
     (``plain`` of ``configurations``)."""
     kv = c["kv_dtype"] or "unstated (engine default)"
     attention_dp, replicas = config_parallelism(c)
-    per_replica = int(c["n_gpus"]) // replicas
-    return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {c['n_gpus']} GPUs"
+    n_gpus = int(c["n_gpus"])
+    per_replica = n_gpus // replicas
+    return (f"TP{c['tp']} PP{c['pp']} EP{c['ep']} on {n_gpus} GPU{'s' if n_gpus != 1 else ''}"
             + (f", attention DP{attention_dp}" if attention_dp > 1 else "")
             + (f", {replicas} replicas of {per_replica} GPU{'s' if per_replica != 1 else ''}" if replicas > 1 else "")
             + f", {c['weight_dtype']} / KV {kv}, {int(c['input_len']):,} in / {int(c['output_len']):,} out"

@@ -282,6 +282,17 @@ def _normalise(o: dict, where: str) -> dict:
     return n
 
 
+def _json_kind(value) -> str:
+    """What a JSON value is, for a message: "a number", "a string", "a list", "null", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), "a value")
+
+
 def parse_inferencex(data: bytes | str, name: str = "results.json", model: str | None = None,
                      accelerator: str | None = None, source_id: str = "inferencex-upload") -> tuple[pd.DataFrame, list]:
     """Rows of ``calc.measurements.COLUMNS`` from an InferenceX result file: aggregated results
@@ -314,9 +325,14 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     objs = [doc] if isinstance(doc, dict) else doc
     if isinstance(objs, list) and not objs:
         raise ValueError(f"{name}: an empty list: no InferenceX result in it")
-    if not isinstance(objs, list) or not all(isinstance(o, dict) for o in objs):
-        raise ValueError(f"{name}: expected an InferenceX result object (an agg_*.json result with fields "
-                         f"{', '.join(REQUIRED)}, a dashboard record or a runner result) or a list of them")
+    kinds = ("an agg_*.json result with fields " + ", ".join(REQUIRED) + ", a dashboard record or a runner result")
+    if not isinstance(objs, list):
+        raise ValueError(f"{name}: expected an InferenceX result object ({kinds}) or a list of them, got "
+                         f"{_json_kind(objs)}")
+    other = next((k for k, o in enumerate(objs) if not isinstance(o, dict)), None)
+    if other is not None:
+        raise ValueError(f"{name}: a list of something other than InferenceX result objects (item {other + 1} is "
+                         f"{_json_kind(objs[other])}); each item must be a result object ({kinds})")
     rows, skipped, seen = [], [], {}
     for k, o in enumerate(objs):
         where = f"{name} object {k + 1}"

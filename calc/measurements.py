@@ -27,6 +27,7 @@ import pandas as pd
 
 from .dtypes import dtype_bytes
 from .hardware import get_accelerator, list_accelerators, with_matmul
+from .limits import limit_of
 from .models import get_model, list_models
 from .step import decode_step_time, prefill_time
 
@@ -63,6 +64,12 @@ ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "g
                 "other": "other engine"}
 _INT_COLUMNS = ("n_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len")
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+#: The largest measured value a row may give, in its metric's unit: no latency of 10^12 ms (some 30 years) or
+#: throughput of 10^12 tokens or requests per second has been measured; a larger number is a typing slip.
+MAX_VALUE = 1e12
+#: The longest prompt or output a row may give, and their sum (a request's context): the context limit of
+#: ``calc.limits`` (2^27 tokens), beyond which no model of calc runs.
+MAX_CONTEXT_TOKENS = limit_of("context")
 #: Besides calc's dtype names (``calc.dtypes.dtype_bytes``: bf16, fp8, int4-g128, mxfp4, nvfp4, ...), "fp4" where a
 #: source names no block format (read as nvfp4 for the bound). kv_dtype may be left empty when the source does not say.
 EXTRA_DTYPES = ("fp4",)
@@ -194,6 +201,12 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
               f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())}")
     for col in _INT_COLUMNS:
         row[col] = _number(r[col], where, col, int)
+    for col in ("input_len", "output_len"):
+        if row[col] > MAX_CONTEXT_TOKENS:
+            _fail(where, col, f"{row[col]:,} tokens is above the context limit of {MAX_CONTEXT_TOKENS:,} tokens")
+    if row["input_len"] + row["output_len"] > MAX_CONTEXT_TOKENS:
+        _fail(where, "output_len", f"input_len + output_len = {row['input_len'] + row['output_len']:,} tokens is "
+                                   f"above the context limit of {MAX_CONTEXT_TOKENS:,} tokens")
     if row["tp"] * row["pp"] * row["dp"] != row["n_gpus"]:
         _fail(where, "n_gpus", f"must equal tp * pp * dp = {row['tp'] * row['pp'] * row['dp']}, got {row['n_gpus']}")
     if row["engine"] not in ENGINES:
@@ -217,6 +230,9 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
         _fail(where, "statistic", f"must be one of {', '.join(STATISTICS)}, got {row['statistic']!r}")
     if with_value:
         row["value"] = _number(r["value"], where, "value")
+        if row["value"] > MAX_VALUE:
+            _fail(where, "value", f"{row['value']:.4g} is above {MAX_VALUE:,.0f} (unit: {METRICS[row['metric']][0]}), "
+                                  "which is not a measurement; check the number and its unit")
     return row
 
 
@@ -234,7 +250,8 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
 
     Each row must name a known model and accelerator preset, a metric of ``METRICS`` with a statistic of
     ``STATISTICS``, a mode of ``MODES`` (a concurrency run gives its concurrency, a rate run its rate), a
-    positive value, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
+    positive value of at most ``MAX_VALUE`` in the metric's unit, input and output lengths whose sum is at
+    most ``MAX_CONTEXT_TOKENS``, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
     table (``sources``; for a user file, sources are checked only when given). Ids are unique.
 
     Returns:

@@ -15,7 +15,7 @@ import pytest
 from tests.pagetest import open_page
 from ui import caching, fast_figure, inplace_chart
 from ui.caching import FigureRecipe
-from ui.figure_style import style_figure
+from ui.figure_style import log_axis_span, log_ticks, style_figure
 
 
 def by_plotly(recipe: FigureRecipe) -> dict:
@@ -83,6 +83,30 @@ def test_the_log_axis_labels_and_house_style_are_applied_on_dicts():
     assert spec["layout"]["xaxis"]["ticktext"][-1] == "1k req" and "ticksuffix" not in spec["layout"]["xaxis"]
     assert spec["layout"]["height"] == 300 and spec["layout"]["font"]["size"] == 14
     assert spec["layout"]["legend"] == {"orientation": "v"}       # a legend placed by the page is kept
+
+
+def test_a_log_axis_over_huge_or_overflowing_spans_gets_finite_ticks():
+    """Data near the float limit padded by 1.25 overflowed to infinity (OverflowError in log_ticks); a range of
+    [0, 400] (10^400) did too. Both paths now label within 10^-300 .. 10^300 and agree with each other."""
+    recipe = lambda: (FigureRecipe().add_scatter(x=[1.0, 1e308], y=[5e-324, 2.0], mode="markers")
+                      .update_xaxes(type="log").update_yaxes(type="log", range=[0, 400]))
+    spec = by_dicts(recipe())
+    assert spec == by_plotly(recipe())
+    x, y = spec["layout"]["xaxis"], spec["layout"]["yaxis"]
+    # 0.8 .. 1e300 (held there): powers of ten every 51 decades from 10^-1 (about seven ticks at most)
+    assert x["tickvals"] == [1e50, 1e101, 1e152, 1e203, 1e254] and x["ticktext"][0] == "1e+50"
+    assert y["tickvals"] == [1.0, 1e50, 1e100, 1e150, 1e200, 1e250, 1e300]
+    assert all(np.isfinite(v) for v in x["tickvals"] + y["tickvals"])
+
+
+def test_log_ticks_hold_an_infinite_end_and_refuse_nan():
+    vals, text = log_ticks(10.0, float("inf"), suffix=" ms")
+    assert vals == [10.0, 1e51, 1e101, 1e151, 1e201, 1e251] and text[:2] == ["10 ms", "1e+51 ms"]
+    assert log_axis_span(None, [2.0, 8.0]) == (1.6, 10.0)                 # the data padded by 1.25
+    assert log_axis_span([1, 3], []) == (10.0, 1000.0)                   # a set range, log10 of the ends
+    assert log_axis_span([0, float("nan")], [2.0]) is None               # a broken range: Plotly's own ticks
+    with pytest.raises(ValueError, match="0 < lo <= hi"):
+        log_ticks(float("nan"), 3.0)
 
 
 def test_what_the_dicts_do_not_reproduce_is_left_to_plotly():

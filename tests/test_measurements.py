@@ -200,6 +200,13 @@ def test_a_user_file_loads_without_a_sources_table(tmp_path):
     ("n_gpus", 4, "line 3, column 'n_gpus': must equal tp * pp * dp = 1"),
     ("concurrency", "", "line 3, column 'concurrency': is empty in a concurrency run"),
     ("weight_dtype", "fp5", "line 3, column 'weight_dtype': weight_dtype must be one of"),
+    # a value no engine measures (1e308 overflows a chart axis padded by 1.25) and lengths past the context limit
+    ("value", "1e308", "line 3, column 'value': 1e+308 is above 1,000,000,000,000 (unit: ms per output token"),
+    ("value", "1.5e12", "line 3, column 'value': 1.5e+12 is above 1,000,000,000,000"),
+    ("input_len", 2**27 + 1, "line 3, column 'input_len': 134,217,729 tokens is above the context limit of "
+                             "134,217,728 tokens"),
+    ("output_len", 10**12, "line 3, column 'output_len': 1,000,000,000,000 tokens is above the context limit"),
+    ("output_len", 2**27 - 999, "line 3, column 'output_len': input_len + output_len = 134,217,729 tokens is above"),
 ])
 def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     broken = list(GOOD)
@@ -209,6 +216,14 @@ def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     with pytest.raises(ValueError) as e:
         load_measurements(_user_file(tmp_path, [second, broken]))
     assert "mine.csv " + words in str(e.value)
+
+
+def test_the_largest_plausible_value_and_lengths_still_load(tmp_path):
+    edge = list(GOOD)
+    edge[COLUMNS.index("value")] = 1e12
+    edge[COLUMNS.index("output_len")] = 2**27 - 1000          # with input_len 1000: the context limit exactly
+    df = load_measurements(_user_file(tmp_path, [edge]))
+    assert df.loc[0, "value"] == 1e12 and df.loc[0, "output_len"] == 2**27 - 1000
 
 
 def test_a_short_line_and_a_wrong_header_are_named(tmp_path):

@@ -10,7 +10,7 @@ from calc import comparison, get_accelerator, get_model, inferencex, measurement
 from calc.cost import cost_per_million
 from calc.serving import serving_estimate
 from pagetest import figures, open_page, plotly_values, row_metrics, tables
-from ui import formats
+from ui import formats, measured_views, serving_views
 
 DATA = Path(__file__).resolve().parent / "data"
 L8, L70, H100 = get_model("llama-3-8b"), get_model("llama-3.1-70b"), get_accelerator("h100-sxm")
@@ -45,6 +45,9 @@ def _check_estimate(at, est, price=None):
     assert sum(bars.values()) == pytest.approx(est.tpot.estimate_s * 1e3, rel=1e-9)
     assert mark == pytest.approx(est.tpot.estimate_s * 1e3)
     assert bars["weights"] == pytest.approx(est.tpot.weights_s * 1e3)
+    # the fixed part is named for TPOT and TTFT alike: per step in TPOT, per request too in TTFT
+    assert bars["fixed costs (per step, per request)"] == pytest.approx(est.tpot.fixed_s * 1e3)
+    assert "fixed per step" not in bars
     if price is not None:
         assert m["USD per 1M output tokens, serving estimate"].value == formats.fmt_usd(
             cost_per_million(est.output_tokens_per_s_per_gpu, price))
@@ -226,7 +229,9 @@ def test_inferencex_parser_on_a_sample_of_the_real_format():
 
 @pytest.mark.parametrize("text, message", [
     (b"{not json", "not a JSON file"),
-    (b"[1, 2]", "expected an InferenceX result object"),
+    (b"[1, 2]", r"a list of something other than InferenceX result objects \(item 1 is a number\); each item "),
+    (b'[{"hw": "h200"}, "x"]', r"\(item 2 is a string\)"),
+    (b"3", r"expected an InferenceX result object \(an agg_\*.json result .*\) or a list of them, got a number"),
     (b'{"hw": "h200"}', "missing fields"),
     (b'{"hw": "h200", "conc": 4, "model": "x/unknown-model", "framework": "vllm", "precision": "fp8", "isl": 1,'
      b' "osl": 1, "tp": 1, "output_tput_per_gpu": 1}', "no model preset matches"),
@@ -241,6 +246,15 @@ def test_inferencex_parser_rejects_malformed_files(text, message):
         inferencex.parse_inferencex(text, "r.json")
 
 
+def test_the_breakdown_table_names_the_fixed_part_for_ttft_too():
+    est = serving_estimate(L8, H100, 7936, 256, concurrency=32)
+    frame = serving_views.breakdown_frame(est).set_index("part")
+    row = frame.loc["fixed costs (per step, per request)"]
+    assert row["tpot_s"] == est.tpot.fixed_s and row["ttft_s"] == est.ttft.fixed_s
+    assert est.ttft.fixed_s > est.tpot.fixed_s > 0            # TTFT's holds the per-request cost as well
+    assert "fixed per step" not in frame.index
+
+
 def test_measurements_upload_reader():
     shipped = (Path(measurements.MEASUREMENTS_PATH)).read_bytes()
     assert len(measurements.measurements_from_text(shipped)) == len(measurements.load_measurements())
@@ -252,6 +266,30 @@ def test_measurements_upload_reader():
         measurements.measurements_from_text("\n".join(bad[:3]), "mine.csv")
     with pytest.raises(ValueError, match="not UTF-8"):
         measurements.measurements_from_text(b"\xff\xfe\x00", "mine.csv")
+
+
+@pytest.mark.parametrize("column, text, words", [
+    ("value", "1e308", "line 2, column 'value': 1e+308 is above 1,000,000,000,000"),
+    ("input_len", str(2**27 + 1), "line 2, column 'input_len': 134,217,729 tokens is above the context limit"),
+])
+def test_an_implausible_uploaded_row_is_refused_by_name_not_drawn(column, text, words):
+    """A one-row CSV with value 1e308 overflowed the log axis (1e308 * 1.25 = inf) into an exception box; it is
+    refused at load with the line and column, and the data set stays on the page."""
+    lines = Path(measurements.MEASUREMENTS_PATH).read_text().splitlines()[:2]
+    import csv
+    import io
+    header, row = list(csv.reader(io.StringIO("\n".join(lines))))
+    row[header.index(column)] = text
+    out = io.StringIO()
+    csv.writer(out).writerows([header, row])
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", out.getvalue().encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("That file cannot be read: mine.csv " + words), errors
+    assert errors[0].endswith("."), errors                          # a sentence, with its full stop
+    assert "The data set is shown until the file can be read." in [c.value for c in at.caption]
+    assert figures(at)                                              # the data set's charts still draw
 
 
 def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
@@ -320,6 +358,9 @@ def test_labels_say_replicas_where_dp_counts_copies_and_attention_dp_where_atten
     both["n_gpus"], both["dp"] = 16, 16
     assert comparison.config_parallelism(both) == (8, 2)
     assert comparison.config_label(both).startswith("TP1 PP1 EP8 on 16 GPUs, attention DP8, 2 replicas of 8 GPUs, ")
+    # one GPU is one GPU, not "1 GPUs"
+    one = _shipped_config(model="llama-3.1-70b", accelerator="b200", engine="trtllm", n_gpus=1)
+    assert comparison.config_label(one).startswith("TP1 PP1 EP1 on 1 GPU, nvfp4 / KV ")
 
 
 def test_configurations_with_something_to_draw_come_before_ttft_only_ones():

@@ -31,7 +31,7 @@ from plotly import shapeannotation
 from plotly.basedatatypes import BaseFigure, BaseTraceType
 from plotly.validator_cache import ValidatorCache
 
-from ui.figure_style import log_ticks
+from ui.figure_style import log_axis_span, log_ticks
 
 
 class Unsupported(Exception):
@@ -401,14 +401,10 @@ def _label_log_axes(data: list[dict], layout: dict) -> None:
                 continue
             arr = pd.to_numeric(pd.Series(np.asarray(col).ravel()), errors="coerce").to_numpy(dtype=float)
             values.extend(arr[np.isfinite(arr) & (arr > 0)].tolist())
-        rng = axis.get("range")
-        if rng is not None and None not in rng:
-            lo, hi = 10.0 ** min(rng), 10.0 ** max(rng)
-        elif values:
-            lo, hi = min(values) / 1.25, max(values) * 1.25
-        else:
+        span = log_axis_span(axis.get("range"), values)
+        if span is None:
             continue
-        vals, text = log_ticks(lo, hi, axis.get("tickprefix") or "", axis.get("ticksuffix") or "")
+        vals, text = log_ticks(*span, axis.get("tickprefix") or "", axis.get("ticksuffix") or "")
         for k, v in dict(tickmode="array", tickvals=vals, ticktext=text, tickprefix=None, ticksuffix=None).items():
             _set(layout, "layout", f"{name}.{k}", v, True)
 

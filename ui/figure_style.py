@@ -22,18 +22,26 @@ def fmt_tick(v: float) -> str:
     return f"{v:.3g}"
 
 
+#: The span a log axis is labelled over at most: 10^-300 to 10^300, inside a float's range with room for the
+#: mantissas of a decade (9 * 10^300 is still finite), so no tick value overflows to infinity.
+LOG_AXIS_FLOOR, LOG_AXIS_CEILING = 1e-300, 1e300
+
+
 def log_ticks(lo: float, hi: float, prefix: str = "", suffix: str = "") -> tuple[list[float], list[str]]:
     """Tick values and full labels for a log axis spanning [lo, hi] (both > 0).
 
     Up to two decades: 1-2-5 in every decade; up to four: 1-3; beyond: powers of ten only, every
     other one past six decades (denser when that leaves fewer than three ticks). Each label is the whole number ("$0.5", "20 ms"), not
-    Plotly's bare minor-tick digit ("5").
+    Plotly's bare minor-tick digit ("5"). A span reaching beyond ``LOG_AXIS_FLOOR`` .. ``LOG_AXIS_CEILING``
+    (an infinite hi included) is labelled within those bounds.
 
     Raises:
-        ValueError: lo or hi not positive, or lo > hi.
+        ValueError: lo or hi not positive (or NaN), or lo > hi.
     """
     if not (lo > 0 and hi > 0 and lo <= hi):
         raise ValueError(f"log_ticks needs 0 < lo <= hi, got lo={lo}, hi={hi}")
+    lo = min(max(lo, LOG_AXIS_FLOOR), LOG_AXIS_CEILING)
+    hi = min(max(hi, LOG_AXIS_FLOOR), LOG_AXIS_CEILING)
     decades = np.log10(hi / lo)
     first, last = int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi)))
     choices = [(1,), (1, 3), (1, 2, 5), tuple(range(1, 10))]
@@ -46,6 +54,27 @@ def log_ticks(lo: float, hi: float, prefix: str = "", suffix: str = "") -> tuple
             break
     vals = vals or [float(f"{lo:.2g}"), float(f"{hi:.2g}")]
     return vals, [f"{prefix}{fmt_tick(v)}{suffix}" for v in vals]
+
+
+def log_axis_span(axis_range, values: list[float]) -> tuple[float, float] | None:
+    """The span [lo, hi] a log axis is labelled over: its ``range`` (log10 of the ends) when set, else the data
+    ``values`` (finite and positive) padded by 1.25 as Plotly pads markers; None when neither gives a span.
+
+    Ends that overflow a float (a range of [0, 400], data near 1e308 padded) are held within
+    ``LOG_AXIS_FLOOR`` .. ``LOG_AXIS_CEILING``, so the span is always finite.
+    """
+    top, bottom = np.log10(LOG_AXIS_CEILING), np.log10(LOG_AXIS_FLOOR)
+    if axis_range is not None and None not in axis_range:
+        ends = pd.to_numeric(pd.Series(list(axis_range)), errors="coerce").to_numpy(dtype=float)
+        if len(ends) != 2 or not np.isfinite(ends).all():
+            return None
+        lo_log, hi_log = (float(np.clip(e, bottom, top)) for e in (ends.min(), ends.max()))
+        return 10.0 ** lo_log, 10.0 ** hi_log
+    if not values:
+        return None
+    lo = max(min(values) / 1.25, LOG_AXIS_FLOOR)
+    hi = min(max(values), LOG_AXIS_CEILING / 1.25) * 1.25
+    return min(lo, hi), hi
 
 
 def _label_log_axes(fig: go.Figure) -> None:
@@ -64,13 +93,10 @@ def _label_log_axes(fig: go.Figure) -> None:
                 continue
             arr = pd.to_numeric(pd.Series(np.asarray(data).ravel()), errors="coerce").to_numpy(dtype=float)
             values.extend(arr[np.isfinite(arr) & (arr > 0)].tolist())
-        if axis.range is not None and None not in axis.range:
-            lo, hi = 10.0 ** min(axis.range), 10.0 ** max(axis.range)
-        elif values:  # Plotly pads the autorange around markers: label a little beyond the data
-            lo, hi = min(values) / 1.25, max(values) * 1.25
-        else:
+        span = log_axis_span(axis.range, values)  # Plotly pads the autorange around markers: a little beyond
+        if span is None:
             continue
-        vals, text = log_ticks(lo, hi, axis.tickprefix or "", axis.ticksuffix or "")
+        vals, text = log_ticks(*span, axis.tickprefix or "", axis.ticksuffix or "")
         axis.update(tickmode="array", tickvals=vals, ticktext=text, tickprefix=None, ticksuffix=None)
 
 

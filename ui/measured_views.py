@@ -50,7 +50,7 @@ def load_data(choice: str):
             st.caption(f"Skipped {formats.md_escape(s)}.")
         return df
     except ValueError as exc:
-        st.error(f"That file cannot be read: {formats.md_escape(exc)}")
+        st.error(f"That file cannot be read: {formats.md_escape(str(exc).rstrip('.'))}.")
         return None
 
 
