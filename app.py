@@ -30,8 +30,16 @@ sidebar.render_sidebar(next((f for (f, *_), p in zip(nav.PAGES, pages) if p.url_
 if dropped:  # on the page, where a narrow window shows it too (the sidebar starts closed there)
     st.warning(url_state.dropped_message(dropped), icon=":material/link_off:")
 notice = st.empty()  # filled after the page ran, above it: values of the link that no control took
+
+
+def _show_refused() -> None:
+    """Name the link's values that the controls drawn so far refused, in ``notice`` (one warning, replaced)."""
+    refused = url_state.ignored_link_params(opened)
+    if refused:
+        notice.warning("Link values that no control on this page accepts were ignored, and those controls start "
+                       "from their defaults: " + ", ".join(refused) + ".", icon=":material/link_off:")
+
+
+_show_refused()  # the sidebar's now: a page that ends early with st.stop() (the live page before a run) runs no more
 pg.run()
-refused = url_state.ignored_link_params(opened)
-if refused:
-    notice.warning("Link values that no control on this page accepts were ignored, and those controls start from "
-                   "their defaults: " + ", ".join(refused) + ".", icon=":material/link_off:")
+_show_refused()  # the page's controls too

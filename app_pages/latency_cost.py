@@ -3,8 +3,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import (caching, charts, columns, downloads, energy, equations, formats, html_table, serving_views, sidebar,
-                widgets)
+from ui import (caching, charts, columns, downloads, energy, equations, formats, html_table, notes, serving_views,
+                sidebar, widgets)
 
 EXPERIMENTS = {
     "Course, week 11: agent, TPOT <= 10 ms at $3/h": {
@@ -70,17 +70,7 @@ def explore() -> None:
     st.subheader(f"{formats.md_escape(m.name)} on {acc.name}, S = {context_len:,}")
     st.caption(f"At ${price:,.2f} per GPU-hour (the sidebar's price: type your own there).")
     if ceiling < 1:
-        weights_b = calc.weight_bytes(m, wq)
-        if weights_b >= acc.memory_bytes:
-            st.error(f"The weights of {formats.md_escape(m.name)} in {wq} ({formats.fmt_bytes(weights_b)}) do not fit "
-                     f"on one {acc.name} ({formats.fmt_bytes(acc.memory_bytes)}): no batch can be served. Pick a "
-                     "smaller model, a smaller weight dtype or a larger accelerator.")
-        else:
-            one = calc.kv_cache_bytes(m, context_len, 1, kvq)
-            st.error(f"The weights of {formats.md_escape(m.name)} in {wq} ({formats.fmt_bytes(weights_b)}) fit on one "
-                     f"{acc.name} ({formats.fmt_bytes(acc.memory_bytes)}), but one sequence's KV cache at S = "
-                     f"{context_len:,} ({formats.fmt_bytes(one)} in {kvq}) does not fit beside them: no batch can be "
-                     "served. Shorten the context, quantize the KV cache, or pick a larger accelerator.")
+        st.error(notes.no_batch_sentence(m, acc, context_len, wq, kvq))
         return
 
     fitting = front[front["fits"]]

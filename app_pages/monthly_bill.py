@@ -71,8 +71,9 @@ def bill_section() -> None:
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", fmt_usd(row.total_usd), help=f"{row.model}: USD per month of 30 days")
-                col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per {traffic.per}"
-                            + (f", {row.n_gpus:.0f} GPU(s)" if row.name == "self-hosted" else ""))
+                gpus = (f", {row.n_gpus:,.0f} GPU{'s' if round(row.n_gpus) != 1 else ''}"
+                        if row.name == "self-hosted" else "")
+                col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per {traffic.per}{gpus}")
         bill_views.conventions_caption(scenario, tiers)
         if traffic.plain:
             st.markdown(f"**{scenario.generations_per_day:,.0f} requests a day**, each {prefix:,} shared prompt tokens + "

@@ -74,8 +74,8 @@ def explore() -> None:
         st.warning("Does not fit on one " + acc.name + f" at B = {batch} and {ctx:,} tokens: "
                    + "; ".join(f"{r.format} needs {r.gpus_needed:,} ({formats.fmt_bytes(r.total_bytes)})"
                                for r in too_big.itertuples())
-                   + ". The step times below assume one device's bandwidth; a max batch of 0 means the weights "
-                     "alone do not fit.")
+                   + ". The step times below assume one device's bandwidth" + quant_views.zero_batch_reasons(
+                       table, acc, reserve) + ".")
     with widgets.metric_row(4) as m:
         for i, r in enumerate(table.itertuples()):
             m[i].metric(f"{r.format}: decode step at B = {batch}", formats.fmt_seconds(r.step_s),

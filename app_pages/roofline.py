@@ -78,16 +78,23 @@ def explore() -> None:
         return
 
     st.subheader(f"{formats.md_escape(m.name)} on {acc.name}, S = {context_len:,}, B = {batch:,}")
-    roofline_views.headline(step, step_est, acc, batch, wq, b_star)
-    choice = energy.energy_inputs(sel.accelerator)   # below the metrics: a lecture step's number stays on the first screen
-    st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
-    serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
+    servable = ceiling >= 1
+    if not servable:  # one message, before numbers that no batch on this GPU can reach
+        st.error(notes.no_batch_sentence(m, acc, context_len, wq, kvq) + " The step times below are what it would "
+                 "take with enough memory, marked \"if it fit\"; no price, energy or serving estimate is given.")
+    roofline_views.headline(step, step_est, acc, batch, wq, b_star, servable=servable)
+    choice = None  # no energy inputs where no batch runs: nothing here would use them
+    if servable:
+        # below the metrics: a lecture step's number stays on the first screen
+        choice = energy.energy_inputs(sel.accelerator)
+        st.caption(energy.price_and_energy(step.tokens_per_s, sel.price_per_hour_usd, choice, f" at B = {batch:,}"))
+        serving_views.section("rf_srv", m, acc, context_len, 256, batch, wq, kvq)
     if napkin:
         st.caption(napkin)
-    if batch > ceiling:
+    if servable and batch > ceiling:
         st.warning(f"B = {batch:,} does not fit: one {acc.name} holds the weights and at most {ceiling:,} "
-                   f"sequences of {context_len:,} tokens ({sel.capacity_label}). The times below are what the step "
-                   "would take with enough memory.")
+                   f"sequence{'s' if ceiling != 1 else ''} of {context_len:,} tokens ({sel.capacity_label}). The "
+                   "times below are what the step would take with enough memory.")
 
     roofline_views.sweep_charts(sel, roof, ridge, points, batch, split, kheads, ceiling, ttfts, ttft_here,
                                 prompt_len)

@@ -242,9 +242,10 @@ def check_layout(model: ModelConfig, layout: Layout) -> Layout:
             raise ValueError(f"ep > 1 needs a mixture-of-experts model; {model.name} is dense")
         slots = model.n_experts + layout.redundant_experts
         if slots % layout.ep:
-            extra = f" plus {layout.redundant_experts} redundant" if layout.redundant_experts else ""
-            raise ValueError(f"ep ({layout.ep}) must divide the {model.n_experts} routed experts{extra} of "
-                             f"{model.name} ({slots}): every EP rank holds the same number of experts")
+            extra = (f" plus {int(layout.redundant_experts):,} redundant copies ({int(slots):,} in all)"
+                     if layout.redundant_experts else "")
+            raise ValueError(f"EP {layout.ep:,} must divide the {model.n_experts:,} routed experts of "
+                             f"{model.name}{extra}: every EP rank holds the same number of experts")
     return layout
 
 

@@ -148,7 +148,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
         reasons (``refused_layouts``), skipped.
 
     Raises:
-        ValueError: invalid dtypes or sizes.
+        ValueError: invalid dtypes or sizes; no layout of the grid runs at all (the message gives the reason of
+            the layout with the most GPUs per replica, e.g. one sequence's cache does not fit).
     """
     mb = check_positive_int(max_batch, "max_batch")
     if timing not in PLAN_TIMINGS:
@@ -163,9 +164,11 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     b = np.arange(1, mb + 1)
     cols = {k: [] for k in ("tp", "pp", "ep", "layout", "gpus_per_replica", "max_batch", "tpot_s", "ttft_s",
                             "requests_per_s_per_replica")}
+    widest = None  # (GPUs per replica, label, why) of the widest layout that could not run: the reason told
     for tp in tps:
         for pp in pps:
             for ep in eps:
+                lay = None
                 try:
                     lay = make_layout(model, tp, pp, ep)
                     ceiling = max_batch_per_replica(model, accelerator, ctx_full, lay, weight_dtype, kv_dtype,
@@ -186,7 +189,9 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                                                             logits=logits).total_s)
                         tpot = np.asarray(a["total_s"], dtype=float)
                         rps = 1.0 / (ttft + traffic.output_tokens * tpot / b)
-                except ValueError:
+                except ValueError as exc:
+                    if lay is not None and (widest is None or lay.gpus_per_replica > widest[0]):
+                        widest = (lay.gpus_per_replica, lay.label, str(exc).rstrip("."))
                     continue
                 for k, v in (("tp", tp), ("pp", pp), ("ep", ep), ("layout", lay.label),
                              ("gpus_per_replica", lay.gpus_per_replica), ("max_batch", ceiling)):
@@ -195,7 +200,9 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                 cols["ttft_s"].append(ttft)
                 cols["requests_per_s_per_replica"].append(rps)
     if not cols["tp"]:
-        raise ValueError(f"no layout of the grid can run {model.name} on {accelerator.name}")
+        why = (f"; the widest layout tried, {widest[1]} ({widest[0]:,} GPUs per replica), fails too: {widest[2]}"
+               if widest else ": the engines refuse every layout of it (see the layouts refused)")
+        raise ValueError(f"no layout of the grid can run {model.name} on {accelerator.name}{why}.")
     df = pd.DataFrame({k: np.concatenate(v) for k, v in cols.items()})
     batch = np.tile(b, len(cols["tp"]))
     df.insert(5, "batch", batch)
@@ -549,9 +556,9 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     pre_ok = fits & (g["ttft_s"].to_numpy() <= ttft_t)
     dec_ok = fits & (g["tpot_s"].to_numpy() <= tpot_t)
     if not pre_ok.any():
-        raise ValueError(f"no layout of the grid prefills within a TTFT of {_ms(ttft_t)}")
+        raise ValueError(f"no layout of the grid prefills within a TTFT of {_ms(ttft_t)}.")
     if not dec_ok.any():
-        raise ValueError(f"no layout of the grid decodes within a TPOT of {_ms(tpot_t)}")
+        raise ValueError(f"no layout of the grid decodes within a TPOT of {_ms(tpot_t)}.")
     pre_rep = np.maximum(1, np.ceil(np.round(peak * g["ttft_s"].to_numpy(), 9)))
     dec_rep = np.maximum(1, np.ceil(np.round(peak * traffic.output_tokens * g["tpot_s"].to_numpy()
                                              / g["batch"].to_numpy(), 9)))

@@ -129,8 +129,11 @@ def test_deepseek_v3_ep32_with_32_redundant_experts():
 def test_deepseek_v3_decode_ep320():
     # Report section 3.4 (decode): EP320 over 40 nodes, attention TP4 x DP80; 64 GPUs host redundant and shared
     # experts, one expert per GPU: (256 + 64) / 320 = 1. Without the 64 copies 256 / 320 is not whole: refused.
-    with pytest.raises(ValueError, match="must divide the 256 routed experts"):
+    with pytest.raises(ValueError, match=r"^EP 320 must divide the 256 routed experts of DeepSeek-V3: every EP rank "):
         LY.make_layout(DSV3, 4, 1, 320)
+    with pytest.raises(ValueError, match=r"^EP 320 must divide the 256 routed experts of DeepSeek-V3 plus 32 "
+                                         r"redundant copies \(288 in all\): "):
+        LY.make_layout(DSV3, 4, 1, 320, redundant_experts=32)
     lay = LY.make_layout(DSV3, 4, 1, 320, redundant_experts=64)
     assert lay.gpus_per_replica == 320 and lay.attention_dp == 80
     assert "1 experts per GPU" in lay.convention(DSV3)

@@ -42,6 +42,9 @@ def _open_first(page: str, **query):
     ("app_pages/kv_cache.py", {"gpu": "xyz", "kv_b": "4"}, ["gpu=xyz (not a known GPU)"]),
     ("app_pages/home.py", {"model": "nonexistent", "gpu": "xyz"}, ["model=nonexistent (not a known model)",
                                                                    "gpu=xyz (not a known GPU)"]),
+    # the live page ends early with st.stop() before a run: the sidebar's refusals are named all the same
+    ("app_pages/live.py", {"model": "banana", "gpu": "zzz"}, ["model=banana (not a known model)",
+                                                               "gpu=zzz (not a known GPU)"]),
     ("app_pages/home.py", {"model": "custom:my model"},                 # loaded in another browser session
      ["model=custom:my model (a model loaded from a config.json in another browser session)"]),
 ])
@@ -64,6 +67,21 @@ def test_a_refused_value_is_named(page, query, named):
 ])
 def test_values_the_controls_take_are_not_named(page, query):
     assert _notice(_open_first(page, **query)) == ""
+
+
+@pytest.mark.parametrize("value", ["sglang", "SGLang", "SGLANG", "sgLang"])
+def test_a_serving_engine_link_takes_its_id_or_name_in_any_case(value):
+    # the selectbox binds by its label ("SGLang"); the measured page's links say "sglang": both open on SGLang
+    at = _open_first("app_pages/many_gpus.py", mg_srv_engine=value)
+    assert at.selectbox(key="mg_srv_engine").value == "sglang"
+    assert _notice(at) == ""
+    assert at.query_params["mg_srv_engine"] in ("SGLang", ["SGLang"])      # the one form the app writes
+
+
+@pytest.mark.parametrize("value", ["trtllm", "TRTLLM", "tensorrt-llm", "TensorRT-LLM"])
+def test_tensorrt_llm_is_named_by_its_id_or_its_name(value):
+    at = _open_first("app_pages/roofline.py", rf_srv_engine=value)
+    assert at.selectbox(key="rf_srv_engine").value == "trtllm" and _notice(at) == ""
 
 
 def test_the_apps_own_links_raise_no_notice():

@@ -1,5 +1,6 @@
 """AppTest: the roofline and latency-cost pages show J per output token beside USD per 1M; the sidebar says when
 a memory convention has no driver total on file for the accelerator."""
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,19 @@ def test_roofline_shows_price_and_energy_at_the_chosen_batch():
     assert f"{2014.5 / step.tokens_per_s:,.3g} J per output token" in text
     assert f"${calc.cost_per_million(step.tokens_per_s, 3.99):.2f} per 1M output tokens" in text
     assert "United States grid" in text and "PUE 1.58" in text
+
+
+def test_large_energy_figures_are_written_out_not_in_exponent_form():
+    # Llama-3.1-70B in fp8 at B = 1 on an H100: some 47 tok/s at 2,014.5 W, about 43 J a token, thousands of
+    # grams of CO2e per 1M tokens: "4,570 g", not "4.57e+03 g"
+    at = _page("app_pages/roofline.py", model="llama-3.1-70b", wq="fp8", rf_b="1")
+    [text] = [c.value for c in at.caption if "J per output token" in c.value]
+    grams = re.search(r"\), ([0-9,.e+]+) g CO2e per 1M tokens", text).group(1)
+    assert re.fullmatch(r"[1-9]\d{0,2}(,\d{3})+", grams), text
+    assert "e+" not in text.split("g CO2e")[0]
+    from ui.energy import three_digits
+    assert [three_digits(v) for v in (9139.6, 999.6, 85.23, 0.2224, 1.2e-5)] == ["9,140", "1,000", "85.2", "0.222",
+                                                                                  "0.000012"]
 
 
 def test_energy_inputs_move_the_figure():

@@ -302,3 +302,23 @@ def test_no_layout_meets_the_tpot_target_is_a_sentence_that_says_what_to_change(
                                 f"batch 1, takes {tpot_ms} per token. To plan this traffic, loosen the TPOT target "
                                 f"to {tpot_ms} or more")
     assert "more GPUs per replica than the grid" in errors[0] and "lower-precision weights than bf16" in errors[0]
+
+
+def test_one_sequence_is_counted_in_the_singular():
+    # B = 1 on one H100 for Llama-3-8B: "1 sequence's cache", not "1 sequences' cache"
+    at = open_page(mg_b="1")
+    [text] = [c.value for c in at.caption if "cache on each GPU" in c.value]
+    assert "The batch puts 1 sequence's cache on each GPU;" in text, text
+    at = open_page(model="llama-3.1-405b", mg_b="1")            # 811.71 GB of weights: the page names a layout
+    [text] = [i.value for i in at.info if "The smallest layout that holds" in i.value]
+    assert "holds 1 sequence of 8,192 tokens" in text, text
+
+
+def test_a_grid_where_no_layout_runs_says_why_in_a_sentence():
+    # DeepSeek-V3 on H100s with 1M-token prompts, sized with the serving estimate (the engine's share of memory):
+    # not one sequence fits even in the widest layout of the grid
+    at = open_page(model="deepseek-v3", mg_in="1000000", mg_timing="serving estimate")
+    [text] = [e.value for e in at.error if "No layout of the grid can run" in e.value]
+    assert text.startswith("No layout of the grid can run DeepSeek-V3 on NVIDIA H100 SXM 80GB; the widest layout "
+                           "tried, "), text
+    assert "does not fit" in text and text.endswith(".")

@@ -48,6 +48,16 @@ def test_defaults_render(at):
     assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
 
 
+def test_the_rent_buy_sentences_start_with_a_capital_and_count_gpus_right(at):
+    # one H100 a replica for Llama-3-8B: "replicas of 1 GPU", not "1 GPU(s)"; the crossover caption is a sentence
+    [heading] = [m.value for m in at.markdown if "the monthly bill against output volume" in m.value]
+    assert "(replicas of 1 GPU, " in heading and "GPU(s)" not in heading
+    [caption] = [c.value for c in at.caption if " beats Opus 4.8 from " in c.value]
+    assert caption.startswith("Renting beats Opus 4.8 from "), caption
+    hosted = [c.value for c in at.caption if c.value.startswith("$") and " GPU" in c.value]
+    assert all("GPU(s)" not in c for c in hosted)
+
+
 def test_break_even_column_says_never_or_a_dash_not_none(at):
     # The self-hosted row has no break-even against itself ("—"); an API tier that self-hosting never beats
     # within the sweep says "never"; any other is a whole DAU count with thousands separators.
@@ -216,7 +226,7 @@ def test_buying_prices_the_self_hosted_tier_and_draws_the_crossover(at):
     names = [d.get("name") for d in cross["data"]]
     assert names[:3] == ["Opus 4.8", "rent", "buy"] and cross["layout"]["xaxis"]["type"] == "log"
     said = " ".join(c.value for c in at.caption)
-    assert "renting beats Opus 4.8 from" in said and "buying beats Opus 4.8 from" in said
+    assert "Renting beats Opus 4.8 from" in said and "buying beats Opus 4.8 from" in said
     parts = figures(at)[4]
     assert [d["name"] for d in parts["data"]] == ["hardware (renting: the hourly price)", "energy", "space"]
     assert any("J per output token" in m.value for m in at.markdown)

@@ -174,3 +174,19 @@ def test_a_crossover_below_one_sequence_is_said_in_words():
     text = " ".join(m.value for m in at.markdown)
     assert "one sequence's cache already outweighs the weights" in text
     assert "B = 0.12," in text and "Below B = 0.1 " not in text
+
+
+@pytest.mark.parametrize("query, clause", [
+    # Llama-3-8B at 1M tokens: 16.06 GB of bf16 weights fit; one sequence's 137.44 GB of bf16 cache does not (fp8
+    # and below hold one: 68.7 GB of fp8 cache beside 8.0 GB of weights)
+    ({"q_ctx": "1M"}, "; max batch 0 for bf16: one sequence's KV cache does not fit beside the weights."),
+    # Llama-3.1-70B at 128K: 141 GB of bf16 weights do not fit; fp8 and int8 weights (70.6 GB) do, but one
+    # sequence's 21.5 GB of cache does not fit beside them
+    ({"model": "llama-3.1-70b", "q_ctx": "128K"}, "; max batch 0 for bf16: the weights alone do not fit; for fp8 "
+                                                 "and int8: one sequence's KV cache does not fit beside the weights."),
+])
+def test_a_max_batch_of_zero_says_whether_the_weights_or_the_cache_do_not_fit(query, clause):
+    at = open_page(**query)
+    [text] = [w.value for w in at.warning if w.value.startswith("Does not fit on one")]
+    assert text.endswith("The step times below assume one device's bandwidth" + clause), text
+    assert "a max batch of 0 means the weights alone" not in text

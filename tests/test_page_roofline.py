@@ -137,7 +137,45 @@ def test_garbage_url_falls_back_to_defaults():
 
 def test_a_model_that_does_not_fit_has_no_curve_but_no_traceback():
     at = open_page(model="deepseek-v3")
-    assert any("do not fit" in i.value for i in at.info)
+    assert any("so there is no curve" in i.value for i in at.info)
+    assert len(at.error) == 1 and "do not fit" in at.error[0].value
+
+
+def test_weights_that_do_not_fit_give_one_message_and_no_price():
+    # Llama-3.1-70B in bf16 (141.11 GB) on one 80 GB H100: three boxes used to disagree (a serving error blaming
+    # one sequence's cache, "holds the weights and at most 0 sequences", "no batch fits"); now one says why
+    at = open_page(model="llama-3.1-70b", rf_b="1")
+    weights = calc.weight_bytes(calc.get_model("llama-3.1-70b"), "bf16")
+    assert f"{weights / 1e9:.2f}" == "141.11"
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("The weights of Llama-3.1-70B in bf16 (141.11 GB) do not fit on one NVIDIA H100 "
+                                "SXM 80GB (80.00 GB): no batch can be served. Pick a smaller model"), errors[0]
+    assert not at.warning                                            # no "at most 0 sequences"
+    page_text = " ".join(str(getattr(e, "value", "")) for e in at.main)
+    assert "at most 0" not in page_text and "per 1M output tokens" not in page_text
+    assert "CO2e" not in page_text and "serving estimate and range" not in json.dumps(figures(at))
+    step = calc.decode_step_time(calc.get_model("llama-3.1-70b"), H100, 1, 8192)
+    assert metric(at, "Decode step (TPOT), bound (if it fit)") == fmt_seconds(step.total_s)
+
+
+def test_a_cache_that_does_not_fit_beside_the_weights_says_so_not_that_the_weights_do_not():
+    # Llama-3-8B: 16.06 GB of weights fit; one sequence of 1M tokens holds 137.44 GB of bf16 cache
+    at = open_page(rf_ctx="1M", rf_b="1")
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(
+        "The weights of Llama-3-8B in bf16 (16.06 GB) fit on one NVIDIA H100 SXM 80GB (80.00 GB), but one "
+        "sequence's KV cache at S = 1,048,576 (137.44 GB in bf16) does not fit beside them"), errors
+    assert not any("at most 0" in w.value for w in at.warning)
+
+
+def test_a_batch_over_the_ceiling_names_the_sequences_that_fit():
+    # Llama-3-8B at 131,072 tokens: (80 - 16.06) GB / 17.18 GB a sequence = 3 sequences; B = 32 does not fit
+    ceiling = calc.max_batch(LLAMA3, H100, 131072)
+    assert ceiling == 3
+    at = open_page(rf_ctx="128K", rf_b="32")
+    [warning] = [w.value for w in at.warning if w.value.startswith("B = 32 does not fit")]
+    assert "holds the weights and at most 3 sequences of 131,072 tokens" in warning
 
 
 def test_bound_and_estimate_side_by_side():

@@ -93,6 +93,18 @@ def with_energy(df: pd.DataFrame, choice: EnergyChoice, n_gpus: int = 1, price_p
 ENERGY_COLUMNS = columns.config(("usd_per_million", "j_per_token", "tokens_per_kwh", "co2_g_per_million"))
 
 
+def three_digits(x: float) -> str:
+    """Three significant digits written out, with separators and no exponent: "9,140", "85.2", "0.222"
+    ("9.14e+03" is not a number a reader takes in); "n/a" for NaN or an infinity."""
+    x = float(x)
+    if not np.isfinite(x):
+        return "n/a"
+    rounded = float(f"{x:.3g}")  # 999.6 -> 1000.0: then written "1,000"
+    if abs(rounded) >= 1000:
+        return f"{rounded:,.0f}"
+    return f"{rounded:g}" if abs(rounded) >= 1e-4 or x == 0 else formats.fmt_number(x)  # 0.000012, not 1.2e-05
+
+
 def energy_sentence(tokens_per_s: float, choice: EnergyChoice, n_gpus: int = 1, label: str = "") -> str:
     """ "0.222 J per output token (16.2M tokens per kWh), 23.8 g CO2e per 1M tokens on the United States grid"
     or what is missing."""
@@ -101,8 +113,8 @@ def energy_sentence(tokens_per_s: float, choice: EnergyChoice, n_gpus: int = 1, 
         return f"Energy: {choice.note}"
     e = energy.energy_table([tokens_per_s], wall, choice.g_per_kwh).iloc[0]
     where = _GRID_LABEL[choice.region].split(" (")[0]
-    return (f"Energy{label}: **{e.j_per_token:,.3g} J per output token** ({formats.fmt_number(e.tokens_per_kwh)} tokens per "
-            f"kWh), {e.co2_kg_per_million * 1e3:,.3g} g CO2e per 1M tokens on the {where} grid: "
+    return (f"Energy{label}: **{three_digits(e.j_per_token)} J per output token** "
+            f"({formats.fmt_number(e.tokens_per_kwh)} tokens per kWh), {three_digits(e.co2_kg_per_million * 1e3)} g CO2e per 1M tokens on the {where} grid: "
             f"{n_gpus} x ({choice.gpu_power_w:,.0f} W board + {choice.other_power_w_per_gpu:,.0f} W rest of the server) "
             f"x PUE {choice.pue:g} = {wall:,.0f} W at the wall over {formats.fmt_number(tokens_per_s)} tok/s.")
 
@@ -210,15 +222,15 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     fig.update_xaxes(type="log", title="output tokens per month (log)", tickvals=vals, ticktext=[tokens(v) for v in vals])
     fig.update_yaxes(type="log", title="USD per month (log)", tickprefix="$")
     fig.update_layout(height=440)
-    st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} GPU(s), "
-                f"{formats.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
+    st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} "
+                f"GPU{'s' if n != 1 else ''}, {formats.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
     charts.show_chart(fig, key=f"{key}_cross")
     rent_buy = ("buying beats renting at every utilisation" if share == 1.0 else
                 "renting beats buying at every utilisation" if share == 0.0 else
                 "compare rent and buy per token below (scale-to-zero rent has no fixed part)" if share is None else
                 f"buying beats renting while the GPUs are busy less than {share:.0%} of their capacity")
-    st.caption("; ".join(said) + f"; {rent_buy}. The staircases are whole replicas (one always on); the API is a line. "
-               "Output tokens only: prompts are priced in the bill above. Throughput is the roofline's bound (a real "
+    st.caption(formats.sentence("; ".join(said) + f"; {rent_buy}.") + " The staircases are whole replicas (one "
+               "always on); the API is a line. Output tokens only: prompts are priced in the bill above. Throughput is the roofline's bound (a real "
                "server is 1.2-2x slower).")
     fig = charts.Figure()
     for col, label, color in (("hardware", "hardware (renting: the hourly price)", "#1f77b4"),

@@ -154,18 +154,20 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
                    f"{formats.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
         else:
             why = (f"Batch {batch:,} does not fit: one GPU would need {formats.fmt_bytes(mem.total_bytes)} of its "
-                   f"{formats.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} sequences per replica fit.")
+                   f"{formats.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} "
+                   f"sequence{'s' if summary.max_batch != 1 else ''} per replica fit{'s' if summary.max_batch == 1 else ''}.")
         search = (TPS, PPS, layout_choice.plan_eps(model, EPS))
         try:
             fit = layout_choice.smallest_layout(model, acc, ctx, batch, wd, kvd, *search, reserve_bytes=reserve)
         except ValueError:
             fit = None
         where = f"{layout_choice.grid_label(*search)}, the sliders' range"
+        seqs = f"{batch:,} sequence{'s' if batch != 1 else ''}"
         text = why + " " + (
-            f"The smallest layout that holds {batch:,} sequences of {ctx:,} tokens (the Batch and Context above) "
+            f"The smallest layout that holds {seqs} of {ctx:,} tokens (the Batch and Context above) "
             f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
             f"{fit.gpus_per_replica // fit.pp:,} ranks per stage{_dp_words(fit)}; searched: {where})."
-            if fit else f"No layout of {where} holds {batch:,} sequences of {ctx:,} tokens: pick a smaller dtype "
+            if fit else f"No layout of {where} holds {seqs} of {ctx:,} tokens: pick a smaller dtype "
             "or a larger GPU, or lower the batch or the context.")
         # The page opens on one GPU: for a model that needs more, that is the page's default, not the user's
         # choice, so it says what fits and offers it; a layout the user chose gets the error.
@@ -213,9 +215,12 @@ def memory_and_step_charts(summary, layout, split, interconnect, ic_default) -> 
         with left:
             charts.show_chart(fig, key="mg_mem")
         right.caption("No decode step for a layout that does not hold the batch: pick one that fits.")
-    fit_text = (f"At most {summary.max_batch:,} sequences per replica fit." if summary.max_batch
+    fit_text = (f"At most {summary.max_batch:,} sequence{'s' if summary.max_batch != 1 else ''} per replica "
+                f"fit{'s' if summary.max_batch == 1 else ''}." if summary.max_batch
                 else "Not one sequence fits beside the weights.")
-    left.caption(f"{fit_text} The batch puts {mem.sequences_per_gpu:,} sequences' cache on each GPU; "
+    per_gpu = mem.sequences_per_gpu
+    whose = "sequence's" if per_gpu == 1 else "sequences'"
+    left.caption(f"{fit_text} The batch puts {per_gpu:,} {whose} cache on each GPU; "
                  f"{formats.fmt_bytes(mem.kv_replicated_bytes)} of it copies of another rank's heads.")
     if mem.fits:
         link = collectives.get_interconnect(interconnect) if interconnect else ic_default

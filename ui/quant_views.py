@@ -45,6 +45,25 @@ def formats_figure(table: pd.DataFrame, acc, batch: int, ctx: int):
     return fig
 
 
+def zero_batch_reasons(table: pd.DataFrame, acc, reserve_bytes: float = 0.0) -> str:
+    """Why each format of ``table`` (``calc.sweeps.quantization_table``) with a max batch of 0 holds no sequence,
+    as a clause for the page's warning: "; max batch 0 for bf16 and fp8: the weights alone do not fit; for int4:
+    one sequence's KV cache does not fit beside the weights" ("" when every format holds one). The weights alone
+    (with the reserve) may fill the memory, or they fit and one sequence's cache at this context does not fit
+    beside them."""
+    zero = table[table["max_batch"] < 1]
+    if zero.empty:
+        return ""
+    alone = "the weights and the reserve alone do not fit" if reserve_bytes > 0 else "the weights alone do not fit"
+    beside = "one sequence's KV cache does not fit beside the weights"
+    groups: dict[str, list[str]] = {}
+    for r in zero.itertuples():
+        groups.setdefault(alone if r.weights_bytes + reserve_bytes >= acc.memory_bytes else beside, []).append(r.format)
+    parts = [f"for {', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]}: {why}"
+             for why, names in groups.items()]
+    return "; max batch 0 " + "; ".join(parts)
+
+
 def formats_table(table: pd.DataFrame, batch: int) -> None:
     """The formats' table: the key columns, and every column in an expander built only while open."""
     shown = table.copy()

@@ -11,15 +11,17 @@ import calc
 from ui import caching, charts, downloads, equations, formats, roofline_charts, roofline_tables, sidebar, widgets
 
 
-def headline(step, step_est, acc, batch: int, wq: str, b_star: float) -> None:
+def headline(step, step_est, acc, batch: int, wq: str, b_star: float, servable: bool = True) -> None:
     """The decode step's bound and course estimate (``step_est``: the bound / MBU and MFU), throughput, the
-    critical batch and the bound, with their equations."""
+    critical batch and the bound, with their equations. ``servable`` False (no batch fits in memory): the step and
+    throughput labels end "(if it fit)", so that they do not read as numbers this GPU reaches."""
+    unreal = "" if servable else " (if it fit)"
     with widgets.metric_row(4) as mc:
-        mc[0].metric("Decode step (TPOT), bound", formats.fmt_seconds(step.total_s),
+        mc[0].metric(f"Decode step (TPOT), bound{unreal}", formats.fmt_seconds(step.total_s),
                      delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(step_est.total_s)}", delta_color="off",
                      delta_arrow="off", help="Bound: the roofline lower bound. Course estimate: the bound's parts "
                      "divided by MBU and MFU above (bound / MBU). Not the serving estimate below.")
-        mc[1].metric("Throughput (tok/s), bound", formats.fmt_number(step.tokens_per_s),
+        mc[1].metric(f"Throughput (tok/s), bound{unreal}", formats.fmt_number(step.tokens_per_s),
                      delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_number(step_est.tokens_per_s)}",
                      delta_color="off", delta_arrow="off",
                      help="Bound: B / the bound step (an upper bound on throughput). Course estimate: B / the course "
@@ -49,7 +51,8 @@ def sweep_charts(sel, roof, ridge: float, points, batch: int, split, kheads, cei
 
     drawn, caption = roofline_charts.kv_heads_caption(kheads, m)
     if not drawn:
-        st.info(f"The weights of {m.name} in {wq} do not fit on one {acc.name}: no batch fits, so there is no curve.")
+        st.info(f"No batch of {formats.md_escape(m.name)} fits on one {acc.name} at this context with any of these KV "
+                "head counts (K = N, 8, 1), so there is no curve.")
     else:
         st.caption(caption)
 

@@ -1,5 +1,5 @@
 """The serving model's estimate on a page: an engine selector, the estimate with its range beside the
-roofline bound, and "where the time goes" (bound parts -> fixed per-step cost -> efficiency -> batching
+roofline bound, and "where the time goes" (bound parts -> fixed costs -> efficiency -> batching
 interference -> queue -> estimate). Every number comes from ``calc.serving``; this module only formats."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import streamlit as st
 from calc import cost as calc_cost
 from calc import measurements, serving
 from calc.serving_terms import SOFTWARE_LATEST_RELEASE
-from ui import caching, charts, columns, formats, html_table, widgets
+from ui import caching, charts, columns, formats, html_table, url_state, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
@@ -24,14 +24,26 @@ CURRENT_RELEASE = (f"a current release of the chosen engine, dated (for every en
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
-#: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
+#: How the page names a part of ``TimeBreakdown.parts`` where calc's key reads wrong for one of TPOT and TTFT: the
+#: fixed part is per step in TPOT, but TTFT's also holds the per-request cost (HTTP, tokenising, admission and a
+#: hand-off per GPU: tens of ms on 8 GPUs).
+PART_LABELS = {"fixed per step": "fixed costs (per step, per request)"}
+#: Colours of the breakdown's parts (bound parts blue shades, engine costs warm), by the label shown.
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
-            "fixed per step": "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
+            PART_LABELS["fixed per step"]: "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
             "queueing": "#8c564b"}
 
 
+def part_label(name: str) -> str:
+    """The label a breakdown part of calc (``TimeBreakdown.parts``) has on the page: ``PART_LABELS`` or the key."""
+    return PART_LABELS.get(name, name)
+
+
 def engine_select(container, key: str) -> str:
-    """A selectbox of the serving engines (URL-bound under ``key``); returns calc's engine name."""
+    """A selectbox of the serving engines (URL-bound under ``key``); returns calc's engine name. A link may name
+    the engine by calc's id ("sglang", "trtllm") or by its name in any letter case ("SGLang", "tensorrt-llm"); the
+    URL then holds the name the selectbox shows ("SGLang"), the one form the app writes."""
+    url_state.accept_url_values(key, ENGINES, measurements.engine_name)
     return container.selectbox("Serving engine", ENGINES, key=key, bind="query-params",
                                format_func=measurements.engine_name,
                                help="The engine whose fitted fixed costs and scheduler settings the serving "
@@ -63,8 +75,9 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     """The TPOT and TTFT breakdowns as one table (columns part, tpot_s, ttft_s; seconds): a row per part in the
     order of ``TimeBreakdown.parts``, then the bound, the estimate and its range."""
     rows = []
-    for name in est.tpot.parts():
-        rows.append({"part": name, "tpot_s": est.tpot.parts()[name], "ttft_s": est.ttft.parts()[name]})
+    tpot, ttft = est.tpot.parts(), est.ttft.parts()
+    for name in tpot:
+        rows.append({"part": part_label(name), "tpot_s": tpot[name], "ttft_s": ttft[name]})
     for label, attr in (("lower bound", "bound_s"), ("serving estimate", "estimate_s"), ("range low", "low_s"),
                         ("range high", "high_s")):
         rows.append({"part": label, "tpot_s": getattr(est.tpot, attr), "ttft_s": getattr(est.ttft, attr)})
@@ -79,6 +92,7 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
     for name, value in tb.parts().items():
         if value <= 0:
             continue
+        name = part_label(name)
         fig.add_bar(x=[value * 1e3], y=[which.upper()], orientation="h", name=name,
                     marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
                     hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")

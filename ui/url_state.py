@@ -141,8 +141,9 @@ def accept_url_values(key: str, options, format_func=str) -> None:
     A bound select slider, selectbox or radio reads its URL parameter as the label it shows (``format_func``
     applied: "16K" for 16384, "16.0" for 16.0, "MHA" for "mha") and silently drops anything else, so
     ``/kv_cache?kv_ctx=16384`` opened on the default. Called just before the widget: a value that names an
-    option as a plain number equal to it ("16384", "16", "1.6e4"), as the option itself ("mha"), or as its
-    label in other letter case, is rewritten to that option's label, the one form the app writes.
+    option as a plain number equal to it ("16384", "16", "1.6e4"), or as the option itself ("mha") or its label
+    in any letter case ("MHA", "TRTLLM", "tensorrt-llm"), is rewritten to that option's label, the one form the
+    app writes.
     Anything else is left for the widget (which ignores it).
     """
     from streamlit.runtime.state.session_state_proxy import get_session_state
@@ -153,7 +154,7 @@ def accept_url_values(key: str, options, format_func=str) -> None:
         if value in labels:
             return None
         for option, label in zip(options, labels):
-            if value == str(option) or value.casefold() == label.casefold():
+            if value.casefold() in (str(option).casefold(), label.casefold()):
                 return label
         try:
             number = float(value.replace(",", "").replace("_", ""))
