@@ -137,7 +137,8 @@ class Layout:
             parts.append("the MLA latent whole on every TP rank")
         if self.redundant_experts:
             per = (model.n_experts + self.redundant_experts) // self.ep if model.is_moe else 0
-            parts.append(f"{self.redundant_experts} redundant experts per MoE layer, {per} experts per GPU "
+            experts = f"{per} expert" if per == 1 else f"{per} experts"
+            parts.append(f"{self.redundant_experts} redundant experts per MoE layer, {experts} per GPU "
                          "(DeepSeek-V3's deployment)")
         if self.width > self.tp:
             parts.append(f"attention data-parallel in {self.attention_dp} groups of TP{self.tp}")

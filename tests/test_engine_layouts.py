@@ -136,7 +136,8 @@ def test_deepseek_v3_decode_ep320():
         LY.make_layout(DSV3, 4, 1, 320, redundant_experts=32)
     lay = LY.make_layout(DSV3, 4, 1, 320, redundant_experts=64)
     assert lay.gpus_per_replica == 320 and lay.attention_dp == 80
-    assert "1 experts per GPU" in lay.convention(DSV3)
+    # (256 + 64) / 320 = 1 expert on each GPU, said in the singular
+    assert "64 redundant experts per MoE layer, 1 expert per GPU " in lay.convention(DSV3)
 
 
 # -- caches as engines store them -----------------------------------------------------------------
