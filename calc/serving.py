@@ -105,8 +105,8 @@ class TimeBreakdown:
     def parts(self) -> dict:
         """The parts in the order of the breakdown (they add up to ``estimate_s``)."""
         return {"weights": self.weights_s, "KV cache": self.kv_s, "compute": self.compute_s,
-                "communication": self.comm_s, "fixed per step": self.fixed_s, "efficiency": self.efficiency_s,
-                "batching interference": self.interference_s, "queueing": self.queue_s}
+                "communication": self.comm_s, "fixed costs (per step, per request)": self.fixed_s,
+                "efficiency": self.efficiency_s, "batching interference": self.interference_s, "queueing": self.queue_s}
 
 
 @dataclass(frozen=True)

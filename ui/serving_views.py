@@ -24,19 +24,10 @@ CURRENT_RELEASE = (f"a current release of the chosen engine, dated (for every en
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
-#: How the page names a part of ``TimeBreakdown.parts`` where calc's key reads wrong for one of TPOT and TTFT: the
-#: fixed part is per step in TPOT, but TTFT's also holds the per-request cost (HTTP, tokenising, admission and a
-#: hand-off per GPU: tens of ms on 8 GPUs).
-PART_LABELS = {"fixed per step": "fixed costs (per step, per request)"}
-#: Colours of the breakdown's parts (bound parts blue shades, engine costs warm), by the label shown.
+#: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
-            PART_LABELS["fixed per step"]: "#ff7f0e", "efficiency": "#d62728", "batching interference": "#e377c2",
-            "queueing": "#8c564b"}
-
-
-def part_label(name: str) -> str:
-    """The label a breakdown part of calc (``TimeBreakdown.parts``) has on the page: ``PART_LABELS`` or the key."""
-    return PART_LABELS.get(name, name)
+            "fixed costs (per step, per request)": "#ff7f0e", "efficiency": "#d62728",
+            "batching interference": "#e377c2", "queueing": "#8c564b"}
 
 
 def engine_select(container, key: str) -> str:
@@ -77,7 +68,7 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     rows = []
     tpot, ttft = est.tpot.parts(), est.ttft.parts()
     for name in tpot:
-        rows.append({"part": part_label(name), "tpot_s": tpot[name], "ttft_s": ttft[name]})
+        rows.append({"part": name, "tpot_s": tpot[name], "ttft_s": ttft[name]})
     for label, attr in (("lower bound", "bound_s"), ("serving estimate", "estimate_s"), ("range low", "low_s"),
                         ("range high", "high_s")):
         rows.append({"part": label, "tpot_s": getattr(est.tpot, attr), "ttft_s": getattr(est.ttft, attr)})
@@ -92,7 +83,6 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
     for name, value in tb.parts().items():
         if value <= 0:
             continue
-        name = part_label(name)
         fig.add_bar(x=[value * 1e3], y=[which.upper()], orientation="h", name=name,
                     marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
                     hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")
