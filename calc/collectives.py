@@ -6,7 +6,9 @@ tests, doc/PERFORMANCE.md: bus bandwidth = algorithm bandwidth x 2 (n - 1) / n);
 bytes per rank, ``M (n - 1) / n / bw + latency`` (the pieces to all peers in flight at once, as
 DeepEP's kernels send them); point to point, ``M / bw + latency``.
 Bandwidth is per GPU and direction, latency per hop. A group that does not fit in one
-NVLink/NVSwitch domain communicates over the scale-out network (``link_for_group``).
+NVLink/NVSwitch domain runs its collectives in two levels (``group_all_reduce_s``, ``group_all_to_all_s``):
+inside each domain on the fabric, and between domains on the scale-out network, where each GPU's own NIC
+carries its 1 / d share (d GPUs per domain, one NIC each, as in an HGX or DGX server).
 """
 from __future__ import annotations
 
@@ -117,6 +119,62 @@ def ring_all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
         out = np.zeros_like(m)
     else:
         out = 2.0 * (n - 1) / n * m / interconnect.bandwidth_bytes_per_s + 2.0 * (n - 1) * interconnect.latency_s
+    return float(out) if out.ndim == 0 else out
+
+
+def group_all_reduce_s(message_bytes, n_ranks: int, fabric: Interconnect):
+    """Seconds of an all-reduce of ``message_bytes`` over ``n_ranks`` ranks of a fabric of domains.
+
+    Within one domain (``n <= fabric.domain_size``): ``ring_all_reduce_s`` on the fabric. Over k = n / d
+    domains of d ranks: a reduce-scatter and an all-gather inside each domain on the fabric, and between
+    them an all-reduce of each rank's M / d slice across the k domains on the scale-out network, every GPU
+    on its own NIC, its latency that of a tree (2 ceil(log2 k) hops):
+    ``2 (d - 1) / d x M / bw_fabric + 2 (d - 1) x latency_fabric + 2 (k - 1) / k x M / d / bw_net
+    + 2 ceil(log2 k) x latency_net``. This is the least each NIC must carry (a domain's partial sums leave it
+    once, split over its d NICs) and NCCL's hierarchical schedule (Jeaugey, "Massively Scale Your Deep
+    Learning Training with NCCL 2.4", NVIDIA blog 2019: double binary trees between nodes, logarithmic
+    latency; NCCL's rings give each GPU of a node its own NIC channel). A flat ring at the network's pace
+    (2 (n - 1) hops of 5 us: 150 us for 16 GPUs on 2 servers) is several times what NCCL measures for a
+    small message (tens of microseconds). Example: 229,376 B (16 tokens of DeepSeek-V3's 7,168 in bf16) over
+    16 H100s on 2 HGX servers (NVLink 4 450 GB/s 1 us, InfiniBand NDR 50 GB/s 5 us): 1.75 x 229,376 / 450e9
+    + 14 us + 1 x 28,672 / 50e9 + 2 x 5 us = 0.892 + 14 + 0.573 + 10 = 25.47 us.
+
+    Raises:
+        ValueError: the group spans domains and the fabric has no scale-out network.
+    """
+    def across(m, n, d, k, net):
+        return (2.0 * (d - 1) / d * m / fabric.bandwidth_bytes_per_s + 2.0 * (d - 1) * fabric.latency_s
+                + 2.0 * (k - 1) / k * m / d / net.bandwidth_bytes_per_s + 2.0 * np.ceil(np.log2(k)) * net.latency_s)
+    return _over_domains(message_bytes, n_ranks, fabric, ring_all_reduce_s, across)
+
+
+def group_all_to_all_s(message_bytes, n_ranks: int, fabric: Interconnect):
+    """Seconds of an all-to-all of ``message_bytes`` per rank over ``n_ranks`` ranks of a fabric of domains.
+
+    Within one domain: ``all_to_all_s`` on the fabric. Over domains of d ranks: the (d - 1) / n of a rank's
+    bytes for its own domain go over the fabric while the (n - d) / n for other domains go over its NIC,
+    both at once: ``max((d - 1) / n x M / bw_fabric, (n - d) / n x M / bw_net) + latency_net``. Example:
+    DeepEP's 7.34 MB per rank at EP 32 over 4 H800 servers (NVLink 450 GB/s, NDR 50 GB/s 5 us):
+    max(7/32 x 7.34e6 / 450e9, 24/32 x 7.34e6 / 50e9) + 5 us = 115 us, under its measured 155 us
+    (deepseek-ai/DeepEP, docs/legacy.md, low-latency kernels over pure RDMA, node-local peers included).
+
+    Raises:
+        ValueError: the group spans domains and the fabric has no scale-out network.
+    """
+    def across(m, n, d, k, net):
+        return np.maximum((d - 1) / n * m / fabric.bandwidth_bytes_per_s,
+                          (n - d) / n * m / net.bandwidth_bytes_per_s) + net.latency_s
+    return _over_domains(message_bytes, n_ranks, fabric, all_to_all_s, across)
+
+
+def _over_domains(message_bytes, n_ranks: int, fabric: Interconnect, within, across):
+    """A collective over ``n_ranks`` ranks of ``fabric``: ``within(M, n, fabric)`` when they fit in one domain,
+    else ``across(M array, n, d ranks per domain, k domains, scale-out link)``; a float for a scalar M."""
+    n = int(n_ranks)
+    d = fabric.domain_size
+    if n <= d:
+        return within(message_bytes, n, fabric)
+    out = across(np.asarray(message_bytes, dtype=float), n, d, -(-n // d), link_for_group(fabric, n))
     return float(out) if out.ndim == 0 else out
 
 

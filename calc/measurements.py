@@ -26,7 +26,10 @@ from pathlib import Path
 import pandas as pd
 
 from .dtypes import dtype_bytes
+from .gpu_share import max_batch_per_replica
 from .hardware import get_accelerator, list_accelerators, with_matmul
+from .layout import Layout
+from .memory import with_capacity
 from .limits import limit_of
 from .models import get_model, list_models
 from .step import decode_step_time, prefill_time
@@ -350,7 +353,10 @@ def measurement_bound(row) -> MeasurementBound:
     One replica spans max(tp, ep) * pp GPUs (calc.layout.Layout: with ep > tp the attention is data
     parallel inside the replica); n_gpus / that many replicas share the load.
 
-    - tpot_ms, itl_ms: >= one decode step at batch = concurrency per replica (1 when a rate run).
+    - tpot_ms, itl_ms: >= one decode step at batch = concurrency per replica (1 when a rate run), or at the
+      most sequences of that context whose cache fits beside the weights in all of the memory the driver
+      reports (``calc.gpu_share.max_batch_per_replica``, no reserve) when that is fewer: the engine decodes no
+      more at once, the others wait (vLLM's preemption, TensorRT-LLM's admission), and its step is faster.
     - output_tok_per_s_per_user: <= 1000 / that step in ms.
     - ttft_ms, e2e_ms: >= the prefill of one prompt (e2e adds output_len - 1 decode steps).
     - output_tok_per_s (whole deployment), output_tok_per_s_per_gpu, total_tok_per_s_per_gpu,
@@ -391,16 +397,26 @@ def measurement_bound(row) -> MeasurementBound:
 
     replicas = max(1, int(r["n_gpus"]) // (max(tp, ep) * pp))
     per_replica = max(1, math.ceil(conc / replicas)) if conc else None
+
+    def decoded(batch):
+        """The batch one decode step can hold: at most what fits in the driver's whole memory."""
+        try:
+            fits = max_batch_per_replica(model, with_capacity(acc, "driver"), ctx, Layout(tp, pp, ep), wdt, kdt)
+        except ValueError:
+            return batch
+        return min(batch, fits) if fits >= 1 else batch
+
     if metric in ("tpot_ms", "itl_ms", "output_tok_per_s_per_user"):
-        b = per_replica or 1
+        b = decoded(per_replica or 1)
         ms = step(b).total_s * 1e3
         bound = ms if kind == "latency" else 1e3 / ms
-        how = f"decode step at batch {b}, context {ctx}: {ms:.3f} ms"
+        held = f" (of {per_replica} in service: the most whose cache fits)" if per_replica and b < per_replica else ""
+        how = f"decode step at batch {b}{held}, context {ctx}: {ms:.3f} ms"
     elif metric in ("ttft_ms", "e2e_ms"):
         p = prefill_s(1).total_s * 1e3
         bound, how = p, f"prefill of one {n_in}-token prompt: {p:.3f} ms"
         if metric == "e2e_ms":
-            s = step(per_replica or 1).total_s * 1e3
+            s = step(decoded(per_replica or 1)).total_s * 1e3
             bound = p + (n_out - 1) * s
             how += f" + {n_out - 1} decode steps of {s:.3f} ms"
     else:

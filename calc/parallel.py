@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .checks import check_nonneg_number, check_positive_int
-from .collectives import all_to_all_s, link_for_group, resolve_interconnect, ring_all_reduce_s
+from .collectives import group_all_reduce_s, group_all_to_all_s, link_for_group, resolve_interconnect
 from .gpu_share import (_cache_per_gpu, max_batch_per_replica, memory_per_gpu_array, routed_expert_bytes,
                         stage_weight_bytes)
 from .hardware import Accelerator
@@ -33,14 +33,17 @@ ACTIVATION_BYTES = 2
 
 
 def _links(accelerator: Accelerator, layout: Layout, interconnect) -> tuple:
-    """(link of the TP/EP group, link between stages), or Nones for one accelerator."""
+    """(the fabric of the TP/EP group, the link between stages), or Nones for one accelerator. The group's
+    collectives span domains themselves (``calc.collectives.group_all_reduce_s``); stages beyond one domain
+    hand over on the scale-out network."""
     ic = resolve_interconnect(accelerator, interconnect)
     if layout.is_single:
         return None, None
     if ic is None:
         raise ValueError(f"{accelerator.name} is not ganged with others (no interconnect); use tp = pp = ep = 1 "
                          "or name an interconnect")
-    group = link_for_group(ic, layout.width) if layout.width > 1 else ic
+    link_for_group(ic, layout.width)  # a group beyond one domain needs a scale-out network
+    group = ic
     between = link_for_group(ic, layout.gpus_per_replica) if layout.pp > 1 else ic
     return group, between
 
@@ -129,10 +132,10 @@ def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, co
         a2a = np.zeros_like(bm)
         if tp > 1:
             per_layer = 1 if layout.ep > 1 else 2
-            ar = layers * per_layer * ring_all_reduce_s(seqs * t * d_bytes, tp, group)
+            ar = layers * per_layer * group_all_reduce_s(seqs * t * d_bytes, tp, group)
         if layout.ep > 1:
             msg = bm * t / width * model.n_experts_per_token * d_bytes
-            a2a = layers * 2 * all_to_all_s(msg, layout.ep, group)
+            a2a = layers * 2 * group_all_to_all_s(msg, layout.ep, group)
         visit = kv_i / bw + np.maximum(w_i / bw, c_i / peak) + ar + a2a
         if best is None:
             best = dict(w=w_i, kv=kv_i, c=c_i, ar=ar, a2a=a2a, visit=visit)

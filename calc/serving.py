@@ -380,7 +380,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission, and, in a mixture of experts, a cost per MoE layer
-    # per GPU of the replica (``request_moe_overhead_s``: fitted, 0.27 ms, so about 126 ms for DeepSeek-V3's 58
+    # per GPU of the replica (``request_moe_overhead_s``: fitted, 0.25 ms, so about 116 ms for DeepSeek-V3's 58
     # MoE layers on an 8-GPU server and none for a dense model); a static batch is an in-process run
     request = p["request_overhead_s"] + p["request_moe_overhead_s"] * g["n_moe_layers"] * g["gpus"]
     ttft_fixed = n * (fixed_step + prefill_fixed) + request * (1.0 - g["static"])

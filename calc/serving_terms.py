@@ -202,8 +202,8 @@ def over_pcie(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
 
 
 def spans_domains(accelerator: Accelerator, layout: Layout, interconnect) -> bool:
-    """True when a replica's collectives leave one NVLink / Infinity Fabric domain (they then run on the
-    scale-out network, ``calc.collectives.link_for_group``)."""
+    """True when a replica's collectives leave one NVLink / Infinity Fabric domain (their part between
+    domains then runs on the scale-out network, ``calc.collectives.group_all_reduce_s``)."""
     ic = default_interconnect(accelerator) if interconnect is None else get_interconnect(interconnect)
     return ic is not None and layout.gpus_per_replica > ic.domain_size
 

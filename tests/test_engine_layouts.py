@@ -118,12 +118,15 @@ def test_deepseek_v3_ep32_with_32_redundant_experts():
     assert diff == pytest.approx(2_554_331_136, rel=1e-9)
     assert red.label == "TP4 EP32+32R" and red.attention_dp == 8
     assert "9 experts per GPU" in red.convention(DSV3)
-    # The group spans 4 servers of 8: its all-to-all goes over the scale-out network (InfiniBand NDR,
-    # 400 Gb/s = 50 GB/s per GPU), not NVLink.
+    # The group spans 4 servers of 8: of each rank's all-to-all, the 24/32 bound for the other servers goes
+    # over the scale-out network (InfiniBand NDR, 400 Gb/s = 50 GB/s per GPU, 5 us), the 7/32 for its own
+    # server over NVLink at the same time. At batch 64: 64 / 32 tokens per rank x top-8 x 7,168 x 2 B =
+    # 229,376 B; max(7/32 x 229,376 / 450e9, 24/32 x 229,376 / 50e9) + 5 us = 3.441 + 5 = 8.441 us, twice
+    # (dispatch and combine) in each of the 61 layers: 1.0298 ms.
     group, _ = P._links(H100, red, None)
-    assert group.id == "infiniband-ndr" and group.bandwidth_bytes_per_s == 50e9
+    assert group.id == "nvlink4" and group.scale_out == "infiniband-ndr"
     a = P.parallel_step_arrays(DSV3, H100, 64, 4096, red, "fp8", "fp8")
-    assert float(a["alltoall_s"]) > 0
+    assert float(a["alltoall_s"]) == pytest.approx(61 * 2 * (24 / 32 * 229_376 / 50e9 + 5e-6), rel=1e-9)
 
 
 def test_deepseek_v3_decode_ep320():

@@ -139,6 +139,37 @@ def test_all_to_all_pays_its_latency_once_like_deepep():
     assert collectives.all_to_all_s(msg, 1, ndr) == 0
 
 
+def test_all_reduce_over_two_servers_runs_in_two_levels():
+    # 16 tokens of DeepSeek-V3 (16 x 7,168 x 2 B = 229,376 B) over TP 16 on 2 HGX H100 servers:
+    # inside each server a reduce-scatter and an all-gather on NVLink 4: 2 x 7/8 x 229,376 / 450e9 = 0.892 us
+    # + 2 x 7 x 1 us; between the 2 servers each GPU's 1/8 slice (28,672 B) all-reduced on its own NDR NIC:
+    # 2 x 1/2 x 28,672 / 50e9 = 0.573 us + 2 x ceil(log2 2) x 5 us. Total 0.892 + 14 + 0.573 + 10 = 25.47 us,
+    # where a flat ring at InfiniBand's pace would take 2 x 15/16 x 229,376 / 50e9 + 30 x 5 us = 158.6 us.
+    msg = 16 * 7168 * 2
+    ndr = collectives.get_interconnect("infiniband-ndr")
+    assert collectives.group_all_reduce_s(msg, 16, NVLINK4) == pytest.approx(25.465e-6, rel=1e-3)
+    assert collectives.ring_all_reduce_s(msg, 16, ndr) == pytest.approx(158.60e-6, rel=1e-3)
+    # within one server it is the ring on the fabric; 8 servers (k = 8): the tree's 2 x 3 hops of 5 us
+    assert collectives.group_all_reduce_s(msg, 8, NVLINK4) == collectives.ring_all_reduce_s(msg, 8, NVLINK4)
+    # TP 64: 0.892 + 14 + 2 x 7/8 x 28,672 / 50e9 (1.004) + 30 = 45.90 us
+    assert collectives.group_all_reduce_s(msg, 64, NVLINK4) == pytest.approx(45.896e-6, rel=1e-3)
+    with pytest.raises(ValueError, match="network between domains"):
+        collectives.group_all_reduce_s(msg, 16, collectives.get_interconnect("ici-v5e").__class__(
+            id="x", name="one box", bandwidth_bytes_per_s=1e11, latency_s=1e-6, domain_size=8))
+
+
+def test_all_to_all_across_servers_splits_fabric_and_network():
+    # DeepEP's 7,340,032 B per rank at EP 32 over 4 H800 servers: 7/32 of it to peers in the same server on
+    # NVLink (3.57 us), 24/32 to the other servers on the NIC (24/32 x 7,340,032 / 50e9 = 110.1 us), at once,
+    # + 5 us: 115.1 us, under DeepEP's measured 155 us (its low-latency kernels send even to node-local
+    # peers over RDMA).
+    msg = 128 * 7168 * 8
+    t = collectives.group_all_to_all_s(msg, 32, NVLINK4)
+    assert t == pytest.approx(115.1e-6, rel=1e-3)
+    assert t < 155e-6
+    assert collectives.group_all_to_all_s(msg, 8, NVLINK4) == collectives.all_to_all_s(msg, 8, NVLINK4)
+
+
 def test_decode_at_tp8_on_h100_weights_an_eighth_and_ring_all_reduces():
     one = calc.decode_step_time(L70, H100, 1, 8192)
     eight = calc.decode_step_time(L70, H100, 1, 8192, tp=8)
@@ -173,11 +204,15 @@ def test_pipeline_at_batch_one_adds_a_hop_and_no_speed():
     assert split["bubble_s"] == pytest.approx((one.total_s) / 2, rel=1e-9)
 
 
-def test_group_beyond_the_nvswitch_domain_uses_infiniband():
-    # TP 16 spans two HGX servers: the ring runs at InfiniBand NDR's 50 GB/s and 5 us per hop:
-    # 160 x (2 x 15/16 x 16,384 / 50e9 + 30 x 5e-6) = 160 x 150.61 us = 24.10 ms.
+def test_group_beyond_the_nvswitch_domain_uses_infiniband_between_servers():
+    # TP 16 spans two HGX servers: each all-reduce of 16,384 B runs in two levels (group_all_reduce_s):
+    # NVLink 4 inside each server, 2 x 7/8 x 16,384 / 450e9 + 14 x 1 us = 14.064 us, and each GPU's 2,048 B
+    # slice between the servers on its NDR NIC, 2 x 1/2 x 2,048 / 50e9 + 2 x 5 us = 10.041 us:
+    # 160 all-reduces x 24.105 us = 3.857 ms (a flat ring at InfiniBand's pace: 160 x 150.61 us = 24.10 ms).
     step = calc.decode_step_time(L70, H100, 1, 8192, tp=16)
-    assert step.comm_s == pytest.approx(160 * (2 * 15 / 16 * 16_384 / 50e9 + 30 * 5e-6), rel=1e-12)
+    per = 2 * 7 / 8 * 16_384 / 450e9 + 14e-6 + 2 * 1 / 2 * 2_048 / 50e9 + 2 * 5e-6
+    assert step.comm_s == pytest.approx(160 * per, rel=1e-12)
+    assert step.comm_s == pytest.approx(3.857e-3, rel=1e-3)
 
 
 def test_layout_errors_are_sentences():
