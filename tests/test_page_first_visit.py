@@ -112,6 +112,30 @@ def test_gpt_oss_120b_opens_in_mxfp4_and_says_so():
     assert calc.memory.weight_bytes(model, "bf16") / 1e9 > 230
 
 
+def test_a_quantization_scheme_calc_does_not_model_is_said_not_silently_bf16():
+    # Mistral-7B's config with a bitsandbytes 4-bit quantization_config: calc models no NF4, so the weights stay
+    # at the sidebar's format (bf16 here: 7,241,732,096 x 2 B = 14.48 GB) and the page says why.
+    cfg = dict(calc.models.hf_config("mistral-7b-v0.1"),
+               quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"})
+    at = open_page()
+    at.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    at.button(key="cfg_load").click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="wq").value == "bf16"
+    assert _memory_table(at)["weights"] == "14.48 GB"
+    said = [s.value for s in at.success if "from the pasted text" in s.value]
+    assert said and "quant_method bitsandbytes" in said[0] and "does not model" in said[0], said
+    # after gpt-oss (mxfp4 from its checkpoint), the unmodelled scheme puts the weights back to bf16 and says why
+    at.text_area(key="cfg_text").input(json.dumps(_gpt_oss_120b())).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "mxfp4"
+    at.text_area(key="cfg_text").input(json.dumps(cfg)).run()
+    at.button(key="cfg_load").click().run()
+    assert at.selectbox(key="wq").value == "bf16"
+    said = [s.value for s in at.success if "from the pasted text" in s.value]
+    assert said and "Weights back to bf16: its quantization_config" in said[0] and "bitsandbytes" in said[0], said
+
+
 # -- the home page's price ------------------------------------------------------------------------------------
 
 

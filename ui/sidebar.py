@@ -6,11 +6,13 @@ the choices persist from page to page and a copied link reproduces them. Pages r
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import streamlit as st
 
 import calc
+from calc.checkpoint_format import checkpoint_weight_format
 from ui import classroom
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
 from ui.custom_models import dataclasses_replace_name
@@ -210,11 +212,26 @@ def _load_config() -> None:
     if model.checkpoint_format:  # the checkpoint's own format is the default weight format
         st.session_state["wq"] = model.checkpoint_format
         info += f" Weights set to {model.checkpoint_format}, the format its quantization_config declares."
-    elif previous not in (None, "bf16") and st.session_state.get("wq") == previous:
-        # the format came from the previous model's checkpoint, not from the user: this one declares none
-        st.session_state["wq"] = "bf16"
-        info += " Weights back to bf16: this config declares no quantization."
+    else:
+        said = _declared_quantization(text)
+        if previous not in (None, "bf16") and st.session_state.get("wq") == previous:
+            # the format came from the previous model's checkpoint, not from the user: this one declares none
+            st.session_state["wq"] = "bf16"
+            info += (" Weights back to bf16: this config declares no quantization." if not said else
+                     f" Weights back to bf16: its quantization_config ({said}) is a scheme calc does not model.")
+        elif said:
+            info += (f" Its quantization_config ({said}) is a scheme calc does not model, so the weights stay at "
+                     f"{st.session_state.get('wq', 'bf16')}: choose the nearest format under Weights.")
     st.session_state["_cfg_info"] = info
+
+
+def _declared_quantization(text: str) -> str:
+    """What a config.json's quantization_config declares, in words ("" when it has none or the text does not
+    parse: ``calc.checkpoint_format.checkpoint_weight_format``'s ``said``)."""
+    try:
+        return checkpoint_weight_format(json.loads(text))[1]
+    except (ValueError, TypeError):
+        return ""
 
 
 def _model_options() -> tuple[list[str], dict, dict, list[str]]:
