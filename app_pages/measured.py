@@ -59,7 +59,7 @@ def explore() -> None:
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())
     downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
-                           inputs={k: config[k] for k in comparison.CONFIG_COLUMNS})
+                           inputs={k: config[k] for k in comparison.CONFIG_COLUMNS}, sidebar=False)
 
 
 explore()

@@ -39,3 +39,14 @@ def test_inputs_head_the_file_and_pandas_reads_it_back():
     back = pd.read_csv(io.StringIO(text), comment="#")
     assert list(back.columns) == ["dau", "total_usd"] and back["total_usd"][1] == 2872.8
     assert np.isnan(back["total_usd"][0])
+
+
+def test_measured_page_header_names_the_rows_configuration_not_the_sidebars():
+    # The published-measurements page downloads rows of one configuration of the data set (its model and
+    # accelerator, e.g. deepseek-v3 on b200): the sidebar's GPU, dtypes and price did not produce them, so
+    # its header leaves them out and carries the configuration's own columns.
+    from ui.downloads import csv_inputs
+    head = csv_inputs({"model": "deepseek-v3", "accelerator": "b200", "weight_dtype": "nvfp4"}, sidebar=False)
+    assert head["model"] == "deepseek-v3" and head["accelerator"] == "b200" and head["weight_dtype"] == "nvfp4"
+    assert not {"gpu", "kv_dtype", "price_per_gpu_hour_usd", "embedding", "prefill_logits"} & set(head)
+    assert list(head)[:3] == ["app", "created_utc", "link"]

@@ -68,31 +68,37 @@ def csv_with_inputs(df: pd.DataFrame, inputs: dict[str, object]) -> str:
     return head + tidy_for_csv(df).to_csv(index=False)
 
 
-def csv_inputs(inputs: dict[str, object] | None = None) -> dict[str, object]:
+def csv_inputs(inputs: dict[str, object] | None = None, sidebar: bool = True) -> dict[str, object]:
     """What produced a download: the app and its version, the time (UTC), the page's link (its query
     string carries every input that differs from its default), the sidebar's model, GPU, dtypes and
-    price, then the page's own ``inputs`` (e.g. context, batch)."""
+    price (``sidebar=False``: left out, for a page whose table does not use them, such as the published
+    measurements, whose model and accelerator are the rows' own), then the page's own ``inputs`` (e.g.
+    context, batch)."""
     import datetime
-    sel = selection()
     query = "&".join(f"{k}={urllib.parse.quote(str(v), safe=',=:./')}" for k, v in st.query_params.items())
     try:
         path = urllib.parse.urlsplit(st.context.url or "").path
     except Exception:  # no browser behind this run (tests): the path is not known
         path = ""
-    return {"app": f"LLM Inference Explorer {app_version()}",
+    head = {"app": f"LLM Inference Explorer {app_version()}",
             "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-            "link": f"{path or '/'}{'?' + query if query else ''}",
-            "model": f"{sel.model_id} ({sel.model.name})", "gpu": f"{sel.gpu_id} ({sel.accelerator.name})",
-            "weight_dtype": sel.weight_dtype, "kv_dtype": sel.kv_dtype, "embedding": getattr(sel, "embedding", ""),
-            "prefill_logits": getattr(sel, "logits", ""),
-            "price_per_gpu_hour_usd": f"{sel.price_per_hour_usd:.2f}", **(inputs or {})}
+            "link": f"{path or '/'}{'?' + query if query else ''}"}
+    if sidebar:
+        sel = selection()
+        head.update({"model": f"{sel.model_id} ({sel.model.name})", "gpu": f"{sel.gpu_id} ({sel.accelerator.name})",
+                     "weight_dtype": sel.weight_dtype, "kv_dtype": sel.kv_dtype,
+                     "embedding": getattr(sel, "embedding", ""), "prefill_logits": getattr(sel, "logits", ""),
+                     "price_per_gpu_hour_usd": f"{sel.price_per_hour_usd:.2f}"})
+    return {**head, **(inputs or {})}
 
 
-def download_csv(df: pd.DataFrame, filename: str, key: str, inputs: dict[str, object] | None = None) -> None:
-    """A button that downloads ``df`` as CSV: ``csv_with_inputs`` with the inputs of ``csv_inputs(inputs)``
-    in the first lines, money to the cent and bytes whole (``tidy_for_csv``). The file is written when the
-    button is clicked, not on every run. The button names its file, so that buttons side by side differ."""
-    header = csv_inputs(inputs)
+def download_csv(df: pd.DataFrame, filename: str, key: str, inputs: dict[str, object] | None = None,
+                 sidebar: bool = True) -> None:
+    """A button that downloads ``df`` as CSV: ``csv_with_inputs`` with the inputs of ``csv_inputs(inputs,
+    sidebar)`` in the first lines, money to the cent and bytes whole (``tidy_for_csv``). The file is written
+    when the button is clicked, not on every run. The button names its file, so that buttons side by side
+    differ."""
+    header = csv_inputs(inputs, sidebar)
     st.download_button(f"Download {filename}", lambda: csv_with_inputs(df, header).encode("utf-8"), file_name=filename,
                        mime="text/csv", key=key, help="The lines starting with # list the inputs that produced "
                        "the table; pandas reads it with pd.read_csv(path, comment='#').")
