@@ -303,6 +303,23 @@ def _usd_words(usd: float) -> str:
     return f"${usd / 1e6:,.0f} million" if usd >= 1e6 else fmt_usd(usd)
 
 
+def disaggregation_note(plan: CapacityPlan, split: DisaggregatedPlan) -> str:
+    """Why the disaggregated plan needs more GPUs than the colocated one, "" when it needs as many or fewer.
+
+    The prefill pool of ``disaggregated_plan`` is sized one prompt at a time (each replica busy for a whole
+    TTFT per prompt, DistServe's prefill instance at batch 1), while a colocated replica carries its prompts in
+    the decode steps it runs anyway, its requests per second counting each prompt's prefill beside its share
+    of the steps. Example: a prefill pool of 120 GPUs beside a decode pool of 155 against a colocated plan
+    of 162: "Split into two pools it takes 275 GPUs against 162 colocated: ..." """
+    if split.gpus <= plan.gpus:
+        return ""
+    return (f"Split into two pools it takes {split.gpus:,} GPUs against {plan.gpus:,} colocated: its prefill pool "
+            f"({split.prefill_gpus:,} GPUs) is sized one prompt at a time, each replica busy for a whole TTFT per "
+            "prompt, while a colocated replica carries its prompts in the decode steps it runs anyway. "
+            "Disaggregation pays where long prompts stall decoding (a TPOT target the colocated replicas miss "
+            "at a useful batch), and moving each request's KV cache between the pools is left out.")
+
+
 def fleet_note(plan: CapacityPlan) -> str:
     """A note that puts a very large plan in perspective, "" for one of ``LARGE_FLEET_GPUS`` GPUs or fewer: its
     GPU count as clusters of that size, its monthly rent when priced, and that such traffic is split over many

@@ -274,8 +274,27 @@ def test_a_rate_above_the_old_box_limit_is_planned_and_a_large_fleet_gets_a_note
     assert at.success[0].value == plan.verdict
     note = [i.value for i in at.info if i.value.startswith("A very large fleet")]
     assert note == [planning.fleet_note(plan)] and f"{plan.gpus:,} GPUs" in note[0]
+    # two pools that take fewer GPUs than the colocated plan need no word
+    split = planning.disaggregated_plan(calc.get_model("llama-3-8b"), H100, traffic, 0.05, 1.0, 3.99)
+    assert split.gpus <= plan.gpus and planning.disaggregation_note(plan, split) == ""
+    assert not [c for c in at.caption if c.value.startswith("Split into two pools")]
     # the default traffic (5 requests/s): a few GPUs, no note
     assert not [i for i in open_page(model="llama-3-8b").info if "very large fleet" in i.value]
+
+
+def test_two_pools_dearer_than_the_colocated_plan_are_explained():
+    # 1,000,000 requests/s with the serving estimate (the page's default model): the disaggregated pools take more
+    # GPUs than the colocated replicas, and the caption says why, with both totals the two verdicts state
+    import re
+    at = open_page(mg_rps="1000000", mg_timing="serving")
+    colocated = int(re.search(r"= ([\d,]+) x ", at.success[0].value).group(1).replace(",", ""))
+    split = [i.value for i in at.info if i.value.startswith("Disaggregated:")][0]
+    pools = int(re.search(r"([\d,]+) in all", split).group(1).replace(",", ""))
+    prefill = re.search(r"prefill on [\d,]+ x \S+ \(([\d,]+) GPUs\)", split).group(1)
+    assert pools > colocated
+    note = [c.value for c in at.caption if c.value.startswith("Split into two pools")]
+    assert note and note[0].startswith(f"Split into two pools it takes {pools:,} GPUs against {colocated:,} colocated: "
+                                       f"its prefill pool ({prefill} GPUs) is sized one prompt at a time"), note
 
 
 def test_a_rate_beyond_the_plans_limit_is_a_warning_and_the_other_inputs_stay():

@@ -362,6 +362,19 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
     assert dear.verdict.endswith(f"{gpus} in all, $1,234/h."), dear.verdict      # not "$1,234.40/h"
 
 
+def test_two_pools_dearer_than_one_are_explained():
+    import dataclasses
+    plan = planning.capacity_plan(L70, H100, TRAFFIC, 0.04, 0.5)
+    d = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5)
+    # as many GPUs or fewer: nothing to explain
+    assert planning.disaggregation_note(plan, dataclasses.replace(d, gpus=plan.gpus)) == ""
+    # 120 prefill + 155 decode GPUs = 275 against 162 colocated: the prefill pool one prompt at a time
+    more = dataclasses.replace(d, prefill_gpus=120, decode_gpus=155, gpus=275)
+    note = planning.disaggregation_note(dataclasses.replace(plan, gpus=162), more)
+    assert note.startswith("Split into two pools it takes 275 GPUs against 162 colocated: its prefill pool "
+                           "(120 GPUs) is sized one prompt at a time"), note
+
+
 def test_plan_that_cannot_meet_the_target_says_so():
     with pytest.raises(ValueError, match="TPOT of 1.00 ms"):
         planning.capacity_plan(L70, H100, TRAFFIC, 0.001, 1.0)

@@ -116,8 +116,12 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
             st.info(note)
         st.caption(f"The plan's {plan.layout.label}: {plan.layout.convention(model)}."
                    + (" " + parallel_views.refused_words(plan.refused) if plan.refused else ""))
-        st.info(caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
-                                    sel.price_per_hour_usd, grid=grid).verdict)
+        split = caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
+                                    sel.price_per_hour_usd, grid=grid)
+        st.info(split.verdict)
+        more = planning.disaggregation_note(plan, split)
+        if more:  # two pools dearer than one: why, in words
+            st.caption(more)
         with st.expander("Every layout of the grid, cheapest first"):
             options_table(caching.cached_call(planning.plan_options, grid, traffic, tpot_s, ttft_s, sel.price_per_hour_usd))
         st.caption(f"Searched: {layout_choice.grid_label(*searched)} x "
