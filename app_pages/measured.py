@@ -29,12 +29,14 @@ def explore() -> None:
     configs = comparison.configurations(d)
     labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
               for _, c in configs.iterrows()]
+    measured_views.keep_valid("ms_config", labels)
     pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
                         bind="query-params")
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
     rows = measured_views.config_rows(d, config)
     try:
-        frontier = caching.cached_call(comparison.config_frontier, config.to_dict())
+        frontier = caching.cached_call(comparison.config_frontier, config.to_dict(),
+                                       up_to=comparison.largest_concurrency_per_replica(rows))
         table = caching.cached_call(comparison.compare_rows, rows)
     except ValueError as exc:
         widgets.show_error(exc)

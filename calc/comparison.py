@@ -91,6 +91,18 @@ def config_parallelism(c) -> tuple[int, int]:
     return attention_dp, max(1, n // (width * pp))
 
 
+def largest_concurrency_per_replica(rows: pd.DataFrame) -> float:
+    """The largest measured concurrency of a configuration's rows per replica (``config_parallelism``), NaN when
+    no row states one (offline runs, request rates). Example: DeepSeek-R1 at TP1 EP8 on 8 GPUs, one replica,
+    --concurrency 3072: 3,072.
+    """
+    conc = pd.to_numeric(rows["concurrency"], errors="coerce").astype(float)
+    if rows.empty or not np.isfinite(conc).any():
+        return float("nan")
+    replicas = config_parallelism(rows.iloc[0])[1]
+    return float(np.nanmax(conc)) / replicas
+
+
 def config_label(c) -> str:
     """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' ('on 1 GPU' for one) for a configuration
     row; ', attention DP8' where attention runs data-parallel inside a replica, ', 4 replicas of 2 GPUs' where
@@ -160,10 +172,12 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     return both.reset_index()[cols]
 
 
-def config_frontier(config, concurrencies=None, params: dict | None = None) -> pd.DataFrame:
+def config_frontier(config, concurrencies=None, params: dict | None = None, up_to=None) -> pd.DataFrame:
     """``calc.serving.serving_frontier`` for one configuration row (the fitted rules of the data set: fp4
     weights on Blackwell's fp4 tensor cores, an unstated KV dtype as ``row_kv_dtype``). Per replica of
-    (tp, pp, ep); throughput is per GPU, so replicas do not move it.
+    (tp, pp, ep); throughput is per GPU, so replicas do not move it. ``up_to``: the largest concurrency per
+    replica the curve must reach (a configuration's largest measured one; without ``concurrencies``, 256 points
+    from 1 to max(1,024, up_to), so that a run at 3,072 clients lies on the curve's span).
 
     Raises:
         ValueError: as ``serving_frontier``.
@@ -174,6 +188,8 @@ def config_frontier(config, concurrencies=None, params: dict | None = None) -> p
         acc = with_matmul(acc, "low_precision")
     wd = "nvfp4" if str(config["weight_dtype"]).lower() == "fp4" else str(config["weight_dtype"])
     kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
+    if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:
+        concurrencies = np.geomspace(1.0, float(up_to), 256)
     return serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
                             int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
                             engine=str(config["engine"]), params=params)

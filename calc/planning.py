@@ -314,7 +314,7 @@ def disaggregation_note(plan: CapacityPlan, split: DisaggregatedPlan) -> str:
     if split.gpus <= plan.gpus:
         return ""
     return (f"Split into two pools it takes {split.gpus:,} GPUs against {plan.gpus:,} colocated: its prefill pool "
-            f"({split.prefill_gpus:,} GPUs) is sized one prompt at a time, each replica busy for a whole TTFT per "
+            f"({split.prefill_gpus:,} GPU{'s' * (split.prefill_gpus != 1)}) is sized one prompt at a time, each replica busy for a whole TTFT per "
             "prompt, while a colocated replica carries its prompts in the decode steps it runs anyway. "
             "Disaggregation pays where long prompts stall decoding (a TPOT target the colocated replicas miss "
             "at a useful batch), and moving each request's KV cache between the pools is left out.")

@@ -282,3 +282,22 @@ def test_the_page_icon_is_the_shipped_image(page, app_url):
     assert str(ROOT) not in href
     resp = page.request.get(href)
     assert resp.status == 200 and resp.headers["content-type"] == "image/png"
+
+
+def test_measured_page_link_drops_a_configuration_of_the_previous_accelerator(page, app_url):
+    # A configuration chosen for DeepSeek-V3 on H200 (TensorRT-LLM) is not one of B200's: after the accelerator
+    # changes, the page shows B200's first configuration and the link no longer carries the H200 one (reopened,
+    # it drew a warning that the value is not one of the options).
+    import re
+    page.goto(app_url + "/measured?ms_model=deepseek-v3&ms_acc=h200&ms_engine=TensorRT-LLM")
+    wait_for_app(page)
+    page.locator("[data-testid='stSelectbox']").filter(has_text="Configuration").click()
+    page.get_by_role("option").nth(1).click()
+    page.wait_for_function("() => location.search.includes('ms_config=')", timeout=30_000)
+    wait_for_app(page)
+    page.locator("[data-testid='stSelectbox']").filter(has_text=re.compile(r"^Accelerator")).click()
+    page.get_by_role("option", name="b200", exact=True).click()
+    page.wait_for_function("() => !location.search.includes('ms_acc=h200')", timeout=30_000)
+    wait_for_app(page)
+    page.wait_for_function("() => !location.search.includes('ms_config=')", timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0

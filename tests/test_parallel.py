@@ -373,6 +373,8 @@ def test_two_pools_dearer_than_one_are_explained():
     note = planning.disaggregation_note(dataclasses.replace(plan, gpus=162), more)
     assert note.startswith("Split into two pools it takes 275 GPUs against 162 colocated: its prefill pool "
                            "(120 GPUs) is sized one prompt at a time"), note
+    one = dataclasses.replace(d, prefill_gpus=1, decode_gpus=2, gpus=3)
+    assert "its prefill pool (1 GPU) is sized" in planning.disaggregation_note(dataclasses.replace(plan, gpus=2), one)
 
 
 def test_plan_that_cannot_meet_the_target_says_so():

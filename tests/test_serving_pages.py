@@ -418,3 +418,27 @@ def test_measured_page_says_its_curve_is_a_current_release_and_its_rows_their_ow
     assert not at.exception
     caption = next(c.value for c in at.caption if "The curve is for a current release" in c.value)
     assert SOFTWARE_LATEST_RELEASE in caption and "the release that row ran" in caption
+
+
+def test_the_curve_reaches_the_largest_measured_concurrency():
+    # TensorRT-LLM's DeepSeek-R1 FP4 max-throughput run on 8 B200s: TP1 EP8 (attention DP8, one replica) at
+    # --concurrency 3072, beyond the frontier's default span of 1-1,024: the curve now runs to 3,072 per replica,
+    # so the run's throughput point lies on the curve's span, not beyond its end.
+    df = measurements.load_measurements()
+    rows = df[df["id"].str.startswith("trtllm-dsr1-b200-maxtput-fp16kv")]
+    assert comparison.largest_concurrency_per_replica(rows) == 3072.0
+    config = comparison.configurations(rows).iloc[0]
+    fr = comparison.config_frontier(config.to_dict(), up_to=3072.0)
+    assert fr["concurrency"].max() == pytest.approx(3072.0) and len(fr) == 256
+    assert comparison.config_frontier(config.to_dict())["concurrency"].max() == pytest.approx(1024.0)
+    assert np.isnan(comparison.largest_concurrency_per_replica(rows.assign(concurrency=pd.NA)))
+
+
+def test_measured_page_engine_shows_by_name_and_a_link_may_name_it_either_way():
+    # the engine box shows "TensorRT-LLM" (calc's id "trtllm"); a link with either form opens it, without a warning
+    for value in ("TensorRT-LLM", "trtllm", "tensorrt-llm"):
+        at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine=value)
+        assert not at.exception
+        box = at.selectbox(key="ms_engine")
+        assert box.value == "trtllm" and box.format_func(box.value) == "TensorRT-LLM", value
+        assert not [w for w in at.warning if "ms_engine" in w.value], value

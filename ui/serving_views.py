@@ -19,8 +19,8 @@ BOUND_AND_ESTIMATE = ("**Bound**: the roofline lower bound (every byte at the sp
                       "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
                       "cross-validated errors")
 #: The date of the software an estimate assumes, for any engine: the newest release in the benchmarks.
-CURRENT_RELEASE = (f"a current release of the chosen engine, dated (for every engine) at the newest release in the "
-                   f"benchmarks, {SOFTWARE_LATEST_RELEASE}: later releases may be faster")
+CURRENT_RELEASE = (f"a current release of the chosen engine, dated, whichever engine that is, at the newest release "
+                   f"of any engine in the benchmarks ({SOFTWARE_LATEST_RELEASE}): later releases may be faster")
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
