@@ -218,10 +218,11 @@ def _load_config() -> None:
             # the format came from the previous model's checkpoint, not from the user: this one declares none
             st.session_state["wq"] = "bf16"
             info += (" Weights back to bf16: this config declares no quantization." if not said else
-                     f" Weights back to bf16: its quantization_config ({said}) is a scheme calc does not model.")
+                     f" Weights back to bf16: its quantization_config ({said}) is a scheme the explorer does "
+                     "not model.")
         elif said:
-            info += (f" Its quantization_config ({said}) is a scheme calc does not model, so the weights stay at "
-                     f"{st.session_state.get('wq', 'bf16')}: choose the nearest format under Weights.")
+            info += (f" Its quantization_config ({said}) is a scheme the explorer does not model, so the weights "
+                     f"stay at {st.session_state.get('wq', 'bf16')}: choose the nearest format under Weights.")
     st.session_state["_cfg_info"] = info
 
 
