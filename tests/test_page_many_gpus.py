@@ -117,7 +117,8 @@ def test_absurd_pin_values_are_messages():
 
 def test_tp16_says_it_leaves_the_nvlink_domain():
     at = open_page(model="llama-3.1-70b", mg_tp="16")
-    assert any("span more than one NVLink 4" in c.value and "InfiniBand NDR" in c.value for c in at.caption)
+    assert any("span more than one NVLink 4" in c.value and "InfiniBand NDR" in c.value and "two levels" in c.value
+               for c in at.caption)
 
 
 def test_a_layout_that_does_not_fit_shows_no_headline_numbers_and_the_smallest_that_does():

@@ -226,8 +226,9 @@ def memory_and_step_charts(summary, layout, split, interconnect, ic_default) -> 
         link = collectives.get_interconnect(interconnect) if interconnect else ic_default
         if link is not None and layout.gpus_per_replica > link.domain_size and link.scale_out:
             right.caption(f"{layout.gpus_per_replica} GPUs per replica span more than one {link.name} domain "
-                          f"({link.domain_size} GPUs): collectives that leave it run over "
-                          f"{collectives.get_interconnect(link.scale_out).name}.")
+                          f"({link.domain_size} GPUs): a collective that leaves it runs in two levels, inside each "
+                          f"domain on its own links and between domains over "
+                          f"{collectives.get_interconnect(link.scale_out).name}, each GPU on its own NIC.")
         if split["bubble_s"] > 0:
             right.caption(f"Pipeline bubble: stages idle {formats.fmt_seconds(split['bubble_s'])} of each step "
                           f"(fewer micro-batches in flight than stages).")
