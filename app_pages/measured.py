@@ -3,7 +3,7 @@ measured (the shipped data set, a user's CSV or InferenceX results)."""
 import streamlit as st
 
 from calc import comparison, measurements
-from ui import caching, charts, downloads, formats, measured_views, serving_views, widgets
+from ui import caching, charts, downloads, formats, measured_views, serving_views, url_state, widgets
 
 st.title("Against published measurements")
 st.markdown(
@@ -29,7 +29,7 @@ def explore() -> None:
     configs = comparison.configurations(d)
     labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
               for _, c in configs.iterrows()]
-    measured_views.keep_valid("ms_config", labels)
+    url_state.keep_valid("ms_config", labels)
     pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
                         bind="query-params")
     config = configs.iloc[labels.index(pick) if pick in labels else 0]

@@ -34,18 +34,17 @@ ACTIVATION_BYTES = 2
 
 def _links(accelerator: Accelerator, layout: Layout, interconnect) -> tuple:
     """(the fabric of the TP/EP group, the link between stages), or Nones for one accelerator. The group's
-    collectives span domains themselves (``calc.collectives.group_all_reduce_s``); stages beyond one domain
-    hand over on the scale-out network."""
+    collectives span domains themselves (``calc.collectives.group_all_reduce_s``, which refuses a group beyond
+    one domain of a fabric without a scale-out network); stages beyond one domain hand over on the scale-out
+    network."""
     ic = resolve_interconnect(accelerator, interconnect)
     if layout.is_single:
         return None, None
     if ic is None:
         raise ValueError(f"{accelerator.name} is not ganged with others (no interconnect); use tp = pp = ep = 1 "
                          "or name an interconnect")
-    link_for_group(ic, layout.width)  # a group beyond one domain needs a scale-out network
-    group = ic
     between = link_for_group(ic, layout.gpus_per_replica) if layout.pp > 1 else ic
-    return group, between
+    return ic, between
 
 
 def parallel_step_arrays(model: ModelConfig, accelerator: Accelerator, batch, context_len, layout: Layout,

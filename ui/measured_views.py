@@ -157,15 +157,6 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                               "source": st.column_config.LinkColumn("source")})
 
 
-def keep_valid(key: str, options) -> None:
-    """Before the URL-bound selectbox ``key`` is drawn: a value left from an earlier choice that is not one of
-    its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
-    the box and the link show the same choice (the link kept the stale value, and reopened, warned about it)."""
-    options = list(options)
-    if options and st.session_state.get(key) is not None and st.session_state[key] not in options:
-        st.session_state[key] = options[0]
-
-
 def selection(df: pd.DataFrame, key: str):
     """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen. The
     engine shows by its name ("TensorRT-LLM") and a link may name it by its id or its name in any case."""
@@ -173,12 +164,12 @@ def selection(df: pd.DataFrame, key: str):
     model = c1.selectbox("Model", sorted(df["model"].unique()), key=f"{key}_model", bind="query-params")
     d = df[df["model"] == model]
     accs = sorted(d["accelerator"].unique())
-    keep_valid(f"{key}_acc", accs)
+    url_state.keep_valid(f"{key}_acc", accs)
     acc = c2.selectbox("Accelerator", accs, key=f"{key}_acc", bind="query-params")
     d = d[d["accelerator"] == acc]
     engines = sorted(d["engine"].unique())
     url_state.accept_url_values(f"{key}_engine", engines, measurements.engine_name)
-    keep_valid(f"{key}_engine", engines)
+    url_state.keep_valid(f"{key}_engine", engines)
     engine = c3.selectbox("Engine", engines, key=f"{key}_engine", bind="query-params",
                           format_func=measurements.engine_name)
     return d[d["engine"] == engine]

@@ -6,13 +6,13 @@ the choices persist from page to page and a copied link reproduces them. Pages r
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import streamlit as st
 
 import calc
 from calc.checkpoint_format import checkpoint_weight_format
+from calc.limits import parse_config_json
 from ui import classroom
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
 from ui.custom_models import dataclasses_replace_name
@@ -228,10 +228,10 @@ def _load_config() -> None:
 
 def _declared_quantization(text: str) -> str:
     """What a config.json's quantization_config declares, in words ("" when it has none or the text does not
-    parse: ``calc.checkpoint_format.checkpoint_weight_format``'s ``said``)."""
+    parse: ``calc.checkpoint_format.checkpoint_weight_format``'s ``said`` of ``calc.limits.parse_config_json``)."""
     try:
-        return checkpoint_weight_format(json.loads(text))[1]
-    except (ValueError, TypeError):
+        return checkpoint_weight_format(parse_config_json(text))[1]
+    except ValueError:
         return ""
 
 

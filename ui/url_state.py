@@ -186,3 +186,12 @@ def _bad_query_value(value: str) -> bool:
     except (ValueError, OverflowError):
         return False
     return not np.isfinite(number)
+
+
+def keep_valid(key: str, options) -> None:
+    """Before the URL-bound selectbox ``key`` is drawn: a value left from an earlier choice that is not one of
+    its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
+    the box and the link show the same choice (the link kept the stale value, and reopened, warned about it)."""
+    options = list(options)
+    if options and st.session_state.get(key) is not None and st.session_state[key] not in options:
+        st.session_state[key] = options[0]
