@@ -1,6 +1,6 @@
 """The serving model against InferenceX results it was not fitted on (printed figures, not a timed test).
 
-Run: python bench/bench_inferencex.py RESULTS.json [MORE.json ...]
+Run: python bench/bench_inferencex.py [--date YYYY-MM-DD] RESULTS.json [MORE.json ...]
 RESULTS: InferenceX result files of any shape ``calc.inferencex.parse_inferencex`` reads (aggregated
 ``agg_*.json`` results, the dashboard's benchmark records, runner results). The dashboard's data are GPL-3.0
 since 2026-03-18, so the project cites them (calc/data/serving_cited.csv) and does not ship their values: load
@@ -8,7 +8,9 @@ your own copy here. Prints the share of rows within 25% and 50% (|predicted / me
 ``calc.serving_fit.error_summary``) and the median of measured / predicted (``median_ratio``: above 1, the
 engine was slower than the estimate), overall, by metric and by accelerator,
 engine and model, with the stored parameters (calc/data/serving_params.json). Rows with speculative decoding,
-multi-node or disaggregated runs are left out, as the fit leaves them out.
+multi-node or disaggregated runs are left out, as the fit leaves them out. ``--date``: the run date of files whose
+objects state none (InferenceMAX's aggregated results of 2025: the date of the commit that added them), which dates
+their engines (``calc.inferencex.parse_inferencex``'s ``run_date``).
 """
 import json
 import sys
@@ -64,10 +66,17 @@ def main(paths) -> int:
     if not paths or any(p in ("-h", "--help") for p in paths):
         print(__doc__)
         return 0 if paths else 2
+    run_date = None
+    if paths[0] == "--date":
+        if len(paths) < 3:
+            print("--date takes a date (YYYY-MM-DD) and is followed by the result files", file=sys.stderr)
+            return 2
+        run_date, paths = paths[1], paths[2:]
     frames = []
     for p in paths:
         try:
-            df, skipped = parse_inferencex(Path(p).read_bytes(), name=Path(p).name, source_id="inferencex-local")
+            df, skipped = parse_inferencex(Path(p).read_bytes(), name=Path(p).name, source_id="inferencex-local",
+                                           run_date=run_date)
         except (OSError, ValueError) as exc:
             print(f"{p}: cannot be read: {exc}", file=sys.stderr)
             return 2
@@ -82,7 +91,8 @@ def main(paths) -> int:
     u = error_summary(unseen["log_ratio"]) if len(unseen) else {"n": 0, "within_25": float("nan"), "within_50": float("nan")}
     print(f"unseen: {u['n']} rows whose measured value is not in the stored data set, within 25% "
           f"{u['within_25']:.1%}, within 50% {u['within_50']:.1%} ({int(rows['in_data_set'].sum())} rows carry a "
-          "value the fit has seen: aiconfigurator's silicon sample holds some InferenceX runs)")
+          "value the fit has seen: the data set holds InferenceMAX's official results of 2025, and aiconfigurator's "
+          "silicon sample some InferenceX runs)")
     pd.set_option("display.width", 160)
     for by in (["metric"], ["accelerator", "engine", "model"]):
         print()

@@ -1,6 +1,6 @@
 """InferenceX (formerly InferenceMAX, SemiAnalysis) benchmark results -> measurement rows.
 
-InferenceX results come in three shapes; ``parse_inferencex`` tells them apart by their fields:
+InferenceX results come in four shapes; ``parse_inferencex`` tells them apart by their fields:
 
 1. **Aggregated result** (``agg_<result>.json``, ``utils/process_result.py`` of
    github.com/SemiAnalysisAI/InferenceX, commit 77f3e680728b4026bb0b9e05dca7ba6cb5502362, Apache-2.0): flat
@@ -27,6 +27,14 @@ InferenceX results come in three shapes; ``parse_inferencex`` tells them apart b
    ``median_ttft_ms``, ``p99_tpot_ms``, ...). Per GPU = server / tp, as process_result.py divides:
    ``gpu.n_gpus`` counts every GPU of the node the power monitor saw, used or not.
 
+4. **InferenceMAX aggregated result of 2025** (``official_data/agg_<model>_<isl>k<osl>k.json`` as InferenceMAX
+   published it in October-November 2025; e.g. ``official_data/`` of github.com/faradawn/InferenceMAX, a fork of the
+   benchmark repository, at commit 7a175041fc1b103832870e8ff4ec3b0b1ff5dd2f of 2025-11-13, Apache-2.0): the aggregated result's fields without ``isl``, ``osl``,
+   ``spec_decoding``, ``disagg``, ``is_multinode`` and ``image``. The lengths are in the file's name ("1k1k":
+   1,024 / 1,024, "8k1k": 8,192 / 1,024; ``lengths_from_name``), speculative decoding is ``mtp`` ("on" / "off"),
+   and a ``dynamo-*`` framework is a disaggregated multi-node run (GB200 NVL72). The file states no date: pass
+   ``run_date`` (the date of the commit that added it is the latest the runs can be) or the rows carry none.
+
 A file holds one object or a list of them. Each becomes rows of ``calc.measurements.COLUMNS`` (output and
 total tokens/s per GPU, TPOT, TTFT, e2e latency, requests/s; not ITL, see ``METRIC_FIELDS``), validated
 as a user's measurements file is; "fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc
@@ -36,6 +44,7 @@ refused with a message that says so.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import re
@@ -189,6 +198,19 @@ def launch_recv_interval(preset: str, accelerator: str, engine: str, precision: 
     return 30 if conc >= 16 else 10
 
 
+_NAME_LENGTHS = re.compile(r"(?<![0-9a-z])(\d+)k(\d+)k(?![0-9a-z])")
+
+
+def lengths_from_name(name: str) -> tuple[int, int] | None:
+    """(input, output) tokens from a file name that carries them as InferenceMAX named its aggregated results,
+    "<isl>k<osl>k" in thousands of 1,024 ("agg_gptoss_1k8k.json" -> (1024, 8192)), or None.
+
+    Raises nothing; two different pairs in one name give None (ambiguous)."""
+    pairs = {(int(a) * 1024, int(b) * 1024) for a, b in _NAME_LENGTHS.findall(str(name).lower())}
+    pairs = {p for p in pairs if p[0] > 0 and p[1] > 0}
+    return pairs.pop() if len(pairs) == 1 else None
+
+
 def _engine(framework: str) -> str:
     f = str(framework).lower()
     return "trtllm" if "trt" in f else "sglang" if "sglang" in f else "vllm" if "vllm" in f else "other"
@@ -223,9 +245,10 @@ def _require(o: dict, fields, where: str, what: str) -> None:
         raise ValueError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)} ({what})")
 
 
-def _normalise(o: dict, where: str) -> dict:
+def _normalise(o: dict, where: str, name_lengths: tuple[int, int] | None = None) -> dict:
     """The object as {hw, model, framework, precision, isl, osl, conc, tp, ep, dp_attention, spec, image,
-    multinode, extra, metrics: [(metric, statistic, field, value in the metric's unit)]}."""
+    multinode, extra, metrics: [(metric, statistic, field, value in the metric's unit)]}. ``name_lengths``: the
+    lengths the file's name carries (``lengths_from_name``), for an aggregated result of 2025 without isl / osl."""
     if "metrics" in o and not isinstance(o["metrics"], dict):
         raise ValueError(f"{where}: field 'metrics' must be an object of metric fields, got {o['metrics']!r:.60}")
     shape = _shape(o)
@@ -250,13 +273,28 @@ def _normalise(o: dict, where: str) -> dict:
         tp_key, ep_key, dp_key = "tp", "ep", "dp_attention"
         extra = f"run {o['ts']}" if o.get("ts") else ""
     else:
-        multinode = o.get("is_multinode") in _TRUE or o.get("disagg") in _TRUE
-        _require(o, [f for f in REQUIRED if not (multinode and f == "tp")], where,
-                 "not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX")
+        # InferenceMAX's aggregated results of 2025 mark a disaggregated multi-node run by its framework alone
+        # ("dynamo-sglang", "dynamo-trtllm" on GB200 NVL72) and speculative decoding as mtp "on" / "off"
+        multinode = (o.get("is_multinode") in _TRUE or o.get("disagg") in _TRUE
+                     or str(o.get("framework", "")).lower().startswith("dynamo"))
+        o = dict(o)
+        if name_lengths and "isl" not in o and "osl" not in o:
+            o["isl"], o["osl"] = name_lengths
+            extra_lengths = (f"lengths {name_lengths[0]:,} / {name_lengths[1]:,} from the file's name (InferenceMAX's "
+                             "aggregated results of 2025 carry none)")
+        else:
+            extra_lengths = ""
+        wanted = [f for f in REQUIRED if not (multinode and f in ("tp", "isl", "osl"))]
+        missing_lengths = [f for f in ("isl", "osl") if f in wanted and f not in o]
+        _require(o, wanted, where,
+                 "not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX"
+                 + ("; an InferenceMAX result of 2025 without isl / osl names them in its file name, e.g. "
+                    "agg_gptoss_1k8k.json for 1,024 / 8,192 tokens" if missing_lengths else ""))
         src, fields, per_server = o, METRIC_FIELDS, False
-        hw, spec = o["hw"], o.get("spec_decoding", "none")
+        mtp = str(o.get("mtp", "")).lower()
+        hw, spec = o["hw"], o.get("spec_decoding", "mtp" if mtp in ("on", "true", "1") else "none")
         tp_key, ep_key, dp_key = "tp", "ep", "dp_attention"
-        extra = ""
+        extra = extra_lengths
     n = dict(hw=str(hw), model=str(o["model"]), framework=str(o["framework"]), precision=str(o["precision"]),
              spec=str(spec if spec is not None else "none").lower(), image=o.get("image"), multinode=multinode,
              extra=extra, shape=shape)
@@ -294,7 +332,8 @@ def _json_kind(value) -> str:
 
 
 def parse_inferencex(data: bytes | str, name: str = "results.json", model: str | None = None,
-                     accelerator: str | None = None, source_id: str = "inferencex-upload") -> tuple[pd.DataFrame, list]:
+                     accelerator: str | None = None, source_id: str = "inferencex-upload",
+                     run_date: str | None = None) -> tuple[pd.DataFrame, list]:
     """Rows of ``calc.measurements.COLUMNS`` from an InferenceX result file: aggregated results
     (``agg_*.json``), dashboard records or runner results (see the module docstring), one object or a list.
 
@@ -306,7 +345,9 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     reason: multi-node (disaggregated) results (the serving model times one aggregated replica), objects whose
     model or hardware no preset matches, and a second object of the same configuration and concurrency.
     Speculative decoding is named in the rows' notes ("speculative decoding on (mtp)", the words
-    ``calc.serving_fit.prepare_rows`` leaves out) and in their ids.
+    ``calc.serving_fit.prepare_rows`` leaves out) and in their ids. An aggregated result of 2025 without lengths
+    takes them from ``name`` (``lengths_from_name``). ``run_date`` ("YYYY-MM-DD"): the date of runs whose objects
+    state none (the serving model dates an engine without a version by its run, ``calc.serving_terms.release_year``).
 
     Returns:
         (DataFrame of the rows, list of "object i: reason" for skipped objects).
@@ -333,10 +374,16 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     if other is not None:
         raise ValueError(f"{name}: a list of something other than InferenceX result objects (item {other + 1} is "
                          f"{_json_kind(objs[other])}); each item must be a result object ({kinds})")
+    if run_date is not None:
+        try:
+            run_date = _dt.date.fromisoformat(str(run_date).strip()).isoformat()
+        except ValueError:
+            raise ValueError(f"run date {run_date!r} is not a date (YYYY-MM-DD)") from None
+    name_lengths = lengths_from_name(name)
     rows, skipped, seen = [], [], {}
     for k, o in enumerate(objs):
         where = f"{name} object {k + 1}"
-        n = _normalise(o, where)
+        n = _normalise(o, where, name_lengths)
         if n["multinode"]:
             skipped.append(f"object {k + 1}: multi-node / disaggregated run (the serving model times one "
                            "aggregated replica)")
@@ -374,7 +421,9 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                     "1x (InferenceX's random dataset)" if n["shape"] != "runner" else "")
                  + (f"; {rounds_note(ROUNDS)} (--num-prompts {ROUNDS} x concurrency after 2 x concurrency "
                     "warm-up requests)" if n["shape"] != "runner" else "")
-                 + (f"; {n['extra']}" if n["extra"] else ""))
+                 + (f"; {n['extra']}" if n["extra"] else "")
+                 + (f"; date {run_date} (given with the file: its objects state none)"
+                    if run_date and "date " not in n["extra"] and not image else ""))
         # DP attention: attention in tp ranks of TP1 (SGLang --dp tp --enable-dp-attention, TensorRT-LLM
         # enable_attention_dp), the experts sharded over the same GPUs (calc's layout: tp 1, ep = GPUs)
         attn_tp, ep = (1, n["tp"]) if n["dp_attention"] else (n["tp"], n["ep"])

@@ -1,4 +1,4 @@
-"""InferenceX JSON in its three shapes -> measurement rows (calc/inferencex.py).
+"""InferenceX JSON in its four shapes -> measurement rows (calc/inferencex.py).
 
 Inputs: tests/data/inferencex_sample.json (aggregated results, utils/process_result.py),
 tests/data/inferencex_dashboard_sample.json (dashboard records in the schema of inferencex.com's benchmark
@@ -293,3 +293,48 @@ def test_configurations_the_model_predicts_come_first_and_labels_say_dp_and_spec
     first, second = (comparison.config_label(c) for _, c in configs.iterrows())
     assert first.startswith("TP1 PP1 EP8 on 8 GPUs, attention DP8") and "speculative" not in first
     assert second.endswith(", speculative decoding")
+
+
+def _agg_2025(**change):
+    # an object of InferenceMAX's aggregated results of 2025 (official_data/agg_*.json): no isl, osl,
+    # spec_decoding, disagg, is_multinode or image; mtp "on" / "off" on some; values made up for the test
+    rec = {"hw": "b200-trt", "tp": 8, "ep": 1, "dp_attention": "false", "conc": 4,
+           "model": "nvidia/DeepSeek-R1-0528-FP4-V2", "framework": "trt", "precision": "fp4",
+           "tput_per_gpu": 132.0, "output_tput_per_gpu": 66.0, "input_tput_per_gpu": 66.0,
+           "mean_ttft": 0.1, "median_ttft": 0.08, "p99_ttft": 0.3, "mean_tpot": 0.0073, "median_tpot": 0.0072,
+           "mean_e2el": 7.0}
+    rec.update(change)
+    return rec
+
+
+def test_inferencemax_2025_results_take_lengths_from_the_file_name_and_a_given_date():
+    text = json.dumps([_agg_2025(), _agg_2025(conc=8, mtp="on"),
+                       _agg_2025(hw="gb200", framework="dynamo-trtllm", tp=72, mtp="off")])
+    df, skipped = inferencex.parse_inferencex(text, "agg_dsr1_1k8k.json", run_date="2025-11-13")
+    # "1k8k": 1 x 1,024 in, 8 x 1,024 out; InferenceX's random lengths average 0.9 of them: 921.6 -> 922, 7372.8 -> 7373
+    assert set(df.input_len) == {922} and set(df.output_len) == {7373}
+    assert _value(df[df.concurrency == 4], "tpot_ms", "mean") == pytest.approx(7.3)  # 0.0073 s
+    # mtp "on" is speculative decoding, named as the fit leaves it out; dynamo on GB200 is a disaggregated run
+    assert "speculative decoding on (mtp)" in df[df.concurrency == 8].notes.iloc[0]
+    assert "speculative decoding" not in df[df.concurrency == 4].notes.iloc[0]
+    assert len(skipped) == 1 and "multi-node / disaggregated" in skipped[0]
+    # the date given with the file is the rows' run date, which the fit reads (serving_fit._RUN_DATE)
+    from calc.serving_fit import _RUN_DATE
+    hit = _RUN_DATE.search(df.notes.iloc[0].lower())
+    assert hit and hit.groups() == ("2025", "11", "13")
+    assert "from the file's name" in df.notes.iloc[0]
+    # without a length in its name the file is refused, with a message that says where the lengths go
+    with pytest.raises(ValueError, match=r"missing fields isl, osl .*agg_gptoss_1k8k.json"):
+        inferencex.parse_inferencex(json.dumps([_agg_2025()]), "results.json")
+    with pytest.raises(ValueError, match="not a date"):
+        inferencex.parse_inferencex(text, "agg_dsr1_1k8k.json", run_date="13/11/2025")
+
+
+@pytest.mark.parametrize("name, lengths", [
+    ("agg_gptoss_1k1k.json", (1024, 1024)), ("official_data__agg_dsr1_8k1k__94f94750.json", (8192, 1024)),
+    ("agg_dsr1_1k8k_fp4_sglang_tp4_conc64_b200.json", (1024, 8192)), ("results.json", None),
+    ("a_1k1k_b_8k1k.json", None),   # two pairs: ambiguous
+    ("agg_h100k1k.json", None),     # not a token of its own
+])
+def test_lengths_from_name(name, lengths):
+    assert inferencex.lengths_from_name(name) == lengths
