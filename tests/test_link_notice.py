@@ -45,6 +45,9 @@ def _open_first(page: str, **query):
     # the live page ends early with st.stop() before a run: the sidebar's refusals are named all the same
     ("app_pages/live.py", {"model": "banana", "gpu": "zzz"}, ["model=banana (not a known model)",
                                                                "gpu=zzz (not a known GPU)"]),
+    # a long value is cut at 40 characters, with an ellipsis that says so
+    ("app_pages/roofline.py", {"wq": "x" * 60}, ["wq=" + "x" * 40 + "… (not one of its"]),
+    ("app_pages/roofline.py", {"wq": "y" * 40}, ["wq=" + "y" * 40 + " (not one of its"]),   # 40: shown whole
     ("app_pages/home.py", {"model": "custom:my model"},                 # loaded in another browser session
      ["model=custom:my model (a model loaded from a config.json in another browser session)"]),
 ])

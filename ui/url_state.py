@@ -131,7 +131,8 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
             why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
                                                         "int_array_value") else "not a value it takes"
         if not ok:
-            refused.append(f"{key[:40]}={md_escape(values[-1][:40])}" + (f" ({md_escape(why)})" if why else ""))
+            shown = values[-1][:40] + ("…" if len(values[-1]) > 40 else "")
+            refused.append(f"{key[:40]}={md_escape(shown)}" + (f" ({md_escape(why)})" if why else ""))
     return refused
 
 
