@@ -442,3 +442,26 @@ def test_measured_page_engine_shows_by_name_and_a_link_may_name_it_either_way():
         box = at.selectbox(key="ms_engine")
         assert box.value == "trtllm" and box.format_func(box.value) == "TensorRT-LLM", value
         assert not [w for w in at.warning if "ms_engine" in w.value], value
+
+
+def test_an_inferencemax_2025_file_takes_its_lengths_from_its_name_and_the_run_date_given():
+    """InferenceMAX's aggregated results of 2025 state no lengths and no date: the page reads the lengths from the
+    file's name and takes the date from its date box, which the rows' notes then carry (the fit's run date)."""
+    import datetime
+    import json
+    rec = {"hw": "h200", "tp": 8, "ep": 1, "dp_attention": "false", "conc": 16, "model": "openai/gpt-oss-120b",
+           "framework": "vllm", "precision": "fp4", "tput_per_gpu": 900.0, "output_tput_per_gpu": 450.0,
+           "input_tput_per_gpu": 450.0, "mean_ttft": 0.05, "median_ttft": 0.04, "mean_tpot": 0.006,
+           "median_tpot": 0.006, "mean_e2el": 6.2}   # made-up values in the format's fields
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[2])
+    at.date_input(key="ms_run_date").set_value(datetime.date(2025, 11, 13)).run()
+    at.get("file_uploader")[0].set_value(("agg_gptoss_1k8k.json", json.dumps([rec]).encode(),
+                                          "application/json")).run()
+    assert not at.exception, at.exception
+    assert not [e.value for e in at.error]
+    df, _ = inferencex.parse_inferencex(json.dumps([rec]), "agg_gptoss_1k8k.json", run_date="2025-11-13")
+    # 1k8k: 0.9 x 1,024 = 922 in, 0.9 x 8,192 = 7,373 out (InferenceX's random lengths' mean)
+    assert set(df.input_len) == {922} and set(df.output_len) == {7373}
+    assert "date 2025-11-13" in df.notes.iloc[0]
+    shown = " ".join(str(s.value) for s in at.selectbox) + " ".join(str(o) for s in at.selectbox for o in s.options)
+    assert "gpt-oss-120b" in shown.lower() or "gpt-oss" in shown.lower(), shown[:300]

@@ -33,11 +33,18 @@ def load_data(choice: str):
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
                           help=("The columns of calc/data/serving_measurements.csv, in order: "
                                 + ",".join(measurements.COLUMNS)) if kind == "csv" else
-                          "InferenceX JSON, one object or a list, in any of three shapes: the agg_*.json "
-                          "results of a run (utils/process_result.py), the dashboard's benchmark records "
-                          "(inferencex.com's API: hardware, model such as dsr1, metrics in seconds) or a "
-                          "runner's result files (together_runner: metrics in ms, tokens/s of the server). "
-                          "Multi-node and disaggregated runs are skipped.")
+                          "InferenceX JSON, one object or a list, in any of four shapes: the agg_*.json "
+                          "results of a run (utils/process_result.py), InferenceMAX's aggregated results of 2025 "
+                          "(no lengths inside: the file's name carries them, e.g. agg_gptoss_1k8k.json), the "
+                          "dashboard's benchmark records (inferencex.com's API: hardware, model such as dsr1, "
+                          "metrics in seconds) or a runner's result files (together_runner: metrics in ms, tokens/s "
+                          "of the server). Multi-node and disaggregated runs are skipped.")
+    run_date = None
+    if kind == "json":
+        run_date = st.date_input("Run date, for results that state none (optional)", value=None, key="ms_run_date",
+                                 help="InferenceMAX's aggregated results of 2025 carry no date or image: the serving "
+                                      "model dates an engine without a version by its run (a later release runs "
+                                      "closer to the roofline). Without a date such rows are taken as of 2025.")
     if up is None:
         st.info("Upload a file to compare it; the data set is shown until then.")
         return shipped()
@@ -45,7 +52,8 @@ def load_data(choice: str):
     try:
         if kind == "csv":
             return caching.cached_call(measurements.measurements_from_text, data, formats.safe_name(up.name))
-        df, skipped = caching.cached_call(inferencex.parse_inferencex, data, formats.safe_name(up.name))
+        df, skipped = caching.cached_call(inferencex.parse_inferencex, data, formats.safe_name(up.name),
+                                          run_date=run_date.isoformat() if run_date else None)
         for s in skipped:
             st.caption(f"Skipped {formats.md_escape(s)}.")
         return df
