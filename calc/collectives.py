@@ -34,6 +34,9 @@ class Interconnect:
         latency_s: per hop of a ring (once per all-to-all: its sends overlap), a few microseconds.
         domain_size: accelerators this fabric joins (8 in an HGX server); larger groups use ``scale_out``.
         scale_out: id of the network between domains (InfiniBand, RoCE, Ethernet), or None.
+        direct_peers: True where every accelerator of a domain writes to every other at once (a switch:
+            NVSwitch; a full mesh: AMD's 8-GPU Infinity Fabric), so that an all-reduce needs one or two hops,
+            not a ring's 2 (n - 1) (``all_reduce_s``); False for a ring or torus (TPU ICI) and PCIe.
         source: the vendor sheet (not compared).
 
     Raises:
@@ -46,6 +49,7 @@ class Interconnect:
     latency_s: float
     domain_size: int
     scale_out: str | None = None
+    direct_peers: bool = False
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -122,11 +126,37 @@ def ring_all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
     return float(out) if out.ndim == 0 else out
 
 
+def all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
+    """Seconds of an all-reduce of ``message_bytes`` over ``n_ranks`` ranks of one domain: the fastest
+    schedule the fabric allows.
+
+    On a fabric whose ranks write to every peer at once (``interconnect.direct_peers``: NVSwitch, a full
+    mesh), the least of a one-shot all-reduce, ``(n - 1) x M / bw + latency`` (each rank reads every peer's
+    whole buffer in one hop and sums), and a two-shot one, ``2 (n - 1) / n x M / bw + 2 x latency`` (a
+    reduce-scatter and an all-gather, each one hop to all peers at once). These are the custom all-reduces the
+    serving engines run on small messages instead of NCCL's ring: vLLM's ``custom_all_reduce`` (its 1-stage
+    and 2-stage kernels, csrc/custom_all_reduce.cuh, also used by SGLang) and TensorRT-LLM's ONESHOT and
+    TWOSHOT ``AllReduceStrategy``. Elsewhere, and where it is faster, ``ring_all_reduce_s``. 0 for one rank.
+    Example: 16,384 B (one token of Llama-3.1-70B in bf16) over 8 H100s on NVLink 4 (450 GB/s, 1 us):
+    one-shot 7 x 16,384 / 450e9 + 1 us = 1.255 us, two-shot 0.064 + 2 = 2.064 us, ring 14.06 us: 1.255 us.
+    At 1 MB the two-shot (3.89 + 2 = 5.89 us) beats the one-shot (16.6 us) and the ring (17.9 us).
+    """
+    ring = ring_all_reduce_s(message_bytes, n_ranks, interconnect)
+    n = int(n_ranks)
+    if n <= 1 or not interconnect.direct_peers:
+        return ring
+    m = np.asarray(message_bytes, dtype=float)
+    bw, lat = interconnect.bandwidth_bytes_per_s, interconnect.latency_s
+    out = np.minimum(np.minimum((n - 1) * m / bw + lat, 2.0 * (n - 1) / n * m / bw + 2.0 * lat), ring)
+    return float(out) if out.ndim == 0 else out
+
+
 def group_all_reduce_s(message_bytes, n_ranks: int, fabric: Interconnect):
     """Seconds of an all-reduce of ``message_bytes`` over ``n_ranks`` ranks of a fabric of domains.
 
-    Within one domain (``n <= fabric.domain_size``): ``ring_all_reduce_s`` on the fabric. Over k = n / d
-    domains of d ranks: a reduce-scatter and an all-gather inside each domain on the fabric, and between
+    Within one domain (``n <= fabric.domain_size``): ``all_reduce_s`` on the fabric. Over k = n / d
+    domains of d ranks: a reduce-scatter and an all-gather inside each domain on the fabric (one hop each where
+    the fabric reaches every peer directly, ``direct_peers``, else d - 1 each), and between
     them an all-reduce of each rank's M / d slice across the k domains on the scale-out network, every GPU
     on its own NIC, its latency that of a tree (2 ceil(log2 k) hops):
     ``2 (d - 1) / d x M / bw_fabric + 2 (d - 1) x latency_fabric + 2 (k - 1) / k x M / d / bw_net
@@ -143,9 +173,10 @@ def group_all_reduce_s(message_bytes, n_ranks: int, fabric: Interconnect):
         ValueError: the group spans domains and the fabric has no scale-out network.
     """
     def across(m, n, d, k, net):
-        return (2.0 * (d - 1) / d * m / fabric.bandwidth_bytes_per_s + 2.0 * (d - 1) * fabric.latency_s
+        hops = 1.0 if fabric.direct_peers else d - 1.0
+        return (2.0 * (d - 1) / d * m / fabric.bandwidth_bytes_per_s + 2.0 * hops * fabric.latency_s
                 + 2.0 * (k - 1) / k * m / d / net.bandwidth_bytes_per_s + 2.0 * np.ceil(np.log2(k)) * net.latency_s)
-    return _over_domains(message_bytes, n_ranks, fabric, ring_all_reduce_s, across)
+    return _over_domains(message_bytes, n_ranks, fabric, all_reduce_s, across)
 
 
 def group_all_to_all_s(message_bytes, n_ranks: int, fabric: Interconnect):

@@ -350,13 +350,14 @@ def test_compare_tiers_columns():
 
 def test_ganged_replica_is_tensor_parallel_with_its_all_reduces():
     # Llama-3.1-70B on H100s: a replica of TP 2; its decode speed is calc's TP 2 step at the clamped batch,
-    # which pays 80 x 2 ring all-reduces over NVLink 4 (2 x 1/2 x B x 8,192 x 2 B / 450 GB/s + 2 x 1 us each).
+    # which pays 80 x 2 all-reduces over NVLink 4, one-shot at two GPUs (each reads its peer's B x 8,192 x 2 B in one
+    # hop: 1 x M / 450 GB/s + 1 us each; a ring's 2 x 1/2 x M / 450 GB/s + 2 x 1 us is slower by 1 us).
     from calc import decode_step_time
     r = self_hosted_rates(TrafficScenario(), _setup("llama-3.1-70b", batch=8))
     m, h100 = get_model("llama-3.1-70b"), get_accelerator("h100-sxm")
     step = decode_step_time(m, h100, r.batch, r.context_len, tp=2)
     assert r.decode_tokens_per_s == pytest.approx(step.tokens_per_s)
-    assert step.comm_s == pytest.approx(160 * (r.batch * 8192 * 2 / 450e9 + 2e-6))
+    assert step.comm_s == pytest.approx(160 * (r.batch * 8192 * 2 / 450e9 + 1e-6))
 
 
 def test_verdict_writes_money_the_house_way():

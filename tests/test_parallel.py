@@ -3,6 +3,7 @@
 Every expected value is computed by hand in the comment beside it (NVLink 4: 450 GB/s per GPU and
 direction, 1 us per hop; PCIe Gen5: 63 GB/s, 5 us; H100 SXM: 80 GB, 3.35 TB/s, 989 TFLOP/s bf16).
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -126,6 +127,26 @@ def test_ring_all_reduce_formula():
     assert collectives.ring_all_reduce_s(16_384, 1, NVLINK4) == 0
 
 
+def test_all_reduce_on_a_switch_takes_one_or_two_hops():
+    # NVSwitch lets every GPU write to all 7 peers at once (direct_peers): the engines' one-shot all-reduce,
+    # (n - 1) x M / bw + latency, and two-shot, 2 (n - 1) / n x M / bw + 2 x latency, beat the ring's 14 hops.
+    # 16,384 B over 8 H100s (450 GB/s, 1 us): one-shot 7 x 16,384 / 450e9 + 1 us = 0.2549 + 1 = 1.2549 us;
+    # two-shot 0.0637 + 2 = 2.0637 us; ring 14.0637 us -> 1.2549 us.
+    assert NVLINK4.direct_peers
+    assert collectives.all_reduce_s(16_384, 8, NVLINK4) == pytest.approx(1.2549e-6, rel=1e-3)
+    # 1 MiB (1,048,576 B): one-shot 7 x 1,048,576 / 450e9 + 1 us = 17.31 us; two-shot 2 x 7/8 x 1,048,576 / 450e9
+    # + 2 us = 4.078 + 2 = 6.078 us; ring 4.078 + 14 = 18.08 us -> 6.078 us
+    assert collectives.all_reduce_s(1_048_576, 8, NVLINK4) == pytest.approx(6.0779e-6, rel=1e-3)
+    # PCIe has no switch that carries every pair at full speed here: the ring, 2 x 3/4 x 16,384 / 63e9 + 6 x 5 us
+    pcie = collectives.get_interconnect("pcie5")
+    assert not pcie.direct_peers
+    assert collectives.all_reduce_s(16_384, 4, pcie) == pytest.approx(2 * 0.75 * 16_384 / 63e9 + 30e-6, rel=1e-9)
+    assert collectives.all_reduce_s(16_384, 1, NVLINK4) == 0
+    # arrays of messages, each the least of the three schedules
+    out = collectives.all_reduce_s(np.array([16_384, 1_048_576]), 8, NVLINK4)
+    assert out == pytest.approx([1.2549e-6, 6.0779e-6], rel=1e-3)
+
+
 def test_all_to_all_pays_its_latency_once_like_deepep():
     # DeepEP's low-latency dispatch (deepseek-ai/DeepEP docs/legacy.md): 128 tokens x 7168 hidden x top-8 in
     # FP8 = 7,340,032 B per rank, H800 + 400 Gb/s CX7: 155 us at EP 32, 194 us at EP 256.
@@ -141,18 +162,24 @@ def test_all_to_all_pays_its_latency_once_like_deepep():
 
 def test_all_reduce_over_two_servers_runs_in_two_levels():
     # 16 tokens of DeepSeek-V3 (16 x 7,168 x 2 B = 229,376 B) over TP 16 on 2 HGX H100 servers:
-    # inside each server a reduce-scatter and an all-gather on NVLink 4: 2 x 7/8 x 229,376 / 450e9 = 0.892 us
-    # + 2 x 7 x 1 us; between the 2 servers each GPU's 1/8 slice (28,672 B) all-reduced on its own NDR NIC:
-    # 2 x 1/2 x 28,672 / 50e9 = 0.573 us + 2 x ceil(log2 2) x 5 us. Total 0.892 + 14 + 0.573 + 10 = 25.47 us,
-    # where a flat ring at InfiniBand's pace would take 2 x 15/16 x 229,376 / 50e9 + 30 x 5 us = 158.6 us.
+    # inside each server a reduce-scatter and an all-gather on NVLink 4, one hop each (NVSwitch reaches every
+    # peer): 2 x 7/8 x 229,376 / 450e9 = 0.892 us + 2 x 1 us; between the 2 servers each GPU's 1/8 slice
+    # (28,672 B) all-reduced on its own NDR NIC: 2 x 1/2 x 28,672 / 50e9 = 0.573 us + 2 x ceil(log2 2) x 5 us.
+    # Total 0.892 + 2 + 0.573 + 10 = 13.465 us, where a flat ring at InfiniBand's pace would take
+    # 2 x 15/16 x 229,376 / 50e9 + 30 x 5 us = 158.6 us.
     msg = 16 * 7168 * 2
     ndr = collectives.get_interconnect("infiniband-ndr")
-    assert collectives.group_all_reduce_s(msg, 16, NVLINK4) == pytest.approx(25.465e-6, rel=1e-3)
+    assert collectives.group_all_reduce_s(msg, 16, NVLINK4) == pytest.approx(13.465e-6, rel=1e-3)
     assert collectives.ring_all_reduce_s(msg, 16, ndr) == pytest.approx(158.60e-6, rel=1e-3)
-    # within one server it is the ring on the fabric; 8 servers (k = 8): the tree's 2 x 3 hops of 5 us
-    assert collectives.group_all_reduce_s(msg, 8, NVLINK4) == collectives.ring_all_reduce_s(msg, 8, NVLINK4)
-    # TP 64: 0.892 + 14 + 2 x 7/8 x 28,672 / 50e9 (1.004) + 30 = 45.90 us
-    assert collectives.group_all_reduce_s(msg, 64, NVLINK4) == pytest.approx(45.896e-6, rel=1e-3)
+    # within one server it is the fabric's own all-reduce (all_reduce_s: one-shot 7 x 229,376 / 450e9 + 1 us =
+    # 4.568 us, two-shot 0.892 + 2 = 2.892 us); 8 servers (k = 8): the tree's 2 x 3 hops of 5 us
+    assert collectives.group_all_reduce_s(msg, 8, NVLINK4) == collectives.all_reduce_s(msg, 8, NVLINK4)
+    assert collectives.group_all_reduce_s(msg, 8, NVLINK4) == pytest.approx(2.892e-6, rel=1e-3)
+    # TP 64: 0.892 + 2 + 2 x 7/8 x 28,672 / 50e9 (1.004) + 30 = 33.90 us
+    assert collectives.group_all_reduce_s(msg, 64, NVLINK4) == pytest.approx(33.896e-6, rel=1e-3)
+    # a fabric without direct peers keeps the ring inside each domain: 2 x 7 hops of 1 us, 25.465 us at TP 16
+    ring_fabric = dataclasses.replace(NVLINK4, direct_peers=False)
+    assert collectives.group_all_reduce_s(msg, 16, ring_fabric) == pytest.approx(25.465e-6, rel=1e-3)
     with pytest.raises(ValueError, match="network between domains"):
         collectives.group_all_reduce_s(msg, 16, collectives.get_interconnect("ici-v5e").__class__(
             id="x", name="one box", bandwidth_bytes_per_s=1e11, latency_s=1e-6, domain_size=8))
@@ -170,18 +197,19 @@ def test_all_to_all_across_servers_splits_fabric_and_network():
     assert collectives.group_all_to_all_s(msg, 8, NVLINK4) == collectives.all_to_all_s(msg, 8, NVLINK4)
 
 
-def test_decode_at_tp8_on_h100_weights_an_eighth_and_ring_all_reduces():
+def test_decode_at_tp8_on_h100_weights_an_eighth_and_one_shot_all_reduces():
     one = calc.decode_step_time(L70, H100, 1, 8192)
     eight = calc.decode_step_time(L70, H100, 1, 8192, tp=8)
     # TP 1: 141.1 GB less the gathered 2.10 GB input table (128,256 x 8,192 x 2 B) = 139.0 GB / 3.35 TB/s
     # = 41.49 ms of weight read; TP 8: 17.38 GB / 3.35 TB/s = 5.187 ms.
     assert eight.weights_s == pytest.approx(one.weights_s / 8, rel=1e-12)
     assert eight.weights_s == pytest.approx(5.1868e-3, rel=1e-4)
-    # 80 layers x 2 all-reduces of one token's activations, 8,192 x 2 B = 16,384 B:
-    # 160 x 14.0637 us = 2.2502 ms.
-    assert eight.comm_s == pytest.approx(160 * (2 * 7 / 8 * 16_384 / 450e9 + 14e-6), rel=1e-12)
-    assert eight.comm_s == pytest.approx(2.2502e-3, rel=1e-4)
-    # total = kv + max(weights, compute) + comm: 0.1002 + 5.265 + 2.250 = 7.616 ms.
+    # 80 layers x 2 all-reduces of one token's activations, 8,192 x 2 B = 16,384 B, each one-shot over NVSwitch
+    # (each GPU reads its 7 peers' buffers in one hop): 7 x 16,384 / 450e9 + 1 us = 1.2549 us; 160 x 1.2549 us
+    # = 0.20078 ms (a ring's 2 x 7 hops would take 160 x 14.0637 us = 2.2502 ms).
+    assert eight.comm_s == pytest.approx(160 * (7 * 16_384 / 450e9 + 1e-6), rel=1e-12)
+    assert eight.comm_s == pytest.approx(0.20078e-3, rel=1e-4)
+    # total = kv + max(weights, compute) + comm: 0.1002 + 5.265 + 0.201 = 5.566 ms.
     assert eight.total_s == pytest.approx(eight.kv_s + max(eight.weights_s, eight.compute_s) + eight.comm_s)
     assert one.comm_s == 0
 
@@ -206,13 +234,14 @@ def test_pipeline_at_batch_one_adds_a_hop_and_no_speed():
 
 def test_group_beyond_the_nvswitch_domain_uses_infiniband_between_servers():
     # TP 16 spans two HGX servers: each all-reduce of 16,384 B runs in two levels (group_all_reduce_s):
-    # NVLink 4 inside each server, 2 x 7/8 x 16,384 / 450e9 + 14 x 1 us = 14.064 us, and each GPU's 2,048 B
-    # slice between the servers on its NDR NIC, 2 x 1/2 x 2,048 / 50e9 + 2 x 5 us = 10.041 us:
-    # 160 all-reduces x 24.105 us = 3.857 ms (a flat ring at InfiniBand's pace: 160 x 150.61 us = 24.10 ms).
+    # NVLink 4 inside each server, a reduce-scatter and an all-gather of one hop each, 2 x 7/8 x 16,384 / 450e9
+    # + 2 x 1 us = 2.064 us, and each GPU's 2,048 B slice between the servers on its NDR NIC, 2 x 1/2 x 2,048 /
+    # 50e9 + 2 x 5 us = 10.041 us: 160 all-reduces x 12.105 us = 1.937 ms (a flat ring at InfiniBand's pace:
+    # 160 x 150.61 us = 24.10 ms).
     step = calc.decode_step_time(L70, H100, 1, 8192, tp=16)
-    per = 2 * 7 / 8 * 16_384 / 450e9 + 14e-6 + 2 * 1 / 2 * 2_048 / 50e9 + 2 * 5e-6
+    per = 2 * 7 / 8 * 16_384 / 450e9 + 2e-6 + 2 * 1 / 2 * 2_048 / 50e9 + 2 * 5e-6
     assert step.comm_s == pytest.approx(160 * per, rel=1e-12)
-    assert step.comm_s == pytest.approx(3.857e-3, rel=1e-3)
+    assert step.comm_s == pytest.approx(1.937e-3, rel=1e-3)
 
 
 def test_layout_errors_are_sentences():
