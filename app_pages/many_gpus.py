@@ -67,7 +67,7 @@ def layout_section() -> None:
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
         if engine_here:  # a layout that holds no batch has no serving estimate: the headline says why
             serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
-                                  price_per_gpu_hour_usd=sel.price_per_hour_usd)
+                                  price_per_gpu_hour_usd=sel.price_per_hour_usd, interconnect=interconnect)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
     if st.session_state.get(many_gpus_views.ENGINE_DRAWN_ABOVE) != engine_here:
         # the capacity plan draws the engine selector itself when this block does not: it must run again

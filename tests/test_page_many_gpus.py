@@ -345,3 +345,22 @@ def test_a_grid_where_no_layout_runs_says_why_in_a_sentence():
     assert text.startswith("No layout of the grid can run DeepSeek-V3 on NVIDIA H100 SXM 80GB; the widest layout "
                            "tried, "), text
     assert "does not fit" in text and text.endswith(".")
+
+
+def test_the_serving_estimate_follows_the_interconnect():
+    # Llama-3.1-70B at TP 8 and batch 32 over PCIe Gen5: the serving block's bound and estimate time the same link
+    # as the page's step (they had kept NVLink's). Its bound is calc's serving estimate's, for the request the block
+    # times (7,936 prompt + 256 output tokens, mean context 8,064), with interconnect="pcie5"; over PCIe each
+    # all-reduce is a ring of 2 x 7 hops of 5 us (calc.collectives.all_reduce_s), over NVLink one hop of 1 us.
+    from calc.serving import serving_estimate
+    q = dict(model="llama-3.1-70b", wq="bf16", kvq="bf16", mg_tp=8, mg_b=32)
+    kw = dict(concurrency=32, tp=8, weight_dtype="bf16", kv_dtype="bf16", engine="vllm")
+    pcie = serving_estimate(L70, H100, 7936, 256, interconnect="pcie5", **kw)
+    nv = serving_estimate(L70, H100, 7936, 256, **kw)
+    assert pcie.tpot.comm_s > 20 * nv.tpot.comm_s
+    for link, est in (("PCIe Gen5 x16", pcie), (None, nv)):
+        at = open_page(**(dict(q, mg_ic=link) if link else q))
+        assert not at.exception, at.exception
+        assert metric(at, "TPOT, bound") == fmt_seconds(est.tpot.bound_s)
+        assert metric(at, "TPOT, serving estimate") == fmt_seconds(est.tpot.estimate_s)
+    assert fmt_seconds(pcie.tpot.bound_s) != fmt_seconds(nv.tpot.bound_s)

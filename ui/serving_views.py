@@ -164,10 +164,11 @@ def estimate_or_error(*args, **kwargs):
 
 def section(key: str, model, accelerator, input_len: int, output_len: int, concurrency, weight_dtype: str,
             kv_dtype: str, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1, price_per_gpu_hour_usd=None,
-            which: str = "tpot", output_choice: bool = True):
+            which: str = "tpot", output_choice: bool = True, interconnect=None):
     """A page's serving-estimate block: engine (and batching, output length when ``output_choice``) controls
     keyed under ``key``, then ``show_estimate``. ``input_len`` is the page's context S: the request timed has a
     prompt of S less its output, so that it ends at S (a prompt of S when the output is not shorter than S).
+    ``interconnect``: the page's link between the GPUs (None: the accelerator's own), for the bound and the estimate.
     Returns the ``ServingEstimate`` or None (after a message)."""
     c1, c2, c3 = st.columns(3)
     engine = engine_select(c1, f"{key}_engine")
@@ -185,7 +186,7 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
     input_len = context - int(output_len) if context > int(output_len) else context
     est = estimate_or_error(model, accelerator, int(input_len), int(output_len), concurrency=concurrency, tp=tp,
                             pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            engine=engine, batching=batching)
+                            engine=engine, batching=batching, interconnect=interconnect)
     if est is not None:
         show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd, prompt_len=int(input_len),
                       output_len=int(output_len))
