@@ -285,11 +285,13 @@ def _normalise(o: dict, where: str, name_lengths: tuple[int, int] | None = None)
         else:
             extra_lengths = ""
         wanted = [f for f in REQUIRED if not (multinode and f in ("tp", "isl", "osl"))]
-        missing_lengths = [f for f in ("isl", "osl") if f in wanted and f not in o]
-        _require(o, wanted, where,
-                 "not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX"
-                 + ("; an InferenceMAX result of 2025 without isl / osl names them in its file name, e.g. "
-                    "agg_gptoss_1k8k.json for 1,024 / 8,192 tokens" if missing_lengths else ""))
+        missing = [f for f in wanted if f not in o]
+        if missing and set(missing) <= {"isl", "osl"}:
+            # every other field of an aggregated result: InferenceMAX's format of 2025, lengths in the file name
+            raise ValueError(f"{where}: an InferenceMAX aggregated result of 2025, which states no lengths (isl, "
+                             "osl): its file name must carry them as InferenceMAX named its files, e.g. "
+                             "agg_gptoss_1k8k.json for 1,024 prompt and 8,192 output tokens; rename the file")
+        _require(o, wanted, where, "not an InferenceX result: see utils/process_result.py of SemiAnalysisAI/InferenceX")
         src, fields, per_server = o, METRIC_FIELDS, False
         mtp = str(o.get("mtp", "")).lower()
         hw, spec = o["hw"], o.get("spec_decoding", "mtp" if mtp in ("on", "true", "1") else "none")

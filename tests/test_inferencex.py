@@ -324,7 +324,8 @@ def test_inferencemax_2025_results_take_lengths_from_the_file_name_and_a_given_d
     assert hit and hit.groups() == ("2025", "11", "13")
     assert "from the file's name" in df.notes.iloc[0]
     # without a length in its name the file is refused, with a message that says where the lengths go
-    with pytest.raises(ValueError, match=r"missing fields isl, osl .*agg_gptoss_1k8k.json"):
+    with pytest.raises(ValueError, match=r"results.json object 1: an InferenceMAX aggregated result of 2025, which "
+                                         r"states no lengths \(isl, osl\): .*agg_gptoss_1k8k.json"):
         inferencex.parse_inferencex(json.dumps([_agg_2025()]), "results.json")
     with pytest.raises(ValueError, match="not a date"):
         inferencex.parse_inferencex(text, "agg_dsr1_1k8k.json", run_date="13/11/2025")

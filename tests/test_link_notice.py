@@ -45,6 +45,8 @@ def _open_first(page: str, **query):
     # the live page ends early with st.stop() before a run: the sidebar's refusals are named all the same
     ("app_pages/live.py", {"model": "banana", "gpu": "zzz"}, ["model=banana (not a known model)",
                                                                "gpu=zzz (not a known GPU)"]),
+    # a select box of one option: "not X, the only option" (DeepSeek-V3.2's rows are vLLM's only)
+    ("app_pages/measured.py", {"ms_model": "deepseek-v3.2", "ms_engine": "zzz"}, ["ms_engine=zzz (not vLLM, the only option)"]),
     # a long value is cut at 40 characters, with an ellipsis that says so
     ("app_pages/roofline.py", {"wq": "x" * 60}, ["wq=" + "x" * 40 + "… (not one of its"]),
     ("app_pages/roofline.py", {"wq": "y" * 40}, ["wq=" + "y" * 40 + " (not one of its"]),   # 40: shown whole

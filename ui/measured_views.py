@@ -154,9 +154,12 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
         shown[col] = pd.to_numeric(shown[col], errors="coerce").map(
             lambda v: float(f"{v:.4g}") if np.isfinite(v) else v)
     html_table.show_table(shown, hide_index=True, width="stretch",
-                          column_order=["id", "metric", "statistic", "concurrency", "value", "predicted", "bound",
-                                        "predicted_over_measured", "source", "note"],
+                          # the numbers first: an imported file's ids are long (InferenceX's name the whole
+                          # configuration) and a grid gave them most of its width
+                          column_order=["metric", "statistic", "concurrency", "value", "predicted", "bound",
+                                        "predicted_over_measured", "id", "source", "note"],
                           column_config={
+                              "id": st.column_config.TextColumn("id", width="medium"),
                               "value": st.column_config.NumberColumn("measured", format="localized"),
                               "predicted": st.column_config.NumberColumn("serving estimate", format="localized"),
                               "bound": st.column_config.NumberColumn("bound", format="localized"),

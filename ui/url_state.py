@@ -113,7 +113,8 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
                 not isinstance(parsed, str) or parsed in options)
             if not ok:
                 shown = [str(o) for o in options]
-                why = ("not one of " + ", ".join(shown) if len(shown) <= 8 and sum(map(len, shown)) <= 80
+                why = (f"not {shown[0]}, the only option" if len(shown) == 1 else
+                       "not one of " + ", ".join(shown) if len(shown) <= 8 and sum(map(len, shown)) <= 80
                        else f"not one of its {len(shown)} options, {shown[0]} to {shown[-1]}")
                 if key in LONG_LISTS:
                     why = ("a model loaded from a config.json in another browser session"
