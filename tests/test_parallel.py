@@ -566,3 +566,15 @@ def test_a_large_disaggregated_plan_writes_its_gpu_count_with_thousands_separato
     d = planning.disaggregated_plan(m, a, t, 10.0, 600.0, 4.5, weight_dtype="fp8", kv_dtype="bf16")
     total = d.prefill_gpus + d.decode_gpus
     assert total >= 1000 and f" {total:,} in all, " in d.verdict, d.verdict
+
+
+def test_gb200_nvl72_is_one_nvlink_domain_of_72():
+    # A GB200 NVL72 rack joins its 72 GPUs through NVLink Switch trays (NVIDIA's GB200 NVL72 datasheet), so TP 32
+    # stays on NVLink: one-shot 31 x 16,384 / 900e9 + 1 us = 0.5644 + 1 = 1.5644 us (two-shot 2 x 31/32 x 16,384 /
+    # 900e9 + 2 us = 2.035 us). On HGX B200 servers of 8, TP 32 spans 4 servers: 2 x 7/8 x 16,384 / 900e9 + 2 x 1 us
+    # inside, 2 x 3/4 x 2,048 / 50e9 + 2 x ceil(log2 4) x 5 us between = 0.0319 + 2 + 0.0614 + 20 = 22.09 us.
+    nvl72 = collectives.default_interconnect(calc.get_accelerator("gb200"))
+    assert nvl72.domain_size == 72 and nvl72.direct_peers
+    assert collectives.group_all_reduce_s(16_384, 32, nvl72) == pytest.approx(1.5644e-6, rel=1e-3)
+    hgx = collectives.get_interconnect("nvlink5")
+    assert collectives.group_all_reduce_s(16_384, 32, hgx) == pytest.approx(22.093e-6, rel=1e-3)

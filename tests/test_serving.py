@@ -240,8 +240,19 @@ def test_collectives_over_pcie_get_their_own_efficiency():
     alone = serving_components(LLAMA8, l40s, 128, 128, [8], make_layout(LLAMA8, 1, 1, 1, 1), "fp8", "fp8")
     assert pcie["pcie"][0] == 1 and nvlink["pcie"][0] == 0 and alone["pcie"][0] == 0   # one GPU: no collective
     p = load_serving_params()["params"]
-    # the same all-reduce bytes take 1 / comm_efficiency_pcie instead of 1 / comm_efficiency of their bound
-    assert 0.05 <= p["comm_efficiency_pcie"]["value"] < p["comm_efficiency"]["value"]
+    assert 0.05 <= p["comm_efficiency_pcie"]["value"] <= 1.0
+    # the same all-reduce bytes take 1 / comm_efficiency_pcie instead of 1 / comm_efficiency of their bound: the
+    # decode step's efficiency part holds comm_s / e - comm_s, so e = 0.25 against 0.5 adds comm_s x (4 - 2)
+    from calc.serving import combine
+    from calc.serving_params import engine_costs, param_values
+    v = param_values(load_serving_params())
+    costs = engine_costs(v, "vllm")
+    for comp, moves in ((pcie, True), (nvlink, False)):
+        quarter = combine(comp, dict(v, comm_efficiency_pcie=0.25, comm_efficiency=0.5), costs)
+        half = combine(comp, dict(v, comm_efficiency_pcie=0.5, comm_efficiency=0.5), costs)
+        extra = quarter["tpot_efficiency"][0] - half["tpot_efficiency"][0]
+        assert extra == pytest.approx(2.0 * comp["comm_s"][0] if moves else 0.0, rel=1e-9, abs=1e-15)
+    assert pcie["comm_s"][0] > 0
 
 
 def test_an_arrival_waits_for_the_step_in_flight():

@@ -34,6 +34,7 @@ NOT_BOUND = {
     ("exercises.py", "f'ex_{ex.key}_{variant}_val'"): "a student's own answer, not part of a shared view",
     ("exercises.py", "f'ex_{ex.key}_{variant}_unit'"): "a student's own answer, not part of a shared view",
     ("measured_views.py", "f'ms_up_{kind}'"): "an uploaded measurements file: a file, not view state",
+    ("measured_views.py", "'ms_run_date'"): "the run date of an uploaded file, which stays with the file (not in a link)",
     ("live_views.py", "'lv_cfgfile'"): "a file upload; the same config.json pasted as text travels as lv_cfg",
     ("live_endpoint.py", "'ep_key'"): "an API key: kept out of the URL on purpose",
     ("live_endpoint.py", "'ep_files'"): "uploaded benchmark results: files, not view state",
