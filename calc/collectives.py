@@ -136,18 +136,18 @@ def all_reduce_s(message_bytes, n_ranks: int, interconnect: Interconnect):
     reduce-scatter and an all-gather, each one hop to all peers at once). These are the custom all-reduces the
     serving engines run on small messages instead of NCCL's ring: vLLM's ``custom_all_reduce`` (its 1-stage
     and 2-stage kernels, csrc/custom_all_reduce.cuh, also used by SGLang) and TensorRT-LLM's ONESHOT and
-    TWOSHOT ``AllReduceStrategy``. Elsewhere, and where it is faster, ``ring_all_reduce_s``. 0 for one rank.
+    TWOSHOT ``AllReduceStrategy``. The ring never beats the two-shot there (the same bytes, 2 (n - 1) hops
+    against 2). Elsewhere, ``ring_all_reduce_s``. 0 for one rank.
     Example: 16,384 B (one token of Llama-3.1-70B in bf16) over 8 H100s on NVLink 4 (450 GB/s, 1 us):
     one-shot 7 x 16,384 / 450e9 + 1 us = 1.255 us, two-shot 0.064 + 2 = 2.064 us, ring 14.06 us: 1.255 us.
     At 1 MB the two-shot (3.89 + 2 = 5.89 us) beats the one-shot (16.6 us) and the ring (17.9 us).
     """
-    ring = ring_all_reduce_s(message_bytes, n_ranks, interconnect)
     n = int(n_ranks)
     if n <= 1 or not interconnect.direct_peers:
-        return ring
+        return ring_all_reduce_s(message_bytes, n_ranks, interconnect)
     m = np.asarray(message_bytes, dtype=float)
     bw, lat = interconnect.bandwidth_bytes_per_s, interconnect.latency_s
-    out = np.minimum(np.minimum((n - 1) * m / bw + lat, 2.0 * (n - 1) / n * m / bw + 2.0 * lat), ring)
+    out = np.minimum((n - 1) * m / bw + lat, 2.0 * (n - 1) / n * m / bw + 2.0 * lat)
     return float(out) if out.ndim == 0 else out
 
 

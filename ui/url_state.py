@@ -49,7 +49,7 @@ def sanitize_query_params() -> list[str]:
                 initial.pop(key, None)
                 why = (f"over {MAX_QUERY_VALUE_CHARS:,} characters" if len(bad) > MAX_QUERY_VALUE_CHARS
                        else "not a finite number")
-                dropped.append((f"{str(key)[:40]}={bad[:40]}" + ("…" if len(bad) > 40 else ""), why))
+                dropped.append((f"{str(key)[:40]}={_cut(bad)}", why))
     return sorted(dropped)
 
 
@@ -132,8 +132,7 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
             why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
                                                         "int_array_value") else "not a value it takes"
         if not ok:
-            shown = values[-1][:40] + ("…" if len(values[-1]) > 40 else "")
-            refused.append(f"{key[:40]}={md_escape(shown)}" + (f" ({md_escape(why)})" if why else ""))
+            refused.append(f"{key[:40]}={md_escape(_cut(values[-1]))}" + (f" ({md_escape(why)})" if why else ""))
     return refused
 
 
@@ -188,6 +187,11 @@ def _bad_query_value(value: str) -> bool:
     except (ValueError, OverflowError):
         return False
     return not np.isfinite(number)
+
+
+def _cut(value: str, chars: int = 40) -> str:
+    """A link value as a notice names it: its first ``chars`` characters, and "…" when there were more."""
+    return value[:chars] + ("…" if len(value) > chars else "")
 
 
 def keep_valid(key: str, options) -> None:
