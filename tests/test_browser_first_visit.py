@@ -137,6 +137,10 @@ def test_cards_and_labels_are_shown_whole(browser, app_url, path, sel, at_least,
         pg.goto(f"{app_url}/{path}")
         wait_for_app(pg)
         pg.locator(sel.split(",")[0]).first.wait_for(state="visible", timeout=30_000)
+        # the page draws its widgets one after another: count them once all have come (a busy machine drew 10 of
+        # the Workloads page's 12 when the first was visible), then look for cuts
+        pg.wait_for_function("([s, k]) => document.querySelectorAll(s).length >= k", arg=[sel, at_least],
+                             timeout=30_000)
         n, cut = pg.evaluate(CUT_TEXT, sel)
     assert n >= at_least, n
     assert cut == [], cut
