@@ -61,7 +61,11 @@ def explore() -> None:
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())
     downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
-                           inputs={k: config[k] for k in comparison.CONFIG_COLUMNS}, sidebar=False)
+                           inputs={**{k: config[k] for k in comparison.CONFIG_COLUMNS},
+                                   **measured_views.upload_inputs(
+                                       choice, st.session_state.get("ms_up_csv" if choice == measured_views.SOURCES[1]
+                                                                    else "ms_up_json"),
+                                       st.session_state.get("ms_run_date"))}, sidebar=False)
 
 
 explore()

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calc import api_tiers, bill, bill_compare, product_traffic
-from ui import bill_views, caching, energy, equations, sidebar, widgets
+from ui import bill_views, caching, energy, equations, formats, sidebar, widgets
 from ui.bill_views import DEFAULTS
 from ui.formats import fmt_usd
 
@@ -87,7 +87,7 @@ def bill_section() -> None:
                                for t in tiers])
         if self_hosted_error:
             st.error(f"Self-hosted tier left out: {self_hosted_error}")
-        st.success(verdict)
+        st.success(formats.md_escape(verdict))  # names of models and tiers are the user's text
 
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,

@@ -161,7 +161,8 @@ def bill_vs_hit_rate(scenario: TrafficScenario, tiers: list[PriceTier], setup: S
 
 def verdict(table: pd.DataFrame) -> str:
     """One sentence on a ``compare_tiers`` table: the cheapest tier, how many times dearer the
-    dearest is, and, with a self-hosted row, against which tiers it wins and from which DAU.
+    dearest is, and, with a self-hosted row, which model it serves, against which tiers it costs less (with a
+    reminder where those tiers serve other models) and from which DAU.
     """
     if table.empty:
         raise ValueError("the table is empty")
@@ -184,9 +185,16 @@ def verdict(table: pd.DataFrame) -> str:
         api = table[table["name"] != "self-hosted"]
         beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
         gpus = f"{sh['n_gpus']:.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
-        out += (f" Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])}) beats {', '.join(beaten)} at this traffic."
-                if beaten else f" Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])}) is dearer than every API tier "
-                "at this traffic.")
+        own = str(sh.get("model", "") or "")
+        own = "" if own == "self-hosted" else own
+        what = f"Self-hosting {own} ({fmt_usd(sh['total_usd'])})" if own \
+            else f"Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])})"
+        other = [n for n, m in zip(api["name"], api["model"]) if n in beaten and str(m) != own] if own else []
+        out += (f" {what} costs less than {', '.join(beaten)} at this traffic" if beaten
+                else f" {what} is dearer than every API tier at this traffic")
+        # a price comparison across models says nothing of what each model can do
+        out += ("; it serves another model than " + ("that tier" if len(other) == 1 else "those tiers")
+                + ", so the bill compares prices, not what the models can do." if other else ".")
         later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
         for _, row in later.iterrows():
             out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} DAU."

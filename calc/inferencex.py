@@ -361,10 +361,15 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     """
     if len(data) > MAX_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes")
+    if not (data.strip() if isinstance(data, (bytes, str)) else data):
+        raise ValueError(f"{name}: an empty file: no InferenceX result in it")
     try:
         doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{name}: not a JSON file ({e})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{name}: not JSON text (not UTF-8); upload the result file as the benchmark wrote it") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{name}: not JSON: at line {e.lineno}, column {e.colno} the text stops making sense "
+                         f"({e.msg.lower()}); upload the result file as the benchmark wrote it") from None
     objs = [doc] if isinstance(doc, dict) else doc
     if isinstance(objs, list) and not objs:
         raise ValueError(f"{name}: an empty list: no InferenceX result in it")

@@ -368,7 +368,15 @@ def test_verdict_writes_money_the_house_way():
                       "n_gpus": [float("nan"), float("nan"), 2.0], "break_even_dau": [float("nan"), 9_999.4, float("nan")]})
     v = verdict(t)
     assert v.startswith("Cheapest: Tier A (a) at $570 per month.") and "$570.49" not in v
-    assert "Self-hosting (2 GPUs, $12,346) is dearer than every API tier" in v
+    assert "Self-hosting 8B ($12,346) is dearer than every API tier" in v
+    # a self-hosted row without a model name says how many GPUs it takes
+    assert "Self-hosting (2 GPUs, $12,346) is dearer" in verdict(t.assign(model=["a", "b", ""]))
+    # cheaper than both tiers, which serve other models: the sentence says the bill compares prices only
+    win = verdict(t.assign(total_usd=[570.49, 1_140.98, 100.0]))
+    assert "Self-hosting 8B ($100) costs less than Tier A, Tier B at this traffic; it serves another model than " \
+           "those tiers, so the bill compares prices, not what the models can do." in win
+    same = verdict(t.assign(total_usd=[570.49, 1_140.98, 100.0], model=["8B", "b", "8B"]))
+    assert "costs less than Tier A, Tier B at this traffic; it serves another model than that tier" in same
     assert "The dearest, self-hosted, costs 21.6x as much." in v  # 12,345.6 / 570.49 = 21.64
     cheap = t.assign(total_usd=[3.5, 7.0, 12_345.6])
     assert verdict(cheap).startswith("Cheapest: Tier A (a) at $3.50 per month.")

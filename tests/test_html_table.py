@@ -35,7 +35,7 @@ def test_number_formats_match_st_dataframe(value, fmt, written):
 
 
 def _cells(html: str) -> list[list[str]]:
-    body = html[html.index("<tbody>"):]
+    body = html[html.index("<tbody>"):].replace("<wbr>", "")  # line-break opportunities, tested on their own
     return [[c.split(">", 1)[1] for c in row.split("</td>")[:-1]] for row in body.split("<tr>")[1:]]
 
 
@@ -88,3 +88,31 @@ def test_a_column_the_table_lacks_is_left_out_as_st_dataframe_does():
     # has no such column, and st.dataframe draws the rest
     html = table_html(pd.DataFrame({"a": [1]}), column_order=("a", "b"), hide_index=True)
     assert ">a</th>" in html and ">b</th>" not in html and _cells(html) == [["1"]]
+
+
+def test_a_link_column_is_an_anchor_with_its_display_text_and_only_for_web_urls():
+    df = pd.DataFrame({"source": ["https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/perf.md",
+                                  "javascript:alert(1)", "aiconfigurator-silicon", 'https://x.org/a"b<c']})
+    cfg = {"source": st.column_config.LinkColumn("source", display_text=r"https?://([^/]+)")}
+    cells = _cells(table_html(df, column_config=cfg, hide_index=True))
+    # the host is the text, the whole URL the target, opened in a new tab
+    assert cells[0] == ['<a href="https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/perf.md" target="_blank" '
+                        'rel="noopener noreferrer">github.com</a>']
+    # anything but an http(s) URL stays plain, escaped text
+    assert cells[1] == ["javascript:alert(1)"] and cells[2] == ["aiconfigurator-silicon"]
+    assert 'href="https://x.org/a&quot;b&lt;c"' in cells[3][0] and cells[3][0].endswith(">x.org</a>")
+    # without a display pattern the URL is its own text
+    plain = _cells(table_html(df.head(1), column_config={"source": st.column_config.LinkColumn("source")},
+                              hide_index=True))
+    assert plain[0][0].endswith(">https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/perf.md</a>")
+
+
+def test_a_long_name_may_break_after_its_underscores_and_slashes_and_a_number_never():
+    df = pd.DataFrame({"metric": ["output_tok_per_s_per_gpu"], "v": [1234.5], "u": ["a/b"]})
+    html = table_html(df, hide_index=True)
+    assert "<td>output_<wbr>tok_<wbr>per_<wbr>s_<wbr>per_<wbr>gpu</td>" in html and "<td>a/<wbr>b</td>" in html
+    assert '<td class="xm-num">1,234.5</td>' in html
+    # not inside a tag: an anchor's URL stays whole, its text may break
+    link = table_html(pd.DataFrame({"s": ["https://a.org/x_y"]}), hide_index=True,
+                      column_config={"s": st.column_config.LinkColumn("s")})
+    assert 'href="https://a.org/x_y"' in link and ">https:/<wbr>/<wbr>a.org/<wbr>x_<wbr>y</a>" in link

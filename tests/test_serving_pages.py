@@ -228,7 +228,9 @@ def test_inferencex_parser_on_a_sample_of_the_real_format():
 
 
 @pytest.mark.parametrize("text, message", [
-    (b"{not json", "not a JSON file"),
+    (b"{not json", r"not JSON: at line 1, column 2 the text stops making sense \(expecting property name"),
+    (b"", "an empty file: no InferenceX result in it"),
+    (b" \n\t", "an empty file"),
     (b"[1, 2]", r"a list of something other than InferenceX result objects \(item 1 is a number\); each item "),
     (b'[{"hw": "h200"}, "x"]', r"\(item 2 is a string\)"),
     (b"3", r"expected an InferenceX result object \(an agg_\*.json result .*\) or a list of them, got a number"),
@@ -465,3 +467,11 @@ def test_an_inferencemax_2025_file_takes_its_lengths_from_its_name_and_the_run_d
     assert "date 2025-11-13" in df.notes.iloc[0]
     shown = " ".join(str(s.value) for s in at.selectbox) + " ".join(str(o) for s in at.selectbox for o in s.options)
     assert "gpt-oss-120b" in shown.lower() or "gpt-oss" in shown.lower(), shown[:300]
+    # the CSV's header names the file and the date given (the link carries neither)
+    up = at.session_state["ms_up_json"]
+    assert measured_views.upload_inputs(measured_views.SOURCES[2], up, at.session_state["ms_run_date"]) == {
+        "uploaded_file": "agg_gptoss_1k8k.json", "run_date_for_undated_results": "2025-11-13"}
+    assert measured_views.upload_inputs(measured_views.SOURCES[2], up, None)["run_date_for_undated_results"] == \
+        "not given"
+    assert measured_views.upload_inputs(measured_views.SOURCES[1], None, None) == {"uploaded_file": "none"}
+    assert measured_views.upload_inputs(measured_views.SOURCES[0], up, None) == {}

@@ -156,13 +156,17 @@ def price_editor() -> tuple[pd.DataFrame, str]:
     edited = st.data_editor(
         st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
         width="stretch", column_config={
-            "name": st.column_config.TextColumn("tier", required=True, help="A short name: the model's, or your own"),
-            "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", help="Base (uncached) input price, USD per 1M tokens"),
-            "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", help="Price of an input token read from the prompt cache, USD per 1M"),
-            "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", help="Output price, USD per 1M tokens"),
-            "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", help="Cache-write price / base input price"),
-            "as_of": st.column_config.TextColumn("as of", width="medium"),  # "2026 (later snapshot)" whole
-            "source": st.column_config.TextColumn("source", width="small"),
+            # widths in pixels that sum to about 760, inside the main column at a 1280-pixel window, so the table does not
+            # scroll sideways there; a long source shows whole on hover and in the cell editor
+            "name": st.column_config.TextColumn("tier", required=True, width=88, help="A short name: the model's, or your own"),
+            "model": st.column_config.TextColumn("model", width=112),
+            "input_usd_per_mtok": st.column_config.NumberColumn("in $/1M", min_value=0.0, format="%.3f", width=76, help="Base (uncached) input price, USD per 1M tokens"),
+            "cached_input_usd_per_mtok": st.column_config.NumberColumn("hit $/1M", min_value=0.0, format="%.3f", width=76, help="Price of an input token read from the prompt cache, USD per 1M"),
+            "output_usd_per_mtok": st.column_config.NumberColumn("out $/1M", min_value=0.0, format="%.3f", width=76, help="Output price, USD per 1M tokens"),
+            "cache_write_multiplier": st.column_config.NumberColumn("write x", min_value=1.0, format="%.2f", width=64, help="Cache-write price / base input price"),
+            "as_of": st.column_config.TextColumn("as of", width=128),  # "2026 (later snapshot)" whole
+            "source": st.column_config.TextColumn("source", width=100, help="Where the prices were read: the whole "
+                                                  "text shows on hover and when the cell is opened"),
         })
 
     link = table_edits.encode_table_edits(default_prices, edited, PRICE_PARAMS)

@@ -31,6 +31,8 @@ TABLE_CLASS, WRAP_CLASS = "xm-table", "xm-table-wrap"
 MAX_ROWS = 50
 
 #: The look: st.dataframe's text size and lines, colours mixed with the theme's text colour (light and dark hold).
+#: A text cell may break a long name after each "_" and "/" (``_breakable``: an id, a metric name, a path), so a wide
+#: table narrows its text columns to fit the page before it scrolls sideways; numbers never break.
 CSS = f"""
 .{WRAP_CLASS} {{ overflow: auto; max-height: 28rem; border-radius: 0.5rem;
   border: 1px solid color-mix(in srgb, currentColor 12%, transparent); }}
@@ -108,6 +110,26 @@ def _cell(value: object, config: Mapping | None, placeholder: str) -> str:
     return str(value)
 
 
+def _breakable(escaped: str) -> str:
+    """Escaped cell text with a line-break opportunity (``<wbr>``, invisible and not copied) after each "_" and "/"
+    outside tags: "output_tok_per_s_per_gpu" may wrap as "output_tok_per_" / "s_per_gpu" in a narrow column."""
+    parts = re.split(r"(<[^>]*>)", escaped)
+    return "".join(p if p.startswith("<") else re.sub(r"([_/])", r"\1<wbr>", p) for p in parts)
+
+
+def _link(value: object, config: Mapping | None) -> str:
+    """A LinkColumn's cell as an anchor that opens in a new tab, its text the ``display_text`` pattern's first
+    group (st.column_config.LinkColumn's rule: r"https?://([^/]+)" shows the host) or else the URL; "" for any other
+    cell, and for a value that is not an http(s) URL (it is then shown as text)."""
+    tc = (config or {}).get("type_config") or {}
+    if tc.get("type") != "link" or not isinstance(value, str) or not re.match(r"https?://\S+$", value.strip()):
+        return ""
+    url = value.strip()
+    m = re.search(tc["display_text"], url) if tc.get("display_text") else None
+    text = m.group(1) if m and m.groups() else url
+    return f'<a href={_attr(url)} target="_blank" rel="noopener noreferrer">{html.escape(text)}</a>'
+
+
 def table_html(df: pd.DataFrame, column_config: Mapping | None = None, column_order: Sequence[str] | None = None,
                hide_index: bool | None = None, placeholder: str | None = None, full_height: bool = False) -> str:
     """The table's HTML: ``df``'s columns in ``column_order`` (default all), headers and formats from
@@ -152,7 +174,8 @@ def table_html(df: pd.DataFrame, column_config: Mapping | None = None, column_or
         for (_, values, cfg), num in zip(columns, numeric):  # aligned by column, not by cell
             classes = " ".join(c for c in ("xm-none" if _empty(values[i]) else "", "xm-num" if num else "") if c)
             attr = f' class="{classes}"' if classes else ""
-            tds.append(f"<td{attr}>{html.escape(_cell(values[i], cfg, placeholder))}</td>")
+            text = _link(values[i], cfg) or html.escape(_cell(values[i], cfg, placeholder))
+            tds.append(f"<td{attr}>{text if num else _breakable(text)}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
     data = df.to_json(orient="split", date_format="iso", default_handler=str)
     wrap = WRAP_CLASS + (" xm-full" if full_height else "")

@@ -62,6 +62,20 @@ def load_data(choice: str):
         return None
 
 
+def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
+    """The upload behind the page's rows, for a download's header lines (``ui.downloads.csv_inputs``): the file's
+    name (``upload``, the file uploader's value: anything with a ``name``; "none" before a file is given) and, for
+    InferenceX JSON, the ``run_date`` (a date) given for results that state none ("not given" without one). The
+    link cannot carry them (a file and its date box stay in the browser), so the CSV says them. {} for the data
+    set."""
+    if choice == SOURCES[0]:
+        return {}
+    out = {"uploaded_file": formats.safe_name(upload.name) if upload is not None else "none"}
+    if choice == SOURCES[2]:
+        out["run_date_for_undated_results"] = run_date.isoformat() if run_date else "not given"
+    return out
+
+
 def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_only: pd.DataFrame):
     """Throughput per GPU against tokens/s per user (InferenceX's axes): the serving estimate with its range
     band, the roofline bound, measured runs, and throughput-only runs at the estimate's tokens/s per user."""
@@ -157,7 +171,10 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                           # the numbers first: an imported file's ids are long (InferenceX's name the whole
                           # configuration) and a grid gave them most of its width
                           column_order=["metric", "statistic", "concurrency", "value", "predicted", "bound",
-                                        "predicted_over_measured", "id", "source", "note"],
+                                        "predicted_over_measured", "id", "source"]
+                          # a note where some row has one (the rows the serving model leaves out say why)
+                          + (["note"] if "note" in shown and shown["note"].fillna("").astype(str).str.strip().any()
+                             else []),
                           column_config={
                               "id": st.column_config.TextColumn("id", width="medium"),
                               "value": st.column_config.NumberColumn("measured", format="localized"),
@@ -165,7 +182,8 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                               "bound": st.column_config.NumberColumn("bound", format="localized"),
                               "predicted_over_measured": st.column_config.NumberColumn("estimate / measured",
                                                                                        format="%.2f"),
-                              "source": st.column_config.LinkColumn("source")})
+                              # the source's host as the link's text: a whole URL would push the table sideways
+                              "source": st.column_config.LinkColumn("source", display_text=r"https?://([^/]+)")})
 
 
 def selection(df: pd.DataFrame, key: str):
