@@ -65,8 +65,8 @@ from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, atte
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
-from .serving_params import (accelerator_notice, engine_costs, engine_settings, error_quantiles,
-                             load_serving_params, matmul_scale, param_values)
+from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
+                             family_factors, load_serving_params, matmul_scale, param_values)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -292,6 +292,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
                 static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
+                family=np.full_like(b, float(s.get("device_family", 0))),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
                 wo=np.full_like(b, 1.0 if dequantized_in_kernel(accelerator, weight_dtype) else 0.0),
@@ -341,6 +342,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # scaled by the software factor of its release date (``software_factor``; 1 at the reference year). Prompt
     # steps keep theirs: compute-bound GEMMs gain little, and the TTFT of newer releases shows no trend
     soft = software_factor(g.get("year", math.nan), p["software_gain_per_year"])
+    # the accelerator family's memory system and short-kernel speed beside the reference's (``family_factors``)
+    fam_bw, fam_fixed = family_factors(p, g.get("family", 0.0))
+    mbu_w, mbu_kv = np.minimum(mbu_w * fam_bw, 1.0), np.minimum(mbu_kv * fam_bw, 1.0)
     mbu_w, mbu_kv = closer_to_peak(mbu_w, soft), closer_to_peak(mbu_kv, soft)
     mfu_d = closer_to_peak(mfu_d, soft)
     costs = dict(costs, **{k: costs[k] * soft for k in ("step", "seq", "moe")})
@@ -356,7 +360,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
     # hides the host work behind the device's (``overlap_fixed_s``)
-    gpu_fixed = g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"]
+    gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"]) * fam_fixed
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
@@ -380,7 +384,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission, and, in a mixture of experts, a cost per MoE layer
-    # per GPU of the replica (``request_moe_overhead_s``: fitted, 0.25 ms, so about 116 ms for DeepSeek-V3's 58
+    # per GPU of the replica (``request_moe_overhead_s``: fitted, 0.095 ms, so about 44 ms for DeepSeek-V3's 58
     # MoE layers on an 8-GPU server and none for a dense model); a static batch is an in-process run
     request = p["request_overhead_s"] + p["request_moe_overhead_s"] * g["n_moe_layers"] * g["gpus"]
     ttft_fixed = n * (fixed_step + prefill_fixed) + request * (1.0 - g["static"])
@@ -501,8 +505,9 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_vers
     settings.update(_engine_options(engine_options, key))
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)
-    settings = dict(settings, matmul_scale=scale)
-    return prm, layout, key, settings, notices + accelerator_notice(prm, acc_key) + more
+    family, fam_notice = device_family(prm, acc_key)
+    settings = dict(settings, matmul_scale=scale, device_family=family)
+    return prm, layout, key, settings, notices + accelerator_notice(prm, acc_key) + more + fam_notice
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:

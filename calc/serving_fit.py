@@ -3,17 +3,22 @@
 ``fit_serving_params(measurements)`` fits the fixed costs and utilisations of
 ``calc/data/serving_params.json`` to the rows of ``calc/data/serving_measurements.csv`` (one published
 number per row): least squares on the log of predicted over measured (``scipy.optimize.least_squares``,
-trust-region reflective, a soft-L1 loss so that one misread row cannot pull every constant), each
-parameter in log space within its bounds, with a weak prior pulling it towards its published value
-(one residual ``log(p / prior) / sigma`` per parameter: a parameter no row informs stays at its prior,
-and is marked "prior", not "fitted"), and each engine's fixed costs partially pooled with the other
-engines' (``POOL_SIGMA_LOG``: a hierarchical prior, Gelman et al., Bayesian Data Analysis, ch. 5).
-How the rows share the loss (``SOURCE_WEIGHTING``, ``source_loss_weights``): "source" gives every source the
-same weight in total, its rows sharing it equally (each row's soft-L1 loss times N / (S x rows of its
-source), N rows of S sources), so that one large dump (aiconfigurator's 1,000-row tables) does not outweigh
-a vendor's 20-row table; "sqrt", the earlier choice, scales each row's residual by 1 / sqrt(rows of its
-source) (normalised to a mean of 1) inside the soft-L1, which in the loss's linear tail lets a source weigh
-like sqrt(its rows). Deterministic: fixed start, no random draws.
+trust-region reflective) under a robust loss (``LOSS``), each parameter in log space within its bounds, with a
+weak prior pulling it towards its published value (one residual ``log(p / prior) / sigma`` per parameter: a
+parameter no row informs stays at its prior, and is marked "prior", not "fitted"), and each engine's fixed costs
+partially pooled with the other engines' (``POOL_SIGMA_LOG``: a hierarchical prior, Gelman et al., Bayesian Data
+Analysis, ch. 5).
+The loss (``LOSS``, ``F_SCALE``): "cauchy", rho(z) = ln(1 + z) on z = (r / 0.2)^2, by default. A row far
+outside (a misread row, a broken run: a 2-node run whose TTFT reached minutes) then pulls on the constants
+less and less the farther it is, so the fit settles where most rows agree, which is what the share within 25%
+counts. "soft_l1", the earlier choice, counts a far row linearly, so a few broken rows moved every constant.
+How the rows share the loss (``SOURCE_WEIGHTING``, ``source_loss_weights``): "sqrt" scales each row's residual
+by 1 / sqrt(rows of its source) (normalised to a mean of 1) inside the loss, so a source weighs about like
+sqrt(its rows): a 1,600-row benchmark dump counts for more than a 30-row table, but not 50 times more.
+"source" gives every source the same weight in total, its rows sharing it equally (each row's loss times
+N / (S x rows of its source), N rows of S sources); with it, 32 rows of one broken benchmark weighed as much as
+1,689 rows of InferenceMAX's official runs.
+Deterministic: fixed start, no random draws.
 
 ``cross_validate`` refits without each source (leave-one-source-out) or each model
 (leave-one-model-out) and predicts the held-out rows; the spread of those errors is the estimate's
@@ -53,8 +58,8 @@ from .layout import make_layout
 from .serving import combine, serving_components
 from .serving_terms import (decimal_year, eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
                             lockstep_persistence, lockstep_share, overlaps_schedule, release_year, spread_outputs)
-from .serving_params import (ENGINE_GROUPS, ENGINES, PARAM_KEYS, PARAMS_PATH, engine_costs, engine_settings,
-                             load_serving_params, matmul_scale, param_values)
+from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
+                             engine_settings, load_serving_params, matmul_scale, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -70,8 +75,12 @@ PRIOR_WEIGHT = 1.0
 POOL_SIGMA_LOG = 0.7
 #: How the rows share the loss: "source" (each source weighs the same in total) or "sqrt" (each row's residual
 #: scaled by 1 / sqrt(rows of its source)); see the module docstring and ``source_loss_weights``.
-SOURCE_WEIGHTING = "source"
-#: Scale of the soft-L1 loss on log(predicted / measured): a row beyond about 0.2 (22%) counts linearly.
+SOURCE_WEIGHTING = "sqrt"
+#: The robust loss on log(predicted / measured) (scipy.optimize.least_squares' ``loss``): "cauchy" (default) or
+#: "soft_l1" (see the module docstring). With the "source" weighting the loss is soft-L1, applied by
+#: ``weighted_soft_l1``.
+LOSS = "cauchy"
+#: Scale of the loss on log(predicted / measured): a row beyond about 0.2 (22%) counts less than quadratically.
 F_SCALE = 0.2
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
@@ -215,7 +224,8 @@ def _row_setup(r, params):
         settings["recv_interval"] = int(recv.group(1))
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
         settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps
-    return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0])
+    return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0],
+                                         device_family=device_family(params, str(r.accelerator))[0])
 
 
 def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False):
@@ -425,7 +435,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
                comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0,
-               software_gain_per_year=0.0)
+               software_gain_per_year=0.0, **{k: 1.0 for k in FAMILY_KEYS})
     flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
                 dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]))
@@ -437,7 +447,7 @@ def source_loss_weights(source_ids, weighting: str | None = None) -> np.ndarray:
 
     "source": N / (S x n_s) for a row of a source of n_s rows (N rows, S sources), so that every source's
     rows sum to N / S and all rows to N: one source of 1,000 rows and one of 20 weigh the same in total.
-    "sqrt": (1 / sqrt(n_s)) / mean over rows, a factor on the row's residual inside the soft-L1 (not on its
+    "sqrt": (1 / sqrt(n_s)) / mean over rows, a factor on the row's residual inside the loss (not on its
     loss). Example: sources a, a, a, b -> "source" weights 4 / (2 x 3) = 0.667 for each a row and
     4 / (2 x 1) = 2 for b (sum 4); "sqrt" 1/sqrt(3) = 0.577 and 1, mean 0.683, so 0.845 and 1.464.
 
@@ -508,13 +518,13 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     def resid(x):
         pred = predict_rows(rows, comps, values(x))
         pooled = [(x[ix] - x[ix].mean()) / POOL_SIGMA_LOG for ix in pools]
-        if weighting == "sqrt":  # the weight scales the residual; scipy applies the soft-L1
+        if weighting == "sqrt":  # the weight scales the residual; scipy applies the loss
             return np.concatenate([weight * np.log(pred / meas), PRIOR_WEIGHT * (x - x0) / sig] + pooled)
         rest = np.concatenate([PRIOR_WEIGHT * (x - x0) / sig] + pooled)
         return np.concatenate([weighted_soft_l1(np.log(pred / meas), weight), weighted_soft_l1(rest, 1.0)])
 
     sol = least_squares(resid, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi),
-                        loss="soft_l1" if weighting == "sqrt" else "linear", f_scale=F_SCALE,
+                        loss=LOSS if weighting == "sqrt" else "linear", f_scale=F_SCALE,
                         method="trf", x_scale=1.0, diff_step=1e-4, max_nfev=400)
     v = values(sol.x)
     jac = sol.jac[: len(meas)]
@@ -530,7 +540,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
     base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"]))}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
-                      "method": "scipy.optimize.least_squares, trf, soft_l1 (f_scale 0.2) on log(predicted / "
+                      "method": f"scipy.optimize.least_squares, trf, {LOSS if weighting == 'sqrt' else 'soft_l1'} "
+                                f"(f_scale {F_SCALE}) on log(predicted / "
                                 "measured), log-parameters within bounds, prior weight 1 per parameter",
                       "source_weighting": weighting}
     return base

@@ -23,6 +23,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from .models import DATA_DIR
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
@@ -61,8 +63,18 @@ PREFILL_MOE_KEYS = tuple(f"prefill_moe_layer_fixed_s.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
 ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s")
 
+#: Accelerator families with their own memory-bandwidth and device fixed-cost factors (``device_families`` in the
+#: file maps each accelerator to one); the reference family (Hopper, the most rows) has both at 1, and an
+#: accelerator the file does not map takes the reference's with a notice (``device_family``).
+DEVICE_FAMILIES = ("ampere", "ada", "blackwell", "cdna3", "cdna4")
+#: Per family: ``mbu_scale.<family>`` multiplies the decode read utilisations (``mbu_weights``, ``mbu_kv``; capped at
+#: 1): how much of its data-sheet bandwidth a family's memory system delivers to decode kernels beside Hopper's.
+#: ``device_fixed_scale.<family>`` multiplies the device-side fixed costs of a decode step (per layer and per MoE
+#: layer): short kernels, their gaps and the expert routing run faster or slower on another generation.
+FAMILY_KEYS = tuple(f"mbu_scale.{f}" for f in DEVICE_FAMILIES) + tuple(f"device_fixed_scale.{f}" for f in DEVICE_FAMILIES)
+
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + FAMILY_KEYS
 
 
 def engine_costs(values: dict, engine: str) -> dict:
@@ -154,6 +166,30 @@ def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
         return mc["values"][accelerator_key] / ref, []
     return 1.0, [f"no measured matmul ceiling for {accelerator_key}: its matmul utilisations are those of "
                  f"{mc['reference']}"]
+
+
+def device_family(params: dict, accelerator_key: str) -> tuple[int, list[str]]:
+    """(index of ``accelerator_key``'s family, notices): 0 for the reference family, ``1 + i`` for
+    ``DEVICE_FAMILIES[i]``, from ``device_families`` in the file; 0 with a notice for an accelerator it does not
+    map (its bandwidth and fixed-cost factors are then the reference's)."""
+    fams = params.get("device_families")
+    if not fams:
+        return 0, []
+    for name, keys in fams["members"].items():
+        if accelerator_key in keys:
+            return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), []
+    return 0, [f"no accelerator family for {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
+               f"those of {fams['reference']}"]
+
+
+def family_factors(values: dict, index) -> tuple:
+    """(bandwidth factor, device fixed-cost factor) for family ``index`` (an int or an array of them, as
+    ``device_family`` gives), from parameter ``values``; 1 for the reference family and for values without
+    family keys."""
+    idx = np.asarray(index, dtype=int)
+    bw = np.array([1.0] + [values.get(f"mbu_scale.{f}", 1.0) for f in DEVICE_FAMILIES])
+    fx = np.array([1.0] + [values.get(f"device_fixed_scale.{f}", 1.0) for f in DEVICE_FAMILIES])
+    return bw[idx], fx[idx]
 
 
 def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:

@@ -326,7 +326,7 @@ def test_a_current_build_is_estimated_at_the_latest_release_and_an_old_one_slowe
     assert old.tpot.estimate_s > now.tpot.estimate_s and old.tpot.bound_s == now.tpot.bound_s
 
 
-def test_every_source_weighs_the_same_in_the_fit_loss():
+def test_how_sources_share_the_fit_loss():
     from calc.serving_fit import source_loss_weights, weighted_soft_l1
     ids = ["big"] * 1000 + ["table"] * 20 + ["sweep"] * 5
     w = source_loss_weights(ids, "source")
@@ -334,9 +334,11 @@ def test_every_source_weighs_the_same_in_the_fit_loss():
     # weighs 341.67 / 1,000 = 0.3417, one of the 20-row table 17.08 and one of the 5-row sweep 68.33
     assert w[0] == pytest.approx(0.341667, rel=1e-5) and w[1000] == pytest.approx(17.0833, rel=1e-5)
     assert w[-1] == pytest.approx(68.3333, rel=1e-5) and w.sum() == pytest.approx(1025)
-    # the earlier choice: 1 / sqrt(n) on the residual, over its mean (1000 / sqrt(1000) + 20 / sqrt(20) +
+    # the default: 1 / sqrt(n) on the residual, over its mean (1000 / sqrt(1000) + 20 / sqrt(20) +
     # 5 / sqrt(5)) / 1,025 = (31.623 + 4.472 + 2.236) / 1,025 = 0.037396; 1 / sqrt(1000) / 0.037396 = 0.8456
     assert source_loss_weights(ids, "sqrt")[0] == pytest.approx(0.8456, rel=1e-3)
+    # and a row of the 5-row sweep 1 / sqrt(5) / 0.037396 = 11.96: 14.1x a dump row's, where "source" gives 200x
+    assert source_loss_weights(ids, "sqrt")[-1] == pytest.approx(11.959, rel=1e-3)
     # weighted soft-L1: r = 0.6, f = 0.2: (r / f)^2 = 9, f^2 x 2 (sqrt(10) - 1) = 0.04 x 4.3246 = 0.17298;
     # a weight of 2 doubles the loss (0.34597), a small residual costs about w r^2 (0.01^2 = 1e-4)
     assert weighted_soft_l1(0.6, 1.0) ** 2 == pytest.approx(0.17298, rel=1e-4)
@@ -467,3 +469,42 @@ def test_a_published_offline_run_of_sharegpt_prompts_is_predicted_as_a_finite_ru
     rows2, comps2, _ = prepare_rows(steady)
     assert rows2["tail"].iloc[0] == 0
     assert finite < predict_rows(rows2, comps2, p)[0]
+
+
+def test_an_accelerator_family_scales_the_decode_reads_and_the_device_fixed_costs():
+    from calc.serving import serving_estimate
+    from calc.serving_params import DEVICE_FAMILIES, device_family, family_factors
+    prm = load_serving_params()
+    # the families as the file maps them: Hopper is the reference (index 0), the others 1 + their position
+    assert device_family(prm, "h100-sxm") == (0, []) and device_family(prm, "h200") == (0, [])
+    assert device_family(prm, "mi300x")[0] == 1 + DEVICE_FAMILIES.index("cdna3")
+    assert device_family(prm, "mi325x")[0] == device_family(prm, "mi300x")[0]
+    assert device_family(prm, "mi355x")[0] == 1 + DEVICE_FAMILIES.index("cdna4")
+    assert device_family(prm, "gb200")[0] == device_family(prm, "b200")[0] == 1 + DEVICE_FAMILIES.index("blackwell")
+    # an accelerator in no family takes the reference's factors, and says so
+    idx, notice = device_family(prm, "rtx-pro-6000")
+    assert idx == 0 and "rtx-pro-6000" in notice[0] and "hopper" in notice[0]
+    e = serving_estimate(LLAMA8, calc.get_accelerator("rtx-pro-6000"), 512, 256, concurrency=4)
+    assert any("no accelerator family for rtx-pro-6000" in n for n in e.notices)
+    # hand arithmetic on one decode step of Llama-3.1-8B bf16, batch 1, engine costs 0, no overlap: with MBU 0.8
+    # and a family bandwidth factor 0.5, the weight read runs at 0.4 of the data sheet: a decode step reads the
+    # weights but the embedding table's 128,256 x 4,096 x 2 B = 1,050,673,152 B (it looks up one row), so
+    # 16,060,522,496 - 1,050,673,152 = 15,009,849,344 B / 3.35e12 B/s = 4.4806 ms -> 11.20 ms at 0.4;
+    # a fixed-cost factor 2 doubles the 32 layers' launch gaps (32 x 50 us = 1.6 -> 3.2 ms)
+    v = dict(param_values(prm), mbu_weights=0.8, mbu_kv=0.8, layer_fixed_s=50e-6, software_gain_per_year=0.0)
+    v["mbu_scale.cdna3"], v["device_fixed_scale.cdna3"] = 0.5, 2.0
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    ref = serving_components(LLAMA8, H100, 128, 128, [1.0], one, "bf16", "bf16", SETTINGS)
+    fam = serving_components(LLAMA8, H100, 128, 128, [1.0], one, "bf16", "bf16",
+                             dict(SETTINGS, device_family=device_family(prm, "mi300x")[0]))
+    costs = {"step": 0.0, "seq": 0.0, "moe": 0.0}
+    a, b = combine(ref, v, costs), combine(fam, v, costs)
+    w = ref["w_s"][0]
+    assert w == pytest.approx(15_009_849_344 / 3.35e12, rel=1e-6)
+    assert a["tpot_weights"][0] + a["tpot_efficiency"][0] == pytest.approx(w / 0.8 + 0.0, rel=2e-2)
+    assert b["tpot_weights"][0] + b["tpot_efficiency"][0] == pytest.approx(w / 0.4, rel=2e-2)
+    assert a["tpot_fixed"][0] == pytest.approx(32 * 50e-6) and b["tpot_fixed"][0] == pytest.approx(2 * 32 * 50e-6)
+    # a factor never lifts a utilisation past the peak: 0.8 x 1.5 is read as 1, so the step is its bound
+    assert family_factors(dict(v, **{"mbu_scale.cdna3": 1.5}), 4)[0] == 1.5
+    over = combine(fam, dict(v, **{"mbu_scale.cdna3": 1.5}), costs)
+    assert over["tpot_efficiency"][0] == pytest.approx(0.0, abs=1e-12)
