@@ -95,7 +95,8 @@ def explore() -> None:
         widgets.show_equations(equations.decode_rows(
             calc.decode_step_time(m, acc, b_agent, context_len, wq, kvq, embedding=emb), acc, b_agent, wq, price,
             row["usd_per_million"]))
-        serving_views.section("lc_srv", m, acc, context_len, 256, b_agent, wq, kvq, price_per_gpu_hour_usd=price)
+        serving_views.section("lc_srv", m, acc, context_len, 256, b_agent, wq, kvq, price_per_gpu_hour_usd=price,
+                              tpot_target_s=tpot_ms / 1e3)
     else:
         fastest = fitting.iloc[0]
         mc[0].metric("Chosen batch B", "none")

@@ -14,7 +14,7 @@ import pandas as pd
 from .api_tiers import PriceTier
 from .bill import (SelfHostedRates, SelfHostedSetup, api_monthly_bill, replicas_for_traffic, self_hosted_monthly_bill,
                    self_hosted_rates)
-from .number_text import fmt_usd
+from .number_text import fmt_usd, join_and
 from .product_traffic import DAYS_PER_MONTH, MAX_DAU, SECONDS_PER_DAY, TrafficScenario
 
 
@@ -190,7 +190,7 @@ def verdict(table: pd.DataFrame) -> str:
         what = f"Self-hosting {own} ({fmt_usd(sh['total_usd'])})" if own \
             else f"Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])})"
         other = [n for n, m in zip(api["name"], api["model"]) if n in beaten and str(m) != own] if own else []
-        out += (f" {what} costs less than {', '.join(beaten)} at this traffic" if beaten
+        out += (f" {what} costs less than {join_and(beaten)} at this traffic" if beaten
                 else f" {what} is dearer than every API tier at this traffic")
         # a price comparison across models says nothing of what each model can do
         out += ("; it serves another model than " + ("that tier" if len(other) == 1 else "those tiers")

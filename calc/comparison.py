@@ -15,6 +15,7 @@ import pandas as pd
 from .hardware import get_accelerator, with_matmul
 from .measurements import measurement_bound
 from .models import get_model
+from .number_text import join_and
 from .serving import serving_frontier
 from .serving_fit import _FP4, _SPECULATIVE, prepare_rows, predict_rows, row_kv_dtype
 from .serving_params import load_serving_params, param_values
@@ -123,7 +124,7 @@ def metrics_words(rows: pd.DataFrame) -> str:
     """The metrics ``rows`` measure, as a sentence names them, in the data set's order: "TTFT", "TTFT and TPOT",
     "TTFT, TPOT and output tokens/s"; a metric outside ``METRIC_WORDS`` by its column name."""
     names = [METRIC_WORDS.get(m, str(m)) for m in dict.fromkeys(rows["metric"])]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return join_and(names)
 
 
 def no_point_sentence(rows: pd.DataFrame) -> str:

@@ -48,3 +48,9 @@ def fmt_usd(x: float, significant: int = 2) -> str:
     if round(x, decimals) >= 1:
         return f"{sign}$1.00"
     return f"{sign}${x:.{decimals}f}"
+
+
+def join_and(names) -> str:
+    """Names as a sentence lists them: "A", "A and B", "A, B and C" (no serial comma); "" for none."""
+    names = [str(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else ""

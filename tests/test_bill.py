@@ -373,12 +373,18 @@ def test_verdict_writes_money_the_house_way():
     assert "Self-hosting (2 GPUs, $12,346) is dearer" in verdict(t.assign(model=["a", "b", ""]))
     # cheaper than both tiers, which serve other models: the sentence says the bill compares prices only
     win = verdict(t.assign(total_usd=[570.49, 1_140.98, 100.0]))
-    assert "Self-hosting 8B ($100) costs less than Tier A, Tier B at this traffic; it serves another model than " \
+    assert "Self-hosting 8B ($100) costs less than Tier A and Tier B at this traffic; it serves another model than " \
            "those tiers, so the bill compares prices, not what the models can do." in win
     same = verdict(t.assign(total_usd=[570.49, 1_140.98, 100.0], model=["8B", "b", "8B"]))
-    assert "costs less than Tier A, Tier B at this traffic; it serves another model than that tier" in same
+    assert "costs less than Tier A and Tier B at this traffic; it serves another model than that tier" in same
     assert "The dearest, self-hosted, costs 21.6x as much." in v  # 12,345.6 / 570.49 = 21.64
     cheap = t.assign(total_usd=[3.5, 7.0, 12_345.6])
     assert verdict(cheap).startswith("Cheapest: Tier A (a) at $3.50 per month.")
     tiny = t.assign(total_usd=[0.0123, 7.0, 12_345.6])
     assert verdict(tiny).startswith("Cheapest: Tier A (a) at $0.012 per month.")
+
+
+def test_names_are_listed_as_a_sentence_lists_them():
+    from calc.number_text import join_and
+    assert join_and([]) == "" and join_and(["Opus 4.8"]) == "Opus 4.8"
+    assert join_and(["A", "B"]) == "A and B" and join_and(["A", "B", "C"]) == "A, B and C"

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from calc.number_text import join_and
 from ui import charts, columns, formats, html_table
 
 
@@ -59,7 +60,7 @@ def zero_batch_reasons(table: pd.DataFrame, acc, reserve_bytes: float = 0.0) -> 
     groups: dict[str, list[str]] = {}
     for r in zero.itertuples():
         groups.setdefault(alone if r.weights_bytes + reserve_bytes >= acc.memory_bytes else beside, []).append(r.format)
-    parts = [f"for {', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]}: {why}"
+    parts = [f"for {join_and(names)}: {why}"
              for why, names in groups.items()]
     return "; max batch 0 " + "; ".join(parts)
 
