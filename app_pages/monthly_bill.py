@@ -36,6 +36,7 @@ def bill_section() -> None:
     """Traffic, prices, the bill and its charts. A fragment: an input here reruns this part only, not the sidebar,
     the introduction or the formula."""
 
+    top = st.container()  # a link's unreadable price edits are reported here, at the top, like other link messages
     inputs, results = st.columns([5, 6], gap="medium")
     with inputs:
         traffic = bill_views.traffic_inputs(sel)
@@ -43,7 +44,7 @@ def bill_section() -> None:
     dau, remix, orig, gens, hit = traffic.dau, traffic.remix, traffic.orig, traffic.gens, traffic.hit
     prefix, unique, out, batch, peak = traffic.prefix, traffic.unique, traffic.out, traffic.batch, traffic.peak
 
-    edited, link = bill_views.price_editor()
+    edited, link = bill_views.price_editor(notice=top)
 
     complete, waiting = bill_views.complete_rows(edited)
     if waiting:

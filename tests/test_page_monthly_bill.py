@@ -172,6 +172,18 @@ def test_a_garbled_price_link_is_a_warning_and_the_defaults():
     assert not at.exception and at.warning
     assert _bills(at)["Opus 4.8"] == pytest.approx(3576, abs=1)
 
+    # the message shows at the top of the bill, before the traffic inputs, not 1,400 px down beside the table
+    def walk(node):
+        yield node
+        kids = getattr(node, "children", None)
+        for child in (kids.values() if isinstance(kids, dict) else []):
+            yield from walk(child)
+    shown = [(getattr(n, "type", ""), str(getattr(n, "value", ""))) for n in walk(at.main)]
+    warned = next(i for i, (_, v) in enumerate(shown) if "price edits could not be read" in v)
+    first_input = next(i for i, (k, _) in enumerate(shown) if k == "number_input")
+    table = next(i for i, (_, v) in enumerate(shown) if "Prices, USD per 1M" in v)
+    assert warned < first_input < table
+
 
 def test_a_deleted_tier_is_one_item_in_the_link():
     from calc import api_tiers

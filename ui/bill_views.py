@@ -134,9 +134,10 @@ def traffic_inputs(sel) -> Traffic:
     return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak, plain)
 
 
-def price_editor() -> tuple[pd.DataFrame, str]:
+def price_editor(notice=None) -> tuple[pd.DataFrame, str]:
     """The editable price table and the URL parameter mb_prices that carries its edits; returns (the edited
-    table, the edits as mb_prices text, "" when none)."""
+    table, the edits as mb_prices text, "" when none). ``notice``: where a link's unreadable edits are reported
+    (a container at the top of the page, where the other link messages show; default: above the table)."""
     st.subheader("Prices, USD per 1M tokens")
     st.caption(f"Defaults from the providers' price pages, transcribed {api_tiers.prices_read_on()} "
                "(dates and sources in the last columns). Edit any cell; add rows for more tiers. "
@@ -151,7 +152,8 @@ def price_editor() -> tuple[pd.DataFrame, str]:
         try:
             st.session_state["_mb_prices_base"] = table_edits.apply_table_edits(default_prices, link, PRICE_PARAMS)
         except ValueError as exc:
-            st.warning(f"The link's price edits could not be read ({formats.md_escape(exc)}); the default prices are shown.")
+            (notice or st).warning(f"The link's price edits could not be read ({formats.md_escape(exc)}); the default "
+                                   "prices are shown.")
             st.session_state["_mb_prices_base"] = default_prices
     edited = st.data_editor(
         st.session_state["_mb_prices_base"], key="mb_prices", num_rows="dynamic", hide_index=True,
