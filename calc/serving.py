@@ -659,6 +659,37 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     return comp, a, []
 
 
+def max_concurrency_within_tpot(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
+                                tpot_target_s: float, up_to: int, **kwargs) -> int:
+    """The largest concurrency B in 1 .. ``up_to`` whose estimated TPOT (``serving_estimate`` with ``kwargs``:
+    layout, dtypes, engine, batching, interconnect) is at most ``tpot_target_s`` seconds; 0 when even B = 1
+    misses it or cannot be estimated. The estimate's TPOT grows with B (more cache read and more prompts mixed
+    into each step), so B is found by bisection: about log2(``up_to``) estimates. The serving model's
+    counterpart of ``calc.cost.max_batch_for_tpot`` (the course's week 11, step 4, on the bound).
+    Example: Llama-3-8B, 8,192 - 256 prompt and 256 output tokens on an H100 at 10 ms: the bound's B = 17 gives
+    an estimated 22 ms per token, and the largest B that meets 10 ms by the estimate is 6.
+
+    Raises:
+        ValueError: a non-positive target.
+    """
+    target = check_positive_number(tpot_target_s, "tpot_target_s")
+
+    def meets(b: int) -> bool:
+        try:
+            return serving_estimate(model, accelerator, input_len, output_len, concurrency=b,
+                                    **kwargs).tpot.estimate_s <= target
+        except ValueError:
+            return False
+
+    if int(up_to) < 1 or not meets(1):
+        return 0
+    lo, hi = 1, int(up_to)  # meets(lo)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid - 1)
+    return lo
+
+
 def pareto_mask(x, y) -> np.ndarray:
     """Boolean mask of the points no other point beats on both axes (both maximised), vectorised:
     sort by x descending (ties by y descending), keep a point when its y exceeds every y before it.

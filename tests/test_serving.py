@@ -390,3 +390,22 @@ def test_a_mixture_of_experts_request_pays_a_cost_per_moe_layer_and_gpu_before_i
         assert b.tpot.estimate_s == pytest.approx(a.tpot.estimate_s, rel=1e-12)
     # the fitted value: tens of ms for a large MoE model on an 8-GPU server (DeepSeek-V3: 58 MoE layers x 8 GPUs)
     assert 0.02 < base["params"]["request_moe_overhead_s"]["value"] * 58 * 8 < 0.3
+
+
+def test_the_largest_concurrency_within_a_tpot_target_is_the_last_one_the_estimate_keeps_under_it():
+    from calc.serving import max_concurrency_within_tpot
+    llama3 = calc.get_model("llama-3-8b")
+    # the course's week 11, step 4 case (Llama-3-8B at 8k on an H100, TPOT <= 10 ms) picks B = 17 on the bound; a
+    # request of 7,936 prompt and 256 output tokens ends at that context
+    b = max_concurrency_within_tpot(llama3, H100, 7936, 256, 0.010, 17)
+    tpot = lambda c: serving_estimate(llama3, H100, 7936, 256, concurrency=c).tpot.estimate_s  # noqa: E731
+    # the answer meets the target and one more request does not (the bisection's claim, checked one by one)
+    assert 1 <= b < 17 and tpot(b) <= 0.010 < tpot(b + 1)
+    assert all(tpot(c) <= 0.010 for c in range(1, b + 1))
+    # the bound's own B meets the target on the bound (calc.cost.max_batch_for_tpot), not by the estimate
+    assert calc.cost.max_batch_for_tpot(llama3, H100, 8192, 0.010) >= 17 and tpot(17) > 0.010
+    # a target no batch meets, an empty range, a bad target
+    assert max_concurrency_within_tpot(llama3, H100, 7936, 256, 1e-6, 17) == 0
+    assert max_concurrency_within_tpot(llama3, H100, 7936, 256, 0.010, 0) == 0
+    with pytest.raises(ValueError, match="tpot_target_s"):
+        max_concurrency_within_tpot(llama3, H100, 7936, 256, 0.0, 17)

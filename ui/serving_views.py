@@ -168,7 +168,7 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
     """A page's serving-estimate block: engine (and batching, output length when ``output_choice``) controls
     keyed under ``key``, then ``show_estimate``; with ``tpot_target_s`` (a page that picks its batch on the bound to
     meet a TPOT target), a warning when the estimate misses that target, with the largest batch that meets it by
-    the estimate (``batch_within_target``). ``input_len`` is the page's context S: the request timed has a
+    the estimate (``calc.serving.max_concurrency_within_tpot``). ``input_len`` is the page's context S: the request timed has a
     prompt of S less its output, so that it ends at S (a prompt of S when the output is not shorter than S).
     ``interconnect``: the page's link between the GPUs (None: the accelerator's own), for the bound and the estimate.
     Returns the ``ServingEstimate`` or None (after a message)."""
@@ -201,8 +201,8 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
         if tpot_target_s is not None and est.tpot.estimate_s > tpot_target_s:
             kw = dict(tp=tp, pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype, engine=engine,
                       batching=batching, interconnect=interconnect)
-            best = batch_within_target(model, accelerator, int(input_len), int(output_len), tpot_target_s,
-                                       int(concurrency), **kw)
+            best = caching.cached_call(serving.max_concurrency_within_tpot, model, accelerator, int(input_len),
+                                       int(output_len), tpot_target_s, int(concurrency), **kw)
             then = (f"by the estimate, B = {best:,} is the largest batch that meets it" if best else
                     "by the estimate, no batch meets it, not even B = 1")
             st.warning(f"The batch above meets the {tpot_target_s * 1e3:g} ms target on the bound, the course's "
@@ -210,23 +210,3 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
                        f"{formats.fmt_seconds(est.tpot.estimate_s)} per token: {then} ({measurements.engine_name(est.engine)}, "
                        f"{est.batching} batching).")
     return est
-
-
-def batch_within_target(model, accelerator, input_len: int, output_len: int, tpot_target_s: float, up_to: int,
-                        **kwargs) -> int:
-    """The largest concurrency B in 1 .. ``up_to`` whose estimated TPOT (``calc.serving.serving_estimate`` with
-    ``kwargs``) is at most ``tpot_target_s`` seconds, by bisection (the estimated TPOT grows with B); 0 when even
-    B = 1 misses it or cannot be estimated. About log2(up_to) estimates, each cached."""
-    def meets(b: int) -> bool:
-        try:
-            return estimate(model, accelerator, input_len, output_len, concurrency=b, **kwargs).tpot.estimate_s \
-                <= tpot_target_s
-        except ValueError:
-            return False
-    if up_to < 1 or not meets(1):
-        return 0
-    lo, hi = 1, int(up_to)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid - 1)
-    return lo
