@@ -8,10 +8,11 @@ from ui.formats import fmt_usd
 
 
 @caching.bounded_cache(max_entries=64, max_bytes=16 * caching.MB)
-def _tiers_and_verdict(scenario, tiers, setup):
-    """``bill_compare.compare_tiers`` and its verdict, cached on their inputs for every session (read-only)."""
+def _tiers_and_verdict(scenario, tiers, setup, unit="DAU"):
+    """``bill_compare.compare_tiers`` and its verdict (break-even traffic in ``unit``), cached on their inputs for
+    every session (read-only)."""
     table = bill_compare.compare_tiers(scenario, tiers, setup)
-    return table, bill_compare.verdict(table)
+    return table, bill_compare.verdict(table, unit)
 
 
 @caching.bounded_cache(max_entries=64, max_bytes=32 * caching.MB)
@@ -61,11 +62,11 @@ def bill_section() -> None:
     try:
         setup = bill.SelfHostedSetup(sel.model, sel.accelerator, owning.gpu_hour_usd(sel.price_per_hour_usd), int(batch),
                                      float(peak),                                     sel.weight_dtype, sel.kv_dtype)
-        table, verdict = _tiers_and_verdict(scenario, tiers, setup)
+        table, verdict = _tiers_and_verdict(scenario, tiers, setup, traffic.break_even_unit)
         rates = bill.self_hosted_rates(scenario, setup)
     except ValueError as exc:
         self_hosted_error, setup = exc, None
-        table, verdict = _tiers_and_verdict(scenario, tiers, None)
+        table, verdict = _tiers_and_verdict(scenario, tiers, None, traffic.break_even_unit)
 
     with results:
         st.markdown(f"#### The bill at {dau:,.0f} {traffic.unit}")
@@ -93,7 +94,7 @@ def bill_section() -> None:
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
               "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
-    bill_views.bill_tables(table, csv_in, traffic.per)
+    bill_views.bill_tables(table, csv_in, traffic.per, traffic.break_even_unit)
 
     if setup is not None:
         bill_views.self_hosted_caption(sel, rates)

@@ -264,7 +264,7 @@ def self_hosted_monthly_bill(scenario: TrafficScenario, setup: SelfHostedSetup,
     usd_per_replica_s = r.replica_price_per_hour_usd / 3600.0
     prefill_usd = gens * t["missed"] / r.prefill_tokens_per_s * usd_per_replica_s
     decode_usd = gens * t["output"] / r.decode_tokens_per_s * usd_per_replica_s
-    model = f"{setup.model.name} on {n_rep * r.gpus_per_replica} x {setup.accelerator.name}"
+    model = f"{setup.model.name} on {n_rep * r.gpus_per_replica:,} x {setup.accelerator.name}"
     return MonthlyBill(name, model, float(prefill_usd), 0.0, 0.0, float(decode_usd),
                        float(total - prefill_usd - decode_usd), float(total),
                        total / gens if gens > 0 else math.nan,

@@ -159,10 +159,14 @@ def bill_vs_hit_rate(scenario: TrafficScenario, tiers: list[PriceTier], setup: S
     return pd.concat(frames, ignore_index=True)
 
 
-def verdict(table: pd.DataFrame) -> str:
+def verdict(table: pd.DataFrame, unit: str = "DAU") -> str:
     """One sentence on a ``compare_tiers`` table: the cheapest tier, how many times dearer the
     dearest is, and, with a self-hosted row, which model it serves, against which tiers it costs less (with a
-    reminder where those tiers serve other models) and from which DAU.
+    reminder where those tiers serve other models) and from which traffic: ``break_even_dau`` in ``unit``
+    ("DAU", or "requests a day" where the traffic is counted in requests, one generation each).
+
+    Raises:
+        ValueError: an empty table.
     """
     if table.empty:
         raise ValueError("the table is empty")
@@ -184,7 +188,7 @@ def verdict(table: pd.DataFrame) -> str:
         sh = table[table["name"] == "self-hosted"].iloc[0]
         api = table[table["name"] != "self-hosted"]
         beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
-        gpus = f"{sh['n_gpus']:.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
+        gpus = f"{sh['n_gpus']:,.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
         own = str(sh.get("model", "") or "")
         own = "" if own == "self-hosted" else own
         what = f"Self-hosting {own} ({fmt_usd(sh['total_usd'])})" if own \
@@ -197,5 +201,5 @@ def verdict(table: pd.DataFrame) -> str:
                 + ", so the bill compares prices, not what the models can do." if other else ".")
         later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
         for _, row in later.iterrows():
-            out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} DAU."
+            out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} {unit}."
     return out

@@ -291,3 +291,32 @@ def test_dollars_read_with_separators_cents_below_100_and_three_digits_below_1(d
     assert captions and captions[0].startswith("$0.0217 per generation"), captions
     for c in captions:
         assert re.match(_DOLLARS, c.split(" per generation")[0]), c
+
+
+def test_traffic_in_requests_a_day_says_requests_a_day_not_dau(at):
+    # the product's default, 100,000 users x (1% + 0.1%) x 5 generations = 5,500 generations a day; counted as
+    # requests a day, the verdict's break-even and the table's column are in requests a day, not DAU
+    [before] = [s.value for s in at.success if "Cheapest" in s.value]
+    assert " It would beat " in before and before.rstrip().endswith(" DAU."), before
+    at.radio(key="mb_mode").set_value("requests a day").run()
+    assert not at.exception
+    [verdict] = [s.value for s in at.success if "Cheapest" in s.value]
+    assert " DAU" not in verdict and " It would beat " in verdict, verdict
+    assert verdict.rstrip().endswith(" requests a day."), verdict
+    table = next(d for d in pagetest.tables(at) if "self-hosting cheaper from (requests a day)" in d.columns)
+    col = dict(zip(table["tier"], table["self-hosting cheaper from (requests a day)"]))
+    assert col["self-hosted"] == "—" and all(v == "never" or v.replace(",", "").isdigit() for v in col.values()
+                                            if v != "—"), col
+
+
+def test_thousands_of_gpus_read_with_separators():
+    # 10 billion users of Llama-3-8B: the self-hosted tier takes more than a thousand H100s, written "12,505 x"
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["mb_dau"] = "10000000000"
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    [verdict] = [s.value for s in at.success if "Cheapest" in s.value]
+    import re
+    counts = re.findall(r"(\d[\d,]*) x ", verdict) + re.findall(r"(\d[\d,]*) GPUs", verdict)
+    assert counts and all(len(c.replace(",", "")) < 4 or "," in c for c in counts), verdict

@@ -83,6 +83,11 @@ class Traffic:
         return "requests a day" if self.plain else "daily users"
 
     @property
+    def break_even_unit(self) -> str:
+        """The traffic's first number in a break-even figure: "DAU", or "requests a day" (plain)."""
+        return "requests a day" if self.plain else "DAU"
+
+    @property
     def per(self) -> str:
         """What one bill's "per ..." figure is per: "request" (plain) or "generation" (the product's terms)."""
         return _per(self.plain)
@@ -188,9 +193,11 @@ def conventions_caption(scenario, tiers) -> None:
                "request at the higher rates (input and output).")
 
 
-def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation") -> None:
+def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation", unit: str = "DAU") -> None:
     """The bill by component: a stacked bar per tier, the table (every column in an expander) and its CSV.
-    ``per``: what the "per ..." column is per, "generation" or "request" (``Traffic.per``)."""
+    ``per``: what the "per ..." column is per, "generation" or "request" (``Traffic.per``); ``unit``: what the
+    traffic counts, "DAU" or "requests a day" (``Traffic.break_even_unit``): the break-even column is in it, and
+    the bill per DAU is shown only for users (per request a day it would repeat the bill per request x 30)."""
     fig = charts.Figure()
     for comp, label in COMPONENTS.items():
         fig.add_bar(x=table["name"], y=table[comp], name=label, marker_color=COLORS[comp], customdata=table["model"],
@@ -200,11 +207,11 @@ def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation") -> N
                       yaxis_title="USD per month (30 days)")
     charts.show_chart(fig, key="mb_bars")
 
-    shown = table.rename(columns={"name": "tier", "break_even_dau": "self-hosting cheaper from DAU"})
-    if "self-hosting cheaper from DAU" in shown:  # words, not a grid's "None": never, or not a question (itself)
-        shown["self-hosting cheaper from DAU"] = [
-            "—" if tier == "self-hosted" else ("never" if pd.isna(d) else f"{d:,.0f}")
-            for tier, d in zip(shown["tier"], shown["self-hosting cheaper from DAU"])]
+    even = f"self-hosting cheaper from ({unit})" if unit != "DAU" else "self-hosting cheaper from DAU"
+    shown = table.rename(columns={"name": "tier", "break_even_dau": even})
+    if even in shown:  # words, not a grid's "None": never, or not a question (itself)
+        shown[even] = ["—" if tier == "self-hosted" else ("never" if pd.isna(d) else f"{d:,.0f}")
+                       for tier, d in zip(shown["tier"], shown[even])]
     BILL_USD = {"input_missed_usd": "input, cache miss", "input_hit_usd": "input, cache hit",
                 "cache_write_usd": "cache writes", "output_usd": "output", "idle_usd": "idle GPUs",
                 "total_usd": "total / month"}
@@ -216,10 +223,10 @@ def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation") -> N
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.TextColumn(f"per {per}"),
         "n_gpus": columns.column("n_gpus"),
-        "self-hosting cheaper from DAU": st.column_config.TextColumn("self-hosting cheaper from DAU")}
+        even: st.column_config.TextColumn(even)}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
-        "tier", "total_usd", "per_generation_usd", "per_dau_usd", "n_gpus", "self-hosting cheaper from DAU"))
+        "tier", "total_usd", "per_generation_usd", *(["per_dau_usd"] if unit == "DAU" else []), "n_gpus", even))
     # Built only while open (toggling reruns the page): a slider move redraws no hidden table.
     every = st.expander("Every column: the models and the bill's parts (they add up to the total above)", key="mb_every",
                         on_change="rerun")
