@@ -11,12 +11,14 @@ import math
 
 def fmt_number(x: float, unit: str = "") -> str:
     """A figure with at least two significant digits: "12,345", "37", "3.7", "0.37", "0.0037" (whole
-    numbers from 10 up, two significant digits below), then `` unit`` when given ("0.37 tok/s");
-    "n/a" for NaN or an infinity. Small values never print as "0"."""
+    numbers from 10 up, two significant digits below; from 1e15 on, "1.0e+30"), then `` unit`` when given
+    ("0.37 tok/s"); "n/a" for NaN or an infinity. Small values never print as "0"."""
     x = float(x)
     if not math.isfinite(x):
         return "n/a"
-    if x == 0 or abs(x) >= 9.95:
+    if abs(x) >= 1e15:  # beyond a quadrillion, digits say nothing: "1.0e+30", not 31 digits
+        text = f"{x:.1e}"
+    elif x == 0 or abs(x) >= 9.95:
         text = f"{x:,.0f}"
     else:
         text = f"{x:.{_decimals_for_two_digits(x)}f}"

@@ -17,6 +17,9 @@ from ui.formats import fmt_number, fmt_seconds, fmt_usd
     (12345.6, "12,346 tok/s"),
     (0, "0 tok/s"),
     (math.nan, "n/a"),
+    (999_999_999_999_999, "999,999,999,999,999 tok/s"),  # below 1e15: every digit, grouped
+    (1e30, "1.0e+30 tok/s"),     # a rate typed as 1e30 would be 31 digits
+    (1e308, "1.0e+308 tok/s"),
 ])
 def test_fmt_number(value, text):
     assert fmt_number(value, "tok/s") == text

@@ -364,3 +364,15 @@ def test_the_serving_estimate_follows_the_interconnect():
         assert metric(at, "TPOT, bound") == fmt_seconds(est.tpot.bound_s)
         assert metric(at, "TPOT, serving estimate") == fmt_seconds(est.tpot.estimate_s)
     assert fmt_seconds(pcie.tpot.bound_s) != fmt_seconds(nv.tpot.bound_s)
+
+
+def test_a_rate_beyond_the_plan_is_named_in_a_few_digits():
+    # 1e30 requests/s (the box takes it; the plan stops at planning.MAX_REQUESTS_PER_S): the warning writes the
+    # rate as 1.0e+30, not 1,000,000,000,000,000,019,884,624,838,656, and keeps the other inputs
+    from calc import planning
+    at = open_page(model="llama-3-8b", mg_rps="1e30", mg_out="300")
+    assert not at.exception
+    [warning] = [w.value for w in at.warning if "beyond what the plan accepts" in w.value]
+    assert warning.startswith("1.0e+30 requests/s is beyond") and f"{planning.MAX_REQUESTS_PER_S:,}" in warning
+    assert len(max(warning.split(), key=len)) < 20, warning
+    assert at.number_input(key="mg_out").value == 300

@@ -40,7 +40,7 @@ def rate_beyond_plan(requests_per_s: float) -> str:
     """The warning for an arrival rate the plan does not take (above ``planning.MAX_REQUESTS_PER_S``), or ""."""
     if requests_per_s <= planning.MAX_REQUESTS_PER_S:
         return ""
-    return (f"{requests_per_s:,.0f} requests/s is beyond what the plan accepts (up to "
+    return (f"{formats.fmt_number(requests_per_s)} requests/s is beyond what the plan accepts (up to "
             f"{planning.MAX_REQUESTS_PER_S:,} requests/s): type a smaller rate to see a plan; the other inputs "
             "keep their values.")
 

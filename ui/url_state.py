@@ -126,7 +126,7 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
                        if isinstance(v, (int, float)) and not isinstance(v, bool)]
             if ok and isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
                 ok = all(lo <= v <= hi for v in numbers)
-                why = "" if ok else f"outside {lo:,g} to {hi:,g}"
+                why = "" if ok else f"outside {_bound_text(lo)} to {_bound_text(hi)}"
         except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
             ok = False
             why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
@@ -134,6 +134,15 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
         if not ok:
             refused.append(f"{key[:40]}={md_escape(_cut(values[-1]))}" + (f" ({md_escape(why)})" if why else ""))
     return refused
+
+
+def _bound_text(v: float) -> str:
+    """A widget's range end as the page writes numbers: "10,000,000" (not "1e+07"), "0.5"; a huge or tiny one as
+    "1e+20"."""
+    v = float(v)
+    if v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,g}"
 
 
 def accept_url_values(key: str, options, format_func=str) -> None:
