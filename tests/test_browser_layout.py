@@ -112,7 +112,8 @@ def test_a_downloaded_csv_starts_with_its_inputs_and_has_money_to_the_cent(page,
     assert {"app", "created_utc", "link", "model", "gpu", "weight_dtype", "kv_dtype", "price_per_gpu_hour_usd",
             "dau", "cache_hit_pct"} <= keys
     assert "# model: llama-3-8b (Llama-3-8B)" in head and "# cache_hit_pct: 95" in head
-    assert any(line.startswith("# link: /monthly_bill?") and "mb_hit=95" in line for line in head)
+    # the whole address, so the file's link opens the same bill from anywhere
+    assert any(line.startswith(f"# link: {app_url}/monthly_bill?") and "mb_hit=95" in line for line in head), head
     df = pd.read_csv(io.StringIO(text), comment="#")
     totals = df["total_usd"].astype(str)
     assert all(len(t.split(".")[1]) <= 2 for t in totals if "." in t)    # cents at most

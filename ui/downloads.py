@@ -69,20 +69,22 @@ def csv_with_inputs(df: pd.DataFrame, inputs: dict[str, object]) -> str:
 
 
 def csv_inputs(inputs: dict[str, object] | None = None, sidebar: bool = True) -> dict[str, object]:
-    """What produced a download: the app and its version, the time (UTC), the page's link (its query
-    string carries every input that differs from its default), the sidebar's model, GPU, dtypes and
+    """What produced a download: the app and its version, the time (UTC), the page's link (the address the
+    browser has open, http://host/page?query, whose query string carries every input that differs from its
+    default; the path alone where no browser is behind the run), the sidebar's model, GPU, dtypes and
     price (``sidebar=False``: left out, for a page whose table does not use them, such as the published
     measurements, whose model and accelerator are the rows' own), then the page's own ``inputs`` (e.g.
     context, batch)."""
     import datetime
     query = "&".join(f"{k}={urllib.parse.quote(str(v), safe=',=:./')}" for k, v in st.query_params.items())
-    try:
-        path = urllib.parse.urlsplit(st.context.url or "").path
-    except Exception:  # no browser behind this run (tests): the path is not known
-        path = ""
+    try:  # the address the browser has open: a link that opens the same page from the file, anywhere
+        split = urllib.parse.urlsplit(st.context.url or "")
+        site, path = (f"{split.scheme}://{split.netloc}" if split.scheme and split.netloc else ""), split.path
+    except Exception:  # no browser behind this run (tests): the address is not known
+        site, path = "", ""
     head = {"app": f"LLM Inference Explorer {app_version()}",
             "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-            "link": f"{path or '/'}{'?' + query if query else ''}"}
+            "link": f"{site}{path or '/'}{'?' + query if query else ''}"}
     if sidebar:
         sel = selection()
         head.update({"model": f"{sel.model_id} ({sel.model.name})", "gpu": f"{sel.gpu_id} ({sel.accelerator.name})",
