@@ -320,3 +320,17 @@ def test_thousands_of_gpus_read_with_separators():
     import re
     counts = re.findall(r"(\d[\d,]*) x ", verdict) + re.findall(r"(\d[\d,]*) GPUs", verdict)
     assert counts and all(len(c.replace(",", "")) < 4 or "," in c for c in counts), verdict
+
+
+def test_switching_to_requests_a_day_starts_from_the_users_entered(at):
+    # 1,000,000 daily users x (1% + 0.1%) x 5 generations = 55,000 generations a day: the requests-a-day box starts
+    # there, so the bill does not jump back to the default 5,500 requests when the traffic is switched
+    at.number_input(key="mb_dau").set_value(1_000_000).run()
+    users_bill = _bills(at)
+    at.radio(key="mb_mode").set_value("requests a day").run()
+    assert not at.exception
+    assert at.number_input(key="mb_rpd").value == 55_000
+    assert _bills(at)["Opus 4.8"] == pytest.approx(users_bill["Opus 4.8"], rel=1e-6)
+    # and back: the users entered are still there
+    at.radio(key="mb_mode").set_value("a product's users").run()
+    assert at.number_input(key="mb_dau").value == 1_000_000

@@ -98,11 +98,24 @@ def _per(plain: bool) -> str:
     return "request" if plain else "generation"
 
 
+def _requests_from_users() -> None:
+    """On switching the traffic to requests a day: start the count from the product's traffic as entered (daily
+    users x (remix % + create %) x generations per creator), so the bill stays the same until the user changes
+    it, instead of the default 5,500."""
+    ss = st.session_state
+    if ss.get("mb_mode") != "requests a day":
+        return
+    users = {k: ss.get(k, DEFAULTS[k]) for k in ("mb_dau", "mb_remix", "mb_orig", "mb_gens")}
+    per_day = users["mb_dau"] * (users["mb_remix"] + users["mb_orig"]) / 100.0 * users["mb_gens"]
+    ss["mb_rpd"] = int(round(min(max(per_day, 0.0), 10_000_000_000)))
+
+
 def traffic_inputs(sel) -> Traffic:
     """The traffic inputs and the self-hosting ones (keys mb_*, in the URL), where the caller placed them."""
     st.markdown("**Traffic**")
     plain = st.radio("Traffic in", ["a product's users", "requests a day"], key="mb_mode", bind="query-params",
-                     horizontal=True, help="A product's users: daily users, the shares who remix and create, and "
+                     horizontal=True, on_change=_requests_from_users,
+                     help="A product's users: daily users, the shares who remix and create, and "
                      "generations per creator (one product's terms). Requests a day: the plain count of generations.")
     plain = plain == "requests a day"
     per = _per(plain)
