@@ -103,6 +103,39 @@ def kv_dtype(model_path: str, backend: str, system: str, wd: str, model: str) ->
     return "bf16", "the engine's online FP8 quantization of the bf16 release: its auto KV dtype stays bf16"
 
 
+#: The dump's later parts, as a row's silicon_data_source names them.
+LATER_DUMPS = re.compile(r"source_file=2026-04-06\.csv|db-dump/")
+
+
+def later_dump(source: str) -> bool:
+    """Whether a row's ``silicon_data_source`` names one of the dump's later parts (``LATER_DUMPS``)."""
+    return bool(LATER_DUMPS.search(str(source)))
+
+
+def relisted_layout(tp: int, dp: int, moe_tp: int, moe_ep: int, later: bool = True) -> tuple[int, int, int, int, str]:
+    """(tp, attention dp, MoE tp, MoE ep, note) of a run as it ran, from the layout its row lists.
+
+    The dump's later rows (source_file 2026-04-06.csv and the db-dump of 2026-04-27) list runs of the earlier ones
+    (2026-03-25.csv) again, with the same TTFT and TPOT to the last digit and the same measurement date, under a
+    layout k times as wide: MoE TP k x EP k, and the attention's TP or DP multiplied by k. TP8 with MoE EP8 on 8
+    GPUs (``..._tp8_0_ep8_0_271``) is listed as TP64 with MoE TP8 x EP8 (``..._cfg201``), attention DP8 as DP64,
+    TP4 as TP16, DP2 as DP4 with MoE TP2 x EP2; the row's own id still says "tp8_ep8". Such a row (MoE TP k =
+    EP k > 1 over k x k ranks) is read as the run it repeats: the attention's TP or DP divided by k, MoE TP1 x
+    EPk, and the note says so. Only rows of the later parts (``later``, ``later_dump``) are read so: the earlier
+    rows that list MoE TP2 x EP2 under TP4 are what they say (Qwen3-235B-A22B FP8 on 4 H100s, which 2 could not
+    hold). Example: relisted_layout(64, 1, 8, 8) is (8, 1, 1, 8, note); relisted_layout(8, 1, 1, 8) is
+    (8, 1, 1, 8, ""); relisted_layout(4, 1, 2, 2, later=False) is (4, 1, 2, 2, "").
+    """
+    k = moe_tp
+    if not later or k <= 1 or moe_ep != k or tp * dp != k * k:
+        return tp, dp, moe_tp, moe_ep, ""
+    new_tp, new_dp = (tp // k, dp) if tp >= k and tp % k == 0 else (tp, dp // k)
+    note = (f"; listed as TP{tp} attention DP{dp} MoE TP{k} x EP{k} over {k * k} ranks, the layout of a run on {k} "
+            f"GPUs widened by its MoE TP (the dump's later rows repeat runs of its earlier ones so, with the same "
+            f"numbers): taken as TP{new_tp} attention DP{new_dp} MoE TP1 EP{k}")
+    return new_tp, new_dp, 1, k, note
+
+
 def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
     a = df[(df["mode"] == "agg") & df["model_path"].isin(MODELS) & df["system"].isin(SYSTEMS)].copy()
     a["conc"] = pd.to_numeric(a["silicon_data_source"].str.extract(r"silicon_concurrency=(\d+)")[0])
@@ -114,8 +147,8 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         dp = int(r.attention_dp_size) if r.attention_dp_size == r.attention_dp_size and r.attention_dp_size > 0 else 1
         moe_tp = int(r.moe_tp_size) if r.moe_tp_size == r.moe_tp_size and r.moe_tp_size > 0 else 1
         moe_ep = int(r.moe_ep_size) if r.moe_ep_size == r.moe_ep_size and r.moe_ep_size > 0 else 1
+        tp, dp, moe_tp, moe_ep, extra = relisted_layout(tp, dp, moe_tp, moe_ep, later_dump(r.silicon_data_source))
         width = tp * dp
-        extra = ""
         if model in DENSE:
             if dp > 1:
                 continue  # attention DP of a dense model: not a layout calc describes
@@ -123,7 +156,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         elif dp > 1:
             ep = width  # DP attention: the MoE spans the stage's ranks
             if moe_ep != width:
-                extra = f"; MoE TP{moe_tp} x EP{moe_ep} over the {width} ranks, taken as EP{width}"
+                extra += f"; MoE TP{moe_tp} x EP{moe_ep} over the {width} ranks, taken as EP{width}"
         else:
             ep = moe_ep
         src = r.silicon_data_source
@@ -150,7 +183,11 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         out.append(dict(base, id=f"{stem}-tpot", metric="tpot_ms", value=round(float(r.silicon_tpot_ms), 4)))
     rows = pd.DataFrame(out)
     rows = rows.drop_duplicates(subset=["id"])
-    # the same run listed under two names (DeepSeek-R1 and -V3 rows of one deployment share their numbers)
+    # the same run listed under two names (DeepSeek-R1 and -V3 rows of one deployment share their numbers), or
+    # listed again by the dump's later parts under a widened layout (``relisted_layout``): the row that states
+    # its layout as it ran is kept
+    relisted = rows["notes"].str.contains("; listed as TP", regex=False)
+    rows = rows.assign(_relisted=relisted).sort_values("_relisted", kind="stable")
     rows = rows[~rows.duplicated(subset=["_deployment", "concurrency", "metric", "value"])]
     # a run with a number faster than calc's lower bound for its recorded configuration is not what the row
     # says it is (every row of the data set must respect the bound): both of its rows are left out

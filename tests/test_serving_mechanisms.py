@@ -374,6 +374,42 @@ def test_an_aiconfigurator_run_takes_its_engine_default_kv_cache_for_its_checkpo
     assert kv("deepseek-ai/DeepSeek-V3", "sglang", "h200_sxm", "fp8-block", "deepseek-v3") == "bf16"
 
 
+def test_an_aiconfigurator_run_listed_again_under_a_widened_layout_is_read_as_the_run_it_repeats():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
+    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    # silicon_sample.csv lists 2026_03_25_..._trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976 (TP1, attention DP8,
+    # MoE TP1 EP8) and 2026_04_06_..._c64_tp8_ep8_937 (attention DP64, MoE TP8 EP8) with the same TTFT 1085.45621 ms
+    # and TPOT 12.28947 ms, both measured 2026-02-06: one run on 8 GPUs
+    assert conv.relisted_layout(1, 64, 8, 8)[:4] == (1, 8, 1, 8)
+    assert conv.relisted_layout(64, 1, 8, 8)[:4] == (8, 1, 1, 8)   # SGLang cfg201 = ..._tp8_0_ep8_0_271
+    assert conv.relisted_layout(16, 1, 4, 4)[:4] == (4, 1, 1, 4)
+    assert conv.relisted_layout(1, 4, 2, 2)[:4] == (1, 2, 1, 2)
+    assert "listed as TP64" in conv.relisted_layout(64, 1, 8, 8)[4]
+    # only the dump's later parts list runs so: an earlier row's TP4 with MoE TP2 x EP2 is four GPUs
+    assert conv.relisted_layout(4, 1, 2, 2, later=False) == (4, 1, 2, 2, "")
+    assert conv.later_dump("db-dump/2026-04-27; config_id=201; silicon_concurrency=64")
+    assert conv.later_dump("source_file=2026-04-06.csv; model=DeepSeek-R1; silicon_concurrency=64")
+    assert not conv.later_dump("source_file=2026-03-25.csv; model=DeepSeek-R1; silicon_concurrency=64")
+    # layouts that are what they say: MoE EP over the ranks, MoE TP over the ranks, a 32-GPU TP
+    for lay in [(8, 1, 1, 8), (1, 8, 1, 8), (8, 1, 8, 1), (32, 1, 32, 1), (2, 1, 2, 1)]:
+        assert conv.relisted_layout(*lay) == (*lay, "")
+    # no row of the data set keeps such a widened layout, and no run is in it twice under two layouts
+    from calc.measurements import load_measurements
+    df = load_measurements()
+    aic = df[df["source_id"].str.startswith("aiconfigurator")]
+    lay = aic["notes"].str.extract(r"TP(\d+) PP\d+ attention DP(\d+) MoE TP(\d+) EP(\d+)").astype(int)
+    widened = (lay[2] == lay[3]) & (lay[2] > 1) & (lay[0] * lay[1] == lay[2] * lay[3])
+    later = aic["id"].str.startswith(("aic-2026-04-06", "aic-dsr1", "aic-qwen3.5", "aic-kimi", "aic-glm", "aic-minimax"))
+    assert not (widened & later).any()
+    same = ["model", "accelerator", "engine", "engine_version", "weight_dtype", "input_len", "output_len",
+            "concurrency", "metric", "value"]
+    assert not aic.duplicated(same).any()
+
+
 def test_a_step_that_carries_a_prompt_pays_the_eager_launch_cost_per_layer():
     # Engines replay CUDA graphs captured for decode-only batches; a step with prompt tokens launches its kernels
     # one by one: n_layers x prefill_layer_fixed_s per such step. A prompt's own chunk steps pay it (TTFT), and
