@@ -65,6 +65,10 @@ def test_break_even_column_says_never_or_a_dash_not_none(at):
     col = dict(zip(table["tier"], table["self-hosting cheaper from DAU"]))
     assert col["self-hosted"] == "—"
     assert all(v == "never" or v.replace(",", "").isdigit() for k, v in col.items() if k != "self-hosted"), col
+    # the GPUs column counts the self-hosted tier's GPUs; an API tier rents none: a dash, not 0
+    gpus = dict(zip(table["tier"], table["n_gpus"]))
+    assert gpus["self-hosted"].replace(",", "").isdigit() and int(gpus["self-hosted"].replace(",", "")) >= 1
+    assert all(v == "—" for k, v in gpus.items() if k != "self-hosted"), gpus
 
 
 def test_cache_hit_buttons_move_the_bill(at):

@@ -231,11 +231,14 @@ def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation", unit
     # Dollars as formats.fmt_usd writes them: whole dollars from $100, cents below, 3 significant digits below $1
     money = [*BILL_USD, "per_dau_usd", "per_generation_usd"]
     shown = shown.assign(**{c: [formats.fmt_usd(v, significant=3) for v in shown[c]] for c in money if c in shown})
+    if "n_gpus" in shown:  # an API tier rents no GPU: a dash, not a count of 0
+        shown["n_gpus"] = ["—" if tier != "self-hosted" else f"{n:,.0f}" for tier, n in zip(shown["tier"], shown["n_gpus"])]
     bill_columns = {c: st.column_config.TextColumn(label) for c, label in BILL_USD.items()} | {
         "per_dau_usd": st.column_config.TextColumn("per DAU / month"),
         "tier": st.column_config.TextColumn("tier", pinned=True), "model": st.column_config.TextColumn("model", width="medium"),
         "per_generation_usd": st.column_config.TextColumn(f"per {per}"),
-        "n_gpus": columns.column("n_gpus"),
+        "n_gpus": columns.text_column("n_gpus", unit_in_cells=False,
+                                      help="GPUs rented by the self-hosted tier (an API tier rents none)"),
         even: st.column_config.TextColumn(even)}
     # The key columns fit at 1280 px; the parts of each bill and the models are one click away.
     html_table.show_table(shown, hide_index=True, width="stretch", column_config=bill_columns, column_order=(
