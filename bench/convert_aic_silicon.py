@@ -148,6 +148,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         moe_tp = int(r.moe_tp_size) if r.moe_tp_size == r.moe_tp_size and r.moe_tp_size > 0 else 1
         moe_ep = int(r.moe_ep_size) if r.moe_ep_size == r.moe_ep_size and r.moe_ep_size > 0 else 1
         tp, dp, moe_tp, moe_ep, extra = relisted_layout(tp, dp, moe_tp, moe_ep, later_dump(r.silicon_data_source))
+        relisted = bool(extra)
         width = tp * dp
         if model in DENSE:
             if dp > 1:
@@ -178,6 +179,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
                     _key=(r.model_path, r.system, r.backend, r.backend_version, r.isl, r.osl, r.gemm_quant_mode,
                           r.moe_quant_mode, tp, pp, dp, moe_tp, moe_ep))
         base["_deployment"] = str(base["_key"][1:])   # the same deployment whatever name its model is listed under
+        base["_relisted"] = relisted
         stem = re.sub(r"[^a-z0-9.]+", "-", f"aic-{r.id}".lower()).strip("-")
         out.append(dict(base, id=f"{stem}-ttft", metric="ttft_ms", value=round(float(r.silicon_ttft_ms), 4)))
         out.append(dict(base, id=f"{stem}-tpot", metric="tpot_ms", value=round(float(r.silicon_tpot_ms), 4)))
@@ -186,8 +188,7 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
     # the same run listed under two names (DeepSeek-R1 and -V3 rows of one deployment share their numbers), or
     # listed again by the dump's later parts under a widened layout (``relisted_layout``): the row that states
     # its layout as it ran is kept
-    relisted = rows["notes"].str.contains("; listed as TP", regex=False)
-    rows = rows.assign(_relisted=relisted).sort_values("_relisted", kind="stable")
+    rows = rows.sort_values("_relisted", kind="stable")
     rows = rows[~rows.duplicated(subset=["_deployment", "concurrency", "metric", "value"])]
     # a run with a number faster than calc's lower bound for its recorded configuration is not what the row
     # says it is (every row of the data set must respect the bound): both of its rows are left out

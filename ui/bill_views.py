@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calc import api_tiers
+from calc import api_tiers, product_traffic
 from ui import charts, columns, downloads, formats, html_table, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
@@ -105,9 +105,13 @@ def _requests_from_users() -> None:
     ss = st.session_state
     if ss.get("mb_mode") != "requests a day":
         return
-    users = {k: ss.get(k, DEFAULTS[k]) for k in ("mb_dau", "mb_remix", "mb_orig", "mb_gens")}
-    per_day = users["mb_dau"] * (users["mb_remix"] + users["mb_orig"]) / 100.0 * users["mb_gens"]
-    ss["mb_rpd"] = int(round(min(max(per_day, 0.0), 10_000_000_000)))
+    entered = [ss.get(k, DEFAULTS[k]) for k in ("mb_dau", "mb_remix", "mb_orig", "mb_gens", "mb_prefix", "mb_unique",
+                                                "mb_out", "mb_hit")]
+    try:
+        per_day = product_traffic.TrafficScenario.from_percentages(*entered).generations_per_day
+    except ValueError:  # traffic the bill refuses anyway: the box keeps its own value
+        return
+    ss["mb_rpd"] = int(round(min(per_day, 10_000_000_000)))
 
 
 def traffic_inputs(sel) -> Traffic:
