@@ -29,17 +29,18 @@ pg = st.navigation(pages)
 sidebar.render_sidebar(next((f for (f, *_), p in zip(nav.PAGES, pages) if p.url_path == pg.url_path), None))
 if dropped:  # on the page, where a narrow window shows it too (the sidebar starts closed there)
     st.warning(url_state.dropped_message(dropped), icon=":material/link_off:")
-notice = st.empty()  # filled after the page ran, above it: values of the link that no control took
+notice = st.empty()  # filled after the page ran, above it: what of the link no control took
 
 
-def _show_refused() -> None:
-    """Name the link's values that the controls drawn so far refused, in ``notice`` (one warning, replaced)."""
-    refused = url_state.ignored_link_params(opened)
-    if refused:
-        notice.warning("Link values that no control on this page accepts were ignored, and those controls start "
-                       "from their defaults: " + ", ".join(refused) + ".", icon=":material/link_off:")
+def _show_refused(page_ran: bool) -> None:
+    """Name, in ``notice`` (one warning, replaced), the link's values that the controls drawn so far refused and,
+    once the page ran (its widgets registered), the link's parameters that nothing on the page reads."""
+    text = url_state.link_notice(url_state.ignored_link_params(opened),
+                                 url_state.unread_link_params(opened) if page_ran else [])
+    if text:
+        notice.warning(text, icon=":material/link_off:")
 
 
-_show_refused()  # the sidebar's now: a page that ends early with st.stop() (the live page before a run) runs no more
-pg.run()
-_show_refused()  # the page's controls too
+_show_refused(page_ran=False)  # the sidebar's now: a page that ends early with st.stop() (the live page before a
+pg.run()                       # run) runs no more, and names no unread parameters
+_show_refused(page_ran=True)   # the page's controls too, and what no control reads

@@ -1,5 +1,6 @@
 """The URL as the app's state: parameters no widget can take are dropped before any widget reads them,
-values a control refuses are named after the page ran, and a widget's URL value is matched to its options.
+values a control refuses and parameters nothing reads are named after the page ran, and a widget's URL value
+is matched to its options.
 
 Widgets bind themselves to the URL (``bind="query-params"``); these helpers handle what comes from a
 hand-edited or stale link.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.custom_models import CUSTOM_PREFIX
+from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX
 from ui.formats import md_escape
 
 
@@ -17,6 +18,28 @@ from ui.formats import md_escape
 MAX_QUERY_VALUE_CHARS = 20_000
 #: URL keys whose options are too many to list: a refused value is "not a known model", not dozens of names.
 LONG_LISTS = {"model": "a known model", "gpu": "a known GPU"}
+#: Link parameters the app reads itself rather than through a URL-bound widget (``bind="query-params"``), with
+#: what reads them: ``unread_link_params`` never names them. A new ``st.query_params`` read of a literal key in
+#: ui/, app_pages/ or app.py belongs here (tests/test_link_notice.py scans the source for them).
+READ_WITHOUT_WIDGET = {
+    "present": "presenter mode, present=1 (ui/classroom.py; the class poll's teacher link sets it too)",
+    "story": "the lecture's step, story=<n> (ui/classroom.py)",
+    CFG_PARAM: "a config.json-loaded model itself, beside model=custom:<name> (ui/custom_models.py, ui/sidebar.py)",
+    "model": "read before the sidebar's model box, to rebuild a config.json-loaded model from cfg (ui/sidebar.py)",
+    "mb_prices": "the monthly bill's edited price cells (ui/bill_views.py: a data editor cannot bind)",
+    "kv_layout": "the KV page's attention layout by its id, gqa (ui/kv_layout.py), before its radio reads its label",
+    "variant": "the exercises' variant (app_pages/exercises.py)",
+    "teacher": "the exercises' teacher view: a class poll's teacher key (app_pages/exercises.py)",
+    "code": "the class poll's session code (app_pages/poll.py)",
+    "key": "the class poll's teacher key (app_pages/poll.py)",
+    "me": "a student's id in the class poll (app_pages/poll.py)",
+    "embed": "Streamlit's own: the app shown inside another page",
+    "embed_options": "Streamlit's own: how an embedded app shows",
+}
+#: Streamlit reads its own embed parameters in any letter case.
+_STREAMLIT_KEYS = ("embed", "embed_options")
+#: Most parameters one notice names; a longer list ends with how many more were ignored.
+MAX_NAMED_PARAMS = 20
 
 
 def sanitize_query_params() -> list[str]:
@@ -78,9 +101,9 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     not one of a select widget's options, not a number for a number widget, or outside a slider's or number
     input's range): Streamlit then starts the
     widget from its default and drops the parameter, silently. A value equal to the default is dropped
-    too, and is not reported; nor are parameters no widget reads. The sidebar's model and GPU say "not a known
-    model" and "not a known GPU" (``LONG_LISTS``) rather than list every preset; a config.json-loaded model
-    ("custom:<name>") that this browser session does not hold says so.
+    too, and is not reported; parameters no widget reads are ``unread_link_params``'. The sidebar's model and GPU
+    say "not a known model" and "not a known GPU" (``LONG_LISTS``) rather than list every preset; a
+    config.json-loaded model ("custom:<name>") that this browser session does not hold says so.
 
     Uses the widgets' registration metadata (Streamlit 1.67's session state: ``formatted_options``,
     ``value_type``, the deserializer), the checks Streamlit's ``_seed_widget_from_url`` applies.
@@ -88,17 +111,14 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     if not opened:
         return []
     from streamlit.runtime.state.query_params import parse_url_param
-    from streamlit.runtime.state.session_state_proxy import get_session_state
 
-    state = get_session_state()._state
     refused = []
     for key, values in opened.items():
         if key in st.query_params or not values:
             continue  # kept (taken as given, or corrected) by its widget, or read by no widget
         values = [st.session_state.get("_url_rewrites", {}).get(key, values[-1])]  # accept_url_values' form
-        widget_id = state._key_id_mapper.get_id_from_key(key, None)
-        meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
-        if meta is None or getattr(meta, "bind", None) != "query-params":
+        meta = _bound_widget(key)
+        if meta is None:
             continue
         why = ""
         try:
@@ -134,6 +154,66 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
         if not ok:
             refused.append(f"{key[:40]}={md_escape(_cut(values[-1]))}" + (f" ({md_escape(why)})" if why else ""))
     return refused
+
+
+def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
+    """``name=value`` for each parameter of the opening link that nothing in this run reads: neither the key of a
+    widget bound to the URL (``bind="query-params"``) that registered in this run (the sidebar's and the page's:
+    call it after the page ran), nor one of ``READ_WITHOUT_WIDGET``. Name and value are cut to 40 characters
+    (a longer one ending in "…") and markdown-escaped; the last value of a repeated parameter is named.
+
+    A widget the page does not draw now (the monthly bill's requests-a-day box in the product's-users mode, a
+    control of another page) counts as unread. A link the app writes cannot carry such a key: Streamlit removes
+    a bound widget's parameter from the URL in the run that does not draw the widget, and a page switch drops
+    the parameters of the previous page's widgets, so the app's own links hold only the parameters of widgets
+    drawn when they were copied, which a fresh session opened on them draws again.
+
+    Nothing is removed: the parameters stay in the URL (``st.query_params``), as the link had them.
+
+    Args:
+        opened: ``link_params_at_open()``'s parameters; None (not the session's first run) or empty: nothing.
+
+    Returns:
+        The ``name=value`` texts in the link's order, at most ``MAX_NAMED_PARAMS`` of them, then, when there
+        were more, "and N more".
+
+    Raises:
+        Nothing of its own; outside a script run Streamlit's session state has no widgets and every parameter
+        not in ``READ_WITHOUT_WIDGET`` is named.
+    """
+    if not opened:
+        return []
+    unread = [f"{md_escape(_cut(key))}={md_escape(_cut(values[-1] if values else ''))}"
+              for key, values in opened.items()
+              if key not in READ_WITHOUT_WIDGET and key.lower() not in _STREAMLIT_KEYS and _bound_widget(key) is None]
+    if len(unread) > MAX_NAMED_PARAMS:
+        unread = unread[:MAX_NAMED_PARAMS] + [f"and {len(unread) - MAX_NAMED_PARAMS:,} more"]
+    return unread
+
+
+def link_notice(refused: list[str], unread: list[str]) -> str:
+    """The page's one message about the opening link: the values its controls refused (``ignored_link_params``),
+    then the parameters no control reads (``unread_link_params``), each a sentence; "" when neither has any."""
+    parts = []
+    if refused:
+        parts.append("Link values that no control on this page accepts were ignored, and those controls start "
+                     "from their defaults: " + ", ".join(refused) + ".")
+    if unread:
+        parts.append("Link parameters that no control shown on this page reads were ignored: "
+                     + ", ".join(unread) + ".")
+    return " ".join(parts)
+
+
+def _bound_widget(key: str):
+    """The registration metadata of the widget keyed ``key`` if it is bound to the URL (``bind="query-params"``)
+    and has registered (on a session's first run: in this run, so far), else None. Streamlit keeps a widget's
+    latest metadata under the id its key last mapped to."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    state = get_session_state()._state
+    widget_id = state._key_id_mapper.get_id_from_key(key, None)
+    meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
+    return meta if meta is not None and getattr(meta, "bind", None) == "query-params" else None
 
 
 def _bound_text(v: float) -> str:
