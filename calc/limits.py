@@ -267,6 +267,9 @@ def parse_config_json(text) -> dict:
     if len(text) > MAX_CONFIG_CHARS:
         raise ValueError(f"config.json is {len(text):,} characters; a config.json has at most "
                          f"{MAX_CONFIG_CHARS:,} characters")
+    if not text.strip():
+        raise ValueError("config.json is empty: a config.json holds one JSON object of the model's settings "
+                         "(hidden_size, num_hidden_layers, ...)")
     try:
         data = json.loads(text, parse_constant=_NonFinite, parse_float=_parse_float, parse_int=_parse_int)
     except json.JSONDecodeError as e:

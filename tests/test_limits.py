@@ -94,6 +94,8 @@ def test_model_config_itself_refuses_sizes_beyond_the_limits():
     ("x" * (limits.MAX_CONFIG_CHARS + 1), "characters"),
     (b"\xff\xfe{}", "not UTF-8"),
     ("[1, 2]", "JSON object"),
+    ("", "config.json is empty"),          # an empty file: what a config.json holds, not "Expecting value"
+    (b"  \n", "config.json is empty"),
 ])
 def test_absurd_json_gets_one_clear_message(text, needle):
     assert needle in _message(text)
