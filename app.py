@@ -44,4 +44,3 @@ def _show_refused(page_ran: bool) -> None:
 _show_refused(page_ran=False)  # the sidebar's now: a page that ends early with st.stop() (the live page before a
 pg.run()                       # run) runs no more, and names no unread parameters
 _show_refused(page_ran=True)   # the page's controls too, and what no control reads
-url_state.drop_unread_link_params(opened)  # named now: out of the address bar, so a copied link carries what the page uses

@@ -168,7 +168,7 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     the parameters of the previous page's widgets, so the app's own links hold only the parameters of widgets
     drawn when they were copied, which a fresh session opened on them draws again.
 
-    Nothing is removed here; ``drop_unread_link_params`` takes them out of the URL once the page has named them.
+    Nothing is removed: the parameters stay in the URL (``st.query_params``), as the link had them.
 
     Args:
         opened: ``link_params_at_open()``'s parameters; None (not the session's first run) or empty: nothing.
@@ -183,31 +183,12 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """
     if not opened:
         return []
-    unread = [f"{md_escape(_cut(key))}={md_escape(_cut(opened[key][-1] if opened[key] else ''))}"
-              for key in _unread_keys(opened)]
+    unread = [f"{md_escape(_cut(key))}={md_escape(_cut(values[-1] if values else ''))}"
+              for key, values in opened.items()
+              if key not in READ_WITHOUT_WIDGET and key.lower() not in _STREAMLIT_KEYS and _bound_widget(key) is None]
     if len(unread) > MAX_NAMED_PARAMS:
         unread = unread[:MAX_NAMED_PARAMS] + [f"and {len(unread) - MAX_NAMED_PARAMS:,} more"]
     return unread
-
-
-def _unread_keys(opened: dict[str, list[str]] | None) -> list[str]:
-    return [key for key in (opened or {})
-            if key not in READ_WITHOUT_WIDGET and key.lower() not in _STREAMLIT_KEYS and _bound_widget(key) is None]
-
-
-def drop_unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
-    """Remove from the URL (``st.query_params``) the opening link's parameters that nothing on the page reads
-    (``unread_link_params``, called after the page ran and named them), as Streamlit drops a value a control refused:
-    a link copied from the address bar then carries only what the page uses, and does not repeat the notice.
-
-    Returns:
-        The keys removed, in the link's order; [] for None or an empty link. Raises nothing of its own.
-    """
-    keys = _unread_keys(opened)
-    for key in keys:
-        if key in st.query_params:
-            del st.query_params[key]
-    return keys
 
 
 def link_notice(refused: list[str], unread: list[str]) -> str:
