@@ -274,7 +274,9 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
     charts.show_chart(fig, key="wl_sweep")
     st.caption(f"Without CPU memory the tiers find {sweep['hit_rate'].iloc[0]:.1%} of the prompt blocks; with "
                f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
-               f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size.")
+               f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size. This chart counts "
+               "blocks; the prefix hit rate above counts prompt tokens, so the two differ a little (a prompt's last, "
+               "partly filled block is one block but fewer tokens).")
 
 
 def show_sources_and_ttft(summary) -> None:
