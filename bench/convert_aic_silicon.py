@@ -136,6 +136,29 @@ def relisted_layout(tp: int, dp: int, moe_tp: int, moe_ep: int, later: bool = Tr
     return new_tp, new_dp, 1, k, note
 
 
+def moe_wider_layout(tp: int, dp: int, moe_tp: int, moe_ep: int) -> tuple[int, str]:
+    """(attention dp, note) of a MoE run whose experts span more GPUs than its attention lists.
+
+    A row that lists TP t with no attention DP but MoE TP x EP over w = moe_tp x moe_ep > t ranks ran on w GPUs: the
+    experts cannot be sharded over more GPUs than the run has. The attention is then data parallel over the
+    w / t groups of t GPUs, as vLLM runs ``--tensor-parallel-size t --data-parallel-size w / t`` without
+    ``--enable-expert-parallel``: its MoE layers shard the experts by TP over all DP x TP ranks
+    (vllm/model_executor/layers/fused_moe/config.py, FusedMoEParallelConfig.make: the MoE TP size is
+    dp_size x tp_size when expert parallelism is off). Read as one GPU, such a run of Qwen3-235B-A22B FP8
+    (235 GB of weights) on an H200 could not load. Example: moe_wider_layout(1, 1, 2, 1) is (2, note);
+    moe_wider_layout(2, 1, 4, 1) is (2, note); a layout that is what it says keeps its DP and an empty note:
+    moe_wider_layout(4, 1, 4, 1) is (1, "").
+    """
+    world = moe_tp * moe_ep
+    if dp != 1 or world <= tp or world % tp:
+        return dp, ""
+    new_dp = world // tp
+    return new_dp, (f"; MoE TP{moe_tp} x EP{moe_ep} over {world} GPUs, more than the attention's TP{tp}: a run on "
+                    f"{world} GPUs with the attention data parallel (vLLM's DP{new_dp} x TP{tp} without expert "
+                    f"parallelism shards the experts by TP over all {world} ranks), taken as TP{tp} attention "
+                    f"DP{new_dp}")
+
+
 def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
     a = df[(df["mode"] == "agg") & df["model_path"].isin(MODELS) & df["system"].isin(SYSTEMS)].copy()
     a["conc"] = pd.to_numeric(a["silicon_data_source"].str.extract(r"silicon_concurrency=(\d+)")[0])
@@ -149,6 +172,9 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
         moe_ep = int(r.moe_ep_size) if r.moe_ep_size == r.moe_ep_size and r.moe_ep_size > 0 else 1
         tp, dp, moe_tp, moe_ep, extra = relisted_layout(tp, dp, moe_tp, moe_ep, later_dump(r.silicon_data_source))
         relisted = bool(extra)
+        if model not in DENSE:
+            dp, wider = moe_wider_layout(tp, dp, moe_tp, moe_ep)
+            extra += wider
         width = tp * dp
         if model in DENSE:
             if dp > 1:
