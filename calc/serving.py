@@ -312,8 +312,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     (``calc.serving_params.param_values``); every input broadcasts (rows of a fit, points of a sweep).
 
     ``costs``: the engine's fixed times (``calc.serving_params.engine_costs``: per step "step", per
-    sequence per step "seq", per MoE layer per step "moe", per layer of a step that carries prompt tokens
-    "prefill"; scalars or arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
+    sequence per step "seq", per MoE layer per step "moe", per layer and per MoE layer of a step that carries prompt
+    tokens "prefill" and "prefill_moe", per MoE layer and GPU once per request "request_moe", 0 when absent; scalars or arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
     ``comp["year"]``, the engine release's date (nan: the reference year), sets the software factor
@@ -384,9 +384,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     core = (pkv + n * o_share * kv) / mbu_kv + np.maximum(n * wr / mbu_w, n * o_share * cx / mfu_d + pc_x / mfu_pf) \
         + (pcm + n * o_share * cm) / ce + g.get("dp_alone_s", 0.0) / mfu_pf
     # a served request pays its HTTP, tokenising and admission, and, in a mixture of experts, a cost per MoE layer
-    # per GPU of the replica (``request_moe_overhead_s``: fitted, 0.095 ms, so about 44 ms for DeepSeek-V3's 58
-    # MoE layers on an 8-GPU server and none for a dense model); a static batch is an in-process run
-    request = p["request_overhead_s"] + p["request_moe_overhead_s"] * g["n_moe_layers"] * g["gpus"]
+    # per GPU of the replica, the engine's own (``request_moe_overhead_s.<engine>``: fitted, TensorRT-LLM 0.22 ms,
+    # so about 0.1 s for DeepSeek-V3's 58 MoE layers on an 8-GPU server, vLLM 0.03 ms; none for a dense model); a
+    # static batch is an in-process run
+    request = p["request_overhead_s"] + costs.get("request_moe", 0.0) * g["n_moe_layers"] * g["gpus"]
     ttft_fixed = n * (fixed_step + prefill_fixed) + request * (1.0 - g["static"])
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]

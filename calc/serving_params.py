@@ -34,11 +34,12 @@ PARAMS_PATH = DATA_DIR / "serving_params.json"
 ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON). A request's fixed
-#: cost before its first token is ``request_overhead_s + request_moe_overhead_s x MoE layers x GPUs of the replica``.
+#: cost before its first token is ``request_overhead_s + request_moe_overhead_s.<engine> x MoE layers x GPUs of the
+#: replica`` (``REQUEST_MOE_KEYS``).
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
                "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s", "weight_only_matmul", "lockstep_persistence",
-               "moe_prefill_matmul", "software_gain_per_year", "request_moe_overhead_s")
+               "moe_prefill_matmul", "software_gain_per_year")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
 #: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)
@@ -60,8 +61,16 @@ PREFILL_KEYS = tuple(f"prefill_layer_fixed_s.{e}" for e in ENGINES)
 #: engine that graphs its prompt steps (vLLM's piecewise CUDA graphs) pays less of it than one that runs them
 #: from Python (SGLang, TensorRT-LLM's PyTorch backend).
 PREFILL_MOE_KEYS = tuple(f"prefill_moe_layer_fixed_s.{e}" for e in ENGINES)
+#: Per MoE layer and per GPU of the replica, once per served request before its first token
+#: (``request_moe_overhead_s.<engine>``, 0 for a dense model): each engine hands a new request to its ranks and runs
+#: its first eager prompt step through its own routing and dispatch. One value for every engine charged vLLM's
+#: gpt-oss-120b a TTFT that grew with its GPUs (InferenceMAX on B200, 1k prompts at 4 and 8 clients, medians: 40,
+#: 41, 27 and 35 ms at TP1, 2, 4 and 8, estimated 38, 38, 45 and 62 ms), to give TensorRT-LLM's DeepSeek its TTFT on
+#: 8 GPUs.
+REQUEST_MOE_KEYS = tuple(f"request_moe_overhead_s.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
-ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s")
+ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s",
+                 "request_moe_overhead_s")
 
 #: Accelerator families with their own memory-bandwidth and device fixed-cost factors (``device_families`` in the
 #: file maps each accelerator to one); the reference family (Hopper, the most rows) has both at 1, and an
@@ -74,16 +83,17 @@ DEVICE_FAMILIES = ("ampere", "ada", "blackwell", "cdna3", "cdna4")
 FAMILY_KEYS = tuple(f"mbu_scale.{f}" for f in DEVICE_FAMILIES) + tuple(f"device_fixed_scale.{f}" for f in DEVICE_FAMILIES)
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + FAMILY_KEYS
+PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + REQUEST_MOE_KEYS + FAMILY_KEYS
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe", "prefill", "prefill_moe"}: ``engine``'s fixed time per step, per sequence per step, per
-    MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, from parameter ``values``
-    (``param_values``)."""
+    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe"}: ``engine``'s fixed time per step, per sequence per
+    step, per MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, and per MoE layer
+    and GPU once per request before its first token, from parameter ``values`` (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
             "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"],
-            "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"]}
+            "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"],
+            "request_moe": values[f"request_moe_overhead_s.{engine}"]}
 
 
 @lru_cache(maxsize=4)
