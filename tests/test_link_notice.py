@@ -215,6 +215,18 @@ _IN = re.compile(r"([\"'])([^\"']+)\1\s+(?:not\s+)?in\s+" + _QP + r"(?![\w.(\[])
 _UPDATE = re.compile(_QP + r"\.update\(\s*\{(.*?)\}", re.S)
 
 
+def _literal_keys(text: str):
+    """(match, key or None, constant name or None) of each st.query_params read or write in ``text`` that names a
+    literal key or a module constant (``_READ``, ``_IN``, ``_UPDATE``)."""
+    for m in _READ.finditer(text):
+        yield m, m.group(2), m.group(3)
+    for m in _IN.finditer(text):
+        yield m, m.group(2), None
+    for m in _UPDATE.finditer(text):
+        for k in re.findall(r"([\"'])(\w+)\1\s*:", m.group(1)):
+            yield m, k[1], None
+
+
 def _sources() -> dict[Path, str]:
     files = [ROOT / "app.py"] + sorted((ROOT / "ui").glob("*.py")) + sorted((ROOT / "app_pages").glob("*.py"))
     return {f: f.read_text() for f in files}
@@ -229,15 +241,9 @@ def _keys_read_from_the_link() -> dict[str, str]:
     found = {}
     for path, text in sources.items():
         where = lambda m: f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"  # noqa: E731
-        for m in _READ.finditer(text):
-            name = m.group(3)
+        for m, key, name in _literal_keys(text):
             assert name is None or name in constants, f"{where(m)}: {name} is not a module constant with a literal"
-            found.setdefault(m.group(2) if name is None else constants[name], where(m))
-        for m in _IN.finditer(text):
-            found.setdefault(m.group(2), where(m))
-        for m in _UPDATE.finditer(text):
-            for k in re.findall(r"([\"'])(\w+)\1\s*:", m.group(1)):
-                found.setdefault(k[1], where(m))
+            found.setdefault(key if name is None else constants[name], where(m))
     return found
 
 
@@ -249,7 +255,7 @@ def test_every_key_read_from_the_link_without_a_widget_is_listed():
     unlisted = {k: w for k, w in found.items() if k not in url_state.READ_WITHOUT_WIDGET}
     assert not unlisted, ("keys read from st.query_params but not in url_state.READ_WITHOUT_WIDGET (their link "
                           f"parameters would be named as read by nothing): {unlisted}")
-    stale = set(url_state.READ_WITHOUT_WIDGET) - set(found) - {"embed", "embed_options"}
+    stale = set(url_state.READ_WITHOUT_WIDGET) - set(found) - set(url_state._STREAMLIT_KEYS)
     assert not stale, f"listed in url_state.READ_WITHOUT_WIDGET but read nowhere: {stale}"
 
 
@@ -257,10 +263,9 @@ def test_the_scan_finds_each_form_of_a_read():
     text = ('st.query_params.get("a1")\nst.query_params["a2"]\nqp.get("a3", "")\nqp["a4"] = 1\n'
             'del st.query_params["a5"]\nif "a6" in st.query_params:\nst.query_params.get_all("a7")\n'
             'st.query_params.update({"a8": 1, "a9": x})\nst.query_params.get(PARAM)\n')
-    keys = {m.group(2) for m in _READ.finditer(text) if m.group(2)} | {m.group(2) for m in _IN.finditer(text)}
-    keys |= {k[1] for m in _UPDATE.finditer(text) for k in re.findall(r"([\"'])(\w+)\1\s*:", m.group(1))}
-    assert keys == {f"a{i}" for i in range(1, 10)}
-    assert [m.group(3) for m in _READ.finditer(text) if m.group(3)] == ["PARAM"]
+    found = list(_literal_keys(text))
+    assert {key for _, key, _ in found if key} == {f"a{i}" for i in range(1, 10)}
+    assert [name for _, _, name in found if name] == ["PARAM"]
 
 
 @pytest.mark.parametrize("page, query, named, kept", [

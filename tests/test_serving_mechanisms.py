@@ -14,6 +14,17 @@ H100 = calc.get_accelerator("h100-sxm")
 SETTINGS = {"max_batch": 4096, "token_budget": 8192, "kv_memory_fraction": 0.9}
 
 
+def _aic_converter():
+    """bench/convert_aic_silicon.py as a module (bench/ is scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
+    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    return conv
+
+
 def test_the_cache_is_sized_from_the_driver_total_and_reserved_for_whole_sequences():
     one = make_layout(LLAMA8, 1, 1, 1, 1)
     # Llama-3.1-8B bf16 on an H100: the driver reports 81,559 MiB = 85,520,809,984 B; the engine keeps 10% back
@@ -350,12 +361,7 @@ def test_how_sources_share_the_fit_loss():
 
 
 def test_an_aiconfigurator_run_takes_its_engine_default_kv_cache_for_its_checkpoint():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
-    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
+    conv = _aic_converter()
     kv = lambda *a: conv.kv_dtype(*a)[0]  # noqa: E731
     # "auto" = the model's bf16 unless the checkpoint's quantization config names an FP8 cache
     assert kv("meta-llama/Llama-3.1-8B-Instruct", "trtllm", "h100_sxm", "bf16", "llama-3.1-8b") == "bf16"
@@ -375,12 +381,7 @@ def test_an_aiconfigurator_run_takes_its_engine_default_kv_cache_for_its_checkpo
 
 
 def test_an_aiconfigurator_run_listed_again_under_a_widened_layout_is_read_as_the_run_it_repeats():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
-    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
+    conv = _aic_converter()
     # silicon_sample.csv lists 2026_03_25_..._trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976 (TP1, attention DP8,
     # MoE TP1 EP8) and 2026_04_06_..._c64_tp8_ep8_937 (attention DP64, MoE TP8 EP8) with the same TTFT 1085.45621 ms
     # and TPOT 12.28947 ms, both measured 2026-02-06: one run on 8 GPUs
@@ -411,12 +412,7 @@ def test_an_aiconfigurator_run_listed_again_under_a_widened_layout_is_read_as_th
 
 
 def test_a_moe_run_whose_experts_span_more_gpus_than_its_attention_lists_ran_on_all_of_them():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
-    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
+    conv = _aic_converter()
     # silicon_sample.csv's ..._qwen3_235b_a22b_fp8_h200_sxm_vllm_agg_1000x100_c8_tp1_epnone_2 lists TP1, no attention DP,
     # MoE TP2 x EP1: 235 GB of FP8 weights cannot load on one 141 GB H200, and its TPOT (54.93 ms) is that of the TP2
     # runs beside it (52.16 ms at c16): two GPUs, the attention data parallel over the two (vLLM's DP2 x TP1 without
