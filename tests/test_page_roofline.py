@@ -307,3 +307,38 @@ def test_the_two_estimates_never_share_a_name(page):
     if page.endswith("roofline.py"):   # the course's number, under its name: the bound / MBU 69%, memory-bound
         tpot = pagetest.metric_element(at, "Decode step (TPOT), bound")
         assert tpot.delta == "course estimate " + fmt_seconds(calc.efficiency.estimate_step(step).total_s)
+
+
+def _operators_chart(at) -> dict:
+    """The per-operator roofline (the figure with the attention operator on it)."""
+    return next(f for f in figures(at) if any("attention over the cache" in str(d.get("name")) for d in f["data"]))
+
+
+def test_operators_at_one_point_share_one_marker_that_names_them_all():
+    # Decode, Llama-3-8B, B = 32 at 8K in bf16: each weight matmul does 2 FLOPs per weight and token on 2 bytes per
+    # weight, so its intensity is B = 32 FLOP/byte, memory-bound at W x I = 3.35e12 x 32 = 107.2 TFLOP/s: QKV,
+    # output projection, MLP, norms and LM head sit on one point (the gathered lookup has no FLOPs: not drawn).
+    at = open_page()
+    markers = [d for d in _operators_chart(at)["data"] if d.get("mode", "").startswith("markers")]
+    points = [(values(d["x"])[0], values(d["y"])[0]) for d in markers]
+    assert len(set(points)) == len(points)                      # no marker hides under another
+    five = ["MLP", "QKV projection", "output projection", "LM head", "norms"]
+    shared = next(d for d in markers if "QKV projection" in d["name"])
+    assert values(shared["x"]) == [pytest.approx(32.0)] and values(shared["y"]) == [pytest.approx(107.2)]
+    assert all(op in shared["name"] and op in shared["text"][0] and f"{op}: I = 32.0 FLOP/byte" in shared["hovertemplate"]
+               for op in five)
+    # attention alone: per layer and sequence 2 x 2 x N x H x S FLOPs (QK^T and PV) on 2 x K x H x S x 2 bytes of
+    # cache, N/K = 32/8 = 4 FLOP/byte; a marker of its own, with no label beside it
+    attention = next(d for d in markers if d["name"] == "attention over the cache")
+    assert values(attention["x"])[0] == pytest.approx(4.0, rel=0.01) and "text" not in attention
+    # every drawn operator is named exactly once, and none moved from calc's intensity
+    ops = calc.operators.step_operators(LLAMA3, H100, "decode", 32, 8192)
+    drawn = ops[(ops["bytes"] > 0) & (ops["flops"] > 0)]
+    named = [line.split(": I = ")[0] for d in markers for line in d["hovertemplate"].split("<br>") if ": I = " in line]
+    assert sorted(named) == sorted(drawn["label"])
+    for d in markers:
+        for line in d["hovertemplate"].split("<br>"):
+            if ": I = " in line:
+                label, rest = line.split(": I = ")
+                want = drawn.loc[drawn["label"] == label, "intensity_flop_per_byte"].iloc[0]
+                assert rest.startswith(f"{want:,.1f} FLOP/byte")

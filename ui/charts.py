@@ -3,6 +3,8 @@ layout (``ui.figure_style``) in the in-place element (``ui.inplace_chart``), mar
 """
 from __future__ import annotations
 
+import math
+import numbers
 import os
 
 import plotly.graph_objects as go
@@ -24,6 +26,44 @@ def add_marker_line(fig: go.Figure, x: float, name: str, color: str, dash: str =
     fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, **where)
     fig.add_scatter(x=[None], y=[None], mode="lines", name=name, line=dict(color=color, dash=dash, width=2),
                     hoverinfo="skip", **panel)
+
+
+def coinciding_groups(xs, ys, rel_tol: float = 0.01) -> list[list[int]]:
+    """The points of a chart that would sit on one another, as groups of their indices.
+
+    Two points share a group when x and y each differ by less than ``rel_tol`` relative to the larger of the
+    two (1% by default: under a pixel on a log axis of a few decades), so that a marker drawn once per group
+    hides none of them. Groups keep the points' order: the first point of each group comes first, and
+    within a group the indices rise. A point whose x or y is not a finite number is alone in its group.
+
+    Args:
+        xs, ys: sequences of numbers of equal length (any units; the two axes' own).
+        rel_tol: the relative difference below which two values count as equal, >= 0.
+
+    Returns:
+        list of lists of indices into ``xs``; every index appears exactly once.
+
+    Raises:
+        ValueError: ``xs`` and ``ys`` differ in length, or ``rel_tol`` is negative or not a number.
+    """
+    xs, ys = list(xs), list(ys)
+    if len(xs) != len(ys):
+        raise ValueError(f"xs and ys must have the same length, got {len(xs)} and {len(ys)}")
+    if not (isinstance(rel_tol, numbers.Real) and rel_tol >= 0):  # NaN fails the comparison too
+        raise ValueError(f"rel_tol must be a number >= 0, got {rel_tol!r}")
+
+    def close(a: float, b: float) -> bool:
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0) if rel_tol else a == b
+
+    groups: list[list[int]] = []
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        finite = all(isinstance(v, numbers.Real) and math.isfinite(v) for v in (x, y))
+        home = next((g for g in groups if close(x, xs[g[0]]) and close(y, ys[g[0]])), None) if finite else None
+        if home is None:
+            groups.append([i])
+        else:
+            home.append(i)
+    return groups
 
 
 def Figure(*args, **kwargs) -> caching.FigureRecipe:  # noqa: N802 - stands in for go.Figure

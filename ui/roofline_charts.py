@@ -12,20 +12,34 @@ from ui import charts, formats
 
 
 def operators_figure(roof: pd.DataFrame, shown_ops: pd.DataFrame):
-    """Each operator of the step alone on the roofline (marker area: its share of the step's time)."""
+    """Each operator of the step alone on the roofline (marker area: its share of the step's time).
+
+    Operators at the same point (in decode every weight matmul has intensity about B, and all are memory-bound,
+    so QKV, output projection, MLP, norms and LM head coincide) are drawn as one marker, named by all of them in
+    the legend and beside it, whose hover lists each with its own intensity, time and share; its area is their
+    summed share. No operator's position moves."""
     fig = charts.Figure()
     fig.add_scatter(x=roof["intensity_flop_per_byte"], y=roof["attainable_flops_per_s"] / 1e12, mode="lines",
                     name="roofline min(P, W x I)", line=dict(color="#888", width=3), hoverinfo="skip")
     palette = ["#8c564b", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f", "#9467bd"]
-    for i, r in enumerate(shown_ops.itertuples()):
-        achieved = r.flops / r.time_s / 1e12 if r.time_s > 0 and r.flops > 0 else None
-        if achieved is None:
-            continue
-        fig.add_scatter(x=[r.intensity_flop_per_byte], y=[achieved], mode="markers", name=r.label,
-                        marker=dict(size=8 + 16 * r.share_of_time ** 0.5, color=palette[i % len(palette)]),
-                        hovertemplate=f"{r.label}<br>I = %{{x:,.1f}} FLOP/byte<br>%{{y:,.1f}} TFLOP/s<br>"
-                                      f"{formats.fmt_seconds(r.time_s)}, {r.share_of_time:.0%} of the operators' time, "
-                                      f"{r.bound}-bound<extra></extra>")
+    drawn = [(i, r, r.flops / r.time_s / 1e12) for i, r in enumerate(shown_ops.itertuples())
+             if r.time_s > 0 and r.flops > 0]  # (palette index, operator, achieved TFLOP/s)
+    for group in charts.coinciding_groups([d[1].intensity_flop_per_byte for d in drawn], [d[2] for d in drawn]):
+        members = sorted((drawn[j] for j in group), key=lambda d: -d[1].share_of_time)  # largest first
+        i, lead, achieved = members[0]
+        share = sum(r.share_of_time for _, r, _ in members)
+        hover = "<br>".join(f"{r.label}: I = {r.intensity_flop_per_byte:,.1f} FLOP/byte, {a:,.1f} TFLOP/s, "
+                            f"{formats.fmt_seconds(r.time_s)}, {r.share_of_time:.0%} of the operators' time, "
+                            f"{r.bound}-bound" for _, r, a in members)
+        together = len(members) > 1
+        name = ", ".join(r.label for _, r, _ in members)
+        fig.add_scatter(x=[lead.intensity_flop_per_byte], y=[achieved], mode="markers+text" if together else "markers",
+                        name=f"{name} (same point)" if together else name,
+                        text=["<br>".join(r.label for _, r, _ in members)] if together else None,
+                        textposition="bottom right", textfont=dict(size=12),
+                        marker=dict(size=8 + 16 * share ** 0.5, color=palette[i % len(palette)]),
+                        hovertemplate=(f"{len(members)} operators at one point<br>" if together else "")
+                                      + hover + "<extra></extra>")
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)")
     fig.update_yaxes(type="log", title="attainable FLOP/s (TFLOP/s; marker area: share of time)")
     fig.update_layout(height=420)
