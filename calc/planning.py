@@ -22,7 +22,7 @@ from .layout_choice import (HOURS_PER_MONTH, PLAN_MAX_BATCH, PLAN_PP, PLAN_TIMIN
                             refused_layouts)
 from .measurements import engine_name
 from .models import ModelConfig
-from .number_text import fmt_usd
+from .number_text import fmt_number, fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
 from .serving import serving_frontier
 
@@ -212,19 +212,25 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     return df
 
 
+def _fewest_gpus(gpus: np.ndarray, per_gpu: np.ndarray, ok: np.ndarray) -> int | None:
+    """Index of the row among ``ok`` with the fewest ``gpus``, ties broken by the most requests/s per GPU
+    (``per_gpu``: the headroom above the peak; at one grid layout, the largest batch within the targets); None
+    when no row is ``ok``. The one rule of ``capacity_plan`` and of both pools of ``disaggregated_plan``."""
+    if not ok.any():
+        return None
+    gpus_ok = np.where(ok, gpus, np.iinfo(np.int64).max)
+    cand = np.flatnonzero(gpus_ok == gpus_ok.min())
+    return int(cand[np.argmax(per_gpu[cand])])
+
+
 def _cheapest(grid: pd.DataFrame, peak_rps: float, ok: np.ndarray):
     """Index of the cheapest feasible row (fewest GPUs, then most requests/s per GPU), and its replicas."""
     if not ok.any():
         return None, None
     rps = grid["requests_per_s_per_replica"].to_numpy()
     replicas = np.maximum(1, np.ceil(np.round(peak_rps / rps, 9))).astype(np.int64)
-    gpus = replicas * grid["gpus_per_replica"].to_numpy()
-    gpus_ok = np.where(ok, gpus, np.iinfo(np.int64).max)
-    best = gpus_ok.min()
-    cand = np.flatnonzero(gpus_ok == best)
-    per_gpu = rps[cand] / grid["gpus_per_replica"].to_numpy()[cand]
-    i = int(cand[np.argmax(per_gpu)])
-    return i, replicas
+    width = grid["gpus_per_replica"].to_numpy()
+    return _fewest_gpus(replicas * width, rps / width, ok), replicas
 
 
 def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, tpot_target_s: float,
@@ -557,7 +563,11 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
     prompt is compute-bound, so batching prompts adds little), needs TTFT <= target.
     Decode replica at batch B: serves ``B / (output x TPOT)`` requests per second, needs TPOT <= target
     and the memory. Each pool: the grid row (``plan_grid``) with the fewest GPUs for the peak, at least
-    one replica. The KV cache moves from pool to pool once per request; its time is left out.
+    one replica, ties broken by the most requests/s per GPU, the rule of ``capacity_plan``: the decode
+    batch is, like the colocated plan's, the largest that needs no more GPUs (what a replica is provisioned
+    for, not what the traffic keeps in flight; at zero traffic both are the one always-on replica's largest
+    batch within the targets, ``load_note`` says so). The KV cache moves from pool to pool once per request;
+    its time is left out.
 
     Raises:
         ValueError: non-positive targets, or no row that meets one of them (the message says which).
@@ -576,12 +586,12 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
         raise ValueError(f"no layout of the grid prefills within a TTFT of {_ms(ttft_t)}.")
     if not dec_ok.any():
         raise ValueError(f"no layout of the grid decodes within a TPOT of {_ms(tpot_t)}.")
-    pre_rep = np.maximum(1, np.ceil(np.round(peak * g["ttft_s"].to_numpy(), 9)))
-    dec_rep = np.maximum(1, np.ceil(np.round(peak * traffic.output_tokens * g["tpot_s"].to_numpy()
-                                             / g["batch"].to_numpy(), 9)))
-    big = np.iinfo(np.int64).max
-    i = int(np.argmin(np.where(pre_ok, pre_rep * width, big)))
-    j = int(np.argmin(np.where(dec_ok, dec_rep * width, big)))
+    pre_rate = 1.0 / g["ttft_s"].to_numpy()                                               # prompts/s per replica
+    dec_rate = g["batch"].to_numpy() / (traffic.output_tokens * g["tpot_s"].to_numpy())   # requests/s per replica
+    pre_rep = np.maximum(1, np.ceil(np.round(peak / pre_rate, 9))).astype(np.int64)
+    dec_rep = np.maximum(1, np.ceil(np.round(peak / dec_rate, 9))).astype(np.int64)
+    i = _fewest_gpus(pre_rep * width, pre_rate / width, pre_ok)
+    j = _fewest_gpus(dec_rep * width, dec_rate / width, dec_ok)
     lay_p = Layout(int(g["tp"].iat[i]), int(g["pp"].iat[i]), int(g["ep"].iat[i]), int(pre_rep[i]))
     lay_d = Layout(int(g["tp"].iat[j]), int(g["pp"].iat[j]), int(g["ep"].iat[j]), int(dec_rep[j]))
     n_p, n_d = lay_p.n_gpus, lay_d.n_gpus
@@ -592,3 +602,34 @@ def disaggregated_plan(model: ModelConfig, accelerator: Accelerator, traffic: Se
                f"decode GPU, {n_p + n_d:,} in all" + ("" if price is None else f", {fmt_usd(usd_h)}/h") + ".")
     return DisaggregatedPlan(lay_p, lay_d, n_p, n_d, n_p / n_d, int(g["batch"].iat[j]), float(g["tpot_s"].iat[j]),
                              float(g["ttft_s"].iat[i]), n_p + n_d, usd_h, verdict)
+
+
+def _share_words(share: float) -> str:
+    """A fraction of capacity for a sentence: "0%", "under 1%", "37%"."""
+    return "0%" if share == 0 else "under 1%" if share < 0.005 else f"{share:.0%}"
+
+
+def load_note(plan: CapacityPlan, split: DisaggregatedPlan, traffic: ServingTraffic) -> str:
+    """What the batch of both plans means, and how much of the capacity it buys the traffic's peak uses.
+
+    Both ``capacity_plan`` and ``disaggregated_plan`` give a replica's batch as the largest one that needs no
+    more GPUs within the targets and memory: what a replica is provisioned for (an engine's ``max_num_seqs``),
+    with TPOT quoted at that batch, not the number of requests the traffic keeps in flight. The peak's share of
+    each: peak / (replicas x requests/s per replica), the decode pool's replica serving
+    ``B / (output tokens x TPOT)`` requests/s. Example, Llama-3-8B on one H100 at 0 requests/s with the serving
+    estimate: both say batch 137, and the note says the always-on replicas stay idle.
+
+    Returns:
+        A sentence or two in words, no markup.
+    """
+    head = ("Batch, in both lines: the largest a replica runs within the TPOT target and its memory without "
+            "needing more GPUs, what it is provisioned for (an engine's max_num_seqs), with TPOT at that batch; "
+            "under less load a replica runs fewer sequences, each step faster. ")
+    peak = traffic.peak_requests_per_s
+    if peak == 0:
+        return head + "With no traffic (0 requests/s) the always-on replicas stay idle until requests come."
+    colocated = plan.layout.replicas * plan.requests_per_s_per_replica
+    decode = split.decode_layout.replicas * split.decode_batch / (traffic.output_tokens * split.tpot_s)
+    return head + (f"The peak of {fmt_number(peak)} requests/s uses {_share_words(peak / colocated)} of the colocated "
+                   f"replicas' capacity ({fmt_number(colocated)} requests/s) and {_share_words(peak / decode)} of the "
+                   f"decode pool's ({fmt_number(decode)} requests/s).")

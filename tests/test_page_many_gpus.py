@@ -59,6 +59,28 @@ def test_zero_traffic_plan_is_one_replica():
     assert at.success[0].value.startswith("1 replica of TP2")
 
 
+@pytest.mark.parametrize("timing", ["roofline bound", "serving estimate"])
+def test_zero_traffic_plans_agree_on_the_batch_and_say_what_it_means(timing):
+    # Llama-3-8B on one H100 at 0 requests/s: the colocated line and the disaggregated one name the same batch (the
+    # decode pool said batch 1 while the colocated plan said 137), and a caption under them says what it is
+    import re
+    from calc import planning
+    at = open_page(model="llama-3-8b", mg_rps="0", mg_timing=timing)
+    colocated = re.search(r"of TP1 at batch ([\d,]+) ", at.success[0].value).group(1)
+    split = next(i.value for i in at.info if i.value.startswith("Disaggregated:"))
+    assert re.search(r"decode on 1 x TP1 at batch ([\d,]+) ", split).group(1) == colocated
+    # the bound's batch by hand: the cache of 2,304 tokens (131,072 B each) beside 16.06 GB of weights on 80 GB
+    # holds 211 sequences, at a 22.4 ms step, within the 50 ms target
+    if timing == "roofline bound":
+        assert colocated == "211" == str(calc.max_batch(calc.get_model("llama-3-8b"), H100, 2304))
+    note = [c.value for c in at.caption if c.value.startswith("Batch, in both lines")]
+    assert note and "With no traffic (0 requests/s) the always-on replicas stay idle" in note[0]
+    traffic = planning.ServingTraffic(0.0, 2.0, 2048, 256)
+    assert note[0] == planning.load_note(*(f(calc.get_model("llama-3-8b"), H100, traffic, 0.05, 1.0, 3.99,
+                                                 timing="serving" if timing == "serving estimate" else "bound")
+                                           for f in (planning.capacity_plan, planning.disaggregated_plan)), traffic)
+
+
 def test_pin_goes_into_the_url_and_comes_back():
     at = open_page(model="llama-3.1-70b", mg_tp="8", mg_b="32")
     at.button(key="mg_pin").click().run()

@@ -391,6 +391,56 @@ def test_disaggregated_pools_meet_their_targets_and_size_for_the_peak():
     assert dear.verdict.endswith(f"{gpus} in all, $1,234/h."), dear.verdict      # not "$1,234.40/h"
 
 
+@pytest.mark.parametrize("rps", [0.0, 0.01, 5.0])
+def test_both_plans_give_the_same_batch_the_largest_within_the_targets(rps):
+    # Llama-3-8B on one H100, 2,048 + 256 tokens, TPOT <= 20 ms: one TP1 replica of each kind covers 0 to 10
+    # requests/s. Both plans' batch is the largest that needs no more GPUs, found here by hand: the largest B whose
+    # step at the mean context 2,048 + 128 takes <= 20 ms and whose cache fits at 2,304 tokens (ceiling 211):
+    # B = 182 (19.98 ms). The disaggregated decode pool used to say batch 1 at 0 requests/s (the grid's first row).
+    m = calc.get_model("llama-3-8b")
+    by_hand = max(b for b in range(1, 513) if b <= calc.max_batch(m, H100, 2304)
+                  and calc.decode_step_time(m, H100, b, 2176).total_s <= 0.02)
+    assert by_hand == 182
+    traffic = planning.ServingTraffic(rps, 2.0, 2048, 256)
+    plan = planning.capacity_plan(m, H100, traffic, 0.02, 1.0)
+    split = planning.disaggregated_plan(m, H100, traffic, 0.02, 1.0)
+    assert (plan.layout.label, plan.gpus, plan.batch) == ("TP1", 1, 182)
+    assert (split.decode_layout.label, split.decode_gpus, split.decode_batch) == ("TP1", 1, 182)
+    assert "at batch 182 " in plan.verdict and "at batch 182 " in split.verdict
+
+
+def test_the_decode_pool_takes_the_most_headroom_among_its_cheapest_rows():
+    # Brute force over the grid: no row that meets the TPOT target with as few GPUs serves more requests/s per GPU
+    grid = planning.plan_grid(L70, H100, TRAFFIC)
+    d = planning.disaggregated_plan(L70, H100, TRAFFIC, 0.04, 0.5, grid=grid)
+    ok = grid[grid["fits"] & (grid["tpot_s"] <= 0.04)]
+    rate = ok["batch"] / (256 * ok["tpot_s"])                                 # requests/s per decode replica
+    gpus = np.maximum(1, np.ceil(10.0 / rate)) * ok["gpus_per_replica"]
+    assert d.decode_gpus == gpus.min()
+    best = (rate / ok["gpus_per_replica"])[gpus == gpus.min()].max()
+    ld = d.decode_layout
+    assert d.decode_batch / (256 * d.tpot_s) / (ld.tp * ld.pp) == pytest.approx(best)
+
+
+def test_the_load_note_says_what_the_batch_means_and_how_full_the_peak_makes_it():
+    m = calc.get_model("llama-3-8b")
+    idle = planning.ServingTraffic(0.0, 2.0, 2048, 256)
+    note = planning.load_note(planning.capacity_plan(m, H100, idle, 0.02, 1.0),
+                              planning.disaggregated_plan(m, H100, idle, 0.02, 1.0), idle)
+    assert note.startswith("Batch, in both lines: the largest a replica runs within the TPOT target")
+    assert "With no traffic (0 requests/s) the always-on replicas stay idle" in note
+    # 5 requests/s x 2 at the peak. Colocated, one replica at B = 182: 1 / (prefill 2,048 + 256 x TPOT / 182)
+    # requests/s; decode pool: 182 / (256 x TPOT).
+    busy = planning.ServingTraffic(5.0, 2.0, 2048, 256)
+    tpot = calc.decode_step_time(m, H100, 182, 2176).total_s
+    colocated = 1 / (calc.prefill_time(m, H100, 2048).total_s + 256 * tpot / 182)
+    decode = 182 / (256 * tpot)
+    note = planning.load_note(planning.capacity_plan(m, H100, busy, 0.02, 1.0),
+                              planning.disaggregated_plan(m, H100, busy, 0.02, 1.0), busy)
+    assert (f"The peak of 10 requests/s uses {10 / colocated:.0%} of the colocated replicas' capacity "
+            f"({colocated:,.0f} requests/s) and {10 / decode:.0%} of the decode pool's ({decode:,.0f} requests/s).") in note
+
+
 def test_two_pools_dearer_than_one_are_explained():
     import dataclasses
     plan = planning.capacity_plan(L70, H100, TRAFFIC, 0.04, 0.5)

@@ -119,6 +119,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         split = caching.cached_call(planning.disaggregated_plan, model, acc, traffic, tpot_s, ttft_s,
                                     sel.price_per_hour_usd, grid=grid)
         st.info(split.verdict)
+        st.caption(planning.load_note(plan, split, traffic))  # what "batch" means in both lines, and the load
         more = planning.disaggregation_note(plan, split)
         if more:  # two pools dearer than one: why, in words
             st.caption(more)
