@@ -13,9 +13,10 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from ui import classroom, fast_session_state, nav, session_cap, sidebar, url_state  # noqa: E402
+from ui import classroom, fast_session_state, nav, number_ranges, session_cap, sidebar, url_state  # noqa: E402
 
 fast_session_state.install()  # each widget looks up its own key instead of copying the whole state
+number_ranges.install()  # every number box with a min or max says under it which values it accepts
 
 # A shipped icon: a ":material/...:" page icon makes every visitor's browser fetch it from a font host.
 st.set_page_config(page_title="LLM Inference Explorer", layout="wide",

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX
+from ui import number_ranges
 from ui.formats import md_escape
 
 
@@ -217,12 +218,9 @@ def _bound_widget(key: str):
 
 
 def _bound_text(v: float) -> str:
-    """A widget's range end as the page writes numbers: "10,000,000" (not "1e+07"), "0.5"; a huge or tiny one as
-    "1e+20"."""
-    v = float(v)
-    if v.is_integer() and abs(v) < 1e15:
-        return f"{int(v):,}"
-    return f"{v:,g}"
+    """A widget's range end as the page writes numbers (``number_ranges.bound_text``): "10,000,000" (not
+    "1e+07"), "0.5"; a huge or tiny one as "1e+20"."""
+    return number_ranges.bound_text(v)
 
 
 def accept_url_values(key: str, options, format_func=str) -> None:
