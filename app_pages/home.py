@@ -70,7 +70,8 @@ def explore() -> None:
                     help=widgets.estimate_help(), delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(est.total_s)}",
                     delta_color="off", delta_arrow="off")
         m[1].metric("Throughput, bound" + on, formats.fmt_number(shown_step.tokens_per_s, "tok/s"),
-                    help=widgets.estimate_help(), delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
+                    help=widgets.estimate_help("throughput"),
+                    delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_number(est.tokens_per_s, 'tok/s')}",
                     delta_color="off", delta_arrow="off")
         if priced:
             m[2].metric("USD per 1M output tokens" + ("" if n_gpus == 1 else f", {n_gpus} GPUs"),

@@ -54,7 +54,7 @@ def explore() -> None:
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
-               "estimate's range (cross-validated errors). " + serving_views.BOUND_AND_ESTIMATE + ". The curve is "
+               "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
                f"for {serving_views.CURRENT_RELEASE}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
     st.markdown("**Every row: measured, serving estimate, bound**")

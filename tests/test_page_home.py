@@ -174,3 +174,22 @@ def test_an_unknown_preset_or_gpu_in_a_link_is_said_in_one_notice():
     # a valid link says nothing
     at = open_page(model="qwen3-8b", gpu="h200")
     assert not [w.value for w in at.warning if w.value.startswith("Link values")]
+
+
+def test_the_throughput_help_calls_the_bound_an_upper_bound_and_the_step_help_a_lower_one():
+    # a step's roofline time is a lower bound; the throughput it gives, B / that step, an upper bound
+    at = open_page(emb="table")
+    step = [m for m in metrics(at) if m.label.startswith("Decode step")][0]
+    tput = [m for m in metrics(at) if m.label.startswith("Throughput")][0]
+    assert step.help.startswith("Bound: the roofline lower bound.")
+    assert tput.help.startswith("Bound: the roofline upper bound on throughput, B / the bound's step")
+    assert "lower bound" not in tput.help
+    # and the numbers agree with the words: 196 tok/s bound over the course estimate's 135 tok/s (B = 1)
+    assert float(tput.value.split()[0].replace(",", "")) > float(tput.delta.split()[2].replace(",", ""))
+
+
+def test_the_course_estimate_help_refuses_an_unknown_quantity():
+    import pytest
+    from ui import widgets
+    with pytest.raises(ValueError, match="'time' or 'throughput'"):
+        widgets.estimate_help("latency")

@@ -13,11 +13,33 @@ from ui import caching, charts, columns, formats, html_table, url_state, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
-#: What the two numbers are, said once on every page that shows both.
-BOUND_AND_ESTIMATE = ("**Bound**: the roofline lower bound (every byte at the spec bandwidth, every FLOP at the "
-                      "spec peak): the teaching number. **Serving estimate**: what the chosen engine measures, "
-                      "fitted to published benchmarks (calc/data/serving_params.json), with its range from the "
-                      "cross-validated errors")
+_ESTIMATE_WORDS = ("**Serving estimate**: what the chosen engine measures, fitted to published benchmarks "
+                   "(calc/data/serving_params.json), with its range from the cross-validated errors")
+
+
+def bound_and_estimate(measures: str = "time") -> str:
+    """What the two numbers are, said once on every page that shows both, in words right for what its chart or
+    metrics measure: ``measures`` "time" (TPOT, TTFT: the roofline bound is a lower bound, and the throughput it
+    implies an upper bound) or "throughput" (tokens per second: the bound is an upper bound, the most that the
+    spec bandwidth and peak allow). Markdown, no final full stop.
+
+    Raises:
+        ValueError: ``measures`` is neither "time" nor "throughput".
+    """
+    spec = "every byte at the spec bandwidth, every FLOP at the spec peak"
+    if measures == "time":
+        bound = (f"**Bound**: the roofline lower bound on each time ({spec}), so an upper bound on throughput: "
+                 "the teaching number")
+    elif measures == "throughput":
+        bound = (f"**Bound**: the roofline upper bound on throughput ({spec}: each step at its lower bound on "
+                 "time), the most tokens per second physics allows, which no engine passes: the teaching number")
+    else:
+        raise ValueError(f"measures must be 'time' or 'throughput', got {measures!r}")
+    return f"{bound}. {_ESTIMATE_WORDS}"
+
+
+#: What the two numbers are where times lead (the serving estimate's block: TPOT or TTFT, then throughput).
+BOUND_AND_ESTIMATE = bound_and_estimate("time")
 #: The date of the software an estimate assumes, for any engine: the newest release in the benchmarks.
 CURRENT_RELEASE = (f"a current release of the chosen engine, dated, whichever engine that is, at the newest release "
                    f"of any engine in the benchmarks ({SOFTWARE_LATEST_RELEASE}): later releases may be faster")

@@ -113,14 +113,27 @@ def utilisation_inputs(columns) -> "calc.efficiency.Utilisation":
 COURSE_ESTIMATE = "course estimate"
 
 
-def estimate_help() -> str:
-    """The sentence that says what the course estimate beside a bound is (default utilisations, their source)."""
+def estimate_help(measures: str = "time") -> str:
+    """The sentence that says what the course estimate beside a bound is (default utilisations, their source), in
+    words right for the metric: ``measures`` "time" (a step, TPOT, or a cost per token: the roofline bound is a
+    lower bound) or "throughput" (tokens per second: the bound, B / the bound's step, is an upper bound).
+
+    Raises:
+        ValueError: ``measures`` is neither "time" nor "throughput".
+    """
     u = calc.efficiency.default_utilisation()
-    return (f"Bound: the roofline lower bound. Course estimate (bound / MBU and MFU): its parts divided by a "
-            f"bandwidth utilisation of {u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, "
-            "published measurements (gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul). The roofline "
-            "page lets you change them. Not the serving estimate, which models an engine's fixed costs, batching "
-            "and queueing.")
+    divided = (f"a bandwidth utilisation of {u.memory_bandwidth:.0%} and a compute utilisation of {u.compute:.0%}, "
+               "published measurements (gpt-fast, 7B-8B models at batch 1; the best H100 bf16 matmul)")
+    if measures == "time":
+        head = f"Bound: the roofline lower bound. Course estimate (bound / MBU and MFU): its parts divided by {divided}."
+    elif measures == "throughput":
+        head = ("Bound: the roofline upper bound on throughput, B / the bound's step (the most tokens per second the "
+                "spec bandwidth and peak allow). Course estimate: B / the course estimate's step, whose parts are the "
+                f"bound's divided by {divided}.")
+    else:
+        raise ValueError(f"measures must be 'time' or 'throughput', got {measures!r}")
+    return (head + " The roofline page lets you change them. Not the serving estimate, which models an engine's "
+            "fixed costs, batching and queueing.")
 
 
 #: The context lengths every page's context slider offers, 128 tokens to 1M (a link from one page works on another).
