@@ -28,6 +28,12 @@ def test_a_bound_that_is_not_a_number_is_refused_in_words(bad):
         bound_text(bad)
 
 
+def _text(caption) -> str:
+    """A caption's words (plain text: no markup in the page's text elements, tests/test_hardening_pages.py)."""
+    assert "<" not in caption.value
+    return caption.value
+
+
 def _boxes_and_what_follows(node) -> list[tuple[NumberInput, object]]:
     """(number box, the element drawn right after it in the same container) over the whole tree."""
     out = []
@@ -50,7 +56,7 @@ def test_every_bounded_box_has_its_range_right_under_it(page):
         assert after is not None and after.type == "caption", box.label
         # read the caption's numbers back and compare them with the bounds the box itself holds
         m = re.fullmatch(r"Accepts (?:([-\d,.e+]+) to ([-\d,.e+]+)|([-\d,.e+]+) or more|up to ([-\d,.e+]+))",
-                         after.value)
+                         _text(after))
         assert m, (box.label, after.value)
         num = lambda t: None if t is None else float(t.replace(",", ""))  # noqa: E731
         lo, hi = (num(m[1]), num(m[2])) if m[1] else (num(m[3]), num(m[4]))
@@ -61,7 +67,8 @@ def test_the_plans_boxes_name_their_ranges():
     # the capacity plan: Peak / average 1 to 100, Requests/s from 0 with no upper end, the largest batch 16 to 8,192;
     # the sidebar's price 0 to 1,000 USD per GPU-hour
     at = pagetest.open_page("app_pages/many_gpus.py")
-    after = {box.key: nxt.value for box, nxt in _boxes_and_what_follows(at._tree) if nxt is not None and nxt.type == "caption"}
+    after = {box.key: _text(nxt) for box, nxt in _boxes_and_what_follows(at._tree)
+             if nxt is not None and nxt.type == "caption"}
     assert after["mg_peak"] == "Accepts 1 to 100"
     assert after["mg_rps"] == "Accepts 0 or more"
     assert after["mg_cap"] == "Accepts 16 to 8,192"
@@ -84,7 +91,7 @@ def test_an_unbounded_box_and_a_box_in_a_placeholder_get_no_caption():
     at = AppTest.from_function(app).run()
     assert not at.exception
     assert [n.key for n in at.number_input] == ["free", "slot", "col", "st"]
-    assert [c.value for c in at.caption] == ["Accepts 0.5 to 2", "Accepts 3 or more"]
+    assert [_text(c) for c in at.caption] == ["Accepts 0.5 to 2", "Accepts 3 or more"]
 
 
 def test_uninstall_restores_streamlits_own():

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import calc
-from ui import html_table, metric_row
+from ui import html_table, metric_row, number_ranges
 from ui.formats import fmt_bytes, fmt_number, fmt_seconds, fmt_usd
 
 PRESENT_KEY = "present_mode"
@@ -220,10 +220,10 @@ _CSS_PRESENT = """
 
 
 def page_css() -> None:
-    """Inject the metric-wrapping CSS, the look of metric rows and HTML tables (``metric_row.CSS``,
-    ``html_table.CSS``), and presenter mode's larger text when it is on."""
+    """Inject the metric-wrapping CSS, the look of metric rows, HTML tables and number boxes' range captions
+    (``metric_row.CSS``, ``html_table.CSS``, ``number_ranges.CSS``), and presenter mode's larger text when it is on."""
     css = (_CSS_ALWAYS + f":root {{ --xm-page-bg: {_page_background()}; }}" + metric_row.CSS + html_table.CSS
-           + (_CSS_PRESENT if presenting() else ""))
+           + number_ranges.CSS + (_CSS_PRESENT if presenting() else ""))
     st.html(f"<style>{css}</style>")
 
 

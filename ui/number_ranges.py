@@ -51,6 +51,19 @@ def range_text(min_value: float | None, max_value: float | None) -> str:
     return ""
 
 
+#: The caption's look (injected once per run with the app's other styles, ``classroom.page_css``): pulled up into
+#: the gap Streamlit leaves between elements (1rem) and set small on short lines, so that it reads as the box's own
+#: note and a row of boxes grows by one small line, not by a gap and a line (the number a lecture step quotes
+#: stays on a 1280 x 720 first screen, tests/test_browser_first_visit.py). The caption is the element right after
+#: a number box, which is where ``install`` puts it; its text is plain (no markup in the page's text elements).
+CSS = """
+[data-testid="stElementContainer"]:has(> [data-testid="stNumberInput"])
+  + [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]) { margin-top: -1rem; }
+[data-testid="stElementContainer"]:has(> [data-testid="stNumberInput"])
+  + [data-testid="stElementContainer"] [data-testid="stCaptionContainer"] { font-size: 0.8rem; line-height: 1.15; }
+"""
+
+
 @functools.wraps(ORIGINAL_NUMBER_INPUT)
 def _number_input(self: DeltaGenerator, *args, **kwargs):
     value = ORIGINAL_NUMBER_INPUT(self, *args, **kwargs)
