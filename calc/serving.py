@@ -19,8 +19,11 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
 3. **Batching interference** under continuous batching (Orca; vLLM's and SGLang's chunked prefill):
    in steady state each of the B running sequences turns over every O output tokens, so a decode step
    also carries ``f = (B - 1) / O`` other requests' prompts (their prefill tokens, chunked into the
-   step's token budget). The step is then ``mixed`` (weights read once, matmuls of decode and prefill
-   tokens added). Interference = mixed step - decode-only step: 0 at B = 1 (a request's own prefill
+   step's token budget). A share ``p_mix = min(f x I / chunk, 1)`` of the steps carries a chunk (``f x I /
+   p_mix`` prompt tokens: weights read once, the experts those tokens reach, matmuls of decode and prefill
+   tokens added) and the rest decode alone; ``mixed`` is the mean of the two steps' times, not the time of one
+   mean step (the max of memory and compute and the experts read are not linear in the tokens).
+   Interference = mixed step - decode-only step: 0 at B = 1 (a request's own prefill
    is in its TTFT, not its TPOT) and falling as O grows. The issue's 70B sweep moved from 0.64 / 0.57
    of the measurement to 0.98 / 1.01 with this term. Under attention data parallelism the other ranks also
    wait for the one prefilling (``calc.serving_terms.attention_dp_imbalance_s``).
@@ -191,7 +194,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     Returns:
         dict of arrays: B (the decode batch), N (requests in service: B, or more where an engine that
         preempts admits more than its cache decodes at once), C, limit, and the bound's parts: decode w_s, kv_s, c_s, comm_s; mixed-step
-        weights wmix_s; one prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
+        weights wmix_s (a step that carries prompt tokens) and p_mix (the share of decode steps that do); one
+        prompt's pf_w_s, pf_kv_s, pf_c_s, pf_comm_s and pf_attn_s (its attention at
         the KV cache's precision beyond what the bound charged, ``attention_extra_s``); f (prompts per step),
         n_chunks, pf_n (prompts prefilled before a request's first token, its own included), burst, overlap (1 where
         ``settings["overlap_schedule"]``: the engine prepares the next step on the host while the GPU runs this
@@ -268,8 +272,22 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
                                   sliding=sliding, prefill=True, logits="last")
         n_chunks = np.ones_like(b)
+    if batching == "continuous":
+        # the prompt tokens a step that carries some holds: a chunk of up to the token budget left beside the
+        # batch (steady state), or a burst's prefill step of B x I / K tokens (``burst_schedule``). So a share
+        # p_mix = min(f x I / chunk, 1) of the decode steps carries prompt tokens, f x I / p_mix of them, and the
+        # rest decode alone (``combine`` takes the mean of the two steps' times)
+        chunk = b * i / np.maximum(np.ceil(b * i / s["token_budget"]), 1.0) if burst \
+            else np.minimum(i, np.maximum(s["token_budget"] - (b - 1.0), 1.0))
+        p_mix = np.where(f > 0, np.minimum(f * i / chunk, 1.0), 0.0)
+        extra = np.where(p_mix > 0, f * i / np.maximum(p_mix, 1e-12), 0.0)
+    else:
+        p_mix = np.zeros_like(b)
+        extra = np.zeros_like(b)
     if model.is_moe and batching == "continuous":
-        wmix = parallel_step_arrays(model, accelerator, b + f * i, ctx, layout, weight_dtype, kv_dtype, 1,
+        # the experts a step carrying prompt tokens reads: those of its B + f x I / p_mix tokens (a prompt's
+        # chunk reaches nearly every expert), not those of B + f x I tokens spread over every step
+        wmix = parallel_step_arrays(model, accelerator, b + extra, ctx, layout, weight_dtype, kv_dtype, 1,
                                     interconnect, sliding=sliding)["weights_s"]
     else:
         wmix = dec["weights_s"]
@@ -284,7 +302,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
         if batching == "continuous" else np.zeros_like(b)
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, N=n_in, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
-                comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), pf_w_s=pf["weights_s"],
+                comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), p_mix=np.asarray(p_mix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
@@ -355,7 +373,15 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     cx = c + g.get("c_x_s", 0.0)  # decode matmuls with those the checkpoint leaves in bf16
     dec = kv / mbu_kv + np.maximum(w / mbu_w, cx / mfu_d) + cm / ce
     pc_x = g["pf_c_s"] + g["pf_attn_s"]  # a prompt's matmuls, its attention at the cache's precision, bf16 layers
-    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f * pc_x / mfu_pf) \
+    # a share p_mix of the decode steps carries the prompt tokens (f x I per step on average, f x I / p_mix in each
+    # of those) and the rest decode alone: TPOT is the mean of the two steps' times, not the time of a mean step,
+    # since the expert weights read and the max of memory and compute are not linear in the tokens (Jensen's
+    # inequality; Agrawal et al., Sarathi-Serve, OSDI 2024, section 3: a prefill chunk in a decode batch makes
+    # that iteration compute-bound). With every step carrying prompt tokens (p_mix 1) it is the mean step.
+    p_mix = g.get("p_mix", np.ones_like(b))
+    f_in = np.where(p_mix > 0, f / np.maximum(p_mix, 1e-12), 0.0)
+    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + (1.0 - p_mix) * np.maximum(w / mbu_w, cx / mfu_d) \
+        + p_mix * np.maximum(g["wmix_s"] / mbu_w, cx / mfu_d + f_in * pc_x / mfu_pf) \
         + (cm + f * g["pf_comm_s"]) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k

@@ -110,6 +110,41 @@ def test_interference_zero_alone_and_shrinking_with_output_length():
                             batching="static").tpot.interference_s == 0.0
 
 
+def test_a_step_carrying_a_prompt_chunk_is_averaged_with_the_decode_only_steps():
+    # TPOT is the mean over steps: a share p = f x I / chunk of them carries a prompt chunk, the rest decode
+    # alone, so interference = p x (chunk step - decode step) + the prompt's KV writes and collectives x f.
+    # Utilisations 0.5, no fixed cost. Dense: Llama-3.1-70B bf16 on 4 H100s, 32 clients, 4,000 / 1,600 tokens:
+    # f = 31 / 1,600 prompts per step, each prompt one chunk (4,000 <= 8,192 - 31), so p = f. Decode at B = 32,
+    # context 4,800: weights 10.37 ms, compute 1.12 ms; the prompt: compute 143.7 ms, collectives 35.3 ms, KV
+    # 0.1 ms. The chunk step is compute-bound: f x (0.1 + 35.3 + (1.12 + 143.7) - 10.37) / 0.5 = 6.58 ms.
+    # A mean step (the prompt's compute spread as f x 143.7 = 2.8 ms over every step) would hide it under the
+    # weight read and leave 1.37 ms.
+    p = simple_params()
+    e = serving_estimate(LLAMA70, H100, 4000, 1600, concurrency=32, tp=4, engine="vllm", params=p)
+    d = calc.decode_step_time(LLAMA70, H100, 32, 4800, "bf16", "bf16", tp=4)
+    pf = calc.prefill_time(LLAMA70, H100, 4000, 1, "bf16", "bf16", tp=4, logits="last")
+    f = 31 / 1600
+    chunk_step = max(d.weights_s, d.compute_s + pf.compute_s)
+    assert chunk_step == d.compute_s + pf.compute_s  # compute-bound
+    want = f * (pf.kv_s + pf.comm_s + chunk_step - max(d.weights_s, d.compute_s)) / 0.5
+    assert e.tpot.interference_s == pytest.approx(want, rel=1e-9)
+    assert e.tpot.interference_s == pytest.approx(6.58e-3, rel=2e-3)
+    # MoE: Mixtral-8x7B bf16 on 2 H100s, 4 clients, 2,000 / 1,000 tokens: p = f = 3 / 1,000. A decode step of 4
+    # tokens reads the experts 4 tokens reach (9.64 ms); the chunk step those of 2,004 tokens, every expert
+    # (13.90 ms). Interference = f x (13.90 - 9.64 + prompt's KV and collectives) / 0.5, about 0.11 ms, where
+    # the experts of 4 + f x 2,000 = 10 tokens read in every step would have added 7 ms.
+    e = serving_estimate(MIXTRAL, H100, 2000, 1000, concurrency=4, tp=2, engine="vllm", params=p)
+    d = calc.decode_step_time(MIXTRAL, H100, 4, 2500, "bf16", "bf16", tp=2)
+    chunk = calc.decode_step_time(MIXTRAL, H100, 4 + 2000, 2500, "bf16", "bf16", tp=2)
+    pf = calc.prefill_time(MIXTRAL, H100, 2000, 1, "bf16", "bf16", tp=2, logits="last")
+    f = 3 / 1000
+    assert chunk.weights_s > 1.4 * d.weights_s
+    want = f * (pf.kv_s + pf.comm_s + max(chunk.weights_s, d.compute_s + pf.compute_s)
+                - max(d.weights_s, d.compute_s)) / 0.5
+    assert e.tpot.interference_s == pytest.approx(want, rel=1e-9)
+    assert e.tpot.interference_s < 0.2e-3
+
+
 def test_rate_obeys_littles_law_and_an_impossible_rate_is_refused():
     e = serving_estimate(LLAMA8, H100, 512, 256, request_rate_per_s=5.0)
     assert e.mode == "rate"
