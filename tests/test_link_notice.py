@@ -49,6 +49,8 @@ def _open_first(page: str, **query):
     ("app_pages/monthly_bill.py", {"mb_hit": "-50"}, ["mb_hit=-50 (outside 0 to 100)"]),       # the hit-rate slider runs 0..100
     ("app_pages/speculative.py", {"sd_p0": "2", "sd_p1": "abc"}, ["sd_p0=2 (outside 0 to 1)", "sd_p1=abc (not a number)"]),  # p(A) in 0..1
     ("app_pages/many_gpus.py", {"mg_rep": "0"}, ["mg_rep=0 (outside 1 to 100,000)"]),              # replicas: a number input from 1
+    # requests/s: a number input from 0 with no max (Streamlit's end, 1.79769e308, is not named as a range end)
+    ("app_pages/many_gpus.py", {"mg_rps": "-5"}, ["mg_rps=-5 (below 0, the least it accepts)"]),
     # a range end of ten million is written with its digits, as the pages write numbers, not "1e+07"
     ("app_pages/monthly_bill.py", {"mb_dau": "-5"}, ["mb_dau=-5 (outside 0 to 10,000,000,000)"]),
     # the sidebar's model and GPU: too many presets to list, so "not a known ..."

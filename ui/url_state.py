@@ -147,7 +147,7 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
                        if isinstance(v, (int, float)) and not isinstance(v, bool)]
             if ok and isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
                 ok = all(lo <= v <= hi for v in numbers)
-                why = "" if ok else f"outside {_bound_text(lo)} to {_bound_text(hi)}"
+                why = "" if ok else _range_why(lo, hi)
         except Exception:  # noqa: BLE001 - a value the widget cannot parse is a refused value
             ok = False
             why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
@@ -215,6 +215,22 @@ def _bound_widget(key: str):
     widget_id = state._key_id_mapper.get_id_from_key(key, None)
     meta = state._new_widget_state.widget_metadata.get(widget_id) if widget_id else None
     return meta if meta is not None and getattr(meta, "bind", None) == "query-params" else None
+
+
+#: Streamlit's own ends of a number input given no min or max (float: +-1.79769e308; int: +-(2^53 - 1), the
+#: browser's safe integers): past these a range has no end to name.
+_NO_END = 2 ** 53 - 1
+
+
+def _range_why(lo: float, hi: float) -> str:
+    """Why a linked number is refused by a widget's range ``lo`` to ``hi``: "outside 1 to 100"; for a range
+    open at one end (Streamlit's default end of +-1.79769e308 or +-(2^53 - 1)), "below 0, the least it accepts"
+    or "above 10, the most it accepts"."""
+    if hi >= _NO_END > lo:
+        return f"below {_bound_text(lo)}, the least it accepts"
+    if lo <= -_NO_END < hi:
+        return f"above {_bound_text(hi)}, the most it accepts"
+    return f"outside {_bound_text(lo)} to {_bound_text(hi)}"
 
 
 def _bound_text(v: float) -> str:
