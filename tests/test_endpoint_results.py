@@ -125,3 +125,20 @@ def test_guidellm_report():
     assert c2["e2e_ms_p50"] == pytest.approx(900.0) and math.isnan(c2["itl_ms_p50"])
     assert c2["requests_ok"] == 8 and c2["requests_failed"] == 2
     assert levels[1]["request_rate_per_s"] == 3.0 and math.isnan(levels[1]["concurrency"])
+
+
+def test_the_ttft_bound_column_is_the_levels_prompts_at_once_and_says_so():
+    # The vLLM result file a new user tried: concurrency 8, 256-token prompts, 64 outputs (6,400 / 100 requests).
+    # The table's TTFT bound prefills the level's 8 prompts as one batch (the course's closed loop): 8 x 256 =
+    # 2,048 tokens; the serving estimate starts from one prompt's prefill (256 tokens) and lands between the two,
+    # so a bound column named plainly "TTFT bound" read as an estimate faster than the bound.
+    from calc import prefill_time
+    from ui.live_endpoint import COLUMNS, TTFT_BOUND_HELP
+    p = predict_levels(LLAMA, H100, [8], 256, 64, logits="last").iloc[0]
+    eight = prefill_time(LLAMA, H100, 256, batch=8, logits="last", embedding="gather").total_s * 1e3
+    one = prefill_time(LLAMA, H100, 256, batch=1, logits="last", embedding="gather").total_s * 1e3
+    assert p["pred_ttft_ms"] == pytest.approx(eight, rel=1e-9)
+    assert one <= p["est_ttft_ms"] < p["pred_ttft_ms"]
+    header = COLUMNS["pred_ttft_ms"]
+    assert "prompts at once" in header["label"] and header["help"] == TTFT_BOUND_HELP
+    assert "one prompt's prefill" in TTFT_BOUND_HELP
