@@ -436,8 +436,8 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
                comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0,
                software_gain_per_year=0.0, **{k: 1.0 for k in FAMILY_KEYS})
-    flat = dict(comps, f=np.zeros_like(comps["f"]), n_chunks=np.ones_like(comps["n_chunks"]),
-                dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
+    flat = dict(comps, f=np.zeros_like(comps["f"]), p_mix=np.zeros_like(comps["f"]),
+                n_chunks=np.ones_like(comps["n_chunks"]), dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan, waves=0.0), flat, old)
 
