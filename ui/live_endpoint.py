@@ -22,9 +22,7 @@ from live.endpoint_charts import itl_figure, metric_figure
 from live.endpoint_predict import (compare, levels_frame, parallel_supported, predict_levels, predicted_decode_step,
                                    read_result_file, tpot_from_p50s_ms)
 
-#: What the table's TTFT bound is: the course's closed loop, whose C prompts arrive together and prefill as one
-#: batch (``live.endpoint_predict.predict_levels``). Under continuous batching the requests arrive staggered and a
-#: prompt prefills nearly alone, so the serving estimate, whose own bound is one prompt's prefill, can be below it.
+#: The help of the table's TTFT bound columns (``live.endpoint_predict.predict_levels``' ``pred_ttft_ms``).
 TTFT_BOUND_HELP = ("calc's roofline prefill of all the level's prompts in one batch, as when its C clients start "
                    "together. Under continuous batching requests arrive staggered and a prompt prefills nearly alone, "
                    "so the serving estimate (whose own bound is one prompt's prefill) and a measurement can be below it.")

@@ -225,18 +225,14 @@ _NO_END = 2 ** 53 - 1
 def _range_why(lo: float, hi: float) -> str:
     """Why a linked number is refused by a widget's range ``lo`` to ``hi``: "outside 1 to 100"; for a range
     open at one end (Streamlit's default end of +-1.79769e308 or +-(2^53 - 1)), "below 0, the least it accepts"
-    or "above 10, the most it accepts"."""
+    or "above 10, the most it accepts". Ends written as the range captions write them
+    (``number_ranges.bound_text``: "10,000,000", not "1e+07")."""
+    num = number_ranges.bound_text
     if hi >= _NO_END > lo:
-        return f"below {_bound_text(lo)}, the least it accepts"
+        return f"below {num(lo)}, the least it accepts"
     if lo <= -_NO_END < hi:
-        return f"above {_bound_text(hi)}, the most it accepts"
-    return f"outside {_bound_text(lo)} to {_bound_text(hi)}"
-
-
-def _bound_text(v: float) -> str:
-    """A widget's range end as the page writes numbers (``number_ranges.bound_text``): "10,000,000" (not
-    "1e+07"), "0.5"; a huge or tiny one as "1e+20"."""
-    return number_ranges.bound_text(v)
+        return f"above {num(hi)}, the most it accepts"
+    return f"outside {num(lo)} to {num(hi)}"
 
 
 def accept_url_values(key: str, options, format_func=str) -> None:
