@@ -12,6 +12,14 @@ import plotly.graph_objects as go
 METRIC_TITLES = {"ttft": "TTFT (ms)", "tpot": "TPOT (ms per output token)", "e2e": "E2E latency (ms)"}
 _MEASURED = "#1f77b4"
 _PREDICTED = "#7f7f7f"
+#: The legend name of calc's prediction per metric (``predict_levels``' ``pred_<metric>_ms``). TPOT's is a decode
+#: step of batch c, a lower bound; TTFT's prefills all c of the level's prompts as one batch (the closed loop's
+#: lockstep), which staggered arrivals, each prompt prefilled nearly alone, can beat; E2E adds that TTFT.
+PREDICTED_NAMES = {"ttft": "calc's roofline: the level's prompts prefilled at once",
+                   "tpot": "calc's roofline (lower bound)",
+                   "e2e": "calc's roofline: prompts prefilled at once, then decode"}
+_PREDICTED_HOVER = {"ttft": "roofline, the level's %{x} prompts prefilled at once",
+                    "tpot": "roofline lower bound", "e2e": "roofline, prompts prefilled at once, then decode"}
 
 
 def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
@@ -23,7 +31,8 @@ def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
 
 def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
     """Measured p50 (markers, error bar up to p90) and p99 (hollow) of ``metric`` ("ttft", "tpot" or
-    "e2e") against load, with calc's prediction (dashed) when the table has ``pred_<metric>_ms``.
+    "e2e") against load, with calc's prediction (dashed, named ``PREDICTED_NAMES[metric]``) when the table has
+    ``pred_<metric>_ms``.
     Axes: x concurrency (log) or request rate, y milliseconds (log). None when nothing was measured."""
     xcol, xtitle = x_axis(levels)
     pts = levels[levels[f"{metric}_ms_p50"].notna() & levels[xcol].notna()].sort_values(xcol)
@@ -41,9 +50,9 @@ def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
                         hovertemplate="%{x}: %{y:.2f} ms (p99)<extra></extra>")
     pred = f"pred_{metric}_ms"
     if pred in pts and pts[pred].notna().any():
-        fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name="calc's roofline (lower bound)",
+        fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name=PREDICTED_NAMES[metric],
                         line=dict(color=_PREDICTED, dash="dash"), marker=dict(symbol="diamond", size=8),
-                        hovertemplate="%{x}: %{y:.2f} ms predicted<extra></extra>")
+                        hovertemplate=f"%{{x}}: %{{y:.2f}} ms, {_PREDICTED_HOVER[metric]}<extra></extra>")
     fig.update_layout(xaxis_title=xtitle, yaxis_title=METRIC_TITLES[metric])
     fig.update_xaxes(type="log" if xcol == "concurrency" and pts[xcol].max() > 2 * pts[xcol].min() else "linear")
     fig.update_yaxes(type="log")

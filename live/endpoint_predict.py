@@ -12,8 +12,10 @@ round prefills c prompts in one pass and then decodes c sequences per step:
   over the decode; the napkin model of the inference course, week 1 step 4);
 - E2E(c) = TTFT + (N - 1) TPOT; output tokens/s = c N / E2E.
 
-Both are lower bounds (a roofline ignores scheduling, kernel launch and network time): a measured /
-predicted ratio above 1 is the usual case, 1.2-2x for a well-tuned engine.
+Both are lower bounds for this lockstep loop (a roofline ignores scheduling, kernel launch and network time): a
+measured / predicted ratio above 1 is the usual case, 1.2-2x for a well-tuned engine. TTFT(c) is not a lower
+bound when requests arrive staggered (continuous batching): each prompt then prefills nearly alone, faster than
+c prompts at once.
 
 Beside the bound, the serving model (``calc.serving.serving_estimate``, the same estimate as the other
 pages) predicts what an engine measures at each concurrency: columns ``est_ttft_ms``, ``est_tpot_ms`` (with

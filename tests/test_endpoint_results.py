@@ -142,3 +142,21 @@ def test_the_ttft_bound_column_is_the_levels_prompts_at_once_and_says_so():
     header = COLUMNS["pred_ttft_ms"]
     assert "prompts at once" in header["label"] and header["help"] == TTFT_BOUND_HELP
     assert "one prompt's prefill" in TTFT_BOUND_HELP
+
+
+def test_the_ttft_chart_names_its_roofline_curve_for_what_it_is():
+    # The TTFT curve prefills the level's c prompts as one batch: a measurement under continuous batching can be
+    # below it, so it is not called a lower bound (the TPOT curve, a decode step of batch c, still is one).
+    from live.endpoint_charts import PREDICTED_NAMES, metric_figure
+    measured = levels_frame([{"concurrency": c, "ttft_ms_p50": 25.0, "tpot_ms_p50": 9.0, "e2e_ms_p50": 600.0}
+                             for c in (1, 8)])
+    table = compare(measured, predict_levels(LLAMA, H100, [1, 8], 256, 64))
+    ttft = metric_figure(table, "ttft")
+    curve = next(t for t in ttft.data if t.name == PREDICTED_NAMES["ttft"])
+    assert "prompts prefilled at once" in curve.name and "prompts prefilled at once" in curve.hovertemplate
+    assert list(curve.y) == pytest.approx(list(table["pred_ttft_ms"]))
+    words = " ".join(f"{t.name} {t.hovertemplate}" for t in ttft.data)
+    assert "lower bound" not in words
+    e2e = " ".join(f"{t.name} {t.hovertemplate}" for t in metric_figure(table, "e2e").data)
+    assert "lower bound" not in e2e and "prompts prefilled at once" in e2e
+    assert "calc's roofline (lower bound)" in [t.name for t in metric_figure(table, "tpot").data]

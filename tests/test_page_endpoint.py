@@ -124,6 +124,13 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert any("vllm bench serve" in c.value for c in at.caption)
     itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]
     assert itl  # the detailed file's per-request itls give the ITL distribution
+    # the TTFT chart's curve is the level's prompts prefilled at once (pred_ttft_ms), not called a lower bound
+    ttft = next(f for f in pagetest.figures(at) if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "TTFT (ms)")
+    curves = {t.get("name"): t for t in ttft["data"]}
+    assert "calc's roofline: the level's prompts prefilled at once" in curves
+    assert pagetest.plotly_values(curves["calc's roofline: the level's prompts prefilled at once"]["y"]) == \
+        pytest.approx(list(table["pred_ttft_ms"]))
+    assert not any("lower bound" in (t.get("name") or "") + (t.get("hovertemplate") or "") for t in ttft["data"])
     # The equations behind the TPOT figures at the lightest level (concurrency 1), filled in and ending with the
     # metrics: the TPOT definition on the p50 figures, (700 - 30) / (64 - 1) = 10.63 ms beside the p50 of 10.00 ms.
     at.session_state["equations"] = True

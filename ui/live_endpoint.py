@@ -275,9 +275,10 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
                 f"vLLM compute only the last), {layout_text} (the sidebar's choice: pick the "
-                f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline is a lower "
-                "bound: c prompts prefilled in one pass (a closed loop of equal requests runs in lockstep), then "
-                "decode steps of batch c at the mean context P + N/2. The serving estimate (est_ columns) is "
+                f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline: c prompts "
+                "prefilled in one pass (a closed loop of equal requests runs in lockstep), then decode steps of "
+                "batch c at the mean context P + N/2; its TPOT is a lower bound, its TTFT (the level's prompts at "
+                "once) is not one when requests arrive staggered. The serving estimate (est_ columns) is "
                 f"what {measurements.engine_name(engine)} is expected to measure: the bound plus "
                 "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
                 "pages).")
