@@ -18,8 +18,8 @@ bound when requests arrive staggered (continuous batching): each prompt then pre
 c prompts at once.
 
 Beside the bound, the serving model (``calc.serving.serving_estimate``, the same estimate as the other
-pages) predicts what an engine measures at each concurrency: columns ``est_ttft_ms``, ``est_tpot_ms`` (with
-``_low`` / ``_high``, the range from the cross-validated errors), ``est_e2e_ms`` and
+pages) predicts what an engine measures at each concurrency: columns ``est_ttft_ms`` and ``est_tpot_ms`` (each
+with ``_low`` / ``_high``, the range from the cross-validated errors), ``est_e2e_ms`` and
 ``est_output_tokens_per_s``; ``compare`` adds measured / estimate ratios ``ratio_ttft_est``,
 ``ratio_tpot_est``.
 """
@@ -43,6 +43,11 @@ LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_f
                  "itl_per_token_ms_p99", "e2e_ms_p50", "e2e_ms_p90", "e2e_ms_p99")
 
 
+#: The serving estimate's columns of ``predict_levels`` (ms, tokens/s), in the order the CSV keeps them.
+ESTIMATE_COLUMNS = ("est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high", "est_tpot_ms", "est_tpot_ms_low",
+                    "est_tpot_ms_high", "est_e2e_ms", "est_output_tokens_per_s")
+
+
 def parallel_supported() -> bool:
     """Whether calc's ``decode_step_time`` and ``prefill_time`` take the parallel layout (``tp``, ``pp``, ``ep``)."""
     return all({"tp", "pp", "ep"} <= set(inspect.signature(f).parameters) for f in (decode_step_time, prefill_time))
@@ -56,7 +61,8 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks).
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
-    ``pred_e2e_ms``, ``pred_output_tokens_per_s``. Formulas in the module docstring; ``tp``, ``pp``,
+    ``pred_e2e_ms``, ``pred_output_tokens_per_s``, then ``ESTIMATE_COLUMNS`` (``level_estimate``'s figures:
+    estimate and range of TTFT and TPOT, E2E, output tokens/s). Formulas in the module docstring; ``tp``, ``pp``,
     ``ep`` are the deployment's parallel layout, passed to calc (per-GPU shares plus collectives);
     ``embedding``: calc's convention for the input embedding ("gather": B rows read, as engines do;
     "table": the course's napkin, the whole table read every step); ``logits``: which prompt tokens
@@ -94,18 +100,35 @@ def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weigh
                       engine, notices: list) -> dict:
     """The serving estimate's columns at concurrency ``c`` (NaN when the serving model refuses the inputs)."""
     try:
-        est = serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens), concurrency=c,
-                               tp=int(tp), pp=int(pp), ep=int(ep), weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                               engine=engine)
+        est = level_estimate(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
+                             engine)
     except ValueError as exc:
         if str(exc) not in notices:
             notices.append(f"no serving estimate: {exc}")
-        return dict.fromkeys(("est_ttft_ms", "est_tpot_ms", "est_tpot_ms_low", "est_tpot_ms_high", "est_e2e_ms",
-                              "est_output_tokens_per_s"), math.nan)
+        return dict.fromkeys(ESTIMATE_COLUMNS, math.nan)
     notices.extend(n for n in est.notices if n not in notices)
-    return dict(est_ttft_ms=est.ttft.estimate_s * 1e3, est_tpot_ms=est.tpot.estimate_s * 1e3,
+    return dict(est_ttft_ms=est.ttft.estimate_s * 1e3, est_ttft_ms_low=est.ttft.low_s * 1e3,
+                est_ttft_ms_high=est.ttft.high_s * 1e3, est_tpot_ms=est.tpot.estimate_s * 1e3,
                 est_tpot_ms_low=est.tpot.low_s * 1e3, est_tpot_ms_high=est.tpot.high_s * 1e3,
                 est_e2e_ms=est.e2e_s * 1e3, est_output_tokens_per_s=est.output_tokens_per_s)
+
+
+def level_estimate(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
+                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
+                   engine: str = "vllm"):
+    """The serving estimate behind ``predict_levels``' ``est_*`` columns at one concurrency: a
+    ``calc.serving.ServingEstimate`` (times in s; ``est_ttft_ms`` is ``ttft.estimate_s`` * 1e3,
+    ``est_ttft_ms_low`` / ``_high`` are ``ttft.low_s`` / ``high_s`` * 1e3, the same for TPOT) for requests of
+    ``prompt_tokens`` prompt and ``output_tokens`` output tokens at ``concurrency`` in flight, ``engine``'s
+    fitted parameters (calc.serving, continuous batching). The page draws its "where the time goes" from it.
+
+    Raises:
+        ValueError: the serving model refuses the inputs (calc.serving's message, e.g. a model that does not
+        fit with the engine's memory share).
+    """
+    return serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens), concurrency=int(concurrency),
+                            tp=int(tp), pp=int(pp), ep=int(ep), weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            engine=engine)
 
 
 def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:

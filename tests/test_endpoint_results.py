@@ -160,3 +160,24 @@ def test_the_ttft_chart_names_its_roofline_curve_for_what_it_is():
     e2e = " ".join(f"{t.name} {t.hovertemplate}" for t in metric_figure(table, "e2e").data)
     assert "lower bound" not in e2e and "prompts prefilled at once" in e2e
     assert "calc's roofline (lower bound)" in [t.name for t in metric_figure(table, "tpot").data]
+
+
+def test_the_ttft_estimate_has_its_range_beside_it_in_the_csv_and_the_headers():
+    # predict_levels' row is the CSV's column order: TTFT's range right after TTFT's estimate, as TPOT's after its own
+    from calc.serving import serving_estimate
+    from ui.live_endpoint import COLUMNS
+    p = predict_levels(LLAMA, H100, [2, 16], 1024, 128, engine="sglang")
+    cols = list(p.columns)
+    for m in ("ttft", "tpot"):
+        i = cols.index(f"est_{m}_ms")
+        assert cols[i:i + 3] == [f"est_{m}_ms", f"est_{m}_ms_low", f"est_{m}_ms_high"]
+    for _, row in p.iterrows():
+        est = serving_estimate(LLAMA, H100, 1024, 128, concurrency=int(row["concurrency"]), engine="sglang")
+        assert (row["est_ttft_ms_low"], row["est_ttft_ms_high"]) == pytest.approx((est.ttft.low_s * 1e3,
+                                                                                   est.ttft.high_s * 1e3))
+    assert COLUMNS["est_ttft_ms_low"]["label"] == "TTFT estimate low (ms)"
+    assert COLUMNS["est_ttft_ms_high"]["label"] == "TTFT estimate high (ms)"
+    # a model the serving model refuses leaves every estimate column empty, the range too
+    huge = predict_levels(get_model("llama-3.1-405b"), H100, [1], 256, 64)
+    assert huge[["est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high"]].isna().all(axis=None)
+

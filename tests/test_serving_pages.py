@@ -325,8 +325,16 @@ def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
         assert row["est_tpot_ms"] == pytest.approx(est.tpot.estimate_s * 1e3)
         assert row["est_ttft_ms"] == pytest.approx(est.ttft.estimate_s * 1e3)
         assert row["est_tpot_ms_low"] == pytest.approx(est.tpot.low_s * 1e3)
+        # TTFT has its range too, from the same estimate (calc.serving's cross-validated spread)
+        assert row["est_ttft_ms_low"] == pytest.approx(est.ttft.low_s * 1e3)
+        assert row["est_ttft_ms_high"] == pytest.approx(est.ttft.high_s * 1e3)
+        assert row["est_ttft_ms_low"] < row["est_ttft_ms"] < row["est_ttft_ms_high"]
         assert row["ratio_tpot_est"] == pytest.approx(row["tpot_ms_p50"] / row["est_tpot_ms"])
         assert row["est_tpot_ms"] > row["pred_tpot_ms"]  # the estimate above the bound
+    # the TTFT range sits beside the TTFT estimate, as TPOT's does beside its own
+    cols = list(table.columns)
+    i = cols.index("est_ttft_ms")
+    assert cols[i:i + 3] == ["est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high"]
 
 
 def test_configurations_with_points_on_the_axes_come_first():

@@ -53,6 +53,8 @@ COLUMNS = {
                                                 help=TTFT_BOUND_HELP),
     **{f"est_{m}_ms": st.column_config.NumberColumn(f"{m.upper()} serving estimate (ms)", format="%.2f")
        for m in ("ttft", "tpot", "e2e")},
+    "est_ttft_ms_low": st.column_config.NumberColumn("TTFT estimate low (ms)", format="%.2f"),
+    "est_ttft_ms_high": st.column_config.NumberColumn("TTFT estimate high (ms)", format="%.2f"),
     "est_tpot_ms_low": st.column_config.NumberColumn("TPOT estimate low (ms)", format="%.2f"),
     "est_tpot_ms_high": st.column_config.NumberColumn("TPOT estimate high (ms)", format="%.2f"),
     "est_output_tokens_per_s": st.column_config.NumberColumn("output tok/s, estimate", format="%,.0f"),
@@ -320,7 +322,7 @@ def _show(res: dict) -> None:
         st.markdown("**Inter-token latency distribution** (every chunk gap, per level)")
         charts.show_chart(fig, key="ep_chart_itl")
     first = ["concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "ttft_ms_p50", "pred_ttft_ms",
-             "est_ttft_ms", "ratio_ttft", "ratio_ttft_est", "tpot_ms_p50", "pred_tpot_ms", "est_tpot_ms",
+             "est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high", "ratio_ttft", "ratio_ttft_est", "tpot_ms_p50", "pred_tpot_ms", "est_tpot_ms",
              "est_tpot_ms_low", "est_tpot_ms_high", "ratio_tpot", "ratio_tpot_est", "itl_ms_p50", "e2e_ms_p50",
              "output_tokens_per_s"]
     shown = table[[c for c in first if c in table] + [c for c in table if c not in first]].dropna(axis=1, how="all")
