@@ -180,4 +180,3 @@ def test_the_ttft_estimate_has_its_range_beside_it_in_the_csv_and_the_headers():
     # a model the serving model refuses leaves every estimate column empty, the range too
     huge = predict_levels(get_model("llama-3.1-405b"), H100, [1], 256, 64)
     assert huge[["est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high"]].isna().all(axis=None)
-

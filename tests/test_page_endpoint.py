@@ -125,7 +125,8 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]
     assert itl  # the detailed file's per-request itls give the ITL distribution
     # the TTFT chart's curve is the level's prompts prefilled at once (pred_ttft_ms), not called a lower bound
-    ttft = next(f for f in pagetest.figures(at) if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "TTFT (ms)")
+    ttft = next(f for f in pagetest.figures(at)
+                if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "TTFT (ms)")
     curves = {t.get("name"): t for t in ttft["data"]}
     assert "calc's roofline: the level's prompts prefilled at once" in curves
     assert pagetest.plotly_values(curves["calc's roofline: the level's prompts prefilled at once"]["y"]) == \

@@ -337,6 +337,55 @@ def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
     assert cols[i:i + 3] == ["est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high"]
 
 
+def test_endpoint_page_breaks_down_one_levels_estimate_with_its_measurement():
+    """Below the table: the chosen level's serving estimate, where its TPOT and its TTFT go, each bar with the
+    level's measured p50 marked; the highest level by default."""
+    import json
+
+    from test_page_endpoint import open_section, vllm_result
+    at = open_section(ep_src="a result file")
+    # concurrency 1 and 4 (TTFT p50 30 x c ms, TPOT p50 9 + c ms), 256 prompt + 64 output tokens
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and not at.error
+    assert at.radio(key="ep_level").value == 4  # the heaviest load measured
+    for level, tpot_ms, ttft_ms in ((4, 13.0, 120.0), (1, 10.0, 30.0)):
+        if level != 4:
+            at.radio(key="ep_level").set_value(level).run()
+            assert not at.exception
+        est = serving_estimate(L8, H100, 256, 64, concurrency=level)
+        _check_estimate(at, est)  # TPOT: bound, estimate with range, bars adding up to the estimate
+        for which, tb, measured_ms in (("TPOT", est.tpot, tpot_ms), ("TTFT", est.ttft, ttft_ms)):
+            fig = next(f for f in figures(at) if any(t.get("y") == [which] for t in f["data"])
+                       and "serving estimate and range" in [t.get("name") for t in f["data"]])
+            bars = {t["name"]: plotly_values(t["x"])[0] for t in fig["data"] if t.get("type") == "bar"}
+            assert sum(bars.values()) == pytest.approx(tb.estimate_s * 1e3, rel=1e-9)
+            mark = next(t for t in fig["data"] if t.get("name") == "serving estimate and range")
+            # the range as the error bar: high - estimate above, estimate - low below
+            assert plotly_values(mark["error_x"]["array"])[0] == pytest.approx((tb.high_s - tb.estimate_s) * 1e3)
+            assert plotly_values(mark["error_x"]["arrayminus"])[0] == pytest.approx((tb.estimate_s - tb.low_s) * 1e3)
+            measured = next(t for t in fig["data"] if t.get("name") == "measured p50")
+            assert plotly_values(measured["x"]) == [measured_ms]
+        # the measurement in words: 13 ms / the estimate, and where it falls against the range
+        texts = [m.value for m in at.markdown]
+        ratio = tpot_ms / (est.tpot.estimate_s * 1e3)
+        assert any(t.startswith(f"Measured p50 TPOT: **{tpot_ms:.2f} ms**, {ratio:.2f}x the serving estimate")
+                   for t in texts), texts
+        assert any(f"TTFT at concurrency {level}" in t and serving_views.range_text(est.ttft.low_s, est.ttft.high_s)
+                   in t for t in texts), texts
+
+
+def test_the_breakdown_marks_a_measured_time_only_when_given_one():
+    est = serving_estimate(L8, H100, 256, 64, concurrency=4)
+    plain = serving_views.breakdown_figure(est, "ttft").build()
+    names = [t.name for t in plain.data]
+    assert serving_views.MEASURED_TRACE not in names and "serving estimate and range" in names
+    assert [t.name for t in serving_views.breakdown_figure(est, "ttft", float("nan")).build().data] == names
+    marked = serving_views.breakdown_figure(est, "ttft", 0.12).build()
+    assert [t.name for t in marked.data] == names + [serving_views.MEASURED_TRACE]
+    assert list(marked.data[-1].x) == [pytest.approx(120.0)] and list(marked.data[-1].y) == ["TTFT"]
+
+
 def test_configurations_with_points_on_the_axes_come_first():
     """A configuration of TTFT and TPOT rows alone (nothing to draw on throughput per GPU against tokens/s per
     user) comes after one with a throughput run even when it has more rows; within each kind, most rows first."""

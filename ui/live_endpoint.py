@@ -6,6 +6,7 @@ sessions are never blocked. Every setting but the API key is bound to the URL.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -14,13 +15,14 @@ import pandas as pd
 import streamlit as st
 
 from calc import measurements
-from ui import charts, downloads, equations, formats, run_lock, serving_views, sidebar, widgets
+from ui import (caching, charts, downloads, equations, formats, run_lock, serving_views, sidebar, url_state,
+                widgets)
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
                                 check_base_url)
 from live.endpoint import EndpointJob
 from live.endpoint_charts import itl_figure, metric_figure
-from live.endpoint_predict import (compare, levels_frame, parallel_supported, predict_levels, predicted_decode_step,
-                                   read_result_file, tpot_from_p50s_ms)
+from live.endpoint_predict import (compare, level_estimate, levels_frame, parallel_supported, predict_levels,
+                                   predicted_decode_step, read_result_file, tpot_from_p50s_ms)
 
 #: The help of the table's TTFT bound columns (``live.endpoint_predict.predict_levels``' ``pred_ttft_ms``).
 TTFT_BOUND_HELP = ("calc's roofline prefill of all the level's prompts in one batch, as when its C clients start "
@@ -245,14 +247,15 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
 
-def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
+def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None, str | None]:
     """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
-    columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message) and the
-    prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction)."""
+    columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message), the
+    prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction) and the serving
+    estimate's engine (None without a prediction)."""
     P, N = res["prompt_tokens"], res["output_tokens"]
     if res["mode"] != "concurrency" or not P or not N or N < 2:
         st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
-        return table, None
+        return table, None, None
     sel = sidebar.selection()
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
@@ -272,7 +275,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                               engine=engine, **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
-        return table, None
+        return table, None, None
     serving_views.show_notices(pred.attrs.get("notices"))
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
@@ -286,7 +289,65 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 "pages).")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, **layout)
-    return compare(table, pred), inputs
+    return compare(table, pred), inputs, engine
+
+
+#: The breakdown's name for a level's measured figure (the marker on each bar).
+MEASURED_P50 = "measured p50"
+
+
+def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> None:
+    """Below the table: one concurrency level's serving estimate (``live.endpoint_predict.level_estimate``, the
+    estimate behind the table's est_ columns) with its range and where its time goes, TPOT then TTFT, each bar
+    ending at the level's measured p50 (a marker). The level is chosen among those with an estimate, the highest
+    by default: the heaviest load, where batching interference and queueing show (the lightest is in the
+    headline above). Nothing without a prediction or an estimate."""
+    if inputs is None or engine is None or "est_tpot_ms" not in table:
+        return
+    rows = table[table["concurrency"].notna() & table["est_tpot_ms"].notna()]
+    if rows.empty:
+        return
+    levels = sorted({int(c) for c in rows["concurrency"]})
+    st.markdown("**Where the time goes at one level**: the serving estimate's parts, its range and the level's "
+                "measured p50")
+    url_state.accept_url_values("ep_level", levels)
+    if st.session_state.get("ep_level") is not None and st.session_state["ep_level"] not in levels:
+        del st.session_state["ep_level"]  # a level of an earlier file: the default again
+    level = st.radio("Concurrency level", levels, index=len(levels) - 1, key="ep_level", bind="query-params",
+                     horizontal=True, format_func=lambda c: f"{c:,}",
+                     help="The level whose serving estimate is broken down (the highest by default).")
+    lv = rows[rows["concurrency"] == level].iloc[0]
+    kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
+                                  "kv_dtype", "tp", "pp", "ep")}
+    try:
+        est = caching.cached_call(level_estimate, concurrency=int(level), engine=engine, **kw)
+    except ValueError as e:
+        widgets.show_error(e)
+        return
+    tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
+    name = measurements.engine_name(est.engine)
+    serving_views.show_estimate(
+        dataclasses.replace(est, notices=()),  # its notices are shown with the prediction above
+        "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
+        title=f"**TPOT at concurrency {level:,}: serving estimate ({name}, {est.batching} batching, decode batch "
+              f"{est.decode_batch:,.0f}) beside the bound and the measurement**")
+    st.markdown(_measured_text("TPOT", tpot_s, est.tpot))
+    st.markdown(f"**TTFT at concurrency {level:,}**: bound {formats.fmt_seconds(est.ttft.bound_s)} (one prompt's "
+                "prefill, not the table's prompts at once), serving estimate "
+                f"{formats.fmt_seconds(est.ttft.estimate_s)} ({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)})")
+    charts.show_chart(serving_views.breakdown_figure(est, "ttft", ttft_s, MEASURED_P50), key="ep_est_ttft_bar")
+    st.markdown(_measured_text("TTFT", ttft_s, est.ttft))
+
+
+def _measured_text(name: str, measured_s: float, tb) -> str:
+    """'Measured p50 TPOT: 13.00 ms, 1.15x the serving estimate, inside its range' (a ``TimeBreakdown``'s
+    estimate and range); "not measured at this level" when the figure is missing (NaN)."""
+    if not measured_s == measured_s:
+        return f"Measured p50 {name}: not measured at this level."
+    where = ("inside its range" if tb.low_s <= measured_s <= tb.high_s else
+             "below its range" if measured_s < tb.low_s else "above its range")
+    return (f"Measured p50 {name}: **{formats.fmt_seconds(measured_s)}**, {measured_s / tb.estimate_s:.2f}x the "
+            f"serving estimate, {where}.")
 
 
 def _show(res: dict) -> None:
@@ -302,7 +363,7 @@ def _show(res: dict) -> None:
     st.subheader("Measured against predicted")
     for note in res["notes"]:
         st.caption(note)
-    table, inputs = _prediction(res, table)
+    table, inputs, engine = _prediction(res, table)
     _headline(table, inputs)
     st.latex(r"\text{TPOT} = (\text{E2E} - \text{TTFT}) \,/\, (n_\text{out} - 1), \qquad "
              r"\text{ITL} = \text{every gap between content chunks}")
@@ -329,6 +390,7 @@ def _show(res: dict) -> None:
     st.dataframe(shown, hide_index=True, key="ep_table",
                  column_config={k: v for k, v in COLUMNS.items() if k in shown.columns})
     downloads.download_csv(table, "endpoint_levels.csv", key="ep_csv")
+    _breakdown(table, inputs, engine)
     if errors:
         st.error("Failed requests:\n\n" + error_list)
     if res["samples"]:

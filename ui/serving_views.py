@@ -46,6 +46,8 @@ CURRENT_RELEASE = (f"a current release of the chosen engine, dated, whichever en
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
+#: The breakdown figure's default name of a measured time's marker (``breakdown_figure``'s ``measured_s``).
+MEASURED_TRACE = "measured"
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed costs (per step, per request)": "#ff7f0e", "efficiency": "#d62728",
@@ -97,9 +99,12 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
+def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None,
+                     measured_label: str = MEASURED_TRACE):
     """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
-    with the range as an error bar on the total."""
+    with the range as an error bar on the total. With ``measured_s`` (seconds; None or NaN: none), a marker of the
+    measured time on the same bar, named ``measured_label`` (``MEASURED_TRACE`` by default), the breakdown's last
+    step: bound -> fixed costs -> efficiency -> batching interference -> estimate -> measured. Axis: ms."""
     tb = getattr(est, which)
     fig = charts.Figure()
     for name, value in tb.parts().items():
@@ -113,6 +118,10 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
                     error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
                                  arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
                     hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
+    if measured_s is not None and measured_s == measured_s:  # NaN: nothing measured
+        fig.add_scatter(x=[measured_s * 1e3], y=[which.upper()], mode="markers", name=measured_label,
+                        marker=dict(color="black", symbol="diamond", size=12, line=dict(color="white", width=1.5)),
+                        hovertemplate=f"{measured_label} %{{x:.3f}} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
     fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
@@ -133,11 +142,13 @@ def single_output_note(prompt_len: int, priced: bool) -> str:
 
 
 def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
-                  title: str | None = None, prompt_len: int | None = None, output_len: int | None = None) -> None:
+                  title: str | None = None, prompt_len: int | None = None, output_len: int | None = None,
+                  measured_s: float | None = None, measured_label: str = MEASURED_TRACE) -> None:
     """The serving estimate beside the bound: metrics (bound, estimate with range, throughput per GPU and,
     with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table. With
     ``output_len`` 1 (and the request's ``prompt_len``), a caption says what the per-output-token figures then
-    mean (``single_output_note``)."""
+    mean (``single_output_note``). ``measured_s`` (seconds) and ``measured_label``: a measured ``which`` marked on
+    the breakdown bar (``breakdown_figure``)."""
     tb = getattr(est, which)
     name = which.upper()
     st.markdown(title or f"**Serving estimate ({measurements.engine_name(est.engine)}, "
@@ -166,7 +177,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     if output_len == 1 and prompt_len is not None:
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
     st.caption(WHICH_IS_WHICH)
-    charts.show_chart(breakdown_figure(est, which), key=f"{key}_bar")
+    charts.show_chart(breakdown_figure(est, which, measured_s, measured_label), key=f"{key}_bar")
     box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
     if box.open:
         with box:
