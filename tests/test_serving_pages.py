@@ -1,5 +1,6 @@
 """The serving estimate on the pages (roofline, latency/cost, Many GPUs, the measured page), the InferenceX
 parser, the measurements upload reader and the capacity plan's sizing option."""
+import json
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning
 from calc.cost import cost_per_million
 from calc.serving import serving_estimate
-from pagetest import figures, open_page, plotly_values, row_metrics, tables
+from pagetest import _in_page_order, figures, open_page, plotly_values, row_metrics, tables
 from ui import formats, measured_views, serving_views
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -117,6 +118,62 @@ def test_many_gpus_layout_estimate_and_plan_sized_with_it():
                       mg_timing="roofline bound").success[0].value
     assert not bound.startswith("Sized with") and "TPOT" in bound
 
+
+
+def _figures_in(node) -> list[dict]:
+    """The Plotly figures drawn inside one element of the page (an expander), page order."""
+    return [json.loads(json.loads(n.proto.json)) for n in _in_page_order(node)
+            if getattr(n, "type", None) == "bidi_component" and n.proto.component_name == "explorer_inplace_plotly"]
+
+
+def test_serving_sized_plan_gives_its_range_and_where_its_time_goes():
+    # 50 requests/s at a peak of 2x, 2,048 prompt tokens half of them cached, 256 out, TPOT <= 50 ms, TTFT <= 1 s
+    traffic = planning.ServingTraffic(50.0, 2.0, 2048, 256, 0.5)
+    plan = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    lay = plan.layout
+    # the replica recomputed here: round(0.5 x 2,048) = 1,024 tokens cached, so prompts of 2,048 - 1,024 = 1,024
+    # tokens, one replica of the plan's layout at the plan's batch in flight
+    est = serving_estimate(L70, H100, 1024, 256, concurrency=plan.batch, tp=lay.tp, pp=lay.pp, ep=lay.ep)
+    assert plan.estimate.tpot.estimate_s == pytest.approx(plan.tpot_s, rel=1e-12)  # the grid's row, with its parts
+    assert plan.estimate.ttft.estimate_s == pytest.approx(plan.ttft_s, rel=1e-12)
+    for which in ("tpot", "ttft"):
+        mine, theirs = getattr(plan.estimate, which), getattr(est, which)
+        assert (mine.low_s, mine.high_s) == pytest.approx((theirs.low_s, theirs.high_s), rel=1e-12)
+        assert mine.low_s < mine.estimate_s < mine.high_s   # a range, not a point
+    assert plan.verdict.startswith("Sized with the serving estimate (vLLM): ")   # added to, not reworded
+    assert plan.verdict.endswith(
+        f"Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
+        f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")
+    # at the low end of the throughput range a replica serves per_gpu_low x GPUs per replica / 256 requests/s: the
+    # peak of 100 requests/s then needs ceil(100 / that) replicas of the same layout
+    per_replica = est.per_gpu_low * lay.gpus_per_replica / 256
+    high_gpus = int(np.ceil(100.0 / per_replica)) * lay.gpus_per_replica
+    assert high_gpus > plan.gpus   # the range is wide enough to cost GPUs here
+    assert f"would need {high_gpus // lay.gpus_per_replica:,} replicas, {high_gpus:,} GPUs instead of {plan.gpus:,}" \
+        in plan.range_note
+    assert ("miss the TPOT target of 50.0 ms" in plan.range_note) == (est.tpot.high_s > 0.05)
+    # with the bound there is no estimate to range over: the verdict and plan are as before
+    bound = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0)
+    assert bound.estimate is None and bound.range_note == "" and "Range" not in bound.verdict
+    # the page: the verdict with its range, the note, and each time's breakdown in the plan's expander
+    at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                   mg_rps="50.0", mg_hit="50")
+    assert at.success[0].value == plan.verdict
+    assert any(c.value == plan.range_note for c in at.caption)
+    box = next(e for e in at.expander if e.label == "Where the plan's time goes")
+    figs = _figures_in(box)
+    assert len(figs) == 2
+    for fig, which in zip(figs, ("tpot", "ttft")):
+        tb = getattr(est, which)
+        bars = {t["name"]: plotly_values(t["x"])[0] for t in fig["data"] if t.get("type") == "bar"}
+        mark = next(t for t in fig["data"] if t.get("name") == serving_views.ESTIMATE_TRACE)
+        assert sum(bars.values()) == pytest.approx(tb.estimate_s * 1e3, rel=1e-9)   # the parts make the estimate
+        assert plotly_values(mark["error_x"]["array"])[0] == pytest.approx((tb.high_s - tb.estimate_s) * 1e3)
+    assert bars["queueing"] == pytest.approx(est.ttft.queue_s * 1e3)   # TTFT's queueing drawn
+    # the roofline-sized plan has no such expander
+    at_bound = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                         mg_timing="roofline bound")
+    assert "Where the plan's time goes" not in [e.label for e in at_bound.expander]
 
 ONE_TOKEN = "One output token per request"
 
