@@ -265,6 +265,56 @@ def test_measured_page_plots_rows_of_the_data_set():
     assert (table["source"].str.startswith("https://")).all()
 
 
+def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
+    rows_on_page = at.selectbox(key="ms_row").options
+    ttft_id = next(o.split(":")[0] for o in rows_on_page if ": TTFT " in o)
+    at.selectbox(key="ms_row").set_value(ttft_id).run()
+    assert not at.exception
+    data = measurements.load_measurements()
+    row = data[data["id"] == ttft_id]
+    # the table's "serving estimate" column for that row, through compare_rows' own path (predict_rows over the
+    # prepared rows), in ms
+    predicted = comparison.compare_rows(row)["predicted"].iat[0]
+    measured = float(row["value"].iat[0])
+    tpot_fig, ttft_fig = figures(at)[-2:]
+    for fig, which in ((tpot_fig, "TPOT"), (ttft_fig, "TTFT")):
+        assert all(t.get("y") == [which] for t in fig["data"])
+    bars = {t["name"]: plotly_values(t["x"])[0] for t in ttft_fig["data"] if t.get("type") == "bar"}
+    assert sum(bars.values()) == pytest.approx(predicted, rel=1e-9)   # the parts make the table's estimate
+    mark = next(t for t in ttft_fig["data"] if t.get("name") == serving_views.ESTIMATE_TRACE)
+    assert plotly_values(mark["x"])[0] == pytest.approx(predicted, rel=1e-9)
+    shown = [t for t in ttft_fig["data"] if t.get("name") == "measured"]
+    assert len(shown) == 1 and plotly_values(shown[0]["x"]) == pytest.approx([measured])
+    assert not [t for t in tpot_fig["data"] if t.get("name") == "measured"]   # a TTFT row: its value on TTFT's bar
+    assert any(c.value.startswith(f"{ttft_id}: TTFT measured {formats.fmt_seconds(measured / 1e3)}")
+               for c in at.caption)
+
+
+def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():
+    # A closed loop of R rounds mixes its burst's and steady state's times, a rate row sits between two points of
+    # its grid: the breakdown's parts are mixed alike, so they add up to the table's estimate for each kind
+    data = measurements.load_measurements()
+    timed = data[data["metric"].isin(["tpot_ms", "ttft_ms", "itl_ms"]) & data["statistic"].isin(["mean", "median"])]
+    notes = timed["notes"].fillna("").str.lower()
+    rounds = notes.str.contains("rounds of c requests")
+    kinds = [timed[timed["mode"] == "rate"], timed[rounds & (timed["statistic"] == "mean")].head(30),
+             timed[(timed["mode"] == "concurrency") & ~rounds].head(60)]
+    picks = []
+    for kind in kinds:   # three rows of each kind that the serving model predicts, with the table's estimate
+        predicted = comparison.compare_rows(kind)["predicted"].to_numpy()
+        picks += [(r, p) for (_, r), p in zip(kind.iterrows(), predicted) if np.isfinite(p)][:3]
+    assert len(picks) == 9
+    for r, p in picks:
+        tb = getattr(comparison.row_estimate(r), comparison.BREAKDOWN_METRICS[r["metric"]])
+        assert tb.estimate_s * 1e3 == pytest.approx(p, rel=1e-9), r["id"]
+        assert sum(tb.parts().values()) == pytest.approx(tb.estimate_s, rel=1e-12)
+        assert tb.bound_s <= tb.estimate_s and tb.low_s <= tb.estimate_s <= tb.high_s
+    p99 = data[data["statistic"] == "p99"].iloc[0]
+    with pytest.raises(ValueError, match="statistic p99"):
+        comparison.row_estimate(p99)
+
+
 def test_rows_without_an_estimate_still_plot_their_bound_and_say_why():
     # MLPerf v4.1's Llama-2-70B on MI300X ran vLLM eagerly (--enforce-eager), which the serving model leaves out:
     # the parity chart keeps each row's measured-against-bound point and says that no row has an estimate

@@ -3,6 +3,8 @@ roofline bound, and "where the time goes" (bound parts -> fixed costs -> efficie
 interference -> queue -> estimate). Every number comes from ``calc.serving``; this module only formats."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -46,6 +48,8 @@ CURRENT_RELEASE = (f"a current release of the chosen engine, dated, whichever en
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
+#: The breakdown figure's marker of a measured time (``breakdown_figure``'s ``measured_s``).
+MEASURED_TRACE = "measured"
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed costs (per step, per request)": "#ff7f0e", "efficiency": "#d62728",
@@ -97,9 +101,10 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
+def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None):
     """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
-    with the range as an error bar on the total."""
+    with the range as an error bar on the total; with ``measured_s`` (seconds, a finite number), what an engine
+    measured for the same time, as one marker named "measured" on the bar (None, the default: no marker)."""
     tb = getattr(est, which)
     fig = charts.Figure()
     for name, value in tb.parts().items():
@@ -113,6 +118,10 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot"):
                     error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
                                  arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
                     hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
+    if measured_s is not None and math.isfinite(measured_s):
+        fig.add_scatter(x=[measured_s * 1e3], y=[which.upper()], mode="markers", name=MEASURED_TRACE,
+                        marker=dict(color="#d62728", symbol="diamond", size=13, line=dict(color="white", width=1)),
+                        hovertemplate="measured %{x:.3f} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
     fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
