@@ -289,6 +289,10 @@ def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
     assert not [t for t in tpot_fig["data"] if t.get("name") == "measured"]   # a TTFT row: its value on TTFT's bar
     assert any(c.value.startswith(f"{ttft_id}: TTFT measured {formats.fmt_seconds(measured / 1e3)}")
                for c in at.caption)
+    # a link names the row by its id
+    linked = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang",
+                       ms_row=ttft_id)
+    assert linked.selectbox(key="ms_row").value == ttft_id
 
 
 def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():

@@ -214,10 +214,10 @@ def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
     return d[mask]
 
 
-def row_label(r, predicted: float) -> str:
-    """A measurement row (``calc.measurements`` columns) and its serving estimate ``predicted`` (the metric's
-    unit, ms) for a selectbox: 'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.2 ms, serving
-    estimate 39.8 ms'; the run's load as its mode states it (a concurrency, a request rate, offline)."""
+def row_label(r) -> str:
+    """A measurement row (``calc.measurements`` columns) of a time in ms for a selectbox (and its link):
+    'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.2 ms'; the run's load as its mode states it (a
+    concurrency, a request rate, offline). No estimate in it: a link keeps its row when the model is refitted."""
     if r["mode"] == "rate":
         at = f"at {float(r['request_rate_per_s']):,.4g} requests/s"
     elif pd.notna(r["concurrency"]):
@@ -226,8 +226,7 @@ def row_label(r, predicted: float) -> str:
     else:
         at = "offline"
     what = comparison.METRIC_WORDS.get(r["metric"], str(r["metric"]))
-    return (f"{r['id']}: {what} {r['statistic']} {at}, measured {float(r['value']):,.4g} ms, serving estimate "
-            f"{predicted:,.4g} ms")
+    return f"{r['id']}: {what} {r['statistic']} {at}, measured {float(r['value']):,.4g} ms"
 
 
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
@@ -245,9 +244,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
         return
     times = times.drop_duplicates("id")
     raw = rows.drop_duplicates("id").set_index("id")
-    labels = {r["id"]: row_label(raw.loc[r["id"]].to_dict() | {"id": r["id"]}, float(r["predicted"]))
-              for _, r in times.iterrows()}
+    labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
     ids = list(labels)
+    url_state.accept_url_values(f"{key}_row", ids, labels.get)   # a link may name the row by its id
     url_state.keep_valid(f"{key}_row", ids)
     pick = st.selectbox("Row (a measured TPOT, ITL or TTFT)", ids, key=f"{key}_row", bind="query-params",
                         format_func=labels.get,
@@ -263,7 +262,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]} measured "
                f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
                f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
-               f"at a decode batch of {est.decode_batch:,.0f} per replica. The red diamond marks the measured value "
+               f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate.")
     for w in ("tpot", "ttft"):

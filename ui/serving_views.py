@@ -120,7 +120,7 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured
                     hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
     if measured_s is not None and math.isfinite(measured_s):
         fig.add_scatter(x=[measured_s * 1e3], y=[which.upper()], mode="markers", name=MEASURED_TRACE,
-                        marker=dict(color="#d62728", symbol="diamond", size=13, line=dict(color="white", width=1)),
+                        marker=dict(color="#ffd92f", symbol="diamond", size=14, line=dict(color="black", width=1.5)),
                         hovertemplate="measured %{x:.3f} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
