@@ -60,6 +60,7 @@ def explore() -> None:
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())
+    measured_views.row_breakdown(rows, table, "ms")
     downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
                            inputs={**{k: config[k] for k in comparison.CONFIG_COLUMNS},
                                    **measured_views.upload_inputs(

@@ -5,7 +5,7 @@ For a measurements frame (``calc.measurements.load_measurements`` columns): the 
 axes (output tokens/s per GPU against output tokens/s per user = 1000 / TPOT_ms, one point per run at a
 concurrency), the serving model's frontier for a configuration, and a row-by-row table of measured,
 predicted (``calc.serving_fit.predict_rows`` with the shipped parameters) and bound
-(``calc.measurements.measurement_bound``) values.
+(``calc.measurements.measurement_bound``) values, and one row's estimate with its breakdown (``row_estimate``).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from .hardware import get_accelerator, with_matmul
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import serving_frontier
-from .serving_fit import _FP4, _SPECULATIVE, prepare_rows, predict_rows, row_kv_dtype
-from .serving_params import load_serving_params, param_values
+from .serving import ServingEstimate, _breakdown, bounded_range, serving_frontier
+from .serving_fit import _FP4, _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
+from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
 CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_gpus", "weight_dtype", "kv_dtype",
@@ -223,3 +223,60 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
                         note=notes.get(r["id"], "")))
     return pd.DataFrame(out, columns=["id", "source_id", "metric", "statistic", "concurrency", "value", "predicted",
                                       "bound", "predicted_over_measured", "note"])
+
+
+#: The metrics whose row ``row_estimate``'s breakdown marks: the time of each, as a breakdown's ``which``.
+BREAKDOWN_METRICS = {"tpot_ms": "tpot", "itl_ms": "tpot", "ttft_ms": "ttft"}
+
+
+def row_estimate(row, params: dict | None = None) -> ServingEstimate:
+    """The serving estimate of one measurement row, as ``compare_rows`` predicts it, with its ranges and
+    breakdowns: ``calc.serving_fit.prepare_rows`` on that row alone (its engine's settings, release, benchmark,
+    notes and replicas), then ``calc.serving.combine`` at the row's points weighted as ``predict_rows`` weighs
+    them (``calc.serving_fit.row_points``: a closed loop of R rounds mixes its burst and its steady state, a rate
+    row sits between the grid points around Little's law's root). Its TPOT (ITL) and TTFT are then the
+    ``predicted`` of a tpot_ms (itl_ms) or ttft_ms row, in seconds, and each part of their ``TimeBreakdown`` is
+    the same weighted sum, so the parts still add up to the estimate. The ranges: the cross-validated error
+    quantiles of the row's engine (``error_quantiles``), bounded at the roofline as ``serving_estimate``'s.
+    Throughputs are per replica's points x replicas, per GPU of a replica; a finite offline run's throughput
+    (waves of bursts, its drain), which ``predict_rows`` applies to throughput rows, is not (the steady
+    state's is given). ``decode_batch`` and ``concurrency`` are per replica.
+
+    Args:
+        row: one row of a measurements frame (``calc.measurements.load_measurements``' columns), a Series or a
+            one-row DataFrame.
+
+    Raises:
+        ValueError: more than one row, or a row the serving model does not predict (the reason
+            ``compare_rows``' note gives: a p99 statistic, speculative decoding, a model not in the presets...).
+    """
+    frame = row.to_frame().T if isinstance(row, pd.Series) else row
+    if len(frame) != 1:
+        raise ValueError(f"row_estimate takes one measurement row, got {len(frame)}")
+    prm = params or load_serving_params()
+    rows, comps, skipped = prepare_rows(frame.reset_index(drop=True), prm)
+    if rows.empty:
+        raise ValueError(f"no serving estimate for row {frame['id'].iat[0]}: {skipped[0][1] if skipped else 'skipped'}")
+    arrays, weights = row_points(rows, comps, param_values(prm))
+    mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
+             for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
+    r = rows.iloc[0]
+    key, reps, gpus, o = str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"])
+    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
+    ttft, tpot = _breakdown(mixed, "ttft", 0, q_lat), _breakdown(mixed, "tpot", 0, q_lat)
+    one = {k: float(v[0]) for k, v in mixed.items()}
+    per_gpu = one["output_tokens_per_s"] / gpus
+    bound_per_gpu = one["B"] / one["bound_tpot_s"] / gpus
+    e2e_low, e2e_high = bounded_range(one["e2e_s"], q_lat, one["bound_ttft_s"] + (o - 1) * one["bound_tpot_s"],
+                                      "latency")
+    gpu_low, gpu_high = bounded_range(per_gpu, q_thr, bound_per_gpu, "throughput")
+    heaviest = max(weights, key=weights.get)
+    notes = str(r.get("notes", "") or "").lower()
+    return ServingEstimate(
+        ttft=ttft, tpot=tpot, e2e_s=one["e2e_s"], e2e_low_s=float(e2e_low), e2e_high_s=float(e2e_high),
+        output_tokens_per_s=one["output_tokens_per_s"] * reps, output_tokens_per_s_per_gpu=per_gpu,
+        per_gpu_low=float(gpu_low), per_gpu_high=float(gpu_high), tokens_per_s_per_user=1.0 / tpot.estimate_s,
+        requests_per_s=one["requests_per_s"] * reps, bound_tpot_s=one["bound_tpot_s"],
+        bound_ttft_s=one["bound_ttft_s"], bound_output_tokens_per_s_per_gpu=bound_per_gpu, decode_batch=one["B"],
+        concurrency=one["C"], batch_limit=str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "",
+        engine=key, mode=str(r["mode"]), batching="static" if any(w in notes for w in _STATIC) else "continuous")

@@ -24,7 +24,7 @@ from .measurements import engine_name
 from .models import ModelConfig
 from .number_text import fmt_number, fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
-from .serving import serving_frontier
+from .serving import ServingEstimate, serving_estimate, serving_frontier
 
 
 #: The largest average arrival rate a plan takes (requests/s): 10^8, far above any one service's traffic; a rate
@@ -98,6 +98,11 @@ class CapacityPlan:
         refused: ((layout label, the engine's reason), ...) of the grid's layouts skipped as the engines
             refuse them (``refused_layouts``).
         timing: "bound" (roofline lower bounds) or "serving" (the serving model's estimate).
+        estimate: with ``timing="serving"``, the ``ServingEstimate`` of one replica of the plan's layout at its
+            batch and the traffic's lengths (``plan_estimate``), whose TPOT and TTFT are ``tpot_s`` and
+            ``ttft_s``, with their ranges and breakdowns; None with the bound.
+        range_note: with ``timing="serving"``, what the plan needs at the high end of that estimate's range
+            (``range_note``); "" with the bound.
     """
 
     layout: Layout
@@ -115,6 +120,15 @@ class CapacityPlan:
     batch_cap: int = PLAN_MAX_BATCH
     refused: tuple = ()
     timing: str = "bound"
+    estimate: ServingEstimate | None = None
+    range_note: str = ""
+
+
+def _prompt_split(traffic: ServingTraffic) -> tuple[int, int]:
+    """(cached, uncached) tokens of a request's prompt: ``round(prefix_hit_rate x input)`` found in the prefix
+    cache, and the rest, at least 1, which the prefill computes."""
+    cached = int(round(traffic.prefix_hit_rate * traffic.input_tokens))
+    return cached, max(1, traffic.input_tokens - cached)
 
 
 def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, weight_dtype: str = "bf16",
@@ -159,8 +173,7 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
         eps = plan_eps(model)
     ctx_mean = traffic.input_tokens + max(1, traffic.output_tokens // 2)
     ctx_full = traffic.input_tokens + traffic.output_tokens
-    cached = int(round(traffic.prefix_hit_rate * traffic.input_tokens))
-    new = max(1, traffic.input_tokens - cached)
+    cached, new = _prompt_split(traffic)
     b = np.arange(1, mb + 1)
     cols = {k: [] for k in ("tp", "pp", "ep", "layout", "gpus_per_replica", "max_batch", "tpot_s", "ttft_s",
                             "requests_per_s_per_replica")}
@@ -295,11 +308,74 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         binding = "prefill"
     usd_h = math.nan if price is None else gpus * float(price)
     why = _binding_reason(binding, row, lay, cap, cap_best_batch, prefill_share, relaxed_rows)
+    serving_engine = g.attrs.get("engine", engine) if timing == "serving" else None
+    est, note = None, ""
+    if serving_engine is not None:
+        # the plan's replica as the serving model times it: the grid's row, with its range and breakdown
+        est = plan_estimate(model, accelerator, traffic, lay, int(row["batch"]), weight_dtype, kv_dtype,
+                            serving_engine, interconnect)
+        note = range_note(est, lay, gpus, traffic, tpot_t, ttft_t)
     verdict = _plan_verdict(lay, row, gpus, accelerator, None if price is None else usd_h, binding, why,
-                            g.attrs.get("engine", engine) if timing == "serving" else None)
+                            serving_engine, est)
     return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
                         float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
-                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing)
+                        binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing,
+                        est, note)
+
+
+def plan_estimate(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraffic, layout: Layout, batch: int,
+                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", engine: str = "vllm",
+                  interconnect=None) -> ServingEstimate:
+    """The serving model's estimate for one replica of a plan: ``calc.serving.serving_estimate`` at the
+    ``layout``'s (tp, pp, ep), one replica, ``batch`` requests in flight (continuous batching), prompts of the
+    uncached ``input - round(hit x input)`` tokens (at least 1) and the traffic's output tokens: the arguments
+    ``plan_grid`` gives ``serving_frontier`` with ``timing="serving"``, so its TPOT and TTFT estimates are the grid
+    row's ``tpot_s`` and ``ttft_s`` at that layout and batch, here with their ranges (the cross-validated errors)
+    and their breakdowns (``TimeBreakdown.parts``). Seconds; throughput in output tokens/s.
+
+    Raises:
+        ValueError: as ``serving_estimate`` (a layout the model cannot take, a model that does not fit).
+    """
+    _, new = _prompt_split(traffic)
+    return serving_estimate(model, accelerator, new, traffic.output_tokens, concurrency=int(batch), tp=layout.tp,
+                            pp=layout.pp, ep=layout.ep, replicas=1, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                            engine=engine, batching="continuous", interconnect=interconnect)
+
+
+def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: ServingTraffic, tpot_target_s: float,
+               ttft_target_s: float) -> str:
+    """What a plan sized with the serving estimate ``est`` (one replica of ``layout`` at the plan's batch,
+    ``plan_estimate``; the plan's ``gpus`` in all) would need at the high end of the estimate's range: the
+    same layout and batch, each replica serving ``per_gpu_low x GPUs per replica / output tokens`` requests/s
+    (the low end of the throughput range, as ``plan_grid`` turns tokens/s into requests/s), so
+    ``max(1, ceil(peak / that))`` replicas; and which target the high ends of TPOT and TTFT would miss. No
+    other layout or batch is searched: where a target is missed, a smaller batch and more replicas would be
+    needed, which the sentence says without sizing. Example: 4 replicas of TP4 (16 GPUs) whose throughput range
+    ends at 80% of the estimate need 5 replicas, 20 GPUs, at its low end.
+
+    Returns:
+        One or two sentences, no markup.
+    """
+    per_replica = est.per_gpu_low * layout.gpus_per_replica / traffic.output_tokens
+    peak = traffic.peak_requests_per_s
+    replicas = max(1, math.ceil(round(peak / per_replica, 9))) if per_replica > 0 else math.inf
+    high_gpus = replicas * layout.gpus_per_replica
+    head = (f"At the high end of the range (TPOT {est.tpot.high_s * 1e3:.1f} ms, TTFT {est.ttft.high_s * 1e3:,.0f} ms, "
+            f"{fmt_number(est.per_gpu_low)} output tokens/s per GPU at the low end of the throughput range), the "
+            f"same {layout.label} at batch {int(round(est.concurrency)):,} ")
+    if not math.isfinite(high_gpus):
+        text = head + "would serve nothing."
+    elif high_gpus == gpus:
+        text = head + f"still needs {replicas:,} replica{'s' * (replicas != 1)}, {gpus:,} GPU{'s' * (gpus != 1)}."
+    else:
+        text = head + (f"would need {replicas:,} replica{'s' * (replicas != 1)}, {high_gpus:,} GPUs "
+                       f"instead of {gpus:,}.")
+    missed = [f"{name} target of {_ms(target)}" for name, high, target in
+              (("TPOT", est.tpot.high_s, tpot_target_s), ("TTFT", est.ttft.high_s, ttft_target_s)) if high > target]
+    if missed:
+        text += (f" It would miss the {' and the '.join(missed)} there: a smaller batch, so more replicas, would be "
+                 "needed (not searched).")
+    return text
 
 
 def _usd_words(usd: float) -> str:
@@ -341,11 +417,13 @@ def fleet_note(plan: CapacityPlan) -> str:
 
 
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
-                  binding: str, why: str, serving_engine: str | None) -> str:
+                  binding: str, why: str, serving_engine: str | None, est: ServingEstimate | None = None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
     is None; dollars as ``number_text.fmt_usd`` writes them everywhere: whole from $100, cents below), TPOT, TTFT
     and the binding limit; when ``serving_engine`` (calc's engine key) is given, that the times are its estimates,
-    the engine named as its project writes it ("Sized with the serving estimate (SGLang): ...")."""
+    the engine named as its project writes it ("Sized with the serving estimate (SGLang): ..."), and with ``est``
+    (the replica's ``plan_estimate``) their ranges, in the same units and digits as the times
+    ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms.")."""
     money = ("" if usd_per_hour is None else
              f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
@@ -354,6 +432,9 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     if serving_engine is not None:
         verdict = (f"Sized with the serving estimate ({engine_name(serving_engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")
+    if est is not None:
+        verdict += (f" Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
+                    f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")
     return verdict
 
 

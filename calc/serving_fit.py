@@ -384,14 +384,9 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         closed["output_tokens_per_s"][i0] = n_run / dur * o
     rounds = rows["rounds"].to_numpy(float) if "rounds" in rows else np.zeros(len(rows))
     if (rounds > 0).any():
-        # a closed loop of R rounds: the burst's and the steady state's times in the share of the run that moves
-        # as one burst (``lockstep_share``; the persistence only where every request has one length, and all of
-        # it where the engine runs a prompt batch as a step of its own: ``lockstep_persistence``)
         j = np.flatnonzero(rounds > 0)
         i0, i1 = idx[j], idx[j] + 1
-        mixes = rows["mixed_prefill"].to_numpy(float)[j] if "mixed_prefill" in rows else np.ones(len(j))
-        w = lockstep_share(rounds[j], lockstep_persistence(values["lockstep_persistence"], mixes)
-                           * rows["lockstep"].to_numpy(float)[j])
+        w = _burst_share(rows, values, j)
         closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s",
                                                                  "requests_per_s", "output_tokens_per_s")})
         for k in ("ttft_estimate", "tpot_estimate", "e2e_s"):
@@ -405,22 +400,68 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         gap = rate * opened["e2e_s"] - comps["N"]
         lo, share = idx.copy(), np.zeros(len(idx))
         for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
-            n = int(rows["npts"].iloc[j])
-            g = gap[idx[j]: idx[j] + n]
-            ok = np.flatnonzero(g <= 0)
-            if ok.size == 0:
-                lo[j] = idx[j] + n - 1
-            elif ok[0] == 0:
-                lo[j] = idx[j]
-            else:
-                k = ok[0]
-                lo[j] = idx[j] + k - 1
-                share[j] = g[k - 1] / (g[k - 1] - g[k])
+            k, share[j] = _rate_root(gap[idx[j]: idx[j] + int(rows["npts"].iloc[j])])
+            lo[j] = idx[j] + k
         merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
         return np.where(share > 0, a * (1 - share) + b * share, a)
     return _metric_value(rows["metric"], closed, idx, rows)
+
+
+def _burst_share(rows: pd.DataFrame, values: dict, j: np.ndarray) -> np.ndarray:
+    """For the prepared rows ``j`` of closed loops of R rounds (``rows["rounds"]`` > 0), the share of the run that
+    moves as one burst (``lockstep_share``; the persistence only where every request has one length, and all of
+    it where the engine runs a prompt batch as a step of its own: ``lockstep_persistence``): the weight of the
+    burst's times (each row's first point) against the steady state's (its second)."""
+    rounds = rows["rounds"].to_numpy(float)[j]
+    mixes = rows["mixed_prefill"].to_numpy(float)[j] if "mixed_prefill" in rows else np.ones(len(j))
+    return lockstep_share(rounds, lockstep_persistence(values["lockstep_persistence"], mixes)
+                          * rows["lockstep"].to_numpy(float)[j])
+
+
+def _rate_root(gap: np.ndarray) -> tuple[int, float]:
+    """(k, share) for one rate row's grid of requests in service N: Little's law's root, N where
+    ``gap = lam x e2e(N) - N`` crosses 0, lies ``share`` of the way from point k to point k + 1 (share 0: at
+    point k; the last point when the rate exceeds what the engine serves)."""
+    ok = np.flatnonzero(gap <= 0)
+    if ok.size == 0:
+        return len(gap) - 1, 0.0
+    if ok[0] == 0:
+        return 0, 0.0
+    k = int(ok[0])
+    return k - 1, float(gap[k - 1] / (gap[k - 1] - gap[k]))
+
+
+def row_points(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, dict]:
+    """Where ``predict_rows`` takes one prepared row's times: ``combine``'s arrays over its points (the open loop's
+    at its rate for a rate row) and {point: weight}, the weights (adding up to 1) whose sum of any time over the
+    points is the row's predicted TPOT, TTFT or e2e: point 0 alone; for a closed loop of R rounds, the burst's
+    point and the steady state's (``_burst_share``); for a rate row, the two grid points around Little's law's
+    root (``_rate_root``). A finite offline run's throughput (its waves, its drain) is ``predict_rows``' own and
+    not in these arrays.
+
+    Args:
+        rows, comps: ``prepare_rows``' output for a single measurement row; values: ``param_values``.
+
+    Raises:
+        ValueError: ``rows`` holds other than one row.
+    """
+    if len(rows) != 1:
+        raise ValueError(f"row_points takes one prepared row, got {len(rows)}")
+    costs = {what: np.full(len(comps["B"]), engine_costs(values, rows["engine_key"].iat[0])[what])
+             for what in engine_costs(values, "generic")}
+    graphs = np.full(len(comps["B"]), float(rows["graphs"].iat[0]))
+    rate = float(rows["rate_per_replica"].iat[0])
+    if np.isfinite(rate):
+        opened = combine(comps, values, costs, graphs, rate_per_s=np.full(len(comps["B"]), rate))
+        k, share = _rate_root(rate * opened["e2e_s"] - comps["N"])
+        return opened, ({k: 1.0 - share, k + 1: share} if share > 0 else {k: 1.0})
+    closed = combine(comps, values, costs, graphs)
+    if "rounds" in rows and float(rows["rounds"].iat[0]) > 0:
+        w = float(_burst_share(rows, values, np.array([0]))[0])
+        return closed, {0: w, 1: 1.0 - w}
+    return closed, {0: 1.0}
 
 
 def _first_index(rows):

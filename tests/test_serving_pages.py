@@ -1,5 +1,6 @@
 """The serving estimate on the pages (roofline, latency/cost, Many GPUs, the measured page), the InferenceX
 parser, the measurements upload reader and the capacity plan's sizing option."""
+import json
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning
 from calc.cost import cost_per_million
 from calc.serving import serving_estimate
-from pagetest import figures, open_page, plotly_values, row_metrics, tables
+from pagetest import _in_page_order, figures, open_page, plotly_values, row_metrics, tables
 from ui import formats, measured_views, serving_views
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -118,6 +119,62 @@ def test_many_gpus_layout_estimate_and_plan_sized_with_it():
     assert not bound.startswith("Sized with") and "TPOT" in bound
 
 
+
+def _figures_in(node) -> list[dict]:
+    """The Plotly figures drawn inside one element of the page (an expander), page order."""
+    return [json.loads(json.loads(n.proto.json)) for n in _in_page_order(node)
+            if getattr(n, "type", None) == "bidi_component" and n.proto.component_name == "explorer_inplace_plotly"]
+
+
+def test_serving_sized_plan_gives_its_range_and_where_its_time_goes():
+    # 50 requests/s at a peak of 2x, 2,048 prompt tokens half of them cached, 256 out, TPOT <= 50 ms, TTFT <= 1 s
+    traffic = planning.ServingTraffic(50.0, 2.0, 2048, 256, 0.5)
+    plan = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    lay = plan.layout
+    # the replica recomputed here: round(0.5 x 2,048) = 1,024 tokens cached, so prompts of 2,048 - 1,024 = 1,024
+    # tokens, one replica of the plan's layout at the plan's batch in flight
+    est = serving_estimate(L70, H100, 1024, 256, concurrency=plan.batch, tp=lay.tp, pp=lay.pp, ep=lay.ep)
+    assert plan.estimate.tpot.estimate_s == pytest.approx(plan.tpot_s, rel=1e-12)  # the grid's row, with its parts
+    assert plan.estimate.ttft.estimate_s == pytest.approx(plan.ttft_s, rel=1e-12)
+    for which in ("tpot", "ttft"):
+        mine, theirs = getattr(plan.estimate, which), getattr(est, which)
+        assert (mine.low_s, mine.high_s) == pytest.approx((theirs.low_s, theirs.high_s), rel=1e-12)
+        assert mine.low_s < mine.estimate_s < mine.high_s   # a range, not a point
+    assert plan.verdict.startswith("Sized with the serving estimate (vLLM): ")   # added to, not reworded
+    assert plan.verdict.endswith(
+        f"Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
+        f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")
+    # at the low end of the throughput range a replica serves per_gpu_low x GPUs per replica / 256 requests/s: the
+    # peak of 100 requests/s then needs ceil(100 / that) replicas of the same layout
+    per_replica = est.per_gpu_low * lay.gpus_per_replica / 256
+    high_gpus = int(np.ceil(100.0 / per_replica)) * lay.gpus_per_replica
+    assert high_gpus > plan.gpus   # the range is wide enough to cost GPUs here
+    assert f"would need {high_gpus // lay.gpus_per_replica:,} replicas, {high_gpus:,} GPUs instead of {plan.gpus:,}" \
+        in plan.range_note
+    assert ("miss the TPOT target of 50.0 ms" in plan.range_note) == (est.tpot.high_s > 0.05)
+    # with the bound there is no estimate to range over: the verdict and plan are as before
+    bound = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0)
+    assert bound.estimate is None and bound.range_note == "" and "Range" not in bound.verdict
+    # the page: the verdict with its range, the note, and each time's breakdown in the plan's expander
+    at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                   mg_rps="50.0", mg_hit="50")
+    assert at.success[0].value == plan.verdict
+    assert any(c.value == plan.range_note for c in at.caption)
+    box = next(e for e in at.expander if e.label == "Where the plan's time goes")
+    figs = _figures_in(box)
+    assert len(figs) == 2
+    for fig, which in zip(figs, ("tpot", "ttft")):
+        tb = getattr(est, which)
+        bars = {t["name"]: plotly_values(t["x"])[0] for t in fig["data"] if t.get("type") == "bar"}
+        mark = next(t for t in fig["data"] if t.get("name") == serving_views.ESTIMATE_TRACE)
+        assert sum(bars.values()) == pytest.approx(tb.estimate_s * 1e3, rel=1e-9)   # the parts make the estimate
+        assert plotly_values(mark["error_x"]["array"])[0] == pytest.approx((tb.high_s - tb.estimate_s) * 1e3)
+    assert bars["queueing"] == pytest.approx(est.ttft.queue_s * 1e3)   # TTFT's queueing drawn
+    # the roofline-sized plan has no such expander
+    at_bound = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                         mg_timing="roofline bound")
+    assert "Where the plan's time goes" not in [e.label for e in at_bound.expander]
+
 ONE_TOKEN = "One output token per request"
 
 
@@ -206,6 +263,60 @@ def test_measured_page_plots_rows_of_the_data_set():
     table = next(t for t in tables(at) if "predicted" in t.columns)
     assert sorted(table["id"]) == sorted(rows["id"])
     assert (table["source"].str.startswith("https://")).all()
+
+
+def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
+    rows_on_page = at.selectbox(key="ms_row").options
+    ttft_id = next(o.split(":")[0] for o in rows_on_page if ": TTFT " in o)
+    at.selectbox(key="ms_row").set_value(ttft_id).run()
+    assert not at.exception
+    data = measurements.load_measurements()
+    row = data[data["id"] == ttft_id]
+    # the table's "serving estimate" column for that row, through compare_rows' own path (predict_rows over the
+    # prepared rows), in ms
+    predicted = comparison.compare_rows(row)["predicted"].iat[0]
+    measured = float(row["value"].iat[0])
+    tpot_fig, ttft_fig = figures(at)[-2:]
+    for fig, which in ((tpot_fig, "TPOT"), (ttft_fig, "TTFT")):
+        assert all(t.get("y") == [which] for t in fig["data"])
+    bars = {t["name"]: plotly_values(t["x"])[0] for t in ttft_fig["data"] if t.get("type") == "bar"}
+    assert sum(bars.values()) == pytest.approx(predicted, rel=1e-9)   # the parts make the table's estimate
+    mark = next(t for t in ttft_fig["data"] if t.get("name") == serving_views.ESTIMATE_TRACE)
+    assert plotly_values(mark["x"])[0] == pytest.approx(predicted, rel=1e-9)
+    shown = [t for t in ttft_fig["data"] if t.get("name") == "measured"]
+    assert len(shown) == 1 and plotly_values(shown[0]["x"]) == pytest.approx([measured])
+    assert not [t for t in tpot_fig["data"] if t.get("name") == "measured"]   # a TTFT row: its value on TTFT's bar
+    assert any(c.value.startswith(f"{ttft_id}: TTFT measured {formats.fmt_seconds(measured / 1e3)}")
+               for c in at.caption)
+    # a link names the row by its id
+    linked = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang",
+                       ms_row=ttft_id)
+    assert linked.selectbox(key="ms_row").value == ttft_id
+
+
+def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():
+    # A closed loop of R rounds mixes its burst's and steady state's times, a rate row sits between two points of
+    # its grid: the breakdown's parts are mixed alike, so they add up to the table's estimate for each kind
+    data = measurements.load_measurements()
+    timed = data[data["metric"].isin(["tpot_ms", "ttft_ms", "itl_ms"]) & data["statistic"].isin(["mean", "median"])]
+    notes = timed["notes"].fillna("").str.lower()
+    rounds = notes.str.contains("rounds of c requests")
+    kinds = [timed[timed["mode"] == "rate"], timed[rounds & (timed["statistic"] == "mean")].head(30),
+             timed[(timed["mode"] == "concurrency") & ~rounds].head(60)]
+    picks = []
+    for kind in kinds:   # three rows of each kind that the serving model predicts, with the table's estimate
+        predicted = comparison.compare_rows(kind)["predicted"].to_numpy()
+        picks += [(r, p) for (_, r), p in zip(kind.iterrows(), predicted) if np.isfinite(p)][:3]
+    assert len(picks) == 9
+    for r, p in picks:
+        tb = getattr(comparison.row_estimate(r), comparison.BREAKDOWN_METRICS[r["metric"]])
+        assert tb.estimate_s * 1e3 == pytest.approx(p, rel=1e-9), r["id"]
+        assert sum(tb.parts().values()) == pytest.approx(tb.estimate_s, rel=1e-12)
+        assert tb.bound_s <= tb.estimate_s and tb.low_s <= tb.estimate_s <= tb.high_s
+    p99 = data[data["statistic"] == "p99"].iloc[0]
+    with pytest.raises(ValueError, match="statistic p99"):
+        comparison.row_estimate(p99)
 
 
 def test_rows_without_an_estimate_still_plot_their_bound_and_say_why():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calc import layout_choice, measurements, planning
-from ui import caching, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
+from ui import caching, charts, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
 from ui.parallel_views import EPS, PPS, TPS
 
 PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
@@ -94,6 +94,26 @@ def options_table(options) -> None:
     downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
 
 
+def plan_breakdown(plan) -> None:
+    """Where the time of a plan sized with the serving estimate goes: one replica of its layout at its batch
+    (``plan.estimate``, calc.planning.plan_estimate), TPOT and TTFT each as the bound's parts, then fixed costs,
+    efficiency, batching interference and queueing up to the estimate, with its range, and the same as a table."""
+    est = plan.estimate
+    with st.expander("Where the plan's time goes"):
+        st.markdown(f"**One replica of {plan.layout.label} at batch {plan.batch:,} "
+                    f"({measurements.engine_name(est.engine)}, {est.batching} batching)**: TPOT "
+                    f"{formats.fmt_seconds(est.tpot.estimate_s)} ({serving_views.range_text(est.tpot.low_s, est.tpot.high_s)}; "
+                    f"bound {formats.fmt_seconds(est.tpot.bound_s)}), TTFT {formats.fmt_seconds(est.ttft.estimate_s)} "
+                    f"({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)}; bound "
+                    f"{formats.fmt_seconds(est.ttft.bound_s)})")
+        for which in ("tpot", "ttft"):
+            charts.show_chart(serving_views.breakdown_figure(est, which), key=f"mg_plan_{which}_bar")
+        st.caption(serving_views.WHICH_IS_WHICH)
+        frame = serving_views.breakdown_frame(est)
+        html_table.show_table(columns.shown(frame), hide_index=True, width="stretch",
+                              column_config=columns.config(frame.columns))
+
+
 @widgets.fragment
 def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     """The capacity plan for a traffic. A fragment: its inputs rerun this part only."""
@@ -111,6 +131,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
                                    wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
+        if plan.estimate is not None:  # sized with the serving estimate: its range at the high end, and its parts
+            st.caption(plan.range_note)
+            plan_breakdown(plan)
         note = planning.fleet_note(plan)
         if note:  # a fleet of clusters: its size in perspective
             st.info(note)

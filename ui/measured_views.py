@@ -1,5 +1,6 @@
 """The "Against published measurements" page's parts: the data (shipped, a user's CSV or InferenceX JSON),
-the frontier chart on InferenceX's axes, the measured-against-predicted chart and the row table. Numbers
+the frontier chart on InferenceX's axes, the measured-against-predicted chart, the row table and one row's
+"where the time goes" beside what it measured. Numbers
 come from calc.measurements, calc.inferencex and calc.comparison; this module formats and draws."""
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import comparison, inferencex, measurements
-from ui import caching, charts, formats, html_table, url_state
+from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
 SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON")
 
@@ -211,3 +212,59 @@ def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
         col = d[c].fillna("") if c == "kv_dtype" else d[c]
         mask &= (col == config[c]).to_numpy()
     return d[mask]
+
+
+def row_label(r) -> str:
+    """A measurement row (``calc.measurements`` columns) of a time in ms for a selectbox (and its link):
+    'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.2 ms'; the run's load as its mode states it (a
+    concurrency, a request rate, offline). No estimate in it: a link keeps its row when the model is refitted."""
+    if r["mode"] == "rate":
+        at = f"at {float(r['request_rate_per_s']):,.4g} requests/s"
+    elif pd.notna(r["concurrency"]):
+        at = ("at concurrency " if r["mode"] == "concurrency" else "offline, ") + f"{float(r['concurrency']):,.0f}" \
+            + ("" if r["mode"] == "concurrency" else " requests at once")
+    else:
+        at = "offline"
+    what = comparison.METRIC_WORDS.get(r["metric"], str(r["metric"]))
+    return f"{r['id']}: {what} {r['statistic']} {at}, measured {float(r['value']):,.4g} ms"
+
+
+def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
+    """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
+    the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
+    ``key``_row, by the row's id), then that row's estimate (``calc.comparison.row_estimate``: its TPOT or TTFT is
+    the table's "serving estimate") as TPOT and TTFT breakdown bars, the measured value marked on its own bar."""
+    predicted = pd.to_numeric(table["predicted"], errors="coerce")
+    times = table[table["metric"].isin(list(comparison.BREAKDOWN_METRICS)) & np.isfinite(predicted)
+                  & (pd.to_numeric(table["value"], errors="coerce") > 0)]
+    st.markdown("**Where one row's time goes**")
+    if times.empty:
+        st.caption("No row of this configuration measures a TPOT, ITL or TTFT with a serving estimate: the table "
+                   "above has no time to break down.")
+        return
+    times = times.drop_duplicates("id")
+    raw = rows.drop_duplicates("id").set_index("id")
+    labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
+    ids = list(labels)
+    url_state.accept_url_values(f"{key}_row", ids, labels.get)   # a link may name the row by its id
+    url_state.keep_valid(f"{key}_row", ids)
+    pick = st.selectbox("Row (a measured TPOT, ITL or TTFT)", ids, key=f"{key}_row", bind="query-params",
+                        format_func=labels.get,
+                        help="One row of the table above: its serving estimate's parts, with what it measured.")
+    t = times[times["id"] == pick].iloc[0]
+    try:
+        est = caching.cached_call(comparison.row_estimate, rows[rows["id"] == pick].iloc[[0]])
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+    which = comparison.BREAKDOWN_METRICS[t["metric"]]
+    tb, measured_s = getattr(est, which), float(t["value"]) / 1e3
+    st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]} measured "
+               f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
+               f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
+               f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
+               f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
+               + "; the other bar is the same run's estimate.")
+    for w in ("tpot", "ttft"):
+        charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
+                          key=f"{key}_row_{w}")

@@ -3,6 +3,8 @@ roofline bound, and "where the time goes" (bound parts -> fixed costs -> efficie
 interference -> queue -> estimate). Every number comes from ``calc.serving``; this module only formats."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -118,9 +120,9 @@ def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured
                     error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
                                  arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
                     hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
-    if measured_s is not None and measured_s == measured_s:  # NaN: nothing measured
+    if measured_s is not None and math.isfinite(measured_s):  # None or NaN: nothing measured
         fig.add_scatter(x=[measured_s * 1e3], y=[which.upper()], mode="markers", name=measured_label,
-                        marker=dict(color="black", symbol="diamond", size=12, line=dict(color="white", width=1.5)),
+                        marker=dict(color="#ffd92f", symbol="diamond", size=14, line=dict(color="black", width=1.5)),
                         hovertemplate=f"{measured_label} %{{x:.3f}} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
