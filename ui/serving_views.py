@@ -110,16 +110,23 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
     """
     low, mid, high = (float(x) for x in bills_usd)
     name = measurements.engine_name(engine)
+    same = other_usd is not None and formats.fmt_usd(other_usd) == formats.fmt_usd(mid)
+    alike = "prices it the same (the traffic needs the same whole replicas either way)"
     if timing == "serving":
+        span = ("the same at both ends of the estimate's throughput range"
+                if formats.fmt_usd(low) == formats.fmt_usd(high) else
+                f"range {formats.fmt_usd(low)} - {formats.fmt_usd(high)} from the estimate's throughput range "
+                "(its low throughput rents the most GPUs)")
         said = (f"**{what} follows the serving estimate** ({name}, continuous batching): "
-                f"**{formats.fmt_usd(mid)}** a month, range {formats.fmt_usd(low)} - {formats.fmt_usd(high)} from the "
-                "estimate's throughput range (its low throughput rents the most GPUs)")
-        other = "the roofline bound would price it at " + (formats.fmt_usd(other_usd) if other_usd is not None
-                                                          else f"nothing ({formats.md_escape(other_error)})")
+                f"**{formats.fmt_usd(mid)}** a month, {span}")
+        other = (f"the roofline bound {alike}" if same else
+                 f"the roofline bound would price it at {formats.fmt_usd(other_usd)}" if other_usd is not None else
+                 f"the roofline bound cannot price it ({formats.md_escape(other_error)})")
     else:
         said = (f"**{what} follows the roofline bound**: **{formats.fmt_usd(mid)}** a month, the least the GPUs "
                 "could cost (real engines measure well below the bound's throughput)")
-        other = (f"the serving estimate ({name}) would price it at {formats.fmt_usd(other_usd)}"
+        other = (f"the serving estimate ({name}) {alike}" if same else
+                 f"the serving estimate ({name}) would price it at {formats.fmt_usd(other_usd)}"
                  if other_usd is not None else
                  f"the serving estimate cannot price it ({formats.md_escape(other_error)})")
     st.markdown(f"{said}; {other}.")
