@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calc import api_tiers, bill, bill_compare, product_traffic
-from ui import bill_views, caching, energy, equations, formats, sidebar, widgets
+from ui import bill_views, caching, energy, equations, formats, serving_views, sidebar, widgets
 from ui.bill_views import DEFAULTS
 from ui.formats import fmt_usd
 
@@ -61,7 +61,7 @@ def bill_section() -> None:
     setup, self_hosted_error = None, None
     try:
         setup = bill.SelfHostedSetup(sel.model, sel.accelerator, owning.gpu_hour_usd(sel.price_per_hour_usd), int(batch),
-                                     float(peak),                                     sel.weight_dtype, sel.kv_dtype)
+                                     float(peak), sel.weight_dtype, sel.kv_dtype, traffic.timing, traffic.engine)
         table, verdict = _tiers_and_verdict(scenario, tiers, setup, traffic.break_even_unit)
         rates = bill.self_hosted_rates(scenario, setup)
     except ValueError as exc:
@@ -73,8 +73,8 @@ def bill_section() -> None:
         with widgets.metric_row(max(len(table), 1), per_row=3) as cols:  # three tiers to a row
             for col, row in zip(cols, table.itertuples()):
                 col.metric(f"{row.name}", fmt_usd(row.total_usd), help=f"{row.model}: USD per month of 30 days")
-                gpus = (f", {row.n_gpus:,.0f} GPU{'s' if round(row.n_gpus) != 1 else ''}"
-                        if row.name == "self-hosted" else "")
+                gpus = (f", {row.n_gpus:,.0f} GPU{'s' if round(row.n_gpus) != 1 else ''}; "
+                        + serving_views.follows_text(traffic.timing, traffic.engine) if row.name == "self-hosted" else "")
                 col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per {traffic.per}{gpus}")
         bill_views.conventions_caption(scenario, tiers)
         if traffic.plain:
@@ -97,6 +97,7 @@ def bill_section() -> None:
     bill_views.bill_tables(table, csv_in, traffic.per, traffic.break_even_unit)
 
     if setup is not None:
+        bill_views.self_hosted_note(scenario, setup, rates)
         bill_views.self_hosted_caption(sel, rates)
     sweep, sweep_h, dau_parts = _sweeps(scenario, tiers, setup)
     bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit, dau_parts)

@@ -37,11 +37,13 @@ def workloads_section() -> None:
     if r.self_hosted_error:
         st.warning(f"Self-hosting left out: {formats.md_escape(r.self_hosted_error)}")
     ww.show_bills(r.bills)
+    ww.self_hosted_note(r)
+    timed = ("decode at the serving estimate's rate, prefill at the bound's" if inp.timing == "serving"
+             else "roofline lower bounds")
     st.caption(f"Traffic: the stream's own rate, {workload_bill.stream_stats(r.stream)['requests_per_day']:,.0f} "
                f"requests a day. API: the provider's cache keeps a prefix {inp.ttl_min:,g} min after its last use, "
                "whatever its size; reasoning billed as output (all three providers). Self-hosted: GPU time of prefill "
-               "left after the tiered cache plus decode of answers and reasoning, replicas for the peak; roofline "
-               "lower bounds.")
+               f"left after the tiered cache plus decode of answers and reasoning, replicas for the peak; {timed}.")
     inputs = {"source": inp.source, "block_size": r.stream.block_size, "policy": inp.policy,
               "running_batch": inp.running_batch, "cpu_gb": inp.cpu_gb, "ssd_gb": inp.ssd_gb,
               "remote_gb": inp.remote_gb, "gpu_cache_bytes": round(r.gpu_cache_bytes), "api_ttl_min": inp.ttl_min,

@@ -34,24 +34,42 @@ two of GPUs (up to 8) whose memory holds the weights and at least one sequence's
 tensor-parallel as ``calc.parallel`` lays it out: each GPU holds and reads its share of the weights
 and of the KV heads, and every layer pays its two all-reduces over the GPU's interconnect.
 
+Timing (``SelfHostedSetup.timing``): "bound" (the default, the course's numbers) times the replica with
+the roofline above, a lower bound on time that real engines measure well above (DESIGN.md: 1.2-2x), so
+it buys too few GPUs. "serving" times it with ``calc.serving.serving_estimate``: what an engine (vLLM,
+SGLang, TensorRT-LLM) measures serving requests of the scenario's prompt and output at the setup's batch
+under continuous batching, with a low-high range from the cross-validated errors. Its output tokens per
+second X per replica (``output_tokens_per_s_per_gpu`` x GPUs) already carries every prompt's prefill,
+since the serving model has no prefix cache; a prefix-cache hit skips its token's prefill, credited at
+the bound's prefill rate (the least time that token costs, so the credit never makes the bill too
+small). So decode is priced at
+
+    decode tokens/s = 1 / (1 / X - prompt tokens / (output tokens x prefill tokens/s))
+
+(at most the bound's decode rate: no engine beats the roofline), and the same replica_s formula holds:
+with no hit, replica_s = output tokens / X. The low throughput of the range gives the high bill.
+
 All money is USD; token prices are USD per 1e6 tokens ("per 1M"); a month is 30 days.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .api_tiers import PriceTier
-from .checks import check_nonneg_number, check_positive_int, check_positive_number
+from .checks import check_choice, check_nonneg_number, check_positive_int, check_positive_number
 from .cost import cost_per_million
 from .dtypes import dtype_bytes, kv_dtype_bytes
 from .step import decode_step_time, max_batch, prefill_time
 from .product_traffic import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_DAY, TrafficScenario
+from .serving import serving_estimate
 
 MAX_PEAK_TO_AVERAGE = 100.0
 MAX_GPUS_PER_REPLICA = 8
+#: How a self-hosted replica is timed: the roofline bound (the course's default) or the serving estimate.
+TIMINGS = ("bound", "serving")
 
 BILL_COMPONENTS = ("input_missed_usd", "input_hit_usd", "cache_write_usd", "output_usd", "idle_usd")
 
@@ -127,10 +145,14 @@ class SelfHostedSetup:
         batch: decode batch the server runs at (clamped to what fits, see ``self_hosted_rates``).
         peak_to_average: peak traffic / average traffic, in [1, 100]; capacity is sized for the peak.
         weight_dtype, kv_dtype: storage formats (DESIGN.md dtype names).
+        timing: "bound" (default: the roofline lower bound, the course's numbers) or "serving"
+            (``calc.serving.serving_estimate``, continuous batching, with its range; module docstring).
+        engine: the serving engine the estimate follows ("vllm", "sglang", "trtllm"; an engine without
+            fitted parameters falls back to the generic one with a notice); unused with timing "bound".
 
     Raises:
         ValueError: a non-positive batch, a peak-to-average ratio outside [1, 100], a negative
-            price, an unknown dtype.
+            price, an unknown dtype or timing, an engine that is not a name.
     """
 
     model: object
@@ -140,6 +162,8 @@ class SelfHostedSetup:
     peak_to_average: float = 3.0
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    timing: str = "bound"
+    engine: str = "vllm"
 
     def __post_init__(self):
         check_nonneg_number(self.price_per_hour_usd, "price_per_hour_usd")
@@ -150,6 +174,9 @@ class SelfHostedSetup:
                              f"(peak traffic is at least the average), got {p!r}")
         dtype_bytes(self.weight_dtype, "weight_dtype")
         kv_dtype_bytes(self.kv_dtype)
+        check_choice(self.timing, TIMINGS, "timing must be 'bound' (the roofline) or 'serving' (the serving estimate)")
+        if not isinstance(self.engine, str) or not self.engine.strip():
+            raise ValueError(f"engine must be a serving engine's name such as vllm, sglang or trtllm; got {self.engine!r}")
 
 
 @dataclass(frozen=True)
@@ -160,12 +187,19 @@ class SelfHostedRates:
         gpus_per_replica: GPUs of one tensor-parallel replica (1, 2, 4 or 8).
         batch: decode batch used (the requested one clamped to ``max_batch`` at ``context_len``).
         context_len: mean context during decode, tokens: prompt + output / 2.
-        decode_tokens_per_s: output tokens per second of one replica at ``batch``.
-        prefill_tokens_per_s: prompt tokens per second of one replica (one full prompt).
+        decode_tokens_per_s: output tokens per second of one replica at ``batch`` (timing "serving": the
+            estimate's, its prompts' prefill taken out at the bound's prefill rate; module docstring).
+        prefill_tokens_per_s: prompt tokens per second of one replica (one full prompt; the bound's).
         replica_s_per_generation: replica-seconds one generation occupies (module docstring).
         replica_price_per_hour_usd: rent of one replica, USD per hour.
         output_usd_per_mtok, input_usd_per_mtok: ``cost_per_million`` of the decode and prefill
             throughputs at the replica's price (a fully busy replica).
+        timing: "bound" or "serving" (``SelfHostedSetup.timing``).
+        decode_tokens_per_s_low, decode_tokens_per_s_high: ``decode_tokens_per_s`` at the low and the high end
+            of the serving estimate's throughput range (timing "bound": both equal ``decode_tokens_per_s``).
+        replica_s_per_generation_low, replica_s_per_generation_high: ``replica_s_per_generation`` at the high and
+            the low end of that range (the fast end gives the short time): low <= replica_s <= high.
+        estimate: the ``calc.serving.ServingEstimate`` of one replica (timing "serving"; None for "bound").
     """
 
     gpus_per_replica: int
@@ -177,15 +211,80 @@ class SelfHostedRates:
     replica_price_per_hour_usd: float
     output_usd_per_mtok: float
     input_usd_per_mtok: float
+    timing: str = "bound"
+    decode_tokens_per_s_low: float | None = None
+    decode_tokens_per_s_high: float | None = None
+    replica_s_per_generation_low: float | None = None
+    replica_s_per_generation_high: float | None = None
+    estimate: object = None
 
     @property
     def replica_month_usd(self) -> float:
         """Rent of one replica for a 30-day month, USD."""
         return self.replica_price_per_hour_usd * HOURS_PER_MONTH
 
+    def for_bill_end(self, end: str) -> "SelfHostedRates":
+        """These rates at one end of the serving estimate's range, by the bill it gives: "high" (the low
+        throughput: more replica time, the high bill) or "low" (the high throughput). With timing "bound" (no
+        range) the rates themselves.
+
+        Raises:
+            ValueError: ``end`` is neither "low" nor "high".
+        """
+        check_choice(end, ("low", "high"), "end must be 'low' or 'high' (the bill's end of the range)")
+        decode = self.decode_tokens_per_s_low if end == "high" else self.decode_tokens_per_s_high
+        replica_s = self.replica_s_per_generation_high if end == "high" else self.replica_s_per_generation_low
+        if decode is None or replica_s is None:
+            return self
+        return replace(self, decode_tokens_per_s=decode, replica_s_per_generation=replica_s,
+                       output_usd_per_mtok=float(cost_per_million(decode, self.replica_price_per_hour_usd)))
+
+
+def _smallest_replica(setup: SelfHostedSetup, context_len: int, start: int = 1) -> tuple[int, int]:
+    """(GPUs, max batch): the smallest power of two of GPUs from ``start`` (up to 8) whose tensor-parallel replica
+    holds the model and one sequence of ``context_len`` tokens. Raises ValueError when 8 do not."""
+    n = start
+    while True:
+        fit = max_batch(setup.model, setup.accelerator, context_len, setup.weight_dtype, setup.kv_dtype, tp=n)
+        if fit >= 1:
+            return n, fit
+        if n >= MAX_GPUS_PER_REPLICA:
+            raise ValueError(f"{setup.model.name} ({setup.weight_dtype} weights) with a {context_len}-token "
+                             f"context does not fit on {MAX_GPUS_PER_REPLICA} x {setup.accelerator.name}; "
+                             "pick a larger GPU, a smaller model or a smaller dtype")
+        n *= 2
+
+
+def _serving_replica(setup: SelfHostedSetup, context_len: int, prompt_len: int, output_len: int):
+    """(GPUs, max batch, ServingEstimate): the smallest replica, from the bound's, on which the serving estimate
+    holds the model (an engine keeps part of the memory back, so it may need twice the bound's GPUs), timed at
+    the setup's batch (clamped to what fits) under continuous batching. Raises the estimate's ValueError, said
+    as the serving estimate's, when 8 GPUs do not do."""
+    n, fit = _smallest_replica(setup, context_len)
+    while True:
+        try:
+            est = serving_estimate(setup.model, setup.accelerator, prompt_len, output_len,
+                                   concurrency=min(setup.batch, fit), tp=n, weight_dtype=setup.weight_dtype,
+                                   kv_dtype=setup.kv_dtype, engine=setup.engine, batching="continuous")
+            return n, fit, est
+        except ValueError as exc:
+            if n >= MAX_GPUS_PER_REPLICA:
+                raise ValueError(f"the serving estimate cannot time {setup.model.name} on up to "
+                                 f"{MAX_GPUS_PER_REPLICA} x {setup.accelerator.name}: {exc}") from exc
+            n, fit = _smallest_replica(setup, context_len, 2 * n)
+
+
+def _decode_rate(output_per_s: float, prompt_len: int, output_len: int, prefill_tps: float, bound_decode_tps: float):
+    """Decode tokens/s of a replica whose output tokens/s, prompts' prefill included, is ``output_per_s``: the
+    time per output token less the prompt's prefill at ``prefill_tps`` spread over the output,
+    1 / (1 / X - prompt / (output x prefill tok/s)), at most the bound's ``bound_decode_tps`` (module docstring)."""
+    per_token_s = 1.0 / output_per_s - prompt_len / (output_len * prefill_tps)
+    return bound_decode_tps if per_token_s <= 1.0 / bound_decode_tps else 1.0 / per_token_s
+
 
 def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_hit_rate=None) -> SelfHostedRates:
-    """Throughput and per-token cost of one replica, from calc's roofline (the inference course, week 11, step 4).
+    """Throughput and per-token cost of one replica, from calc's roofline (the inference course, week 11, step 4)
+    or, with ``setup.timing`` "serving", from ``calc.serving.serving_estimate``.
 
     Decode: ``decode_step_time(model, replica, batch, context_len)``, with context_len the prompt plus
     half the output (the mean context while decoding) and batch clamped to ``max_batch``. Prefill:
@@ -194,38 +293,49 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     decode_tokens_per_s seconds (prefix-cache hits skip prefill). Both are roofline lower bounds;
     a real server is 1.2-2x slower (DESIGN.md), which makes self-hosting look cheaper than it is.
 
+    Timing "serving": the estimate of ``setup.engine`` serving requests of the whole prompt and the output
+    (rounded to whole tokens) at concurrency = the batch above, continuous batching, on the smallest replica
+    where it holds the model. Its output tokens/s per replica X (``output_tokens_per_s_per_gpu`` x GPUs) gives
+    the decode rate of the module docstring, so that with no prefix hit replica_s = output / X; its range
+    (``per_gpu_low``, ``per_gpu_high``) gives ``decode_tokens_per_s_low`` / ``_high`` and the replica seconds at each
+    end. Example: Llama-3-8B on one H100 at batch 32, 3,500 prompt and 500 output tokens: vLLM's estimate is
+    about 1,781 output tok/s (range 1,357 - 2,229) against the bound's 3,487 decode tok/s, 0.281 replica-s per
+    generation with no hit against the bound's 0.200.
+
     Args:
         scenario: token counts and hit rate.
-        setup: model, GPU, price, batch, dtypes.
+        setup: model, GPU, price, batch, dtypes, timing and engine.
         cache_hit_rate: overrides the scenario's (float, or numpy array: then
-            ``replica_s_per_generation`` is an array).
+            ``replica_s_per_generation`` and its range ends are arrays).
 
     Raises:
-        ValueError: the model does not fit on 8 GPUs with room for one sequence's KV cache.
+        ValueError: the model does not fit on 8 GPUs with room for one sequence's KV cache (timing "serving":
+            in the memory the engine gives weights and cache).
     """
     prompt_len = max(1, int(round(scenario.input_tokens)))
     context_len = prompt_len + max(1, int(round(scenario.output_tokens / 2)))
-    n = 1
-    while True:  # the smallest tensor-parallel replica that holds the model and one sequence
-        fit = max_batch(setup.model, setup.accelerator, context_len, setup.weight_dtype, setup.kv_dtype, tp=n)
-        if fit >= 1:
-            break
-        if n >= MAX_GPUS_PER_REPLICA:
-            raise ValueError(f"{setup.model.name} ({setup.weight_dtype} weights) with a {context_len}-token "
-                             f"context does not fit on {MAX_GPUS_PER_REPLICA} x {setup.accelerator.name}; "
-                             "pick a larger GPU, a smaller model or a smaller dtype")
-        n *= 2
+    est = None
+    if setup.timing == "serving":
+        output_len = max(1, int(round(scenario.output_tokens)))
+        n, fit, est = _serving_replica(setup, context_len, prompt_len, output_len)
+    else:  # the smallest tensor-parallel replica that holds the model and one sequence
+        n, fit = _smallest_replica(setup, context_len)
     batch = min(setup.batch, fit)
     decode = decode_step_time(setup.model, setup.accelerator, batch, context_len, setup.weight_dtype, setup.kv_dtype,
                               tp=n)
     prefill = prefill_time(setup.model, setup.accelerator, prompt_len, 1, setup.weight_dtype, setup.kv_dtype, tp=n)
     decode_tps = float(decode.tokens_per_s)
     prefill_tps = prompt_len / float(prefill.total_s)
+    rates = [decode_tps] * 3  # the decode rate and its range's ends, low and high
+    if est is not None:
+        rates = [_decode_rate(x * n, prompt_len, output_len, prefill_tps, decode_tps)
+                 for x in (est.output_tokens_per_s_per_gpu, est.per_gpu_low, est.per_gpu_high)]
     t = scenario.token_split(cache_hit_rate)
-    replica_s = t["missed"] / prefill_tps + t["output"] / decode_tps
+    replica_s = [t["missed"] / prefill_tps + t["output"] / r for r in rates]
     price = n * setup.price_per_hour_usd
-    return SelfHostedRates(n, int(batch), int(context_len), decode_tps, prefill_tps, replica_s, price,
-                           float(cost_per_million(decode_tps, price)), float(cost_per_million(prefill_tps, price)))
+    return SelfHostedRates(n, int(batch), int(context_len), rates[0], prefill_tps, replica_s[0], price,
+                           float(cost_per_million(rates[0], price)), float(cost_per_million(prefill_tps, price)),
+                           setup.timing, rates[1], rates[2], replica_s[2], replica_s[1], est)
 
 
 def replicas_for_traffic(generations_per_day, replica_s_per_generation, peak_to_average) -> np.ndarray:
@@ -270,3 +380,18 @@ def self_hosted_monthly_bill(scenario: TrafficScenario, setup: SelfHostedSetup,
                        total / gens if gens > 0 else math.nan,
                        total / scenario.dau if scenario.dau > 0 else math.nan,
                        n_rep * r.gpus_per_replica)
+
+
+def self_hosted_bill_range(scenario: TrafficScenario, setup: SelfHostedSetup, rates: SelfHostedRates | None = None,
+                           name: str = "self-hosted") -> tuple[MonthlyBill, MonthlyBill, MonthlyBill]:
+    """(low, central, high) monthly bills of the self-hosted tier: ``self_hosted_monthly_bill`` at the high end of
+    the serving estimate's throughput range, at the estimate, and at its low end (the low throughput rents the most
+    replicas). low.total_usd <= central.total_usd <= high.total_usd; with timing "bound" the three are equal (the
+    bound has no range).
+
+    Raises:
+        ValueError: see ``self_hosted_rates``.
+    """
+    r = rates if rates is not None else self_hosted_rates(scenario, setup)
+    return tuple(self_hosted_monthly_bill(scenario, setup, r.for_bill_end(end) if end else r, name)
+                 for end in ("low", None, "high"))

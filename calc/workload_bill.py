@@ -10,8 +10,10 @@ with written = missed prompt tokens (the whole prompt is marked cacheable, so wh
 m the cache-write multiplier, and reasoning tokens billed as output by every provider
 (``calc.workload.reasoning_conventions``; reference data section 4.2 for the cache prices).
 
-Self-hosted (``self_hosted_bill``): GPU time, not tokens. A replica (``calc.bill.self_hosted_rates``: the
-smallest tensor-parallel group that holds the model) spends on each request its prefill with the tiered
+Self-hosted (``self_hosted_bill``): GPU time, not tokens, timed as ``SelfHostedSetup.timing`` says (the
+roofline bound by default, or the serving estimate with its range: ``calc.bill``'s module docstring). A
+replica (``calc.bill.self_hosted_rates``: the smallest tensor-parallel group that holds the model; with the
+serving estimate, its decode rate) spends on each request its prefill with the tiered
 cache (``calc.prefix_cache.replay_ttft``: the computed and recomputed tokens; hits used in place or
 loaded over PCIe/NVMe cost no GPU compute) plus output tokens / decode tokens per second at the chosen
 batch (answer and reasoning alike). Replicas = ceil(requests per day x replica seconds / 86,400 x
@@ -165,6 +167,20 @@ def self_hosted_bill(stream: RequestStream, summary: ReplaySummary, setup: SelfH
     return WorkloadBill(label, model, 0.0, 0.0, 0.0, 0.0, 0.0, float(prefill_usd), float(decode_usd),
                         float(max(total - prefill_usd - decode_usd, 0.0)), float(total),
                         total / month if month else math.nan, n_rep * rates.gpus_per_replica, float(cached))
+
+
+def self_hosted_bill_range(stream: RequestStream, summary: ReplaySummary, setup: SelfHostedSetup, rates,
+                           requests_per_day: float | None = None, use_cache: bool = True,
+                           name: str | None = None) -> tuple[WorkloadBill, WorkloadBill, WorkloadBill]:
+    """(low, central, high) ``self_hosted_bill``: at the high end of the serving estimate's throughput range, at the
+    estimate, at its low end (``calc.bill.SelfHostedRates.for_bill_end``); low <= central <= high in total_usd, the
+    three equal with timing "bound".
+
+    Raises:
+        ValueError: see ``self_hosted_bill``.
+    """
+    return tuple(self_hosted_bill(stream, summary, setup, rates.for_bill_end(end) if end else rates, requests_per_day,
+                                  use_cache, name) for end in ("low", None, "high"))
 
 
 def compare(stream: RequestStream, tiers: list, summary: ReplaySummary | None, setup: SelfHostedSetup | None, rates=None,

@@ -388,3 +388,90 @@ def test_names_are_listed_as_a_sentence_lists_them():
     from calc.number_text import join_and
     assert join_and([]) == "" and join_and(["Opus 4.8"]) == "Opus 4.8"
     assert join_and(["A", "B"]) == "A and B" and join_and(["A", "B", "C"]) == "A, B and C"
+
+
+# ------------------------------------------------------------------------------------------
+# Self-hosting timed by the serving estimate (timing="serving")
+# ------------------------------------------------------------------------------------------
+
+def _llama3_h100(timing, **kw):
+    return SelfHostedSetup(get_model("llama-3-8b"), get_accelerator("h100-sxm"), 3.99, timing=timing, **kw)
+
+
+def test_serving_priced_bill_by_hand_from_the_estimates_throughput():
+    from calc.bill import self_hosted_bill_range
+    from calc.product_traffic import HOURS_PER_MONTH
+    from calc.serving import serving_estimate
+    # No prefix hit: every generation prefills its whole prompt (3,000 + 500 tokens) and writes 500 tokens. The
+    # estimate (vLLM, continuous batching, 32 requests in flight on one H100) gives X output tokens/s per GPU, its
+    # prompts' prefill included, so a generation holds the replica 500 / X s. 10M DAU x 1.1% x 5 = 550,000
+    # generations a day; replicas = ceil(550,000 x 500 / X / 86,400 x 3); a replica is 1 GPU at $3.99/h for
+    # 24 h x 30 days = 720 h.
+    assert HOURS_PER_MONTH == 24 * 30
+    s = TrafficScenario(dau=10_000_000, cache_hit_rate=0.0)
+    est = serving_estimate(get_model("llama-3-8b"), get_accelerator("h100-sxm"), 3500, 500, concurrency=32, tp=1,
+                           engine="vllm", batching="continuous")
+
+    def by_hand(x_per_gpu):
+        return max(1, math.ceil(550_000 * 500 / x_per_gpu / 86_400 * 3)) * 3.99 * 720
+
+    low, mid, high = self_hosted_bill_range(s, _llama3_h100("serving"))
+    assert mid.total_usd == pytest.approx(by_hand(est.output_tokens_per_s_per_gpu))
+    # the range: the high throughput gives the low bill, the low throughput the high one
+    assert low.total_usd == pytest.approx(by_hand(est.per_gpu_high))
+    assert high.total_usd == pytest.approx(by_hand(est.per_gpu_low))
+    assert low.total_usd <= mid.total_usd <= high.total_usd and low.total_usd < high.total_usd
+    # the worked numbers of self_hosted_rates' docstring: 1,781 tok/s (1,357 - 2,229) against the bound's 3,487,
+    # 5.4 -> 6 replicas ($17,237), where the bound's 550,000 x 0.200 s x 3 / 86,400 = 3.8 rents 4 ($11,491)
+    assert (round(est.output_tokens_per_s_per_gpu), round(est.per_gpu_low), round(est.per_gpu_high)) == (1781, 1357, 2229)
+    assert mid.n_gpus == 6 and mid.total_usd == pytest.approx(6 * 3.99 * 720)
+    bound = self_hosted_monthly_bill(s, _llama3_h100("bound"))
+    assert bound.n_gpus == 4 and bound.total_usd == pytest.approx(4 * 3.99 * 720)
+
+
+def test_serving_timing_credits_prefix_hits_at_the_bounds_prefill_rate():
+    from calc import prefill_time
+    from calc.serving import serving_estimate
+    # At a 70% hit rate 2,100 of the 3,500 prompt tokens skip prefill: the estimate's 500 / X s per generation
+    # less 2,100 tokens at the bound's prefill rate (prefill_time of the whole prompt on the GPU).
+    m, a = get_model("llama-3-8b"), get_accelerator("h100-sxm")
+    x = serving_estimate(m, a, 3500, 500, concurrency=32).output_tokens_per_s_per_gpu
+    prefill_tps = 3500 / float(prefill_time(m, a, 3500).total_s)
+    r = self_hosted_rates(TrafficScenario(cache_hit_rate=0.7), _llama3_h100("serving"))
+    assert r.replica_s_per_generation == pytest.approx(500 / x - 2100 / prefill_tps)
+    assert r.timing == "serving" and r.estimate.engine == "vllm" and r.estimate.decode_batch == 32
+    # the bound's own formula still holds with the estimate's decode rate, which is below the bound's
+    bound = self_hosted_rates(TrafficScenario(cache_hit_rate=0.7), _llama3_h100("bound"))
+    assert r.replica_s_per_generation == pytest.approx(1400 / r.prefill_tokens_per_s + 500 / r.decode_tokens_per_s)
+    assert r.decode_tokens_per_s < bound.decode_tokens_per_s
+    assert r.replica_s_per_generation > bound.replica_s_per_generation
+    # over the hit-rate sweep: each end of the range in order, more hits less time, never below the bound
+    h = np.linspace(0, 1, 11)
+    rs = self_hosted_rates(TrafficScenario(), _llama3_h100("serving"), cache_hit_rate=h)
+    rb = self_hosted_rates(TrafficScenario(), _llama3_h100("bound"), cache_hit_rate=h)
+    assert np.all(rs.replica_s_per_generation_low <= rs.replica_s_per_generation)
+    assert np.all(rs.replica_s_per_generation <= rs.replica_s_per_generation_high)
+    assert np.all(np.diff(rs.replica_s_per_generation) < 0)
+    assert np.all(rs.replica_s_per_generation_low >= rb.replica_s_per_generation - 1e-12)
+
+
+def test_serving_timing_follows_the_engine_and_the_bound_stays_the_default():
+    from calc.bill import self_hosted_bill_range
+    s = TrafficScenario(dau=10_000_000)
+    sg = self_hosted_rates(s, _llama3_h100("serving", engine="sglang"))
+    vl = self_hosted_rates(s, _llama3_h100("serving"))
+    assert sg.estimate.engine == "sglang" and sg.decode_tokens_per_s != pytest.approx(vl.decode_tokens_per_s)
+    # no timing named: the bound, as before, with no range (the three bills equal) and no estimate
+    default = self_hosted_rates(s, SelfHostedSetup(get_model("llama-3-8b"), get_accelerator("h100-sxm"), 3.99))
+    assert default == self_hosted_rates(s, _llama3_h100("bound"))
+    assert default.estimate is None and default.timing == "bound"
+    assert default.for_bill_end("high") == default == default.for_bill_end("low")
+    low, mid, high = self_hosted_bill_range(s, _llama3_h100("bound"))
+    assert low == mid == high
+
+
+@pytest.mark.parametrize("kw, words", [({"timing": "measured"}, "timing must be 'bound'"),
+                                       ({"engine": ""}, "engine must be a serving engine's name")])
+def test_bad_timing_or_engine_is_a_clear_error(kw, words):
+    with pytest.raises(ValueError, match=words):
+        SelfHostedSetup(get_model("llama-3-8b"), get_accelerator("h100-sxm"), 3.99, **kw)

@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 import pagetest
 from pagetest import figures, metrics
 
+from calc.number_text import fmt_usd
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/monthly_bill.py"
 
@@ -338,3 +340,65 @@ def test_switching_to_requests_a_day_starts_from_the_users_entered(at):
     # and back: the users entered are still there
     at.radio(key="mb_mode").set_value("a product's users").run()
     assert at.number_input(key="mb_dau").value == 1_000_000
+
+
+def _self_hosted_bar(spec) -> float:
+    """The self-hosted tier's stacked bar in the bill-by-component figure: the sum of its components, USD."""
+    total = 0.0
+    for trace in spec["data"]:
+        xs, ys = pagetest.plotly_values(trace["x"]), pagetest.plotly_values(trace["y"])
+        total += sum(y for x, y in zip(xs, ys) if x == "self-hosted")
+    return total
+
+
+def test_the_pricing_control_switches_the_self_hosted_bill_and_says_which_it_follows():
+    import math
+    import calc
+    from calc.serving import serving_estimate
+    # 50M DAU x 1.1% x 5 = 2,750,000 generations a day; 70% hits: 2,100 of 3,500 prompt tokens skip prefill.
+    # Serving estimate (vLLM, 32 in flight, one H100): a generation holds the replica 500 / X less 2,100 tokens at
+    # the bound's prefill rate; roofline bound: 1,400 / prefill + 500 / decode tok/s. GPUs = ceil(G x s x 3 /
+    # 86,400), each $3.99 x 720 h.
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    prefill_tps = 3500 / float(calc.prefill_time(m, a, 3500).total_s)
+    x = serving_estimate(m, a, 3500, 500, concurrency=32).output_tokens_per_s_per_gpu
+    decode_tps = float(calc.decode_step_time(m, a, 32, 3750).tokens_per_s)
+
+    def usd(replica_s):
+        return math.ceil(2_750_000 * replica_s * 3 / 86_400) * 3.99 * 720
+
+    serving_usd, bound_usd = usd(500 / x - 2100 / prefill_tps), usd(1400 / prefill_tps + 500 / decode_tps)
+    at = pagetest.open_page(PAGE, mb_dau="50000000")
+    assert at.radio(key="mb_timing").value == "serving"          # the page's default: what an engine measures
+    assert _bills(at)["self-hosted"] == pytest.approx(serving_usd, abs=1)
+    assert _self_hosted_bar(figures(at)[0]) == pytest.approx(serving_usd, rel=1e-9)
+    [note] = [m.value for m in at.markdown if "self-hosted bill follows" in m.value]
+    assert "follows the serving estimate** (vLLM" in note and "range $" in note
+    assert f"the roofline bound would price it at {fmt_usd(bound_usd)}" in note
+    [cap] = [c for r in pagetest.row_metrics(at) if r.label == "self-hosted" for c in r.captions]
+    assert cap.endswith("; serving estimate (vLLM)"), cap
+    assert not at.selectbox(key="mb_engine").disabled
+
+    at.radio(key="mb_timing").set_value("bound").run()
+    assert not at.exception
+    assert _bills(at)["self-hosted"] == pytest.approx(bound_usd, abs=1) and bound_usd < serving_usd
+    assert _self_hosted_bar(figures(at)[0]) == pytest.approx(bound_usd, rel=1e-9)
+    [note] = [m.value for m in at.markdown if "self-hosted bill follows" in m.value]
+    assert "follows the roofline bound**" in note and f"would price it at {fmt_usd(serving_usd)}" in note
+    [cap] = [c for r in pagetest.row_metrics(at) if r.label == "self-hosted" for c in r.captions]
+    assert cap.endswith("; roofline bound"), cap
+    assert at.selectbox(key="mb_engine").disabled
+    # the replica's TPOT breakdown (the serving estimate's, beside the bound) one click away, built when opened
+    def breakdowns():
+        return [f for f in figures(at) if any(d.get("name") == "serving estimate and range" for d in f["data"])]
+    assert breakdowns() == []
+    at.session_state["mb_tpot"] = True
+    at.run()
+    assert not at.exception and len(breakdowns()) == 1
+
+
+def test_a_link_may_ask_for_the_roofline_bound_by_name():
+    at = pagetest.open_page(PAGE, mb_timing="roofline bound", mb_engine="sglang")
+    assert at.radio(key="mb_timing").value == "bound" and at.selectbox(key="mb_engine").value == "sglang"
+    at = pagetest.open_page(PAGE, mb_timing="bound")
+    assert at.radio(key="mb_timing").value == "bound"

@@ -80,3 +80,38 @@ def test_the_bill_table_writes_dollars_the_house_way():
     for row in rows:
         for i in money:
             assert re.match(r"^\$(\d{1,3}(,\d{3})*|\d{1,2}\.\d\d|0\.0*[1-9]\d\d)$", row[i]), (row[0], head[i], row[i])
+
+
+def test_the_pricing_control_switches_the_self_hosted_bills_and_says_which_it_follows():
+    from calc.number_text import fmt_usd
+    from pagetest import figures, plotly_values
+    # The tiered-cache row priced by calc at the page's defaults (the stream's own rate, batch 32, peak 3): with the
+    # serving estimate (vLLM), the page's default, and with the roofline bound.
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    s = workload.generate(workload.presets()["agentic"], 512)
+    summary = _expected_summary()
+    want = {}
+    for timing in ("serving", "bound"):
+        setup = bill.SelfHostedSetup(m, a, a.price_per_hour_usd, timing=timing)
+        want[timing] = wb.self_hosted_bill(s, summary, setup, wb.self_hosted_rates_for(s, setup)).total_usd
+    assert want["serving"] > want["bound"]
+
+    def shown():
+        row = next(t for t in tables(at) if "per_request_usd" in t.columns).set_index("name")
+        bars = figures(at)
+        spec = next(f for f in bars if any(d.get("name") == "decode gpu" for d in f["data"]))
+        bar = sum(y for d in spec["data"] for x, y in zip(plotly_values(d["x"]), plotly_values(d["y"]))
+                  if x == "self-hosted, tiered cache")
+        [note] = [x.value for x in at.markdown if "tiered cache follows" in x.value]
+        return row.loc["self-hosted, tiered cache", "total_usd"], bar, note
+
+    at = open_page(PAGE, timeout=180)
+    total, bar, note = shown()
+    assert total == fmt_usd(want["serving"], significant=3) and abs(bar - want["serving"]) < 1e-6 * want["serving"]
+    assert "follows the serving estimate** (vLLM" in note and f"roofline bound would price it at {fmt_usd(want['bound'])}" in note
+    at.radio(key="wl_timing").set_value("bound").run()
+    assert not at.exception
+    total, bar, note = shown()
+    assert total == fmt_usd(want["bound"], significant=3) and abs(bar - want["bound"]) < 1e-6 * want["bound"]
+    assert "follows the roofline bound**" in note and f"would price it at {fmt_usd(want['serving'])}" in note
+    assert any("roofline lower bounds." in c.value for c in at.caption)

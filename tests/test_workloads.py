@@ -360,3 +360,29 @@ def test_api_bill_applies_a_long_context_tier_per_request():
                   output=[1000, 1000], reasoning=[0, 0])
     b = wb.api_bill(s, tier, requests_per_day=2)
     assert b.total_usd == pytest.approx(23.25)
+
+
+def test_self_hosted_bill_priced_with_the_serving_estimate_and_its_range():
+    from calc.serving import serving_estimate
+    s = workload.generate(workload.presets()["agentic"].replace(sessions=6), 512)
+    setup = bill.SelfHostedSetup(LLAMA, H100, 4.0, timing="serving")
+    rates = wb.self_hosted_rates_for(s, setup)
+    summary = pc.replay_ttft(s, pc.default_tiers(40e9, 400e9), LLAMA, H100, tp=rates.gpus_per_replica)
+    low, mid, high = wb.self_hosted_bill_range(s, summary, setup, rates, requests_per_day=1e6)
+    # The decode rate by hand from the estimate at the stream's mean prompt P and output O (rounded to tokens),
+    # at the setup's batch: its output tokens/s X carries every prompt's prefill, taken out at the bound's prefill
+    # rate p: decode tok/s = 1 / (1 / X - P / (O p)); a request holds the replica for its prefill left after the
+    # cache plus its mean output / that rate.
+    p_len, o_len = round(float(s.input_tokens.mean())), round(float(s.output_tokens.mean()))
+    est = serving_estimate(LLAMA, H100, p_len, o_len, concurrency=rates.batch, tp=rates.gpus_per_replica)
+    prefill_tps = p_len / float(calc.prefill_time(LLAMA, H100, p_len, tp=rates.gpus_per_replica).total_s)
+    decode_tps = 1 / (1 / (est.output_tokens_per_s_per_gpu * rates.gpus_per_replica) - p_len / (o_len * prefill_tps))
+    assert rates.decode_tokens_per_s == pytest.approx(decode_tps)
+    replica_s = summary.per_request["prefill_gpu_s"].mean() + s.output_tokens.mean() / decode_tps
+    n_rep = max(1, int(np.ceil(1e6 * replica_s / 86_400 * 3)))
+    assert mid.total_usd == pytest.approx(n_rep * rates.gpus_per_replica * 4.0 * 720)
+    assert low.total_usd <= mid.total_usd <= high.total_usd and low.total_usd < high.total_usd
+    # the bound, the default, rents fewer GPUs for the same traffic
+    bound_setup = bill.SelfHostedSetup(LLAMA, H100, 4.0)
+    bound = wb.self_hosted_bill(s, summary, bound_setup, wb.self_hosted_rates_for(s, bound_setup), requests_per_day=1e6)
+    assert bound.n_gpus < mid.n_gpus

@@ -5,14 +5,15 @@ The bills come from calc.bill; this module draws them.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calc import api_tiers, product_traffic
-from ui import charts, columns, downloads, formats, html_table, table_edits, workload_views
+from calc import api_tiers, bill, measurements, product_traffic
+from ui import charts, columns, downloads, formats, html_table, serving_views, table_edits, workload_views
 
 DEFAULTS = {"mb_dau": 100_000, "mb_remix": 1.0, "mb_orig": 0.1, "mb_gens": 5.0, "mb_prefix": 3000,
             "mb_unique": 500, "mb_out": 500, "mb_hit": 70, "mb_batch": 32, "mb_peak": 3.0}
@@ -63,7 +64,7 @@ def complete_rows(edited: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 class Traffic:
     """The traffic and self-hosting inputs: daily users, the shares who remix and create (%), generations per
     creator, the prompt-cache hit rate (%), tokens per generation (shared prefix, unique, output), decode
-    batch and peak-to-average ratio."""
+    batch and peak-to-average ratio, and how self-hosting is timed (``calc.bill.TIMINGS``) with which engine."""
 
     dau: int
     remix: float
@@ -76,6 +77,8 @@ class Traffic:
     batch: int
     peak: float
     plain: bool = False
+    timing: str = "serving"
+    engine: str = "vllm"
 
     @property
     def unit(self) -> str:
@@ -153,7 +156,8 @@ def traffic_inputs(sel) -> Traffic:
                             bind="query-params", help="Sequences decoded together (clamped to what fits)")
     peak = c2.number_input("Peak / average", 1.0, 100.0, DEFAULTS["mb_peak"], step=0.5, key="mb_peak",
                            bind="query-params", help="Capacity is sized for the peak hour")
-    return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak, plain)
+    timing, engine = serving_views.timing_select("mb")
+    return Traffic(dau, remix, orig, gens, hit, prefix, unique, out, batch, peak, plain, timing, engine)
 
 
 def price_editor(notice=None) -> tuple[pd.DataFrame, str]:
@@ -257,18 +261,47 @@ def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation", unit
 
 
 def self_hosted_caption(sel, rates) -> None:
-    """What the self-hosted tier runs: replica, price, batch, context and its rates (roofline bounds)."""
+    """What the self-hosted tier runs: replica, price, batch, context and its rates, and which timing they follow
+    (roofline bounds, or the serving estimate beside the bound)."""
+    est = rates.estimate
+    if est is None:
+        speed = (f"{formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), "
+                 f"{formats.fmt_number(rates.prefill_tokens_per_s)} prompt tok/s "
+                 f"({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds (a real server is "
+                 "1.2-2x slower).")
+    else:
+        speed = (f"{formats.fmt_number(est.output_tokens_per_s_per_gpu * rates.gpus_per_replica)} output tok/s by the "
+                 f"serving estimate ({measurements.engine_name(est.engine)}; range "
+                 f"{formats.fmt_number(est.per_gpu_low * rates.gpus_per_replica)} - "
+                 f"{formats.fmt_number(est.per_gpu_high * rates.gpus_per_replica)}; the bound's "
+                 f"{formats.fmt_number(est.bound_output_tokens_per_s_per_gpu * rates.gpus_per_replica)}), every prompt "
+                 f"prefilled; decode priced at {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
+                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), prompt tokens that miss the prefix "
+                 f"cache at the bound's {formats.fmt_number(rates.prefill_tokens_per_s)} tok/s.")
     st.caption(
         f"Self-hosted: {formats.md_escape(sel.model.name)} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
         + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
            "layouts)" if rates.gpus_per_replica > 1 else "") + " at "
         f"{formats.fmt_usd(rates.replica_price_per_hour_usd)}/h, batch {rates.batch} at a "
-        f"{rates.context_len:,}-token context: {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
-        f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), {formats.fmt_number(rates.prefill_tokens_per_s)} "
-        f"prompt tok/s ({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds "
-        f"(a real server is 1.2-2x slower). {formats.md_escape(sel.model.name)}, {sel.model.n_params / 1e9:,.1f} B parameters, is "
+        f"{rates.context_len:,}-token context: {speed} {formats.md_escape(sel.model.name)}, "
+        f"{sel.model.n_params / 1e9:,.1f} B parameters, is "
         "priced here beside the API tiers' models, not measured against them: compare quality before price.")
 
+
+def self_hosted_note(scenario, setup, rates, key: str = "mb") -> None:
+    """Under the bill: which timing the self-hosted tier follows, its range, the other timing's bill and the
+    replica's TPOT breakdown (``serving_views.self_hosted_pricing``), from ``calc.bill``."""
+    other = dataclasses.replace(setup, timing="bound" if setup.timing == "serving" else "serving")
+    try:
+        other_rates = bill.self_hosted_rates(scenario, other)
+        other_usd, other_error = bill.self_hosted_monthly_bill(scenario, other, other_rates).total_usd, None
+    except ValueError as exc:
+        other_rates, other_usd, other_error = None, None, exc
+    bills = [b.total_usd for b in bill.self_hosted_bill_range(scenario, setup, rates)]
+    serving_rates = rates if setup.timing == "serving" else other_rates
+    serving_views.self_hosted_pricing(setup.timing, setup.engine, bills, other_usd, serving_rates, key,
+                                      other_error=other_error)
 
 
 def dau_chart_parts(sweep: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

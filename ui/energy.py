@@ -230,8 +230,9 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
                 "compare rent and buy per token below (scale-to-zero rent has no fixed part)" if share is None else
                 f"buying beats renting while the GPUs are busy less than {share:.0%} of their capacity")
     st.caption(formats.sentence("; ".join(said) + f"; {rent_buy}.") + " The staircases are whole replicas (one "
-               "always on); the API is a line. Output tokens only: prompts are priced in the bill above. Throughput is the roofline's bound (a real "
-               "server is 1.2-2x slower).")
+               "always on); the API is a line. Output tokens only: prompts are priced in the bill above. "
+               + ("Throughput is the serving estimate's, as in the bill above." if getattr(rates, "timing", "bound") == "serving"
+                  else "Throughput is the roofline's bound (a real server is 1.2-2x slower)."))
     fig = charts.Figure()
     for col, label, color in (("hardware", "hardware (renting: the hourly price)", "#1f77b4"),
                               ("energy", "energy", "#2ca02c"), ("space", "space", "#9467bd")):

@@ -56,15 +56,99 @@ _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "
             "batching interference": "#e377c2", "queueing": "#8c564b"}
 
 
-def engine_select(container, key: str) -> str:
+def engine_select(container, key: str, disabled: bool = False) -> str:
     """A selectbox of the serving engines (URL-bound under ``key``); returns calc's engine name. A link may name
     the engine by calc's id ("sglang", "trtllm") or by its name in any letter case ("SGLang", "tensorrt-llm"); the
-    URL then holds the name the selectbox shows ("SGLang"), the one form the app writes."""
+    URL then holds the name the selectbox shows ("SGLang"), the one form the app writes. ``disabled``: shown
+    greyed (its value kept) where nothing follows the estimate."""
     url_state.accept_url_values(key, ENGINES, measurements.engine_name)
     return container.selectbox("Serving engine", ENGINES, key=key, bind="query-params",
-                               format_func=measurements.engine_name,
+                               format_func=measurements.engine_name, disabled=disabled,
                                help="The engine whose fitted fixed costs and scheduler settings the serving "
                                     "estimate uses (calc.serving_params).")
+
+
+#: The self-hosted tier's two timings (calc.bill.TIMINGS), as the pricing control names them.
+TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
+
+
+def timing_select(key: str, default: str = "serving") -> tuple[str, str]:
+    """The control "Price self-hosting with" (serving estimate / roofline bound: ``calc.bill.TIMINGS``, URL-bound
+    under ``key``_timing; a link may name either by its value or its label) beside the engine selector
+    (``key``_engine, greyed with the bound), in one row where the caller is. Returns (timing, engine): calc's
+    names, for ``calc.bill.SelfHostedSetup``."""
+    left, right = st.columns(2)
+    url_state.accept_url_values(f"{key}_timing", list(TIMING_LABELS), TIMING_LABELS.get)
+    timing = left.radio("Price self-hosting with", list(TIMING_LABELS), index=list(TIMING_LABELS).index(default),
+                        format_func=TIMING_LABELS.get, key=f"{key}_timing", bind="query-params",
+                        help="Serving estimate: the GPU time the chosen engine measures at this batch and these "
+                             "lengths (calc.serving, fitted to published benchmarks), with its range. Roofline bound: "
+                             "the least time physics allows (the course's number); real engines measure well below "
+                             "its throughput, so it rents too few GPUs.")
+    engine = engine_select(right, f"{key}_engine", disabled=timing != "serving")
+    return timing, engine
+
+
+def follows_text(timing: str, engine: str) -> str:
+    """The words that say which timing a self-hosted number follows: "serving estimate (vLLM)" or "roofline
+    bound"."""
+    return (f"serving estimate ({measurements.engine_name(engine)})" if timing == "serving"
+            else TIMING_LABELS["bound"])
+
+
+def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: float | None, serving_rates, key: str,
+                        what: str = "The self-hosted bill", other_error: Exception | None = None) -> None:
+    """Under a page's self-hosted bill: which timing it follows, its range, the other timing's bill beside it, and
+    the self-hosted replica's TPOT breakdown (``show_estimate``) in an expander, built only while open.
+
+    Args:
+        timing, engine: the page's choice (``timing_select``).
+        bills_usd: (low, central, high) USD per month at the chosen timing (``calc.bill.self_hosted_bill_range``;
+            the three are equal for the bound).
+        other_usd: the central bill at the other timing, USD per month (None when it could not be priced,
+            ``other_error`` saying why).
+        serving_rates: the ``calc.bill.SelfHostedRates`` of timing "serving" (chosen or not), whose ``estimate`` the
+            breakdown shows; None when the estimate could not be made.
+        key: widget key prefix.
+        what: the bill's name in the sentence.
+    """
+    low, mid, high = (float(x) for x in bills_usd)
+    name = measurements.engine_name(engine)
+    same = other_usd is not None and formats.fmt_usd(other_usd) == formats.fmt_usd(mid)
+    alike = "prices it the same (the traffic needs the same whole replicas either way)"
+    if timing == "serving":
+        span = ("the same at both ends of the estimate's throughput range"
+                if formats.fmt_usd(low) == formats.fmt_usd(high) else
+                f"range {formats.fmt_usd(low)} - {formats.fmt_usd(high)} from the estimate's throughput range "
+                "(its low throughput rents the most GPUs)")
+        said = (f"**{what} follows the serving estimate** ({name}, continuous batching): "
+                f"**{formats.fmt_usd(mid)}** a month, {span}")
+        other = (f"the roofline bound {alike}" if same else
+                 f"the roofline bound would price it at {formats.fmt_usd(other_usd)}" if other_usd is not None else
+                 f"the roofline bound cannot price it ({formats.md_escape(other_error)})")
+    else:
+        said = (f"**{what} follows the roofline bound**: **{formats.fmt_usd(mid)}** a month, the least the GPUs "
+                "could cost (real engines measure well below the bound's throughput)")
+        other = (f"the serving estimate ({name}) {alike}" if same else
+                 f"the serving estimate ({name}) would price it at {formats.fmt_usd(other_usd)}"
+                 if other_usd is not None else
+                 f"the serving estimate cannot price it ({formats.md_escape(other_error)})")
+    st.markdown(f"{said}; {other}.")
+    est = getattr(serving_rates, "estimate", None)
+    if est is None:
+        return
+    box = st.expander(f"Where the self-hosted replica's time goes: TPOT, serving estimate ({name}) beside the bound",
+                      key=f"{key}_tpot", on_change="rerun")
+    if box.open:
+        with box:
+            r = serving_rates
+            show_estimate(est, key, "tpot", price_per_gpu_hour_usd=r.replica_price_per_hour_usd / r.gpus_per_replica)
+            st.caption(f"One replica: {r.gpus_per_replica} GPU{'s' if r.gpus_per_replica != 1 else ''}, "
+                       f"{r.batch:,} requests in flight, each its whole prompt and output at a mean context of "
+                       f"{r.context_len:,} tokens. The bill prices decode at the estimate's "
+                       f"{formats.fmt_number(r.decode_tokens_per_s)} output tok/s per replica (its prompts' prefill taken "
+                       "out at the bound's rate, since the bill charges the prompt tokens that miss the prefix cache "
+                       "apart).")
 
 
 def estimate(*args, **kwargs) -> serving.ServingEstimate:

@@ -2,6 +2,7 @@
 trace sample or an upload) and replay it through the tiered prefix cache (calc.prefix_cache), once per distinct input."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,7 @@ import streamlit as st
 
 import calc
 from calc import api_tiers, bill, prefix_cache, traces, workload, workload_bill
-from ui import charts, columns, formats, html_table, url_state, widgets
+from ui import charts, columns, formats, html_table, serving_views, url_state, widgets
 
 #: The sources a user picks from: key -> label. Presets first, then the shipped samples, then an upload.
 SOURCES = {**{f"preset:{k}": f"{w.name} (preset)" for k, w in sorted(workload.presets().items(),
@@ -134,7 +135,8 @@ def show_bills(table) -> None:
 @dataclass(frozen=True)
 class WorkloadInputs:
     """What the Workloads page's left column sets: the source (and its edits or upload), the cache tiers, the API
-    cache's TTL and the self-hosted decode batch and peak. GB are 1e9 bytes."""
+    cache's TTL and the self-hosted decode batch and peak, and how self-hosting is timed (``calc.bill.TIMINGS``)
+    with which engine. GB are 1e9 bytes."""
     source: str
     edits: tuple
     upload: bytes | None
@@ -149,6 +151,8 @@ class WorkloadInputs:
     ttl_min: float
     batch: int
     peak_to_average: float
+    timing: str = "serving"
+    engine: str = "vllm"
 
     @property
     def key(self) -> tuple:
@@ -191,15 +195,16 @@ def workload_inputs() -> WorkloadInputs:
     c1, c2 = st.columns(2)
     batch = c1.number_input("Decode batch", 1, 4096, 32, step=8, key="wl_batch", bind="query-params")
     peak = c2.number_input("Peak / average", 1.0, 100.0, 3.0, step=0.5, key="wl_peak", bind="query-params")
+    timing, engine = serving_views.timing_select("wl")
     return WorkloadInputs(source, edits, upload, upload_name, shared, block, running, policy, cpu_gb, ssd_gb,
-                          remote_gb, ttl_min, batch, peak)
+                          remote_gb, ttl_min, batch, peak, timing, engine)
 
 
 @dataclass(frozen=True)
 class Replay:
     """The Workloads page's results for one ``WorkloadInputs``: the stream, the GPU's prefix-cache bytes and the
     tiers' capacities in blocks, the replay's summary, the CPU-size sweep, the bill table; the self-hosted rates
-    (None, with ``self_hosted_error`` set, when the model cannot be self-hosted as set)."""
+    (None, with ``self_hosted_error`` set, when the model cannot be self-hosted as set) and setup."""
     stream: traces.RequestStream
     rates: object
     self_hosted_error: ValueError | None
@@ -211,6 +216,7 @@ class Replay:
     summary: object
     sweep: object
     bills: object
+    setup: object = None
 
 
 def replay(sel, inp: WorkloadInputs) -> Replay:
@@ -221,7 +227,7 @@ def replay(sel, inp: WorkloadInputs) -> Replay:
     """
     stream_ = stream(*inp.key)
     setup = bill.SelfHostedSetup(sel.model, sel.accelerator, sel.price_per_hour_usd, int(inp.batch),
-                                 float(inp.peak_to_average), sel.weight_dtype, sel.kv_dtype)
+                                 float(inp.peak_to_average), sel.weight_dtype, sel.kv_dtype, inp.timing, inp.engine)
     try:
         rates, sh_error = workload_bill.self_hosted_rates_for(stream_, setup), None
     except ValueError as exc:
@@ -239,7 +245,26 @@ def replay(sel, inp: WorkloadInputs) -> Replay:
     sweep = cpu_sweep(inp.key, tuple(tiers), kvb, inp.policy)
     table = workload_bill.compare(stream_, api_tiers.default_tiers(), summary if rates else None, setup, rates,
                                   ttl_s=60.0 * inp.ttl_min)
-    return Replay(stream_, rates, sh_error, tp, ctx, gpu_bytes, kvb, caps, summary, sweep, table)
+    return Replay(stream_, rates, sh_error, tp, ctx, gpu_bytes, kvb, caps, summary, sweep, table, setup)
+
+
+def self_hosted_note(r: Replay) -> None:
+    """Under the bills: which timing the self-hosted tier with the tiered cache follows, its range, the other
+    timing's bill and the replica's TPOT breakdown (``serving_views.self_hosted_pricing``), from
+    ``calc.workload_bill``. Nothing when the tier could not be priced."""
+    if r.rates is None:
+        return
+    setup = r.setup
+    other = dataclasses.replace(setup, timing="bound" if setup.timing == "serving" else "serving")
+    try:
+        other_rates = workload_bill.self_hosted_rates_for(r.stream, other)
+        other_usd, other_error = workload_bill.self_hosted_bill(r.stream, r.summary, other, other_rates).total_usd, None
+    except ValueError as exc:
+        other_rates, other_usd, other_error = None, None, exc
+    bills = [b.total_usd for b in workload_bill.self_hosted_bill_range(r.stream, r.summary, setup, r.rates)]
+    serving_rates = r.rates if setup.timing == "serving" else other_rates
+    serving_views.self_hosted_pricing(setup.timing, setup.engine, bills, other_usd, serving_rates, "wl",
+                                      what="The self-hosted bill with the tiered cache", other_error=other_error)
 
 
 def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
