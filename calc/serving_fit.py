@@ -471,7 +471,8 @@ def _first_index(rows):
 
 def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     """The estimate before the serving model, for comparison: the bound's parts divided by MBU 0.69
-    and MFU 0.80 (``calc.efficiency.default_utilisation``), no fixed cost, no interference, no queue."""
+    and MFU 0.80 (``calc.efficiency.default_utilisation``) with the bound's overlap of the weight read and the
+    matmuls (``overlap_read``: their max, as ``calc.efficiency`` keeps it), no fixed cost, no interference, no queue."""
     old = {k: 0.0 for k in PARAM_KEYS}
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
@@ -479,7 +480,8 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
                software_gain_per_year=0.0, **{k: 1.0 for k in FAMILY_KEYS})
     flat = dict(comps, f=np.zeros_like(comps["f"]), p_mix=np.zeros_like(comps["f"]),
                 n_chunks=np.ones_like(comps["n_chunks"]), dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
-                C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]))
+                C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]),
+                overlap_read=np.ones_like(comps["f"]))
     return predict_rows(rows.assign(rate_per_replica=np.nan, waves=0.0), flat, old)
 
 
