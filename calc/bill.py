@@ -64,7 +64,7 @@ from .cost import cost_per_million
 from .dtypes import dtype_bytes, kv_dtype_bytes
 from .step import decode_step_time, max_batch, prefill_time
 from .product_traffic import DAYS_PER_MONTH, HOURS_PER_MONTH, SECONDS_PER_DAY, TrafficScenario
-from .serving import serving_estimate
+from .serving import context_notice, serving_estimate
 
 MAX_PEAK_TO_AVERAGE = 100.0
 MAX_GPUS_PER_REPLICA = 8
@@ -200,6 +200,9 @@ class SelfHostedRates:
         replica_s_per_generation_low, replica_s_per_generation_high: ``replica_s_per_generation`` at the high and
             the low end of that range (the fast end gives the short time): low <= replica_s <= high.
         estimate: the ``calc.serving.ServingEstimate`` of one replica (timing "serving"; None for "bound").
+        requested_batch: the batch the setup asked for (``batch`` is it clamped to what fits).
+        context_notice: ``calc.serving.context_notice`` of the request priced (the prompt and the output, rounded
+            to whole tokens) when it runs past the model's trained context, for either timing; else None.
     """
 
     gpus_per_replica: int
@@ -217,6 +220,8 @@ class SelfHostedRates:
     replica_s_per_generation_low: float | None = None
     replica_s_per_generation_high: float | None = None
     estimate: object = None
+    requested_batch: int | None = None
+    context_notice: str | None = None
 
     @property
     def replica_month_usd(self) -> float:
@@ -249,7 +254,7 @@ def _smallest_replica(setup: SelfHostedSetup, context_len: int, start: int = 1) 
         if fit >= 1:
             return n, fit
         if n >= MAX_GPUS_PER_REPLICA:
-            raise ValueError(f"{setup.model.name} ({setup.weight_dtype} weights) with a {context_len}-token "
+            raise ValueError(f"{setup.model.name} ({setup.weight_dtype} weights) with a {context_len:,}-token "
                              f"context does not fit on {MAX_GPUS_PER_REPLICA} x {setup.accelerator.name}; "
                              "pick a larger GPU, a smaller model or a smaller dtype")
         n *= 2
@@ -314,9 +319,9 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     """
     prompt_len = max(1, int(round(scenario.input_tokens)))
     context_len = prompt_len + max(1, int(round(scenario.output_tokens / 2)))
+    output_len = max(1, int(round(scenario.output_tokens)))
     est = None
     if setup.timing == "serving":
-        output_len = max(1, int(round(scenario.output_tokens)))
         n, fit, est = _serving_replica(setup, context_len, prompt_len, output_len)
     else:  # the smallest tensor-parallel replica that holds the model and one sequence
         n, fit = _smallest_replica(setup, context_len)
@@ -335,7 +340,8 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     price = n * setup.price_per_hour_usd
     return SelfHostedRates(n, int(batch), int(context_len), rates[0], prefill_tps, replica_s[0], price,
                            float(cost_per_million(rates[0], price)), float(cost_per_million(prefill_tps, price)),
-                           setup.timing, rates[1], rates[2], replica_s[2], replica_s[1], est)
+                           setup.timing, rates[1], rates[2], replica_s[2], replica_s[1], est, int(setup.batch),
+                           context_notice(setup.model, prompt_len, output_len))
 
 
 def replicas_for_traffic(generations_per_day, replica_s_per_generation, peak_to_average) -> np.ndarray:

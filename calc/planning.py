@@ -416,6 +416,11 @@ def fleet_note(plan: CapacityPlan) -> str:
             "each planned as here for its share of the requests.")
 
 
+#: What a plan sized on the roofline bound adds to its verdict: its times are lower bounds.
+BOUND_VERDICT_NOTE = (" TPOT and TTFT are roofline lower bounds; an engine measures more (choose the serving estimate "
+                      "to size with it).")
+
+
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
                   binding: str, why: str, serving_engine: str | None, est: ServingEstimate | None = None) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
@@ -423,7 +428,8 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     and the binding limit; when ``serving_engine`` (calc's engine key) is given, that the times are its estimates,
     the engine named as its project writes it ("Sized with the serving estimate (SGLang): ..."), and with ``est``
     (the replica's ``plan_estimate``) their ranges, in the same units and digits as the times
-    ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms.")."""
+    ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms."); sized on the roofline bound
+    (``serving_engine`` None), ``BOUND_VERDICT_NOTE`` after it: the times are lower bounds."""
     money = ("" if usd_per_hour is None else
              f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
@@ -432,6 +438,8 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     if serving_engine is not None:
         verdict = (f"Sized with the serving estimate ({engine_name(serving_engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")
+    else:
+        verdict += BOUND_VERDICT_NOTE
     if est is not None:
         verdict += (f" Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
                     f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")

@@ -582,6 +582,22 @@ def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
                          v["interference"], v["queue"], est, float(low), float(high))
 
 
+def context_notice(model: ModelConfig, input_len: int, output_len: int) -> str | None:
+    """The notice an estimate carries when a request of ``input_len`` prompt and ``output_len`` output tokens runs
+    past the model's trained context (``calc.models.beyond_trained_window``: config.json's
+    ``max_position_embeddings``), else None; pages that price such a request show it as a warning.
+
+    Raises:
+        ValueError: lengths whose sum is not a positive number of tokens.
+    """
+    total = int(input_len) + int(output_len)
+    limit = beyond_trained_window(model, total)
+    if not limit:
+        return None
+    return (f"{total:,} tokens of prompt and output exceed {model.name}'s trained context of {limit:,}: an engine "
+            "refuses such a request; the times are the arithmetic all the same")
+
+
 def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                      concurrency: float | None = None, request_rate_per_s: float | None = None, tp: int = 1,
                      pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str = "bf16",
@@ -616,10 +632,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params,
                                                  engine_version, engine_options)
-    limit = beyond_trained_window(model, i + o)
-    if limit:
-        notices = notices + [f"{i + o:,} tokens of prompt and output exceed {model.name}'s trained context of "
-                             f"{limit:,}: an engine refuses such a request; the times are the arithmetic all the same"]
+    beyond = context_notice(model, i, o)
+    if beyond:
+        notices = notices + [beyond]
     p = param_values(prm)
     costs = engine_costs(p, key)
     graphs = 1.0 if cuda_graphs else 0.0

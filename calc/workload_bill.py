@@ -31,6 +31,7 @@ import pandas as pd
 
 from .api_tiers import PriceTier
 from .bill import SelfHostedSetup, replicas_for_traffic, self_hosted_rates
+from .models import beyond_trained_window
 from .checks import check_nonneg_int, check_nonneg_number, check_positive_number
 from .prefix_cache import ReplaySummary, ttl_hits
 from .price_sheet import request_cost
@@ -131,6 +132,29 @@ def self_hosted_rates_for(stream: RequestStream, setup: SelfHostedSetup, request
                                shared_prefix_tokens=max(1.0, float(stream.input_tokens.mean())), unique_input_tokens=0,
                                output_tokens=max(1.0, float(stream.output_tokens.mean())), cache_hit_rate=0.0)
     return self_hosted_rates(scenario, setup)
+
+
+def context_warning(stream: RequestStream, model, rates=None) -> str | None:
+    """What to warn of when the stream's requests run past ``model``'s trained context (``calc.models
+    .beyond_trained_window``), else None: how many requests' prompt and output exceed it (the longest named), and,
+    with ``rates`` (``self_hosted_rates_for``), its ``context_notice`` of the mean request the bill prices
+    (``calc.serving.context_notice``, the serving estimate's own words). Same for either timing.
+
+    Raises:
+        ValueError: a stream without requests.
+    """
+    if stream.n_requests == 0:
+        raise ValueError("the stream has no request")
+    total = np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens, dtype=np.int64)
+    limit = beyond_trained_window(model, int(total.max()))
+    if not limit:
+        return None
+    over = int((total > limit).sum())
+    said = (f"{over:,} of the workload's {stream.n_requests:,} requests ({over / stream.n_requests:.0%}) carry more "
+            f"prompt and output than {model.name}'s trained context of {limit:,} tokens (the longest "
+            f"{int(total.max()):,}): an engine refuses them, so pick a model trained on longer contexts")
+    mean = getattr(rates, "context_notice", None)
+    return said + (f". The bill prices the mean request: {mean}" if mean else "")
 
 
 def self_hosted_bill(stream: RequestStream, summary: ReplaySummary, setup: SelfHostedSetup, rates,

@@ -475,3 +475,28 @@ def test_serving_timing_follows_the_engine_and_the_bound_stays_the_default():
 def test_bad_timing_or_engine_is_a_clear_error(kw, words):
     with pytest.raises(ValueError, match=words):
         SelfHostedSetup(get_model("llama-3-8b"), get_accelerator("h100-sxm"), 3.99, **kw)
+
+
+@pytest.mark.parametrize("timing", ["bound", "serving"])
+def test_rates_keep_the_batch_asked_and_say_when_the_request_passes_the_trained_context(timing):
+    # Llama-3-8B on one H100: 4,096 asked at a 3,500 + 500 / 2 = 3,750-token context is clamped to calc.max_batch
+    # there (130 on the data sheet's 80 GB); the batch asked is kept beside it for the page's message.
+    m, a = get_model("llama-3-8b"), get_accelerator("h100-sxm")
+    traffic = TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, 3000, 500, 500, 70)
+    r = self_hosted_rates(traffic, SelfHostedSetup(m, a, 2.0, batch=4096, timing=timing))
+    from calc.step import max_batch
+    assert r.requested_batch == 4096 and r.batch == max_batch(m, a, 3750) and r.context_len == 3750
+    assert r.context_notice is None                        # 4,000 tokens fit in the trained 8,192
+    # 9,000 prompt + 200 output = 9,200 tokens > 8,192 (config.json's max_position_embeddings): the notice names both
+    long = TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, 9000, 0, 200, 0)
+    r = self_hosted_rates(long, SelfHostedSetup(m, a, 2.0, batch=8, timing=timing))
+    assert m.max_context_len == 8192
+    assert r.context_notice.startswith("9,200 tokens of prompt and output exceed Llama-3-8B's trained context of 8,192")
+
+
+def test_a_context_past_eight_gpus_reads_with_thousands_separators():
+    # 3,500 prompt + 10,000,000 / 2 output = 5,003,500 tokens: no replica of up to 8 H100s holds it
+    m, a = get_model("llama-3-8b"), get_accelerator("h100-sxm")
+    traffic = TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, 3000, 500, 10_000_000, 70)
+    with pytest.raises(ValueError, match="with a 5,003,500-token context does not fit on 8 x"):
+        self_hosted_rates(traffic, SelfHostedSetup(m, a, 2.0))

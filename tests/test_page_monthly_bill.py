@@ -402,3 +402,38 @@ def test_a_link_may_ask_for_the_roofline_bound_by_name():
     assert at.radio(key="mb_timing").value == "bound" and at.selectbox(key="mb_engine").value == "sglang"
     at = pagetest.open_page(PAGE, mb_timing="bound")
     assert at.radio(key="mb_timing").value == "bound"
+
+
+def test_a_batch_above_what_fits_says_so_by_the_bill_and_the_decode_rate_says_what_it_is():
+    import calc
+    from calc import bill
+    from calc.number_text import fmt_number
+    from calc.product_traffic import TrafficScenario
+    # Llama-3-8B on one H100 at the default tokens: context 3,000 + 500 + 500 / 2 = 3,750; 4,096 asked, max_batch there
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    fit = calc.max_batch(m, a, 3750)
+    at = pagetest.open_page(PAGE, mb_batch="4096")
+    assert not at.exception
+    said = f"Decode batch reduced from 4,096 to {fit:,}: what fits in memory at a 3,750-token context."
+    assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
+    # the serving estimate decodes fewer than the requests in flight: its KV cache at the engine's share of memory
+    est = calc.serving.serving_estimate(m, a, 3500, 500, concurrency=fit)
+    assert est.decode_batch < fit and est.batch_limit == "kv_capacity"
+    assert any(f"The serving estimate decodes {est.decode_batch:,.0f} of the {fit:,} requests in flight at once"
+               in c.value for c in at.caption)
+    # the decode rate the bill prices is named as decode-only, with the prefill priced apart
+    rates = bill.self_hosted_rates(TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70),
+                                   bill.SelfHostedSetup(m, a, 3.99, 4096, 3.0, timing="serving"))
+    words = f"decode-only rate, with the prompts' prefill priced apart: {fmt_number(rates.decode_tokens_per_s)} tok/s"
+    assert any(words in c.value for c in at.caption if c.value.startswith("Self-hosted:"))
+    [heading] = [x.value for x in at.markdown if "the monthly bill against output volume" in x.value]
+    assert words in heading, heading
+    # at the default batch of 32 (fits): no message
+    at = pagetest.open_page(PAGE)
+    assert not any("Decode batch reduced" in c.value for c in at.caption)
+
+
+def test_a_context_past_eight_gpus_is_written_with_separators():
+    at = pagetest.open_page(PAGE, mb_out="10000000")
+    # 3,000 + 500 + 10,000,000 / 2 = 5,003,500 tokens
+    assert any("with a 5,003,500-token context" in e.value for e in at.error), [e.value for e in at.error]

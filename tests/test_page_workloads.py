@@ -115,3 +115,23 @@ def test_the_pricing_control_switches_the_self_hosted_bills_and_says_which_it_fo
     assert total == fmt_usd(want["bound"], significant=3) and abs(bar - want["bound"]) < 1e-6 * want["bound"]
     assert "follows the roofline bound**" in note and f"would price it at {fmt_usd(want['serving'])}" in note
     assert any("roofline lower bounds." in c.value for c in at.caption)
+
+
+def test_the_context_past_the_trained_one_is_a_warning_by_the_bill_with_either_timing():
+    from pagetest import open_page as _open
+    from ui.formats import md_escape
+    # The agentic preset's requests on Llama-3-8B (8,192 trained tokens): calc's warning, outside the expander;
+    # the replica's batch 32 is clamped to calc.max_batch at the mean context and the page says so.
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    s = workload.generate(workload.presets()["agentic"], 512)
+    for timing in ("serving", "bound"):
+        rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, a, a.price_per_hour_usd, timing=timing))
+        want = wb.context_warning(s, m, rates)
+        assert want and "8,192" in want
+        at = _open(PAGE, timeout=180, wl_timing=timing)
+        assert not at.exception
+        assert any(w.value == f"Self-hosted tier: {md_escape(want)}." for w in at.warning), [w.value for w in at.warning]
+        fit = calc.max_batch(m, a, rates.context_len)
+        assert fit < 32 and rates.batch == fit
+        assert any(f"Decode batch reduced from 32 to {fit:,}: what fits in memory at a {rates.context_len:,}-token "
+                   "context." in c.value for c in at.caption)

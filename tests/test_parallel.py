@@ -628,3 +628,17 @@ def test_gb200_nvl72_is_one_nvlink_domain_of_72():
     assert collectives.group_all_reduce_s(16_384, 32, nvl72) == pytest.approx(1.5644e-6, rel=1e-3)
     hgx = collectives.get_interconnect("nvlink5")
     assert collectives.group_all_reduce_s(16_384, 32, hgx) == pytest.approx(22.093e-6, rel=1e-3)
+
+
+def test_the_verdict_says_which_times_are_lower_bounds_for_either_timing():
+    # The zero-traffic plan (2 x H100 for 141 GB of weights): sized on the bound its TPOT and TTFT are roofline
+    # lower bounds and the verdict says so at its end, its beginning unchanged; sized with the serving estimate
+    # they are estimates and the bound's note is absent.
+    traffic = planning.ServingTraffic(requests_per_s=0.0)
+    bound = planning.capacity_plan(L70, H100, traffic, 0.05, 2.0)
+    assert bound.verdict.startswith("1 replica of TP2 at batch "), bound.verdict
+    assert bound.verdict.endswith(" TPOT and TTFT are roofline lower bounds; an engine measures more (choose the "
+                                  "serving estimate to size with it)."), bound.verdict
+    serving = planning.capacity_plan(L70, H100, traffic, 0.2, 2.0, timing="serving")
+    assert serving.verdict.startswith("Sized with the serving estimate (vLLM): ")
+    assert "estimates, not lower bounds" in serving.verdict and "roofline lower bounds" not in serving.verdict

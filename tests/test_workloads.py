@@ -386,3 +386,25 @@ def test_self_hosted_bill_priced_with_the_serving_estimate_and_its_range():
     bound_setup = bill.SelfHostedSetup(LLAMA, H100, 4.0)
     bound = wb.self_hosted_bill(s, summary, bound_setup, wb.self_hosted_rates_for(s, bound_setup), requests_per_day=1e6)
     assert bound.n_gpus < mid.n_gpus
+
+
+def test_context_warning_counts_the_requests_past_the_trained_context():
+    # The agentic preset on Llama-3-8B (trained on 8,192 tokens): count by hand each request whose prompt + output
+    # exceeds 8,192, and the longest; with the rates, the serving estimate's own notice of the mean request follows.
+    m = calc.get_model("llama-3-8b")
+    s = workload.generate(workload.presets()["agentic"], 512)
+    totals = [int(i) + int(o) for i, o in zip(s.input_tokens, s.output_tokens)]
+    over = sum(t > 8192 for t in totals)
+    assert over > 0
+    text = wb.context_warning(s, m)
+    assert text.startswith(f"{over:,} of the workload's {len(totals):,} requests ({over / len(totals):.0%}) carry more "
+                           f"prompt and output than Llama-3-8B's trained context of 8,192 tokens (the longest "
+                           f"{max(totals):,})"), text
+    rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, calc.get_accelerator("h100-sxm"), 2.0, timing="bound"))
+    mean = round(float(s.input_tokens.mean())) + round(float(s.output_tokens.mean()))
+    assert wb.context_warning(s, m, rates).endswith(
+        f"The bill prices the mean request: {mean:,} tokens of prompt and output exceed Llama-3-8B's trained "
+        "context of 8,192: an engine refuses such a request; the times are the arithmetic all the same")
+    # a model trained on 128K tokens (Llama-3.1-8B): no request of the preset passes it when the longest fits
+    long = calc.get_model("llama-3.1-8b")
+    assert (wb.context_warning(s, long) is None) == (max(totals) <= long.max_context_len)

@@ -265,8 +265,8 @@ def self_hosted_caption(sel, rates) -> None:
     (roofline bounds, or the serving estimate beside the bound)."""
     est = rates.estimate
     if est is None:
-        speed = (f"{formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
-                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), "
+        speed = (f"{serving_views.DECODE_ONLY}: {formats.fmt_number(rates.decode_tokens_per_s)} tok/s "
+                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M output tokens when busy), "
                  f"{formats.fmt_number(rates.prefill_tokens_per_s)} prompt tok/s "
                  f"({formats.fmt_usd(rates.input_usd_per_mtok)} per 1M). Roofline lower bounds (a real server is "
                  "1.2-2x slower).")
@@ -276,9 +276,11 @@ def self_hosted_caption(sel, rates) -> None:
                  f"{formats.fmt_number(est.per_gpu_low * rates.gpus_per_replica)} - "
                  f"{formats.fmt_number(est.per_gpu_high * rates.gpus_per_replica)}; the bound's "
                  f"{formats.fmt_number(est.bound_output_tokens_per_s_per_gpu * rates.gpus_per_replica)}), every prompt "
-                 f"prefilled; decode priced at {formats.fmt_number(rates.decode_tokens_per_s)} output tok/s "
-                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M when busy), prompt tokens that miss the prefix "
-                 f"cache at the bound's {formats.fmt_number(rates.prefill_tokens_per_s)} tok/s.")
+                 f"prefilled; decode priced at its {serving_views.DECODE_ONLY}: "
+                 f"{formats.fmt_number(rates.decode_tokens_per_s)} tok/s "
+                 f"({formats.fmt_usd(rates.output_usd_per_mtok)} per 1M output tokens when busy, prefill not included), "
+                 f"prompt tokens that miss the prefix cache at the bound's {formats.fmt_number(rates.prefill_tokens_per_s)} "
+                 "tok/s.")
     st.caption(
         f"Self-hosted: {formats.md_escape(sel.model.name)} on {rates.gpus_per_replica} x {sel.accelerator.name} per replica"
         + (f" (tensor-parallel, TP {rates.gpus_per_replica}, all-reduces included; the Many GPUs page plans other "
@@ -301,7 +303,7 @@ def self_hosted_note(scenario, setup, rates, key: str = "mb") -> None:
     bills = [b.total_usd for b in bill.self_hosted_bill_range(scenario, setup, rates)]
     serving_rates = rates if setup.timing == "serving" else other_rates
     serving_views.self_hosted_pricing(setup.timing, setup.engine, bills, other_usd, serving_rates, key,
-                                      other_error=other_error)
+                                      other_error=other_error, rates=rates)
 
 
 def dau_chart_parts(sweep: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

@@ -11,7 +11,7 @@ import streamlit as st
 
 import calc
 from calc import energy, ownership
-from ui import caching, charts, columns, figure_style, formats, url_state, widgets
+from ui import caching, charts, columns, figure_style, formats, serving_views, url_state, widgets
 
 GRID = energy.grid_intensities()
 GRID_CODES = list(GRID["code"])
@@ -223,7 +223,7 @@ def crossover_section(rates, api_name: str, api_usd_per_mtok: float, rent_price:
     fig.update_yaxes(type="log", title="USD per month (log)", tickprefix="$")
     fig.update_layout(height=440)
     st.markdown(f"**API, rent or buy: the monthly bill against output volume** (replicas of {n} "
-                f"GPU{'s' if n != 1 else ''}, {formats.fmt_number(tps)} output tok/s each, sized for a peak {peak_to_average:g}x the average)")
+                f"GPU{'s' if n != 1 else ''}, each at its {serving_views.DECODE_ONLY}: {formats.fmt_number(tps)} tok/s; sized for a peak {peak_to_average:g}x the average)")
     charts.show_chart(fig, key=f"{key}_cross")
     rent_buy = ("buying beats renting at every utilisation" if share == 1.0 else
                 "renting beats buying at every utilisation" if share == 0.0 else

@@ -160,6 +160,12 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         st.error(formats.md_escape(formats.sentence(exc)))
 
 
+#: What the "Which GPUs can run it" table's times, throughputs and dollars are.
+ROOFLINE_TABLE = ("Roofline bounds, not measurements: TPOT at B = 1 is a lower bound, throughput an upper bound and "
+                  "USD per 1M output tokens a lower bound; an engine measures more time and fewer tokens per second "
+                  "(the capacity plan above sizes with the serving estimate when chosen).")
+
+
 def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float, reserve_gb: float, emb: str) -> None:
     """Every GPU of the catalogue for the model at ``ctx`` tokens: smallest TP that holds it, TPOT at B = 1,
     the max batch, throughput and dollars (calc.layout_choice.which_gpus), with its CSV."""
@@ -174,6 +180,7 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
         for col in ("usd_per_million_output", "usd_per_hour"):
             unpriced = table["fits"] & table[col].isna()
             shown[col] = shown[col].astype(object).where(~unpriced, "no list price")
+        st.caption(ROOFLINE_TABLE)
         html_table.show_table(shown,
                               hide_index=True, width="stretch", height=38 + 35 * len(table), placeholder="no fit",
                               column_order=["name", "usd_per_million_output", "tp", "gpus", "tpot_b1_s", "max_batch",
@@ -182,7 +189,9 @@ def which_gpus_section(model, ctx: int, wd: str, kvd: str, reserve_bytes: float,
             "name": st.column_config.TextColumn("accelerator", pinned=True, width="medium"),
             "interconnect": st.column_config.TextColumn("interconnect", width="medium"),
             "tp": st.column_config.NumberColumn("smallest TP", format="%,d"),
-            "tokens_per_s": columns.column("tokens_per_s", help="at the max batch")})
+            "tpot_b1_s": columns.column("tpot_b1_s", format="%.1f", help="Roofline lower bound: an engine measures more"),
+            "tokens_per_s": columns.column("tokens_per_s", help="At the max batch; roofline upper bound: an engine "
+                                           "measures less")})
         st.caption(f"{formats.md_escape(model.name)} at {ctx:,} tokens. Memory convention: the data sheet's capacity minus the reserve "
                    f"({reserve_gb:g} GB per GPU). Dollars at each GPU's list price, at the max batch, fully busy.")
         downloads.download_csv(table, "which_gpus.csv", key="mg_csv")

@@ -96,8 +96,34 @@ def follows_text(timing: str, engine: str) -> str:
             else TIMING_LABELS["bound"])
 
 
+#: The words for a self-hosted replica's decode rate wherever it is shown (``calc.bill.SelfHostedRates.decode_tokens_per_s``).
+DECODE_ONLY = "decode-only rate, with the prompts' prefill priced apart"
+
+
+def batch_notes(rates) -> list[str]:
+    """Sentences on a self-hosted replica's batch (``calc.bill.SelfHostedRates``): that the decode batch was reduced
+    from the one typed to what fits in memory at its context (``calc.step.max_batch``), and, with a serving
+    estimate, why the estimate decodes fewer than the requests in flight at once (what caps its decode batch,
+    ``ServingEstimate.batch_limit``). Empty when neither applies."""
+    notes = []
+    asked = getattr(rates, "requested_batch", None)
+    if asked is not None and rates.batch < asked:
+        notes.append(f"Decode batch reduced from {asked:,} to {rates.batch:,}: what fits in memory at a "
+                     f"{rates.context_len:,}-token context.")
+    est = getattr(rates, "estimate", None)
+    if est is not None and round(est.decode_batch) < rates.batch:
+        why = {"kv_capacity": "its KV cache, at the share of GPU memory the engine gives it, holds no more",
+               "max_batch": "the engine's max batch setting allows no more",
+               "token_budget": "the engine's per-step token budget allows no more"}.get(
+                   est.batch_limit, f"its {est.batch_limit} allows no more")
+        notes.append(f"The serving estimate decodes {est.decode_batch:,.0f} of the {rates.batch:,} requests in flight "
+                     f"at once ({measurements.engine_name(est.engine)}: {why}; the rest wait).")
+    return notes
+
+
 def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: float | None, serving_rates, key: str,
-                        what: str = "The self-hosted bill", other_error: Exception | None = None) -> None:
+                        what: str = "The self-hosted bill", other_error: Exception | None = None, rates=None,
+                        context_warning: str | None = None) -> None:
     """Under a page's self-hosted bill: which timing it follows, its range, the other timing's bill beside it, and
     the self-hosted replica's TPOT breakdown (``show_estimate``) in an expander, built only while open.
 
@@ -111,6 +137,10 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
             breakdown shows; None when the estimate could not be made.
         key: widget key prefix.
         what: the bill's name in the sentence.
+        rates: the chosen timing's ``SelfHostedRates``: its reduced batch (``batch_notes``) and, unless
+            ``context_warning`` is given, its ``context_notice`` are shown by the bill (st.warning, st.caption).
+        context_warning: a page's own warning of contexts past the model's trained one (it replaces the rates').
+    Beside the bill, too: the serving estimate's other notices (st.info) when the bill follows it.
     """
     low, mid, high = (float(x) for x in bills_usd)
     name = measurements.engine_name(engine)
@@ -134,6 +164,15 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
                  if other_usd is not None else
                  f"the serving estimate cannot price it ({formats.md_escape(other_error)})")
     st.markdown(f"{said}; {other}.")
+    beyond = context_warning or getattr(rates, "context_notice", None)
+    if beyond:
+        st.warning(f"Self-hosted tier: {formats.md_escape(beyond)}.", icon=":material/warning:")
+    chosen = getattr(rates, "estimate", None) if timing == "serving" else None
+    if chosen is not None:
+        show_notices(n for n in chosen.notices if n != getattr(rates, "context_notice", None))
+    notes = batch_notes(rates) if rates is not None else []
+    if notes:
+        st.caption(" ".join(notes))
     est = getattr(serving_rates, "estimate", None)
     if est is None:
         return
@@ -145,10 +184,12 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
             show_estimate(est, key, "tpot", price_per_gpu_hour_usd=r.replica_price_per_hour_usd / r.gpus_per_replica)
             st.caption(f"One replica: {r.gpus_per_replica} GPU{'s' if r.gpus_per_replica != 1 else ''}, "
                        f"{r.batch:,} requests in flight, each its whole prompt and output at a mean context of "
-                       f"{r.context_len:,} tokens. The bill prices decode at the estimate's "
-                       f"{formats.fmt_number(r.decode_tokens_per_s)} output tok/s per replica (its prompts' prefill taken "
-                       "out at the bound's rate, since the bill charges the prompt tokens that miss the prefix cache "
-                       "apart).")
+                       f"{r.context_len:,} tokens. " + " ".join(batch_notes(r)) + " The bill prices decode at the "
+                       f"estimate's {DECODE_ONLY}: {formats.fmt_number(r.decode_tokens_per_s)} tok/s per replica "
+                       f"({formats.fmt_usd(r.output_usd_per_mtok)} per 1M output tokens when busy, prefill not "
+                       "included; the USD per 1M above includes the prompts' prefill): the prompts' prefill is "
+                       "taken out at the bound's rate, since the bill charges the prompt tokens that miss the prefix "
+                       "cache apart.")
 
 
 def estimate(*args, **kwargs) -> serving.ServingEstimate:

@@ -264,7 +264,9 @@ def self_hosted_note(r: Replay) -> None:
     bills = [b.total_usd for b in workload_bill.self_hosted_bill_range(r.stream, r.summary, setup, r.rates)]
     serving_rates = r.rates if setup.timing == "serving" else other_rates
     serving_views.self_hosted_pricing(setup.timing, setup.engine, bills, other_usd, serving_rates, "wl",
-                                      what="The self-hosted bill with the tiered cache", other_error=other_error)
+                                      what="The self-hosted bill with the tiered cache", other_error=other_error,
+                                      rates=r.rates,
+                                      context_warning=workload_bill.context_warning(r.stream, setup.model, r.rates))
 
 
 def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
