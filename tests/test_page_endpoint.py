@@ -186,3 +186,18 @@ def test_an_empty_model_is_a_hint_until_measure_is_pressed():
     at.button(key="ep_run").click().run()  # pressed with the Model box still empty: now it is an error
     assert at.error and hint in at.error[0].value
     assert "_ep_job" not in at.session_state  # nothing was started
+
+
+def _user_file(**changes):
+    from test_endpoint_results import USER_RESULT
+    return json.dumps(dict(USER_RESULT, **changes))
+
+
+def test_a_file_with_an_impossible_figure_is_refused_on_the_page_by_its_field():
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file(max_concurrency=-4, median_ttft_ms=-38)).run()
+    assert not at.exception and not at.dataframe and not at.metric
+    msg = at.error[0].value.replace("\\", "")
+    assert "the file's max_concurrency is -4; a concurrency must be a positive whole number" in msg
+    assert "the file's median_ttft_ms is -38; a time must be above 0 ms" in msg
+    assert not any("batch must be a positive integer" in w.value for w in at.warning)
