@@ -201,3 +201,14 @@ def test_a_file_with_an_impossible_figure_is_refused_on_the_page_by_its_field():
     assert "the file's max_concurrency is -4; a concurrency must be a positive whole number" in msg
     assert "the file's median_ttft_ms is -38; a time must be above 0 ms" in msg
     assert not any("batch must be a positive integer" in w.value for w in at.warning)
+
+
+def test_a_file_without_prompt_tokens_says_so_rather_than_rate_mode():
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file(total_input_tokens=0)).run()
+    assert not at.exception
+    texts = [w.value.replace("\\", "") for w in at.warning] + [c.value for c in at.caption]
+    assert "No prediction: no prompt length (total_input_tokens 0)." in texts, texts
+    assert not any("request-rate mode" in t for t in texts)
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert list(table["concurrency"]) == [4] and "pred_tpot_ms" not in table  # measured only

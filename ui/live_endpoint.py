@@ -213,7 +213,10 @@ def _import_section() -> dict | None:
     return dict(levels=levels, itl_ms=itl, samples=[], notes=[], source=" and ".join(sorted(tools)),
                 prompt_tokens=int(round(df["prompt_tokens_mean"].median())) if df["prompt_tokens_mean"].notna().any() else None,
                 output_tokens=int(round(df["output_tokens_mean"].median())) if df["output_tokens_mean"].notna().any() else None,
-                mode="concurrency" if df["concurrency"].notna().any() else "rate")
+                mode="concurrency" if df["concurrency"].notna().any() else "rate",
+                length_fields={k: ", ".join(dict.fromkeys(lv["length_fields"][k] for lv in levels
+                                                          if lv.get("length_fields")))
+                               for k in ("prompt", "output")})
 
 
 def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
@@ -247,14 +250,32 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
 
+def no_prediction_reasons(prompt_tokens, output_tokens, length_fields: dict) -> str:
+    """Why a concurrency sweep has no prediction though it has concurrencies: "no prompt length
+    (total_input_tokens 0)" when the mean prompt is missing or 0 tokens, "fewer than 2 output tokens
+    (total_output_tokens 100)" when TPOT is undefined; ``length_fields``: the file's fields and values behind the
+    lengths (``read_result_file``'s ``length_fields``: "prompt", "output"); "" when both lengths hold."""
+    why = []
+    if not prompt_tokens:
+        why.append(f"no prompt length ({length_fields.get('prompt', 'the prompt tokens')})")
+    if not output_tokens or output_tokens < 2:
+        why.append("fewer than 2 output tokens per request, so no TPOT "
+                   f"({length_fields.get('output', 'the output tokens')})")
+    return "; ".join(why)
+
+
 def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None, str | None]:
     """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
     columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message), the
     prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction) and the serving
     estimate's engine (None without a prediction)."""
     P, N = res["prompt_tokens"], res["output_tokens"]
-    if res["mode"] != "concurrency" or not P or not N or N < 2:
+    if res["mode"] != "concurrency":
         st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
+        return table, None, None
+    missing = no_prediction_reasons(P, N, res.get("length_fields") or {})
+    if missing:
+        st.warning(f"No prediction: {formats.md_escape(missing)}.")
         return table, None, None
     sel = sidebar.selection()
     layout = dict(tp=1, pp=1, ep=1)
