@@ -234,3 +234,32 @@ def test_a_guidellm_report_passes_the_same_check():
     report["benchmarks"][0]["metrics"] = dict(m, request_latency=dist(0.9), inter_token_latency_ms=dist(11.0))
     with pytest.raises(ResultValueError, match=r"config.strategy.streams is -4; a concurrency must be a positive"):
         read_result_file(json.dumps(report))
+
+
+def test_the_charts_draw_the_serving_estimate_with_its_range_from_the_tables_columns():
+    from live.endpoint_charts import ESTIMATE_NAME, metric_figure
+    measured = levels_frame([{"concurrency": c, "ttft_ms_p50": 25.0 * c, "tpot_ms_p50": 9.0 + c, "e2e_ms_p50": 700.0}
+                             for c in (1, 8)])
+    table = compare(measured, predict_levels(LLAMA, H100, [1, 8], 256, 64))
+    for metric in ("ttft", "tpot"):
+        fig = metric_figure(table, metric)
+        est = next(t for t in fig.data if t.name == ESTIMATE_NAME)
+        assert list(est.x) == [1, 8]
+        assert list(est.y) == pytest.approx(list(table[f"est_{metric}_ms"]))
+        # the bar reaches from the low to the high end of the table's range
+        assert list(est.y + est.error_y.array) == pytest.approx(list(table[f"est_{metric}_ms_high"]))
+        assert list(est.y - est.error_y.arrayminus) == pytest.approx(list(table[f"est_{metric}_ms_low"]))
+        assert (table[f"est_{metric}_ms_low"] < table[f"est_{metric}_ms"]).all()  # a range, not a point
+    # E2E has no range in the table: no estimate trace claims one
+    assert ESTIMATE_NAME not in [t.name for t in metric_figure(table, "e2e").data]
+    # measured levels alone (no prediction): no estimate trace
+    assert ESTIMATE_NAME not in [t.name for t in metric_figure(measured, "tpot").data]
+
+
+def test_the_tables_throughput_bound_and_token_columns_have_headers_and_one_format():
+    from ui.live_endpoint import COLUMNS
+    head = COLUMNS["pred_output_tokens_per_s"]
+    assert head["label"] == "output tok/s bound" and head["type_config"]["format"] == "%,.0f"
+    assert "bound" in head["label"] and "roofline" in head["help"]
+    # 851.1604 tok/s shows as 851, and 64.0 output tokens as 64, as 256 prompt tokens shows as 256
+    assert COLUMNS["output_tokens_mean"]["type_config"]["format"] == COLUMNS["prompt_tokens_mean"]["type_config"]["format"]

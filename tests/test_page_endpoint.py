@@ -143,7 +143,7 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert tail[0] == metrics["TPOT p50, lightest load"] == "10.00 ms"
     assert "700.00" in eqs[1] and "30.00" in eqs[1] and "64 - 1" in eqs[1] and tail[1] == "10.63 ms"
     assert tail[2] == f"{table['pred_tpot_ms'].iloc[0]:.2f} ms" and "3.35" in eqs[2]  # the H100's 3.35 TB/s
-    assert tail[3] == metrics["TPOT measured/predicted"]
+    assert tail[3] == metrics["TPOT measured / bound"]
     # The sidebar's prefill LM-head convention reaches the TTFT prediction and is named: with "last" the head
     # multiplies one of the 256 prompt tokens. At concurrency 4 prefill is compute-bound and skips
     # 2 x 128,256 x 4,096 x 4 x 255 = 1.072e12 FLOP = 1.084 ms at 989e12 FLOP/s; at concurrency 1 it is
@@ -212,3 +212,24 @@ def test_a_file_without_prompt_tokens_says_so_rather_than_rate_mode():
     assert not any("request-rate mode" in t for t in texts)
     table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
     assert list(table["concurrency"]) == [4] and "pred_tpot_ms" not in table  # measured only
+
+
+def test_the_headline_ratio_is_measured_over_the_bound_and_the_charts_carry_the_estimate():
+    from live.endpoint_charts import ESTIMATE_NAME
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file()).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    metrics = {m.label: m for m in at.metric}
+    assert "TPOT measured/predicted" not in metrics
+    ratio = metrics["TPOT measured / bound"]
+    assert ratio.value == f"{11.5 / table['pred_tpot_ms'].iloc[0]:.2f}x"  # TPOT p50 11.5 ms / calc's bound
+    assert ratio.proto.delta == f"{11.5 / table['est_tpot_ms'].iloc[0]:.2f}x of the serving estimate"
+    for metric, title in (("ttft", "TTFT (ms)"), ("tpot", "TPOT (ms per output token)")):
+        fig = next(f for f in pagetest.figures(at)
+                   if f["layout"].get("yaxis", {}).get("title", {}).get("text") == title)
+        est = next(t for t in fig["data"] if t.get("name") == ESTIMATE_NAME)
+        y = pagetest.plotly_values(est["y"])
+        assert y == pytest.approx(list(table[f"est_{metric}_ms"]))
+        high = [a + b for a, b in zip(y, pagetest.plotly_values(est["error_y"]["array"]))]
+        assert high == pytest.approx(list(table[f"est_{metric}_ms_high"]))

@@ -40,7 +40,10 @@ COLUMNS = {
                                                    help="Requests meeting every TTFT/TPOT target, per second"),
     "duration_s": st.column_config.NumberColumn("level time (s)", format="%.2f"),
     "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%,.0f"),
-    "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
+    "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%,.0f"),
+    "pred_output_tokens_per_s": st.column_config.NumberColumn(
+        "output tok/s bound", format="%,.0f",
+        help="calc's roofline: c N / the E2E bound, the most output tokens per second this load can give"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
     **{f"itl_per_token_ms_{p}": st.column_config.NumberColumn(f"ITL per token {p} (ms)", format="%.2f")
@@ -220,7 +223,7 @@ def _import_section() -> dict | None:
 
 
 def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
-    """Four metrics: TTFT and TPOT at the lightest load, measured/predicted TPOT there, the best output tok/s;
+    """Four metrics: TTFT and TPOT at the lightest load, TPOT measured / calc's bound there, the best output tok/s;
     then the equations behind the TPOT figures, filled in (``inputs``: the prediction's, or None)."""
     ok = table[table["tpot_ms_p50"].notna()]
     if ok.empty:
@@ -234,7 +237,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
                if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
-        c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
+        c[2].metric("TPOT measured / bound", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
                     delta_arrow="off",
                     help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
                          + (f"Below: measured / the serving estimate ({low['est_tpot_ms']:.2f} ms, range "
