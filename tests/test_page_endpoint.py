@@ -233,3 +233,24 @@ def test_the_headline_ratio_is_measured_over_the_bound_and_the_charts_carry_the_
         assert y == pytest.approx(list(table[f"est_{metric}_ms"]))
         high = [a + b for a, b in zip(y, pagetest.plotly_values(est["error_y"]["array"]))]
         assert high == pytest.approx(list(table[f"est_{metric}_ms_high"]))
+
+
+def test_a_linked_level_the_files_levels_lack_is_named_in_the_link_notice():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_level="-3").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()  # the page as the link opens it
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and at.radio(key="ep_level").value == 4  # the default, the heaviest load
+    notices = [w.value for w in at.warning if "Link values that no control on this page accepts" in w.value]
+    assert notices == ["Link values that no control on this page accepts were ignored, and those controls start "
+                       "from their defaults: ep_level=-3 (not one of 1, 4)."]
+    # a level the file has is taken, and no notice
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_level="1").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert at.radio(key="ep_level").value == 1 and not any("Link values" in w.value for w in at.warning)

@@ -334,12 +334,17 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     levels = sorted({int(c) for c in rows["concurrency"]})
     st.markdown("**Where the time goes at one level**: the serving estimate's parts, its range and the level's "
                 "measured p50")
+    linked = url_state.link_values("ep_level")  # a link's level, taken or refused by the radio below
     url_state.accept_url_values("ep_level", levels)
     if st.session_state.get("ep_level") is not None and st.session_state["ep_level"] not in levels:
         del st.session_state["ep_level"]  # a level of an earlier file: the default again
     level = st.radio("Concurrency level", levels, index=len(levels) - 1, key="ep_level", bind="query-params",
                      horizontal=True, format_func=lambda c: f"{c:,}",
                      help="The level whose serving estimate is broken down (the highest by default).")
+    # drawn only once a file is read, after the run that checks the opening link (app.py): its notice is here
+    notice = url_state.late_link_notice("ep_level", linked)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
     lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
                                   "kv_dtype", "tp", "pp", "ep")}
