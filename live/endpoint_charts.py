@@ -12,6 +12,10 @@ import plotly.graph_objects as go
 METRIC_TITLES = {"ttft": "TTFT (ms)", "tpot": "TPOT (ms per output token)", "e2e": "E2E latency (ms)"}
 _MEASURED = "#1f77b4"
 _PREDICTED = "#7f7f7f"
+_ESTIMATE = "#ff7f0e"
+#: The legend name of the serving estimate (``predict_levels``' ``est_<metric>_ms``, its error bar from
+#: ``est_<metric>_ms_low`` to ``_high``): what an engine is expected to measure, above calc's bound.
+ESTIMATE_NAME = "serving estimate (range)"
 #: The legend name of calc's prediction per metric (``predict_levels``' ``pred_<metric>_ms``). TPOT's is a decode
 #: step of batch c, a lower bound; TTFT's prefills all c of the level's prompts as one batch (the closed loop's
 #: lockstep), which staggered arrivals, each prompt prefilled nearly alone, can beat; E2E adds that TTFT.
@@ -32,7 +36,8 @@ def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
 def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
     """Measured p50 (markers, error bar up to p90) and p99 (hollow) of ``metric`` ("ttft", "tpot" or
     "e2e") against load, with calc's prediction (dashed, named ``PREDICTED_NAMES[metric]``) when the table has
-    ``pred_<metric>_ms``.
+    ``pred_<metric>_ms``, and the serving estimate (``ESTIMATE_NAME``, error bars from ``est_<metric>_ms_low``
+    to ``_high``) when it has ``est_<metric>_ms`` and its range (TTFT and TPOT).
     Axes: x concurrency (log) or request rate, y milliseconds (log). None when nothing was measured."""
     xcol, xtitle = x_axis(levels)
     pts = levels[levels[f"{metric}_ms_p50"].notna() & levels[xcol].notna()].sort_values(xcol)
@@ -53,6 +58,16 @@ def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
         fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name=PREDICTED_NAMES[metric],
                         line=dict(color=_PREDICTED, dash="dash"), marker=dict(symbol="diamond", size=8),
                         hovertemplate=f"%{{x}}: %{{y:.2f}} ms, {_PREDICTED_HOVER[metric]}<extra></extra>")
+    est, low, high = f"est_{metric}_ms", f"est_{metric}_ms_low", f"est_{metric}_ms_high"
+    if {est, low, high} <= set(pts.columns) and pts[est].notna().any():
+        y = pts[est].to_numpy(float)
+        fig.add_scatter(x=pts[xcol], y=y, mode="lines+markers", name=ESTIMATE_NAME,
+                        line=dict(color=_ESTIMATE), marker=dict(symbol="square", size=7),
+                        error_y=dict(type="data", symmetric=False, array=pts[high].to_numpy(float) - y,
+                                     arrayminus=y - pts[low].to_numpy(float), visible=True, color=_ESTIMATE),
+                        customdata=pts[[low, high]].to_numpy(float),
+                        hovertemplate="%{x}: %{y:.2f} ms, serving estimate (range %{customdata[0]:.2f}-"
+                                      "%{customdata[1]:.2f} ms)<extra></extra>")
     fig.update_layout(xaxis_title=xtitle, yaxis_title=METRIC_TITLES[metric])
     fig.update_xaxes(type="log" if xcol == "concurrency" and pts[xcol].max() > 2 * pts[xcol].min() else "linear")
     fig.update_yaxes(type="log")

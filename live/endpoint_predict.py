@@ -193,12 +193,54 @@ def levels_frame(levels: list[dict]) -> pd.DataFrame:
 
 
 # -- imports ---------------------------------------------------------------------------------------------
-def _num(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
+class ResultValueError(ValueError):
+    """A result file of a format this page reads whose figures are impossible (the message names each field
+    and its value); ``read_result_file`` passes it on as it is rather than trying the other format."""
+
+
+#: What each kind of figure must be, in the words of the refusal: times, counts, load levels.
+_KIND_RULE = {"time": "a time must be above 0 ms", "count": "a count must be 0 or more",
+              "rate": "a rate must be above 0", "load": "a mean concurrency must be above 0",
+              "concurrency": "a concurrency must be a positive whole number"}
+
+
+class _Figures:
+    """The one check of every figure a result file gives, whatever its format: ``get`` turns the file's value into
+    a float and keeps a refusal for each value that is not a number, not finite, or outside its kind's range
+    (``_KIND_RULE``); ``done`` raises them all at once, so that one correction is enough."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def get(self, value, field: str, kind: str, scale: float = 1.0) -> float:
+        """``value`` (the file's, named ``field`` in the file) as a float times ``scale``; NaN when absent (None,
+        as a JSON null or a missing field), and NaN with a refusal when impossible for ``kind``."""
+        if value is None:
+            return math.nan
+        try:
+            v = math.nan if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError, OverflowError):
+            v = math.nan
+        shown = json.dumps(value) if isinstance(value, str) else repr(value)
+        if math.isnan(v):
+            self.problems.append(f"the file's {field} is {_cut(shown)}, not a number")
+        elif not math.isfinite(v):
+            self.problems.append(f"the file's {field} is {shown}, not a finite number (too large to hold, as 1e400 is)")
+        elif (kind == "count" and v < 0) or (kind in ("time", "rate", "load") and not v > 0) or (
+                kind == "concurrency" and not (v > 0 and v == int(v))):
+            self.problems.append(f"the file's {field} is {value:g}; {_KIND_RULE[kind]}")
+        else:
+            return v * scale
         return math.nan
-    return v
+
+    def done(self, what: str) -> None:
+        """Raise ``ResultValueError`` naming every refused figure of ``what`` (the file's format), if any."""
+        if self.problems:
+            raise ResultValueError(f"{what} has impossible figures: " + "; ".join(self.problems) + ".")
+
+
+def _cut(text: str, chars: int = 40) -> str:
+    return text[:chars] + ("…" if len(text) > chars else "")
 
 
 def _documents(text: str) -> list:
@@ -234,31 +276,47 @@ def read_vllm_result(text: str) -> list[dict]:
     Raises:
         ValueError: not JSON, or no object with vLLM's fields (the message says which are missing).
     """
-    out = []
+    out, figures = [], _Figures()
     for doc in _documents(text):
         if not isinstance(doc, dict) or "median_ttft_ms" not in doc or "completed" not in doc:
             raise ValueError("this is not a `vllm bench serve --save-result` file: it needs the fields "
                              "completed and median_ttft_ms (run with the default --percentile-metrics)")
-        completed = int(doc.get("completed") or 0)
+        get = figures.get
+        completed = get(doc.get("completed"), "completed", "count")
+        completed = int(completed) if completed == completed else 0
         rate = doc.get("request_rate")
-        lv = {"concurrency": _num(doc.get("max_concurrency")), "source": "vllm bench serve",
-              "request_rate_per_s": math.nan if rate in (None, "inf") else _num(rate),
-              "requests_ok": completed, "requests_failed": int(doc.get("failed") or 0),
-              "duration_s": _num(doc.get("duration")), "output_tokens_per_s": _num(doc.get("output_throughput")),
-              "request_throughput_per_s": _num(doc.get("request_throughput")),
-              "prompt_tokens_mean": _num(doc.get("total_input_tokens")) / completed if completed else math.nan,
-              "output_tokens_mean": _num(doc.get("total_output_tokens")) / completed if completed else math.nan}
+        total_in = get(doc.get("total_input_tokens"), "total_input_tokens", "count")
+        total_out = get(doc.get("total_output_tokens"), "total_output_tokens", "count")
+        failed = get(doc.get("failed"), "failed", "count")
+        lv = {"concurrency": get(doc.get("max_concurrency"), "max_concurrency", "concurrency"),
+              "source": "vllm bench serve",
+              "request_rate_per_s": math.nan if rate in (None, "inf") else get(rate, "request_rate", "rate"),
+              "requests_ok": completed, "requests_failed": int(failed) if failed == failed else 0,
+              "duration_s": get(doc.get("duration"), "duration", "time"),
+              "output_tokens_per_s": get(doc.get("output_throughput"), "output_throughput", "count"),
+              "request_throughput_per_s": get(doc.get("request_throughput"), "request_throughput", "count"),
+              "prompt_tokens_mean": total_in / completed if completed else math.nan,
+              "output_tokens_mean": total_out / completed if completed else math.nan,
+              "length_fields": {"prompt": f"total_input_tokens {_g(doc.get('total_input_tokens'))}",
+                                "output": f"total_output_tokens {_g(doc.get('total_output_tokens'))}"}}
         for ours, theirs in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("e2e", "e2el")):
-            lv[f"{ours}_ms_p50"] = _num(doc.get(f"median_{theirs}_ms"))
-            lv[f"{ours}_ms_mean"] = _num(doc.get(f"mean_{theirs}_ms"))
-            for p in (90, 99):
-                lv[f"{ours}_ms_p{p}"] = _num(doc.get(f"p{p}_{theirs}_ms"))
+            for p, field in (("p50", f"median_{theirs}_ms"), ("mean", f"mean_{theirs}_ms"),
+                             ("p90", f"p90_{theirs}_ms"), ("p99", f"p99_{theirs}_ms")):
+                lv[f"{ours}_ms_{p}"] = get(doc.get(field), field, "time")
         itls = doc.get("itls")
         if isinstance(itls, list):
             lv["itl_ms"] = [float(g) * 1e3 for req in itls if isinstance(req, list) for g in req]
         out.append(lv)
+    figures.done("This vllm bench serve result")
     return sorted(out, key=lambda d: (np.nan_to_num(d["concurrency"], nan=1e18),
                                       np.nan_to_num(d["request_rate_per_s"], nan=1e18)))
+
+
+def _g(value) -> str:
+    """A file's value as a message names it: a number as %g, "missing" for None, anything else as written."""
+    if value is None:
+        return "missing"
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else _cut(str(value))
 
 
 def _dist(metrics: dict, name: str, status: str = "successful") -> dict:
@@ -285,34 +343,48 @@ def read_guidellm_report(text: str) -> list[dict]:
     benches = doc.get("benchmarks") if isinstance(doc, dict) else None
     if not isinstance(benches, list) or not benches or not all(isinstance(b, dict) and "metrics" in b for b in benches):
         raise ValueError("this is not a GuideLLM JSON report: it needs a benchmarks list whose entries have metrics")
-    out = []
-    for b in benches:
+    out, figures = [], _Figures()
+    for i, b in enumerate(benches):
         m = b["metrics"]
+        get = figures.get
+        at = f"benchmarks[{i}]" if len(benches) > 1 else "benchmarks[0]"
         strat = ((b.get("config") or {}).get("strategy") or {}) if isinstance(b.get("config"), dict) else {}
-        conc = strat.get("streams")
+        conc, conc_field, conc_kind = strat.get("streams"), "config.strategy.streams", "concurrency"
         if conc is None and strat.get("type_") == "synchronous":
             conc = 1
         if conc is None and strat.get("rate") is None:
-            conc = _dist(m, "request_concurrency").get("mean")
+            conc, conc_field, conc_kind = (_dist(m, "request_concurrency").get("mean"),
+                                           "metrics.request_concurrency.successful.mean", "load")
         totals = m.get("request_totals") or {}
-        lv = {"concurrency": _num(conc), "request_rate_per_s": _num(strat.get("rate")), "source": "GuideLLM",
-              "requests_ok": int(totals.get("successful") or 0),
-              "requests_failed": int((totals.get("errored") or 0) + (totals.get("incomplete") or 0)),
-              "output_tokens_per_s": _num(_dist(m, "output_tokens_per_second").get("mean")),
-              "request_throughput_per_s": _num(_dist(m, "requests_per_second").get("mean")),
-              "prompt_tokens_mean": _num(_dist(m, "prompt_token_count").get("mean")),
-              "output_tokens_mean": _num(_dist(m, "output_token_count").get("mean"))}
+        counts = {k: get(totals.get(k), f"{at}.metrics.request_totals.{k}", "count")
+                  for k in ("successful", "errored", "incomplete")}
+        counts = {k: 0 if math.isnan(v) else int(v) for k, v in counts.items()}
+
+        def mean(name, kind="count"):
+            return get(_dist(m, name).get("mean"), f"{at}.metrics.{name}.successful.mean", kind)
+
+        lv = {"concurrency": get(conc, f"{at}.{conc_field}", conc_kind),
+              "request_rate_per_s": get(strat.get("rate"), f"{at}.config.strategy.rate", "rate"),
+              "source": "GuideLLM", "requests_ok": counts["successful"],
+              "requests_failed": counts["errored"] + counts["incomplete"],
+              "output_tokens_per_s": mean("output_tokens_per_second"),
+              "request_throughput_per_s": mean("requests_per_second"),
+              "prompt_tokens_mean": mean("prompt_token_count"), "output_tokens_mean": mean("output_token_count"),
+              "length_fields": {"prompt": f"prompt_token_count mean {_g(_dist(m, 'prompt_token_count').get('mean'))}",
+                                "output": f"output_token_count mean {_g(_dist(m, 'output_token_count').get('mean'))}"}}
         for ours, theirs, scale in (("ttft", "time_to_first_token_ms", 1.0), ("tpot", "inter_token_latency_ms", 1.0),
                                     ("e2e", "request_latency", 1e3)):
             d = _dist(m, theirs)
             pct = d.get("percentiles") or {}
-            lv[f"{ours}_ms_p50"] = _num(d.get("median")) * scale
-            lv[f"{ours}_ms_mean"] = _num(d.get("mean")) * scale
-            lv[f"{ours}_ms_p90"] = _num(pct.get("p90")) * scale
-            lv[f"{ours}_ms_p99"] = _num(pct.get("p99")) * scale
+            base = f"{at}.metrics.{theirs}.successful"
+            lv[f"{ours}_ms_p50"] = get(d.get("median"), f"{base}.median", "time", scale)
+            lv[f"{ours}_ms_mean"] = get(d.get("mean"), f"{base}.mean", "time", scale)
+            lv[f"{ours}_ms_p90"] = get(pct.get("p90"), f"{base}.percentiles.p90", "time", scale)
+            lv[f"{ours}_ms_p99"] = get(pct.get("p99"), f"{base}.percentiles.p99", "time", scale)
         for p in ("p50", "p90", "p99"):
             lv[f"itl_ms_{p}"] = math.nan
         out.append(lv)
+    figures.done("This GuideLLM report")
     return sorted(out, key=lambda d: (np.nan_to_num(d["concurrency"], nan=1e18),
                                       np.nan_to_num(d["request_rate_per_s"], nan=1e18)))
 
@@ -320,14 +392,25 @@ def read_guidellm_report(text: str) -> list[dict]:
 def read_result_file(text: str) -> tuple[str, list[dict]]:
     """Detect and read a vLLM or GuideLLM result file; returns (tool name, levels).
 
+    Every figure of either format passes the one check of ``_Figures``: times (ms, s) above 0, counts, token
+    totals and throughputs 0 or more, a concurrency a positive whole number, a rate above 0, each a finite
+    JSON number; an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
+    fields behind its prompt and output lengths with their values ("total_input_tokens 0"), for messages.
+
     Raises:
+        ResultValueError (a ValueError): a file of either format with impossible figures; the message names
+        each one, as the file's field and its value ("the file's max_concurrency is -4; ...").
         ValueError: neither format (the message names both and what each needs).
     """
     try:
         return "vllm bench serve", read_vllm_result(text)
+    except ResultValueError:
+        raise  # a vLLM file with impossible figures: its own message, not "neither format"
     except ValueError as e_vllm:
         try:
             return "GuideLLM", read_guidellm_report(text)
+        except ResultValueError:
+            raise
         except ValueError as e_guide:
             raise ValueError(f"Not a result file this page reads. As vLLM's: {e_vllm}. As GuideLLM's: {e_guide}.") \
                 from None

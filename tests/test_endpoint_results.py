@@ -180,3 +180,86 @@ def test_the_ttft_estimate_has_its_range_beside_it_in_the_csv_and_the_headers():
     # a model the serving model refuses leaves every estimate column empty, the range too
     huge = predict_levels(get_model("llama-3.1-405b"), H100, [1], 256, 64)
     assert huge[["est_ttft_ms", "est_ttft_ms_low", "est_ttft_ms_high"]].isna().all(axis=None)
+
+
+#: The vLLM bench result a new user pasted: concurrency 4, 100 requests of 256 prompt + 64 output tokens.
+USER_RESULT = {"backend": "vllm", "model_id": "meta-llama/Meta-Llama-3-8B", "max_concurrency": 4, "completed": 100,
+               "total_input_tokens": 25600, "total_output_tokens": 6400, "request_throughput": 5.0,
+               "output_throughput": 320.0, "mean_ttft_ms": 40.0, "median_ttft_ms": 38.0, "p99_ttft_ms": 90.0,
+               "mean_tpot_ms": 12.0, "median_tpot_ms": 11.5, "p99_tpot_ms": 20.0, "mean_itl_ms": 12.0,
+               "median_itl_ms": 11.0, "p99_itl_ms": 25.0, "duration": 20.0}
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("median_ttft_ms", -38, "the file's median_ttft_ms is -38; a time must be above 0 ms"),
+    ("median_tpot_ms", 0, "the file's median_tpot_ms is 0; a time must be above 0 ms"),
+    ("median_ttft_ms", "abc", "the file's median_ttft_ms is \"abc\", not a number"),
+    ("max_concurrency", -4, "the file's max_concurrency is -4; a concurrency must be a positive whole number"),
+    ("completed", -100, "the file's completed is -100; a count must be 0 or more"),
+    ("total_input_tokens", True, "the file's total_input_tokens is True, not a number"),
+])
+def test_a_vllm_result_with_an_impossible_figure_is_refused_naming_the_field_and_value(field, value, words):
+    from live.endpoint_predict import ResultValueError
+    with pytest.raises(ResultValueError) as e:
+        read_result_file(json.dumps(dict(USER_RESULT, **{field: value})))
+    assert words in str(e.value) and "Not a result file" not in str(e.value)  # the vLLM file, not "neither format"
+
+
+def test_an_overflowing_figure_and_several_bad_ones_are_named_at_once():
+    from live.endpoint_predict import ResultValueError
+    # 1e400 is read by JSON as infinity; with a second bad field, both are named in one message
+    text = json.dumps(dict(USER_RESULT, p99_tpot_ms=-1)).replace('"median_ttft_ms": 38.0', '"median_ttft_ms": 1e400')
+    with pytest.raises(ResultValueError, match="median_ttft_ms is inf, not a finite number") as e:
+        read_result_file(text)
+    assert "p99_tpot_ms is -1; a time must be above 0 ms" in str(e.value)
+    # the same file with sound figures is read: 25,600 / 100 = 256 prompt tokens, TPOT p50 11.5 ms
+    lv = read_result_file(json.dumps(USER_RESULT))[1][0]
+    assert lv["prompt_tokens_mean"] == 256 and lv["tpot_ms_p50"] == 11.5 and lv["concurrency"] == 4
+    assert lv["length_fields"] == {"prompt": "total_input_tokens 25600", "output": "total_output_tokens 6400"}
+
+
+def test_a_guidellm_report_passes_the_same_check():
+    from live.endpoint_predict import ResultValueError
+    # GuideLLM's request_latency is in seconds; -0.9 s is refused as a time, named by its path in the report
+    m = {"request_totals": {"successful": 8, "errored": 0, "incomplete": 0}, "request_latency": dist(-0.9),
+         "time_to_first_token_ms": dist(40.0), "inter_token_latency_ms": dist(float("nan"))}
+    report = {"benchmarks": [{"config": {"strategy": {"type_": "concurrent", "streams": 2}}, "metrics": m}]}
+    with pytest.raises(ResultValueError) as e:
+        read_result_file(json.dumps(report))  # json writes NaN, as Python's json module reads it
+    msg = str(e.value)
+    assert msg.startswith("This GuideLLM report has impossible figures")
+    assert "benchmarks[0].metrics.request_latency.successful.median is -0.9; a time must be above 0 ms" in msg
+    assert "benchmarks[0].metrics.inter_token_latency_ms.successful.median is nan, not a number" in msg
+    report["benchmarks"][0]["config"]["strategy"]["streams"] = -4
+    report["benchmarks"][0]["metrics"] = dict(m, request_latency=dist(0.9), inter_token_latency_ms=dist(11.0))
+    with pytest.raises(ResultValueError, match=r"config.strategy.streams is -4; a concurrency must be a positive"):
+        read_result_file(json.dumps(report))
+
+
+def test_the_charts_draw_the_serving_estimate_with_its_range_from_the_tables_columns():
+    from live.endpoint_charts import ESTIMATE_NAME, metric_figure
+    measured = levels_frame([{"concurrency": c, "ttft_ms_p50": 25.0 * c, "tpot_ms_p50": 9.0 + c, "e2e_ms_p50": 700.0}
+                             for c in (1, 8)])
+    table = compare(measured, predict_levels(LLAMA, H100, [1, 8], 256, 64))
+    for metric in ("ttft", "tpot"):
+        fig = metric_figure(table, metric)
+        est = next(t for t in fig.data if t.name == ESTIMATE_NAME)
+        assert list(est.x) == [1, 8]
+        assert list(est.y) == pytest.approx(list(table[f"est_{metric}_ms"]))
+        # the bar reaches from the low to the high end of the table's range
+        assert list(est.y + est.error_y.array) == pytest.approx(list(table[f"est_{metric}_ms_high"]))
+        assert list(est.y - est.error_y.arrayminus) == pytest.approx(list(table[f"est_{metric}_ms_low"]))
+        assert (table[f"est_{metric}_ms_low"] < table[f"est_{metric}_ms"]).all()  # a range, not a point
+    # E2E has no range in the table: no estimate trace claims one
+    assert ESTIMATE_NAME not in [t.name for t in metric_figure(table, "e2e").data]
+    # measured levels alone (no prediction): no estimate trace
+    assert ESTIMATE_NAME not in [t.name for t in metric_figure(measured, "tpot").data]
+
+
+def test_the_tables_throughput_bound_and_token_columns_have_headers_and_one_format():
+    from ui.live_endpoint import COLUMNS
+    head = COLUMNS["pred_output_tokens_per_s"]
+    assert head["label"] == "output tok/s bound" and head["type_config"]["format"] == "%,.0f"
+    assert "bound" in head["label"] and "roofline" in head["help"]
+    # 851.1604 tok/s shows as 851, and 64.0 output tokens as 64, as 256 prompt tokens shows as 256
+    assert COLUMNS["output_tokens_mean"]["type_config"]["format"] == COLUMNS["prompt_tokens_mean"]["type_config"]["format"]

@@ -143,7 +143,7 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert tail[0] == metrics["TPOT p50, lightest load"] == "10.00 ms"
     assert "700.00" in eqs[1] and "30.00" in eqs[1] and "64 - 1" in eqs[1] and tail[1] == "10.63 ms"
     assert tail[2] == f"{table['pred_tpot_ms'].iloc[0]:.2f} ms" and "3.35" in eqs[2]  # the H100's 3.35 TB/s
-    assert tail[3] == metrics["TPOT measured/predicted"]
+    assert tail[3] == metrics["TPOT measured / bound"]
     # The sidebar's prefill LM-head convention reaches the TTFT prediction and is named: with "last" the head
     # multiplies one of the 256 prompt tokens. At concurrency 4 prefill is compute-bound and skips
     # 2 x 128,256 x 4,096 x 4 x 255 = 1.072e12 FLOP = 1.084 ms at 989e12 FLOP/s; at concurrency 1 it is
@@ -186,3 +186,71 @@ def test_an_empty_model_is_a_hint_until_measure_is_pressed():
     at.button(key="ep_run").click().run()  # pressed with the Model box still empty: now it is an error
     assert at.error and hint in at.error[0].value
     assert "_ep_job" not in at.session_state  # nothing was started
+
+
+def _user_file(**changes):
+    from test_endpoint_results import USER_RESULT
+    return json.dumps(dict(USER_RESULT, **changes))
+
+
+def test_a_file_with_an_impossible_figure_is_refused_on_the_page_by_its_field():
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file(max_concurrency=-4, median_ttft_ms=-38)).run()
+    assert not at.exception and not at.dataframe and not at.metric
+    msg = at.error[0].value.replace("\\", "")
+    assert "the file's max_concurrency is -4; a concurrency must be a positive whole number" in msg
+    assert "the file's median_ttft_ms is -38; a time must be above 0 ms" in msg
+    assert not any("batch must be a positive integer" in w.value for w in at.warning)
+
+
+def test_a_file_without_prompt_tokens_says_so_rather_than_rate_mode():
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file(total_input_tokens=0)).run()
+    assert not at.exception
+    texts = [w.value.replace("\\", "") for w in at.warning] + [c.value for c in at.caption]
+    assert "No prediction: no prompt length (total_input_tokens 0)." in texts, texts
+    assert not any("request-rate mode" in t for t in texts)
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert list(table["concurrency"]) == [4] and "pred_tpot_ms" not in table  # measured only
+
+
+def test_the_headline_ratio_is_measured_over_the_bound_and_the_charts_carry_the_estimate():
+    from live.endpoint_charts import ESTIMATE_NAME
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file()).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    metrics = {m.label: m for m in at.metric}
+    assert "TPOT measured/predicted" not in metrics
+    ratio = metrics["TPOT measured / bound"]
+    assert ratio.value == f"{11.5 / table['pred_tpot_ms'].iloc[0]:.2f}x"  # TPOT p50 11.5 ms / calc's bound
+    assert ratio.proto.delta == f"{11.5 / table['est_tpot_ms'].iloc[0]:.2f}x of the serving estimate"
+    for metric, title in (("ttft", "TTFT (ms)"), ("tpot", "TPOT (ms per output token)")):
+        fig = next(f for f in pagetest.figures(at)
+                   if f["layout"].get("yaxis", {}).get("title", {}).get("text") == title)
+        est = next(t for t in fig["data"] if t.get("name") == ESTIMATE_NAME)
+        y = pagetest.plotly_values(est["y"])
+        assert y == pytest.approx(list(table[f"est_{metric}_ms"]))
+        high = [a + b for a, b in zip(y, pagetest.plotly_values(est["error_y"]["array"]))]
+        assert high == pytest.approx(list(table[f"est_{metric}_ms_high"]))
+
+
+def test_a_linked_level_the_files_levels_lack_is_named_in_the_link_notice():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_level="-3").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()  # the page as the link opens it
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and at.radio(key="ep_level").value == 4  # the default, the heaviest load
+    notices = [w.value for w in at.warning if "Link values that no control on this page accepts" in w.value]
+    assert notices == ["Link values that no control on this page accepts were ignored, and those controls start "
+                       "from their defaults: ep_level=-3 (not one of 1, 4)."]
+    # a level the file has is taken, and no notice
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_level="1").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert at.radio(key="ep_level").value == 1 and not any("Link values" in w.value for w in at.warning)

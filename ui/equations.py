@@ -305,6 +305,6 @@ def endpoint_rows(level, tpot_check_ms: float, step=None, accelerator: calc.Acce
                      + r"} + \max\!\left(\frac{" + gb(step.weights_s * w) + "}{" + tbs(w) + r"}, \frac{"
                      + flop(step.flops) + "}{" + tflops(p) + r"}\right)" + (" + " + sec(step.comm_s) if comm else "")
                      + " = " + ms(pred)))
-        rows.append(("TPOT measured/predicted", r"\frac{\text{TPOT}_{p50}}{t} = \frac{" + ms(level["tpot_ms_p50"])
+        rows.append(("TPOT measured / bound", r"\frac{\text{TPOT}_{p50}}{t} = \frac{" + ms(level["tpot_ms_p50"])
                      + "}{" + ms(pred) + "} = " + f"{level['ratio_tpot']:.2f}" + r"\times"))
     return rows

@@ -40,7 +40,10 @@ COLUMNS = {
                                                    help="Requests meeting every TTFT/TPOT target, per second"),
     "duration_s": st.column_config.NumberColumn("level time (s)", format="%.2f"),
     "prompt_tokens_mean": st.column_config.NumberColumn("prompt tokens", format="%,.0f"),
-    "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%.1f"),
+    "output_tokens_mean": st.column_config.NumberColumn("output tokens", format="%,.0f"),
+    "pred_output_tokens_per_s": st.column_config.NumberColumn(
+        "output tok/s bound", format="%,.0f",
+        help="calc's roofline: c N / the E2E bound, the most output tokens per second this load can give"),
     **{f"{m}_ms_{p}": st.column_config.NumberColumn(f"{m.upper()} {p} (ms)", format="%.2f")
        for m in ("ttft", "tpot", "itl", "e2e") for p in ("p50", "p90", "p99")},
     **{f"itl_per_token_ms_{p}": st.column_config.NumberColumn(f"ITL per token {p} (ms)", format="%.2f")
@@ -213,11 +216,14 @@ def _import_section() -> dict | None:
     return dict(levels=levels, itl_ms=itl, samples=[], notes=[], source=" and ".join(sorted(tools)),
                 prompt_tokens=int(round(df["prompt_tokens_mean"].median())) if df["prompt_tokens_mean"].notna().any() else None,
                 output_tokens=int(round(df["output_tokens_mean"].median())) if df["output_tokens_mean"].notna().any() else None,
-                mode="concurrency" if df["concurrency"].notna().any() else "rate")
+                mode="concurrency" if df["concurrency"].notna().any() else "rate",
+                length_fields={k: ", ".join(dict.fromkeys(lv["length_fields"][k] for lv in levels
+                                                          if lv.get("length_fields")))
+                               for k in ("prompt", "output")})
 
 
 def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
-    """Four metrics: TTFT and TPOT at the lightest load, measured/predicted TPOT there, the best output tok/s;
+    """Four metrics: TTFT and TPOT at the lightest load, TPOT measured / calc's bound there, the best output tok/s;
     then the equations behind the TPOT figures, filled in (``inputs``: the prediction's, or None)."""
     ok = table[table["tpot_ms_p50"].notna()]
     if ok.empty:
@@ -231,7 +237,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
                if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
-        c[2].metric("TPOT measured/predicted", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
+        c[2].metric("TPOT measured / bound", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
                     delta_arrow="off",
                     help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
                          + (f"Below: measured / the serving estimate ({low['est_tpot_ms']:.2f} ms, range "
@@ -247,14 +253,32 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
 
+def no_prediction_reasons(prompt_tokens, output_tokens, length_fields: dict) -> str:
+    """Why a concurrency sweep has no prediction though it has concurrencies: "no prompt length
+    (total_input_tokens 0)" when the mean prompt is missing or 0 tokens, "fewer than 2 output tokens
+    (total_output_tokens 100)" when TPOT is undefined; ``length_fields``: the file's fields and values behind the
+    lengths (``read_result_file``'s ``length_fields``: "prompt", "output"); "" when both lengths hold."""
+    why = []
+    if not prompt_tokens:
+        why.append(f"no prompt length ({length_fields.get('prompt', 'the prompt tokens')})")
+    if not output_tokens or output_tokens < 2:
+        why.append("fewer than 2 output tokens per request, so no TPOT "
+                   f"({length_fields.get('output', 'the output tokens')})")
+    return "; ".join(why)
+
+
 def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None, str | None]:
     """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
     columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message), the
     prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction) and the serving
     estimate's engine (None without a prediction)."""
     P, N = res["prompt_tokens"], res["output_tokens"]
-    if res["mode"] != "concurrency" or not P or not N or N < 2:
+    if res["mode"] != "concurrency":
         st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
+        return table, None, None
+    missing = no_prediction_reasons(P, N, res.get("length_fields") or {})
+    if missing:
+        st.warning(f"No prediction: {formats.md_escape(missing)}.")
         return table, None, None
     sel = sidebar.selection()
     layout = dict(tp=1, pp=1, ep=1)
@@ -310,12 +334,17 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     levels = sorted({int(c) for c in rows["concurrency"]})
     st.markdown("**Where the time goes at one level**: the serving estimate's parts, its range and the level's "
                 "measured p50")
+    linked = url_state.link_values("ep_level")  # a link's level, taken or refused by the radio below
     url_state.accept_url_values("ep_level", levels)
     if st.session_state.get("ep_level") is not None and st.session_state["ep_level"] not in levels:
         del st.session_state["ep_level"]  # a level of an earlier file: the default again
     level = st.radio("Concurrency level", levels, index=len(levels) - 1, key="ep_level", bind="query-params",
                      horizontal=True, format_func=lambda c: f"{c:,}",
                      help="The level whose serving estimate is broken down (the highest by default).")
+    # drawn only once a file is read, after the run that checks the opening link (app.py): its notice is here
+    notice = url_state.late_link_notice("ep_level", linked)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
     lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
                                   "kv_dtype", "tp", "pp", "ep")}

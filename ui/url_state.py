@@ -205,6 +205,20 @@ def link_notice(refused: list[str], unread: list[str]) -> str:
     return " ".join(parts)
 
 
+def link_values(key: str) -> list[str]:
+    """The URL's values for ``key`` now, read just before its widget is drawn, for ``late_link_notice``."""
+    return [str(v) for v in st.query_params.get_all(key)]
+
+
+def late_link_notice(key: str, values: list[str]) -> str:
+    """``link_notice``'s text for a URL-bound widget drawn only in a later run than the session's first (the
+    endpoint section's level radio, drawn once a result file is read): app.py's check of the opening link ran
+    before the widget existed, so a value it refused would vanish unnamed. ``values``: ``link_values(key)``,
+    read before the widget was drawn; call after it. "" when it took them, or there were none.
+    """
+    return link_notice(ignored_link_params({key: values}), []) if values else ""
+
+
 def _bound_widget(key: str):
     """The registration metadata of the widget keyed ``key`` if it is bound to the URL (``bind="query-params"``)
     and has registered (on a session's first run: in this run, so far), else None. Streamlit keeps a widget's
