@@ -199,7 +199,7 @@ class ResultValueError(ValueError):
 
 
 #: What each kind of figure must be, in the words of the refusal: times, counts, load levels.
-_KIND_RULE = {"time": "a time must be above 0 ms", "count": "a count must be 0 or more",
+_KIND_RULE = {"time": "a time must be 0 ms or more", "count": "a count must be 0 or more",
               "rate": "a rate must be above 0", "load": "a mean concurrency must be above 0",
               "concurrency": "a concurrency must be a positive whole number"}
 
@@ -226,7 +226,7 @@ class _Figures:
             self.problems.append(f"the file's {field} is {_cut(shown)}, not a number")
         elif not math.isfinite(v):
             self.problems.append(f"the file's {field} is {shown}, not a finite number (too large to hold, as 1e400 is)")
-        elif (kind == "count" and v < 0) or (kind in ("time", "rate", "load") and not v > 0) or (
+        elif (kind == "count" and v < 0) or (kind == "time" and v < 0) or (kind in ("rate", "load") and not v > 0) or (
                 kind == "concurrency" and not (v > 0 and v == int(v))):
             self.problems.append(f"the file's {field} is {value:g}; {_KIND_RULE[kind]}")
         else:
@@ -392,7 +392,7 @@ def read_guidellm_report(text: str) -> list[dict]:
 def read_result_file(text: str) -> tuple[str, list[dict]]:
     """Detect and read a vLLM or GuideLLM result file; returns (tool name, levels).
 
-    Every figure of either format passes the one check of ``_Figures``: times (ms, s) above 0, counts, token
+    Every figure of either format passes the one check of ``_Figures``: times (ms, s) 0 or more (a run of one output token writes a TPOT and ITL of 0), counts, token
     totals and throughputs 0 or more, a concurrency a positive whole number, a rate above 0, each a finite
     JSON number; an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
     fields behind its prompt and output lengths with their values ("total_input_tokens 0"), for messages.

@@ -191,8 +191,7 @@ USER_RESULT = {"backend": "vllm", "model_id": "meta-llama/Meta-Llama-3-8B", "max
 
 
 @pytest.mark.parametrize("field, value, words", [
-    ("median_ttft_ms", -38, "the file's median_ttft_ms is -38; a time must be above 0 ms"),
-    ("median_tpot_ms", 0, "the file's median_tpot_ms is 0; a time must be above 0 ms"),
+    ("median_ttft_ms", -38, "the file's median_ttft_ms is -38; a time must be 0 ms or more"),
     ("median_ttft_ms", "abc", "the file's median_ttft_ms is \"abc\", not a number"),
     ("max_concurrency", -4, "the file's max_concurrency is -4; a concurrency must be a positive whole number"),
     ("completed", -100, "the file's completed is -100; a count must be 0 or more"),
@@ -205,13 +204,22 @@ def test_a_vllm_result_with_an_impossible_figure_is_refused_naming_the_field_and
     assert words in str(e.value) and "Not a result file" not in str(e.value)  # the vLLM file, not "neither format"
 
 
+def test_a_run_of_one_output_token_with_a_tpot_of_zero_is_read():
+    # vllm bench serve writes TPOT and ITL 0 when every request has one output token (no gap between tokens):
+    # a sound file, read with those zeros, not refused
+    one = dict(USER_RESULT, total_output_tokens=100, mean_tpot_ms=0, median_tpot_ms=0, p99_tpot_ms=0,
+               mean_itl_ms=0, median_itl_ms=0, p99_itl_ms=0)
+    tool, levels = read_result_file(json.dumps(one))
+    assert tool == "vllm bench serve" and levels[0]["tpot_ms_p50"] == 0.0 and levels[0]["output_tokens_mean"] == 1.0
+
+
 def test_an_overflowing_figure_and_several_bad_ones_are_named_at_once():
     from live.endpoint_predict import ResultValueError
     # 1e400 is read by JSON as infinity; with a second bad field, both are named in one message
     text = json.dumps(dict(USER_RESULT, p99_tpot_ms=-1)).replace('"median_ttft_ms": 38.0', '"median_ttft_ms": 1e400')
     with pytest.raises(ResultValueError, match="median_ttft_ms is inf, not a finite number") as e:
         read_result_file(text)
-    assert "p99_tpot_ms is -1; a time must be above 0 ms" in str(e.value)
+    assert "p99_tpot_ms is -1; a time must be 0 ms or more" in str(e.value)
     # the same file with sound figures is read: 25,600 / 100 = 256 prompt tokens, TPOT p50 11.5 ms
     lv = read_result_file(json.dumps(USER_RESULT))[1][0]
     assert lv["prompt_tokens_mean"] == 256 and lv["tpot_ms_p50"] == 11.5 and lv["concurrency"] == 4
@@ -228,7 +236,7 @@ def test_a_guidellm_report_passes_the_same_check():
         read_result_file(json.dumps(report))  # json writes NaN, as Python's json module reads it
     msg = str(e.value)
     assert msg.startswith("This GuideLLM report has impossible figures")
-    assert "benchmarks[0].metrics.request_latency.successful.median is -0.9; a time must be above 0 ms" in msg
+    assert "benchmarks[0].metrics.request_latency.successful.median is -0.9; a time must be 0 ms or more" in msg
     assert "benchmarks[0].metrics.inter_token_latency_ms.successful.median is nan, not a number" in msg
     report["benchmarks"][0]["config"]["strategy"]["streams"] = -4
     report["benchmarks"][0]["metrics"] = dict(m, request_latency=dist(0.9), inter_token_latency_ms=dist(11.0))

@@ -199,7 +199,7 @@ def test_a_file_with_an_impossible_figure_is_refused_on_the_page_by_its_field():
     assert not at.exception and not at.dataframe and not at.metric
     msg = at.error[0].value.replace("\\", "")
     assert "the file's max_concurrency is -4; a concurrency must be a positive whole number" in msg
-    assert "the file's median_ttft_ms is -38; a time must be above 0 ms" in msg
+    assert "the file's median_ttft_ms is -38; a time must be 0 ms or more" in msg
     assert not any("batch must be a positive integer" in w.value for w in at.warning)
 
 
