@@ -86,7 +86,8 @@ class TimeBreakdown:
             excess of the weight read, ``max(0, compute - weights)``, so the four add up to ``bound_s``).
         bound_s: the roofline lower bound (``calc.roofline`` / ``calc.parallel``).
         fixed_s: fixed time per step, per sequence, per layer and per request.
-        efficiency_s: the bound's parts divided by the utilisations, less the bound.
+        efficiency_s: the bound's parts divided by the utilisations, the weight read and the matmuls added (the bound
+            overlaps them, the estimate does not), less the bound.
         interference_s: other requests' prefill in the same steps (continuous batching).
         queue_s: waiting before the first token (TTFT only; 0 for TPOT).
         estimate_s: the sum of the parts above.
