@@ -115,6 +115,13 @@ class TimeBreakdown:
                 "efficiency": self.efficiency_s, "batching interference": self.interference_s, "queueing": self.queue_s}
 
 
+#: What caps the decode batch below the requests in flight, in words, by ``ServingEstimate.batch_limit`` (the
+#: limits that can hold requests waiting; "concurrency" and "rate" are the load itself).
+BATCH_LIMIT_WHY = {"kv_capacity": "its KV cache, at the share of GPU memory the engine gives it, holds no more",
+                   "max_batch": "the engine's max batch setting allows no more",
+                   "token_budget": "the engine's per-step token budget allows no more"}
+
+
 @dataclass(frozen=True)
 class ServingEstimate:
     """The serving model's prediction for one engine, layout and workload.

@@ -112,10 +112,7 @@ def batch_notes(rates) -> list[str]:
                      f"{rates.context_len:,}-token context.")
     est = getattr(rates, "estimate", None)
     if est is not None and round(est.decode_batch) < rates.batch:
-        why = {"kv_capacity": "its KV cache, at the share of GPU memory the engine gives it, holds no more",
-               "max_batch": "the engine's max batch setting allows no more",
-               "token_budget": "the engine's per-step token budget allows no more"}.get(
-                   est.batch_limit, f"its {est.batch_limit} allows no more")
+        why = serving.BATCH_LIMIT_WHY.get(est.batch_limit, f"its {est.batch_limit} allows no more")
         notes.append(f"The serving estimate decodes {est.decode_batch:,.0f} of the {rates.batch:,} requests in flight "
                      f"at once ({measurements.engine_name(est.engine)}: {why}; the rest wait).")
     return notes
