@@ -55,7 +55,13 @@ def _check_estimate(at, est, price=None):
         assert m["USD per 1M output tokens, serving estimate"].value == formats.fmt_usd(
             cost_per_million(est.output_tokens_per_s_per_gpu, price))
         assert m["USD per 1M output tokens, serving estimate"].delta == "bound " + formats.fmt_usd(
-            cost_per_million(est.bound_output_tokens_per_s_per_gpu, price))
+            cost_per_million(est.bound_output_tokens_per_s_per_gpu, price)) + ", decode steps only"
+    # the bound's throughput is B / bound TPOT per GPU of a replica (decode steps only), and the metric says so;
+    # GPUs per replica = all GPUs (output tok/s over its per-GPU figure) / replicas (requests over a replica's)
+    replicas = est.requests_per_s * est.e2e_s / est.concurrency if est.mode == "concurrency" else 1.0
+    per_replica = est.output_tokens_per_s / est.output_tokens_per_s_per_gpu / round(replicas)
+    assert m["Output tok/s per GPU, serving estimate"].delta == (
+        f"bound {formats.fmt_number(est.decode_batch / est.bound_tpot_s / per_replica)}, decode steps only")
 
 
 def test_roofline_page_shows_the_serving_estimate_at_b_and_context():

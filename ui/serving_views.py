@@ -46,6 +46,9 @@ BOUND_AND_ESTIMATE = bound_and_estimate("time")
 CURRENT_RELEASE = (f"a current release of the chosen engine, dated, whichever engine that is, at the newest release "
                    f"of any engine in the benchmarks ({SOFTWARE_LATEST_RELEASE}): later releases may be faster")
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
+#: What the bound's throughput beside the estimate's counts (``ServingEstimate.bound_output_tokens_per_s_per_gpu``:
+#: the decode batch over the bound's TPOT, no prefill), said on the metric itself.
+BOUND_THROUGHPUT_WORDS = ", decode steps only"
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
 #: The breakdown figure's default name of a measured time's marker (``breakdown_figure``'s ``measured_s``).
@@ -287,15 +290,17 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                      help="What the engine measures: the bound plus fixed cost, efficiency, batching interference "
                           "and queueing (calc.serving). Range: the cross-validated error spread.")
         mc[2].metric("Output tok/s per GPU, serving estimate", formats.fmt_number(est.output_tokens_per_s_per_gpu),
-                     delta=f"bound {formats.fmt_number(est.bound_output_tokens_per_s_per_gpu)}",
+                     delta=f"bound {formats.fmt_number(est.bound_output_tokens_per_s_per_gpu)}{BOUND_THROUGHPUT_WORDS}",
                      delta_color="off", delta_arrow="off",
                      help=f"Range {formats.fmt_number(est.per_gpu_low)} - {formats.fmt_number(est.per_gpu_high)}. "
-                          "The bound's throughput is an upper bound.")
+                          "The bound's throughput is an upper bound: the decode batch over the bound's TPOT, decode "
+                          "steps only. The estimate's counts each request's prefill and wait too (requests x output "
+                          "tokens / end-to-end time), so the two differ by more than the engine's costs.")
         if price_per_gpu_hour_usd is not None:
             mc[3].metric("USD per 1M output tokens, serving estimate",
                          formats.fmt_usd(calc_cost.cost_per_million(est.output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
                          delta="bound " + formats.fmt_usd(calc_cost.cost_per_million(
-                             est.bound_output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
+                             est.bound_output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)) + BOUND_THROUGHPUT_WORDS,
                          delta_color="off", delta_arrow="off",
                          help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
     if output_len == 1 and prompt_len is not None:
