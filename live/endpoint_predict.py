@@ -389,10 +389,24 @@ def read_guidellm_report(text: str) -> list[dict]:
                                       np.nan_to_num(d["request_rate_per_s"], nan=1e18)))
 
 
+def _without_gaps_of_one_token(levels: list[dict]) -> list[dict]:
+    """``levels`` with TPOT and ITL made NaN (not measured) at a level whose requests have one output token or
+    fewer on average: there is no gap between tokens to time, and ``vllm bench serve`` writes 0 for them, which a
+    page would show as a measured 0 ms. Every other figure, TTFT and E2E included, stays."""
+    for lv in levels:
+        n = lv.get("output_tokens_mean", math.nan)
+        if n == n and n <= 1.0:
+            for key in [k for k in lv if k.startswith(("tpot_ms_", "itl_ms_"))]:
+                lv[key] = math.nan
+            if "itl_ms" in lv:
+                lv["itl_ms"] = []
+    return levels
+
+
 def read_result_file(text: str) -> tuple[str, list[dict]]:
     """Detect and read a vLLM or GuideLLM result file; returns (tool name, levels).
 
-    Every figure of either format passes the one check of ``_Figures``: times (ms, s) 0 or more (a run of one output token writes a TPOT and ITL of 0), counts, token
+    Every figure of either format passes the one check of ``_Figures``: times (ms, s) 0 or more (a run of one output token writes a TPOT and ITL of 0, read as not measured), counts, token
     totals and throughputs 0 or more, a concurrency a positive whole number, a rate above 0, each a finite
     JSON number; an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
     fields behind its prompt and output lengths with their values ("total_input_tokens 0"), for messages.
@@ -403,12 +417,12 @@ def read_result_file(text: str) -> tuple[str, list[dict]]:
         ValueError: neither format (the message names both and what each needs).
     """
     try:
-        return "vllm bench serve", read_vllm_result(text)
+        return "vllm bench serve", _without_gaps_of_one_token(read_vllm_result(text))
     except ResultValueError:
         raise  # a vLLM file with impossible figures: its own message, not "neither format"
     except ValueError as e_vllm:
         try:
-            return "GuideLLM", read_guidellm_report(text)
+            return "GuideLLM", _without_gaps_of_one_token(read_guidellm_report(text))
         except ResultValueError:
             raise
         except ValueError as e_guide:

@@ -206,11 +206,16 @@ def test_a_vllm_result_with_an_impossible_figure_is_refused_naming_the_field_and
 
 def test_a_run_of_one_output_token_with_a_tpot_of_zero_is_read():
     # vllm bench serve writes TPOT and ITL 0 when every request has one output token (no gap between tokens):
-    # a sound file, read with those zeros, not refused
+    # a sound file, read, not refused; those zeros are no measurement (NaN), its TTFT stays
     one = dict(USER_RESULT, total_output_tokens=100, mean_tpot_ms=0, median_tpot_ms=0, p99_tpot_ms=0,
                mean_itl_ms=0, median_itl_ms=0, p99_itl_ms=0)
     tool, levels = read_result_file(json.dumps(one))
-    assert tool == "vllm bench serve" and levels[0]["tpot_ms_p50"] == 0.0 and levels[0]["output_tokens_mean"] == 1.0
+    assert tool == "vllm bench serve" and levels[0]["output_tokens_mean"] == 1.0
+    assert math.isnan(levels[0]["tpot_ms_p50"]) and math.isnan(levels[0]["itl_ms_p99"])
+    assert levels[0]["ttft_ms_p50"] == 38.0
+    # two output tokens a request: a gap to time, so a TPOT of 0 there is read as written
+    two = dict(one, total_output_tokens=200)
+    assert read_result_file(json.dumps(two))[1][0]["tpot_ms_p50"] == 0.0
 
 
 def test_an_overflowing_figure_and_several_bad_ones_are_named_at_once():
