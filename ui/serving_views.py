@@ -294,7 +294,8 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                      delta_color="off", delta_arrow="off",
                      help=f"Range {formats.fmt_number(est.per_gpu_low)} - {formats.fmt_number(est.per_gpu_high)}. "
                           "The bound's throughput is an upper bound: the decode batch over the bound's TPOT, decode "
-                          "steps only. The estimate's counts each request's prefill and wait too (requests x output "
+                          "steps only. The serving estimate's counts each request's prefill and wait too "
+                          "(requests x output "
                           "tokens / end-to-end time), so the two differ by more than the engine's costs.")
         if price_per_gpu_hour_usd is not None:
             mc[3].metric("USD per 1M output tokens, serving estimate",
