@@ -16,9 +16,9 @@ from .hardware import get_accelerator, with_matmul
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import ServingEstimate, _breakdown, bounded_range, serving_frontier
+from .serving import ServingEstimate, estimate_from_arrays, serving_frontier
 from .serving_fit import _FP4, _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
-from .serving_params import error_quantiles, load_serving_params, param_values
+from .serving_params import load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
 CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_gpus", "weight_dtype", "kv_dtype",
@@ -261,22 +261,10 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
              for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
     r = rows.iloc[0]
-    key, reps, gpus, o = str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"])
-    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
-    ttft, tpot = _breakdown(mixed, "ttft", 0, q_lat), _breakdown(mixed, "tpot", 0, q_lat)
-    one = {k: float(v[0]) for k, v in mixed.items()}
-    per_gpu = one["output_tokens_per_s"] / gpus
-    bound_per_gpu = one["B"] / one["bound_tpot_s"] / gpus
-    e2e_low, e2e_high = bounded_range(one["e2e_s"], q_lat, one["bound_ttft_s"] + (o - 1) * one["bound_tpot_s"],
-                                      "latency")
-    gpu_low, gpu_high = bounded_range(per_gpu, q_thr, bound_per_gpu, "throughput")
     heaviest = max(weights, key=weights.get)
     notes = str(r.get("notes", "") or "").lower()
-    return ServingEstimate(
-        ttft=ttft, tpot=tpot, e2e_s=one["e2e_s"], e2e_low_s=float(e2e_low), e2e_high_s=float(e2e_high),
-        output_tokens_per_s=one["output_tokens_per_s"] * reps, output_tokens_per_s_per_gpu=per_gpu,
-        per_gpu_low=float(gpu_low), per_gpu_high=float(gpu_high), tokens_per_s_per_user=1.0 / tpot.estimate_s,
-        requests_per_s=one["requests_per_s"] * reps, bound_tpot_s=one["bound_tpot_s"],
-        bound_ttft_s=one["bound_ttft_s"], bound_output_tokens_per_s_per_gpu=bound_per_gpu, decode_batch=one["B"],
-        concurrency=one["C"], batch_limit=str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "",
-        engine=key, mode=str(r["mode"]), batching="static" if any(w in notes for w in _STATIC) else "continuous")
+    mixed.setdefault("decode_batch", mixed["B"])  # the decode batch B of the weighted points
+    return estimate_from_arrays(
+        mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
+        float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
+        "static" if any(w in notes for w in _STATIC) else "continuous")

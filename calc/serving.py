@@ -662,23 +662,36 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         if concurrency is None:
             comp["C"] = comp["N"].copy()
         a = combine(comp, p, costs, graphs)
-    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
+    return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
+                                str(comp["limit"][0]), mode, batching, notices)
+
+
+def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus_per_replica: float, output_len: float,
+                         concurrency: float, batch_limit: str, mode: str, batching: str, notices=()) -> ServingEstimate:
+    """A ``ServingEstimate`` from ``combine``'s arrays at their first point (per replica: ``decode_batch``, the
+    TTFT and TPOT parts, e2e_s, requests_per_s, output_tokens_per_s, bound_tpot_s, bound_ttft_s), with the
+    ranges of ``engine``'s cross-validated errors (``error_quantiles`` of ``params``), each bounded at the
+    roofline (``bounded_range``): throughput per GPU of a replica and for all ``replicas``; the bound's
+    throughput is the decode batch over the bound's TPOT (decode steps only). ``serving_estimate`` and
+    ``calc.comparison.row_estimate`` (one measurement row's weighted points) both build theirs here."""
+    q_lat, q_thr = error_quantiles(params, "latency", engine), error_quantiles(params, "throughput", engine)
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
-    e2e = float(a["e2e_s"][0])
-    per_gpu = float(a["output_tokens_per_s"][0]) / layout.gpus_per_replica
-    bound_per_gpu = float(comp["B"][0]) / float(a["bound_tpot_s"][0]) / layout.gpus_per_replica
-    e2e_bound = float(a["bound_ttft_s"][0]) + (o - 1) * float(a["bound_tpot_s"][0])
+    first = lambda k: float(np.asarray(a[k])[0])  # noqa: E731
+    e2e, b = first("e2e_s"), first("decode_batch")
+    per_gpu = first("output_tokens_per_s") / gpus_per_replica
+    bound_per_gpu = b / first("bound_tpot_s") / gpus_per_replica
+    e2e_bound = first("bound_ttft_s") + (output_len - 1) * first("bound_tpot_s")
     e2e_low, e2e_high = bounded_range(e2e, q_lat, e2e_bound, "latency")
     gpu_low, gpu_high = bounded_range(per_gpu, q_thr, bound_per_gpu, "throughput")
     return ServingEstimate(
         ttft=ttft, tpot=tpot, e2e_s=e2e, e2e_low_s=float(e2e_low),
-        e2e_high_s=float(e2e_high), output_tokens_per_s=per_gpu * layout.n_gpus,
+        e2e_high_s=float(e2e_high), output_tokens_per_s=per_gpu * gpus_per_replica * replicas,
         output_tokens_per_s_per_gpu=per_gpu, per_gpu_low=float(gpu_low),
         per_gpu_high=float(gpu_high), tokens_per_s_per_user=1.0 / tpot.estimate_s,
-        requests_per_s=float(a["requests_per_s"][0]) * reps, bound_tpot_s=float(a["bound_tpot_s"][0]),
-        bound_ttft_s=float(a["bound_ttft_s"][0]), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
-        decode_batch=float(comp["B"][0]), concurrency=float(comp["C"][0]), batch_limit=str(comp["limit"][0]),
-        engine=key, mode=mode, batching=batching, notices=tuple(notices))
+        requests_per_s=first("requests_per_s") * replicas, bound_tpot_s=first("bound_tpot_s"),
+        bound_ttft_s=first("bound_ttft_s"), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
+        decode_batch=b, concurrency=float(concurrency), batch_limit=batch_limit,
+        engine=engine, mode=mode, batching=batching, notices=tuple(notices))
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
