@@ -414,7 +414,8 @@ def test_a_batch_above_what_fits_says_so_by_the_bill_and_the_decode_rate_says_wh
     fit = calc.max_batch(m, a, 3750)
     at = pagetest.open_page(PAGE, mb_batch="4096")
     assert not at.exception
-    said = f"Decode batch reduced from 4,096 to {fit:,}: what fits in memory at a 3,750-token context."
+    said = (f"Decode batch reduced from 4,096 to {fit:,}: what fits in memory at a 3,750-token context (each sequence "
+            "at its mean while decoding, prompt + output / 2).")
     assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
     # the serving estimate decodes fewer than the requests in flight: its KV cache at the engine's share of memory
     est = calc.serving.serving_estimate(m, a, 3500, 500, concurrency=fit)

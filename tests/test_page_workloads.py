@@ -14,7 +14,7 @@ def _expected_summary():
     m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
     s = workload.generate(workload.presets()["agentic"], 512)
     rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, a, a.price_per_hour_usd))
-    ctx = int(s.input_tokens.mean() + s.output_tokens.mean())
+    ctx = round(float(s.input_tokens.mean())) + round(float(s.output_tokens.mean()))  # the mean request, whole
     gpu = pc.gpu_cache_bytes(m, a, 4, ctx, tp=rates.gpus_per_replica)
     return pc.replay_ttft(s, pc.default_tiers(gpu, 256e9, 2000e9), m, a, tp=rates.gpus_per_replica)
 
@@ -134,4 +134,35 @@ def test_the_context_past_the_trained_one_is_a_warning_by_the_bill_with_either_t
         fit = calc.max_batch(m, a, rates.context_len)
         assert fit < 32 and rates.batch == fit
         assert any(f"Decode batch reduced from 32 to {fit:,}: what fits in memory at a {rates.context_len:,}-token "
-                   "context." in c.value for c in at.caption)
+                   "context (each sequence at its mean while decoding, prompt + output / 2)." in c.value
+                   for c in at.caption)
+
+
+def test_the_cache_line_and_the_bills_batch_each_say_their_sizing_and_name_the_same_mean_request():
+    from ui.formats import md_escape
+    # The agentic preset's mean request: prompt 67,928.9 and output 529.0 tokens, rounded each to whole tokens as the
+    # bill prices them: 67,929 + 529 = 68,458. The cache line holds the Running batch's 4 sequences at that whole
+    # prompt + output (what a sequence holds by its last token); the bill's decode batch is sized at the mean context
+    # while decoding, 67,929 + round(529.0 / 2) = 68,193 tokens, where calc.max_batch fits 7 of the 32 asked. Both
+    # take the data sheet's 80 GB less the weights: 80e9 - 16.06e9 - 4 x 68,458 x 131,072 B = 28.05 GB for prefixes.
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    s = workload.generate(workload.presets()["agentic"], 512)
+    prompt, out = round(float(s.input_tokens.mean())), round(float(s.output_tokens.mean()))
+    whole, mean = prompt + out, prompt + round(float(s.output_tokens.mean()) / 2)
+    rates = wb.self_hosted_rates_for(s, bill.SelfHostedSetup(m, a, a.price_per_hour_usd, timing="serving"))
+    assert rates.context_len == mean == 68_193 and whole == 68_458
+    fit = calc.max_batch(m, a, mean)
+    assert rates.batch == fit < 32
+    kv_per_token = 32 * 8 * 128 * 2 * 2   # layers x KV heads x head dim x (K and V) x 2 bytes = 131,072 B
+    left_gb = (80e9 - calc.weight_bytes(m, "bf16") - 4 * whole * kv_per_token) / 1e9
+    at = open_page(PAGE, timeout=180)
+    assert not at.exception
+    [line] = [x.value for x in at.markdown if "running sequences of" in x.value]
+    assert (f"GPU keeps {left_gb:.2f} GB for prefixes (1 x NVIDIA H100 SXM 80GB less the weights and 4 running "
+            f"sequences of {whole:,} tokens: the Running batch, each at its whole prompt + output)") in line, line
+    assert any(f"Decode batch reduced from 32 to {fit:,}: what fits in memory at a {mean:,}-token context (each "
+               "sequence at its mean while decoding, prompt + output / 2)." in c.value for c in at.caption)
+    # the warning's mean request is the cache line's, to the token
+    [warning] = [w.value for w in at.warning if "trained context" in w.value]
+    assert f"The bill prices the mean request: {whole:,} tokens of prompt and output" in warning
+    assert md_escape(wb.context_warning(s, m, rates)) in warning

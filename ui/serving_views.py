@@ -112,7 +112,8 @@ def batch_notes(rates) -> list[str]:
     asked = getattr(rates, "requested_batch", None)
     if asked is not None and rates.batch < asked:
         notes.append(f"Decode batch reduced from {asked:,} to {rates.batch:,}: what fits in memory at a "
-                     f"{rates.context_len:,}-token context.")
+                     f"{rates.context_len:,}-token context (each sequence at its mean while decoding, prompt + "
+                     "output / 2).")
     est = getattr(rates, "estimate", None)
     if est is not None and round(est.decode_batch) < rates.batch:
         why = serving.BATCH_LIMIT_WHY.get(est.batch_limit, f"its {est.batch_limit} allows no more")

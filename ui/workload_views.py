@@ -233,7 +233,8 @@ def replay(sel, inp: WorkloadInputs) -> Replay:
     except ValueError as exc:
         rates, sh_error = None, exc
     tp = rates.gpus_per_replica if rates else 1
-    ctx = int(stream_.input_tokens.mean() + stream_.output_tokens.mean())
+    # a running sequence at its whole prompt + output, the mean request rounded as the bill prices it (calc.bill)
+    ctx = sum(max(1, int(round(float(t.mean())))) for t in (stream_.input_tokens, stream_.output_tokens))
     gpu_bytes = prefix_cache.gpu_cache_bytes(sel.model, sel.accelerator, int(inp.running_batch), ctx,
                                              sel.weight_dtype, sel.kv_dtype, tp)
     tiers = prefix_cache.default_tiers(gpu_bytes, inp.cpu_gb * 1e9, inp.ssd_gb * 1e9, inp.remote_gb * 1e9)
@@ -276,7 +277,8 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                 f"{stats['median_input_tokens']:,.0f} tokens, output mean {stats['mean_output_tokens']:,.0f} "
                 f"(reasoning {stats['mean_reasoning_tokens']:,.0f}). GPU keeps {formats.fmt_bytes(r.gpu_cache_bytes)} "
                 f"for prefixes ({r.gpus_per_replica} x {sel.accelerator.name} less the weights and "
-                f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens); a {r.stream.block_size}-token "
+                f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens: the Running batch, each at its "
+                f"whole prompt + output); a {r.stream.block_size}-token "
                 f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
     by_tier = r.summary.hit_rate_by_tier()
     with widgets.metric_row(6, per_row=3) as m:
