@@ -77,6 +77,7 @@ def bill_section() -> None:
                         + serving_views.follows_text(traffic.timing, traffic.engine) if row.name == "self-hosted" else "")
                 col.caption(f"{fmt_usd(row.per_generation_usd, significant=3)} per {traffic.per}{gpus}")
         bill_views.conventions_caption(scenario, tiers)
+        bill_views.context_warning(scenario, sel.model)  # once, whether or not the self-hosted tier fits
         if traffic.plain:
             st.markdown(f"**{scenario.generations_per_day:,.0f} requests a day**, each {prefix:,} shared prompt tokens + "
                         f"{unique:,} unique ones in, {out:,} tokens out.")

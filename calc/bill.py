@@ -287,6 +287,28 @@ def _decode_rate(output_per_s: float, prompt_len: int, output_len: int, prefill_
     return bound_decode_tps if per_token_s <= 1.0 / bound_decode_tps else 1.0 / per_token_s
 
 
+def _request_lengths(scenario: TrafficScenario) -> tuple[int, int]:
+    """(prompt tokens, output tokens) of the scenario's generation, rounded to whole tokens, each at least 1."""
+    return max(1, int(round(scenario.input_tokens))), max(1, int(round(scenario.output_tokens)))
+
+
+def generation_context_notice(scenario: TrafficScenario, model) -> str | None:
+    """What to warn of when one of the scenario's generations, its whole prompt (shared prefix + unique part) and its
+    output, runs past ``model``'s trained context: ``calc.serving.context_notice`` of those lengths (rounded to whole
+    tokens, as ``self_hosted_rates`` prices them), else None. Needs no replica, so it holds where the model does
+    not fit on the GPUs. Example: Llama-3-8B (trained on 8,192 tokens), 3,000 + 500 prompt and 10,000,000 output
+    tokens: "10,003,500 tokens of prompt and output exceed Llama-3-8B's trained context of 8,192: ...".
+
+    Args:
+        scenario: the token counts (``input_tokens``, ``output_tokens``).
+        model: a calc ``ModelConfig`` (its trained context: ``calc.models.beyond_trained_window``).
+
+    Returns:
+        the notice (str), or None when the generation fits in the trained context (or the model names none).
+    """
+    return context_notice(model, *_request_lengths(scenario))
+
+
 def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_hit_rate=None) -> SelfHostedRates:
     """Throughput and per-token cost of one replica, from calc's roofline (the inference course, week 11, step 4)
     or, with ``setup.timing`` "serving", from ``calc.serving.serving_estimate``.
@@ -317,9 +339,8 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
         ValueError: the model does not fit on 8 GPUs with room for one sequence's KV cache (timing "serving":
             in the memory the engine gives weights and cache).
     """
-    prompt_len = max(1, int(round(scenario.input_tokens)))
+    prompt_len, output_len = _request_lengths(scenario)
     context_len = prompt_len + max(1, int(round(scenario.output_tokens / 2)))
-    output_len = max(1, int(round(scenario.output_tokens)))
     est = None
     if setup.timing == "serving":
         n, fit, est = _serving_replica(setup, context_len, prompt_len, output_len)
@@ -341,7 +362,7 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     return SelfHostedRates(n, int(batch), int(context_len), rates[0], prefill_tps, replica_s[0], price,
                            float(cost_per_million(rates[0], price)), float(cost_per_million(prefill_tps, price)),
                            setup.timing, rates[1], rates[2], replica_s[2], replica_s[1], est, int(setup.batch),
-                           context_notice(setup.model, prompt_len, output_len))
+                           generation_context_notice(scenario, setup.model))
 
 
 def replicas_for_traffic(generations_per_day, replica_s_per_generation, peak_to_average) -> np.ndarray:

@@ -501,3 +501,26 @@ def test_a_context_past_eight_gpus_reads_with_thousands_separators():
     traffic = TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, 3000, 500, 10_000_000, 70)
     with pytest.raises(ValueError, match="with a 5,003,500-token context does not fit on 8 x"):
         self_hosted_rates(traffic, SelfHostedSetup(m, a, 2.0))
+
+
+
+def test_generation_context_notice_names_the_prompt_and_output_past_the_trained_context():
+    from calc.bill import generation_context_notice
+    m = get_model("llama-3-8b")
+    assert m.max_context_len == 8192
+
+    def notice(prefix, unique, out):
+        return generation_context_notice(TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, prefix, unique, out, 70), m)
+
+    # 3,000 + 500 prompt + 500 output = 4,000 tokens: inside 8,192
+    assert notice(3000, 500, 500) is None
+    # 7,692 + 0 + 500 = 8,192 exactly: inside; one output token more, 8,193, is past it
+    assert notice(7692, 0, 500) is None
+    assert notice(7692, 0, 501).startswith("8,193 tokens of prompt and output exceed Llama-3-8B's trained context of 8,192")
+    # 3,000 + 500 + 10,000,000 = 10,003,500 tokens: said although no replica of up to 8 H100s holds the model at that
+    # length (self_hosted_rates refuses it)
+    said = notice(3000, 500, 10_000_000)
+    assert said.startswith("10,003,500 tokens of prompt and output exceed Llama-3-8B's trained context of 8,192")
+    with pytest.raises(ValueError, match="does not fit on 8 x"):
+        self_hosted_rates(TrafficScenario.from_percentages(1000, 1.0, 0.1, 5.0, 3000, 500, 10_000_000, 70),
+                          SelfHostedSetup(m, get_accelerator("h100-sxm"), 2.0))

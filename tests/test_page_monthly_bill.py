@@ -438,3 +438,36 @@ def test_a_context_past_eight_gpus_is_written_with_separators():
     at = pagetest.open_page(PAGE, mb_out="10000000")
     # 3,000 + 500 + 10,000,000 / 2 = 5,003,500 tokens
     assert any("with a 5,003,500-token context" in e.value for e in at.error), [e.value for e in at.error]
+
+
+
+def test_a_context_past_the_trained_one_is_one_warning_and_the_api_tiers_say_their_limits_are_not_checked():
+    def warned(at):
+        return [w.value for w in at.warning if "trained context" in w.value]
+
+    # 3,000 + 500 prompt + 10,000,000 output = 10,003,500 tokens, past Llama-3-8B's 8,192; the tier does not fit
+    at = pagetest.open_page(PAGE, mb_out="10000000")
+    assert not at.exception
+    assert warned(at) == ["Self-hosted tier: 10,003,500 tokens of prompt and output exceed Llama-3-8B's trained "
+                          "context of 8,192: an engine refuses such a request; the times are the arithmetic all the same."]
+    assert any("Self-hosted tier left out" in e.value for e in at.error)
+    [billed] = [c.value for c in at.caption if c.value.startswith("Billed as:")]
+    assert "The API models' own context and output limits are not checked" in billed
+    # 3,500 + 6,000 = 9,500 tokens: the tier fits and is priced, and the warning is still said once, with either timing
+    for timing in ("serving", "bound"):
+        at = pagetest.open_page(PAGE, mb_out="6000", mb_timing=timing)
+        assert not at.exception and "self-hosted" in _bills(at)
+        assert len(warned(at)) == 1 and warned(at)[0].startswith("Self-hosted tier: 9,500 tokens"), warned(at)
+        assert not any("trained context" in i.value for i in at.info)
+    # the defaults, 4,000 tokens: no warning
+    assert warned(pagetest.open_page(PAGE)) == []
+
+
+@pytest.mark.parametrize("query", [
+    {"mb_prefix": "10000000", "mb_unique": "10000000", "mb_out": "10000000", "mb_timing": "bound"},
+    {"mb_prefix": "0", "mb_unique": "0", "mb_out": "1", "mb_hit": "100", "mb_batch": "4096", "mb_peak": "100"},
+    {"mb_mode": "requests a day", "mb_rpd": "10000000000", "mb_out": "10000000"},
+])
+def test_the_longest_and_shortest_generations_the_inputs_accept_give_no_traceback(query):
+    at = pagetest.open_page(PAGE, **query)
+    assert not at.exception, at.exception

@@ -206,12 +206,18 @@ def price_editor(notice=None) -> tuple[pd.DataFrame, str]:
     return edited, link
 
 
+#: Beside the API tiers: the price data carries no context or output limit per tier, so none is checked.
+API_LIMITS = ("The API models' own context and output limits are not checked (the price table carries none): "
+              "each tier is priced at any prompt and output length.")
+
+
 def conventions_caption(scenario, tiers) -> None:
     """One caption naming, per API tier, the convention its bill follows (long-context tier or base, the
-    cache-write multiplier, batch / off-peak), from ``PriceTier.convention``."""
+    cache-write multiplier, batch / off-peak), from ``PriceTier.convention``, and that the API models' own
+    context limits are not checked (``API_LIMITS``)."""
     lines = [f"{formats.md_escape(t.name)}: {formats.md_escape(t.convention(scenario))}" for t in tiers]
     st.caption("Billed as: " + " · ".join(lines) + ". A prompt above a long-context threshold bills the whole "
-               "request at the higher rates (input and output).")
+               "request at the higher rates (input and output). " + API_LIMITS)
 
 
 def bill_tables(table: pd.DataFrame, csv_in: dict, per: str = "generation", unit: str = "DAU") -> None:
@@ -293,7 +299,8 @@ def self_hosted_caption(sel, rates) -> None:
 
 def self_hosted_note(scenario, setup, rates, key: str = "mb") -> None:
     """Under the bill: which timing the self-hosted tier follows, its range, the other timing's bill and the
-    replica's TPOT breakdown (``serving_views.self_hosted_pricing``), from ``calc.bill``."""
+    replica's TPOT breakdown (``serving_views.self_hosted_pricing``), from ``calc.bill``. A context past the
+    model's trained one is not warned of here: ``context_warning`` does it once, by the bill."""
     other = dataclasses.replace(setup, timing="bound" if setup.timing == "serving" else "serving")
     try:
         other_rates = bill.self_hosted_rates(scenario, other)
@@ -303,7 +310,16 @@ def self_hosted_note(scenario, setup, rates, key: str = "mb") -> None:
     bills = [b.total_usd for b in bill.self_hosted_bill_range(scenario, setup, rates)]
     serving_rates = rates if setup.timing == "serving" else other_rates
     serving_views.self_hosted_pricing(setup.timing, setup.engine, bills, other_usd, serving_rates, key,
-                                      other_error=other_error, rates=rates)
+                                      other_error=other_error, rates=rates, warn_context=False)
+
+
+def context_warning(scenario, model) -> None:
+    """One warning by the bill when a generation's prompt and output run past the self-hosted ``model``'s trained
+    context (``calc.bill.generation_context_notice``), whether or not the model fits on the GPUs; nothing
+    otherwise."""
+    notice = bill.generation_context_notice(scenario, model)
+    if notice:
+        st.warning(f"Self-hosted tier: {formats.md_escape(notice)}.", icon=":material/warning:")
 
 
 def dau_chart_parts(sweep: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

@@ -124,7 +124,7 @@ def batch_notes(rates) -> list[str]:
 
 def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: float | None, serving_rates, key: str,
                         what: str = "The self-hosted bill", other_error: Exception | None = None, rates=None,
-                        context_warning: str | None = None) -> None:
+                        context_warning: str | None = None, warn_context: bool = True) -> None:
     """Under a page's self-hosted bill: which timing it follows, its range, the other timing's bill beside it, and
     the self-hosted replica's TPOT breakdown (``show_estimate``) in an expander, built only while open.
 
@@ -141,6 +141,7 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
         rates: the chosen timing's ``SelfHostedRates``: its reduced batch (``batch_notes``) and, unless
             ``context_warning`` is given, its ``context_notice`` are shown by the bill (st.warning, st.caption).
         context_warning: a page's own warning of contexts past the model's trained one (it replaces the rates').
+        warn_context: False where the page warns of the context itself, elsewhere: no second warning here.
     Beside the bill, too: the serving estimate's other notices (st.info) when the bill follows it.
     """
     low, mid, high = (float(x) for x in bills_usd)
@@ -166,7 +167,7 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
                  f"the serving estimate cannot price it ({formats.md_escape(other_error)})")
     st.markdown(f"{said}; {other}.")
     beyond = context_warning or getattr(rates, "context_notice", None)
-    if beyond:
+    if beyond and warn_context:
         st.warning(f"Self-hosted tier: {formats.md_escape(beyond)}.", icon=":material/warning:")
     chosen = getattr(rates, "estimate", None) if timing == "serving" else None
     if chosen is not None:
