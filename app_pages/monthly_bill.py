@@ -19,7 +19,8 @@ def _tiers_and_verdict(scenario, tiers, setup, unit="DAU"):
 def _sweeps(scenario, tiers, setup):
     """The bill against DAU and against the hit rate, and the DAU chart's points per tier, cached on their
     inputs for every session (read-only)."""
-    sweep = bill_compare.bill_vs_dau(scenario, tiers, setup)
+    sweep = bill_compare.bill_vs_dau(scenario, tiers, setup,  # the serving estimate's range beside its staircase
+                                     with_range=setup is not None and setup.timing == "serving")
     return sweep, bill_compare.bill_vs_hit_rate(scenario, tiers, setup), bill_views.dau_chart_parts(sweep)
 
 
@@ -101,7 +102,8 @@ def bill_section() -> None:
         bill_views.self_hosted_note(scenario, setup, rates)
         bill_views.self_hosted_caption(sel, rates)
     sweep, sweep_h, dau_parts = _sweeps(scenario, tiers, setup)
-    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit, dau_parts)
+    bill_views.bill_sweeps(sweep, sweep_h, dau, hit, csv_in, traffic.unit, dau_parts,
+                           traffic.timing if setup is not None else None, traffic.engine)
     if setup is not None:  # API, rent or buy against the monthly volume, and where the money goes
         energy.owning_section(owning, rates, tiers, sel.price_per_hour_usd, peak)
 

@@ -101,16 +101,27 @@ def _dau_grid(dau) -> np.ndarray:
     return d
 
 
+#: Columns ``bill_vs_dau(..., with_range=True)`` adds: the self-hosted staircase at the low and the high end of the
+#: serving estimate's range (USD per month, GPUs rented).
+RANGE_COLUMNS = ("total_low_usd", "total_high_usd", "n_gpus_low", "n_gpus_high")
+
+
 def bill_vs_dau(scenario: TrafficScenario, tiers: list[PriceTier], setup: SelfHostedSetup | None,
-                dau=None) -> pd.DataFrame:
+                dau=None, with_range: bool = False) -> pd.DataFrame:
     """Monthly bill of each tier against DAU (vectorised over ``dau``; other inputs from ``scenario``).
 
     Args:
         dau: 1-D array of DAU values, each in [0, 1e10] (default ``DAU_SWEEP``).
+        with_range: also give the self-hosted staircase at both ends of the serving estimate's range
+            (``RANGE_COLUMNS``), the ends ``calc.bill.self_hosted_bill_range`` prices one DAU at:
+            total_low_usd = max(1, ceil(G x replica_s_low x rho / 86,400)) x M, with replica_s_low the replica
+            seconds at the estimate's high throughput (the fewest GPUs), total_high_usd the same at its low
+            throughput; n_gpus_low, n_gpus_high the GPUs each rents (integers). Missing on the API rows; equal
+            to total_usd and n_gpus with timing "bound" (the bound has no range). Ignored without a setup.
 
     Returns:
-        long DataFrame with columns dau, name, total_usd, n_gpus (len(dau) x (tiers + 1) rows); the
-        self-hosted rows are the staircase max(1, ceil(c D)) x M.
+        long DataFrame with columns dau, name, total_usd (USD per month), n_gpus (len(dau) x (tiers + 1) rows),
+        then ``RANGE_COLUMNS`` when asked; the self-hosted rows are the staircase max(1, ceil(c D)) x M.
 
     Raises:
         ValueError: bad dau values; see ``self_hosted_rates``.
@@ -123,11 +134,23 @@ def bill_vs_dau(scenario: TrafficScenario, tiers: list[PriceTier], setup: SelfHo
         frames.append(pd.DataFrame({"dau": d, "name": t.name, "total_usd": gens_month * per_gen, "n_gpus": 0}))
     if setup is not None:
         r = self_hosted_rates(scenario, setup)
-        n_rep = replicas_for_traffic(scenario.generations_per_dau_per_day * d, r.replica_s_per_generation,
-                                setup.peak_to_average)
-        frames.append(pd.DataFrame({"dau": d, "name": "self-hosted", "total_usd": n_rep * r.replica_month_usd,
-                                    "n_gpus": n_rep * r.gpus_per_replica}))
-    return pd.concat(frames, ignore_index=True)
+        gens_day = scenario.generations_per_dau_per_day * d
+
+        def staircase(rates: SelfHostedRates) -> tuple[np.ndarray, np.ndarray]:
+            n_rep = replicas_for_traffic(gens_day, rates.replica_s_per_generation, setup.peak_to_average)
+            return n_rep * rates.replica_month_usd, n_rep * rates.gpus_per_replica
+
+        usd, gpus = staircase(r)
+        frame = pd.DataFrame({"dau": d, "name": "self-hosted", "total_usd": usd, "n_gpus": gpus})
+        if with_range:  # the bill's low end is the estimate's high throughput (SelfHostedRates.for_bill_end)
+            for end in ("low", "high"):
+                frame[f"total_{end}_usd"], frame[f"n_gpus_{end}"] = staircase(r.for_bill_end(end))
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    if with_range and setup is not None:  # GPU counts stay whole numbers beside the API rows' blanks
+        out = out[["dau", "name", "total_usd", "n_gpus", *RANGE_COLUMNS]].astype(
+            {"n_gpus_low": "Int64", "n_gpus_high": "Int64"})
+    return out
 
 
 def bill_vs_hit_rate(scenario: TrafficScenario, tiers: list[PriceTier], setup: SelfHostedSetup | None,

@@ -503,6 +503,62 @@ def test_a_context_past_eight_gpus_reads_with_thousands_separators():
         self_hosted_rates(traffic, SelfHostedSetup(m, a, 2.0))
 
 
+def test_bill_vs_dau_with_range_is_the_staircase_at_the_serving_estimates_two_ends():
+    from calc.bill import self_hosted_bill_range
+    from calc.bill_compare import RANGE_COLUMNS
+    # The page's defaults (1.1% of DAU create, 5 generations each: G = 0.055 x DAU a day; 3,000 + 500 prompt
+    # tokens, 70% of the 3,000 hit, so 1,400 miss; 500 output) on Llama-3-8B, one H100 at $3.99/h per replica:
+    # a replica's month is 1 x 3.99 x 720 = $2,872.80. At one end of the serving estimate's range a generation
+    # holds the replica s = 1,400 / prefill tok/s + 500 / decode tok/s at that end (the high throughput gives the
+    # low bill), and the bill is max(1, ceil(G x s x 3 / 86,400)) replicas.
+    s = TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70)
+    setup = _llama3_h100("serving")
+    r = self_hosted_rates(s, setup)
+    assert r.gpus_per_replica == 1 and r.replica_month_usd == pytest.approx(2872.80)
+    s_low = 1400 / r.prefill_tokens_per_s + 500 / r.decode_tokens_per_s_high
+    s_high = 1400 / r.prefill_tokens_per_s + 500 / r.decode_tokens_per_s_low
+    daus = np.array([0.0, 1e3, 1e6, 1e7, 5e7, 1e9])
+    df = bill_vs_dau(s, default_tiers(), setup, daus, with_range=True)
+    assert list(df.columns) == ["dau", "name", "total_usd", "n_gpus", *RANGE_COLUMNS]
+    hosted = df[df["name"] == "self-hosted"].set_index("dau")
+    for dau in daus:
+        g = 0.055 * dau
+        for end, sec in (("low", s_low), ("high", s_high)):
+            n = max(1, math.ceil(g * sec * 3 / 86_400 - 1e-9))
+            assert hosted.loc[dau, f"n_gpus_{end}"] == n, (dau, end)
+            assert hosted.loc[dau, f"total_{end}_usd"] == pytest.approx(n * 2872.80), (dau, end)
+        # the same ends as the bill's range at that DAU (calc.bill.self_hosted_bill_range, one DAU at a time)
+        low, mid, high = self_hosted_bill_range(s.replace(dau=float(dau)), setup)
+        assert hosted.loc[dau, "total_low_usd"] == pytest.approx(low.total_usd)
+        assert hosted.loc[dau, "total_usd"] == pytest.approx(mid.total_usd)
+        assert hosted.loc[dau, "total_high_usd"] == pytest.approx(high.total_usd)
+        assert (hosted.loc[dau, "n_gpus_low"], hosted.loc[dau, "n_gpus_high"]) == (low.n_gpus, high.n_gpus)
+    # 10M DAU: 550,000 generations a day; s_low = 1,400 / 61,943 + 500 / 2,987 = 0.190 s -> 3.63 -> 4 replicas
+    # ($11,491.20); s_high = 1,400 / 61,943 + 500 / 1,763 = 0.306 s -> 5.85 -> 6 ($17,236.80); the estimate's 5 between
+    assert (hosted.loc[1e7, "n_gpus_low"], hosted.loc[1e7, "n_gpus"], hosted.loc[1e7, "n_gpus_high"]) == (4, 5, 6)
+    assert hosted.loc[1e7, "total_low_usd"] == pytest.approx(11_491.20)
+    assert hosted.loc[1e7, "total_high_usd"] == pytest.approx(17_236.80)
+    # the API rows carry no range; the GPU counts stay whole numbers
+    api = df[df["name"] != "self-hosted"]
+    assert api["total_low_usd"].isna().all() and api["n_gpus_high"].isna().all()
+    assert str(df["n_gpus_low"].dtype) == "Int64"
+
+
+def test_bill_vs_dau_keeps_its_columns_by_default_and_the_bound_has_no_range():
+    s = TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70)
+    daus = np.array([1e3, 1e7, 5e7])
+    plain = bill_vs_dau(s, default_tiers(), _llama3_h100("bound"), daus)
+    assert list(plain.columns) == ["dau", "name", "total_usd", "n_gpus"]   # the course's sweep, unchanged
+    ranged = bill_vs_dau(s, default_tiers(), _llama3_h100("bound"), daus, with_range=True)
+    hosted = ranged[ranged["name"] == "self-hosted"]
+    # the bound has no range: both ends are its own staircase (at 50M DAU it rents more than one replica)
+    assert hosted["n_gpus"].iloc[-1] > 1
+    for end in ("low", "high"):
+        assert hosted[f"total_{end}_usd"].tolist() == pytest.approx(hosted["total_usd"].tolist())
+        assert hosted[f"n_gpus_{end}"].astype(int).tolist() == hosted["n_gpus"].tolist()
+    # no self-hosted tier: nothing to range, the plain sweep
+    assert list(bill_vs_dau(s, default_tiers(), None, daus, with_range=True).columns) == list(plain.columns)
+
 
 def test_generation_context_notice_names_the_prompt_and_output_past_the_trained_context():
     from calc.bill import generation_context_notice

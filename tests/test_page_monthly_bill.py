@@ -440,6 +440,65 @@ def test_a_context_past_eight_gpus_is_written_with_separators():
     assert any("with a 5,003,500-token context" in e.value for e in at.error), [e.value for e in at.error]
 
 
+def _dau_chart(at):
+    return next(f for f in figures(at) if f["layout"].get("xaxis", {}).get("type") == "log"
+                and any(d.get("name") == "self-hosted" for d in f["data"]))
+
+
+def test_the_bill_against_dau_draws_the_serving_estimates_range_and_says_the_bound_has_none():
+    import math
+    import calc
+    from calc import bill
+    from calc.product_traffic import TrafficScenario
+    from pagetest import plotly_values
+    from ui.bill_views import RANGE_LEGEND
+    # The page's defaults: G = 0.055 x DAU generations a day, 1,400 prompt tokens missing the cache, 500 output;
+    # Llama-3-8B on one H100 at $3.99/h ($2,872.80 a month). At the sweep's last point, 1e9 DAU, G = 55M a day; at
+    # the range's low (high) end a generation holds the replica 1,400 / prefill tok/s + 500 / the estimate's high
+    # (low) decode tok/s, and the bill is ceil(G x s x 3 / 86,400) replicas.
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    r = bill.self_hosted_rates(TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70),
+                               bill.SelfHostedSetup(m, a, 3.99, timing="serving"))
+
+    def usd(decode_tps):
+        return math.ceil(55e6 * (1400 / r.prefill_tokens_per_s + 500 / decode_tps) * 3 / 86_400) * 2872.80
+
+    at = pagetest.open_page(PAGE)
+    spec = _dau_chart(at)
+    ends = [d for d in spec["data"] if d.get("name") == RANGE_LEGEND]
+    assert len(ends) == 2 and [d.get("showlegend", True) for d in ends] == [True, False]  # one legend entry
+    assert all(d["line"]["dash"] == "dash" and d["line"]["shape"] == "hv" for d in ends)
+    assert ends[1]["fill"] == "tonexty"                                                  # the band between them
+    low, high = (plotly_values(d["y"])[-1] for d in ends)
+    assert low == pytest.approx(usd(r.decode_tokens_per_s_high)) and high == pytest.approx(usd(r.decode_tokens_per_s_low))
+    [hosted] = [d for d in spec["data"] if d.get("name") == "self-hosted"]
+    assert low < plotly_values(hosted["y"])[-1] < high
+    assert any("the dashed staircases and the band between them are the bill at the two ends of its throughput range"
+               in c.value for c in at.caption)
+
+    at.radio(key="mb_timing").set_value("bound").run()
+    assert not at.exception
+    assert not [d for d in _dau_chart(at)["data"] if d.get("name") == RANGE_LEGEND]
+    assert any("the staircase follows the roofline bound, which has no range" in c.value for c in at.caption)
+
+
+def test_the_dau_charts_csv_carries_the_range_in_columns_named_with_their_units():
+    import calc
+    from calc import api_tiers, bill, bill_compare
+    from calc.product_traffic import TrafficScenario
+    from ui.downloads import csv_with_inputs
+    # The page's DAU sweep with the serving estimate is bill_vs_dau with the range (the chart above draws its
+    # columns) and goes to the download as it is, written by csv_with_inputs. At 10M DAU 4 / 5 / 6 replicas of one
+    # H100 (tests/test_bill.py works them by hand): $11,491.20 and $17,236.80 at the ends, $14,364.00 between
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    s = TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70)
+    sweep = bill_compare.bill_vs_dau(s, api_tiers.default_tiers(), bill.SelfHostedSetup(m, a, 3.99, timing="serving"),
+                                     [1e7], with_range=True)
+    lines = [x for x in csv_with_inputs(sweep, {}).splitlines() if x and not x.startswith("#")]
+    assert lines[0] == "dau,name,total_usd,n_gpus,total_low_usd,total_high_usd,n_gpus_low,n_gpus_high"
+    assert lines[-1] == "10000000.0,self-hosted,14364.0,5,11491.2,17236.8,4,6"
+    assert lines[1].endswith(",,,,")                         # an API tier: no range
+
 
 def test_a_context_past_the_trained_one_is_one_warning_and_the_api_tiers_say_their_limits_are_not_checked():
     def warned(at):

@@ -36,6 +36,13 @@ def _chart_points(part):
     return part[keep]
 
 
+#: The self-hosted staircase at the ends of the serving estimate's range in the bill-against-DAU chart: the
+#: names of its two parts in ``dau_chart_parts`` (the bill's low end, then its high end), and their one legend entry.
+RANGE_PARTS = {"self-hosted, range low": "low", "self-hosted, range high": "high"}
+RANGE_LEGEND = "self-hosted, serving-estimate range (low/high)"
+RANGE_COLOR, RANGE_FILL = "#7f7f7f", "rgba(127, 127, 127, 0.2)"
+
+
 PRICE_COLUMNS = ("input_usd_per_mtok", "cached_input_usd_per_mtok", "output_usd_per_mtok")
 
 
@@ -324,18 +331,59 @@ def context_warning(scenario, model) -> None:
 
 def dau_chart_parts(sweep: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(tier name, the rows its line draws: ``_chart_points``) for each tier of a ``bill_vs_dau`` sweep, in
-    the sweep's order. A page computes them once per sweep beside the sweep (they depend on nothing else)."""
-    return [(name, _chart_points(part)) for name, part in sweep.groupby("name", sort=False)]
+    the sweep's order; after the self-hosted staircase, where the sweep carries the serving estimate's range
+    (``calc.bill_compare.RANGE_COLUMNS``), the staircase at the range's low and high ends (``RANGE_PARTS``, with
+    columns dau, total_usd, n_gpus). A page computes them once per sweep beside the sweep (they depend on
+    nothing else)."""
+    parts = []
+    for name, part in sweep.groupby("name", sort=False):
+        parts.append((name, _chart_points(part)))
+        # after the staircase, so that it keeps the colour it has in the other charts (the theme's colours go to
+        # the lines in turn); the range's thin lines show it beneath them
+        if name == "self-hosted" and "total_low_usd" in part:
+            for label, end in RANGE_PARTS.items():
+                at_end = part[["dau", f"total_{end}_usd", f"n_gpus_{end}"]].set_axis(["dau", "total_usd", "n_gpus"],
+                                                                                      axis=1)
+                at_end["n_gpus"] = at_end["n_gpus"].to_numpy(dtype=np.int64)  # whole GPUs on the self-hosted rows
+                parts.append((label, _chart_points(at_end)))
+    return parts
+
+
+def dau_caption(timing: str | None, engine: str = "vllm") -> str:
+    """The words under the bill-against-DAU chart on the self-hosted staircase's range: drawn at the serving
+    estimate's two ends, or none with the roofline bound. "" without a self-hosted tier (``timing`` None)."""
+    if timing is None:
+        return ""
+    if timing == "serving":
+        return ("Self-hosted: the solid staircase follows the serving estimate "
+                f"({measurements.engine_name(engine)}); the dashed staircases and the band between them are the bill at "
+                "the two ends of its throughput range (the high throughput rents the fewest GPUs, the low the most).")
+    return ("Self-hosted: the staircase follows the roofline bound, which has no range (the least time the GPUs "
+            "could take); price self-hosting with the serving estimate to see its range.")
 
 
 def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, csv_in: dict,
-                unit: str = "daily users", dau_parts: list[tuple[str, pd.DataFrame]] | None = None) -> None:
+                unit: str = "daily users", dau_parts: list[tuple[str, pd.DataFrame]] | None = None,
+                timing: str | None = None, engine: str = "vllm") -> None:
     """Two charts side by side: the bill against DAU (log-log), and against the prompt-cache hit rate.
-    ``dau_parts``: ``dau_chart_parts(sweep)`` when the caller has it (computed here otherwise)."""
+    ``dau_parts``: ``dau_chart_parts(sweep)`` when the caller has it (computed here otherwise). ``timing``,
+    ``engine``: what the self-hosted staircase follows (``Traffic.timing``; None without a self-hosted tier), for
+    the caption on its range (``dau_caption``); the range itself is drawn where the sweep carries it."""
     left, right = st.columns(2)
     with left:
         fig = charts.Figure()
-        for name, part in (dau_chart_parts(sweep) if dau_parts is None else dau_parts):
+        parts = dau_chart_parts(sweep) if dau_parts is None else dau_parts
+        for name, part in parts:
+            end = RANGE_PARTS.get(name)
+            if end is not None:  # a thin dashed staircase; the high end fills the band down to the low one. Grey in
+                # either theme: the tiers take the theme's colours in turn, and the range is no tier of its own
+                fig.add_scatter(x=part["dau"], y=part["total_usd"], name=RANGE_LEGEND, mode="lines", line_shape="hv",
+                                line=dict(color=RANGE_COLOR, dash="dash", width=1), legendgroup="range",
+                                showlegend=end == "low", fill="tonexty" if end == "high" else None,
+                                fillcolor=RANGE_FILL, customdata=part["n_gpus"],
+                                hovertemplate=f"self-hosted, serving-estimate range ({end} end)<br>%{{x:,.0f}} {unit}: "
+                                "$%{y:,.0f} per month<br>%{customdata} GPUs<extra></extra>")
+                continue
             fig.add_scatter(x=part["dau"], y=part["total_usd"], name=name, mode="lines",
                             line_shape="hv" if name == "self-hosted" else "linear", customdata=part["n_gpus"],
                             hovertemplate=name + "<br>%{x:,.0f} " + unit + ": $%{y:,.0f} per month"
@@ -345,6 +393,9 @@ def bill_sweeps(sweep: pd.DataFrame, sweep_h: pd.DataFrame, dau: int, hit: int, 
         fig.update_layout(xaxis_title=f"{unit} (log)",
                           yaxis_title="USD per month (log)", xaxis_type="log", yaxis_type="log")
         charts.show_chart(fig, key="mb_dau_chart")
+        words = dau_caption(timing, engine)
+        if words:
+            st.caption(words)
         downloads.download_csv(sweep, "bill_vs_dau.csv", key="mb_dau_csv", inputs=csv_in)
     with right:
         fig = charts.Figure()
