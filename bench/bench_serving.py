@@ -4,7 +4,8 @@ Run: python bench/bench_serving.py
 Prints (1) the error tables of the estimate before the serving model (the bound's parts over MBU 0.69
 and MFU 0.80) and of the serving model, in-sample and cross-validated (each source held out, each
 model held out): median |log(measured / predicted)|, share of rows within 25% and within 50%, overall
-and by kind, engine, accelerator and model family; (2) the rows the new model misses most; (3) the
+and by kind, engine, accelerator and model family; (2) the rows the new model misses most; the same figures on
+the held-out rows no fit reads (calc/data/serving_holdout.csv), by source, mode and metric; (3) the
 time of a 256-point throughput-per-GPU vs tokens/s-per-user frontier with the serving model beside the
 lower-bound sweep of the same batches. Target for (3): under 10 ms.
 """
@@ -18,7 +19,7 @@ import pandas as pd  # noqa: E402
 
 import calc  # noqa: E402
 from calc.serving import serving_frontier  # noqa: E402
-from calc.serving_fit import calibrate, error_tables, read_measurements  # noqa: E402
+from calc.serving_fit import calibrate, error_summary, error_tables, holdout_table, read_measurements  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 
@@ -50,6 +51,12 @@ def main():
     print("\n== largest in-sample misses (measured / predicted) ==")
     print(worst.assign(ratio=np.exp(worst["log_ratio"]), old_ratio=np.exp(worst["log_ratio_old"]))
           [["id", "metric", "measured", "predicted", "ratio", "old_ratio"]].to_string(index=False))
+    held, skipped = holdout_table(fitted)
+    print(f"\n== held-out rows no fit reads (calc/data/serving_holdout.csv): {len(held)} predicted, "
+          f"{len(skipped)} skipped ==")
+    print(pd.DataFrame([dict(group="all", **error_summary(held["log_ratio"]))]
+                       + [dict(group=" / ".join(map(str, g)), **error_summary(t["log_ratio"]))
+                          for g, t in held.groupby(["source_id", "mode", "metric"])]).to_string(index=False))
     print(f"\n{'benchmark':<90} {'median ms':>10} {'min ms':>8}")
     for label, fn in frontier_timings():
         med, best = median_ms(fn, repeat=30)

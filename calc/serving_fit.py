@@ -51,7 +51,7 @@ from scipy.optimize import least_squares
 
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .hardware import get_accelerator, with_matmul
-from .measurements import MEASUREMENTS_PATH, load_measurements, rounds_note
+from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
@@ -626,6 +626,37 @@ def cross_validate(measurements: pd.DataFrame, by: str = "source_id", params: di
     return out
 
 
+#: Published rows that no fit reads (the columns of serving_measurements.csv, sources in serving_sources.csv):
+#: the serving model's check on points it never saw. ``holdout_table`` predicts them with the stored parameters.
+HOLDOUT_PATH = DATA_DIR / "serving_holdout.csv"
+
+
+def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, list]:
+    """The serving model on the held-out rows (``HOLDOUT_PATH`` by default): each row measured against its
+    prediction with ``params`` (the stored serving_params.json by default), none of them seen by the fit
+    (``fit_serving_params`` reads serving_measurements.csv only).
+
+    Returns:
+        (table, skipped): table with one row per predicted measurement and columns id, source_id, model,
+        accelerator, engine_key, mode, metric, statistic, measured, predicted (the metric's unit: ms or
+        tokens/s), log_ratio (log(measured / predicted)); skipped: (id, reason) for rows the model does not
+        predict (``prepare_rows``).
+
+    Raises:
+        ValueError: a malformed file or a source id missing from serving_sources.csv (``load_measurements``).
+
+    Source: the cross-validation of this module, applied to rows kept out of every fit.
+    """
+    base = params or load_serving_params()
+    df = load_measurements(path or HOLDOUT_PATH, sources=load_sources())
+    rows, comps, skipped = prepare_rows(df, base)
+    pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
+    meas = rows["value"].to_numpy(float)
+    table = rows[["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]].assign(
+        measured=meas, predicted=pred, log_ratio=np.log(meas / pred) if len(rows) else np.array([]))
+    return table.reset_index(drop=True), list(skipped)
+
+
 def _subset(rows, comps, row_of, keep):
     sel = keep[row_of]
     new_rows = rows[keep].reset_index(drop=True)
@@ -671,6 +702,7 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
         "all_rows": {"new": error_summary(table["log_ratio"]), "old": error_summary(table["log_ratio_old"])},
         "leave_one_source_out": error_summary(table["log_ratio_loso"]),
         "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
+        "held_out_rows": error_summary(holdout_table(fitted)[0]["log_ratio"]),
         "skipped_rows": len(skipped)}
     return fitted, table
 
