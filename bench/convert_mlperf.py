@@ -35,6 +35,14 @@ What is read, per result ``<division>/<submitter>/results/<system>/<benchmark>/<
 - the submitter's own code and configs for the engine and layout (see ``nvidia_layout``, ``vllm_layout``,
   ``redhat_layout``); a result whose layout the submission does not state is skipped.
 
+Rounds: ``--round v5.0`` / ``--round v5.1`` (repository in ``--repo`` or ``MLPERF_INFERENCE_V50`` /
+``MLPERF_INFERENCE_V51``) read inference_results_v5.0 / v5.1 the same way, adding llama3.1-405b (calc's
+``llama-3.1-405b``), llama3.1-8b (``llama-3.1-8b``) and deepseek-r1 (``deepseek-v3``, the same architecture), and
+the Interactive scenario (LoadGen's Server scenario under tighter latency limits), written as Server rate rows with
+the scenario in the notes and the row id. Layouts come from NVIDIA's harness configs of that round
+(configs/<system>/<scenario>/<benchmark>.py, an ``EXPORTS`` dict: ``exports_layout``); results of other harnesses
+are skipped with the reason. Row ids start ``mlperf50`` / ``mlperf51``, source ids ``mlperf-inf50-<division>-<family>``.
+
 Lengths: the prompts are the dataset's (their mean, ``DATASETS``); a request's output ends at end-of-text (at
 most 1,024 tokens), and each row carries the mean output of its own run (tokens per second / samples per second
 of the same log), so ``len_dist`` marks lengths that vary and the fit treats a finite Offline run's tail
@@ -142,13 +150,14 @@ FP4_ACCELERATORS = ("b200",)
 TRTLLM_VERSIONS = {"2d234357c6e69fa514f6e9b4d4a5ad3bc431c4a6": "0.12.0.dev2024071600"}
 
 #: Each round the converter reads: the repository, its environment variable, its first commit's date, the prefix of
-#: its row and source ids, and the benchmarks and scenarios it reads. v4.1 is the default (calc's data set);
+#: its row and source ids, and the benchmarks and scenarios it reads (published None: the date of the repository's
+#: first commit, read when converting; v5.1's first commit, "Commit results", is of 2025-09-04). v4.1 is the default (calc's data set);
 #: v5.0 and v5.1 rows are kept out of the fit (a hold-out set).
 ROUNDS = {
     "v4.1": dict(env="MLPERF_INFERENCE_V41", url="https://github.com/mlcommons/inference_results_v4.1",
                  published="2024-08-28", tag="41", scenarios=("Offline", "Server")),
     "v5.0": dict(env="MLPERF_INFERENCE_V50", url="https://github.com/mlcommons/inference_results_v5.0",
-                 published="2025-04-02", tag="50", scenarios=("Offline", "Server", "Interactive")),
+                 published=None, tag="50", scenarios=("Offline", "Server", "Interactive")),
     "v5.1": dict(env="MLPERF_INFERENCE_V51", url="https://github.com/mlcommons/inference_results_v5.1",
                  published="2025-09-04", tag="51", scenarios=("Offline", "Server", "Interactive")),
 }
@@ -1010,7 +1019,8 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
             title=(f"MLCommons MLPerf Inference {rnd} results, {division} division, {' and '.join(benches)} "
                    f"({' and '.join(scens) if rnd != 'v4.1' else 'Offline and Server'}), mlperf_log_summary.txt / "
                    "mlperf_log_detail.txt of each result"),
-            url=f"{url}/tree/{tree.commit}/{division}", commit=tree.commit, published=ROUNDS[rnd]["published"],
+            url=f"{url}/tree/{tree.commit}/{division}", commit=tree.commit,
+            published=ROUNDS[rnd]["published"] or tree._run("log", "--reverse", "--format=%cs").split()[0],
             retrieved=retrieved, license="Apache-2.0", shipped="yes",
             notes=(f"The repository's LICENSE.md is the Apache License 2.0. Submitters: {', '.join(subs)}. "
                    "Offline: 'Tokens per second' (output tokens of the system; LoadGen issues all samples_per_query "
