@@ -35,6 +35,14 @@ What is read, per result ``<division>/<submitter>/results/<system>/<benchmark>/<
 - the submitter's own code and configs for the engine and layout (see ``nvidia_layout``, ``vllm_layout``,
   ``redhat_layout``); a result whose layout the submission does not state is skipped.
 
+Rounds: ``--round v5.0`` / ``--round v5.1`` (repository in ``--repo`` or ``MLPERF_INFERENCE_V50`` /
+``MLPERF_INFERENCE_V51``) read inference_results_v5.0 / v5.1 the same way, adding llama3.1-405b (calc's
+``llama-3.1-405b``), llama3.1-8b (``llama-3.1-8b``) and deepseek-r1 (``deepseek-v3``, the same architecture), and
+the Interactive scenario (LoadGen's Server scenario under tighter latency limits), written as Server rate rows with
+the scenario in the notes and the row id. Layouts come from NVIDIA's harness configs of that round
+(configs/<system>/<scenario>/<benchmark>.py, an ``EXPORTS`` dict: ``exports_layout``); results of other harnesses
+are skipped with the reason. Row ids start ``mlperf50`` / ``mlperf51``, source ids ``mlperf-inf50-<division>-<family>``.
+
 Lengths: the prompts are the dataset's (their mean, ``DATASETS``); a request's output ends at end-of-text (at
 most 1,024 tokens), and each row carries the mean output of its own run (tokens per second / samples per second
 of the same log), so ``len_dist`` marks lengths that vary and the fit treats a finite Offline run's tail
@@ -95,6 +103,29 @@ DATASETS = {
                       "mlperf-data/summaries/mixtral-8x7b.csv @67033bae, extracted from the later release "
                       "09292024_mixtral_15k_mintoken2_v1.pkl of the set v4.1 ran (2024.06.06_mixtral_15k_v4.pkl)")),
 }
+DATASETS.update({
+    "llama3.1-405b": dict(
+        model="llama-3.1-405b", family="llama", samples=8313, input_mean=9428.6447, max_output=2000,
+        len_dist=("mixed long-context (MLPerf llama3.1-405b dataset, 8,313 samples; outputs end at end-of-text, at most "
+                  "2,000 tokens by NVIDIA's generation_config.json max_output_len); mean lengths"),
+        input_source=("mean prompt of the MLPerf llama3.1-405b set (8,313 samples, 78,380,323 tokens): "
+                      "openshift-psap/performance-dashboard mlperf-data/summaries/llama3-1-405b.csv @67033bae, "
+                      "extracted from mlperf_llama3.1_405b_dataset_8313_processed_fp16_eval.pkl (tok_input_len)")),
+    "llama3.1-8b": dict(
+        model="llama-3.1-8b", family="llama", samples=13368, input_mean=870.7297, max_output=128,
+        len_dist=("cnn_dailymail (MLPerf llama3.1-8b datacenter dataset, 13,368 articles to summarize in 128 tokens; "
+                  "outputs end at end-of-text); mean lengths"),
+        input_source=("mean prompt of the MLPerf llama3.1-8b datacenter set (13,368 samples, 11,639,915 tokens): "
+                      "openshift-psap/performance-dashboard mlperf-data/summaries/llama3-1-8b-datacenter.csv @7cd1065d, "
+                      "extracted from cnn_eval.json (tok_input)")),
+    "deepseek-r1": dict(
+        model="deepseek-v3", family="deepseek", samples=4388, input_mean=803.7912, max_output=20000,
+        len_dist=("mixed reasoning (MLPerf deepseek-r1 dataset, 4,388 samples; outputs end at end-of-text, at most "
+                  "20,000 tokens); mean lengths; DeepSeek-R1 has the architecture of the deepseek-v3 preset"),
+        input_source=("mean prompt of the MLPerf deepseek-r1 set (4,388 samples, 3,527,036 tokens): "
+                      "openshift-psap/performance-dashboard mlperf-data/summaries/deepseek-r1.csv @7cd1065d, "
+                      "extracted from mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl (tok_input_len)")),
+})
 BENCHMARKS = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b"}
 
 #: systems/<system>.json accelerator_model_name -> calc accelerator id. Only names that are the preset's part
@@ -117,6 +148,39 @@ FP4_ACCELERATORS = ("b200",)
 #: TensorRT-LLM public commits named by the submitters' Makefile.build (TRTLLM_PUBLIC_HASH, USE_RELEASE_TRTLLM 1)
 #: -> the version in tensorrt_llm/version.py at that commit of NVIDIA/TensorRT-LLM.
 TRTLLM_VERSIONS = {"2d234357c6e69fa514f6e9b4d4a5ad3bc431c4a6": "0.12.0.dev2024071600"}
+
+#: Each round the converter reads: the repository, its environment variable, its first commit's date, the prefix of
+#: its row and source ids, and the benchmarks and scenarios it reads (published None: the date of the repository's
+#: first commit, read when converting; v5.1's first commit, "Commit results", is of 2025-09-04). v4.1 is the default (calc's data set);
+#: v5.0 and v5.1 rows are kept out of the fit (a hold-out set).
+ROUNDS = {
+    "v4.1": dict(env="MLPERF_INFERENCE_V41", url="https://github.com/mlcommons/inference_results_v4.1",
+                 published="2024-08-28", tag="41", scenarios=("Offline", "Server")),
+    "v5.0": dict(env="MLPERF_INFERENCE_V50", url="https://github.com/mlcommons/inference_results_v5.0",
+                 published=None, tag="50", scenarios=("Offline", "Server", "Interactive")),
+    "v5.1": dict(env="MLPERF_INFERENCE_V51", url="https://github.com/mlcommons/inference_results_v5.1",
+                 published="2025-09-04", tag="51", scenarios=("Offline", "Server", "Interactive")),
+}
+
+#: Benchmarks added in v5.0 / v5.1 (result directories named either way) -> dataset family. Their prompt means come
+#: from the same extraction as the v4.1 sets (openshift-psap/performance-dashboard mlperf-data/summaries, commits
+#: named per set); none of the MLPerf results or the MLCommons inference repository states them.
+BENCHMARKS_V5 = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b",
+                 "llama3.1-405b": "llama3.1-405b", "llama3_1-405b": "llama3.1-405b",
+                 "llama3.1-8b": "llama3.1-8b", "llama3_1-8b": "llama3.1-8b", "deepseek-r1": "deepseek-r1"}
+#: The NVIDIA harness's config file name of each family (configs/<system>/<scenario>/<name>.py).
+CONFIG_NAMES = {"llama2-70b": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b", "llama3.1-405b": "llama3_1-405b",
+                "llama3.1-8b": "llama3_1-8b", "deepseek-r1": "deepseek-r1"}
+#: Accelerator names first seen in v5.0 / v5.1 systems json files -> calc accelerator id.
+ACCELERATORS_V5 = {
+    "NVIDIA GB200": "gb200",  # one B200 GPU of a GB200 superchip, 186 GB (accelerator_memory_capacity)
+    "NVIDIA GB300": "b300",  # one Blackwell Ultra GPU of a GB300 superchip, 288 GB: calc's b300 preset
+    "AMD Instinct MI325X 256GB HBM3e": "mi325x",
+    "AMD Instinct MI300X 192GB HBM3": "mi300x",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
+    "AMD Instinct MI355X 288GB HBM3e": "mi355x",
+    "Virtualized NVIDIA H200-SXM-141GB": "h200",  # an H200 SXM passed to a virtual machine (systems json)
+}
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
 
@@ -366,6 +430,7 @@ class Layout:
     weight_dtype: str
     kv_dtype: str
     how: str
+    ep: int = 1
 
 
 def trtllm_version(tree: GitTree, root: str) -> tuple[str, str]:
@@ -494,6 +559,204 @@ def nvidia_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenari
     return Layout("trtllm", version, tp, pp, wd, kv, how)
 
 
+# == v5.x configs (configs/<system>/<scenario>/<benchmark>.py, an ``EXPORTS`` dict) ==============================
+
+def _field(key) -> str:
+    """A config key as its bare field name: ``llm_fields.tensor_parallelism`` -> "tensor_parallelism"."""
+    return key.split(".")[-1] if isinstance(key, str) else key
+
+
+class _Exports:
+    """Evaluates the module-level statements of one v5.x config file with ``ast`` (never running it): assignments
+    to names and to ``name[key]``, dict literals with ``**`` unpacking, ``copy.deepcopy``, ``dict(...)``, and
+    ``C.WorkloadSetting(C.HarnessType.X, C.AccuracyTarget(a), C.PowerSetting.Y)`` keys read as (X, a, Y).
+    Keys naming fields (``llm_fields.tensor_parallelism``) become their bare names; a value this reader cannot
+    evaluate becomes an ``Unresolved`` instance (so an unreadable field elsewhere does not hide the layout)."""
+
+    def __init__(self, text: str):
+        """Evaluate ``text``; raises SyntaxError when the file does not parse."""
+        self.env = {}
+        for st in ast.parse(text).body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                try:
+                    v = self.ev(st.value)
+                except Unresolved as e:
+                    v = e
+                if isinstance(t, ast.Name):
+                    self.env[t.id] = v
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in self.env:
+                    try:
+                        self.env[t.value.id][_field(self.ev(t.slice))] = v
+                    except (Unresolved, TypeError):
+                        pass
+            elif (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
+                  and isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "update"
+                  and isinstance(st.value.func.value, ast.Name) and st.value.func.value.id in self.env):
+                try:
+                    self.env[st.value.func.value.id].update(self.ev(st.value.args[0]))
+                except (Unresolved, TypeError, IndexError, AttributeError):
+                    pass
+
+    def ev(self, e):
+        """The value of expression ``e``; raises Unresolved."""
+        import copy
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, ast.Dict):
+            out = {}
+            for k, v in zip(e.keys, e.values):
+                if k is None:
+                    out.update(self.ev(v))
+                    continue
+                try:
+                    val = self.ev(v)
+                except Unresolved as err:
+                    val = err
+                out[_field(self.ev(k))] = val
+            return out
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return [self.ev(x) for x in e.elts]
+        if isinstance(e, ast.Name):
+            if e.id in self.env:
+                return self.env[e.id]
+            raise Unresolved(e.id)
+        if isinstance(e, ast.Attribute):
+            inner = e.value
+            names = [e.attr]
+            while isinstance(inner, ast.Attribute):
+                names.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name):
+                return ".".join([inner.id] + names[::-1])
+            raise Unresolved(ast.dump(e)[:80])
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return -self.ev(e.operand)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = self.ev(e.left), self.ev(e.right)
+            return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b}[type(e.op)]()
+        if isinstance(e, ast.Call):
+            fn = self.ev(e.func) if isinstance(e.func, (ast.Attribute, ast.Name)) and not (
+                isinstance(e.func, ast.Name) and e.func.id == "dict") else "dict"
+            if isinstance(fn, str) and fn.endswith("WorkloadSetting"):
+                args = [self.ev(a) for a in e.args]
+                return tuple(_field(a) if isinstance(a, str) else a for a in args)
+            if isinstance(fn, str) and fn.endswith("AccuracyTarget") and e.args:
+                return self.ev(e.args[0])
+            if fn in ("copy.deepcopy", "copy.copy", "deepcopy") and e.args:
+                return copy.deepcopy(self.ev(e.args[0]))
+            if fn == "dict":
+                out = dict(self.ev(e.args[0])) if e.args else {}
+                for kw in e.keywords:
+                    if kw.arg is None:
+                        out.update(self.ev(kw.value))
+                    else:
+                        out[kw.arg] = self.ev(kw.value)
+                return out
+        raise Unresolved(ast.dump(e)[:80])
+
+
+def exports_settings(text: str) -> dict:
+    """{(harness, accuracy target, power setting): {field: value}} of a v5.x config file's ``EXPORTS``
+    (harness "Custom" or "Triton", accuracy 0.99 or 0.999, power "MaxP" or "MaxQ"). Raises SyntaxError when the file
+    does not parse and Unresolved when it has no readable ``EXPORTS`` dict."""
+    ex = _Exports(text).env.get("EXPORTS")
+    if not isinstance(ex, dict):
+        raise Unresolved("no EXPORTS dict")
+    return {k: v for k, v in ex.items() if isinstance(k, tuple) and isinstance(v, dict)}
+
+
+def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenario: str, n_gpus: int,
+                   accelerator: str, family: str, sw_notes: str = "") -> Layout | str:
+    """Layout of a v5.x result run by NVIDIA's harness: configs/<system>/<scenario>/<benchmark>.py (the system's
+    directory named as the result's system, without ``_TRT``, or its KnownSystem name), the ``EXPORTS`` entry for
+    the result's harness (Custom, or Triton for a ``_Triton`` system), accuracy target and power setting (``MaxQ``
+    systems); its tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, the checkpoint's
+    kv_cache_dtype, gpu_batch_size and enable_attention_dp. An entry for the other accuracy target alone is taken
+    (NVIDIA's configs give the 99.9 target the same engine). Returns a reason (str) when none states the layout."""
+    harness = "Triton" if "_Triton" in system else "Custom"
+    power = "MaxQ" if "MaxQ" in system else "MaxP"
+    target = 0.999 if bench_dir.endswith("99.9") else 0.99
+    base = re.sub(r"(_TRT|_Triton|_MaxQ|_TRT_TRT)+$", "", system)
+    names = known_system_names(tree, root)
+    dirs = []
+    for d in (system, re.sub(r"_TRT$", "", system), base, names.get(norm(base), base), system.split("_TRT")[0]):
+        if d not in dirs:
+            dirs.append(d)
+    stems = [CONFIG_NAMES[family]] + ([CONFIG_NAMES[family] + "-interactive"] if scenario == "Interactive" else [])
+    path = None
+    for d in dirs:
+        for stem in stems:
+            f = f"{root}/configs/{d}/{scenario}/{stem}.py"
+            if tree.exists(f):
+                path = f
+                break
+        if path:
+            break
+    if path is None:
+        return f"no configs/<system>/{scenario}/{CONFIG_NAMES[family]}.py for {system} (looked in {', '.join(dirs)})"
+    rel = path.split("/", 2)[2]
+    try:
+        settings = exports_settings(tree.read(path) or "")
+    except (SyntaxError, Unresolved) as e:
+        return f"{rel}: EXPORTS not readable ({e})"
+    cfg = settings.get((harness, target, power))
+    other = ""
+    if cfg is None:
+        alt = 0.99 if target == 0.999 else 0.999
+        cfg = settings.get((harness, alt, power))
+        if cfg is not None:
+            other = f" (its only entry for this system is for accuracy target {alt}, not {target})"
+    if cfg is None:
+        return f"{rel}: no EXPORTS entry for ({harness}, {target}, {power})"
+
+    def val(key, default=None):
+        v = cfg.get(key, default)
+        return default if isinstance(v, Unresolved) else v
+    build = val("trtllm_build_flags", {}) or {}
+    runtime = val("trtllm_runtime_flags", {}) or {}
+    ckpt = val("trtllm_checkpoint_flags", {}) or {}
+    try:
+        tp = int(val("tensor_parallelism"))
+        pp = int(val("pipeline_parallelism", 1))
+        ep = int(val("moe_expert_parallelism", 1) or 1)
+    except (TypeError, ValueError):
+        return f"{rel}: tensor/pipeline parallelism not stated"
+    precision = val("precision")
+    if isinstance(precision, dict):
+        precision = next(iter(precision.values()), None)
+    wd = {"fp4": "nvfp4", "fp8": "fp8"}.get(str(precision).lower())
+    if wd is None:
+        return f"{rel}: precision {precision!r} is no calc weight dtype"
+    if wd == "nvfp4" and "fp4" not in get_accelerator(accelerator).peak_flops_per_s:
+        return f"{rel}: precision fp4 on {accelerator}, which has no fp4 tensor cores in calc"
+    kv = str(ckpt.get("kv_cache_dtype", "")).lower() if isinstance(ckpt, dict) else ""
+    kv = kv if kv in ("fp8", "fp16", "bf16", "nvfp4") else ""
+    bs = val("gpu_batch_size")
+    bs = next(iter(bs.values()), None) if isinstance(bs, dict) else bs
+    budget = runtime.get("max_num_tokens") if isinstance(runtime, dict) else None
+    adp = bool((isinstance(build, dict) and build.get("enable_attention_dp"))
+               or (isinstance(runtime, dict) and runtime.get("enable_attention_dp")))
+    _, built = trtllm_version(tree, root)
+    mk = tree.read(f"{root}/Makefile.build") or ""
+    h = re.search(r"^\s*TRTLLM_HASH\s*\??=\s*([0-9a-f]{40})", mk, re.M)
+    if built.startswith("TensorRT-LLM build not stated") and h:
+        built = f"TensorRT-LLM commit {h.group(1)[:8]} (Makefile.build TRTLLM_HASH)"
+    private = re.search(r"private git hash.*", sw_notes, re.I)
+    if private:
+        built = f"a private TensorRT-LLM build (systems json sw_notes: '{private.group(0)}')"
+    how = (f"NVIDIA's harness on {built}; layout from {rel} EXPORTS ({harness}, {target}, {power}){other}: "
+           f"tensor_parallelism {tp}, pipeline_parallelism {pp}"
+           + (f", moe_expert_parallelism {ep}" if ep > 1 else "")
+           + (", enable_attention_dp True (attention data-parallel over the TP group's GPUs, experts split EP"
+              f"{ep}: written as TP1 x {tp} attention replicas)" if adp else "")
+           + (f", gpu_batch_size {bs} per engine" if bs else "") + (f", max_num_tokens {budget}" if budget else "")
+           + f"; precision {precision} ({wd} weights), kv_cache_dtype {kv or 'not stated'}")
+    if adp:
+        tp = 1
+    return Layout("trtllm", "", tp, pp, wd, kv, how, ep=ep)
+
+
 def vllm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, framework: str) -> Layout | str:
     """Layout of AMD's vLLM harness (AMD's and Dell's MI300X results): TP from
     code/<benchmark>/test_VllmFp8/test_VllmFp8_<Offline or the Server variant run_tests_Server.sh runs>_perf.sh
@@ -552,22 +815,25 @@ def row_id(*parts) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", "-".join(str(p) for p in parts).lower()).strip("-")
 
 
-def source_id(division: str, family: str) -> str:
-    """The source of a result: one per division and benchmark family."""
-    return f"mlperf-inf41-{division}-{family}"
+def source_id(division: str, family: str, rnd: str = "v4.1") -> str:
+    """The source of a result: one per round, division and benchmark family ("mlperf-inf51-closed-llama2-70b")."""
+    return f"mlperf-inf{ROUNDS[rnd]['tag']}-{division}-{family}"
 
 
-def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print):
+def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print, rnd: str = "v4.1"):
     """Measurement rows (dicts with ``COLUMNS``) of every result the converter can place, and the report lines.
 
-    ``input_means``: {benchmark family: mean prompt tokens}. Prints (``log``) one line per result: what was
-    written, or why it was skipped."""
+    ``input_means``: {benchmark family: mean prompt tokens}. ``rnd``: the round (``ROUNDS``), which names the
+    benchmarks (``BENCHMARKS`` for v4.1, ``BENCHMARKS_V5`` after) and scenarios read. Prints (``log``) one line per
+    result: what was written, or why it was skipped."""
     rows = []
+    benchmarks = BENCHMARKS if rnd == "v4.1" else BENCHMARKS_V5
+    scenarios = ROUNDS[rnd]["scenarios"]
     pat = re.compile(r"^(closed|open)/([^/]+)/results/([^/]+)/([^/]+)/([^/]+)/performance/run_1/mlperf_log_summary\.txt$")
     results = []
     for f in tree.files:
         m = pat.match(f)
-        if m and m.group(4) in BENCHMARKS and m.group(5).capitalize() in SCENARIOS:
+        if m and m.group(4) in benchmarks and m.group(5).capitalize() in scenarios:
             results.append(m.groups() + (f,))
     # a submitter whose FP8 engine meets both accuracy targets may submit one run as both llama2-70b-99 and -99.9:
     # the two summaries are then the same file (one git blob), written once
@@ -582,7 +848,7 @@ def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print)
             log(f"skip  {label}: the same mlperf_log_summary.txt as its llama2-70b-99 result (one run, written once)")
             continue
         out = place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path, input_means, with_e2e,
-                    also_999=same)
+                    also_999=same, rnd=rnd)
         if isinstance(out, str):
             log(f"skip  {label}: {out}")
         else:
@@ -592,9 +858,11 @@ def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print)
 
 
 def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path, input_means, with_e2e,
-          also_999=False):
+          also_999=False, rnd="v4.1"):
     """The rows of one result, or the reason it is skipped. ``also_999``: the same log is also the system's
-    llama2-70b-99.9 result (said in the notes)."""
+    llama2-70b-99.9 result (said in the notes). ``rnd``: the round (``ROUNDS``); from v5.0 on, layouts come from
+    ``exports_layout`` and an Interactive result is written as a Server one (its scenario in the notes)."""
+    v5 = rnd != "v4.1"
     if division == "open" and re.search(r"DepthPruned|Sparse", system, re.I):
         return "open division system with a pruned or sparse model"
     root = f"{division}/{submitter}"
@@ -603,7 +871,7 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
         return f"no systems/{system}.json"
     sd = json.loads(sysjson)
     accel_name = str(sd.get("accelerator_model_name", "")).strip()
-    accelerator = ACCELERATORS.get(accel_name)
+    accelerator = ACCELERATORS.get(accel_name) or (ACCELERATORS_V5.get(accel_name) if v5 else None)
     if accelerator is None:
         return f"accelerator {accel_name!r} has no calc preset"
     try:
@@ -621,13 +889,19 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     accel_note = (f"accelerator {accel_name!r}{' (hw_notes: ' + repr(hw) + ')' if hw else ''}, "
                   f"{memory or 'memory not stated'}, taken as calc's {accelerator}")
     framework = str(sd.get("framework", ""))
-    family = BENCHMARKS[bench_dir]
+    family = (BENCHMARKS_V5 if v5 else BENCHMARKS)[bench_dir]
     summary = parse_summary(tree.read(path))
     if summary.get("Result is") != "VALID":
         return f"result is {summary.get('Result is')!r}"
     detail = parse_detail(tree.read(path.replace("summary", "detail")) or "")
     # engine and layout, as the submission states them
-    if "TensorRT" in framework or system.endswith(("_TRT", "_TRT_MaxQ", "_TRT_Triton")):
+    if v5 and ("TensorRT" in framework or re.search(r"_TRT(_|$)", system)):
+        lay = exports_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, family,
+                             str(sd.get("sw_notes", "")))
+    elif v5:
+        return (f"engine layout not read for this harness (framework {framework!r}): only NVIDIA's harness configs "
+                "are read for v5.x")
+    elif "TensorRT" in framework or system.endswith(("_TRT", "_TRT_MaxQ", "_TRT_Triton")):
         lay = nvidia_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, str(sd.get("sw_notes", "")))
     elif framework.startswith("vLLM") and tree.exists(f"{root}/code/{bench_dir}/test_VllmFp8/run_tests_Offline.sh"):
         lay = vllm_layout(tree, root, bench_dir, scenario, framework)
@@ -654,11 +928,14 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     if not (tok and smp and n_req):
         return "tokens per second, samples per second or the number of requests missing from the logs"
     out_mean = tok / smp
-    if not 1 < out_mean <= 1024:
-        return f"tokens per sample {out_mean:.1f} outside 1-1,024 (not output tokens per sample?)"
+    max_out = ds.get("max_output", 1024)
+    if not 1 < out_mean <= max_out * 1.02:  # LoadGen's count may pass the generation cap by a token
+        return f"tokens per sample {out_mean:.1f} outside 1-{max_out:,} (not output tokens per sample?)"
     output_len = int(round(out_mean))
+    over_cap = (f" (above the {max_out}-token cap by {out_mean - max_out:.1f}: LoadGen's token count of the run "
+                "exceeds the generation cap, nearly every output reaching it)") if out_mean > max_out else ""
     sys_name = str(sd.get("system_name", system))
-    head = (f"MLPerf Inference v4.1 {division}, {submitter}, {sys_name} ({system}), {bench_dir} {scenario}, "
+    head = (f"MLPerf Inference {rnd} {division}, {submitter}, {sys_name} ({system}), {bench_dir} {scenario}, "
             f"result VALID{' (the same log is also its llama2-70b-99.9 result)' if also_999 else ''}; "
             f"{int(n_req):,} requests in the run")
     if scenario == "Offline":
@@ -669,19 +946,30 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
         if not sched:
             return "scheduled rate missing from the logs"
         head += (f" (LoadGen Server: one query at a time as a Poisson process, target_qps {target:g}, scheduled "
-                 f"{sched:g} queries/s by result_scheduled_samples_per_sec; min_duration 2,400 s)")
+                 f"{sched:g} queries/s by result_scheduled_samples_per_sec; "
+                 + ("min_duration 2,400 s)" if not v5 else
+                    f"min_duration {number(detail.get('effective_min_duration_ms')) / 1000:g} s)"
+                    if number(detail.get("effective_min_duration_ms")) else "min_duration not in the log)"))
+        ttft_lim, tpot_lim = number(summary.get("ttft_latency (ns)")), number(summary.get("tpot_latency (ns)"))
+        if v5 and ttft_lim and tpot_lim:
+            head += (f"; latency limits TTFT {ttft_lim / 1e6:g} ms and TPOT {tpot_lim / 1e6:g} ms at the 99th "
+                     "percentile (the summary's test parameters)")
+        if scenario == "Interactive":
+            head += ("; scenario Interactive: LoadGen's Server scenario (Poisson arrivals at a set rate) under the "
+                     "tighter latency limits of the interactive benchmark, written as Server-like rate rows")
     notes_common = (f"{head}; {'measured ' + when + ' (test_datetime); ' if when else ''}"
                     f"mean output {out_mean:.1f} tokens per request (this run's tokens per second / samples per "
-                    f"second; outputs end at end-of-text, at most 1,024 tokens); input_len {input_len} = "
+                    f"second{over_cap}; outputs end at end-of-text, at most {max_out:,} tokens); input_len {input_len} = "
                     f"{ds['input_source']}; {lay.how}; {n_gpus} GPU(s) ({sd.get('accelerators_per_node')} per node x "
                     f"{sd.get('number_of_nodes')} node(s)): {n_gpus // width} replica(s) of TP{lay.tp} PP{lay.pp} "
                     f"(dp = replicas); {accel_note}; systems json framework: {framework}")
-    base = dict(source_id=source_id(division, family), model=ds["model"], model_family=ds["family"],
-                accelerator=accelerator, n_gpus=n_gpus, tp=lay.tp, pp=lay.pp, ep=1, dp=n_gpus // width,
+    base = dict(source_id=source_id(division, family, rnd), model=ds["model"], model_family=ds["family"],
+                accelerator=accelerator, n_gpus=n_gpus, tp=lay.tp, pp=lay.pp, ep=lay.ep, dp=n_gpus // width,
                 engine=lay.engine, engine_version=lay.engine_version, weight_dtype=lay.weight_dtype,
                 kv_dtype=lay.kv_dtype, input_len=input_len, output_len=output_len, len_dist=ds["len_dist"],
-                concurrency="", request_rate_per_s="", mode="offline", _submitter=submitter)
-    stem = ("mlperf41", division, submitter, system, bench_dir, scenario)
+                concurrency="", request_rate_per_s="", mode="offline", _submitter=submitter, _bench=bench_dir,
+                _scenario=scenario)
+    stem = ("mlperf" + ROUNDS[rnd]["tag"], division, submitter, system, bench_dir, scenario)
     rows = []
     rel = path.split("/", 2)[2].replace("/mlperf_log_summary.txt", "")
     if scenario == "Offline":
@@ -713,28 +1001,41 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     return rows
 
 
-def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict) -> list:
-    """One serving_sources.csv row per source_id used by ``rows``."""
+def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rnd: str = "v4.1") -> list:
+    """One serving_sources.csv row per source_id used by ``rows`` (of round ``rnd``)."""
     out = []
+    benchmarks = BENCHMARKS if rnd == "v4.1" else BENCHMARKS_V5
+    url = ROUNDS[rnd]["url"]
     for sid in sorted({r["source_id"] for r in rows}):
         division, family = sid.split("-")[2], "-".join(sid.split("-")[3:])
-        benches = sorted({b for b, f in BENCHMARKS.items() if f == family})
+        benches = sorted({r["_bench"] for r in rows if r["source_id"] == sid} if rnd != "v4.1" else
+                         {b for b, f in benchmarks.items() if f == family})
+        scens = [c for c in ROUNDS[rnd]["scenarios"] if any(r["source_id"] == sid and r.get("_scenario") == c
+                                                             for r in rows)] or ["Offline", "Server"]
         subs = sorted({r["_submitter"] for r in rows if r["source_id"] == sid})
         ds = DATASETS[family]
         out.append(dict(
             source_id=sid,
-            title=(f"MLCommons MLPerf Inference v4.1 results, {division} division, {' and '.join(benches)} "
-                   "(Offline and Server), mlperf_log_summary.txt / mlperf_log_detail.txt of each result"),
-            url=f"{REPO_URL}/tree/{tree.commit}/{division}", commit=tree.commit, published=PUBLISHED,
+            title=(f"MLCommons MLPerf Inference {rnd} results, {division} division, {' and '.join(benches)} "
+                   f"({' and '.join(scens) if rnd != 'v4.1' else 'Offline and Server'}), mlperf_log_summary.txt / "
+                   "mlperf_log_detail.txt of each result"),
+            url=f"{url}/tree/{tree.commit}/{division}", commit=tree.commit,
+            published=ROUNDS[rnd]["published"] or tree._run("log", "--reverse", "--format=%cs").split()[0],
             retrieved=retrieved, license="Apache-2.0", shipped="yes",
             notes=(f"The repository's LICENSE.md is the Apache License 2.0. Submitters: {', '.join(subs)}. "
                    "Offline: 'Tokens per second' (output tokens of the system; LoadGen issues all samples_per_query "
                    "requests at once). Server: Poisson arrivals at the scheduled rate; 'Completed tokens per second', "
                    "the mean and median first-token latency and time to output token (LoadGen's per-request time "
-                   "per output token after the first). Layouts from each submitter's configs/<benchmark>/<scenario> "
-                   "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
-                   "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as "
-                   "are accelerators without a calc preset (GH200, H100 NVL, Jetson Orin) and pruned or sparse "
+                   "per output token after the first)"
+                   + (". Interactive: the Server scenario under tighter latency limits, written as rate rows. Layouts "
+                      "from each submitter's configs/<system>/<scenario>/<benchmark>.py EXPORTS (NVIDIA's harness: "
+                      "tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, kv_cache_dtype); "
+                      "results of other harnesses are left out, as "
+                      if rnd != "v4.1" else
+                      ". Layouts from each submitter's configs/<benchmark>/<scenario> "
+                      "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
+                      "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as ")
+                   + "are accelerators without a calc preset (GH200, H100 NVL, Jetson Orin) and pruned or sparse "
                    f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "
                    "outputs: each run's mean (tokens / samples). bench/convert_mlperf.py makes the rows.")))
     return out
@@ -772,8 +1073,12 @@ def main(argv=None) -> int:
     """Command line: see the module docstring."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="measurement rows to write (CSV); the sources go to OUT_sources.csv beside it")
-    ap.add_argument("--repo", default=os.environ.get(REPO_ENV),
-                    help=f"git copy of {REPO_URL} (bare or checkout); default ${REPO_ENV}")
+    ap.add_argument("--round", default="v4.1", choices=list(ROUNDS),
+                    help="the MLPerf Inference round to read (default: %(default)s, calc's data set; v5.0 and v5.1 "
+                         "add llama3.1-405b, llama3.1-8b, deepseek-r1 and the Interactive scenario)")
+    ap.add_argument("--repo", default=None,
+                    help="git copy of the round's results repository (bare or checkout); default the round's "
+                         f"environment variable ({', '.join(r['env'] for r in ROUNDS.values())})")
     ap.add_argument("--retrieved", default=_dt.date.today().isoformat(), help="retrieval date for the sources file")
     ap.add_argument("--llama2-input-len", type=float, default=DATASETS["llama2-70b"]["input_mean"],
                     help="mean prompt tokens of the llama2-70b set (default: %(default)s)")
@@ -783,16 +1088,19 @@ def main(argv=None) -> int:
     ap.add_argument("--server", action="store_true",
                     help="also write the Server scenario's rows (left out of calc's data set: see SERVER_NOTE)")
     args = ap.parse_args(argv)
-    if not args.repo:
-        ap.error(f"no repository: pass --repo PATH or set {REPO_ENV} to a git copy of {REPO_URL}")
-    tree = GitTree(args.repo)
-    means = {"llama2-70b": args.llama2_input_len, "mixtral-8x7b": args.mixtral_input_len}
+    rnd = ROUNDS[args.round]
+    repo = args.repo or os.environ.get(rnd["env"])
+    if not repo:
+        ap.error(f"no repository: pass --repo PATH or set {rnd['env']} to a git copy of {rnd['url']}")
+    tree = GitTree(repo)
+    means = {f: d["input_mean"] for f, d in DATASETS.items()}
+    means.update({"llama2-70b": args.llama2_input_len, "mixtral-8x7b": args.mixtral_input_len})
     licence = tree.read("LICENSE.md") or tree.read("LICENSE") or ""
     if "Apache License" not in licence or "Version 2.0" not in licence:
         print("warning: the repository's LICENSE.md is not the Apache License 2.0; check before shipping",
               file=sys.stderr)
-    print(f"{REPO_URL} at {tree.commit} ({tree.date()})")
-    rows = convert(tree, means, args.with_e2e)
+    print(f"{rnd['url']} at {tree.commit} ({tree.date()})")
+    rows = convert(tree, means, args.with_e2e, rnd=args.round)
     if not args.server:
         kept = [r for r in rows if r["mode"] != "rate"]
         print(f"left out {len(rows) - len(kept)} Server rows ({SERVER_NOTE}); --server writes them")
@@ -800,7 +1108,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     src = out.with_name(out.stem + "_sources.csv")
     write_csv(out, rows, COLUMNS)
-    write_csv(src, source_rows(tree, rows, args.retrieved, means), SOURCE_COLUMNS)
+    write_csv(src, source_rows(tree, rows, args.retrieved, means, args.round), SOURCE_COLUMNS)
     print(f"wrote {len(rows)} rows to {out} and {len({r['source_id'] for r in rows})} sources to {src}")
     return 1 if check(out, src) else 0
 
