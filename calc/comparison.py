@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .hardware import get_accelerator, with_matmul
+from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
 from .serving import ServingEstimate, estimate_from_arrays, serving_frontier
-from .serving_fit import _FP4, _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
+from .serving_fit import _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
 from .serving_params import load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -185,8 +185,6 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     """
     model = get_model(config["model"])
     acc = get_accelerator(config["accelerator"])
-    if str(config["weight_dtype"]).lower() in _FP4 and "fp4" in acc.peak_flops_per_s:
-        acc = with_matmul(acc, "low_precision")
     wd = "nvfp4" if str(config["weight_dtype"]).lower() == "fp4" else str(config["weight_dtype"])
     kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:

@@ -66,6 +66,7 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_admission_context,
+                            engine_matmul,
                             burst_schedule,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
@@ -212,7 +213,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         one, ``calc.serving_terms.overlap_fixed_s``), adp_timeout and adp_ranks (``settings["adp_balance_timeout_iters"]``,
         default 0, and the layout's attention-DP ranks: TensorRT-LLM's attention-DP balance), recv_interval (``settings["recv_interval"]``, default 1: the
         engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), and the
-        model's n_layers, n_moe_layers, is_moe, bits, gpus, I, O, mm, static, scale_out, pcie, and wo (1 where
+        model's n_layers, n_moe_layers, is_moe, bits, gpus, pp (the layout's pipeline stages), I, O, mm, static,
+        scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
         dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
         the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``).
@@ -318,8 +320,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
-                gpus=np.full_like(b, layout.gpus_per_replica), I=np.full_like(b, i), O=np.full_like(b, o),
-                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
+                gpus=np.full_like(b, layout.gpus_per_replica), pp=np.full_like(b, float(layout.pp)),
+                I=np.full_like(b, i), O=np.full_like(b, o), static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 family=np.full_like(b, float(s.get("device_family", 0))),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
@@ -405,9 +407,16 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # that iteration compute-bound). With every step carrying prompt tokens (p_mix 1) it is the mean step.
     p_mix = g.get("p_mix", np.ones_like(b))
     f_in = np.where(p_mix > 0, f / np.maximum(p_mix, 1e-12), 0.0)
-    mixed = (kv + f * g["pf_kv_s"]) / mbu_kv + (1.0 - p_mix) * _read_and_matmuls(w / mbu_w, cx / mfu_d, ov) \
-        + p_mix * _read_and_matmuls(g["wmix_s"] / mbu_w, cx / mfu_d + f_in * pc_x / mfu_pf, ov) \
-        + (cm + f * g["pf_comm_s"]) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
+    # pipeline parallelism: the prompt tokens of a step ride its micro-batches through the stages, each stage
+    # multiplying its own layers while the others work on other micro-batches, so a step's cycle grows by a
+    # prompt's time over the PP stages (the prompt's own time, stage after stage, is its latency: TTFT keeps it).
+    # ``calc.parallel.parallel_step_arrays`` times a prompt alone (one micro-batch through every stage), so its
+    # parts are divided here. Checked on MLPerf Inference v5.1 Offline, Llama-3.1-405B (9,429-token prompts) at
+    # PP2: measured / estimated 1.8x before, on every system with PP2, and 0.87x on the one without (B300, PP1)
+    stages = g.get("pp", 1.0)
+    mixed = (kv + f * g["pf_kv_s"] / stages) / mbu_kv + (1.0 - p_mix) * _read_and_matmuls(w / mbu_w, cx / mfu_d, ov) \
+        + p_mix * _read_and_matmuls(g["wmix_s"] / mbu_w, cx / mfu_d + f_in * pc_x / stages / mfu_pf, ov) \
+        + (cm + f * g["pf_comm_s"] / stages) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
     # hides the host work behind the device's (``overlap_fixed_s``)
@@ -447,7 +456,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # one step up to its token budget), so a prompt occupies the engine for its marginal time only: its
     # matmuls, attention, KV writes and collectives, not the weights (Yu et al., Orca, OSDI 2022, section 4:
     # iteration-level scheduling; Agrawal et al., Sarathi-Serve, OSDI 2024, section 3).
-    s = pkv / mbu_kv + pc_x / mfu_pf + pcm / ce
+    # (over the PP stages: the engine pipelines the prompts as it does the decode steps' micro-batches)
+    s = (pkv / mbu_kv + pc_x / mfu_pf + pcm / ce) / stages
     if rate_per_s is None:
         slot = np.where(g["C"] > n_in, e2e_service * (g["C"] - n_in) / n_in, 0.0)
         load = n_in / e2e_service
@@ -638,8 +648,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans).
     """
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
+    accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params,
                                                  engine_version, engine_options)
+    notices = notices + fp4
     beyond = context_notice(model, i, o)
     if beyond:
         notices = notices + [beyond]
@@ -806,8 +818,10 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
     """
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
+    accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
     prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, 1, engine, params, engine_version,
                                                  engine_options)
+    notices = notices + fp4
     if concurrencies is None:
         c = np.geomspace(1.0, 1024.0, 256)
     else:

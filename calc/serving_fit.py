@@ -50,13 +50,13 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
-from .hardware import get_accelerator, with_matmul
+from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_terms import (decimal_year, eager_prefill, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
+from .serving_terms import (FP4_FORMATS, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
                             lockstep_persistence, lockstep_share, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
                              engine_settings, load_serving_params, matmul_scale, param_values)
@@ -84,7 +84,7 @@ LOSS = "cauchy"
 F_SCALE = 0.2
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
-_FP4 = ("nvfp4", "mxfp4", "fp4")
+_FP4 = FP4_FORMATS
 _GRID = np.geomspace(1.0, 4096.0, 25)
 #: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
 #: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
@@ -188,8 +188,7 @@ def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, 
 def _row_setup(r, params):
     model = get_model(r.model)
     acc = get_accelerator(r.accelerator)
-    if str(r.weight_dtype).lower() in _FP4 and "fp4" in acc.peak_flops_per_s:
-        acc = with_matmul(acc, "low_precision")  # engines run NVFP4 / MXFP4 on Blackwell's fp4 tensor cores
+    acc, _ = engine_matmul(acc, str(r.weight_dtype))  # engines run NVFP4 / MXFP4 on Blackwell's fp4 tensor cores
     tp, pp, ep = int(r.tp), int(r.pp), int(r.ep)
     width = max(tp, ep) * pp
     replicas = max(1, int(r.n_gpus) // width)

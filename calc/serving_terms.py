@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .collectives import default_interconnect, get_interconnect
-from .hardware import Accelerator
+from .hardware import Accelerator, with_matmul
 from .layout import Layout
 from .models import ModelConfig
 from .roofline import attention_flops_array
@@ -175,6 +175,34 @@ def attention_dp_imbalance_s(model: ModelConfig, accelerator: Accelerator, promp
     spread_s = flops / layout.width / accelerator.compute_flops(weight_dtype)
     busiest = np.where(f < 1.0, f, np.ceil(f / dp))
     return np.maximum(busiest * dp - f, 0.0) * spread_s
+
+
+#: The 4-bit float weight formats that the engines multiply on FP4 tensor cores where the accelerator has them.
+FP4_FORMATS = ("nvfp4", "mxfp4", "fp4")
+
+
+def engine_matmul(accelerator: Accelerator, weight_dtype: str) -> tuple[Accelerator, list[str]]:
+    """The accelerator as the serving engines run ``weight_dtype``'s matmuls, with the notice to show beside the
+    numbers: NVFP4 or MXFP4 weights on an accelerator with FP4 tensor cores (an "fp4" entry in its peak table:
+    Blackwell, MI355X) multiply in FP4 (TensorRT-LLM's and vLLM's NVFP4 GEMMs and FP4 MoE kernels quantize the
+    activations too), where calc's default convention ("auto", the course's rule for the bound) dequantizes every
+    4-bit format to bf16 (W4A16). The serving model is fitted with that rule (``calc.serving_fit``), so its estimate
+    follows it; an accelerator whose convention the caller chose ("weight_only", "low_precision") is kept, and so is
+    any other format or an accelerator without FP4 tensor cores (MXFP4 on Hopper runs weight-only).
+
+    Returns:
+        (accelerator, notices): ``with_matmul(accelerator, "low_precision")`` and one notice where the rule applies,
+        else ``accelerator`` unchanged and no notice.
+
+    Example: B200 with nvfp4 -> FP4 peak (9.0 PFLOP/s dense, W4A4) instead of bf16's 2.25; H100 with nvfp4 -> unchanged.
+    """
+    w = str(weight_dtype).lower()
+    if accelerator.matmul != "auto" or w not in FP4_FORMATS or "fp4" not in accelerator.peak_flops_per_s:
+        return accelerator, []
+    return with_matmul(accelerator, "low_precision"), [
+        f"{weight_dtype} weights on {accelerator.name}: the serving estimate multiplies them on its FP4 tensor cores "
+        "(W4A4), as the engines run them and as it was fitted; calc's default matmul precision ('auto') takes 4-bit "
+        "weights at bf16 (W4A16): choose 'weight-only' for that."]
 
 
 def dequantized_in_kernel(accelerator: Accelerator, weight_dtype: str) -> bool:

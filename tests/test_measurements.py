@@ -53,7 +53,7 @@ def test_cited_rows_come_only_from_cite_only_sources_and_carry_no_value():
 
 
 def test_every_source_is_used():
-    used = set(ROWS["source_id"]) | set(CITED["source_id"])
+    used = set(ROWS["source_id"]) | set(CITED["source_id"]) | set(HOLDOUT["source_id"])
     assert used == set(SOURCES.index)
 
 
