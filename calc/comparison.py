@@ -17,6 +17,7 @@ from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
 from .serving import ServingEstimate, estimate_from_arrays, serving_frontier
+from .serving_terms import engine_matmul
 from .serving_fit import _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
 from .serving_params import load_serving_params, param_values
 
@@ -184,7 +185,8 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
         ValueError: as ``serving_frontier``.
     """
     model = get_model(config["model"])
-    acc = get_accelerator(config["accelerator"])
+    # the row's engine ran FP4 weights on FP4 tensor cores (as the fit takes it): no notice about the sidebar's choice
+    acc, _ = engine_matmul(get_accelerator(config["accelerator"]), str(config["weight_dtype"]))
     wd = "nvfp4" if str(config["weight_dtype"]).lower() == "fp4" else str(config["weight_dtype"])
     kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:

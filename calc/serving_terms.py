@@ -200,9 +200,10 @@ def engine_matmul(accelerator: Accelerator, weight_dtype: str) -> tuple[Accelera
     if accelerator.matmul != "auto" or w not in FP4_FORMATS or "fp4" not in accelerator.peak_flops_per_s:
         return accelerator, []
     return with_matmul(accelerator, "low_precision"), [
-        f"{weight_dtype} weights on {accelerator.name}: the serving estimate multiplies them on its FP4 tensor cores "
-        "(W4A4), as the engines run them and as it was fitted; calc's default matmul precision ('auto') takes 4-bit "
-        "weights at bf16 (W4A16): choose 'weight-only' for that."]
+        f"{weight_dtype} weights on {accelerator.name}: the serving estimate multiplies them on the GPU's FP4 tensor "
+        "cores (W4A4), as the engines run them and as the serving model was fitted, where calc's default matmul "
+        "precision ('auto', the bound's) takes 4-bit weights at bf16 (W4A16); a matmul precision set to "
+        "weight-only is followed as chosen"]
 
 
 def dequantized_in_kernel(accelerator: Accelerator, weight_dtype: str) -> bool:

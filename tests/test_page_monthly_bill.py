@@ -530,3 +530,23 @@ def test_a_context_past_the_trained_one_is_one_warning_and_the_api_tiers_say_the
 def test_the_longest_and_shortest_generations_the_inputs_accept_give_no_traceback(query):
     at = pagetest.open_page(PAGE, **query)
     assert not at.exception, at.exception
+
+
+def test_a_notice_is_said_once_with_the_replicas_breakdown_open():
+    # NVFP4 on a B200: the serving estimate's FP4 notice (calc.serving_terms.engine_matmul) stands beside the bill;
+    # opening "Where the self-hosted replica's time goes" must not say it again. Priced with the bound, the bill
+    # shows no serving notice, so the breakdown (the serving estimate's) carries it, once.
+    def said(at, words):
+        return sum(words in b.value for b in list(at.info) + list(at.warning))
+
+    for timing in ("serving", "bound"):
+        at = pagetest.open_page(PAGE, gpu="b200", wq="nvfp4", mb_timing=timing)
+        at.session_state["mb_tpot"] = True
+        at.run()
+        assert not at.exception
+        assert said(at, "FP4 tensor cores") == 1, timing
+    # a context past the trained one: the page's one warning, not repeated by the breakdown's notices
+    at = pagetest.open_page(PAGE, mb_out="6000")
+    at.session_state["mb_tpot"] = True
+    at.run()
+    assert not at.exception and said(at, "exceed Llama-3-8B's trained context") == 1

@@ -623,6 +623,10 @@ def test_the_curve_reaches_the_largest_measured_concurrency():
     fr = comparison.config_frontier(config.to_dict(), up_to=3072.0)
     assert fr["concurrency"].max() == pytest.approx(3072.0) and len(fr) == 256
     assert comparison.config_frontier(config.to_dict())["concurrency"].max() == pytest.approx(1024.0)
+    # the rows ran FP4 on the B200's FP4 tensor cores, as the fit takes them: the curve says nothing of the
+    # sidebar's matmul precision (calc.serving_terms.engine_matmul's notice is for a user's own choice)
+    assert config["weight_dtype"] in ("nvfp4", "fp4")
+    assert not any("FP4 tensor cores" in n for n in fr.attrs["notices"])
     assert np.isnan(comparison.largest_concurrency_per_replica(rows.assign(concurrency=pd.NA)))
 
 

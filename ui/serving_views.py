@@ -183,7 +183,11 @@ def self_hosted_pricing(timing: str, engine: str, bills_usd: tuple, other_usd: f
     if box.open:
         with box:
             r = serving_rates
-            show_estimate(est, key, "tpot", price_per_gpu_hour_usd=r.replica_price_per_hour_usd / r.gpus_per_replica)
+            # the notices stand beside the bill already (with the serving estimate's timing), and the page's own
+            # context warning: not a second time in here
+            shown = set(est.notices) if timing == "serving" else {beyond, getattr(r, "context_notice", None)}
+            show_estimate(est, key, "tpot", price_per_gpu_hour_usd=r.replica_price_per_hour_usd / r.gpus_per_replica,
+                          notices=[n for n in est.notices if n not in shown])
             st.caption(f"One replica: {r.gpus_per_replica} GPU{'s' if r.gpus_per_replica != 1 else ''}, "
                        f"{r.batch:,} requests in flight, each its whole prompt and output at a mean context of "
                        f"{r.context_len:,} tokens. " + " ".join(batch_notes(r)) + " The bill prices decode at the "
@@ -272,17 +276,18 @@ def single_output_note(prompt_len: int, priced: bool) -> str:
 
 def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
                   title: str | None = None, prompt_len: int | None = None, output_len: int | None = None,
-                  measured_s: float | None = None, measured_label: str = MEASURED_TRACE) -> None:
+                  measured_s: float | None = None, measured_label: str = MEASURED_TRACE, notices=None) -> None:
     """The serving estimate beside the bound: metrics (bound, estimate with range, throughput per GPU and,
     with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table. With
     ``output_len`` 1 (and the request's ``prompt_len``), a caption says what the per-output-token figures then
     mean (``single_output_note``). ``measured_s`` (seconds) and ``measured_label``: a measured ``which`` marked on
-    the breakdown bar (``breakdown_figure``)."""
+    the breakdown bar (``breakdown_figure``). ``notices``: the notices to show (default: all of ``est.notices``;
+    a page that shows some of them elsewhere passes the rest)."""
     tb = getattr(est, which)
     name = which.upper()
     st.markdown(title or f"**Serving estimate ({measurements.engine_name(est.engine)}, "
                          f"{est.batching} batching, decode batch {est.decode_batch:,.0f}) beside the bound**")
-    show_notices(est.notices)
+    show_notices(est.notices if notices is None else notices)
     n = 4 if price_per_gpu_hour_usd is not None else 3
     with widgets.metric_row(n) as mc:
         mc[0].metric(f"{name}, bound", formats.fmt_seconds(tb.bound_s),
