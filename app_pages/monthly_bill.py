@@ -95,7 +95,8 @@ def bill_section() -> None:
 
     csv_in = {"dau": dau, "remix_pct": remix, "create_pct": orig, "generations_per_creator": gens, "prefix_tokens": prefix,
               "unique_tokens": unique, "output_tokens": out, "cache_hit_pct": hit, "decode_batch": batch,
-              "peak_to_average": peak, "price_edits": link or "none (the defaults)"}
+              "peak_to_average": peak, "price_edits": link or "none (the defaults)",
+              "self_hosted_priced_with": serving_views.follows_text(traffic.timing, traffic.engine)}
     bill_views.bill_tables(table, csv_in, traffic.per, traffic.break_even_unit)
 
     if setup is not None:

@@ -550,3 +550,23 @@ def test_a_notice_is_said_once_with_the_replicas_breakdown_open():
     at.session_state["mb_tpot"] = True
     at.run()
     assert not at.exception and said(at, "exceed Llama-3-8B's trained context") == 1
+
+
+def test_the_downloads_say_how_self_hosting_was_priced(monkeypatch):
+    # each CSV of the page carries its inputs as "# name: value" lines (ui.downloads.download_csv): the timing the
+    # self-hosted tier follows must be among them, since the serving estimate and the bound give different bills
+    from ui import downloads
+    seen = {}
+    real = downloads.download_csv
+
+    def record(df, name, key=None, inputs=None, **kw):
+        seen[name] = dict(inputs or {})
+        return real(df, name, key=key, inputs=inputs, **kw)
+
+    monkeypatch.setattr(downloads, "download_csv", record)
+    at = pagetest.open_page(PAGE, mb_engine="sglang")
+    assert not at.exception
+    for name in ("monthly_bill.csv", "bill_vs_dau.csv", "bill_vs_hit_rate.csv"):
+        assert seen[name]["self_hosted_priced_with"] == "serving estimate (SGLang)", name
+    at = pagetest.open_page(PAGE, mb_timing="bound")
+    assert seen["bill_vs_dau.csv"]["self_hosted_priced_with"] == "roofline bound"
