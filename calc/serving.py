@@ -66,8 +66,7 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_admission_context,
-                            engine_matmul,
-                            burst_schedule,
+                            burst_schedule, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -321,7 +320,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), pp=np.full_like(b, float(layout.pp)),
-                I=np.full_like(b, i), O=np.full_like(b, o), static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
+                I=np.full_like(b, i), O=np.full_like(b, o),
+                static=np.full_like(b, 0.0 if batching == "continuous" else 1.0), mm=np.full_like(b, matmul_scale),
                 family=np.full_like(b, float(s.get("device_family", 0))),
                 scale_out=np.full_like(b, 1.0 if spans_domains(accelerator, layout, interconnect) else 0.0),
                 pcie=np.full_like(b, 1.0 if over_pcie(accelerator, layout, interconnect) else 0.0),
@@ -552,7 +552,11 @@ def _engine_options(options, engine_key: str = "") -> dict:
     return out
 
 
-def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_version="", engine_options=None):
+def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, params, engine_version="",
+           engine_options=None):
+    """(params, layout, engine key, settings, notices, accelerator) of a public estimate: the accelerator as the
+    engines run ``weight_dtype``'s matmuls (``engine_matmul``), its notice after the fallbacks'."""
+    accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
@@ -569,7 +573,8 @@ def _setup(model, accelerator, tp, pp, ep, replicas, engine, params, engine_vers
     scale, more = matmul_scale(prm, acc_key)
     family, fam_notice = device_family(prm, acc_key)
     settings = dict(settings, matmul_scale=scale, device_family=family)
-    return prm, layout, key, settings, notices + accelerator_notice(prm, acc_key) + more + fam_notice
+    notices = notices + accelerator_notice(prm, acc_key) + more + fam_notice + fp4
+    return prm, layout, key, settings, notices, accelerator
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:
@@ -648,10 +653,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans).
     """
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
-    accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
-    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, replicas, engine, params,
-                                                 engine_version, engine_options)
-    notices = notices + fp4
+    prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
+                                                              engine, params, engine_version, engine_options)
     beyond = context_notice(model, i, o)
     if beyond:
         notices = notices + [beyond]
@@ -818,10 +821,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
     """
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
-    accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
-    prm, layout, key, settings, notices = _setup(model, accelerator, tp, pp, ep, 1, engine, params, engine_version,
-                                                 engine_options)
-    notices = notices + fp4
+    prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
+                                                              params, engine_version, engine_options)
     if concurrencies is None:
         c = np.geomspace(1.0, 1024.0, 256)
     else:

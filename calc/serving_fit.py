@@ -56,8 +56,9 @@ from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_terms import (FP4_FORMATS, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s, finite_run_waves, lockstep_closed_loop,
-                            lockstep_persistence, lockstep_share, overlaps_schedule, release_year, spread_outputs)
+from .serving_terms import (FP4_FORMATS, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
+                            finite_run_waves, lockstep_closed_loop, lockstep_persistence, lockstep_share,
+                            overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
                              engine_settings, load_serving_params, matmul_scale, param_values)
 
@@ -84,7 +85,6 @@ LOSS = "cauchy"
 F_SCALE = 0.2
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
-_FP4 = FP4_FORMATS
 _GRID = np.geomspace(1.0, 4096.0, 25)
 #: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
 #: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
@@ -147,7 +147,7 @@ def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
     if kv:
         return kv
     w = str(weight_dtype).lower()
-    if w in ("fp8",) + _FP4:
+    if w in ("fp8",) + FP4_FORMATS:
         return "fp8"
     # A weight-only format holds no cache (calc.dtypes.kv_dtype_bytes refuses it): the fitted constants took
     # fp8-block rows at its 8 bits and int4-g* rows at about 4, kept here as plain fp8 and int4 until a refit
