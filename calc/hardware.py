@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -217,8 +218,35 @@ def list_accelerators() -> list[str]:
     return list(_catalogue())
 
 
+@lru_cache(maxsize=1)
+def _name_rules() -> tuple:
+    raw = json.loads((DATA_DIR / "accelerators.json").read_text())
+    return tuple((tuple(words), preset) for words, preset in raw["_names"])
+
+
+def _word_in(word: str, tokens: list) -> bool:
+    # a token equal to the word, or starting with it before a letter ("h100sxm"), never before a digit ("h200")
+    return any(t == word or (t.startswith(word) and not t[len(word)].isdigit()) for t in tokens)
+
+
+def match_accelerator_name(name: str) -> str | None:
+    """The preset id for an accelerator's name as a driver, a cloud or a benchmark gives it ("NVIDIA H100 80GB HBM3"
+    -> "h100-sxm", "NVIDIA A100-SXM4-40GB" -> "a100-40gb", "AMD Instinct MI300X" -> "mi300x", "H100" -> "h100-sxm",
+    "GB300" -> "b300"), or None (a part without a preset such as "H100 NVL" or "H20", a CPU): the first rule of
+    accelerators.json's ``_names`` whose words all occur in the name (each a whole word, or the start of one
+    before a letter: "h100sxm" holds "h100", "h200" does not hold "h20").
+    """
+    tokens = re.split(r"[\s\-_/(),]+", str(name).strip().lower())
+    for words, preset in _name_rules():
+        if all(_word_in(w, tokens) for w in words):
+            return preset
+    return None
+
+
 def get_accelerator(name: str) -> Accelerator:
-    """Return the preset ``name`` (its id such as "h100-sxm", or its display name; case-insensitive).
+    """Return the preset ``name``: its id such as "h100-sxm", its display name (case-insensitive), or a name a
+    driver, a cloud or a benchmark table gives the part ("NVIDIA H100 80GB HBM3", "H100", "AMD Instinct MI300X";
+    ``match_accelerator_name``).
 
     Raises:
         ValueError: unknown name; the message lists the valid ids.
@@ -228,4 +256,7 @@ def get_accelerator(name: str) -> Accelerator:
     for pid, entry in cat.items():
         if key in (pid, entry["name"].lower()):
             return Accelerator(**entry)
+    preset = match_accelerator_name(key) if key else None
+    if preset in cat:
+        return Accelerator(**cat[preset])
     raise ValueError(f"unknown accelerator {name!r}; valid: {', '.join(cat)}")

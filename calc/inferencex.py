@@ -51,9 +51,9 @@ import re
 
 import pandas as pd
 
-from .hardware import get_accelerator, list_accelerators
+from .hardware import get_accelerator, list_accelerators, match_accelerator_name
 from .measurements import COLUMNS, _check_row, _frame, rounds_note
-from .models import list_models
+from .models import match_checkpoint
 
 #: The largest result file read (bytes): a sweep's collected results are some hundred kB, a dashboard export
 #: of one model a few MB.
@@ -62,12 +62,6 @@ MAX_BYTES = 5_000_000
 REQUIRED = ("hw", "conc", "model", "framework", "precision", "isl", "osl", "tp", "output_tput_per_gpu")
 REQUIRED_DASHBOARD = ("hardware", "conc", "model", "framework", "precision", "isl", "osl", "decode_tp", "metrics")
 REQUIRED_RUNNER = ("hw", "conc", "model", "framework", "precision", "isl", "osl", "tp", "metrics")
-#: Served checkpoints -> the model preset of the same architecture (lower-case substrings of the id).
-MODEL_ALIASES = (("deepseek-r1", "deepseek-v3"), ("deepseek-v3.2", "deepseek-v3.2"), ("deepseek-v3", "deepseek-v3"),
-                 ("llama-3.3-70b", "llama-3.1-70b"), ("llama-3.1-70b", "llama-3.1-70b"),
-                 ("llama-3.1-405b", "llama-3.1-405b"), ("llama-3.1-8b", "llama-3.1-8b"),
-                 ("gpt-oss-120b", "gpt-oss-120b"), ("gpt-oss-20b", "gpt-oss-20b"), ("kimi-k2", "kimi-k2"),
-                 ("qwen3-235b-a22b", "qwen3-235b-a22b"), ("qwen3-30b-a3b", "qwen3-30b-a3b"))
 #: InferenceX's model prefixes (``model-prefix`` of its configs/*-master.yaml, the dashboard's ``model``) -> the
 #: preset of the checkpoint they name there: dsr1 = DeepSeek-R1-0528 (DeepSeek-V3's architecture), gptoss =
 #: gpt-oss-120b, llama70b / 70b = Llama-3.3-70B-Instruct (Llama 3.1 70B's architecture), kimik2.5 = Kimi-K2.5.
@@ -102,16 +96,12 @@ _NO_SPEC = ("none", "false", "", "null")
 
 
 def match_model(model_id: str) -> str | None:
-    """The model preset for a served checkpoint id or an InferenceX model prefix (``MODEL_PREFIXES``, then
-    ``MODEL_ALIASES``, else the id's last part when it is a preset name), or None."""
+    """The model preset for a served checkpoint id or an InferenceX model prefix (``MODEL_PREFIXES``, else
+    ``calc.models.match_checkpoint``: checkpoints of a preset's architecture), or None."""
     name = str(model_id).strip().lower()
     if name in MODEL_PREFIXES:
         return MODEL_PREFIXES[name]
-    for pattern, preset in MODEL_ALIASES:
-        if pattern in name:
-            return preset
-    tail = name.rsplit("/", 1)[-1]
-    return tail if tail in list_models() else None
+    return match_checkpoint(name)
 
 
 def match_accelerator(hw: str) -> str | None:
@@ -125,7 +115,7 @@ def match_accelerator(hw: str) -> str | None:
     head = re.split(r"[-_]", name)[0]
     if head in presets:
         return head
-    return RUNNER_ALIASES.get(head)
+    return RUNNER_ALIASES.get(head) or match_accelerator_name(name)
 
 
 def engine_version(image) -> str:

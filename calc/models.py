@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -336,13 +337,49 @@ def list_models() -> list[str]:
     return list(_catalogue())
 
 
+@lru_cache(maxsize=1)
+def _checkpoint_aliases() -> tuple:
+    raw = json.loads((DATA_DIR / "checkpoint_aliases.json").read_text(encoding="utf-8"))
+    pairs = [(a["pattern"].lower(), a["preset"]) for a in raw["aliases"]] + [(k, k) for k in _catalogue()]
+    # the longest pattern first: "deepseek-v3.1" before "deepseek-v3", "meta-llama-3.1-8b" before "meta-llama-3-8b"
+    return tuple(sorted(pairs, key=lambda p: -len(p[0]))), frozenset(raw["suffixes"])
+
+
+_SUFFIX_VERSION = re.compile(r"v?\d+")
+
+
+def match_checkpoint(name: str) -> str | None:
+    """The model preset of a served checkpoint's id ("meta-llama/Llama-3.1-70B-Instruct" -> "llama-3.1-70b",
+    "deepseek-ai/DeepSeek-R1-0528" -> "deepseek-v3", "nvidia/Llama-3.3-70B-Instruct-FP4" -> "llama-3.1-70b"), or
+    None: its name after any "org/" prefix starts with a preset id or an alias of ``data/checkpoint_aliases.json``
+    (checkpoints of the same architecture, each with the config.json it cites), and what follows is only tags
+    (instruct, fp8, awq, ...) and dates or versions ("0528", "v0.1"). A different model that shares a prefix
+    ("gpt2-xl", "qwen2.5-7b-instruct-1m") does not match.
+    """
+    text = str(name).strip().lower().rsplit("/", 1)[-1].replace("_", "-")
+    pairs, suffixes = _checkpoint_aliases()
+    for pattern, preset in pairs:
+        if not text.startswith(pattern):
+            continue
+        rest = text[len(pattern):]
+        if rest and rest[0] not in "-.":
+            continue
+        tokens = [t for t in re.split(r"[-.]", rest) if t]
+        if all(t in suffixes or _SUFFIX_VERSION.fullmatch(t) for t in tokens):
+            return preset
+    return None
+
+
 def get_model(name: str) -> ModelConfig:
-    """Return the preset ``ModelConfig`` for an id ("llama-3-8b") or display name ("Llama-3-8B").
+    """Return the preset ``ModelConfig`` for an id ("llama-3-8b"), a display name ("Llama-3-8B") or a served
+    checkpoint of a preset's architecture ("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1",
+    ``match_checkpoint``; the preset's own name is returned).
 
     The lookup ignores case and surrounding spaces. Presets are loaded once and cached; the
     returned dataclass is frozen, so callers cannot change the catalogue.
 
-    Source: ``data/models.json``, each entry transcribed from the reference tables with its source.
+    Source: ``data/models.json``, each entry transcribed from the reference tables with its source;
+    ``data/checkpoint_aliases.json`` for the checkpoints.
 
     Raises:
         ValueError: unknown name; the message lists the valid ids.
@@ -355,6 +392,9 @@ def get_model(name: str) -> ModelConfig:
         for model in cat.values():
             if model.name.lower() == key:
                 return model
+        preset = match_checkpoint(key) if key else None
+        if preset:
+            return cat[preset]
     raise ValueError(f"unknown model {name!r}; valid ids: {', '.join(_catalogue())}")
 
 

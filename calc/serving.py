@@ -59,16 +59,16 @@ import numpy as np
 import pandas as pd
 
 from .checks import check_choice, check_positive_int, check_positive_number
-from .hardware import Accelerator, get_accelerator, list_accelerators
+from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
 from .models import ModelConfig, beyond_trained_window
 from .gpu_share import max_batch_per_replica
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (SOFTWARE_LATEST_YEAR, attention_dp_imbalance_s, attention_extra_s, burst_admission_context,
-                            burst_schedule, engine_matmul,
+from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, attention_dp_imbalance_s, attention_extra_s,
+                            burst_admission_context, burst_schedule, burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
-                            overlaps_schedule, release_tuple, release_year, software_factor, spans_domains,
+                            overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, param_values)
@@ -140,7 +140,9 @@ class ServingEstimate:
             per replica; batch_limit: what caps B ("concurrency", "max_batch", "kv_capacity",
             "token_budget", "rate").
         engine: the engine family whose parameters were used; mode: "concurrency", "rate" or "offline";
-        batching: "continuous" or "static"; notices: fallbacks taken (show them beside the numbers).
+        batching: "continuous" or "static"; notices: fallbacks taken (show them beside the numbers);
+        arrivals: how a closed loop's requests arrive, in words (``calc.serving_terms.arrivals_text``: the
+            steady state, lockstep waves of fixed lengths, rounds); "" for a rate or an offline run.
     """
 
     ttft: TimeBreakdown
@@ -164,6 +166,7 @@ class ServingEstimate:
     mode: str
     batching: str
     notices: tuple = field(default=())
+    arrivals: str = ""
 
 
 # == Stage 1: the bound's parts (independent of the fitted parameters) ==========================
@@ -560,10 +563,11 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
-    if engine_version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
-        version = str(engine_version)
-        if not release_tuple(version):
-            raise ValueError(f"engine_version must be a release number such as 0.14.0 or 1.2.0; got {version!r:.40}")
+    version = release_number(engine_version) if engine_version else ""
+    if engine_version and not version:
+        notices = notices + [f"engine_version {str(engine_version)!r:.40} names no release number (such as 0.14.0 or "
+                             f"1.2.0): the estimate takes a current build ({SOFTWARE_LATEST_RELEASE}), as without one"]
+    if version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
         settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
                         eager_prefill=eager_prefill(key, version), release_year=release_year(key, version))
     else:
@@ -578,8 +582,26 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:
+    """The preset whose fitted factors an accelerator takes: the preset of its name (a preset's own, or one a
+    driver or a cloud gives, ``calc.hardware.match_accelerator_name``), else the preset with its data-sheet figures
+    (memory, bandwidth and bf16 peak each within 5%: an Accelerator built by hand), else its name (no preset: the
+    fallback and its notice)."""
     for k in list_accelerators():
         if get_accelerator(k).name == accelerator.name:
+            return k
+    named = match_accelerator_name(accelerator.name)
+    if named:
+        return named
+    near = lambda a, b: abs(float(a) - float(b)) <= 0.05 * abs(float(b))  # noqa: E731
+    for k in list_accelerators():
+        ref = get_accelerator(k)
+        try:
+            same = (near(accelerator.memory_bytes, ref.memory_bytes)
+                    and near(accelerator.bandwidth_bytes_per_s, ref.bandwidth_bytes_per_s)
+                    and near(accelerator.peak_flops("bf16"), ref.peak_flops("bf16")))
+        except (ValueError, KeyError, TypeError):
+            same = False
+        if same:
             return k
     return accelerator.name
 
@@ -626,7 +648,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                      pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str = "bf16",
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      batching: str = "continuous", interconnect=None, params: dict | None = None,
-                     engine_version: str = "", engine_options: dict | None = None) -> ServingEstimate:
+                     engine_version: str = "", engine_options: dict | None = None, lengths: str = "varied",
+                     rounds: float | None = None) -> ServingEstimate:
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
@@ -635,6 +658,17 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     or neither (offline, all requests at once: the engine runs at its batch limit). Requests are
     spread evenly over the replicas. Attention data parallelism is ``tp`` below ``ep``: ``tp=1, ep=8`` is
     attention in 8 ranks of TP1 with the experts over the 8 GPUs.
+
+    A closed loop's benchmark convention (``lengths``, ``rounds``; ``calc.serving_terms.lockstep_closed_loop``):
+    ``lengths="varied"`` (the default: prompts and outputs spread around their means, as production traffic, a
+    ShareGPT set or random lengths with a range, so requests arrive spread out: the steady state) or ``"fixed"``
+    (every prompt and output of the one length, outputs forced with ``ignore_eos``: the C clients start together
+    and the run moves in waves, each a burst whose prompts are prefilled before it decodes,
+    ``calc.serving_terms.burst_schedule``). ``rounds``: the run's requests over its concurrency (``vllm bench
+    serve --num-prompts`` / ``--max-concurrency``); its first round is a burst and, at fixed lengths, the later
+    ones partly stay one (``lockstep_share``, the fitted persistence); None: a run of fixed lengths moves as one
+    burst throughout, one of varied lengths is all steady state. Both apply to a concurrency only; the
+    convention followed is the estimate's ``arrivals``.
 
     ``engine_version`` (default: a current release) picks the engine's version-dependent behaviour: overlap
     scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
@@ -650,9 +684,13 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         ValueError: non-positive lengths, concurrency or rate; both a concurrency and a rate; an unknown
             batching; a layout the model cannot take; a model that does not fit; a rate above what the
             deployment can serve (the message gives the largest rate it sustains); an engine option
-            ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans).
+            ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
+            ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1.
     """
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
+    check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}; got {lengths!r:.40}")
+    if rounds is not None and check_positive_number(rounds, "rounds") < 1:
+        raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
                                                               engine, params, engine_version, engine_options)
     beyond = context_notice(model, i, o)
@@ -672,17 +710,29 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     else:
         mode = "offline" if concurrency is None else "concurrency"
         c = 1e9 if concurrency is None else float(concurrency) / reps
-        comp = serving_components(model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings,
-                                  interconnect, batching, matmul_scale=settings["matmul_scale"])
+        share = 0.0
+        if concurrency is not None and batching == "continuous":
+            share = float(burst_share(lengths == "fixed", rounds, p["lockstep_persistence"],
+                                      float(settings.get("mixed_prefill", True))))
+        args = (model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings, interconnect, batching)
+        comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=share >= 1.0)
         if concurrency is None:
             comp["C"] = comp["N"].copy()
         a = combine(comp, p, costs, graphs)
+        if 0.0 < share < 1.0:  # the burst's times for its share of the run, the steady state's for the rest
+            burst = combine(serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True), p, costs,
+                            graphs)
+            a = {k: share * np.asarray(burst[k]) + (1.0 - share) * np.asarray(v) for k, v in a.items()}
+            a["requests_per_s"] = comp["C"] / a["e2e_s"]
+            a["output_tokens_per_s"] = a["requests_per_s"] * o
+    arrivals = arrivals_text(mode, lengths, rounds, batching) if mode == "concurrency" else ""
     return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
-                                str(comp["limit"][0]), mode, batching, notices)
+                                str(comp["limit"][0]), mode, batching, notices, arrivals)
 
 
 def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus_per_replica: float, output_len: float,
-                         concurrency: float, batch_limit: str, mode: str, batching: str, notices=()) -> ServingEstimate:
+                         concurrency: float, batch_limit: str, mode: str, batching: str, notices=(),
+                         arrivals: str = "") -> ServingEstimate:
     """A ``ServingEstimate`` from ``combine``'s arrays at their first point (per replica: ``decode_batch``, the
     TTFT and TPOT parts, e2e_s, requests_per_s, output_tokens_per_s, bound_tpot_s, bound_ttft_s), with the
     ranges of ``engine``'s cross-validated errors (``error_quantiles`` of ``params``), each bounded at the
@@ -706,7 +756,7 @@ def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus
         requests_per_s=first("requests_per_s") * replicas, bound_tpot_s=first("bound_tpot_s"),
         bound_ttft_s=first("bound_ttft_s"), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
         decode_batch=b, concurrency=float(concurrency), batch_limit=batch_limit,
-        engine=engine, mode=mode, batching=batching, notices=tuple(notices))
+        engine=engine, mode=mode, batching=batching, notices=tuple(notices), arrivals=arrivals)
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,

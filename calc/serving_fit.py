@@ -56,9 +56,8 @@ from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components
-from .serving_terms import (FP4_FORMATS, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
-                            finite_run_waves, lockstep_closed_loop, lockstep_persistence, lockstep_share,
-                            overlaps_schedule, release_year, spread_outputs)
+from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
+                            finite_run_waves, lockstep_closed_loop, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
                              engine_settings, load_serving_params, matmul_scale, param_values)
 
@@ -415,8 +414,7 @@ def _burst_share(rows: pd.DataFrame, values: dict, j: np.ndarray) -> np.ndarray:
     burst's times (each row's first point) against the steady state's (its second)."""
     rounds = rows["rounds"].to_numpy(float)[j]
     mixes = rows["mixed_prefill"].to_numpy(float)[j] if "mixed_prefill" in rows else np.ones(len(j))
-    return lockstep_share(rounds, lockstep_persistence(values["lockstep_persistence"], mixes)
-                          * rows["lockstep"].to_numpy(float)[j])
+    return burst_share(rows["lockstep"].to_numpy(float)[j], rounds, values["lockstep_persistence"], mixes)
 
 
 def _rate_root(gap: np.ndarray) -> tuple[int, float]:

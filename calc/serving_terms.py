@@ -274,6 +274,17 @@ def release_tuple(text) -> tuple:
     return tuple(parts)
 
 
+_RELEASE_NUMBER = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|post|dev|a|b)\d*)*)")
+
+
+def release_number(text) -> str:
+    """The release number a version text names, wherever it stands: "v0.10.1" -> "0.10.1", "vllm/vllm-openai:v0.22.0"
+    -> "0.22.0", "sglang 0.5.2rc1" -> "0.5.2rc1", "1.2.0rc6.post2" as it is; "" when it names none ("gpt-oss-dev",
+    "latest", "nightly")."""
+    m = _RELEASE_NUMBER.search(str(text or "").strip())
+    return m.group(1) if m else ""
+
+
 def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> bool:
     """Whether ``engine`` at ``version`` (empty: a current build) prepares step k + 1 on the host while the GPU
     runs step k (``overlap_fixed_s``), with its default flags.
@@ -442,6 +453,49 @@ def lockstep_share(rounds, persistence):
     """
     r = np.maximum(np.asarray(rounds, dtype=float), 1.0)
     return 1.0 / r + (1.0 - 1.0 / r) * np.clip(np.asarray(persistence, dtype=float), 0.0, 1.0)
+
+
+#: A closed loop's length conventions (``calc.serving.serving_estimate``'s ``lengths``): "varied" lengths spread
+#: the requests out (the steady state), "fixed" ones (one prompt and one output length, ``ignore_eos``) move in
+#: lockstep waves (``lockstep_closed_loop``).
+LENGTHS = ("varied", "fixed")
+
+
+def burst_share(fixed, rounds, mixing_persistence, mixes_prefill):
+    """The share of a closed loop's run whose times are a burst's (``burst_schedule``), the rest the steady
+    state's: for a run of ``rounds`` x C requests (None or 0: a run long enough that its first round does not
+    count), the first round is a burst and, where every request has one length (``fixed``), the later rounds
+    stay one to the extent ``lockstep_persistence`` gives (``lockstep_share``); a run of fixed lengths without a
+    stated number of rounds is one burst throughout (``lockstep_closed_loop``), one of varied lengths none.
+    Arrays broadcast; ``calc.serving_fit`` weighs its rows' burst and steady points by it.
+    Example: burst_share(True, 20, 0.11, 1) = 0.05 + 0.95 x 0.11 = 0.1545; burst_share(False, 10, 0.11, 1) = 0.1;
+    burst_share(True, None, 0.11, 1) = 1.
+    """
+    fixed = np.asarray(fixed, dtype=float)
+    if rounds is None:
+        return fixed
+    r = np.asarray(rounds, dtype=float)
+    stated = lockstep_share(r, lockstep_persistence(mixing_persistence, mixes_prefill) * fixed)
+    return np.where(r > 0, stated, fixed)
+
+
+def arrivals_text(mode: str, lengths: str, rounds, batching: str = "continuous") -> str:
+    """How a closed loop's requests arrive in an estimate (``burst_share``), in words for the pages: "" for a
+    rate or an offline run; the words name the convention, since benchmark tools differ in it.
+    Example: arrivals_text("concurrency", "fixed", None) = "fixed lengths: the clients start together and the run
+    moves in lockstep waves (each a burst)"."""
+    if mode != "concurrency":
+        return ""
+    if batching != "continuous":
+        return "static batches: each batch starts and ends together"
+    if lengths == "fixed":
+        if rounds is None:
+            return "fixed lengths: the clients start together and the run moves in lockstep waves (each a burst)"
+        return (f"fixed lengths, {float(rounds):g} rounds of C requests: the first round a burst, later ones partly "
+                "in lockstep, the rest the steady state")
+    if rounds is None:
+        return "varied lengths: requests spread out (the steady state of a closed loop)"
+    return f"varied lengths, {float(rounds):g} rounds of C requests: the first round a burst, the rest the steady state"
 
 
 #: Release dates of the engines (calc/data/engine_releases.csv: PyPI's upload date of each release of vllm,

@@ -55,7 +55,8 @@ def parallel_supported() -> bool:
 
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
-                   ep: int = 1, embedding: str = "gather", logits: str = "all", engine: str = "vllm") -> pd.DataFrame:
+                   ep: int = 1, embedding: str = "gather", logits: str = "all", engine: str = "vllm",
+                   lengths: str = "varied", requests: dict | None = None) -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency, and the
     serving model's estimate for ``engine`` (``est_*`` columns, NaN where the serving model refuses the inputs,
     e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks).
@@ -67,7 +68,11 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     ``embedding``: calc's convention for the input embedding ("gather": B rows read, as engines do;
     "table": the course's napkin, the whole table read every step); ``logits``: which prompt tokens
     prefill's LM head multiplies ("all": the course's 2NT; "last": each prompt's last token, as vLLM
-    and SGLang compute it; calc.prefill_time).
+    and SGLang compute it; calc.prefill_time). ``lengths`` and ``requests`` ({concurrency: requests sent at that
+    level}) give the serving estimate the run's convention (``calc.serving.serving_estimate``'s ``lengths`` and
+    ``rounds`` = requests / concurrency): "fixed" for this page's client (one prompt length, ``ignore_eos``: the
+    clients move in lockstep), "varied" (the steady state) for a run whose lengths spread; ``attrs["arrivals"]``
+    names the convention followed.
     Worked number: Llama-3-8B, H100 SXM, bf16, P = 8160, N = 64, c = 1: TPOT = weights 16.06e9 B +
     KV 1.07e9 B at 3.35e12 B/s = 5.1 ms (4.8 ms when one row of the input embedding is read).
 
@@ -76,7 +81,7 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         than one GPU while calc has no parallel layout.
     """
     kw = _calc_kwargs(tp, pp, ep, embedding)
-    rows, notices = [], []
+    rows, notices, arrivals = [], [], []
     prefill_kw = dict(kw, logits=logits)
     for c in concurrencies:
         c = int(c)
@@ -88,25 +93,30 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         e2e = ttft + (output_tokens - 1) * tpot
         row = dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
                    pred_output_tokens_per_s=c * output_tokens / e2e)
+        sent = (requests or {}).get(c)
+        rounds = max(float(sent) / c, 1.0) if sent and sent == sent else None
         row.update(_estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype,
-                                     tp, pp, ep, engine, notices))
+                                     tp, pp, ep, engine, notices, lengths, rounds, arrivals))
         rows.append(row)
     df = pd.DataFrame(rows)
     df.attrs["notices"] = tuple(notices)
+    df.attrs["arrivals"] = tuple(arrivals)
     return df
 
 
 def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
-                      engine, notices: list) -> dict:
+                      engine, notices: list, lengths: str = "varied", rounds=None, arrivals: list | None = None) -> dict:
     """The serving estimate's columns at concurrency ``c`` (NaN when the serving model refuses the inputs)."""
     try:
         est = level_estimate(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
-                             engine)
+                             engine, lengths, rounds)
     except ValueError as exc:
         if str(exc) not in notices:
             notices.append(f"no serving estimate: {exc}")
         return dict.fromkeys(ESTIMATE_COLUMNS, math.nan)
     notices.extend(n for n in est.notices if n not in notices)
+    if arrivals is not None and est.arrivals and est.arrivals not in arrivals:
+        arrivals.append(est.arrivals)
     return dict(est_ttft_ms=est.ttft.estimate_s * 1e3, est_ttft_ms_low=est.ttft.low_s * 1e3,
                 est_ttft_ms_high=est.ttft.high_s * 1e3, est_tpot_ms=est.tpot.estimate_s * 1e3,
                 est_tpot_ms_low=est.tpot.low_s * 1e3, est_tpot_ms_high=est.tpot.high_s * 1e3,
@@ -115,12 +125,14 @@ def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weigh
 
 def level_estimate(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
-                   engine: str = "vllm"):
+                   engine: str = "vllm", lengths: str = "varied", rounds: float | None = None):
     """The serving estimate behind ``predict_levels``' ``est_*`` columns at one concurrency: a
     ``calc.serving.ServingEstimate`` (times in s; ``est_ttft_ms`` is ``ttft.estimate_s`` * 1e3,
     ``est_ttft_ms_low`` / ``_high`` are ``ttft.low_s`` / ``high_s`` * 1e3, the same for TPOT) for requests of
     ``prompt_tokens`` prompt and ``output_tokens`` output tokens at ``concurrency`` in flight, ``engine``'s
-    fitted parameters (calc.serving, continuous batching). The page draws its "where the time goes" from it.
+    fitted parameters (calc.serving, continuous batching), under the run's ``lengths`` and ``rounds`` (requests sent
+    over the concurrency; ``serving_estimate``'s closed-loop convention). The page draws its "where the time goes"
+    from it.
 
     Raises:
         ValueError: the serving model refuses the inputs (calc.serving's message, e.g. a model that does not
@@ -128,7 +140,7 @@ def level_estimate(model, accelerator, concurrency: int, prompt_tokens: int, out
     """
     return serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens), concurrency=int(concurrency),
                             tp=int(tp), pp=int(pp), ep=int(ep), weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            engine=engine)
+                            engine=engine, lengths=lengths, rounds=rounds)
 
 
 def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from calc import Accelerator, ModelConfig, critical_batch, decode_step_time, get_accelerator, prefill_time
+from calc.hardware import match_accelerator_name
 from calc.roofline import attention_flops
 from calc.checks import check_nonneg_number, check_positive_int, check_positive_number
 
@@ -76,33 +77,14 @@ def spread_ratio(p10_s: float, p90_s: float) -> float:
     return float(p90_s) / float(p10_s) if p10_s > 0 else math.inf
 
 
-#: (substring rules, calc accelerator id); first match wins. GPU names as torch.cuda reports them.
-_GPU_RULES = (
-    (("h200",), "h200"),
-    (("h100", "pcie"), "h100-pcie"),
-    (("h100",), "h100-sxm"),
-    (("a100", "40gb"), "a100-40gb"),
-    (("a100",), "a100-80gb"),
-    (("b200",), "b200"),
-    (("l40s",), "l40s"),
-    (("4090",), "rtx-4090"),
-    (("mi300x",), "mi300x"),
-)
-
-
 def datasheet_accelerator_id(device_name: str) -> str | None:
-    """calc's accelerator id for a GPU name as torch reports it ("NVIDIA H200" -> "h200"), else None.
+    """calc's accelerator id for a GPU name as torch reports it ("NVIDIA H200" -> "h200"), else None
+    (``calc.hardware.match_accelerator_name``: the names' rules are data, in accelerators.json).
 
     An "NVIDIA L4" matches "l4" only as a whole word. CPUs never match: their data sheets give no
     single achievable bandwidth, so the CPU charts show only the measured-machine predictions.
     """
-    name = str(device_name).lower()
-    for needles, acc_id in _GPU_RULES:
-        if all(n in name for n in needles):
-            return acc_id
-    if "l4" in name.replace("-", " ").split():
-        return "l4"
-    return None
+    return match_accelerator_name(device_name)
 
 
 def prefill_overhead_s(batch: int, prompt_len: int, prefill_overhead: dict) -> float:

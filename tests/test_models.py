@@ -278,6 +278,56 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     assert get_model("gpt2") is get_model("GPT-2")
 
 
+@pytest.mark.parametrize("checkpoint, preset", [
+    ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+    ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.1-70b"), ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic",
+                                                             "llama-3.1-70b"),
+    ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"), ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"),
+    ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b"),
+    ("openai/gpt-oss-120b", "gpt-oss-120b"), ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+    ("meta-llama/Llama-2-70b-chat-hf", "llama-2-70b"), ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+])
+def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
+    # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is
+    # Llama 3.1 70B's architecture, DeepSeek-R1 DeepseekV3ForCausalLM with V3's; tags and dates are not a model
+    from calc.models import match_checkpoint
+    assert match_checkpoint(checkpoint) == preset
+    assert get_model(checkpoint) is get_model(preset)
+
+
+@pytest.mark.parametrize("other", ["gpt2-xl", "Qwen/Qwen2.5-7B-Instruct-1M", "meta-llama/Llama-3.2-11B-Vision",
+                                   "Qwen/Qwen3.5-397B-A17B-FP8", "llama-3.1-8bx", "Qwen2.5-72B"])
+def test_a_different_model_that_shares_a_presets_prefix_is_not_taken_for_it(other):
+    # GPT-2 XL is not GPT-2, Qwen2.5-7B-Instruct-1M has another config (a 1M-token RoPE), a vision model has more
+    from calc.models import match_checkpoint
+    assert match_checkpoint(other) is None
+    with pytest.raises(ValueError, match="unknown model"):
+        get_model(other)
+
+
+@pytest.mark.parametrize("name, preset", [
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("H100", "h100-sxm"), ("H100 SXM", "h100-sxm"), ("h100sxm", "h100-sxm"),
+    ("NVIDIA H100 PCIe", "h100-pcie"), ("NVIDIA A100-SXM4-40GB", "a100-40gb"), ("A100", "a100-80gb"),
+    ("AMD Instinct MI300X", "mi300x"), ("GB300", "b300"), ("NVIDIA GB200", "gb200"), ("NVIDIA H200", "h200"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"), ("NVIDIA L4", "l4"), ("NVIDIA L40S", "l40s"),
+])
+def test_an_accelerator_is_found_by_the_name_a_driver_or_a_cloud_gives_it(name, preset):
+    from calc import get_accelerator
+    from calc.hardware import match_accelerator_name
+    assert match_accelerator_name(name) == preset
+    assert get_accelerator(name) == get_accelerator(preset)
+
+
+@pytest.mark.parametrize("other", ["H100 NVL", "NVIDIA H20", "NVIDIA H800", "AMD EPYC 7763", "TPU v9"])
+def test_a_part_without_a_preset_is_not_taken_for_a_neighbour(other):
+    # H100 NVL has 94 GB and 3.9 TB/s, H20 a cut-down Hopper: an H100 preset would price them wrong
+    from calc import get_accelerator
+    from calc.hardware import match_accelerator_name
+    assert match_accelerator_name(other) is None
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        get_accelerator(other)
+
+
 @pytest.mark.parametrize("bad", ["llama-9", "", None, 7])
 def test_unknown_preset_lists_valid_ids(bad):
     with pytest.raises(ValueError) as e:

@@ -109,6 +109,22 @@ def test_run_against_the_scripted_server_draws_measured_and_predicted():
     names = {t.get("name") for f in pagetest.figures(at) for t in f["data"]}
     assert {"measured p50", "calc's roofline (lower bound)"} <= names
     assert "sk-page-secret" not in table.to_csv() and "sk-page-secret" not in json.dumps(dict(at.query_params))
+    # this page's client sends one prompt length with a fixed output: the serving estimate takes each level as
+    # lockstep waves of its 3 requests (3 / c rounds), and says so; varied lengths give another estimate
+    assert at.radio(key="ep_lengths").value == "fixed"
+    assert any("fixed lengths, 1.5 rounds of C requests" in c.value for c in at.caption)
+    from calc import get_accelerator, get_model
+    from calc.serving import serving_estimate
+    llama, h100 = get_model("llama-3-8b"), get_accelerator("h100-sxm")
+    fixed = serving_estimate(llama, h100, 32, 4, concurrency=2, lengths="fixed", rounds=1.5)
+    assert table.set_index("concurrency").loc[2, "est_ttft_ms"] == pytest.approx(fixed.ttft.estimate_s * 1e3)
+    at.radio(key="ep_lengths").set_value("varied").run()
+    assert not at.exception
+    varied = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns).set_index("concurrency")
+    other = serving_estimate(llama, h100, 32, 4, concurrency=2, lengths="varied", rounds=1.5)
+    assert varied.loc[2, "est_ttft_ms"] == pytest.approx(other.ttft.estimate_s * 1e3)
+    assert other.ttft.estimate_s != pytest.approx(fixed.ttft.estimate_s)
+    assert any("varied lengths, 1.5 rounds of C requests" in c.value for c in at.caption)
 
 
 def test_import_of_vllm_result_files_draws_them_against_the_prediction():

@@ -417,14 +417,15 @@ def test_ranges_stop_at_the_bound_and_engine_inputs_are_checked():
     assert (f["tokens_per_s_per_gpu_high"] <= f["bound_tokens_per_s_per_gpu"] * (1 + 1e-12)).all()
     assert (f["tokens_per_s_per_user_high"] <= f["bound_tokens_per_s_per_user"] * (1 + 1e-12)).all()
     assert (f["tokens_per_s_per_gpu_high"] >= f["tokens_per_s_per_gpu"]).all()
-    # an option of another engine, or a version without a number, is refused
+    # an option of another engine is refused; a version without a number is a current build, with a notice
     kw = dict(concurrency=4, tp=8, weight_dtype="fp8")
     with pytest.raises(ValueError, match="SGLang's --scheduler-recv-interval; the engine here is vllm"):
         serving_estimate(m, a, 1000, 100, engine="vllm", engine_options={"recv_interval": 4}, **kw)
     with pytest.raises(ValueError, match="attention_dp_config"):
         serving_estimate(m, a, 1000, 100, engine="sglang", engine_options={"adp_balance_timeout_iters": 60}, **kw)
-    with pytest.raises(ValueError, match="release number"):
-        serving_estimate(m, a, 1000, 100, engine="trtllm", engine_version="banana", **kw)
+    banana = serving_estimate(m, a, 1000, 100, engine="trtllm", engine_version="banana", **kw)
+    assert any("'banana' names no release number" in n for n in banana.notices)
+    assert banana.tpot.estimate_s == serving_estimate(m, a, 1000, 100, engine="trtllm", **kw).tpot.estimate_s
     # a request past the trained context (131,072 for Llama 3.1) is computed, with a notice
     far = serving_estimate(m, a, 300_000, 1000, concurrency=1, tp=8, weight_dtype="fp8", kv_dtype="fp8")
     assert any("exceed" in n and "131,072" in n for n in far.notices)

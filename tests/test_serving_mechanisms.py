@@ -5,7 +5,7 @@ import pytest
 import calc
 from calc.hardware import with_matmul
 from calc.layout import make_layout
-from calc.serving import combine, serving_components
+from calc.serving import combine, serving_components, serving_estimate
 from calc.serving_params import engine_costs, load_serving_params, param_values
 from calc.serving_terms import dequantized_in_kernel
 
@@ -329,7 +329,6 @@ def test_the_latest_release_the_fit_saw_is_the_data_sets_latest():
 
 
 def test_a_current_build_is_estimated_at_the_latest_release_and_an_old_one_slower():
-    from calc.serving import serving_estimate
     now = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm")
     latest = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm", engine_version="0.22.0")
     old = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16, engine="vllm", engine_version="0.6.6")
@@ -577,3 +576,85 @@ def test_an_accelerator_family_scales_the_decode_reads_and_the_device_fixed_cost
     over = combine(fam, dict(v, **{"mbu_scale.cdna3": 1.5}), costs)
     assert ref["c_s"][0] == pytest.approx(15_009_849_344 / 989e12, rel=1e-3)
     assert over["tpot_efficiency"][0] == pytest.approx(ref["c_s"][0] / v["mfu_decode"], rel=1e-9)
+
+
+@pytest.mark.parametrize("engine, len_dist, rounds", [("trtllm", "fixed", None), ("trtllm", "fixed", 20),
+                                                      ("vllm", "random 0.8-1.0", 10), ("sglang", "fixed", 20),
+                                                      ("vllm", "random 0.8-1.0", None)])
+def test_the_public_estimate_takes_a_closed_loops_lengths_and_rounds_as_the_fit_does(engine, len_dist, rounds):
+    # serving_estimate(lengths=, rounds=) is the fitted rows' convention: a published row of 64 clients of
+    # 1,024/128 tokens predicted by the fit's path (its notes naming the rounds) equals the public estimate with
+    # the same lengths and rounds, TTFT and TPOT alike
+    from calc.measurements import rounds_note
+    from calc.serving_fit import predict_rows, prepare_rows
+    values = param_values(load_serving_params())
+    lengths = "fixed" if len_dist == "fixed" else "varied"
+    version = {"trtllm": "1.0.0", "vllm": "0.11.0", "sglang": "0.5.3"}[engine]  # one named release for both paths
+    est = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=64, engine=engine, engine_version=version,
+                           lengths=lengths, rounds=rounds)
+    for metric, got in (("ttft_ms", est.ttft.estimate_s), ("tpot_ms", est.tpot.estimate_s)):
+        row = _closed_loop_row(len_dist).assign(engine=engine, metric=metric, engine_version=version,
+                                                notes=rounds_note(rounds) if rounds else "")
+        rows, comps, skipped = prepare_rows(row)
+        assert not skipped
+        assert got * 1e3 == pytest.approx(predict_rows(rows, comps, values)[0], rel=1e-9)
+    assert est.arrivals.startswith(f"{lengths} lengths")
+    # the parts of the mixed estimate still add up to it, inside its range
+    for t in (est.ttft, est.tpot):
+        assert sum(t.parts().values()) == pytest.approx(t.estimate_s, rel=1e-9)
+        assert t.low_s <= t.estimate_s <= t.high_s
+
+
+def test_the_lengths_convention_weighs_the_burst_by_the_fitted_persistence():
+    # 64 clients of Llama-3.1-8B on an H100 (vLLM, mixing prompts into decode steps): a run of fixed lengths in 20
+    # rounds is 1/20 + 19/20 x persistence burst, the rest steady; by hand with the stored persistence
+    values = param_values(load_serving_params())
+    kw = dict(concurrency=64, engine="vllm")
+    steady = serving_estimate(LLAMA8, H100, 1024, 128, **kw)
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", **kw)
+    mixed = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", rounds=20, **kw)
+    share = 1 / 20 + 19 / 20 * values["lockstep_persistence"]
+    assert mixed.ttft.estimate_s == pytest.approx(share * burst.ttft.estimate_s + (1 - share) * steady.ttft.estimate_s)
+    assert burst.ttft.estimate_s > 3 * steady.ttft.estimate_s  # 64 prompts of 1,024 tokens arrive at once
+    # the throughput follows the closed loop's Little's law on the mixed end-to-end time
+    assert mixed.requests_per_s == pytest.approx(64 / mixed.e2e_s)
+    assert steady.arrivals == "varied lengths: requests spread out (the steady state of a closed loop)"
+    # a rate or an offline run has no closed-loop convention; bad values are refused with their names
+    assert serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, lengths="fixed").arrivals == ""
+    with pytest.raises(ValueError, match="lengths must be one of varied, fixed"):
+        serving_estimate(LLAMA8, H100, 1024, 128, lengths="random", **kw)
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        serving_estimate(LLAMA8, H100, 1024, 128, rounds=0.5, **kw)
+    with pytest.raises(ValueError, match="rounds must be a positive number"):
+        serving_estimate(LLAMA8, H100, 1024, 128, rounds=float("nan"), **kw)
+
+
+def test_an_engine_version_is_read_from_an_image_tag_and_a_version_without_a_number_falls_back():
+    from calc.serving_terms import release_number
+    assert release_number("vllm/vllm-openai:v0.10.1") == "0.10.1"
+    assert release_number("lmsysorg/sglang:v0.5.9-rocm700-mi35x") == "0.5.9"
+    assert release_number("1.2.0rc6.post2") == "1.2.0rc6.post2" and release_number("latest") == ""
+    kw = dict(concurrency=16, engine="vllm")
+    tagged = serving_estimate(LLAMA8, H100, 1024, 256, engine_version="vllm/vllm-openai:v0.10.1", **kw)
+    plain = serving_estimate(LLAMA8, H100, 1024, 256, engine_version="0.10.1", **kw)
+    assert tagged.tpot.estimate_s == plain.tpot.estimate_s and not tagged.notices
+    dev = serving_estimate(LLAMA8, H100, 1024, 256, engine_version="gpt-oss-dev", **kw)
+    current = serving_estimate(LLAMA8, H100, 1024, 256, **kw)
+    assert dev.tpot.estimate_s == current.tpot.estimate_s  # a current build, as without a version
+    assert any("'gpt-oss-dev' names no release number" in n for n in dev.notices)
+    # an older release is slower than the current one (the software factor): the tag was read, not dropped
+    assert plain.tpot.estimate_s > current.tpot.estimate_s
+
+
+def test_an_accelerator_built_by_hand_takes_the_fitted_factors_of_its_preset():
+    # an Accelerator made with an H100 SXM's data-sheet figures (80 GB, 3.35 TB/s, 989 TFLOP/s bf16), or named as
+    # nvidia-smi names it, is the H100 of the calibration: the same estimate and no fallback notice; figures of no
+    # preset fall back to the generic factors and say so
+    kw = dict(concurrency=16, engine="vllm")
+    ref = serving_estimate(LLAMA8, H100, 1024, 256, **kw)
+    for name in ("my cluster's GPU", "NVIDIA H100 80GB HBM3"):
+        hand = calc.Accelerator(name, 80e9, 3.35e12, {"bf16": 989e12, "fp8": 1979e12})
+        est = serving_estimate(LLAMA8, hand, 1024, 256, **kw)
+        assert est.tpot.estimate_s == pytest.approx(ref.tpot.estimate_s, rel=1e-9) and not est.notices
+    odd = serving_estimate(LLAMA8, calc.Accelerator("odd", 64e9, 1.6e12, {"bf16": 383e12}), 1024, 256, **kw)
+    assert any("no accelerator family for odd" in n for n in odd.notices)

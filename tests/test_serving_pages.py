@@ -437,8 +437,17 @@ def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
     at.text_area(key="ep_paste").set_value(text).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    # a result file does not say whether its lengths were fixed: the default is varied lengths, each level a run
+    # of its requests over its concurrency rounds (the first round a burst), and the page says so
+    assert at.radio(key="ep_lengths").value == "varied"
+    assert any("varied lengths" in c.value and "rounds of C requests" in c.value for c in at.caption)
     for _, row in table.iterrows():
-        est = serving_estimate(L8, H100, 256, 64, concurrency=int(row["concurrency"]))
+        c = int(row["concurrency"])
+        rounds = (row["requests_ok"] + row["requests_failed"]) / c
+        est = serving_estimate(L8, H100, 256, 64, concurrency=c, lengths="varied", rounds=max(rounds, 1.0))
+        steady = serving_estimate(L8, H100, 256, 64, concurrency=c)
+        if c > 1:  # the first round's burst adds to the steady state's TTFT
+            assert row["est_ttft_ms"] > steady.ttft.estimate_s * 1e3
         assert row["est_tpot_ms"] == pytest.approx(est.tpot.estimate_s * 1e3)
         assert row["est_ttft_ms"] == pytest.approx(est.ttft.estimate_s * 1e3)
         assert row["est_tpot_ms_low"] == pytest.approx(est.tpot.low_s * 1e3)
@@ -466,11 +475,14 @@ def test_endpoint_page_breaks_down_one_levels_estimate_with_its_measurement():
     at.text_area(key="ep_paste").set_value(text).run()
     assert not at.exception and not at.error
     assert at.radio(key="ep_level").value == 4  # the heaviest load measured
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns).set_index("concurrency")
     for level, tpot_ms, ttft_ms in ((4, 13.0, 120.0), (1, 10.0, 30.0)):
         if level != 4:
             at.radio(key="ep_level").set_value(level).run()
             assert not at.exception
-        est = serving_estimate(L8, H100, 256, 64, concurrency=level)
+        # the file's requests at that level over its concurrency: the run's rounds (varied lengths, the default)
+        rounds = max(float(table.loc[level, "requests_ok"] + table.loc[level, "requests_failed"]) / level, 1.0)
+        est = serving_estimate(L8, H100, 256, 64, concurrency=level, lengths="varied", rounds=rounds)
         _check_estimate(at, est)  # TPOT: bound, estimate with range, bars adding up to the estimate
         for which, tb, measured_ms in (("TPOT", est.tpot, tpot_ms), ("TTFT", est.ttft, ttft_ms)):
             fig = next(f for f in figures(at) if any(t.get("y") == [which] for t in f["data"])

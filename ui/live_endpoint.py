@@ -68,6 +68,12 @@ COLUMNS = {
 }
 
 
+#: The source a run of this page's own client names (its requests: one prompt length, a fixed output).
+OWN_SOURCE = "this page's client"
+#: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
+LENGTH_LABELS = {"fixed": "fixed (lockstep waves)", "varied": "varied (steady state)"}
+
+
 def _allow() -> list[str]:
     return allow_entries(secrets=st.secrets)
 
@@ -184,7 +190,7 @@ def _run_section() -> dict | None:
     if job.state == "cancelled":
         st.warning("Cancelled: the levels finished before the cancel are shown.")
     r = job.result
-    return dict(levels=r.levels, itl_ms=r.itl_ms, samples=r.samples, notes=r.notes, source="this page's client",
+    return dict(levels=r.levels, itl_ms=r.itl_ms, samples=r.samples, notes=r.notes, source=OWN_SOURCE,
                 prompt_tokens=job.spec.prompt_tokens, output_tokens=job.spec.output_tokens, mode=job.spec.mode)
 
 
@@ -248,7 +254,8 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
                     help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
     step = None
     if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
-        step = predicted_decode_step(concurrency=int(low["concurrency"]), **inputs)
+        step = predicted_decode_step(concurrency=int(low["concurrency"]),
+                                     **{k: v for k, v in inputs.items() if k not in ("lengths", "requests")})
     widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
@@ -292,15 +299,30 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     else:
         layout_text = "one GPU (calc has no parallel layout yet)"
     embedding = getattr(sel, "embedding", "gather")
-    engine = serving_views.engine_select(st.columns(3)[0], "ep_engine")
+    cols = st.columns(3)
+    engine = serving_views.engine_select(cols[0], "ep_engine")
+    own = res.get("source") == OWN_SOURCE
+    url_state.accept_url_values("ep_lengths", list(LENGTH_LABELS), LENGTH_LABELS.get)
+    lengths = cols[1].radio(
+        "Request lengths of the run", list(LENGTH_LABELS), index=0 if own else 1, key="ep_lengths",
+        format_func=LENGTH_LABELS.get, bind="query-params",
+        help="How the serving estimate takes the closed loop (benchmark tools differ): fixed lengths (this page's "
+             "client: one prompt length, ignore_eos) start the clients together and keep them in lockstep waves, "
+             "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
+             "spread the requests out, the steady state. A result file does not say which; its default is varied.")
+    sent = {int(c): float(ok) + float(bad if bad == bad else 0.0) for c, ok, bad in
+            table[["concurrency", "requests_ok", "requests_failed"]].dropna(subset=["concurrency"]).itertuples(index=False)}
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
-                              engine=engine, **layout)
+                              engine=engine, lengths=lengths, requests=sent, **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
         return table, None, None
     serving_views.show_notices(pred.attrs.get("notices"))
+    arrivals = pred.attrs.get("arrivals") or ()
+    if arrivals:
+        st.caption("The serving estimate takes each level's run as: " + "; ".join(arrivals) + ".")
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
                 f"vLLM compute only the last), {layout_text} (the sidebar's choice: pick the "
@@ -312,7 +334,8 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
                 "pages).")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
-                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, **layout)
+                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, lengths=lengths,
+                  requests=sent, **layout)
     return compare(table, pred), inputs, engine
 
 
@@ -347,7 +370,9 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
         st.warning(notice, icon=":material/link_off:")
     lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
-                                  "kv_dtype", "tp", "pp", "ep")}
+                                  "kv_dtype", "tp", "pp", "ep", "lengths")}
+    sent = (inputs.get("requests") or {}).get(int(level))
+    kw["rounds"] = max(sent / int(level), 1.0) if sent else None
     try:
         est = caching.cached_call(level_estimate, concurrency=int(level), engine=engine, **kw)
     except ValueError as e:
