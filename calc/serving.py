@@ -61,7 +61,7 @@ import pandas as pd
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
 from .models import ModelConfig, beyond_trained_window
-from .gpu_share import max_batch_per_replica
+from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
@@ -506,6 +506,46 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
 
 # == The public estimate ========================================================================
 
+def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, kv_dtype: str,
+                           cache_fraction: float = 0.95, cap: int = 4096) -> int:
+    """The max batch trtllm-bench throughput builds for a run of ``seq_len`` = ISL + OSL tokens
+    (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting):
+    the requests whose cache at the full ISL + OSL fits in ``cache_fraction`` of the memory left after the
+    weights (of the driver's total, ``calc.memory.with_capacity``), every attention layer counted at full length (its byte_per_token ignores sliding windows:
+    gpt-oss's 128-token windows do not enlarge the batch), capped at ``cap`` and rounded up as the
+    benchmark does (to 32 under 256, to 128 under 1,024, else to 256; at least 64), over the replicas'
+    pipeline stages. Falls back to ``cap`` when nothing fits (the run then sets its own limits).
+    """
+    acc = with_capacity(acc, "driver")  # the benchmark reads the free memory the driver reports
+    free = acc.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype)
+    reserve = max(free, 0.0) * (1.0 - cache_fraction)
+    raw = max_batch_per_replica(model, acc, int(seq_len), layout, weight_dtype, kv_dtype, reserve, sliding="full")
+    if raw < 1:
+        return int(cap)
+    raw = min(raw, cap) / layout.pp
+    if raw < 256:
+        return int(max(64, 32 * math.ceil(raw / 32)))
+    if raw < 1024:
+        return int(128 * math.ceil(raw / 128))
+    return int(256 * math.ceil(raw / 256))
+
+
+def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq_len: int, layout, weight_dtype: str,
+                          kv_dtype: str) -> dict:
+    """The scheduler settings of the engine ``trtllm-bench throughput`` builds for itself (serving_params.json's
+    ``engines.trtllm.trtllm_bench``: cache share 0.95, a token budget of up to 32,768), its max batch sized for a run
+    of ``seq_len`` = ISL + OSL tokens (``trtllm_bench_max_batch``).
+
+    Raises:
+        KeyError: ``engine_key`` has no benchmark settings (only TensorRT-LLM has them).
+    """
+    settings = dict(params["engines"][engine_key]["trtllm_bench"])
+    settings.pop("source", None)
+    settings["max_batch"] = trtllm_bench_max_batch(model, accelerator, int(seq_len), layout, weight_dtype, kv_dtype,
+                                                   settings["kv_memory_fraction"], settings["max_batch"])
+    return settings
+
+
 def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching):
     i = check_positive_int(input_len, "input_len")
     o = check_positive_int(output_len, "output_len")
@@ -525,10 +565,12 @@ def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batc
 #: Launch settings ``serving_estimate``'s ``engine_options`` may override: numbers, and flags (booleans).
 ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fraction": "number",
                   "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
-                  "eager_prefill": "flag", "reserve_full_sequence": "flag"}
-#: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance.
+                  "eager_prefill": "flag", "reserve_full_sequence": "flag", "trtllm_bench": "flag"}
+#: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and
+#: the engine ``trtllm-bench throughput`` builds.
 ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-interval"),
-                       "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance")}
+                       "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance"),
+                       "trtllm_bench": ("trtllm", "the engine trtllm-bench builds")}
 
 
 def _engine_options(options, engine_key: str = "") -> dict:
@@ -675,7 +717,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     before 1.0 ran TensorRT engines). ``engine_options`` overrides the engine's launch settings (``ENGINE_OPTIONS``:
     ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
     ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
-    balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``).
+    balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``). An offline
+    estimate on TensorRT-LLM runs the engine ``trtllm-bench throughput`` builds for the run's lengths, as NVIDIA's
+    published offline tables do (``trtllm_bench_settings``; ``engine_options={"trtllm_bench": False}``: the LLM API's
+    defaults); its ``arrivals`` says so.
 
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks.
@@ -710,6 +755,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     else:
         mode = "offline" if concurrency is None else "concurrency"
         c = 1e9 if concurrency is None else float(concurrency) / reps
+        if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", True):
+            # TensorRT-LLM's published offline throughputs are trtllm-bench runs, which size their own engine
+            bench = trtllm_bench_settings(prm, key, model, accelerator, i + o, layout, weight_dtype, kv_dtype)
+            settings = dict(settings, **bench)
+            settings.update(_engine_options(engine_options, key))  # a setting the caller names stays as named
         share = 0.0
         if concurrency is not None and batching == "continuous":
             share = float(burst_share(lengths == "fixed", rounds, p["lockstep_persistence"],
@@ -725,7 +775,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a = {k: share * np.asarray(burst[k]) + (1.0 - share) * np.asarray(v) for k, v in a.items()}
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
-    arrivals = arrivals_text(mode, lengths, rounds, batching) if mode == "concurrency" else ""
+    arrivals = arrivals_text(mode, lengths, rounds, batching)
+    if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", True):
+        arrivals = (f"offline, on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
+                    f"{settings['token_budget']:,.0f} tokens per step; engine_options={{'trtllm_bench': False}} for "
+                    "the LLM API's defaults)")
     return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                 str(comp["limit"][0]), mode, batching, notices, arrivals)
 

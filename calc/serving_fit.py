@@ -49,13 +49,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
-from .memory import with_capacity
 from .models import get_model
 from .layout import make_layout
-from .serving import combine, serving_components
+from .serving import combine, serving_components, trtllm_bench_max_batch, trtllm_bench_settings  # noqa: F401
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
                             finite_run_waves, lockstep_closed_loop, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
@@ -160,30 +158,6 @@ def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
     return w
 
 
-def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, kv_dtype: str,
-                           cache_fraction: float = 0.95, cap: int = 4096) -> int:
-    """The max batch trtllm-bench throughput builds for a run of ``seq_len`` = ISL + OSL tokens
-    (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting):
-    the requests whose cache at the full ISL + OSL fits in ``cache_fraction`` of the memory left after the
-    weights (of the driver's total, ``calc.memory.with_capacity``), every attention layer counted at full length (its byte_per_token ignores sliding windows:
-    gpt-oss's 128-token windows do not enlarge the batch), capped at ``cap`` and rounded up as the
-    benchmark does (to 32 under 256, to 128 under 1,024, else to 256; at least 64), over the replicas'
-    pipeline stages. Falls back to ``cap`` when nothing fits (the run then sets its own limits).
-    """
-    acc = with_capacity(acc, "driver")  # the benchmark reads the free memory the driver reports
-    free = acc.memory_bytes - weight_bytes_per_gpu(model, layout, weight_dtype)
-    reserve = max(free, 0.0) * (1.0 - cache_fraction)
-    raw = max_batch_per_replica(model, acc, int(seq_len), layout, weight_dtype, kv_dtype, reserve, sliding="full")
-    if raw < 1:
-        return int(cap)
-    raw = min(raw, cap) / layout.pp
-    if raw < 256:
-        return int(max(64, 32 * math.ceil(raw / 32)))
-    if raw < 1024:
-        return int(128 * math.ceil(raw / 128))
-    return int(256 * math.ceil(raw / 256))
-
-
 def _row_setup(r, params):
     model = get_model(r.model)
     acc = get_accelerator(r.accelerator)
@@ -195,11 +169,8 @@ def _row_setup(r, params):
     key, settings, _ = engine_settings(params, str(r.engine), acc.memory_bytes, acc.name)
     notes = str(getattr(r, "notes", "") or "").lower()
     if any(w in notes for w in _TRTLLM_BENCH) and "trtllm_bench" in params["engines"].get(key, {}):
-        settings = dict(params["engines"][key]["trtllm_bench"])  # the benchmark sizes its own engine
-        settings.pop("source", None)
-        settings["max_batch"] = trtllm_bench_max_batch(model, acc, int(r.input_len) + int(r.output_len), layout,
-                                                       str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype),
-                                                       settings["kv_memory_fraction"], settings["max_batch"])
+        settings = trtllm_bench_settings(params, key, model, acc, int(r.input_len) + int(r.output_len), layout,
+                                         str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype))
     if any(w in notes for w in _TRT_ENGINE):
         settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
     # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
