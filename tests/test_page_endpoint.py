@@ -112,7 +112,7 @@ def test_run_against_the_scripted_server_draws_measured_and_predicted():
     # this page's client sends one prompt length with a fixed output: the serving estimate takes each level as
     # lockstep waves of its 3 requests (3 / c rounds), and says so; varied lengths give another estimate
     assert at.radio(key="ep_lengths").value == "fixed"
-    assert any("fixed lengths, 1.5 rounds of C requests" in c.value for c in at.caption)
+    assert any("run of fixed lengths" in c.value and "1.5 at concurrency 2" in c.value for c in at.caption)
     from calc import get_accelerator, get_model
     from calc.serving import serving_estimate
     llama, h100 = get_model("llama-3-8b"), get_accelerator("h100-sxm")
@@ -124,7 +124,7 @@ def test_run_against_the_scripted_server_draws_measured_and_predicted():
     other = serving_estimate(llama, h100, 32, 4, concurrency=2, lengths="varied", rounds=1.5)
     assert varied.loc[2, "est_ttft_ms"] == pytest.approx(other.ttft.estimate_s * 1e3)
     assert other.ttft.estimate_s != pytest.approx(fixed.ttft.estimate_s)
-    assert any("varied lengths, 1.5 rounds of C requests" in c.value for c in at.caption)
+    assert any("run of varied lengths" in c.value and "3 at concurrency 1" in c.value for c in at.caption)
 
 
 def test_import_of_vllm_result_files_draws_them_against_the_prediction():

@@ -440,7 +440,8 @@ def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
     # a result file does not say whether its lengths were fixed: the default is varied lengths, each level a run
     # of its requests over its concurrency rounds (the first round a burst), and the page says so
     assert at.radio(key="ep_lengths").value == "varied"
-    assert any("varied lengths" in c.value and "rounds of C requests" in c.value for c in at.caption)
+    assert any("run of varied lengths" in c.value and "16 at concurrency 1, 4 at concurrency 4" in c.value
+               for c in at.caption)
     for _, row in table.iterrows():
         c = int(row["concurrency"])
         rounds = (row["requests_ok"] + row["requests_failed"]) / c

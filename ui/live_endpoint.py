@@ -274,6 +274,17 @@ def no_prediction_reasons(prompt_tokens, output_tokens, length_fields: dict) -> 
     return "; ".join(why)
 
 
+def _arrivals_caption(lengths: str, sent: dict) -> str:
+    """The closed-loop convention the serving estimate follows, in one sentence (``calc.serving.serving_estimate``'s
+    ``lengths`` and ``rounds``), with each level's rounds: its requests over its concurrency."""
+    rounds = ", ".join(f"{max(n / c, 1.0):g} at concurrency {c:,}" for c, n in sorted(sent.items()) if n > 0)
+    how = ("fixed lengths: the clients start together, the first round is one burst of prompts and the later "
+           "rounds partly stay in lockstep" if lengths == "fixed" else
+           "varied lengths: the first round is one burst of prompts, the later ones the steady state")
+    return f"The serving estimate takes each level as a run of {how} (rounds, the level's requests over its " \
+           f"concurrency: {rounds})."
+
+
 def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None, str | None]:
     """The layout inputs and calc's prediction for a concurrency sweep; the table with the predicted
     columns and ratios (unchanged in rate mode or when calc refuses the inputs, with a message), the
@@ -320,9 +331,8 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         st.warning(f"No prediction: {e}")
         return table, None, None
     serving_views.show_notices(pred.attrs.get("notices"))
-    arrivals = pred.attrs.get("arrivals") or ()
-    if arrivals:
-        st.caption("The serving estimate takes each level's run as: " + "; ".join(arrivals) + ".")
+    if pred.attrs.get("arrivals"):
+        st.caption(_arrivals_caption(lengths, sent))
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, input embedding {embedding}, {sel.logits_short} in prefill (engines such as "
                 f"vLLM compute only the last), {layout_text} (the sidebar's choice: pick the "
@@ -381,7 +391,7 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
     name = measurements.engine_name(est.engine)
     serving_views.show_estimate(
-        dataclasses.replace(est, notices=()),  # its notices are shown with the prediction above
+        dataclasses.replace(est, notices=(), arrivals=""),  # its notices and convention are shown above
         "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
         title=f"**TPOT at concurrency {level:,}: serving estimate ({name}, {est.batching} batching, decode batch "
               f"{est.decode_batch:,.0f}) beside the bound and the measurement**")
