@@ -1,5 +1,6 @@
 """The serving estimate on the pages (roofline, latency/cost, Many GPUs, the measured page), the InferenceX
 parser, the measurements upload reader and the capacity plan's sizing option."""
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -43,6 +44,8 @@ def _check_estimate(at, est, price=None):
                                                  f"{formats.fmt_seconds(est.tpot.high_s)}")
     assert est.tpot.low_s <= est.tpot.estimate_s < est.tpot.high_s
     assert est.tpot.estimate_s > est.tpot.bound_s  # an engine is slower than the roofline
+    if est.arrivals:  # the closed-loop convention the numbers follow is said beside them
+        assert any(f"How the requests arrive: {est.arrivals}." in c.value for c in at.caption)
     bars, mark = _breakdown_bars(at)
     # the parts drawn add up to the estimate (parts of 0 are not drawn)
     assert sum(bars.values()) == pytest.approx(est.tpot.estimate_s * 1e3, rel=1e-9)
@@ -484,7 +487,9 @@ def test_endpoint_page_breaks_down_one_levels_estimate_with_its_measurement():
         # the file's requests at that level over its concurrency: the run's rounds (varied lengths, the default)
         rounds = max(float(table.loc[level, "requests_ok"] + table.loc[level, "requests_failed"]) / level, 1.0)
         est = serving_estimate(L8, H100, 256, 64, concurrency=level, lengths="varied", rounds=rounds)
-        _check_estimate(at, est)  # TPOT: bound, estimate with range, bars adding up to the estimate
+        # the convention is said once, above the table with every level's rounds, not again below
+        assert not any(c.value.startswith("How the requests arrive") for c in at.caption)
+        _check_estimate(at, dataclasses.replace(est, arrivals=""))  # TPOT: bound, estimate with range, bars adding up to the estimate
         for which, tb, measured_ms in (("TPOT", est.tpot, tpot_ms), ("TTFT", est.ttft, ttft_ms)):
             fig = next(f for f in figures(at) if any(t.get("y") == [which] for t in f["data"])
                        and "serving estimate and range" in [t.get("name") for t in f["data"]])
