@@ -44,6 +44,32 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     return bits / 8.0
 
 
+#: Other spellings of the plain dtypes, as engines, Hugging Face configs and benchmark tables write them: torch's
+#: names (config.json's ``torch_dtype``), the fp8 encodings (e4m3 for weights; vLLM's ``--kv-cache-dtype
+#: fp8_e5m2``, whose cache is one byte all the same), and ``auto``, vLLM's and SGLang's default for the cache: the
+#: model's own 16-bit dtype.
+DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+                 "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8e4m3": "fp8", "e4m3": "fp8", "e5m2": "fp8",
+                 "float8_e4m3fn": "fp8", "float8": "fp8", "auto": "bf16"}
+
+
+def canonical_dtype(name):
+    """The dtype name calc uses for ``name``: a plain dtype in lower case ("FP8" -> "fp8"), an alias of
+    ``DTYPE_ALIASES`` ("bfloat16" -> "bf16", "fp8_e5m2" -> "fp8", "auto" -> "bf16"), a block format as it is spelt
+    here ("NVFP4" -> "nvfp4"); anything else unchanged, for the caller's check to refuse with the valid names."""
+    if not isinstance(name, str):
+        return name
+    key = name.strip().lower()
+    if key in DTYPE_BYTES:
+        return key
+    if key in DTYPE_ALIASES:
+        return DTYPE_ALIASES[key]
+    for f in FORMATS:
+        if f.lower() == key:
+            return f
+    return name
+
+
 #: Bits of each plain dtype (the course's convention: no scales).
 PLAIN_BITS = {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
 

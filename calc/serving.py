@@ -60,7 +60,8 @@ import pandas as pd
 
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
-from .models import ModelConfig, beyond_trained_window
+from .dtypes import canonical_dtype
+from .models import ModelConfig, beyond_trained_window, get_model
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
@@ -546,6 +547,17 @@ def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq
     return settings
 
 
+def _named(model, accelerator, weight_dtype, kv_dtype):
+    """(model, accelerator, weight_dtype, kv_dtype) of a public estimate: a model or an accelerator given by name
+    (a preset id, a checkpoint's id, a driver's name: ``get_model``, ``get_accelerator``), dtypes as calc spells
+    them (``calc.dtypes.canonical_dtype``: "bfloat16" is bf16, "fp8_e5m2" fp8, a cache of "auto" the model's bf16)."""
+    if isinstance(model, str):
+        model = get_model(model)
+    if isinstance(accelerator, str):
+        accelerator = get_accelerator(accelerator)
+    return model, accelerator, canonical_dtype(weight_dtype), canonical_dtype(kv_dtype)
+
+
 def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching):
     i = check_positive_int(input_len, "input_len")
     o = check_positive_int(output_len, "output_len")
@@ -695,6 +707,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
+    ``model`` and ``accelerator``: a ``ModelConfig`` and an ``Accelerator``, or their names (a preset, a served
+    checkpoint's id, a driver's name for the GPU: ``get_model``, ``get_accelerator``); dtypes as engines write them
+    too ("bfloat16", "fp8_e4m3", a cache of "auto": ``calc.dtypes.canonical_dtype``).
+
     Load: ``concurrency`` (requests in flight over the whole deployment, a closed loop as
     ``vllm bench serve --max-concurrency``), or ``request_rate_per_s`` (Poisson arrivals, open loop),
     or neither (offline, all requests at once: the engine runs at its batch limit). Requests are
@@ -732,6 +748,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1.
     """
+    model, accelerator, weight_dtype, kv_dtype = _named(model, accelerator, weight_dtype, kv_dtype)
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}; got {lengths!r:.40}")
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
@@ -919,11 +936,13 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         upper bounds), pareto (no other concurrency better on both axes). ``df.attrs["notices"]``:
         fallbacks taken.
 
-    ``engine_version`` and ``engine_options``: as in ``serving_estimate``.
+    ``engine_version`` and ``engine_options``: as in ``serving_estimate``; so are a model, an accelerator or a
+    dtype given by name.
 
     Raises:
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
     """
+    model, accelerator, weight_dtype, kv_dtype = _named(model, accelerator, weight_dtype, kv_dtype)
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)

@@ -5,7 +5,7 @@ import pytest
 import calc
 from calc.hardware import with_matmul
 from calc.layout import make_layout
-from calc.serving import combine, serving_components, serving_estimate
+from calc.serving import combine, serving_components, serving_estimate, serving_frontier
 from calc.serving_params import engine_costs, load_serving_params, param_values
 from calc.serving_terms import dequantized_in_kernel
 
@@ -658,3 +658,24 @@ def test_an_accelerator_built_by_hand_takes_the_fitted_factors_of_its_preset():
         assert est.tpot.estimate_s == pytest.approx(ref.tpot.estimate_s, rel=1e-9) and not est.notices
     odd = serving_estimate(LLAMA8, calc.Accelerator("odd", 64e9, 1.6e12, {"bf16": 383e12}), 1024, 256, **kw)
     assert any("no accelerator family for odd" in n for n in odd.notices)
+
+
+def test_the_public_estimate_takes_names_as_an_engineer_writes_them():
+    # a served checkpoint, the GPU as nvidia-smi names it and torch's dtype names give the same estimate as the
+    # presets and calc's dtype names; vLLM's cache dtype "auto" is the model's 16-bit dtype, fp8_e5m2 one byte
+    from calc.dtypes import canonical_dtype
+    assert [canonical_dtype(d) for d in ("bfloat16", "FP8", "fp8_e5m2", "auto", "NVFP4", "q4_K_M", "fp4")] == \
+        ["bf16", "fp8", "fp8", "bf16", "nvfp4", "q4_K_M", "fp4"]
+    ref = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="bf16", kv_dtype="bf16")
+    named = serving_estimate("meta-llama/Llama-3.1-8B-Instruct", "NVIDIA H100 80GB HBM3", 1024, 128, concurrency=8,
+                             weight_dtype="bfloat16", kv_dtype="auto")
+    assert named.tpot.estimate_s == ref.tpot.estimate_s and named.ttft.estimate_s == ref.ttft.estimate_s
+    fp8 = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="fp8", kv_dtype="fp8")
+    assert serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="FP8",
+                            kv_dtype="fp8_e5m2").tpot.estimate_s == fp8.tpot.estimate_s
+    # an ambiguous name is refused with the valid ones (fp4 is NVIDIA's nvfp4 or the OCP's mxfp4)
+    with pytest.raises(ValueError, match="weight_dtype must be one of .*nvfp4; got 'fp4'"):
+        serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="fp4")
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        serving_estimate(LLAMA8, "H100 NVL", 1024, 128, concurrency=8)
+    assert len(serving_frontier("llama-3.1-8b", "H100", 1024, 128)) == 256
