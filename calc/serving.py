@@ -713,7 +713,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
     Load: ``concurrency`` (requests in flight over the whole deployment, a closed loop as
     ``vllm bench serve --max-concurrency``), or ``request_rate_per_s`` (Poisson arrivals, open loop),
-    or neither (offline, all requests at once: the engine runs at its batch limit). Requests are
+    or neither (offline, all requests at once: the engine runs at its batch limit; so does a rate of
+    ``math.inf``, vllm bench serve's ``--request-rate inf``, with a notice). Requests are
     spread evenly over the replicas. Attention data parallelism is ``tp`` below ``ep``: ``tp=1, ep=8`` is
     attention in 8 ranks of TP1 with the experts over the 8 GPUs.
 
@@ -749,6 +750,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1.
     """
     model, accelerator, weight_dtype, kv_dtype = _named(model, accelerator, weight_dtype, kv_dtype)
+    every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
+    if every_at_once and concurrency is None:  # vllm bench serve's --request-rate inf: an offline run
+        request_rate_per_s = None
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}; got {lengths!r:.40}")
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
@@ -758,6 +762,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     beyond = context_notice(model, i, o)
     if beyond:
         notices = notices + [beyond]
+    if every_at_once and concurrency is None:
+        notices = notices + ["a request rate of inf sends every request at once (vllm bench serve's default): the "
+                             "offline estimate, the engine at its batch limit"]
     p = param_values(prm)
     costs = engine_costs(p, key)
     graphs = 1.0 if cuda_graphs else 0.0

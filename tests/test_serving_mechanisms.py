@@ -679,3 +679,16 @@ def test_the_public_estimate_takes_names_as_an_engineer_writes_them():
     with pytest.raises(ValueError, match="unknown accelerator"):
         serving_estimate(LLAMA8, "H100 NVL", 1024, 128, concurrency=8)
     assert len(serving_frontier("llama-3.1-8b", "H100", 1024, 128)) == 256
+
+
+def test_a_rate_of_inf_is_the_offline_estimate_with_a_notice():
+    # vllm bench serve's default --request-rate inf sends every prompt at once: the engine at its batch limit
+    import math
+    inf = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=math.inf)
+    offline = serving_estimate(LLAMA8, H100, 1024, 128)
+    assert inf.mode == "offline" and inf.output_tokens_per_s == offline.output_tokens_per_s
+    assert any("rate of inf" in n for n in inf.notices) and not offline.notices
+    with pytest.raises(ValueError, match="not both"):
+        serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=math.inf, concurrency=4)
+    with pytest.raises(ValueError, match="request_rate_per_s must be a positive number"):
+        serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=-math.inf)
