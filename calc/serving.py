@@ -735,9 +735,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
     ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
     balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``). An offline
-    estimate on TensorRT-LLM runs the engine ``trtllm-bench throughput`` builds for the run's lengths, as NVIDIA's
-    published offline tables do (``trtllm_bench_settings``; ``engine_options={"trtllm_bench": False}``: the LLM API's
-    defaults); its ``arrivals`` says so.
+    estimate on TensorRT-LLM takes the LLM API's defaults; ``engine_options={"trtllm_bench": True}`` runs the engine
+    ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
+    (``trtllm_bench_settings``), and its ``arrivals`` says so.
 
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks.
@@ -779,8 +779,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     else:
         mode = "offline" if concurrency is None else "concurrency"
         c = 1e9 if concurrency is None else float(concurrency) / reps
-        if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", True):
-            # TensorRT-LLM's published offline throughputs are trtllm-bench runs, which size their own engine
+        if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", False):
+            # a trtllm-bench throughput run (NVIDIA's offline tables) sizes its own engine
             bench = trtllm_bench_settings(prm, key, model, accelerator, i + o, layout, weight_dtype, kv_dtype)
             settings = dict(settings, **bench)
             settings.update(_engine_options(engine_options, key))  # a setting the caller names stays as named
@@ -800,10 +800,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
     arrivals = arrivals_text(mode, lengths, rounds, batching)
-    if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", True):
+    if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", False):
         arrivals = (f"offline, on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
-                    f"{settings['token_budget']:,.0f} tokens per step; engine_options={{'trtllm_bench': False}} for "
-                    "the LLM API's defaults)")
+                    f"{settings['token_budget']:,.0f} tokens per step)")
     return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                 str(comp["limit"][0]), mode, batching, notices, arrivals)
 

@@ -282,16 +282,16 @@ def test_trtllm_bench_sizes_its_batch_as_its_tuning_code():
     assert trtllm_bench_max_batch(LLAMA8, H100, 256, one, "fp8", "fp8") == 4096
 
 
-def test_an_offline_estimate_on_tensorrt_llm_runs_the_engine_trtllm_bench_builds():
-    # NVIDIA's offline tables are trtllm-bench runs: the public estimate takes that engine (max batch 640 for fp8
-    # Llama-3.1-8B at 1,000 + 1,000 tokens, as above), and equals the fit's prediction of a trtllm-bench row of the
-    # same run (an offline row of unstated size: the steady state)
+def test_an_offline_estimate_on_tensorrt_llm_can_run_the_engine_trtllm_bench_builds():
+    # NVIDIA's offline tables are trtllm-bench runs: the public estimate takes that engine on request (max batch
+    # 640 for fp8 Llama-3.1-8B at 1,000 + 1,000 tokens, as above), and equals the fit's prediction of a
+    # trtllm-bench row of the same run (an offline row of unstated size: the steady state)
     import pandas as pd
     from calc.serving_fit import predict_rows, prepare_rows
     from calc.serving_params import param_values
     kw = dict(weight_dtype="fp8", kv_dtype="fp8", engine="trtllm", engine_version="1.0.0")
-    bench = serving_estimate(LLAMA8, H100, 1000, 1000, **kw)
-    serve = serving_estimate(LLAMA8, H100, 1000, 1000, engine_options={"trtllm_bench": False}, **kw)
+    bench = serving_estimate(LLAMA8, H100, 1000, 1000, engine_options={"trtllm_bench": True}, **kw)
+    serve = serving_estimate(LLAMA8, H100, 1000, 1000, **kw)  # the LLM API's defaults, the default
     assert bench.decode_batch <= 640 and "max batch 640" in bench.arrivals and serve.arrivals == ""
     assert bench.decode_batch != serve.decode_batch
     row = pd.DataFrame([dict(id="t", source_id="t", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm",
