@@ -54,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -547,15 +548,41 @@ def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq
     return settings
 
 
+#: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"
+#: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8.
+CHECKPOINT_TAGS = {"fp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "awq": "int4-g128",
+                   "gptq": "int4-g128", "w4a16": "int4-g128", "int4": "int4-g128", "w8a8": "int8", "int8": "int8"}
+
+
+def checkpoint_tag(name: str) -> str | None:
+    """The weight format a served checkpoint's id names ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8" -> "fp8",
+    "nvidia/Llama-3.3-70B-Instruct-FP4" -> "nvfp4", "...-AWQ" -> "int4-g128"), or None (``CHECKPOINT_TAGS``)."""
+    words = re.split(r"[-_.]", str(name).strip().lower().rsplit("/", 1)[-1])
+    return next((CHECKPOINT_TAGS[w] for w in reversed(words) if w in CHECKPOINT_TAGS), None)
+
+
 def _named(model, accelerator, weight_dtype, kv_dtype):
-    """(model, accelerator, weight_dtype, kv_dtype) of a public estimate: a model or an accelerator given by name
-    (a preset id, a checkpoint's id, a driver's name: ``get_model``, ``get_accelerator``), dtypes as calc spells
-    them (``calc.dtypes.canonical_dtype``: "bfloat16" is bf16, "fp8_e5m2" fp8, a cache of "auto" the model's bf16)."""
+    """(model, accelerator, weight_dtype, kv_dtype, notices) of a public estimate: a model or an accelerator given
+    by name (a preset id, a checkpoint's id, a driver's name: ``get_model``, ``get_accelerator``), dtypes as calc
+    spells them (``calc.dtypes.canonical_dtype``: "bfloat16" is bf16, "fp8_e5m2" fp8, a cache of "auto" the
+    model's bf16). Weights not given (None): the format the checkpoint's id names (``checkpoint_tag``), else the
+    model's own checkpoint format (gpt-oss: mxfp4, DeepSeek-V3: fp8-block), else bf16; a named weight format that
+    the id contradicts is followed, with a notice."""
+    notices = []
+    tag = checkpoint_tag(model) if isinstance(model, str) else None
     if isinstance(model, str):
         model = get_model(model)
     if isinstance(accelerator, str):
         accelerator = get_accelerator(accelerator)
-    return model, accelerator, canonical_dtype(weight_dtype), canonical_dtype(kv_dtype)
+    if weight_dtype is None:
+        weight_dtype = tag or model.checkpoint_format or "bf16"
+        if weight_dtype != "bf16":
+            notices.append(f"weights in {weight_dtype}, " + ("the format the checkpoint's name gives" if tag else
+                           f"{model.name}'s published checkpoint format") + ", since weight_dtype was not given")
+    elif tag and canonical_dtype(weight_dtype) != tag:
+        notices.append(f"the checkpoint's name says {tag} weights; the estimate follows weight_dtype="
+                       f"{canonical_dtype(weight_dtype)!r}")
+    return model, accelerator, canonical_dtype(weight_dtype), canonical_dtype(kv_dtype), notices
 
 
 def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching):
@@ -618,6 +645,11 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
     key, settings, notices = engine_settings(prm, engine, accelerator.memory_bytes, accelerator.name)
     version = release_number(engine_version) if engine_version else ""
+    other = [name for name, k in (("vllm", "vllm"), ("sglang", "sglang"), ("tensorrt", "trtllm"), ("trtllm", "trtllm"))
+             if name in str(engine_version).lower() and k != key]
+    if version and other:
+        notices = notices + [f"engine_version {str(engine_version)!r:.60} names {other[0]}, not the engine here "
+                             f"({key}): its number {version} is read as {key}'s release"]
     if engine_version and not version:
         notices = notices + [f"engine_version {str(engine_version)!r:.40} names no release number (such as 0.14.0 or "
                              f"1.2.0): the estimate takes a current build ({SOFTWARE_LATEST_RELEASE}), as without one"]
@@ -699,7 +731,7 @@ def context_notice(model: ModelConfig, input_len: int, output_len: int) -> str |
 
 def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                      concurrency: float | None = None, request_rate_per_s: float | None = None, tp: int = 1,
-                     pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str = "bf16",
+                     pp: int = 1, ep: int = 1, replicas: int = 1, weight_dtype: str | None = None,
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      batching: str = "continuous", interconnect=None, params: dict | None = None,
                      engine_version: str = "", engine_options: dict | None = None, lengths: str = "varied",
@@ -749,16 +781,17 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1.
     """
-    model, accelerator, weight_dtype, kv_dtype = _named(model, accelerator, weight_dtype, kv_dtype)
+    model, accelerator, weight_dtype, kv_dtype, named = _named(model, accelerator, weight_dtype, kv_dtype)
     every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
     if every_at_once and concurrency is None:  # vllm bench serve's --request-rate inf: an offline run
         request_rate_per_s = None
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
-    check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}; got {lengths!r:.40}")
+    check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}")
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
         raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
                                                               engine, params, engine_version, engine_options)
+    notices = notices + named
     beyond = context_notice(model, i, o)
     if beyond:
         notices = notices + [beyond]
@@ -800,6 +833,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
     arrivals = arrivals_text(mode, lengths, rounds, batching)
+    if mode != "concurrency" and (rounds is not None or lengths != "varied"):
+        which = "an offline" if mode == "offline" else "a rate"
+        notices = notices + [f"lengths and rounds describe a closed loop at a concurrency; {which} estimate does not "
+                             "use them"]
     if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", False):
         arrivals = (f"offline, on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
                     f"{settings['token_budget']:,.0f} tokens per step)")
@@ -926,7 +963,7 @@ def pareto_mask(x, y) -> np.ndarray:
 
 
 def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
-                     concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str = "bf16",
+                     concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str | None = None,
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      interconnect=None, params: dict | None = None, engine_version: str = "",
                      engine_options: dict | None = None) -> pd.DataFrame:
@@ -948,7 +985,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     Raises:
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
     """
-    model, accelerator, weight_dtype, kv_dtype = _named(model, accelerator, weight_dtype, kv_dtype)
+    model, accelerator, weight_dtype, kv_dtype, _ = _named(model, accelerator, weight_dtype, kv_dtype)
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)

@@ -483,18 +483,21 @@ def arrivals_text(mode: str, lengths: str, rounds, batching: str = "continuous")
     """How a closed loop's requests arrive in an estimate (``burst_share``), in words for the pages: "" for a
     rate or an offline run; the words name the convention, since benchmark tools differ in it.
     Example: arrivals_text("concurrency", "fixed", None) = "fixed lengths: the clients start together and the run
-    moves in lockstep waves (each a burst)"."""
+    moves in lockstep waves (each a burst)"; arrivals_text("concurrency", "varied", None) = "varied lengths, the
+    requests spread out (a closed loop's steady state)"."""
     if mode != "concurrency":
         return ""
     if batching != "continuous":
         return "static batches: each batch starts and ends together"
+    if rounds is not None and float(rounds) <= 1.0:
+        return f"{lengths} lengths, one round of C requests: one burst, the clients starting together"
     if lengths == "fixed":
         if rounds is None:
             return "fixed lengths: the clients start together and the run moves in lockstep waves (each a burst)"
         return (f"fixed lengths, {float(rounds):g} rounds of C requests: the first round a burst, later ones partly "
                 "in lockstep, the rest the steady state")
     if rounds is None:
-        return "varied lengths: requests spread out (the steady state of a closed loop)"
+        return "varied lengths, the requests spread out (a closed loop's steady state)"
     return f"varied lengths, {float(rounds):g} rounds of C requests: the first round a burst, the rest the steady state"
 
 

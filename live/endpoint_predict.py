@@ -282,7 +282,8 @@ def read_vllm_result(text: str) -> list[dict]:
     ``result_json``): ``max_concurrency``, ``request_rate``, ``completed``, ``failed``, ``duration``,
     ``output_throughput``, ``request_throughput``, ``total_input_tokens``, ``total_output_tokens``,
     ``median_/p90_/p99_{ttft,tpot,itl,e2el}_ms`` (a percentile missing from the file's
-    ``--metric-percentiles`` is NaN), and with ``--save-detailed`` the per-request ``itls`` (seconds).
+    ``--metric-percentiles`` is NaN), ``model_id`` (the level's ``model_id``, "" when absent), and with
+    ``--save-detailed`` the per-request ``itls`` (seconds).
     vLLM's TPOT and ITL are this page's definitions. Levels are sorted by concurrency then rate.
 
     Raises:
@@ -300,8 +301,9 @@ def read_vllm_result(text: str) -> list[dict]:
         total_in = get(doc.get("total_input_tokens"), "total_input_tokens", "count")
         total_out = get(doc.get("total_output_tokens"), "total_output_tokens", "count")
         failed = get(doc.get("failed"), "failed", "count")
+        model_id = doc.get("model_id")
         lv = {"concurrency": get(doc.get("max_concurrency"), "max_concurrency", "concurrency"),
-              "source": "vllm bench serve",
+              "source": "vllm bench serve", "model_id": model_id if isinstance(model_id, str) else "",
               "request_rate_per_s": math.nan if rate in (None, "inf") else get(rate, "request_rate", "rate"),
               "requests_ok": completed, "requests_failed": int(failed) if failed == failed else 0,
               "duration_s": get(doc.get("duration"), "duration", "time"),

@@ -270,3 +270,43 @@ def test_a_linked_level_the_files_levels_lack_is_named_in_the_link_notice():
     at.switch_page(PAGE).run()
     at.text_area(key="ep_paste").set_value(text).run()
     assert at.radio(key="ep_level").value == 1 and not any("Link values" in w.value for w in at.warning)
+
+
+def test_a_linked_lengths_or_layout_the_prediction_refuses_is_named_in_the_link_notice():
+    # the lengths radio, the engine and the layout are drawn only once results are in: a refused link value is named
+    from streamlit.testing.v1 import AppTest
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_lengths="banana", ep_tp="0").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and at.radio(key="ep_lengths").value == "varied"  # a file's default
+    notices = [w.value for w in at.warning if "Link values that no control on this page accepts" in w.value]
+    assert len(notices) == 1 and "ep_lengths=banana" in notices[0] and "ep_tp=0" in notices[0], notices
+    # a link naming the option in another letter case is taken, and no notice
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    for k, v in dict(lv_target="an endpoint", ep_src="a result file", ep_lengths="FIXED").items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert at.radio(key="ep_lengths").value == "fixed" and not any("Link values" in w.value for w in at.warning)
+
+
+def test_a_result_file_of_another_model_than_the_sidebars_is_said():
+    # the file was measured on Llama-3.1-8B-Instruct (calc's llama-3.1-8b); the sidebar's default is Llama-3-8B
+    def named(model_id):
+        return "\n".join(json.dumps(dict(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0), model_id=model_id))
+                         for c in (4, 1))
+
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(named("meta-llama/Llama-3.1-8B-Instruct")).run()
+    assert not at.exception
+    warned = [w.value for w in at.warning if "The file's model is" in w.value]
+    assert warned == ["The file's model is meta-llama/Llama-3.1-8B-Instruct (calc's llama-3.1-8b), but the "
+                      "prediction is for the sidebar's Llama-3-8B: pick llama-3.1-8b in the sidebar to compare like "
+                      "with like."]
+    at.text_area(key="ep_paste").set_value(named("meta-llama/Meta-Llama-3-8B-Instruct")).run()
+    assert not any("The file's model is" in w.value for w in at.warning)  # the same model: nothing to say
+    at.text_area(key="ep_paste").set_value(named("my-org/secret-model")).run()
+    assert any("which calc has no preset for" in w.value for w in at.warning)

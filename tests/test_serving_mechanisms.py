@@ -618,7 +618,7 @@ def test_the_lengths_convention_weighs_the_burst_by_the_fitted_persistence():
     assert burst.ttft.estimate_s > 3 * steady.ttft.estimate_s  # 64 prompts of 1,024 tokens arrive at once
     # the throughput follows the closed loop's Little's law on the mixed end-to-end time
     assert mixed.requests_per_s == pytest.approx(64 / mixed.e2e_s)
-    assert steady.arrivals == "varied lengths: requests spread out (the steady state of a closed loop)"
+    assert steady.arrivals == "varied lengths, the requests spread out (a closed loop's steady state)"
     # a rate or an offline run has no closed-loop convention; bad values are refused with their names
     assert serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, lengths="fixed").arrivals == ""
     with pytest.raises(ValueError, match="lengths must be one of varied, fixed"):
@@ -692,3 +692,51 @@ def test_a_rate_of_inf_is_the_offline_estimate_with_a_notice():
         serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=math.inf, concurrency=4)
     with pytest.raises(ValueError, match="request_rate_per_s must be a positive number"):
         serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=-math.inf)
+
+
+def test_weights_not_given_take_the_checkpoints_format():
+    # a checkpoint id that names its precision, else the preset's published checkpoint format, else bf16
+    from calc.serving import checkpoint_tag
+    assert checkpoint_tag("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8") == "fp8"
+    assert checkpoint_tag("nvidia/Llama-3.3-70B-Instruct-FP4") == "nvfp4"  # ModelOpt's FP4 checkpoints are NVFP4
+    assert checkpoint_tag("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4") == "int4-g128"
+    assert checkpoint_tag("meta-llama/Llama-3.1-8B-Instruct") is None
+    kw = dict(concurrency=64, tp=8)
+    named = serving_estimate("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "h100-sxm", 1000, 1000, **kw)
+    fp8 = serving_estimate("qwen3-235b-a22b", "h100-sxm", 1000, 1000, weight_dtype="fp8", **kw)
+    assert named.tpot.estimate_s == fp8.tpot.estimate_s
+    assert any("weights in fp8, the format the checkpoint's name gives" in n for n in named.notices)
+    # gpt-oss ships MXFP4 weights, DeepSeek-V3 fp8 with 128 x 128 block scales (models.json's checkpoint_format)
+    oss = serving_estimate("openai/gpt-oss-120b", "h100-sxm", 1000, 1000, concurrency=8)
+    assert oss.tpot.estimate_s == serving_estimate("gpt-oss-120b", "h100-sxm", 1000, 1000, concurrency=8,
+                                                   weight_dtype="mxfp4").tpot.estimate_s
+    assert any("gpt-oss-120b's published checkpoint format" in n for n in oss.notices)
+    # a named format the id contradicts is followed, and said; a plain preset in bf16 says nothing
+    bf16 = serving_estimate("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "h100-sxm", 1000, 1000, weight_dtype="bf16",
+                            **kw)
+    assert bf16.tpot.estimate_s > fp8.tpot.estimate_s
+    assert any("name says fp8 weights; the estimate follows weight_dtype='bf16'" in n for n in bf16.notices)
+    assert not serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=8).notices
+
+
+def test_the_closed_loop_conventions_read_as_one_sentence_each():
+    from calc.serving_terms import arrivals_text
+    assert arrivals_text("concurrency", "fixed", 1) == arrivals_text("concurrency", "fixed", 1.0) == \
+        "fixed lengths, one round of C requests: one burst, the clients starting together"
+    assert arrivals_text("concurrency", "varied", 10).startswith("varied lengths, 10 rounds of C requests")
+    assert arrivals_text("rate", "fixed", None) == arrivals_text("offline", "varied", 10) == ""
+    with pytest.raises(ValueError) as err:
+        serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, lengths="random")
+    assert str(err.value) == "lengths must be one of varied, fixed; got 'random'"
+
+
+def test_inputs_an_estimate_cannot_use_as_given_are_said():
+    # another engine's image tag, a closed-loop convention on a rate, an A100 PCIe card (no preset: refused)
+    tagged = serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, engine_version="lmsysorg/sglang:v0.4.6")
+    assert any("names sglang, not the engine here (vllm)" in n for n in tagged.notices)
+    rate = serving_estimate(LLAMA8, H100, 100, 100, request_rate_per_s=2.0, lengths="fixed")
+    offline = serving_estimate(LLAMA8, H100, 100, 100, rounds=10)
+    assert any("a rate estimate does not use them" in n for n in rate.notices)
+    assert any("an offline estimate does not use them" in n for n in offline.notices)
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        calc.get_accelerator("NVIDIA A100 80GB PCIe")

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import measurements
+from calc.models import get_model, match_checkpoint
 from ui import (caching, charts, downloads, equations, formats, run_lock, serving_views, sidebar, url_state,
                 widgets)
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
@@ -220,6 +221,7 @@ def _import_section() -> dict | None:
     itl = {f"{lv['concurrency']:g}" if not math.isnan(lv["concurrency"]) else f"{lv['request_rate_per_s']:g}/s":
            lv["itl_ms"] for lv in levels if lv.get("itl_ms")}
     return dict(levels=levels, itl_ms=itl, samples=[], notes=[], source=" and ".join(sorted(tools)),
+                model_ids=sorted({lv.get("model_id") for lv in levels if lv.get("model_id")}),
                 prompt_tokens=int(round(df["prompt_tokens_mean"].median())) if df["prompt_tokens_mean"].notna().any() else None,
                 output_tokens=int(round(df["output_tokens_mean"].median())) if df["output_tokens_mean"].notna().any() else None,
                 mode="concurrency" if df["concurrency"].notna().any() else "rate",
@@ -274,6 +276,21 @@ def no_prediction_reasons(prompt_tokens, output_tokens, length_fields: dict) -> 
     return "; ".join(why)
 
 
+def model_mismatch(model_ids, model) -> str:
+    """A warning when a result file names a served model whose preset (``calc.models.match_checkpoint``) is not the
+    sidebar's ``model``, or one calc has no preset for; "" when they agree or the file names none."""
+    for mid in model_ids:
+        preset = match_checkpoint(mid)
+        if preset is None:
+            return (f"The file's model is {formats.md_escape(mid)}, which calc has no preset for: the prediction is "
+                    f"for the sidebar's {formats.md_escape(model.name)}. Add its config.json in the sidebar (Your own "
+                    "model) to predict that model.")
+        if get_model(preset) != model:
+            return (f"The file's model is {formats.md_escape(mid)} (calc's {preset}), but the prediction is for the "
+                    f"sidebar's {formats.md_escape(model.name)}: pick {preset} in the sidebar to compare like with like.")
+    return ""
+
+
 def _arrivals_caption(lengths: str, sent: dict) -> str:
     """The closed-loop convention the serving estimate follows, in one sentence (``calc.serving.serving_estimate``'s
     ``lengths`` and ``rounds``), with each level's rounds: its requests over its concurrency."""
@@ -299,6 +316,8 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         st.warning(f"No prediction: {formats.md_escape(missing)}.")
         return table, None, None
     sel = sidebar.selection()
+    # drawn only once results are in, after the run that checks the opening link: their refused values are named here
+    linked = {k: url_state.link_values(k) for k in ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")}
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
         c = st.columns(3)
@@ -321,6 +340,12 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
              "client: one prompt length, ignore_eos) start the clients together and keep them in lockstep waves, "
              "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
              "spread the requests out, the steady state. A result file does not say which; its default is varied.")
+    notice = url_state.link_notice(url_state.ignored_link_params({k: v for k, v in linked.items() if v}), [])
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
+    other = model_mismatch(res.get("model_ids") or [], sel.model)
+    if other:
+        st.warning(other)
     sent = {int(c): float(ok) + float(bad if bad == bad else 0.0) for c, ok, bad in
             table[["concurrency", "requests_ok", "requests_failed"]].dropna(subset=["concurrency"]).itertuples(index=False)}
     try:
@@ -339,7 +364,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 f"deployment's model and GPU there), {P} prompt + {N} output tokens. calc's roofline: c prompts "
                 "prefilled in one pass (a closed loop of equal requests runs in lockstep), then decode steps of "
                 "batch c at the mean context P + N/2; its TPOT is a lower bound, its TTFT (the level's prompts at "
-                "once) is not one when requests arrive staggered. The serving estimate (est_ columns) is "
+                "once) is not one when requests arrive staggered. The serving estimate (the table's serving-estimate columns, est_ in the CSV) is "
                 f"what {measurements.engine_name(engine)} is expected to measure: the bound plus "
                 "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
                 "pages).")

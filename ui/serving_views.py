@@ -315,9 +315,9 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
     st.caption(WHICH_IS_WHICH)
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
-        other = (" A benchmark of one prompt and one output length (ignore_eos) moves in lockstep waves instead and "
-                 "waits longer for its first token (calc.serving's lengths=\"fixed\")."
-                 if est.arrivals.startswith("varied lengths:") else "")
+        other = (" A benchmark that sends one prompt length and forces one output length moves in lockstep waves "
+                 "instead and waits longer for its first token (the Live page's endpoint section offers both)."
+                 if est.arrivals.startswith("varied lengths, the requests spread out") else "")
         st.caption(f"How the requests arrive: {est.arrivals}.{other}")
     charts.show_chart(breakdown_figure(est, which, measured_s, measured_label), key=f"{key}_bar")
     box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
