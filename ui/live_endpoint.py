@@ -465,7 +465,9 @@ def _show(res: dict) -> None:
         fig = metric_figure(table, metric)
         if fig is not None:
             with c[i]:
-                st.markdown(f"**{metric.upper()} against load** (bar: p50 to p90)")
+                spread = "bar: p50 to p90" if table.get(f"{metric}_ms_p90", pd.Series(dtype=float)).notna().any() \
+                    else "p50 and p99: the file has no p90"
+                st.markdown(f"**{metric.upper()} against load** ({spread})")
                 charts.show_chart(fig, key=f"ep_chart_{metric}")
     fig = itl_figure({str(k): v for k, v in res["itl_ms"].items()})
     if fig is not None:
