@@ -67,8 +67,9 @@ from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, attention_dp_imbalance_s, attention_extra_s,
-                            burst_admission_context, burst_schedule, burst_share, engine_matmul,
+from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text,
+                            attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
+                            burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -513,8 +514,9 @@ def trtllm_bench_max_batch(model, acc, seq_len: int, layout, weight_dtype: str, 
     """The max batch trtllm-bench throughput builds for a run of ``seq_len`` = ISL + OSL tokens
     (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, calc_engine_setting and finetune_setting):
     the requests whose cache at the full ISL + OSL fits in ``cache_fraction`` of the memory left after the
-    weights (of the driver's total, ``calc.memory.with_capacity``), every attention layer counted at full length (its byte_per_token ignores sliding windows:
-    gpt-oss's 128-token windows do not enlarge the batch), capped at ``cap`` and rounded up as the
+    weights (of the driver's total, ``calc.memory.with_capacity``), every attention layer counted at full length
+    (its byte_per_token ignores sliding windows: gpt-oss's 128-token windows do not enlarge the batch), capped at
+    ``cap`` and rounded up as the
     benchmark does (to 32 under 256, to 128 under 1,024, else to 256; at least 64), over the replicas'
     pipeline stages. Falls back to ``cap`` when nothing fits (the run then sets its own limits).
     """
@@ -741,7 +743,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
     ``model`` and ``accelerator``: a ``ModelConfig`` and an ``Accelerator``, or their names (a preset, a served
     checkpoint's id, a driver's name for the GPU: ``get_model``, ``get_accelerator``); dtypes as engines write them
-    too ("bfloat16", "fp8_e4m3", a cache of "auto": ``calc.dtypes.canonical_dtype``).
+    too ("bfloat16", "fp8_e4m3", a cache of "auto": ``calc.dtypes.canonical_dtype``). ``weight_dtype`` None (the
+    default): the checkpoint's own format, the one its id names ("-FP8", NVIDIA's "-FP4" as nvfp4, "-AWQ"), else
+    the preset's published checkpoint (gpt-oss: mxfp4, DeepSeek-V3: fp8-block), else bf16, with a notice.
 
     Load: ``concurrency`` (requests in flight over the whole deployment, a closed loop as
     ``vllm bench serve --max-concurrency``), or ``request_rate_per_s`` (Poisson arrivals, open loop),
