@@ -19,6 +19,7 @@ An engine or accelerator the calibration set has no rows for gets the documented
 """
 from __future__ import annotations
 
+import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -142,8 +143,11 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
     key = engine.strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
     notices = []
     if key not in params["engines"]:
+        known = [k for k in params["engines"] if k != "generic"]
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else f"; the calibrated engines are {', '.join(known)}"
         notices.append(f"no serving parameters for the engine '{engine}': the generic engine's fixed costs and "
-                       "scheduler settings are used (the median of the calibrated engines)")
+                       f"scheduler settings are used (the median of the calibrated engines){hint}")
         key = "generic"
     e = params["engines"][key]
     big = memory_bytes >= 70 * 2**30 and "a100" not in accelerator_name.lower() and "large_gpu" in e

@@ -740,3 +740,12 @@ def test_inputs_an_estimate_cannot_use_as_given_are_said():
     assert any("an offline estimate does not use them" in n for n in offline.notices)
     with pytest.raises(ValueError, match="unknown accelerator"):
         calc.get_accelerator("NVIDIA A100 80GB PCIe")
+
+
+def test_an_engine_the_file_does_not_know_falls_back_and_names_the_nearest():
+    # a typo gets the generic engine (the median of the calibrated ones) and the name it was near; another engine
+    # the list of those calibrated
+    typo = serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, engine="vlm")
+    assert typo.engine == "generic" and typo.notices[0].endswith("; did you mean vllm?")
+    other = serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, engine="lmdeploy")
+    assert other.notices[0].endswith("; the calibrated engines are vllm, sglang, trtllm")
