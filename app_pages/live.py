@@ -9,12 +9,17 @@ from live.run_spec import RunSpec
 from live import job_queue
 from live.job_queue import progress_text, started_by
 from live.worker import LiveWorker
-from ui import formats, live_views, run_lock
+from ui import formats, live_views, run_lock, url_state
 
 st.title("Live measurement")
-if st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
-            help="this machine: a model run here by the app; an endpoint: a serving deployment's "
-                 "OpenAI-compatible API under load") == "an endpoint":
+linked = url_state.link_values("lv_target")  # the page may end early (st.stop), before app.py names refused links
+target = st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
+                  help="this machine: a model run here by the app; an endpoint: a serving deployment's "
+                       "OpenAI-compatible API under load")
+refused = url_state.late_link_notice("lv_target", linked)
+if refused:
+    st.warning(refused, icon=":material/link_off:")
+if target == "an endpoint":
     from ui import live_endpoint
     live_endpoint.render()
     st.stop()

@@ -312,3 +312,14 @@ def test_a_result_file_of_another_model_than_the_sidebars_is_said():
     assert not any("The file's model is" in w.value for w in at.warning)  # the same model: nothing to say
     at.text_area(key="ep_paste").set_value(named("my-org/secret-model")).run()
     assert any("which calc has no preset for" in w.value for w in at.warning)
+
+
+def test_a_linked_target_the_live_page_refuses_is_named_though_the_page_ends_early():
+    # the Live page stops (st.stop) before app.py's notice of refused links: its own top radio names them
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    at.query_params["lv_target"] = "zzz"
+    at.switch_page(PAGE).run()
+    assert not at.exception and at.radio(key="lv_target").value == "this machine"
+    notices = [w.value for w in at.warning if "Link values that no control on this page accepts" in w.value]
+    assert len(notices) == 1 and "lv_target=zzz (not one of this machine, an endpoint)" in notices[0], notices

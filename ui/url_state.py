@@ -114,9 +114,10 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     from streamlit.runtime.state.query_params import parse_url_param
 
     refused = []
+    named_late = st.session_state.get("_late_link_named", set())
     for key, values in opened.items():
-        if key in st.query_params or not values:
-            continue  # kept (taken as given, or corrected) by its widget, or read by no widget
+        if key in st.query_params or not values or key in named_late:
+            continue  # kept (taken as given, or corrected) by its widget, read by no widget, or named by the page
         values = [st.session_state.get("_url_rewrites", {}).get(key, values[-1])]  # accept_url_values' form
         meta = _bound_widget(key)
         if meta is None:
@@ -216,7 +217,10 @@ def late_link_notice(key: str, values: list[str]) -> str:
     before the widget existed, so a value it refused would vanish unnamed. ``values``: ``link_values(key)``,
     read before the widget was drawn; call after it. "" when it took them, or there were none.
     """
-    return link_notice(ignored_link_params({key: values}), []) if values else ""
+    text = link_notice(ignored_link_params({key: values}), []) if values else ""
+    if text:  # named here: app.py's notice after the page leaves it out
+        st.session_state.setdefault("_late_link_named", set()).add(key)
+    return text
 
 
 def _bound_widget(key: str):
