@@ -370,6 +370,19 @@ def match_checkpoint(name: str) -> str | None:
     return None
 
 
+#: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"
+#: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8.
+CHECKPOINT_TAGS = {"fp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "awq": "int4-g128",
+                   "gptq": "int4-g128", "w4a16": "int4-g128", "int4": "int4-g128", "w8a8": "int8", "int8": "int8"}
+
+
+def checkpoint_tag(name: str) -> str | None:
+    """The weight format a served checkpoint's id names ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8" -> "fp8",
+    "nvidia/Llama-3.3-70B-Instruct-FP4" -> "nvfp4", "...-AWQ" -> "int4-g128"), or None (``CHECKPOINT_TAGS``)."""
+    words = re.split(r"[-_.]", str(name).strip().lower().rsplit("/", 1)[-1])
+    return next((CHECKPOINT_TAGS[w] for w in reversed(words) if w in CHECKPOINT_TAGS), None)
+
+
 def get_model(name: str) -> ModelConfig:
     """Return the preset ``ModelConfig`` for an id ("llama-3-8b"), a display name ("Llama-3-8B") or a served
     checkpoint of a preset's architecture ("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1",

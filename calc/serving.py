@@ -54,7 +54,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -62,7 +61,7 @@ import pandas as pd
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
 from .dtypes import canonical_dtype
-from .models import ModelConfig, beyond_trained_window, get_model
+from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
@@ -548,19 +547,6 @@ def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq
     settings["max_batch"] = trtllm_bench_max_batch(model, accelerator, int(seq_len), layout, weight_dtype, kv_dtype,
                                                    settings["kv_memory_fraction"], settings["max_batch"])
     return settings
-
-
-#: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"
-#: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8.
-CHECKPOINT_TAGS = {"fp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "awq": "int4-g128",
-                   "gptq": "int4-g128", "w4a16": "int4-g128", "int4": "int4-g128", "w8a8": "int8", "int8": "int8"}
-
-
-def checkpoint_tag(name: str) -> str | None:
-    """The weight format a served checkpoint's id names ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8" -> "fp8",
-    "nvidia/Llama-3.3-70B-Instruct-FP4" -> "nvfp4", "...-AWQ" -> "int4-g128"), or None (``CHECKPOINT_TAGS``)."""
-    words = re.split(r"[-_.]", str(name).strip().lower().rsplit("/", 1)[-1])
-    return next((CHECKPOINT_TAGS[w] for w in reversed(words) if w in CHECKPOINT_TAGS), None)
 
 
 def _named(model, accelerator, weight_dtype, kv_dtype):

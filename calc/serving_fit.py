@@ -53,7 +53,7 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .serving import combine, serving_components, trtllm_bench_max_batch, trtllm_bench_settings  # noqa: F401
+from .serving import combine, serving_components, trtllm_bench_settings
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
                             finite_run_waves, lockstep_closed_loop, overlaps_schedule, release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,

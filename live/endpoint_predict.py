@@ -93,8 +93,7 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
         e2e = ttft + (output_tokens - 1) * tpot
         row = dict(concurrency=c, pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3, pred_e2e_ms=e2e * 1e3,
                    pred_output_tokens_per_s=c * output_tokens / e2e)
-        sent = (requests or {}).get(c)
-        rounds = max(float(sent) / c, 1.0) if sent and sent == sent else None
+        rounds = level_rounds(requests, c)
         row.update(_estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype,
                                      tp, pp, ep, engine, notices, lengths, rounds, arrivals))
         rows.append(row)
@@ -102,6 +101,13 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     df.attrs["notices"] = tuple(notices)
     df.attrs["arrivals"] = tuple(arrivals)
     return df
+
+
+def level_rounds(requests: dict | None, concurrency: int) -> float | None:
+    """A level's rounds for ``serving_estimate``: the requests it sent (``requests``: {concurrency: requests}) over
+    its concurrency, at least 1; None where the level's count is unknown."""
+    sent = (requests or {}).get(int(concurrency))
+    return max(float(sent) / int(concurrency), 1.0) if sent and sent == sent else None
 
 
 def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,

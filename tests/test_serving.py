@@ -272,7 +272,7 @@ def test_prompt_attention_runs_at_the_cache_precision():
 
 def test_trtllm_bench_sizes_its_batch_as_its_tuning_code():
     from calc.layout import make_layout
-    from calc.serving_fit import trtllm_bench_max_batch
+    from calc.serving import trtllm_bench_max_batch
     one = make_layout(LLAMA8, 1, 1, 1, 1)
     # tensorrt_llm/bench/build/tuning.py: fp8 Llama-3.1-8B on an H100 whose driver reports 85.52e9 B, ISL + OSL =
     # 2,000: 0.95 x (85.52e9 - 8.030e9 weights) = 73.62e9 B of cache / (2,000 x 65,536 B per sequence) = 561.7 ->

@@ -696,7 +696,7 @@ def test_a_rate_of_inf_is_the_offline_estimate_with_a_notice():
 
 def test_weights_not_given_take_the_checkpoints_format():
     # a checkpoint id that names its precision, else the preset's published checkpoint format, else bf16
-    from calc.serving import checkpoint_tag
+    from calc.models import checkpoint_tag
     assert checkpoint_tag("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8") == "fp8"
     assert checkpoint_tag("nvidia/Llama-3.3-70B-Instruct-FP4") == "nvfp4"  # ModelOpt's FP4 checkpoints are NVFP4
     assert checkpoint_tag("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4") == "int4-g128"

@@ -22,8 +22,8 @@ from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, Endpoi
                                 check_base_url)
 from live.endpoint import EndpointJob
 from live.endpoint_charts import itl_figure, metric_figure
-from live.endpoint_predict import (compare, level_estimate, levels_frame, parallel_supported, predict_levels,
-                                   predicted_decode_step, read_result_file, tpot_from_p50s_ms)
+from live.endpoint_predict import (compare, level_estimate, level_rounds, levels_frame, parallel_supported,
+                                   predict_levels, predicted_decode_step, read_result_file, tpot_from_p50s_ms)
 
 #: The help of the table's TTFT bound columns (``live.endpoint_predict.predict_levels``' ``pred_ttft_ms``).
 TTFT_BOUND_HELP = ("calc's roofline prefill of all the level's prompts in one batch, as when its C clients start "
@@ -294,7 +294,7 @@ def model_mismatch(model_ids, model) -> str:
 def _arrivals_caption(lengths: str, sent: dict) -> str:
     """The closed-loop convention the serving estimate follows, in one sentence (``calc.serving.serving_estimate``'s
     ``lengths`` and ``rounds``), with each level's rounds: its requests over its concurrency."""
-    rounds = ", ".join(f"{max(n / c, 1.0):g} at concurrency {c:,}" for c, n in sorted(sent.items()) if n > 0)
+    rounds = ", ".join(f"{level_rounds(sent, c):g} at concurrency {c:,}" for c, n in sorted(sent.items()) if n > 0)
     how = ("fixed lengths: the clients start together, the first round is one burst of prompts and the later "
            "rounds partly stay in lockstep" if lengths == "fixed" else
            "varied lengths: the first round is one burst of prompts, the later ones the steady state")
@@ -340,7 +340,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
              "client: one prompt length, ignore_eos) start the clients together and keep them in lockstep waves, "
              "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
              "spread the requests out, the steady state. A result file does not say which; its default is varied.")
-    notice = url_state.link_notice(url_state.ignored_link_params({k: v for k, v in linked.items() if v}), [])
+    notice = url_state.late_links_notice(linked)
     if notice:
         st.warning(notice, icon=":material/link_off:")
     other = model_mismatch(res.get("model_ids") or [], sel.model)
@@ -406,8 +406,7 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
                                   "kv_dtype", "tp", "pp", "ep", "lengths")}
-    sent = (inputs.get("requests") or {}).get(int(level))
-    kw["rounds"] = max(sent / int(level), 1.0) if sent else None
+    kw["rounds"] = level_rounds(inputs.get("requests"), int(level))
     try:
         est = caching.cached_call(level_estimate, concurrency=int(level), engine=engine, **kw)
     except ValueError as e:

@@ -217,9 +217,16 @@ def late_link_notice(key: str, values: list[str]) -> str:
     before the widget existed, so a value it refused would vanish unnamed. ``values``: ``link_values(key)``,
     read before the widget was drawn; call after it. "" when it took them, or there were none.
     """
-    text = link_notice(ignored_link_params({key: values}), []) if values else ""
-    if text:  # named here: app.py's notice after the page leaves it out
-        st.session_state.setdefault("_late_link_named", set()).add(key)
+    return late_links_notice({key: values})
+
+
+def late_links_notice(linked: dict[str, list[str]]) -> str:
+    """``late_link_notice`` for several widgets at once ({key: ``link_values(key)``}), in one notice; the keys it
+    names are left out of app.py's notice after the page."""
+    linked = {k: v for k, v in linked.items() if v}
+    text = link_notice(ignored_link_params(linked), []) if linked else ""
+    if text:  # named here: app.py's notice after the page leaves them out
+        st.session_state.setdefault("_late_link_named", set()).update(linked)
     return text
 
 
