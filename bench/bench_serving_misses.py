@@ -1,0 +1,82 @@
+"""Where the serving model misses the published measurements (printed figures, not a timed test).
+
+Run: python bench/bench_serving_misses.py
+Predicts every row of calc/data/serving_measurements.csv that the serving model takes (``prepare_rows``) with the
+stored parameters (in-sample: these rows fitted them) and prints, for the rows of each group, their count, the
+share within 25% and the median and quartiles of log(measured / predicted) (positive: the engine was slower than
+the estimate):
+(1) by metric and concurrency band; (2) TTFT by prompt length and concurrency band, the closed loops only;
+(3) by metric, accelerator family and prompt length (long prompts: 4,096 tokens or more); (4) the groups of at
+least 10 rows (source, model, weight format, accelerator, engine) with the lowest share within 25%.
+The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
+point at the mechanisms to look at next.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from calc.serving_fit import predict_rows, prepare_rows, read_measurements  # noqa: E402
+from calc.serving_params import load_serving_params, param_values  # noqa: E402
+
+#: Concurrency bands (clients of a closed loop; rate and offline rows have none and take their mode's name).
+CONCURRENCY_BANDS = [0, 1, 8, 32, 64, 128, np.inf]
+BAND_LABELS = ["C 1", "C 2-8", "C 9-32", "C 33-64", "C 65-128", "C > 128"]
+
+
+def summary(log_ratio: pd.Series) -> pd.Series:
+    """n, share within 25% (|measured / predicted - 1| <= 0.25, the issue's criterion), median and quartiles of
+    log(measured / predicted) of one group."""
+    r = log_ratio.dropna()
+    within = (np.abs(np.exp(-r) - 1.0) <= 0.25).mean() if len(r) else np.nan
+    return pd.Series({"n": len(r), "within_25": within, "median": r.median(), "q25": r.quantile(0.25),
+                      "q75": r.quantile(0.75)})
+
+
+def table(rows: pd.DataFrame, by: list) -> pd.DataFrame:
+    """``summary`` of rows' ``log_ratio`` per group of ``by``, rounded for printing."""
+    return rows.groupby(by, observed=True)["log_ratio"].apply(summary).unstack().astype(
+        {"n": int}).round({"within_25": 3, "median": 2, "q25": 2, "q75": 2})
+
+
+def residuals() -> pd.DataFrame:
+    """The prepared measurement rows with ``log_ratio`` = log(measured / predicted) under the stored parameters,
+    a concurrency band, a prompt-length band and the accelerator family."""
+    params = load_serving_params()
+    rows, comps, _ = prepare_rows(read_measurements(), params)
+    rows = rows.copy()
+    rows["log_ratio"] = np.log(rows["value"].to_numpy(float) / predict_rows(rows, comps, param_values(params)))
+    conc = pd.to_numeric(rows["concurrency"], errors="coerce")
+    band = pd.cut(conc, CONCURRENCY_BANDS, labels=BAND_LABELS).astype(object).where(conc.notna(), rows["mode"])
+    rows["concurrency_band"] = pd.Categorical(band, categories=BAND_LABELS + ["rate", "offline"], ordered=True)
+    rows["prompt"] = np.where(rows["input_len"] >= 4096, "prompt >= 4,096", "prompt < 4,096")
+    members = params.get("device_families", {}).get("members", {})
+    family = {a: f for f, accs in members.items() for a in accs}
+    rows["family"] = rows["accelerator"].map(family).fillna(params.get("device_families", {}).get("reference", "?"))
+    return rows
+
+
+def main():
+    rows = residuals()
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_rows", 200)
+    print(f"{len(rows)} rows, in-sample, stored parameters; log ratio = log(measured / predicted)\n")
+    print("== (1) by metric and concurrency band ==")
+    print(table(rows, ["metric", "concurrency_band"]).to_string())
+    closed = rows[(rows["metric"] == "ttft_ms") & (rows["mode"] == "concurrency")]
+    print("\n== (2) TTFT of closed loops, by prompt length and concurrency band ==")
+    print(table(closed, ["prompt", "concurrency_band"]).to_string())
+    print("\n== (3) by metric, accelerator family and prompt length ==")
+    lat = rows[rows["metric"].isin(["ttft_ms", "tpot_ms"])]
+    print(table(lat, ["metric", "family", "prompt"]).to_string())
+    groups = table(rows, ["source_id", "model", "weight_dtype", "accelerator", "engine", "metric"])
+    worst = groups[groups["n"] >= 10].sort_values("within_25").head(25)
+    print("\n== (4) the 25 groups of at least 10 rows with the lowest share within 25% ==")
+    print(worst.to_string())
+
+
+if __name__ == "__main__":
+    main()
