@@ -5,12 +5,18 @@ Run: python bench/bench_public_estimate.py
 For every row of calc/data/serving_measurements.csv and serving_holdout.csv that the serving model predicts
 (``calc.serving_fit.prepare_rows``), calls ``calc.serving.serving_estimate`` with the row's own fields only (model,
 accelerator, lengths, concurrency or rate, layout, dtypes, engine and version), with the stored parameters, in two
-ways: (a) without a closed-loop convention (every closed loop the steady state) and (b) with the row's lengths and
-rounds (``lengths="fixed"`` for a run of one length or a burst of N requests sent at once, ``rounds`` where the notes
-state them). Prints the share within
-25% and 50% and the median |log(measured / predicted)| of each, by set, mode and metric, beside the fit's own
-prediction of the same rows (``predict_rows``, which also reads what the notes say of the run: a finite run's
-size, trtllm-bench, SGLang's poll interval...). The fitted rows are in-sample; the held-out rows are not.
+ways: (a) the fields alone (every closed loop the steady state, every offline run endless, an unstated version a
+current build) and (b) with the run's conventions as its notes state them, each through a public argument:
+``lengths="fixed"`` for a run of one length or a burst of N requests sent at once, ``rounds`` for a closed loop's
+stated rounds, ``num_prompts`` for an offline run of a stated number of requests (``lengths`` "varied" where its
+outputs end at end-of-text), the run's date as ``engine_version`` where it states a date and no version,
+``batching="static"`` for an in-process static batch, and ``engine_options`` for trtllm-bench's engine, SGLang's
+``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and its PyTorch backend's prompt steps. Prints
+the share within 25% and 50% and the median |log(measured / predicted)| of each, by set, mode and metric, beside
+the fit's own prediction of the same rows (``predict_rows``). The fitted rows are in-sample; the held-out rows
+are not. Where (b) still differs from the fit: rows with neither a version nor a date (the fit takes its
+reference year, the public estimate a current build) and TensorRT engines that cache a sliding window's every
+token (no public argument).
 """
 import math
 import sys
@@ -23,8 +29,10 @@ import pandas as pd  # noqa: E402
 
 from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
-from calc.serving_fit import (HOLDOUT_PATH, _ROUNDS, error_summary, predict_rows, prepare_rows,  # noqa: E402
-                              read_measurements, row_kv_dtype)
+from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _ROUNDS, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
+                              _STATIC, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, error_summary,
+                              predict_rows, prepare_rows, read_measurements, row_kv_dtype)
+from calc.serving_terms import spread_outputs  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
 METRIC = {"tpot_ms": lambda e: e.tpot.estimate_s * 1e3, "itl_ms": lambda e: e.tpot.estimate_s * 1e3,
@@ -39,8 +47,32 @@ def public(row, convention: bool) -> float:
     kw = dict(tp=int(row.tp), pp=int(row.pp), ep=int(row.ep), replicas=int(row.replicas),
               weight_dtype=str(row.weight_dtype), kv_dtype=row_kv_dtype(row.weight_dtype, row.kv_dtype),
               engine=str(row.engine), engine_version="" if pd.isna(row.engine_version) else str(row.engine_version))
+    notes = str(row.notes).lower()
+    when = _RUN_DATE.search(notes)
+    if convention and not kw["engine_version"] and when:
+        kw["engine_version"] = "-".join(when.groups())  # a run that states its date but no version
+    if convention and any(w in notes for w in _STATIC):
+        kw["batching"] = "static"  # an in-process static batch (gptSessionBenchmark, a batch run of one size)
+    options = {}
+    if convention and row.mode == "offline" and "trtllm" in str(row.engine) and any(w in notes for w in _TRTLLM_BENCH):
+        options["trtllm_bench"] = True  # NVIDIA's offline tables: the engine trtllm-bench builds
+    recv, balance = _RECV_INTERVAL.search(notes), _ADP_BALANCE.search(notes)
+    if convention and recv and "sglang" in str(row.engine):
+        options["recv_interval"] = int(recv.group(1))  # the launch's --scheduler-recv-interval
+    if convention and balance and "trtllm" in str(row.engine) and int(row.tp) < int(row.ep):
+        options["adp_balance_timeout_iters"] = int(balance.group(1))  # attention_dp_config's balance
+    if convention and "trtllm" in str(row.engine) and "pytorch backend" in notes:
+        options["eager_prefill"] = True  # TensorRT-LLM's PyTorch backend (before 1.0 too): prompt steps outside graphs
+    if options:
+        kw["engine_options"] = options
     if row.mode == "rate":
         kw["request_rate_per_s"] = float(row.request_rate_per_s)
+    elif row.mode == "offline" and pd.isna(row.concurrency) and convention and np.isfinite(_run_requests(
+            str(row.notes))) and row.metric in _RUN_THROUGHPUT and not any(w in notes for w in _STATIC):
+        # a finite run of N requests sent at once (its notes state N): waves of one length, or outputs ending at
+        # end-of-text draining at the end (calc.serving.finite_offline_run)
+        kw["num_prompts"] = int(_run_requests(str(row.notes)))
+        kw["lengths"] = "varied" if spread_outputs(row.len_dist) else "fixed"
     elif row.mode == "offline" and not pd.isna(row.concurrency):
         kw["concurrency"] = float(row.concurrency)  # a burst of N requests sent at once
         if convention:
@@ -75,8 +107,8 @@ def main():
         out["convention"] = np.log(meas / np.array([public(r, True) for r in rows.itertuples()]))
         recs = []
         for group, t in [(("all", ""), out)] + list(out.groupby(["mode", "metric"])):
-            for col, label in (("fit", "fit's own path"), ("plain", "serving_estimate, steady state"),
-                               ("convention", "serving_estimate, the row's lengths and rounds")):
+            for col, label in (("fit", "fit's own path"), ("plain", "serving_estimate, the fields alone"),
+                               ("convention", "serving_estimate, the run's conventions")):
                 recs.append(dict(mode=group[0], metric=group[1], prediction=label, **error_summary(t[col])))
         print(f"\n== {name}: {len(rows)} rows ==")
         print(pd.DataFrame(recs).to_string(index=False))

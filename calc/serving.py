@@ -66,10 +66,12 @@ from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text,
+from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
+                            release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
-                            closer_to_peak, dequantized_in_kernel, eager_prefill, over_pcie, overlap_fixed_s,
+                            closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
+                            over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
@@ -549,6 +551,69 @@ def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq
     return settings
 
 
+def finite_offline_run(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
+                       n_requests: float, lengths: str, layout, weight_dtype: str, kv_dtype: str, settings: dict,
+                       interconnect, p: dict, costs: dict, graphs=1.0) -> tuple[dict, dict, str]:
+    """An offline run of ``n_requests`` requests per replica, all sent at once (continuous batching): the
+    components, ``combine``'s arrays and the words for ``ServingEstimate.arrivals``.
+
+    ``lengths="fixed"`` (every output of one length): the run is ``finite_run_waves`` full bursts of the engine's
+    batch B and one burst of the requests left, each a ``burst_schedule`` (point 0: a full burst, point 1: the
+    last one); the run's requests/s are N / (waves x e2e(B) + e2e(rest)). ``"varied"`` (outputs ending at
+    end-of-text): the engine's batch (point 0), then its last batch draining (``finite_run_tail_s``, with one
+    request alone at point 1); the requests/s are N / that duration. TTFT and TPOT at point 0 are those of a full
+    batch. ``calc.serving_fit`` predicts its measurement rows that state a run's size the same way
+    (``prepare_rows``' waves and tail, ``predict_rows``), so a published run and this estimate of it agree.
+
+    Args:
+        n_requests: requests per replica (> 0); settings: the engine's (``calc.serving_params.engine_settings``);
+        p, costs, graphs: as ``combine`` takes them.
+
+    Returns:
+        (components, arrays, words): arrays per point as ``combine``'s, with ``requests_per_s`` and
+        ``output_tokens_per_s`` at point 0 the whole run's.
+
+    Raises:
+        ValueError: a non-positive ``n_requests`` or a ``lengths`` other than "varied" or "fixed"; what
+            ``serving_components`` raises (a model that does not fit).
+    """
+    check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}")
+    if not n_requests > 0:
+        raise ValueError(f"a finite run needs a positive number of requests; got {n_requests!r}")
+    args = (model, accelerator, input_len, output_len)
+    kw = dict(layout=layout, weight_dtype=weight_dtype, kv_dtype=kv_dtype, settings=settings,
+              interconnect=interconnect, batching="continuous", matmul_scale=settings["matmul_scale"])
+    if lengths == "fixed":
+        comp = serving_components(*args, [n_requests], burst=True, **kw)
+        waves, rest = finite_run_waves(n_requests, float(comp["N"][0]))
+        if rest >= 1.0:
+            more = serving_components(*args, [rest], burst=True, **kw)
+            comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
+    else:
+        comp = serving_components(*args, [n_requests, 1.0], **kw)
+    comp["C"] = comp["N"].copy()
+    a = combine(comp, p, costs, graphs)
+    a = dict(a, requests_per_s=np.array(a["requests_per_s"], dtype=float),
+             output_tokens_per_s=np.array(a["output_tokens_per_s"], dtype=float))
+    batch = float(comp["N"][0])
+    if lengths == "fixed":
+        last = float(a["e2e_s"][1]) if len(comp["N"]) > 1 else 0.0
+        rps = n_requests / (waves * float(a["e2e_s"][0]) + last)
+        words = (f"offline, {n_requests:,.0f} requests of one length sent at once: {waves:,.0f} wave(s) of "
+                 f"{batch:,.0f} admitted together" + (f" and a last one of {rest:,.0f}, as long" if rest >= 1.0 else "")
+                 + " (each a burst)")
+    else:
+        dur = finite_run_tail_s(n_requests, comp["B"][0], output_len, a["tpot_estimate"][0],
+                                a["tpot_estimate"][0] - a["tpot_interference"][0], a["tpot_estimate"][1],
+                                a["ttft_estimate"][1])
+        rps = n_requests / float(dur)
+        words = (f"offline, {n_requests:,.0f} requests sent at once, outputs ending at end-of-text: {batch:,.0f} "
+                 "admitted at a time, then the last of them draining at a shrinking batch")
+    a["requests_per_s"][0] = rps
+    a["output_tokens_per_s"][0] = rps * output_len
+    return comp, a, words
+
+
 def _named(model, accelerator, weight_dtype, kv_dtype):
     """(model, accelerator, weight_dtype, kv_dtype, notices) of a public estimate: a model or an accelerator given
     by name (a preset id, a checkpoint's id, a driver's name: ``get_model``, ``get_accelerator``), dtypes as calc
@@ -638,10 +703,20 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     if version and other:
         notices = notices + [f"engine_version {str(engine_version)!r:.60} names {other[0]}, not the engine here "
                              f"({key}): its number {version} is read as {key}'s release"]
-    if engine_version and not version:
+    day = version_day(engine_version)
+    if day is not None:
+        then = release_on(key, day)
+        notices = notices + [f"engine_version {str(engine_version)!r:.40} is a date: the engine's software as of "
+                             f"{day.isoformat()} (the fitted gain of later releases counted to that day"
+                             + (f"; {key} {then} was its latest release then" if then else "")
+                             + "), its scheduling (overlap, prompt steps) a current build's: the convention of the "
+                             "published runs that state a date but no version"]
+    elif engine_version and not version:
         notices = notices + [f"engine_version {str(engine_version)!r:.40} names no release number (such as 0.14.0 or "
                              f"1.2.0): the estimate takes a current build ({SOFTWARE_LATEST_RELEASE}), as without one"]
-    if version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
+    if day is not None:
+        settings = dict(settings, release_year=decimal_year(day))
+    elif version:  # a named release: its overlap scheduling and prompt steps (else the file's current release)
         settings = dict(settings, overlap_schedule=overlaps_schedule(key, version, layout.attention_dp),
                         eager_prefill=eager_prefill(key, version), release_year=release_year(key, version))
     else:
@@ -723,7 +798,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      batching: str = "continuous", interconnect=None, params: dict | None = None,
                      engine_version: str = "", engine_options: dict | None = None, lengths: str = "varied",
-                     rounds: float | None = None) -> ServingEstimate:
+                     rounds: float | None = None, num_prompts: int | None = None) -> ServingEstimate:
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
@@ -748,8 +823,17 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``calc.serving_terms.burst_schedule``). ``rounds``: the run's requests over its concurrency (``vllm bench
     serve --num-prompts`` / ``--max-concurrency``); its first round is a burst and, at fixed lengths, the later
     ones partly stay one (``lockstep_share``, the fitted persistence); None: a run of fixed lengths moves as one
-    burst throughout, one of varied lengths is all steady state. Both apply to a concurrency only; the
-    convention followed is the estimate's ``arrivals``.
+    burst throughout, one of varied lengths is all steady state. The convention followed is the estimate's
+    ``arrivals``.
+
+    ``num_prompts``: the run's requests, as a benchmark states them (``vllm bench serve --num-prompts``,
+    ``benchmark_throughput.py --num-prompts``, trtllm-bench's dataset of ``--num-requests``). At a concurrency it
+    gives the rounds (``num_prompts / concurrency``). Offline it makes the run finite (``finite_offline_run``): at
+    ``lengths="fixed"`` (one output length, ``ignore_eos``) the run moves in waves of the engine's batch and its
+    last, partial wave takes as many steps as a full one (``calc.serving_terms.finite_run_waves``); at
+    ``lengths="varied"`` (outputs ending at end-of-text, a ShareGPT set) its last batch drains for many steps at a
+    shrinking batch (``finite_run_tail_s``). Either way the run's throughput is below the steady state's; None
+    (the default): a run long enough for its start and end not to count. A rate estimate does not use it.
 
     ``engine_version`` (default: a current release) picks the engine's version-dependent behaviour: overlap
     scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
@@ -769,7 +853,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             batching; a layout the model cannot take; a model that does not fit; a rate above what the
             deployment can serve (the message gives the largest rate it sustains); an engine option
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
-            ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1.
+            ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1; ``num_prompts`` not a positive whole
+            number, below the concurrency, or given with ``rounds``.
     """
     model, accelerator, weight_dtype, kv_dtype, named = _named(model, accelerator, weight_dtype, kv_dtype)
     every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
@@ -777,6 +862,15 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         request_rate_per_s = None
     i, o = _check_workload(input_len, output_len, concurrency, request_rate_per_s, batching)
     check_choice(lengths, LENGTHS, f"lengths must be one of {', '.join(LENGTHS)}")
+    if num_prompts is not None:
+        num_prompts = check_positive_int(num_prompts, "num_prompts")
+        if rounds is not None:
+            raise ValueError("give rounds or num_prompts, not both (rounds is num_prompts / concurrency)")
+        if concurrency is not None:
+            if num_prompts < concurrency:
+                raise ValueError(f"num_prompts ({num_prompts:,}) is below the concurrency ({concurrency:,g}): a run "
+                                 "never has more requests in flight than it sends")
+            rounds = num_prompts / float(concurrency)
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
         raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
@@ -812,10 +906,16 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             share = float(burst_share(lengths == "fixed", rounds, p["lockstep_persistence"],
                                       float(settings.get("mixed_prefill", True))))
         args = (model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings, interconnect, batching)
-        comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=share >= 1.0)
-        if concurrency is None:
-            comp["C"] = comp["N"].copy()
-        a = combine(comp, p, costs, graphs)
+        finite = mode == "offline" and num_prompts is not None and batching == "continuous"
+        if finite:
+            comp, a, finite_words = finite_offline_run(model, accelerator, i, o, float(num_prompts) / reps, lengths,
+                                                       layout, weight_dtype, kv_dtype, settings, interconnect, p,
+                                                       costs, graphs)
+        else:
+            comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=share >= 1.0)
+            if concurrency is None:
+                comp["C"] = comp["N"].copy()
+            a = combine(comp, p, costs, graphs)
         if 0.0 < share < 1.0:  # the burst's times for its share of the run, the steady state's for the rest
             burst = combine(serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True), p, costs,
                             graphs)
@@ -823,13 +923,19 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
     arrivals = arrivals_text(mode, lengths, rounds, batching)
-    if mode != "concurrency" and (rounds is not None or lengths != "varied"):
-        which = "an offline" if mode == "offline" else "a rate"
-        notices = notices + [f"lengths and rounds describe a closed loop at a concurrency; {which} estimate does not "
-                             "use them"]
+    if mode == "rate" and (rounds is not None or lengths != "varied" or num_prompts is not None):
+        notices = notices + ["lengths, rounds and num_prompts describe a closed loop or a finite offline run; a rate "
+                             "estimate does not use them"]
+    elif mode == "offline" and (rounds is not None or (lengths != "varied" and num_prompts is None)):
+        notices = notices + ["rounds, and lengths without num_prompts, describe a closed loop at a concurrency: an "
+                             "offline estimate does not use them (offline, lengths apply to a run of num_prompts "
+                             "requests)"]
+    if mode == "offline" and num_prompts is not None and batching == "continuous":
+        arrivals = finite_words
     if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", False):
-        arrivals = (f"offline, on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
-                    f"{settings['token_budget']:,.0f} tokens per step)")
+        bench_words = (f"on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
+                       f"{settings['token_budget']:,.0f} tokens per step)")
+        arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
     return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                 str(comp["limit"][0]), mode, batching, notices, arrivals)
 

@@ -285,6 +285,34 @@ def release_number(text) -> str:
     return m.group(1) if m else ""
 
 
+_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def version_day(text):
+    """The date an engine version text gives in place of a release number ("2025-11-13", "nightly-2026-02-01"),
+    as a ``datetime.date``; None when it names a release number (``release_number``) or no valid date.
+    Example: version_day("2025-11-13") = date(2025, 11, 13); version_day("0.10.1") and version_day("latest") are
+    None."""
+    if release_number(text):
+        return None
+    m = _DAY.search(str(text or ""))
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def release_on(engine: str, day) -> str:
+    """The latest release of ``engine`` uploaded on or before ``day`` (a ``datetime.date``; ``RELEASES_PATH``), ""
+    when the table has none that early.
+    Example: release_on("vllm", date(2025, 11, 13)) is the vLLM release current that day."""
+    year = decimal_year(day)
+    rows = [(y, t, n) for t, n, y in _releases().get(str(engine), []) if y <= year]
+    return max(rows)[2] if rows else ""
+
+
 def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> bool:
     """Whether ``engine`` at ``version`` (empty: a current build) prepares step k + 1 on the host while the GPU
     runs step k (``overlap_fixed_s``), with its default flags.

@@ -749,3 +749,100 @@ def test_an_engine_the_file_does_not_know_falls_back_and_names_the_nearest():
     assert typo.engine == "generic" and typo.notices[0].endswith("; did you mean vllm?")
     other = serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, engine="lmdeploy")
     assert other.notices[0].endswith("; the calibrated engines are vllm, sglang, trtllm")
+
+
+def _published_row(**fields):
+    import pandas as pd
+    row = dict(id="t", source_id="t", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm", n_gpus=1,
+               tp=1, pp=1, ep=1, dp=1, engine="vllm", engine_version="", weight_dtype="bf16", kv_dtype="bf16",
+               input_len=1000, output_len=1000, len_dist="fixed", concurrency=pd.NA, request_rate_per_s=float("nan"),
+               mode="offline", metric="output_tok_per_s", statistic="mean", value=1.0, notes="")
+    row.update(fields)
+    return pd.DataFrame([row])
+
+
+@pytest.mark.parametrize("len_dist, lengths, engine, version, notes, options", [
+    # NVIDIA's tables: trtllm-bench over a dataset of 1,500 requests of one length
+    ("fixed", "fixed", "trtllm", "1.0.0", "trtllm-bench throughput; 1,500 requests per run", {"trtllm_bench": True}),
+    # vllm bench serve --request-rate inf over 1,000 ShareGPT prompts (outputs ending at end-of-text)
+    ("sharegpt", "varied", "vllm", "0.11.0", "1,000 successful requests", None)])
+def test_a_finite_offline_run_is_estimated_as_the_fit_predicts_its_published_rows(len_dist, lengths, engine, version,
+                                                                                   notes, options):
+    from calc.serving_fit import predict_rows, prepare_rows
+    from calc.serving_terms import finite_run_waves
+    n = 1500 if engine == "trtllm" else 1000
+    kw = dict(weight_dtype="fp8", kv_dtype="fp8", engine=engine, engine_version=version, engine_options=options)
+    est = serving_estimate(LLAMA8, H100, 1000, 1000, num_prompts=n, lengths=lengths, **kw)
+    rows, comps, skipped = prepare_rows(_published_row(len_dist=len_dist, engine=engine, engine_version=version,
+                                                       weight_dtype="fp8", kv_dtype="fp8", notes=notes))
+    assert not skipped and (rows["waves"].iat[0] > 0) == (lengths == "fixed") and (rows["tail"].iat[0] > 0) == (
+        lengths == "varied")
+    fitted = predict_rows(rows, comps, param_values(load_serving_params()))[0]
+    assert est.output_tokens_per_s == pytest.approx(fitted, rel=1e-9)
+    if lengths == "fixed":
+        # 1,500 requests on an engine admitting B at once: floor(1500 / B) full waves and the rest in one more
+        waves, rest = finite_run_waves(1500, est.concurrency)
+        assert f"{waves:,.0f} wave(s) of {est.concurrency:,.0f} admitted together and a last one of {rest:,.0f}" \
+            in est.arrivals
+    else:
+        # outputs ending at end-of-text: the last batch drains at a shrinking batch, so the run is slower than the
+        # steady state the same engine reaches in an endless one
+        endless = serving_estimate(LLAMA8, H100, 1000, 1000, **kw)
+        assert est.output_tokens_per_s < endless.output_tokens_per_s
+        assert est.arrivals.startswith("offline, 1,000 requests sent at once, outputs ending at end-of-text")
+
+
+def test_a_finite_run_of_one_length_lasts_its_full_waves_and_its_last_one():
+    # 1,000 requests of 1,000/1,000 tokens on vLLM: the run's requests/s are 1,000 over (full waves x a burst of B
+    # + a burst of the rest), each burst the closed-loop estimate of that many clients starting together
+    from calc.serving_terms import finite_run_waves
+    est = serving_estimate(LLAMA8, H100, 1000, 1000, num_prompts=1000, lengths="fixed", engine="vllm")
+    waves, rest = finite_run_waves(1000, est.concurrency)
+    assert waves >= 1 and rest >= 1
+    full = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=est.concurrency, lengths="fixed", engine="vllm")
+    last = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=rest, lengths="fixed", engine="vllm")
+    assert est.requests_per_s == pytest.approx(1000 / (waves * full.e2e_s + last.e2e_s), rel=1e-9)
+    assert est.output_tokens_per_s == pytest.approx(est.requests_per_s * 1000, rel=1e-12)
+
+
+def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused():
+    kw = dict(concurrency=64, engine="vllm", lengths="fixed")
+    by_prompts = serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=1280, **kw)
+    by_rounds = serving_estimate(LLAMA8, H100, 1024, 128, rounds=20, **kw)  # 1,280 / 64 = 20 rounds
+    assert by_prompts.ttft.estimate_s == by_rounds.ttft.estimate_s and by_prompts.arrivals == by_rounds.arrivals
+    with pytest.raises(ValueError, match="give rounds or num_prompts, not both"):
+        serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=1280, rounds=20, **kw)
+    with pytest.raises(ValueError, match=r"num_prompts \(32\) is below the concurrency \(64\)"):
+        serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=32, **kw)
+    with pytest.raises(ValueError, match="num_prompts"):
+        serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=0)
+    rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, num_prompts=500)
+    assert rate.arrivals == "" and any("a rate estimate does not use them" in n for n in rate.notices)
+
+
+def test_an_engine_version_given_as_a_date_is_the_software_of_that_day_as_the_fit_reads_a_dated_run():
+    import datetime as dt
+
+    import pandas as pd
+    from calc.serving_fit import predict_rows, prepare_rows
+    from calc.serving_terms import RELEASES_PATH, decimal_year, release_on, version_day
+    assert version_day("2025-11-13") == dt.date(2025, 11, 13) and version_day("nightly-2026-02-01").month == 2
+    assert version_day("0.10.1") is None and version_day("latest") is None and version_day("2025-13-45") is None
+    # the release current that day, from the upload dates table read here on its own
+    table = pd.read_csv(RELEASES_PATH)
+    vllm = table[(table["engine"] == "vllm") & (table["released"] <= "2025-11-13")]
+    assert release_on("vllm", dt.date(2025, 11, 13)) == vllm.sort_values("released")["version"].iat[-1]
+    # a published run that states its date and no version (InferenceX's aggregated results) is predicted with the
+    # software of its date; the public estimate given that date as the version predicts the same TPOT
+    est = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine="vllm", engine_version="2025-11-13")
+    row = _published_row(mode="concurrency", concurrency=32, input_len=1024, output_len=1024, len_dist="random",
+                         metric="tpot_ms", notes="date 2025-11-13 (given with the file)")
+    rows, comps, skipped = prepare_rows(row)
+    assert not skipped and comps["year"][0] == pytest.approx(decimal_year(dt.date(2025, 11, 13)))
+    assert est.tpot.estimate_s * 1e3 == pytest.approx(predict_rows(rows, comps, param_values(load_serving_params()))[0],
+                                                      rel=1e-9)
+    assert any("is a date: the engine's software as of 2025-11-13" in n for n in est.notices)
+    # later software decodes closer to the roofline (the fitted gain per year): a 2024 date is slower than today
+    old = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine="vllm", engine_version="2024-06-01")
+    now = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine="vllm")
+    assert old.tpot.estimate_s > est.tpot.estimate_s > now.tpot.estimate_s
