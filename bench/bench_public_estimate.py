@@ -8,15 +8,15 @@ accelerator, lengths, concurrency or rate, layout, dtypes, engine and version), 
 ways: (a) the fields alone (every closed loop the steady state, every offline run endless, an unstated version a
 current build) and (b) with the run's conventions as its notes state them, each through a public argument:
 ``lengths="fixed"`` for a run of one length or a burst of N requests sent at once, ``rounds`` for a closed loop's
-stated rounds, ``num_prompts`` for an offline run of a stated number of requests (``lengths`` "varied" where its
-outputs end at end-of-text), the run's date as ``engine_version`` where it states a date and no version,
+stated rounds, ``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
+outputs end at end-of-text; at a rate: never more in flight), the run's date as ``engine_version`` where it states a date and no version,
 ``batching="static"`` for an in-process static batch, and ``engine_options`` for trtllm-bench's engine, SGLang's
-``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and its PyTorch backend's prompt steps. Prints
+``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance, its PyTorch backend's prompt steps and a
+TensorRT engine's cache of every token of a sliding window. Prints
 the share within 25% and 50% and the median |log(measured / predicted)| of each, by set, mode and metric, beside
 the fit's own prediction of the same rows (``predict_rows``). The fitted rows are in-sample; the held-out rows
 are not. Where (b) still differs from the fit: rows with neither a version nor a date (the fit takes its
-reference year, the public estimate a current build) and TensorRT engines that cache a sliding window's every
-token (no public argument).
+reference year, the public estimate a current build).
 """
 import math
 import sys
@@ -30,7 +30,7 @@ import pandas as pd  # noqa: E402
 from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
 from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _ROUNDS, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
-                              _STATIC, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, error_summary,
+                              _STATIC, _TRT_ENGINE, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, error_summary,
                               predict_rows, prepare_rows, read_measurements, row_kv_dtype)
 from calc.serving_terms import spread_outputs  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
@@ -61,12 +61,16 @@ def public(row, convention: bool) -> float:
         options["recv_interval"] = int(recv.group(1))  # the launch's --scheduler-recv-interval
     if convention and balance and "trtllm" in str(row.engine) and int(row.tp) < int(row.ep):
         options["adp_balance_timeout_iters"] = int(balance.group(1))  # attention_dp_config's balance
+    if convention and "trtllm" in str(row.engine) and any(w in notes for w in _TRT_ENGINE):
+        options["full_window_cache"] = True  # a TensorRT engine caches every token of a sliding window
     if convention and "trtllm" in str(row.engine) and "pytorch backend" in notes:
         options["eager_prefill"] = True  # TensorRT-LLM's PyTorch backend (before 1.0 too): prompt steps outside graphs
     if options:
         kw["engine_options"] = options
     if row.mode == "rate":
         kw["request_rate_per_s"] = float(row.request_rate_per_s)
+        if convention and np.isfinite(_run_requests(str(row.notes))):
+            kw["num_prompts"] = int(_run_requests(str(row.notes)))  # never more in flight than the run sends
     elif row.mode == "offline" and pd.isna(row.concurrency) and convention and np.isfinite(_run_requests(
             str(row.notes))) and row.metric in _RUN_THROUGHPUT and not any(w in notes for w in _STATIC):
         # a finite run of N requests sent at once (its notes state N): waves of one length, or outputs ending at

@@ -657,12 +657,14 @@ def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batc
 #: Launch settings ``serving_estimate``'s ``engine_options`` may override: numbers, and flags (booleans).
 ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fraction": "number",
                   "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
-                  "eager_prefill": "flag", "reserve_full_sequence": "flag", "trtllm_bench": "flag"}
+                  "eager_prefill": "flag", "reserve_full_sequence": "flag", "trtllm_bench": "flag",
+                  "full_window_cache": "flag"}
 #: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and
 #: the engine ``trtllm-bench throughput`` builds.
 ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-interval"),
                        "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance"),
-                       "trtllm_bench": ("trtllm", "the engine trtllm-bench builds")}
+                       "trtllm_bench": ("trtllm", "the engine trtllm-bench builds"),
+                       "full_window_cache": ("trtllm", "a TensorRT engine's cache of every token of a sliding window")}
 
 
 def _engine_options(options, engine_key: str = "") -> dict:
@@ -681,6 +683,8 @@ def _engine_options(options, engine_key: str = "") -> dict:
             if not isinstance(v, bool):
                 raise ValueError(f"engine option {k!r} must be True or False; got {v!r:.40}")
             out[k] = v
+            if k == "full_window_cache":  # a TensorRT engine keeps a cyclic window only when the build sets one
+                out["sliding"] = "full" if v else "cap"
         else:
             check_positive_number(v, f"engine option {k!r}")
             if k == "kv_memory_fraction" and v > 1:
@@ -833,14 +837,18 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     last, partial wave takes as many steps as a full one (``calc.serving_terms.finite_run_waves``); at
     ``lengths="varied"`` (outputs ending at end-of-text, a ShareGPT set) its last batch drains for many steps at a
     shrinking batch (``finite_run_tail_s``). Either way the run's throughput is below the steady state's; None
-    (the default): a run long enough for its start and end not to count. A rate estimate does not use it.
+    (the default): a run long enough for its start and end not to count. At a rate it caps the requests in flight:
+    a run of N requests never holds more, so a rate beyond what the engine serves is taken with all N in (a notice)
+    rather than refused.
 
     ``engine_version`` (default: a current release) picks the engine's version-dependent behaviour: overlap
     scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
     before 1.0 ran TensorRT engines). ``engine_options`` overrides the engine's launch settings (``ENGINE_OPTIONS``:
     ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
     ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
-    balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``). An offline
+    balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``,
+    ``full_window_cache``: a TensorRT engine of TensorRT-LLM built without ``max_attention_window_size`` caches every
+    token of a sliding-window layer, not its window). An offline
     estimate on TensorRT-LLM takes the LLM API's defaults; ``engine_options={"trtllm_bench": True}`` runs the engine
     ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
     (``trtllm_bench_settings``), and its ``arrivals`` says so.
@@ -891,7 +899,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         lam = float(request_rate_per_s) / reps
         comp, a, at_limit = _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings,
                                         interconnect, p, costs, graphs,
-                                        error_quantiles(prm, "throughput")[1])
+                                        error_quantiles(prm, "throughput")[1],
+                                        math.inf if num_prompts is None else num_prompts / reps)
         notices = notices + at_limit
     else:
         mode = "offline" if concurrency is None else "concurrency"
@@ -923,9 +932,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
     arrivals = arrivals_text(mode, lengths, rounds, batching)
-    if mode == "rate" and (rounds is not None or lengths != "varied" or num_prompts is not None):
-        notices = notices + ["lengths, rounds and num_prompts describe a closed loop or a finite offline run; a rate "
-                             "estimate does not use them"]
+    if mode == "rate" and (rounds is not None or lengths != "varied"):
+        notices = notices + ["lengths and rounds describe a closed loop at a concurrency; a rate estimate does not "
+                             "use them"]
     elif mode == "offline" and (rounds is not None or (lengths != "varied" and num_prompts is None)):
         notices = notices + ["rounds, and lengths without num_prompts, describe a closed loop at a concurrency: an "
                              "offline estimate does not use them (offline, lengths apply to a run of num_prompts "
@@ -970,7 +979,7 @@ def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
-                costs, graphs, q_high: float = 0.0):
+                costs, graphs, q_high: float = 0.0, n_requests: float = math.inf):
     """(components, combined arrays, notices): the requests in service N that Little's law gives at ``lam``
     requests/s per replica, N = lam x e2e(N), by bisection on N in [1e-6, the batch limit] (e2e grows with N, so
     the root is unique); the decode batch B is N, or less where the engine preempts (``serving_components``).
@@ -980,14 +989,24 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     pooled: an engine's own can be wide where a few runs went astray) is taken at the
     batch limit with a notice: engines measured that much above the estimate (MLPerf Inference v4.1's Server
     runs of Llama-2-70B on 8 H200s sustained 101-114 requests/s where the estimate's limit is 87). Beyond the
-    range it raises ValueError: no engine in the data set served that much more than its estimate."""
+    range it raises ValueError: no engine in the data set served that much more than its estimate.
+
+    A finite run of ``n_requests`` per replica never has more than that many in flight (``calc.serving_fit``'s rate
+    rows stop their grid there): at a rate beyond what the engine serves with all of them in, it is taken with all
+    of them in, with a notice, rather than refused."""
     def at(bb):
         comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
                                   interconnect, rate=True, matmul_scale=settings["matmul_scale"])
         return comp, combine(comp, p, costs, graphs, rate_per_s=lam)
 
-    comp, a = at(1e12)
+    comp, a = at(min(1e12, float(n_requests)))
     cap = float(comp["N"][0])
+    if lam * float(a["e2e_s"][0]) > cap and math.isfinite(n_requests):
+        comp["C"] = np.asarray([cap])
+        held = "all of them" if cap >= n_requests else f"the {cap:,.0f} the engine holds per replica ({comp['limit'][0]})"
+        return comp, a, [f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: the run's "
+                         f"{n_requests * layout.replicas:,.0f} requests pile up in it, and the times are those with "
+                         f"{held} in flight"]
     if lam * float(a["e2e_s"][0]) > cap:
         sustained = cap / float(a["e2e_s"][0]) * layout.replicas
         what = (f"about {sustained:,.3g} requests/s at its batch limit of {cap:,.0f} sequences per replica "

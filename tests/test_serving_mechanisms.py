@@ -816,8 +816,20 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
         serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=32, **kw)
     with pytest.raises(ValueError, match="num_prompts"):
         serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=0)
-    rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, num_prompts=500)
-    assert rate.arrivals == "" and any("a rate estimate does not use them" in n for n in rate.notices)
+    # at a rate, a run of 300 requests never holds more than 300: 400 requests/s of Llama-3.1-8B on one H100 is far
+    # beyond what it serves (refused for an endless run), taken with the 300 in flight for a finite one
+    with pytest.raises(ValueError, match="more than this deployment serves"):
+        serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0)
+    rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=300)
+    assert rate.concurrency == 300 and rate.arrivals == ""
+    assert any("the run's 300 requests pile up in it, and the times are those with all of them" in n
+               for n in rate.notices)
+    # a run of 5,000 piles up to what the engine's cache holds at once, and says so
+    more = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=5000)
+    assert 300 < more.concurrency < 5000 and any("the engine holds per replica" in n for n in more.notices)
+    # a rate the engine serves with few requests in flight is the same whatever the run's size
+    slow = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, num_prompts=500)
+    assert slow.tpot.estimate_s == serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0).tpot.estimate_s
 
 
 def test_an_engine_version_given_as_a_date_is_the_software_of_that_day_as_the_fit_reads_a_dated_run():
@@ -846,3 +858,29 @@ def test_an_engine_version_given_as_a_date_is_the_software_of_that_day_as_the_fi
     old = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine="vllm", engine_version="2024-06-01")
     now = serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine="vllm")
     assert old.tpot.estimate_s > est.tpot.estimate_s > now.tpot.estimate_s
+
+
+def test_a_tensorrt_engine_that_caches_every_token_of_a_sliding_window_reads_it_all():
+    from calc.serving_fit import predict_rows, prepare_rows
+    mistral = calc.get_model("mistral-7b-v0.1")  # every layer attends a 4,096-token window
+    kw = dict(concurrency=8, engine="trtllm", engine_version="0.14.0", weight_dtype="fp8", kv_dtype="fp8")
+    window = serving_estimate(mistral, H100, 20000, 2000, **kw)
+    full = serving_estimate(mistral, H100, 20000, 2000, engine_options={"full_window_cache": True}, **kw)
+    # the mean context of a request decoding is 20,000 + 2,000 / 2 = 21,000 tokens: a full cache reads 21,000 / 4,096
+    # times the window's bytes per step
+    assert full.tpot.kv_s / window.tpot.kv_s == pytest.approx(21000 / 4096, rel=1e-9)
+    # the fit reads a published offline run on an engine built by trtllm-bench build the same way (NVIDIA's v0.14
+    # tables: for their Mistral 7B runs at 20,000 / 2,000 tokens a windowed cache's estimate was 2.2-3.1x the
+    # measured throughput)
+    row = _published_row(model="mistral-7b-v0.1", model_family="mistral", engine="trtllm", engine_version="0.14.0",
+                         weight_dtype="fp8", kv_dtype="fp8", input_len=20000, output_len=2000,
+                         notes="trtllm-bench throughput (engine built with trtllm-bench build)")
+    rows, comps, skipped = prepare_rows(row)
+    assert not skipped
+    bench = serving_estimate(mistral, H100, 20000, 2000, engine="trtllm", engine_version="0.14.0", weight_dtype="fp8",
+                             kv_dtype="fp8", engine_options={"full_window_cache": True, "trtllm_bench": True})
+    assert bench.output_tokens_per_s == pytest.approx(
+        predict_rows(rows, comps, param_values(load_serving_params()))[0], rel=1e-9)
+    with pytest.raises(ValueError, match="a TensorRT engine's cache of every token of a sliding window; the engine "
+                                         "here is vllm"):
+        serving_estimate(mistral, H100, 20000, 2000, concurrency=8, engine_options={"full_window_cache": True})
