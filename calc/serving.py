@@ -67,10 +67,11 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
-                            release_on, version_day,
+                            first_release, release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
+                            groups_later_rounds,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -184,7 +185,8 @@ def _compute_bits(accelerator: Accelerator, weight_dtype: str) -> int:
 def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                        concurrency, layout: Layout, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                        settings: dict | None = None, interconnect=None, batching: str = "continuous",
-                       rate: bool = False, matmul_scale: float = 1.0, burst: bool = False) -> dict:
+                       rate: bool = False, matmul_scale: float = 1.0, burst: bool = False,
+                       grouped: bool = False) -> dict:
     """The roofline parts the serving model combines, for an array of concurrencies per replica.
 
     Params-independent (the fit computes them once per measurement). ``concurrency``: requests in the
@@ -197,7 +199,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2. ``burst``: ``concurrency`` is a
     finite burst of N requests sent at once (continuous batching; ``burst_schedule``): the prompts are
     prefilled up front, the batch is ``min(N, max_batch, KV capacity at I + O)`` (not the token budget's
-    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means. ``settings["reserve_full_sequence"]``
+    steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means. ``grouped``: the steady state of a
+    lockstep closed loop's later rounds on an engine that prefills each returning group together
+    (``calc.serving_terms.groups_later_rounds``): ``pf_n`` is the group, min(B, floor(token budget / I)) prompts
+    prefilled in one step before any of their first tokens, and ``combine`` counts no queue of random arrivals. ``settings["reserve_full_sequence"]``
     (TensorRT-LLM: its capacity scheduler's default policy ``GUARANTEED_NO_EVICT`` admits a request only when
     blocks for its prompt and all its ``max_new_tokens`` are free, so a request is never paused; trtllm-bench
     throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
@@ -283,6 +288,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
         n_chunks = np.ceil(i / budget_left)
         pf_n = np.ones_like(b)
+        if grouped and not burst:
+            pf_n = np.minimum(b, max(np.floor(float(s["token_budget"]) / float(i)), 1.0))
         if burst:
             f, n_chunks, pf_n = burst_schedule(b, i, o, s["token_budget"])
     else:  # static: the batch's B prompts in one pass
@@ -323,6 +330,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), p_mix=np.asarray(p_mix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
+                grouped=np.full_like(b, 1.0 if grouped and not burst and batching == "continuous" else 0.0),
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
@@ -495,6 +503,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     per_step = np.maximum(load * tpot["estimate"], 1e-9)
     balance = np.where((timeout > 0) & (ranks > 1),
                        np.minimum((ranks - 1.0) / (2.0 * per_step), timeout / 2.0) * tpot["estimate"], 0.0)
+    # a lockstep loop's later rounds on an engine that prefills each returning group together: the group's prompts
+    # share one step (``pf_n``, below), and no queue of random arrivals forms
+    md1 = md1 * (1.0 - g.get("grouped", 0.0))
     queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
             "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
@@ -599,13 +610,13 @@ def finite_offline_run(model: ModelConfig, accelerator: Accelerator, input_len: 
     if lengths == "fixed":
         last = float(a["e2e_s"][1]) if len(comp["N"]) > 1 else 0.0
         rps = n_requests / (waves * float(a["e2e_s"][0]) + last)
-        words = (f"offline, {n_requests:,.0f} requests of one length sent at once: {waves:,.0f} wave(s) of "
-                 f"{batch:,.0f} admitted together" + (f" and a last one of {rest:,.0f}, as long" if rest >= 1.0 else "")
-                 + " (each a burst)")
+        words = (f"offline, {n_requests:,.0f} requests of one length sent at once: {waves:,.0f} "
+                 + ("wave" if waves == 1 else "waves") + f" of {batch:,.0f} admitted together"
+                 + (f" and a last one of {rest:,.0f}, as long as a full one" if rest >= 1.0 else "") + " (each a burst)")
     else:
-        dur = finite_run_tail_s(n_requests, comp["B"][0], output_len, a["tpot_estimate"][0],
-                                a["tpot_estimate"][0] - a["tpot_interference"][0], a["tpot_estimate"][1],
-                                a["ttft_estimate"][1])
+        step = a["tpot_estimate"][0] - a["tpot_queue"][0]  # a step at the decode batch, paused requests aside
+        dur = finite_run_tail_s(n_requests, comp["B"][0], output_len, step, step - a["tpot_interference"][0],
+                                a["tpot_estimate"][1], a["ttft_estimate"][1])
         rps = n_requests / float(dur)
         words = (f"offline, {n_requests:,.0f} requests sent at once, outputs ending at end-of-text: {batch:,.0f} "
                  "admitted at a time, then the last of them draining at a shrinking batch")
@@ -710,6 +721,9 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     day = version_day(engine_version)
     if day is not None:
         then = release_on(key, day)
+        if not then and first_release(key):
+            raise ValueError(f"engine_version {day.isoformat()} is before {key}'s first release on file "
+                             f"({first_release(key)}): the serving model has no software of that day")
         notices = notices + [f"engine_version {str(engine_version)!r:.40} is a date: the engine's software as of "
                              f"{day.isoformat()} (the fitted gain of later releases counted to that day"
                              + (f"; {key} {then} was its latest release then" if then else "")
@@ -921,7 +935,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                                                        layout, weight_dtype, kv_dtype, settings, interconnect, p,
                                                        costs, graphs)
         else:
-            comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=share >= 1.0)
+            grouped = (concurrency is not None and lengths == "fixed" and 0.0 < share < 1.0
+                       and groups_later_rounds(key))
+            comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=share >= 1.0,
+                                      grouped=grouped)
             if concurrency is None:
                 comp["C"] = comp["N"].copy()
             a = combine(comp, p, costs, graphs)
@@ -931,7 +948,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             a = {k: share * np.asarray(burst[k]) + (1.0 - share) * np.asarray(v) for k, v in a.items()}
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
-    arrivals = arrivals_text(mode, lengths, rounds, batching)
+    arrivals = arrivals_text(mode, lengths, rounds, batching, groups_later_rounds(key))
     if mode == "rate" and (rounds is not None or lengths != "varied"):
         notices = notices + ["lengths and rounds describe a closed loop at a concurrency; a rate estimate does not "
                              "use them"]
@@ -941,6 +958,13 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                              "requests)"]
     if mode == "offline" and num_prompts is not None and batching == "continuous":
         arrivals = finite_words
+        n_rep, held, rps_rep = num_prompts / reps, float(comp["N"][0]), float(a["requests_per_s"][0])
+        if n_rep > held:
+            # the request j beyond the first B waits about (j - B) / (the run's requests/s) for a slot
+            wait = (n_rep - held) ** 2 / (2.0 * n_rep * rps_rep)
+            notices = notices + [f"the TTFT and TPOT shown are a request's in a full batch; sent all at once, the "
+                                 f"run's {num_prompts:,} requests also wait for a free slot, {wait:,.3g} s on "
+                                 f"average ((N - B)^2 / (2 N x requests/s), B = {held:,.0f} held per replica)"]
     if mode == "offline" and key == "trtllm" and settings.get("trtllm_bench", False):
         bench_words = (f"on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
                        f"{settings['token_budget']:,.0f} tokens per step)")

@@ -55,7 +55,8 @@ from .models import get_model
 from .layout import make_layout
 from .serving import combine, serving_components, trtllm_bench_settings
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
-                            finite_run_waves, lockstep_closed_loop, overlaps_schedule, release_year, spread_outputs)
+                            finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
+                            release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
                              engine_settings, load_serving_params, matmul_scale, param_values)
 
@@ -272,10 +273,11 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             elif r.mode == "concurrency" and stated and r.statistic == "mean":
                 # a closed loop of R rounds: its first round one burst (the C clients start together), the later
                 # ones spread out, all the way for lengths that vary, partly for a lockstep run of one length
-                # (``calc.serving_terms.lockstep_share``): the burst, then the steady state. A median leaves the
-                # first round's C requests of R x C aside.
+                # (``calc.serving_terms.lockstep_share``): the burst, then the steady state, whose prompts arrive as
+                # groups prefilled together on an engine that admits a returning group at once (``groups_later_rounds``).
+                # A median leaves the first round's C requests of R x C aside.
                 comp = serving_components(*args, c, burst=True, **kw)
-                more = serving_components(*args, c, **kw)
+                more = serving_components(*args, c, grouped=burst and groups_later_rounds(key), **kw)
                 comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
                 rounds = float(stated.group(1))
             else:
@@ -344,8 +346,9 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         i0, i1 = idx[j], idx[j] + 1
         n_run = rows["run_requests"].to_numpy(float)[j]
         o = comps["O"][i0]
-        dur = finite_run_tail_s(n_run, comps["B"][i0], o, closed["tpot_estimate"][i0],
-                                closed["tpot_estimate"][i0] - closed["tpot_interference"][i0],
+        # the engine's steps at its decode batch B: TPOT without the wait of the requests it holds paused (``queue``)
+        step = closed["tpot_estimate"][i0] - closed["tpot_queue"][i0]
+        dur = finite_run_tail_s(n_run, comps["B"][i0], o, step, step - closed["tpot_interference"][i0],
                                 closed["tpot_estimate"][i1], closed["ttft_estimate"][i1])
         closed = dict(closed, requests_per_s=closed["requests_per_s"].copy(),
                       output_tokens_per_s=closed["output_tokens_per_s"].copy())

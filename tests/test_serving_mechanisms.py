@@ -247,20 +247,49 @@ def test_a_lockstep_run_of_r_rounds_is_its_first_burst_and_a_steady_state_after(
     assert lockstep_share(20, 0.0) == pytest.approx(0.05)
     assert lockstep_share(20, 0.1) == pytest.approx(0.05 + 0.95 * 0.1)
     assert lockstep_share(20, 1.0) == pytest.approx(1.0) and lockstep_share(1, 0.0) == pytest.approx(1.0)
-    row = _closed_loop_row("fixed")
+    vllm = dict(engine="vllm", engine_version="0.11.0")  # an engine whose later rounds spread out
+    row = _closed_loop_row("fixed").assign(**vllm)
     row["notes"] = "aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests"
     rows, comps, skipped = prepare_rows(row)
     # two points: the burst (its 36 prompts prefilled before a request's first token) and the steady state
     assert not skipped and rows["rounds"][0] == 20 and rows["npts"][0] == 2
     assert list(comps["burst"]) == [1.0, 0.0] and list(comps["pf_n"]) == [pytest.approx(36.0), 1.0]
     values = param_values(load_serving_params())
-    burst_rows, burst_comps, _ = prepare_rows(_closed_loop_row("fixed"))
-    steady_rows, steady_comps, _ = prepare_rows(_closed_loop_row("random 0.8-1.0"))
+    burst_rows, burst_comps, _ = prepare_rows(_closed_loop_row("fixed").assign(**vllm))
+    steady_rows, steady_comps, _ = prepare_rows(_closed_loop_row("random 0.8-1.0").assign(**vllm))
     burst_ttft = predict_rows(burst_rows, burst_comps, values)[0]
     steady_ttft = predict_rows(steady_rows, steady_comps, values)[0]
     w = lockstep_share(20, values["lockstep_persistence"])
     assert burst_ttft > 3 * steady_ttft  # 36 prompts ahead against one
     assert predict_rows(rows, comps, values)[0] == pytest.approx(w * burst_ttft + (1 - w) * steady_ttft, rel=1e-9)
+
+
+def test_tensorrt_llm_prefills_a_lockstep_loops_returning_groups_together():
+    from calc.serving import combine
+    from calc.serving_fit import predict_rows, prepare_rows
+    from calc.serving_params import engine_costs
+    from calc.serving_terms import groups_later_rounds, lockstep_share
+    assert groups_later_rounds("trtllm") and not groups_later_rounds("vllm")
+    values = param_values(load_serving_params())
+    row = _closed_loop_row("fixed")  # TensorRT-LLM 1.0, 64 clients of 1,024 / 128 tokens, 8,192 tokens per step
+    row["notes"] = "aiperf at a fixed concurrency: 20 rounds of C requests after 2 x C warm-up requests"
+    rows, comps, skipped = prepare_rows(row)
+    # the burst's 36 prompts ahead (64 x 9 / 16), then the later rounds' groups of floor(8,192 / 1,024) = 8 prompts
+    # prefilled in one step, with no queue of random arrivals
+    assert not skipped and list(comps["pf_n"]) == [pytest.approx(36.0), 8.0] and list(comps["grouped"]) == [0.0, 1.0]
+    a = combine(comps, values, engine_costs(values, "trtllm"))
+    steady_rows, steady_comps, _ = prepare_rows(_closed_loop_row("random 0.8-1.0"))
+    steady = predict_rows(steady_rows, steady_comps, values)[0] / 1e3
+    # a group's TTFT lies between one spread-out prompt's and the burst's
+    assert steady < a["ttft_estimate"][1] < a["ttft_estimate"][0]
+    w = lockstep_share(20, values["lockstep_persistence"])
+    assert predict_rows(rows, comps, values)[0] == pytest.approx(
+        1e3 * (w * a["ttft_estimate"][0] + (1 - w) * a["ttft_estimate"][1]), rel=1e-9)
+    # the public estimate follows the same convention and says so
+    est = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=64, engine="trtllm", engine_version="1.0.0",
+                           lengths="fixed", rounds=20)
+    assert est.ttft.estimate_s * 1e3 == pytest.approx(predict_rows(rows, comps, values)[0], rel=1e-9)
+    assert est.arrivals.endswith("the rest arriving as groups the engine prefills together")
 
 
 def test_an_engine_that_prefills_a_round_apart_keeps_every_round_one_burst():
@@ -782,7 +811,7 @@ def test_a_finite_offline_run_is_estimated_as_the_fit_predicts_its_published_row
     if lengths == "fixed":
         # 1,500 requests on an engine admitting B at once: floor(1500 / B) full waves and the rest in one more
         waves, rest = finite_run_waves(1500, est.concurrency)
-        assert f"{waves:,.0f} wave(s) of {est.concurrency:,.0f} admitted together and a last one of {rest:,.0f}" \
+        assert f"{waves:,.0f} waves of {est.concurrency:,.0f} admitted together and a last one of {rest:,.0f}" \
             in est.arrivals
     else:
         # outputs ending at end-of-text: the last batch drains at a shrinking batch, so the run is slower than the
@@ -839,7 +868,12 @@ def test_an_engine_version_given_as_a_date_is_the_software_of_that_day_as_the_fi
     from calc.serving_fit import predict_rows, prepare_rows
     from calc.serving_terms import RELEASES_PATH, decimal_year, release_on, version_day
     assert version_day("2025-11-13") == dt.date(2025, 11, 13) and version_day("nightly-2026-02-01").month == 2
-    assert version_day("0.10.1") is None and version_day("latest") is None and version_day("2025-13-45") is None
+    assert version_day("0.10.1") is None and version_day("latest") is None
+    # a day that does not exist, or one before the engine's first release, is refused rather than read as a build
+    with pytest.raises(ValueError, match="no such day exists"):
+        serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine_version="2025-02-30")
+    with pytest.raises(ValueError, match="is before vllm's first release on file"):
+        serving_estimate(LLAMA8, H100, 1024, 1024, concurrency=32, engine_version="1900-01-01")
     # the release current that day, from the upload dates table read here on its own
     table = pd.read_csv(RELEASES_PATH)
     vllm = table[(table["engine"] == "vllm") & (table["released"] <= "2025-11-13")]
