@@ -421,10 +421,10 @@ def test_serving_priced_bill_by_hand_from_the_estimates_throughput():
     assert low.total_usd == pytest.approx(by_hand(est.per_gpu_high))
     assert high.total_usd == pytest.approx(by_hand(est.per_gpu_low))
     assert low.total_usd <= mid.total_usd <= high.total_usd and low.total_usd < high.total_usd
-    # the worked numbers of self_hosted_rates' docstring: 1,807 tok/s (1,470 - 2,230) against the bound's 3,487,
-    # 550,000 x 500 / 1,807 / 86,400 x 3 = 5.3 -> 6 replicas ($17,237), where the bound's
+    # the worked numbers of self_hosted_rates' docstring: 1,779 tok/s (1,444 - 2,201) against the bound's 3,487,
+    # 550,000 x 500 / 1,779 / 86,400 x 3 = 5.4 -> 6 replicas ($17,237), where the bound's
     # 550,000 x 0.200 s x 3 / 86,400 = 3.8 rents 4 ($11,491)
-    assert (round(est.output_tokens_per_s_per_gpu), round(est.per_gpu_low), round(est.per_gpu_high)) == (1807, 1470, 2230)
+    assert (round(est.output_tokens_per_s_per_gpu), round(est.per_gpu_low), round(est.per_gpu_high)) == (1779, 1444, 2201)
     assert mid.n_gpus == 6 and mid.total_usd == pytest.approx(6 * 3.99 * 720)
     bound = self_hosted_monthly_bill(s, _llama3_h100("bound"))
     assert bound.n_gpus == 4 and bound.total_usd == pytest.approx(4 * 3.99 * 720)

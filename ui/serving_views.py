@@ -44,8 +44,8 @@ def bound_and_estimate(measures: str = "time") -> str:
 BOUND_AND_ESTIMATE = bound_and_estimate("time")
 #: The date of the software an estimate assumes, for any engine: the newest release in the benchmarks.
 CURRENT_RELEASE = (f"a current release of the chosen engine: its software as of the date of the newest release in the "
-                   f"benchmarks ({SOFTWARE_LATEST_RELEASE}), the date every engine's estimate takes; later releases "
-                   "may be faster")
+                   f"benchmarks ({SOFTWARE_LATEST_RELEASE}), the date the serving estimate takes for every engine; "
+                   "later releases may be faster")
 WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
 #: What the bound's throughput beside the estimate's counts (``ServingEstimate.bound_output_tokens_per_s_per_gpu``:
 #: the decode batch over the bound's TPOT, no prefill), said on the metric itself.
