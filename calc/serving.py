@@ -202,7 +202,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     steady state), and ``f``, ``n_chunks`` and ``pf_n`` are the burst's means. ``grouped``: the steady state of a
     lockstep closed loop's later rounds on an engine that prefills each returning group together
     (``calc.serving_terms.groups_later_rounds``): ``pf_n`` is the group, min(B, floor(token budget / I)) prompts
-    prefilled in one step before any of their first tokens, and ``combine`` counts no queue of random arrivals. ``settings["reserve_full_sequence"]``
+    prefilled in one step before any of their first tokens, and ``combine`` counts no queue of random arrivals.
+    ``settings["reserve_full_sequence"]``
     (TensorRT-LLM: its capacity scheduler's default policy ``GUARANTEED_NO_EVICT`` admits a request only when
     blocks for its prompt and all its ``max_new_tokens`` are free, so a request is never paused; trtllm-bench
     throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
@@ -850,12 +851,14 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``lengths="fixed"`` (one output length, ``ignore_eos``) the run moves in waves of the engine's batch and its
     last, partial wave takes as many steps as a full one (``calc.serving_terms.finite_run_waves``); at
     ``lengths="varied"`` (outputs ending at end-of-text, a ShareGPT set) its last batch drains for many steps at a
-    shrinking batch (``finite_run_tail_s``). Either way the run's throughput is below the steady state's; None
-    (the default): a run long enough for its start and end not to count. At a rate it caps the requests in flight:
+    shrinking batch (``finite_run_tail_s``), so its throughput is below the steady state's; None (the default): a
+    run long enough for its start and end not to count. At a rate it caps the requests in flight:
     a run of N requests never holds more, so a rate beyond what the engine serves is taken with all N in (a notice)
     rather than refused.
 
-    ``engine_version`` (default: a current release) picks the engine's version-dependent behaviour: overlap
+    ``engine_version`` (default: a current release; a release number wherever it stands, as in an image tag, or
+    a date "YYYY-MM-DD" for a run that states its date and no version: the software of that day, as the fit reads
+    such runs) picks the engine's version-dependent behaviour: overlap
     scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
     before 1.0 ran TensorRT engines). ``engine_options`` overrides the engine's launch settings (``ENGINE_OPTIONS``:
     ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
@@ -876,7 +879,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             deployment can serve (the message gives the largest rate it sustains); an engine option
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1; ``num_prompts`` not a positive whole
-            number, below the concurrency, or given with ``rounds``.
+            number, below the concurrency, or given with ``rounds``; an ``engine_version`` date that does not exist
+            or precedes the engine's first release.
     """
     model, accelerator, weight_dtype, kv_dtype, named = _named(model, accelerator, weight_dtype, kv_dtype)
     every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
