@@ -563,6 +563,16 @@ def trtllm_bench_settings(params: dict, engine_key: str, model, accelerator, seq
     return settings
 
 
+def finite_run_drain_s(a: dict, first, n_requests, batch, output_len):
+    """Duration (s) of a finite run of ``n_requests`` whose outputs end at end-of-text (``finite_run_tail_s``), from
+    ``combine``'s arrays ``a``: point ``first`` is the engine at its decode batch ``batch`` (its steps without the
+    wait of the requests it holds paused, ``tpot_queue``), point ``first + 1`` one request alone. ``first`` may be
+    an array of points (the fit's rows), the other arguments broadcasting with it."""
+    step = a["tpot_estimate"][first] - a["tpot_queue"][first]
+    return finite_run_tail_s(n_requests, batch, output_len, step, step - a["tpot_interference"][first],
+                             a["tpot_estimate"][first + 1], a["ttft_estimate"][first + 1])
+
+
 def finite_offline_run(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                        n_requests: float, lengths: str, layout, weight_dtype: str, kv_dtype: str, settings: dict,
                        interconnect, p: dict, costs: dict, graphs=1.0) -> tuple[dict, dict, str]:
@@ -615,10 +625,7 @@ def finite_offline_run(model: ModelConfig, accelerator: Accelerator, input_len: 
                  + ("wave" if waves == 1 else "waves") + f" of {batch:,.0f} admitted together"
                  + (f" and a last one of {rest:,.0f}, as long as a full one" if rest >= 1.0 else "") + " (each a burst)")
     else:
-        step = a["tpot_estimate"][0] - a["tpot_queue"][0]  # a step at the decode batch, paused requests aside
-        dur = finite_run_tail_s(n_requests, comp["B"][0], output_len, step, step - a["tpot_interference"][0],
-                                a["tpot_estimate"][1], a["ttft_estimate"][1])
-        rps = n_requests / float(dur)
+        rps = n_requests / float(finite_run_drain_s(a, 0, n_requests, comp["B"][0], output_len))
         words = (f"offline, {n_requests:,.0f} requests sent at once, outputs ending at end-of-text: {batch:,.0f} "
                  "admitted at a time, then the last of them draining at a shrinking batch")
     a["requests_per_s"][0] = rps
@@ -910,6 +917,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                              "offline estimate, the engine at its batch limit"]
     p = param_values(prm)
     costs = engine_costs(p, key)
+    finite = request_rate_per_s is None and concurrency is None and num_prompts is not None \
+        and batching == "continuous"  # a finite offline run (``finite_offline_run``)
     graphs = 1.0 if cuda_graphs else 0.0
     reps = layout.replicas
     if request_rate_per_s is not None:
@@ -933,7 +942,6 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             share = float(burst_share(lengths == "fixed", rounds, p["lockstep_persistence"],
                                       float(settings.get("mixed_prefill", True))))
         args = (model, accelerator, i, o, [c], layout, weight_dtype, kv_dtype, settings, interconnect, batching)
-        finite = mode == "offline" and num_prompts is not None and batching == "continuous"
         if finite:
             comp, a, finite_words = finite_offline_run(model, accelerator, i, o, float(num_prompts) / reps, lengths,
                                                        layout, weight_dtype, kv_dtype, settings, interconnect, p,
@@ -960,7 +968,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         notices = notices + ["rounds, and lengths without num_prompts, describe a closed loop at a concurrency: an "
                              "offline estimate does not use them (offline, lengths apply to a run of num_prompts "
                              "requests)"]
-    if mode == "offline" and num_prompts is not None and batching == "continuous":
+    if finite:
         arrivals = finite_words
         n_rep, held, rps_rep = num_prompts / reps, float(comp["N"][0]), float(a["requests_per_s"][0])
         if n_rep > held:

@@ -53,8 +53,8 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .serving import combine, serving_components, trtllm_bench_settings
-from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul, finite_run_tail_s,
+from .serving import combine, finite_run_drain_s, serving_components, trtllm_bench_settings
+from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
@@ -343,13 +343,10 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     tails = rows["tail"].to_numpy(float) if "tail" in rows else np.zeros(len(rows))
     if (tails > 0).any():
         j = np.flatnonzero(tails > 0)
-        i0, i1 = idx[j], idx[j] + 1
+        i0 = idx[j]
         n_run = rows["run_requests"].to_numpy(float)[j]
         o = comps["O"][i0]
-        # the engine's steps at its decode batch B: TPOT without the wait of the requests it holds paused (``queue``)
-        step = closed["tpot_estimate"][i0] - closed["tpot_queue"][i0]
-        dur = finite_run_tail_s(n_run, comps["B"][i0], o, step, step - closed["tpot_interference"][i0],
-                                closed["tpot_estimate"][i1], closed["ttft_estimate"][i1])
+        dur = finite_run_drain_s(closed, i0, n_run, comps["B"][i0], o)
         closed = dict(closed, requests_per_s=closed["requests_per_s"].copy(),
                       output_tokens_per_s=closed["output_tokens_per_s"].copy())
         closed["requests_per_s"][i0] = n_run / dur
