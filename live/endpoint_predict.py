@@ -25,6 +25,7 @@ with ``_low`` / ``_high``, the range from the cross-validated errors), ``est_e2e
 """
 from __future__ import annotations
 
+import datetime
 import inspect
 import json
 import math
@@ -56,7 +57,7 @@ def parallel_supported() -> bool:
 def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1,
                    ep: int = 1, embedding: str = "gather", logits: str = "all", engine: str = "vllm",
-                   lengths: str = "varied", requests: dict | None = None) -> pd.DataFrame:
+                   lengths: str = "varied", requests: dict | None = None, engine_version: str = "") -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency, and the
     serving model's estimate for ``engine`` (``est_*`` columns, NaN where the serving model refuses the inputs,
     e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks).
@@ -72,7 +73,8 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     level}) give the serving estimate the run's convention (``calc.serving.serving_estimate``'s ``lengths`` and
     ``rounds`` = requests / concurrency): "fixed" for this page's client (one prompt length, ``ignore_eos``: the
     clients move in lockstep), "varied" (the steady state) for a run whose lengths spread; ``attrs["arrivals"]``
-    names the convention followed.
+    names the convention followed. ``engine_version``: the engine's release or a date ("2025-01-15": the software of
+    that day, as a result file's ``run_date``), ``serving_estimate``'s; "" a current build.
     Worked number: Llama-3-8B, H100 SXM, bf16, P = 8160, N = 64, c = 1: TPOT = weights 16.06e9 B +
     KV 1.07e9 B at 3.35e12 B/s = 5.1 ms (4.8 ms when one row of the input embedding is read).
 
@@ -95,7 +97,7 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
                    pred_output_tokens_per_s=c * output_tokens / e2e)
         rounds = level_rounds(requests, c)
         row.update(_estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype,
-                                     tp, pp, ep, engine, notices, lengths, rounds, arrivals))
+                                     tp, pp, ep, engine, notices, lengths, rounds, arrivals, engine_version))
         rows.append(row)
     df = pd.DataFrame(rows)
     df.attrs["notices"] = tuple(notices)
@@ -111,11 +113,12 @@ def level_rounds(requests: dict | None, concurrency: int) -> float | None:
 
 
 def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
-                      engine, notices: list, lengths: str = "varied", rounds=None, arrivals: list | None = None) -> dict:
+                      engine, notices: list, lengths: str = "varied", rounds=None, arrivals: list | None = None,
+                      engine_version: str = "") -> dict:
     """The serving estimate's columns at concurrency ``c`` (NaN when the serving model refuses the inputs)."""
     try:
         est = level_estimate(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
-                             engine, lengths, rounds)
+                             engine, lengths, rounds, engine_version)
     except ValueError as exc:
         if str(exc) not in notices:
             notices.append(f"no serving estimate: {exc}")
@@ -131,13 +134,15 @@ def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weigh
 
 def level_estimate(model, accelerator, concurrency: int, prompt_tokens: int, output_tokens: int,
                    weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
-                   engine: str = "vllm", lengths: str = "varied", rounds: float | None = None):
+                   engine: str = "vllm", lengths: str = "varied", rounds: float | None = None,
+                   engine_version: str = ""):
     """The serving estimate behind ``predict_levels``' ``est_*`` columns at one concurrency: a
     ``calc.serving.ServingEstimate`` (times in s; ``est_ttft_ms`` is ``ttft.estimate_s`` * 1e3,
     ``est_ttft_ms_low`` / ``_high`` are ``ttft.low_s`` / ``high_s`` * 1e3, the same for TPOT) for requests of
     ``prompt_tokens`` prompt and ``output_tokens`` output tokens at ``concurrency`` in flight, ``engine``'s
     fitted parameters (calc.serving, continuous batching), under the run's ``lengths`` and ``rounds`` (requests sent
-    over the concurrency; ``serving_estimate``'s closed-loop convention). The page draws its "where the time goes"
+    over the concurrency; ``serving_estimate``'s closed-loop convention) and ``engine_version`` (its release or a
+    date, ``serving_estimate``'s). The page draws its "where the time goes"
     from it.
 
     Raises:
@@ -146,7 +151,7 @@ def level_estimate(model, accelerator, concurrency: int, prompt_tokens: int, out
     """
     return serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens), concurrency=int(concurrency),
                             tp=int(tp), pp=int(pp), ep=int(ep), weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            engine=engine, lengths=lengths, rounds=rounds)
+                            engine=engine, lengths=lengths, rounds=rounds, engine_version=engine_version)
 
 
 def _calc_kwargs(tp: int, pp: int, ep: int, embedding: str) -> dict:
@@ -281,6 +286,28 @@ def _documents(text: str) -> list:
     return docs
 
 
+def run_date(value) -> str | None:
+    """The day a result file's run took place, "YYYY-MM-DD", from the file's own field: ``vllm bench serve``'s
+    ``date`` ("%Y%m%d-%H%M%S", vllm/benchmarks/serve.py ``main_async``; "2025-01-15 14:30:12" in some forks) or a
+    GuideLLM benchmark's ``start_time`` (seconds since the epoch, UTC); None when the value is missing, not one of
+    these or not a real day. The page passes it to the serving estimate as ``engine_version`` (the software of
+    that day, ``calc.serving.serving_estimate``).
+    Example: run_date("20250115-143012") = "2025-01-15"; run_date(1736951412.5) = "2025-01-15"."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or not 0 < value < 32503680000:  # before the year 3000
+            return None
+        return datetime.datetime.fromtimestamp(float(value), tz=datetime.timezone.utc).date().isoformat()
+    text = str(value).strip()[:40]
+    for fmt, width in (("%Y%m%d", 8), ("%Y-%m-%d", 10)):
+        try:
+            return datetime.datetime.strptime(text[:width], fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
 def read_vllm_result(text: str) -> list[dict]:
     """Levels from ``vllm bench serve --save-result`` files (one JSON object per run; JSON lines allowed).
 
@@ -288,7 +315,8 @@ def read_vllm_result(text: str) -> list[dict]:
     ``result_json``): ``max_concurrency``, ``request_rate``, ``completed``, ``failed``, ``duration``,
     ``output_throughput``, ``request_throughput``, ``total_input_tokens``, ``total_output_tokens``,
     ``median_/p90_/p99_{ttft,tpot,itl,e2el}_ms`` (a percentile missing from the file's
-    ``--metric-percentiles`` is NaN), ``model_id`` (the level's ``model_id``, "" when absent), and with
+    ``--metric-percentiles`` is NaN), ``model_id`` (the level's ``model_id``, "" when absent), ``date`` (the level's
+    ``run_date``, ``run_date``), and with
     ``--save-detailed`` the per-request ``itls`` (seconds).
     vLLM's TPOT and ITL are this page's definitions. Levels are sorted by concurrency then rate.
 
@@ -310,6 +338,7 @@ def read_vllm_result(text: str) -> list[dict]:
         model_id = doc.get("model_id")
         lv = {"concurrency": get(doc.get("max_concurrency"), "max_concurrency", "concurrency"),
               "source": "vllm bench serve", "model_id": model_id if isinstance(model_id, str) else "",
+              "run_date": run_date(doc.get("date")),
               "request_rate_per_s": math.nan if rate in (None, "inf") else get(rate, "request_rate", "rate"),
               "requests_ok": completed, "requests_failed": int(failed) if failed == failed else 0,
               "duration_s": get(doc.get("duration"), "duration", "time"),
@@ -354,6 +383,7 @@ def read_guidellm_report(text: str) -> list[dict]:
     else the mean measured ``request_concurrency``. Conventions differ (reference: GuideLLM's
     ``inter_token_latency_ms`` is vLLM's TPOT, its ``time_per_output_token_ms`` includes the TTFT):
     TPOT here is read from ``inter_token_latency_ms``; GuideLLM has no per-chunk ITL, so ITL is NaN.
+    A benchmark's ``start_time`` (or ``run_stats.start_time``, epoch seconds) gives the level's ``run_date``.
 
     Raises:
         ValueError: not JSON or no ``benchmarks`` list with ``metrics``.
@@ -386,6 +416,9 @@ def read_guidellm_report(text: str) -> list[dict]:
         lv = {"concurrency": get(conc, f"{at}.{conc_field}", conc_kind),
               "request_rate_per_s": get(strat.get("rate"), f"{at}.config.strategy.rate", "rate"),
               "source": "GuideLLM", "requests_ok": counts["successful"],
+              "run_date": run_date(b.get("start_time") if b.get("start_time") is not None
+                                   else (b.get("run_stats") or {}).get("start_time")
+                                   if isinstance(b.get("run_stats"), dict) else None),
               "requests_failed": counts["errored"] + counts["incomplete"],
               "output_tokens_per_s": mean("output_tokens_per_second"),
               "request_throughput_per_s": mean("requests_per_second"),

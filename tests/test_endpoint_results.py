@@ -277,3 +277,27 @@ def test_the_tables_throughput_bound_and_token_columns_have_headers_and_one_form
     assert "bound" in head["label"] and "roofline" in head["help"]
     # 851.1604 tok/s shows as 851, and 64.0 output tokens as 64, as 256 prompt tokens shows as 256
     assert COLUMNS["output_tokens_mean"]["type_config"]["format"] == COLUMNS["prompt_tokens_mean"]["type_config"]["format"]
+
+
+def test_a_result_files_run_date_sets_the_estimates_software():
+    # vLLM's --save-result writes "date" as "%Y%m%d-%H%M%S"; GuideLLM a benchmark's start_time in epoch seconds
+    # (1736951412 s = 2025-01-15 14:30:12 UTC: 20,103 days of 86,400 s from 1970-01-01 plus 52,212 s)
+    _, levels = read_result_file(json.dumps(vllm_result(4, 80.0, 12.0, 11.5, 900.0)))
+    assert levels[0]["run_date"] == "2026-11-30"
+    from live.endpoint_predict import run_date
+    assert run_date(1736951412.5) == "2025-01-15" and run_date("2025-01-15 14:30:12") == "2025-01-15"
+    assert run_date("20251345-000000") is None and run_date("soon") is None and run_date(float("nan")) is None
+    bench = {"start_time": 1736951412.5, "config": {"strategy": {"type_": "concurrent", "streams": 2}},
+             "metrics": {"request_totals": {"successful": 8}, "time_to_first_token_ms": dist(40.0),
+                         "inter_token_latency_ms": dist(11.0), "prompt_token_count": dist(256),
+                         "output_token_count": dist(64)}}
+    assert read_guidellm_report(json.dumps({"benchmarks": [bench]}))[0]["run_date"] == "2025-01-15"
+    bench["run_stats"] = {"start_time": bench.pop("start_time") - 86400 * 31}  # GuideLLM 0.2's place for it
+    assert read_guidellm_report(json.dumps({"benchmarks": [bench]}))[0]["run_date"] == "2024-12-15"
+    # the estimate takes the software of that day: a run of 2025-01-15 decodes with the fitted software gain of
+    # the releases up to that day, a current build with all of it, so its TPOT estimate is above a current
+    # build's at the same level (the bound, which has no software, is the same)
+    then = predict_levels(LLAMA, H100, [16], 1024, 128, engine="vllm", engine_version="2025-01-15").iloc[0]
+    now = predict_levels(LLAMA, H100, [16], 1024, 128, engine="vllm").iloc[0]
+    assert then["pred_tpot_ms"] == now["pred_tpot_ms"]
+    assert then["est_tpot_ms"] > now["est_tpot_ms"] * 1.01

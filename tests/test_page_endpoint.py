@@ -323,3 +323,22 @@ def test_a_linked_target_the_live_page_refuses_is_named_though_the_page_ends_ear
     assert not at.exception and at.radio(key="lv_target").value == "this machine"
     notices = [w.value for w in at.warning if "Link values that no control on this page accepts" in w.value]
     assert len(notices) == 1 and "lv_target=zzz (not one of this machine, an endpoint)" in notices[0], notices
+
+
+def test_an_imported_files_run_date_is_the_estimates_software_and_the_page_says_so():
+    # the same file run on two days: the estimate of the older run counts less of the fitted software gain, so its
+    # TPOT estimate is higher; the bound does not move. The page names the day it took.
+    tables = {}
+    for day in ("20250301-101500", "20261130-120000"):
+        at = open_section(ep_src="a result file")
+        at.text_area(key="ep_paste").set_value(_user_file(date=day)).run()
+        assert not at.exception and not at.error
+        iso = f"{day[:4]}-{day[4:6]}-{day[6:8]}"
+        assert any(f"software as of {iso}, the files' run date" in c.value for c in at.caption), iso
+        tables[iso] = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    old, new = tables["2025-03-01"].iloc[0], tables["2026-11-30"].iloc[0]
+    assert old["pred_tpot_ms"] == new["pred_tpot_ms"] and old["est_tpot_ms"] > new["est_tpot_ms"] * 1.01
+    # a day before the engine's first release on file: a current build, and the page says so
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(_user_file(date="19990101-000000")).run()
+    assert any("before vllm's first release on file" in c.value for c in at.caption)

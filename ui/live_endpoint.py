@@ -7,6 +7,7 @@ sessions are never blocked. Every setting but the API key is bound to the URL.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import os
 import time
@@ -16,6 +17,7 @@ import streamlit as st
 
 from calc import measurements
 from calc.models import get_model, match_checkpoint
+from calc.serving_terms import first_release, release_on
 from ui import (caching, charts, downloads, equations, formats, run_lock, serving_views, sidebar, url_state,
                 widgets)
 from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, EndpointRefused, EndpointSpec, allow_entries,
@@ -220,7 +222,9 @@ def _import_section() -> dict | None:
     df = levels_frame(levels)
     itl = {f"{lv['concurrency']:g}" if not math.isnan(lv["concurrency"]) else f"{lv['request_rate_per_s']:g}/s":
            lv["itl_ms"] for lv in levels if lv.get("itl_ms")}
+    dates = sorted({lv["run_date"] for lv in levels if lv.get("run_date")})
     return dict(levels=levels, itl_ms=itl, samples=[], notes=[], source=" and ".join(sorted(tools)),
+                run_dates=dates,
                 model_ids=sorted({lv.get("model_id") for lv in levels if lv.get("model_id")}),
                 prompt_tokens=int(round(df["prompt_tokens_mean"].median())) if df["prompt_tokens_mean"].notna().any() else None,
                 output_tokens=int(round(df["output_tokens_mean"].median())) if df["output_tokens_mean"].notna().any() else None,
@@ -257,7 +261,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     step = None
     if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]),
-                                     **{k: v for k, v in inputs.items() if k not in ("lengths", "requests")})
+                                     **{k: v for k, v in inputs.items() if k not in ("lengths", "requests", "engine_version")})
     widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
@@ -300,6 +304,26 @@ def _arrivals_caption(lengths: str, sent: dict) -> str:
            "varied lengths: the first round is one burst of prompts, the later ones the steady state")
     return f"The serving estimate takes each level as a run of {how} (rounds, the level's requests over its " \
            f"concurrency: {rounds})."
+
+
+def _software_date(dates: list, engine: str) -> str:
+    """The ``engine_version`` the serving estimate takes for imported results: the latest run date the files state
+    (``run_date``), so that the estimate counts the software gain of releases up to that day, as the fit does for
+    the published runs that state a date; "" (a current build) without a date, or for a date before ``engine``'s
+    first release on file. Says on the page which one the estimate follows."""
+    if not dates:
+        return ""
+    day, key = dates[-1], str(engine)
+    first = first_release(key)
+    if first and not release_on(key, datetime.date.fromisoformat(day)):
+        st.caption(f"The files were run on {day}, before {key}'s first release on file ({first}): the serving "
+                   "estimate takes a current build.")
+        return ""
+    span = f"{dates[0]} to {day}" if len(dates) > 1 else day
+    st.caption(f"The serving estimate takes the engine's software as of {day}, the files' run date ({span}: vLLM's "
+               "`date`, GuideLLM's `start_time`), not a current build: the convention of the published runs it was "
+               "fitted on that state a date.")
+    return day
 
 
 def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | None, str | None]:
@@ -348,10 +372,11 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         st.warning(other)
     sent = {int(c): float(ok) + float(bad if bad == bad else 0.0) for c, ok, bad in
             table[["concurrency", "requests_ok", "requests_failed"]].dropna(subset=["concurrency"]).itertuples(index=False)}
+    version = _software_date(res.get("run_dates") or [], engine)
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
-                              engine=engine, lengths=lengths, requests=sent, **layout)
+                              engine=engine, lengths=lengths, requests=sent, engine_version=version, **layout)
     except ValueError as e:
         st.warning(f"No prediction: {e}")
         return table, None, None
@@ -370,7 +395,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 "pages).")
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, lengths=lengths,
-                  requests=sent, **layout)
+                  requests=sent, engine_version=version, **layout)
     return compare(table, pred), inputs, engine
 
 
@@ -405,7 +430,7 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
         st.warning(notice, icon=":material/link_off:")
     lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
-                                  "kv_dtype", "tp", "pp", "ep", "lengths")}
+                                  "kv_dtype", "tp", "pp", "ep", "lengths", "engine_version")}
     kw["rounds"] = level_rounds(inputs.get("requests"), int(level))
     try:
         est = caching.cached_call(level_estimate, concurrency=int(level), engine=engine, **kw)
