@@ -37,11 +37,15 @@ def _show_refused(page_ran: bool) -> None:
     """Name, in ``notice`` (one warning, replaced), the link's values that the controls drawn so far refused and,
     once the page ran (its widgets registered), the link's parameters that nothing on the page reads."""
     text = url_state.link_notice(url_state.ignored_link_params(opened),
-                                 url_state.unread_link_params(opened) if page_ran else [])
+                                 url_state.unread_link_params(opened) if page_ran else [],
+                                 url_state.rounded_link_params(opened))
     if text:
         notice.warning(text, icon=":material/link_off:")
 
 
-_show_refused(page_ran=False)  # the sidebar's now: a page that ends early with st.stop() (the live page before a
-pg.run()                       # run) runs no more, and names no unread parameters
-_show_refused(page_ran=True)   # the page's controls too, and what no control reads
+_show_refused(page_ran=False)  # the sidebar's now, in case the page fails
+try:
+    pg.run()
+except nav.PageEnd:  # the page ended early (nav.end_page: the live page before a run); its controls registered
+    pass
+_show_refused(page_ran=True)  # the page's controls too, and what no control reads

@@ -12,7 +12,7 @@ import streamlit as st
 from classroom import poll
 from classroom.store import get_store
 from course import exercises as ex_calc
-from ui import formats
+from ui import formats, nav
 
 st.title("Exercises")
 
@@ -79,7 +79,7 @@ if teacher:
             st.markdown(f"**{ex.number}. {ex.title}** · answer **{ex.answer_text}** ({ex.tolerance_text})")
             st.markdown(ex.question)
             _solution(ex)
-    st.stop()
+    nav.end_page()
 
 results = st.session_state.setdefault("_ex_results", {})
 solved = sum(1 for ex in problems if results.get((ex.key, variant), ("",))[0] == "correct")

@@ -9,10 +9,10 @@ from live.run_spec import RunSpec
 from live import job_queue
 from live.job_queue import progress_text, started_by
 from live.worker import LiveWorker
-from ui import formats, live_views, run_lock, url_state
+from ui import formats, live_views, nav, run_lock, url_state
 
 st.title("Live measurement")
-linked = url_state.link_values("lv_target")  # the page may end early (st.stop), before app.py names refused links
+linked = url_state.link_values("lv_target")  # drawn before app.py's check of the link: named here
 target = st.radio("Measure", ["this machine", "an endpoint"], key="lv_target", bind="query-params", horizontal=True,
                   help="this machine: a model run here by the app; an endpoint: a serving deployment's "
                        "OpenAI-compatible API under load")
@@ -22,7 +22,7 @@ if refused:
 if target == "an endpoint":
     from ui import live_endpoint
     live_endpoint.render()
-    st.stop()
+    nav.end_page()
 st.markdown(
     "The other pages predict; this one measures. A real transformer runs here, in one worker process, "
     "and its **prefill** (TTFT) and **decode** (TPOT) times sit beside three predictions: the roofline of "
@@ -121,12 +121,12 @@ job = st.session_state.get("_lv_last")
 
 if job is None:
     if other is not None and pending is None:
-        st.stop()  # the notice above already says how to queue a run
+        nav.end_page()  # the notice above already says how to queue a run
     notice.info("Press **Run measurement**. The defaults (SmolLM2-135M shape with random weights, 13 points) take "
                 "about 30 s on a quiet 2-core CPU, worker start, model build and calibration included (30-65 s "
                 "measured at load 0.5-1.3; a second run reuses the warm model); when other work shares the cores, "
                 "expect 2-4 minutes and noisier points.")
-    st.stop()
+    nav.end_page()
 res = job.result or {}
 measured = res.get("table") is not None and not res["table"].empty  # a cancel or failure may come before any
 if job.state == "error":
@@ -136,7 +136,7 @@ elif job.state == "cancelled":
     st.warning("Cancelled: the points measured before the cancel are shown." if measured else
                "Cancelled before any point was measured. Press **Run measurement** to start again.")
 if not measured:
-    st.stop()
+    nav.end_page()
 
 head = headline(res["table"])
 # The answer on top: the headline right under the Run button, then what ran and how far to trust it (the load,

@@ -11,13 +11,13 @@ import streamlit as st
 
 from classroom import poll, questions
 from classroom.store import get_store
-from ui import classroom as present, formats, poll_views
+from ui import classroom as present, formats, nav, poll_views
 
 try:
     store = get_store()
 except (ValueError, OSError, sa.exc.SQLAlchemyError) as exc:
     st.error(f"The poll's database cannot be opened: {formats.md_escape(str(exc)[:300])}")
-    st.stop()
+    nav.end_page()
 DB_DOWN = "The poll's database did not answer; try again in a moment (nothing you sent is lost)."
 qp = st.query_params
 code, key, me = qp.get("code", ""), qp.get("key", ""), qp.get("me", "")

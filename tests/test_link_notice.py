@@ -288,3 +288,21 @@ def test_a_value_that_is_not_a_finite_number_is_named_on_the_page_and_the_rest_o
                        for w in at.get(kind) if getattr(w, "key", None) == key), None)
         if widget is not None:
             assert widget.value == value, (key, widget.value)
+
+
+def test_a_fraction_a_whole_number_control_cuts_off_is_named():
+    # the many-GPUs page's input-token box takes whole numbers: Streamlit reads 1.5 as 1 and the browser rewrites
+    # the URL to it, silently; the page names the cut. 2.0 is a whole number (read as 2) and is not named, nor a
+    # fraction in a box that takes fractions (requests/s)
+    at = _open_first("app_pages/many_gpus.py", mg_in="1.5", mg_out="2.0", mg_rps="2.5")
+    text = " ".join(w.value for w in at.warning if "whole-number control" in w.value)
+    assert "mg_in=1.5 (read as 1)" in text
+    assert "mg_out" not in text and "mg_rps" not in text
+
+
+@pytest.mark.parametrize("query", [{"lv_target": "an endpoint"}, {}])
+def test_a_page_that_ends_early_still_names_what_no_control_reads(query):
+    # the live page ends its run before any measurement (nav.end_page, in place of st.stop(), which would discard
+    # app.py's notice drawn after the page): the link's unread parameter is still named
+    at = _open_first("app_pages/live.py", **query, **CANARY)
+    assert CANARY_ONLY in _notice(at)

@@ -31,3 +31,19 @@ PAGES = [
     ("app_pages/live.py", "Live measurement", ":material/monitor_heart:",
      "A real model on this machine, next to the prediction."),
 ]
+
+
+class PageEnd(Exception):
+    """Raised by ``end_page``: the page has drawn all it will in this run. app.py catches it around the page and
+    goes on to its notice of the opening link, which ``st.stop()`` would skip (Streamlit discards what a script
+    draws once a stop is requested)."""
+
+
+def end_page() -> None:
+    """End the page's run here, as ``st.stop()`` would, but let app.py name the link's refused and unread
+    parameters after it.
+
+    Raises:
+        PageEnd: always; app.py catches it.
+    """
+    raise PageEnd

@@ -158,6 +158,31 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     return refused
 
 
+def rounded_link_params(opened: dict[str, list[str]] | None) -> list[str]:
+    """``name=value (read as N)`` for each parameter of the opening link that a whole-number control (a URL-bound
+    ``st.number_input`` of ints) took only after cutting off its fraction: Streamlit reads "1.5" as 1 (the
+    widget's value) and the browser rewrites the URL to it, silently. Name and value cut to 40 characters and markdown-escaped; [] without a link."""
+    if not opened:
+        return []
+    rounded = []
+    for key, values in opened.items():
+        if not values:
+            continue
+        meta = _bound_widget(key)
+        raw = str(values[-1]).strip()
+        now = st.session_state.get(key) if meta is not None else None
+        if not isinstance(now, int) or isinstance(now, bool):  # an int number input (its URL type is double_value)
+            continue
+        now = str(now)
+        try:
+            whole = float(raw).is_integer()
+        except ValueError:
+            continue
+        if not whole:
+            rounded.append(f"{md_escape(_cut(key))}={md_escape(_cut(raw))} (read as {md_escape(_cut(now))})")
+    return rounded
+
+
 def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """``name=value`` for each parameter of the opening link that nothing in this run reads: neither the key of a
     widget bound to the URL (``bind="query-params"``) that registered in this run (the sidebar's and the page's:
@@ -193,9 +218,10 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     return unread
 
 
-def link_notice(refused: list[str], unread: list[str]) -> str:
+def link_notice(refused: list[str], unread: list[str], rounded: list[str] | None = None) -> str:
     """The page's one message about the opening link: the values its controls refused (``ignored_link_params``),
-    then the parameters no control reads (``unread_link_params``), each a sentence; "" when neither has any."""
+    then the parameters no control reads (``unread_link_params``), then the fractions a whole-number control
+    dropped (``rounded_link_params``), each a sentence; "" when none has any."""
     parts = []
     if refused:
         parts.append("Link values that no control on this page accepts were ignored, and those controls start "
@@ -203,6 +229,8 @@ def link_notice(refused: list[str], unread: list[str]) -> str:
     if unread:
         parts.append("Link parameters that no control shown on this page reads were ignored: "
                      + ", ".join(unread) + ".")
+    if rounded:
+        parts.append("Link values that a whole-number control cut to a whole number: " + ", ".join(rounded) + ".")
     return " ".join(parts)
 
 
