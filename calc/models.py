@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -309,6 +310,22 @@ def beyond_trained_window(model: ModelConfig, context_len) -> int | None:
         raise ValueError(f"context_len must be a positive number of tokens, got {context_len!r}")
     limit = model.max_context_len
     return limit if limit is not None and context_len > limit else None
+
+
+def longer_context_preset(model: ModelConfig, context_len) -> str | None:
+    """The preset id of the catalogue's model nearest ``model`` in size (total parameters, by their ratio; ties
+    by id) whose trained window (``max_context_len``) holds ``context_len`` tokens, for a page to offer when a
+    workload runs past ``model``'s window; None when ``model``'s own window holds it, or no preset's does.
+    Example: llama-3-8b (8.03e9 parameters, 8,192 tokens) at 70,000 tokens: llama-3.1-8b (131,072 tokens).
+
+    Raises:
+        ValueError: a context that is not a positive number (``beyond_trained_window``).
+    """
+    if beyond_trained_window(model, context_len) is None:
+        return None
+    fits = [(abs(math.log(m.n_params / model.n_params)), key) for key, m in _catalogue().items()
+            if m.max_context_len is not None and m.max_context_len >= context_len]
+    return min(fits)[1] if fits else None
 
 
 # == The preset catalogue ========================================================================

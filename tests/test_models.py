@@ -525,3 +525,20 @@ def test_qwen3_32b_count_by_hand():
     # (model card: 32.8B).
     assert get_model("qwen3-32b").n_params == 32_762_123_264
     assert count_params(hf_config("qwen3-32b")) == (32_762_123_264, 32_762_123_264)
+
+
+def test_the_longer_context_preset_is_the_nearest_in_size_whose_window_holds_the_context():
+    from calc.models import get_model, list_models, longer_context_preset
+    small = get_model("llama-3-8b")  # 8.03e9 parameters, trained on 8,192 tokens
+    assert longer_context_preset(small, 8_192) is None  # its own window holds it
+    # 70,000 tokens: Llama-3.1-8B (131,072 tokens) has the same 8.03e9 parameters, a size ratio of 1
+    assert longer_context_preset(small, 70_000) == "llama-3.1-8b"
+    # past every window of the catalogue: none
+    assert longer_context_preset(small, 10 ** 9) is None
+    # any answer holds the context and no preset that holds it is nearer in size (by the ratio of parameters)
+    import math
+    pick = get_model(longer_context_preset(small, 200_000))
+    gap = abs(math.log(pick.n_params / small.n_params))
+    assert pick.max_context_len >= 200_000
+    assert all(abs(math.log(get_model(k).n_params / small.n_params)) >= gap for k in list_models()
+               if (get_model(k).max_context_len or 0) >= 200_000)

@@ -166,3 +166,21 @@ def test_the_cache_line_and_the_bills_batch_each_say_their_sizing_and_name_the_s
     [warning] = [w.value for w in at.warning if "trained context" in w.value]
     assert f"The bill prices the mean request: {whole:,} tokens of prompt and output" in warning
     assert md_escape(wb.context_warning(s, m, rates)) in warning
+
+
+def test_past_the_trained_context_a_button_switches_to_the_nearest_preset_whose_window_holds_it():
+    # The agentic preset's longest request (prompt + output) is past Llama-3-8B's 8,192 tokens and Llama-3.1-8B's
+    # 131,072; the nearest preset in size whose window holds it is named on the button, and a click moves the
+    # sidebar's model to it, after which no warning of the context is left.
+    s = workload.generate(workload.presets()["agentic"], 512)
+    longest = int((s.input_tokens + s.output_tokens).max())
+    want = calc.models.longer_context_preset(calc.get_model("llama-3-8b"), longest)
+    other = calc.get_model(want)
+    assert other.max_context_len >= longest > calc.get_model("llama-3-8b").max_context_len
+    at = open_page(PAGE, timeout=180)
+    button = at.button(key="wl_longer")
+    assert button.label == f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)"
+    button.click().run(timeout=240)
+    assert not at.exception and at.selectbox(key="model").value == want
+    assert not any("trained context" in w.value for w in at.warning)
+    assert not any(b.key == "wl_longer" for b in at.button)

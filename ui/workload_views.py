@@ -268,6 +268,29 @@ def self_hosted_note(r: Replay) -> None:
                                       what="The self-hosted bill with the tiered cache", other_error=other_error,
                                       rates=r.rates,
                                       context_warning=workload_bill.context_warning(r.stream, setup.model, r.rates))
+    longer_context_button(r.stream, setup.model)
+
+
+def _switch_model(key: str) -> None:
+    st.session_state["model"] = key  # the sidebar's model box, before the full run that draws it
+
+
+def longer_context_button(stream, model) -> None:
+    """Where the stream's longest request runs past ``model``'s trained window: a button that switches the sidebar
+    to the preset nearest in size whose window holds it (``calc.models.longer_context_preset``); the page then
+    reruns whole, so the sidebar and the bills follow. Nothing when the window holds every request or no preset's
+    does."""
+    longest = int((np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens,
+                                                                                dtype=np.int64)).max())
+    key = calc.models.longer_context_preset(model, longest)
+    if key is None:
+        return
+    other = calc.get_model(key)
+    if st.button(f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)", key="wl_longer",
+                 on_click=_switch_model, args=(key,),
+                 help=f"The preset nearest {model.name} in size whose trained context holds this workload's longest "
+                      f"request ({longest:,} tokens of prompt and output)"):
+        st.rerun(scope="app")  # a click in this fragment reruns only the fragment: the sidebar would not follow
 
 
 def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
