@@ -225,12 +225,16 @@ class ResultValueError(ValueError):
 _KIND_RULE = {"time": "a time must be 0 ms or more", "count": "a count must be 0 or more",
               "rate": "a rate must be above 0", "load": "a mean concurrency must be above 0",
               "concurrency": "a concurrency must be a positive whole number"}
+#: The largest figure of any kind a result file may give, in the file's own unit: 1e12 ms is 32 years, 1e12 tokens
+#: or requests a trillion, past any benchmark run; a larger value is a corrupt or hand-made file, and the page
+#: would otherwise print it with hundreds of digits.
+MAX_FIGURE = 1e12
 
 
 class _Figures:
     """The one check of every figure a result file gives, whatever its format: ``get`` turns the file's value into
-    a float and keeps a refusal for each value that is not a number, not finite, or outside its kind's range
-    (``_KIND_RULE``); ``done`` raises them all at once, so that one correction is enough."""
+    a float and keeps a refusal for each value that is not a number, not finite, outside its kind's range
+    (``_KIND_RULE``) or above ``MAX_FIGURE``; ``done`` raises them all at once, so that one correction is enough."""
 
     def __init__(self) -> None:
         self.problems: list[str] = []
@@ -252,6 +256,9 @@ class _Figures:
         elif (kind == "count" and v < 0) or (kind == "time" and v < 0) or (kind in ("rate", "load") and not v > 0) or (
                 kind == "concurrency" and not (v > 0 and v == int(v))):
             self.problems.append(f"the file's {field} is {value:g}; {_KIND_RULE[kind]}")
+        elif v > MAX_FIGURE:
+            self.problems.append(f"the file's {field} is {v:.3g}; no benchmark measures past 1e12 (32 years in ms, "
+                                 "a trillion tokens or requests)")
         else:
             return v * scale
         return math.nan
@@ -461,7 +468,7 @@ def read_result_file(text: str) -> tuple[str, list[dict]]:
 
     Every figure of either format passes the one check of ``_Figures``: times (ms, s) 0 or more (a run of one output token writes a TPOT and ITL of 0, read as not measured), counts, token
     totals and throughputs 0 or more, a concurrency a positive whole number, a rate above 0, each a finite
-    JSON number; an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
+    JSON number no larger than ``MAX_FIGURE`` (1e12); an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
     fields behind its prompt and output lengths with their values ("total_input_tokens 0"), for messages.
 
     Raises:

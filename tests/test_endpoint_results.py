@@ -301,3 +301,17 @@ def test_a_result_files_run_date_sets_the_estimates_software():
     now = predict_levels(LLAMA, H100, [16], 1024, 128, engine="vllm").iloc[0]
     assert then["pred_tpot_ms"] == now["pred_tpot_ms"]
     assert then["est_tpot_ms"] > now["est_tpot_ms"] * 1.01
+
+
+def test_a_figure_past_any_benchmark_is_refused_by_its_field():
+    # 1e300 ms and 1e20 tokens are finite JSON numbers, but no run measures them (1e12 ms is 32 years): the page
+    # printed them with hundreds of digits; now the file is refused, each figure named, as a negative one is
+    from live.endpoint_predict import ResultValueError
+    doc = vllm_result(4, 80.0, 12.0, 11.5, 900.0)
+    doc.update(median_ttft_ms=1e300, total_input_tokens=1e20)
+    with pytest.raises(ResultValueError) as e:
+        read_result_file(json.dumps(doc))
+    assert "the file's median_ttft_ms is 1e+300; no benchmark measures past 1e12" in str(e.value)
+    assert "the file's total_input_tokens is 1e+20" in str(e.value)
+    doc.update(median_ttft_ms=1e12, total_input_tokens=1e12)  # at the ceiling: taken
+    assert read_result_file(json.dumps(doc))[1][0]["ttft_ms_p50"] == 1e12
