@@ -543,13 +543,30 @@ def burst_share(fixed, rounds, mixing_persistence, mixes_prefill):
     return np.where(r > 0, stated, fixed)
 
 
+#: A rate estimate's arrivals in words (``arrivals_text``): the queue before the first token is that of random
+#: arrivals; vLLM's ``vllm bench serve --request-rate`` draws them so by default (``--burstiness 1``, gamma-distributed
+#: gaps with shape 1: exponential), while a client sending at even intervals (GuideLLM's ``constant`` profile) queues
+#: less at the same rate.
+RATE_ARRIVALS = ("at random (Poisson) at the rate, the steady state, as vllm bench serve sends them by default; a "
+                 "client sending at even intervals (GuideLLM's constant profile) queues less")
+#: An offline estimate's arrivals in words: every request waits from the start (trtllm-bench throughput, MLPerf
+#: Offline, vLLM's offline throughput benchmark) and the engine holds as many as its batch and cache allow.
+OFFLINE_ARRIVALS = "offline: every request queued from the start, the engine at its batch limit"
+
+
 def arrivals_text(mode: str, lengths: str, rounds, batching: str = "continuous", grouped: bool = False) -> str:
-    """How a closed loop's requests arrive in an estimate (``burst_share``), in words for the pages: "" for a
-    rate or an offline run; the words name the convention, since benchmark tools differ in it.
+    """How the requests arrive in an estimate, in words for the pages: a closed loop's convention (``burst_share``),
+    a rate's (Poisson arrivals: ``calc.serving.combine``'s queue before the first token is M/D/1's) or an offline
+    run's (every request queued from the start); the words name the convention, since benchmark tools differ in it.
     ``grouped``: the engine prefills a lockstep loop's returning groups together (``groups_later_rounds``).
     Example: arrivals_text("concurrency", "fixed", None) = "fixed lengths: the clients start together and the run
     moves in lockstep waves (each a burst)"; arrivals_text("concurrency", "varied", None) = "varied lengths, the
-    requests spread out (a closed loop's steady state)"."""
+    requests spread out (a closed loop's steady state)"; arrivals_text("rate", "varied", None) starts "at random
+    (Poisson)"."""
+    if mode == "rate":
+        return RATE_ARRIVALS
+    if mode == "offline":
+        return OFFLINE_ARRIVALS
     if mode != "concurrency":
         return ""
     if batching != "continuous":

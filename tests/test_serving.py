@@ -292,7 +292,9 @@ def test_an_offline_estimate_on_tensorrt_llm_can_run_the_engine_trtllm_bench_bui
     kw = dict(weight_dtype="fp8", kv_dtype="fp8", engine="trtllm", engine_version="1.0.0")
     bench = serving_estimate(LLAMA8, H100, 1000, 1000, engine_options={"trtllm_bench": True}, **kw)
     serve = serving_estimate(LLAMA8, H100, 1000, 1000, **kw)  # the LLM API's defaults, the default
-    assert bench.decode_batch <= 640 and "max batch 640" in bench.arrivals and serve.arrivals == ""
+    from calc.serving_terms import OFFLINE_ARRIVALS
+    assert bench.decode_batch <= 640 and "max batch 640" in bench.arrivals and serve.arrivals == OFFLINE_ARRIVALS
+    assert bench.arrivals.startswith(OFFLINE_ARRIVALS + ", on the engine trtllm-bench throughput builds")
     assert bench.decode_batch != serve.decode_batch
     row = pd.DataFrame([dict(id="t", source_id="t", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm",
                              n_gpus=1, tp=1, pp=1, ep=1, dp=1, engine="trtllm", engine_version="1.0.0",

@@ -648,8 +648,9 @@ def test_the_lengths_convention_weighs_the_burst_by_the_fitted_persistence():
     # the throughput follows the closed loop's Little's law on the mixed end-to-end time
     assert mixed.requests_per_s == pytest.approx(64 / mixed.e2e_s)
     assert steady.arrivals == "varied lengths, the requests spread out (a closed loop's steady state)"
-    # a rate or an offline run has no closed-loop convention; bad values are refused with their names
-    assert serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, lengths="fixed").arrivals == ""
+    # a rate has no closed-loop convention: its words name its own (Poisson arrivals); bad values are refused
+    from calc.serving_terms import RATE_ARRIVALS
+    assert serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, lengths="fixed").arrivals == RATE_ARRIVALS
     with pytest.raises(ValueError, match="lengths must be one of varied, fixed"):
         serving_estimate(LLAMA8, H100, 1024, 128, lengths="random", **kw)
     with pytest.raises(ValueError, match="rounds must be at least 1"):
@@ -753,7 +754,11 @@ def test_the_closed_loop_conventions_read_as_one_sentence_each():
     assert arrivals_text("concurrency", "fixed", 1) == arrivals_text("concurrency", "fixed", 1.0) == \
         "fixed lengths, one round of C requests: one burst, the clients starting together"
     assert arrivals_text("concurrency", "varied", 10).startswith("varied lengths, 10 rounds of C requests")
-    assert arrivals_text("rate", "fixed", None) == arrivals_text("offline", "varied", 10) == ""
+    # a rate's and an offline run's words name their own conventions, whatever the closed-loop arguments
+    assert arrivals_text("rate", "fixed", None) == arrivals_text("rate", "varied", 10) and \
+        arrivals_text("rate", "varied", None).startswith("at random (Poisson) at the rate")
+    assert arrivals_text("offline", "varied", 10) == "offline: every request queued from the start, the engine at " \
+        "its batch limit"
     with pytest.raises(ValueError) as err:
         serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, lengths="random")
     assert str(err.value) == "lengths must be one of varied, fixed; got 'random'"
@@ -850,7 +855,7 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
     with pytest.raises(ValueError, match="more than this deployment serves"):
         serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0)
     rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=300)
-    assert rate.concurrency == 300 and rate.arrivals == ""
+    assert rate.concurrency == 300 and rate.arrivals.startswith("at random (Poisson)")
     assert any("the run's 300 requests pile up in it, and the times are those with all of them" in n
                for n in rate.notices)
     # a run of 5,000 piles up to what the engine's cache holds at once, and says so
