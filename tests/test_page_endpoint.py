@@ -334,7 +334,7 @@ def test_an_imported_files_run_date_is_the_estimates_software_and_the_page_says_
         at.text_area(key="ep_paste").set_value(_user_file(date=day)).run()
         assert not at.exception and not at.error
         iso = f"{day[:4]}-{day[4:6]}-{day[6:8]}"
-        assert any(f"software as of {iso}, the files' run date" in c.value for c in at.caption), iso
+        assert any(f"The files' run date {iso} (vLLM's `date`" in c.value for c in at.caption), iso
         tables[iso] = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
     old, new = tables["2025-03-01"].iloc[0], tables["2026-11-30"].iloc[0]
     assert old["pred_tpot_ms"] == new["pred_tpot_ms"] and old["est_tpot_ms"] > new["est_tpot_ms"] * 1.01

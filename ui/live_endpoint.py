@@ -319,10 +319,9 @@ def _software_date(dates: list, engine: str) -> str:
         st.caption(f"The files were run on {day}, before {key}'s first release on file ({first}): the serving "
                    "estimate takes a current build.")
         return ""
-    span = f"{dates[0]} to {day}" if len(dates) > 1 else day
-    st.caption(f"The serving estimate takes the engine's software as of {day}, the files' run date ({span}: vLLM's "
-               "`date`, GuideLLM's `start_time`), not a current build: the convention of the published runs it was "
-               "fitted on that state a date.")
+    span = f"run dates {dates[0]} to {day}, the latest taken" if len(dates) > 1 else f"run date {day}"
+    st.caption(f"The files' {span} (vLLM's `date`, GuideLLM's `start_time`): the serving estimate takes the engine's "
+               "software of that day, not a current build.")
     return day
 
 
