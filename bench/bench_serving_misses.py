@@ -7,7 +7,11 @@ share within 25% and the median and quartiles of log(measured / predicted) (posi
 the estimate):
 (1) by metric and concurrency band; (2) TTFT by prompt length and concurrency band, the closed loops only;
 (3) by metric, accelerator family and prompt length (long prompts: 4,096 tokens or more); (4) the groups of at
-least 10 rows (source, model, weight format, accelerator, engine) with the lowest share within 25%.
+least 10 rows (source, model, weight format, accelerator, engine) with the lowest share within 25%; (5) on the
+held-out MLPerf runs at a rate whose notes state their 99th-percentile limits (LoadGen's Server and Interactive
+scenarios), the measured and the estimated mean TPOT and TTFT as shares of those limits: a submitter raises the rate
+until a limit binds, so the run sits at the edge of the engine's capacity, where an estimate's small error in
+capacity becomes a large one in the times.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
@@ -19,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from calc.serving_fit import predict_rows, prepare_rows, read_measurements  # noqa: E402
+from calc.measurements import load_measurements, load_sources  # noqa: E402
+from calc.serving_fit import HOLDOUT_PATH, holdout_table, predict_rows, prepare_rows, read_measurements  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
 #: Concurrency bands (clients of a closed loop; rate and offline rows have none and take their mode's name).
@@ -59,6 +64,29 @@ def residuals() -> pd.DataFrame:
     return rows
 
 
+#: How a held-out MLPerf row's notes state its latency limits (the run's summary's test parameters).
+LIMITS = r"latency limits TTFT (\d+) ms and TPOT (\d+) ms at the 99th percentile"
+
+
+def limit_shares() -> pd.DataFrame:
+    """(5): per held-out source and metric (TTFT, TPOT; the means of runs at a rate whose notes state ``LIMITS``),
+    the number of runs and the median, least and largest of measured / limit and of estimated / limit."""
+    table, _ = holdout_table()
+    notes = load_measurements(HOLDOUT_PATH, sources=load_sources()).set_index("id")["notes"]
+    t = table[(table["mode"] == "rate") & (table["statistic"] == "mean")
+              & table["metric"].isin(["ttft_ms", "tpot_ms"])].copy()
+    lim = notes.reindex(t["id"]).str.extract(LIMITS).astype(float).to_numpy()
+    t["limit_ms"] = np.where(t["metric"] == "ttft_ms", lim[:, 0], lim[:, 1])
+    t = t[t["limit_ms"].notna()]
+    t["measured_share"] = t["measured"] / t["limit_ms"]
+    t["estimated_share"] = t["predicted"] / t["limit_ms"]
+    return t.groupby(["source_id", "metric"]).agg(
+        n=("measured_share", "size"), measured_median=("measured_share", "median"),
+        measured_min=("measured_share", "min"), measured_max=("measured_share", "max"),
+        estimated_median=("estimated_share", "median"), estimated_min=("estimated_share", "min"),
+        estimated_max=("estimated_share", "max")).round(2)
+
+
 def main():
     rows = residuals()
     pd.set_option("display.width", 200)
@@ -76,6 +104,8 @@ def main():
     worst = groups[groups["n"] >= 10].sort_values("within_25").head(25)
     print("\n== (4) the 25 groups of at least 10 rows with the lowest share within 25% ==")
     print(worst.to_string())
+    print("\n== (5) held-out MLPerf runs at a rate: mean TTFT and TPOT as shares of the run's p99 limits ==")
+    print(limit_shares().to_string())
 
 
 if __name__ == "__main__":
