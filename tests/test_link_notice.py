@@ -306,3 +306,10 @@ def test_a_page_that_ends_early_still_names_what_no_control_reads(query):
     # app.py's notice drawn after the page): the link's unread parameter is still named
     at = _open_first("app_pages/live.py", **query, **CANARY)
     assert CANARY_ONLY in _notice(at)
+
+
+def test_a_control_the_endpoint_section_draws_once_results_are_in_is_not_called_ignored():
+    # ep_tp is read once a result file is in (the layout of the prediction): before that it is not "ignored", and
+    # a refused value is named when the box is drawn (test_page_endpoint's late-link tests)
+    at = _open_first("app_pages/live.py", lv_target="an endpoint", ep_tp="3", **CANARY)
+    assert _notice(at) == CANARY_ONLY

@@ -73,6 +73,9 @@ COLUMNS = {
 
 #: The source a run of this page's own client names (its requests: one prompt length, a fixed output).
 OWN_SOURCE = "this page's client"
+#: The URL-bound controls drawn only once results are in: the layout and convention of the prediction, the level
+#: broken down (``url_state.reads_later``: a link's values for them are not "ignored" before then).
+RESULT_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths", "ep_level")
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
 LENGTH_LABELS = {"fixed": "fixed (lockstep waves)", "varied": "varied (steady state)"}
 
@@ -340,7 +343,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         return table, None, None
     sel = sidebar.selection()
     # drawn only once results are in, after the run that checks the opening link: their refused values are named here
-    linked = {k: url_state.link_values(k) for k in ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")}
+    linked = {k: url_state.link_values(k) for k in RESULT_CONTROLS[:-1]}
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
         c = st.columns(3)
@@ -516,6 +519,7 @@ def _show(res: dict) -> None:
 
 def render() -> None:
     """Draw the endpoint section (called by the live page when the user picks "an endpoint")."""
+    url_state.reads_later(RESULT_CONTROLS)
     st.markdown("Measure a **serving deployment** (vLLM, SGLang, TGI, llama.cpp's server, `transformers serve`, "
                 "a hosted API): TTFT, TPOT and ITL as load grows, streamed through its OpenAI-compatible API, beside "
                 "calc's prediction for the same model and GPU.")

@@ -190,7 +190,8 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     (a longer one ending in "…") and markdown-escaped; the last value of a repeated parameter is named.
 
     A widget the page does not draw now (the monthly bill's requests-a-day box in the product's-users mode, a
-    control of another page) counts as unread. A link the app writes cannot carry such a key: Streamlit removes
+    control of another page) counts as unread, unless the page said it draws it later in the session
+    (``reads_later``: the endpoint section's layout boxes, drawn once results are in, name their refused values then). A link the app writes cannot carry such a key: Streamlit removes
     a bound widget's parameter from the URL in the run that does not draw the widget, and a page switch drops
     the parameters of the previous page's widgets, so the app's own links hold only the parameters of widgets
     drawn when they were copied, which a fresh session opened on them draws again.
@@ -210,12 +211,25 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """
     if not opened:
         return []
+    later = st.session_state.get(_READ_LATER, set())
     unread = [f"{md_escape(_cut(key))}={md_escape(_cut(values[-1] if values else ''))}"
               for key, values in opened.items()
-              if key not in READ_WITHOUT_WIDGET and key.lower() not in _STREAMLIT_KEYS and _bound_widget(key) is None]
+              if key not in READ_WITHOUT_WIDGET and key.lower() not in _STREAMLIT_KEYS and _bound_widget(key) is None
+              and key not in later]
     if len(unread) > MAX_NAMED_PARAMS:
         unread = unread[:MAX_NAMED_PARAMS] + [f"and {len(unread) - MAX_NAMED_PARAMS:,} more"]
     return unread
+
+
+#: Session-state key of the URL keys a page draws only later in the session (``reads_later``).
+_READ_LATER = "_link_read_later"
+
+
+def reads_later(keys) -> None:
+    """Say that this page draws the URL-bound widgets ``keys`` only later in the session (the endpoint section's
+    tp, pp, ep, engine, lengths and level, once a result is in), so that ``unread_link_params`` does not call a
+    link's value for them ignored now; ``late_links_notice`` names their refused values when they are drawn."""
+    st.session_state.setdefault(_READ_LATER, set()).update(keys)
 
 
 def link_notice(refused: list[str], unread: list[str], rounded: list[str] | None = None) -> str:
