@@ -210,7 +210,9 @@ def verdict(table: pd.DataFrame, unit: str = "DAU") -> str:
     if "break_even_dau" in table and (table["name"] == "self-hosted").any():
         sh = table[table["name"] == "self-hosted"].iloc[0]
         api = table[table["name"] != "self-hosted"]
-        beaten = api[api["total_usd"] > sh["total_usd"]]["name"].tolist()
+        cents = api["total_usd"].round(2)
+        beaten = api[cents > round(float(sh["total_usd"]), 2)]["name"].tolist()
+        same = api[cents == round(float(sh["total_usd"]), 2)]["name"].tolist()  # to the cent, as the bill shows
         gpus = f"{sh['n_gpus']:,.0f} GPU" + ("s" if sh["n_gpus"] != 1 else "")
         own = str(sh.get("model", "") or "")
         own = "" if own == "self-hosted" else own
@@ -218,11 +220,15 @@ def verdict(table: pd.DataFrame, unit: str = "DAU") -> str:
             else f"Self-hosting ({gpus}, {fmt_usd(sh['total_usd'])})"
         other = [n for n, m in zip(api["name"], api["model"]) if n in beaten and str(m) != own] if own else []
         out += (f" {what} costs less than {join_and(beaten)} at this traffic" if beaten
-                else f" {what} is dearer than every API tier at this traffic")
+                else f" {what} costs the same as every API tier at this traffic" if len(same) == len(api)
+                else f" {what} costs the same as {join_and(same)} and more than the other tiers at this traffic"
+                if same else f" {what} is dearer than every API tier at this traffic")
         # a price comparison across models says nothing of what each model can do
         out += ("; it serves another model than " + ("that tier" if len(other) == 1 else "those tiers")
                 + ", so the bill compares prices, not what the models can do." if other else ".")
-        later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna()]
+        # a break-even at no traffic (both bills $0 there) is no threshold to name
+        later = api[(api["total_usd"] <= sh["total_usd"]) & api["break_even_dau"].notna() & (api["break_even_dau"] > 0)
+                    & ~api["name"].isin(same)]
         for _, row in later.iterrows():
             out += f" It would beat {row['name']} from {row['break_even_dau']:,.0f} {unit}."
     return out

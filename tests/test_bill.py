@@ -384,6 +384,20 @@ def test_verdict_writes_money_the_house_way():
     assert verdict(tiny).startswith("Cheapest: Tier A (a) at $0.012 per month.")
 
 
+def test_a_bill_equal_to_the_cent_is_the_same_not_dearer():
+    # no traffic and a free GPU: every tier and self-hosting cost $0; the verdict said "dearer than every API tier"
+    # and "It would beat Tier B from 0 DAU". Now the same, and a break-even at no traffic is not named.
+    t = pd.DataFrame({"name": ["Tier A", "Tier B", "self-hosted"], "model": ["a", "b", "8B"],
+                      "total_usd": [0.0, 0.0, 0.0], "per_generation_usd": [0.01, 0.02, float("nan")],
+                      "n_gpus": [float("nan"), float("nan"), 1.0], "break_even_dau": [float("nan"), 0.0, float("nan")]})
+    v = verdict(t)
+    assert "Self-hosting 8B ($0.00) costs the same as every API tier at this traffic" in v
+    assert "dearer" not in v and "would beat" not in v
+    # one tier the same to the cent ($570.49 and $570.494), the other cheaper: named as such
+    one = verdict(t.assign(total_usd=[570.494, 100.0, 570.49], break_even_dau=[float("nan")] * 3))
+    assert "Self-hosting 8B ($570) costs the same as Tier A and more than the other tiers at this traffic" in one
+
+
 def test_names_are_listed_as_a_sentence_lists_them():
     from calc.number_text import join_and
     assert join_and([]) == "" and join_and(["Opus 4.8"]) == "Opus 4.8"

@@ -570,3 +570,16 @@ def test_the_downloads_say_how_self_hosting_was_priced(monkeypatch):
         assert seen[name]["self_hosted_priced_with"] == "serving estimate (SGLang)", name
     at = pagetest.open_page(PAGE, mb_timing="bound")
     assert seen["bill_vs_dau.csv"]["self_hosted_priced_with"] == "roofline bound"
+
+
+def test_a_free_gpu_leaves_the_rent_or_buy_comparison_out_with_a_sentence_not_an_error():
+    # the sidebar takes a price of $0: the API / rent / buy lines had raised calc's "price_per_hour_usd must be
+    # above 0 USD, got 0.0" in a red box; the page says why the comparison is left out instead
+    at = pagetest.open_page(PAGE, price="0")
+    assert not at.exception and not any("price_per_hour_usd" in e.value for e in at.error)
+    assert any("left out at a GPU price of $0 an hour" in i.value for i in at.info)
+    # with no traffic too, the verdict does not call a $0 self-hosted bill dearer than $0 API bills
+    at = pagetest.open_page(PAGE, price="0", mb_dau="0")
+    said = " ".join(m.value for m in at.success).replace("\\", "")
+    assert "($0.00) costs the same as every API tier at this traffic" in said
+    assert "dearer than every API tier" not in said and "from 0 DAU" not in said

@@ -284,6 +284,10 @@ def owning_section(owning: Owning, rates, tiers: list, rent_price_per_hour_usd: 
     if owning.bought is None or not tiers:
         return
     api = st.selectbox("API tier to compare", [t.name for t in tiers], key="mb_api", bind="query-params")
+    if not rent_price_per_hour_usd > 0:  # the sidebar takes $0: renting would be free, a line with nothing to cross
+        st.info("API, rent or buy: left out at a GPU price of $0 an hour (the sidebar's Price), where renting costs "
+                "nothing and crosses no other line. Enter the hourly price the GPUs rent at to compare.")
+        return
     try:
         crossover_section(rates, api, next(t for t in tiers if t.name == api).output_usd_per_mtok,
                           rent_price_per_hour_usd, *owning.bought, float(peak_to_average), owning.choice)
