@@ -399,3 +399,19 @@ def test_a_rate_beyond_the_plan_is_named_in_a_few_digits():
     assert warning.startswith("1.0e+30 requests/s is beyond") and f"{planning.MAX_REQUESTS_PER_S:,}" in warning
     assert len(max(warning.split(), key=len)) < 20, warning
     assert at.number_input(key="mg_out").value == 300
+
+
+def test_a_model_past_one_server_gets_a_plan_on_the_wide_grid_and_the_memory_conventions_are_said():
+    # Kimi-K2 on L4s: no layout of one server (TP 1-8, PP 1-2) runs it, so the plan searches the layout controls'
+    # range, as the layout search above does (it had stopped at one server's grid with an error); TP4 PP3 EP16
+    # holds 16 sequences at the data sheet's 24 GB but not in the engine's 90% of what the driver reports, and
+    # the page says which convention each figure follows
+    at = pagetest.open_page(PAGE, timeout=240, model="kimi-k2", gpu="l4", mg_tp="4", mg_pp="3", mg_ep="16")
+    assert not at.exception
+    assert not any("No layout of the grid can run" in e.value for e in at.error)
+    assert any("does not fit in the 90% of NVIDIA L4 24GB's memory" in e.value for e in at.error)
+    assert any("follow the sidebar's Memory capacity, the data sheet's capacity" in c.value for c in at.caption)
+    # with the engine's convention chosen, the note is not repeated
+    at = pagetest.open_page(PAGE, timeout=240, model="kimi-k2", gpu="l4", mg_tp="4", mg_pp="3", mg_ep="16",
+                            mem="engine")
+    assert not any("follow the sidebar's Memory capacity" in c.value for c in at.caption)

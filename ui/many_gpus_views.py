@@ -77,12 +77,22 @@ def _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, ti
     GPUs holds the model: the grid and the (TP, PP, EP) choices searched."""
     kw = dict(max_batch=cap, reserve_bytes=reserve, interconnect=interconnect, embedding=emb, logits=sel.logits,
               timing=timing, engine=engine)
-    grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, **kw)
     searched = (layout_choice.PLAN_TP, layout_choice.PLAN_PP, layout_choice.plan_eps(model))
-    if not grid["fits"].any():  # too big for up to 16 GPUs: search the sliders' range, as the section above does
-        searched = (TPS, PPS, layout_choice.plan_eps(model, EPS))
-        grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched, **kw)
+    try:
+        grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, **kw)
+        if grid["fits"].any():
+            return grid, searched
+    except ValueError:  # no layout of one server runs at all: the wider grid below says why, if it fails too
+        pass
+    # too big for up to 16 GPUs: search the sliders' range, as the section above does (its error names that grid)
+    searched = wide_grid(model)
+    grid = caching.cached_call(planning.plan_grid, model, acc, traffic, wd, kvd, *searched, **kw)
     return grid, searched
+
+
+def wide_grid(model) -> tuple:
+    """The layout controls' range (TP, PP, EP tried), which the plan searches when one server's grid runs nothing."""
+    return TPS, PPS, layout_choice.plan_eps(model, EPS)
 
 
 def options_table(options) -> None:
@@ -157,7 +167,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:  # a sentence: "No layout of the grid meets ...", with what to change
-        st.error(formats.md_escape(formats.sentence(exc)))
+        st.error(formats.md_escape(formats.sentence(exc)) + " Searched: "
+                 f"{layout_choice.grid_label(*wide_grid(model))}, the layout controls' range.")
 
 
 #: What the "Which GPUs can run it" table's times, throughputs and dollars are.

@@ -338,6 +338,26 @@ def estimate_or_error(*args, **kwargs):
         return None
 
 
+def engine_memory_note(message: str) -> None:
+    """Under the serving estimate's refusal of a model that does not fit in the engine's share of the GPU
+    (``message``: calc's), where the page's own figures follow another memory convention (the sidebar's Memory
+    capacity, the data sheet's by default): say that the two differ and where to choose the engine's, so that the
+    page sizes its layouts as the engine does. Nothing for other refusals, or when the sidebar already says
+    "engine"."""
+    memory = st.session_state.get("mem") or "datasheet"
+    if "does not fit" not in message or memory == "engine":
+        return
+    st.caption(f"The page's own figures (what fits, the layouts it finds) follow the sidebar's Memory capacity, "
+               f"{MEMORY_WORDS.get(memory, memory)}; the serving estimate follows the engine's, its share of what the "
+               "driver reports. Choose **engine** under the sidebar's Memory capacity to size the page as the engine "
+               "does.")
+
+
+#: The sidebar's Memory capacity conventions in words (``ui.sidebar.MEMORY``'s keys).
+MEMORY_WORDS = {"datasheet": "the data sheet's capacity (the course's convention)",
+                "driver": "what the driver reports"}
+
+
 def section(key: str, model, accelerator, input_len: int, output_len: int, concurrency, weight_dtype: str,
             kv_dtype: str, tp: int = 1, pp: int = 1, ep: int = 1, replicas: int = 1, price_per_gpu_hour_usd=None,
             which: str = "tpot", output_choice: bool = True, interconnect=None, tpot_target_s=None):
@@ -362,9 +382,14 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
     # request that ends at S), or S itself when the output is not shorter than S
     context = int(input_len)
     input_len = context - int(output_len) if context > int(output_len) else context
-    est = estimate_or_error(model, accelerator, int(input_len), int(output_len), concurrency=concurrency, tp=tp,
-                            pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                            engine=engine, batching=batching, interconnect=interconnect)
+    try:
+        est = estimate(model, accelerator, int(input_len), int(output_len), concurrency=concurrency, tp=tp, pp=pp,
+                       ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype, engine=engine,
+                       batching=batching, interconnect=interconnect)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        engine_memory_note(str(exc))
+        est = None
     if est is not None:
         show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd, prompt_len=int(input_len),
                       output_len=int(output_len))
