@@ -360,14 +360,14 @@ def test_one_sequence_is_counted_in_the_singular():
     assert "holds 1 sequence of 8,192 tokens" in text, text
 
 
-def test_a_grid_where_no_layout_runs_says_why_in_a_sentence():
-    # DeepSeek-V3 on H100s with 1M-token prompts, sized with the serving estimate (the engine's share of memory):
-    # not one sequence fits even in the widest layout of the grid
-    at = open_page(model="deepseek-v3", mg_in="1000000", mg_timing="serving estimate")
-    [text] = [e.value for e in at.error if "No layout of the grid can run" in e.value]
-    assert text.startswith("No layout of the grid can run DeepSeek-V3 on NVIDIA H100 SXM 80GB; the widest layout "
-                           "tried, "), text
-    assert "does not fit" in text and text.endswith(".")
+def test_a_plan_past_one_server_says_why_in_a_sentence_and_names_the_grid_it_searched():
+    # Kimi-K2 on L4s with 1M-token prompts, sized with the serving estimate (the engine's share of memory): no
+    # layout of one server runs it, so the plan searches the layout controls' range; there it fits (TP4 PP4 EP128)
+    # but misses the 50 ms TPOT target, and the sentence says so, what to change and the grid searched
+    at = open_page(model="kimi-k2", gpu="l4", mg_in="1000000", mg_timing="serving estimate")
+    [text] = [e.value for e in at.error if "No layout of the grid" in e.value]
+    assert text.startswith("No layout of the grid meets a TPOT of 50.0 ms: the fastest that fits, "), text
+    assert text.endswith("x PP 1, 2, 3, 4, 8 x EP 1, 2, 4, 8, 16, 32, 64, 128, the layout controls' range."), text
 
 
 def test_the_serving_estimate_follows_the_interconnect():

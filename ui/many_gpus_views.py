@@ -134,6 +134,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     if beyond:
         st.warning(beyond)
         return
+    searched = None  # the layouts the plan searched, once known (a refusal of the wider grid: that one)
     try:
         traffic = planning.ServingTraffic(*traffic_args)
         grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
@@ -167,8 +168,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:  # a sentence: "No layout of the grid meets ...", with what to change
-        st.error(formats.md_escape(formats.sentence(exc)) + " Searched: "
-                 f"{layout_choice.grid_label(*wide_grid(model))}, the layout controls' range.")
+        wide = searched is None or searched == wide_grid(model)
+        st.error(formats.md_escape(formats.sentence(exc)) + (
+            f" Searched: {layout_choice.grid_label(*wide_grid(model))}, the layout controls' range." if wide else ""))
 
 
 #: What the "Which GPUs can run it" table's times, throughputs and dollars are.
