@@ -642,3 +642,17 @@ def test_the_verdict_says_which_times_are_lower_bounds_for_either_timing():
     serving = planning.capacity_plan(L70, H100, traffic, 0.2, 2.0, timing="serving")
     assert serving.verdict.startswith("Sized with the serving estimate (vLLM): ")
     assert "estimates, not lower bounds" in serving.verdict and "roofline lower bounds" not in serving.verdict
+
+
+def test_a_grid_where_no_layout_runs_names_the_widest_layout_tried_and_why():
+    # Kimi-K2 (about 1.03e12 parameters, fp8-block: over 1 TB of weights) on L4s of 24 GB, timed by the serving
+    # estimate (which refuses a layout whose weights and one sequence miss the engine's share): the plan's
+    # one-server grid (TP 1-8, PP 1-2, EP up to 8) reaches 16 GPUs, 384 GB, so no layout runs; the sentence names
+    # the widest layout tried and why it fails
+    kimi, l4 = calc.get_model("kimi-k2"), calc.get_accelerator("l4")
+    with pytest.raises(ValueError) as err:
+        planning.plan_grid(kimi, l4, planning.ServingTraffic(1.0, 1.0, 1024, 128), "fp8-block", "bf16",
+                           timing="serving", engine="vllm")
+    text = str(err.value)
+    assert text.startswith("no layout of the grid can run Kimi-K2 on NVIDIA L4 24GB; the widest layout tried, ")
+    assert "(16 GPUs per replica)" in text and "does not fit" in text
