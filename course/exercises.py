@@ -1112,12 +1112,20 @@ def _close(x: float, target: float, ex: Exercise) -> bool:
     return abs(x - target) <= max(ex.rel_tol * abs(target), ex.abs_tol) * (1 + 1e-9)
 
 
+def _siblings(unit: str, other: str) -> bool:
+    """Whether two units of one dimension differ by less than 12% (a decimal prefix and its binary one: kB and KiB,
+    1.024; GB and GiB, 1.074; TB and TiB, 1.100): the unit confusion a student makes on top of a formula's mistake."""
+    ratio = UNITS[other][1] / UNITS[unit][1]
+    return 1 / 1.12 <= ratio <= 1.12
+
+
 def grade(ex: Exercise, value, unit: str) -> Grade:
     """Grade a typed answer ``value`` in ``unit`` against ``ex``.
 
-    Accepted within the stated tolerance. Otherwise the first matching diagnosis: the right number in
-    another unit of the same kind (GiB vs GB, ms vs s), or one of the exercise's known mistakes
-    (forgotten K and V, the 2 in 2N, bits vs bytes, per token vs per sequence), else "too high / too low".
+    Accepted within the stated tolerance. A negative number, or one past what the unit holds (1e308 kB), is said
+    as such. Otherwise the first matching diagnosis: the right number in another unit of the same kind (GiB vs
+    GB, ms vs s), or one of the exercise's known mistakes (forgotten K and V, the 2 in 2N, bits vs bytes, per
+    token vs per sequence), in the chosen unit or its decimal or binary sibling, else "too high / too low".
 
     Raises:
         ValueError: never for a typed number; a unit not in ``UNITS`` gives a Grade with a message.
@@ -1131,6 +1139,11 @@ def grade(ex: Exercise, value, unit: str) -> Grade:
     if unit not in UNITS or UNITS[unit][0] != ex.dimension:
         return Grade(False, f"Answer in one of: {', '.join(ex.unit_choices)}.", "unit")
     base = x * UNITS[unit][1]
+    if x < 0 <= ex.answer:
+        return Grade(False, "The answer is a size, a time or a rate: not below zero. Type it without the minus sign.",
+                     "input")
+    if not math.isfinite(base):  # 1e308 kB: a finite number whose size in the base unit is not
+        return Grade(False, "Far too high: that number is past any the formula gives. Check each factor.", "off")
     if _close(base, ex.answer, ex):
         return Grade(True, f"Correct: {ex.answer_text} ({ex.tolerance_text}).", "")
     for other in ex.unit_choices:
@@ -1140,9 +1153,9 @@ def grade(ex: Exercise, value, unit: str) -> Grade:
     for m in ex.mistakes:
         if m.value and _close(base, m.value, ex):
             return Grade(False, m.hint, "factor")
-    for m in ex.mistakes:  # the same mistake typed in another unit
-        for other in ex.unit_choices:
-            if other != unit and m.value and _close(x * UNITS[other][1], m.value, ex):
+    for m in ex.mistakes:  # the same mistake typed in the unit's decimal or binary sibling (kB for KiB, GB for GiB):
+        for other in ex.unit_choices:  # units 1,000 times apart would diagnose any round number ("1 kB" as MiB)
+            if other != unit and m.value and _siblings(unit, other) and _close(x * UNITS[other][1], m.value, ex):
                 return Grade(False, m.hint + f" (And check the unit: that number is in {other}.)", "factor")
     direction = "high" if base > ex.answer else "low"
     ratio = base / ex.answer if ex.answer else float("inf")

@@ -198,3 +198,19 @@ def test_links_open_pages_that_exist_with_their_widget_keys():
             assert ex.page in paths
             assert "=" in ex.link and not ex.link.startswith("?")
             assert math.isfinite(ex.answer) and ex.answer > 0
+
+
+def test_a_negative_a_huge_and_a_round_wrong_answer_get_honest_feedback():
+    kv = E.exercise("kv_per_sequence", 0)          # 0.6711 GB
+    # a negative size: said as such, not "too low (x-0.04 of the answer)"
+    g = E.grade(kv, -5, "GB")
+    assert not g.correct and "not below zero" in g.message and "x-" not in g.message
+    # 1e308 GB is a finite float whose bytes are not (1e317): "far too high", not "xinf"
+    g = E.grade(kv, 1e308, "GB")
+    assert not g.correct and g.message.startswith("Far too high") and "inf" not in g.message
+    # a round number in a unit 1,000 times off the one where it would match a known mistake is no diagnosis of that
+    # mistake: 1 GB is 0.931 GiB, 1 MB is not 5.369 GB of anything; the bits mistake is 5.369 GB = 5.0 GiB, so 5
+    # GiB typed as 5 GB (the sibling unit, 7% off) is still diagnosed with the unit named
+    assert "bits" not in E.grade(kv, 5.369, "MB").message
+    g = E.grade(kv, 5.0, "GB")                                   # 5 GiB = 5.369e9 B: bits, typed in GB
+    assert "bits" in g.message and "that number is in GiB" in g.message
