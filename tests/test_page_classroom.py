@@ -99,3 +99,17 @@ def test_step_11_quotes_the_prefix_cache_metrics():
     without, with_ = metric(at, "KV without cache"), metric(at, "KV with cache")
     assert (without, with_) == ("2.62 GB", "131.07 MB")
     assert f"{without} of cache without prefix caching, {with_} with it" in banner_of(at, 11)
+
+
+def test_a_present_value_that_is_no_switch_is_named_and_leaves_presenter_mode_off():
+    from streamlit.testing.v1 import AppTest
+    import pagetest
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    at.query_params["present"] = "2"
+    at.run()  # the session's first run, as the link opens it: the notice is said there, once
+    assert not at.exception and at.toggle(key=classroom.PRESENT_KEY).value is False
+    assert any("present='2' in the link is not a switch" in w.value for w in at.sidebar.warning)
+    for ok in ("1", "true"):  # the switches: on, nothing said
+        at = open_page("app_pages/home.py", present=ok)
+        assert at.toggle(key=classroom.PRESENT_KEY).value is True
+        assert not any("in the link is not a switch" in w.value for w in at.sidebar.warning)

@@ -172,8 +172,15 @@ def step_sentence(n: int) -> str:
 def presenting() -> bool:
     """True when presenter mode is on (the sidebar toggle, seeded by ``present=1`` in the URL)."""
     if PRESENT_KEY not in st.session_state:
-        st.session_state[PRESENT_KEY] = st.query_params.get("present", "") in ("1", "true")
+        raw = st.query_params.get("present", "")
+        st.session_state[PRESENT_KEY] = raw in ("1", "true")
+        if raw not in ("1", "true", "0", "false", ""):
+            st.session_state[_PRESENT_REFUSED] = raw  # named by the toggle (``presenter_toggle``), once
     return bool(st.session_state[PRESENT_KEY])
+
+
+#: Session-state key of a link's ``present`` value that is no switch (named once beside the toggle).
+_PRESENT_REFUSED = "_present_refused"
 
 
 def _dark() -> bool:
@@ -233,6 +240,10 @@ def presenter_toggle() -> bool:
     on = st.toggle("Presenter mode", key=PRESENT_KEY,
                    help="Large chart text and thick lines for a projector; metrics wrap instead of being cut. "
                         "Also: present=1 in the URL.")
+    refused = st.session_state.pop(_PRESENT_REFUSED, None)
+    if refused is not None:
+        st.warning(f"present={refused[:40]!r} in the link is not a switch: present=1 (or true) turns presenter "
+                   "mode on, so it is off.", icon=":material/link_off:")
     if on:
         st.query_params["present"] = "1"
     elif "present" in st.query_params:
