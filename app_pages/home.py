@@ -65,6 +65,8 @@ def explore() -> None:
     hourly = sel.price_per_hour_usd * n_gpus
     on = "" if n_gpus == 1 else f", TP {n_gpus}"
     priced = not (not budget.fits and split is None)
+    # no layout of up to 8 GPUs holds it: one GPU's times, marked as the roofline page marks them
+    on += "" if priced else " (if it fit)"
     with widgets.metric_row(4) as m:
         m[0].metric("Decode step (TPOT), bound" + on, formats.fmt_seconds(shown_step.total_s),
                     help=widgets.estimate_help(), delta=f"{widgets.COURSE_ESTIMATE} {formats.fmt_seconds(est.total_s)}",

@@ -193,3 +193,12 @@ def test_the_course_estimate_help_refuses_an_unknown_quantity():
     from ui import widgets
     with pytest.raises(ValueError, match="'time' or 'throughput'"):
         widgets.estimate_help("latency")
+
+
+def test_times_of_a_model_no_layout_holds_are_marked_if_it_fit():
+    # Kimi-K2 on one L4 (24 GB): no tensor-parallel group of up to 8 GPUs holds it, so the times shown are one
+    # GPU's arithmetic, labelled as the roofline page labels them; a model that fits keeps the plain labels
+    at = open_page(model="kimi-k2", gpu="l4")
+    labels = [m.label for m in metrics(at)]
+    assert "Decode step (TPOT), bound (if it fit)" in labels and "Throughput, bound (if it fit)" in labels
+    assert "Decode step (TPOT), bound" in [m.label for m in metrics(open_page())]
