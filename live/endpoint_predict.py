@@ -468,8 +468,9 @@ def read_result_file(text: str) -> tuple[str, list[dict]]:
 
     Every figure of either format passes the one check of ``_Figures``: times (ms, s) 0 or more (a run of one output token writes a TPOT and ITL of 0, read as not measured), counts, token
     totals and throughputs 0 or more, a concurrency a positive whole number, a rate above 0, each a finite
-    JSON number no larger than ``MAX_FIGURE`` (1e12); an absent figure (missing or null) is NaN. Each level also has ``length_fields``: the file's
-    fields behind its prompt and output lengths with their values ("total_input_tokens 0"), for messages.
+    JSON number no larger than ``MAX_FIGURE`` (1e12); an absent figure (missing or null) is NaN. Each level also
+    has ``length_fields``: the file's fields behind its prompt and output lengths with their values
+    ("total_input_tokens 0"), for messages.
 
     Raises:
         ResultValueError (a ValueError): a file of either format with impossible figures; the message names

@@ -264,7 +264,8 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     step = None
     if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]),
-                                     **{k: v for k, v in inputs.items() if k not in ("lengths", "requests", "engine_version")})
+                                     **{k: v for k, v in inputs.items()
+                                        if k not in ("lengths", "requests", "engine_version")})
     widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 

@@ -161,7 +161,8 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
 def rounded_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """``name=value (read as N)`` for each parameter of the opening link that a whole-number control (a URL-bound
     ``st.number_input`` of ints) took only after cutting off its fraction: Streamlit reads "1.5" as 1 (the
-    widget's value) and the browser rewrites the URL to it, silently. Name and value cut to 40 characters and markdown-escaped; [] without a link."""
+    widget's value) and the browser rewrites the URL to it, silently. Name and value cut to 40 characters and
+    markdown-escaped; [] without a link."""
     if not opened:
         return []
     rounded = []
@@ -191,10 +192,11 @@ def unread_link_params(opened: dict[str, list[str]] | None) -> list[str]:
 
     A widget the page does not draw now (the monthly bill's requests-a-day box in the product's-users mode, a
     control of another page) counts as unread, unless the page said it draws it later in the session
-    (``reads_later``: the endpoint section's layout boxes, drawn once results are in, name their refused values then). A link the app writes cannot carry such a key: Streamlit removes
-    a bound widget's parameter from the URL in the run that does not draw the widget, and a page switch drops
-    the parameters of the previous page's widgets, so the app's own links hold only the parameters of widgets
-    drawn when they were copied, which a fresh session opened on them draws again.
+    (``reads_later``: the endpoint section's layout boxes, drawn once results are in, name their refused values
+    then). A link the app writes cannot carry such a key: Streamlit removes a bound widget's parameter from the
+    URL in the run that does not draw the widget, and a page switch drops the parameters of the previous page's
+    widgets, so the app's own links hold only the parameters of widgets drawn when they were copied, which a
+    fresh session opened on them draws again.
 
     Nothing is removed: the parameters stay in the URL (``st.query_params``), as the link had them.
 
