@@ -288,8 +288,8 @@ def longer_context_button(stream, model) -> None:
     other = calc.get_model(key)
     if st.button(f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)", key="wl_longer",
                  on_click=_switch_model, args=(key,),
-                 help=f"The preset nearest {model.name} in size whose trained context holds this workload's longest "
-                      f"request ({longest:,} tokens of prompt and output)"):
+                 help=f"The preset nearest {formats.md_escape(model.name)} in size whose trained context holds this "
+                      f"workload's longest request ({longest:,} tokens of prompt and output)"):
         st.rerun(scope="app")  # a click in this fragment reruns only the fragment: the sidebar would not follow
 
 
