@@ -134,6 +134,12 @@ def self_hosted_rates_for(stream: RequestStream, setup: SelfHostedSetup, request
     return self_hosted_rates(scenario, setup)
 
 
+def request_tokens(stream: RequestStream) -> np.ndarray:
+    """Each request's prompt plus output tokens (int64, shape (n_requests,)): the context it reaches, which a
+    model's trained window must hold (``context_warning``, the workloads page's longer-context offer)."""
+    return np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens, dtype=np.int64)
+
+
 def context_warning(stream: RequestStream, model, rates=None) -> str | None:
     """What to warn of when the stream's requests run past ``model``'s trained context (``calc.models
     .beyond_trained_window``), else None: how many requests' prompt and output exceed it (the longest named), and,
@@ -145,7 +151,7 @@ def context_warning(stream: RequestStream, model, rates=None) -> str | None:
     """
     if stream.n_requests == 0:
         raise ValueError("the stream has no request")
-    total = np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens, dtype=np.int64)
+    total = request_tokens(stream)
     limit = beyond_trained_window(model, int(total.max()))
     if not limit:
         return None

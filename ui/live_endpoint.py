@@ -75,7 +75,8 @@ COLUMNS = {
 OWN_SOURCE = "this page's client"
 #: The URL-bound controls drawn only once results are in: the layout and convention of the prediction, the level
 #: broken down (``url_state.reads_later``: a link's values for them are not "ignored" before then).
-RESULT_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths", "ep_level")
+PREDICTION_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")
+RESULT_CONTROLS = PREDICTION_CONTROLS + ("ep_level",)
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
 LENGTH_LABELS = {"fixed": "fixed (lockstep waves)", "varied": "varied (steady state)"}
 
@@ -344,7 +345,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         return table, None, None
     sel = sidebar.selection()
     # drawn only once results are in, after the run that checks the opening link: their refused values are named here
-    linked = {k: url_state.link_values(k) for k in RESULT_CONTROLS[:-1]}
+    linked = {k: url_state.link_values(k) for k in PREDICTION_CONTROLS}
     layout = dict(tp=1, pp=1, ep=1)
     if parallel_supported():
         c = st.columns(3)

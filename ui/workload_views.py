@@ -280,8 +280,7 @@ def longer_context_button(stream, model) -> None:
     to the preset nearest in size whose window holds it (``calc.models.longer_context_preset``); the page then
     reruns whole, so the sidebar and the bills follow. Nothing when the window holds every request or no preset's
     does."""
-    longest = int((np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens,
-                                                                                dtype=np.int64)).max())
+    longest = int(workload_bill.request_tokens(stream).max())
     key = calc.models.longer_context_preset(model, longest)
     if key is None:
         return
