@@ -6,8 +6,10 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
 
 1. **Fixed time** per step (scheduler, sampler, launch of the step), per sequence per step (the
    engine's bookkeeping, detokenising and streaming), per layer (kernel launches: with CUDA graphs a
-   few microseconds each; eager mode adds ``eager_layer_extra_s``) and per MoE layer (routing,
-   dispatch and combine). The issue's large MoE on 8 GPUs misses 7-9 ms per step on one engine.
+   few microseconds each; eager mode adds ``eager_layer_extra_s``), per MoE layer (routing,
+   dispatch and combine) and per multi-head latent attention layer (``mla_layer_fixed_s``: its latent path's
+   extra kernels); an engine's ROCm build on AMD Instinct scales the device part (``rocm_fixed_scale.<engine>``).
+   The issue's large MoE on 8 GPUs misses 7-9 ms per step on one engine.
 2. **Efficiency**: each bound part divided by the utilisation the engine reaches in that phase:
    weights by ``mbu_weights``, the KV read by ``mbu_kv`` (the attention kernel), decode matmuls by
    ``mfu_decode`` (times ``grouped_gemm`` for a MoE's experts), prefill matmuls by ``mfu_prefill_<bits>``
@@ -76,7 +78,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YE
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
-                             family_factors, load_serving_params, matmul_scale, param_values)
+                             family_factors, load_serving_params, matmul_scale, on_rocm, param_values)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -225,8 +227,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         one, ``calc.serving_terms.overlap_fixed_s``), adp_timeout and adp_ranks (``settings["adp_balance_timeout_iters"]``,
         default 0, and the layout's attention-DP ranks: TensorRT-LLM's attention-DP balance), recv_interval (``settings["recv_interval"]``, default 1: the
         engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), and the
-        model's n_layers, n_moe_layers, is_moe, bits, gpus, pp (the layout's pipeline stages), I, O, mm, static,
-        scale_out, pcie, and wo (1 where
+        model's n_layers, n_moe_layers, n_mla_layers (its layers of multi-head latent attention), is_moe, bits,
+        gpus, pp (the layout's pipeline stages), I, O, mm, static, scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
         dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
         the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``).
@@ -333,6 +335,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
                 grouped=np.full_like(b, 1.0 if grouped and not burst and batching == "continuous" else 0.0),
                 n_layers=np.full_like(b, model.n_layers), n_moe_layers=np.full_like(b, n_moe),
+                n_mla_layers=np.full_like(b, model.n_layers if model.attention == "mla" else 0),
                 is_moe=np.full_like(b, 1.0 if model.is_moe else 0.0),
                 bits=np.full_like(b, _compute_bits(accelerator, weight_dtype)),
                 gpus=np.full_like(b, layout.gpus_per_replica), pp=np.full_like(b, float(layout.pp)),
@@ -369,7 +372,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
 
     ``costs``: the engine's fixed times (``calc.serving_params.engine_costs``: per step "step", per
     sequence per step "seq", per MoE layer per step "moe", per layer and per MoE layer of a step that carries prompt
-    tokens "prefill" and "prefill_moe", per MoE layer and GPU once per request "request_moe", 0 when absent; scalars or arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
+    tokens "prefill" and "prefill_moe", per MoE layer and GPU once per request "request_moe", 0 when absent; the
+    factor of its ROCm build on a decode step's device fixed costs on AMD Instinct "rocm", 1 when absent; scalars or
+    arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
     ``comp["year"]``, the engine release's date (nan: the reference year), sets the software factor
@@ -436,7 +441,15 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
     # hides the host work behind the device's (``overlap_fixed_s``)
-    gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"]) * fam_fixed
+    # a multi-head latent attention layer launches about twice a GQA layer's kernels (its latent projections and
+    # norms, the absorbed W_UK / W_UV matmuls, the split-KV combine): ``mla_layer_fixed_s`` per MLA layer, fitted
+    # with one value for every engine (vLLM, SGLang and TensorRT-LLM each fitted 89-99 us on their own). Without it
+    # the fitted estimate of TensorRT-LLM's DeepSeek-V3 on 8 H200 at 4 clients was 1.46x below the measured TPOT of
+    # 13.8 ms (InferenceMAX, 1k/1k), and Kimi K2 on vLLM 1.17x below at the median
+    mla = g.get("n_mla_layers", 0.0) * p.get("mla_layer_fixed_s", 0.0) * soft
+    # an engine's ROCm build on AMD Instinct runs its own kernels and graphs (``rocm_fixed_scale.<engine>``)
+    rocm = np.where(on_rocm(g.get("family", 0.0)), costs.get("rocm", 1.0), 1.0)
+    gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * fam_fixed * rocm
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks

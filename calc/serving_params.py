@@ -36,11 +36,12 @@ ENGINES = ("vllm", "sglang", "trtllm", "generic")
 
 #: Fitted parameters that are one number for every engine (keys of ``params`` in the JSON). A request's fixed
 #: cost before its first token is ``request_overhead_s + request_moe_overhead_s.<engine> x MoE layers x GPUs of the
-#: replica`` (``REQUEST_MOE_KEYS``).
+#: replica`` (``REQUEST_MOE_KEYS``). ``mla_layer_fixed_s``: the extra device time per decode step of each
+#: multi-head latent attention layer (DeepSeek-V2/V3, Kimi K2), one value for every engine (``calc.serving.combine``).
 GLOBAL_KEYS = ("mbu_weights", "mbu_kv", "mfu_decode", "grouped_gemm", "mfu_prefill_16", "mfu_prefill_8",
                "mfu_prefill_4", "comm_efficiency", "comm_efficiency_scale_out", "comm_efficiency_pcie", "layer_fixed_s",
                "request_overhead_s", "eager_layer_extra_s", "weight_only_matmul", "lockstep_persistence",
-               "moe_prefill_matmul", "software_gain_per_year")
+               "moe_prefill_matmul", "software_gain_per_year", "mla_layer_fixed_s")
 
 #: The engine-specific fixed times: per step (``step_fixed_s.<engine>``), per sequence per step
 #: (``seq_fixed_s.<engine>``: a Python scheduler and output path cost more per sequence than a C++ one)
@@ -69,9 +70,16 @@ PREFILL_MOE_KEYS = tuple(f"prefill_moe_layer_fixed_s.{e}" for e in ENGINES)
 #: 41, 27 and 35 ms at TP1, 2, 4 and 8, estimated 38, 38, 45 and 62 ms), to give TensorRT-LLM's DeepSeek its TTFT on
 #: 8 GPUs.
 REQUEST_MOE_KEYS = tuple(f"request_moe_overhead_s.{e}" for e in ENGINES)
+#: An engine's ROCm build beside its CUDA build (``rocm_fixed_scale.<engine>``, prior 1): a factor on the device-side
+#: fixed costs of a decode step (per layer, per MoE layer, per MLA layer) on AMD Instinct accelerators (the cdna3
+#: and cdna4 families), on top of the family's ``device_fixed_scale``. The family factor is one value for every
+#: engine; an engine's ROCm kernels and graph capture (SGLang's aiter backends and HIP graphs, vLLM's ROCm
+#: attention backends) are its own. InferenceMAX's DeepSeek-V3 on 8 MI300X, MI325X and MI355X with SGLang
+#: measured 1.2-1.35x the fitted TPOT at 4 clients where the same engine on 8 H200 measured 0.76-0.79x of it.
+ROCM_KEYS = tuple(f"rocm_fixed_scale.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
 ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s",
-                 "request_moe_overhead_s")
+                 "request_moe_overhead_s", "rocm_fixed_scale")
 
 #: Accelerator families with their own memory-bandwidth and device fixed-cost factors (``device_families`` in the
 #: file maps each accelerator to one); the reference family (Hopper, the most rows) has both at 1, and an
@@ -82,19 +90,23 @@ DEVICE_FAMILIES = ("ampere", "ada", "blackwell", "cdna3", "cdna4")
 #: ``device_fixed_scale.<family>`` multiplies the device-side fixed costs of a decode step (per layer and per MoE
 #: layer): short kernels, their gaps and the expert routing run faster or slower on another generation.
 FAMILY_KEYS = tuple(f"mbu_scale.{f}" for f in DEVICE_FAMILIES) + tuple(f"device_fixed_scale.{f}" for f in DEVICE_FAMILIES)
+#: The families of AMD Instinct accelerators, where an engine's ROCm build runs (``ROCM_KEYS``).
+ROCM_FAMILIES = ("cdna3", "cdna4")
 
 #: Every parameter, in the order of the fit's vector.
-PARAM_KEYS = GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + REQUEST_MOE_KEYS + FAMILY_KEYS
+PARAM_KEYS = (GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + REQUEST_MOE_KEYS + ROCM_KEYS
+              + FAMILY_KEYS)
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe"}: ``engine``'s fixed time per step, per sequence per
-    step, per MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, and per MoE layer
-    and GPU once per request before its first token, from parameter ``values`` (``param_values``)."""
+    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe", "rocm"}: ``engine``'s fixed time per step, per
+    sequence per step, per MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, and
+    per MoE layer and GPU once per request before its first token, and the factor of its ROCm build on its decode
+    step's device fixed costs (``ROCM_KEYS``), from parameter ``values`` (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
             "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"],
             "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"],
-            "request_moe": values[f"request_moe_overhead_s.{engine}"]}
+            "request_moe": values[f"request_moe_overhead_s.{engine}"], "rocm": values[f"rocm_fixed_scale.{engine}"]}
 
 
 @lru_cache(maxsize=4)
@@ -204,6 +216,14 @@ def family_factors(values: dict, index) -> tuple:
     bw = np.array([1.0] + [values.get(f"mbu_scale.{f}", 1.0) for f in DEVICE_FAMILIES])
     fx = np.array([1.0] + [values.get(f"device_fixed_scale.{f}", 1.0) for f in DEVICE_FAMILIES])
     return bw[idx], fx[idx]
+
+
+def on_rocm(index) -> np.ndarray:
+    """True where family ``index`` (an int or an array of them, as ``device_family`` gives) is one of
+    ``ROCM_FAMILIES``: the accelerator runs an engine's ROCm build. Example: ``on_rocm(1 + DEVICE_FAMILIES.index(
+    "cdna3"))`` is True; ``on_rocm(0)`` (Hopper) is False."""
+    idx = np.asarray(index, dtype=int)
+    return np.isin(idx, [1 + DEVICE_FAMILIES.index(f) for f in ROCM_FAMILIES])
 
 
 def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:

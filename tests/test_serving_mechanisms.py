@@ -923,3 +923,45 @@ def test_a_tensorrt_engine_that_caches_every_token_of_a_sliding_window_reads_it_
     with pytest.raises(ValueError, match="a TensorRT engine's cache of every token of a sliding window; the engine "
                                          "here is vllm"):
         serving_estimate(mistral, H100, 20000, 2000, concurrency=8, engine_options={"full_window_cache": True})
+
+
+def test_a_latent_attention_layer_and_a_rocm_build_pay_their_own_fixed_costs_per_step():
+    # DeepSeek-V3: 61 layers, all of them multi-head latent attention (config.json: kv_lora_rank 512), 58 of them
+    # MoE; Llama-3.1-8B has none. Hand arithmetic with every other fixed cost 0 and the software factor 1
+    # (gain 0): a decode step's fixed part is 61 x 50 us = 3.05 ms, doubled by a family factor 2, and 0 for Llama
+    ds = calc.get_model("deepseek-v3")
+    h200 = calc.get_accelerator("h200")
+    tp8 = make_layout(ds, 8, 1, 8, 1)
+    v = dict(param_values(load_serving_params()), layer_fixed_s=0.0, software_gain_per_year=0.0,
+             mla_layer_fixed_s=50e-6)
+    v["device_fixed_scale.cdna3"] = 2.0
+    costs = {"step": 0.0, "seq": 0.0, "moe": 0.0}
+    mla = serving_components(ds, h200, 1024, 1024, [1.0], tp8, "fp8", "fp8", SETTINGS)
+    assert mla["n_mla_layers"][0] == 61 and mla["n_moe_layers"][0] == 58
+    assert combine(mla, v, costs)["tpot_fixed"][0] == pytest.approx(61 * 50e-6, rel=1e-9)
+    assert combine(mla, dict(v, mla_layer_fixed_s=0.0), costs)["tpot_fixed"][0] == 0.0
+    amd = serving_components(ds, h200, 1024, 1024, [1.0], tp8, "fp8", "fp8",
+                             dict(SETTINGS, device_family=device_family_index("mi300x")))
+    assert combine(amd, v, costs)["tpot_fixed"][0] == pytest.approx(2 * 61 * 50e-6, rel=1e-9)
+    # an engine's ROCm build multiplies the device fixed costs on AMD Instinct only: 1.5 x 2 x 3.05 ms = 9.15 ms
+    # on the MI300X's family, still 3.05 ms on the H200's
+    rocm = dict(costs, rocm=1.5)
+    assert combine(amd, v, rocm)["tpot_fixed"][0] == pytest.approx(1.5 * 2 * 61 * 50e-6, rel=1e-9)
+    assert combine(mla, v, rocm)["tpot_fixed"][0] == pytest.approx(61 * 50e-6, rel=1e-9)
+    gqa = serving_components(LLAMA8, H100, 1024, 1024, [1.0], make_layout(LLAMA8, 1, 1, 1, 1), "bf16", "bf16",
+                             SETTINGS)
+    assert gqa["n_mla_layers"][0] == 0 and combine(gqa, v, costs)["tpot_fixed"][0] == 0.0
+    # the fitted value: the published rows of MLA models (DeepSeek-V3 on three engines, Kimi K2) ask for tens of
+    # microseconds per layer, well above 0 and below a whole small layer's launch budget of 1 ms
+    fitted = load_serving_params()["params"]["mla_layer_fixed_s"]
+    assert fitted["provenance"] == "fitted" and 10e-6 < fitted["value"] < 1e-3
+    # SGLang's ROCm build, fitted on InferenceMAX's DeepSeek-V3 on three AMD Instinct accelerators, is slower per
+    # step than its CUDA build (above 1); vLLM's, fitted on gpt-oss-120b there, is not far from 1
+    prm = load_serving_params()["params"]
+    assert prm["rocm_fixed_scale.sglang"]["value"] > 1.1 and 0.7 < prm["rocm_fixed_scale.vllm"]["value"] < 1.3
+
+
+def device_family_index(accelerator_key: str) -> int:
+    """The family index the serving parameters give ``accelerator_key`` (``calc.serving_params.device_family``)."""
+    from calc.serving_params import device_family
+    return device_family(load_serving_params(), accelerator_key)[0]
