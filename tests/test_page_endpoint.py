@@ -138,6 +138,9 @@ def test_import_of_vllm_result_files_draws_them_against_the_prediction():
     assert list(table["concurrency"]) == [1, 4] and list(table["ttft_ms_p50"]) == [30.0, 120.0]
     assert list(table["tpot_ms_p50"]) == [10.0, 13.0] and table["pred_ttft_ms"].notna().all()
     assert any("vllm bench serve" in c.value for c in at.caption)
+    # the estimate says which engines it is fitted to, and what an eager Python server measured against it
+    from ui.live_endpoint import EAGER_SERVER_CAVEAT
+    assert EAGER_SERVER_CAVEAT in [c.value for c in at.caption] and "transformers serve" in EAGER_SERVER_CAVEAT
     # a vllm file gives p50 and p99, no p90: the chart's title says what its marks are
     assert "**TTFT against load** (p50 and p99: the file has no p90)" in [m.value for m in at.markdown]
     itl = [f for f in pagetest.figures(at) if any(t.get("type") == "histogram" for t in f["data"])]

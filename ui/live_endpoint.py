@@ -75,6 +75,15 @@ COLUMNS = {
 OWN_SOURCE = "this page's client"
 #: The URL-bound controls drawn only once results are in: the layout and convention of the prediction, the level
 #: broken down (``url_state.reads_later``: a link's values for them are not "ignored" before then).
+#: What the serving estimate covers, under the endpoint's prediction. Its fixed costs are fitted on engines that replay
+#: CUDA graphs or compiled kernels; `transformers serve` (Llama-3.2-1B, bf16, one H200, 256 + 64 tokens;
+#: bench/gpu_serving_check.py, figures in the README) measured 14.1-19.6 ms TPOT at 1-8 clients against an estimate of
+#: 2.3-2.6 ms (generic engine, no CUDA graphs), and 86 ms at 32 clients against 3.5 ms.
+EAGER_SERVER_CAVEAT = ("The serving estimate is fitted to vLLM, SGLang and TensorRT-LLM, which replay CUDA graphs or "
+                       "compiled kernels. A server that runs the model eagerly in Python measures far more: "
+                       "`transformers serve` on one H200 (Llama-3.2-1B, bf16) measured 5.9-7.9x the estimate's TPOT "
+                       "at 1-8 clients and 25x at 32. For such a server, plan with the live tab's calibrated "
+                       "prediction, which measures that overhead on the machine itself.")
 PREDICTION_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")
 RESULT_CONTROLS = PREDICTION_CONTROLS + ("ep_level",)
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
@@ -397,6 +406,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
                 f"what {measurements.engine_name(engine)} is expected to measure: the bound plus "
                 "fixed costs, efficiency, batching interference and queueing (calc.serving, as on the other "
                 "pages).")
+    st.caption(EAGER_SERVER_CAVEAT)
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, lengths=lengths,
                   requests=sent, engine_version=version, **layout)
