@@ -12,14 +12,15 @@ output lengths, closed loop of C clients) and sets each level beside ``live.endp
 roofline bound (``pred_*``) and the serving model's estimate with its range (``est_*``) for that machine. `transformers
 serve` is none of the engines the serving model has parameters for, so the estimate takes its documented generic
 engine, eager (no CUDA graphs), and says so in its notices. Two server modes: one request at a time (the default)
-and ``--continuous-batching`` (paged attention, its own scheduler).
+``--continuous-batching`` (paged attention, its own scheduler), and the same with ``--cb-use-cuda-graph``.
 
 The model's ``lm_head`` rows beyond the tokenizer's words and the end-of-text row are zeroed, so greedy decoding picks
 a word (a random logit above 0) and runs to ``max_tokens``. The word-level tokenizer keeps the untied output head
 the full vocabulary wide, so the model is the architecture with untied embeddings; calc's model is read from the
 same config (``live.model_builder.calc_model_for``), so the bound and the estimate count what runs.
 
-Run: python bench/gpu_serving_check.py [--quick] [--preset llama-3.2-1b] [--out DIR]
+Run: python bench/gpu_serving_check.py [--quick] [--preset llama-3.2-1b] [--out DIR] [--skip-live]
+[--modes plain,cb,cb-graphs]
 ``--quick``: CPU, fp32, a 2-layer shrink of the config, short lengths (a check that the script works, minutes on 2
 cores). Writes gpu_check.json in ``--out`` (default: the current folder) and prints a table; times in ms.
 """
@@ -41,6 +42,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 # the endpoint client contacts only the hosts its operator allows: here the server this script starts
 os.environ.setdefault("LLM_EXPLORER_ENDPOINT_ALLOW", "127.0.0.1")
+
+
+#: The server modes' short names (``--modes``).
+MODE_IDS = {"one request at a time": "plain", "continuous batching": "cb", "continuous batching, CUDA graphs": "cb-graphs"}
 
 
 def build_served_model(config: dict, out: Path, dtype: str) -> dict:
@@ -183,6 +188,9 @@ def main() -> None:
     ap.add_argument("--accelerator", default="h200")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--skip-live", action="store_true")
+    ap.add_argument("--modes", default="plain,cb,cb-graphs",
+                    help="server modes, comma-separated: plain (one request at a time), cb (--continuous-batching), "
+                         "cb-graphs (--continuous-batching --cb-use-cuda-graph)")
     ap.add_argument("--live-full", action="store_true", help="the live page's full sweeps (default: its quick run)")
     ap.add_argument("--live-timeout-s", type=int, default=240)
     args = ap.parse_args()
@@ -223,8 +231,11 @@ def main() -> None:
     if args.quick:
         config = dict(config, num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4,
                       num_key_value_heads=2, head_dim=16)
+    cb_levels = [1, 8, 32] if not args.quick else [1, 4]
     modes = {"one request at a time": ([], [1, 4]),
-             "continuous batching": (["--continuous-batching"], [1, 8, 32] if not args.quick else [1, 4])}
+             "continuous batching": (["--continuous-batching"], cb_levels),
+             "continuous batching, CUDA graphs": (["--continuous-batching", "--cb-use-cuda-graph"], cb_levels)}
+    modes = {k: v for k, v in modes.items() if MODE_IDS[k] in args.modes.split(",")}
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "model"
         try:

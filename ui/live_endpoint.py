@@ -78,12 +78,14 @@ OWN_SOURCE = "this page's client"
 #: What the serving estimate covers, under the endpoint's prediction. Its fixed costs are fitted on engines that replay
 #: CUDA graphs or compiled kernels; `transformers serve` (Llama-3.2-1B, bf16, one H200, 256 + 64 tokens;
 #: bench/gpu_serving_check.py, figures in the README) measured 14.1-19.6 ms TPOT at 1-8 clients against an estimate of
-#: 2.3-2.6 ms (generic engine, no CUDA graphs), and 86 ms at 32 clients against 3.5 ms.
-EAGER_SERVER_CAVEAT = ("The serving estimate is fitted to vLLM, SGLang and TensorRT-LLM, which replay CUDA graphs or "
-                       "compiled kernels. A server that runs the model eagerly in Python measures far more: "
-                       "`transformers serve` on one H200 (Llama-3.2-1B, bf16) measured 5.9-7.9x the estimate's TPOT "
-                       "at 1-8 clients and 25x at 32. For such a server, plan with the live tab's calibrated "
-                       "prediction, which measures that overhead on the machine itself.")
+#: 2.3-2.6 ms (generic engine, no CUDA graphs), and 86 ms at 32 clients against 3.5 ms; with --cb-use-cuda-graph
+#: 11.5-19.6 ms at 1-32 clients against 1.6-2.8 ms (the estimate with graphs).
+EAGER_SERVER_CAVEAT = ("The serving estimate is fitted to vLLM, SGLang and TensorRT-LLM, whose decode steps replay "
+                       "CUDA graphs or compiled kernels. A server that drives its model from Python module by module "
+                       "measures far more: `transformers serve` on one H200 (Llama-3.2-1B, bf16) measured 5.9-7.9x the "
+                       "estimate's TPOT at 1-8 clients and 25x at 32, and 7x with its own CUDA graphs on. For such a "
+                       "server, plan with the live tab's calibrated prediction, which measures that overhead on the "
+                       "machine itself.")
 PREDICTION_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")
 RESULT_CONTROLS = PREDICTION_CONTROLS + ("ep_level",)
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
