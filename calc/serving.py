@@ -78,7 +78,8 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YE
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
 from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
-                             family_factors, load_serving_params, matmul_scale, on_rocm, param_values)
+                             family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
+                             platform_notice)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -765,7 +766,7 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     scale, more = matmul_scale(prm, acc_key)
     family, fam_notice = device_family(prm, acc_key)
     settings = dict(settings, matmul_scale=scale, device_family=family)
-    notices = notices + accelerator_notice(prm, acc_key) + more + fam_notice + fp4
+    notices = notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family) + fp4
     return prm, layout, key, settings, notices, accelerator
 
 

@@ -218,6 +218,24 @@ def family_factors(values: dict, index) -> tuple:
     return bw[idx], fx[idx]
 
 
+#: Engines built for NVIDIA's CUDA only: no ROCm build runs them on AMD Instinct (TensorRT-LLM compiles for NVIDIA GPUs).
+CUDA_ONLY_ENGINES = ("trtllm",)
+
+
+def platform_notice(engine_key: str, family_index: int) -> list[str]:
+    """A notice when ``engine_key`` (calc's engine id) has no build for the accelerator's platform: TensorRT-LLM
+    (``CUDA_ONLY_ENGINES``) on an AMD Instinct family (``on_rocm``). The estimate is then what its fitted costs would
+    give there (its ROCm factor pooled from the other engines', no measurement behind it), a what-if, and the notice
+    says so; [] otherwise.
+    Example: ``platform_notice("trtllm", 1 + DEVICE_FAMILIES.index("cdna3"))`` is one notice;
+    ``platform_notice("vllm", ...)`` and ``platform_notice("trtllm", 0)`` (Hopper) are []."""
+    if engine_key in CUDA_ONLY_ENGINES and bool(on_rocm(family_index)):
+        return ["TensorRT-LLM runs on NVIDIA GPUs only and has no ROCm build for AMD Instinct: this estimate is a "
+                "what-if from its fitted costs (its ROCm factor pooled from vLLM's and SGLang's, no measurement "
+                "behind it); vLLM or SGLang is what runs here"]
+    return []
+
+
 def on_rocm(index) -> np.ndarray:
     """True where family ``index`` (an int or an array of them, as ``device_family`` gives) is one of
     ``ROCM_FAMILIES``: the accelerator runs an engine's ROCm build. Example: ``on_rocm(1 + DEVICE_FAMILIES.index(

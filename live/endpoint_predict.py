@@ -120,8 +120,9 @@ def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weigh
         est = level_estimate(model, accelerator, c, prompt_tokens, output_tokens, weight_dtype, kv_dtype, tp, pp, ep,
                              engine, lengths, rounds, engine_version)
     except ValueError as exc:
-        if str(exc) not in notices:
-            notices.append(f"no serving estimate: {exc}")
+        text = f"no serving estimate: {str(exc).rstrip('.')}"  # once, however many levels it refuses
+        if text not in notices:
+            notices.append(text)
         return dict.fromkeys(ESTIMATE_COLUMNS, math.nan)
     notices.extend(n for n in est.notices if n not in notices)
     if arrivals is not None and est.arrivals and est.arrivals not in arrivals:

@@ -315,3 +315,16 @@ def test_a_figure_past_any_benchmark_is_refused_by_its_field():
     assert "the file's total_input_tokens is 1e+20" in str(e.value)
     doc.update(median_ttft_ms=1e12, total_input_tokens=1e12)  # at the ceiling: taken
     assert read_result_file(json.dumps(doc))[1][0]["ttft_ms_p50"] == 1e12
+
+
+def test_a_model_that_does_not_fit_is_one_notice_however_many_levels_it_refuses():
+    import calc
+    from live.endpoint_predict import predict_levels
+    # DeepSeek-V3 in fp8 is 671e9 params x 1 B = 671 GB of weights: more than one MI355X's 288 GB at TP1, so the
+    # serving estimate refuses every level. The page shows the reason once (not once per level), ending in one full
+    # stop of its own (the page adds it), and the estimate's columns stay empty.
+    pred = predict_levels(calc.get_model("deepseek-v3"), calc.get_accelerator("mi355x"), [1, 4, 16, 64], 1024, 128,
+                          "fp8", "fp8", engine="vllm")
+    refusals = [n for n in pred.attrs["notices"] if n.startswith("no serving estimate:")]
+    assert len(refusals) == 1 and "does not fit" in refusals[0] and not refusals[0].endswith(".")
+    assert pred["est_tpot_ms"].isna().all() and len(pred) == 4

@@ -965,3 +965,15 @@ def device_family_index(accelerator_key: str) -> int:
     """The family index the serving parameters give ``accelerator_key`` (``calc.serving_params.device_family``)."""
     from calc.serving_params import device_family
     return device_family(load_serving_params(), accelerator_key)[0]
+
+
+def test_tensorrt_llm_on_amd_instinct_is_a_what_if_and_says_so():
+    from calc.serving import serving_estimate
+    # TensorRT-LLM compiles for NVIDIA GPUs only; on an MI300X (CDNA3) its estimate has no build behind it. The notice
+    # comes with TensorRT-LLM on AMD alone: not with vLLM on the same GPU, nor with TensorRT-LLM on an H200.
+    def rocm_notices(engine, accelerator):
+        e = serving_estimate("llama-3.1-70b", accelerator, 1024, 128, concurrency=8, tp=4, engine=engine)
+        return [n for n in e.notices if "no ROCm build" in n]
+    assert len(rocm_notices("trtllm", "mi300x")) == 1 and len(rocm_notices("trtllm", "mi355x")) == 1
+    assert rocm_notices("vllm", "mi300x") == [] and rocm_notices("sglang", "mi300x") == []
+    assert rocm_notices("trtllm", "h200") == []

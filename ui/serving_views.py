@@ -212,7 +212,7 @@ def frontier(*args, **kwargs) -> pd.DataFrame:
 def show_notices(notices) -> None:
     """Each fallback the serving model took (an engine or accelerator without fitted parameters), as st.info."""
     for n in notices or ():
-        st.info(f"Serving model: {formats.md_escape(n)}.")
+        st.info(f"Serving model: {formats.md_escape(str(n).rstrip('.'))}.")
 
 
 def range_text(low_s: float, high_s: float) -> str:
