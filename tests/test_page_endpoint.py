@@ -345,3 +345,20 @@ def test_an_imported_files_run_date_is_the_estimates_software_and_the_page_says_
     at = open_section(ep_src="a result file")
     at.text_area(key="ep_paste").set_value(_user_file(date="19990101-000000")).run()
     assert any("before vllm's first release on file" in c.value for c in at.caption)
+
+
+def test_a_model_that_does_not_fit_the_gpu_marks_its_bound_if_it_fit_and_says_why_once():
+    # Llama-3.1-405B in bf16 is 405e9 x 2 B = 810 GB of weights, over ten times one H100's 80 GB: the serving model
+    # refuses both levels, the page says so once, and the bound's ratio is labelled as a time with enough memory
+    at = open_section(ep_src="a result file", model="llama-3.1-405b")
+    text = "\n".join(json.dumps(vllm_result(c, 30.0 * c, 9.0 + c, 8.0, 700.0)) for c in (4, 1))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception
+    refusals = [i.value for i in at.info if "no serving estimate:" in i.value]
+    assert len(refusals) == 1 and "does not fit" in refusals[0] and not refusals[0].endswith("..")
+    labels = [m.label for m in at.metric]
+    assert "TPOT measured / bound (if it fit)" in labels and "TPOT measured / bound" not in labels
+    # a model that fits keeps the plain label
+    at = open_section(ep_src="a result file")
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert "TPOT measured / bound" in [m.label for m in at.metric]

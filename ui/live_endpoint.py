@@ -264,9 +264,14 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
                if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
-        c[2].metric("TPOT measured / bound", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
+        # where the serving model found that the model does not fit the sidebar's GPUs, the bound is a time with
+        # enough memory, as the roofline page marks it
+        unreal = "" if (inputs or {}).get("fits", True) else " (if it fit)"
+        c[2].metric(f"TPOT measured / bound{unreal}", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
                     delta_arrow="off",
-                    help=f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
+                    help=("The model does not fit these GPUs (the notice above): the bound is the time it would take "
+                          "with enough memory. " if unreal else "")
+                    + f"{where}: measured p50 / calc's roofline ({low['pred_tpot_ms']:.2f} ms); 1 = the roofline. "
                          + (f"Below: measured / the serving estimate ({low['est_tpot_ms']:.2f} ms, range "
                             f"{low['est_tpot_ms_low']:.2f}-{low['est_tpot_ms_high']:.2f} ms)." if est else ""))
     best = ok.loc[ok["output_tokens_per_s"].idxmax()] if ok["output_tokens_per_s"].notna().any() else None
@@ -277,7 +282,7 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]),
                                      **{k: v for k, v in inputs.items()
-                                        if k not in ("lengths", "requests", "engine_version")})
+                                        if k not in ("lengths", "requests", "engine_version", "fits")})
     widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
@@ -412,7 +417,8 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, lengths=lengths,
                   requests=sent, engine_version=version, **layout)
-    return compare(table, pred), inputs, engine
+    fits = not any(n.startswith("no serving estimate:") and "does not fit" in n for n in pred.attrs.get("notices") or ())
+    return compare(table, pred), dict(inputs, fits=fits), engine
 
 
 #: The breakdown's name for a level's measured figure (the marker on each bar).
