@@ -51,6 +51,9 @@ def explore() -> None:
     st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "
                 f"{measurements.engine_name(config['engine'])}: throughput per GPU "
                 "against tokens/s per user**")
+    unmodelled = measured_views.no_estimate_sentence(table)
+    if unmodelled:  # e.g. every run used speculative decoding: the curve is not what these runs measured
+        st.warning(unmodelled)
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "

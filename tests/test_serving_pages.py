@@ -714,3 +714,18 @@ def test_the_bound_is_named_for_what_it_bounds(measures, words):
     assert words in serving_views.bound_and_estimate(measures)
     with pytest.raises(ValueError, match="'time' or 'throughput'"):
         serving_views.bound_and_estimate("tokens")
+
+
+def test_measured_page_warns_where_no_row_of_the_configuration_has_an_estimate():
+    # Kimi K2 on MI355X with vLLM: every published run used speculative decoding, which the serving model does not
+    # predict (compare_rows' note), so the page says the curve is plain decoding before drawing it. DeepSeek-V3 on
+    # B200 with SGLang has estimated rows: no such warning.
+    at = open_page("app_pages/measured.py", ms_model="kimi-k2", ms_acc="mi355x", ms_engine="vllm")
+    assert not at.exception
+    data = measurements.load_measurements()
+    rows = data[(data["model"] == "kimi-k2") & (data["accelerator"] == "mi355x") & (data["engine"] == "vllm")]
+    assert len(rows) and comparison.compare_rows(rows)["predicted"].isna().all()
+    warned = [w.value for w in at.warning if "makes no estimate for any row" in w.value]
+    assert len(warned) == 1 and "speculative decoding" in warned[0]
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
+    assert not [w for w in at.warning if "makes no estimate for any row" in w.value]

@@ -129,6 +129,18 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
     return out.loc[~out.assign(k=out["y"].round(6)).duplicated(subset=["concurrency", "k"])]
 
 
+def no_estimate_sentence(table: pd.DataFrame) -> str | None:
+    """A sentence for a configuration none of whose rows the serving model estimates (``table``: ``compare_rows``'
+    columns ``predicted`` and ``note``), naming the notes' reasons (speculative decoding, a run without CUDA graphs):
+    its curve then shows plain decoding, not what these runs measured. None when any row has an estimate."""
+    if table.empty or table["predicted"].notna().any():
+        return None
+    reasons = sorted({str(n) for n in table["note"].dropna() if str(n).strip()})
+    why = f": {'; '.join(reasons)}" if reasons else ""
+    return ("The serving model makes no estimate for any row of this configuration" + why + ". The curve and its "
+            "band are what the engine would measure without that, so the measured points need not lie on them.")
+
+
 def parity_figure(table: pd.DataFrame):
     """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction, and
     every row with a bound (a row the serving model leaves out, e.g. a run without CUDA graphs, keeps its bound
