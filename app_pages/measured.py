@@ -58,7 +58,7 @@ def explore() -> None:
     st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
                "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
-               f"for {serving_views.CURRENT_RELEASE}; each row's estimate in the table below is for the release "
+               f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")

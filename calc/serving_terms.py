@@ -594,6 +594,8 @@ SOFTWARE_REFERENCE_YEAR = 2025.0
 SOFTWARE_LATEST_YEAR = 2026 + 148 / 365
 #: That release, in words (the pages name it).
 SOFTWARE_LATEST_RELEASE = "vLLM 0.22.0 of 2026-05-29"
+#: Its day (``release_on`` names each engine's release current then).
+SOFTWARE_LATEST_DAY = _dt.date(2026, 5, 29)
 
 
 def decimal_year(day: _dt.date) -> float:

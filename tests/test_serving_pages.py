@@ -623,11 +623,12 @@ def test_measured_page_says_why_a_ttft_only_configuration_has_no_point_and_shows
 def test_measured_page_says_its_curve_is_a_current_release_and_its_rows_their_own():
     # TensorRT-LLM's Llama-2-70B rows ran releases of 2023-24; the curve is dated at the newest release the
     # benchmarks hold (vLLM's, for every engine), so the caption must not call the rows' estimates current
-    from calc.serving_terms import SOFTWARE_LATEST_RELEASE
+    from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE
     at = open_page("app_pages/measured.py", ms_model="llama-2-70b", ms_acc="a100-80gb", ms_engine="trtllm")
     assert not at.exception
-    caption = next(c.value for c in at.caption if "The curve is for a current release" in c.value)
-    assert SOFTWARE_LATEST_RELEASE in caption and "the release that row ran" in caption
+    caption = next(c.value for c in at.caption if "The curve is for a current release of TensorRT-LLM" in c.value)
+    assert SOFTWARE_LATEST_RELEASE.split(" of ")[0] in caption and SOFTWARE_LATEST_DAY.isoformat() in caption
+    assert "the release that row ran" in caption
 
 
 def test_the_curve_reaches_the_largest_measured_concurrency():
@@ -729,3 +730,17 @@ def test_measured_page_warns_where_no_row_of_the_configuration_has_an_estimate()
     assert len(warned) == 1 and "speculative decoding" in warned[0]
     at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
     assert not [w for w in at.warning if "makes no estimate for any row" in w.value]
+
+
+def test_the_estimates_software_caption_names_the_chosen_engine_and_its_release_then():
+    import datetime
+
+    from calc.serving_terms import release_on
+    # the estimate takes every engine's software at the newest release date in the benchmarks (vLLM 0.22.0's,
+    # 2026-05-29); the caption names the chosen engine and its own release of that day, not vLLM's
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
+    sglang_then = release_on("sglang", datetime.date(2026, 5, 29))
+    assert sglang_then and sglang_then != "0.22.0"
+    text = " ".join(c.value for c in at.caption)
+    assert "a current release of SGLang: its software as of 2026-05-29" in text
+    assert f"(SGLang {sglang_then} then)" in text

@@ -118,7 +118,7 @@ def plan_breakdown(plan) -> None:
                     f"{formats.fmt_seconds(est.ttft.bound_s)})")
         for which in ("tpot", "ttft"):
             charts.show_chart(serving_views.breakdown_figure(est, which), key=f"mg_plan_{which}_bar")
-        st.caption(serving_views.WHICH_IS_WHICH)
+        st.caption(serving_views.which_is_which(est.engine))
         frame = serving_views.breakdown_frame(est)
         html_table.show_table(columns.shown(frame), hide_index=True, width="stretch",
                               column_config=columns.config(frame.columns))

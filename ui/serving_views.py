@@ -10,7 +10,7 @@ import streamlit as st
 
 from calc import cost as calc_cost
 from calc import measurements, serving
-from calc.serving_terms import SOFTWARE_LATEST_RELEASE
+from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, release_on
 from ui import caching, charts, columns, formats, html_table, url_state, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
@@ -42,11 +42,25 @@ def bound_and_estimate(measures: str = "time") -> str:
 
 #: What the two numbers are where times lead (the serving estimate's block: TPOT or TTFT, then throughput).
 BOUND_AND_ESTIMATE = bound_and_estimate("time")
-#: The date of the software an estimate assumes, for any engine: the newest release in the benchmarks.
-CURRENT_RELEASE = (f"a current release of the chosen engine: its software as of the date of the newest release in the "
-                   f"benchmarks ({SOFTWARE_LATEST_RELEASE}), the date the serving estimate takes for every engine; "
-                   "later releases may be faster")
-WHICH_IS_WHICH = f"{BOUND_AND_ESTIMATE}, for {CURRENT_RELEASE}."
+
+
+def current_release(engine: str) -> str:
+    """The software an estimate assumes, for calc's engine id ``engine``: the newest release date in the benchmarks,
+    which the estimate takes for every engine, naming that engine and its release current on that day
+    (``calc.serving_terms.release_on``), so that an SGLang estimate does not read as vLLM's.
+    Example: for "sglang", "a current release of SGLang: its software as of 2026-05-29, ... (SGLang <release>
+    then) ..."."""
+    name = measurements.engine_name(engine)
+    then = release_on(engine, SOFTWARE_LATEST_DAY)
+    return (f"a current release of {name}: its software as of {SOFTWARE_LATEST_DAY.isoformat()}, the date of the "
+            f"newest release in the benchmarks ({SOFTWARE_LATEST_RELEASE.split(' of ')[0]}), which the serving "
+            "estimate takes for every engine" + (f" ({name} {then} then)" if then else "")
+            + "; later releases may be faster")
+
+
+def which_is_which(engine: str) -> str:
+    """What the bound and the estimate are (``BOUND_AND_ESTIMATE``), for ``engine``'s current release, as a caption."""
+    return f"{BOUND_AND_ESTIMATE}, for {current_release(engine)}."
 #: What the bound's throughput beside the estimate's counts (``ServingEstimate.bound_output_tokens_per_s_per_gpu``:
 #: the decode batch over the bound's TPOT, no prefill), said on the metric itself.
 BOUND_THROUGHPUT_WORDS = ", decode steps only"
@@ -314,7 +328,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                          help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
     if output_len == 1 and prompt_len is not None:
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
-    st.caption(WHICH_IS_WHICH)
+    st.caption(which_is_which(est.engine))
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
         other = (" A benchmark that sends one prompt length and forces one output length moves in lockstep waves "
                  "instead and waits longer for its first token (the Live page's endpoint section offers both)."
