@@ -415,3 +415,17 @@ def test_a_model_past_one_server_gets_a_plan_on_the_wide_grid_and_the_memory_con
     at = pagetest.open_page(PAGE, timeout=240, model="kimi-k2", gpu="l4", mg_tp="4", mg_pp="3", mg_ep="16",
                             mem="engine")
     assert not any("follow the sidebar's Memory capacity" in c.value for c in at.caption)
+
+
+def test_a_gpu_without_a_list_price_says_the_plans_dollars_use_the_placeholder():
+    # The MI355X has no list price on file (calc's preset: price_per_hour_usd None), so the sidebar's price is the
+    # $1.00 placeholder for owned hardware: the plan's dollars rest on it and the page says so. The H100 has a list
+    # price ($3.99): no such warning; nor once a price is typed for the MI355X.
+    from ui.sidebar import OWNED_HARDWARE_PRICE_USD
+    assert calc.get_accelerator("mi355x").price_per_hour_usd is None and OWNED_HARDWARE_PRICE_USD == 1.0
+    at = open_page(gpu="mi355x")
+    warned = [w.value for w in at.warning if "has no list price on file" in w.value]
+    assert len(warned) == 1 and "$1.00 per GPU-hour" in warned[0] and "MI355X" in warned[0]
+    assert not [w for w in open_page().warning if "has no list price on file" in w.value]
+    at = open_page(gpu="mi355x", price="2.5")
+    assert not [w for w in at.warning if "has no list price on file" in w.value]

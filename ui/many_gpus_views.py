@@ -104,6 +104,16 @@ def options_table(options) -> None:
     downloads.download_csv(options, "capacity_plan_layouts.csv", key="mg_plan_csv")
 
 
+def unpriced_note(acc, price_per_hour_usd: float) -> str | None:
+    """A sentence where ``acc`` has no list price on file and the sidebar's price is still the placeholder
+    (``ui.sidebar.OWNED_HARDWARE_PRICE_USD``): the plan's dollars then rest on that placeholder, not on a listing.
+    None where the accelerator has a list price or the user typed another price."""
+    if acc.price_per_hour_usd is not None or price_per_hour_usd != sidebar.OWNED_HARDWARE_PRICE_USD:
+        return None
+    return (f"{acc.name} has no list price on file: the plan's dollars use the sidebar's placeholder of "
+            f"{formats.fmt_usd(price_per_hour_usd)} per GPU-hour. Type your rental price in the sidebar.")
+
+
 def plan_breakdown(plan) -> None:
     """Where the time of a plan sized with the serving estimate goes: one replica of its layout at its batch
     (``plan.estimate``, calc.planning.plan_estimate), TPOT and TTFT each as the bound's parts, then fixed costs,
@@ -142,6 +152,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
                                    wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
+        unpriced = unpriced_note(acc, sel.price_per_hour_usd)
+        if unpriced:  # the GPU table says "no list price": the plan's dollars must not read as a listing
+            st.warning(unpriced)
         if plan.estimate is not None:  # sized with the serving estimate: its range at the high end, and its parts
             st.caption(plan.range_note)
             plan_breakdown(plan)
