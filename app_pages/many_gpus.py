@@ -21,7 +21,7 @@ widgets.experiment_buttons({
                          mg_b=32, mg_ic="pcie5"),
     "70B at TP 16": dict(DEFAULTS, model="llama-3.1-70b", gpu="h100-sxm", wq="bf16",
                                           kvq="bf16", mg_tp=16, mg_b=32),
-    "DeepSeek-V3 at EP 8": dict(DEFAULTS, model="deepseek-v3", gpu="h200", wq="fp8",
+    "DeepSeek-V3 at EP 8 on H200": dict(DEFAULTS, model="deepseek-v3", gpu="h200", wq="fp8",
                                                  kvq="bf16", mg_ep=8, mg_b=64),
     "DeepSeek-V3 prefill: EP 32 + 32 redundant": dict(DEFAULTS, model="deepseek-v3", gpu="h100-sxm", wq="fp8",
                                                       kvq="bf16", mg_tp=4, mg_ep=32, mg_red=32, mg_b=64),

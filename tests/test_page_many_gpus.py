@@ -198,10 +198,11 @@ def test_interconnect_labels_are_short():
 
 
 def test_an_experiment_that_changes_the_gpu_moves_the_price_with_it():
-    # "DeepSeek-V3 at EP 8" switches the H100 (list price $3.99/h) to the H200 ($4.50/h in accelerators.json):
+    # "DeepSeek-V3 at EP 8 on H200" switches the H100 (list price $3.99/h) to the H200 ($4.50/h in accelerators.json):
     # the price follows, as the GPU menu does, so the page and its link show the same dollars. 8 GPUs at
     # $4.50/h is $36.00/h; at the H100's $3.99 it would have been $31.92/h.
     at = open_page()
+    assert at.button(key="mg_exp_3").label == "DeepSeek-V3 at EP 8 on H200"  # the button names the GPU it picks
     at.button(key="mg_exp_3").click().run()
     assert at.session_state["gpu"] == "h200"
     assert at.session_state["price"] == pytest.approx(calc.get_accelerator("h200").price_per_hour_usd)
