@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from calc import decode_step_time, prefill_time
-from calc.serving import serving_estimate
+from calc.serving import make_layout, max_batch_per_replica, serving_estimate
 
 #: Columns of a levels table (measured, imported or predicted), times in ms.
 LEVEL_COLUMNS = ("concurrency", "request_rate_per_s", "requests_ok", "requests_failed", "output_tokens_per_s",
@@ -60,7 +60,9 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
                    lengths: str = "varied", requests: dict | None = None, engine_version: str = "") -> pd.DataFrame:
     """calc's roofline TTFT, TPOT and E2E (ms) and output tokens/s for each closed-loop concurrency, and the
     serving model's estimate for ``engine`` (``est_*`` columns, NaN where the serving model refuses the inputs,
-    e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks).
+    e.g. a model that does not fit with the engine's memory share; ``attrs["notices"]``: its fallbacks;
+    ``attrs["fits"]``: whether one request of P + N tokens fits beside the weights on the layout's GPUs,
+    ``calc.serving.max_batch_per_replica`` >= 1, else the bound is a time "if it fit").
 
     Shapes: one row per concurrency, columns ``concurrency``, ``pred_ttft_ms``, ``pred_tpot_ms``,
     ``pred_e2e_ms``, ``pred_output_tokens_per_s``, then ``ESTIMATE_COLUMNS`` (``level_estimate``'s figures:
@@ -102,6 +104,10 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     df = pd.DataFrame(rows)
     df.attrs["notices"] = tuple(notices)
     df.attrs["arrivals"] = tuple(arrivals)
+    # whether one request of the level's length fits beside the weights (calc's memory ceiling, as the roofline
+    # page's "if it fit"); a layout calc refuses has already raised above
+    df.attrs["fits"] = max_batch_per_replica(model, accelerator, int(prompt_tokens + output_tokens),
+                                             make_layout(model, tp, pp, ep), weight_dtype, kv_dtype) >= 1
     return df
 
 

@@ -328,3 +328,4 @@ def test_a_model_that_does_not_fit_is_one_notice_however_many_levels_it_refuses(
     refusals = [n for n in pred.attrs["notices"] if n.startswith("no serving estimate:")]
     assert len(refusals) == 1 and "does not fit" in refusals[0] and not refusals[0].endswith(".")
     assert pred["est_tpot_ms"].isna().all() and len(pred) == 4
+    assert pred.attrs["fits"] is False  # 671 GB of weights over 288 GB: the bound is a time "if it fit"

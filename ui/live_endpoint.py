@@ -264,8 +264,8 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         est = (f"{low['ratio_tpot_est']:.2f}x of the serving estimate"
                if "ratio_tpot_est" in low and pd.notna(low["ratio_tpot_est"]) else None)
-        # where the serving model found that the model does not fit the sidebar's GPUs, the bound is a time with
-        # enough memory, as the roofline page marks it
+        # where the model does not fit the sidebar's GPUs (``predict_levels``' attrs["fits"]), the bound is a time
+        # with enough memory, as the roofline page marks it
         unreal = "" if (inputs or {}).get("fits", True) else " (if it fit)"
         c[2].metric(f"TPOT measured / bound{unreal}", f"{low['ratio_tpot']:.2f}x", delta=est, delta_color="off",
                     delta_arrow="off",
@@ -417,8 +417,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
                   weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, embedding=embedding, lengths=lengths,
                   requests=sent, engine_version=version, **layout)
-    fits = not any(n.startswith("no serving estimate:") and "does not fit" in n for n in pred.attrs.get("notices") or ())
-    return compare(table, pred), dict(inputs, fits=fits), engine
+    return compare(table, pred), dict(inputs, fits=pred.attrs.get("fits", True)), engine
 
 
 #: The breakdown's name for a level's measured figure (the marker on each bar).
