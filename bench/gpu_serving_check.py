@@ -1,18 +1,20 @@
-"""Measured against predicted on a GPU: the live tab's sweep and a `transformers serve` endpoint at several concurrencies.
+"""Measured against predicted on a GPU: the live tab's sweep and a `transformers serve` endpoint at several
+concurrencies.
 
 Part A runs ``bench/bench_live.py`` (the live tab's run in its worker process; its quick classroom sweeps unless
-``--live-full``) on the GPU in bf16 and keeps its JSON
-summary: the calibrated prediction's share of points within 15%, its median measured / predicted ratio per sweep,
-and lower-bound violations.
+``--live-full``) on the GPU in bf16 and keeps its JSON summary: the calibrated prediction's share of points within
+15%, its median measured / predicted ratio per sweep, and lower-bound violations.
 
 Part B builds a real architecture (a preset's config.json, Llama-3.2-1B by default) with random weights and a
-word-level tokenizer (as tests/test_endpoint_transformers_serve.py does: nothing is downloaded), serves it with
-`transformers serve` on the GPU, measures it with the endpoint client (``live.endpoint.measure``: fixed prompt and
-output lengths, closed loop of C clients) and sets each level beside ``live.endpoint_predict.predict_levels``: the
-roofline bound (``pred_*``) and the serving model's estimate with its range (``est_*``) for that machine. `transformers
-serve` is none of the engines the serving model has parameters for, so the estimate takes its documented generic
-engine, eager (no CUDA graphs), and says so in its notices. Two server modes: one request at a time (the default)
-``--continuous-batching`` (paged attention, its own scheduler), and the same with ``--cb-use-cuda-graph``.
+word-level tokenizer (tests/test_endpoint_transformers_serve.py's ``save_word_tokenizer``: nothing is downloaded),
+serves it with `transformers serve` on the GPU, measures it with the endpoint client (``live.endpoint.measure``:
+fixed prompt and output lengths, closed loop of C clients) and sets each level beside
+``live.endpoint_predict.predict_levels``: the roofline bound (``pred_*``) and the serving model's estimate with its
+range (``est_*``) for that machine. `transformers serve` is none of the engines the serving model has parameters
+for, so the estimate takes the generic engine (the fitted engines' median costs), both with CUDA graphs
+(``predict_levels``) and without (``serving_estimate(cuda_graphs=False)``, the table's columns). Three server modes
+(``--modes``): one request at a time (the default), ``--continuous-batching`` (paged attention, its own scheduler),
+and the same with ``--cb-use-cuda-graph``.
 
 The model's ``lm_head`` rows beyond the tokenizer's words and the end-of-text row are zeroed, so greedy decoding picks
 a word (a random logit above 0) and runs to ``max_tokens``. The word-level tokenizer keeps the untied output head
@@ -39,31 +41,25 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 # the endpoint client contacts only the hosts its operator allows: here the server this script starts
 os.environ.setdefault("LLM_EXPLORER_ENDPOINT_ALLOW", "127.0.0.1")
 
+from test_endpoint_transformers_serve import save_word_tokenizer, stop_server  # noqa: E402
+
 
 #: The server modes' short names (``--modes``).
-MODE_IDS = {"one request at a time": "plain", "continuous batching": "cb", "continuous batching, CUDA graphs": "cb-graphs"}
+MODE_IDS = {"one request at a time": "plain", "continuous batching": "cb",
+            "continuous batching, CUDA graphs": "cb-graphs"}
 
 
 def build_served_model(config: dict, out: Path, dtype: str) -> dict:
     """Save ``config`` with random weights (``dtype``) and a whitespace word-level tokenizer to ``out``; returns the
     config as saved (untied embeddings)."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
+    from transformers import AutoConfig, AutoModelForCausalLM
 
-    from live.endpoint_client import WORDS
-
-    vocab = {t: i for i, t in enumerate(["<unk>", "<s>", "</s>"] + sorted(set(WORDS)))}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.decoder = decoders.WordPiece(prefix="##")
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
-    fast.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-    fast.save_pretrained(out)
+    vocab = save_word_tokenizer(out)
     cfg = dict(config, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2)
     cfg.pop("quantization_config", None)
     hf = AutoConfig.for_model(cfg["model_type"], **{k: v for k, v in cfg.items() if k != "model_type"})
@@ -121,11 +117,7 @@ def serve_and_measure(path: Path, device: str, dtype: str, extra: list[str], lev
             out["error"] = str(run.error)
         return out
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc, 30)
         errf.seek(0)
         tail = errf.read()[-1500:]
         if tail.strip():
@@ -134,18 +126,18 @@ def serve_and_measure(path: Path, device: str, dtype: str, extra: list[str], lev
 
 def predictions(config: dict, label: str, accelerator: str, levels: list[int], prompt: int, output: int,
                 dtype: str) -> dict:
-    """The bound and the serving model's estimate (generic engine, eager) for each level, as records."""
+    """The bound and the serving model's estimate (generic engine, with and without CUDA graphs) for each level, as
+    records; ``dtype`` ("bf16" or "fp32") is the weights' and the cache's."""
     from calc import get_accelerator
     from live.endpoint_predict import predict_levels
     from live.model_builder import calc_model_for
 
     model = calc_model_for(config, label)
     acc = get_accelerator(accelerator)
-    wd = {"bf16": "bf16", "fp32": "fp32"}[dtype]
-    out = {}
-    for graphs in ("generic",):
-        pred = predict_levels(model, acc, levels, prompt, output, wd, wd, engine=graphs, lengths="fixed")
-        out[graphs] = {"rows": pred.to_dict(orient="records"), "notices": list(pred.attrs.get("notices") or [])}
+    wd = dtype
+    # the endpoint page's prediction (the generic engine, with CUDA graphs), as the JSON's "generic" entry
+    pred = predict_levels(model, acc, levels, prompt, output, wd, wd, engine="generic", lengths="fixed")
+    out = {"generic": {"rows": pred.to_dict(orient="records"), "notices": list(pred.attrs.get("notices") or [])}}
     # the same estimate without CUDA graphs (transformers serve launches eagerly) from serving_estimate itself
     from calc.serving import serving_estimate
     rows = []

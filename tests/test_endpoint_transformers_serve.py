@@ -21,11 +21,11 @@ from live.endpoint_client import WORDS
 from live.endpoint import measure
 
 
-def build_tiny_model(out: Path) -> None:
-    """A 2-layer, 32-wide Llama with random weights and a whitespace word-level tokenizer over ``WORDS``."""
-    import torch
+def save_word_tokenizer(out: Path) -> dict:
+    """Save to ``out`` a whitespace word-level tokenizer over ``WORDS`` (ids 0-2: <unk>, <s>, </s>) with a chat
+    template that joins the messages; returns its vocabulary (word -> id)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     vocab = {t: i for i, t in enumerate(["<unk>", "<s>", "</s>"] + sorted(set(WORDS)))}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
@@ -34,6 +34,24 @@ def build_tiny_model(out: Path) -> None:
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>")
     fast.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     fast.save_pretrained(out)
+    return vocab
+
+
+def stop_server(proc: subprocess.Popen, wait_s: float) -> None:
+    """Terminate a server process, and kill it if it has not ended within ``wait_s`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def build_tiny_model(out: Path) -> None:
+    """A 2-layer, 32-wide Llama with random weights and a whitespace word-level tokenizer over ``WORDS``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    vocab = save_word_tokenizer(out)
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
@@ -69,11 +87,7 @@ def served(tmp_path_factory):
                 time.sleep(0.5)
         yield url, str(path)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc, 20)
 
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
