@@ -113,18 +113,21 @@ def _number(text: str, where: str, column: str, kind=float, positive=True, allow
     return value
 
 
-def _read_rows(path, columns, label: str):
-    """(where, dict) per data row of a CSV file with exactly ``columns`` as its header."""
+def _read_rows(path, columns, label: str, keep_bad: bool = False):
+    """(where, dict) per data row of a CSV file with exactly ``columns`` as its header (``keep_bad``: as
+    ``_parse_rows``)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ValueError(f"cannot read {label} file {path}: {e.strerror or e}") from None
-    return _parse_rows(text, path.name, columns)
+    return _parse_rows(text, path.name, columns, keep_bad)
 
 
-def _parse_rows(text: str, name: str, columns):
-    """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header."""
+def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
+    """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header.
+    A row of the wrong number of fields raises ValueError, or with ``keep_bad`` comes as (where, message) for the
+    caller to name beside the file's other bad rows."""
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
@@ -150,7 +153,11 @@ def _parse_rows(text: str, name: str, columns):
             continue
         where = f"{name} line {line_no}"
         if len(fields) != len(columns):
-            raise ValueError(f"{where}: {len(fields)} fields, expected {len(columns)} ({','.join(columns)})")
+            message = f"{where}: {len(fields)} fields, expected {len(columns)} ({','.join(columns)})"
+            if not keep_bad:
+                raise ValueError(message)
+            rows.append((where, message))
+            continue
         rows.append((where, {c: f.strip() for c, f in zip(columns, fields)}))
     return rows
 
@@ -262,12 +269,13 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
         ``request_rate_per_s`` and ``value`` as floats.
 
     Raises:
-        ValueError: unreadable file, wrong header, or a malformed row; the message names the file, the line
-        (1 = header) and the column, e.g. "mine.csv line 3, column 'value': must be a number, got 'fast'".
+        ValueError: unreadable file, wrong header, or malformed rows; the message names the file, the line
+        (1 = header) and the column, e.g. "mine.csv line 3, column 'value': must be a number, got 'fast'", and
+        after the first malformed row up to ``LISTED_ROW_ERRORS`` more and the count of the rest.
     """
     if path is None and sources is None:
         sources = load_sources()
-    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements"), sources)
+    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements", keep_bad=True), sources)
 
 
 #: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
@@ -288,18 +296,47 @@ def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.Da
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ValueError(f"{name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
-    return _measurement_frame(_parse_rows(data, name, COLUMNS), None)
+    return _measurement_frame(_parse_rows(data, name, COLUMNS, keep_bad=True), None)
+
+
+#: How many malformed rows a message lists after the first before it counts the rest.
+LISTED_ROW_ERRORS = 5
+
+
+def _raise_row_errors(errors: list) -> None:
+    """Raise one ValueError for every malformed row of a file: the first message in full, then up to
+    ``LISTED_ROW_ERRORS`` more, then the count of the rest, so a user fixes a file in one pass, not a row per try."""
+    if not errors:
+        return
+    message = errors[0]
+    if len(errors) > 1:
+        more = errors[1:1 + LISTED_ROW_ERRORS]
+        rest = len(errors) - 1 - len(more)
+        message += (f". {len(errors) - 1:,} more malformed row{'s' if len(errors) > 2 else ''}: " + "; ".join(more)
+                    + (f"; and {rest:,} more" if rest else ""))
+    raise ValueError(message)
 
 
 def _measurement_frame(parsed, sources) -> pd.DataFrame:
-    """The checked rows of ``parsed`` ((where, raw row) pairs) as a frame; an id seen twice is an error."""
-    rows, seen = [], set()
+    """The checked rows of ``parsed`` ((where, raw row) pairs) as a frame; an id seen twice is an error.
+
+    Raises:
+        ValueError: naming every malformed row (``_raise_row_errors``), not only the first.
+    """
+    rows, seen, errors = [], set(), []
     for where, r in parsed:
-        row = _check_row(where, r, sources, with_value=True)
-        if row["id"] in seen:
-            _fail(where, "id", f"{row['id']!r} appears twice")
+        try:
+            if isinstance(r, str):  # a line ``_parse_rows`` could not split into the columns
+                raise ValueError(r)
+            row = _check_row(where, r, sources, with_value=True)
+            if row["id"] in seen:
+                _fail(where, "id", f"{row['id']!r} appears twice")
+        except ValueError as e:
+            errors.append(str(e))
+            continue
         seen.add(row["id"])
         rows.append(row)
+    _raise_row_errors(errors)
     return _frame(rows, COLUMNS)
 
 

@@ -252,6 +252,31 @@ def test_a_short_line_and_a_wrong_header_are_named(tmp_path):
         load_measurements(tmp_path / "absent.csv")
 
 
+def test_every_malformed_row_of_a_file_is_named_not_only_the_first(tmp_path):
+    # rows 2..10 of the file: a good one, then 8 bad ones (a short line among them); the message gives the first in
+    # full, the next LISTED_ROW_ERRORS (5) and counts the other 2: 8 bad rows = 1 + 5 + 2
+    bad = []
+    for k, (column, value) in enumerate([("value", "fast"), ("model", "llama-9"), ("tp", "two"), ("value", "-2"),
+                                         ("metric", "tok_s"), ("accelerator", "h900"), ("value", "x")]):
+        row = list(GOOD)
+        row[0] = f"b{k}"
+        row[COLUMNS.index(column)] = value
+        bad.append(row)
+    bad.insert(3, GOOD[:-1])
+    with pytest.raises(ValueError) as e:
+        load_measurements(_user_file(tmp_path, [GOOD] + bad))
+    text = str(e.value)
+    assert text.startswith("mine.csv line 3, column 'value': must be a number, got 'fast'. 7 more malformed rows: ")
+    for words in ("line 4, column 'model'", "line 5, column 'tp'", "line 6: 23 fields, expected 24",
+                  "line 7, column 'value'", "line 8, column 'metric'"):
+        assert "mine.csv " + words in text
+    assert text.endswith("; and 2 more") and "line 9" not in text and "line 10" not in text
+    # one bad row alone: its message only, no count
+    with pytest.raises(ValueError) as one:
+        load_measurements(_user_file(tmp_path, [GOOD, bad[0]]))
+    assert str(one.value) == "mine.csv line 3, column 'value': must be a number, got 'fast'"
+
+
 def test_duplicate_ids_and_unknown_sources_are_refused(tmp_path):
     with pytest.raises(ValueError, match="line 3, column 'id': 'u1' appears twice"):
         load_measurements(_user_file(tmp_path, [GOOD, GOOD]))
