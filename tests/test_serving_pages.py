@@ -296,8 +296,11 @@ def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
     shown = [t for t in ttft_fig["data"] if t.get("name") == "measured"]
     assert len(shown) == 1 and plotly_values(shown[0]["x"]) == pytest.approx([measured])
     assert not [t for t in tpot_fig["data"] if t.get("name") == "measured"]   # a TTFT row: its value on TTFT's bar
-    assert any(c.value.startswith(f"{ttft_id}: TTFT measured {formats.fmt_seconds(measured / 1e3)}")
-               for c in at.caption)
+    statistic = row["statistic"].iat[0]
+    caption = next(c.value for c in at.caption if c.value.startswith(f"{ttft_id}: TTFT"))
+    # the row's own statistic named (a mean or a median row), and the bars said to be the model's means
+    assert caption.startswith(f"{ttft_id}: TTFT ({statistic}) measured {formats.fmt_seconds(measured / 1e3)}")
+    assert "Both bars are means (the serving model predicts a mean)" in caption
     # a link names the row by its id
     linked = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang",
                        ms_row=ttft_id)

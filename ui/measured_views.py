@@ -271,12 +271,15 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
         return
     which = comparison.BREAKDOWN_METRICS[t["metric"]]
     tb, measured_s = getattr(est, which), float(t["value"]) / 1e3
-    st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]} measured "
+    statistic = str(raw.loc[pick].get("statistic", "") or "")
+    st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]}"
+               f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
                f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
                f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
                f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
-               + "; the other bar is the same run's estimate.")
+               + "; the other bar is the same run's estimate. Both bars are means (the serving model predicts a mean): "
+               "where the table's row of the other metric is a median, it is set beside this mean.")
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
                           key=f"{key}_row_{w}")
