@@ -101,6 +101,8 @@ class TimeBreakdown:
         estimate_s: the sum of the parts above.
         low_s, high_s: the range from the cross-validated error spread (``low_s <= estimate_s <= high_s``), its low
             end never below ``bound_s`` (no engine beats the roofline's lower bound).
+        fixed_parts: ``fixed_s`` split, as (key of ``FIXED_PARTS``, seconds) pairs in that order, adding up to
+            ``fixed_s``; () where the estimate was built without them.
     """
 
     weights_s: float
@@ -115,12 +117,23 @@ class TimeBreakdown:
     estimate_s: float
     low_s: float
     high_s: float
+    fixed_parts: tuple = ()
 
     def parts(self) -> dict:
         """The parts in the order of the breakdown (they add up to ``estimate_s``)."""
         return {"weights": self.weights_s, "KV cache": self.kv_s, "compute": self.compute_s,
                 "communication": self.comm_s, "fixed costs (per step, per request)": self.fixed_s,
                 "efficiency": self.efficiency_s, "batching interference": self.interference_s, "queueing": self.queue_s}
+
+
+#: The parts of the fixed cost (``TimeBreakdown.fixed_parts``, ``combine``'s ``tpot_fixed_<key>`` and
+#: ``ttft_fixed_<key>``), in words.
+FIXED_PARTS = {"host": "host work per step (scheduler, sampler, each sequence's output) not hidden behind the GPU",
+               "layers": "kernel launches per layer",
+               "moe": "MoE routing, dispatch and combine per MoE layer",
+               "mla": "latent attention (MLA) layers' extra kernels",
+               "prompt_launch": "launches of the steps that carry prompt tokens (outside the decode CUDA graphs)",
+               "request": "per request: HTTP, tokenising, admission (MoE models: also per MoE layer and GPU)"}
 
 
 #: What caps the decode batch below the requests in flight, in words, by ``ServingEstimate.batch_limit`` (the
@@ -384,7 +397,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
 
     Returns:
         dict of arrays: the TTFT and TPOT parts (``ttft_<part>``, ``tpot_<part>`` with parts weights,
-        kv, compute, comm, bound, fixed, efficiency, interference, queue, estimate), e2e_s,
+        kv, compute, comm, bound, fixed, efficiency, interference, queue, estimate; and the fixed cost's parts,
+        ``tpot_fixed_<key>``, ``ttft_fixed_<key>`` for each key of ``FIXED_PARTS``, adding up to it), e2e_s,
         requests_per_s, output_tokens_per_s (per replica), bound_tpot_s, bound_ttft_s.
     """
     g = comp
@@ -450,13 +464,21 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     mla = g.get("n_mla_layers", 0.0) * p.get("mla_layer_fixed_s", 0.0) * soft
     # an engine's ROCm build on AMD Instinct runs its own kernels and graphs (``rocm_fixed_scale.<engine>``)
     rocm = np.where(on_rocm(g.get("family", 0.0)), costs.get("rocm", 1.0), 1.0)
-    gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * fam_fixed * rocm
+    device_scale = fam_fixed * rocm
+    gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * device_scale
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
     prefill_fixed = (g["n_layers"] * costs.get("prefill", 0.0) + g["n_moe_layers"] * costs.get("prefill_moe", 0.0)) \
         * g.get("eager_pf", 0.0)
     tpot_fixed = fixed_step + np.minimum(f, 1.0) * prefill_fixed
+    # the fixed cost's own parts (``FIXED_PARTS``): the host work the GPU does not hide, the device's launch gaps per
+    # layer, per MoE layer and per latent attention layer (with the family's and the ROCm build's factors), and the
+    # launches of the steps that carry prompt tokens; they add up to the fixed cost
+    step_parts = {"host": fixed_step - gpu_fixed, "layers": g["n_layers"] * per_layer * device_scale,
+                  "moe": g["n_moe_layers"] * costs["moe"] * device_scale, "mla": mla * device_scale}
+    tpot_fixed_parts = dict(step_parts, prompt_launch=np.minimum(f, 1.0) * prefill_fixed,
+                            request=np.zeros_like(b))
     tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
             "fixed": tpot_fixed, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
     # requests in service beyond what the cache decodes at once wait paused, each decoding B / N of the steps
@@ -479,6 +501,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # static batch is an in-process run
     request = p["request_overhead_s"] + costs.get("request_moe", 0.0) * g["n_moe_layers"] * g["gpus"]
     ttft_fixed = n * (fixed_step + prefill_fixed) + request * (1.0 - g["static"])
+    ttft_fixed_parts = {k: n * v for k, v in step_parts.items()}
+    ttft_fixed_parts.update(prompt_launch=n * prefill_fixed, request=request * (1.0 - g["static"]))
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
     # queueing: for a slot (closed loop beyond the batch), behind other prompts (M/D/1), and for the step
@@ -529,6 +553,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     rps = g["C"] / e2e if rate_per_s is None else load
     out = {f"tpot_{k}": v for k, v in tpot.items()}
     out.update({f"ttft_{k}": v for k, v in ttft.items()})
+    out.update({f"tpot_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in tpot_fixed_parts.items()})
+    out.update({f"ttft_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in ttft_fixed_parts.items()})
     out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=bound,
                bound_ttft_s=pbound, decode_batch=b)
     return out
@@ -812,8 +838,10 @@ def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
                                                                  "efficiency", "interference", "queue", "estimate")}
     est = v["estimate"]
     low, high = bounded_range(est, q, v["bound"], "latency")
+    fixed_parts = tuple((k, float(np.asarray(a[f"{prefix}_fixed_{k}"])[i])) for k in FIXED_PARTS
+                        if f"{prefix}_fixed_{k}" in a)
     return TimeBreakdown(v["weights"], v["kv"], v["compute"], v["comm"], v["bound"], v["fixed"], v["efficiency"],
-                         v["interference"], v["queue"], est, float(low), float(high))
+                         v["interference"], v["queue"], est, float(low), float(high), fixed_parts)
 
 
 def context_notice(model: ModelConfig, input_len: int, output_len: int) -> str | None:

@@ -5,7 +5,7 @@ import pytest
 import calc
 from calc.hardware import with_matmul
 from calc.layout import make_layout
-from calc.serving import combine, serving_components, serving_estimate, serving_frontier
+from calc.serving import FIXED_PARTS, combine, serving_components, serving_estimate, serving_frontier
 from calc.serving_params import engine_costs, load_serving_params, param_values
 from calc.serving_terms import dequantized_in_kernel
 
@@ -948,6 +948,10 @@ def test_a_latent_attention_layer_and_a_rocm_build_pay_their_own_fixed_costs_per
     rocm = dict(costs, rocm=1.5)
     assert combine(amd, v, rocm)["tpot_fixed"][0] == pytest.approx(1.5 * 2 * 61 * 50e-6, rel=1e-9)
     assert combine(mla, v, rocm)["tpot_fixed"][0] == pytest.approx(61 * 50e-6, rel=1e-9)
+    # the fixed cost's own parts name where it went: all 9.15 ms on the MLA layers' line, none on the others
+    parts = {k: combine(amd, v, rocm)[f"tpot_fixed_{k}"][0] for k in FIXED_PARTS}
+    assert parts["mla"] == pytest.approx(1.5 * 2 * 61 * 50e-6, rel=1e-9)
+    assert parts["layers"] == parts["moe"] == parts["host"] == parts["request"] == 0.0
     gqa = serving_components(LLAMA8, H100, 1024, 1024, [1.0], make_layout(LLAMA8, 1, 1, 1, 1), "bf16", "bf16",
                              SETTINGS)
     assert gqa["n_mla_layers"][0] == 0 and combine(gqa, v, costs)["tpot_fixed"][0] == 0.0
@@ -959,6 +963,34 @@ def test_a_latent_attention_layer_and_a_rocm_build_pay_their_own_fixed_costs_per
     # step than its CUDA build (above 1); vLLM's, fitted on gpt-oss-120b there, is not far from 1
     prm = load_serving_params()["params"]
     assert prm["rocm_fixed_scale.sglang"]["value"] > 1.1 and 0.7 < prm["rocm_fixed_scale.vllm"]["value"] < 1.3
+
+
+def test_the_fixed_cost_splits_into_parts_that_add_up_to_it():
+    # Hand arithmetic, software factor 1 (gain 0), family factor 1 (an H200), no overlap of host work: one decode
+    # step of DeepSeek-V3 at TP8/EP8 with 61 layers x 10 us = 0.61 ms of launches, 58 MoE layers x 20 us = 1.16 ms,
+    # 61 MLA layers x 30 us = 1.83 ms, host 1 ms + 8 sequences x 50 us = 1.4 ms; the parts add up to 5.0 ms, the
+    # step's fixed cost (plus a prompt's launches, which only steps carrying prompt tokens pay)
+    ds = calc.get_model("deepseek-v3")
+    tp8 = make_layout(ds, 8, 1, 8, 1)
+    v = dict(param_values(load_serving_params()), layer_fixed_s=10e-6, software_gain_per_year=0.0,
+             mla_layer_fixed_s=30e-6)
+    costs = {"step": 1e-3, "seq": 50e-6, "moe": 20e-6, "prefill": 0.0, "prefill_moe": 0.0}
+    comp = serving_components(ds, calc.get_accelerator("h200"), 1024, 1024, [8.0], tp8, "fp8", "fp8",
+                              dict(SETTINGS, overlap_schedule=False))
+    out = combine(comp, v, costs)
+    parts = {k: out[f"tpot_fixed_{k}"][0] for k in FIXED_PARTS}
+    assert parts["layers"] == pytest.approx(61 * 10e-6) and parts["moe"] == pytest.approx(58 * 20e-6)
+    assert parts["mla"] == pytest.approx(61 * 30e-6) and parts["host"] == pytest.approx(1e-3 + 8 * 50e-6)
+    assert sum(parts.values()) == pytest.approx(out["tpot_fixed"][0], rel=1e-12) == pytest.approx(5.0e-3)
+    # TTFT's: its chunk steps' parts and the request's own cost (HTTP, tokenising), adding up to its fixed cost
+    ttft = {k: out[f"ttft_fixed_{k}"][0] for k in FIXED_PARTS}
+    assert ttft["request"] > 0 and sum(ttft.values()) == pytest.approx(out["ttft_fixed"][0], rel=1e-12)
+    # the public estimate carries them: a dense model pays no MoE or MLA part, and the parts add up as well
+    est = serving_estimate(LLAMA8, H100, 1024, 256, concurrency=16)
+    got = dict(est.tpot.fixed_parts)
+    assert list(got) == list(FIXED_PARTS) and got["moe"] == got["mla"] == 0.0 and got["layers"] > 0
+    assert sum(got.values()) == pytest.approx(est.tpot.fixed_s, rel=1e-12)
+    assert sum(dict(est.ttft.fixed_parts).values()) == pytest.approx(est.ttft.fixed_s, rel=1e-12)
 
 
 def device_family_index(accelerator_key: str) -> int:

@@ -394,6 +394,13 @@ def test_the_breakdown_table_names_the_fixed_part_for_ttft_too():
     assert row["tpot_s"] == est.tpot.fixed_s and row["ttft_s"] == est.ttft.fixed_s
     assert est.ttft.fixed_s > est.tpot.fixed_s > 0            # TTFT's holds the per-request cost as well
     assert "fixed per step" not in frame.index
+    # the fixed cost's own parts follow it, "of which: ...", and add up to it; a dense model on one GPU shows no MoE
+    # or MLA line
+    parts = frame[frame.index.str.startswith("↳ of which: ")]
+    assert len(parts) >= 2 and parts["tpot_s"].sum() == pytest.approx(row["tpot_s"], rel=1e-12)
+    assert parts["ttft_s"].sum() == pytest.approx(row["ttft_s"], rel=1e-12)
+    assert not [p for p in parts.index if "MoE routing" in p or "latent attention" in p]
+    assert list(frame.index).index(parts.index[0]) == list(frame.index).index(row.name) + 1
 
 
 def test_measurements_upload_reader():

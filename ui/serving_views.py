@@ -236,11 +236,18 @@ def range_text(low_s: float, high_s: float) -> str:
 
 def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     """The TPOT and TTFT breakdowns as one table (columns part, tpot_s, ttft_s; seconds): a row per part in the
-    order of ``TimeBreakdown.parts``, then the bound, the estimate and its range."""
+    order of ``TimeBreakdown.parts``, the fixed costs followed by their own parts (``calc.serving.FIXED_PARTS``,
+    "↳ of which: ...", those not zero in both), then the bound, the estimate and its range."""
     rows = []
     tpot, ttft = est.tpot.parts(), est.ttft.parts()
+    fixed_tpot, fixed_ttft = dict(est.tpot.fixed_parts), dict(est.ttft.fixed_parts)
     for name in tpot:
         rows.append({"part": name, "tpot_s": tpot[name], "ttft_s": ttft[name]})
+        if name.startswith("fixed costs"):
+            for key, words in serving.FIXED_PARTS.items():
+                a, b = fixed_tpot.get(key, 0.0), fixed_ttft.get(key, 0.0)
+                if a > 0 or b > 0:
+                    rows.append({"part": f"↳ of which: {words}", "tpot_s": a, "ttft_s": b})
     for label, attr in (("lower bound", "bound_s"), ("serving estimate", "estimate_s"), ("range low", "low_s"),
                         ("range high", "high_s")):
         rows.append({"part": label, "tpot_s": getattr(est.tpot, attr), "ttft_s": getattr(est.ttft, attr)})
