@@ -35,6 +35,12 @@ from .product_traffic import TrafficScenario
 from .spec_tables import accept_or_resample, acceptance_rate, residual_distribution
 from .spec_speedup import expected_tokens_per_target_forward, walltime_speedup
 from .speculative import SpecDecodeStats, speculative_generate
+from .dtypes import accepts_dtype_names as _accepts_dtype_names
+
+# the public API of DESIGN.md takes a dtype as engines and configs write it ("bfloat16", "fp8_e4m3", "AWQ")
+(kv_bytes_per_token, kv_cache_bytes, weight_bytes, max_batch, memory_budget, decode_step_time, prefill_time,
+ critical_batch) = map(_accepts_dtype_names, (kv_bytes_per_token, kv_cache_bytes, weight_bytes, max_batch,
+                                             memory_budget, decode_step_time, prefill_time, critical_batch))
 from . import (batching, bill, collectives, efficiency, layers, operators, parallel, planning, quant, speculative, step,
                sweeps)
 

@@ -6,6 +6,8 @@ their table is in ``calc.quant``'s docstring, which tensors each keeps in 16-bit
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from dataclasses import dataclass
 
@@ -53,10 +55,23 @@ DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32
                  "float8_e4m3fn": "fp8", "float8": "fp8", "auto": "bf16"}
 
 
+#: Quantization methods as engines, checkpoints and benchmark tables name them, for the format they store (keys
+#: with "-" for "_" and in lower case): AWQ and GPTQ store 4-bit integers per group of 128 by default (AutoAWQ
+#: ``q_group_size`` 128, ``w_bit`` 4; AutoGPTQ ``group_size`` 128, ``bits`` 4), as llm-compressor's W4A16 scheme does;
+#: W8A8 (SmoothQuant, llm-compressor) multiplies int8 by int8; FP8_DYNAMIC and W8A8-FP8 store fp8 e4m3 per channel;
+#: TensorRT-LLM's quant algos FP8_BLOCK_SCALES (fp8 per 128 x 128 block) and W4A16_MXFP4 (MXFP4 weights, bf16
+#: activations). The same names ``calc.models.CHECKPOINT_TAGS`` reads in a checkpoint's hub id.
+METHOD_ALIASES = {"awq": "int4-g128", "int4-awq": "int4-g128", "awq-int4": "int4-g128", "w4a16-awq": "int4-g128",
+                  "gptq": "int4-g128", "int4-gptq": "int4-g128", "gptq-int4": "int4-g128", "w4a16": "int4-g128",
+                  "w8a8": "int8", "int8-w8a8": "int8", "w8a8-int8": "int8", "fp8-dynamic": "fp8", "w8a8-fp8": "fp8",
+                  "fp8-block-scales": "fp8-block", "w4a16-mxfp4": "mxfp4"}
+
+
 def canonical_dtype(name):
     """The dtype name calc uses for ``name``: a plain dtype in lower case ("FP8" -> "fp8"), an alias of
-    ``DTYPE_ALIASES`` ("bfloat16" -> "bf16", "fp8_e5m2" -> "fp8", "auto" -> "bf16"), a block format as it is spelt
-    here ("NVFP4" -> "nvfp4"); anything else unchanged, for the caller's check to refuse with the valid names."""
+    ``DTYPE_ALIASES`` ("bfloat16" -> "bf16", "fp8_e5m2" -> "fp8", "auto" -> "bf16"), a quantization method of
+    ``METHOD_ALIASES`` for the format it stores ("AWQ" -> "int4-g128", "W8A8" -> "int8", "FP8_DYNAMIC" -> "fp8"), a
+    block format as it is spelt here ("NVFP4" -> "nvfp4"); anything else unchanged, for the caller's check to refuse with the valid names."""
     if not isinstance(name, str):
         return name
     key = name.strip().lower()
@@ -64,6 +79,8 @@ def canonical_dtype(name):
         return key
     if key in DTYPE_ALIASES:
         return DTYPE_ALIASES[key]
+    if key.replace("_", "-") in METHOD_ALIASES:
+        return METHOD_ALIASES[key.replace("_", "-")]
     for f in FORMATS:
         if f.lower() == key:
             return f
@@ -203,3 +220,34 @@ def kv_dtype_bytes(kv_dtype) -> float:
     except ValueError:
         valid = ", ".join([*DTYPE_BYTES, "q8_0", "q4_0", "mxfp4", "nvfp4", *KV_CACHE_ONLY_FORMATS])
         raise ValueError(f"kv_dtype must be one of {valid} (the cache formats); got {kv_dtype!r}") from None
+
+
+#: The arguments of a public function that name a dtype (``accepts_dtype_names``).
+DTYPE_ARGUMENTS = ("weight_dtype", "kv_dtype", "dtype")
+
+
+def accepts_dtype_names(fn):
+    """``fn`` with its dtype arguments (``DTYPE_ARGUMENTS``, by keyword or by position) passed through
+    ``canonical_dtype`` first, so the public API takes a dtype as engines, configs and benchmark tables write it
+    ("bfloat16", "FP8", "fp8_e4m3", "AWQ", "W8A8") and computes with calc's own name; a name already calc's passes
+    unchanged, an unknown one reaches ``fn``'s own check, which raises ValueError with the valid names. The serving
+    estimate does the same (``calc.serving.serving_estimate``).
+
+    Raises:
+        nothing of its own; ``fn``'s errors.
+    """
+    names = list(inspect.signature(fn).parameters)
+    where = {n: names.index(n) for n in DTYPE_ARGUMENTS if n in names}
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if where:
+            args = list(args)
+            for n, i in where.items():
+                if i < len(args):
+                    if isinstance(args[i], str) and args[i] not in DTYPE_BYTES:
+                        args[i] = canonical_dtype(args[i])
+                elif isinstance(kwargs.get(n), str) and kwargs[n] not in DTYPE_BYTES:
+                    kwargs[n] = canonical_dtype(kwargs[n])
+        return fn(*args, **kwargs)
+    return wrapper

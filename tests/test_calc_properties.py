@@ -92,7 +92,7 @@ A = calc.get_accelerator("h100-sxm")
     (lambda: calc.decode_step_time(M, A, True, 1024), "batch must be a positive integer"),
     (lambda: calc.decode_step_time(M, A, 1, "8k"), "context_len must be a positive integer"),
     (lambda: calc.kv_cache_bytes(M, 1024, kv_dtype="fp4"), "kv_dtype must be one of fp32, bf16, fp16, fp8, int8, int4"),
-    (lambda: calc.weight_bytes(M, "float16"), "weight_dtype must be one of"),
+    (lambda: calc.weight_bytes(M, "fp5"), "weight_dtype must be one of"),   # torch's "float16" is fp16 (an alias)
     (lambda: calc.get_model("llama-9"), "valid ids: llama-2-7b"),
     (lambda: calc.get_accelerator("h900"), "valid: h100-sxm"),
     (lambda: ModelConfig("x", 10**9, 8, 1024, 16, 16, 64, 4096, 32000, attention="mla"), "MLA needs kv_lora_rank"),

@@ -122,3 +122,24 @@ def test_unknown_format_names_the_valid_ones():
         calc.weight_bytes(LLAMA3, "q5_banana")
     with pytest.raises(ValueError, match="weight_dtype"):
         calc.decode_step_time(LLAMA3, H100, 1, 1024, "int4-g100")
+
+
+def test_the_public_api_takes_dtype_names_as_engines_and_configs_write_them():
+    # Llama-3.1-8B: 8,030,261,248 parameters x 2 bytes = 16.06 GB in bf16; its cache 32 layers x 8 KV heads x 128 x
+    # 2 (K and V) = 65,536 elements per token, 131,072 bytes in bf16, 65,536 in fp8. torch's "bfloat16", the e4m3 name
+    # of fp8 and AWQ (4-bit integers per group of 128, calc's "int4-g128") give calc's own names' numbers
+    m = calc.get_model("llama-3.1-8b")
+    h100 = calc.get_accelerator("h100-sxm")
+    assert calc.weight_bytes(m, "bfloat16") == calc.weight_bytes(m, "bf16") == pytest.approx(2 * 8_030_261_248, rel=1e-3)
+    assert calc.kv_bytes_per_token(m, kv_dtype="fp8_e4m3") == calc.kv_bytes_per_token(m, "fp8") == 65_536
+    assert calc.kv_bytes_per_token(m, "bfloat16") == 131_072
+    assert calc.weight_bytes(m, weight_dtype="AWQ") == calc.weight_bytes(m, "int4-g128") < calc.weight_bytes(m, "fp8")
+    assert calc.critical_batch(h100, "FP8") == calc.critical_batch(h100, "fp8") != calc.critical_batch(h100, "bf16")
+    step = calc.decode_step_time(m, h100, 8, 1024, "bfloat16", kv_dtype="fp8_e5m2")
+    assert step.total_s == calc.decode_step_time(m, h100, 8, 1024, "bf16", "fp8").total_s
+    assert calc.max_batch(m, h100, 4096, weight_dtype="W8A8") == calc.max_batch(m, h100, 4096, "int8")
+    # an unknown name still meets the function's own check, with the valid names; a weight-only format is no cache
+    with pytest.raises(ValueError, match="weight_dtype must be one of .*; got 'fp5'"):
+        calc.weight_bytes(m, "fp5")
+    with pytest.raises(ValueError, match="weight-only format"):
+        calc.kv_bytes_per_token(m, "AWQ")

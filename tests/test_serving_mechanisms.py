@@ -703,6 +703,14 @@ def test_the_public_estimate_takes_names_as_an_engineer_writes_them():
     fp8 = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="fp8", kv_dtype="fp8")
     assert serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="FP8",
                             kv_dtype="fp8_e5m2").tpot.estimate_s == fp8.tpot.estimate_s
+    # a quantization method names the format it stores: AWQ / GPTQ / W4A16 4-bit integers per group of 128 (AutoAWQ's
+    # and AutoGPTQ's default group), W8A8 int8, FP8_DYNAMIC fp8, TensorRT-LLM's FP8_BLOCK_SCALES fp8 per 128 x 128
+    assert [canonical_dtype(d) for d in ("AWQ", "int4_awq", "GPTQ", "W4A16", "W8A8", "FP8_DYNAMIC",
+                                         "FP8_BLOCK_SCALES")] == \
+        ["int4-g128", "int4-g128", "int4-g128", "int4-g128", "int8", "fp8", "fp8-block"]
+    g128 = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="int4-g128")
+    assert serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="INT4_AWQ").tpot.estimate_s \
+        == g128.tpot.estimate_s != fp8.tpot.estimate_s
     # an ambiguous name is refused with the valid ones (fp4 is NVIDIA's nvfp4 or the OCP's mxfp4)
     with pytest.raises(ValueError, match="weight_dtype must be one of .*nvfp4; got 'fp4'"):
         serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="fp4")
