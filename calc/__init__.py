@@ -35,12 +35,50 @@ from .product_traffic import TrafficScenario
 from .spec_tables import accept_or_resample, acceptance_rate, residual_distribution
 from .spec_speedup import expected_tokens_per_target_forward, walltime_speedup
 from .speculative import SpecDecodeStats, speculative_generate
+import functools as _functools
+import inspect as _inspect
+
 from .dtypes import accepts_dtype_names as _accepts_dtype_names
 
-# the public API of DESIGN.md takes a dtype as engines and configs write it ("bfloat16", "fp8_e4m3", "AWQ")
+#: How the public functions resolve a name given for a model or an accelerator (``_takes_names``).
+_RESOLVERS = {"model": (ModelConfig, get_model, "a ModelConfig or a model name (a preset id or a hub id)"),
+              "accelerator": (Accelerator, get_accelerator, "an Accelerator or an accelerator name (a preset id "
+                                                                 "or the name nvidia-smi / rocm-smi prints)")}
+
+
+def _takes_names(fn):
+    """``fn`` of DESIGN.md's public API, taking names as an engineer writes them, as ``calc.serving.serving_estimate``
+    does: a model as a preset or hub id ("meta-llama/Llama-3.1-8B-Instruct": ``get_model``), an accelerator as a
+    preset or device name ("NVIDIA H100 80GB HBM3": ``get_accelerator``), a dtype as torch or an engine writes it
+    ("bfloat16", "fp8_e4m3", "AWQ": ``calc.dtypes.accepts_dtype_names``). Raises ValueError for an unknown name
+    (the resolver's message, with the valid ones) or an argument of another type."""
+    inner = _accepts_dtype_names(fn)
+    names = list(_inspect.signature(fn).parameters)
+    where = {n: names.index(n) for n in _RESOLVERS if n in names}
+
+    @_functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        args = list(args)
+        for n, i in where.items():
+            kind, resolve, words = _RESOLVERS[n]
+            positional = i < len(args)
+            value = args[i] if positional else kwargs.get(n)
+            if value is None or isinstance(value, kind):
+                continue
+            if not isinstance(value, str):
+                raise ValueError(f"{n} must be {words}, got {type(value).__name__}")
+            if positional:
+                args[i] = resolve(value)
+            else:
+                kwargs[n] = resolve(value)
+        return inner(*args, **kwargs)
+    return wrapper
+
+
+# the public API of DESIGN.md takes models, accelerators and dtypes by the names engines and configs write
 (kv_bytes_per_token, kv_cache_bytes, weight_bytes, max_batch, memory_budget, decode_step_time, prefill_time,
- critical_batch) = map(_accepts_dtype_names, (kv_bytes_per_token, kv_cache_bytes, weight_bytes, max_batch,
-                                             memory_budget, decode_step_time, prefill_time, critical_batch))
+ critical_batch) = map(_takes_names, (kv_bytes_per_token, kv_cache_bytes, weight_bytes, max_batch, memory_budget,
+                                      decode_step_time, prefill_time, critical_batch))
 from . import (batching, bill, collectives, efficiency, layers, operators, parallel, planning, quant, speculative, step,
                sweeps)
 

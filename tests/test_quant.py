@@ -124,7 +124,7 @@ def test_unknown_format_names_the_valid_ones():
         calc.decode_step_time(LLAMA3, H100, 1, 1024, "int4-g100")
 
 
-def test_the_public_api_takes_dtype_names_as_engines_and_configs_write_them():
+def test_the_public_api_takes_models_accelerators_and_dtypes_by_the_names_engines_write():
     # Llama-3.1-8B: 8,030,261,248 parameters x 2 bytes = 16.06 GB in bf16; its cache 32 layers x 8 KV heads x 128 x
     # 2 (K and V) = 65,536 elements per token, 131,072 bytes in bf16, 65,536 in fp8. torch's "bfloat16", the e4m3 name
     # of fp8 and AWQ (4-bit integers per group of 128, calc's "int4-g128") give calc's own names' numbers
@@ -138,6 +138,14 @@ def test_the_public_api_takes_dtype_names_as_engines_and_configs_write_them():
     step = calc.decode_step_time(m, h100, 8, 1024, "bfloat16", kv_dtype="fp8_e5m2")
     assert step.total_s == calc.decode_step_time(m, h100, 8, 1024, "bf16", "fp8").total_s
     assert calc.max_batch(m, h100, 4096, weight_dtype="W8A8") == calc.max_batch(m, h100, 4096, "int8")
+    # the model and the accelerator by name too (a hub id, the name nvidia-smi prints), as serving_estimate takes them
+    assert calc.weight_bytes("meta-llama/Llama-3.1-8B-Instruct", "bfloat16") == calc.weight_bytes(m, "bf16")
+    assert calc.decode_step_time("llama-3.1-8b", "NVIDIA H100 80GB HBM3", 8, 1024, "fp8", "fp8").total_s \
+        == calc.decode_step_time(m, h100, 8, 1024, "fp8", "fp8").total_s
+    with pytest.raises(ValueError, match="model must be a ModelConfig or a model name .*got int"):
+        calc.weight_bytes(3, "bf16")
+    with pytest.raises(ValueError, match="unknown accelerator 'tpu9'"):
+        calc.critical_batch("tpu9")
     # an unknown name still meets the function's own check, with the valid names; a weight-only format is no cache
     with pytest.raises(ValueError, match="weight_dtype must be one of .*; got 'fp5'"):
         calc.weight_bytes(m, "fp5")
