@@ -14,8 +14,8 @@ outputs end at end-of-text; at a rate: never more in flight), the run's date as 
 ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance, its PyTorch backend's prompt steps and a
 TensorRT engine's cache of every token of a sliding window. Prints
 the share within 25% and 50% and the median |log(measured / predicted)| of each, by set, mode and metric, beside
-the fit's own prediction of the same rows (``predict_rows``). The fitted rows are in-sample; the held-out rows
-are not. Where (b) still differs from the fit: rows with neither a version nor a date (the fit takes its
+the fit's own prediction of the same rows (``predict_rows``), and the share of latency rows whose measured value lies
+in the estimate's range (``range_coverage``). The fitted rows are in-sample; the held-out rows are not. Where (b) still differs from the fit: rows with neither a version nor a date (the fit takes its
 reference year, the public estimate a current build).
 """
 import math
@@ -44,6 +44,17 @@ METRIC = {"tpot_ms": lambda e: e.tpot.estimate_s * 1e3, "itl_ms": lambda e: e.tp
 
 def public(row, convention: bool) -> float:
     """The row's metric from serving_estimate called with the row's fields (NaN where it refuses them)."""
+    est = public_estimate(row, convention)
+    if est is None:
+        return math.nan
+    if row.metric == "total_tok_per_s_per_gpu":
+        return est.output_tokens_per_s_per_gpu * (row.input_len + row.output_len) / row.output_len
+    return METRIC[row.metric](est)
+
+
+def public_estimate(row, convention: bool):
+    """serving_estimate called with the row's fields (and, with ``convention``, the run's conventions as its notes
+    state them); None where it refuses them."""
     kw = dict(tp=int(row.tp), pp=int(row.pp), ep=int(row.ep), replicas=int(row.replicas),
               weight_dtype=str(row.weight_dtype), kv_dtype=row_kv_dtype(row.weight_dtype, row.kv_dtype),
               engine=str(row.engine), engine_version="" if pd.isna(row.engine_version) else str(row.engine_version))
@@ -89,12 +100,34 @@ def public(row, convention: bool) -> float:
             if stated and row.statistic == "mean":
                 kw["rounds"] = float(stated.group(1))
     try:
-        est = serving_estimate(str(row.model), str(row.accelerator), int(row.input_len), int(row.output_len), **kw)
+        return serving_estimate(str(row.model), str(row.accelerator), int(row.input_len), int(row.output_len), **kw)
     except ValueError:
-        return math.nan
-    if row.metric == "total_tok_per_s_per_gpu":
-        return est.output_tokens_per_s_per_gpu * (row.input_len + row.output_len) / row.output_len
-    return METRIC[row.metric](est)
+        return None
+
+
+#: The range of each latency metric of an estimate, (low, high) in ms.
+RANGES = {"tpot_ms": lambda e: (e.tpot.low_s * 1e3, e.tpot.high_s * 1e3),
+          "itl_ms": lambda e: (e.tpot.low_s * 1e3, e.tpot.high_s * 1e3),
+          "ttft_ms": lambda e: (e.ttft.low_s * 1e3, e.ttft.high_s * 1e3),
+          "e2e_ms": lambda e: (e.e2e_low_s * 1e3, e.e2e_high_s * 1e3)}
+
+
+def range_coverage(rows) -> pd.DataFrame:
+    """Per mode and latency metric, the share of ``rows`` (prepared measurement rows) whose measured value lies in
+    the public estimate's range (the run's conventions), and the median width of the range, log(high / low): the
+    range is made from the 10% and 90% quantiles of the cross-validated errors, so about 80% should lie in it."""
+    recs = []
+    for r in rows[rows["metric"].isin(list(RANGES))].itertuples():
+        est = public_estimate(r, True)
+        if est is not None:
+            low, high = RANGES[r.metric](est)
+            recs.append({"mode": r.mode, "metric": r.metric, "inside": low <= r.value <= high,
+                         "width": math.log(high / low)})
+    t = pd.DataFrame(recs)
+    out = t.groupby(["mode", "metric"]).agg(n=("inside", "size"), inside=("inside", "mean"),
+                                            width_median=("width", "median"))
+    out.loc[("all", ""), :] = [len(t), t["inside"].mean(), t["width"].median()]
+    return out.astype({"n": int}).round(3)
 
 
 def main():
@@ -116,6 +149,8 @@ def main():
                 recs.append(dict(mode=group[0], metric=group[1], prediction=label, **error_summary(t[col])))
         print(f"\n== {name}: {len(rows)} rows ==")
         print(pd.DataFrame(recs).to_string(index=False))
+        print(f"\n== {name}: measured values inside the public estimate's range (the run's conventions) ==")
+        print(range_coverage(rows).to_string())
 
 
 if __name__ == "__main__":

@@ -11,10 +11,12 @@ least 10 rows (source, model, weight format, accelerator, engine) with the lowes
 held-out MLPerf runs at a rate whose notes state their 99th-percentile limits (LoadGen's Server and Interactive
 scenarios), the measured and the estimated mean TPOT and TTFT as shares of those limits: a submitter raises the rate
 until a limit binds, so the run sits at the edge of the engine's capacity, where an estimate's small error in
-capacity becomes a large one in the times.
+capacity becomes a large one in the times; (6) on those runs, the decode batch their measured means imply (Little's
+law) and the estimate's TPOT at that batch beside its TPOT at the run's rate.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
+import math
 import sys
 from pathlib import Path
 
@@ -87,6 +89,41 @@ def limit_shares() -> pd.DataFrame:
         estimated_max=("estimated_share", "max")).round(2)
 
 
+def littles_law_batch() -> pd.DataFrame:
+    """(6): per held-out source, the runs at a rate with a mean TTFT and a mean TPOT: the decode batch the measured
+    means imply by Little's law, ``B = rate per replica x (TTFT + (O - 1) x TPOT)``, the estimate's TPOT of a
+    closed loop of that many clients (so at about that batch, the row's engine, settings and release otherwise), and
+    the estimate's TPOT at the row's rate; the medians of log(measured / each). The first separates the decode
+    step's error at the engine's own batch from the rate's fixed point ``B = lambda x e2e(B)``, which at a latency
+    limit's edge turns a small error in a step into a large one in the batch."""
+    params, values = load_serving_params(), param_values(load_serving_params())
+    df = load_measurements(HOLDOUT_PATH, sources=load_sources())
+    rate = df[(df["mode"] == "rate") & (df["statistic"] == "mean")]
+    run = rate["id"].str.replace(r"-(ttft|tpot)-ms-mean$", "", regex=True)
+    ttft = rate[rate["metric"] == "ttft_ms"].set_index(run[rate["metric"] == "ttft_ms"])
+    tpot = rate[rate["metric"] == "tpot_ms"].set_index(run[rate["metric"] == "tpot_ms"])
+    out = []
+    for key in ttft.index.intersection(tpot.index):
+        a, b = ttft.loc[key], tpot.loc[key]
+        replicas = max(1, int(b.n_gpus) // (max(int(b.tp), int(b.ep)) * int(b.pp)))
+        batch = b.request_rate_per_s / replicas * (a.value + (b.output_len - 1) * b.value) / 1e3
+        closed = b.copy()
+        # a row's concurrency counts the clients of every replica
+        closed["mode"], closed["request_rate_per_s"] = "concurrency", np.nan
+        closed["concurrency"] = max(1, round(batch * replicas))
+        closed["len_dist"] = "varied (a closed loop's steady state)"
+        at_batch, at_rate = (prepare_rows(pd.DataFrame([r]).reset_index(drop=True), params) for r in (closed, b))
+        if at_batch[0].empty or at_rate[0].empty:
+            continue
+        out.append({"source_id": b.source_id, "batch": batch, "log_at_batch": math.log(
+            b.value / predict_rows(at_batch[0], at_batch[1], values)[0]), "log_at_rate": math.log(
+            b.value / predict_rows(at_rate[0], at_rate[1], values)[0])})
+    t = pd.DataFrame(out)
+    return t.groupby("source_id").agg(n=("batch", "size"), batch_median=("batch", "median"),
+                                      tpot_at_batch_median=("log_at_batch", "median"),
+                                      tpot_at_rate_median=("log_at_rate", "median")).round(2)
+
+
 def main():
     rows = residuals()
     pd.set_option("display.width", 200)
@@ -106,6 +143,9 @@ def main():
     print(worst.to_string())
     print("\n== (5) held-out MLPerf runs at a rate: mean TTFT and TPOT as shares of the run's p99 limits ==")
     print(limit_shares().to_string())
+    print("\n== (6) held-out runs at a rate: the decode batch of Little's law from the measured means; median log(measured"
+          " / estimated TPOT) at that batch (a closed loop) and at the run's rate ==")
+    print(littles_law_batch().to_string())
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ from the spread of the cross-validated errors, not a fixed percentage.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import math
 
@@ -920,7 +920,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     (``trtllm_bench_settings``), and its ``arrivals`` says so.
 
     Returns:
-        ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks.
+        ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks. Its ranges come
+        from the cross-validated errors; at a rate they are also carried through Little's law (``_rate_range``: an
+        engine slower than the estimate runs nearer its capacity, so near it the range's top grows).
 
     Raises:
         ValueError: non-positive lengths, concurrency or rate; both a concurrency and a rate; an unknown
@@ -1023,8 +1025,59 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         bench_words = (f"on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
                        f"{settings['token_budget']:,.0f} tokens per step)")
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
-    return estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
-                                str(comp["limit"][0]), mode, batching, notices, arrivals)
+    est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
+                               str(comp["limit"][0]), mode, batching, notices, arrivals)
+    if mode == "rate":
+        est = _rate_range(est, lambda rate: _solve_rate(
+            model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
+            math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
+            error_quantiles(prm, "throughput", key))
+    return est
+
+
+def _rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple) -> ServingEstimate:
+    """``est`` (an estimate at ``lam`` requests/s per replica) with its TTFT, TPOT and e2e ranges carried through
+    the rate's fixed point: an engine whose every time is ``k`` times the estimate's, at ``lam``, runs as the
+    estimate's engine at ``k x lam`` with its clock stretched by ``k`` (a change of time unit in Little's law
+    ``B = lambda x e2e(B)`` and in the queue's load ``lambda x s``), so the range's ends are ``k x`` the times
+    ``solve(k x lam)`` gives (``solve``: ``_solve_rate``'s (components, arrays, notices) at a rate per replica, never
+    refusing one) for ``k = exp(-q)``, ``q_throughput`` the (low, high) quantiles of the cross-validated
+    log(measured / predicted) throughput of the engine: an engine that serves ``exp(q)`` times the estimate's tokens
+    per second takes ``exp(-q)`` times its time per step. Far below the engine's
+    capacity this is the plain range (the times hardly change with the rate); near it, where a benchmark raises the
+    rate until a latency limit binds, the batch grows with ``k`` and the range's top with it: in the held-out MLPerf
+    Inference Server runs, the decode step's estimate at the batch the measured means imply (Little's law) was
+    within 8% of the measured TPOT at each source's median, while the estimate at the rate was up to 1.5x off (at
+    the latency limit's edge a small error in a step is a large one in the batch). Where ``k x lam`` is beyond what
+    the estimate's engine serves, the top is ``k x`` the times at its batch limit, and a notice says that an engine
+    that much slower would not keep up (its queue, so its TTFT, grows). The low end never goes below the bound.
+    Source: a change of time unit scales a queue's arrival and service rates together (Kleinrock, Queueing Systems
+    vol. 1, 1975, section 1.3: Little's law and the load rho = lambda x s are invariant)."""
+    ends, words = {}, None
+    for side, k in (("low", math.exp(-q_throughput[1])), ("high", math.exp(-q_throughput[0]))):
+        try:
+            _, a, at_limit = solve(lam * k)
+        except ValueError:  # a layout or length the model refuses at this rate too: keep the plain range's end
+            a, at_limit = None, []
+        if side == "high" and at_limit:
+            words = (f"a step {k:.2f}x the estimate's, the top of its range, would not keep up with this rate: the "
+                     "range's top is the time at the engine's batch limit, and the queue, so the TTFT, would grow")
+        ends[side] = (k, a)
+
+    def widened(low: float, high: float, key: str, floor: float = 0.0):
+        for side, (k, a) in ends.items():
+            if a is not None:
+                t = k * float(np.asarray(a[key])[0])
+                low, high = (min(low, max(t, floor)), high) if side == "low" else (low, max(high, t))
+        return float(low), float(high)
+
+    tpot = replace(est.tpot, **dict(zip(("low_s", "high_s"), widened(est.tpot.low_s, est.tpot.high_s,
+                                                                      "tpot_estimate", est.tpot.bound_s))))
+    ttft = replace(est.ttft, **dict(zip(("low_s", "high_s"), widened(est.ttft.low_s, est.ttft.high_s,
+                                                                      "ttft_estimate", est.ttft.bound_s))))
+    e2e_low, e2e_high = widened(est.e2e_low_s, est.e2e_high_s, "e2e_s")
+    return replace(est, tpot=tpot, ttft=ttft, e2e_low_s=e2e_low, e2e_high_s=e2e_high,
+                   notices=est.notices + ((words,) if words else ()))
 
 
 def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus_per_replica: float, output_len: float,

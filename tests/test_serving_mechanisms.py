@@ -1,4 +1,6 @@
 """Mechanisms of the serving model added for the engines' admission, memory and kernels (hand arithmetic)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -1017,3 +1019,43 @@ def test_tensorrt_llm_on_amd_instinct_is_a_what_if_and_says_so():
     assert len(rocm_notices("trtllm", "mi300x")) == 1 and len(rocm_notices("trtllm", "mi355x")) == 1
     assert rocm_notices("vllm", "mi300x") == [] and rocm_notices("sglang", "mi300x") == []
     assert rocm_notices("trtllm", "h200") == []
+
+
+def test_a_rate_near_capacity_carries_its_range_through_littles_law():
+    # An engine k times slower in every step serves lambda requests/s as the estimate's engine serves k x lambda, its
+    # clock stretched by k (Little's law B = lambda x e2e(B) and the load lambda x s keep their form when time is
+    # rescaled). So at a rate the range's top is k x the estimate at k x lambda, with k = exp(-q_low) from the
+    # engine's cross-validated throughput quantiles, and the plain range (estimate x exp(latency quantile)) where
+    # that is wider. Llama-3.1-8B, nvfp4 on one B200, TensorRT-LLM, MLPerf's 871 / 129 tokens.
+    from calc.serving_params import error_quantiles
+    params = load_serving_params()
+    q_thr, q_lat = error_quantiles(params, "throughput", "trtllm"), error_quantiles(params, "latency", "trtllm")
+    k_high, k_low = math.exp(-q_thr[0]), math.exp(-q_thr[1])
+    assert k_high > 1.0 > k_low
+
+    def at(rate):
+        return serving_estimate("llama-3.1-8b", "b200", 871, 129, request_rate_per_s=rate, weight_dtype="nvfp4",
+                                kv_dtype="fp8", engine="trtllm")
+    capacity = serving_estimate("llama-3.1-8b", "b200", 871, 129, weight_dtype="nvfp4", kv_dtype="fp8",
+                                engine="trtllm").requests_per_s
+    # far below capacity the times hardly grow with the rate: the plain range stays
+    light = at(1.0)
+    assert light.tpot.high_s == pytest.approx(light.tpot.estimate_s * math.exp(q_lat[1]), rel=1e-12)
+    assert k_high * at(k_high).tpot.estimate_s < light.tpot.high_s
+    # near it, the top is k x the estimate at k x lambda: wider than the plain range, and the low end k_low x the
+    # estimate at k_low x lambda (or the plain one, whichever is lower), never below the bound
+    rate = 0.6 * capacity
+    edge, slower, faster = at(rate), at(k_high * rate), at(k_low * rate)
+    assert edge.tpot.high_s == pytest.approx(k_high * slower.tpot.estimate_s, rel=1e-9)
+    assert edge.tpot.high_s > edge.tpot.estimate_s * math.exp(q_lat[1])
+    assert edge.ttft.high_s >= k_high * slower.ttft.estimate_s * (1 - 1e-9)
+    assert edge.e2e_high_s == pytest.approx(k_high * slower.e2e_s, rel=1e-9)
+    assert edge.tpot.low_s == pytest.approx(max(min(edge.tpot.estimate_s * math.exp(q_lat[0]),
+                                                    k_low * faster.tpot.estimate_s), edge.tpot.bound_s), rel=1e-9)
+    assert edge.tpot.low_s >= edge.tpot.bound_s
+    assert not [n for n in edge.notices if "would not keep up" in n]
+    # a rate that a k_high-times slower engine could not serve: the top is its batch limit's, with a notice
+    beyond = at(0.97 * capacity)
+    assert 0.97 * k_high > 1.0
+    assert [n for n in beyond.notices if f"a step {k_high:.2f}x the estimate's" in n and "would not keep up" in n]
+    assert beyond.tpot.high_s > beyond.tpot.estimate_s
