@@ -16,10 +16,10 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import ServingEstimate, estimate_from_arrays, serving_frontier
+from .serving import ServingEstimate, estimate_from_arrays, rate_range, serving_frontier
 from .serving_terms import engine_matmul
 from .serving_fit import _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
-from .serving_params import load_serving_params, param_values
+from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
 CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_gpus", "weight_dtype", "kv_dtype",
@@ -237,7 +237,9 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     row sits between the grid points around Little's law's root). Its TPOT (ITL) and TTFT are then the
     ``predicted`` of a tpot_ms (itl_ms) or ttft_ms row, in seconds, and each part of their ``TimeBreakdown`` is
     the same weighted sum, so the parts still add up to the estimate. The ranges: the cross-validated error
-    quantiles of the row's engine (``error_quantiles``), bounded at the roofline as ``serving_estimate``'s.
+    quantiles of the row's engine (``error_quantiles``), bounded at the roofline as ``serving_estimate``'s, and for
+    a row at a rate carried through Little's law as its (``calc.serving.rate_range``, the row's own path at k times
+    its rate).
     Throughputs are per replica's points x replicas, per GPU of a replica; a finite offline run's throughput
     (waves of bursts, its drain), which ``predict_rows`` applies to throughput rows, is not (the steady
     state's is given). ``decode_batch`` and ``concurrency`` are per replica.
@@ -254,17 +256,35 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     if len(frame) != 1:
         raise ValueError(f"row_estimate takes one measurement row, got {len(frame)}")
     prm = params or load_serving_params()
-    rows, comps, skipped = prepare_rows(frame.reset_index(drop=True), prm)
+    rows, comps, mixed, heaviest = _row_arrays(frame.reset_index(drop=True), prm)
+    r = rows.iloc[0]
+    notes = str(r.get("notes", "") or "").lower()
+    est = estimate_from_arrays(
+        mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
+        float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
+        "static" if any(w in notes for w in _STATIC) else "continuous")
+    if str(r["mode"]) != "rate":
+        return est
+    # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
+    # row's own path at k times its rate
+    lam = float(frame["request_rate_per_s"].iat[0]) / int(r["replicas"])
+
+    def solve(rate_per_replica):
+        scaled = frame.reset_index(drop=True).copy()
+        scaled["request_rate_per_s"] = float(scaled["request_rate_per_s"].iat[0]) * rate_per_replica / lam
+        return None, _row_arrays(scaled, prm)[2], []
+    return rate_range(est, solve, lam, error_quantiles(prm, "throughput", str(r["engine_key"])))
+
+
+def _row_arrays(frame: pd.DataFrame, prm: dict):
+    """(rows, comps, arrays, heaviest) of one measurement row: ``prepare_rows`` on it, and combine's arrays at its
+    points weighted as ``predict_rows`` weighs them (``row_points``), one value per key; ``heaviest`` the index of
+    the heaviest point. Raises ValueError for a row the serving model does not predict."""
+    rows, comps, skipped = prepare_rows(frame, prm)
     if rows.empty:
         raise ValueError(f"no serving estimate for row {frame['id'].iat[0]}: {skipped[0][1] if skipped else 'skipped'}")
     arrays, weights = row_points(rows, comps, param_values(prm))
     mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
              for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
-    r = rows.iloc[0]
-    heaviest = max(weights, key=weights.get)
-    notes = str(r.get("notes", "") or "").lower()
     mixed.setdefault("decode_batch", mixed["B"])  # the decode batch B of the weighted points
-    return estimate_from_arrays(
-        mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
-        float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
-        "static" if any(w in notes for w in _STATIC) else "continuous")
+    return rows, comps, mixed, max(weights, key=weights.get)

@@ -921,7 +921,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
 
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks. Its ranges come
-        from the cross-validated errors; at a rate they are also carried through Little's law (``_rate_range``: an
+        from the cross-validated errors; at a rate they are also carried through Little's law (``rate_range``: an
         engine slower than the estimate runs nearer its capacity, so near it the range's top grows).
 
     Raises:
@@ -1028,15 +1028,16 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals)
     if mode == "rate":
-        est = _rate_range(est, lambda rate: _solve_rate(
+        est = rate_range(est, lambda rate: _solve_rate(
             model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
             math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
             error_quantiles(prm, "throughput", key))
     return est
 
 
-def _rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple) -> ServingEstimate:
-    """``est`` (an estimate at ``lam`` requests/s per replica) with its TTFT, TPOT and e2e ranges carried through
+def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple) -> ServingEstimate:
+    """``est`` (an estimate at ``lam`` requests/s per replica; a ``ServingEstimate``, times in seconds) with its TTFT,
+    TPOT and e2e ranges carried through
     the rate's fixed point: an engine whose every time is ``k`` times the estimate's, at ``lam``, runs as the
     estimate's engine at ``k x lam`` with its clock stretched by ``k`` (a change of time unit in Little's law
     ``B = lambda x e2e(B)`` and in the queue's load ``lambda x s``), so the range's ends are ``k x`` the times

@@ -1059,3 +1059,26 @@ def test_a_rate_near_capacity_carries_its_range_through_littles_law():
     assert 0.97 * k_high > 1.0
     assert [n for n in beyond.notices if f"a step {k_high:.2f}x the estimate's" in n and "would not keep up" in n]
     assert beyond.tpot.high_s > beyond.tpot.estimate_s
+
+
+def test_a_measured_row_at_a_rate_gets_the_same_range_through_littles_law():
+    # The Measurements page's breakdown of a row at a rate (calc.comparison.row_estimate) carries its range as the
+    # public estimate does: its top is k_high x the same row's estimate at k_high x its rate (k_high = exp(-q_low) of
+    # the engine's throughput quantiles), where that is above the plain range. An MLPerf v5.1 Server row of
+    # Llama-3.1-8B (TensorRT-LLM): its measured mean TPOT lies inside that range.
+    from calc.comparison import row_estimate
+    from calc.measurements import load_measurements, load_sources
+    from calc.serving_fit import HOLDOUT_PATH
+    from calc.serving_params import error_quantiles
+    df = load_measurements(HOLDOUT_PATH, sources=load_sources())
+    row = df[(df["mode"] == "rate") & (df["statistic"] == "mean") & (df["metric"] == "tpot_ms")
+             & (df["model"] == "llama-3.1-8b") & (df["accelerator"] == "b200")].iloc[[0]]
+    k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
+    est = row_estimate(row)
+    faster_world = row.copy()
+    faster_world["request_rate_per_s"] = row["request_rate_per_s"] * k_high
+    top = k_high * row_estimate(faster_world).tpot.estimate_s
+    q_lat = error_quantiles(load_serving_params(), "latency", "trtllm")
+    assert est.tpot.high_s == pytest.approx(max(top, est.tpot.estimate_s * math.exp(q_lat[1])), rel=1e-9)
+    assert top > est.tpot.estimate_s * math.exp(q_lat[1])          # near capacity: wider than the plain range
+    assert est.tpot.low_s * 1e3 <= row["value"].iat[0] <= est.tpot.high_s * 1e3
