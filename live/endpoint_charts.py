@@ -24,6 +24,14 @@ PREDICTED_NAMES = {"ttft": "calc's roofline: the level's prompts prefilled at on
                    "e2e": "calc's roofline: prompts prefilled at once, then decode"}
 _PREDICTED_HOVER = {"ttft": "roofline, the level's %{x} prompts prefilled at once",
                     "tpot": "roofline lower bound", "e2e": "roofline, prompts prefilled at once, then decode"}
+#: The same at a request rate (``predict_rate_levels``): requests arrive one by one, so TTFT's bound is one prompt's
+#: prefill, a lower bound; TPOT's is a decode step at the serving estimate's batch (Little's law).
+RATE_PREDICTED_NAMES = {"ttft": "calc's roofline: one prompt's prefill (lower bound)",
+                        "tpot": "calc's roofline at the estimate's decode batch (lower bound)",
+                        "e2e": "calc's roofline at the estimate's decode batch (lower bound)"}
+_RATE_PREDICTED_HOVER = {"ttft": "roofline lower bound, one prompt's prefill",
+                         "tpot": "roofline lower bound at the estimate's decode batch",
+                         "e2e": "roofline lower bound at the estimate's decode batch"}
 
 
 def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
@@ -35,7 +43,8 @@ def x_axis(levels: pd.DataFrame) -> tuple[str, str]:
 
 def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
     """Measured p50 (markers, error bar up to p90) and p99 (hollow) of ``metric`` ("ttft", "tpot" or
-    "e2e") against load, with calc's prediction (dashed, named ``PREDICTED_NAMES[metric]``) when the table has
+    "e2e") against load, with calc's prediction (dashed, named ``PREDICTED_NAMES[metric]``, at a request rate
+    ``RATE_PREDICTED_NAMES[metric]``) when the table has
     ``pred_<metric>_ms``, and the serving estimate (``ESTIMATE_NAME``, error bars from ``est_<metric>_ms_low``
     to ``_high``) when it has ``est_<metric>_ms`` and its range (TTFT and TPOT).
     Axes: x concurrency (log) or request rate, y milliseconds (log). None when nothing was measured."""
@@ -55,9 +64,11 @@ def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
                         hovertemplate="%{x}: %{y:.2f} ms (p99)<extra></extra>")
     pred = f"pred_{metric}_ms"
     if pred in pts and pts[pred].notna().any():
-        fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name=PREDICTED_NAMES[metric],
+        names, hover = (PREDICTED_NAMES, _PREDICTED_HOVER) if xcol == "concurrency" else \
+            (RATE_PREDICTED_NAMES, _RATE_PREDICTED_HOVER)
+        fig.add_scatter(x=pts[xcol], y=pts[pred], mode="lines+markers", name=names[metric],
                         line=dict(color=_PREDICTED, dash="dash"), marker=dict(symbol="diamond", size=8),
-                        hovertemplate=f"%{{x}}: %{{y:.2f}} ms, {_PREDICTED_HOVER[metric]}<extra></extra>")
+                        hovertemplate=f"%{{x}}: %{{y:.2f}} ms, {hover[metric]}<extra></extra>")
     est, low, high = f"est_{metric}_ms", f"est_{metric}_ms_low", f"est_{metric}_ms_high"
     if {est, low, high} <= set(pts.columns) and pts[est].notna().any():
         y = pts[est].to_numpy(float)

@@ -22,6 +22,10 @@ pages) predicts what an engine measures at each concurrency: columns ``est_ttft_
 with ``_low`` / ``_high``, the range from the cross-validated errors), ``est_e2e_ms`` and
 ``est_output_tokens_per_s``; ``compare`` adds measured / estimate ratios ``ratio_ttft_est``,
 ``ratio_tpot_est``.
+
+Levels at a request rate (an open loop, Poisson arrivals) have no batch of their own: ``predict_rate_levels`` takes
+the serving estimate at each rate and draws the bound at the decode batch that estimate finds by Little's law
+(``B = rate x e2e(B)``), one prompt's prefill for TTFT.
 """
 from __future__ import annotations
 
@@ -111,6 +115,75 @@ def predict_levels(model, accelerator, concurrencies, prompt_tokens: int, output
     return df
 
 
+def predict_rate_levels(model, accelerator, rates_per_s, prompt_tokens: int, output_tokens: int,
+                        weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
+                        engine: str = "vllm", requests: dict | None = None, engine_version: str = "") -> pd.DataFrame:
+    """The prediction for levels at a request rate (Poisson arrivals, an open loop: ``vllm bench serve
+    --request-rate``, GuideLLM's poisson and constant rates): the serving model at each rate
+    (``rate_level_estimate``), and beside it the roofline bound at the decode batch that estimate finds by Little's
+    law (``B = rate x e2e(B)``, ``calc.serving``): a decode step of that batch at the mean context for TPOT, one
+    prompt's prefill for TTFT (arrivals at a rate come one by one), E2E = TTFT + (N - 1) TPOT. A rate has no batch
+    of its own, so the bound follows the estimate's; where the serving model refuses the inputs (a model that does
+    not fit, a rate above what the deployment serves) both are NaN and ``attrs["notices"]`` says why, once.
+
+    Shapes: one row per rate, columns ``request_rate_per_s``, ``pred_ttft_ms``, ``pred_tpot_ms``, ``pred_e2e_ms``,
+    ``pred_output_tokens_per_s`` (the rate x N the deployment delivers, within its capacity), ``est_decode_batch``,
+    then ``ESTIMATE_COLUMNS``; ``attrs`` as ``predict_levels``' (``fits``: calc's memory ceiling; ``arrivals``
+    empty: a rate has no closed-loop convention). ``requests``: {rate: requests sent at that level}, the run's
+    ``num_prompts`` (never more in flight than it sends).
+
+    Raises:
+        ValueError: a layout calc refuses (``make_layout``'s message).
+    """
+    layout = make_layout(model, int(tp), int(pp), int(ep))
+    rows, notices = [], []
+    for rate in rates_per_s:
+        rate = float(rate)
+        row = dict(request_rate_per_s=rate)
+        try:
+            est = rate_level_estimate(model, accelerator, rate, prompt_tokens, output_tokens, weight_dtype, kv_dtype,
+                                      tp, pp, ep, engine, (requests or {}).get(rate), engine_version)
+        except ValueError as exc:
+            text = f"no serving estimate: {str(exc).rstrip('.')}"
+            if text not in notices:
+                notices.append(text)
+            row.update(dict.fromkeys(("pred_ttft_ms", "pred_tpot_ms", "pred_e2e_ms", "pred_output_tokens_per_s",
+                                      "est_decode_batch") + ESTIMATE_COLUMNS, math.nan))
+            rows.append(row)
+            continue
+        notices.extend(n for n in est.notices if n not in notices)
+        ttft, tpot = est.ttft.bound_s, est.tpot.bound_s
+        row.update(pred_ttft_ms=ttft * 1e3, pred_tpot_ms=tpot * 1e3,
+                   pred_e2e_ms=(ttft + (int(output_tokens) - 1) * tpot) * 1e3,
+                   pred_output_tokens_per_s=rate * int(output_tokens), est_decode_batch=est.decode_batch,
+                   **_estimate_values(est))
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    df.attrs["notices"], df.attrs["arrivals"] = tuple(notices), ()
+    df.attrs["fits"] = max_batch_per_replica(model, accelerator, int(prompt_tokens + output_tokens), layout,
+                                             weight_dtype, kv_dtype) >= 1
+    return df
+
+
+def rate_level_estimate(model, accelerator, rate_per_s: float, prompt_tokens: int, output_tokens: int,
+                        weight_dtype: str = "bf16", kv_dtype: str = "bf16", tp: int = 1, pp: int = 1, ep: int = 1,
+                        engine: str = "vllm", num_prompts: float | None = None, engine_version: str = ""):
+    """The serving estimate behind ``predict_rate_levels``' ``est_*`` columns at one request rate (requests/s over
+    the deployment, Poisson arrivals): a ``calc.serving.ServingEstimate`` (times in s) of ``serving_estimate`` at
+    ``request_rate_per_s``, with ``num_prompts`` the level's requests where known (a run never holds more in
+    flight) and its range carried through Little's law (``calc.serving.rate_range``).
+
+    Raises:
+        ValueError: the serving model refuses the inputs (calc.serving's message: a model that does not fit, a rate
+        beyond what the deployment serves).
+    """
+    n = int(num_prompts) if num_prompts and num_prompts == num_prompts and num_prompts >= 1 else None
+    return serving_estimate(model, accelerator, int(prompt_tokens), int(output_tokens),
+                            request_rate_per_s=float(rate_per_s), tp=int(tp), pp=int(pp), ep=int(ep),
+                            weight_dtype=weight_dtype, kv_dtype=kv_dtype, engine=engine, num_prompts=n,
+                            engine_version=engine_version)
+
+
 def level_rounds(requests: dict | None, concurrency: int) -> float | None:
     """A level's rounds for ``serving_estimate``: the requests it sent (``requests``: {concurrency: requests}) over
     its concurrency, at least 1; None where the level's count is unknown."""
@@ -133,6 +206,11 @@ def _estimate_columns(model, accelerator, c, prompt_tokens, output_tokens, weigh
     notices.extend(n for n in est.notices if n not in notices)
     if arrivals is not None and est.arrivals and est.arrivals not in arrivals:
         arrivals.append(est.arrivals)
+    return _estimate_values(est)
+
+
+def _estimate_values(est) -> dict:
+    """``ESTIMATE_COLUMNS`` of one ``ServingEstimate`` (ms, tokens/s)."""
     return dict(est_ttft_ms=est.ttft.estimate_s * 1e3, est_ttft_ms_low=est.ttft.low_s * 1e3,
                 est_ttft_ms_high=est.ttft.high_s * 1e3, est_tpot_ms=est.tpot.estimate_s * 1e3,
                 est_tpot_ms_low=est.tpot.low_s * 1e3, est_tpot_ms_high=est.tpot.high_s * 1e3,
@@ -200,11 +278,13 @@ def tpot_from_p50s_ms(level) -> float:
 
 
 def compare(levels: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
-    """Measured levels joined with the prediction on ``concurrency``, with ``ratio_ttft``, ``ratio_tpot``
+    """Measured levels joined with the prediction on ``concurrency`` (``predict_levels``) or on
+    ``request_rate_per_s`` (``predict_rate_levels``), with ``ratio_ttft``, ``ratio_tpot``
     and ``ratio_e2e`` = measured p50 / predicted (1 = exact; above 1 slower than predicted), and with the
     serving estimate's columns, ``ratio_ttft_est``, ``ratio_tpot_est``, ``ratio_e2e_est`` = measured p50 /
     estimate (the estimate predicts a mean; p50 is the nearest figure a result file always has)."""
-    out = levels.merge(predicted, on="concurrency", how="left")
+    key = "concurrency" if "concurrency" in predicted else "request_rate_per_s"
+    out = levels.merge(predicted, on=key, how="left")
     for m in ("ttft", "tpot", "e2e"):
         out[f"ratio_{m}"] = out[f"{m}_ms_p50"] / out[f"pred_{m}_ms"]
         if f"est_{m}_ms" in out:

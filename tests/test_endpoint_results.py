@@ -329,3 +329,49 @@ def test_a_model_that_does_not_fit_is_one_notice_however_many_levels_it_refuses(
     assert len(refusals) == 1 and "does not fit" in refusals[0] and not refusals[0].endswith(".")
     assert pred["est_tpot_ms"].isna().all() and len(pred) == 4
     assert pred.attrs["fits"] is False  # 671 GB of weights over 288 GB: the bound is a time "if it fit"
+
+
+def rate_result(rate, ttft, tpot):
+    """A `vllm bench serve --request-rate R --save-result` result: Poisson arrivals, no max concurrency."""
+    d = vllm_result(None, ttft, tpot, tpot, 700.0)
+    d.update(request_rate=rate, num_prompts=400, completed=400, total_input_tokens=400 * 256,
+             total_output_tokens=400 * 64, request_throughput=rate, output_throughput=rate * 64.0)
+    return d
+
+
+def test_levels_at_a_request_rate_get_the_serving_estimate_and_the_bound_at_its_batch():
+    from calc import decode_step_time, prefill_time
+    from calc.serving import serving_estimate
+    from live.endpoint_predict import predict_rate_levels
+    model, gpu = get_model("llama-3.1-8b"), get_accelerator("h100-sxm")
+    pred = predict_rate_levels(model, gpu, [10.0, 80.0, 10_000.0], 256, 64, requests={80.0: 400})
+    assert list(pred["request_rate_per_s"]) == [10.0, 80.0, 10_000.0]
+    # the estimate is serving_estimate's at that rate, with the level's 400 requests as num_prompts
+    est = serving_estimate(model, gpu, 256, 64, request_rate_per_s=80.0, num_prompts=400)
+    row = pred.iloc[1]
+    assert row["est_tpot_ms"] == pytest.approx(est.tpot.estimate_s * 1e3, rel=1e-12)
+    assert row["est_tpot_ms_high"] == pytest.approx(est.tpot.high_s * 1e3, rel=1e-12)
+    assert row["est_ttft_ms"] == pytest.approx(est.ttft.estimate_s * 1e3, rel=1e-12)
+    # the bound at the batch Little's law gives (B = 80/s x e2e, not a whole number): a decode step between those of
+    # its neighbouring whole batches at the mean context 256 + 32, and one prompt's prefill (LM head on its last
+    # token, as the serving model) for TTFT
+    b = row["est_decode_batch"]
+    assert b == pytest.approx(est.decode_batch) and b > 10
+    steps = [decode_step_time(model, gpu, n, 256 + 32).total_s * 1e3 for n in (math.floor(b), math.ceil(b))]
+    assert steps[0] <= row["pred_tpot_ms"] <= steps[1] * (1 + 1e-9)
+    one_prompt = prefill_time(model, gpu, 256, 1, logits="last").total_s * 1e3
+    assert list(pred["pred_ttft_ms"].iloc[:2]) == pytest.approx([one_prompt, one_prompt])
+    assert row["pred_e2e_ms"] == pytest.approx(row["pred_ttft_ms"] + 63 * row["pred_tpot_ms"])
+    assert row["pred_output_tokens_per_s"] == 80.0 * 64
+    # a higher rate, a larger batch: the bound and the estimate grow with it
+    assert pred["pred_tpot_ms"].iloc[0] < row["pred_tpot_ms"] and pred["est_tpot_ms"].iloc[0] < row["est_tpot_ms"]
+    # 10,000 requests/s is far beyond the deployment: NaN, and the reason once
+    assert pred.iloc[2][["pred_tpot_ms", "est_tpot_ms"]].isna().all()
+    assert [n for n in pred.attrs["notices"] if "more than this deployment serves" in n]
+    assert pred.attrs["fits"]
+    # measured levels join the prediction on the rate
+    levels = levels_frame(read_result_file("\n".join(json.dumps(rate_result(r, 30.0, 12.0)) for r in (10, 80)))[1])
+    joined = compare(levels, pred)
+    assert list(joined["request_rate_per_s"]) == [10.0, 80.0]
+    assert joined["ratio_tpot"].iloc[1] == pytest.approx(12.0 / row["pred_tpot_ms"])
+    assert joined["ratio_tpot_est"].iloc[1] == pytest.approx(12.0 / row["est_tpot_ms"])

@@ -362,3 +362,37 @@ def test_a_model_that_does_not_fit_the_gpu_marks_its_bound_if_it_fit_and_says_wh
     at = open_section(ep_src="a result file")
     at.text_area(key="ep_paste").set_value(text).run()
     assert "TPOT measured / bound" in [m.label for m in at.metric]
+
+
+def test_a_result_file_at_request_rates_is_predicted_at_each_rate():
+    from live.endpoint_charts import ESTIMATE_NAME, RATE_PREDICTED_NAMES
+    from pagetest import row_metrics
+    from ui import formats
+    from test_endpoint_results import rate_result
+    at = open_section(ep_src="a result file")
+    text = "\n".join(json.dumps(rate_result(r, t, p)) for r, t, p in ((10, 25.0, 9.0), (40, 40.0, 14.0), (80, 90.0, 22.0)))
+    at.text_area(key="ep_paste").set_value(text).run()
+    assert not at.exception and not at.error
+    assert not any("request-rate mode" in c.value for c in at.caption)
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    assert list(table["request_rate_per_s"]) == [10.0, 40.0, 80.0]
+    assert table[["pred_tpot_ms", "est_tpot_ms", "est_decode_batch"]].notna().all().all()
+    assert table["est_decode_batch"].is_monotonic_increasing                  # Little's law: more rate, more batch
+    assert list(table["ratio_tpot"]) == pytest.approx(list(table["tpot_ms_p50"] / table["pred_tpot_ms"]))
+    assert any("Little's law" in m.value and "one prompt's prefill" in m.value for m in at.markdown)
+    # the charts name the bound for a rate, and carry the estimate with its range
+    tpot = next(f for f in pagetest.figures(at)
+                if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "TPOT (ms per output token)")
+    names = [t.get("name") for t in tpot["data"]]
+    assert RATE_PREDICTED_NAMES["tpot"] in names and ESTIMATE_NAME in names
+    # the breakdown is at the highest rate by default, its estimate the table's
+    assert at.radio(key="ep_rate").value == 80.0
+
+    def shown_estimate():
+        return {m.label: m for m in row_metrics(at)}["TPOT, serving estimate"]
+    assert shown_estimate().value == formats.fmt_seconds(table["est_tpot_ms"].iloc[-1] / 1e3)
+    assert shown_estimate().delta == (f"range {formats.fmt_seconds(table['est_tpot_ms_low'].iloc[-1] / 1e3)} - "
+                                      f"{formats.fmt_seconds(table['est_tpot_ms_high'].iloc[-1] / 1e3)}")
+    at.radio(key="ep_rate").set_value(10.0).run()
+    assert not at.exception
+    assert shown_estimate().value == formats.fmt_seconds(table["est_tpot_ms"].iloc[0] / 1e3)

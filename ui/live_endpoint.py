@@ -25,7 +25,8 @@ from live.endpoint_spec import (ALLOW_ENV, KEY_ENV, MAX_REQUESTS_PER_RUN, Endpoi
 from live.endpoint import EndpointJob
 from live.endpoint_charts import itl_figure, metric_figure
 from live.endpoint_predict import (compare, level_estimate, level_rounds, levels_frame, parallel_supported,
-                                   predict_levels, predicted_decode_step, read_result_file, tpot_from_p50s_ms)
+                                   predict_levels, predict_rate_levels, predicted_decode_step, rate_level_estimate,
+                                   read_result_file, tpot_from_p50s_ms)
 
 #: The help of the table's TTFT bound columns (``live.endpoint_predict.predict_levels``' ``pred_ttft_ms``).
 TTFT_BOUND_HELP = ("calc's roofline prefill of all the level's prompts in one batch, as when its C clients start "
@@ -87,7 +88,21 @@ EAGER_SERVER_CAVEAT = ("The serving estimate is fitted to vLLM, SGLang and Tenso
                        "server, plan with the live tab's calibrated prediction, which measures that overhead on the "
                        "machine itself.")
 PREDICTION_CONTROLS = ("ep_tp", "ep_pp", "ep_ep", "ep_engine", "ep_lengths")
-RESULT_CONTROLS = PREDICTION_CONTROLS + ("ep_level",)
+RESULT_CONTROLS = PREDICTION_CONTROLS + ("ep_level", "ep_rate")
+#: Table headers that differ at a request rate (``predict_rate_levels``: the bound at the estimate's decode batch).
+RATE_COLUMNS = {
+    "pred_ttft_ms": st.column_config.NumberColumn(
+        "TTFT bound, one prompt's prefill (ms)", format="%.2f",
+        help="calc's roofline prefill of one prompt: at a rate requests arrive one by one"),
+    "ratio_ttft": st.column_config.NumberColumn("TTFT measured/bound", format="%.2f"),
+    "pred_output_tokens_per_s": st.column_config.NumberColumn(
+        "output tok/s at the rate", format="%,.0f", help="The rate x the output tokens per request: what the "
+        "deployment delivers when it keeps up"),
+    "est_decode_batch": st.column_config.NumberColumn(
+        "decode batch (estimate)", format="%,.1f",
+        help="The sequences decoding at once that the serving estimate finds by Little's law, B = rate x E2E(B); "
+             "the TPOT bound is a decode step of that batch"),
+}
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
 LENGTH_LABELS = {"fixed": "fixed (lockstep waves)", "varied": "varied (steady state)"}
 
@@ -278,11 +293,11 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
     if best is not None:
         c[3].metric("Best output throughput", f"{best['output_tokens_per_s']:,.0f} tok/s",
                     help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
-    step = None
-    if inputs is not None and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
+    step = None  # at a rate the bound's batch is the estimate's (not a whole number): no step to fill in
+    if inputs is not None and not inputs.get("at_rate") and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]),
                                      **{k: v for k, v in inputs.items()
-                                        if k not in ("lengths", "requests", "engine_version", "fits")})
+                                        if k not in ("lengths", "requests", "engine_version", "fits", "at_rate")})
     widgets.show_equations(equations.endpoint_rows(
         low, tpot_from_p50s_ms(low), step, inputs and inputs["accelerator"], inputs and inputs["weight_dtype"]))
 
@@ -352,9 +367,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     prediction's inputs (``predicted_decode_step``'s keywords; None without a prediction) and the serving
     estimate's engine (None without a prediction)."""
     P, N = res["prompt_tokens"], res["output_tokens"]
-    if res["mode"] != "concurrency":
-        st.caption("No prediction in request-rate mode: calc's roofline is drawn against concurrency.")
-        return table, None, None
+    at_rate = res["mode"] != "concurrency"
     missing = no_prediction_reasons(P, N, res.get("length_fields") or {})
     if missing:
         st.warning(f"No prediction: {formats.md_escape(missing)}.")
@@ -376,6 +389,8 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     cols = st.columns(3)
     engine = serving_views.engine_select(cols[0], "ep_engine")
     own = res.get("source") == OWN_SOURCE
+    if at_rate:
+        return _rate_prediction(res, table, sel, layout, layout_text, engine, linked)
     url_state.accept_url_values("ep_lengths", list(LENGTH_LABELS), LENGTH_LABELS.get)
     lengths = cols[1].radio(
         "Request lengths of the run", list(LENGTH_LABELS), index=0 if own else 1, key="ep_lengths",
@@ -420,6 +435,49 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     return compare(table, pred), dict(inputs, fits=pred.attrs.get("fits", True)), engine
 
 
+def _rate_prediction(res: dict, table: pd.DataFrame, sel, layout: dict, layout_text: str, engine: str,
+                     linked: dict) -> tuple[pd.DataFrame, dict | None, str | None]:
+    """``_prediction`` for levels at a request rate: the serving estimate at each rate and the bound at the decode
+    batch it finds (``live.endpoint_predict.predict_rate_levels``), said in words; (table with the predicted columns
+    and ratios, the prediction's inputs with ``at_rate`` True, the engine), or (table, None, None) with a message
+    where calc refuses the inputs."""
+    P, N = res["prompt_tokens"], res["output_tokens"]
+    notice = url_state.late_links_notice(linked)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
+    other = model_mismatch(res.get("model_ids") or [], sel.model)
+    if other:
+        st.warning(other)
+    sent = {float(r): float(ok) + float(bad if bad == bad else 0.0) for r, ok, bad in
+            table[["request_rate_per_s", "requests_ok", "requests_failed"]].dropna(
+                subset=["request_rate_per_s"]).itertuples(index=False)}
+    version = _software_date(res.get("run_dates") or [], engine)
+    try:
+        pred = predict_rate_levels(sel.model, sel.accelerator, table["request_rate_per_s"].dropna().unique(), P, N,
+                                   sel.weight_dtype, sel.kv_dtype, engine=engine, requests=sent,
+                                   engine_version=version, **layout)
+    except ValueError as e:
+        st.warning(f"No prediction: {e}")
+        return table, None, None
+    serving_views.show_notices(pred.attrs.get("notices"))
+    st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
+                f"KV {sel.kv_dtype}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
+                f"{P} prompt + {N} output tokens, requests arriving at each level's rate (Poisson). The serving "
+                f"estimate (the table's serving-estimate columns, est_ in the CSV) is what "
+                f"{measurements.engine_name(engine)} is expected to measure at that rate: the decode batch B that "
+                "Little's law gives (B = rate x E2E(B)), each step's fixed costs, efficiency and other requests' "
+                "prefill, and the queue before the first token (calc.serving, as on the other pages); its range "
+                "carries the engine's speed through that batch, so it widens near capacity. A rate has no batch of "
+                "its own: calc's roofline is drawn at the estimate's batch, a decode step of B sequences for TPOT "
+                "and one prompt's prefill for TTFT (requests arrive one by one), with the serving model's "
+                "conventions (input embedding gathered, the LM head on the last prompt token), not the sidebar's.")
+    st.caption(EAGER_SERVER_CAVEAT)
+    inputs = dict(model=sel.model, accelerator=sel.accelerator, prompt_tokens=P, output_tokens=N,
+                  weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, requests=sent, engine_version=version,
+                  at_rate=True, **layout)
+    return compare(table, pred), dict(inputs, fits=pred.attrs.get("fits", True)), engine
+
+
 #: The breakdown's name for a level's measured figure (the marker on each bar).
 MEASURED_P50 = "measured p50"
 
@@ -431,6 +489,9 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     by default: the heaviest load, where batching interference and queueing show (the lightest is in the
     headline above). Nothing without a prediction or an estimate."""
     if inputs is None or engine is None or "est_tpot_ms" not in table:
+        return
+    if inputs.get("at_rate"):
+        _rate_breakdown(table, inputs, engine)
         return
     rows = table[table["concurrency"].notna() & table["est_tpot_ms"].notna()]
     if rows.empty:
@@ -469,6 +530,50 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     st.markdown(f"**TTFT at concurrency {level:,}**: bound {formats.fmt_seconds(est.ttft.bound_s)} (one prompt's "
                 "prefill, not the table's prompts at once), serving estimate "
                 f"{formats.fmt_seconds(est.ttft.estimate_s)} ({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)})")
+    charts.show_chart(serving_views.breakdown_figure(est, "ttft", ttft_s, MEASURED_P50), key="ep_est_ttft_bar")
+    st.markdown(_measured_text("TTFT", ttft_s, est.ttft))
+
+
+def _rate_breakdown(table: pd.DataFrame, inputs: dict, engine: str) -> None:
+    """``_breakdown`` for levels at a request rate: one rate's serving estimate
+    (``live.endpoint_predict.rate_level_estimate``), the highest rate with an estimate by default (URL-bound as
+    ``ep_rate``), with its range and where its time goes, each bar ending at the level's measured p50."""
+    rows = table[table["request_rate_per_s"].notna() & table["est_tpot_ms"].notna()]
+    if rows.empty:
+        return
+    levels = sorted({float(r) for r in rows["request_rate_per_s"]})
+    st.markdown("**Where the time goes at one rate**: the serving estimate's parts, its range and the level's "
+                "measured p50")
+    linked = url_state.link_values("ep_rate")
+    url_state.accept_url_values("ep_rate", levels)
+    if st.session_state.get("ep_rate") is not None and st.session_state["ep_rate"] not in levels:
+        del st.session_state["ep_rate"]  # a rate of an earlier file: the default again
+    level = st.radio("Request rate (requests/s)", levels, index=len(levels) - 1, key="ep_rate", bind="query-params",
+                     horizontal=True, format_func=lambda r: f"{r:,.4g}/s",
+                     help="The rate whose serving estimate is broken down (the highest by default).")
+    notice = url_state.late_link_notice("ep_rate", linked)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
+    lv = rows[rows["request_rate_per_s"] == level].iloc[0]
+    kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
+                                  "kv_dtype", "tp", "pp", "ep", "engine_version")}
+    try:
+        est = caching.cached_call(rate_level_estimate, rate_per_s=float(level), engine=engine,
+                                  num_prompts=(inputs.get("requests") or {}).get(float(level)), **kw)
+    except ValueError as e:
+        widgets.show_error(e)
+        return
+    tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
+    serving_views.show_estimate(
+        dataclasses.replace(est, notices=()),  # its notices are shown above
+        "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
+        title=f"**TPOT at {level:,.4g} requests/s: serving estimate ({measurements.engine_name(est.engine)}, decode "
+              f"batch {est.decode_batch:,.1f} by Little's law) beside the bound and the measurement**")
+    st.markdown(_measured_text("TPOT", tpot_s, est.tpot))
+    st.markdown(f"**TTFT at {level:,.4g} requests/s**: bound {formats.fmt_seconds(est.ttft.bound_s)} (one prompt's "
+                f"prefill), serving estimate {formats.fmt_seconds(est.ttft.estimate_s)} "
+                f"({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)}, the queue before the first token "
+                "included)")
     charts.show_chart(serving_views.breakdown_figure(est, "ttft", ttft_s, MEASURED_P50), key="ep_est_ttft_bar")
     st.markdown(_measured_text("TTFT", ttft_s, est.ttft))
 
@@ -523,8 +628,9 @@ def _show(res: dict) -> None:
              "est_tpot_ms_low", "est_tpot_ms_high", "ratio_tpot", "ratio_tpot_est", "itl_ms_p50", "e2e_ms_p50",
              "output_tokens_per_s"]
     shown = table[[c for c in first if c in table] + [c for c in table if c not in first]].dropna(axis=1, how="all")
+    labels = dict(COLUMNS, **RATE_COLUMNS) if (inputs or {}).get("at_rate") else COLUMNS
     st.dataframe(shown, hide_index=True, key="ep_table",
-                 column_config={k: v for k, v in COLUMNS.items() if k in shown.columns})
+                 column_config={k: v for k, v in labels.items() if k in shown.columns})
     downloads.download_csv(table, "endpoint_levels.csv", key="ep_csv")
     _breakdown(table, inputs, engine)
     if errors:
