@@ -300,7 +300,12 @@ def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
     caption = next(c.value for c in at.caption if c.value.startswith(f"{ttft_id}: TTFT"))
     # the row's own statistic named (a mean or a median row), and the bars said to be the model's means
     assert caption.startswith(f"{ttft_id}: TTFT ({statistic}) measured {formats.fmt_seconds(measured / 1e3)}")
-    assert "Both bars are means (the serving model predicts a mean)" in caption
+    assert "Both bars predict this row's statistic, the run's " + statistic in caption
+    # every statistic the serving model predicts has its words (a mean weighs a closed loop's first burst in, a
+    # median leaves it aside: calc.serving_fit.prepare_rows)
+    from calc.serving_fit import FIT_STATISTICS
+    from ui.measured_views import STATISTIC_WORDS
+    assert set(STATISTIC_WORDS) == set(FIT_STATISTICS)
     # a link names the row by its id
     linked = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang",
                        ms_row=ttft_id)

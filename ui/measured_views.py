@@ -241,6 +241,17 @@ def row_label(r) -> str:
     return f"{r['id']}: {what} {r['statistic']} {at}, measured {float(r['value']):,.4g} ms"
 
 
+#: What the breakdown's two bars predict for a row of each statistic (``calc.serving_fit.prepare_rows``: a median
+#: leaves a closed loop's first round, one burst of prompts, aside; a mean weighs it in).
+STATISTIC_WORDS = {
+    "mean": "Both bars predict this row's statistic, the run's mean: a closed loop's first round, one burst of "
+            "prompts, weighed in. The same run's median rows show the typical request instead, without that burst, "
+            "so their bars can be shorter.",
+    "median": "Both bars predict this row's statistic, the run's median: the typical request, a closed loop's first "
+              "round (one burst of prompts) left aside. The same run's mean rows weigh that burst in, so their bars "
+              "can be longer."}
+
+
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
@@ -278,8 +289,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
                f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
                f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
-               + "; the other bar is the same run's estimate. Both bars are means (the serving model predicts a mean): "
-               "where the table's row of the other metric is a median, it is set beside this mean.")
+               + "; the other bar is the same run's estimate. " + STATISTIC_WORDS.get(statistic, ""))
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
                           key=f"{key}_row_{w}")
