@@ -305,12 +305,22 @@ LISTED_ROW_ERRORS = 5
 
 def _raise_row_errors(errors: list) -> None:
     """Raise one ValueError for every malformed row of a file: the first message in full, then up to
-    ``LISTED_ROW_ERRORS`` more, then the count of the rest, so a user fixes a file in one pass, not a row per try."""
+    ``LISTED_ROW_ERRORS`` more (a column's list of valid names given once), then the count of the rest, so a user fixes a
+    file in one pass, not a row per try."""
     if not errors:
         return
     message = errors[0]
     if len(errors) > 1:
-        more = errors[1:1 + LISTED_ROW_ERRORS]
+        # each column's valid names once, in the first message that lists them: the later ones stop before them
+        listed, more = set(), []
+        for m in errors[:1 + LISTED_ROW_ERRORS]:
+            column = re.search(r"column '([^']+)'", m)
+            key = column.group(1) if column else m
+            if "; valid" in m and key in listed:
+                m = m.split("; valid")[0]
+            listed.add(key)
+            more.append(m)
+        more = more[1:]
         rest = len(errors) - 1 - len(more)
         message += (f". {len(errors) - 1:,} more malformed row{'s' if len(errors) > 2 else ''}: " + "; ".join(more)
                     + (f"; and {rest:,} more" if rest else ""))

@@ -256,7 +256,7 @@ def test_every_malformed_row_of_a_file_is_named_not_only_the_first(tmp_path):
     # rows 2..10 of the file: a good one, then 8 bad ones (a short line among them); the message gives the first in
     # full, the next LISTED_ROW_ERRORS (5) and counts the other 2: 8 bad rows = 1 + 5 + 2
     bad = []
-    for k, (column, value) in enumerate([("value", "fast"), ("model", "llama-9"), ("tp", "two"), ("value", "-2"),
+    for k, (column, value) in enumerate([("value", "fast"), ("model", "llama-9"), ("tp", "two"), ("model", "gpt-9"),
                                          ("metric", "tok_s"), ("accelerator", "h900"), ("value", "x")]):
         row = list(GOOD)
         row[0] = f"b{k}"
@@ -268,9 +268,12 @@ def test_every_malformed_row_of_a_file_is_named_not_only_the_first(tmp_path):
     text = str(e.value)
     assert text.startswith("mine.csv line 3, column 'value': must be a number, got 'fast'. 7 more malformed rows: ")
     for words in ("line 4, column 'model'", "line 5, column 'tp'", "line 6: 23 fields, expected 24",
-                  "line 7, column 'value'", "line 8, column 'metric'"):
+                  "line 7, column 'model': unknown model preset 'gpt-9'", "line 8, column 'metric'"):
         assert "mine.csv " + words in text
     assert text.endswith("; and 2 more") and "line 9" not in text and "line 10" not in text
+    # each column's list of valid names comes once (37 presets per message would bury the lines)
+    from calc import list_models
+    assert "unknown model preset 'llama-9'" in text and text.count("; valid: " + ", ".join(list_models())) == 1
     # one bad row alone: its message only, no count
     with pytest.raises(ValueError) as one:
         load_measurements(_user_file(tmp_path, [GOOD, bad[0]]))

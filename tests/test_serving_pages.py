@@ -445,6 +445,16 @@ def test_an_implausible_uploaded_row_is_refused_by_name_not_drawn(column, text, 
     assert figures(at)                                              # the data set's charts still draw
 
 
+def test_an_uploaded_csv_with_only_its_header_is_named_and_the_data_set_stays():
+    header = Path(measurements.MEASUREMENTS_PATH).read_text().splitlines()[0]
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", (header + "\n").encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert "mine.csv holds no measurement row to compare (only its header)." in [w.value for w in at.warning]
+    assert "The data set is shown until the file can be read." in [c.value for c in at.caption]
+    assert figures(at) and at.selectbox(key="ms_config").options          # the data set's selectors and charts
+
+
 def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
     import json
 

@@ -50,17 +50,23 @@ def load_data(choice: str):
         st.info("Upload a file to compare it; the data set is shown until then.")
         return shipped()
     data = up.getvalue()
+    name = formats.safe_name(up.name)
     try:
         if kind == "csv":
-            return caching.cached_call(measurements.measurements_from_text, data, formats.safe_name(up.name))
-        df, skipped = caching.cached_call(inferencex.parse_inferencex, data, formats.safe_name(up.name),
-                                          run_date=run_date.isoformat() if run_date else None)
-        for s in skipped:
-            st.caption(f"Skipped {formats.md_escape(s)}.")
-        return df
+            df = caching.cached_call(measurements.measurements_from_text, data, name)
+        else:
+            df, skipped = caching.cached_call(inferencex.parse_inferencex, data, name,
+                                              run_date=run_date.isoformat() if run_date else None)
+            for s in skipped:
+                st.caption(f"Skipped {formats.md_escape(s)}.")
     except ValueError as exc:
         st.error(f"That file cannot be read: {formats.md_escape(str(exc).rstrip('.'))}.")
         return None
+    if df.empty:  # a header alone, or runs the page skips every one of
+        st.warning(f"{formats.md_escape(name)} holds no measurement row to compare"
+                   + (" (only its header)" if kind == "csv" else " (every run skipped, above)") + ".")
+        return None
+    return df
 
 
 def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
