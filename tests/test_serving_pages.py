@@ -455,6 +455,22 @@ def test_an_uploaded_csv_with_only_its_header_is_named_and_the_data_set_stays():
     assert figures(at) and at.selectbox(key="ms_config").options          # the data set's selectors and charts
 
 
+def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model():
+    # the page opened on DeepSeek-V3 (a link); an upload of Llama rows only: the model box and the link both move to
+    # the upload's first model, rather than the link keeping a model the box no longer shows
+    shipped = measurements.load_measurements()
+    rows = Path(measurements.MEASUREMENTS_PATH).read_text().splitlines()
+    llama = [line for line, m in zip(rows[1:], shipped["model"]) if m == "llama-3.1-70b"][:3]
+    assert llama
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3")
+    assert at.selectbox(key="ms_model").value == "deepseek-v3"
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[1]).run()
+    at.get("file_uploader")[0].set_value(("mine.csv", "\n".join([rows[0]] + llama).encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="ms_model").value == "llama-3.1-70b"
+    assert at.session_state["ms_model"] == "llama-3.1-70b"      # the value the link (bind="query-params") carries
+
+
 def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():
     import json
 

@@ -209,7 +209,9 @@ def selection(df: pd.DataFrame, key: str):
     """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen. The
     engine shows by its name ("TensorRT-LLM") and a link may name it by its id or its name in any case."""
     c1, c2, c3 = st.columns(3)
-    model = c1.selectbox("Model", sorted(df["model"].unique()), key=f"{key}_model", bind="query-params")
+    models = sorted(df["model"].unique())
+    url_state.keep_valid(f"{key}_model", models)  # a model of the data set, absent from an upload: the first
+    model = c1.selectbox("Model", models, key=f"{key}_model", bind="query-params")
     d = df[df["model"] == model]
     accs = sorted(d["accelerator"].unique())
     url_state.keep_valid(f"{key}_acc", accs)
