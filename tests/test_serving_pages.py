@@ -453,6 +453,12 @@ def test_an_uploaded_csv_with_only_its_header_is_named_and_the_data_set_stays():
     assert "mine.csv holds no measurement row to compare (only its header)." in [w.value for w in at.warning]
     assert "The data set is shown until the file can be read." in [c.value for c in at.caption]
     assert figures(at) and at.selectbox(key="ms_config").options          # the data set's selectors and charts
+    # the data set's own file is offered to edit and load back (the shipped bytes pass an upload's checks whole)
+    buttons = [b for b in at.get("download_button") if "data set's CSV" in b.proto.label]
+    assert len(buttons) == 1
+    shipped = Path(measurements.MEASUREMENTS_PATH).read_bytes()
+    assert len(measurements.measurements_from_text(shipped, "serving_measurements.csv")) == len(
+        measurements.load_measurements())
 
 
 def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model():

@@ -4,6 +4,8 @@ the frontier chart on InferenceX's axes, the measured-against-predicted chart, t
 come from calc.measurements, calc.inferencex and calc.comparison; this module formats and draws."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -40,6 +42,12 @@ def load_data(choice: str):
                           "dashboard's benchmark records (inferencex.com's API: hardware, model such as dsr1, "
                           "metrics in seconds) or a runner's result files (together_runner: metrics in ms, tokens/s "
                           "of the server). Multi-node and disaggregated runs are skipped.")
+    if kind == "csv":  # the data set's own file, to edit and load back: the columns and checks an upload needs
+        st.download_button("Download the data set's CSV (edit it and upload it here)",
+                            lambda: Path(measurements.MEASUREMENTS_PATH).read_bytes(),
+                            file_name="serving_measurements.csv", mime="text/csv", key="ms_dataset_csv",
+                            help="calc/data/serving_measurements.csv as shipped: every row with its source and "
+                                 "licence; keep the header, change or add rows, and upload the file above.")
     run_date = None
     if kind == "json":
         run_date = st.date_input("Run date, for results that state none (optional)", value=None, key="ms_run_date",
@@ -222,6 +230,8 @@ def selection(df: pd.DataFrame, key: str):
     url_state.keep_valid(f"{key}_engine", engines)
     engine = c3.selectbox("Engine", engines, key=f"{key}_engine", bind="query-params",
                           format_func=measurements.engine_name)
+    st.caption("These three choose among the measurements' own models, accelerators and engines; the sidebar's "
+               "model, GPU and dtypes apply on the other pages, not here.")
     return d[d["engine"] == engine]
 
 
