@@ -399,15 +399,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
              "client: one prompt length, ignore_eos) start the clients together and keep them in lockstep waves, "
              "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
              "spread the requests out, the steady state. A result file does not say which; its default is varied.")
-    notice = url_state.late_links_notice(linked)
-    if notice:
-        st.warning(notice, icon=":material/link_off:")
-    other = model_mismatch(res.get("model_ids") or [], sel.model)
-    if other:
-        st.warning(other)
-    sent = {int(c): float(ok) + float(bad if bad == bad else 0.0) for c, ok, bad in
-            table[["concurrency", "requests_ok", "requests_failed"]].dropna(subset=["concurrency"]).itertuples(index=False)}
-    version = _software_date(res.get("run_dates") or [], engine)
+    sent, version = _level_context(res, table, sel, engine, linked, "concurrency", int)
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
@@ -435,6 +427,21 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
     return compare(table, pred), dict(inputs, fits=pred.attrs.get("fits", True)), engine
 
 
+def _level_context(res: dict, table: pd.DataFrame, sel, engine: str, linked: dict, column: str, cast):
+    """What a prediction of levels says before it runs: the link's refused values, a file of another model than the
+    sidebar's; and what it takes: (the requests each level sent, {level: ok + failed}, its levels by ``column``
+    cast by ``cast``; the serving estimate's ``engine_version``, ``_software_date``)."""
+    notice = url_state.late_links_notice(linked)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
+    other = model_mismatch(res.get("model_ids") or [], sel.model)
+    if other:
+        st.warning(other)
+    sent = {cast(v): float(ok) + float(bad if bad == bad else 0.0) for v, ok, bad in
+            table[[column, "requests_ok", "requests_failed"]].dropna(subset=[column]).itertuples(index=False)}
+    return sent, _software_date(res.get("run_dates") or [], engine)
+
+
 def _rate_prediction(res: dict, table: pd.DataFrame, sel, layout: dict, layout_text: str, engine: str,
                      linked: dict) -> tuple[pd.DataFrame, dict | None, str | None]:
     """``_prediction`` for levels at a request rate: the serving estimate at each rate and the bound at the decode
@@ -442,16 +449,7 @@ def _rate_prediction(res: dict, table: pd.DataFrame, sel, layout: dict, layout_t
     and ratios, the prediction's inputs with ``at_rate`` True, the engine), or (table, None, None) with a message
     where calc refuses the inputs."""
     P, N = res["prompt_tokens"], res["output_tokens"]
-    notice = url_state.late_links_notice(linked)
-    if notice:
-        st.warning(notice, icon=":material/link_off:")
-    other = model_mismatch(res.get("model_ids") or [], sel.model)
-    if other:
-        st.warning(other)
-    sent = {float(r): float(ok) + float(bad if bad == bad else 0.0) for r, ok, bad in
-            table[["request_rate_per_s", "requests_ok", "requests_failed"]].dropna(
-                subset=["request_rate_per_s"]).itertuples(index=False)}
-    version = _software_date(res.get("run_dates") or [], engine)
+    sent, version = _level_context(res, table, sel, engine, linked, "request_rate_per_s", float)
     try:
         pred = predict_rate_levels(sel.model, sel.accelerator, table["request_rate_per_s"].dropna().unique(), P, N,
                                    sel.weight_dtype, sel.kv_dtype, engine=engine, requests=sent,
@@ -483,99 +481,76 @@ MEASURED_P50 = "measured p50"
 
 
 def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> None:
-    """Below the table: one concurrency level's serving estimate (``live.endpoint_predict.level_estimate``, the
-    estimate behind the table's est_ columns) with its range and where its time goes, TPOT then TTFT, each bar
-    ending at the level's measured p50 (a marker). The level is chosen among those with an estimate, the highest
-    by default: the heaviest load, where batching interference and queueing show (the lightest is in the
-    headline above). Nothing without a prediction or an estimate."""
+    """Below the table: one level's serving estimate (``live.endpoint_predict.level_estimate`` at a concurrency,
+    ``rate_level_estimate`` at a request rate: the estimate behind the table's est_ columns) with its range and
+    where its time goes, TPOT then TTFT, each bar ending at the level's measured p50 (a marker). The level is chosen
+    among those with an estimate, the highest by default: the heaviest load, where batching interference and
+    queueing show (the lightest is in the headline above). Nothing without a prediction or an estimate."""
     if inputs is None or engine is None or "est_tpot_ms" not in table:
         return
-    if inputs.get("at_rate"):
-        _rate_breakdown(table, inputs, engine)
-        return
-    rows = table[table["concurrency"].notna() & table["est_tpot_ms"].notna()]
-    if rows.empty:
-        return
-    levels = sorted({int(c) for c in rows["concurrency"]})
-    st.markdown("**Where the time goes at one level**: the serving estimate's parts, its range and the level's "
-                "measured p50")
-    linked = url_state.link_values("ep_level")  # a link's level, taken or refused by the radio below
-    url_state.accept_url_values("ep_level", levels)
-    if st.session_state.get("ep_level") is not None and st.session_state["ep_level"] not in levels:
-        del st.session_state["ep_level"]  # a level of an earlier file: the default again
-    level = st.radio("Concurrency level", levels, index=len(levels) - 1, key="ep_level", bind="query-params",
-                     horizontal=True, format_func=lambda c: f"{c:,}",
-                     help="The level whose serving estimate is broken down (the highest by default).")
-    # drawn only once a file is read, after the run that checks the opening link (app.py): its notice is here
-    notice = url_state.late_link_notice("ep_level", linked)
-    if notice:
-        st.warning(notice, icon=":material/link_off:")
-    lv = rows[rows["concurrency"] == level].iloc[0]
     kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
-                                  "kv_dtype", "tp", "pp", "ep", "lengths", "engine_version")}
-    kw["rounds"] = level_rounds(inputs.get("requests"), int(level))
+                                  "kv_dtype", "tp", "pp", "ep", "engine_version")}
+    rate = bool(inputs.get("at_rate"))
+    picked = _pick_level(table, *(("request_rate_per_s", "ep_rate", "one rate", "Request rate (requests/s)", float,
+                                   lambda r: f"{r:,.4g}/s") if rate else
+                                  ("concurrency", "ep_level", "one level", "Concurrency level", int, lambda c: f"{c:,}")))
+    if picked is None:
+        return
+    level, lv = picked
+    if rate:
+        at = f"{level:,.4g} requests/s"
+        estimate = lambda: caching.cached_call(  # noqa: E731
+            rate_level_estimate, rate_per_s=level, engine=engine,
+            num_prompts=(inputs.get("requests") or {}).get(level), **kw)
+        batch = lambda est: f"decode batch {est.decode_batch:,.1f} by Little's law"  # noqa: E731
+        ttft_words = "one prompt's prefill), serving estimate {} ({}, the queue before the first token included)"
+    else:
+        at = f"concurrency {level:,}"
+        estimate = lambda: caching.cached_call(  # noqa: E731
+            level_estimate, concurrency=level, engine=engine, lengths=inputs["lengths"],
+            rounds=level_rounds(inputs.get("requests"), level), **kw)
+        batch = lambda est: f"{est.batching} batching, decode batch {est.decode_batch:,.0f}"  # noqa: E731
+        ttft_words = "one prompt's prefill, not the table's prompts at once), serving estimate {} ({})"
     try:
-        est = caching.cached_call(level_estimate, concurrency=int(level), engine=engine, **kw)
+        est = estimate()
     except ValueError as e:
         widgets.show_error(e)
         return
     tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
-    name = measurements.engine_name(est.engine)
     serving_views.show_estimate(
         dataclasses.replace(est, notices=(), arrivals=""),  # its notices and convention are shown above
         "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
-        title=f"**TPOT at concurrency {level:,}: serving estimate ({name}, {est.batching} batching, decode batch "
-              f"{est.decode_batch:,.0f}) beside the bound and the measurement**")
+        title=f"**TPOT at {at}: serving estimate ({measurements.engine_name(est.engine)}, {batch(est)}) beside the "
+              "bound and the measurement**")
     st.markdown(_measured_text("TPOT", tpot_s, est.tpot))
-    st.markdown(f"**TTFT at concurrency {level:,}**: bound {formats.fmt_seconds(est.ttft.bound_s)} (one prompt's "
-                "prefill, not the table's prompts at once), serving estimate "
-                f"{formats.fmt_seconds(est.ttft.estimate_s)} ({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)})")
+    st.markdown(f"**TTFT at {at}**: bound {formats.fmt_seconds(est.ttft.bound_s)} ("
+                + ttft_words.format(formats.fmt_seconds(est.ttft.estimate_s),
+                                    serving_views.range_text(est.ttft.low_s, est.ttft.high_s)))
     charts.show_chart(serving_views.breakdown_figure(est, "ttft", ttft_s, MEASURED_P50), key="ep_est_ttft_bar")
     st.markdown(_measured_text("TTFT", ttft_s, est.ttft))
 
 
-def _rate_breakdown(table: pd.DataFrame, inputs: dict, engine: str) -> None:
-    """``_breakdown`` for levels at a request rate: one rate's serving estimate
-    (``live.endpoint_predict.rate_level_estimate``), the highest rate with an estimate by default (URL-bound as
-    ``ep_rate``), with its range and where its time goes, each bar ending at the level's measured p50."""
-    rows = table[table["request_rate_per_s"].notna() & table["est_tpot_ms"].notna()]
+def _pick_level(table: pd.DataFrame, column: str, key: str, what: str, label: str, cast, fmt):
+    """The breakdown's level: a radio (URL-bound as ``key``) over the values of ``column`` ("concurrency" or
+    "request_rate_per_s", each cast by ``cast``) of the rows with an estimate, the highest by default, a link's
+    refused value named; (level, its table row), or None where no row has an estimate."""
+    rows = table[table[column].notna() & table["est_tpot_ms"].notna()]
     if rows.empty:
-        return
-    levels = sorted({float(r) for r in rows["request_rate_per_s"]})
-    st.markdown("**Where the time goes at one rate**: the serving estimate's parts, its range and the level's "
+        return None
+    levels = sorted({cast(v) for v in rows[column]})
+    st.markdown(f"**Where the time goes at {what}**: the serving estimate's parts, its range and the level's "
                 "measured p50")
-    linked = url_state.link_values("ep_rate")
-    url_state.accept_url_values("ep_rate", levels)
-    if st.session_state.get("ep_rate") is not None and st.session_state["ep_rate"] not in levels:
-        del st.session_state["ep_rate"]  # a rate of an earlier file: the default again
-    level = st.radio("Request rate (requests/s)", levels, index=len(levels) - 1, key="ep_rate", bind="query-params",
-                     horizontal=True, format_func=lambda r: f"{r:,.4g}/s",
-                     help="The rate whose serving estimate is broken down (the highest by default).")
-    notice = url_state.late_link_notice("ep_rate", linked)
+    linked = url_state.link_values(key)  # a link's level, taken or refused by the radio below
+    url_state.accept_url_values(key, levels)
+    if st.session_state.get(key) is not None and st.session_state[key] not in levels:
+        del st.session_state[key]  # a level of an earlier file: the default again
+    level = st.radio(label, levels, index=len(levels) - 1, key=key, bind="query-params", horizontal=True,
+                     format_func=fmt, help="The level whose serving estimate is broken down (the highest by default).")
+    # drawn only once a file is read, after the run that checks the opening link (app.py): its notice is here
+    notice = url_state.late_link_notice(key, linked)
     if notice:
         st.warning(notice, icon=":material/link_off:")
-    lv = rows[rows["request_rate_per_s"] == level].iloc[0]
-    kw = {k: inputs[k] for k in ("model", "accelerator", "prompt_tokens", "output_tokens", "weight_dtype",
-                                  "kv_dtype", "tp", "pp", "ep", "engine_version")}
-    try:
-        est = caching.cached_call(rate_level_estimate, rate_per_s=float(level), engine=engine,
-                                  num_prompts=(inputs.get("requests") or {}).get(float(level)), **kw)
-    except ValueError as e:
-        widgets.show_error(e)
-        return
-    tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
-    serving_views.show_estimate(
-        dataclasses.replace(est, notices=()),  # its notices are shown above
-        "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
-        title=f"**TPOT at {level:,.4g} requests/s: serving estimate ({measurements.engine_name(est.engine)}, decode "
-              f"batch {est.decode_batch:,.1f} by Little's law) beside the bound and the measurement**")
-    st.markdown(_measured_text("TPOT", tpot_s, est.tpot))
-    st.markdown(f"**TTFT at {level:,.4g} requests/s**: bound {formats.fmt_seconds(est.ttft.bound_s)} (one prompt's "
-                f"prefill), serving estimate {formats.fmt_seconds(est.ttft.estimate_s)} "
-                f"({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)}, the queue before the first token "
-                "included)")
-    charts.show_chart(serving_views.breakdown_figure(est, "ttft", ttft_s, MEASURED_P50), key="ep_est_ttft_bar")
-    st.markdown(_measured_text("TTFT", ttft_s, est.ttft))
+    return level, rows[rows[column] == level].iloc[0]
 
 
 def _measured_text(name: str, measured_s: float, tb) -> str:
