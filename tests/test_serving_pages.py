@@ -791,3 +791,16 @@ def test_the_estimates_software_caption_names_the_chosen_engine_and_its_release_
     text = " ".join(c.value for c in at.caption)
     assert "a current release of SGLang: its software as of 2026-05-29" in text
     assert f"(SGLang {sglang_then} then)" in text
+
+
+def test_the_serving_block_says_which_context_its_bound_times_before_its_figures():
+    # Many GPUs: the page's TPOT is its step at the full context; the serving block's bound is the step at the
+    # request's mean context (prompt + half the output). The caption that says so comes before the block's metrics,
+    # so the two TPOTs are not read as a contradiction first.
+    at = open_page("app_pages/many_gpus.py")
+    order = list(_in_page_order(at._tree))
+    caption = next(i for i, n in enumerate(order) if getattr(n, "type", None) == "caption"
+                   and str(getattr(n, "value", "")).startswith("This block times a request"))
+    block = next(i for i, n in enumerate(order) if getattr(n, "type", None) == "html"
+                 and 'class="xm-row"' in n.proto.body and "TPOT, bound" in n.proto.body)
+    assert caption < block

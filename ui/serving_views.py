@@ -412,14 +412,16 @@ def section(key: str, model, accelerator, input_len: int, output_len: int, concu
         engine_memory_note(str(exc))
         est = None
     if est is not None:
-        show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd, prompt_len=int(input_len),
-                      output_len=int(output_len))
+        # said before the figures: the block's bound beside the page's own step at the full context reads as a
+        # contradiction until one knows they time different contexts
         ends = (f"ending at the page's context of {context:,}" if int(input_len) < context
                 else f"running past the page's context of {context:,}, which is not longer than the output")
         st.caption(f"This block times a request of {int(input_len):,} prompt and {int(output_len):,} output tokens, "
                    f"{ends}: its bound is the decode step at the request's mean context, "
                    f"{int(input_len) + int(output_len) // 2:,} tokens (prompt + half the output), so it differs a little "
                    "from the page's step at the full context.")
+        show_estimate(est, key, which=which, price_per_gpu_hour_usd=price_per_gpu_hour_usd, prompt_len=int(input_len),
+                      output_len=int(output_len))
         if tpot_target_s is not None and est.tpot.estimate_s > tpot_target_s:
             kw = dict(tp=tp, pp=pp, ep=ep, replicas=replicas, weight_dtype=weight_dtype, kv_dtype=kv_dtype, engine=engine,
                       batching=batching, interconnect=interconnect)
