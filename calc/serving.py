@@ -64,11 +64,12 @@ from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
 from .dtypes import canonical_dtype
 from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model
+from .number_text import fmt_number
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
-from .serving_terms import (LENGTHS, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
+from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
                             first_release, release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
@@ -772,8 +773,13 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
         if not then and first_release(key):
             raise ValueError(f"engine_version {day.isoformat()} is before {key}'s first release on file "
                              f"({first_release(key)}): the serving model has no software of that day")
+        # the fitted software gain stops at the newest release the benchmarks hold (``software_factor``): a later
+        # day is that day's software, and the notice says so rather than counting a gain no data measured
+        counted = (f"the fitted gain of later releases counted to that day" if day <= SOFTWARE_LATEST_DAY else
+                   f"the fitted gain of later releases counted up to {SOFTWARE_LATEST_DAY.isoformat()}, the newest "
+                   "release in the benchmarks, and none beyond")
         notices = notices + [f"engine_version {str(engine_version)!r:.40} is a date: the engine's software as of "
-                             f"{day.isoformat()} (the fitted gain of later releases counted to that day"
+                             f"{day.isoformat()} ({counted}"
                              + (f"; {key} {then} was its latest release then" if then else "")
                              + "), its scheduling (overlap, prompt steps) a current build's: the convention of the "
                              "published runs that state a date but no version"]
@@ -1031,11 +1037,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, lambda rate: _solve_rate(
             model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
             math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
-            error_quantiles(prm, "throughput", key))
+            error_quantiles(prm, "throughput", key), at_limit=bool(at_limit))
     return est
 
 
-def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple) -> ServingEstimate:
+def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_limit: bool = False) -> ServingEstimate:
     """``est`` (an estimate at ``lam`` requests/s per replica; a ``ServingEstimate``, times in seconds) with its TTFT,
     TPOT and e2e ranges carried through
     the rate's fixed point: an engine whose every time is ``k`` times the estimate's, at ``lam``, runs as the
@@ -1051,18 +1057,20 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple) -> 
     within 8% of the measured TPOT at each source's median, while the estimate at the rate was up to 1.5x off (at
     the latency limit's edge a small error in a step is a large one in the batch). Where ``k x lam`` is beyond what
     the estimate's engine serves, the top is ``k x`` the times at its batch limit, and a notice says that an engine
-    that much slower would not keep up (its queue, so its TTFT, grows). The low end never goes below the bound.
+    that much slower would not keep up (its queue, so its TTFT, grows), unless ``at_limit`` (``est`` itself is
+    beyond capacity, and its own notice says so). The low end never goes below the bound.
     Source: a change of time unit scales a queue's arrival and service rates together (Kleinrock, Queueing Systems
     vol. 1, 1975, section 1.3: Little's law and the load rho = lambda x s are invariant)."""
     ends, words = {}, None
     for side, k in (("low", math.exp(-q_throughput[1])), ("high", math.exp(-q_throughput[0]))):
         try:
-            _, a, at_limit = solve(lam * k)
+            _, a, beyond = solve(lam * k)
         except ValueError:  # a layout or length the model refuses at this rate too: keep the plain range's end
-            a, at_limit = None, []
-        if side == "high" and at_limit:
-            words = (f"a step {k:.2f}x the estimate's, the top of its range, would not keep up with this rate: the "
-                     "range's top is the time at the engine's batch limit, and the queue, so the TTFT, would grow")
+            a, beyond = None, []
+        if side == "high" and beyond and not at_limit:
+            words = (f"at {fmt_number(est.requests_per_s)} requests/s an engine whose step is {k:.2f}x the "
+                     "estimate's (the top of its throughput range) would not keep up: the range's top is such an "
+                     "engine's times with the requests piling up, its TTFT growing")
         ends[side] = (k, a)
 
     def widened(low: float, high: float, key: str, floor: float = 0.0):
@@ -1124,8 +1132,9 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     range it raises ValueError: no engine in the data set served that much more than its estimate.
 
     A finite run of ``n_requests`` per replica never has more than that many in flight (``calc.serving_fit``'s rate
-    rows stop their grid there): at a rate beyond what the engine serves with all of them in, it is taken with all
-    of them in, with a notice, rather than refused."""
+    rows stop their grid there): at a rate beyond what the engine serves with all of them in, its requests pile up
+    as a burst of ``n_requests`` sent at once would (a closed loop of that many, ``burst=True``: its times and its
+    throughput, below the rate), with a notice, rather than refused."""
     def at(bb):
         comp = serving_components(model, accelerator, i, o, [bb], layout, weight_dtype, kv_dtype, settings,
                                   interconnect, rate=True, matmul_scale=settings["matmul_scale"])
@@ -1133,22 +1142,28 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
 
     comp, a = at(min(1e12, float(n_requests)))
     cap = float(comp["N"][0])
+    rate_text = fmt_number(lam * layout.replicas)
     if lam * float(a["e2e_s"][0]) > cap and math.isfinite(n_requests):
-        comp["C"] = np.asarray([cap])
-        held = "all of them" if cap >= n_requests else f"the {cap:,.0f} the engine holds per replica ({comp['limit'][0]})"
-        return comp, a, [f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: the run's "
-                         f"{n_requests * layout.replicas:,.0f} requests pile up in it, and the times are those with "
-                         f"{held} in flight"]
+        # the run's requests arrive faster than the engine serves them: they pile up as a burst sent at once would
+        # (``burst_schedule``: prompts prefilled up front, a closed loop of N clients), whose times and throughput
+        # the run measures, not the rate's
+        comp = serving_components(model, accelerator, i, o, [float(n_requests)], layout, weight_dtype, kv_dtype,
+                                  settings, interconnect, matmul_scale=settings["matmul_scale"], burst=True)
+        a = combine(comp, p, costs, graphs)
+        sustained = fmt_number(float(a["requests_per_s"][0]) * layout.replicas)
+        return comp, a, [f"{rate_text} requests/s is more than this deployment serves: the run's "
+                         f"{n_requests * layout.replicas:,.0f} requests pile up as if sent at once, and the times and "
+                         f"throughput are those of that burst (about {sustained} requests/s)"]
     if lam * float(a["e2e_s"][0]) > cap:
         sustained = cap / float(a["e2e_s"][0]) * layout.replicas
-        what = (f"about {sustained:,.3g} requests/s at its batch limit of {cap:,.0f} sequences per replica "
+        what = (f"about {fmt_number(sustained)} requests/s at its batch limit of {cap:,.0f} sequences per replica "
                 f"({comp['limit'][0]})")
         top = math.exp(max(q_high, 0.0))
         if lam * layout.replicas > sustained * top:
-            raise ValueError(f"{lam * layout.replicas:,.3g} requests/s is more than this deployment serves: {what}, "
+            raise ValueError(f"{rate_text} requests/s is more than this deployment serves: {what}, "
                              f"{top:.2f}x that at the top of the estimate's range; the queue would grow without bound")
         comp["C"] = np.asarray([cap])
-        return comp, a, [f"{lam * layout.replicas:,.3g} requests/s is above the estimate's capacity, {what}, but "
+        return comp, a, [f"{rate_text} requests/s is above the estimate's capacity, {what}, but "
                          f"within its range (engines measured up to {top:.2f}x the estimate's throughput): the times "
                          "are those at the batch limit; at this rate the engine runs at its edge and its queue, so "
                          "its TTFT, may grow"]

@@ -396,3 +396,20 @@ def test_a_result_file_at_request_rates_is_predicted_at_each_rate():
     at.radio(key="ep_rate").set_value(10.0).run()
     assert not at.exception
     assert shown_estimate().value == formats.fmt_seconds(table["est_tpot_ms"].iloc[0] / 1e3)
+
+
+def test_files_of_concurrencies_and_rates_together_say_which_levels_the_prediction_follows():
+    from test_endpoint_results import rate_result
+    at = open_section(ep_src="a result file")
+    lines = [json.dumps(vllm_result(4, 120.0, 13.0, 8.0, 700.0))] + [json.dumps(rate_result(r, 30.0, 9.0))
+                                                                     for r in (10, 80)]
+    at.text_area(key="ep_paste").set_value("\n".join(lines)).run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("The levels at a request rate (10, 80 requests/s) are shown as measured, without "
+                                  "a prediction") for c in at.caption)
+    table = next(d.value for d in at.dataframe if "ttft_ms_p50" in d.value.columns)
+    predicted = table[table["pred_tpot_ms"].notna()]
+    assert list(predicted["concurrency"]) == [4]
+    # the best throughput is the 80/s level's (80 x 64 = 5,120 tok/s), named by its rate, not "concurrency nan"
+    best = next(m for m in at.metric if m.label == "Best output throughput")
+    assert best.value == "5,120 tok/s" and best.help.endswith("at 80 requests/s")

@@ -861,16 +861,23 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
     with pytest.raises(ValueError, match="num_prompts"):
         serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=0)
     # at a rate, a run of 300 requests never holds more than 300: 400 requests/s of Llama-3.1-8B on one H100 is far
-    # beyond what it serves (refused for an endless run), taken with the 300 in flight for a finite one
+    # beyond what it serves (refused for an endless run); a finite run's requests pile up as if sent at once: the
+    # times and throughput of a burst of 300 (the closed loop of 300 clients starting together, lengths "fixed"),
+    # its requests/s below the 400 offered
     with pytest.raises(ValueError, match="more than this deployment serves"):
         serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0)
     rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=300)
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=300, lengths="fixed")
     assert rate.concurrency == 300 and rate.arrivals.startswith("at random (Poisson)")
-    assert any("the run's 300 requests pile up in it, and the times are those with all of them" in n
-               for n in rate.notices)
-    # a run of 5,000 piles up to what the engine's cache holds at once, and says so
+    assert rate.tpot.estimate_s == pytest.approx(burst.tpot.estimate_s, rel=1e-9)
+    assert rate.ttft.estimate_s == pytest.approx(burst.ttft.estimate_s, rel=1e-9)
+    assert rate.requests_per_s == pytest.approx(burst.requests_per_s, rel=1e-9) and rate.requests_per_s < 400.0
+    assert any(n.startswith("400 requests/s is more than this deployment serves: the run's 300 requests pile up as "
+                            "if sent at once") for n in rate.notices)
+    # a run of 5,000 piles up beyond what the engine's cache holds at once: the rest wait for a slot
     more = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=5000)
-    assert 300 < more.concurrency < 5000 and any("the engine holds per replica" in n for n in more.notices)
+    assert more.concurrency == 5000 and more.decode_batch < 5000 and more.ttft.estimate_s > rate.ttft.estimate_s
+    assert any("the run's 5,000 requests pile up" in n for n in more.notices)
     # a rate the engine serves with few requests in flight is the same whatever the run's size
     slow = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0, num_prompts=500)
     assert slow.tpot.estimate_s == serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0).tpot.estimate_s
@@ -1027,6 +1034,7 @@ def test_a_rate_near_capacity_carries_its_range_through_littles_law():
     # rescaled). So at a rate the range's top is k x the estimate at k x lambda, with k = exp(-q_low) from the
     # engine's cross-validated throughput quantiles, and the plain range (estimate x exp(latency quantile)) where
     # that is wider. Llama-3.1-8B, nvfp4 on one B200, TensorRT-LLM, MLPerf's 871 / 129 tokens.
+    from calc.number_text import fmt_number
     from calc.serving_params import error_quantiles
     params = load_serving_params()
     q_thr, q_lat = error_quantiles(params, "throughput", "trtllm"), error_quantiles(params, "latency", "trtllm")
@@ -1057,7 +1065,8 @@ def test_a_rate_near_capacity_carries_its_range_through_littles_law():
     # a rate that a k_high-times slower engine could not serve: the top is its batch limit's, with a notice
     beyond = at(0.97 * capacity)
     assert 0.97 * k_high > 1.0
-    assert [n for n in beyond.notices if f"a step {k_high:.2f}x the estimate's" in n and "would not keep up" in n]
+    assert [n for n in beyond.notices if f"an engine whose step is {k_high:.2f}x the estimate's" in n
+            and "would not keep up" in n and n.startswith(f"at {fmt_number(0.97 * capacity)} requests/s")]
     assert beyond.tpot.high_s > beyond.tpot.estimate_s
 
 

@@ -291,8 +291,10 @@ def _headline(table: pd.DataFrame, inputs: dict | None = None) -> None:
                             f"{low['est_tpot_ms_low']:.2f}-{low['est_tpot_ms_high']:.2f} ms)." if est else ""))
     best = ok.loc[ok["output_tokens_per_s"].idxmax()] if ok["output_tokens_per_s"].notna().any() else None
     if best is not None:
+        load = (f"concurrency {best['concurrency']:g}" if pd.notna(best["concurrency"])
+                else f"{best['request_rate_per_s']:g} requests/s")  # each level by its own load (files may mix them)
         c[3].metric("Best output throughput", f"{best['output_tokens_per_s']:,.0f} tok/s",
-                    help=f"All requests' output tokens / level duration, at {xcol.replace('_', ' ')} {best[xcol]:g}")
+                    help=f"All requests' output tokens / level duration, at {load}")
     step = None  # at a rate the bound's batch is the estimate's (not a whole number): no step to fill in
     if inputs is not None and not inputs.get("at_rate") and "ratio_tpot" in low and pd.notna(low["ratio_tpot"]):
         step = predicted_decode_step(concurrency=int(low["concurrency"]),
@@ -400,6 +402,11 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
              "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
              "spread the requests out, the steady state. A result file does not say which; its default is varied.")
     sent, version = _level_context(res, table, sel, engine, linked, "concurrency", int)
+    at_rates = table[table["concurrency"].isna() & table["request_rate_per_s"].notna()]["request_rate_per_s"]
+    if len(at_rates):  # files of both kinds: the prediction follows the concurrencies, and says what it leaves
+        st.caption(f"The levels at a request rate ({', '.join(f'{r:g}' for r in sorted(at_rates))} requests/s) are "
+                   "shown as measured, without a prediction: with concurrency levels in the same files the "
+                   "prediction follows the concurrencies. Load the rate files alone to predict them at each rate.")
     try:
         pred = predict_levels(sel.model, sel.accelerator, table["concurrency"].dropna().astype(int).unique(), P, N,
                               sel.weight_dtype, sel.kv_dtype, embedding=embedding, logits=sel.logits,
@@ -519,7 +526,7 @@ def _breakdown(table: pd.DataFrame, inputs: dict | None, engine: str | None) -> 
     tpot_s, ttft_s = lv["tpot_ms_p50"] / 1e3, lv["ttft_ms_p50"] / 1e3
     serving_views.show_estimate(
         dataclasses.replace(est, notices=(), arrivals=""),  # its notices and convention are shown above
-        "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50,
+        "ep_est", which="tpot", measured_s=tpot_s, measured_label=MEASURED_P50, engine_version=kw["engine_version"],
         title=f"**TPOT at {at}: serving estimate ({measurements.engine_name(est.engine)}, {batch(est)}) beside the "
               "bound and the measurement**")
     st.markdown(_measured_text("TPOT", tpot_s, est.tpot))

@@ -10,7 +10,7 @@ import streamlit as st
 
 from calc import cost as calc_cost
 from calc import measurements, serving
-from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, release_on
+from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, release_on, version_day
 from ui import caching, charts, columns, formats, html_table, url_state, widgets
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
@@ -58,9 +58,28 @@ def current_release(engine: str) -> str:
             + "; later releases may be faster")
 
 
-def which_is_which(engine: str) -> str:
-    """What the bound and the estimate are (``BOUND_AND_ESTIMATE``), for ``engine``'s current release, as a caption."""
-    return f"{BOUND_AND_ESTIMATE}, for {current_release(engine)}."
+def which_is_which(engine: str, engine_version: str = "") -> str:
+    """What the bound and the estimate are (``BOUND_AND_ESTIMATE``), as a caption: for ``engine``'s current release,
+    or for the software of ``engine_version`` where an estimate took one (a run's date, "YYYY-MM-DD", or a release
+    number: ``calc.serving.serving_estimate``'s), so the caption and the estimate's notice name the same software."""
+    return f"{BOUND_AND_ESTIMATE}, for {version_words(engine, engine_version) or current_release(engine)}."
+
+
+def version_words(engine: str, engine_version: str) -> str:
+    """The software an estimate took from ``engine_version``, in words: "vLLM's software as of 2025-06-01 (vLLM
+    0.9.0.1 then)" for a date (past the newest release in the benchmarks, that the fitted gain stops there), "vLLM
+    0.9.0" for a release number; "" for none (a current release, ``current_release``)."""
+    if not engine_version:
+        return ""
+    name = measurements.engine_name(engine)
+    day = version_day(engine_version)
+    if day is None:
+        return f"{name} {engine_version}"
+    then = release_on(engine, day)
+    later = (f"; the fitted gain of later releases stops at {SOFTWARE_LATEST_DAY.isoformat()}, the newest in the "
+             "benchmarks" if day > SOFTWARE_LATEST_DAY else "")
+    return f"{name}'s software as of {day.isoformat()}" + (f" ({name} {then} then{later})" if then else
+                                                           (f" ({later[2:]})" if later else ""))
 #: What the bound's throughput beside the estimate's counts (``ServingEstimate.bound_output_tokens_per_s_per_gpu``:
 #: the decode batch over the bound's TPOT, no prefill), said on the metric itself.
 BOUND_THROUGHPUT_WORDS = ", decode steps only"
@@ -298,13 +317,15 @@ def single_output_note(prompt_len: int, priced: bool) -> str:
 
 def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
                   title: str | None = None, prompt_len: int | None = None, output_len: int | None = None,
-                  measured_s: float | None = None, measured_label: str = MEASURED_TRACE, notices=None) -> None:
+                  measured_s: float | None = None, measured_label: str = MEASURED_TRACE, notices=None,
+                  engine_version: str = "") -> None:
     """The serving estimate beside the bound: metrics (bound, estimate with range, throughput per GPU and,
     with a price, USD per 1M output tokens from both), the notices, the breakdown bar and table. With
     ``output_len`` 1 (and the request's ``prompt_len``), a caption says what the per-output-token figures then
     mean (``single_output_note``). ``measured_s`` (seconds) and ``measured_label``: a measured ``which`` marked on
     the breakdown bar (``breakdown_figure``). ``notices``: the notices to show (default: all of ``est.notices``;
-    a page that shows some of them elsewhere passes the rest)."""
+    a page that shows some of them elsewhere passes the rest). ``engine_version``: the software the estimate took
+    (``serving_estimate``'s; "" a current release), named in the caption (``which_is_which``)."""
     tb = getattr(est, which)
     name = which.upper()
     st.markdown(title or f"**Serving estimate ({measurements.engine_name(est.engine)}, "
@@ -335,7 +356,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                          help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
     if output_len == 1 and prompt_len is not None:
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
-    st.caption(which_is_which(est.engine))
+    st.caption(which_is_which(est.engine, engine_version))
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
         other = (" A benchmark that sends one prompt length and forces one output length moves in lockstep waves "
                  "instead and waits longer for its first token (the Live page's endpoint section offers both)."
