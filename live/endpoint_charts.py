@@ -47,7 +47,8 @@ def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
     ``RATE_PREDICTED_NAMES[metric]``) when the table has
     ``pred_<metric>_ms``, and the serving estimate (``ESTIMATE_NAME``, error bars from ``est_<metric>_ms_low``
     to ``_high``) when it has ``est_<metric>_ms`` and its range (TTFT and TPOT).
-    Axes: x concurrency (log) or request rate, y milliseconds (log). None when nothing was measured."""
+    Axes: x concurrency or request rate (log once the levels span more than 2x), y milliseconds (log). None when
+    nothing was measured."""
     xcol, xtitle = x_axis(levels)
     pts = levels[levels[f"{metric}_ms_p50"].notna() & levels[xcol].notna()].sort_values(xcol)
     if pts.empty:
@@ -80,7 +81,8 @@ def metric_figure(levels: pd.DataFrame, metric: str) -> go.Figure | None:
                         hovertemplate="%{x}: %{y:.2f} ms, serving estimate (range %{customdata[0]:.2f}-"
                                       "%{customdata[1]:.2f} ms)<extra></extra>")
     fig.update_layout(xaxis_title=xtitle, yaxis_title=METRIC_TITLES[metric])
-    fig.update_xaxes(type="log" if xcol == "concurrency" and pts[xcol].max() > 2 * pts[xcol].min() else "linear")
+    # concurrencies and rates both span decades (1 to 256 clients, 1 to 5,000 requests/s): log once they spread
+    fig.update_xaxes(type="log" if pts[xcol].max() > 2 * pts[xcol].min() else "linear")
     fig.update_yaxes(type="log")
     return fig
 

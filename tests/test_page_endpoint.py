@@ -385,6 +385,7 @@ def test_a_result_file_at_request_rates_is_predicted_at_each_rate():
                 if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "TPOT (ms per output token)")
     names = [t.get("name") for t in tpot["data"]]
     assert RATE_PREDICTED_NAMES["tpot"] in names and ESTIMATE_NAME in names
+    assert tpot["layout"]["xaxis"]["type"] == "log"                          # 10 to 80 requests/s: a log axis
     # the breakdown is at the highest rate by default, its estimate the table's
     assert at.radio(key="ep_rate").value == 80.0
 
@@ -413,3 +414,13 @@ def test_files_of_concurrencies_and_rates_together_say_which_levels_the_predicti
     # the best throughput is the 80/s level's (80 x 64 = 5,120 tok/s), named by its rate, not "concurrency nan"
     best = next(m for m in at.metric if m.label == "Best output throughput")
     assert best.value == "5,120 tok/s" and best.help.endswith("at 80 requests/s")
+
+
+def test_a_model_that_does_not_fit_at_a_rate_says_why_the_bound_is_missing():
+    from test_endpoint_results import rate_result
+    at = open_section(ep_src="a result file", model="llama-3.1-70b")     # 141 GB of bf16 weights on one 80 GB H100
+    at.text_area(key="ep_paste").set_value(json.dumps(rate_result(10, 30.0, 9.0))).run()
+    assert not at.exception
+    assert any("does not fit" in i.value for i in list(at.info) + list(at.warning))
+    assert any(c.value.startswith("At a request rate the bound is drawn at the decode batch the serving estimate "
+                                  "finds") for c in at.caption)

@@ -465,6 +465,9 @@ def _rate_prediction(res: dict, table: pd.DataFrame, sel, layout: dict, layout_t
         st.warning(f"No prediction: {e}")
         return table, None, None
     serving_views.show_notices(pred.attrs.get("notices"))
+    if pred["pred_tpot_ms"].isna().all():
+        st.caption("At a request rate the bound is drawn at the decode batch the serving estimate finds; where the "
+                   "estimate is refused (above), there is no batch, so no bound either.")
     st.markdown(f"Prediction: **{sel.model.name}** on **{sel.accelerator.name}**, weights {sel.weight_dtype}, "
                 f"KV {sel.kv_dtype}, {layout_text} (the sidebar's choice: pick the deployment's model and GPU there), "
                 f"{P} prompt + {N} output tokens, requests arriving at each level's rate (Poisson). The serving "
