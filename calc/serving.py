@@ -1037,7 +1037,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, lambda rate: _solve_rate(
             model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
             math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
-            error_quantiles(prm, "throughput", key), at_limit=bool(at_limit))
+            error_quantiles(prm, "throughput", key), at_limit=bool(np.asarray(comp["burst"])[0] > 0))
     return est
 
 
@@ -1047,8 +1047,8 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_
     the rate's fixed point: an engine whose every time is ``k`` times the estimate's, at ``lam``, runs as the
     estimate's engine at ``k x lam`` with its clock stretched by ``k`` (a change of time unit in Little's law
     ``B = lambda x e2e(B)`` and in the queue's load ``lambda x s``), so the range's ends are ``k x`` the times
-    ``solve(k x lam)`` gives (``solve``: ``_solve_rate``'s (components, arrays, notices) at a rate per replica, never
-    refusing one) for ``k = exp(-q)``, ``q_throughput`` the (low, high) quantiles of the cross-validated
+    ``solve(k x lam)`` gives (``solve``: ``_solve_rate``'s (components, arrays, notices) at a rate per replica, past
+    capacity at the batch limit, never refused nor taken as a burst) for ``k = exp(-q)``, ``q_throughput`` the (low, high) quantiles of the cross-validated
     log(measured / predicted) throughput of the engine: an engine that serves ``exp(q)`` times the estimate's tokens
     per second takes ``exp(-q)`` times its time per step. Far below the engine's
     capacity this is the plain range (the times hardly change with the rate); near it, where a benchmark raises the
@@ -1057,17 +1057,20 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_
     within 8% of the measured TPOT at each source's median, while the estimate at the rate was up to 1.5x off (at
     the latency limit's edge a small error in a step is a large one in the batch). Where ``k x lam`` is beyond what
     the estimate's engine serves, the top is ``k x`` the times at its batch limit, and a notice says that an engine
-    that much slower would not keep up (its queue, so its TTFT, grows), unless ``at_limit`` (``est`` itself is
-    beyond capacity, and its own notice says so). The low end never goes below the bound.
+    that much slower would not keep up (its queue, so its TTFT, grows). With ``at_limit`` (``est`` itself a finite
+    run's requests piled up as one burst, past the estimate's throughput range) ``est`` is returned as it is: a
+    burst's times do not follow the rate. The low end never goes below the bound.
     Source: a change of time unit scales a queue's arrival and service rates together (Kleinrock, Queueing Systems
     vol. 1, 1975, section 1.3: Little's law and the load rho = lambda x s are invariant)."""
+    if at_limit:  # ``est`` is a burst of the run's requests (``_solve_rate``): the plain range
+        return est
     ends, words = {}, None
     for side, k in (("low", math.exp(-q_throughput[1])), ("high", math.exp(-q_throughput[0]))):
         try:
             _, a, beyond = solve(lam * k)
         except ValueError:  # a layout or length the model refuses at this rate too: keep the plain range's end
             a, beyond = None, []
-        if side == "high" and beyond and not at_limit:
+        if side == "high" and beyond:
             words = (f"at {fmt_number(est.requests_per_s)} requests/s an engine whose step is {k:.2f}x the "
                      "estimate's (the top of its throughput range) would not keep up: the range's top is such an "
                      "engine's times with the requests piling up, its TTFT growing")
