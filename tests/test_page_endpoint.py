@@ -394,6 +394,10 @@ def test_a_result_file_at_request_rates_is_predicted_at_each_rate():
     assert shown_estimate().value == formats.fmt_seconds(table["est_tpot_ms"].iloc[-1] / 1e3)
     assert shown_estimate().delta == (f"range {formats.fmt_seconds(table['est_tpot_ms_low'].iloc[-1] / 1e3)} - "
                                       f"{formats.fmt_seconds(table['est_tpot_ms_high'].iloc[-1] / 1e3)}")
+    # at a rate the throughput metric says it is the rate's, and the bound's the headroom at that batch
+    from ui.serving_views import RATE_THROUGHPUT_WORDS
+    throughput = {m.label: m for m in row_metrics(at)}["Output tok/s per GPU, serving estimate"]
+    assert throughput.value == formats.fmt_number(80.0 * 64) and RATE_THROUGHPUT_WORDS in (throughput.help or "")
     at.radio(key="ep_rate").set_value(10.0).run()
     assert not at.exception
     assert shown_estimate().value == formats.fmt_seconds(table["est_tpot_ms"].iloc[0] / 1e3)

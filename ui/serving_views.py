@@ -83,6 +83,11 @@ def version_words(engine: str, engine_version: str) -> str:
 #: What the bound's throughput beside the estimate's counts (``ServingEstimate.bound_output_tokens_per_s_per_gpu``:
 #: the decode batch over the bound's TPOT, no prefill), said on the metric itself.
 BOUND_THROUGHPUT_WORDS = ", decode steps only"
+#: What the throughput metric adds at a request rate: the rate sets the throughput, the bound's is what the same
+#: batch could give if the engine ran at the roofline.
+RATE_THROUGHPUT_WORDS = (" At a request rate the throughput is the rate's (requests/s x output tokens, per GPU) while "
+                         "the deployment keeps up; the bound's is what the same decode batch would give at the "
+                         "roofline, the headroom, not a contradiction.")
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
 #: The breakdown figure's default name of a measured time's marker (``breakdown_figure``'s ``measured_s``).
@@ -346,7 +351,8 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                           "The bound's throughput is an upper bound: the decode batch over the bound's TPOT, decode "
                           "steps only. The serving estimate's counts each request's prefill and wait too "
                           "(requests x output "
-                          "tokens / end-to-end time), so the two differ by more than the engine's costs.")
+                          "tokens / end-to-end time), so the two differ by more than the engine's costs."
+                          + (RATE_THROUGHPUT_WORDS if est.mode == "rate" else ""))
         if price_per_gpu_hour_usd is not None:
             mc[3].metric("USD per 1M output tokens, serving estimate",
                          formats.fmt_usd(calc_cost.cost_per_million(est.output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)),
