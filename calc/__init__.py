@@ -38,21 +38,24 @@ from .speculative import SpecDecodeStats, speculative_generate
 import functools as _functools
 import inspect as _inspect
 
-from .dtypes import accepts_dtype_names as _accepts_dtype_names
+from .dtypes import DTYPE_BYTES as _PLAIN_DTYPES, canonical_dtype as _canonical_dtype
 
-#: How the public functions resolve a name given for a model or an accelerator (``_takes_names``).
+#: How the public functions resolve a name given for a model, an accelerator or a dtype (``_takes_names``): the type
+#: taken as it is, the resolver for a name, and what is expected, in words (None: a value of another type passes on
+#: to the function's own check).
 _RESOLVERS = {"model": (ModelConfig, get_model, "a ModelConfig or a model name (a preset id or a hub id)"),
               "accelerator": (Accelerator, get_accelerator, "an Accelerator or an accelerator name (a preset id "
-                                                                 "or the name nvidia-smi / rocm-smi prints)")}
+                                                                 "or the name nvidia-smi / rocm-smi prints)"),
+              **{n: (type(None), _canonical_dtype, None) for n in ("weight_dtype", "kv_dtype", "dtype")}}
 
 
 def _takes_names(fn):
     """``fn`` of DESIGN.md's public API, taking names as an engineer writes them, as ``calc.serving.serving_estimate``
     does: a model as a preset or hub id ("meta-llama/Llama-3.1-8B-Instruct": ``get_model``), an accelerator as a
     preset or device name ("NVIDIA H100 80GB HBM3": ``get_accelerator``), a dtype as torch or an engine writes it
-    ("bfloat16", "fp8_e4m3", "AWQ": ``calc.dtypes.accepts_dtype_names``). Raises ValueError for an unknown name
-    (the resolver's message, with the valid ones) or an argument of another type."""
-    inner = _accepts_dtype_names(fn)
+    ("bfloat16", "fp8_e4m3", "AWQ": ``calc.dtypes.canonical_dtype``; calc's own names pass unchanged, an unknown one
+    reaches ``fn``'s own check). Raises ValueError for an unknown model or accelerator name (the resolver's message,
+    with the valid ones) or one of another type."""
     names = list(_inspect.signature(fn).parameters)
     where = {n: names.index(n) for n in _RESOLVERS if n in names}
 
@@ -63,15 +66,17 @@ def _takes_names(fn):
             kind, resolve, words = _RESOLVERS[n]
             positional = i < len(args)
             value = args[i] if positional else kwargs.get(n)
-            if value is None or isinstance(value, kind):
+            if value is None or isinstance(value, kind) or (isinstance(value, str) and value in _PLAIN_DTYPES):
                 continue
             if not isinstance(value, str):
+                if words is None:
+                    continue
                 raise ValueError(f"{n} must be {words}, got {type(value).__name__}")
             if positional:
                 args[i] = resolve(value)
             else:
                 kwargs[n] = resolve(value)
-        return inner(*args, **kwargs)
+        return fn(*args, **kwargs)
     return wrapper
 
 

@@ -6,8 +6,6 @@ their table is in ``calc.quant``'s docstring, which tensors each keeps in 16-bit
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import re
 from dataclasses import dataclass
 
@@ -221,33 +219,3 @@ def kv_dtype_bytes(kv_dtype) -> float:
         valid = ", ".join([*DTYPE_BYTES, "q8_0", "q4_0", "mxfp4", "nvfp4", *KV_CACHE_ONLY_FORMATS])
         raise ValueError(f"kv_dtype must be one of {valid} (the cache formats); got {kv_dtype!r}") from None
 
-
-#: The arguments of a public function that name a dtype (``accepts_dtype_names``).
-DTYPE_ARGUMENTS = ("weight_dtype", "kv_dtype", "dtype")
-
-
-def accepts_dtype_names(fn):
-    """``fn`` with its dtype arguments (``DTYPE_ARGUMENTS``, by keyword or by position) passed through
-    ``canonical_dtype`` first, so the public API takes a dtype as engines, configs and benchmark tables write it
-    ("bfloat16", "FP8", "fp8_e4m3", "AWQ", "W8A8") and computes with calc's own name; a name already calc's passes
-    unchanged, an unknown one reaches ``fn``'s own check, which raises ValueError with the valid names. The serving
-    estimate does the same (``calc.serving.serving_estimate``).
-
-    Raises:
-        nothing of its own; ``fn``'s errors.
-    """
-    names = list(inspect.signature(fn).parameters)
-    where = {n: names.index(n) for n in DTYPE_ARGUMENTS if n in names}
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if where:
-            args = list(args)
-            for n, i in where.items():
-                if i < len(args):
-                    if isinstance(args[i], str) and args[i] not in DTYPE_BYTES:
-                        args[i] = canonical_dtype(args[i])
-                elif isinstance(kwargs.get(n), str) and kwargs[n] not in DTYPE_BYTES:
-                    kwargs[n] = canonical_dtype(kwargs[n])
-        return fn(*args, **kwargs)
-    return wrapper

@@ -1037,11 +1037,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, lambda rate: _solve_rate(
             model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
             math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
-            error_quantiles(prm, "throughput", key), at_limit=bool(np.asarray(comp["burst"])[0] > 0))
+            error_quantiles(prm, "throughput", key), burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
 
 
-def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_limit: bool = False) -> ServingEstimate:
+def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:
     """``est`` (an estimate at ``lam`` requests/s per replica; a ``ServingEstimate``, times in seconds) with its TTFT,
     TPOT and e2e ranges carried through
     the rate's fixed point: an engine whose every time is ``k`` times the estimate's, at ``lam``, runs as the
@@ -1054,15 +1054,16 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_
     capacity this is the plain range (the times hardly change with the rate); near it, where a benchmark raises the
     rate until a latency limit binds, the batch grows with ``k`` and the range's top with it: in the held-out MLPerf
     Inference Server runs, the decode step's estimate at the batch the measured means imply (Little's law) was
-    within 8% of the measured TPOT at each source's median, while the estimate at the rate was up to 1.5x off (at
+    within 8% of the measured TPOT at each source's median but DeepSeek-R1's, while the estimate at the rate was up
+    to 2.8x off (at
     the latency limit's edge a small error in a step is a large one in the batch). Where ``k x lam`` is beyond what
     the estimate's engine serves, the top is ``k x`` the times at its batch limit, and a notice says that an engine
-    that much slower would not keep up (its queue, so its TTFT, grows). With ``at_limit`` (``est`` itself a finite
+    that much slower would not keep up (its queue, so its TTFT, grows). With ``burst`` (``est`` itself a finite
     run's requests piled up as one burst, past the estimate's throughput range) ``est`` is returned as it is: a
     burst's times do not follow the rate. The low end never goes below the bound.
     Source: a change of time unit scales a queue's arrival and service rates together (Kleinrock, Queueing Systems
     vol. 1, 1975, section 1.3: Little's law and the load rho = lambda x s are invariant)."""
-    if at_limit:  # ``est`` is a burst of the run's requests (``_solve_rate``): the plain range
+    if burst:  # ``est`` is a burst of the run's requests (``_solve_rate``): the plain range
         return est
     ends, words = {}, None
     for side, k in (("low", math.exp(-q_throughput[1])), ("high", math.exp(-q_throughput[0]))):
@@ -1083,12 +1084,13 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, at_
                 low, high = (min(low, max(t, floor)), high) if side == "low" else (low, max(high, t))
         return float(low), float(high)
 
-    tpot = replace(est.tpot, **dict(zip(("low_s", "high_s"), widened(est.tpot.low_s, est.tpot.high_s,
-                                                                      "tpot_estimate", est.tpot.bound_s))))
-    ttft = replace(est.ttft, **dict(zip(("low_s", "high_s"), widened(est.ttft.low_s, est.ttft.high_s,
-                                                                      "ttft_estimate", est.ttft.bound_s))))
+    def breakdown(tb: TimeBreakdown, which: str) -> TimeBreakdown:
+        low, high = widened(tb.low_s, tb.high_s, f"{which}_estimate", tb.bound_s)
+        return replace(tb, low_s=low, high_s=high)
+
     e2e_low, e2e_high = widened(est.e2e_low_s, est.e2e_high_s, "e2e_s")
-    return replace(est, tpot=tpot, ttft=ttft, e2e_low_s=e2e_low, e2e_high_s=e2e_high,
+    return replace(est, tpot=breakdown(est.tpot, "tpot"), ttft=breakdown(est.ttft, "ttft"), e2e_low_s=e2e_low,
+                   e2e_high_s=e2e_high,
                    notices=est.notices + ((words,) if words else ()))
 
 
