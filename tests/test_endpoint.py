@@ -308,7 +308,11 @@ def test_two_jobs_on_one_endpoint_run_one_after_the_other(tmp_path, monkeypatch)
         while "requests done" not in first.message:
             time.sleep(0.01)
         second = EndpointJob(spec, allow=["127.0.0.1"])
-        time.sleep(0.3)
+        # its thread says it waits once it has tried the lock: poll for that (a fixed 0.3 s sleep saw "starting" on
+        # a busy 2-core machine) while the first is still measuring
+        deadline = time.monotonic() + 10.0
+        while second.message == "starting" and not first.finished and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not first.finished and second.message.startswith("waiting: another run is measuring this endpoint")
         first.join(30)
         second.join(30)
