@@ -80,6 +80,12 @@ SERVER_NOTE = ("a Server run holds its Poisson rate at the edge of the latency l
                "them too lowered the fit's cross-validated share within 25% from 52% to 51%; their throughput "
                "is the rate the run was set to, not a measurement of the engine")
 
+#: The Server scenario's 99th-percentile latency limits of v4.1 (TTFT ms, TPOT ms), from the round's
+#: loadgen/mlperf.conf (github.com/mlcommons/inference, tag v4.1: ``<benchmark>.Server.ttft_latency`` and
+#: ``tpot_latency``), written into a Server row's notes where its summary does not print them; a run tuned to
+#: them sits at their edge (``calc.serving.edge_of_limits``).
+V41_SERVER_LIMITS_MS = {"llama2-70b": (2000.0, 200.0), "mixtral-8x7b": (2000.0, 200.0)}
+
 #: Each benchmark family: calc's model preset, the dataset's prompts and where their mean comes from.
 #: The means are of the per-sample token counts that openshift-psap/performance-dashboard extracted from the
 #: MLCommons dataset files (mlperf-data/summaries/*.csv, Apache-2.0; llama2-70b-99.csv added at commit
@@ -951,9 +957,14 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
                     f"min_duration {number(detail.get('effective_min_duration_ms')) / 1000:g} s)"
                     if number(detail.get("effective_min_duration_ms")) else "min_duration not in the log)"))
         ttft_lim, tpot_lim = number(summary.get("ttft_latency (ns)")), number(summary.get("tpot_latency (ns)"))
-        if v5 and ttft_lim and tpot_lim:
+        if ttft_lim and tpot_lim:
             head += (f"; latency limits TTFT {ttft_lim / 1e6:g} ms and TPOT {tpot_lim / 1e6:g} ms at the 99th "
                      "percentile (the summary's test parameters)")
+        elif not v5 and BENCHMARKS.get(bench_dir) in V41_SERVER_LIMITS_MS:
+            ttft_ms, tpot_ms = V41_SERVER_LIMITS_MS[BENCHMARKS[bench_dir]]
+            head += (f"; latency limits TTFT {ttft_ms:g} ms and TPOT {tpot_ms:g} ms at the 99th percentile "
+                     f"(the round's loadgen/mlperf.conf: {BENCHMARKS[bench_dir]}.Server.ttft_latency = {ttft_ms:g}, "
+                     f"tpot_latency = {tpot_ms:g})")
         if scenario == "Interactive":
             head += ("; scenario Interactive: LoadGen's Server scenario (Poisson arrivals at a set rate) under the "
                      "tighter latency limits of the interactive benchmark, written as Server-like rate rows")
