@@ -9,7 +9,8 @@ ways: (a) the fields alone (every closed loop the steady state, every offline ru
 current build) and (b) with the run's conventions as its notes state them, each through a public argument:
 ``lengths="fixed"`` for a run of one length or a burst of N requests sent at once, ``rounds`` for a closed loop's
 stated rounds, ``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
-outputs end at end-of-text; at a rate: never more in flight), the run's date as ``engine_version`` where it states a date and no version,
+outputs end at end-of-text; at a rate: never more in flight), ``latency_limits`` for a rate run tuned to the 99th-percentile limits
+its notes state (MLPerf's Server and Interactive runs: the engine of the range at their edge), the run's date as ``engine_version`` where it states a date and no version,
 ``batching="static"`` for an in-process static batch, and ``engine_options`` for trtllm-bench's engine, SGLang's
 ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance, its PyTorch backend's prompt steps and a
 TensorRT engine's cache of every token of a sliding window. Prints
@@ -31,7 +32,8 @@ from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
 from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _ROUNDS, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
                               _STATIC, _TRT_ENGINE, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, error_summary,
-                              predict_rows, prepare_rows, read_measurements, row_kv_dtype)
+                              predict_rows, prepare_rows, read_measurements, row_kv_dtype,
+                              run_latency_limits)
 from calc.serving_terms import spread_outputs  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
@@ -82,6 +84,8 @@ def public_estimate(row, convention: bool):
         kw["request_rate_per_s"] = float(row.request_rate_per_s)
         if convention and np.isfinite(_run_requests(str(row.notes))):
             kw["num_prompts"] = int(_run_requests(str(row.notes)))  # never more in flight than the run sends
+        if convention and run_latency_limits(row.notes):
+            kw["latency_limits"] = run_latency_limits(row.notes)  # a run tuned to its limits sits at their edge
     elif row.mode == "offline" and pd.isna(row.concurrency) and convention and np.isfinite(_run_requests(
             str(row.notes))) and row.metric in _RUN_THROUGHPUT and not any(w in notes for w in _STATIC):
         # a finite run of N requests sent at once (its notes state N): waves of one length, or outputs ending at

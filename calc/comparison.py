@@ -16,7 +16,8 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import ServingEstimate, estimate_from_arrays, rate_range, serving_frontier
+from .serving import (ServingEstimate, edge_speed, edge_words, estimate_from_arrays, rate_range, serving_frontier,
+                      slower_engine)
 from .serving_terms import engine_matmul
 from .serving_fit import _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
 from .serving_params import error_quantiles, load_serving_params, param_values
@@ -273,7 +274,21 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         scaled = frame.reset_index(drop=True).copy()
         scaled["request_rate_per_s"] = float(scaled["request_rate_per_s"].iat[0]) * rate_per_replica / lam
         return None, _row_arrays(scaled, prm)[2], []
-    return rate_range(est, solve, lam, error_quantiles(prm, "throughput", str(r["engine_key"])))
+    q_thr = error_quantiles(prm, "throughput", str(r["engine_key"]))
+    limits = {m: float(r[f"limit_{m}"]) for m in ("ttft_s", "tpot_s")
+              if f"limit_{m}" in r and np.isfinite(float(r[f"limit_{m}"]))}
+    if limits:
+        # a run tuned to its latency limits: the engine of the range at their edge, as ``predict_rows`` takes it
+        def times(k):
+            arr = solve(lam * k)[1]
+            return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
+
+        k, where = edge_speed(times, limits, q_thr)
+        est = estimate_from_arrays(
+            slower_engine(solve(lam * k)[1], k), prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
+            float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
+            [edge_words(limits, k, where)])
+    return rate_range(est, solve, lam, q_thr)
 
 
 def _row_arrays(frame: pd.DataFrame, prm: dict):

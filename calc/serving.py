@@ -54,8 +54,10 @@ from the spread of the cross-validated errors, not a fixed percentage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -872,7 +874,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      batching: str = "continuous", interconnect=None, params: dict | None = None,
                      engine_version: str = "", engine_options: dict | None = None, lengths: str = "varied",
-                     rounds: float | None = None, num_prompts: int | None = None) -> ServingEstimate:
+                     rounds: float | None = None, num_prompts: int | None = None,
+                     latency_limits: dict | None = None) -> ServingEstimate:
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
@@ -925,6 +928,12 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
     (``trtllm_bench_settings``), and its ``arrivals`` says so.
 
+    ``latency_limits`` (at a rate only): ``{"ttft_s": ..., "tpot_s": ...}``, the 99th-percentile limits a run was
+    tuned to meet at this rate, as MLPerf Inference's Server and Interactive scenarios are (the submitter raises the
+    rate until a limit binds; a VALID result met both). Such a run sits at the edge of its engine's capacity, where
+    the estimate's point is least sure (``rate_range``); with the limits, the estimate takes, among the engines its
+    range admits, the one that runs at that edge (``edge_of_limits``). None (the default): the plain estimate.
+
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks. Its ranges come
         from the cross-validated errors; at a rate they are also carried through Little's law (``rate_range``: an
@@ -937,7 +946,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1; ``num_prompts`` not a positive whole
             number, below the concurrency, or given with ``rounds``; an ``engine_version`` date that does not exist
-            or precedes the engine's first release.
+            or precedes the engine's first release; ``latency_limits`` without a rate, or not a dict of positive
+            numbers under "ttft_s" and "tpot_s".
     """
     model, accelerator, weight_dtype, kv_dtype, named = _named(model, accelerator, weight_dtype, kv_dtype)
     every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
@@ -954,6 +964,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                 raise ValueError(f"num_prompts ({num_prompts:,}) is below the concurrency ({concurrency:,g}): a run "
                                  "never has more requests in flight than it sends")
             rounds = num_prompts / float(concurrency)
+    limits = _check_limits(latency_limits, request_rate_per_s)
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
         raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
@@ -978,6 +989,15 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                                         interconnect, p, costs, graphs,
                                         error_quantiles(prm, "throughput")[1],
                                         math.inf if num_prompts is None else num_prompts / reps)
+        if limits and not bool(np.asarray(comp["burst"])[0] > 0):
+            # a run tuned to its latency limits: the engine of the range at their edge (its notice replaces the
+            # plain estimate's words on capacity, which are about another engine)
+            comp, a, edge_words = edge_of_limits(
+                lambda rate: _solve_rate(model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings,
+                                         interconnect, p, costs, graphs, math.inf,
+                                         math.inf if num_prompts is None else num_prompts / reps),
+                lam, limits, error_quantiles(prm, "throughput", key))
+            at_limit = [edge_words]
         notices = notices + at_limit
     else:
         mode = "offline" if concurrency is None else "concurrency"
@@ -1039,6 +1059,121 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
             error_quantiles(prm, "throughput", key), burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
+
+
+#: MLPerf Inference runs tuned to their latency limits (``edge_shares``): round, system, benchmark, the mean and 99th
+#: percentile TTFT and TPOT and the limits, with the repository, commit and path of each summary.
+TUNED_RUNS_PATH = Path(__file__).resolve().parent / "data" / "mlperf_tuned_runs.csv"
+
+
+@lru_cache(maxsize=1)
+def edge_shares() -> dict:
+    """How far below its limits a run tuned to them sits: the median over ``TUNED_RUNS_PATH``'s runs of the mean
+    TPOT over the TPOT limit ("tpot_s") and of the mean TTFT over the TTFT limit ("ttft_s"), and the runs' count ("n").
+    The runs are MLPerf Inference v5.0 Server and Interactive results (each submitter raises the rate until a 99th
+    percentile limit binds, in steps, so the mean sits below the limit by the spread of the latencies and the step);
+    v5.0 is a round no fit or held-out row of this project comes from. Source: MLCommons inference_results_v5.0,
+    mlperf_log_summary.txt of each run (Apache-2.0), listed with commit and path in the file."""
+    runs = pd.read_csv(TUNED_RUNS_PATH)
+    return {"tpot_s": float(np.median(runs["tpot_mean_ms"] / runs["tpot_limit_ms"])),
+            "ttft_s": float(np.median(runs["ttft_mean_ms"] / runs["ttft_limit_ms"])), "n": int(len(runs))}
+
+
+def _check_limits(latency_limits, request_rate_per_s) -> dict:
+    """``serving_estimate``'s ``latency_limits`` checked: {} for None, else {"ttft_s": s, "tpot_s": s} (either)."""
+    if latency_limits is None:
+        return {}
+    if request_rate_per_s is None:
+        raise ValueError("latency_limits describe a run at a request rate (MLPerf's Server scenario): give "
+                         "request_rate_per_s too")
+    if not isinstance(latency_limits, dict) or not latency_limits or set(latency_limits) - {"ttft_s", "tpot_s"}:
+        raise ValueError('latency_limits must be a dict with "ttft_s" and/or "tpot_s" (99th-percentile limits in '
+                         f"seconds); got {latency_limits!r}")
+    return {k: check_positive_number(v, f"latency_limits[{k!r}]") for k, v in latency_limits.items()}
+
+
+def slower_engine(a: dict, k: float) -> dict:
+    """``combine``'s arrays for an engine whose every time is ``k`` times theirs (``a`` computed at ``k`` times the
+    rate: Little's law in the slower clock, ``rate_range``): the times and their parts times ``k``, the bound's parts
+    kept (the roofline does not move) and the difference, ``(k - 1) x bound``, in the efficiency part, so the parts
+    still add up; requests and tokens per second over ``k``."""
+    out = dict(a)
+    for ph in ("tpot", "ttft"):
+        for part in ("fixed", "interference", "queue", "estimate"):
+            out[f"{ph}_{part}"] = k * np.asarray(a[f"{ph}_{part}"])
+        out[f"{ph}_efficiency"] = k * np.asarray(a[f"{ph}_efficiency"]) + (k - 1.0) * np.asarray(a[f"{ph}_bound"])
+        for key in FIXED_PARTS:
+            if f"{ph}_fixed_{key}" in a:
+                out[f"{ph}_fixed_{key}"] = k * np.asarray(a[f"{ph}_fixed_{key}"])
+    out["e2e_s"] = k * np.asarray(a["e2e_s"])
+    out["requests_per_s"] = np.asarray(a["requests_per_s"]) / k
+    out["output_tokens_per_s"] = np.asarray(a["output_tokens_per_s"]) / k
+    return out
+
+
+def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tuple[float, str]:
+    """(k, words): the engine, among those the estimate's throughput range admits (every time ``k`` times the
+    estimate's, ``k`` from ``exp(-q_throughput[1])`` to ``exp(-q_throughput[0])``, as in ``rate_range``), that runs at
+    the edge of ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits, seconds) as a run tuned to them does: the
+    smallest ``k`` at which the mean TPOT reaches ``edge_shares()["tpot_s"]`` of its limit or the mean TTFT
+    ``edge_shares()["ttft_s"]`` of its limit, by bisection on log k (``steps`` halvings); the range's slowest engine
+    where none reaches it, its fastest where even that passes it. ``times(k)``: (mean TPOT, mean TTFT) in seconds of
+    the engine ``k`` times slower at the run's rate (``k x`` the estimate's times at ``k x`` the rate). ``words``
+    says which of the three it is. Why: at a rate near capacity a few percent in the step is a large error in the
+    batch (the held-out MLPerf Server runs: the step within 8% at the batch their means imply, the estimate at their
+    rate up to 2.8x off); a tuned run says where on that steep curve it sits."""
+    shares = edge_shares()
+
+    def reach(k):
+        tpot, ttft = times(k)
+        have = {"tpot_s": tpot, "ttft_s": ttft}
+        return max(have[m] / (shares[m] * limits[m]) for m in ("tpot_s", "ttft_s") if m in limits)
+
+    k_lo, k_hi = math.exp(-q_throughput[1]), math.exp(-q_throughput[0])
+    if reach(k_lo) >= 1.0:
+        return k_lo, "even the fastest engine of the estimate's range is past that edge, so its times are taken"
+    if reach(k_hi) <= 1.0:
+        return k_hi, "no engine of the estimate's range reaches that edge, so the slowest one's times are taken"
+    lo, hi = math.log(k_lo), math.log(k_hi)
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if reach(math.exp(mid)) >= 1.0 else (mid, hi)
+    return math.exp(hi), "the estimate takes the engine of its range that runs at that edge"
+
+
+def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
+    """(components, arrays, notice): the estimate at ``lam`` requests/s per replica of the engine at the edge of
+    ``limits`` (``edge_speed``), its arrays ``slower_engine``'s. ``solve``: ``_solve_rate`` at a rate per replica,
+    never refused (past capacity: at the batch limit).
+
+    Raises:
+        ValueError: where ``solve`` refuses the rate (a layout or length the model cannot take)."""
+    seen = {}
+
+    def at(k):
+        if k not in seen:
+            comp, a, _ = solve(lam * k)
+            seen[k] = (comp, a)
+        return seen[k]
+
+    def times(k):
+        a = at(k)[1]
+        return k * float(np.asarray(a["tpot_estimate"])[0]), k * float(np.asarray(a["ttft_estimate"])[0])
+
+    k, where = edge_speed(times, limits, q_throughput)
+    comp, a = at(k)
+    return comp, slower_engine(a, k), edge_words(limits, k, where)
+
+
+def edge_words(limits: dict, k: float, where: str) -> str:
+    """The notice of an estimate at the edge of ``limits`` (``edge_speed``'s ``k`` and ``where``)."""
+    shares = edge_shares()
+    said = " and ".join(f"{'TPOT' if m == 'tpot' else 'TTFT'} {limits[f'{m}_s'] * 1e3:,.4g} ms"
+                        for m in ("ttft", "tpot") if f"{m}_s" in limits)
+    return (f"a run tuned to its latency limits (99th percentile: {said}) sits where its mean TPOT is about "
+            f"{shares['tpot_s']:.2f} of the TPOT limit or its mean TTFT {shares['ttft_s']:.2f} of the TTFT limit "
+            f"(the medians of {shares['n']} MLPerf Inference v5.0 runs so tuned); {where}: each time is "
+            f"{k:.2f}x the plain estimate's engine's at this rate")
 
 
 def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:

@@ -53,12 +53,12 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .serving import combine, finite_run_drain_s, serving_components, trtllm_bench_settings
+from .serving import combine, edge_speed, finite_run_drain_s, serving_components, trtllm_bench_settings
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
 from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
-                             engine_settings, load_serving_params, matmul_scale, param_values)
+                             engine_settings, error_quantiles, load_serving_params, matmul_scale, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -108,6 +108,18 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the date of its run.
 _RUN_DATE = re.compile(r"(?:measured|date|run of) (\d{4})-(\d{2})-(\d{2})")
+#: A rate run tuned to its latency limits states them (``bench/convert_mlperf.py``: MLPerf Server and Interactive):
+#: "latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile".
+_LIMITS = re.compile(r"latency limits ttft ([\d.,]+) ms and tpot ([\d.,]+) ms at the 99th percentile")
+
+
+def run_latency_limits(notes: str) -> dict | None:
+    """The 99th-percentile latency limits a rate run's notes state it was tuned to, as ``serving_estimate``'s
+    ``latency_limits`` ({"ttft_s", "tpot_s"}, seconds); None where they state none."""
+    m = _LIMITS.search(str(notes).lower())
+    if not m:
+        return None
+    return {"ttft_s": float(m.group(1).replace(",", "")) / 1e3, "tpot_s": float(m.group(2).replace(",", "")) / 1e3}
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
@@ -295,7 +307,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
-                         rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan))
+                         rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan,
+                         **_row_limits(notes if rate else "", prm, key)))
     rows = pd.DataFrame(used)
     cat = {key: np.concatenate([c[key] for c in comps]) for key in comps[0]} if comps else {}
     return rows, cat, skipped
@@ -319,7 +332,10 @@ def _metric_value(metric, a, idx, rows):
 
 
 def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
-    """Predicted value of every prepared row (in its metric's unit) under parameter ``values``."""
+    """Predicted value of every prepared row (in its metric's unit) under parameter ``values``. A rate row whose
+    notes state the 99th-percentile latency limits it was tuned to (``run_latency_limits``) is predicted for the
+    engine of the range at their edge (``_edge_value``, ``calc.serving.edge_speed``), as ``serving_estimate`` with
+    ``latency_limits`` predicts it."""
     keys = rows["engine_key"].to_numpy()
     row = comps["row"].astype(int)
     costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in engine_costs(values, "generic")}
@@ -374,8 +390,46 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
-        return np.where(share > 0, a * (1 - share) + b * share, a)
+        out = np.where(share > 0, a * (1 - share) + b * share, a)
+        tuned = rows["limit_tpot_s"].to_numpy(float) if "limit_tpot_s" in rows else np.full(len(rows), np.nan)
+        for j in np.flatnonzero(np.isfinite(tuned) & is_rate[idx]):
+            out[j] = _edge_value(rows.iloc[j], comps, values, costs, graphs, idx[j])
+        return out
     return _metric_value(rows["metric"], closed, idx, rows)
+
+
+def _row_limits(notes: str, prm: dict, key: str) -> dict:
+    """A prepared rate row's latency limits (``run_latency_limits``; NaN where its notes state none) and the
+    engine's throughput quantiles that bound the speed of the engine at their edge (``calc.serving.edge_speed``)."""
+    limits = run_latency_limits(notes) or {}
+    q = error_quantiles(prm, "throughput", key) if limits else (np.nan, np.nan)
+    return {"limit_ttft_s": limits.get("ttft_s", np.nan), "limit_tpot_s": limits.get("tpot_s", np.nan),
+            "q_thr_low": q[0], "q_thr_high": q[1]}
+
+
+def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int) -> float:
+    """One rate row's metric for the engine at the edge of its latency limits (``calc.serving.edge_speed``), on the
+    row's grid of requests in service: at ``k`` times the rate, Little's law's root (``_rate_root``), its times
+    ``k`` times over (an engine ``k`` times slower, ``calc.serving.rate_range``)."""
+    sl = slice(first, first + int(r.npts))
+    sub = {key: np.asarray(v)[sl] for key, v in comps.items()}
+    sub_costs = {key: np.asarray(v)[sl] for key, v in costs.items()}
+    lam = float(r.rate_per_replica)
+
+    def at(k):
+        opened = combine(sub, values, sub_costs, graphs[sl], rate_per_s=np.full(len(sub["N"]), k * lam))
+        i, share = _rate_root(k * lam * opened["e2e_s"] - sub["N"])
+        nxt = min(i + 1, len(sub["N"]) - 1)
+        return {m: k * ((1 - share) * opened[m][i] + share * opened[m][nxt])
+                for m in ("tpot_estimate", "ttft_estimate", "e2e_s")}
+
+    limits = {m: float(getattr(r, f"limit_{m}")) for m in ("ttft_s", "tpot_s")
+              if np.isfinite(float(getattr(r, f"limit_{m}")))}
+    k, _ = edge_speed(lambda k: (at(k)["tpot_estimate"], at(k)["ttft_estimate"]), limits,
+                      (float(r.q_thr_low), float(r.q_thr_high)))
+    t = at(k)
+    return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
+            "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 
 
 def _burst_share(rows: pd.DataFrame, values: dict, j: np.ndarray) -> np.ndarray:

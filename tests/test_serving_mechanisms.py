@@ -1,5 +1,6 @@
 """Mechanisms of the serving model added for the engines' admission, memory and kernels (hand arithmetic)."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import calc
 from calc.hardware import with_matmul
 from calc.layout import make_layout
 from calc.serving import FIXED_PARTS, combine, serving_components, serving_estimate, serving_frontier
-from calc.serving_params import engine_costs, load_serving_params, param_values
+from calc.serving_params import engine_costs, error_quantiles, load_serving_params, param_values
 from calc.serving_terms import dequantized_in_kernel
 
 LLAMA8 = calc.get_model("llama-3.1-8b")
@@ -1082,6 +1083,8 @@ def test_a_measured_row_at_a_rate_gets_the_same_range_through_littles_law():
     df = load_measurements(HOLDOUT_PATH, sources=load_sources())
     row = df[(df["mode"] == "rate") & (df["statistic"] == "mean") & (df["metric"] == "tpot_ms")
              & (df["model"] == "llama-3.1-8b") & (df["accelerator"] == "b200")].iloc[[0]]
+    # the row read without the latency limits its notes state (the edge they set is the next test's)
+    row = row.assign(notes=row["notes"].str.replace("latency limits", "limits not read", regex=False))
     k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
     est = row_estimate(row)
     faster_world = row.copy()
@@ -1091,3 +1094,75 @@ def test_a_measured_row_at_a_rate_gets_the_same_range_through_littles_law():
     assert est.tpot.high_s == pytest.approx(max(top, est.tpot.estimate_s * math.exp(q_lat[1])), rel=1e-9)
     assert top > est.tpot.estimate_s * math.exp(q_lat[1])          # near capacity: wider than the plain range
     assert est.tpot.low_s * 1e3 <= row["value"].iat[0] <= est.tpot.high_s * 1e3
+
+
+def test_tuned_runs_sit_at_the_edge_of_their_latency_limits_from_mlperf_v50():
+    # calc/data/mlperf_tuned_runs.csv: 11 MLPerf Inference v5.0 Server/Interactive runs (NVIDIA's harness), mean TPOT
+    # over the TPOT limit, sorted: 53.87/175 = 0.308, 87.02/175 = 0.497, 110.0/200 = 0.550, 109.98/175 = 0.628,
+    # 139.31/200 = 0.697, 145.30/200 = 0.7265, 150.22/200 = 0.751, 33.72/40 = 0.843, 169.96/200 = 0.850,
+    # 170.39/200 = 0.852, 36.13/40 = 0.903: the median is the 6th, 0.7265 (B200 x1, Llama-2-70B Server)
+    from calc.serving import edge_shares
+    shares = edge_shares()
+    assert shares["n"] == 11
+    assert shares["tpot_s"] == pytest.approx(145.304149 / 200, rel=1e-9)
+    # mean TTFT over the TTFT limit, the 6th of 11 sorted: 517.08 / 2000 = 0.2585 (DGX-H100 x8, Llama-2-70B)
+    assert shares["ttft_s"] == pytest.approx(517.082793 / 2000, rel=1e-9)
+
+
+def test_a_rate_estimate_tuned_to_latency_limits_takes_the_engine_at_their_edge():
+    # Llama-2-70B fp8 on 8 H200 (8 replicas of TP1, TensorRT-LLM) at 114.24 requests/s (MLPerf v5.0's H200 Server
+    # rate), tuned to TTFT 2 s and TPOT 200 ms at the 99th percentile: the engine of the estimate's range whose
+    # mean TPOT is 0.7265 x 200 = 145.3 ms (its TTFT stays below 0.2585 x 2 s = 517 ms), found by bisection
+    # on log k (10 halvings of a range of about 0.4: k to 0.04%)
+    from calc.serving import edge_shares
+    kw = dict(tp=1, replicas=8, weight_dtype="fp8", kv_dtype="fp8", engine="trtllm")
+    limits = {"ttft_s": 2.0, "tpot_s": 0.2}
+    est = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=114.24, latency_limits=limits, **kw)
+    assert est.tpot.estimate_s == pytest.approx(edge_shares()["tpot_s"] * 0.2, rel=2e-3)
+    assert est.ttft.estimate_s < edge_shares()["ttft_s"] * 2.0
+    # the same requests/s as offered; the parts still add up; the estimate lies in its range
+    assert est.requests_per_s == pytest.approx(114.24, rel=1e-9)
+    assert sum(est.tpot.parts().values()) == pytest.approx(est.tpot.estimate_s, rel=1e-9)
+    assert sum(est.ttft.parts().values()) == pytest.approx(est.ttft.estimate_s, rel=1e-9)
+    assert est.tpot.low_s <= est.tpot.estimate_s <= est.tpot.high_s
+    assert any("tuned to its latency limits" in n for n in est.notices)
+    # the engine k x slower at lambda is the estimate's engine at k x lambda with its clock stretched by k: k from
+    # the notice, the plain estimate at k x 114.24 requests/s, times k, gives the same TPOT
+    k = float(re.search(r"each time is ([\d.]+)x", [n for n in est.notices if "tuned" in n][0]).group(1))
+    # (k is printed to 2 decimals and the TPOT is steep in k near capacity: k -/+ 0.005 bracket the estimate)
+    def stretched(kk):
+        return kk * serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=114.24 * kk,
+                                     **kw).tpot.estimate_s
+    assert stretched(k - 0.005) <= est.tpot.estimate_s <= stretched(k + 0.005)
+    # limits nobody reaches in the range: its slowest engine (k = exp(-q_low) of the throughput quantiles)
+    loose = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=50.0,
+                             latency_limits={"tpot_s": 10.0}, **kw)
+    k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
+    slow = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=50.0 * k_high, **kw)
+    assert loose.tpot.estimate_s == pytest.approx(k_high * slow.tpot.estimate_s, rel=1e-9)
+    assert any("no engine of the estimate's range reaches that edge" in n for n in loose.notices)
+
+
+@pytest.mark.parametrize("bad, why", [({"tpot": 0.2}, "must be a dict"), ({"tpot_s": -1}, "latency_limits"),
+                                      ([0.2], "must be a dict"), ({}, "must be a dict")])
+def test_latency_limits_that_are_not_limits_are_refused(bad, why):
+    with pytest.raises(ValueError, match=why):
+        serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=10.0, tp=1, weight_dtype="fp8",
+                         latency_limits=bad)
+    with pytest.raises(ValueError, match="request_rate_per_s"):
+        serving_estimate("llama-2-70b", "h200", 222, 290, concurrency=8, tp=1, weight_dtype="fp8",
+                         latency_limits={"tpot_s": 0.2})
+
+
+def test_tuned_runs_rows_carry_their_source_and_met_their_limits():
+    # each row of calc/data/mlperf_tuned_runs.csv names its repository, a 40-hex commit, the summary's path and an
+    # Apache-2.0 license; a VALID run met its limits at the 99th percentile, and a mean lies below its 99th percentile
+    import pandas as pd
+    from calc.serving import TUNED_RUNS_PATH
+    runs = pd.read_csv(TUNED_RUNS_PATH)
+    assert runs["commit"].str.fullmatch(r"[0-9a-f]{40}").all()
+    assert runs["path"].str.endswith("/performance/run_1/mlperf_log_summary.txt").all()
+    assert (runs["license"] == "Apache-2.0").all() and runs["repository"].str.contains("inference_results_v5.0").all()
+    for m in ("ttft", "tpot"):
+        assert (runs[f"{m}_p99_ms"] <= runs[f"{m}_limit_ms"]).all(), m
+        assert (runs[f"{m}_mean_ms"] < runs[f"{m}_p99_ms"]).all(), m

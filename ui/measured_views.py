@@ -307,7 +307,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
                f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
                f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
-               + "; the other bar is the same run's estimate. " + STATISTIC_WORDS.get(statistic, ""))
+               + "; the other bar is the same run's estimate. "
+               + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency" else ""))
+    serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
                           key=f"{key}_row_{w}")
