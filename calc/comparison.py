@@ -9,6 +9,8 @@ predicted (``calc.serving_fit.predict_rows`` with the shipped parameters) and bo
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -280,7 +282,11 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     if limits:
         # a run tuned to its latency limits: the engine of the range at their edge, as ``predict_rows`` takes it
         def times(k):
-            arr = solve(lam * k)[1]
+            scaled = frame.reset_index(drop=True).copy()
+            scaled["request_rate_per_s"] = float(scaled["request_rate_per_s"].iat[0]) * k
+            rows_k, comps_k, arr, _ = _row_arrays(scaled, prm)
+            if _beyond_capacity(rows_k, comps_k, arr):  # an engine this slow does not keep up with the rate
+                return math.inf, math.inf
             return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
 
         k, where = edge_speed(times, limits, q_thr)
@@ -289,6 +295,13 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
             [edge_words(limits, k, where)])
     return rate_range(est, solve, lam, q_thr)
+
+
+def _beyond_capacity(rows: pd.DataFrame, comps: dict, mixed: dict) -> bool:
+    """Whether a prepared rate row's Little's law has no root on its grid (``row_points`` then takes its last point,
+    the batch limit): the requests the rate brings over an e2e outnumber those in service by more than 0.1%."""
+    rate = float(rows["rate_per_replica"].iat[0])
+    return bool(np.isfinite(rate) and rate * float(mixed["e2e_s"][0]) > float(mixed["N"][0]) * 1.001)
 
 
 def _row_arrays(frame: pd.DataFrame, prm: dict):

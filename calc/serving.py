@@ -964,7 +964,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                 raise ValueError(f"num_prompts ({num_prompts:,}) is below the concurrency ({concurrency:,g}): a run "
                                  "never has more requests in flight than it sends")
             rounds = num_prompts / float(concurrency)
-    limits = _check_limits(latency_limits, request_rate_per_s)
+    limits = _check_limits(latency_limits, None if every_at_once else request_rate_per_s, every_at_once)
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
         raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
@@ -1079,10 +1079,13 @@ def edge_shares() -> dict:
             "ttft_s": float(np.median(runs["ttft_mean_ms"] / runs["ttft_limit_ms"])), "n": int(len(runs))}
 
 
-def _check_limits(latency_limits, request_rate_per_s) -> dict:
+def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = False) -> dict:
     """``serving_estimate``'s ``latency_limits`` checked: {} for None, else {"ttft_s": s, "tpot_s": s} (either)."""
     if latency_limits is None:
         return {}
+    if every_at_once:
+        raise ValueError("latency_limits describe a run at a finite request rate (MLPerf's Server scenario); a rate "
+                         "of inf sends every request at once, an offline run with no rate to tune")
     if request_rate_per_s is None:
         raise ValueError("latency_limits describe a run at a request rate (MLPerf's Server scenario): give "
                          "request_rate_per_s too")
@@ -1116,10 +1119,11 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
     estimate's, ``k`` from ``exp(-q_throughput[1])`` to ``exp(-q_throughput[0])``, as in ``rate_range``), that runs at
     the edge of ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits, seconds) as a run tuned to them does: the
     smallest ``k`` at which the mean TPOT reaches ``edge_shares()["tpot_s"]`` of its limit or the mean TTFT
-    ``edge_shares()["ttft_s"]`` of its limit, by bisection on log k (``steps`` halvings); the range's slowest engine
-    where none reaches it, its fastest where even that passes it. ``times(k)``: (mean TPOT, mean TTFT) in seconds of
-    the engine ``k`` times slower at the run's rate (``k x`` the estimate's times at ``k x`` the rate). ``words``
-    says which of the three it is. Why: at a rate near capacity a few percent in the step is a large error in the
+    ``edge_shares()["ttft_s"]`` of its limit, by bisection on log k (``steps`` halvings; the largest ``k`` short of
+    the edge, to 2^-steps of the range's log width); the range's slowest engine where none reaches it, its fastest
+    where even that passes it. An engine that does not keep up with the rate is past the edge (a VALID run kept up):
+    ``times(k)``, (mean TPOT, mean TTFT) in seconds of the engine ``k`` times slower at the run's rate (``k x`` the
+    estimate's times at ``k x`` the rate), is (inf, inf) for it. ``words`` says which of the three it is, with k. Why: at a rate near capacity a few percent in the step is a large error in the
     batch (the held-out MLPerf Server runs: the step within 8% at the batch their means imply, the estimate at their
     rate up to 2.8x off); a tuned run says where on that steep curve it sits."""
     shares = edge_shares()
@@ -1130,15 +1134,19 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
         return max(have[m] / (shares[m] * limits[m]) for m in ("tpot_s", "ttft_s") if m in limits)
 
     k_lo, k_hi = math.exp(-q_throughput[1]), math.exp(-q_throughput[0])
+    span = f"its throughput range takes engines {k_lo:.2f}x to {k_hi:.2f}x as slow"
     if reach(k_lo) >= 1.0:
-        return k_lo, "even the fastest engine of the estimate's range is past that edge, so its times are taken"
+        return k_lo, (f"even the fastest engine of the estimate's range ({span}) is past that edge, so an engine "
+                      f"{k_lo:.2f}x as slow as the estimate's is taken")
     if reach(k_hi) <= 1.0:
-        return k_hi, "no engine of the estimate's range reaches that edge, so the slowest one's times are taken"
+        return k_hi, (f"even the slowest engine of the estimate's range ({span}) stays short of that edge, so an "
+                      f"engine {k_hi:.2f}x as slow as the estimate's is taken")
     lo, hi = math.log(k_lo), math.log(k_hi)
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if reach(math.exp(mid)) >= 1.0 else (mid, hi)
-    return math.exp(hi), "the estimate takes the engine of its range that runs at that edge"
+    k = math.exp(lo)
+    return k, f"an engine {k:.2f}x as slow as the estimate's runs at that edge ({span})"
 
 
 def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
@@ -1152,16 +1160,17 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
 
     def at(k):
         if k not in seen:
-            comp, a, _ = solve(lam * k)
-            seen[k] = (comp, a)
+            seen[k] = solve(lam * k)
         return seen[k]
 
     def times(k):
-        a = at(k)[1]
+        _, a, beyond = at(k)
+        if beyond:  # past its capacity, taken at its batch limit: an engine this slow does not keep up
+            return math.inf, math.inf
         return k * float(np.asarray(a["tpot_estimate"])[0]), k * float(np.asarray(a["ttft_estimate"])[0])
 
     k, where = edge_speed(times, limits, q_throughput)
-    comp, a = at(k)
+    comp, a, _ = at(k)
     return comp, slower_engine(a, k), edge_words(limits, k, where)
 
 
@@ -1172,8 +1181,7 @@ def edge_words(limits: dict, k: float, where: str) -> str:
                         for m in ("ttft", "tpot") if f"{m}_s" in limits)
     return (f"a run tuned to its latency limits (99th percentile: {said}) sits where its mean TPOT is about "
             f"{shares['tpot_s']:.2f} of the TPOT limit or its mean TTFT {shares['ttft_s']:.2f} of the TTFT limit "
-            f"(the medians of {shares['n']} MLPerf Inference v5.0 runs so tuned); {where}: each time is "
-            f"{k:.2f}x the plain estimate's engine's at this rate")
+            f"(the medians of {shares['n']} MLPerf Inference v5.0 runs so tuned): {where}")
 
 
 def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:

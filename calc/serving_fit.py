@@ -418,16 +418,21 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
 
     def at(k):
         opened = combine(sub, values, sub_costs, graphs[sl], rate_per_s=np.full(len(sub["N"]), k * lam))
-        i, share = _rate_root(k * lam * opened["e2e_s"] - sub["N"])
+        gap = k * lam * opened["e2e_s"] - sub["N"]
+        i, share = _rate_root(gap)
         nxt = min(i + 1, len(sub["N"]) - 1)
-        return {m: k * ((1 - share) * opened[m][i] + share * opened[m][nxt])
-                for m in ("tpot_estimate", "ttft_estimate", "e2e_s")}
+        t = {m: k * ((1 - share) * opened[m][i] + share * opened[m][nxt])
+             for m in ("tpot_estimate", "ttft_estimate", "e2e_s")}
+        return t, bool((gap > 0).all())  # no root on the grid: this engine does not keep up with the rate
+
+    def times(k):
+        t, beyond = at(k)
+        return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
 
     limits = {m: float(getattr(r, f"limit_{m}")) for m in ("ttft_s", "tpot_s")
               if np.isfinite(float(getattr(r, f"limit_{m}")))}
-    k, _ = edge_speed(lambda k: (at(k)["tpot_estimate"], at(k)["ttft_estimate"]), limits,
-                      (float(r.q_thr_low), float(r.q_thr_high)))
-    t = at(k)
+    k, _ = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
+    t = at(k)[0]
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 

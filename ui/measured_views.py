@@ -304,8 +304,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]}"
                f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
                f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
-               f"({serving_views.range_text(tb.low_s, tb.high_s)}), bound {formats.fmt_seconds(tb.bound_s)}, "
-               f"at a decode batch of {est.decode_batch:,.0f} per replica. The yellow diamond marks the measured value "
+               f"({serving_views.range_text(tb.low_s, tb.high_s)}) at a decode batch of {est.decode_batch:,.0f} per "
+               f"replica, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
+               "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. "
                + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency" else ""))
