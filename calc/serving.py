@@ -1134,19 +1134,19 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
         return max(have[m] / (shares[m] * limits[m]) for m in ("tpot_s", "ttft_s") if m in limits)
 
     k_lo, k_hi = math.exp(-q_throughput[1]), math.exp(-q_throughput[0])
-    span = f"its throughput range takes engines {k_lo:.2f}x to {k_hi:.2f}x as slow"
+    span = f"its throughput range takes engines whose times are {k_lo:.2f}x to {k_hi:.2f}x the estimate's"
     if reach(k_lo) >= 1.0:
-        return k_lo, (f"even the fastest engine of the estimate's range ({span}) is past that edge, so an engine "
-                      f"{k_lo:.2f}x as slow as the estimate's is taken")
+        return k_lo, (f"even the fastest engine of the estimate's range ({span}) is past that edge, so the one "
+                      f"whose times are {k_lo:.2f}x the estimate's is taken")
     if reach(k_hi) <= 1.0:
-        return k_hi, (f"even the slowest engine of the estimate's range ({span}) stays short of that edge, so an "
-                      f"engine {k_hi:.2f}x as slow as the estimate's is taken")
+        return k_hi, (f"even the slowest engine of the estimate's range ({span}) stays short of that edge, so the "
+                      f"one whose times are {k_hi:.2f}x the estimate's is taken")
     lo, hi = math.log(k_lo), math.log(k_hi)
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if reach(math.exp(mid)) >= 1.0 else (mid, hi)
     k = math.exp(lo)
-    return k, f"an engine {k:.2f}x as slow as the estimate's runs at that edge ({span})"
+    return k, f"the engine whose times are {k:.2f}x the estimate's runs at that edge ({span})"
 
 
 def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):

@@ -1128,7 +1128,7 @@ def test_a_rate_estimate_tuned_to_latency_limits_takes_the_engine_at_their_edge(
     assert any("tuned to its latency limits" in n for n in est.notices)
     # the engine k x slower at lambda is the estimate's engine at k x lambda with its clock stretched by k: k from
     # the notice, the plain estimate at k x 114.24 requests/s, times k, gives the same TPOT
-    k = float(re.search(r"an engine ([\d.]+)x as slow", [n for n in est.notices if "tuned" in n][0]).group(1))
+    k = float(re.search(r"whose times are ([\d.]+)x the estimate's runs at", [n for n in est.notices if "tuned" in n][0]).group(1))
     # (k is printed to 2 decimals and the TPOT is steep in k near capacity: k -/+ 0.005 bracket the estimate)
     def stretched(kk):
         return kk * serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=114.24 * kk,
@@ -1176,7 +1176,7 @@ def test_the_engine_at_the_edge_keeps_up_with_the_rate():
     kw = dict(tp=1, replicas=8, weight_dtype="fp8", kv_dtype="fp8", engine="trtllm")
     est = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0,
                            latency_limits={"ttft_s": 1000.0}, **kw)
-    k = float(re.search(r"an engine ([\d.]+)x as slow", [n for n in est.notices if "tuned" in n][0]).group(1))
+    k = float(re.search(r"whose times are ([\d.]+)x the estimate's runs at", [n for n in est.notices if "tuned" in n][0]).group(1))
     assert 1.05 < k < 1.2
     k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
     assert k < k_high
