@@ -21,7 +21,8 @@ from .number_text import join_and
 from .serving import (ServingEstimate, edge_speed, edge_words, estimate_from_arrays, rate_range, serving_frontier,
                       slower_engine)
 from .serving_terms import engine_matmul
-from .serving_fit import _SPECULATIVE, _STATIC, prepare_rows, predict_rows, row_kv_dtype, row_points
+from .serving_fit import (_SPECULATIVE, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
+                          row_points)
 from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -277,15 +278,14 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         scaled["request_rate_per_s"] = float(scaled["request_rate_per_s"].iat[0]) * rate_per_replica / lam
         return None, _row_arrays(scaled, prm)[2], []
     q_thr = error_quantiles(prm, "throughput", str(r["engine_key"]))
-    limits = {m: float(r[f"limit_{m}"]) for m in ("ttft_s", "tpot_s")
-              if f"limit_{m}" in r and np.isfinite(float(r[f"limit_{m}"]))}
+    limits = prepared_limits(r)
     if limits:
         # a run tuned to its latency limits: the engine of the range at their edge, as ``predict_rows`` takes it
         def times(k):
-            scaled = frame.reset_index(drop=True).copy()
-            scaled["request_rate_per_s"] = float(scaled["request_rate_per_s"].iat[0]) * k
-            rows_k, comps_k, arr, _ = _row_arrays(scaled, prm)
-            if _beyond_capacity(rows_k, comps_k, arr):  # an engine this slow does not keep up with the rate
+            arr = solve(lam * k)[1]
+            # no root of Little's law on the row's grid (``row_points`` takes its last point, the batch limit): the
+            # requests the rate brings over an e2e outnumber those in service; an engine this slow does not keep up
+            if lam * k * float(arr["e2e_s"][0]) > float(arr["N"][0]) * 1.001:
                 return math.inf, math.inf
             return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
 
@@ -295,13 +295,6 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
             [edge_words(limits, k, where)])
     return rate_range(est, solve, lam, q_thr)
-
-
-def _beyond_capacity(rows: pd.DataFrame, comps: dict, mixed: dict) -> bool:
-    """Whether a prepared rate row's Little's law has no root on its grid (``row_points`` then takes its last point,
-    the batch limit): the requests the rate brings over an e2e outnumber those in service by more than 0.1%."""
-    rate = float(rows["rate_per_replica"].iat[0])
-    return bool(np.isfinite(rate) and rate * float(mixed["e2e_s"][0]) > float(mixed["N"][0]) * 1.001)
 
 
 def _row_arrays(frame: pd.DataFrame, prm: dict):

@@ -985,18 +985,17 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     if request_rate_per_s is not None:
         mode = "rate"
         lam = float(request_rate_per_s) / reps
+        n_rep = math.inf if num_prompts is None else num_prompts / reps
         comp, a, at_limit = _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings,
-                                        interconnect, p, costs, graphs,
-                                        error_quantiles(prm, "throughput")[1],
-                                        math.inf if num_prompts is None else num_prompts / reps)
+                                        interconnect, p, costs, graphs, error_quantiles(prm, "throughput")[1], n_rep)
+
+        def solve_any(rate):  # another engine's rate (``rate_range``, ``edge_of_limits``): never refused
+            return _solve_rate(model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect,
+                               p, costs, graphs, math.inf, n_rep)
         if limits and not bool(np.asarray(comp["burst"])[0] > 0):
             # a run tuned to its latency limits: the engine of the range at their edge (its notice replaces the
             # plain estimate's words on capacity, which are about another engine)
-            comp, a, edge_words = edge_of_limits(
-                lambda rate: _solve_rate(model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings,
-                                         interconnect, p, costs, graphs, math.inf,
-                                         math.inf if num_prompts is None else num_prompts / reps),
-                lam, limits, error_quantiles(prm, "throughput", key))
+            comp, a, edge_words = edge_of_limits(solve_any, lam, limits, error_quantiles(prm, "throughput", key))
             at_limit = [edge_words]
         notices = notices + at_limit
     else:
@@ -1054,10 +1053,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals)
     if mode == "rate":
-        est = rate_range(est, lambda rate: _solve_rate(
-            model, accelerator, i, o, rate, layout, weight_dtype, kv_dtype, settings, interconnect, p, costs, graphs,
-            math.inf, math.inf if num_prompts is None else num_prompts / reps), lam,
-            error_quantiles(prm, "throughput", key), burst=bool(np.asarray(comp["burst"])[0] > 0))
+        est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key),
+                         burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
 
 

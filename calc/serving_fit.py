@@ -407,6 +407,14 @@ def _row_limits(notes: str, prm: dict, key: str) -> dict:
             "q_thr_low": q[0], "q_thr_high": q[1]}
 
 
+def prepared_limits(r) -> dict:
+    """The latency limits of one prepared row (``prepare_rows``' limit_ttft_s and limit_tpot_s, a row of its frame
+    or a named tuple), as ``serving_estimate``'s ``latency_limits``: {} where its notes state none."""
+    get = r.get if hasattr(r, "get") else (lambda name, default=np.nan: getattr(r, name, default))
+    return {m: float(get(f"limit_{m}", np.nan)) for m in ("ttft_s", "tpot_s")
+            if np.isfinite(float(get(f"limit_{m}", np.nan)))}
+
+
 def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int) -> float:
     """One rate row's metric for the engine at the edge of its latency limits (``calc.serving.edge_speed``), on the
     row's grid of requests in service: at ``k`` times the rate, Little's law's root (``_rate_root``), its times
@@ -429,9 +437,7 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
         t, beyond = at(k)
         return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
 
-    limits = {m: float(getattr(r, f"limit_{m}")) for m in ("ttft_s", "tpot_s")
-              if np.isfinite(float(getattr(r, f"limit_{m}")))}
-    k, _ = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
+    k, _ = edge_speed(times, prepared_limits(r), (float(r.q_thr_low), float(r.q_thr_high)))
     t = at(k)[0]
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
