@@ -19,7 +19,7 @@ from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
 from .serving import (ServingEstimate, edge_speed, edge_words, estimate_from_arrays, rate_range, serving_frontier,
-                      slower_engine)
+                      slower_engine, tuned_means)
 from .serving_terms import engine_matmul
 from .serving_fit import (_SPECULATIVE, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points)
@@ -290,10 +290,12 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
 
         k, where = edge_speed(times, limits, q_thr)
+        tuned, mean_words = tuned_means(slower_engine(solve(lam * k)[1], k), limits,
+                                        error_quantiles(prm, "latency", str(r["engine_key"])))
         est = estimate_from_arrays(
-            slower_engine(solve(lam * k)[1], k), prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
+            tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
-            [edge_words(limits, k, where)])
+            [f"{edge_words(limits, k, where)}; {mean_words}"])
     return rate_range(est, solve, lam, q_thr)
 
 

@@ -53,7 +53,8 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .serving import combine, edge_speed, finite_run_drain_s, serving_components, trtllm_bench_settings
+from .serving import (combine, edge_speed, finite_run_drain_s, serving_components, trtllm_bench_settings,
+                      tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
@@ -403,8 +404,9 @@ def _row_limits(notes: str, prm: dict, key: str) -> dict:
     engine's throughput quantiles that bound the speed of the engine at their edge (``calc.serving.edge_speed``)."""
     limits = run_latency_limits(notes) or {}
     q = error_quantiles(prm, "throughput", key) if limits else (np.nan, np.nan)
+    q_lat = error_quantiles(prm, "latency", key) if limits else (np.nan, np.nan)
     return {"limit_ttft_s": limits.get("ttft_s", np.nan), "limit_tpot_s": limits.get("tpot_s", np.nan),
-            "q_thr_low": q[0], "q_thr_high": q[1]}
+            "q_thr_low": q[0], "q_thr_high": q[1], "q_lat_low": q_lat[0], "q_lat_high": q_lat[1]}
 
 
 def prepared_limits(r) -> dict:
@@ -431,14 +433,16 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
         nxt = min(i + 1, len(sub["N"]) - 1)
         t = {m: k * ((1 - share) * opened[m][i] + share * opened[m][nxt])
              for m in ("tpot_estimate", "ttft_estimate", "e2e_s")}
+        t.update({m: (1 - share) * opened[m][i] + share * opened[m][nxt] for m in ("bound_tpot_s", "bound_ttft_s")})
         return t, bool((gap > 0).all())  # no root on the grid: this engine does not keep up with the rate
 
     def times(k):
         t, beyond = at(k)
         return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
 
-    k, _ = edge_speed(times, prepared_limits(r), (float(r.q_thr_low), float(r.q_thr_high)))
-    t = at(k)[0]
+    limits = prepared_limits(r)
+    k, _ = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
+    t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)))[0]
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 

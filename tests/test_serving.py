@@ -259,6 +259,10 @@ def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_fig
     assert calc.serving_fit.run_latency_limits(row["notes"]) == {"ttft_s": 2.0, "tpot_s": 0.2}
     assert est.tpot.estimate_s * 1e3 == pytest.approx(r["predicted"], rel=0.01)
     assert np.log(row["value"] / r["predicted"]) == pytest.approx(r["log_ratio"], abs=1e-12)
+    # the same run's TTFT row: both paths take the mean at its share of the limit within the latency range
+    # (calc.serving.tuned_means)
+    ttft = table.set_index("id").loc[r["id"].replace("tpot-ms", "ttft-ms")]
+    assert est.ttft.estimate_s * 1e3 == pytest.approx(ttft["predicted"], rel=0.01)
 
 
 def test_prompt_attention_runs_at_the_cache_precision():

@@ -1139,8 +1139,54 @@ def test_a_rate_estimate_tuned_to_latency_limits_takes_the_engine_at_their_edge(
                              latency_limits={"tpot_s": 10.0}, **kw)
     k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
     slow = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=50.0 * k_high, **kw)
-    assert loose.tpot.estimate_s == pytest.approx(k_high * slow.tpot.estimate_s, rel=1e-9)
+    # (its TTFT, which no limit names, is that engine's; its TPOT is then moved towards 0.7265 x 10 s, so it stops at
+    # the top of the latency range around that engine's, exp(q_high) of the latency quantiles: ``tuned_means``)
+    q_lat = error_quantiles(load_serving_params(), "latency", "trtllm")
+    assert loose.ttft.estimate_s == pytest.approx(k_high * slow.ttft.estimate_s, rel=1e-9)
+    assert loose.tpot.estimate_s == pytest.approx(k_high * slow.tpot.estimate_s * math.exp(q_lat[1]), rel=1e-9)
     assert any("even the slowest engine of the estimate's range" in n for n in loose.notices)
+    assert any("the top of the estimate's latency range" in n for n in loose.notices)
+    # the edge's TTFT, moved towards 0.2585 x 2 s = 517 ms, is held at the top of its latency range: between the
+    # edge engine's (the TPOT share reached at k) x exp(q_high) bracketed by k -/+ 0.005
+    def stretched_ttft(kk):
+        return kk * serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=114.24 * kk,
+                                     **kw).ttft.estimate_s * math.exp(q_lat[1])
+    assert stretched_ttft(k - 0.005) <= est.ttft.estimate_s <= stretched_ttft(k + 0.005)
+
+
+def test_a_tuned_runs_means_sit_at_their_shares_of_the_limits_within_the_range():
+    # By hand: an engine at the edge with TPOT 100 ms (bound 20, fixed 30, efficiency 20, interference 20, queue 10)
+    # and TTFT 200 ms (bound 50, fixed 50, efficiency 50, interference 30, queue 20), 100 output tokens
+    # (e2e 0.2 + 99 x 0.1 = 10.1 s), limits TPOT 120 ms and TTFT 2 s, latency quantiles (-0.4, 0.5):
+    # TPOT's share 0.7265 x 120 = 87.18 ms lies in [100 e^-0.4, 100 e^0.5] = [67.0, 164.9] ms: taken, its parts above the
+    # bound scaled by (87.18 - 20) / (100 - 20) = 0.8398; TTFT's share 0.2585 x 2000 = 517.1 ms lies above 200 e^0.5 =
+    # 329.7 ms: held there, the 129.7 ms more in its queue; e2e = 0.3297 + 99 x 0.08718 = 8.961 s
+    from calc.serving import edge_shares, tuned_means
+    sh = edge_shares()
+    a = {"tpot_estimate": 0.1, "ttft_estimate": 0.2, "e2e_s": 10.1, "bound_tpot_s": 0.02, "bound_ttft_s": 0.05,
+         "tpot_bound": 0.02, "tpot_fixed": 0.03, "tpot_efficiency": 0.02, "tpot_interference": 0.02, "tpot_queue": 0.01,
+         "ttft_bound": 0.05, "ttft_fixed": 0.05, "ttft_efficiency": 0.05, "ttft_interference": 0.03, "ttft_queue": 0.02,
+         "tpot_fixed_host": 0.03}
+    out, words = tuned_means(a, {"tpot_s": 0.12, "ttft_s": 2.0}, (-0.4, 0.5))
+    tpot = sh["tpot_s"] * 0.12
+    assert float(out["tpot_estimate"]) == pytest.approx(tpot, rel=1e-12)
+    assert tpot == pytest.approx(0.08718, rel=1e-3)
+    scale = (tpot - 0.02) / 0.08
+    assert float(out["tpot_fixed"]) == pytest.approx(0.03 * scale, rel=1e-12)
+    assert float(out["tpot_fixed_host"]) == pytest.approx(0.03 * scale, rel=1e-12)
+    assert float(out["tpot_bound"]) == 0.02
+    assert sum(float(out[f"tpot_{p}"]) for p in ("bound", "fixed", "efficiency", "interference", "queue")) \
+        == pytest.approx(tpot, rel=1e-12)
+    assert float(out["ttft_estimate"]) == pytest.approx(0.2 * math.exp(0.5), rel=1e-12)
+    assert float(out["ttft_queue"]) == pytest.approx(0.02 + 0.2 * math.exp(0.5) - 0.2, rel=1e-12)
+    assert float(out["e2e_s"]) == pytest.approx(0.2 * math.exp(0.5) + 99 * tpot, rel=1e-12)
+    assert "TPOT 87 ms (its share" in words and "TTFT 330 ms (the top of the estimate's latency range" in words
+    # a share below the range is held at its bottom, never below the bound
+    low, words = tuned_means(a, {"tpot_s": 0.05}, (-0.4, 0.5))
+    assert float(low["tpot_estimate"]) == pytest.approx(0.1 * math.exp(-0.4), rel=1e-12)
+    assert "the bottom of the estimate's latency range" in words and float(low["ttft_estimate"]) == 0.2
+    floor, words = tuned_means(a, {"tpot_s": 0.01}, (-3.0, 0.5))
+    assert float(floor["tpot_estimate"]) == pytest.approx(0.02, rel=1e-12) and "the bound" in words
 
 
 @pytest.mark.parametrize("bad, why", [({"tpot": 0.2}, "must be a dict"), ({"tpot_s": -1}, "latency_limits"),
