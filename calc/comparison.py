@@ -289,9 +289,9 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
                 return math.inf, math.inf
             return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
 
-        k, where = edge_speed(times, limits, q_thr)
+        k, where, capped = edge_speed(times, limits, q_thr)
         tuned, mean_words = tuned_means(slower_engine(solve(lam * k)[1], k), limits,
-                                        error_quantiles(prm, "latency", str(r["engine_key"])))
+                                        error_quantiles(prm, "latency", str(r["engine_key"])), capped)
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,

@@ -995,8 +995,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         if limits and not bool(np.asarray(comp["burst"])[0] > 0):
             # a run tuned to its latency limits: the engine of the range at their edge (its notice replaces the
             # plain estimate's words on capacity, which are about another engine)
-            comp, a, edge_words = edge_of_limits(solve_any, lam, limits, error_quantiles(prm, "throughput", key))
-            a, mean_words = tuned_means(a, limits, error_quantiles(prm, "latency", key))
+            comp, a, edge_words, capped = edge_of_limits(solve_any, lam, limits,
+                                                         error_quantiles(prm, "throughput", key))
+            a, mean_words = tuned_means(a, limits, error_quantiles(prm, "latency", key), capped)
             at_limit = [f"{edge_words}; {mean_words}"]
         notices = notices + at_limit
     else:
@@ -1112,8 +1113,8 @@ def slower_engine(a: dict, k: float) -> dict:
     return out
 
 
-def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tuple[float, str]:
-    """(k, words): the engine, among those the estimate's throughput range admits (every time ``k`` times the
+def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tuple[float, str, bool]:
+    """(k, words, at_capacity): the engine, among those the estimate's throughput range admits (every time ``k`` times the
     estimate's, ``k`` from ``exp(-q_throughput[1])`` to ``exp(-q_throughput[0])``, as in ``rate_range``), that runs at
     the edge of ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits, seconds) as a run tuned to them does: the
     smallest ``k`` at which the mean TPOT reaches ``edge_shares()["tpot_s"]`` of its limit or the mean TTFT
@@ -1121,7 +1122,9 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
     the edge, to 2^-steps of the range's log width); the range's slowest engine where none reaches it, its fastest
     where even that passes it. An engine that does not keep up with the rate is past the edge (a VALID run kept up):
     ``times(k)``, (mean TPOT, mean TTFT) in seconds of the engine ``k`` times slower at the run's rate (``k x`` the
-    estimate's times at ``k x`` the rate), is (inf, inf) for it. ``words`` says which of the three it is, with k. Why: at a rate near capacity a few percent in the step is a large error in the
+    estimate's times at ``k x`` the rate), is (inf, inf) for it. ``words`` says which it is, with k; ``at_capacity``
+    is True where the engine taken is the slowest that keeps up (the next one, a little slower, does not), short of
+    the limits' shares: its decode step is then as slow as the rate allows (``tuned_means``). Why: at a rate near capacity a few percent in the step is a large error in the
     batch (the held-out MLPerf Server runs: the step within 8% at the batch their means imply, the estimate at their
     rate up to 2.8x off); a tuned run says where on that steep curve it sits."""
     shares = edge_shares()
@@ -1133,23 +1136,32 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
 
     k_lo, k_hi = math.exp(-q_throughput[1]), math.exp(-q_throughput[0])
     span = f"its throughput range takes engines whose times are {k_lo:.2f}x to {k_hi:.2f}x the estimate's"
-    if reach(k_lo) >= 1.0:
+    first = reach(k_lo)
+    if first >= 1.0:
         return k_lo, (f"even the fastest engine of the estimate's range ({span}) is past that edge, so the one "
-                      f"whose times are {k_lo:.2f}x the estimate's is taken")
-    if reach(k_hi) <= 1.0:
+                      f"whose times are {k_lo:.2f}x the estimate's is taken"), math.isinf(first)
+    last = reach(k_hi)
+    if last <= 1.0:
         return k_hi, (f"even the slowest engine of the estimate's range ({span}) stays short of that edge, so the "
-                      f"one whose times are {k_hi:.2f}x the estimate's is taken")
-    lo, hi = math.log(k_lo), math.log(k_hi)
+                      f"one whose times are {k_hi:.2f}x the estimate's is taken"), False
+    lo, hi, capped = math.log(k_lo), math.log(k_hi), math.isinf(last)
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if reach(math.exp(mid)) >= 1.0 else (mid, hi)
+        at_mid = reach(math.exp(mid))
+        if at_mid >= 1.0:
+            hi, capped = mid, math.isinf(at_mid)
+        else:
+            lo = mid
     k = math.exp(lo)
-    return k, f"the engine whose times are {k:.2f}x the estimate's runs at that edge ({span})"
+    if capped:
+        return k, (f"the engine whose times are {k:.2f}x the estimate's is the slowest that keeps up with the rate, "
+                   f"short of the limits' shares ({span})"), True
+    return k, f"the engine whose times are {k:.2f}x the estimate's runs at that edge ({span})", False
 
 
 def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
-    """(components, arrays, notice): the estimate at ``lam`` requests/s per replica of the engine at the edge of
-    ``limits`` (``edge_speed``), its arrays ``slower_engine``'s. ``solve``: ``_solve_rate`` at a rate per replica,
+    """(components, arrays, notice, at_capacity): the estimate at ``lam`` requests/s per replica of the engine at the
+    edge of ``limits`` (``edge_speed``, whose ``at_capacity`` it passes on), its arrays ``slower_engine``'s. ``solve``: ``_solve_rate`` at a rate per replica,
     never refused (past capacity: at the batch limit).
 
     Raises:
@@ -1167,9 +1179,9 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
             return math.inf, math.inf
         return k * float(np.asarray(a["tpot_estimate"])[0]), k * float(np.asarray(a["ttft_estimate"])[0])
 
-    k, where = edge_speed(times, limits, q_throughput)
+    k, where, capped = edge_speed(times, limits, q_throughput)
     comp, a, _ = at(k)
-    return comp, slower_engine(a, k), edge_words(limits, k, where)
+    return comp, slower_engine(a, k), edge_words(limits, k, where), capped
 
 
 @lru_cache(maxsize=1)
@@ -1180,14 +1192,16 @@ def _edge_spread() -> dict:
                 float((runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).max())) for m in ("tpot", "ttft")}
 
 
-def tuned_means(a: dict, limits: dict, q_latency: tuple) -> tuple[dict, str]:
+def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = False) -> tuple[dict, str]:
     """(arrays, words): the means of a run tuned to ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits,
     seconds), from ``a``, the arrays (``combine``'s, or any dict with "tpot_estimate", "ttft_estimate" and "e2e_s",
     seconds, scalars or arrays) of the engine at their edge (``edge_of_limits``): each mean a limit states is taken
     at its share of that limit (``edge_shares``: TPOT 0.73, TTFT 0.26 of the limit, medians of the tuned MLPerf
     runs) where that lies within the estimate's latency range around ``a``'s value (``a`` x exp(``q_latency``), the
     engine's cross-validated (low, high) log(measured / predicted) latency quantiles, ``error_quantiles``), else at
-    that range's nearer end, and never below the bound ("bound_tpot_s", "bound_ttft_s" where ``a`` has them).
+    that range's nearer end, and never below the bound ("bound_tpot_s", "bound_ttft_s" where ``a`` has them). With
+    ``at_capacity`` (``edge_speed``: the edge engine is the slowest that keeps up with the rate) the TPOT is not
+    raised: a slower decode step would not keep up.
     Why: the tuned runs hold both means near their shares whichever limit binds (TPOT 0.31-0.90 and TTFT 0.10-0.31
     of their limits in the 11 v5.0 runs), while the estimate's ratio of TTFT to TPOT at a loaded engine is off in
     both directions (TTFT under 1.4 decode steps against 1.9-3.7 measured for short prompts; the long prompts of
@@ -1208,7 +1222,8 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple) -> tuple[dict, str]:
             continue
         target = shares[f"{m}_s"] * limits[f"{m}_s"]
         est = old[m]
-        new = np.clip(target, est * math.exp(q_latency[0]), est * math.exp(q_latency[1]))
+        top = 0.0 if (at_capacity and m == "tpot") else q_latency[1]
+        new = np.clip(target, est * math.exp(q_latency[0]), est * math.exp(top))
         if f"bound_{m}_s" in a:
             new = np.maximum(new, np.asarray(a[f"bound_{m}_s"], dtype=float))
         out[f"{m}_estimate"] = new
@@ -1227,6 +1242,7 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple) -> tuple[dict, str]:
         first_new, first_est = float(np.ravel(new)[0]), float(np.ravel(est)[0])
         bound_first = float(np.ravel(a.get(f"bound_{m}_s", 0.0))[0])
         where = ("its share" if abs(first_new - target) <= 1e-9 * target
+                 else "the edge engine's, the slowest that keeps up" if first_new < target and top == 0.0
                  else "the top of the estimate's latency range" if first_new < target
                  else "the bound" if first_new <= bound_first
                  else "the bottom of the estimate's latency range")

@@ -441,8 +441,8 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
         return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
 
     limits = prepared_limits(r)
-    k, _ = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
-    t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)))[0]
+    k, _, capped = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
+    t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)), capped)[0]
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 
