@@ -1239,3 +1239,32 @@ def test_the_engine_at_the_edge_keeps_up_with_the_rate():
     with pytest.raises(ValueError, match="finite request rate"):
         serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=math.inf,
                          latency_limits={"tpot_s": 0.2}, **kw)
+
+
+def test_the_row_breakdown_of_a_tuned_run_is_the_held_out_tables_estimate():
+    # The Measurements page's breakdown (calc.comparison.row_estimate) and the held-out table (predict_rows) take a
+    # run tuned to its latency limits alike: the engine at the edge, then each mean at its share of its limit within
+    # the latency range (calc.serving.tuned_means). Rows of MLPerf v5.1 (Llama-2-70B Interactive on 8 H200,
+    # DeepSeek-R1 Server on 8 GB300, Llama-3.1-405B Interactive on 8 B200): the same arrays, so to 1e-9; MLPerf v4.1
+    # Mixtral Server on 4 H100, whose edge engine is the slowest that keeps up: the two paths test "keeps up" on their
+    # own grids (the table on its grid's points, the breakdown at the root with 0.1% slack), so to 0.2%
+    from calc import comparison
+    from calc.measurements import load_measurements, load_sources
+    from calc.serving_fit import HOLDOUT_PATH, holdout_table
+    table = holdout_table()[0].set_index("id")
+    rows = load_measurements(HOLDOUT_PATH, sources=load_sources()).set_index("id")
+    cases = {"mlperf51-closed-cisco-c885-h200x8-trt-llama2-70b-99-interactive": 1e-9,
+             "mlperf51-closed-coreweave-gb300-nvl8-coreweave-trt-deepseek-r1-server": 1e-9,
+             "mlperf51-closed-dell-xe9680l-b200-sxm-180gbx8-trt-llama3.1-405b-interactive": 1e-9,
+             "mlperf41-closed-dell-xe8640-h100-sxm-80gbx4-trt-mixtral-8x7b-server": 2e-3}
+    for run, tol in cases.items():
+        for metric in ("tpot", "ttft"):
+            rid = f"{run}-{metric}-ms-mean"
+            r = rows.loc[rid].copy()
+            r["id"] = rid
+            est = comparison.row_estimate(r)
+            tb = getattr(est, metric)
+            assert tb.estimate_s * 1e3 == pytest.approx(table.loc[rid, "predicted"], rel=tol), rid
+            assert sum(tb.parts().values()) == pytest.approx(tb.estimate_s, rel=1e-9)
+            assert tb.low_s <= tb.estimate_s <= tb.high_s
+            assert any("their shares of the limits" in n for n in est.notices)
