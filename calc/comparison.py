@@ -243,7 +243,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     the same weighted sum, so the parts still add up to the estimate. The ranges: the cross-validated error
     quantiles of the row's engine (``error_quantiles``), bounded at the roofline as ``serving_estimate``'s, and for
     a row at a rate carried through Little's law as its (``calc.serving.rate_range``, the row's own path at k times
-    its rate).
+    its rate), but for a row tuned to the latency limits its notes state (the latency range around its means, as
+    ``serving_estimate`` with ``latency_limits``).
     Throughputs are per replica's points x replicas, per GPU of a replica; a finite offline run's throughput
     (waves of bursts, its drain), which ``predict_rows`` applies to throughput rows, is not (the steady
     state's is given). ``decode_batch`` and ``concurrency`` are per replica.
@@ -296,6 +297,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
             [f"{edge_words(limits, k, where)}; {mean_words}"])
+        return est  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 
 

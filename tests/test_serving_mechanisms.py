@@ -1160,6 +1160,11 @@ def test_a_rate_estimate_tuned_to_latency_limits_takes_the_engine_at_their_edge(
         return kk * serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=114.24 * kk,
                                      **kw).ttft.estimate_s * math.exp(q_lat[1])
     assert stretched_ttft(k - 0.005) <= est.ttft.estimate_s <= stretched_ttft(k + 0.005)
+    # its range: the latency range around its means (exp of the engine's latency quantiles; the bound is far below),
+    # not the engine's throughput carried through the rate (``rate_range``), which the edge has already taken
+    for tb in (est.tpot, est.ttft):
+        assert tb.low_s == pytest.approx(tb.estimate_s * math.exp(q_lat[0]), rel=1e-9)
+        assert tb.high_s == pytest.approx(tb.estimate_s * math.exp(q_lat[1]), rel=1e-9)
 
 
 def test_a_tuned_runs_means_sit_at_their_shares_of_the_limits_within_the_range():
