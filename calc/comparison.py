@@ -18,8 +18,8 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import (ServingEstimate, edge_speed, edge_words, estimate_from_arrays, rate_range, serving_frontier,
-                      slower_engine, tuned_means)
+from .serving import (ServingEstimate, below_limits, edge_speed, edge_words, estimate_from_arrays, rate_range,
+                      serving_frontier, slower_engine, tuned_means)
 from .serving_terms import engine_matmul
 from .serving_fit import (_SPECULATIVE, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points)
@@ -286,7 +286,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             arr = solve(lam * k)[1]
             # no root of Little's law on the row's grid (``row_points`` takes its last point, the batch limit): the
             # requests the rate brings over an e2e outnumber those in service; an engine this slow does not keep up
-            if lam * k * float(arr["e2e_s"][0]) > float(arr["N"][0]) * 1.001:
+            # (the test ``predict_rows`` makes, so both take the same engine)
+            if float(arr["beyond_capacity"][0]) > 0:
                 return math.inf, math.inf
             return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
 
@@ -297,7 +298,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
             [f"{edge_words(limits, k, where)}; {mean_words}"])
-        return est  # at the edge: the latency range around its means, as ``serving_estimate``'s
+        return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 
 
@@ -312,4 +313,9 @@ def _row_arrays(frame: pd.DataFrame, prm: dict):
     mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
              for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
     mixed.setdefault("decode_batch", mixed["B"])  # the decode batch B of the weighted points
+    rate = float(rows["rate_per_replica"].iat[0])
+    if np.isfinite(rate):
+        # no root of Little's law on the row's grid (``calc.serving_fit._rate_root``): the engine does not keep up
+        gap = rate * np.asarray(arrays["e2e_s"], dtype=float) - np.asarray(comps["N"], dtype=float)
+        mixed["beyond_capacity"] = np.asarray([1.0 if bool((gap > 0).all()) else 0.0])
     return rows, comps, mixed, max(weights, key=weights.get)

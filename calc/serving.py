@@ -1060,6 +1060,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals)
+    if tuned:
+        est = below_limits(est, limits)
     if mode == "rate" and not tuned:
         # (a run tuned to its limits sits at the edge whatever its engine's speed: the edge already took the engine,
         # so its range is the latency range around its means, not the engine's throughput carried through the rate)
@@ -1256,32 +1258,52 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
         name = "TPOT" if m == "tpot" else "TTFT"
         first_new, first_est = float(np.ravel(new)[0]), float(np.ravel(est)[0])
         bound_first = float(np.ravel(a.get(f"bound_{m}_s", 0.0))[0])
-        where = ("its share" if abs(first_new - target) <= 1e-9 * target
-                 else "the edge engine's, the slowest that keeps up" if first_new < target and top == 0.0
-                 else "the top of the estimate's latency range" if first_new < target
+        share = f"{shares[f'{m}_s']:.4f} x {fmt_number(limits[f'{m}_s'] * 1e3)} ms"
+        if abs(first_new - target) <= 1e-9 * target:
+            said.append(f"{name} {fmt_number(first_new * 1e3)} ms, its share ({share})")
+            continue
+        where = ("the edge engine's, the slowest that keeps up" if first_new < target and top == 0.0
+                 else "the top of that range" if first_new < target
                  else "the bound" if first_new <= bound_first
-                 else "the bottom of the estimate's latency range")
-        said.append(f"{name} {fmt_number(first_new * 1e3)} ms ({where}; {shares[f'{m}_s']:.2f} x "
-                    f"{fmt_number(limits[f'{m}_s'] * 1e3)} ms = {fmt_number(target * 1e3)} ms, "
-                    f"the engine at the edge {fmt_number(first_est * 1e3)} ms)")
+                 else "the bottom of that range")
+        engine = ("" if abs(first_new - first_est) <= 5e-3 * first_est
+                  else f"; the engine at the edge {fmt_number(first_est * 1e3)} ms")
+        said.append(f"{name} {fmt_number(first_new * 1e3)} ms, {where} (its share {share} = "
+                    f"{fmt_number(target * 1e3)} ms{engine})")
     rest = np.asarray(a["e2e_s"], dtype=float) - old["ttft"]
     out["e2e_s"] = out["ttft_estimate"] + rest * out["tpot_estimate"] / np.maximum(old["tpot"], 1e-30)
     lo, hi = math.exp(q_latency[0]), math.exp(q_latency[1])
-    words = ("its means are then taken at their shares of the limits, as the tuned runs hold both near them whichever "
-             f"binds (TPOT {spread['tpot'][0]:.2f}-{spread['tpot'][1]:.2f}, TTFT {spread['ttft'][0]:.2f}-"
-             f"{spread['ttft'][1]:.2f} of their limits), within the estimate's latency range around the edge engine's "
-             f"({lo:.2f}x to {hi:.2f}x): " + "; ".join(said))
+    named = [m for m in ("tpot", "ttft") if f"{m}_s" in limits]
+    seen = ", ".join(f"{m.upper()} {spread[m][0]:.2f}-{spread[m][1]:.2f}" for m in named)
+    words = (f"{'each mean' if len(named) > 1 else 'the mean'} then goes to the share of its limit that the tuned runs "
+             f"hold it near whichever limit binds ({seen} of their limits), kept within the latency range around the "
+             f"edge engine's value ({lo:.2f}x to {hi:.2f}x of it): " + "; ".join(said))
     return out, words
+
+
+def below_limits(est: ServingEstimate, limits: dict) -> ServingEstimate:
+    """``est`` (a run tuned to ``limits``, {"ttft_s", "tpot_s"}, 99th-percentile limits in seconds) with the top of
+    each range a limit names held at that limit: a VALID run met its limits, and a mean lies below its 99th
+    percentile, so a mean above its limit is not a value of such a run (never below the estimate itself)."""
+    out = {}
+    for m in ("tpot", "ttft"):
+        if f"{m}_s" in limits:
+            tb = getattr(est, m)
+            out[m] = replace(tb, high_s=float(max(min(tb.high_s, limits[f"{m}_s"]), tb.estimate_s)))
+    return replace(est, **out)
 
 
 def edge_words(limits: dict, k: float, where: str) -> str:
     """The notice of an estimate at the edge of ``limits`` (``edge_speed``'s ``k`` and ``where``)."""
     shares = edge_shares()
-    said = " and ".join(f"{'TPOT' if m == 'tpot' else 'TTFT'} {limits[f'{m}_s'] * 1e3:,.4g} ms"
-                        for m in ("ttft", "tpot") if f"{m}_s" in limits)
-    return (f"a run tuned to its latency limits (99th percentile: {said}) sits where its mean TPOT is about "
-            f"{shares['tpot_s']:.2f} of the TPOT limit or its mean TTFT {shares['ttft_s']:.2f} of the TTFT limit "
-            f"(the medians of {shares['n']} MLPerf Inference v5.0 runs so tuned): {where}")
+    named = [m for m in ("ttft", "tpot") if f"{m}_s" in limits]
+    said = " and ".join(f"{m.upper()} {fmt_number(limits[f'{m}_s'] * 1e3)} ms" for m in named)
+    sits = " or ".join(f"its mean {m.upper()} is about {shares[f'{m}_s']:.2f} of the {m.upper()} limit"
+                       for m in ("tpot", "ttft") if m in named)
+    odd = ("; limits this loose for this rate are odd for a run tuned to them (it would have raised its rate until "
+           "one bound): if the run was not tuned to them, leave them out" if "stays short of that edge" in where else "")
+    return (f"a run tuned to its latency limits (99th percentile: {said}) sits where {sits} (the medians of "
+            f"{shares['n']} MLPerf Inference v5.0 runs so tuned): {where}{odd}")
 
 
 def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:
