@@ -804,3 +804,24 @@ def test_the_serving_block_says_which_context_its_bound_times_before_its_figures
     block = next(i for i, n in enumerate(order) if getattr(n, "type", None) == "html"
                  and 'class="xm-row"' in n.proto.body and "TPOT, bound" in n.proto.body)
     assert caption < block
+
+
+def test_a_median_row_at_a_rate_says_its_bars_predict_the_runs_mean():
+    # An upload of one MLPerf v5.1 run at a rate (Llama-2-70B Interactive on 8 H200, held-out rows): at a rate the
+    # serving model predicts means (Little's law relates means), so the caption of its median TTFT row says the bars
+    # are the run's mean, and its mean row's caption does not
+    from calc.serving_fit import HOLDOUT_PATH
+    run = "mlperf51-closed-cisco-c885-h200x8-trt-llama2-70b-99-interactive"
+    held = pd.read_csv(HOLDOUT_PATH, dtype=str, keep_default_na=False)
+    rows = held[held["id"].str.startswith(run + "-")]
+    assert len(rows) == 5
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("run.csv", rows.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    for statistic in ("median", "mean"):
+        rid = f"{run}-ttft-ms-{statistic}"
+        at.selectbox(key="ms_row").set_value(rid).run()
+        assert not at.exception, at.exception
+        caption = next(c.value for c in at.caption if c.value.startswith(f"{rid}: TTFT ({statistic})"))
+        assert caption.endswith(measured_views.RATE_MEDIAN_WORDS) == (statistic == "median")
+        assert not any(w in caption for w in measured_views.STATISTIC_WORDS.values())

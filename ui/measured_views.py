@@ -269,6 +269,13 @@ STATISTIC_WORDS = {
               "round (one burst of prompts) left aside. The same run's mean rows weigh that burst in, so their bars "
               "can be longer."}
 
+#: What the bars predict for a median row of a run at a request rate: the serving model's times at a rate are means
+#: (Little's law relates the means: ``calc.serving_fit.predict_rows``), so a mean and a median row of one run get the
+#: same estimate.
+RATE_MEDIAN_WORDS = ("Both bars predict the run's mean, as the serving model does at a request rate (Little's law "
+                     "relates means), so the run's mean row gets the same estimate; this row is a median, which a "
+                     "queue's long tail leaves below the mean.")
+
 
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
@@ -309,7 +316,8 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. "
-               + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency" else ""))
+               + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency"
+                  else RATE_MEDIAN_WORDS if raw.loc[pick].get("mode") == "rate" and statistic == "median" else ""))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
