@@ -9,8 +9,6 @@ predicted (``calc.serving_fit.predict_rows`` with the shipped parameters) and bo
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -18,8 +16,8 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import (ServingEstimate, below_limits, edge_speed, edge_words, estimate_from_arrays, rate_range,
-                      serving_frontier, slower_engine, tuned_means)
+from .serving import (ServingEstimate, below_limits, edge_of_limits, estimate_from_arrays, rate_range,
+                      serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_SPECULATIVE, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points)
@@ -281,23 +279,18 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     q_thr = error_quantiles(prm, "throughput", str(r["engine_key"]))
     limits = prepared_limits(r)
     if limits:
-        # a run tuned to its latency limits: the engine of the range at their edge, as ``predict_rows`` takes it
-        def times(k):
-            arr = solve(lam * k)[1]
-            # no root of Little's law on the row's grid (``row_points`` takes its last point, the batch limit): the
-            # requests the rate brings over an e2e outnumber those in service; an engine this slow does not keep up
-            # (the test ``predict_rows`` makes, so both take the same engine)
-            if float(arr["beyond_capacity"][0]) > 0:
-                return math.inf, math.inf
-            return k * float(arr["tpot_estimate"][0]), k * float(arr["ttft_estimate"][0])
+        # a run tuned to its latency limits: the engine of the range at their edge and its means, as ``predict_rows``
+        # takes them; an engine with no root of Little's law on the row's grid (``row_points`` takes its last point,
+        # the batch limit) does not keep up, the test ``predict_rows`` makes
+        def solve_edge(rate_per_replica):
+            arr = solve(rate_per_replica)[1]
+            return None, arr, float(arr["beyond_capacity"][0]) > 0
 
-        k, where, capped = edge_speed(times, limits, q_thr)
-        tuned, mean_words = tuned_means(slower_engine(solve(lam * k)[1], k), limits,
-                                        error_quantiles(prm, "latency", str(r["engine_key"])), capped)
+        _, tuned, notice = edge_of_limits(solve_edge, lam, limits, q_thr,
+                                          error_quantiles(prm, "latency", str(r["engine_key"])))
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
-            float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
-            [f"{edge_words(limits, k, where)}; {mean_words}"])
+            float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching, [notice])
         return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 

@@ -1001,10 +1001,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         if tuned:
             # a run tuned to its latency limits: the engine of the range at their edge (its notice replaces the
             # plain estimate's words on capacity, which are about another engine)
-            comp, a, edge_words, capped = edge_of_limits(solve_any, lam, limits,
-                                                         error_quantiles(prm, "throughput", key))
-            a, mean_words = tuned_means(a, limits, error_quantiles(prm, "latency", key), capped)
-            at_limit = [f"{edge_words}; {mean_words}"]
+            comp, a, edge_notice = edge_of_limits(solve_any, lam, limits, error_quantiles(prm, "throughput", key),
+                                                  error_quantiles(prm, "latency", key))
+            at_limit = [edge_notice]
         notices = notices + at_limit
     else:
         mode = "offline" if concurrency is None else "concurrency"
@@ -1076,6 +1075,12 @@ TUNED_RUNS_PATH = Path(__file__).resolve().parent / "data" / "mlperf_tuned_runs.
 
 
 @lru_cache(maxsize=1)
+def _tuned_ratios() -> dict:
+    """Each tuned run's mean over its limit, {"tpot": array, "ttft": array}, from ``TUNED_RUNS_PATH`` (read once)."""
+    runs = pd.read_csv(TUNED_RUNS_PATH)
+    return {m: (runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).to_numpy(float) for m in ("tpot", "ttft")}
+
+
 def edge_shares() -> dict:
     """How far below its limits a run tuned to them sits: the median over ``TUNED_RUNS_PATH``'s runs of the mean
     TPOT over the TPOT limit ("tpot_s") and of the mean TTFT over the TTFT limit ("ttft_s"), and the runs' count ("n").
@@ -1089,9 +1094,9 @@ def edge_shares() -> dict:
     v5.1 runs of Llama-3.1-405B, whose mean TPOT sat at 0.57 of that limit, 19% of the TPOT rows came within 25%
     against 58% with every run's median. Source: MLCommons inference_results_v5.0,
     mlperf_log_summary.txt of each run (Apache-2.0), listed with commit and path in the file."""
-    runs = pd.read_csv(TUNED_RUNS_PATH)
-    return {"tpot_s": float(np.median(runs["tpot_mean_ms"] / runs["tpot_limit_ms"])),
-            "ttft_s": float(np.median(runs["ttft_mean_ms"] / runs["ttft_limit_ms"])), "n": int(len(runs))}
+    ratios = _tuned_ratios()
+    return {"tpot_s": float(np.median(ratios["tpot"])), "ttft_s": float(np.median(ratios["ttft"])),
+            "n": int(len(ratios["tpot"]))}
 
 
 def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = False) -> dict:
@@ -1159,7 +1164,9 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
     last = reach(k_hi)
     if last <= 1.0:
         return k_hi, (f"even the slowest engine of the estimate's range ({span}) stays short of that edge, so the "
-                      f"one whose times are {k_hi:.2f}x the estimate's is taken"), False
+                      f"one whose times are {k_hi:.2f}x the estimate's is taken; limits this loose for this rate are "
+                      "odd for a run tuned to them (it would have raised its rate until one bound): if the run was "
+                      "not tuned to them, leave them out"), False
     lo, hi, capped = math.log(k_lo), math.log(k_hi), math.isinf(last)
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
@@ -1175,10 +1182,12 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
     return k, f"the engine whose times are {k:.2f}x the estimate's runs at that edge ({span})", False
 
 
-def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
-    """(components, arrays, notice, at_capacity): the estimate at ``lam`` requests/s per replica of the engine at the
-    edge of ``limits`` (``edge_speed``, whose ``at_capacity`` it passes on), its arrays ``slower_engine``'s. ``solve``: ``_solve_rate`` at a rate per replica,
-    never refused (past capacity: at the batch limit).
+def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_latency: tuple):
+    """(components, arrays, notice): the estimate at ``lam`` requests/s per replica of a run tuned to ``limits``: the
+    engine at their edge (``edge_speed``, its arrays ``slower_engine``'s), its means at their shares of the limits
+    within the latency range ``q_latency`` (``tuned_means``), and the notice of both. ``solve``: (components, arrays,
+    beyond) at a rate per replica (``_solve_rate``, or the Measurements page's row at that rate), never refused (past
+    capacity: at the batch limit, ``beyond`` true).
 
     Raises:
         ValueError: where ``solve`` refuses the rate (a layout or length the model cannot take)."""
@@ -1197,15 +1206,8 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple):
 
     k, where, capped = edge_speed(times, limits, q_throughput)
     comp, a, _ = at(k)
-    return comp, slower_engine(a, k), edge_words(limits, k, where), capped
-
-
-@lru_cache(maxsize=1)
-def _edge_spread() -> dict:
-    """The lowest and highest share of its limit each mean reached in ``TUNED_RUNS_PATH``'s runs (for the words)."""
-    runs = pd.read_csv(TUNED_RUNS_PATH)
-    return {m: (float((runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).min()),
-                float((runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).max())) for m in ("tpot", "ttft")}
+    tuned, mean_words = tuned_means(slower_engine(a, k), limits, q_latency, capped)
+    return comp, tuned, f"{edge_words(limits, k, where)}; {mean_words}"
 
 
 def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = False) -> tuple[dict, str]:
@@ -1230,7 +1232,8 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     scales its parts above the bound (and the fixed cost's parts) down together. e2e follows: TTFT + (e2e - TTFT) x
     the TPOT's ratio (the O - 1 later tokens). Requests and tokens per second stay the rate's.
     """
-    shares, spread = edge_shares(), _edge_spread()
+    shares = edge_shares()
+    spread = {m: (float(v.min()), float(v.max())) for m, v in _tuned_ratios().items()}
     out = dict(a)
     said = []
     old = {m: np.asarray(a[f"{m}_estimate"], dtype=float) for m in ("tpot", "ttft")}
@@ -1300,10 +1303,8 @@ def edge_words(limits: dict, k: float, where: str) -> str:
     said = " and ".join(f"{m.upper()} {fmt_number(limits[f'{m}_s'] * 1e3)} ms" for m in named)
     sits = " or ".join(f"its mean {m.upper()} is about {shares[f'{m}_s']:.2f} of the {m.upper()} limit"
                        for m in ("tpot", "ttft") if m in named)
-    odd = ("; limits this loose for this rate are odd for a run tuned to them (it would have raised its rate until "
-           "one bound): if the run was not tuned to them, leave them out" if "stays short of that edge" in where else "")
     return (f"a run tuned to its latency limits (99th percentile: {said}) sits where {sits} (the medians of "
-            f"{shares['n']} MLPerf Inference v5.0 runs so tuned): {where}{odd}")
+            f"{shares['n']} MLPerf Inference v5.0 runs so tuned): {where}")
 
 
 def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:
