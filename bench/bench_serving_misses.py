@@ -12,7 +12,10 @@ held-out MLPerf runs at a rate whose notes state their 99th-percentile limits (L
 scenarios), the measured and the estimated mean TPOT and TTFT as shares of those limits: a submitter raises the rate
 until a limit binds, so the run sits at the edge of the engine's capacity, where an estimate's small error in
 capacity becomes a large one in the times; (6) on those runs, the decode batch their measured means imply (Little's
-law) and the estimate's TPOT at that batch beside its TPOT at the run's rate.
+law) and the estimate's TPOT at that batch beside its TPOT at the run's rate; (7) on those runs, the share of the
+TPOT and TTFT rows within 25% under the stored edge of the limits and under rules tried beside it (the edge engine's
+own means; an edge at the shares of the runs each limit bound; TTFT plus half a decode step), and that half step on
+the fitted rows' TTFT at a rate.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
@@ -26,7 +29,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from calc.measurements import load_measurements, load_sources  # noqa: E402
-from calc.serving_fit import HOLDOUT_PATH, holdout_table, predict_rows, prepare_rows, read_measurements  # noqa: E402
+from calc.serving import TUNED_RUNS_PATH, edge_shares, edge_speed, tuned_means  # noqa: E402
+from calc.serving_fit import (HOLDOUT_PATH, edge_solver, holdout_table, point_costs, predict_rows,  # noqa: E402
+                              prepare_rows, prepared_limits, read_measurements)
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
 #: Concurrency bands (clients of a closed loop; rate and offline rows have none and take their mode's name).
@@ -124,6 +129,77 @@ def littles_law_batch() -> pd.DataFrame:
                                       tpot_at_rate_median=("log_at_rate", "median")).round(2)
 
 
+def binding_shares(bound: bool = True) -> dict:
+    """Over the tuned runs (``calc.serving.TUNED_RUNS_PATH``), a run's binding limit is the one its 99th percentile
+    sat nearer (p99 / limit the larger): {"tpot_s", "ttft_s"}, the median mean / limit of the runs each limit bound
+    (``bound``), or of those it did not."""
+    runs = pd.read_csv(TUNED_RUNS_PATH)
+    ttft_binds = runs["ttft_p99_ms"] / runs["ttft_limit_ms"] > runs["tpot_p99_ms"] / runs["tpot_limit_ms"]
+    binds = {"tpot": ~ttft_binds, "ttft": ttft_binds}
+    return {f"{m}_s": float((runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"])[binds[m] if bound else ~binds[m]].median())
+            for m in binds}
+
+
+def edge_rules() -> pd.DataFrame:
+    """(7): on the held-out runs at a rate whose notes state their limits, the share of the TPOT and TTFT rows whose
+    estimate lies within 25% of the measurement under the stored rule (``edge_speed`` at ``edge_shares``, every tuned
+    run's medians; the means then by ``tuned_means``) and under rules tried beside it: the edge engine's own means
+    ("own means"); the edge where a limit reaches the share of the runs it bound (``binding_shares``), both means
+    then at every run's shares ("binding edge"), the binding mean at its binding share and the other the engine's
+    own ("binding mean only"), or the other at the share of the runs it did not bind ("binding and free shares");
+    and the engine's own TTFT plus half a decode step ("TTFT + half a step"). Returns one row per metric: n and each
+    rule's share."""
+    params = load_serving_params()
+    values = param_values(params)
+    rows, comps, _ = prepare_rows(load_measurements(HOLDOUT_PATH, sources=load_sources()), params)
+    costs, graphs = point_costs(rows, comps, values)
+    first = np.concatenate([[0], np.cumsum(rows["npts"].to_numpy(int))[:-1]])
+    bound, free = binding_shares(), binding_shares(bound=False)
+    out = []
+    for j in np.flatnonzero(np.isfinite(rows["limit_tpot_s"].to_numpy(float))):
+        r = rows.iloc[j]
+        if r.metric not in ("tpot_ms", "ttft_ms"):
+            continue
+        at, times = edge_solver(r, comps, values, costs, graphs, int(first[j]))
+        limits = prepared_limits(r)
+        q_thr, q_lat = (float(r.q_thr_low), float(r.q_thr_high)), (float(r.q_lat_low), float(r.q_lat_high))
+        m = r.metric[:4]
+        k, _, capped = edge_speed(times, limits, q_thr)
+        edge = at(k)[0]
+        k_b, _, capped_b = edge_speed(times, limits, q_thr, shares=bound)
+        at_b = at(k_b)[0]
+        binds = max(("tpot_s", "ttft_s"), key=lambda x: at_b[f"{x[:4]}_estimate"] / (bound[x] * limits[x]))
+        other = "ttft_s" if binds == "tpot_s" else "tpot_s"
+        rules = {"stored": tuned_means(edge, limits, q_lat, capped)[0],
+                 "own means": edge,
+                 "binding edge": tuned_means(at_b, limits, q_lat, capped_b)[0],
+                 "binding mean only": tuned_means(at_b, limits, q_lat, capped_b, shares={binds: bound[binds]})[0],
+                 "binding and free shares": tuned_means(at_b, limits, q_lat, capped_b,
+                                                        shares={binds: bound[binds], other: free[other]})[0]}
+        value = {name: t[f"{m}_estimate"] for name, t in rules.items()}
+        value["TTFT + half a step"] = (edge["ttft_estimate"] + 0.5 * edge["tpot_estimate"] if m == "ttft"
+                                       else value["stored"])
+        # the issue's criterion: the estimate within 25% of the measurement
+        out.append(dict({"metric": r.metric}, **{name: abs(v * 1e3 / r.value - 1.0) <= 0.25
+                                                 for name, v in value.items()}))
+    t = pd.DataFrame(out)
+    return t.groupby("metric").agg(n=("stored", "size"), **{name: (name, "mean") for name in t.columns[1:]}).round(3)
+
+
+def half_step_on_fitted() -> pd.DataFrame:
+    """(7, continued): the fitted rows' TTFT at a rate (open loops, no limits stated) within 25% as predicted, and
+    with half a decode step (the same run's predicted TPOT or ITL) added, as the held-out runs' "TTFT + half a step"
+    rule would add it."""
+    rows = residuals()
+    rate = rows[rows["mode"] == "rate"].copy()
+    rate["run"] = rate["id"].str.replace(r"[-_](ttft|tpot|itl|e2e)[-_]?ms.*$", "", regex=True)
+    pred = rate["value"] / np.exp(rate["log_ratio"])
+    step = pred[rate["metric"].isin(["tpot_ms", "itl_ms"])].groupby(rate["run"]).first()
+    ttft = rate[rate["metric"] == "ttft_ms"].assign(pred=pred, step=lambda d: d["run"].map(step)).dropna(subset=["step"])
+    return pd.DataFrame([{"added": f"{a} step", "n": len(ttft), "within_25": round(float(
+        (np.abs((ttft["pred"] + a * ttft["step"]) / ttft["value"] - 1.0) <= 0.25).mean()), 3)} for a in (0.0, 0.5)])
+
+
 def main():
     rows = residuals()
     pd.set_option("display.width", 200)
@@ -146,6 +222,15 @@ def main():
     print("\n== (6) held-out runs at a rate: the decode batch of Little's law from the measured means; median log(measured"
           " / estimated TPOT) at that batch (a closed loop) and at the run's rate ==")
     print(littles_law_batch().to_string())
+    every, bound, free = edge_shares(), binding_shares(), binding_shares(bound=False)
+    print("\n== (7) held-out runs with limits: share of TPOT and TTFT rows whose estimate lies within 25% of the "
+          f"measurement under the stored rule (edge and means at every tuned run's shares, TPOT {every['tpot_s']:.3f} / "
+          f"TTFT {every['ttft_s']:.3f} of the limit) and the rules tried beside it (shares of the runs each limit "
+          f"bound: {bound['tpot_s']:.3f} / {bound['ttft_s']:.3f}; of those it did not: {free['tpot_s']:.3f} / "
+          f"{free['ttft_s']:.3f}) ==")
+    print(edge_rules().to_string())
+    print("the fitted rows' TTFT at a rate with half a step added:")
+    print(half_step_on_fitted().to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -243,8 +243,9 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     a row at a rate carried through Little's law as its (``calc.serving.rate_range``, the row's own path at k times
     its rate), but for a row tuned to the latency limits its notes state (the latency range around its means, as
     ``serving_estimate`` with ``latency_limits``).
-    Throughputs are per replica's points x replicas, per GPU of a replica; a finite offline run's throughput
-    (waves of bursts, its drain), which ``predict_rows`` applies to throughput rows, is not (the steady
+    Throughputs are per replica's points x replicas, per GPU of a replica; a finite run's throughput (an offline
+    run's waves of bursts and drain, a run's N requests at a rate over their arrivals and the last one's latency,
+    ``calc.serving.rate_run_requests_per_s``), which ``predict_rows`` applies to throughput rows, is not (the steady
     state's is given). ``decode_batch`` and ``concurrency`` are per replica.
 
     Args:

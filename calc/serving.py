@@ -616,6 +616,53 @@ def finite_run_drain_s(a: dict, first, n_requests, batch, output_len):
                              a["tpot_estimate"][first + 1], a["ttft_estimate"][first + 1])
 
 
+#: The notice of a rate estimate given the run's number of requests (``num_prompts``): the same words at every rate,
+#: so a sweep of rates says it once.
+FINITE_RATE_RUN_WORDS = ("a finite run at a request rate: its throughput is its num_prompts requests over the run's "
+                         "duration (the span of their arrivals, (N - 1) / rate, plus the last one's latency; past "
+                         "what the engine serves, N over what it completes once full, plus one request's latency), "
+                         "below the rate sent, as a benchmark divides it; the times are the rate's")
+
+
+def rate_run_requests_per_s(rate_per_s, n_requests, e2e_s, in_service, keeps_up, e2e_alone_s):
+    """Requests per second a finite run of ``n_requests`` sent at ``rate_per_s`` (a Poisson process, as vLLM's and
+    SGLang's bench_serving, Triton's and MLPerf's LoadGen Server send them) completes, as its report divides them: N
+    over the run's duration, from the first arrival to the last completion. Arrays broadcast; per replica; seconds.
+
+    - An engine that keeps up (``keeps_up``: Little's law has a root, ``in_service`` = rate x ``e2e_s``): the N
+      arrivals span (N - 1) / rate on average, and the last request then takes its end-to-end latency ``e2e_s``
+      at the run's steady load: duration = (N - 1) / rate + e2e.
+    - One that does not (the rate beyond what it serves): once full it holds ``in_service`` requests (its batch or
+      KV limit, or all N) for ``e2e_s`` each, completing mu = in_service / e2e per second, and its first request
+      completes after about one request's latency alone (``e2e_alone_s``): duration = e2e_alone + N / mu (a fluid
+      queue drained at its capacity), never less than the arrivals' span plus that latency.
+    - ``n_requests`` inf (a run whose size is not stated): the steady state, the rate or the capacity mu.
+
+    Examples: 500 requests at 8 per second, each 7.7 s end to end: 500 / (499 / 8 + 7.7 s) = 7.14 per second (the
+    TensorRT-LLM v0.14 performance overview's Llama-3.1-70B on 4 H100 at QPS 8 reports 7, not 8). The same 500 at 16
+    per second on an engine that completes 15 per second with all 500 in flight, 5.6 s for one request alone:
+    500 / (5.6 + 500 / 15 s) = 12.8 per second (reported: 12). MLPerf's 24,576 requests at 8.6 per second, 45 s
+    each: 0.985 of the rate.
+
+    Returns:
+        requests per second per replica (array). Source: Little's law (Little 1961) for the requests in service and
+        the capacity; a finite run's duration is the span of its arrivals plus the last one's sojourn, or, past
+        capacity, the fluid approximation of a queue served at its capacity (Kleinrock, Queueing Systems vol. 2,
+        1976, chapter 2).
+    """
+    lam = np.asarray(rate_per_s, dtype=float)
+    n = np.asarray(n_requests, dtype=float)
+    capacity = np.asarray(in_service, dtype=float) / np.asarray(e2e_s, dtype=float)
+    alone = np.asarray(e2e_alone_s, dtype=float)
+    steady = np.where(keeps_up, lam, np.minimum(lam, capacity))
+    finite = np.isfinite(n)
+    nn = np.where(finite, n, 1.0)
+    span = np.maximum(nn - 1.0, 0.0) / lam
+    duration = np.where(keeps_up, span + np.asarray(e2e_s, dtype=float),
+                        np.maximum(span, nn / capacity) + alone)
+    return np.where(finite, nn / duration, steady)
+
+
 def finite_offline_run(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                        n_requests: float, lengths: str, layout, weight_dtype: str, kv_dtype: str, settings: dict,
                        interconnect, p: dict, costs: dict, graphs=1.0) -> tuple[dict, dict, str]:
@@ -912,7 +959,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     shrinking batch (``finite_run_tail_s``), so its throughput is below the steady state's; None (the default): a
     run long enough for its start and end not to count. At a rate it caps the requests in flight:
     a run of N requests never holds more, so a rate beyond what the engine serves is taken with all N in (a notice)
-    rather than refused.
+    rather than refused; and the throughput is the run's, N over its duration (``rate_run_requests_per_s``: the
+    span of the arrivals plus the last one's latency, below the rate sent), as a benchmark reports it.
 
     ``engine_version`` (default: a current release; a release number wherever it stands, as in an image tag, or
     a date "YYYY-MM-DD" for a run that states its date and no version: the software of that day, as the fit reads
@@ -1004,6 +1052,19 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             comp, a, edge_notice = edge_of_limits(solve_any, lam, limits, error_quantiles(prm, "throughput", key),
                                                   error_quantiles(prm, "latency", key))
             at_limit = [edge_notice]
+        if math.isfinite(n_rep) and not bool(np.asarray(comp["burst"])[0] > 0):
+            # a finite run's throughput: its requests over the span of their arrivals plus the last one's latency,
+            # or over what the engine completes where it does not keep up (``rate_run_requests_per_s``); a run
+            # piled up as a burst keeps the burst's
+            keeps_up = tuned or not at_limit
+            e2e = float(np.asarray(a["e2e_s"])[0])
+            alone = combine(serving_components(model, accelerator, i, o, [1.0], layout, weight_dtype, kv_dtype,
+                                               settings, interconnect, matmul_scale=settings["matmul_scale"]),
+                            p, costs, graphs)
+            rps = float(rate_run_requests_per_s(lam, n_rep, e2e, float(np.asarray(comp["C"])[0]), keeps_up,
+                                                float(np.asarray(alone["e2e_s"])[0])))
+            a = dict(a, requests_per_s=np.asarray([rps]), output_tokens_per_s=np.asarray([rps * o]))
+            at_limit = at_limit + [FINITE_RATE_RUN_WORDS]
         notices = notices + at_limit
     else:
         mode = "offline" if concurrency is None else "concurrency"
@@ -1134,7 +1195,8 @@ def slower_engine(a: dict, k: float) -> dict:
     return out
 
 
-def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tuple[float, str, bool]:
+def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10,
+               shares: dict | None = None) -> tuple[float, str, bool]:
     """(k, words, at_capacity): the engine, among those the estimate's throughput range admits (every time ``k`` times the
     estimate's, ``k`` from ``exp(-q_throughput[1])`` to ``exp(-q_throughput[0])``, as in ``rate_range``), that runs at
     the edge of ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits, seconds) as a run tuned to them does: the
@@ -1147,8 +1209,10 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10) -> tup
     is True where the engine taken is the slowest that keeps up (the next one, a little slower, does not), short of
     the limits' shares: its decode step is then as slow as the rate allows (``tuned_means``). Why: at a rate near capacity a few percent in the step is a large error in the
     batch (the held-out MLPerf Server runs: the step within 8% at the batch their means imply, the estimate at their
-    rate up to 2.8x off); a tuned run says where on that steep curve it sits."""
-    shares = edge_shares()
+    rate up to 2.8x off); a tuned run says where on that steep curve it sits.
+    ``shares`` ({"tpot_s", "ttft_s"}: the means over the limits taken as the edge) replaces ``edge_shares()``
+    (bench/bench_serving_misses.py compares other edges)."""
+    shares = shares or edge_shares()
 
     def reach(k):
         tpot, ttft = times(k)
@@ -1210,7 +1274,8 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_laten
     return comp, tuned, f"{edge_words(limits, k, where)}; {mean_words}"
 
 
-def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = False) -> tuple[dict, str]:
+def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = False,
+                shares: dict | None = None) -> tuple[dict, str]:
     """(arrays, words): the means of a run tuned to ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits,
     seconds), from ``a``, the arrays (``combine``'s, or any dict with "tpot_estimate", "ttft_estimate" and "e2e_s",
     seconds, scalars or arrays) of the engine at their edge (``edge_of_limits``): each mean a limit states is taken
@@ -1231,14 +1296,16 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     limits, beyond the modelled queue) or TPOT's efficiency (a slower step, as ``slower_engine``); a mean lowered
     scales its parts above the bound (and the fixed cost's parts) down together. e2e follows: TTFT + (e2e - TTFT) x
     the TPOT's ratio (the O - 1 later tokens). Requests and tokens per second stay the rate's.
+    ``shares`` ({"tpot_s", "ttft_s"}, either) replaces ``edge_shares()``; a mean whose share it leaves out keeps
+    ``a``'s value.
     """
-    shares = edge_shares()
+    shares = shares or edge_shares()
     spread = {m: (float(v.min()), float(v.max())) for m, v in _tuned_ratios().items()}
     out = dict(a)
     said = []
     old = {m: np.asarray(a[f"{m}_estimate"], dtype=float) for m in ("tpot", "ttft")}
     for m in ("tpot", "ttft"):
-        if f"{m}_s" not in limits:
+        if f"{m}_s" not in limits or f"{m}_s" not in shares:
             continue
         target = shares[f"{m}_s"] * limits[f"{m}_s"]
         est = old[m]
@@ -1276,7 +1343,7 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     rest = np.asarray(a["e2e_s"], dtype=float) - old["ttft"]
     out["e2e_s"] = out["ttft_estimate"] + rest * out["tpot_estimate"] / np.maximum(old["tpot"], 1e-30)
     lo, hi = math.exp(q_latency[0]), math.exp(q_latency[1])
-    named = [m for m in ("tpot", "ttft") if f"{m}_s" in limits]
+    named = [m for m in ("tpot", "ttft") if f"{m}_s" in limits and f"{m}_s" in shares]
     seen = ", ".join(f"{m.upper()} {spread[m][0]:.2f}-{spread[m][1]:.2f}" for m in named)
     words = (f"{'each mean' if len(named) > 1 else 'the mean'} then goes to the share of its limit that the tuned runs "
              f"hold it near whichever limit binds ({seen} of their limits), kept within the latency range around the "

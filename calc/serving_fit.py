@@ -53,8 +53,8 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .serving import (combine, edge_speed, finite_run_drain_s, serving_components, trtllm_bench_settings,
-                      tuned_means)
+from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
+                      trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
@@ -237,11 +237,6 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             skipped.append((r.id, "latency of an offline run of unstated size (the wait for a slot grows with "
                                   "its number of requests)"))
             continue
-        if r.mode == "rate" and r.metric in ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu",
-                                             "requests_per_s"):
-            skipped.append((r.id, "throughput of a finite run at a request rate (N prompts over N / rate plus the "
-                                  "last one's latency: it depends on N, not on the steady state)"))
-            continue
         notes = str(getattr(r, "notes", "") or "").lower()
         if any(w in notes for w in _SPECULATIVE):
             skipped.append((r.id, "speculative decoding (the serving model predicts plain decoding)"))
@@ -306,7 +301,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
                          graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
-                         run_requests=n_run if waves or tail else np.nan,
+                         run_requests=n_run if waves or tail or rate else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan,
                          **_row_limits(notes if rate else "", prm, key)))
@@ -332,15 +327,34 @@ def _metric_value(metric, a, idx, rows):
     return out
 
 
+def _run_throughput(r, rps: float) -> float:
+    """A prepared row's throughput metric from ``rps`` requests per second per replica: requests or output tokens
+    per second of every replica, output or total tokens per second per GPU."""
+    o, i = float(r.output_len), float(r.input_len)
+    return {"requests_per_s": rps * r.replicas, "output_tok_per_s": rps * o * r.replicas,
+            "output_tok_per_s_per_gpu": rps * o / r.gpus,
+            "total_tok_per_s_per_gpu": rps * (i + o) / r.gpus}.get(r.metric, np.nan)
+
+
+def point_costs(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, np.ndarray]:
+    """(costs, graphs) of every point of prepared ``rows`` (``prepare_rows``): each point's engine's fixed times
+    (``calc.serving_params.engine_costs`` of its row's engine under parameter ``values``, arrays over the points)
+    and 1 with CUDA graphs, 0 eager, as ``calc.serving.combine`` takes them."""
+    keys = rows["engine_key"].to_numpy()
+    row = comps["row"].astype(int)
+    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in engine_costs(values, "generic")}
+    return costs, rows["graphs"].to_numpy(float)[row]
+
+
 def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     """Predicted value of every prepared row (in its metric's unit) under parameter ``values``. A rate row whose
     notes state the 99th-percentile latency limits it was tuned to (``run_latency_limits``) is predicted for the
     engine of the range at their edge (``_edge_value``, ``calc.serving.edge_speed``), as ``serving_estimate`` with
-    ``latency_limits`` predicts it."""
-    keys = rows["engine_key"].to_numpy()
+    ``latency_limits`` predicts it. A rate row's throughput is its run's: the N requests its notes state over the
+    span of their arrivals plus the last one's latency, or over what the engine completes where it does not keep up
+    (``calc.serving.rate_run_requests_per_s``; the steady state where N is not stated)."""
+    costs, graphs = point_costs(rows, comps, values)
     row = comps["row"].astype(int)
-    costs = {what: np.array([engine_costs(values, k)[what] for k in keys])[row] for what in engine_costs(values, "generic")}
-    graphs = rows["graphs"].to_numpy(float)[row]
     rate = rows["rate_per_replica"].to_numpy(float)[row]
     is_rate = ~np.isnan(rate)
     closed = combine(comps, values, costs, graphs)
@@ -392,6 +406,18 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
         out = np.where(share > 0, a * (1 - share) + b * share, a)
+        # a finite run's throughput at a rate: its N requests over the span of their arrivals plus the last one's
+        # latency, or over what the engine completes where it does not keep up (``rate_run_requests_per_s``)
+        thr = np.isin(rows["metric"].to_numpy(), _RUN_THROUGHPUT) & ~np.isnan(rows["rate_per_replica"].to_numpy(float))
+        for j in np.flatnonzero(thr):
+            i0, i1 = lo[j], min(lo[j] + 1, len(gap) - 1)
+            sl = slice(idx[j], idx[j] + int(rows["npts"].iloc[j]))
+            keeps_up = not bool((gap[sl] > 0).all())
+            e2e = (1 - share[j]) * merged["e2e_s"][i0] + share[j] * merged["e2e_s"][i1]
+            held = (1 - share[j]) * comps["N"][i0] + share[j] * comps["N"][i1]
+            rps = float(rate_run_requests_per_s(rows["rate_per_replica"].iat[j], rows["run_requests"].iat[j], e2e,
+                                                held, keeps_up, closed["e2e_s"][idx[j]]))
+            out[j] = _run_throughput(rows.iloc[j], rps)
         tuned = rows["limit_tpot_s"].to_numpy(float) if "limit_tpot_s" in rows else np.full(len(rows), np.nan)
         for j in np.flatnonzero(np.isfinite(tuned) & is_rate[idx]):
             out[j] = _edge_value(rows.iloc[j], comps, values, costs, graphs, idx[j])
@@ -417,10 +443,13 @@ def prepared_limits(r) -> dict:
             if np.isfinite(float(get(f"limit_{m}", np.nan)))}
 
 
-def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int) -> float:
-    """One rate row's metric for the engine at the edge of its latency limits (``calc.serving.edge_speed``), on the
-    row's grid of requests in service: at ``k`` times the rate, Little's law's root (``_rate_root``), its times
-    ``k`` times over (an engine ``k`` times slower, ``calc.serving.rate_range``)."""
+def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int):
+    """(at, times) of one prepared rate row (``r``, its first point ``first`` in ``comps``; ``costs`` and ``graphs``
+    per point, as ``predict_rows`` builds them) for an engine ``k`` times slower (``calc.serving.rate_range``), on
+    the row's grid of requests in service: ``at(k)`` is ({"tpot_estimate", "ttft_estimate", "e2e_s" (seconds, ``k``
+    times the times at ``k`` times the rate, at Little's law's root, ``_rate_root``), "bound_tpot_s",
+    "bound_ttft_s"}, beyond: no root on the grid, the engine does not keep up); ``times(k)`` is (TPOT, TTFT) in
+    seconds, (inf, inf) beyond, as ``calc.serving.edge_speed`` takes it."""
     sl = slice(first, first + int(r.npts))
     sub = {key: np.asarray(v)[sl] for key, v in comps.items()}
     sub_costs = {key: np.asarray(v)[sl] for key, v in costs.items()}
@@ -440,9 +469,21 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
         t, beyond = at(k)
         return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
 
+    return at, times
+
+
+def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int) -> float:
+    """One rate row's metric for the engine at the edge of its latency limits (``calc.serving.edge_speed``), on the
+    row's grid of requests in service (``edge_solver``), its means as a run tuned to them holds them
+    (``calc.serving.tuned_means``)."""
+    at, times = edge_solver(r, comps, values, costs, graphs, first)
     limits = prepared_limits(r)
     k, _, capped = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
     t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)), capped)[0]
+    if r.metric in _RUN_THROUGHPUT:  # the engine at the edge keeps up: the run's N over arrivals plus one latency
+        rps = float(rate_run_requests_per_s(float(r.rate_per_replica), float(r.run_requests), float(t["e2e_s"]),
+                                            float(r.rate_per_replica) * float(t["e2e_s"]), True, float(t["e2e_s"])))
+        return _run_throughput(r, rps)
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 
@@ -739,8 +780,9 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
         "all_rows": {"new": error_summary(table["log_ratio"]), "old": error_summary(table["log_ratio_old"])},
         "leave_one_source_out": error_summary(table["log_ratio_loso"]),
         "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
-        "held_out_rows": error_summary(holdout_table(fitted)[0]["log_ratio"]),
         "skipped_rows": len(skipped)}
+    # after the ranges above: a held-out run tuned to its limits takes its edge engine within them
+    fitted["validation"]["held_out_rows"] = error_summary(holdout_table(fitted)[0]["log_ratio"])
     return fitted, table
 
 

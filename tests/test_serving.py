@@ -415,6 +415,60 @@ def test_a_rate_run_never_holds_more_requests_than_it_sent():
     assert comps["B"].max() == 500
 
 
+def test_a_finite_run_at_a_rate_completes_its_requests_over_their_arrivals_and_the_last_latency():
+    from calc.serving import rate_run_requests_per_s
+    # by hand: 500 requests at 8/s, each 7.7 s end to end: 500 / (499 / 8 + 7.7) = 500 / 70.075 = 7.1352 per second
+    assert float(rate_run_requests_per_s(8.0, 500, 7.7, 8.0 * 7.7, True, 5.0)) == pytest.approx(7.1352, rel=1e-4)
+    # MLPerf's 24,576 requests at 8.6169/s, 45 s each: 24,576 / (24,575 / 8.6169 + 45) = 8.4835/s, 0.9845 of the rate
+    assert float(rate_run_requests_per_s(8.6169, 24576, 45.0, 387.8, True, 20.0)) == pytest.approx(8.4835, rel=1e-4)
+    # beyond capacity: 256 requests in service for 20 s each complete 12.8/s once full; 500 sent at 32/s arrive
+    # within 499 / 32 = 15.6 s, so the run lasts 5.6 s (one request alone) + 500 / 12.8 = 44.66 s: 11.195 per second
+    assert float(rate_run_requests_per_s(32.0, 500, 20.0, 256, False, 5.6)) == pytest.approx(500 / 44.6625, rel=1e-9)
+    # a run of unstated size: the steady state, the rate or the capacity
+    out = rate_run_requests_per_s(np.array([4.0, 32.0]), np.inf, np.array([5.0, 20.0]), np.array([20.0, 256]),
+                                  np.array([True, False]), 1.0)
+    assert out.tolist() == pytest.approx([4.0, 12.8], rel=1e-12)
+
+
+def test_the_public_estimate_of_a_finite_run_at_a_rate_divides_its_requests_by_its_duration():
+    # Llama-3.1-70B on 4 H100 (TensorRT-LLM 0.14) at 8 requests/s: endless, the throughput is the rate; a run of 500
+    # requests completes 500 / (499 / 8 + e2e) per second, e2e the estimate's own end-to-end latency at that rate
+    kw = dict(tp=4, engine="trtllm", engine_version="0.14.0")
+    endless = serving_estimate("llama-3.1-70b", "h100-sxm", 467, 256, request_rate_per_s=8.0, **kw)
+    run = serving_estimate("llama-3.1-70b", "h100-sxm", 467, 256, request_rate_per_s=8.0, num_prompts=500, **kw)
+    assert endless.requests_per_s == pytest.approx(8.0, rel=1e-12)
+    assert run.requests_per_s == pytest.approx(500 / (499 / 8 + run.e2e_s), rel=1e-9)
+    assert run.output_tokens_per_s == pytest.approx(run.requests_per_s * 256, rel=1e-9)
+    assert run.e2e_s == pytest.approx(endless.e2e_s, rel=1e-12)  # the times are the rate's
+    from calc.serving import FINITE_RATE_RUN_WORDS
+    assert FINITE_RATE_RUN_WORDS in run.notices and FINITE_RATE_RUN_WORDS not in endless.notices
+    # 16 requests/s is above the estimate's capacity (within its range): once full, the engine completes at most
+    # C / e2e per second, so the run completes fewer than that and fewer than it was sent
+    fast = serving_estimate("llama-3.1-70b", "h100-sxm", 467, 256, request_rate_per_s=16.0, num_prompts=500, **kw)
+    assert fast.requests_per_s < fast.concurrency / fast.e2e_s < 16.0
+    assert FINITE_RATE_RUN_WORDS in fast.notices
+
+
+def test_a_finite_runs_throughput_at_a_rate_is_predicted_from_its_last_latency():
+    # TensorRT-LLM v0.14's online table: Llama-3.1-70B on 4 H100 (TP4) at 8 requests/s, 500 requests of 467 + 256
+    # tokens, served 7 requests/s. The row's prediction is 500 / (499 / 8 + e2e) with e2e the predicted end-to-end
+    # latency of the same run at that rate (its rate row's arrays, Little's law's root), the engine keeping up
+    from calc.serving_fit import predict_rows, prepare_rows, read_measurements, row_points
+    from calc.serving_params import load_serving_params, param_values
+    rows = read_measurements()
+    run = rows[rows["id"] == "trtllm-v014-online-h100-sxm-llama-3.1-70b-tp4-467-256-qps8-requests_per_s"]
+    assert len(run) == 1 and run["value"].iloc[0] == 7.0
+    values = param_values(load_serving_params())
+    used, comps, skipped = prepare_rows(run)
+    assert not skipped and len(used) == 1
+    arrays, weights = row_points(used, comps, values)
+    e2e = sum(w * float(arrays["e2e_s"][i]) for i, w in weights.items())
+    assert 3.0 < e2e < 20.0  # 256 tokens at tens of ms each
+    predicted = float(predict_rows(used, comps, values)[0])
+    assert predicted == pytest.approx(500 / (499 / 8 + e2e), rel=1e-9)
+    assert abs(predicted / 7.0 - 1) <= 0.25 and predicted < 8.0
+
+
 def test_engine_options_and_version_change_only_what_they_name():
     # SGLang's --scheduler-recv-interval 30 at 32 clients: an arrival waits for the poll, 30 / 2 steps instead of
     # 1 / 2 (the clients keep the engine stepping), so TTFT grows by exactly 14.5 TPOTs and TPOT is unchanged

@@ -1205,6 +1205,24 @@ def test_a_tuned_runs_means_sit_at_their_shares_of_the_limits_within_the_range()
     assert float(floor["tpot_estimate"]) == pytest.approx(0.02, rel=1e-12) and "the bound" in words
 
 
+def test_other_shares_move_only_the_means_they_name_and_the_edge_they_set():
+    # tuned_means with shares {"ttft_s": 0.3}: TTFT 0.3 x 1 s = 300 ms lies in [200 e^-0.4, 200 e^0.5] =
+    # [134.1, 329.7] ms: taken; TPOT, whose share is left out, keeps the engine's 100 ms though its limit is stated;
+    # e2e = 0.3 + (10.1 - 0.2) = 10.2 s
+    from calc.serving import edge_speed, tuned_means
+    a = {"tpot_estimate": 0.1, "ttft_estimate": 0.2, "e2e_s": 10.1}
+    out, words = tuned_means(a, {"tpot_s": 0.12, "ttft_s": 1.0}, (-0.4, 0.5), shares={"ttft_s": 0.3})
+    assert float(out["ttft_estimate"]) == pytest.approx(0.3, rel=1e-12)
+    assert float(out["tpot_estimate"]) == 0.1 and float(out["e2e_s"]) == pytest.approx(10.2, rel=1e-12)
+    assert "TTFT 300 ms, its share (0.3000 x 1,000 ms)" in words and "TPOT" not in words.split(": ", 1)[1]
+    # edge_speed with shares {"tpot_s": 0.5}: an engine k times slower has TPOT 40 k ms and TTFT 100 k ms; with a TPOT
+    # limit of 100 ms the edge is 40 k = 0.5 x 100, k = 1.25 (within the range e^0.4 = 1.49), to 2^-10 of the log
+    # width; the TTFT limit of 10 s stays far (1.25 s at k = 1.25 is 0.125 of it, under edge_shares' 0.20)
+    k, where, capped = edge_speed(lambda k: (0.04 * k, 0.1 * k), {"tpot_s": 0.1, "ttft_s": 10.0}, (-0.4, 0.4),
+                                  shares={"tpot_s": 0.5, "ttft_s": 0.2})
+    assert k == pytest.approx(1.25, rel=0.8 / 1024) and k <= 1.25 and not capped and "runs at that edge" in where
+
+
 @pytest.mark.parametrize("bad, why", [({"tpot": 0.2}, "must be a dict"), ({"tpot_s": -1}, "latency_limits"),
                                       ([0.2], "must be a dict"), ({}, "must be a dict")])
 def test_latency_limits_that_are_not_limits_are_refused(bad, why):
