@@ -327,13 +327,22 @@ def _metric_value(metric, a, idx, rows):
     return out
 
 
-def _run_throughput(r, rps: float) -> float:
-    """A prepared row's throughput metric from ``rps`` requests per second per replica: requests or output tokens
-    per second of every replica, output or total tokens per second per GPU."""
-    o, i = float(r.output_len), float(r.input_len)
-    return {"requests_per_s": rps * r.replicas, "output_tok_per_s": rps * o * r.replicas,
-            "output_tok_per_s_per_gpu": rps * o / r.gpus,
-            "total_tok_per_s_per_gpu": rps * (i + o) / r.gpus}.get(r.metric, np.nan)
+def _run_throughput(r, rps):
+    """Prepared rows' throughput metrics (``r``: a frame of rows, or one row) from ``rps`` requests per second per
+    replica (an array like the rows, or a number): requests or output tokens per second of every replica, output or
+    total tokens per second per GPU; NaN for another metric."""
+    if not isinstance(r, pd.DataFrame):
+        return float(_run_throughput(pd.DataFrame([r._asdict() if hasattr(r, "_asdict") else r]), [rps])[0])
+    rps = np.asarray(rps, dtype=float)
+    o, i = r["output_len"].to_numpy(float), r["input_len"].to_numpy(float)
+    reps, gpus = r["replicas"].to_numpy(float), r["gpus"].to_numpy(float)
+    table = {"requests_per_s": rps * reps, "output_tok_per_s": rps * o * reps, "output_tok_per_s_per_gpu": rps * o / gpus,
+             "total_tok_per_s_per_gpu": rps * (i + o) / gpus}
+    m = r["metric"].to_numpy()
+    out = np.full(len(r), np.nan)
+    for name, v in table.items():
+        out = np.where(m == name, v, out)
+    return out
 
 
 def point_costs(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, np.ndarray]:
@@ -399,25 +408,28 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         # the two grid points around the root (the last point when the rate exceeds what the engine serves)
         gap = rate * opened["e2e_s"] - comps["N"]
         lo, share = idx.copy(), np.zeros(len(idx))
+        beyond = np.zeros(len(idx), dtype=bool)  # no root on the row's grid: the engine does not keep up
+        npts = rows["npts"].to_numpy(int)
         for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
-            k, share[j] = _rate_root(gap[idx[j]: idx[j] + int(rows["npts"].iloc[j])])
-            lo[j] = idx[j] + k
+            row_gap = gap[idx[j]: idx[j] + npts[j]]
+            k, share[j] = _rate_root(row_gap)
+            lo[j], beyond[j] = idx[j] + k, bool((row_gap > 0).all())
         merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
         out = np.where(share > 0, a * (1 - share) + b * share, a)
         # a finite run's throughput at a rate: its N requests over the span of their arrivals plus the last one's
         # latency, or over what the engine completes where it does not keep up (``rate_run_requests_per_s``)
-        thr = np.isin(rows["metric"].to_numpy(), _RUN_THROUGHPUT) & ~np.isnan(rows["rate_per_replica"].to_numpy(float))
-        for j in np.flatnonzero(thr):
-            i0, i1 = lo[j], min(lo[j] + 1, len(gap) - 1)
-            sl = slice(idx[j], idx[j] + int(rows["npts"].iloc[j]))
-            keeps_up = not bool((gap[sl] > 0).all())
-            e2e = (1 - share[j]) * merged["e2e_s"][i0] + share[j] * merged["e2e_s"][i1]
-            held = (1 - share[j]) * comps["N"][i0] + share[j] * comps["N"][i1]
-            rps = float(rate_run_requests_per_s(rows["rate_per_replica"].iat[j], rows["run_requests"].iat[j], e2e,
-                                                held, keeps_up, closed["e2e_s"][idx[j]]))
-            out[j] = _run_throughput(rows.iloc[j], rps)
+        thr = np.flatnonzero(np.isin(rows["metric"].to_numpy(), _RUN_THROUGHPUT)
+                             & ~np.isnan(rows["rate_per_replica"].to_numpy(float)))
+        if thr.size:
+            i0, i1, w = lo[thr], np.minimum(lo[thr] + 1, len(gap) - 1), share[thr]
+            e2e = (1 - w) * merged["e2e_s"][i0] + w * merged["e2e_s"][i1]
+            held = (1 - w) * comps["N"][i0] + w * comps["N"][i1]
+            rps = rate_run_requests_per_s(rows["rate_per_replica"].to_numpy(float)[thr],
+                                          rows["run_requests"].to_numpy(float)[thr], e2e, held, ~beyond[thr],
+                                          closed["e2e_s"][idx[thr]])
+            out[thr] = _run_throughput(rows.iloc[thr], rps)
         tuned = rows["limit_tpot_s"].to_numpy(float) if "limit_tpot_s" in rows else np.full(len(rows), np.nan)
         for j in np.flatnonzero(np.isfinite(tuned) & is_rate[idx]):
             out[j] = _edge_value(rows.iloc[j], comps, values, costs, graphs, idx[j])
