@@ -86,8 +86,9 @@ BOUND_THROUGHPUT_WORDS = ", decode steps only"
 #: What the throughput metric adds at a request rate: the rate sets the throughput, the bound's is what the same
 #: batch could give if the engine ran at the roofline.
 RATE_THROUGHPUT_WORDS = (" At a request rate the throughput is the rate's (requests/s x output tokens, per GPU) while "
-                         "the deployment keeps up; the bound's is what the same decode batch would give at the "
-                         "roofline, the headroom, not a contradiction.")
+                         "the deployment keeps up; a run of N requests reports fewer, N over the span of their "
+                         "arrivals plus the last one's latency, as a benchmark divides it; the bound's is what the "
+                         "same decode batch would give at the roofline, the headroom, not a contradiction.")
 #: The breakdown figure's marker of the serving estimate and its range (tests find the figure by it).
 ESTIMATE_TRACE = "serving estimate and range"
 #: The breakdown figure's default name of a measured time's marker (``breakdown_figure``'s ``measured_s``).
