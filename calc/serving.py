@@ -1058,11 +1058,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             # piled up as a burst keeps the burst's
             keeps_up = tuned or not at_limit
             e2e = float(np.asarray(a["e2e_s"])[0])
-            alone = combine(serving_components(model, accelerator, i, o, [1.0], layout, weight_dtype, kv_dtype,
-                                               settings, interconnect, matmul_scale=settings["matmul_scale"]),
-                            p, costs, graphs)
-            rps = float(rate_run_requests_per_s(lam, n_rep, e2e, float(np.asarray(comp["C"])[0]), keeps_up,
-                                                float(np.asarray(alone["e2e_s"])[0])))
+            # one request's latency alone counts only where the engine does not keep up
+            alone = e2e if keeps_up else float(np.asarray(combine(serving_components(
+                model, accelerator, i, o, [1.0], layout, weight_dtype, kv_dtype, settings, interconnect,
+                matmul_scale=settings["matmul_scale"]), p, costs, graphs)["e2e_s"])[0])
+            rps = float(rate_run_requests_per_s(lam, n_rep, e2e, float(np.asarray(comp["C"])[0]), keeps_up, alone))
             a = dict(a, requests_per_s=np.asarray([rps]), output_tokens_per_s=np.asarray([rps * o]))
             at_limit = at_limit + [FINITE_RATE_RUN_WORDS]
         notices = notices + at_limit

@@ -310,16 +310,17 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
     return rows, cat, skipped
 
 
-def _metric_value(metric, a, idx, rows):
-    """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
+def _throughputs(rows, rps_rep, out_rep) -> dict:
+    """Each throughput metric of prepared ``rows`` from requests and output tokens per second per replica (arrays
+    like the rows): of every replica, or per GPU of a replica."""
     reps, gpus = rows["replicas"].to_numpy(float), rows["gpus"].to_numpy(float)
     i, o = rows["input_len"].to_numpy(float), rows["output_len"].to_numpy(float)
-    tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
-    out_rep = a["output_tokens_per_s"][idx]
-    table = {"tpot_ms": tpot * 1e3, "itl_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
-             "output_tok_per_s": out_rep * reps, "output_tok_per_s_per_gpu": out_rep / gpus,
-             "total_tok_per_s_per_gpu": out_rep / gpus * (i + o) / o, "output_tok_per_s_per_user": 1.0 / tpot,
-             "requests_per_s": a["requests_per_s"][idx] * reps}
+    return {"output_tok_per_s": out_rep * reps, "output_tok_per_s_per_gpu": out_rep / gpus,
+            "total_tok_per_s_per_gpu": out_rep / gpus * (i + o) / o, "requests_per_s": rps_rep * reps}
+
+
+def _pick(rows, table: dict) -> np.ndarray:
+    """Each row's value of its metric in ``table`` ({metric: array like the rows}); NaN for another metric."""
     m = rows["metric"].to_numpy()
     out = np.full(len(rows), np.nan)
     for name, v in table.items():
@@ -327,22 +328,20 @@ def _metric_value(metric, a, idx, rows):
     return out
 
 
-def _run_throughput(r, rps):
-    """Prepared rows' throughput metrics (``r``: a frame of rows, or one row) from ``rps`` requests per second per
-    replica (an array like the rows, or a number): requests or output tokens per second of every replica, output or
-    total tokens per second per GPU; NaN for another metric."""
-    if not isinstance(r, pd.DataFrame):
-        return float(_run_throughput(pd.DataFrame([r._asdict() if hasattr(r, "_asdict") else r]), [rps])[0])
+def _metric_value(metric, a, idx, rows):
+    """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
+    tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
+    table = {"tpot_ms": tpot * 1e3, "itl_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
+             "output_tok_per_s_per_user": 1.0 / tpot}
+    table.update(_throughputs(rows, a["requests_per_s"][idx], a["output_tokens_per_s"][idx]))
+    return _pick(rows, table)
+
+
+def _run_throughput(rows: pd.DataFrame, rps) -> np.ndarray:
+    """Prepared ``rows``' throughput metrics from ``rps``, requests per second per replica (an array like the rows)
+    of a run that completes that many, each its ``output_len`` tokens (``_throughputs``)."""
     rps = np.asarray(rps, dtype=float)
-    o, i = r["output_len"].to_numpy(float), r["input_len"].to_numpy(float)
-    reps, gpus = r["replicas"].to_numpy(float), r["gpus"].to_numpy(float)
-    table = {"requests_per_s": rps * reps, "output_tok_per_s": rps * o * reps, "output_tok_per_s_per_gpu": rps * o / gpus,
-             "total_tok_per_s_per_gpu": rps * (i + o) / gpus}
-    m = r["metric"].to_numpy()
-    out = np.full(len(r), np.nan)
-    for name, v in table.items():
-        out = np.where(m == name, v, out)
-    return out
+    return _pick(rows, _throughputs(rows, rps, rps * rows["output_len"].to_numpy(float)))
 
 
 def point_costs(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, np.ndarray]:
@@ -495,7 +494,7 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
     if r.metric in _RUN_THROUGHPUT:  # the engine at the edge keeps up: the run's N over arrivals plus one latency
         rps = float(rate_run_requests_per_s(float(r.rate_per_replica), float(r.run_requests), float(t["e2e_s"]),
                                             float(r.rate_per_replica) * float(t["e2e_s"]), True, float(t["e2e_s"])))
-        return _run_throughput(r, rps)
+        return float(_run_throughput(r.to_frame().T, [rps])[0])
     return {"tpot_ms": t["tpot_estimate"] * 1e3, "itl_ms": t["tpot_estimate"] * 1e3,
             "ttft_ms": t["ttft_estimate"] * 1e3, "e2e_ms": t["e2e_s"] * 1e3}.get(r.metric, np.nan)
 
