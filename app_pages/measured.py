@@ -43,6 +43,7 @@ def explore() -> None:
         return
     serving_views.show_notices(frontier.attrs.get("notices"))
     points = comparison.measured_points(rows)
+    at_rate = comparison.rate_points(rows)
     alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
                                                   frontier, int(config["n_gpus"]))
     no_point = comparison.no_point_sentence(rows)
@@ -54,8 +55,11 @@ def explore() -> None:
     unmodelled = measured_views.no_estimate_sentence(table)
     if unmodelled:  # e.g. every run used speculative decoding: the curve is not what these runs measured
         st.warning(unmodelled)
-    charts.show_chart(measured_views.frontier_figure(frontier, points, alone), key="ms_frontier")
-    st.caption(f"{len(points)} measured run(s) with both axes; {len(alone)} throughput-only run(s) drawn at the "
+    charts.show_chart(measured_views.frontier_figure(frontier, points, alone, at_rate), key="ms_frontier")
+    st.caption(f"{len(points)} measured run(s) at a concurrency with both axes"
+               + (f", {len(at_rate)} at a request rate (squares: a run's throughput and 1000 / its TPOT; the curve "
+                  "is over concurrency, and a rate's run sits where its decode batch puts it)" if len(at_rate) else "")
+               + f"; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
                "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "

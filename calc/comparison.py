@@ -136,13 +136,13 @@ def no_point_sentence(rows: pd.DataFrame) -> str:
     ``throughput_rows``) or there are none. "These 6 rows measure TTFT only: no point on the throughput-per-GPU
     vs tokens-per-user chart, which needs a throughput run at a concurrency or offline; the table below compares
     each row with the serving estimate and the bound." """
-    if rows.empty or len(measured_points(rows)) or len(throughput_rows(rows)):
+    if rows.empty or len(measured_points(rows)) or len(rate_points(rows)) or len(throughput_rows(rows)):
         return ""
     what = metrics_words(rows) + (" only" if rows["metric"].nunique() == 1 else "")
     rate = " at a request rate" if (rows["mode"] == "rate").all() else ""
     head = "This row measures" if len(rows) == 1 else f"These {len(rows):,} rows measure"
     return (f"{head} {what}{rate}: no point on the throughput-per-GPU vs tokens-per-user chart, which needs a "
-            "throughput run at a concurrency or offline; the table below compares "
+            "throughput run (at a concurrency, at a request rate with its TPOT, or offline); the table below compares "
             + ("it" if len(rows) == 1 else "each row") + " with the serving estimate and the bound.")
 
 
@@ -156,8 +156,24 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     Returns:
         DataFrame: CONFIG_COLUMNS, concurrency, source_id, tokens_per_s_per_gpu, tokens_per_s_per_user.
     """
-    cols = list(CONFIG_COLUMNS) + ["concurrency", "source_id", "tokens_per_s_per_gpu", "tokens_per_s_per_user"]
-    d = df[(df["mode"] == "concurrency") & df["statistic"].isin(["mean", "median"])].copy()
+    return _axis_points(df, "concurrency", "concurrency")
+
+
+def rate_points(df: pd.DataFrame) -> pd.DataFrame:
+    """``measured_points`` for the runs at a request rate (Poisson arrivals, ``mode`` "rate": MLPerf's Server
+    scenario, ``vllm bench serve --request-rate``): one point per configuration and rate that gives both axes, the
+    run's output tokens/s per GPU and 1000 / its mean or median TPOT. The serving estimate's curve is drawn over
+    concurrency; a run at a rate lies on the same axes (its decode batch is the concurrency Little's law gives it).
+
+    Returns:
+        DataFrame: CONFIG_COLUMNS, request_rate_per_s, source_id, tokens_per_s_per_gpu, tokens_per_s_per_user.
+    """
+    return _axis_points(df, "rate", "request_rate_per_s")
+
+
+def _axis_points(df: pd.DataFrame, mode: str, load: str) -> pd.DataFrame:
+    cols = list(CONFIG_COLUMNS) + [load, "source_id", "tokens_per_s_per_gpu", "tokens_per_s_per_user"]
+    d = df[(df["mode"] == mode) & df["statistic"].isin(["mean", "median"])].copy()
     if d.empty:
         return pd.DataFrame(columns=cols)
     d["kv_dtype"] = d["kv_dtype"].fillna("")
@@ -169,7 +185,7 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     d["_itl"] = (d["metric"] == "itl_ms").astype(int)  # TPOT before ITL
     d = d.sort_values(["_mean", "_itl"], kind="stable")
     d["_spec"] = _speculative(d["notes"])
-    keys = list(CONFIG_COLUMNS) + ["concurrency", "source_id", "_spec"]
+    keys = list(CONFIG_COLUMNS) + [load, "source_id", "_spec"]
     x = d.dropna(subset=["x"]).groupby(keys, dropna=False)["x"].first()
     y = d.dropna(subset=["y"]).groupby(keys, dropna=False)["y"].first()
     both = pd.concat([y.rename("tokens_per_s_per_gpu"), x.rename("tokens_per_s_per_user")], axis=1).dropna()
@@ -202,8 +218,9 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
     """Every row of ``df`` with the serving model's prediction and the roofline bound in its metric's unit.
 
     Returns:
-        DataFrame: id, source_id, metric, statistic, concurrency, value (measured), predicted, bound,
-        predicted_over_measured, note (why a row has no prediction or bound).
+        DataFrame: id, source_id, metric, statistic, concurrency, request_rate_per_s (a run at a rate: its
+        requests per second, else NaN), value (measured), predicted, bound, predicted_over_measured, note (why a row
+        has no prediction or bound).
     """
     prm = params or load_serving_params()
     rows, comps, skipped = prepare_rows(df, prm)
@@ -220,11 +237,12 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
             bound, notes[r["id"]] = np.nan, notes.get(r["id"]) or str(exc)
         p = predicted.get(r["id"], np.nan)
         out.append(dict(id=r["id"], source_id=r["source_id"], metric=r["metric"], statistic=r["statistic"],
-                        concurrency=r["concurrency"], value=r["value"], predicted=p, bound=bound,
+                        concurrency=r["concurrency"], request_rate_per_s=r.get("request_rate_per_s", np.nan),
+                        value=r["value"], predicted=p, bound=bound,
                         predicted_over_measured=p / r["value"] if np.isfinite(p) else np.nan,
                         note=notes.get(r["id"], "")))
-    return pd.DataFrame(out, columns=["id", "source_id", "metric", "statistic", "concurrency", "value", "predicted",
-                                      "bound", "predicted_over_measured", "note"])
+    return pd.DataFrame(out, columns=["id", "source_id", "metric", "statistic", "concurrency", "request_rate_per_s",
+                                      "value", "predicted", "bound", "predicted_over_measured", "note"])
 
 
 #: The metrics whose row ``row_estimate``'s breakdown marks: the time of each, as a breakdown's ``which``.

@@ -647,6 +647,43 @@ def test_no_point_sentence_names_the_metrics_the_rows_measure():
     assert comparison.no_point_sentence(drawn) == ""
 
 
+def test_rate_points_put_a_run_at_a_request_rate_on_the_frontier_axes():
+    # a run at 12.5 requests/s on 8 GPUs: 8,000 output tokens/s in all and a mean TPOT of 20 ms -> 1,000 tok/s per
+    # GPU and 1000 / 20 = 50 tok/s per user; its median TPOT (25 ms) is not taken while the mean is there. A second
+    # rate with no TPOT gives no point; a closed loop's run is measured_points', not rate_points'.
+    base = dict(model="llama-3.1-70b", accelerator="h100-sxm", engine="vllm", tp=8, pp=1, ep=1, dp=1, n_gpus=8,
+                weight_dtype="bf16", kv_dtype="", input_len=1024, output_len=128, mode="rate", concurrency=np.nan,
+                source_id="s", notes="", len_dist="sharegpt", engine_version="0.10.0")
+    rows = pd.DataFrame([dict(base, request_rate_per_s=12.5, metric="output_tok_per_s", statistic="mean", value=8000.0),
+                         dict(base, request_rate_per_s=12.5, metric="tpot_ms", statistic="median", value=25.0),
+                         dict(base, request_rate_per_s=12.5, metric="tpot_ms", statistic="mean", value=20.0),
+                         dict(base, request_rate_per_s=25.0, metric="output_tok_per_s", statistic="mean", value=9000.0),
+                         dict(base, mode="concurrency", concurrency=16, request_rate_per_s=np.nan,
+                              metric="tpot_ms", statistic="mean", value=15.0),
+                         dict(base, mode="concurrency", concurrency=16, request_rate_per_s=np.nan,
+                              metric="output_tok_per_s", statistic="mean", value=7000.0)])
+    at_rate = comparison.rate_points(rows)
+    assert len(at_rate) == 1 and at_rate["request_rate_per_s"].iat[0] == 12.5
+    assert at_rate["tokens_per_s_per_gpu"].iat[0] == pytest.approx(1000.0)
+    assert at_rate["tokens_per_s_per_user"].iat[0] == pytest.approx(50.0)
+    closed = comparison.measured_points(rows)
+    assert list(closed["concurrency"]) == [16] and closed["tokens_per_s_per_user"].iat[0] == pytest.approx(1000 / 15)
+    # the chart draws the rate run as its own series, its rate in the hover
+    fig = measured_views.frontier_figure(
+        pd.DataFrame({"tokens_per_s_per_user": [40.0, 80.0], "tokens_per_s_per_gpu": [900.0, 500.0],
+                      "tokens_per_s_per_gpu_low": [800.0, 450.0], "tokens_per_s_per_gpu_high": [1000.0, 550.0],
+                      "concurrency": [16, 4], "bound_tokens_per_s_per_user": [60.0, 120.0],
+                      "bound_tokens_per_s_per_gpu": [2000.0, 900.0]}), closed,
+        pd.DataFrame(columns=["x", "y", "concurrency"]), at_rate)
+    drawn = [t for t in fig.build().data if t.name == "measured at a request rate"]
+    assert len(drawn) == 1 and list(drawn[0].y) == [1000.0] and list(drawn[0].customdata) == [12.5]
+    # rate rows with a throughput and a TPOT are drawn, so no "no point" sentence for them
+    assert comparison.no_point_sentence(rows[rows["mode"] == "rate"]) == ""
+    # the table names each rate row's rate, and none for the closed loop's
+    table = comparison.compare_rows(rows.assign(id=[f"r{i}" for i in range(len(rows))]))
+    assert list(table["request_rate_per_s"].fillna(0)) == [12.5, 12.5, 12.5, 25.0, 0, 0]
+
+
 def test_measured_page_says_why_a_ttft_only_configuration_has_no_point_and_shows_its_rows():
     at = open_page("app_pages/measured.py", ms_model="llama-2-70b", ms_acc="a100-80gb", ms_engine="trtllm")
     box = at.selectbox(key="ms_config")
@@ -658,7 +695,8 @@ def test_measured_page_says_why_a_ttft_only_configuration_has_no_point_and_shows
     assert not at.exception
     note = [i.value for i in at.info if "no point" in i.value]
     assert note == ["These 2 rows measure TTFT only: no point on the throughput-per-GPU vs tokens-per-user chart, "
-                    "which needs a throughput run at a concurrency or offline; the table below compares each row "
+                    "which needs a throughput run (at a concurrency, at a request rate with its TPOT, or offline); "
+                    "the table below compares each row "
                     "with the serving estimate and the bound."]
     table = next(t for t in tables(at) if "predicted" in t.columns)
     df = measurements.load_measurements()

@@ -91,9 +91,12 @@ def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
     return out
 
 
-def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_only: pd.DataFrame):
+def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_only: pd.DataFrame,
+                    at_rate: pd.DataFrame | None = None):
     """Throughput per GPU against tokens/s per user (InferenceX's axes): the serving estimate with its range
-    band, the roofline bound, measured runs, and throughput-only runs at the estimate's tokens/s per user."""
+    band, the roofline bound, measured runs at a concurrency, runs at a request rate (``at_rate``:
+    ``calc.comparison.rate_points``, their own markers), and throughput-only runs at the estimate's tokens/s per
+    user."""
     fig = charts.Figure()
     f = frontier.sort_values("tokens_per_s_per_user")
     x = f["tokens_per_s_per_user"].to_numpy()
@@ -115,6 +118,12 @@ def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_onl
                         name="measured", marker=dict(color="#d62728", size=10), customdata=points["concurrency"],
                         hovertemplate="concurrency %{customdata}<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
                                       "<extra>measured</extra>")
+    if at_rate is not None and len(at_rate):
+        fig.add_scatter(x=at_rate["tokens_per_s_per_user"], y=at_rate["tokens_per_s_per_gpu"], mode="markers",
+                        name="measured at a request rate", marker=dict(color="#9467bd", size=10, symbol="square"),
+                        customdata=at_rate["request_rate_per_s"],
+                        hovertemplate="%{customdata:,.4g} requests/s<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
+                                      "<extra>measured at a rate</extra>")
     if len(throughput_only):
         fig.add_scatter(x=throughput_only["x"], y=throughput_only["y"], mode="markers",
                         name="measured throughput (x: the estimate's)",
@@ -197,13 +206,18 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
     html_table.show_table(shown, hide_index=True, width="stretch",
                           # the numbers first: an imported file's ids are long (InferenceX's name the whole
                           # configuration) and a grid gave them most of its width
-                          column_order=["metric", "statistic", "concurrency", "value", "predicted", "bound",
-                                        "predicted_over_measured", "id", "source"]
+                          column_order=["metric", "statistic", "concurrency"]
+                          # a run at a request rate shows its rate (a column only where some row has one)
+                          + (["request_rate_per_s"] if "request_rate_per_s" in shown
+                             and pd.to_numeric(shown["request_rate_per_s"], errors="coerce").notna().any() else [])
+                          + ["value", "predicted", "bound", "predicted_over_measured", "id", "source"]
                           # a note where some row has one (the rows the serving model leaves out say why)
                           + (["note"] if "note" in shown and shown["note"].fillna("").astype(str).str.strip().any()
                              else []),
                           column_config={
                               "id": st.column_config.TextColumn("id", width="medium"),
+                              "request_rate_per_s": st.column_config.NumberColumn("request rate (/s)",
+                                                                                  format="localized"),
                               "value": st.column_config.NumberColumn("measured", format="localized"),
                               "predicted": st.column_config.NumberColumn("serving estimate", format="localized"),
                               "bound": st.column_config.NumberColumn("bound", format="localized"),
