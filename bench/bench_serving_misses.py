@@ -160,8 +160,8 @@ def edge_rules() -> pd.DataFrame:
         r = rows.iloc[j]
         if r.metric not in ("tpot_ms", "ttft_ms"):
             continue
-        at, times = edge_solver(r, comps, values, costs, graphs, int(first[j]))
         limits = prepared_limits(r)
+        at, times = edge_solver(r, comps, values, costs, graphs, int(first[j]), limits)
         q_thr, q_lat = (float(r.q_thr_low), float(r.q_thr_high)), (float(r.q_lat_low), float(r.q_lat_high))
         m = r.metric[:4]
         k, _, capped = edge_speed(times, limits, q_thr)

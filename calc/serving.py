@@ -41,7 +41,10 @@ where the time goes (``TimeBreakdown``: bound -> fixed -> efficiency -> interfer
    read); and an arrival is admitted at the next iteration boundary, so it waits the mean residual of
    the step in flight, half a step, whenever another request keeps the engine stepping (a closed loop
    with C > 1; at a rate, with probability ``1 - exp(-B)``). At a request rate (an open loop), the
-   batch B solves Little's law ``B = lambda x e2e(B)`` (bisection).
+   batch B solves Little's law ``B = lambda x e2e(B)`` (bisection). Under attention data parallelism a
+   new request also waits a fitted number of decode steps, each engine its own
+   (``adp_prompt_wait_steps.<engine>``), before the ranks, which step together through every MoE layer,
+   take its prompt (a notice says how many and where the number comes from).
 
 Static batching (the course's pages; in-process benchmarks such as vLLM's benchmark_latency and
 TensorRT-LLM's gptSessionBenchmark) prefills B prompts in one pass and decodes them together: no
@@ -68,6 +71,7 @@ from .dtypes import canonical_dtype
 from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model
 from .number_text import fmt_number
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
+from .measurements import engine_name
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
@@ -402,7 +406,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         dict of arrays: the TTFT and TPOT parts (``ttft_<part>``, ``tpot_<part>`` with parts weights,
         kv, compute, comm, bound, fixed, efficiency, interference, queue, estimate; and the fixed cost's parts,
         ``tpot_fixed_<key>``, ``ttft_fixed_<key>`` for each key of ``FIXED_PARTS``, adding up to it), e2e_s,
-        requests_per_s, output_tokens_per_s (per replica), bound_tpot_s, bound_ttft_s.
+        requests_per_s, output_tokens_per_s (per replica), bound_tpot_s, bound_ttft_s, ttft_adp_wait_s (the
+        attention-DP wait inside TTFT's queue part, 0 without attention DP).
     """
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
@@ -455,7 +460,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     stages = g.get("pp", 1.0)
     mixed = (kv + f * g["pf_kv_s"] / stages) / mbu_kv + (1.0 - p_mix) * _read_and_matmuls(w / mbu_w, cx / mfu_d, ov) \
         + p_mix * _read_and_matmuls(g["wmix_s"] / mbu_w, cx / mfu_d + f_in * pc_x / stages / mfu_pf, ov) \
-        + (cm + f * g["pf_comm_s"] / stages) / ce + g.get("dp_wait_s", 0.0) / mfu_pf
+        + (cm + f * g["pf_comm_s"] / stages) / ce + g.get("dp_wait_s", 0.0) * costs.get("adp_wait", 1.0) / mfu_pf
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
     # hides the host work behind the device's (``overlap_fixed_s``)
@@ -469,6 +474,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     rocm = np.where(on_rocm(g.get("family", 0.0)), costs.get("rocm", 1.0), 1.0)
     device_scale = fam_fixed * rocm
     gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * device_scale
+    # attention DP (a mixture of experts whose attention runs in data-parallel ranks): the engine's own terms
+    # (``calc.serving_params.ADP_WAIT_STEPS_KEYS``, ``ADP_WAIT_KEYS``), none without it
+    adp = np.where((g.get("adp_ranks", 1.0) > 1.0) & (g["is_moe"] > 0), 1.0, 0.0)
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
@@ -548,7 +556,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # a lockstep loop's later rounds on an engine that prefills each returning group together: the group's prompts
     # share one step (``pf_n``, below), and no queue of random arrivals forms
     md1 = md1 * (1.0 - g.get("grouped", 0.0))
-    queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s
+    # attention DP: a new request waits a set number of decode steps before the ranks, which step together through
+    # every MoE layer's all-to-all, take its prompt (``adp_prompt_wait_steps.<engine>``, fitted)
+    adp_wait = adp * costs.get("adp_wait_steps", 0.0) * tpot["estimate"] * (1.0 - g["static"])
+    queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s + adp_wait
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
             "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
     ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue
@@ -558,6 +569,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     out.update({f"ttft_{k}": v for k, v in ttft.items()})
     out.update({f"tpot_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in tpot_fixed_parts.items()})
     out.update({f"ttft_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in ttft_fixed_parts.items()})
+    out.update(ttft_adp_wait_s=adp_wait)
     out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=bound,
                bound_ttft_s=pbound, decode_batch=b)
     return out
@@ -988,8 +1000,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         from the cross-validated errors; at a rate they are also carried through Little's law (``rate_range``: an
         engine slower than the estimate runs nearer its capacity, so near it the range's top grows), except for a run
         tuned to ``latency_limits``, which sits at the edge whatever its engine's speed: its range is the latency
-        range around its means, its top held at the limit (``below_limits``; on the held-out MLPerf rate rows 82.1%
-        of the measured means inside, median width 2.5x, against 91.5% and 4.4x carried through Little's law too).
+        range around its means, its top held at the limit (``below_limits``; on the held-out MLPerf rate rows 82.6%
+        of the measured means inside, median width 2.4x, against 91.5% and 4.4x carried through Little's law too).
 
     Raises:
         ValueError: non-positive lengths, concurrency or rate; both a concurrency and a rate; an unknown
@@ -1118,6 +1130,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         bench_words = (f"on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
                        f"{settings['token_budget']:,.0f} tokens per step)")
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
+    adp_wait = float(np.ravel(a.get("ttft_adp_wait_s", 0.0))[0])
+    if adp_wait > 0:
+        notices = notices + [adp_wait_words(prm, key, layout.attention_dp, adp_wait)]
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals)
     if tuned:
@@ -1128,6 +1143,23 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key),
                          burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
+
+
+def adp_wait_words(params: dict, engine: str, ranks: int, wait_s: float) -> str:
+    """The notice beside an estimate under attention data parallelism: the decode steps a new request waits before
+    its prompt is prefilled (``adp_prompt_wait_steps.<engine>`` of ``params``, a serving_params dict), the time they
+    come to (``wait_s``, seconds, inside TTFT's queue part) and where the number comes from (fitted on the engine's
+    own rows, or pooled from the other engines' where the calibration set has none of it with attention DP).
+    Example: "attention DP8: a new request waits 26.5 decode steps (530 ms) before the ranks, which step together
+    through every MoE layer, take its prompt (in TTFT's queue part; fitted on TensorRT-LLM's published runs with
+    attention DP)" (26.5 steps of a 20 ms TPOT)."""
+    spec = params["params"][f"adp_prompt_wait_steps.{engine}"]
+    whose = {"fitted": f"fitted on {engine_name(engine)}'s published runs with attention DP",
+             "pooled": f"no published {engine_name(engine)} run with attention DP in the calibration set: pooled "
+                       "from the other engines'"}.get(spec["provenance"], "the prior, no run informs it")
+    return (f"attention DP{int(ranks)}: a new request waits {spec['value']:.3g} decode steps ({wait_s * 1e3:,.4g} ms) "
+            "before the ranks, which step together through every MoE layer, take its prompt (in TTFT's queue part; "
+            f"{whose})")
 
 
 #: MLPerf Inference runs tuned to their latency limits (``edge_shares``): round, system, benchmark, the mean and 99th
@@ -1190,6 +1222,8 @@ def slower_engine(a: dict, k: float) -> dict:
             if f"{ph}_fixed_{key}" in a:
                 out[f"{ph}_fixed_{key}"] = k * np.asarray(a[f"{ph}_fixed_{key}"])
     out["e2e_s"] = k * np.asarray(a["e2e_s"])
+    if "ttft_adp_wait_s" in a:
+        out["ttft_adp_wait_s"] = k * np.asarray(a["ttft_adp_wait_s"])
     out["requests_per_s"] = np.asarray(a["requests_per_s"]) / k
     out["output_tokens_per_s"] = np.asarray(a["output_tokens_per_s"]) / k
     return out
@@ -1246,6 +1280,19 @@ def edge_speed(times, limits: dict, q_throughput: tuple, steps: int = 10,
     return k, f"the engine whose times are {k:.2f}x the estimate's runs at that edge ({span})", False
 
 
+def spread_ttft_s(ttft_s: float, wait_s: float, limits: dict) -> float:
+    """The mean TTFT ``edge_speed`` compares with its share of the TTFT limit, seconds: ``ttft_s`` itself, or, where
+    ``wait_s`` > 0 of it is a set wait (the attention-DP wait of ``adp_prompt_wait_steps.<engine>`` decode steps,
+    which every request pays and so does not spread its 99th percentile), the rest of it over the rest of the limit,
+    scaled back to the whole limit: ``(ttft - wait) x limit / (limit - wait)``. A run tuned to its limits holds the
+    spread part of its TTFT at its share of what the limit leaves it.
+    Example: TTFT 400 ms of which 300 ms is the wait, limit 2 s: 100 x 2000 / 1700 = 117.6 ms against the share."""
+    limit = limits.get("ttft_s") if isinstance(limits, dict) else None
+    if not wait_s or wait_s <= 0 or not limit:
+        return ttft_s
+    return (ttft_s - wait_s) * limit / max(limit - wait_s, 1e-9)
+
+
 def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_latency: tuple):
     """(components, arrays, notice): the estimate at ``lam`` requests/s per replica of a run tuned to ``limits``: the
     engine at their edge (``edge_speed``, its arrays ``slower_engine``'s), its means at their shares of the limits
@@ -1266,7 +1313,9 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_laten
         _, a, beyond = at(k)
         if beyond:  # past its capacity, taken at its batch limit: an engine this slow does not keep up
             return math.inf, math.inf
-        return k * float(np.asarray(a["tpot_estimate"])[0]), k * float(np.asarray(a["ttft_estimate"])[0])
+        return k * float(np.asarray(a["tpot_estimate"])[0]), spread_ttft_s(
+            k * float(np.asarray(a["ttft_estimate"])[0]), k * float(np.ravel(a.get("ttft_adp_wait_s", 0.0))[0]),
+            limits)
 
     k, where, capped = edge_speed(times, limits, q_throughput)
     comp, a, _ = at(k)

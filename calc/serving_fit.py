@@ -42,8 +42,10 @@ import copy
 import datetime as _dt
 import json
 import math
+import os
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -54,12 +56,13 @@ from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_s
 from .models import get_model
 from .layout import make_layout
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
-                      trtllm_bench_settings, tuned_means)
+                      spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
-from .serving_params import (ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family, engine_costs,
-                             engine_settings, error_quantiles, load_serving_params, matmul_scale, param_values)
+from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
+                             engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
+                             param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -454,13 +457,15 @@ def prepared_limits(r) -> dict:
             if np.isfinite(float(get(f"limit_{m}", np.nan)))}
 
 
-def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int):
+def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int,
+                limits: dict | None = None):
     """(at, times) of one prepared rate row (``r``, its first point ``first`` in ``comps``; ``costs`` and ``graphs``
     per point, as ``predict_rows`` builds them) for an engine ``k`` times slower (``calc.serving.rate_range``), on
     the row's grid of requests in service: ``at(k)`` is ({"tpot_estimate", "ttft_estimate", "e2e_s" (seconds, ``k``
     times the times at ``k`` times the rate, at Little's law's root, ``_rate_root``), "bound_tpot_s",
     "bound_ttft_s"}, beyond: no root on the grid, the engine does not keep up); ``times(k)`` is (TPOT, TTFT) in
-    seconds, (inf, inf) beyond, as ``calc.serving.edge_speed`` takes it."""
+    seconds, (inf, inf) beyond, as ``calc.serving.edge_speed`` takes it (its TTFT ``spread_ttft_s``'s under
+    ``limits``, the row's latency limits)."""
     sl = slice(first, first + int(r.npts))
     sub = {key: np.asarray(v)[sl] for key, v in comps.items()}
     sub_costs = {key: np.asarray(v)[sl] for key, v in costs.items()}
@@ -472,13 +477,14 @@ def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
         i, share = _rate_root(gap)
         nxt = min(i + 1, len(sub["N"]) - 1)
         t = {m: k * ((1 - share) * opened[m][i] + share * opened[m][nxt])
-             for m in ("tpot_estimate", "ttft_estimate", "e2e_s")}
+             for m in ("tpot_estimate", "ttft_estimate", "e2e_s", "ttft_adp_wait_s")}
         t.update({m: (1 - share) * opened[m][i] + share * opened[m][nxt] for m in ("bound_tpot_s", "bound_ttft_s")})
         return t, bool((gap > 0).all())  # no root on the grid: this engine does not keep up with the rate
 
     def times(k):
         t, beyond = at(k)
-        return (math.inf, math.inf) if beyond else (t["tpot_estimate"], t["ttft_estimate"])
+        return (math.inf, math.inf) if beyond else (t["tpot_estimate"],
+                                                     spread_ttft_s(t["ttft_estimate"], t["ttft_adp_wait_s"], limits))
 
     return at, times
 
@@ -487,8 +493,8 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
     """One rate row's metric for the engine at the edge of its latency limits (``calc.serving.edge_speed``), on the
     row's grid of requests in service (``edge_solver``), its means as a run tuned to them holds them
     (``calc.serving.tuned_means``)."""
-    at, times = edge_solver(r, comps, values, costs, graphs, first)
     limits = prepared_limits(r)
+    at, times = edge_solver(r, comps, values, costs, graphs, first, limits)
     k, _, capped = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
     t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)), capped)[0]
     if r.metric in _RUN_THROUGHPUT:  # the engine at the edge keeps up: the run's N over arrivals plus one latency
@@ -566,7 +572,7 @@ def old_estimate_rows(rows: pd.DataFrame, comps: dict) -> np.ndarray:
     old.update(mbu_weights=0.69, mbu_kv=0.69, mfu_decode=0.80, grouped_gemm=1.0, mfu_prefill_16=0.80,
                mfu_prefill_8=0.80, mfu_prefill_4=0.80, comm_efficiency=1.0, comm_efficiency_scale_out=1.0,
                comm_efficiency_pcie=1.0, weight_only_matmul=1.0, moe_prefill_matmul=1.0, lockstep_persistence=1.0,
-               software_gain_per_year=0.0, **{k: 1.0 for k in FAMILY_KEYS})
+               software_gain_per_year=0.0, **{k: 1.0 for k in FAMILY_KEYS + ADP_WAIT_KEYS})
     flat = dict(comps, f=np.zeros_like(comps["f"]), p_mix=np.zeros_like(comps["f"]),
                 n_chunks=np.ones_like(comps["n_chunks"]), dp_wait_s=np.zeros_like(comps["f"]), dp_alone_s=np.zeros_like(comps["f"]),
                 C=np.minimum(comps["C"], comps["B"]), N=comps["B"], mm=np.ones_like(comps["mm"]),
@@ -704,15 +710,29 @@ def cross_validate(measurements: pd.DataFrame, by: str = "source_id", params: di
     groups = rows[by].unique()
     if len(groups) < 2:
         return out
-    row_of = comps["row"].astype(int)
-    for g in groups:
-        keep = (rows[by] != g).to_numpy()
-        train = _subset(rows, comps, row_of, keep)
-        test = _subset(rows, comps, row_of, ~keep)
-        fitted = fit_serving_params(None, base, prepared=(train[0], train[1], skipped))
-        pred = predict_rows(test[0], test[1], param_values(fitted))
-        out[rows.index[~keep]] = np.log(test[0]["value"].to_numpy(float) / pred)
+    # each group's refit is independent of the others': one process per CPU, the same numbers as one after another
+    jobs = [(rows, comps, skipped, base, (rows[by] != g).to_numpy()) for g in groups]
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            held = list(pool.map(_held_out_log_ratio, jobs))
+    else:
+        held = [_held_out_log_ratio(j) for j in jobs]
+    for (_, _, _, _, keep), r in zip(jobs, held):
+        out[rows.index[~keep]] = r
     return out
+
+
+def _held_out_log_ratio(job) -> np.ndarray:
+    """log(measured / predicted) of the rows ``keep`` leaves out, under parameters fitted to the others
+    (``cross_validate``'s unit of work)."""
+    rows, comps, skipped, base, keep = job
+    row_of = comps["row"].astype(int)
+    train = _subset(rows, comps, row_of, keep)
+    test = _subset(rows, comps, row_of, ~keep)
+    fitted = fit_serving_params(None, base, prepared=(train[0], train[1], skipped))
+    pred = predict_rows(test[0], test[1], param_values(fitted))
+    return np.log(test[0]["value"].to_numpy(float) / pred)
 
 
 #: Published rows that no fit reads (the columns of serving_measurements.csv, sources in serving_sources.csv):

@@ -77,9 +77,23 @@ REQUEST_MOE_KEYS = tuple(f"request_moe_overhead_s.{e}" for e in ENGINES)
 #: attention backends) are its own. InferenceMAX's DeepSeek-V3 on 8 MI300X, MI325X and MI355X with SGLang
 #: measured 1.2-1.35x the fitted TPOT at 4 clients where the same engine on 8 H200 measured 0.76-0.79x of it.
 ROCM_KEYS = tuple(f"rocm_fixed_scale.{e}" for e in ENGINES)
+#: Attention data parallelism (a mixture of experts whose attention runs in D > 1 data-parallel ranks, its experts
+#: spread over them: ``Layout.attention_dp``), each engine its own. Every MoE layer's all-to-all makes the D ranks
+#: step together, so a rank cannot prefill a prompt when it likes: the engine spreads, holds back or balances prompts
+#: across its ranks in its own way (TensorRT-LLM's ``attention_dp_config``, SGLang's ``--enable-dp-attention`` prefill
+#: batches, vLLM's DP coordinator). ``adp_prompt_wait_steps.<engine>`` (prior 5, wide): the decode steps a new request
+#: waits before its prompt is prefilled, in TTFT's queue part. ``adp_wait_scale.<engine>`` (prior 1): a factor on the
+#: time a decode step waits for the rank that prefills (``attention_dp_imbalance_s`` per step): an engine that holds
+#: prompts back until every rank has one moves that wait from the decode steps into TTFT. Before these (2026-12),
+#: the fitted estimate's TTFT under attention DP was 0.37x the measured at the median (TensorRT-LLM's DeepSeek-V3 on
+#: 8 B200 in aiconfigurator's runs and InferenceMAX's, vLLM's Qwen3-235B-A22B and Kimi-K2.5), 12% of those rows within
+#: 25%; fitted without InferenceMAX's rows, TensorRT-LLM's wait (24 steps, from aiconfigurator's) put 11 of
+#: InferenceMAX's 12 attention-DP TTFTs within 25%, against 1 of 12 before.
+ADP_WAIT_STEPS_KEYS = tuple(f"adp_prompt_wait_steps.{e}" for e in ENGINES)
+ADP_WAIT_KEYS = tuple(f"adp_wait_scale.{e}" for e in ENGINES)
 #: The per-engine groups: each engine's costs, and the generic fallback set to their median.
 ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_layer_fixed_s", "prefill_moe_layer_fixed_s",
-                 "request_moe_overhead_s", "rocm_fixed_scale")
+                 "request_moe_overhead_s", "rocm_fixed_scale", "adp_prompt_wait_steps", "adp_wait_scale")
 
 #: Accelerator families with their own memory-bandwidth and device fixed-cost factors (``device_families`` in the
 #: file maps each accelerator to one); the reference family (Hopper, the most rows) has both at 1, and an
@@ -95,18 +109,20 @@ ROCM_FAMILIES = ("cdna3", "cdna4")
 
 #: Every parameter, in the order of the fit's vector.
 PARAM_KEYS = (GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PREFILL_MOE_KEYS + REQUEST_MOE_KEYS + ROCM_KEYS
-              + FAMILY_KEYS)
+              + FAMILY_KEYS + ADP_WAIT_STEPS_KEYS + ADP_WAIT_KEYS)
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe", "rocm"}: ``engine``'s fixed time per step, per
-    sequence per step, per MoE layer per step, per layer and per MoE layer of a step that carries prompt tokens, and
-    per MoE layer and GPU once per request before its first token, and the factor of its ROCm build on its decode
-    step's device fixed costs (``ROCM_KEYS``), from parameter ``values`` (``param_values``)."""
+    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe", "rocm", "adp_wait_steps", "adp_wait"}:
+    ``engine``'s fixed time per step, per sequence per step, per MoE layer per step, per layer and per MoE layer of a
+    step that carries prompt tokens, and per MoE layer and GPU once per request before its first token, the factor of
+    its ROCm build on its decode step's device fixed costs (``ROCM_KEYS``), and its attention-DP terms
+    (``ADP_WAIT_STEPS_KEYS``, ``ADP_WAIT_KEYS``), from parameter ``values`` (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
             "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"],
             "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"],
-            "request_moe": values[f"request_moe_overhead_s.{engine}"], "rocm": values[f"rocm_fixed_scale.{engine}"]}
+            "request_moe": values[f"request_moe_overhead_s.{engine}"], "rocm": values[f"rocm_fixed_scale.{engine}"],
+            "adp_wait_steps": values[f"adp_prompt_wait_steps.{engine}"], "adp_wait": values[f"adp_wait_scale.{engine}"]}
 
 
 @lru_cache(maxsize=4)

@@ -533,6 +533,45 @@ def test_attention_dp_balance_holds_a_prompt_until_every_rank_has_one():
     assert solo["adp_ranks"][0] == 1
 
 
+def test_under_attention_dp_a_prompt_waits_its_engines_steps_and_a_tuned_run_reads_the_rest_of_its_ttft():
+    from calc.serving import spread_ttft_s
+    # DeepSeek-V3 on 8 B200 in 8 attention-DP ranks: TTFT's queue holds adp_prompt_wait_steps decode steps more than
+    # with no wait (w x TPOT), at a rate and in a closed loop; decode is unchanged and the parts still add up
+    ds = calc.get_model("deepseek-v3")
+    b200 = calc.get_accelerator("b200")
+    dp8, tp8 = make_layout(ds, 1, 1, 8, 1), make_layout(ds, 8, 1, 8, 1)
+    p = param_values(load_serving_params())
+    costs = engine_costs(p, "trtllm")
+    w = costs["adp_wait_steps"]
+    for rate in (True, False):
+        comp = serving_components(ds, b200, 1024, 1024, [64.0], dp8, "nvfp4", "fp8", SETTINGS, rate=rate)
+        kw = dict(rate_per_s=2.0) if rate else {}
+        a, z = combine(comp, p, costs, **kw), combine(comp, p, dict(costs, adp_wait_steps=0.0), **kw)
+        t = a["tpot_estimate"][0]
+        assert z["tpot_estimate"][0] == pytest.approx(t, rel=1e-12)
+        assert a["ttft_adp_wait_s"][0] == pytest.approx(w * t, rel=1e-12) and z["ttft_adp_wait_s"][0] == 0.0
+        if rate:  # at a rate the queue's other terms do not depend on the wait
+            assert a["ttft_queue"][0] - z["ttft_queue"][0] == pytest.approx(w * t, rel=1e-9)
+        parts = sum(a[f"ttft_{k}"][0] for k in ("bound", "fixed", "efficiency", "interference", "queue"))
+        assert parts == pytest.approx(a["ttft_estimate"][0], rel=1e-12)
+    # one attention rank (TP8) and a dense model wait none
+    one = serving_components(ds, b200, 1024, 1024, [64.0], tp8, "nvfp4", "fp8", SETTINGS, rate=True)
+    assert combine(one, p, costs, rate_per_s=2.0)["ttft_adp_wait_s"][0] == 0.0
+    dense = serving_components(LLAMA8, H100, 1024, 128, [8.0], make_layout(LLAMA8, 1, 1, 1, 1), "bf16", "bf16",
+                               SETTINGS, rate=True)
+    assert combine(dense, p, engine_costs(p, "vllm"), rate_per_s=2.0)["ttft_adp_wait_s"][0] == 0.0
+    # a run tuned to a 2 s TTFT limit: of a 400 ms mean TTFT, 300 ms is the wait every request pays, so the edge
+    # compares the other 100 ms with its share of the 1,700 ms left, i.e. 100 x 2000 / 1700 = 117.65 ms of the whole
+    assert spread_ttft_s(0.4, 0.3, {"ttft_s": 2.0, "tpot_s": 0.08}) == pytest.approx(0.11764706, rel=1e-7)
+    assert spread_ttft_s(0.4, 0.0, {"ttft_s": 2.0}) == 0.4 and spread_ttft_s(0.4, 0.3, {"tpot_s": 0.08}) == 0.4
+    # the fitted waits: TensorRT-LLM's DeepSeek runs with attention DP (aiconfigurator's, InferenceMAX's) wait tens of
+    # decode steps, the more than any other engine's
+    prm = load_serving_params()["params"]
+    trt = prm["adp_prompt_wait_steps.trtllm"]
+    assert trt["provenance"] == "fitted" and 10.0 < trt["value"] < 60.0
+    assert trt["value"] > max(prm[f"adp_prompt_wait_steps.{e}"]["value"] for e in ("vllm", "sglang"))
+
+
 def test_a_finite_run_of_spread_outputs_drains_its_last_batch_slowly():
     from calc.serving_terms import finite_run_tail_s, spread_outputs
     # decode step a + c b with a = 10 ms, c = 0.1 ms (so 11 ms at B = 10, 10.1 ms alone); mixed steps 1 ms longer.
