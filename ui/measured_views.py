@@ -122,7 +122,7 @@ def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_onl
         fig.add_scatter(x=at_rate["tokens_per_s_per_user"], y=at_rate["tokens_per_s_per_gpu"], mode="markers",
                         name="measured at a request rate", marker=dict(color="#9467bd", size=10, symbol="square"),
                         customdata=at_rate["request_rate_per_s"],
-                        hovertemplate="%{customdata:,.4g} requests/s<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
+                        hovertemplate="%{customdata:,.4~g} requests/s<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
                                       "<extra>measured at a rate</extra>")
     if len(throughput_only):
         fig.add_scatter(x=throughput_only["x"], y=throughput_only["y"], mode="markers",
