@@ -136,7 +136,9 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
     if mem.fits:
         cols[0].metric("GPUs", f"{layout.n_gpus:,}", help=f"{layout.gpus_per_replica} per replica x {replicas:,}")
         cols[1].metric("TPOT", formats.fmt_seconds(summary.tpot_s),
-                       help=f"of which communication {formats.fmt_seconds(summary.comm_s)}")
+                       help=f"The roofline bound on a decode step (every byte at the data sheet's bandwidth, every "
+                            f"FLOP at its peak), of which communication {formats.fmt_seconds(summary.comm_s)}; the "
+                            "serving estimate below is what an engine measures.")
         cols[2].metric("Tokens/s per user", f"{summary.tokens_per_s_per_user:,.1f}")
         cols[3].metric("Tokens/s per GPU", formats.fmt_number(summary.tokens_per_s_per_gpu))
         cols[4].metric("USD per month", "n/a" if math.isnan(summary.usd_per_month) else
