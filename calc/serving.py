@@ -474,9 +474,6 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     rocm = np.where(on_rocm(g.get("family", 0.0)), costs.get("rocm", 1.0), 1.0)
     device_scale = fam_fixed * rocm
     gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * device_scale
-    # attention DP (a mixture of experts whose attention runs in data-parallel ranks): the engine's own terms
-    # (``calc.serving_params.ADP_WAIT_STEPS_KEYS``, ``ADP_WAIT_KEYS``), none without it
-    adp = np.where((g.get("adp_ranks", 1.0) > 1.0) & (g["is_moe"] > 0), 1.0, 0.0)
     fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
@@ -556,8 +553,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # a lockstep loop's later rounds on an engine that prefills each returning group together: the group's prompts
     # share one step (``pf_n``, below), and no queue of random arrivals forms
     md1 = md1 * (1.0 - g.get("grouped", 0.0))
-    # attention DP: a new request waits a set number of decode steps before the ranks, which step together through
-    # every MoE layer's all-to-all, take its prompt (``adp_prompt_wait_steps.<engine>``, fitted)
+    # attention DP (a mixture of experts whose attention runs in data-parallel ranks): a new request waits a set
+    # number of decode steps before the ranks, which step together through every MoE layer's all-to-all, take its
+    # prompt (``adp_prompt_wait_steps.<engine>``, fitted); none without it
+    adp = np.where((g.get("adp_ranks", 1.0) > 1.0) & (g["is_moe"] > 0), 1.0, 0.0)
     adp_wait = adp * costs.get("adp_wait_steps", 0.0) * tpot["estimate"] * (1.0 - g["static"])
     queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s + adp_wait
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
@@ -1287,8 +1286,8 @@ def spread_ttft_s(ttft_s: float, wait_s: float, limits: dict) -> float:
     scaled back to the whole limit: ``(ttft - wait) x limit / (limit - wait)``. A run tuned to its limits holds the
     spread part of its TTFT at its share of what the limit leaves it.
     Example: TTFT 400 ms of which 300 ms is the wait, limit 2 s: 100 x 2000 / 1700 = 117.6 ms against the share."""
-    limit = limits.get("ttft_s") if isinstance(limits, dict) else None
-    if not wait_s or wait_s <= 0 or not limit:
+    limit = limits.get("ttft_s")
+    if wait_s <= 0 or not limit:
         return ttft_s
     return (ttft_s - wait_s) * limit / max(limit - wait_s, 1e-9)
 

@@ -457,8 +457,7 @@ def prepared_limits(r) -> dict:
             if np.isfinite(float(get(f"limit_{m}", np.nan)))}
 
 
-def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int,
-                limits: dict | None = None):
+def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, first: int, limits: dict):
     """(at, times) of one prepared rate row (``r``, its first point ``first`` in ``comps``; ``costs`` and ``graphs``
     per point, as ``predict_rows`` builds them) for an engine ``k`` times slower (``calc.serving.rate_range``), on
     the row's grid of requests in service: ``at(k)`` is ({"tpot_estimate", "ttft_estimate", "e2e_s" (seconds, ``k``
