@@ -1292,29 +1292,43 @@ def test_tuned_runs_rows_carry_their_source_and_met_their_limits():
         assert (runs[f"{m}_mean_ms"] < runs[f"{m}_p99_ms"]).all(), m
 
 
-def test_the_engine_at_the_edge_keeps_up_with_the_rate():
+def test_an_engine_held_by_its_capacity_short_of_the_limits_is_the_estimates_own():
     # A VALID run kept up with its rate: an engine too slow for it is past the edge. Llama-2-70B fp8 on 8 H200s
-    # serves about 113 requests/s at its batch limit (the plain estimate's notice at 114.24/s); at 100 requests/s
-    # with a TTFT limit nobody reaches, the engine taken is the slowest that keeps up, about 113 / 100 = 1.13x,
-    # not the range's slowest (1.29x, which would serve only about 88 requests/s)
+    # serves about 113 requests/s at its batch limit (the plain estimate's notice at 118/s); at 100 requests/s with
+    # a TTFT limit nobody reaches, the slowest engine that keeps up is about 113 / 100 = 1.13x the estimate's, not
+    # the range's slowest (1.29x, which would serve only about 88 requests/s). No engine of the range reaches the
+    # limit's share short of that capacity, so the limits do not place the run: the estimate's own engine is taken,
+    # its TPOT the plain estimate's at 100 requests/s (k = 1), not the one at the capacity, where the step diverges
     kw = dict(tp=1, replicas=8, weight_dtype="fp8", kv_dtype="fp8", engine="trtllm")
     est = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0,
                            latency_limits={"ttft_s": 1000.0}, **kw)
+    plain = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0, **kw)
     said = [n for n in est.notices if "tuned" in n][0]
-    # the notice rounds k to 2 decimals: 0.005 below what it shows is at or below the k taken
+    assert "the estimate's own engine is taken" in said
+    assert est.tpot.estimate_s == pytest.approx(plain.tpot.estimate_s, rel=1e-12)
+    # the notice rounds k to 2 decimals: 0.005 below what it shows is at or below the slowest that keeps up
     k = float(re.search(r"whose times are ([\d.]+)x the estimate's is the slowest that keeps up", said).group(1)) - 0.005
     assert 1.05 < k < 1.2
     k_high = math.exp(-error_quantiles(load_serving_params(), "throughput", "trtllm")[0])
     assert k < k_high
-    # at k x 100 requests/s the plain estimate is within its capacity (no notice of the batch limit)
-    plain = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0 * k, **kw)
-    assert not any("above the estimate's capacity" in n for n in plain.notices)
-    # an engine at its capacity: its TPOT is not raised towards the limit's share (a slower step would not keep up)
-    assert "TPOT" not in said.split("kept within the latency range")[-1]
+    # at k x 100 requests/s the plain estimate is within its capacity (no notice of the batch limit), and its TPOT
+    # there, stretched by k, is well above the estimate's own at 100 requests/s (the steep curve near capacity)
+    at_k = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0 * k, **kw)
+    assert not any("above the estimate's capacity" in n for n in at_k.notices)
+    assert k * at_k.tpot.estimate_s > 1.2 * plain.tpot.estimate_s
+    # its TPOT is not raised towards the limit's share: the limits did not bind
     edge = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=100.0,
                             latency_limits={"ttft_s": 1000.0, "tpot_s": 1000.0}, **kw)
-    assert edge.tpot.estimate_s == pytest.approx(est.tpot.estimate_s, rel=1e-12)
-    assert "the edge engine's, the slowest that keeps up" in [n for n in edge.notices if "tuned" in n][0]
+    assert edge.tpot.estimate_s == pytest.approx(plain.tpot.estimate_s, rel=1e-12)
+    assert "the engine's own, held by its capacity" in [n for n in edge.notices if "tuned" in n][0]
+    # at 118 requests/s, above the estimate's capacity (113/s) though within its range, even the estimate's own
+    # engine does not keep up: the slowest that does, a little faster (k < 1), is taken
+    over = serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=118.0,
+                            latency_limits={"ttft_s": 1000.0}, **kw)
+    words = [n for n in over.notices if "tuned" in n][0]
+    k_over = float(re.search(r"so the one whose times are ([\d.]+)x the estimate's, the slowest that keeps up", words)
+                   .group(1))
+    assert 0.9 < k_over < 1.0
     with pytest.raises(ValueError, match="finite request rate"):
         serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=math.inf,
                          latency_limits={"tpot_s": 0.2}, **kw)
@@ -1325,7 +1339,7 @@ def test_the_row_breakdown_of_a_tuned_run_is_the_held_out_tables_estimate():
     # run tuned to its latency limits alike: the engine at the edge, then each mean at its share of its limit within
     # the latency range (calc.serving.tuned_means). Rows of MLPerf v5.1 (Llama-2-70B Interactive on 8 H200,
     # DeepSeek-R1 Server on 8 GB300, Llama-3.1-405B Interactive on 8 B200, and MLPerf v4.1 Mixtral Server on 4 H100,
-    # whose edge engine is the slowest that keeps up, each path testing "keeps up" on the row's grid): the same
+    # whose edge is held by its capacity, each path testing "keeps up" on the row's grid): the same
     # arrays, so to 1e-9
     from calc import comparison
     from calc.measurements import load_measurements, load_sources
