@@ -271,7 +271,7 @@ def test_every_malformed_row_of_a_file_is_named_not_only_the_first(tmp_path):
                   "line 7, column 'model': unknown model preset 'gpt-9'", "line 8, column 'metric'"):
         assert "mine.csv " + words in text
     assert text.endswith("; and 2 more") and "line 9" not in text and "line 10" not in text
-    # each column's list of valid names comes once (37 presets per message would bury the lines)
+    # each column's list of valid names comes once (40 presets per message would bury the lines)
     from calc import list_models
     assert "unknown model preset 'llama-9'" in text and text.count("; valid: " + ", ".join(list_models())) == 1
     # one bad row alone: its message only, no count

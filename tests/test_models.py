@@ -25,7 +25,8 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen2.5-7b", "qwen3-8b", "gemma-2-9b", "gemma-3-27b", "deepseek-v2", "deepseek-v3", "gpt-3-175b",
            "smollm2-135m", "smollm2-360m", "smollm2-1.7b", "tinyllama-1.1b", "gpt2", "deepseek-v3.2", "minimax-m1",
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
-           "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b"]
+           "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b",
+           "llama-4-scout", "llama-4-maverick", "mixtral-8x22b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -125,6 +126,94 @@ def test_moe_active_counts_by_hand():
     # The 256 routed experts that are not used cost (256 - 8) * 3 * 7168 * 2048 per MoE layer (58 layers);
     # the e_score_correction_bias (256 per MoE layer) is counted in the total only.
     assert v3.n_params - v3.n_active_params == 58 * ((256 - 8) * 3 * 7168 * 2048 + 256)
+
+
+def test_llama4_counts_by_hand():
+    # Llama 4 text_config (both): D 5120, 48 layers, 40 query / 8 KV heads of 128, V 202,048, untied; the QK norm
+    # of Scout (use_qk_norm) is an L2 norm without weights. Per layer:
+    #   attention 5120x5120 + 2 x 5120x1024 + 5120x5120 = 62,914,560; norms 2 x 5120 = 10,240
+    #   one SwiGLU of 8,192 (an expert, or the shared expert of intermediate_size): 3 x 5120 x 8192 = 125,829,120
+    # embedding and head 2 x 202,048 x 5120 = 2,068,971,520; final norm 5,120.
+    attn, norms, expert, ends = 62_914_560, 10_240, 125_829_120, 2_068_971_520 + 5_120
+    # Scout: every layer MoE, router 5120 x 16 = 81,920, 16 routed experts + 1 shared, top-1.
+    scout_total = ends + 48 * (attn + norms + 81_920 + 17 * expert)
+    scout_active = ends + 48 * (attn + norms + 81_920 + 2 * expert)
+    scout = get_model("llama-4-scout")
+    assert (scout.n_params, scout.n_active_params) == (scout_total, scout_active) == (107_769_861_120, 17_172_894_720)
+    # Maverick: interleave_moe_layer_step 2: layers 1, 3, ..., 47 MoE (router 5120 x 128 = 655,360, 128 routed
+    # experts + 1 shared, top-1), layers 0, 2, ..., 46 a dense SwiGLU of 16,384 (3 x 5120 x 16384 = 251,658,240).
+    dense = attn + norms + 251_658_240
+    mav_total = ends + 24 * dense + 24 * (attn + norms + 655_360 + 129 * expert)
+    mav_active = ends + 24 * dense + 24 * (attn + norms + 655_360 + 2 * expert)
+    mav = get_model("llama-4-maverick")
+    assert (mav.n_params, mav.n_active_params) == (mav_total, mav_active) == (400_711_848_960, 17_184_691_200)
+    # Model card (meta-llama/Llama-4-Scout-17B-16E-Instruct and -Maverick-17B-128E-Instruct): "17B (Activated)"
+    # for both, to the card's whole billions.
+    assert round(scout.n_active_params / 1e9) == round(mav.n_active_params / 1e9) == 17
+    # the layout calc derives from the same config.json: iRoPE, every 4th layer global (no RoPE), the rest chunked
+    for m in (scout, mav):
+        assert m.attention_chunk_size == 8192 and m.d_ff == 8192 and m.d_ff_shared == 8192
+        assert [i for i, k in enumerate(m.layer_kinds) if k == "full"] == list(range(3, 48, 4))
+        assert m.layer_kinds.count("chunked") == 36 and not m.tie_word_embeddings
+    assert scout.ffn_kinds == ("moe",) * 48 and (scout.n_experts, scout.n_experts_per_token) == (16, 1)
+    assert mav.ffn_kinds == ("dense", "moe") * 24 and (mav.n_experts, mav.n_experts_per_token) == (128, 1)
+    assert mav.d_ff_dense == 16384 and scout.d_ff_dense is None
+    assert (scout.max_context_len, mav.max_context_len) == (10_485_760, 1_048_576)
+
+
+def test_mixtral_8x22b_count_by_hand():
+    # config.json: D 6144, 56 layers, 48 query / 8 KV heads of 128, 8 experts of F 16,384, top-2, V 32,000, untied.
+    # Per layer: attention 2 x 6144^2 + 2 x 6144 x 1024 = 88,080,384; 2 norms 12,288; router 6144 x 8 = 49,152;
+    # one expert 3 x 6144 x 16384 = 301,989,888. Embedding and head 2 x 32,000 x 6144 = 393,216,000; final norm 6,144.
+    shared = 88_080_384 + 12_288 + 49_152
+    total = 393_216_000 + 6_144 + 56 * (shared + 8 * 301_989_888)
+    active = 393_216_000 + 6_144 + 56 * (shared + 2 * 301_989_888)
+    m = get_model("mixtral-8x22b")
+    assert (m.n_params, m.n_active_params) == (total, active) == (140_620_634_112, 39_152_031_744)
+    # Mistral's announcement (mistral.ai/news/mixtral-8x22b): "39B active parameters out of 141B"
+    assert (round(m.n_params / 1e9), round(m.n_active_params / 1e9)) == (141, 39)
+    assert m.layer_kinds == ("full",) * 56 and m.sliding_window is None and m.max_context_len == 65536
+
+
+def test_kv_bytes_of_the_new_presets_by_hand():
+    from calc.kv import cache_layer_counts, kv_bytes_per_token, kv_cache_bytes
+    # bf16, per token: layers x 2 (K and V) x KV heads x head_dim x 2 bytes.
+    # Llama 4 (both): 48 x 2 x 8 x 128 x 2 = 196,608 B; Mixtral-8x22B: 56 x 2 x 8 x 128 x 2 = 229,376 B.
+    assert kv_bytes_per_token(get_model("llama-4-scout")) == 48 * 2 * 8 * 128 * 2 == 196_608
+    assert kv_bytes_per_token(get_model("llama-4-maverick")) == 196_608
+    assert kv_bytes_per_token(get_model("mixtral-8x22b")) == 56 * 2 * 8 * 128 * 2 == 229_376
+    # Llama 4's chunked layers (36 of 48, 3 in every 4) hold only their current chunk of C = 8,192 tokens,
+    # ((S - 1) mod C) + 1 (calc.layers); the 12 global layers hold all S. One layer: 2 x 8 x 128 x 2 = 4,096 B.
+    #   S = 131,072 = 16 C: 12 x 131,072 x 4,096 + 36 x 8,192 x 4,096 = 6,442,450,944 + 1,207,959,552 = 7,650,410,496 B
+    #   S = 20,000: chunk tokens (19,999 mod 8,192) + 1 = 3,616;
+    #               12 x 20,000 x 4,096 + 36 x 3,616 x 4,096 = 983,040,000 + 533,200,896 = 1,516,240,896 B
+    #   S = 1,000 (inside the first chunk): every layer holds S: 1,000 x 196,608 = 196,608,000 B
+    for model_id in ("llama-4-scout", "llama-4-maverick"):
+        m = get_model(model_id)
+        assert cache_layer_counts(m) == (12, 36)
+        assert kv_cache_bytes(m, 131_072) == 7_650_410_496
+        assert kv_cache_bytes(m, 20_000) == 1_516_240_896
+        assert kv_cache_bytes(m, 1_000) == 196_608_000
+        # engines without a hybrid allocator reserve every layer at full length: 131,072 x 196,608 B
+        assert kv_cache_bytes(m, 131_072, sliding="full") == 131_072 * 196_608 == 25_769_803_776
+    # Mixtral-8x22B, no window: 131,072 x 229,376 = 30,064,771,072 B (fp8: half)
+    mixtral = get_model("mixtral-8x22b")
+    assert kv_cache_bytes(mixtral, 131_072) == 30_064_771_072
+    assert kv_cache_bytes(mixtral, 131_072, kv_dtype="fp8") == 30_064_771_072 / 2
+
+
+@pytest.mark.parametrize("model_id, gpu, kw", [
+    ("llama-4-maverick", "h200", dict(tp=8, ep=8, weight_dtype="fp8", engine="trtllm")),
+    ("llama-4-scout", "h100-sxm", dict(tp=4, weight_dtype="bf16", engine="vllm")),
+    ("mixtral-8x22b", "h100-sxm", dict(tp=8, weight_dtype="fp8", engine="vllm")),
+])
+def test_a_serving_estimate_runs_for_the_new_presets(model_id, gpu, kw):
+    import math
+    from calc.serving import serving_estimate
+    e = serving_estimate(model_id, gpu, 1024, 1024, concurrency=64, **kw)
+    for t in (e.ttft, e.tpot):
+        assert math.isfinite(t.estimate_s) and 0 < t.bound_s <= t.estimate_s
+    assert math.isfinite(e.output_tokens_per_s) and e.output_tokens_per_s > 0
 
 
 # -- the traps of reference data section 6 -----------------------------------------------------------
@@ -286,6 +375,9 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-v3.2"), ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b"),
     ("openai/gpt-oss-120b", "gpt-oss-120b"), ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
     ("meta-llama/Llama-2-70b-chat-hf", "llama-2-70b"), ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
+    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b"), ("mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is

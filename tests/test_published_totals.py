@@ -62,7 +62,24 @@ PUBLISHED = {
     "qwen3-30b-a3b": (30.5 * B, 0.05 * B, 0, "Qwen3-30B-A3B model card: 30.5B total"),
     "gpt-oss-120b": (116.83 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 116.83B total"),
     "gpt-oss-20b": (20.91 * B, 0.005 * B, 0, "gpt-oss model card (arXiv 2508.10925) table 1: 20.91B total"),
+    # Llama 4 model card: "17B (Activated) 109B (Total)" for Scout, "17B (Activated) 400B (Total)" for Maverick; the
+    # totals count the vision encoder beside the language model (LLAMA4_VISION below). Maverick's 400B is given to
+    # two significant figures (as its 17B): half a unit of the second, 5B.
+    "llama-4-scout": (109 * B, 0.5 * B, "llama4-vision", "Llama 4 model card: 109B total (17B activated)"),
+    "llama-4-maverick": (400 * B, 5 * B, "llama4-vision", "Llama 4 model card: 400B total (17B activated)"),
+    "mixtral-8x22b": (141 * B, 0.5 * B, 0, "Mistral's announcement (mistral.ai/news/mixtral-8x22b): 141B total, 39B active"),
 }
+
+# Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
+# the released config.json (both models: hidden 1408, intermediate 5632, 34 layers, patch 14, image 336, pixel
+# shuffle 0.5, projector 4096 -> 4096, vision_output_dim 4096; ai-dynamo/aiconfigurator @64c5ddb6,
+# aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json):
+#   patch embedding 3 x 14 x 14 x 1408 = 827,904; class embedding 1,408; positions (24^2 + 1) x 1408 = 812,416;
+#   pre and post LayerNorm 2 x 2 x 1408 = 5,632; per layer q, k, v, o with biases 4 x (1408^2 + 1408) = 7,935,488,
+#   fc1 and fc2 with biases 2 x 1408 x 5632 + 5632 + 1408 = 15,866,752, two LayerNorms 5,632 -> 23,807,872, x 34 =
+#   809,467,648; pixel-shuffle MLP 5632 x 4096 + 4096 x 4096 = 39,845,888; projector to the text width
+#   4096 x 5120 = 20,971,520. Sum 871,932,416.
+LLAMA4_VISION = 827_904 + 1_408 + 812_416 + 5_632 + 34 * 23_807_872 + 39_845_888 + 20_971_520
 
 
 def test_every_preset_has_a_published_total():
@@ -75,6 +92,8 @@ def test_preset_total_matches_its_published_figure(model_id):
     m = calc.get_model(model_id)
     if extra == "mtp":
         ours = m.params_loaded(load_mtp=True)
+    elif extra == "llama4-vision":
+        ours = m.n_params + LLAMA4_VISION
     elif extra == "v3-mtp":
         indexer = 1536 * 8192 + 7168 * 128 + 2 * 128 + 7168 * 64   # wq_b, wk, k_norm, weights_proj
         ours = m.n_params + calc.get_model("deepseek-v3").n_mtp_params + indexer
@@ -103,6 +122,15 @@ def test_gpt_oss_biases_and_sinks_by_hand():
     assert small.n_active_params - small.vocab_size * small.d_model == pytest.approx(3.61e9, abs=0.005e9)  # 3.61B
     # without the biases and sinks (the Llama formula) the count is 39.8M short: 36 x (64 + 128 + 128 x 8,640)
     assert m.n_params - 36 * (64 + 128 + 128 * 8640) == 116_789_336_640
+
+
+def test_llama4_totals_with_the_vision_encoder():
+    # text (calc's count, tests/test_models.py) + vision encoder: Scout 107,769,861,120 + 871,932,416 =
+    # 108,641,793,536 (card: 109B); Maverick 400,711,848,960 + 871,932,416 = 401,583,781,376 (card: 400B)
+    assert LLAMA4_VISION == 871_932_416
+    assert calc.get_model("llama-4-scout").n_params + LLAMA4_VISION == 108_641_793_536
+    assert calc.get_model("llama-4-maverick").n_params + LLAMA4_VISION == 401_583_781_376
+    assert round((calc.get_model("llama-4-scout").n_params + LLAMA4_VISION) / B) == 109
 
 
 def test_deepseek_v3_main_plus_mtp_is_685b():
