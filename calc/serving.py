@@ -1398,7 +1398,7 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
                  else "the bound" if first_new <= bound_first
                  else "the bottom of that range")
         engine = ("" if abs(first_new - first_est) <= 5e-3 * first_est
-                  else f"; the engine at the edge {fmt_number(first_est * 1e3)} ms")
+                  else f"; the engine taken {fmt_number(first_est * 1e3)} ms")
         said.append(f"{name} {fmt_number(first_new * 1e3)} ms, {where} (its share {share} = "
                     f"{fmt_number(target * 1e3)} ms{engine})")
     rest = np.asarray(a["e2e_s"], dtype=float) - old["ttft"]
@@ -1408,7 +1408,7 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     seen = ", ".join(f"{m.upper()} {spread[m][0]:.2f}-{spread[m][1]:.2f}" for m in named)
     words = (f"{'each mean' if len(named) > 1 else 'the mean'} then goes to the share of its limit that the tuned runs "
              f"hold it near whichever limit binds ({seen} of their limits), kept within the latency range around the "
-             f"edge engine's value ({lo:.2f}x to {hi:.2f}x of it): " + "; ".join(said))
+             f"value of the engine taken ({lo:.2f}x to {hi:.2f}x of it): " + "; ".join(said))
     return out, words
 
 
