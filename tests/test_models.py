@@ -111,12 +111,17 @@ def test_gpt3_count_documents_biases_and_layernorms():
     assert "_comment" in hf_config("gpt-3-175b")
 
 
+def _moe_counts(ends: int, layers: int, shared: int, expert: int, experts: int, used: int) -> tuple[int, int]:
+    """(total, active) parameters of a stack whose every layer holds ``shared`` parameters (attention, norms,
+    router) and ``experts`` SwiGLU experts of ``expert`` parameters, ``used`` of them per token, plus ``ends``
+    (embedding, head and final norm): the hand counts below."""
+    return ends + layers * (shared + experts * expert), ends + layers * (shared + used * expert)
+
+
 def test_moe_active_counts_by_hand():
     # Mixtral: attention per layer 4096*4096*2 + 2*4096*8*128 = 41,943,040, 2 norms 8,192, router 4096*8 =
     # 32,768, one expert 3*4096*14336 = 176,160,768; embeddings 2*32000*4096 = 262,144,000, final norm 4,096.
-    per_layer_shared = 41_943_040 + 8_192 + 32_768
-    total = 262_144_000 + 4_096 + 32 * (per_layer_shared + 8 * 176_160_768)
-    active = 262_144_000 + 4_096 + 32 * (per_layer_shared + 2 * 176_160_768)
+    total, active = _moe_counts(262_144_000 + 4_096, 32, 41_943_040 + 8_192 + 32_768, 176_160_768, 8, 2)
     mixtral = get_model("mixtral-8x7b")
     assert (mixtral.n_params, mixtral.n_active_params) == (total, active) == (46_702_792_704, 12_879_925_248)
     assert mixtral.is_moe and mixtral.n_experts == 8 and mixtral.n_experts_per_token == 2
@@ -135,9 +140,9 @@ def test_llama4_counts_by_hand():
     #   one SwiGLU of 8,192 (an expert, or the shared expert of intermediate_size): 3 x 5120 x 8192 = 125,829,120
     # embedding and head 2 x 202,048 x 5120 = 2,068,971,520; final norm 5,120.
     attn, norms, expert, ends = 62_914_560, 10_240, 125_829_120, 2_068_971_520 + 5_120
-    # Scout: every layer MoE, router 5120 x 16 = 81,920, 16 routed experts + 1 shared, top-1.
-    scout_total = ends + 48 * (attn + norms + 81_920 + 17 * expert)
-    scout_active = ends + 48 * (attn + norms + 81_920 + 2 * expert)
+    # Scout: every layer MoE, router 5120 x 16 = 81,920, 16 routed experts + 1 shared, top-1 (17 experts counted,
+    # 2 used per token).
+    scout_total, scout_active = _moe_counts(ends, 48, attn + norms + 81_920, expert, 17, 2)
     scout = get_model("llama-4-scout")
     assert (scout.n_params, scout.n_active_params) == (scout_total, scout_active) == (107_769_861_120, 17_172_894_720)
     # Maverick: interleave_moe_layer_step 2: layers 1, 3, ..., 47 MoE (router 5120 x 128 = 655,360, 128 routed
@@ -165,9 +170,7 @@ def test_mixtral_8x22b_count_by_hand():
     # config.json: D 6144, 56 layers, 48 query / 8 KV heads of 128, 8 experts of F 16,384, top-2, V 32,000, untied.
     # Per layer: attention 2 x 6144^2 + 2 x 6144 x 1024 = 88,080,384; 2 norms 12,288; router 6144 x 8 = 49,152;
     # one expert 3 x 6144 x 16384 = 301,989,888. Embedding and head 2 x 32,000 x 6144 = 393,216,000; final norm 6,144.
-    shared = 88_080_384 + 12_288 + 49_152
-    total = 393_216_000 + 6_144 + 56 * (shared + 8 * 301_989_888)
-    active = 393_216_000 + 6_144 + 56 * (shared + 2 * 301_989_888)
+    total, active = _moe_counts(393_216_000 + 6_144, 56, 88_080_384 + 12_288 + 49_152, 301_989_888, 8, 2)
     m = get_model("mixtral-8x22b")
     assert (m.n_params, m.n_active_params) == (total, active) == (140_620_634_112, 39_152_031_744)
     # Mistral's announcement (mistral.ai/news/mixtral-8x22b): "39B active parameters out of 141B"
