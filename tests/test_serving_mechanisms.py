@@ -923,6 +923,28 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
     assert slow.tpot.estimate_s == serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0).tpot.estimate_s
 
 
+def test_a_finite_run_the_burst_would_serve_never_piles_up():
+    # Llama-3.1-8B on one H100 (1,024 / 128 tokens): at a rate, the estimate holds about 28 requests/s at its batch
+    # limit (its notice at 30/s), and its range reaches 1.16x that, about 32.5/s. The same run of 100,000 requests
+    # sent at once (a closed loop of that many clients starting together) is served faster than 35/s, so at 35/s
+    # the requests do not pile up: a pile-up would make its mean TTFT about N / (2 x the burst's rate) = 100,000 /
+    # 75 = 1,340 s, a backlog its own throughput contradicts. The times are those at the batch limit, as an endless
+    # run's within the range
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=100000, lengths="fixed")
+    assert burst.requests_per_s > 35.0 and burst.ttft.estimate_s > 1000.0
+    run = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=35.0, num_prompts=100000)
+    assert run.ttft.estimate_s < 1.0 and run.requests_per_s < 35.0
+    assert run.concurrency == pytest.approx(
+        serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=31.0).concurrency, rel=1e-9)  # the limit
+    said = [n for n in run.notices if n.startswith("35 requests/s is above the estimate's capacity at this rate")][0]
+    served = float(re.search(r"sent at once would be served at about ([\d.]+) requests/s", said).group(1))
+    assert served == pytest.approx(burst.requests_per_s, rel=0.02)
+    # far beyond the burst's own rate they still pile up, with the words that say so
+    over = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=60.0, num_prompts=100000)
+    assert over.ttft.estimate_s > 1000.0
+    assert any("the run's 100,000 requests pile up as if sent at once" in n for n in over.notices)
+
+
 def test_an_engine_version_given_as_a_date_is_the_software_of_that_day_as_the_fit_reads_a_dated_run():
     import datetime as dt
 
@@ -1332,6 +1354,24 @@ def test_an_engine_held_by_its_capacity_short_of_the_limits_is_the_estimates_own
     with pytest.raises(ValueError, match="finite request rate"):
         serving_estimate("llama-2-70b", "h200", 222, 290, request_rate_per_s=math.inf,
                          latency_limits={"tpot_s": 0.2}, **kw)
+
+
+def test_a_tuned_run_whose_plain_estimate_piles_up_is_still_at_its_limits():
+    # MLPerf v5.1 Llama-2-70B Server on 8 RTX PRO 6000 (HPE, TensorRT-LLM of 2025-07-17, nvfp4, fp8 cache, 8 x TP1):
+    # 245,760 requests at 96.108 requests/s, a VALID run, so its 99th percentiles held 2 s TTFT and 200 ms TPOT, and
+    # its means lie below them (measured 343 ms and 177 ms). Without its limits the run of that many requests is
+    # taken at the estimate's batch limit; with them, the engine at their edge is taken whatever the plain
+    # estimate's capacity says, so neither mean can exceed its limit (a pile-up made its TTFT 2,489 s)
+    kw = dict(tp=1, replicas=8, weight_dtype="nvfp4", kv_dtype="fp8", engine="trtllm", engine_version="2025-07-17",
+              request_rate_per_s=96.108, num_prompts=245760)
+    est = serving_estimate("llama-2-70b", "rtx-pro-6000", 222, 274, latency_limits={"ttft_s": 2.0, "tpot_s": 0.2},
+                           **kw)
+    assert est.ttft.estimate_s < 2.0 and est.tpot.estimate_s < 0.2
+    assert any("a run tuned to its latency limits" in n for n in est.notices)
+    assert not any("pile up" in n for n in est.notices)
+    # within the 25% the issue asks of the measured means (343.4 ms, 176.7 ms)
+    assert abs(math.log(0.3434 / est.ttft.estimate_s)) < math.log(1.25)
+    assert abs(math.log(0.1767 / est.tpot.estimate_s)) < math.log(1.25)
 
 
 def test_the_row_breakdown_of_a_tuned_run_is_the_held_out_tables_estimate():
