@@ -270,6 +270,25 @@ def test_the_greyed_k_box_says_which_k_the_layout_uses(layout, model, says):
     assert any(c.value.startswith(says) for c in at.caption), [c.value for c in at.caption]
 
 
+@pytest.mark.parametrize("query, says", [
+    # Llama-4-Scout (config.json: 48 layers, no RoPE, so full attention, in every 4th: no_rope_layers /
+    # interleave 4): 48 / 4 = 12 full, 36 chunked, 3:1 (not the slider's own 5:1)
+    ({"model": "llama-4-scout"}, "As configured: 36 chunked and 12 full-attention layers (3:1)"),
+    # Gemma-3-27B: 62 layers, every 6th global: floor(62 / 6) = 10 full, 52 sliding, 52 / 10 = 5.2:1
+    ({"model": "gemma-3-27b"}, "As configured: 52 sliding-window and 10 full-attention layers (5.2:1)"),
+    ({}, "As configured: all 32 layers full attention"),                    # Llama-3-8B
+    ({"kv_win": "none", "model": "gemma-3-27b"}, "No window: every attention layer holds the full context"),
+])
+def test_the_greyed_ratio_slider_says_which_stack_is_shown(query, says):
+    at = open_page(**query)
+    assert at.select_slider(key="kv_ratio").disabled
+    assert any(c.value.startswith(says) for c in at.caption), [c.value for c in at.caption]
+    # a window the user chooses takes the slider, and the words go
+    at.selectbox(key="kv_win").set_value("4096").run()
+    assert not at.select_slider(key="kv_ratio").disabled
+    assert not any("the slider above applies" in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("query, window_on, mla_on", [
     ({}, False, False),                                  # Llama-3-8B: full attention everywhere, GQA
     ({"kv_win": "4096"}, True, False),                   # a 4,096-token window on 5 of each 6 layers

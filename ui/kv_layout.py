@@ -21,6 +21,8 @@ LAYOUTS = {"model": "As configured", "mha": "MHA", "gqa": "GQA", "mqa": "MQA", "
 WINDOWS = ["model", "none", "512", "1024", "2048", "4096", "8192", "32768"]
 RATIOS = [1, 3, 5, 7, 0]                          # local layers per global layer; 0 = every layer local
 RANKS = [128, 256, 512, 1024, 2048]
+KIND_NAMES = {"linear_attention": "linear attention", "lightning": "lightning attention", "mamba": "Mamba",
+              "mamba2": "Mamba-2", "mlp_only": "MLP only"}
 STATE_LABELS = {"reference": "fp32 (reference)", "vllm": "model dtype (vLLM)"}
 
 
@@ -48,6 +50,26 @@ def _window_label(model: calc.ModelConfig, w: str) -> str:
             return "As configured (none)"
         return f"As configured ({model.sliding_window:,} tokens)"
     return "No window" if w == "none" else f"{int(w):,} tokens"
+
+
+def stack_words(model: calc.ModelConfig) -> str:
+    """The model's own stack of local and global layers, as the KV cache page says it beside the greyed "Local :
+    global layers" slider: e.g. Llama-4-Scout "As configured: 36 chunked and 12 full-attention layers (3:1)",
+    Gemma-3-27B "52 sliding-window and 10 full-attention layers (5.2:1)", a model with no windowed layer "all 32
+    layers full attention"; layers of other kinds (linear attention, Mamba) are counted beside them. Counts from
+    ``model.layer_kinds``."""
+    kinds = list(model.layer_kinds)
+    local = {k: kinds.count(k) for k in ("sliding", "chunked") if kinds.count(k)}
+    full = kinds.count("full")
+    other = len(kinds) - full - sum(local.values())
+    rest = f", and {other} other layers ({', '.join(sorted(KIND_NAMES.get(k, k) for k in set(kinds) - {'full', 'sliding', 'chunked'}))})" \
+        if other else ""
+    if not local:
+        return f"As configured: {'all ' if not other else ''}{full} layers full attention{rest}"
+    names = " and ".join(f"{n} {'chunked' if k == 'chunked' else 'sliding-window'}" for k, n in local.items())
+    if not full:
+        return f"As configured: {'all ' if len(local) == 1 and not other else ''}{names} layers (all local){rest}"
+    return f"As configured: {names} and {full} full-attention layers ({sum(local.values()) / full:.3g}:1){rest}"
 
 
 @dataclass(frozen=True)
@@ -104,6 +126,9 @@ def layout_controls(sel) -> LayoutChoice:
                              format_func=lambda r: "all local" if r == 0 else f"{r}:1",
                              disabled=window in ("model", "none"),
                              help="Hybrid stack: r sliding-window layers per full-attention layer.")
+    if window in ("model", "none"):  # the greyed slider keeps its choice for later; say which stack is shown
+        c2.caption((stack_words(sel.model) if window == "model" else "No window: every attention layer holds the "
+                    "full context") + " (the slider above applies to a window you choose).")
     try:
         model = build_variant(sel.model, layout, int(n_kv), rank, window, ratio)
     except ValueError as exc:
