@@ -95,7 +95,7 @@ def public_estimate(row, convention: bool):
     elif row.mode == "offline" and not pd.isna(row.concurrency):
         kw["concurrency"] = float(row.concurrency)  # a burst of N requests sent at once
         if convention:
-            kw["lengths"] = "fixed"  # one burst: every request arrives before the first step
+            kw["lengths"], kw["rounds"] = "fixed", 1.0  # one burst: every request arrives before the first step
     elif row.mode == "concurrency":
         kw["concurrency"] = float(row.concurrency)
         if convention:
@@ -103,6 +103,8 @@ def public_estimate(row, convention: bool):
             stated = _ROUNDS.search(str(row.notes).lower())
             if stated and row.statistic == "mean":
                 kw["rounds"] = float(stated.group(1))
+            elif kw["lengths"] == "fixed" and not stated:
+                kw["rounds"] = 1.0  # the fit reads a fixed-length run that states no rounds as one burst throughout
     try:
         return serving_estimate(str(row.model), str(row.accelerator), int(row.input_len), int(row.output_len), **kw)
     except ValueError:

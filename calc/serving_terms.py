@@ -559,8 +559,9 @@ def arrivals_text(mode: str, lengths: str, rounds, batching: str = "continuous",
     a rate's (Poisson arrivals: ``calc.serving.combine``'s queue before the first token is M/D/1's) or an offline
     run's (every request queued from the start); the words name the convention, since benchmark tools differ in it.
     ``grouped``: the engine prefills a lockstep loop's returning groups together (``groups_later_rounds``).
-    Example: arrivals_text("concurrency", "fixed", None) = "fixed lengths: the clients start together and the run
-    moves in lockstep waves (each a burst)"; arrivals_text("concurrency", "varied", None) = "varied lengths, the
+    Example: arrivals_text("concurrency", "fixed", None) = "fixed lengths, a long run (rounds not given): the
+    clients start together, later rounds partly in lockstep, the rest the steady state; rounds=1 is a single
+    burst"; arrivals_text("concurrency", "varied", None) = "varied lengths, the
     requests spread out (a closed loop's steady state)"; arrivals_text("rate", "varied", None) starts "at random
     (Poisson)"."""
     if mode == "rate":
@@ -574,9 +575,10 @@ def arrivals_text(mode: str, lengths: str, rounds, batching: str = "continuous",
     if rounds is not None and float(rounds) <= 1.0:
         return f"{lengths} lengths, one round of C requests: one burst, the clients starting together"
     if lengths == "fixed":
-        if rounds is None:
-            return "fixed lengths: the clients start together and the run moves in lockstep waves (each a burst)"
         rest = ("the rest arriving as groups the engine prefills together" if grouped else "the rest the steady state")
+        if rounds is None:
+            return ("fixed lengths, a long run (rounds not given): the clients start together, later rounds partly "
+                    f"in lockstep, {rest}; rounds=1 is a single burst")
         return (f"fixed lengths, {float(rounds):.3g} rounds of C requests: the first round a burst, later ones partly "
                 f"in lockstep, {rest}")
     if rounds is None:

@@ -661,8 +661,11 @@ def test_the_public_estimate_takes_a_closed_loops_lengths_and_rounds_as_the_fit_
     values = param_values(load_serving_params())
     lengths = "fixed" if len_dist == "fixed" else "varied"
     version = {"trtllm": "1.0.0", "vllm": "0.11.0", "sglang": "0.5.3"}[engine]  # one named release for both paths
+    # the fit reads a row of fixed lengths that states no rounds as one burst throughout (NVIDIA's static tables),
+    # the public estimate's rounds=1 (its rounds=None is a long run)
+    public_rounds = 1.0 if rounds is None and lengths == "fixed" else rounds
     est = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=64, engine=engine, engine_version=version,
-                           lengths=lengths, rounds=rounds)
+                           lengths=lengths, rounds=public_rounds)
     for metric, got in (("ttft_ms", est.ttft.estimate_s), ("tpot_ms", est.tpot.estimate_s)):
         row = _closed_loop_row(len_dist).assign(engine=engine, metric=metric, engine_version=version,
                                                 notes=rounds_note(rounds) if rounds else "")
@@ -682,10 +685,17 @@ def test_the_lengths_convention_weighs_the_burst_by_the_fitted_persistence():
     values = param_values(load_serving_params())
     kw = dict(concurrency=64, engine="vllm")
     steady = serving_estimate(LLAMA8, H100, 1024, 128, **kw)
-    burst = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", **kw)
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", rounds=1, **kw)
     mixed = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", rounds=20, **kw)
     share = 1 / 20 + 19 / 20 * values["lockstep_persistence"]
     assert mixed.ttft.estimate_s == pytest.approx(share * burst.ttft.estimate_s + (1 - share) * steady.ttft.estimate_s)
+    # rounds not given: a long run, 1/R -> 0, so the persistence alone is burst (about 8%), not every round
+    long = serving_estimate(LLAMA8, H100, 1024, 128, lengths="fixed", **kw)
+    p = values["lockstep_persistence"]
+    assert 0.0 < p < 0.5
+    assert long.ttft.estimate_s == pytest.approx(p * burst.ttft.estimate_s + (1 - p) * steady.ttft.estimate_s)
+    assert long.arrivals.startswith("fixed lengths, a long run (rounds not given)")
+    assert burst.arrivals.startswith("fixed lengths, one round of C requests: one burst")
     assert burst.ttft.estimate_s > 3 * steady.ttft.estimate_s  # 64 prompts of 1,024 tokens arrive at once
     # the throughput follows the closed loop's Little's law on the mixed end-to-end time
     assert mixed.requests_per_s == pytest.approx(64 / mixed.e2e_s)
@@ -883,8 +893,9 @@ def test_a_finite_run_of_one_length_lasts_its_full_waves_and_its_last_one():
     est = serving_estimate(LLAMA8, H100, 1000, 1000, num_prompts=1000, lengths="fixed", engine="vllm")
     waves, rest = finite_run_waves(1000, est.concurrency)
     assert waves >= 1 and rest >= 1
-    full = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=est.concurrency, lengths="fixed", engine="vllm")
-    last = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=rest, lengths="fixed", engine="vllm")
+    full = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=est.concurrency, lengths="fixed", rounds=1,
+                            engine="vllm")
+    last = serving_estimate(LLAMA8, H100, 1000, 1000, concurrency=rest, lengths="fixed", rounds=1, engine="vllm")
     assert est.requests_per_s == pytest.approx(1000 / (waves * full.e2e_s + last.e2e_s), rel=1e-9)
     assert est.output_tokens_per_s == pytest.approx(est.requests_per_s * 1000, rel=1e-12)
 
@@ -902,12 +913,12 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
         serving_estimate(LLAMA8, H100, 1024, 128, num_prompts=0)
     # at a rate, a run of 300 requests never holds more than 300: 400 requests/s of Llama-3.1-8B on one H100 is far
     # beyond what it serves (refused for an endless run); a finite run's requests pile up as if sent at once: the
-    # times and throughput of a burst of 300 (the closed loop of 300 clients starting together, lengths "fixed"),
+    # times and throughput of a burst of 300 (one round of 300 clients starting together, lengths "fixed"),
     # its requests/s below the 400 offered
     with pytest.raises(ValueError, match="more than this deployment serves"):
         serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0)
     rate = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=400.0, num_prompts=300)
-    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=300, lengths="fixed")
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=300, lengths="fixed", rounds=1)
     assert rate.concurrency == 300 and rate.arrivals.startswith("at random (Poisson)")
     assert rate.tpot.estimate_s == pytest.approx(burst.tpot.estimate_s, rel=1e-9)
     assert rate.ttft.estimate_s == pytest.approx(burst.ttft.estimate_s, rel=1e-9)
@@ -930,7 +941,7 @@ def test_a_finite_run_the_burst_would_serve_never_piles_up():
     # the requests do not pile up: a pile-up would make its mean TTFT about N / (2 x the burst's rate) = 100,000 /
     # 75 = 1,340 s, a backlog its own throughput contradicts. The times are those at the batch limit, as an endless
     # run's within the range
-    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=100000, lengths="fixed")
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=100000, lengths="fixed", rounds=1)
     assert burst.requests_per_s > 35.0 and burst.ttft.estimate_s > 1000.0
     run = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=35.0, num_prompts=100000)
     assert run.ttft.estimate_s < 1.0 and run.requests_per_s < 35.0

@@ -104,7 +104,7 @@ RATE_COLUMNS = {
              "the TPOT bound is a decode step of that batch"),
 }
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
-LENGTH_LABELS = {"fixed": "fixed (lockstep waves)", "varied": "varied (steady state)"}
+LENGTH_LABELS = {"fixed": "fixed (clients in lockstep)", "varied": "varied (steady state)"}
 
 
 def _allow() -> list[str]:
@@ -398,7 +398,7 @@ def _prediction(res: dict, table: pd.DataFrame) -> tuple[pd.DataFrame, dict | No
         "Request lengths of the run", list(LENGTH_LABELS), index=0 if own else 1, key="ep_lengths",
         format_func=LENGTH_LABELS.get, bind="query-params",
         help="How the serving estimate takes the closed loop (benchmark tools differ): fixed lengths (this page's "
-             "client: one prompt length, ignore_eos) start the clients together and keep them in lockstep waves, "
+             "client: one prompt length, ignore_eos) start the clients together and keep them partly in lockstep, "
              "each level's first round one burst of prompts; varied lengths (ShareGPT, random lengths with a range) "
              "spread the requests out, the steady state. A result file does not say which; its default is varied.")
     sent, version = _level_context(res, table, sel, engine, linked, "concurrency", int)
