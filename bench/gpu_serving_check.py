@@ -107,7 +107,7 @@ def serve_and_measure(path: Path, device: str, dtype: str, extra: list[str], lev
         start_s = time.perf_counter() - t0
         spec = EndpointSpec(base_url=f"http://127.0.0.1:{port}", model=str(path), prompt_tokens=prompt,
                             output_tokens=output, concurrency=tuple(levels),
-                            requests_per_level=max(4, 2 * max(levels)), warmup_requests=2,
+                            requests_per_level=requests_per_level(levels), warmup_requests=2,
                             first_byte_timeout_s=120, stall_timeout_s=120)
         # requests per level: the spec has one count for every level; 2 x the largest level keeps the largest full
         run = measure(spec)
@@ -124,6 +124,12 @@ def serve_and_measure(path: Path, device: str, dtype: str, extra: list[str], lev
             log("server stderr (tail): " + tail.replace("\n", " | ")[-800:])
 
 
+def requests_per_level(levels: list[int]) -> int:
+    """The requests the check sends at each concurrency level: 2 x the largest level (at least 4), which keeps the
+    largest level full for two rounds."""
+    return max(4, 2 * max(levels))
+
+
 def predictions(config: dict, label: str, accelerator: str, levels: list[int], prompt: int, output: int,
                 dtype: str) -> dict:
     """The bound and the serving model's estimate (generic engine, with and without CUDA graphs) for each level, as
@@ -136,14 +142,18 @@ def predictions(config: dict, label: str, accelerator: str, levels: list[int], p
     acc = get_accelerator(accelerator)
     wd = dtype
     # the endpoint page's prediction (the generic engine, with CUDA graphs), as the JSON's "generic" entry
-    pred = predict_levels(model, acc, levels, prompt, output, wd, wd, engine="generic", lengths="fixed")
+    # each level sends the same count of requests as the measurement does (``requests_per_level``), so each
+    # prediction takes that level's rounds (requests / concurrency), the first a burst
+    sent = {c: requests_per_level(levels) for c in levels}
+    pred = predict_levels(model, acc, levels, prompt, output, wd, wd, engine="generic", lengths="fixed",
+                          requests=sent)
     out = {"generic": {"rows": pred.to_dict(orient="records"), "notices": list(pred.attrs.get("notices") or [])}}
     # the same estimate without CUDA graphs (transformers serve launches eagerly) from serving_estimate itself
     from calc.serving import serving_estimate
     rows = []
     for c in levels:
         e = serving_estimate(model, acc, prompt, output, concurrency=c, weight_dtype=wd, kv_dtype=wd, engine="generic",
-                             cuda_graphs=False, lengths="fixed")
+                             cuda_graphs=False, lengths="fixed", rounds=max(sent[c] / c, 1.0))
         rows.append({"concurrency": c, "ttft_ms": e.ttft.estimate_s * 1e3, "ttft_ms_low": e.ttft.low_s * 1e3,
                      "ttft_ms_high": e.ttft.high_s * 1e3, "tpot_ms": e.tpot.estimate_s * 1e3,
                      "tpot_ms_low": e.tpot.low_s * 1e3, "tpot_ms_high": e.tpot.high_s * 1e3,
