@@ -844,6 +844,35 @@ def test_the_serving_block_says_which_context_its_bound_times_before_its_figures
     assert caption < block
 
 
+def test_a_row_measured_outside_its_estimates_range_is_flagged():
+    # MLPerf v5.1 Llama-3.1-8B Server on 8 B200 (NVIDIA, held-out rows): a mean TTFT of 587 ms against an estimate
+    # near 50 ms, a known miss; its TPOT (about 28 ms) lies in its range. The warning appears exactly where the
+    # measured value lies outside the range that calc.comparison.row_estimate gives for the row
+    from calc.serving_fit import HOLDOUT_PATH
+    run = "mlperf51-closed-nvidia-b200-sxm-180gbx8-trt-llama3.1-8b-server"
+    held = pd.read_csv(HOLDOUT_PATH, dtype=str, keep_default_na=False)
+    rows = held[held["id"].str.startswith(run + "-")]
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("run.csv", rows.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    loaded = measurements.load_measurements(HOLDOUT_PATH, sources=measurements.load_sources())
+    outside = {}
+    for metric in ("ttft", "tpot"):
+        rid = f"{run}-{metric}-ms-mean"
+        at.selectbox(key="ms_row").set_value(rid).run()
+        assert not at.exception, at.exception
+        est = getattr(comparison.row_estimate(loaded[loaded["id"] == rid].iloc[[0]]), metric)
+        measured_s = float(rows.set_index("id").loc[rid, "value"]) / 1e3
+        outside[metric] = not est.low_s <= measured_s <= est.high_s
+        flagged = [w.value for w in at.warning if w.value.startswith(f"The measured {metric.upper()} lies outside")]
+        assert bool(flagged) == outside[metric]
+        if flagged:
+            ratio = float(re.search(r"range: ([\d.]+)x the estimate", flagged[0]).group(1))
+            assert ratio == pytest.approx(measured_s / est.estimate_s, rel=0.05)
+            assert "above the range's top" in flagged[0]
+    assert outside == {"ttft": True, "tpot": False}
+
+
 def test_a_median_row_at_a_rate_says_its_bars_predict_the_runs_mean():
     # An upload of one MLPerf v5.1 run at a rate (Llama-2-70B Interactive on 8 H200, held-out rows): at a rate the
     # serving model predicts means (Little's law relates means), so the caption of its median TTFT row says the bars

@@ -291,6 +291,20 @@ RATE_MEDIAN_WORDS = ("Both bars predict the run's mean, as the serving model doe
                      "queue's long tail leaves below the mean.")
 
 
+def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s: float, high_s: float) -> str:
+    """The warning beside a row whose measured time (``measured_s``, seconds) lies outside its estimate's range
+    (``low_s`` to ``high_s`` around ``estimate_s``): which side, and how far from the estimate. The range is the
+    10th to 90th percentile of the serving model's cross-validated errors (``calc.serving_params.error_quantiles``),
+    so about one measurement in five lies outside it.
+    Example: outside_range_words("ttft", 0.309, 0.049, 0.03, 0.09) says the measured TTFT is 6.3x the estimate,
+    above the range's top."""
+    side = "above the range's top" if measured_s > high_s else "below the range's bottom"
+    return (f"The measured {which.upper()} lies outside the estimate's range: {measured_s / estimate_s:.2g}x the "
+            f"estimate, {side} ({formats.fmt_seconds(low_s)} to {formats.fmt_seconds(high_s)}). The range spans "
+            "the 10th to 90th percentile of the serving model's cross-validated errors, so about one measurement "
+            "in five lies outside it: for this row the estimate is a miss (the README lists the known ones).")
+
+
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
@@ -332,6 +346,8 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
                + "; the other bar is the same run's estimate. "
                + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency"
                   else RATE_MEDIAN_WORDS if raw.loc[pick].get("mode") == "rate" and statistic == "median" else ""))
+    if not tb.low_s <= measured_s <= tb.high_s:
+        st.warning(outside_range_words(which, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
