@@ -1072,8 +1072,12 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             # a finite run's throughput: its requests over the span of their arrivals plus the last one's latency,
             # or over what the engine completes where it does not keep up (``rate_run_requests_per_s``); a run
             # piled up as a burst keeps the burst's
-            keeps_up = tuned or not at_limit
             e2e = float(np.asarray(a["e2e_s"])[0])
+            # a run too short for the rate's steady state (``_solve_rate``: all its N in service, fewer than the rate
+            # keeps in flight) is read as the fit reads such runs: one that does not keep up, all N in flight
+            held = float(np.asarray(comp["C"])[0])
+            short = held >= n_rep * (1.0 - 1e-9) and lam * e2e > held * (1.0 + 1e-6)
+            keeps_up = tuned or not (at_limit or short)
             # one request's latency alone counts only where the engine does not keep up
             alone = e2e if keeps_up else float(np.asarray(combine(serving_components(
                 model, accelerator, i, o, [1.0], layout, weight_dtype, kv_dtype, settings, interconnect,
@@ -1538,7 +1542,12 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     range it raises ValueError: no engine in the data set served that much more than its estimate.
 
     A finite run of ``n_requests`` per replica never has more than that many in flight (``calc.serving_fit``'s rate
-    rows stop their grid there): at a rate beyond the top of that range, its requests pile up as a burst of
+    rows stop their grid there). A run too short to reach the rate's steady state (fewer requests than it keeps in
+    flight, N < lam x e2e) on an engine that keeps up at its batch limit is taken with its N in service, without a
+    notice: the run's size holds it, not the engine (Llama-3.1-8B on one H100, 1,024 / 128 tokens, 10 requests at 10
+    requests/s: TTFT 51 ms, not a burst's 194 ms); its throughput is then read as the fit reads such runs, all N in
+    flight and completed at that load (``rate_run_requests_per_s`` without keeping up). At a rate beyond the top of
+    that range, its requests pile up as a burst of
     ``n_requests`` sent at once would (a closed loop of that many, ``burst=True``: its times and its throughput,
     below the rate), with a notice, rather than refused. (Taking every rate past the estimate's capacity as a burst
     put the held-out MLPerf Server runs, which sit at the edge of capacity with hundreds of thousands of requests,
@@ -1554,6 +1563,15 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
 
     comp, a = at(min(1e12, float(n_requests)))
     cap = float(comp["N"][0])
+    if math.isfinite(n_requests) and lam * float(a["e2e_s"][0]) > cap:
+        full_comp, full_a = at(1e12)
+        full_cap = float(full_comp["N"][0])
+        if full_cap > cap and lam * float(full_a["e2e_s"][0]) <= full_cap:
+            # a run of fewer requests than the rate keeps in flight in its steady state, on an engine that keeps
+            # up with it: its N are in flight together before the first finishes, none waiting for a slot, so the
+            # times are those with the run's N in service (the run's size holds it, not the engine's capacity)
+            comp["C"] = np.asarray([cap])
+            return comp, a, []
     rate_text = fmt_number(lam * layout.replicas)
     top = math.exp(max(q_high, 0.0))
     within = lam * float(a["e2e_s"][0]) <= cap * top  # within the estimate's throughput range of what it serves

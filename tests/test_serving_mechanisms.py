@@ -934,6 +934,30 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
     assert slow.tpot.estimate_s == serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0).tpot.estimate_s
 
 
+def test_a_run_too_short_for_the_rates_steady_state_is_held_by_its_size_not_the_engine():
+    # Llama-3.1-8B on one H100 (1,024 / 128 tokens) at 10 requests/s: the endless run keeps about 10 x e2e (1.35 s)
+    # = 13.5 requests in flight, far below the engine's batch limit (453). A run of 10 never reaches that: its 10
+    # are in flight together, none waiting for a slot, so the times are those with 10 in service (a smaller batch:
+    # a TPOT no longer than the endless run's), with no words on capacity; not a burst of 10 sent at once
+    endless = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=10.0)
+    assert 12.0 < endless.concurrency < 15.0
+    short = serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=10.0, num_prompts=10)
+    assert short.concurrency == 10.0
+    assert short.tpot.estimate_s <= endless.tpot.estimate_s and short.ttft.estimate_s <= endless.ttft.estimate_s
+    burst = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=10, lengths="fixed", rounds=1)
+    assert short.ttft.estimate_s < 0.5 * burst.ttft.estimate_s
+    assert not any("more than this deployment serves" in n or "capacity" in n for n in short.notices)
+    # its throughput is the finite run's as the fit reads a run that holds all its N in flight: the N completed at
+    # N / e2e per second once in, after one request's latency alone (calc.serving.rate_run_requests_per_s), no
+    # sooner than the arrivals' span (9 / 10 s) allows
+    alone = serving_estimate(LLAMA8, H100, 1024, 128, concurrency=1).e2e_s
+    assert short.requests_per_s == pytest.approx(10 / (max(9 / 10.0, short.e2e_s) + alone), rel=1e-6)
+    # and a longer run is never slower to finish per request: requests/s rises with the run's size
+    rps = [serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=10.0, num_prompts=n).requests_per_s
+           for n in (1, 5, 10, 15, 20)]
+    assert rps == sorted(rps) and rps[-1] < 10.0
+
+
 def test_a_finite_run_the_burst_would_serve_never_piles_up():
     # Llama-3.1-8B on one H100 (1,024 / 128 tokens): at a rate, the estimate holds about 28 requests/s at its batch
     # limit (its notice at 30/s), and its range reaches 1.16x that, about 32.5/s. The same run of 100,000 requests
