@@ -740,13 +740,22 @@ def _named(model, accelerator, weight_dtype, kv_dtype):
     spells them (``calc.dtypes.canonical_dtype``: "bfloat16" is bf16, "fp8_e5m2" fp8, a cache of "auto" the
     model's bf16). Weights not given (None): the format the checkpoint's id names (``checkpoint_tag``), else the
     model's own checkpoint format (gpt-oss: mxfp4, DeepSeek-V3: fp8-block), else bf16; a named weight format that
-    the id contradicts is followed, with a notice."""
+    the id contradicts is followed, with a notice.
+
+    Raises:
+        ValueError: an unknown name, or a model or accelerator that is neither a name nor calc's object (None)."""
     notices = []
     tag = checkpoint_tag(model) if isinstance(model, str) else None
     if isinstance(model, str):
         model = get_model(model)
     if isinstance(accelerator, str):
         accelerator = get_accelerator(accelerator)
+    if not isinstance(model, ModelConfig):
+        raise ValueError("model must be a calc.ModelConfig or a model's name (a preset id such as 'llama-3.1-8b', "
+                         f"or a checkpoint's id); got {model!r}")
+    if not isinstance(accelerator, Accelerator):
+        raise ValueError("accelerator must be a calc.Accelerator or its name (a preset id such as 'h100-sxm', or a "
+                         f"driver's name for the GPU); got {accelerator!r}")
     if weight_dtype is None:
         weight_dtype = tag or model.checkpoint_format or "bf16"
         if weight_dtype != "bf16":

@@ -934,6 +934,15 @@ def test_num_prompts_at_a_concurrency_is_its_rounds_and_bad_values_are_refused()
     assert slow.tpot.estimate_s == serving_estimate(LLAMA8, H100, 1024, 128, request_rate_per_s=2.0).tpot.estimate_s
 
 
+@pytest.mark.parametrize("model, accelerator, says", [(None, "h100-sxm", "model must be"),
+                                                      (3.5, "h100-sxm", "model must be"),
+                                                      ("llama-3.1-8b", None, "accelerator must be"),
+                                                      ("llama-3.1-8b", ["h100"], "accelerator must be")])
+def test_a_model_or_accelerator_of_the_wrong_kind_is_a_clear_value_error(model, accelerator, says):
+    with pytest.raises(ValueError, match=says):
+        serving_estimate(model, accelerator, 1024, 128, concurrency=8)
+
+
 def test_a_run_too_short_for_the_rates_steady_state_is_held_by_its_size_not_the_engine():
     # Llama-3.1-8B on one H100 (1,024 / 128 tokens) at 10 requests/s: the endless run keeps about 10 x e2e (1.35 s)
     # = 13.5 requests in flight, far below the engine's batch limit (453). A run of 10 never reaches that: its 10
