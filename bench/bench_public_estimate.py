@@ -8,7 +8,8 @@ accelerator, lengths, concurrency or rate, layout, dtypes, engine and version), 
 ways: (a) the fields alone (every closed loop the steady state, every offline run endless, an unstated version a
 current build) and (b) with the run's conventions as its notes state them, each through a public argument:
 ``lengths="fixed"`` for a run of one length, with ``rounds=1`` for a burst of N requests sent at once or a
-fixed-length run that states no rounds (the fit reads it as one burst), ``rounds`` for a closed loop's stated rounds, ``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
+fixed-length run that states no rounds (the fit reads it as one burst), ``rounds`` for a closed loop's stated rounds,
+``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
 outputs end at end-of-text; at a rate: never more in flight), ``latency_limits`` for a rate run tuned to the 99th-percentile limits
 its notes state (MLPerf's Server and Interactive runs: the engine of the range at their edge), the run's date as ``engine_version`` where it states a date and no version,
 ``batching="static"`` for an in-process static batch, and ``engine_options`` for trtllm-bench's engine, SGLang's

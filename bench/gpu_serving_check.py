@@ -135,7 +135,7 @@ def predictions(config: dict, label: str, accelerator: str, levels: list[int], p
     """The bound and the serving model's estimate (generic engine, with and without CUDA graphs) for each level, as
     records; ``dtype`` ("bf16" or "fp32") is the weights' and the cache's."""
     from calc import get_accelerator
-    from live.endpoint_predict import predict_levels
+    from live.endpoint_predict import level_rounds, predict_levels
     from live.model_builder import calc_model_for
 
     model = calc_model_for(config, label)
@@ -153,7 +153,7 @@ def predictions(config: dict, label: str, accelerator: str, levels: list[int], p
     rows = []
     for c in levels:
         e = serving_estimate(model, acc, prompt, output, concurrency=c, weight_dtype=wd, kv_dtype=wd, engine="generic",
-                             cuda_graphs=False, lengths="fixed", rounds=max(sent[c] / c, 1.0))
+                             cuda_graphs=False, lengths="fixed", rounds=level_rounds(sent, c))
         rows.append({"concurrency": c, "ttft_ms": e.ttft.estimate_s * 1e3, "ttft_ms_low": e.ttft.low_s * 1e3,
                      "ttft_ms_high": e.ttft.high_s * 1e3, "tpot_ms": e.tpot.estimate_s * 1e3,
                      "tpot_ms_low": e.tpot.low_s * 1e3, "tpot_ms_high": e.tpot.high_s * 1e3,

@@ -1084,8 +1084,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             e2e = float(np.asarray(a["e2e_s"])[0])
             # a run too short for the rate's steady state (``_solve_rate``: all its N in service, fewer than the rate
             # keeps in flight) is read as the fit reads such runs: one that does not keep up, all N in flight
-            held = float(np.asarray(comp["C"])[0])
-            short = held >= n_rep * (1.0 - 1e-9) and lam * e2e > held * (1.0 + 1e-6)
+            short = bool(np.ravel(comp.get("held_by_run", 0.0))[0] > 0)
             keeps_up = tuned or not (at_limit or short)
             # one request's latency alone counts only where the engine does not keep up
             alone = e2e if keeps_up else float(np.asarray(combine(serving_components(
@@ -1579,7 +1578,7 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
             # a run of fewer requests than the rate keeps in flight in its steady state, on an engine that keeps
             # up with it: its N are in flight together before the first finishes, none waiting for a slot, so the
             # times are those with the run's N in service (the run's size holds it, not the engine's capacity)
-            comp["C"] = np.asarray([cap])
+            comp["C"], comp["held_by_run"] = np.asarray([cap]), np.asarray([1.0])
             return comp, a, []
     rate_text = fmt_number(lam * layout.replicas)
     top = math.exp(max(q_high, 0.0))
@@ -1588,18 +1587,18 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
         # the run's requests arrive faster than even the top of the estimate's range serves: they pile up as a
         # burst sent at once would (``burst_schedule``: prompts prefilled up front, a closed loop of N clients),
         # whose times and throughput the run measures, not the rate's
-        comp = serving_components(model, accelerator, i, o, [float(n_requests)], layout, weight_dtype, kv_dtype,
-                                  settings, interconnect, matmul_scale=settings["matmul_scale"], burst=True)
-        burst_a = combine(comp, p, costs, graphs)
+        burst_comp = serving_components(model, accelerator, i, o, [float(n_requests)], layout, weight_dtype,
+                                        kv_dtype, settings, interconnect, matmul_scale=settings["matmul_scale"],
+                                        burst=True)
+        burst_a = combine(burst_comp, p, costs, graphs)
         burst_rps = float(burst_a["requests_per_s"][0])
         sustained = fmt_number(burst_rps * layout.replicas)
         if burst_rps < lam:
-            return comp, burst_a, [f"{rate_text} requests/s is more than this deployment serves: the run's "
+            return burst_comp, burst_a, [f"{rate_text} requests/s is more than this deployment serves: the run's "
                                    f"{n_requests * layout.replicas:,.0f} requests pile up as if sent at once, and the "
                                    f"times and throughput are those of that burst (about {sustained} requests/s)"]
         # the same requests sent at once are served faster than they arrive: the engine keeps up, at its batch
         # limit, so they never pile up (a burst's TTFT of minutes would contradict its own throughput)
-        comp, a = at(min(1e12, float(n_requests)))
         comp["C"] = np.asarray([cap])
         return comp, a, [f"{rate_text} requests/s is above the estimate's capacity at this rate "
                          f"(about {fmt_number(cap / float(a['e2e_s'][0]) * layout.replicas)} requests/s at its batch "

@@ -62,8 +62,8 @@ def stack_words(model: calc.ModelConfig) -> str:
     local = {k: kinds.count(k) for k in ("sliding", "chunked") if kinds.count(k)}
     full = kinds.count("full")
     other = len(kinds) - full - sum(local.values())
-    rest = f", and {other} other layers ({', '.join(sorted(KIND_NAMES.get(k, k) for k in set(kinds) - {'full', 'sliding', 'chunked'}))})" \
-        if other else ""
+    other_names = sorted(KIND_NAMES.get(k, k) for k in set(kinds) - {"full", "sliding", "chunked"})
+    rest = f", and {other} other layers ({', '.join(other_names)})" if other else ""
     if not local:
         return f"As configured: {'all ' if not other else ''}{full} layers full attention{rest}"
     names = " and ".join(f"{n} {'chunked' if k == 'chunked' else 'sliding-window'}" for k, n in local.items())

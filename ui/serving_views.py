@@ -366,7 +366,8 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     st.caption(which_is_which(est.engine, engine_version))
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
         other = (" A benchmark that sends one prompt length and forces one output length starts its clients "
-                 "together and keeps them partly in lockstep instead, and waits longer for its first token (the Live page's endpoint section offers both)."
+                 "together and keeps them partly in lockstep instead, and waits longer for its first token (the "
+                 "Live page's endpoint section offers both)."
                  if est.arrivals.startswith("varied lengths, the requests spread out") else "")
         st.caption(f"How the requests arrive: {est.arrivals}.{other}")
     charts.show_chart(breakdown_figure(est, which, measured_s, measured_label), key=f"{key}_bar")
