@@ -19,17 +19,19 @@ def explore() -> None:
     choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
                       bind="query-params")
     df = measured_views.load_data(choice)
-    if df is None:
+    stand_in = df is None  # a file that cannot be read: the data set meanwhile, the choices made in the file kept
+    if stand_in:
         df = measured_views.shipped()
-        st.caption("The data set is shown until the file can be read.")
+        st.caption("The data set is shown until the file can be read; the model, accelerator, engine and "
+                   "configuration chosen in your file come back when it can.")
     if df.empty:
         st.warning("No measurement rows to compare.")
         return
-    d = measured_views.selection(df, "ms")
+    d = measured_views.selection(df, "ms", stand_in)
     configs = comparison.configurations(d)
     labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
               for _, c in configs.iterrows()]
-    url_state.keep_valid("ms_config", labels)
+    url_state.keep_valid("ms_config", labels, stand_in)
     pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
                         bind="query-params")
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
@@ -67,7 +69,7 @@ def explore() -> None:
     st.markdown("**Every row: measured, serving estimate, bound**")
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())
-    measured_views.row_breakdown(rows, table, "ms")
+    measured_views.row_breakdown(rows, table, "ms", stand_in)
     downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
                            inputs={**{k: config[k] for k in comparison.CONFIG_COLUMNS},
                                    **measured_views.upload_inputs(

@@ -4,6 +4,7 @@ the frontier chart on InferenceX's axes, the measured-against-predicted chart, t
 come from calc.measurements, calc.inferencex and calc.comparison; this module formats and draws."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -227,21 +228,23 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                               "source": st.column_config.LinkColumn("source", display_text=r"https?://([^/]+)")})
 
 
-def selection(df: pd.DataFrame, key: str):
+def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen. The
-    engine shows by its name ("TensorRT-LLM") and a link may name it by its id or its name in any case."""
+    engine shows by its name ("TensorRT-LLM") and a link may name it by its id or its name in any case.
+    ``stand_in``: ``df`` is the data set shown while an upload cannot be read; the choices made among the upload's
+    rows come back with a file that can (``ui.url_state.keep_valid``)."""
     c1, c2, c3 = st.columns(3)
     models = sorted(df["model"].unique())
-    url_state.keep_valid(f"{key}_model", models)  # a model of the data set, absent from an upload: the first
+    url_state.keep_valid(f"{key}_model", models, stand_in)  # a model absent from an upload: the first
     model = c1.selectbox("Model", models, key=f"{key}_model", bind="query-params")
     d = df[df["model"] == model]
     accs = sorted(d["accelerator"].unique())
-    url_state.keep_valid(f"{key}_acc", accs)
+    url_state.keep_valid(f"{key}_acc", accs, stand_in)
     acc = c2.selectbox("Accelerator", accs, key=f"{key}_acc", bind="query-params")
     d = d[d["accelerator"] == acc]
     engines = sorted(d["engine"].unique())
     url_state.accept_url_values(f"{key}_engine", engines, measurements.engine_name)
-    url_state.keep_valid(f"{key}_engine", engines)
+    url_state.keep_valid(f"{key}_engine", engines, stand_in)
     engine = c3.selectbox("Engine", engines, key=f"{key}_engine", bind="query-params",
                           format_func=measurements.engine_name)
     st.caption("These three choose among the measurements' own models, accelerators and engines; the sidebar's "
@@ -287,8 +290,35 @@ STATISTIC_WORDS = {
 #: (Little's law relates the means: ``calc.serving_fit.predict_rows``), so a mean and a median row of one run get the
 #: same estimate.
 RATE_MEDIAN_WORDS = ("Both bars predict the run's mean, as the serving model does at a request rate (Little's law "
-                     "relates means), so the run's mean row gets the same estimate; this row is a median, which a "
-                     "queue's long tail leaves below the mean.")
+                     "relates means), so the run's mean row gets the same estimate; this row is a median")
+
+#: The columns that name one run: its rows differ only in these (and in their metric).
+_ROW_OWN = ("id", "statistic", "value", "notes")
+
+
+def run_mean_value(raw: pd.DataFrame, pick: str) -> float | None:
+    """The measured mean of the same run and metric as row ``pick`` of ``raw`` (measurement rows indexed by id,
+    ``calc.measurements`` columns): the row whose every column but id, statistic, value and notes equals ``pick``'s
+    and whose statistic is "mean"; None where the run has no such row or its value is not a number."""
+    text = raw[[c for c in raw.columns if c not in _ROW_OWN]].astype(str).fillna("")  # by column: 8 stays "8"
+    same = (text == text.loc[pick]).all(axis=1) & (raw["statistic"].astype(str) == "mean")
+    values = pd.to_numeric(raw.loc[same, "value"], errors="coerce").dropna()
+    return float(values.iloc[0]) if len(values) else None
+
+
+def rate_median_words(median_ms: float, mean_ms: float | None) -> str:
+    """The caption's words for a median row (``median_ms``) of a run at a request rate whose mean row measured
+    ``mean_ms`` (None: the run has no mean row): the bars predict the mean (``RATE_MEDIAN_WORDS``), and where the
+    median lies against it, measured, not assumed (a queue's long tail of waits pulls a TTFT's mean above its
+    median; a TPOT's median can lie on either side).
+    Example: rate_median_words(82.5, 99.5) says the median lies 17.1% below the run's mean of 99.5 ms."""
+    if mean_ms is None or not math.isfinite(mean_ms) or mean_ms <= 0:
+        return (f"{RATE_MEDIAN_WORDS}, and the run states no mean to set it beside (a queue's long tail of waits "
+                "usually pulls a TTFT's mean above its median).")
+    gap = median_ms / mean_ms - 1.0
+    side = "above" if gap > 0 else "below" if gap < 0 else "equal to"
+    return (f"{RATE_MEDIAN_WORDS}: measured {median_ms:,.4g} ms, {abs(gap):.1%} {side} the run's mean of "
+            f"{mean_ms:,.4g} ms.")
 
 
 def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s: float, high_s: float) -> str:
@@ -305,7 +335,7 @@ def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s:
             "in five lies outside it: for this row the estimate is a miss (the README lists the known ones).")
 
 
-def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
+def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: bool = False) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
     ``key``_row, by the row's id), then that row's estimate (``calc.comparison.row_estimate``: its TPOT or TTFT is
@@ -323,7 +353,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
     labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
     ids = list(labels)
     url_state.accept_url_values(f"{key}_row", ids, labels.get)   # a link may name the row by its id
-    url_state.keep_valid(f"{key}_row", ids)
+    url_state.keep_valid(f"{key}_row", ids, stand_in)  # stand_in: the data set shown while a file cannot be read
     pick = st.selectbox("Row (a measured TPOT, ITL or TTFT)", ids, key=f"{key}_row", bind="query-params",
                         format_func=labels.get,
                         help="One row of the table above: its serving estimate's parts, with what it measured.")
@@ -345,7 +375,8 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str) -> None:
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. "
                + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency"
-                  else RATE_MEDIAN_WORDS if raw.loc[pick].get("mode") == "rate" and statistic == "median" else ""))
+                  else rate_median_words(float(t["value"]), run_mean_value(raw, pick))
+                  if raw.loc[pick].get("mode") == "rate" and statistic == "median" else ""))
     if not tb.low_s <= measured_s <= tb.high_s:
         st.warning(outside_range_words(which, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)

@@ -362,10 +362,22 @@ def _cut(value: str, chars: int = 40) -> str:
     return value[:chars] + ("…" if len(value) > chars else "")
 
 
-def keep_valid(key: str, options) -> None:
+def keep_valid(key: str, options, stand_in: bool = False) -> None:
     """Before the URL-bound selectbox ``key`` is drawn: a value left from an earlier choice that is not one of
     its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
-    the box and the link show the same choice (the link kept the stale value, and reopened, warned about it)."""
+    the box and the link show the same choice (the link kept the stale value, and reopened, warned about it).
+
+    ``stand_in``: these options stand in for the user's own for a while (a page shows its data set while an
+    uploaded file cannot be read). The choice made among the user's own options is remembered (under
+    ``key``__chosen) and comes back once they return, where it is one of them, so that a malformed file loses
+    nothing chosen before it."""
     options = list(options)
+    chosen, back = f"{key}__chosen", f"{key}__back"
+    if stand_in:
+        st.session_state[back] = True
+    elif st.session_state.pop(back, False) and st.session_state.get(chosen) in options:
+        st.session_state[key] = st.session_state[chosen]
     if options and st.session_state.get(key) is not None and st.session_state[key] not in options:
         st.session_state[key] = options[0]
+    if not stand_in and st.session_state.get(key) in options:
+        st.session_state[chosen] = st.session_state[key]
