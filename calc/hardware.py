@@ -243,6 +243,18 @@ def match_accelerator_name(name: str) -> str | None:
     return None
 
 
+def accelerator_preset_id(name: str) -> str | None:
+    """The preset id ``get_accelerator`` resolves ``name`` to ("NVIDIA H100 80GB HBM3" -> "h100-sxm", "NVIDIA H200
+    SXM 141GB" -> "h200", "MI300X" -> "mi300x"), or None for a name it does not know."""
+    cat = _catalogue()
+    key = str(name).strip().lower()
+    for pid, entry in cat.items():
+        if key in (pid, entry["name"].lower()):
+            return pid
+    preset = match_accelerator_name(key) if key else None
+    return preset if preset in cat else None
+
+
 def get_accelerator(name: str) -> Accelerator:
     """Return the preset ``name``: its id such as "h100-sxm", its display name (case-insensitive), or a name a
     driver, a cloud or a benchmark table gives the part ("NVIDIA H100 80GB HBM3", "H100", "AMD Instinct MI300X";
@@ -252,11 +264,7 @@ def get_accelerator(name: str) -> Accelerator:
         ValueError: unknown name; the message lists the valid ids.
     """
     cat = _catalogue()
-    key = str(name).strip().lower()
-    for pid, entry in cat.items():
-        if key in (pid, entry["name"].lower()):
-            return Accelerator(**entry)
-    preset = match_accelerator_name(key) if key else None
-    if preset in cat:
-        return Accelerator(**cat[preset])
-    raise ValueError(f"unknown accelerator {name!r}; valid: {', '.join(cat)}")
+    preset = accelerator_preset_id(name)
+    if preset is None:
+        raise ValueError(f"unknown accelerator {name!r}; valid: {', '.join(cat)}")
+    return Accelerator(**cat[preset])

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .dtypes import dtype_bytes
+from .dtypes import canonical_dtype, dtype_bytes
 from .gpu_share import max_batch_per_replica
-from .hardware import get_accelerator, list_accelerators, with_matmul
+from .hardware import accelerator_preset_id, get_accelerator, list_accelerators, with_matmul
 from .layout import Layout
 from .memory import with_capacity
 from .limits import limit_of
-from .models import get_model, list_models
+from .models import get_model, list_models, model_preset_id
 from .step import decode_step_time, prefill_time
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -76,6 +76,15 @@ MAX_CONTEXT_TOKENS = limit_of("context")
 #: Besides calc's dtype names (``calc.dtypes.dtype_bytes``: bf16, fp8, int4-g128, mxfp4, nvfp4, ...), "fp4" where a
 #: source names no block format (read as nvfp4 for the bound). kv_dtype may be left empty when the source does not say.
 EXTRA_DTYPES = ("fp4",)
+
+
+def engine_key(engine: str) -> str:
+    """calc's key of an engine family as a source writes it: "TensorRT-LLM", "TRT-LLM", "tensorrt_llm" and
+    "TensorRT" -> "trtllm", "vLLM" -> "vllm", "SGLang" -> "sglang"; any other text as it is (``ENGINES`` has
+    "other" for an engine of no family here)."""
+    key = re.sub(r"[\s_\-]", "", str(engine).lower()).replace("tensorrtllm", "trtllm")
+    key = "trtllm" if key == "tensorrt" else key
+    return key if key in ENGINES else str(engine)
 
 
 def engine_name(engine: str) -> str:
@@ -125,7 +134,8 @@ def _read_rows(path, columns, label: str, keep_bad: bool = False):
 
 
 def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
-    """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header.
+    """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header (in
+    that order or any other: fields are read by their column's name).
     A row of the wrong number of fields raises ValueError, or with ``keep_bad`` comes as (where, message) for the
     caller to name beside the file's other bad rows."""
     reader = csv.reader(io.StringIO(text))
@@ -136,13 +146,13 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
     except csv.Error as e:
         raise ValueError(f"{name} line 1: not a CSV file ({e})") from None
     header = [h.strip() for h in header]
-    if tuple(header) != tuple(columns):
+    if sorted(header) != sorted(columns):  # the same columns in another order are read by name, below
         missing = [c for c in columns if c not in header]
         extra = [c for c in header if c not in columns]
         raise ValueError(f"{name} line 1: the header must be {','.join(columns)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
                          + (f"; unknown {', '.join(extra)}" if extra else "")
-                         + ("; same names in another order" if not missing and not extra else ""))
+                         + "".join(f"; {c} named twice" for c in dict.fromkeys(header) if header.count(c) > 1))
     rows = []
     try:
         numbered = list(enumerate(reader, start=2))
@@ -158,7 +168,7 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
                 raise ValueError(message)
             rows.append((where, message))
             continue
-        rows.append((where, {c: f.strip() for c, f in zip(columns, fields)}))
+        rows.append((where, {c: f.strip() for c, f in zip(header, fields)}))
     return rows
 
 
@@ -204,11 +214,20 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
         _fail(where, "source_id", f"unknown source {row['source_id']!r}; add it to the sources file")
     if not row["source_id"]:
         _fail(where, "source_id", "is empty")
+    # names as sources spell them: a checkpoint's id or a display name for the model, a driver's or a vendor's name
+    # for the accelerator, the project's name for the engine, a framework's name for a dtype; stored as calc's keys
+    row["model"] = model_preset_id(row["model"]) or row["model"]
     if row["model"] not in list_models():
-        _fail(where, "model", f"unknown model preset {row['model']!r}; valid: {', '.join(list_models())}")
+        _fail(where, "model", f"unknown model preset {row['model']!r}; valid: {', '.join(list_models())} (or a "
+                              "checkpoint's id of one of them, such as meta-llama/Llama-3.1-8B-Instruct)")
+    row["accelerator"] = accelerator_preset_id(row["accelerator"]) or row["accelerator"]
     if row["accelerator"] not in list_accelerators():
         _fail(where, "accelerator",
-              f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())}")
+              f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())} (or "
+              "the name a driver gives one of them, such as NVIDIA H100 80GB HBM3)")
+    row["engine"] = engine_key(row["engine"])
+    for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
+        row[col] = canonical_dtype(row[col]) if col.endswith("dtype") else row[col].strip().lower()
     for col in _INT_COLUMNS:
         row[col] = _number(r[col], where, col, int)
     for col in ("input_len", "output_len"):
@@ -258,7 +277,11 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
     """Read and validate a measurements CSV (``data/serving_measurements.csv`` by default, or a user's file
     of the same columns, ``COLUMNS``) into a DataFrame, one row per published number.
 
-    Each row must name a known model and accelerator preset, a metric of ``METRICS`` with a statistic of
+    Each row must name a known model and accelerator preset (by its id, or as sources write them: a checkpoint's
+    id such as meta-llama/Llama-3.1-8B-Instruct, a display name, the name a driver gives a GPU such as NVIDIA H100
+    80GB HBM3; ``model_preset_id``, ``accelerator_preset_id``), an engine of ``ENGINES`` (or its project's name:
+    TensorRT-LLM, vLLM, SGLang; ``engine_key``), dtypes as calc or a framework spells them (bfloat16, FP8:
+    ``canonical_dtype``); each is stored under calc's key. It needs a metric of ``METRICS`` with a statistic of
     ``STATISTICS``, a mode of ``MODES`` (a concurrency run gives its concurrency, a rate run its rate), a
     positive value of at most ``MAX_VALUE`` in the metric's unit, input and output lengths whose sum is at
     most ``MAX_CONTEXT_TOKENS``, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources

@@ -400,6 +400,17 @@ def checkpoint_tag(name: str) -> str | None:
     return next((CHECKPOINT_TAGS[w] for w in reversed(words) if w in CHECKPOINT_TAGS), None)
 
 
+def model_preset_id(name: str) -> str | None:
+    """The preset id ``get_model`` resolves ``name`` to ("meta-llama/Llama-3.1-8B-Instruct" -> "llama-3.1-8b",
+    "Llama-3-8B" -> "llama-3-8b"), or None for a name it does not know: the key a data row stores, whatever the
+    spelling its source used."""
+    try:
+        model = get_model(name)
+    except ValueError:
+        return None
+    return next(k for k, m in _catalogue().items() if m is model)
+
+
 def get_model(name: str) -> ModelConfig:
     """Return the preset ``ModelConfig`` for an id ("llama-3-8b"), a display name ("Llama-3-8B") or a served
     checkpoint of a preset's architecture ("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1",

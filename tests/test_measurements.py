@@ -235,6 +235,37 @@ def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     assert "mine.csv " + words in str(e.value)
 
 
+@pytest.mark.parametrize("column,written,stored", [
+    ("model", "meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),    # a checkpoint's id (data/checkpoint_aliases)
+    ("model", "Llama-3.1-8B", "llama-3.1-8b"),                         # the preset's display name
+    ("accelerator", "NVIDIA H100 80GB HBM3", "h100-sxm"),              # nvidia-smi's name
+    ("accelerator", "NVIDIA H100 SXM 80GB", "h100-sxm"),               # the preset's display name
+    ("engine", "TensorRT-LLM", "trtllm"), ("engine", "TRT-LLM", "trtllm"), ("engine", "tensorrt_llm", "trtllm"),
+    ("engine", "vLLM", "vllm"), ("engine", "SGLang", "sglang"),
+    ("weight_dtype", "bfloat16", "bf16"), ("weight_dtype", "FP8", "fp8"), ("kv_dtype", "fp8_e4m3", "fp8"),
+    ("metric", "TPOT_ms", "tpot_ms"), ("statistic", "Median", "median"), ("mode", "Concurrency", "concurrency"),
+])
+def test_a_row_naming_things_as_its_source_does_is_stored_under_calcs_keys(tmp_path, column, written, stored):
+    # a source writes names its own way (a benchmark's model id, nvidia-smi's GPU name, the project's engine name);
+    # each is the same row as calc's key would give: stored under that key, predicted the same
+    row = list(GOOD)
+    row[COLUMNS.index(column)] = written
+    df = load_measurements(_user_file(tmp_path, [row]))
+    assert df.loc[0, column] == stored
+    row[COLUMNS.index(column)] = stored
+    assert df.equals(load_measurements(_user_file(tmp_path, [row])))
+
+
+def test_a_file_with_the_columns_in_another_order_is_read_by_name(tmp_path):
+    # the same 24 columns, reversed: every field lands in its own column, the same frame as the file in order
+    order = list(reversed(COLUMNS))
+    row = dict(zip(COLUMNS, GOOD))
+    reordered = load_measurements(_user_file(tmp_path, [[row[c] for c in order]], header=order))
+    assert reordered.equals(load_measurements(_user_file(tmp_path, [GOOD])))
+    with pytest.raises(ValueError, match="line 1: the header must be .*; missing notes; value named twice$"):
+        load_measurements(_user_file(tmp_path, [GOOD], header=list(COLUMNS[:-1]) + ["value"]))
+
+
 def test_the_largest_plausible_value_and_lengths_still_load(tmp_path):
     edge = list(GOOD)
     edge[COLUMNS.index("value")] = 1e12

@@ -35,8 +35,10 @@ def load_data(choice: str):
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
-                          help=("The columns of calc/data/serving_measurements.csv, in order: "
-                                + ",".join(measurements.COLUMNS)) if kind == "csv" else
+                          help=("The columns of calc/data/serving_measurements.csv (in any order): "
+                                + ",".join(measurements.COLUMNS) + ". Models, GPUs, engines and dtypes may be "
+                                "named as their sources write them (meta-llama/Llama-3.1-8B-Instruct, NVIDIA H100 "
+                                "80GB HBM3, TensorRT-LLM, bfloat16)") if kind == "csv" else
                           "InferenceX JSON, one object or a list, in any of four shapes: the agg_*.json "
                           "results of a run (utils/process_result.py), InferenceMAX's aggregated results of 2025 "
                           "(no lengths inside: the file's name carries them, e.g. agg_gptoss_1k8k.json), the "
