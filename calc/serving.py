@@ -1351,7 +1351,25 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_laten
     k, where, capped = edge_speed(times, limits, q_throughput)
     comp, a, _ = at(k)
     tuned, mean_words = tuned_means(slower_engine(a, k), limits, q_latency, capped)
-    return comp, tuned, f"{edge_words(limits, k, where)}; {mean_words}"
+    return comp, tuned, unmeetable_words(tuned, limits) + f"{edge_words(limits, k, where)}; {mean_words}"
+
+
+def unmeetable_words(tuned: dict, limits: dict) -> str:
+    """The opening of a tuned run's notice where its limits cannot be met: a mean of ``tuned`` (arrays of
+    ``tuned_means``: tpot_estimate, ttft_estimate in s) above its 99th-percentile limit (``limits``: ttft_s,
+    tpot_s) means the 99th percentile is above it too, so no run at this rate on this deployment meets them; ""
+    where every mean is under its limit.
+    Example: TPOT limit 5 ms, mean 6.6 ms: "these latency limits cannot be met here: the estimate's mean TPOT
+    (6.6 ms) is above its 5.0 ms limit ..."."""
+    over = [f"mean {name.upper()} ({1e3 * mean:,.3g} ms) is above its {1e3 * limit:,.3g} ms limit"
+            for name in ("ttft", "tpot")
+            for limit, mean in [(limits.get(f"{name}_s"), float(np.ravel(tuned[f"{name}_estimate"])[0]))]
+            if limit and mean > limit]
+    if not over:
+        return ""
+    return ("these latency limits cannot be met here: the estimate's " + " and its ".join(over) + ", and a 99th "
+            "percentile lies above its mean, so no run at this rate on this deployment stays under them (a faster "
+            "GPU, more GPUs per replica or a smaller model could); ")
 
 
 def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = False,

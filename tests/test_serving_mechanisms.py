@@ -1400,6 +1400,24 @@ def test_an_engine_held_by_its_capacity_short_of_the_limits_is_the_estimates_own
                          latency_limits={"tpot_s": 0.2}, **kw)
 
 
+def test_limits_no_run_can_meet_are_said_plainly():
+    # Llama-3.1-8B on one H100, 1,024/128 tokens at 10 requests/s. A bf16 decode step reads at least the 16.06 GB of
+    # weights at 3.35 TB/s, 4.8 ms, so a mean TPOT under a 5 ms limit is out of reach once the fixed step costs are
+    # added; a mean above a 99th-percentile limit means the limit is missed. The notice opens by saying so, with
+    # the means it gives; limits of 2 s and 100 ms (MLPerf's Server) are met and get no such words
+    tight = serving_estimate("llama-3.1-8b", "h100-sxm", 1024, 128, request_rate_per_s=10.0,
+                             latency_limits={"ttft_s": 0.020, "tpot_s": 0.005})
+    assert tight.tpot.estimate_s > 0.005
+    first = tight.notices[0]
+    assert first.startswith("these latency limits cannot be met here: the estimate's ")
+    assert f"mean TPOT ({1e3 * tight.tpot.estimate_s:,.3g} ms) is above its 5 ms limit" in first
+    assert ("mean TTFT" in first) == (tight.ttft.estimate_s > 0.020)
+    loose = serving_estimate("llama-3.1-8b", "h100-sxm", 1024, 128, request_rate_per_s=10.0,
+                             latency_limits={"ttft_s": 2.0, "tpot_s": 0.1})
+    assert loose.tpot.estimate_s < 0.1 and loose.ttft.estimate_s < 2.0
+    assert not any("cannot be met" in n for n in loose.notices)
+
+
 def test_a_tuned_run_whose_plain_estimate_piles_up_is_still_at_its_limits():
     # MLPerf v5.1 Llama-2-70B Server on 8 RTX PRO 6000 (HPE, TensorRT-LLM of 2025-07-17, nvfp4, fp8 cache, 8 x TP1):
     # 245,760 requests at 96.108 requests/s, a VALID run, so its 99th percentiles held 2 s TTFT and 200 ms TPOT, and
