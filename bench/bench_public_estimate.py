@@ -85,8 +85,9 @@ def public_estimate(row, convention: bool):
         kw["request_rate_per_s"] = float(row.request_rate_per_s)
         if convention and np.isfinite(_run_requests(str(row.notes))):
             kw["num_prompts"] = int(_run_requests(str(row.notes)))  # never more in flight than the run sends
-        if convention and run_latency_limits(row.notes):
-            kw["latency_limits"] = run_latency_limits(row.notes)  # a run tuned to its limits sits at their edge
+        limits = run_latency_limits(row.notes, row.model, f"{row.source_id} {row.id}")
+        if convention and limits:
+            kw["latency_limits"] = limits  # a run tuned to its limits (stated, or MLPerf's) sits at their edge
     elif row.mode == "offline" and pd.isna(row.concurrency) and convention and np.isfinite(_run_requests(
             str(row.notes))) and row.metric in _RUN_THROUGHPUT and not any(w in notes for w in _STATIC):
         # a finite run of N requests sent at once (its notes state N): waves of one length, or outputs ending at

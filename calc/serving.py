@@ -68,7 +68,7 @@ import pandas as pd
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
 from .dtypes import canonical_dtype
-from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model
+from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model, model_preset_id
 from .number_text import fmt_number
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
 from .measurements import engine_name
@@ -84,7 +84,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
-from .serving_params import (accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
+from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
                              platform_notice)
 
@@ -1006,7 +1006,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     the estimate's point is least sure (``rate_range``); with the limits, the estimate takes, among the engines its
     range admits, the one that runs at that edge (``edge_of_limits``), and takes each mean the limits name at its
     share of its limit within the latency range (``tuned_means``), even where the plain estimate would not keep
-    up with the rate (a VALID run kept up; its means lie below its limits). None (the default): the plain estimate.
+    up with the rate (a VALID run kept up; its means lie below its limits). ``latency_limits="mlperf server"`` or
+    ``"mlperf interactive"``: MLPerf Inference's own limits for the model's benchmark in that scenario (Llama-2-70B,
+    Mixtral-8x7B, Llama-3.1-405B and -8B, DeepSeek-R1: ``calc.serving_params.mlperf_latency_limits``, from
+    mlcommons/inference loadgen/mlperf.conf). None (the default): the plain estimate.
 
     Returns:
         ``ServingEstimate`` (times in seconds, throughputs in tokens/s); ``notices`` lists fallbacks. Its ranges come
@@ -1024,7 +1027,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1; ``num_prompts`` not a positive whole
             number, below the concurrency, or given with ``rounds``; an ``engine_version`` date that does not exist
             or precedes the engine's first release; ``latency_limits`` without a rate, or not a dict of positive
-            numbers under "ttft_s" and "tpot_s".
+            numbers under "ttft_s" and "tpot_s" nor a text naming MLPerf's limits of a model it benchmarks.
     """
     model, accelerator, weight_dtype, kv_dtype, named = _named(model, accelerator, weight_dtype, kv_dtype)
     every_at_once = isinstance(request_rate_per_s, (int, float)) and request_rate_per_s == math.inf
@@ -1041,7 +1044,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                 raise ValueError(f"num_prompts ({num_prompts:,}) is below the concurrency ({concurrency:,g}): a run "
                                  "never has more requests in flight than it sends")
             rounds = num_prompts / float(concurrency)
-    limits = _check_limits(latency_limits, None if every_at_once else request_rate_per_s, every_at_once)
+    limits = _check_limits(latency_limits, None if every_at_once else request_rate_per_s, every_at_once, model)
     if rounds is not None and check_positive_number(rounds, "rounds") < 1:
         raise ValueError(f"rounds must be at least 1 (the run's requests over its concurrency); got {rounds!r}")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
@@ -1210,10 +1213,21 @@ def edge_shares() -> dict:
             "n": int(len(ratios["tpot"]))}
 
 
-def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = False) -> dict:
-    """``serving_estimate``'s ``latency_limits`` checked: {} for None, else {"ttft_s": s, "tpot_s": s} (either)."""
+def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = False, model=None) -> dict:
+    """``serving_estimate``'s ``latency_limits`` checked: {} for None, else {"ttft_s": s, "tpot_s": s} (either); a
+    text naming MLPerf ("mlperf server", "MLPerf interactive") is ``model``'s benchmark's limits in that scenario
+    (``calc.serving_params.mlperf_latency_limits``)."""
     if latency_limits is None:
         return {}
+    if isinstance(latency_limits, str):
+        preset = model_preset_id(model.name) if isinstance(model, ModelConfig) else None
+        named = mlperf_latency_limits(preset, latency_limits) if "mlperf" in latency_limits.lower() else None
+        if named is None:
+            raise ValueError(f"latency_limits {latency_limits!r}: a text names MLPerf's limits, 'mlperf server' or "
+                             "'mlperf interactive', of a model MLPerf Inference benchmarks ("
+                             + ", ".join(mlperf_benchmark_models()) + (f"; not {preset}" if preset else "")
+                             + "); otherwise give a dict of the limits in seconds")
+        latency_limits = named
     if every_at_once:
         raise ValueError("latency_limits describe a run at a finite request rate (MLPerf's Server scenario); a rate "
                          "of inf sends every request at once, an offline run with no rate to tune")

@@ -60,7 +60,7 @@ from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
-from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
+from .serving_params import (mlperf_latency_limits, ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
                              param_values)
 
@@ -113,17 +113,47 @@ _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the date of its run.
 _RUN_DATE = re.compile(r"(?:measured|date|run of) (\d{4})-(\d{2})-(\d{2})")
 #: A rate run tuned to its latency limits states them (``bench/convert_mlperf.py``: MLPerf Server and Interactive):
-#: "latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile".
-_LIMITS = re.compile(r"latency limits ttft ([\d.,]+) ms and tpot ([\d.,]+) ms at the 99th percentile")
+#: "latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile". Other writers say it their own way: "TTFT
+#: limit 2 s, TPOT limit 200 ms", "latency constraints: TTFT <= 2000 ms, TPOT <= 200 ms", mlperf.conf's
+#: "ttft_latency = 2000 ... tpot_latency = 200" (ms): a limit, constraint or target word beside each metric, a number
+#: and its unit (ms, or s). A number beside TTFT or TPOT without such a word (a measured p99) is not a limit.
+_NUMBER = r"(?:of|<=|≤|<|=|:|is|at most|under)?\s*([\d.,]*\d)\s*(ms|s|milliseconds?|seconds?)?\b"
+_LIMIT_WORD = r"(?:limits?|constraints?|targets?|slos?|_latency)"
+_BETWEEN = r"(?:[^.;]|\.(?=\w))"  # text between the two limits: no sentence's end (a dot inside a name is one)
+_LIMITS = (
+    # "latency limits TTFT 2000 ms and TPOT 200 ms", "constraints: TTFT <= 2 s, TPOT <= 0.2 s"
+    re.compile(_LIMIT_WORD + r"\W+(?:\w+\W+){0,3}?ttft\W*" + _NUMBER + _BETWEEN + r"{0,40}?\btpot\W*" + _NUMBER),
+    # "TTFT limit 2000 ms, TPOT limit 200 ms", "ttft_latency = 2000 ... tpot_latency = 200"
+    re.compile(r"\bttft\s*" + _LIMIT_WORD + r"\W*" + _NUMBER + _BETWEEN + r"{0,80}?\btpot\s*" + _LIMIT_WORD + r"\W*"
+               + _NUMBER),
+)
+def _seconds(number: str, unit: str | None) -> float:
+    """A limit's number in seconds: in ms unless its unit is seconds."""
+    value = float(number.replace(",", ""))
+    return value if unit and unit.startswith("s") else value / 1e3
 
 
-def run_latency_limits(notes: str) -> dict | None:
-    """The 99th-percentile latency limits a rate run's notes state it was tuned to, as ``serving_estimate``'s
-    ``latency_limits`` ({"ttft_s", "tpot_s"}, seconds); None where they state none."""
-    m = _LIMITS.search(str(notes).lower())
-    if not m:
-        return None
-    return {"ttft_s": float(m.group(1).replace(",", "")) / 1e3, "tpot_s": float(m.group(2).replace(",", "")) / 1e3}
+def stated_latency_limits(notes: str) -> dict | None:
+    """The 99th-percentile latency limits a row's notes state (``_LIMITS``), {"ttft_s", "tpot_s"} in seconds; a
+    number without a unit is in ms (MLPerf's mlperf.conf writes them so); None where the notes state none."""
+    text = str(notes).lower()
+    for pattern in _LIMITS:
+        m = pattern.search(text)
+        if m:
+            ttft, tpot = _seconds(m.group(1), m.group(2)), _seconds(m.group(3), m.group(4))
+            if ttft > 0 and tpot > 0:
+                return {"ttft_s": ttft, "tpot_s": tpot}
+    return None
+
+
+def run_latency_limits(notes: str, model: str = "", names: str = "") -> dict | None:
+    """The 99th-percentile latency limits a rate run was tuned to, as ``serving_estimate``'s ``latency_limits``
+    ({"ttft_s", "tpot_s"}, seconds): those its notes state (``stated_latency_limits``), else, for an MLPerf Server or
+    Interactive run of model preset ``model`` (its notes or ``names``, the row's source id and id, name MLPerf and
+    the scenario), its benchmark's (``mlperf_latency_limits``); None for any other run."""
+    return stated_latency_limits(notes) or mlperf_latency_limits(model, f"{notes} {names}")
+
+
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
@@ -307,7 +337,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          run_requests=n_run if waves or tail or rate else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan,
-                         **_row_limits(notes if rate else "", prm, key)))
+                         **_row_limits(run_latency_limits(notes, r.model, f"{r.source_id} {r.id}") if rate else None,
+                                       prm, key)))
     rows = pd.DataFrame(used)
     cat = {key: np.concatenate([c[key] for c in comps]) for key in comps[0]} if comps else {}
     return rows, cat, skipped
@@ -439,10 +470,10 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     return _metric_value(rows["metric"], closed, idx, rows)
 
 
-def _row_limits(notes: str, prm: dict, key: str) -> dict:
-    """A prepared rate row's latency limits (``run_latency_limits``; NaN where its notes state none) and the
-    engine's throughput quantiles that bound the speed of the engine at their edge (``calc.serving.edge_speed``)."""
-    limits = run_latency_limits(notes) or {}
+def _row_limits(limits: dict | None, prm: dict, key: str) -> dict:
+    """A prepared rate row's latency limits (``run_latency_limits``; NaN where it has none) and the engine's
+    throughput quantiles that bound the speed of the engine at their edge (``calc.serving.edge_speed``)."""
+    limits = limits or {}
     q = error_quantiles(prm, "throughput", key) if limits else (np.nan, np.nan)
     q_lat = error_quantiles(prm, "latency", key) if limits else (np.nan, np.nan)
     return {"limit_ttft_s": limits.get("ttft_s", np.nan), "limit_tpot_s": limits.get("tpot_s", np.nan),
@@ -740,7 +771,8 @@ HOLDOUT_PATH = DATA_DIR / "serving_holdout.csv"
 
 
 def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, list]:
-    """The serving model on the held-out rows (``HOLDOUT_PATH`` by default): each row measured against its
+    """The serving model on the held-out rows (``HOLDOUT_PATH`` by default, or another file of the same columns,
+    whose sources need not be in serving_sources.csv): each row measured against its
     prediction with ``params`` (the stored serving_params.json by default), none of them seen by the fit
     (``fit_serving_params`` reads serving_measurements.csv only).
 
@@ -751,12 +783,14 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
         predict (``prepare_rows``).
 
     Raises:
-        ValueError: a malformed file or a source id missing from serving_sources.csv (``load_measurements``).
+        ValueError: a malformed file, or in the shipped held-out file a source id missing from serving_sources.csv
+            (``load_measurements``).
 
     Source: the cross-validation of this module, applied to rows kept out of every fit.
     """
     base = params or load_serving_params()
-    df = load_measurements(path or HOLDOUT_PATH, sources=load_sources())
+    own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
+    df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None)
     rows, comps, skipped = prepare_rows(df, base)
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
     meas = rows["value"].to_numpy(float)

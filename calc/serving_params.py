@@ -269,3 +269,33 @@ def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple
     if not v:
         return (-0.5, 0.5)
     return (min(float(v[0]), 0.0), max(float(v[1]), 0.0))
+
+
+#: MLPerf Inference's LLM latency limits by model preset and scenario (``data/mlperf_latency_limits.json``, from
+#: mlcommons/inference loadgen/mlperf.conf).
+MLPERF_LIMITS_PATH = DATA_DIR / "mlperf_latency_limits.json"
+
+
+@lru_cache(maxsize=1)
+def _mlperf_benchmarks() -> dict:
+    return json.loads(MLPERF_LIMITS_PATH.read_text(encoding="utf-8"))["benchmarks"]
+
+
+def mlperf_latency_limits(model: str, text: str) -> dict | None:
+    """MLPerf Inference's 99th-percentile limits, {"ttft_s", "tpot_s"} in seconds, for a run of model preset
+    ``model`` whose ``text`` (a row's notes, source id and id, or a caller's words) names MLPerf: the interactive
+    benchmark's where the text says "interactive", else the Server scenario's (``data/mlperf_latency_limits.json``,
+    from mlcommons/inference loadgen/mlperf.conf at 001712e9); None for a text that does not name MLPerf, or a model
+    MLPerf has no LLM benchmark of (``mlperf_benchmark_models``).
+    Example: ("llama-2-70b", "MLPerf Inference v5.1 ... scenario Interactive") -> TTFT 0.45 s, TPOT 0.04 s."""
+    text = str(text).lower()
+    entry = _mlperf_benchmarks().get(str(model))
+    if "mlperf" not in text or entry is None:
+        return None
+    limits = entry.get("interactive") if "interactive" in text else entry["server"]
+    return {"ttft_s": limits["ttft_ms"] / 1e3, "tpot_s": limits["tpot_ms"] / 1e3} if limits else None
+
+
+def mlperf_benchmark_models() -> list[str]:
+    """The model presets MLPerf Inference has an LLM benchmark of (``mlperf_latency_limits``)."""
+    return list(_mlperf_benchmarks())

@@ -236,6 +236,53 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
     assert stored["fitted"]["rows"] == len(prepared[0])
 
 
+@pytest.mark.parametrize("notes,limits", [
+    ("latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile", (2.0, 0.2)),   # the data set's words
+    ("TTFT limit 2 s, TPOT limit 200 ms", (2.0, 0.2)),
+    ("latency constraints: TTFT <= 450 ms, TPOT <= 40 ms", (0.45, 0.04)),
+    ("SLO: TTFT 500ms and TPOT 30ms", (0.5, 0.03)),
+    ("target TTFT of 0.45 s and TPOT of 0.04 s", (0.45, 0.04)),
+    ("llama2-70b.Server.ttft_latency = 2000, llama2-70b.Server.tpot_latency = 200", (2.0, 0.2)),  # mlperf.conf, ms
+    ("p99 TTFT 350 ms and p99 TPOT 40 ms", None),     # measured percentiles, not limits
+    ("TTFT 120 ms, TPOT 20 ms at 16 requests/s", None),
+    ("", None),
+])
+def test_latency_limits_are_read_however_a_row_states_them(notes, limits):
+    got = calc.serving_fit.stated_latency_limits(notes)
+    assert got == (None if limits is None else pytest.approx({"ttft_s": limits[0], "tpot_s": limits[1]}))
+
+
+def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path):
+    # mlcommons/inference loadgen/mlperf.conf: llama2-70b Server 2000 / 200 ms, llama2-70b-interactive 450 / 40 ms,
+    # llama3_1-8b-interactive 500 / 30 ms. A held-out MLPerf row whose notes lose their limits' words gets the same
+    # limits from its benchmark, and so the same prediction row for row; a row naming no MLPerf gets none
+    rl = calc.serving_fit.run_latency_limits
+    assert rl("MLPerf Inference v5.1, Server", "llama-2-70b") == {"ttft_s": 2.0, "tpot_s": 0.2}
+    assert rl("", "llama-2-70b", "mlperf-inf51 x-interactive-ttft-ms-mean") == {"ttft_s": 0.45, "tpot_s": 0.04}
+    assert rl("mlperf interactive", "llama-3.1-8b") == {"ttft_s": 0.5, "tpot_s": 0.03}
+    assert rl("a vLLM run at 10 requests/s", "llama-2-70b") is None and rl("MLPerf Server", "qwen3-32b") is None
+    held = pd.read_csv(calc.serving_fit.HOLDOUT_PATH, dtype=str, keep_default_na=False)
+    run = held[held["id"].str.startswith("mlperf51-closed-cisco-c885-h200x8-trt-llama2-70b-99-interactive-")]
+    assert len(run) == 5 and run["notes"].str.contains("latency limits TTFT 450 ms and TPOT 40 ms").all()
+    bare = run.assign(notes=run["notes"].str.replace(r"latency limits TTFT [\d.,]+ ms and TPOT [\d.,]+ ms", "",
+                                                        regex=True), source_id="a-copy-of-my-own")
+    tables = []
+    for i, frame in enumerate((run, bare)):
+        path = tmp_path / f"run{i}.csv"   # a file of its own: its source need not be in serving_sources.csv
+        frame.to_csv(path, index=False)
+        tables.append(calc.serving_fit.holdout_table(path=path)[0].set_index("id")["predicted"])
+    assert len(tables[0]) == 5 and tables[1].equals(tables[0])
+    # the public API takes them by name too: the same estimate as the dict
+    row = run.iloc[0]
+    kw = dict(request_rate_per_s=float(row["request_rate_per_s"]) / 8, weight_dtype="fp8", kv_dtype="fp8",
+              engine="trtllm")
+    named = serving_estimate("llama-2-70b", "h200", 222, 293, latency_limits="MLPerf interactive", **kw)
+    given = serving_estimate("llama-2-70b", "h200", 222, 293, latency_limits={"ttft_s": 0.45, "tpot_s": 0.04}, **kw)
+    assert named.tpot.estimate_s == given.tpot.estimate_s and named.ttft.estimate_s == given.ttft.estimate_s
+    with pytest.raises(ValueError, match="MLPerf Inference benchmarks .*; not qwen3-32b"):
+        serving_estimate("qwen3-32b", "h200", 222, 293, latency_limits="mlperf server", **kw)
+
+
 def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_figure_is_reproduced():
     from calc.serving_fit import error_summary, holdout_table
     table, skipped = holdout_table()
