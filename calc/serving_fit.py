@@ -169,6 +169,24 @@ def _run_requests(notes: str) -> float:
     return float(m.group(1).replace(",", "")) if m else math.inf
 
 
+def closed_loop_rounds(mode: str, concurrency, notes: str, lockstep: bool) -> float | None:
+    """The rounds of a closed loop's run (its requests over its concurrency) as a row gives them: stated ("20 rounds
+    of C requests", ``rounds_note``), else its requests over its concurrency where its notes state the requests
+    ("1,000 prompts", ``_run_requests``), else, for a run of one length in lockstep (``lockstep``: fixed lengths on
+    continuous batching), a long run (inf: its first round does not count, the later ones stay in lockstep by the
+    fitted persistence, as ``serving_estimate`` reads ``lengths="fixed"`` without rounds); None for a run of varied
+    lengths that states neither (the steady state) or a row that is not a closed loop."""
+    if mode != "concurrency" or pd.isna(concurrency):
+        return None
+    stated = _ROUNDS.search(notes)
+    if stated:
+        return float(stated.group(1))
+    requests = _run_requests(notes)
+    if np.isfinite(requests) and requests >= float(concurrency):
+        return requests / float(concurrency)
+    return math.inf if lockstep else None
+
+
 #: Metrics of a whole run (its duration divides them), predicted over the waves of a finite offline run.
 _RUN_THROUGHPUT = ("output_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "requests_per_s")
 
@@ -296,7 +314,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                       matmul_scale=settings["matmul_scale"])
             n_run = _run_requests(notes) / layout.replicas
             waves, tail, rounds = 0.0, 0.0, 0.0
-            stated = _ROUNDS.search(notes)
+            stated = closed_loop_rounds(r.mode, r.concurrency, notes, burst and not static)
             finite = (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
                       and r.metric in _RUN_THROUGHPUT)
             if finite and spread_outputs(r.len_dist):
@@ -311,7 +329,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 if rest >= 1.0:
                     more = serving_components(*args, [rest], burst=True, **kw)
                     comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
-            elif r.mode == "concurrency" and stated and r.statistic == "mean":
+            elif stated and r.statistic == "mean":
                 # a closed loop of R rounds: its first round one burst (the C clients start together), the later
                 # ones spread out, all the way for lengths that vary, partly for a lockstep run of one length
                 # (``calc.serving_terms.lockstep_share``): the burst, then the steady state, whose prompts arrive as
@@ -320,7 +338,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 comp = serving_components(*args, c, burst=True, **kw)
                 more = serving_components(*args, c, grouped=burst and groups_later_rounds(key), **kw)
                 comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
-                rounds = float(stated.group(1))
+                rounds = stated
             else:
                 comp = serving_components(*args, c, rate=rate, burst=burst, **kw)
         except (ValueError, KeyError) as exc:

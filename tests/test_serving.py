@@ -1,5 +1,6 @@
 """The serving model (calc.serving) and its calibration (calc.serving_fit)."""
 import copy
+import math
 
 import numpy as np
 import pandas as pd
@@ -281,6 +282,37 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
     assert named.tpot.estimate_s == given.tpot.estimate_s and named.ttft.estimate_s == given.ttft.estimate_s
     with pytest.raises(ValueError, match="MLPerf Inference benchmarks .*; not qwen3-32b"):
         serving_estimate("qwen3-32b", "h200", 222, 293, latency_limits="mlperf server", **kw)
+
+
+def test_a_closed_loops_rounds_are_read_however_its_row_gives_them():
+    # aiconfigurator's vLLM run of gpt-oss-120b on a B200 (1,024 / 8,192 tokens, 128 clients, fixed lengths): its
+    # notes say "20 rounds of C requests". The same run stating 2,560 prompts (20 x 128) is the same 20 rounds; stating
+    # nothing, a long run (serving_estimate's lengths="fixed" without rounds), not one burst throughout. Each
+    # reading is the public estimate's with the same convention, to the bit
+    from calc.serving_fit import closed_loop_rounds, predict_rows, prepare_rows, read_measurements
+    from calc.serving_params import param_values
+    df = read_measurements()
+    r = df[df["id"] == "aic-2026-03-25-gpt-oss-120b-b200-sxm-vllm-fp4-agg-1024x8192-c128-tp1-0-ep1-0-616-ttft"]
+    assert len(r) == 1 and "20 rounds of C requests" in r["notes"].iat[0]
+    bare = r["notes"].str.replace("20 rounds of C requests", "", regex=False)
+    prm = load_serving_params()
+    predicted = {}
+    for words, rounds in (("20 rounds of C requests", 20.0), ("2,560 prompts", 20.0), ("", math.inf)):
+        row = r.assign(notes=bare + " " + words)
+        assert closed_loop_rounds("concurrency", 128, row["notes"].iat[0].lower(), True) == rounds
+        rows, comps, _ = prepare_rows(row, prm)
+        assert rows["rounds"].iat[0] == rounds
+        predicted[words] = float(predict_rows(rows, comps, param_values(prm))[0])
+    x = r.iloc[0]
+    for words, kw in (("20 rounds of C requests", {"rounds": 20.0}), ("2,560 prompts", {"num_prompts": 2560}),
+                      ("", {})):
+        est = serving_estimate("gpt-oss-120b", "b200", 1024, 8192, concurrency=128, weight_dtype="mxfp4",
+                               engine="vllm", engine_version=str(x["engine_version"]), lengths="fixed", **kw)
+        assert est.ttft.estimate_s * 1e3 == pytest.approx(predicted[words], rel=1e-9)
+    assert predicted[""] < predicted["20 rounds of C requests"]   # the first round's burst weighs less in a long run
+    # varied lengths that state nothing: the steady state (no rounds)
+    assert closed_loop_rounds("concurrency", 128, "", False) is None
+    assert closed_loop_rounds("rate", None, "20 rounds of C requests", True) is None
 
 
 def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_figure_is_reproduced():
