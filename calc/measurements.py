@@ -59,6 +59,8 @@ METRICS = {
     "requests_per_s": ("completed requests/s, whole deployment", "throughput"),
 }
 STATISTICS = ("mean", "median", "p90", "p99", "max")
+#: Other names of a statistic, as benchmarks write them.
+STATISTIC_ALIASES = {"avg": "mean", "average": "mean", "p50": "median"}
 MODES = ("concurrency", "rate", "offline")
 ENGINES = ("vllm", "sglang", "trtllm", "other")
 #: Each engine family's name as its project writes it, for sentences and labels (calc's keys are lowercase; the
@@ -228,6 +230,12 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
     row["engine"] = engine_key(row["engine"])
     for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
         row[col] = canonical_dtype(row[col]) if col.endswith("dtype") else row[col].strip().lower()
+    row["statistic"] = STATISTIC_ALIASES.get(row["statistic"], row["statistic"])
+    # a metric written as vllm bench serve's result key: mean_ttft_ms is ttft_ms with its statistic mean
+    key = re.fullmatch(r"(mean|median|p50|p90|p99)_(ttft|tpot|itl|e2el?)_ms", row["metric"])
+    if key and row["statistic"] in ("", STATISTIC_ALIASES.get(key.group(1), key.group(1))):
+        row["statistic"] = STATISTIC_ALIASES.get(key.group(1), key.group(1))
+        row["metric"] = f"{key.group(2).replace('e2el', 'e2e')}_ms"
     for col in _INT_COLUMNS:
         row[col] = _number(r[col], where, col, int)
     for col in ("input_len", "output_len"):

@@ -244,6 +244,7 @@ def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     ("engine", "vLLM", "vllm"), ("engine", "SGLang", "sglang"),
     ("weight_dtype", "bfloat16", "bf16"), ("weight_dtype", "FP8", "fp8"), ("kv_dtype", "fp8_e4m3", "fp8"),
     ("metric", "TPOT_ms", "tpot_ms"), ("statistic", "Median", "median"), ("mode", "Concurrency", "concurrency"),
+    ("statistic", "p50", "median"), ("metric", "median_tpot_ms", "tpot_ms"),   # vllm bench serve's result key
 ])
 def test_a_row_naming_things_as_its_source_does_is_stored_under_calcs_keys(tmp_path, column, written, stored):
     # a source writes names its own way (a benchmark's model id, nvidia-smi's GPU name, the project's engine name);
