@@ -110,8 +110,9 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
-#: How a row's notes state the date of its run.
-_RUN_DATE = re.compile(r"(?:measured|date|run of) (\d{4})-(\d{2})-(\d{2})")
+#: How a row's notes state the date of its run ("measured 2025-10-15", "run on 2025-10-15", "date: 2025-10-15").
+_RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|collected|tested)(?: on)?:? "
+                       r"(\d{4})-(\d{2})-(\d{2})")
 #: A rate run tuned to its latency limits states them (``bench/convert_mlperf.py``: MLPerf Server and Interactive):
 #: "latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile". Other writers say it their own way: "TTFT
 #: limit 2 s, TPOT limit 200 ms", "latency constraints: TTFT <= 2000 ms, TPOT <= 200 ms", mlperf.conf's
