@@ -9,7 +9,7 @@ ways: (a) the fields alone (every closed loop the steady state, every offline ru
 current build) and (b) with the run's conventions as its notes state them, each through a public argument:
 ``lengths="fixed"`` for a run of one length, with ``rounds=1`` for a burst of N requests sent at once or a static
 batch that states no rounds (the fit reads it as one burst), ``rounds`` for a closed loop's rounds
-(``calc.serving_fit.closed_loop_rounds``: stated, or its requests over its concurrency; none stated, a long run),
+(``calc.serving_fit.closed_loop_rounds``: stated; none stated at fixed lengths, a long run),
 ``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
 outputs end at end-of-text; at a rate: never more in flight), ``latency_limits`` for a rate run tuned to the 99th-percentile limits
 its notes state (MLPerf's Server and Interactive runs: the engine of the range at their edge), the run's date as ``engine_version`` where it states a date and no version,
@@ -106,7 +106,7 @@ def public_estimate(row, convention: bool):
             static = kw.get("batching") == "static"
             rounds = closed_loop_rounds(row.mode, row.concurrency, notes, kw["lengths"] == "fixed" and not static)
             if rounds is not None and math.isfinite(rounds) and row.statistic == "mean":
-                kw["rounds"] = rounds  # stated, or the run's requests over its concurrency
+                kw["rounds"] = rounds  # stated in the notes
             elif static and kw["lengths"] == "fixed" and not _ROUNDS.search(notes):
                 kw["rounds"] = 1.0  # a static batch that states no rounds: one burst, as the fit reads it
     try:

@@ -286,9 +286,9 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
 
 def test_a_closed_loops_rounds_are_read_however_its_row_gives_them():
     # aiconfigurator's vLLM run of gpt-oss-120b on a B200 (1,024 / 8,192 tokens, 128 clients, fixed lengths): its
-    # notes say "20 rounds of C requests". The same run stating 2,560 prompts (20 x 128) is the same 20 rounds; stating
-    # nothing, a long run (serving_estimate's lengths="fixed" without rounds), not one burst throughout. Each
-    # reading is the public estimate's with the same convention, to the bit
+    # notes say "20 rounds of C requests". The same run stating nothing is a long run (serving_estimate's
+    # lengths="fixed" without rounds), not one burst throughout. Each reading is the public estimate's with the
+    # same convention, to the bit
     from calc.serving_fit import closed_loop_rounds, predict_rows, prepare_rows, read_measurements
     from calc.serving_params import param_values
     df = read_measurements()
@@ -297,15 +297,14 @@ def test_a_closed_loops_rounds_are_read_however_its_row_gives_them():
     bare = r["notes"].str.replace("20 rounds of C requests", "", regex=False)
     prm = load_serving_params()
     predicted = {}
-    for words, rounds in (("20 rounds of C requests", 20.0), ("2,560 prompts", 20.0), ("", math.inf)):
+    for words, rounds in (("20 rounds of C requests", 20.0), ("", math.inf)):
         row = r.assign(notes=bare + " " + words)
         assert closed_loop_rounds("concurrency", 128, row["notes"].iat[0].lower(), True) == rounds
         rows, comps, _ = prepare_rows(row, prm)
         assert rows["rounds"].iat[0] == rounds
         predicted[words] = float(predict_rows(rows, comps, param_values(prm))[0])
     x = r.iloc[0]
-    for words, kw in (("20 rounds of C requests", {"rounds": 20.0}), ("2,560 prompts", {"num_prompts": 2560}),
-                      ("", {})):
+    for words, kw in (("20 rounds of C requests", {"rounds": 20.0}), ("", {})):
         est = serving_estimate("gpt-oss-120b", "b200", 1024, 8192, concurrency=128, weight_dtype="mxfp4",
                                engine="vllm", engine_version=str(x["engine_version"]), lengths="fixed", **kw)
         assert est.ttft.estimate_s * 1e3 == pytest.approx(predicted[words], rel=1e-9)
