@@ -7,9 +7,9 @@ For every row of calc/data/serving_measurements.csv and serving_holdout.csv that
 accelerator, lengths, concurrency or rate, layout, dtypes, engine and version), with the stored parameters, in two
 ways: (a) the fields alone (every closed loop the steady state, every offline run endless, an unstated version a
 current build) and (b) with the run's conventions as its notes state them, each through a public argument:
-``lengths="fixed"`` for a run of one length, with ``rounds=1`` for a burst of N requests sent at once or a static
-batch that states no rounds (the fit reads it as one burst), ``rounds`` for a closed loop's rounds
-(``calc.serving_fit.closed_loop_rounds``: stated; none stated at fixed lengths, a long run),
+``lengths="fixed"`` for a run of one length, with ``rounds=1`` for a burst of N requests sent at once or a
+fixed-length run that states no rounds (the fit reads it as one burst), ``rounds`` for a closed loop's stated rounds
+(``calc.serving_fit.closed_loop_rounds``),
 ``num_prompts`` for a run of a stated number of requests (offline: ``lengths`` "varied" where its
 outputs end at end-of-text; at a rate: never more in flight), ``latency_limits`` for a rate run tuned to the 99th-percentile limits
 its notes state (MLPerf's Server and Interactive runs: the engine of the range at their edge), the run's date as ``engine_version`` where it states a date and no version,
@@ -32,7 +32,7 @@ import pandas as pd  # noqa: E402
 
 from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
-from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _ROUNDS, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
+from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
                               _STATIC, _TRT_ENGINE, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, closed_loop_rounds,
                               error_summary, predict_rows, prepare_rows, read_measurements, row_kv_dtype,
                               run_latency_limits)
@@ -103,12 +103,11 @@ def public_estimate(row, convention: bool):
         kw["concurrency"] = float(row.concurrency)
         if convention:
             kw["lengths"] = "fixed" if str(row.len_dist).strip().lower() == "fixed" else "varied"
-            static = kw.get("batching") == "static"
-            rounds = closed_loop_rounds(row.mode, row.concurrency, notes, kw["lengths"] == "fixed" and not static)
-            if rounds is not None and math.isfinite(rounds) and row.statistic == "mean":
+            rounds = closed_loop_rounds(row.mode, row.concurrency, notes)
+            if rounds is not None and row.statistic == "mean":
                 kw["rounds"] = rounds  # stated in the notes
-            elif static and kw["lengths"] == "fixed" and not _ROUNDS.search(notes):
-                kw["rounds"] = 1.0  # a static batch that states no rounds: one burst, as the fit reads it
+            elif kw["lengths"] == "fixed" and rounds is None:
+                kw["rounds"] = 1.0  # the fit reads a fixed-length run that states no rounds as one burst throughout
     try:
         return serving_estimate(str(row.model), str(row.accelerator), int(row.input_len), int(row.output_len), **kw)
     except ValueError:

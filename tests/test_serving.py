@@ -284,34 +284,30 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
         serving_estimate("qwen3-32b", "h200", 222, 293, latency_limits="mlperf server", **kw)
 
 
-def test_a_closed_loops_rounds_are_read_however_its_row_gives_them():
+def test_a_closed_loops_stated_rounds_are_the_public_estimates_rounds():
     # aiconfigurator's vLLM run of gpt-oss-120b on a B200 (1,024 / 8,192 tokens, 128 clients, fixed lengths): its
-    # notes say "20 rounds of C requests". The same run stating nothing is a long run (serving_estimate's
-    # lengths="fixed" without rounds), not one burst throughout. Each reading is the public estimate's with the
-    # same convention, to the bit
+    # notes say "20 rounds of C requests", which the fit reads as serving_estimate's rounds=20; the same row stating
+    # none, as one burst throughout (rounds=1). Each reading is the public estimate's with the same convention, to
+    # the bit, and the burst's TTFT is the longer: every prompt of the round waits for those prefilled before it
     from calc.serving_fit import closed_loop_rounds, predict_rows, prepare_rows, read_measurements
     from calc.serving_params import param_values
     df = read_measurements()
     r = df[df["id"] == "aic-2026-03-25-gpt-oss-120b-b200-sxm-vllm-fp4-agg-1024x8192-c128-tp1-0-ep1-0-616-ttft"]
     assert len(r) == 1 and "20 rounds of C requests" in r["notes"].iat[0]
-    bare = r["notes"].str.replace("20 rounds of C requests", "", regex=False)
     prm = load_serving_params()
-    predicted = {}
-    for words, rounds in (("20 rounds of C requests", 20.0), ("", math.inf)):
-        row = r.assign(notes=bare + " " + words)
-        assert closed_loop_rounds("concurrency", 128, row["notes"].iat[0].lower(), True) == rounds
-        rows, comps, _ = prepare_rows(row, prm)
-        assert rows["rounds"].iat[0] == rounds
-        predicted[words] = float(predict_rows(rows, comps, param_values(prm))[0])
     x = r.iloc[0]
-    for words, kw in (("20 rounds of C requests", {"rounds": 20.0}), ("", {})):
+    predicted = {}
+    for words, rounds in (("20 rounds of C requests", 20.0), ("", None)):
+        row = r.assign(notes=r["notes"].str.replace("20 rounds of C requests", words, regex=False))
+        assert closed_loop_rounds("concurrency", 128, row["notes"].iat[0].lower()) == rounds
+        rows, comps, _ = prepare_rows(row, prm)
+        predicted[words] = float(predict_rows(rows, comps, param_values(prm))[0])
         est = serving_estimate("gpt-oss-120b", "b200", 1024, 8192, concurrency=128, weight_dtype="mxfp4",
-                               engine="vllm", engine_version=str(x["engine_version"]), lengths="fixed", **kw)
+                               engine="vllm", engine_version=str(x["engine_version"]), lengths="fixed",
+                               rounds=rounds or 1.0)
         assert est.ttft.estimate_s * 1e3 == pytest.approx(predicted[words], rel=1e-9)
-    assert predicted[""] < predicted["20 rounds of C requests"]   # the first round's burst weighs less in a long run
-    # varied lengths that state nothing: the steady state (no rounds)
-    assert closed_loop_rounds("concurrency", 128, "", False) is None
-    assert closed_loop_rounds("rate", None, "20 rounds of C requests", True) is None
+    assert predicted[""] > predicted["20 rounds of C requests"]
+    assert closed_loop_rounds("rate", None, "20 rounds of c requests") is None
 
 
 def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_figure_is_reproduced():
