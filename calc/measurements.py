@@ -281,7 +281,7 @@ def _frame(rows, columns) -> pd.DataFrame:
     return df
 
 
-def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
+def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: bool = False) -> pd.DataFrame:
     """Read and validate a measurements CSV (``data/serving_measurements.csv`` by default, or a user's file
     of the same columns, ``COLUMNS``) into a DataFrame, one row per published number.
 
@@ -295,18 +295,22 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None) -> pd.Data
     most ``MAX_CONTEXT_TOKENS``, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
     table (``sources``; for a user file, sources are checked only when given). Ids are unique.
 
+    ``skip_bad``: a malformed row (a model or GPU calc has no preset of, a value that is not a number) is left out
+    rather than failing the file, its message in the frame's ``attrs["skipped"]``.
+
     Returns:
         DataFrame with ``COLUMNS``; integers for the layout and lengths, ``concurrency`` as nullable Int64,
-        ``request_rate_per_s`` and ``value`` as floats.
+        ``request_rate_per_s`` and ``value`` as floats; ``attrs["skipped"]``: the messages of the rows left out.
 
     Raises:
-        ValueError: unreadable file, wrong header, or malformed rows; the message names the file, the line
-        (1 = header) and the column, e.g. "mine.csv line 3, column 'value': must be a number, got 'fast'", and
-        after the first malformed row up to ``LISTED_ROW_ERRORS`` more and the count of the rest.
+        ValueError: unreadable file, wrong header, or malformed rows (without ``skip_bad``); the message names the
+        file, the line (1 = header) and the column, e.g. "mine.csv line 3, column 'value': must be a number, got
+        'fast'", and after the first malformed row up to ``LISTED_ROW_ERRORS`` more and the count of the rest.
     """
     if path is None and sources is None:
         sources = load_sources()
-    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements", keep_bad=True), sources)
+    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements", keep_bad=True), sources,
+                              skip_bad)
 
 
 #: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
@@ -358,11 +362,12 @@ def _raise_row_errors(errors: list) -> None:
     raise ValueError(message)
 
 
-def _measurement_frame(parsed, sources) -> pd.DataFrame:
+def _measurement_frame(parsed, sources, skip_bad: bool = False) -> pd.DataFrame:
     """The checked rows of ``parsed`` ((where, raw row) pairs) as a frame; an id seen twice is an error.
+    ``skip_bad``: the malformed rows are left out instead, their messages in the frame's ``attrs["skipped"]``.
 
     Raises:
-        ValueError: naming every malformed row (``_raise_row_errors``), not only the first.
+        ValueError: naming every malformed row (``_raise_row_errors``), not only the first (without ``skip_bad``).
     """
     rows, seen, errors = [], set(), []
     for where, r in parsed:
@@ -377,8 +382,11 @@ def _measurement_frame(parsed, sources) -> pd.DataFrame:
             continue
         seen.add(row["id"])
         rows.append(row)
-    _raise_row_errors(errors)
-    return _frame(rows, COLUMNS)
+    if not skip_bad:
+        _raise_row_errors(errors)
+    frame = _frame(rows, COLUMNS)
+    frame.attrs["skipped"] = errors
+    return frame
 
 
 def load_cited(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:

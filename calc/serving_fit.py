@@ -787,7 +787,8 @@ HOLDOUT_PATH = DATA_DIR / "serving_holdout.csv"
 
 def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, list]:
     """The serving model on the held-out rows (``HOLDOUT_PATH`` by default, or another file of the same columns,
-    whose sources need not be in serving_sources.csv): each row measured against its
+    whose sources need not be in serving_sources.csv and whose malformed rows, such as a model calc has no preset of,
+    are skipped with their message rather than failing the file): each row measured against its
     prediction with ``params`` (the stored serving_params.json by default), none of them seen by the fit
     (``fit_serving_params`` reads serving_measurements.csv only).
 
@@ -795,7 +796,7 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
         (table, skipped): table with one row per predicted measurement and columns id, source_id, model,
         accelerator, engine_key, mode, metric, statistic, measured, predicted (the metric's unit: ms or
         tokens/s), log_ratio (log(measured / predicted)); skipped: (id, reason) for rows the model does not
-        predict (``prepare_rows``).
+        predict (``prepare_rows``), and, in another file, (its line, message) for a row that could not be read.
 
     Raises:
         ValueError: a malformed file, or in the shipped held-out file a source id missing from serving_sources.csv
@@ -805,13 +806,14 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     """
     base = params or load_serving_params()
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
-    df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None)
+    df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
     rows, comps, skipped = prepare_rows(df, base)
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
     meas = rows["value"].to_numpy(float)
     table = rows[["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]].assign(
         measured=meas, predicted=pred, log_ratio=np.log(meas / pred) if len(rows) else np.array([]))
-    return table.reset_index(drop=True), list(skipped)
+    unread = [(m.split(",")[0], m) for m in df.attrs.get("skipped", [])]  # ("mine.csv line 7", its message)
+    return table.reset_index(drop=True), unread + list(skipped)
 
 
 def _subset(rows, comps, row_of, keep):

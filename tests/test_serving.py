@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import calc
+import calc.measurements
 import calc.serving_fit
 from calc.hardware import with_matmul
 from calc.serving import serving_estimate, serving_frontier
@@ -308,6 +309,23 @@ def test_a_closed_loops_stated_rounds_are_the_public_estimates_rounds():
         assert est.ttft.estimate_s * 1e3 == pytest.approx(predicted[words], rel=1e-9)
     assert predicted[""] > predicted["20 rounds of C requests"]
     assert closed_loop_rounds("rate", None, "20 rounds of c requests") is None
+
+
+def test_a_file_of_ones_own_is_scored_row_by_row_and_its_unreadable_rows_are_named(tmp_path):
+    # the first 12 held-out rows, two of them broken (a model calc has no preset of, a value that is not a number):
+    # the other 10 are scored exactly as in the shipped file, the two named by their line (header = line 1)
+    from calc.serving_fit import holdout_table
+    held = pd.read_csv(calc.serving_fit.HOLDOUT_PATH, dtype=str, keep_default_na=False).head(12)
+    broken = held.copy()
+    broken.loc[3, "model"], broken.loc[5, "value"] = "llama-9-1t", "fast"
+    broken.to_csv(tmp_path / "mine.csv", index=False)
+    table, skipped = holdout_table(path=tmp_path / "mine.csv")
+    shipped = holdout_table()[0].set_index("id")["predicted"]
+    assert len(table) == 10 and (table.set_index("id")["predicted"] == shipped.loc[table["id"]]).all()
+    assert [where for where, _ in skipped[:2]] == ["mine.csv line 5", "mine.csv line 7"]
+    assert "unknown model preset 'llama-9-1t'" in skipped[0][1] and "got 'fast'" in skipped[1][1]
+    with pytest.raises(ValueError, match="unknown model preset 'llama-9-1t'"):   # an upload is still refused whole
+        calc.measurements.load_measurements(tmp_path / "mine.csv")
 
 
 def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_figure_is_reproduced():
