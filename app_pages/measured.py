@@ -19,8 +19,8 @@ def explore() -> None:
     choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
                       bind="query-params")
     df = measured_views.load_data(choice)
-    stand_in = df is None  # a file that cannot be read: the data set meanwhile, the choices made in the file kept
-    if stand_in:
+    stand_in = df is None or df.attrs.get("stand_in", False)  # the data set meanwhile, the file's choices kept
+    if df is None:  # a file that cannot be read
         df = measured_views.shipped()
         st.caption("The data set is shown until the file can be read; the model, accelerator, engine and "
                    "configuration chosen in your file come back when it can.")

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +85,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
-from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
+from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
                              platform_notice)
 
@@ -1220,13 +1221,17 @@ def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = Fals
     if latency_limits is None:
         return {}
     if isinstance(latency_limits, str):
+        scenario = mlperf_scenario(latency_limits)
+        if scenario is None or not re.fullmatch(r"\s*mlperf\s+(server|interactive)\s*", latency_limits.lower()):
+            raise ValueError(f"latency_limits {latency_limits!r}: as text, 'mlperf server' or 'mlperf interactive' "
+                             "(MLPerf Inference's limits for the model's benchmark in that scenario; Offline has no "
+                             "latency limits); otherwise a dict of the limits in seconds")
         preset = model_preset_id(model.name) if isinstance(model, ModelConfig) else None
-        named = mlperf_latency_limits(preset, latency_limits) if "mlperf" in latency_limits.lower() else None
+        named = mlperf_latency_limits(preset, latency_limits)
         if named is None:
-            raise ValueError(f"latency_limits {latency_limits!r}: a text names MLPerf's limits, 'mlperf server' or "
-                             "'mlperf interactive', of a model MLPerf Inference benchmarks ("
-                             + ", ".join(mlperf_benchmark_models()) + (f"; not {preset}" if preset else "")
-                             + "); otherwise give a dict of the limits in seconds")
+            raise ValueError(f"latency_limits {latency_limits!r}: MLPerf Inference has no {scenario} benchmark of "
+                             f"{preset or getattr(model, 'name', model)}; its {scenario} benchmarks are of "
+                             + ", ".join(mlperf_benchmark_models(scenario)) + "; give a dict of the limits in seconds")
         latency_limits = named
     if every_at_once:
         raise ValueError("latency_limits describe a run at a finite request rate (MLPerf's Server scenario); a rate "

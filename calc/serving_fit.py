@@ -55,12 +55,13 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
+from .run_limits import run_latency_limits, stated_latency_limits  # noqa: F401 (public here too)
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
                             release_year, spread_outputs)
-from .serving_params import (mlperf_latency_limits, ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
+from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
                              param_values)
 
@@ -113,48 +114,6 @@ _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the date of its run ("measured 2025-10-15", "run on 2025-10-15", "date: 2025-10-15").
 _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|collected|tested)(?: on)?:? "
                        r"(\d{4})-(\d{2})-(\d{2})")
-#: A rate run tuned to its latency limits states them (``bench/convert_mlperf.py``: MLPerf Server and Interactive):
-#: "latency limits TTFT 2000 ms and TPOT 200 ms at the 99th percentile". Other writers say it their own way: "TTFT
-#: limit 2 s, TPOT limit 200 ms", "latency constraints: TTFT <= 2000 ms, TPOT <= 200 ms", mlperf.conf's
-#: "ttft_latency = 2000 ... tpot_latency = 200" (ms): a limit, constraint or target word beside each metric, a number
-#: and its unit (ms, or s). A number beside TTFT or TPOT without such a word (a measured p99) is not a limit.
-_NUMBER = r"(?:of|<=|≤|<|=|:|is|at most|under)?\s*([\d.,]*\d)\s*(ms|s|milliseconds?|seconds?)?\b"
-_LIMIT_WORD = r"(?:limits?|constraints?|targets?|slos?|_latency)"
-_BETWEEN = r"(?:[^.;]|\.(?=\w))"  # text between the two limits: no sentence's end (a dot inside a name is one)
-_LIMITS = (
-    # "latency limits TTFT 2000 ms and TPOT 200 ms", "constraints: TTFT <= 2 s, TPOT <= 0.2 s"
-    re.compile(_LIMIT_WORD + r"\W+(?:\w+\W+){0,3}?ttft\W*" + _NUMBER + _BETWEEN + r"{0,40}?\btpot\W*" + _NUMBER),
-    # "TTFT limit 2000 ms, TPOT limit 200 ms", "ttft_latency = 2000 ... tpot_latency = 200"
-    re.compile(r"\bttft\s*" + _LIMIT_WORD + r"\W*" + _NUMBER + _BETWEEN + r"{0,80}?\btpot\s*" + _LIMIT_WORD + r"\W*"
-               + _NUMBER),
-)
-def _seconds(number: str, unit: str | None) -> float:
-    """A limit's number in seconds: in ms unless its unit is seconds."""
-    value = float(number.replace(",", ""))
-    return value if unit and unit.startswith("s") else value / 1e3
-
-
-def stated_latency_limits(notes: str) -> dict | None:
-    """The 99th-percentile latency limits a row's notes state (``_LIMITS``), {"ttft_s", "tpot_s"} in seconds; a
-    number without a unit is in ms (MLPerf's mlperf.conf writes them so); None where the notes state none."""
-    text = str(notes).lower()
-    for pattern in _LIMITS:
-        m = pattern.search(text)
-        if m:
-            ttft, tpot = _seconds(m.group(1), m.group(2)), _seconds(m.group(3), m.group(4))
-            if ttft > 0 and tpot > 0:
-                return {"ttft_s": ttft, "tpot_s": tpot}
-    return None
-
-
-def run_latency_limits(notes: str, model: str = "", names: str = "") -> dict | None:
-    """The 99th-percentile latency limits a rate run was tuned to, as ``serving_estimate``'s ``latency_limits``
-    ({"ttft_s", "tpot_s"}, seconds): those its notes state (``stated_latency_limits``), else, for an MLPerf Server or
-    Interactive run of model preset ``model`` (its notes or ``names``, the row's source id and id, name MLPerf and
-    the scenario), its benchmark's (``mlperf_latency_limits``); None for any other run."""
-    return stated_latency_limits(notes) or mlperf_latency_limits(model, f"{notes} {names}")
-
-
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -283,19 +284,28 @@ def _mlperf_benchmarks() -> dict:
 
 def mlperf_latency_limits(model: str, text: str) -> dict | None:
     """MLPerf Inference's 99th-percentile limits, {"ttft_s", "tpot_s"} in seconds, for a run of model preset
-    ``model`` whose ``text`` (a row's notes, source id and id, or a caller's words) names MLPerf: the interactive
-    benchmark's where the text says "interactive", else the Server scenario's (``data/mlperf_latency_limits.json``,
+    ``model`` whose ``text`` (a row's notes, source id and id, or a caller's words) names MLPerf and a scenario
+    (``mlperf_scenario``): the interactive benchmark's where it says "interactive", else the Server scenario's
+    where it says "server" (``data/mlperf_latency_limits.json``,
     from mlcommons/inference loadgen/mlperf.conf at 001712e9); None for a text that does not name MLPerf, or a model
-    MLPerf has no LLM benchmark of (``mlperf_benchmark_models``).
+    MLPerf has no LLM benchmark of in that scenario (``mlperf_benchmark_models``).
     Example: ("llama-2-70b", "MLPerf Inference v5.1 ... scenario Interactive") -> TTFT 0.45 s, TPOT 0.04 s."""
-    text = str(text).lower()
+    scenario = mlperf_scenario(text)
     entry = _mlperf_benchmarks().get(str(model))
-    if "mlperf" not in text or entry is None:
-        return None
-    limits = entry.get("interactive") if "interactive" in text else entry["server"]
+    limits = entry.get(scenario) if entry and scenario else None
     return {"ttft_s": limits["ttft_ms"] / 1e3, "tpot_s": limits["tpot_ms"] / 1e3} if limits else None
 
 
-def mlperf_benchmark_models() -> list[str]:
-    """The model presets MLPerf Inference has an LLM benchmark of (``mlperf_latency_limits``)."""
-    return list(_mlperf_benchmarks())
+def mlperf_scenario(text: str) -> str | None:
+    """The MLPerf scenario with latency limits that ``text`` names: "interactive", "server", or None (a text that
+    does not name MLPerf, names neither scenario, or names the Offline one, which has no latency limits)."""
+    words = set(re.findall(r"[a-z0-9]+", str(text).lower()))
+    if not any(w.startswith("mlperf") for w in words) or "offline" in words:
+        return None
+    return "interactive" if "interactive" in words else "server" if "server" in words else None
+
+
+def mlperf_benchmark_models(scenario: str | None = None) -> list[str]:
+    """The model presets MLPerf Inference has an LLM benchmark of (``mlperf_latency_limits``), in ``scenario``
+    ("server", "interactive") where given."""
+    return [m for m, e in _mlperf_benchmarks().items() if scenario is None or scenario in e]

@@ -45,6 +45,7 @@ CALC_LAYERS = [
     "inferencex",    # InferenceX benchmark result JSON -> measurement rows
     "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
     "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
+    "run_limits",    # the latency limits a published run was tuned to, read from its row
     "serving_terms",  # what the serving model adds to the bound: bursts, attention precision, bf16 layers
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation

@@ -245,8 +245,23 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
     ("SLO: TTFT 500ms and TPOT 30ms", (0.5, 0.03)),
     ("target TTFT of 0.45 s and TPOT of 0.04 s", (0.45, 0.04)),
     ("llama2-70b.Server.ttft_latency = 2000, llama2-70b.Server.tpot_latency = 200", (2.0, 0.2)),  # mlperf.conf, ms
+    ("TTFT limit: 2000 ms, TPOT: 200 ms", (2.0, 0.2)),                      # the first's word stands for both
+    ("TTFT target 2,000 ms; TPOT target 200 ms", (2.0, 0.2)),
+    ("TTFT limit 2 s. TPOT limit 200 ms", (2.0, 0.2)),
+    ("limits: TPOT 200 ms and TTFT 2000 ms", (2.0, 0.2)),                    # TPOT first
+    ("TTFT 900 ms (limit 2000 ms), TPOT 35 ms (limit 200 ms)", (2.0, 0.2)),
+    ("TTFT < 2 s and TPOT < 100 ms (SLO)", (2.0, 0.1)),                      # a comparator is a limit
+    ("TTFT limit 2 min, TPOT limit 2000 us", (120.0, 0.002)),                # units: 2 min = 120 s, 2000 us = 2 ms
     ("p99 TTFT 350 ms and p99 TPOT 40 ms", None),     # measured percentiles, not limits
     ("TTFT 120 ms, TPOT 20 ms at 16 requests/s", None),
+    ("TTFT limit 2 s. Measured TPOT 35 ms.", None),   # the TPOT beside no limit's word, in another sentence
+    # a limit's word that marks nothing: negated, met, or about something else
+    ("no latency limits; measured TTFT 350 ms and TPOT 40 ms", None),
+    ("latency constraints were not set; TTFT 900 ms, TPOT 35 ms", None),
+    ("the run met its SLO; TTFT 350 ms and TPOT 40 ms (p99)", None),
+    ("SLO attainment 95%: TTFT 350 ms and TPOT 40 ms", None),
+    ("target rate 8 qps, TTFT 350 ms, TPOT 40 ms", None),
+    ("max_num_seqs limit 256, TTFT 350 ms, TPOT 40 ms", None),
     ("", None),
 ])
 def test_latency_limits_are_read_however_a_row_states_them(notes, limits):
@@ -263,6 +278,9 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
     assert rl("", "llama-2-70b", "mlperf-inf51 x-interactive-ttft-ms-mean") == {"ttft_s": 0.45, "tpot_s": 0.04}
     assert rl("mlperf interactive", "llama-3.1-8b") == {"ttft_s": 0.5, "tpot_s": 0.03}
     assert rl("a vLLM run at 10 requests/s", "llama-2-70b") is None and rl("MLPerf Server", "qwen3-32b") is None
+    # a scenario is needed, and Offline has no latency limits; Mixtral has a Server benchmark only
+    assert rl("MLPerf Inference v5.1", "llama-2-70b") is None and rl("MLPerf Offline", "llama-2-70b") is None
+    assert rl("MLPerf interactive", "mixtral-8x7b") is None
     held = pd.read_csv(calc.serving_fit.HOLDOUT_PATH, dtype=str, keep_default_na=False)
     run = held[held["id"].str.startswith("mlperf51-closed-cisco-c885-h200x8-trt-llama2-70b-99-interactive-")]
     assert len(run) == 5 and run["notes"].str.contains("latency limits TTFT 450 ms and TPOT 40 ms").all()
@@ -281,8 +299,13 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
     named = serving_estimate("llama-2-70b", "h200", 222, 293, latency_limits="MLPerf interactive", **kw)
     given = serving_estimate("llama-2-70b", "h200", 222, 293, latency_limits={"ttft_s": 0.45, "tpot_s": 0.04}, **kw)
     assert named.tpot.estimate_s == given.tpot.estimate_s and named.ttft.estimate_s == given.ttft.estimate_s
-    with pytest.raises(ValueError, match="MLPerf Inference benchmarks .*; not qwen3-32b"):
+    with pytest.raises(ValueError, match="no server benchmark of qwen3-32b; its server benchmarks are of llama-2-70b"):
         serving_estimate("qwen3-32b", "h200", 222, 293, latency_limits="mlperf server", **kw)
+    with pytest.raises(ValueError, match="no interactive benchmark of mixtral-8x7b"):
+        serving_estimate("mixtral-8x7b", "h200", 222, 293, latency_limits="mlperf interactive", **kw)
+    for text in ("fast", "", "mlperf banana", "mlperf offline", "MLPerf"):
+        with pytest.raises(ValueError, match="as text, 'mlperf server' or 'mlperf interactive'"):
+            serving_estimate("llama-2-70b", "h200", 222, 293, latency_limits=text, **kw)
 
 
 def test_a_closed_loops_stated_rounds_are_the_public_estimates_rounds():

@@ -495,6 +495,11 @@ def test_a_malformed_upload_loses_nothing_chosen_in_the_file_before_it():
     configs = at.selectbox(key="ms_config").options
     assert len(configs) >= 2                        # the run's Server and Interactive rows differ in lengths
     at.selectbox(key="ms_config").set_value(configs[-1]).run()
+    row_ids = [label.split(": ")[0] for label in at.selectbox(key="ms_row").options]  # "id: TTFT mean at ..."
+    assert len(row_ids) >= 2 and at.selectbox(key="ms_row").value == row_ids[0]
+    at.selectbox(key="ms_row").set_value(row_ids[-1]).run()
+    # the file replaced: a run with no file in the uploader, then a file that cannot be read
+    at.get("file_uploader")[0].set_value(None).run()
     at.get("file_uploader")[0].set_value(("mine.csv", b"model,accelerator\nllama,\x00\n", "text/csv")).run()
     assert not at.exception and at.error            # the file cannot be read: the data set stands in
     assert at.selectbox(key="ms_acc").value != "rtx-pro-6000"
@@ -502,7 +507,32 @@ def test_a_malformed_upload_loses_nothing_chosen_in_the_file_before_it():
     assert not at.exception and not at.error
     assert at.selectbox(key="ms_acc").value == "rtx-pro-6000"
     assert at.selectbox(key="ms_config").value == configs[-1]
+    assert at.selectbox(key="ms_row").value == row_ids[-1]
     assert at.session_state["ms_acc"] == "rtx-pro-6000"     # the value the link (bind="query-params") carries
+
+
+def test_a_row_chosen_in_a_file_comes_back_after_a_stand_in_that_has_no_row_box():
+    # held-out Llama-2-70B rows: on the H200, the configuration of 294 output tokens and its third row. A file that
+    # cannot be read then shows the data set, whose Llama-2-70B H200 configuration measures no time, so the row box
+    # is not drawn at all; the good file again brings back that configuration and that row
+    from calc.serving_fit import HOLDOUT_PATH
+    held = pd.read_csv(HOLDOUT_PATH, dtype=str, keep_default_na=False)
+    good = ("mine.csv", held[held["model"] == "llama-2-70b"].to_csv(index=False).encode(), "text/csv")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(good).run()
+    at.selectbox(key="ms_acc").set_value("h200").run()
+    config = next(c for c in at.selectbox(key="ms_config").options if "222 in / 294 out" in c)
+    at.selectbox(key="ms_config").set_value(config).run()
+    row = [label.split(": ")[0] for label in at.selectbox(key="ms_row").options][2]
+    at.selectbox(key="ms_row").set_value(row).run()
+    at.get("file_uploader")[0].set_value(None).run()
+    at.get("file_uploader")[0].set_value(("mine.csv", b"\x00\x01 not a csv", "text/csv")).run()
+    assert not at.exception and at.error
+    assert "ms_row" not in [b.key for b in at.selectbox]            # the stand-in's configuration has no time row
+    at.get("file_uploader")[0].set_value(good).run()
+    assert not at.exception and not at.error
+    assert (at.selectbox(key="ms_acc").value, at.selectbox(key="ms_config").value,
+            at.selectbox(key="ms_row").value) == ("h200", config, row)
 
 
 def test_endpoint_page_predicts_each_concurrency_with_the_serving_estimate():

@@ -104,7 +104,7 @@ RATE_COLUMNS = {
              "the TPOT bound is a decode step of that batch"),
 }
 #: The closed-loop conventions the serving estimate offers (``calc.serving.serving_estimate``'s ``lengths``).
-LENGTH_LABELS = {"fixed": "fixed (clients in lockstep)", "varied": "varied (steady state)"}
+LENGTH_LABELS = {"fixed": "fixed (clients start together, partly in lockstep)", "varied": "varied (steady state)"}
 
 
 def _allow() -> list[str]:

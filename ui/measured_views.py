@@ -22,14 +22,24 @@ def shipped() -> pd.DataFrame:
     return caching.cached_call(measurements.load_measurements)
 
 
+def stand_in(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (the data set) marked as standing in for a file not given yet (``attrs["stand_in"]``): the choices
+    made in an earlier file are kept for its return (``ui.url_state.keep_valid``), even across the run in which a
+    file is replaced and the uploader holds none."""
+    df = df.copy(deep=False)
+    df.attrs["stand_in"] = True
+    return df
+
+
 def sources_table() -> pd.DataFrame:
     """The shipped sources table (cached)."""
     return caching.cached_call(measurements.load_sources)
 
 
 def load_data(choice: str):
-    """The measurements of ``choice`` (an upload read with calc's checks), or None after a message. An upload
-    stays in its widget after an error, so the user fixes the file and loads it again."""
+    """The measurements of ``choice`` (an upload read with calc's checks), or None after a message; the data set
+    (``STAND_IN``, a frame marked so) while no file is given. An upload stays in its widget after an error, so the
+    user fixes the file and loads it again."""
     if choice == SOURCES[0]:
         return shipped()
     kind = "csv" if choice == SOURCES[1] else "json"
@@ -59,7 +69,7 @@ def load_data(choice: str):
                                       "closer to the roofline). Without a date such rows are taken as of 2025.")
     if up is None:
         st.info("Upload a file to compare it; the data set is shown until then.")
-        return shipped()
+        return stand_in(shipped())
     data = up.getvalue()
     name = formats.safe_name(up.name)
     try:
@@ -206,6 +216,9 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
     for col in ("value", "predicted", "bound"):
         shown[col] = pd.to_numeric(shown[col], errors="coerce").map(
             lambda v: float(f"{v:.4g}") if np.isfinite(v) else v)
+    # a run at a rate or offline has no concurrency: a number or nothing ("—"), never the text of a missing value
+    shown["concurrency"] = pd.to_numeric(shown["concurrency"].astype(object).where(shown["concurrency"].notna()),
+                                         errors="coerce")
     html_table.show_table(shown, hide_index=True, width="stretch",
                           # the numbers first: an imported file's ids are long (InferenceX's name the whole
                           # configuration) and a grid gave them most of its width
@@ -349,6 +362,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     if times.empty:
         st.caption("No row of this configuration measures a TPOT, ITL or TTFT with a serving estimate: the table "
                    "above has no time to break down.")
+        url_state.keep_valid(f"{key}_row", [], stand_in)  # the row chosen in a file comes back with the file
         return
     times = times.drop_duplicates("id")
     raw = rows.drop_duplicates("id").set_index("id")
