@@ -22,8 +22,12 @@ _TO_NUMBER = r"\W{0,3}(?:(?:of|is|at most|under|below|<=|≤|<|=|:)\W{0,2})?"
 _WORD = r"(?:limits?|constraints?|targets?|slos?)"
 #: Between the two metrics: no sentence's end (a dot before a word character or another dot is part of a name).
 _SAME_SENTENCE = r"(?:[^.\n]|\.(?=[\w.]))"
-#: A negation just before a limit's word: "no latency limits", "limits were not set", "the run met its SLO".
-_NEGATION = re.compile(r"\b(?:no|not|without|met|meets|attain\w*)\b")
+#: A negation near a limit: "no latency limits", "limits were not set", "the run met its SLO", "... were not met".
+_NEGATION = re.compile(r"\b(?:no|not|never|without|met|meets|attain\w*)\b")
+#: A statistic before a metric marks a measurement ("p99 TPOT 180 ms"), whatever limit's word came before it.
+_STATISTIC = re.compile(r"\b(?:p\d+|mean|median|avg|average|measured)\W*$")
+#: Where a clause ends: a negation beyond it is about something else ("caching not used; latency limits ...").
+_CLAUSE_END = re.compile(r"[.;\n](?:\s|$)")
 
 
 def _pair(first: str, second: str) -> list:
@@ -71,7 +75,13 @@ def stated_latency_limits(notes: str) -> dict | None:
     text = str(notes).lower()
     for pattern, ttft_first in _LIMITS:
         for m in pattern.finditer(text):
-            if _NEGATION.search(text[max(0, m.start() - 30):m.start() + 12]):
+            before = _CLAUSE_END.split(text[max(0, m.start() - 30):m.start()])[-1]
+            after = _CLAUSE_END.split(text[m.end():m.end() + 30])[0]
+            if _NEGATION.search(before + " " + m.group(0) + " " + after):
+                continue
+            second = m.start(3)  # the second number: no statistic may name its metric ("p99 TPOT 180 ms")
+            metric_at = text.rfind("tpot" if ttft_first else "ttft", m.start(), second)
+            if _STATISTIC.search(text[max(m.start(), metric_at - 12):metric_at]):
                 continue
             first, second = _seconds(m.group(1), m.group(2)), _seconds(m.group(3), m.group(4))
             ttft, tpot = (first, second) if ttft_first else (second, first)

@@ -262,6 +262,11 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
     ("SLO attainment 95%: TTFT 350 ms and TPOT 40 ms", None),
     ("target rate 8 qps, TTFT 350 ms, TPOT 40 ms", None),
     ("max_num_seqs limit 256, TTFT 350 ms, TPOT 40 ms", None),
+    ("TTFT limit 2000 ms, p99 TPOT 180 ms", None),                           # the TPOT is a measured p99
+    ("TTFT limit 2000 ms and TPOT limit 200 ms were not met", None),         # negated after the limits
+    # a negation in another clause is about something else
+    ("prefix caching not used; latency limits TTFT 2000 ms and TPOT 200 ms", (2.0, 0.2)),
+    ("No speculative decoding. Limits: TTFT 2 s, TPOT 200 ms", (2.0, 0.2)),
     ("", None),
 ])
 def test_latency_limits_are_read_however_a_row_states_them(notes, limits):
