@@ -18,12 +18,7 @@ def explore() -> None:
     """Data, selection, charts and table. A fragment: its controls rerun this part only."""
     choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
                       bind="query-params")
-    df = measured_views.load_data(choice)
-    stand_in = df is None or df.attrs.get("stand_in", False)  # the data set meanwhile, the file's choices kept
-    if df is None:  # a file that cannot be read
-        df = measured_views.shipped()
-        st.caption("The data set is shown until the file can be read; the model, accelerator, engine and "
-                   "configuration chosen in your file come back when it can.")
+    df, stand_in = measured_views.load_data(choice)  # stand_in: the data set, the file's choices kept
     if df.empty:
         st.warning("No measurement rows to compare.")
         return

@@ -34,8 +34,8 @@ from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
 from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
                               _STATIC, _TRT_ENGINE, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, closed_loop_rounds,
-                              error_summary, predict_rows, prepare_rows, read_measurements, row_kv_dtype,
-                              run_latency_limits)
+                              error_summary, predict_rows, prepare_rows, read_measurements, row_kv_dtype)
+from calc.run_limits import run_latency_limits  # noqa: E402
 from calc.serving_terms import spread_outputs  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 

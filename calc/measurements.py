@@ -80,11 +80,18 @@ MAX_CONTEXT_TOKENS = limit_of("context")
 EXTRA_DTYPES = ("fp4",)
 
 
+def engine_spelling(engine: str) -> str:
+    """An engine's name in lower case without its hyphens and underscores, TensorRT-LLM as "trtllm": "vLLM" ->
+    "vllm", "TensorRT-LLM" and "tensorrt_llm" -> "trtllm" (the key ``engine_key`` and
+    ``calc.serving_params.engine_settings`` look up)."""
+    return str(engine).strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
+
+
 def engine_key(engine: str) -> str:
     """calc's key of an engine family as a source writes it: "TensorRT-LLM", "TRT-LLM", "tensorrt_llm" and
     "TensorRT" -> "trtllm", "vLLM" -> "vllm", "SGLang" -> "sglang"; any other text as it is (``ENGINES`` has
     "other" for an engine of no family here)."""
-    key = re.sub(r"[\s_\-]", "", str(engine).lower()).replace("tensorrtllm", "trtllm")
+    key = engine_spelling(re.sub(r"\s", "", str(engine)))
     key = "trtllm" if key == "tensorrt" else key
     return key if key in ENGINES else str(engine)
 

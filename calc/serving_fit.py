@@ -55,7 +55,7 @@ from .hardware import get_accelerator
 from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
 from .models import get_model
 from .layout import make_layout
-from .run_limits import run_latency_limits, stated_latency_limits  # noqa: F401 (public here too)
+from .run_limits import run_latency_limits
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,

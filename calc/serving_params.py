@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .measurements import engine_spelling
 from .models import DATA_DIR
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
@@ -169,7 +170,7 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
     """
     if not isinstance(engine, str) or not engine.strip():
         raise ValueError(f"engine must be a name such as {', '.join(ENGINES[:3])}; got {engine!r}")
-    key = engine.strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
+    key = engine_spelling(engine)
     notices = []
     if key not in params["engines"]:
         known = [k for k in params["engines"] if k != "generic"]

@@ -8,6 +8,7 @@ import pytest
 
 import calc
 import calc.measurements
+import calc.run_limits
 import calc.serving_fit
 from calc.hardware import with_matmul
 from calc.serving import serving_estimate, serving_frontier
@@ -270,7 +271,7 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
     ("", None),
 ])
 def test_latency_limits_are_read_however_a_row_states_them(notes, limits):
-    got = calc.serving_fit.stated_latency_limits(notes)
+    got = calc.run_limits.stated_latency_limits(notes)
     assert got == (None if limits is None else pytest.approx({"ttft_s": limits[0], "tpot_s": limits[1]}))
 
 
@@ -278,7 +279,7 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
     # mlcommons/inference loadgen/mlperf.conf: llama2-70b Server 2000 / 200 ms, llama2-70b-interactive 450 / 40 ms,
     # llama3_1-8b-interactive 500 / 30 ms. A held-out MLPerf row whose notes lose their limits' words gets the same
     # limits from its benchmark, and so the same prediction row for row; a row naming no MLPerf gets none
-    rl = calc.serving_fit.run_latency_limits
+    rl = calc.run_limits.run_latency_limits
     assert rl("MLPerf Inference v5.1, Server", "llama-2-70b") == {"ttft_s": 2.0, "tpot_s": 0.2}
     assert rl("", "llama-2-70b", "mlperf-inf51 x-interactive-ttft-ms-mean") == {"ttft_s": 0.45, "tpot_s": 0.04}
     assert rl("mlperf interactive", "llama-3.1-8b") == {"ttft_s": 0.5, "tpot_s": 0.03}
@@ -375,8 +376,8 @@ def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_fig
                            int(row["output_len"]), request_rate_per_s=float(row["request_rate_per_s"]),
                            tp=int(row["tp"]), replicas=int(row["dp"]), weight_dtype=row["weight_dtype"],
                            kv_dtype=row["kv_dtype"], engine="trtllm", engine_version=str(row["engine_version"]),
-                           latency_limits=calc.serving_fit.run_latency_limits(row["notes"]))
-    assert calc.serving_fit.run_latency_limits(row["notes"]) == {"ttft_s": 2.0, "tpot_s": 0.2}
+                           latency_limits=calc.run_limits.run_latency_limits(row["notes"]))
+    assert calc.run_limits.run_latency_limits(row["notes"]) == {"ttft_s": 2.0, "tpot_s": 0.2}
     assert est.tpot.estimate_s * 1e3 == pytest.approx(r["predicted"], rel=0.01)
     assert np.log(row["value"] / r["predicted"]) == pytest.approx(r["log_ratio"], abs=1e-12)
     # the same run's TTFT row: both paths take the mean at its share of the limit within the latency range

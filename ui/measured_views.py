@@ -22,26 +22,18 @@ def shipped() -> pd.DataFrame:
     return caching.cached_call(measurements.load_measurements)
 
 
-def stand_in(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` (the data set) marked as standing in for a file not given yet (``attrs["stand_in"]``): the choices
-    made in an earlier file are kept for its return (``ui.url_state.keep_valid``), even across the run in which a
-    file is replaced and the uploader holds none."""
-    df = df.copy(deep=False)
-    df.attrs["stand_in"] = True
-    return df
-
-
 def sources_table() -> pd.DataFrame:
     """The shipped sources table (cached)."""
     return caching.cached_call(measurements.load_sources)
 
 
-def load_data(choice: str):
-    """The measurements of ``choice`` (an upload read with calc's checks), or None after a message; the data set
-    (``STAND_IN``, a frame marked so) while no file is given. An upload stays in its widget after an error, so the
-    user fixes the file and loads it again."""
+def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
+    """(rows, stand_in): the measurements of ``choice`` (an upload read with calc's checks), or, while no file is
+    given or after a message that the file cannot be read, the data set with ``stand_in`` true (the choices made in
+    an earlier file are kept for its return: ``ui.url_state.keep_valid``). An upload stays in its widget after an
+    error, so the user fixes the file and loads it again."""
     if choice == SOURCES[0]:
-        return shipped()
+        return shipped(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
@@ -69,7 +61,7 @@ def load_data(choice: str):
                                       "closer to the roofline). Without a date such rows are taken as of 2025.")
     if up is None:
         st.info("Upload a file to compare it; the data set is shown until then.")
-        return stand_in(shipped())
+        return shipped(), True
     data = up.getvalue()
     name = formats.safe_name(up.name)
     try:
@@ -82,12 +74,19 @@ def load_data(choice: str):
                 st.caption(f"Skipped {formats.md_escape(s)}.")
     except ValueError as exc:
         st.error(f"That file cannot be read: {formats.md_escape(str(exc).rstrip('.'))}.")
-        return None
+        return _unreadable()
     if df.empty:  # a header alone, or runs the page skips every one of
         st.warning(f"{formats.md_escape(name)} holds no measurement row to compare"
                    + (" (only its header)" if kind == "csv" else " (every run skipped, above)") + ".")
-        return None
-    return df
+        return _unreadable()
+    return df, False
+
+
+def _unreadable() -> tuple[pd.DataFrame, bool]:
+    """The data set, standing in for a file that cannot be read, and the caption that says so."""
+    st.caption("The data set is shown until the file can be read; the model, accelerator, engine and "
+               "configuration chosen in your file come back when it can.")
+    return shipped(), True
 
 
 def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
