@@ -68,6 +68,94 @@ ENGINES = ("vllm", "sglang", "trtllm", "other")
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "generic": "generic engine",
                 "other": "other engine"}
 _INT_COLUMNS = ("n_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len")
+#: Names benchmarks give the throughput metrics (after ``_metric_words``) -> (calc's metric, per deployment: its value
+#: is divided by n_gpus into the per-GPU metric). vllm bench serve's result keys (output_throughput,
+#: total_token_throughput, request_throughput), InferenceX's (tput_per_gpu, output_tput_per_gpu, interactivity).
+THROUGHPUT_ALIASES = {
+    "output_throughput": ("output_tok_per_s", False), "output_token_throughput": ("output_tok_per_s", False),
+    "output_tokens_per_s": ("output_tok_per_s", False), "output_tok_s": ("output_tok_per_s", False),
+    "total_token_throughput": ("total_tok_per_s_per_gpu", True), "total_tok_per_s": ("total_tok_per_s_per_gpu", True),
+    "total_tokens_per_s": ("total_tok_per_s_per_gpu", True), "total_tok_s": ("total_tok_per_s_per_gpu", True),
+    "request_throughput": ("requests_per_s", False), "req_per_s": ("requests_per_s", False),
+    "requests_per_second": ("requests_per_s", False),
+    "tput_per_gpu": ("total_tok_per_s_per_gpu", False), "total_tput_per_gpu": ("total_tok_per_s_per_gpu", False),
+    "output_tput_per_gpu": ("output_tok_per_s_per_gpu", False),
+    "output_tokens_per_s_per_gpu": ("output_tok_per_s_per_gpu", False),
+    "interactivity": ("output_tok_per_s_per_user", False), "tok_per_s_per_user": ("output_tok_per_s_per_user", False),
+    "tokens_per_s_per_user": ("output_tok_per_s_per_user", False),
+}
+#: Names of the latency metrics (after a statistic prefix such as mean_ or p99_), and the unit suffixes -> ms.
+_LATENCY_NAMES = {"ttft": "ttft_ms", "time_to_first_token": "ttft_ms", "tpot": "tpot_ms",
+                  "time_per_output_token": "tpot_ms", "itl": "itl_ms", "inter_token_latency": "itl_ms",
+                  "e2el": "e2e_ms", "e2e": "e2e_ms", "e2e_latency": "e2e_ms", "end_to_end_latency": "e2e_ms",
+                  "request_latency": "e2e_ms"}
+_TIME_UNITS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0, "us": 1e-3}
+
+
+def _metric_words(text: str) -> str:
+    """A metric's name in lower case with its spaces, dashes and slashes as underscores and a unit in parentheses as
+    a suffix: "Output token throughput (tok/s)" -> "output_token_throughput_tok_s", "TTFT (ms)" -> "ttft_ms"."""
+    t = re.sub(r"\(([^)]*)\)", r" \1", str(text).strip().lower())
+    return re.sub(r"[\s/\-]+", "_", t).strip("_")
+
+
+def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, bool]:
+    """calc's (metric, statistic, scale, per_deployment) for a metric as a benchmark names it: ``METRICS``' own names;
+    vllm bench serve's keys ("mean_ttft_ms", "median_e2el_ms", "output_throughput", "total_token_throughput",
+    "request_throughput"); InferenceX's ("median_ttft" needs its unit: "median_ttft_s"; "tput_per_gpu",
+    "interactivity"); words ("TTFT (ms)", "p99 TPOT s", "Output token throughput (tok/s)"). A statistic in the name
+    (mean, median, avg, p50, p90, p99) is used where ``statistic`` is empty or the same. ``scale`` turns the value into
+    the metric's unit (a latency in s x 1000); ``per_deployment``: a whole deployment's total tokens/s, to divide by
+    n_gpus for ``total_tok_per_s_per_gpu``. A name it cannot read comes back as it is (scale 1), for the caller's
+    check against ``METRICS``.
+
+    Raises:
+        ValueError: a latency without its unit ("ttft", "median_tpot": ms or s?).
+
+    Source: vllm benchmarks/serve.py's result keys; InferenceX utils/process_result.py's fields."""
+    words = _metric_words(metric)
+    stat = STATISTIC_ALIASES.get(statistic, statistic)
+    if words in METRICS:
+        return words, stat, 1.0, False
+    named = re.fullmatch(r"(?:(mean|median|avg|average|p50|p90|p99|max)_)?(.+)", words)
+    prefix = STATISTIC_ALIASES.get(named.group(1), named.group(1)) if named.group(1) else ""
+    rest = named.group(2)
+    if prefix and stat not in ("", prefix):
+        return str(metric).strip().lower(), stat, 1.0, False  # two statistics: the caller names the metric
+    latency = re.fullmatch(r"(.+?)(?:_(ms|s|sec|seconds|us))?", rest)
+    base, unit = latency.group(1), latency.group(2)
+    if base in _LATENCY_NAMES:
+        if unit is None:
+            raise ValueError(f"{metric!r} gives no unit: write it as {_LATENCY_NAMES[base]} (milliseconds) or "
+                             f"{_LATENCY_NAMES[base][:-3]}_s (seconds)")
+        return _LATENCY_NAMES[base], prefix or stat, _TIME_UNITS[unit], False
+    rest = re.sub(r"(throughput)_(?:tok|tokens|req|requests)_s$", r"\1", rest)  # "... throughput (tok/s)"
+    if rest in METRICS or rest in THROUGHPUT_ALIASES:
+        name, per_deployment = THROUGHPUT_ALIASES.get(rest, (rest, False))
+        return name, prefix or stat, 1.0, per_deployment
+    return str(metric).strip().lower(), stat, 1.0, False
+
+
+#: The columns a user's file must have; the others of ``COLUMNS`` may be left out of its header (or their cells left
+#: empty) and are then taken as ``_check_row`` says: id "<file> line <n>", source_id the file's name, model_family
+#: the preset's family, tp n_gpus / (pp * dp) and n_gpus tp * pp * dp (one of the two given), pp / ep / dp 1,
+#: engine_version / kv_dtype / notes empty (a KV dtype as the serving model reads an unstated one), len_dist
+#: "not stated" (read as varied lengths, the estimate's default), statistic "mean", mode from the load (concurrency
+#: given: a closed loop; a request rate: a rate run; neither: offline).
+REQUIRED_COLUMNS = ("model", "accelerator", "engine", "weight_dtype", "input_len", "output_len", "metric", "value")
+#: Headers of a user's file that give the run's date (YYYY-MM-DD, or a date and time): read into its notes as "measured
+#: <date>", the words the serving model dates an engine without a version by (``calc.serving_fit``).
+DATE_HEADERS = ("date", "run_date", "measured", "measured_on", "date_measured", "benchmark_date", "published",
+                "published_on", "retrieved")
+#: Headers benchmarks and dashboards use for ``COLUMNS`` (lower case), read in a user's file as the column they name.
+HEADER_ALIASES = {"isl": "input_len", "input_tokens": "input_len", "prompt_len": "input_len",
+                  "osl": "output_len", "output_tokens": "output_len",
+                  "gpu": "accelerator", "gpus": "n_gpus", "hardware": "accelerator", "hw": "accelerator",
+                  "num_gpus": "n_gpus", "gpu_count": "n_gpus", "framework": "engine",
+                  "precision": "weight_dtype", "dtype": "weight_dtype", "kv_cache_dtype": "kv_dtype",
+                  "conc": "concurrency", "max_concurrency": "concurrency", "request_rate": "request_rate_per_s",
+                  "qps": "request_rate_per_s", "rate": "request_rate_per_s", "stat": "statistic",
+                  "source": "source_id", "source_url": "source_id", "url": "source_id", "version": "engine_version"}
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 #: The largest measured value a row may give, in its metric's unit: no latency of 10^12 ms (some 30 years) or
 #: throughput of 10^12 tokens or requests per second has been measured; a larger number is a typing slip.
@@ -117,36 +205,49 @@ def _fail(where: str, column: str, message: str):
 
 
 def _number(text: str, where: str, column: str, kind=float, positive=True, allow_empty=False):
-    text = (text or "").strip()
-    if text == "":
+    raw = (text or "").strip()
+    if raw == "":
         if allow_empty:
             return None
         _fail(where, column, "is empty")
+    # thousands written with commas ("1,024"), and a whole number written as a float ("8.0", "1e3", as pandas
+    # writes an integer column that has empty cells) are read as the number they spell
+    text = raw.replace(",", "") if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", raw) else raw
     try:
-        value = kind(text)
-    except ValueError:
-        _fail(where, column, f"must be {'an integer' if kind is int else 'a number'}, got {text!r}")
+        value = float(text)
+        if kind is int:
+            if not value.is_integer():
+                raise ValueError
+            value = int(value)
+    except (ValueError, OverflowError):
+        _fail(where, column, f"must be {'an integer' if kind is int else 'a number'}, got {raw!r}")
     if not math.isfinite(value) or (positive and value <= 0):
-        _fail(where, column, f"must be a positive number, got {text!r}")
+        _fail(where, column, f"must be a positive number, got {raw!r}")
     return value
 
 
-def _read_rows(path, columns, label: str, keep_bad: bool = False):
-    """(where, dict) per data row of a CSV file with exactly ``columns`` as its header (``keep_bad``: as
-    ``_parse_rows``)."""
+def _read_rows(path, columns, label: str, keep_bad: bool = False, lenient: bool = False, about: list | None = None):
+    """(where, dict) per data row of a CSV file with exactly ``columns`` as its header (``keep_bad``, ``lenient``,
+    ``about``: as ``_parse_rows``)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ValueError(f"cannot read {label} file {path}: {e.strerror or e}") from None
-    return _parse_rows(text, path.name, columns, keep_bad)
+    return _parse_rows(text, path.name, columns, keep_bad, lenient, about)
 
 
-def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
+def _parse_rows(text: str, name: str, columns, keep_bad: bool = False, lenient: bool = False,
+                about: list | None = None):
     """(where, dict) per data row of CSV ``text`` (called ``name`` in messages) with ``columns`` as its header (in
     that order or any other: fields are read by their column's name).
     A row of the wrong number of fields raises ValueError, or with ``keep_bad`` comes as (where, message) for the
-    caller to name beside the file's other bad rows."""
+    caller to name beside the file's other bad rows.
+    ``lenient`` (a user's file): a header of ``HEADER_ALIASES`` is read as the column it names, only
+    ``REQUIRED_COLUMNS`` must be present (the others come as empty cells, for ``_check_row`` to fill), and a column
+    that is not one of ``columns`` is ignored, but for a column of ``DATE_HEADERS``, whose YYYY-MM-DD is added to each
+    row's notes as "measured <date>"; ``about`` (a list) gets a sentence for each of these and one for the columns
+    taken as their defaults."""
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
@@ -154,14 +255,29 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
         raise ValueError(f"{name} line 1: the file is empty; the header must be {','.join(columns)}") from None
     except csv.Error as e:
         raise ValueError(f"{name} line 1: not a CSV file ({e})") from None
-    header = [h.strip() for h in header]
-    if sorted(header) != sorted(columns):  # the same columns in another order are read by name, below
-        missing = [c for c in columns if c not in header]
-        extra = [c for c in header if c not in columns]
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    if lenient:
+        header = [h if h in columns else HEADER_ALIASES.get(h.lower(), h.lower() if h.lower() in columns else h)
+                  for h in header]
+    twice = [c for c in dict.fromkeys(header) if header.count(c) > 1]
+    needed = [c for c in columns if c in REQUIRED_COLUMNS] if lenient else list(columns)
+    missing = [c for c in needed if c not in header]
+    extra = [c for c in header if c not in columns]
+    if missing or twice or (extra and not lenient):  # the same columns in another order are read by name, below
         raise ValueError(f"{name} line 1: the header must be {','.join(columns)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
-                         + (f"; unknown {', '.join(extra)}" if extra else "")
-                         + "".join(f"; {c} named twice" for c in dict.fromkeys(header) if header.count(c) > 1))
+                         + (f"; unknown {', '.join(extra)}" if extra and not lenient else "")
+                         + "".join(f"; {c} named twice" for c in twice))
+    absent = [c for c in columns if c not in header]
+    # the first date column a user's file gives (in DATE_HEADERS' order) dates its rows, through their notes
+    dated = next((h for d in DATE_HEADERS for h in extra if h.lower() == d), None) if "notes" in columns else None
+    extra = [c for c in extra if c != dated]
+    if about is not None and dated:
+        about.append(f"column {dated} read as each run's date (its notes: measured YYYY-MM-DD)")
+    if about is not None and extra:
+        about.append(f"columns not read: {', '.join(extra)}")
+    if about is not None and absent:
+        about.append(f"columns not in the file, taken as their defaults: {', '.join(absent)}")
     rows = []
     try:
         numbered = list(enumerate(reader, start=2))
@@ -171,13 +287,18 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False):
         if not fields or all(not f.strip() for f in fields):
             continue
         where = f"{name} line {line_no}"
-        if len(fields) != len(columns):
-            message = f"{where}: {len(fields)} fields, expected {len(columns)} ({','.join(columns)})"
+        if len(fields) != len(header):
+            message = f"{where}: {len(fields)} fields, expected {len(header)} ({','.join(header)})"
             if not keep_bad:
                 raise ValueError(message)
             rows.append((where, message))
             continue
-        rows.append((where, {c: f.strip() for c, f in zip(header, fields)}))
+        cells = {c: f.strip() for c, f in zip(header, fields) if c in columns}
+        row = {c: cells.get(c, "") for c in columns}
+        day = re.match(r"\d{4}-\d{2}-\d{2}", fields[header.index(dated)].strip()) if dated else None
+        if day:
+            row["notes"] = "; ".join(t for t in (row["notes"], f"measured {day.group(0)}") if t)
+        rows.append((where, row))
     return rows
 
 
@@ -214,9 +335,36 @@ def load_sources(path=None) -> pd.DataFrame:
     return pd.DataFrame(out, columns=list(SOURCE_COLUMNS)).set_index("source_id", drop=False)
 
 
-def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bool) -> dict:
-    """One row, typed and validated (see ``load_measurements``)."""
+def _fill_defaults(where: str, row: dict) -> None:
+    """A user's row with cells left empty (or columns left out), completed as ``REQUIRED_COLUMNS`` says."""
+    if not row["id"]:
+        row["id"] = where
+    if not row["source_id"]:
+        row["source_id"] = where.rsplit(" line ", 1)[0]
+    for col in ("pp", "ep", "dp"):
+        row[col] = row[col] or "1"
+    layout = {c: _number(row[c], where, c, int) for c in ("pp", "dp")}
+    if not row["n_gpus"] and row["tp"]:
+        row["n_gpus"] = str(_number(row["tp"], where, "tp", int) * layout["pp"] * layout["dp"])
+    if not row["tp"] and row["n_gpus"]:
+        n = _number(row["n_gpus"], where, "n_gpus", int)
+        if n % (layout["pp"] * layout["dp"]):
+            _fail(where, "tp", f"is empty and n_gpus {n} is not a multiple of pp * dp = {layout['pp'] * layout['dp']}")
+        row["tp"] = str(n // (layout["pp"] * layout["dp"]))
+    if not row["n_gpus"] and not row["tp"]:
+        _fail(where, "n_gpus", "is empty, and so is tp: give the GPUs of the run (n_gpus) or its layout (tp)")
+    row["len_dist"] = row["len_dist"] or "not stated"
+    if not row["mode"]:
+        row["mode"] = "concurrency" if row["concurrency"] else "rate" if row["request_rate_per_s"] else "offline"
+
+
+def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bool, lenient: bool = False) -> dict:
+    """One row, typed and validated (see ``load_measurements``); ``lenient`` (a user's file): empty cells first take
+    their defaults (``REQUIRED_COLUMNS``)."""
     row = dict(r)
+    if lenient:
+        _fill_defaults(where, row)
+        r = dict(row)
     if not row["id"]:
         _fail(where, "id", "is empty")
     if sources is not None and row["source_id"] not in sources.index:
@@ -226,6 +374,8 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
     # names as sources spell them: a checkpoint's id or a display name for the model, a driver's or a vendor's name
     # for the accelerator, the project's name for the engine, a framework's name for a dtype; stored as calc's keys
     row["model"] = model_preset_id(row["model"]) or row["model"]
+    if lenient and not row["model_family"] and row["model"] in list_models():
+        row["model_family"] = re.match(r"[a-z]*", row["model"]).group(0)  # llama-3.1-8b -> llama
     if row["model"] not in list_models():
         _fail(where, "model", f"unknown model preset {row['model']!r}; valid: {', '.join(list_models())} (or a "
                               "checkpoint's id of one of them, such as meta-llama/Llama-3.1-8B-Instruct)")
@@ -237,12 +387,14 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
     row["engine"] = engine_key(row["engine"])
     for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
         row[col] = canonical_dtype(row[col]) if col.endswith("dtype") else row[col].strip().lower()
-    row["statistic"] = STATISTIC_ALIASES.get(row["statistic"], row["statistic"])
-    # a metric written as vllm bench serve's result key: mean_ttft_ms is ttft_ms with its statistic mean
-    key = re.fullmatch(r"(mean|median|p50|p90|p99)_(ttft|tpot|itl|e2el?)_ms", row["metric"])
-    if key and row["statistic"] in ("", STATISTIC_ALIASES.get(key.group(1), key.group(1))):
-        row["statistic"] = STATISTIC_ALIASES.get(key.group(1), key.group(1))
-        row["metric"] = f"{key.group(2).replace('e2el', 'e2e')}_ms"
+    # a metric as a benchmark names it (vllm bench serve's mean_ttft_ms, output_throughput; InferenceX's
+    # median_ttft_s, tput_per_gpu): calc's metric, its statistic, and the scale to its unit (``metric_reading``)
+    try:
+        row["metric"], row["statistic"], scale, per_deployment = metric_reading(row["metric"], row["statistic"])
+    except ValueError as e:
+        _fail(where, "metric", str(e))
+    if lenient and not row["statistic"]:
+        row["statistic"] = "mean"
     for col in _INT_COLUMNS:
         row[col] = _number(r[col], where, col, int)
     for col in ("input_len", "output_len"):
@@ -273,7 +425,7 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
     if row["statistic"] not in STATISTICS:
         _fail(where, "statistic", f"must be one of {', '.join(STATISTICS)}, got {row['statistic']!r}")
     if with_value:
-        row["value"] = _number(r["value"], where, "value")
+        row["value"] = _number(r["value"], where, "value") * scale / (row["n_gpus"] if per_deployment else 1)
         if row["value"] > MAX_VALUE:
             _fail(where, "value", f"{row['value']:.4g} is above {MAX_VALUE:,.0f} (unit: {METRICS[row['metric']][0]}), "
                                   "which is not a measurement; check the number and its unit")
@@ -300,14 +452,22 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
     ``STATISTICS``, a mode of ``MODES`` (a concurrency run gives its concurrency, a rate run its rate), a
     positive value of at most ``MAX_VALUE`` in the metric's unit, input and output lengths whose sum is at
     most ``MAX_CONTEXT_TOKENS``, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
-    table (``sources``; for a user file, sources are checked only when given). Ids are unique.
+    table (``sources``; for a user file, sources are checked only when given). Ids are unique. Integers may be
+    written as whole floats ("8.0", as pandas writes an integer column with empty cells) and numbers with thousands'
+    commas ("1,024").
+
+    A user's file (``sources`` not given) needs only ``REQUIRED_COLUMNS``, in any order, also under the headers of
+    ``HEADER_ALIASES`` (isl, osl, gpu, framework, conc, ...); a column left out or a cell left empty takes the default
+    ``REQUIRED_COLUMNS`` describes, and other columns are ignored (``attrs["header"]`` says which of each). The
+    shipped files need every column of ``COLUMNS`` filled.
 
     ``skip_bad``: a malformed row (a model or GPU calc has no preset of, a value that is not a number) is left out
     rather than failing the file, its message in the frame's ``attrs["skipped"]``.
 
     Returns:
         DataFrame with ``COLUMNS``; integers for the layout and lengths, ``concurrency`` as nullable Int64,
-        ``request_rate_per_s`` and ``value`` as floats; ``attrs["skipped"]``: the messages of the rows left out.
+        ``request_rate_per_s`` and ``value`` as floats; ``attrs["skipped"]``: the messages of the rows left out;
+        ``attrs["header"]``: sentences on the columns a user's file left out or added (empty otherwise).
 
     Raises:
         ValueError: unreadable file, wrong header, or malformed rows (without ``skip_bad``); the message names the
@@ -316,8 +476,9 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
     """
     if path is None and sources is None:
         sources = load_sources()
-    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements", keep_bad=True), sources,
-                              skip_bad)
+    lenient, about = sources is None, []
+    return _measurement_frame(_read_rows(path or MEASUREMENTS_PATH, COLUMNS, "measurements", keep_bad=True,
+                                         lenient=lenient, about=about), sources, skip_bad, lenient, about)
 
 
 #: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
@@ -338,7 +499,9 @@ def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.Da
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ValueError(f"{name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
-    return _measurement_frame(_parse_rows(data, name, COLUMNS, keep_bad=True), None)
+    about = []
+    return _measurement_frame(_parse_rows(data, name, COLUMNS, keep_bad=True, lenient=True, about=about), None,
+                              lenient=True, about=about)
 
 
 #: How many malformed rows a message lists after the first before it counts the rest.
@@ -369,9 +532,12 @@ def _raise_row_errors(errors: list) -> None:
     raise ValueError(message)
 
 
-def _measurement_frame(parsed, sources, skip_bad: bool = False) -> pd.DataFrame:
+def _measurement_frame(parsed, sources, skip_bad: bool = False, lenient: bool = False,
+                       about: list | None = None) -> pd.DataFrame:
     """The checked rows of ``parsed`` ((where, raw row) pairs) as a frame; an id seen twice is an error.
     ``skip_bad``: the malformed rows are left out instead, their messages in the frame's ``attrs["skipped"]``.
+    ``lenient`` (a user's file): empty cells take their defaults (``REQUIRED_COLUMNS``); ``about``: the sentences
+    ``_parse_rows`` wrote on the file's header, kept in ``attrs["header"]``.
 
     Raises:
         ValueError: naming every malformed row (``_raise_row_errors``), not only the first (without ``skip_bad``).
@@ -381,7 +547,7 @@ def _measurement_frame(parsed, sources, skip_bad: bool = False) -> pd.DataFrame:
         try:
             if isinstance(r, str):  # a line ``_parse_rows`` could not split into the columns
                 raise ValueError(r)
-            row = _check_row(where, r, sources, with_value=True)
+            row = _check_row(where, r, sources, with_value=True, lenient=lenient)
             if row["id"] in seen:
                 _fail(where, "id", f"{row['id']!r} appears twice")
         except ValueError as e:
@@ -393,6 +559,7 @@ def _measurement_frame(parsed, sources, skip_bad: bool = False) -> pd.DataFrame:
         _raise_row_errors(errors)
     frame = _frame(rows, COLUMNS)
     frame.attrs["skipped"] = errors
+    frame.attrs["header"] = list(about or [])
     return frame
 
 

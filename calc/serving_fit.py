@@ -60,7 +60,7 @@ from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
                             finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
-                            release_year, spread_outputs)
+                            release_number, release_year, spread_outputs, version_day)
 from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
                              param_values)
@@ -195,7 +195,10 @@ def _row_setup(r, params):
     if any(w in notes for w in _TRT_ENGINE):
         settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
     # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
-    version = "" if pd.isna(r.engine_version) else str(r.engine_version)
+    # the release as serving_estimate reads engine_version: its number wherever it stands (an image tag such as
+    # vllm/vllm-openai:v0.10.2 is 0.10.2), or a date in its place (that day's software, a current build's scheduling)
+    text = "" if pd.isna(r.engine_version) else str(r.engine_version)
+    version, day = release_number(text), version_day(text)
     settings["overlap_schedule"] = overlaps_schedule(key, version, layout.attention_dp)
     # prompt steps outside the decode CUDA graphs, unless a TensorRT engine runs them (``eager_prefill``)
     settings["eager_prefill"] = eager_prefill(key, "" if "pytorch backend" in notes else version,
@@ -204,7 +207,7 @@ def _row_setup(r, params):
     if balance and layout.attention_dp > 1:
         settings["adp_balance_timeout_iters"] = int(balance.group(1))
     # the release's date (PyPI), else the run's date as its notes state it ("measured 2026-03-25", "date ...")
-    year = release_year(key, version)
+    year = release_year(key, version) if day is None else decimal_year(day)
     when = _RUN_DATE.search(notes)
     if math.isnan(year) and when:
         year = decimal_year(_dt.date(int(when.group(1)), int(when.group(2)), int(when.group(3))))
@@ -766,10 +769,11 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     base = params or load_serving_params()
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
     df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
-    rows, comps, skipped = prepare_rows(df, base)
+    columns = ["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]
+    rows, comps, skipped = prepare_rows(df, base) if len(df) else (pd.DataFrame(columns=columns + ["value"]), {}, [])
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
     meas = rows["value"].to_numpy(float)
-    table = rows[["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]].assign(
+    table = rows[columns].assign(
         measured=meas, predicted=pred, log_ratio=np.log(meas / pred) if len(rows) else np.array([]))
     unread = [(m.split(",")[0], m) for m in df.attrs.get("skipped", [])]  # ("mine.csv line 7", its message)
     return table.reset_index(drop=True), unread + list(skipped)

@@ -263,8 +263,13 @@ def test_a_file_with_the_columns_in_another_order_is_read_by_name(tmp_path):
     row = dict(zip(COLUMNS, GOOD))
     reordered = load_measurements(_user_file(tmp_path, [[row[c] for c in order]], header=order))
     assert reordered.equals(load_measurements(_user_file(tmp_path, [GOOD])))
-    with pytest.raises(ValueError, match="line 1: the header must be .*; missing notes; value named twice$"):
+    # a column named twice is refused in any file (which of the two is the value?); in a user's file a missing
+    # column that has a default (notes) is not named, in the shipped files (sources given) it is
+    with pytest.raises(ValueError, match="line 1: the header must be .*; value named twice$"):
         load_measurements(_user_file(tmp_path, [GOOD], header=list(COLUMNS[:-1]) + ["value"]))
+    with pytest.raises(ValueError, match="line 1: the header must be .*; missing notes$"):
+        load_measurements(_user_file(tmp_path, [GOOD[:-1]], header=list(COLUMNS[:-1])),
+                          sources=pd.DataFrame(index=["me"]))
 
 
 def test_the_largest_plausible_value_and_lengths_still_load(tmp_path):
@@ -368,3 +373,88 @@ def test_a_tpot_bound_decodes_no_more_sequences_than_fit_in_memory():
     # at 32 clients every one fits: the step at 32
     small = measurement_bound(dict(row, concurrency=32))
     assert "batch 32," in small.how and small.bound < b.bound
+
+
+def _lenient_file(tmp_path, text):
+    p = tmp_path / "theirs.csv"
+    p.write_text(text)
+    return p
+
+
+def test_whole_numbers_written_as_floats_or_with_thousands_commas_are_integers(tmp_path):
+    # pandas writes an integer column that has empty cells (concurrency, empty in rate rows) as floats: "16.0"
+    row = list(GOOD)
+    for col, text in (("concurrency", "16.0"), ("n_gpus", "1.0"), ("input_len", '"1,000"'), ("output_len", "2e2")):
+        row[COLUMNS.index(col)] = text
+    df = load_measurements(_user_file(tmp_path, [row]))
+    assert (df.loc[0, "concurrency"], df.loc[0, "n_gpus"], df.loc[0, "input_len"], df.loc[0, "output_len"]) == (
+        16, 1, 1000, 200)
+    assert df.drop(columns="id").equals(load_measurements(_user_file(tmp_path, [GOOD])).drop(columns="id"))
+    row[COLUMNS.index("concurrency")] = "16.5"   # not a whole number: refused, as it was written
+    with pytest.raises(ValueError, match="column 'concurrency': must be an integer, got '16.5'"):
+        load_measurements(_user_file(tmp_path, [row]))
+
+
+def test_a_user_file_needs_only_the_required_columns_and_reads_common_headers(tmp_path):
+    # a benchmark's own headers (GPU, num_gpus, Framework, Precision, ISL, OSL, conc), a date and a licence column, no
+    # layout beyond the GPUs, no statistic, mode or id: each default is the one the docstring names
+    text = ("Model,GPU,num_gpus,Framework,Precision,ISL,OSL,conc,metric,value,date,license\n"
+            "meta-llama/Llama-3.1-8B-Instruct,NVIDIA H100 80GB HBM3,1.0,vLLM,bfloat16,1024,128,8.0,tpot_ms,9.1,"
+            "2025-10-02,Apache-2.0\n"
+            "deepseek-ai/DeepSeek-R1,B200,8,SGLang,FP8,1024,1024,,output_tok_per_s,5000,2026-01-02T10:00,MIT\n")
+    df = load_measurements(_lenient_file(tmp_path, text))
+    first, second = df.iloc[0], df.iloc[1]
+    assert (first["id"], first["source_id"], first["model"], first["model_family"]) == (
+        "theirs.csv line 2", "theirs.csv", "llama-3.1-8b", "llama")
+    assert (first["accelerator"], first["n_gpus"], first["tp"], first["pp"], first["ep"], first["dp"]) == (
+        "h100-sxm", 1, 1, 1, 1, 1)
+    assert (first["engine"], first["weight_dtype"], first["kv_dtype"], first["len_dist"]) == (
+        "vllm", "bf16", "", "not stated")
+    assert (first["mode"], first["concurrency"], first["statistic"], first["value"]) == (
+        "concurrency", 8, "mean", 9.1)
+    assert first["notes"] == "measured 2025-10-02"      # the date column, in the words the fit dates a run by
+    # 8 GPUs and no tp: TP8 (n_gpus / (pp * dp)); neither a concurrency nor a rate: an offline run
+    assert (second["tp"], second["mode"], second["engine"], second["notes"]) == (
+        8, "offline", "sglang", "measured 2026-01-02")
+    assert df.attrs["header"] == [
+        "column date read as each run's date (its notes: measured YYYY-MM-DD)", "columns not read: license",
+        "columns not in the file, taken as their defaults: id, source_id, model_family, tp, pp, ep, dp, "
+        "engine_version, kv_dtype, len_dist, request_rate_per_s, mode, statistic, notes"]
+    # a required column left out is named; so is a run that gives neither its GPUs nor its layout
+    with pytest.raises(ValueError, match="line 1: the header must be .*; missing value$"):
+        load_measurements(_lenient_file(tmp_path, "model,accelerator,engine,weight_dtype,isl,osl,metric\n"))
+    with pytest.raises(ValueError, match="line 2, column 'n_gpus': is empty, and so is tp"):
+        load_measurements(_lenient_file(tmp_path, "model,accelerator,engine,weight_dtype,isl,osl,metric,value\n"
+                                                  "llama-3.1-8b,h100-sxm,vllm,bf16,1000,200,tpot_ms,9\n"))
+
+
+@pytest.mark.parametrize("written,statistic,metric,stat,value", [
+    # a latency in seconds is stored in ms (x 1000); vllm bench serve's keys carry their statistic
+    ("median_ttft_s", "", "ttft_ms", "median", 250.0),
+    ("mean_tpot_ms", "", "tpot_ms", "mean", 0.25),
+    ("TTFT (ms)", "p99", "ttft_ms", "p99", 0.25),
+    ("p99_e2el_ms", "", "e2e_ms", "p99", 0.25),
+    # a whole deployment's total tokens/s over its 8 GPUs: 0.25 / 8 per GPU
+    ("total_token_throughput", "", "total_tok_per_s_per_gpu", "mean", 0.25 / 8),
+    ("Output token throughput (tok/s)", "", "output_tok_per_s", "mean", 0.25),
+    ("Request throughput (req/s)", "", "requests_per_s", "mean", 0.25),
+    ("tput_per_gpu", "", "total_tok_per_s_per_gpu", "mean", 0.25),       # InferenceX: (input + output) / GPUs
+    ("interactivity", "median", "output_tok_per_s_per_user", "median", 0.25),
+])
+def test_a_metric_named_as_a_benchmark_names_it_is_stored_in_calcs_unit(tmp_path, written, statistic, metric, stat,
+                                                                         value):
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,statistic,value\n"
+            f'deepseek-v3,b200,8,vllm,fp8,1000,200,16,"{written}",{statistic},0.25\n')
+    row = load_measurements(_lenient_file(tmp_path, text)).iloc[0]
+    assert (row["metric"], row["statistic"]) == (metric, stat)
+    assert row["value"] == pytest.approx(value, rel=1e-12)
+
+
+def test_a_latency_without_its_unit_and_two_statistics_are_refused(tmp_path):
+    head = "model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,statistic,value\n"
+    with pytest.raises(ValueError, match="'median_ttft' gives no unit: write it as ttft_ms .* or ttft_s"):
+        load_measurements(_lenient_file(tmp_path, head + "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,1,"
+                                                         "median_ttft,,0.2\n"))
+    with pytest.raises(ValueError, match="column 'metric': must be one of"):   # median in the name, mean beside it
+        load_measurements(_lenient_file(tmp_path, head + "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,1,"
+                                                         "median_ttft_ms,mean,200\n"))

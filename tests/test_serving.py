@@ -741,3 +741,51 @@ def test_llama_405b_long_prompts_on_b200_at_pp2_against_mlperf_v51_offline():
     e = serving_estimate(calc.get_model("llama-3.1-405b"), calc.get_accelerator("b200"), 9429, 653, tp=2, pp=2,
                          replicas=2, weight_dtype="nvfp4", kv_dtype="fp8", engine="trtllm")
     assert 1650 / 1.25 <= e.output_tokens_per_s <= 1650 * 1.25
+
+
+def test_a_file_written_by_other_hands_scores_as_the_shipped_rows(tmp_path):
+    # the first 12 held-out rows as a third party writes them: through pandas (concurrency "16.0"), the engine's
+    # version as a container image tag (nvcr.io/...:0.11.0 for 0.11.0, read as serving_estimate reads it), the
+    # run's date in a date column instead of the notes' words; the predictions are the shipped file's, to the bit
+    from calc.serving_fit import holdout_table
+    held = pd.read_csv(calc.serving_fit.HOLDOUT_PATH).head(12)
+    assert held["engine_version"].notna().any() and held["notes"].str.contains(r"measured \d{4}-\d\d-\d\d").all()
+    theirs = held.assign(
+        engine_version=held["engine_version"].map(lambda v: v if pd.isna(v) else f"nvcr.io/nvidia/tritonserver:{v}"),
+        date=held["notes"].str.extract(r"measured (\d{4}-\d\d-\d\d)")[0],
+        notes=held["notes"].str.replace(r"measured \d{4}-\d\d-\d\d", "", regex=True))
+    theirs.to_csv(tmp_path / "theirs.csv", index=False)
+    table, skipped = holdout_table(path=tmp_path / "theirs.csv")
+    shipped = holdout_table()[0].set_index("id")["predicted"]
+    assert len(table) == 12 and not skipped
+    assert (table.set_index("id")["predicted"] == shipped.loc[table["id"]]).all()
+
+
+def test_a_file_none_of_whose_rows_can_be_read_gives_an_empty_table_and_every_line(tmp_path):
+    from calc.serving_fit import holdout_table
+    (tmp_path / "mine.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,metric,value\n"
+                                       "llama-9-1t,h100-sxm,1,vllm,bf16,1000,200,tpot_ms,9\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,tpot_ms,fast\n")
+    table, skipped = holdout_table(path=tmp_path / "mine.csv")
+    assert table.empty and "log_ratio" in table.columns
+    assert [where for where, _ in skipped] == ["mine.csv line 2", "mine.csv line 3"]
+
+
+def test_an_engine_version_as_an_image_tag_or_a_date_is_read_as_the_public_estimate_reads_it():
+    # one aiconfigurator vLLM row (a release number): written as vllm/vllm-openai:v<number> it predicts the same; a
+    # day written in the version's place is that day's software with a current build's scheduling, as a row that
+    # names no version and states the day in its notes ("measured 2025-06-01")
+    from calc.serving_fit import predict_rows, prepare_rows, read_measurements
+    from calc.serving_params import param_values
+    df = read_measurements()
+    r = df[(df["source_id"] == "aiconfigurator-silicon-vllm") & (df["metric"] == "tpot_ms")].head(1)
+    version = str(r["engine_version"].iat[0])
+    prm = load_serving_params()
+
+    def predict(v, notes=""):
+        rows, comps, _ = prepare_rows(r.assign(engine_version=v, notes=notes), prm)
+        return float(predict_rows(rows, comps, param_values(prm))[0])
+
+    assert predict(f"vllm/vllm-openai:v{version}") == predict(version)
+    assert predict("2025-06-01") == predict("", "measured 2025-06-01") != predict("", "measured 2026-03-01")
+    assert predict("nightly") == predict("")    # no number, no date: as a row that names no version

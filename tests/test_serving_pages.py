@@ -959,3 +959,19 @@ def test_a_median_row_at_a_rate_says_its_bars_predict_the_runs_mean():
         caption = next(c.value for c in at.caption if c.value.startswith(f"{rid}: "))
         assert f"{gap} {side} the run's mean" in caption, caption
     assert "no mean" in measured_views.rate_median_words(82.5, None)
+
+
+def test_an_upload_with_a_benchmarks_own_headers_says_what_it_filled_and_what_it_ignored():
+    # a vllm bench serve-like file: ISL/OSL/GPU/framework headers, metric keys with their statistic, a date and a licence
+    # column, no layout but the GPUs: it loads, its rows are drawn, and the page says which columns took defaults
+    text = ("model,gpu,num_gpus,framework,precision,isl,osl,conc,metric,value,date,license\n"
+            "llama-3.1-70b,h100-sxm,8,vllm,fp8,1000,1000,16,median_tpot_ms,21.5,2025-10-02,Apache-2.0\n"
+            "llama-3.1-70b,h100-sxm,8,vllm,fp8,1000,1000,16,mean_ttft_ms,120,2025-10-02,Apache-2.0\n")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("theirs.csv", text.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    captions = [c.value for c in at.caption]
+    assert "theirs.csv: columns not read: license." in captions, captions
+    assert any(c.startswith("theirs.csv: columns not in the file, taken as their defaults: id, source_id, "
+                            "model_family, tp, pp, ep, dp,") for c in captions), captions
+    assert at.selectbox(key="ms_model").value == "llama-3.1-70b" and figures(at)

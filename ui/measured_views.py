@@ -38,9 +38,13 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
                           help=("The columns of calc/data/serving_measurements.csv (in any order): "
-                                + ",".join(measurements.COLUMNS) + ". Models, GPUs, engines and dtypes may be "
-                                "named as their sources write them (meta-llama/Llama-3.1-8B-Instruct, NVIDIA H100 "
-                                "80GB HBM3, TensorRT-LLM, bfloat16)") if kind == "csv" else
+                                + ",".join(measurements.COLUMNS) + ". Only "
+                                + ", ".join(measurements.REQUIRED_COLUMNS) + " (and n_gpus or tp) are required: "
+                                "the others take their defaults (1 for pp, ep and dp, mean, the mode from the "
+                                "concurrency or rate given), a date column dates the runs, and other columns are "
+                                "ignored. Models, GPUs, engines and dtypes may be named as their sources write them "
+                                "(meta-llama/Llama-3.1-8B-Instruct, NVIDIA H100 80GB HBM3, TensorRT-LLM, bfloat16); "
+                                "isl, osl, gpu, framework and conc are read as their columns") if kind == "csv" else
                           "InferenceX JSON, one object or a list, in any of four shapes: the agg_*.json "
                           "results of a run (utils/process_result.py), InferenceMAX's aggregated results of 2025 "
                           "(no lengths inside: the file's name carries them, e.g. agg_gptoss_1k8k.json), the "
@@ -67,6 +71,8 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
     try:
         if kind == "csv":
             df = caching.cached_call(measurements.measurements_from_text, data, name)
+            for sentence in df.attrs.get("header", []):  # columns the file left out, added or named its own way
+                st.caption(f"{formats.md_escape(name)}: {formats.md_escape(sentence)}.")
         else:
             df, skipped = caching.cached_call(inferencex.parse_inferencex, data, name,
                                               run_date=run_date.isoformat() if run_date else None)
