@@ -371,7 +371,8 @@ def match_checkpoint(name: str) -> str | None:
     None: its name after any "org/" prefix starts with a preset id or an alias of ``data/checkpoint_aliases.json``
     (checkpoints of the same architecture, each with the config.json it cites), and what follows is only tags
     (instruct, fp8, awq, ...) and dates or versions ("0528", "v0.1"). A different model that shares a prefix
-    ("gpt2-xl", "qwen2.5-7b-instruct-1m") does not match.
+    ("gpt2-xl", "qwen2.5-7b-instruct-1m") does not match, nor does one whose alias names no preset (``null``: GLM-5.2,
+    which would otherwise pass for a version of GLM-5).
     """
     text = str(name).strip().lower().rsplit("/", 1)[-1].replace("_", "-")
     pairs, suffixes = _checkpoint_aliases()

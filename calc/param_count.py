@@ -54,6 +54,8 @@ def _attention(s: dict) -> int:
         attn += N * H + 2 * K * H + d
     if mt.startswith(("qwen3", "gemma3")):
         attn += 2 * H
+    if mt.startswith("minimax_m2") and _bool_key(cfg, "use_qk_norm", False):
+        attn += N * H + K * H  # MiniMax-M2: q_norm and k_norm over all heads at once (modeling_minimax_m2.py)
     if mt.startswith("gpt_oss"):  # gpt-oss: one learned attention sink per query head (self_attn.sinks)
         attn += N
     return attn
@@ -134,8 +136,10 @@ def _moe_extras(s: dict) -> tuple[int, int, int, int]:
         shared += _ffn(s, s["F_dense"])
     # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
     # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
+    # and MiniMax-M2 (``use_routing_bias``: e_score_correction_bias of E, its modeling_minimax_m2.py)
     score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
-                       or cfg.get("score_func") == "sigmoid") else 0
+                       or cfg.get("score_func") == "sigmoid"
+                       or (mt.startswith("minimax_m2") and _bool_key(cfg, "use_routing_bias", False))) else 0
     router = d * E
     if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
         router += E
@@ -202,7 +206,8 @@ def _count(s: dict) -> tuple[int, int]:
     total only). The MTP modules (DeepSeek-V3, Qwen3.5) are not part of the main model: they are
     counted apart, into ``s["mtp"]`` (``ModelConfig.n_mtp_params``). gpt-oss: q/k/v/o biases
     (``attention_bias``), one attention sink per head, a router bias and gate_up / down biases per
-    expert (transformers' GptOss modules; reproduces the model card's 116.83B / 20.91B).
+    expert (transformers' GptOss modules; reproduces the model card's 116.83B / 20.91B). MiniMax-M2: q_norm over
+    N*H and k_norm over K*H (``use_qk_norm``) and the router's correction bias (``use_routing_bias``).
     Other families are counted with the Llama formula (exact for Llama-like decoders; an estimate
     for architectures with extra biases or sinks). Checked against transformers' own model classes
     for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode

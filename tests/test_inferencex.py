@@ -96,11 +96,11 @@ def test_dashboard_records_spec_decoding_names_and_skips():
     assert set(llama.accelerator) == {"h100-sxm"} and set(llama.engine) == {"trtllm"}
     assert set(llama.engine_version) == {"1.1.0rc2"} and (llama.tp == 4).all() and (llama.input_len == 7373).all()  # 0.9 x 8192
     assert _value(llama, "tpot_ms", "median") == pytest.approx(21.0)
-    # objects 3 (same configuration and concurrency as object 1, older), 6 (multi-node) and 7 (glm5) skipped
+    # objects 3 (same configuration and concurrency as object 1, older), 6 (multi-node) and 7 (dsv4) skipped
     assert len(skipped) == 3
     assert skipped[0].startswith("object 3:") and "same configuration and concurrency as object 1" in skipped[0]
     assert skipped[1].startswith("object 6:") and "multi-node / disaggregated" in skipped[1]
-    assert skipped[2] == "object 7: no model preset matches 'glm5'"
+    assert skipped[2] == "object 7: no model preset matches 'dsv4'"
     assert df.id.is_unique
 
 
@@ -174,7 +174,14 @@ def test_a_single_object_of_each_shape():
     ("kimik2.5", "kimi-k2"), ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.1-70b"),
     ("amd/DeepSeek-R1-0528-MXFP4", "deepseek-v3"), ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-v3"),
     ("openai/gpt-oss-120b", "gpt-oss-120b"),
-    ("dsv4", None), ("glm5", None), ("qwen3.5", None), ("Qwen/Qwen3.5-397B-A17B-FP8", None), ("minimaxm2.5", None),
+    # InferenceX's 2026 models (configs/*.yaml at 843c6254): GLM-5 and GLM-5.1 share GLM-5's config.json shapes,
+    # MiniMax-M2.5 and Qwen3.5-397B-A17B have presets; DeepSeek-V4, GLM-5.2 (a shared indexer) and MiniMax-M3 do not
+    ("glm5", "glm-5"), ("glm5.1", "glm-5"), ("zai-org/GLM-5-FP8", "glm-5"), ("nvidia/GLM-5.1-NVFP4", "glm-5"),
+    ("minimaxm2.5", "minimax-m2.5"), ("amd/MiniMax-M2.5-MXFP4", "minimax-m2.5"),
+    ("qwen3.5", "qwen3.5-397b-a17b"), ("Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5-397b-a17b"),
+    ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "qwen3.5-397b-a17b"),
+    ("dsv4", None), ("deepseek-ai/DeepSeek-V4-Pro", None), ("glm5.2", None), ("nvidia/GLM-5.2-NVFP4", None),
+    ("minimaxm3", None), ("MiniMaxAI/MiniMax-M3-MXFP8", None),
 ])
 def test_model_names(name, preset):
     assert inferencex.match_model(name) == preset
@@ -235,7 +242,7 @@ def _without(text, field):
     (_runner(ep=-1), "field 'ep' must be a non-negative whole number"),
     (_runner(metrics={"median_ttft_ms": None, "total_token_throughput": True}),
      "field 'total_token_throughput' of metrics must be a number"),
-    (_dash(model="glm5"), r"no single-node result with a positive value \(object 1: no model preset matches 'glm5'\)"),
+    (_dash(model="dsv4"), r"no single-node result with a positive value \(object 1: no model preset matches 'dsv4'\)"),
     (_dash(hardware="tpu-v9"), "no accelerator preset matches runner 'tpu-v9'"),
     (_dash(is_multinode=True), "multi-node / disaggregated"),
     (_dash(metrics={"mean_tpot": 0.0}), "object 1: no metric with a positive value"),

@@ -26,7 +26,8 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "smollm2-135m", "smollm2-360m", "smollm2-1.7b", "tinyllama-1.1b", "gpt2", "deepseek-v3.2", "minimax-m1",
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
            "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b",
-           "llama-4-scout", "llama-4-maverick", "mixtral-8x22b"]
+           "llama-4-scout", "llama-4-maverick", "mixtral-8x22b", "minimax-m2.5", "qwen3.5-397b-a17b",
+           "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -381,6 +382,12 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
     ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
     ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b"), ("mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b"),
+    # the models of InferenceX's 2026 runs and their sibling releases of the same shapes (config.json copies in
+    # ai-dynamo/aiconfigurator's model_configs, cited by models.json and checkpoint_aliases.json)
+    ("zai-org/GLM-5-FP8", "glm-5"), ("nvidia/GLM-5.1-NVFP4", "glm-5"), ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),
+    ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.5"), ("amd/MiniMax-M2.5-MXFP4", "minimax-m2.5"),
+    ("Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5-397b-a17b"), ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "qwen3.5-397b-a17b"),
+    ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is
@@ -391,9 +398,11 @@ def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, pr
 
 
 @pytest.mark.parametrize("other", ["gpt2-xl", "Qwen/Qwen2.5-7B-Instruct-1M", "meta-llama/Llama-3.2-11B-Vision",
-                                   "Qwen/Qwen3.5-397B-A17B-FP8", "llama-3.1-8bx", "Qwen2.5-72B"])
+                                   "Qwen/Qwen3.5-397B-A17B-Base-1M", "llama-3.1-8bx", "Qwen2.5-72B",
+                                   "zai-org/GLM-5.2-FP8", "nvidia/GLM-5.2-NVFP4", "MiniMaxAI/MiniMax-M3"])
 def test_a_different_model_that_shares_a_presets_prefix_is_not_taken_for_it(other):
-    # GPT-2 XL is not GPT-2, Qwen2.5-7B-Instruct-1M has another config (a 1M-token RoPE), a vision model has more
+    # GPT-2 XL is not GPT-2, Qwen2.5-7B-Instruct-1M has another config (a 1M-token RoPE), a vision model has more;
+    # GLM-5.2 would read as a version of GLM-5 but shares its indexer across layers (a null alias refuses it)
     from calc.models import match_checkpoint
     assert match_checkpoint(other) is None
     with pytest.raises(ValueError, match="unknown model"):
@@ -413,9 +422,11 @@ def test_an_accelerator_is_found_by_the_name_a_driver_or_a_cloud_gives_it(name, 
     assert get_accelerator(name) == get_accelerator(preset)
 
 
-@pytest.mark.parametrize("other", ["H100 NVL", "NVIDIA H20", "NVIDIA H800", "AMD EPYC 7763", "TPU v9"])
+@pytest.mark.parametrize("other", ["NVIDIA H800 PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA H20-3e",
+                                   "NVIDIA A800 80GB PCIe", "AMD EPYC 7763", "TPU v9"])
 def test_a_part_without_a_preset_is_not_taken_for_a_neighbour(other):
-    # H100 NVL has 94 GB and 3.9 TB/s, H20 a cut-down Hopper: an H100 preset would price them wrong
+    # H800 PCIe has 2 TB/s and 350 W (not the SXM part), an A100 PCIe 40GB 1.56 TB/s and 250 W, an H20-3e 141 GB of
+    # HBM3e (not the 96 GB H20), an A800 PCIe 1.94 TB/s: the SXM or 96 GB presets would price them wrong
     from calc import get_accelerator
     from calc.hardware import match_accelerator_name
     assert match_accelerator_name(other) is None
@@ -637,3 +648,30 @@ def test_the_longer_context_preset_is_the_nearest_in_size_whose_window_holds_the
     assert pick.max_context_len >= 200_000
     assert all(abs(math.log(get_model(k).n_params / small.n_params)) >= gap for k in list_models()
                if (get_model(k).max_context_len or 0) >= 200_000)
+
+
+def test_minimax_m2_5_is_counted_by_hand_with_its_qk_norms_and_router_bias():
+    # MiniMax-M2.5 (config.json: D 3072, L 62, 48 heads and 8 KV heads of 128, 256 experts of 1536, top-8, vocab 200064,
+    # untied, use_qk_norm over all heads at once, use_routing_bias). Per layer: q 3072 x 6144 + k, v 2 x 3072 x 1024 +
+    # o 6144 x 3072 = 44,040,192; q_norm 6144 + k_norm 1024 + 2 layer norms x 3072 = 13,312; experts 256 x 3 x 3072 x
+    # 1536 = 3,623,878,656; router 3072 x 256 = 786,432 and its correction bias 256: 3,668,718,848 per layer, x 62 =
+    # 227,460,568,576; embedding and head 2 x 200064 x 3072 = 1,229,193,216; final norm 3072: 228,689,764,864 (MiniMax:
+    # 230B). Active: 8 of 256 experts (8 x 3 x 3072 x 1536 = 113,246,208 per layer), no correction bias (a routing
+    # buffer, not a weight read per token): 62 x (44,040,192 + 13,312 + 113,246,208 + 786,432) + 1,229,193,216 + 3072
+    model = get_model("minimax-m2.5")
+    assert model.n_params == 228_689_764_864
+    assert model.n_active_params == 62 * (44_040_192 + 13_312 + 113_246_208 + 786_432) + 1_229_193_216 + 3072
+    assert (model.n_layers, model.n_kv_heads, model.head_dim, model.n_experts, model.n_experts_per_token) == (
+        62, 8, 128, 256, 8)
+
+
+@pytest.mark.parametrize("model_id, total_b, active_b", [
+    # the totals and actives their makers publish (model cards: Qwen3.5-397B-A17B, Qwen3.5-122B-A10B, GLM-5 744B
+    # total / 40B active, Qwen3-Coder-480B-A35B); the count from the shapes within 1% of the total, active within 5%
+    ("qwen3.5-397b-a17b", 397, 17), ("qwen3.5-122b-a10b", 122, 10), ("glm-5", 744, 40),
+    ("qwen3-coder-480b-a35b", 480, 35),
+])
+def test_the_new_moe_presets_count_what_their_makers_publish(model_id, total_b, active_b):
+    model = get_model(model_id)
+    assert model.n_params / 1e9 == pytest.approx(total_b, rel=0.01)
+    assert model.n_active_params / 1e9 == pytest.approx(active_b, rel=0.05)

@@ -68,6 +68,16 @@ PUBLISHED = {
     "llama-4-scout": (109 * B, 0.5 * B, "llama4-vision", "Llama 4 model card: 109B total (17B activated)"),
     "llama-4-maverick": (400 * B, 5 * B, "llama4-vision", "Llama 4 model card: 400B total (17B activated)"),
     "mixtral-8x22b": (141 * B, 0.5 * B, 0, "Mistral's announcement (mistral.ai/news/mixtral-8x22b): 141B total, 39B active"),
+    # MiniMax-M2's "230 billion total parameters with 10 billion active" (transformers docs/source/en/model_doc/
+    # minimax_m2.md), two significant figures: half a unit of the second, 5B; M2.5 has M2's shapes, MTP not counted.
+    "minimax-m2.5": (230 * B, 5 * B, 0, "MiniMax-M2 overview in transformers' docs: 230B total, 10B active"),
+    # No published total on file beyond the names (Qwen) and Z.ai's 744B as its hosts quote it (SiliconFlow lists
+    # 750B); the main model without the MTP layer and the vision tower, half a unit of the name's last digit, but 1B
+    # for Qwen3.5-397B (396.35B counted: the name rounds up) and 1% for GLM-5, whose quoted totals disagree.
+    "qwen3.5-397b-a17b": (397 * B, 1 * B, 0, "the model's name only (no published total on file)"),
+    "qwen3.5-122b-a10b": (122 * B, 0.5 * B, 0, "the model's name only (no published total on file)"),
+    "glm-5": (744 * B, 7.44 * B, 0, "Z.ai's 744B total (40B active) as hosts quote it; SiliconFlow lists 750B"),
+    "qwen3-coder-480b-a35b": (480 * B, 0.5 * B, 0, "Qwen3-Coder-480B-A35B-Instruct model card: 480B total, 35B active"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
