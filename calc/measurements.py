@@ -138,7 +138,8 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
 
 #: The columns a user's file must have; the others of ``COLUMNS`` may be left out of its header (or their cells left
 #: empty) and are then taken as ``_check_row`` says: id "<file> line <n>", source_id the file's name, model_family
-#: the preset's family, tp n_gpus / (pp * dp) and n_gpus tp * pp * dp (one of the two given), pp / ep / dp 1,
+#: the preset's family, tp n_gpus / (pp * dp) and n_gpus tp * pp * dp (one of the two given), pp / ep / dp 1, an
+#: engine of no family here "other" (the serving model's generic engine; its name kept in the notes),
 #: engine_version / kv_dtype / notes empty (a KV dtype as the serving model reads an unstated one), len_dist
 #: "not stated" (read as varied lengths, the estimate's default), statistic "mean", mode from the load (concurrency
 #: given: a closed loop; a request rate: a rate run; neither: offline).
@@ -175,13 +176,23 @@ def engine_spelling(engine: str) -> str:
     return str(engine).strip().lower().replace("-", "").replace("_", "").replace("tensorrtllm", "trtllm")
 
 
+#: Words that name an engine family inside a longer name (a serving stack or an image: "dynamo-trt",
+#: "vllm-openai", "lmsysorg/sglang"), by family.
+_FAMILY_WORDS = {"trtllm": ("trt", "trtllm", "tensorrt", "tensorrtllm"), "vllm": ("vllm",), "sglang": ("sglang",)}
+
+
 def engine_key(engine: str) -> str:
     """calc's key of an engine family as a source writes it: "TensorRT-LLM", "TRT-LLM", "tensorrt_llm" and
-    "TensorRT" -> "trtllm", "vLLM" -> "vllm", "SGLang" -> "sglang"; any other text as it is (``ENGINES`` has
-    "other" for an engine of no family here)."""
+    "TensorRT" -> "trtllm", "vLLM" -> "vllm", "SGLang" -> "sglang"; a longer name that names exactly one of them as
+    a word ("dynamo-trt", NVIDIA Dynamo over TensorRT-LLM, InferenceX's framework name; "vllm/vllm-openai") -> that
+    family; any other text as it is (``ENGINES`` has "other" for an engine of no family here)."""
     key = engine_spelling(re.sub(r"\s", "", str(engine)))
     key = "trtllm" if key == "tensorrt" else key
-    return key if key in ENGINES else str(engine)
+    if key in ENGINES:
+        return key
+    words = set(re.split(r"[^a-z0-9]+", str(engine).lower().replace("tensorrt-llm", "trtllm")))
+    named = [family for family, names in _FAMILY_WORDS.items() if words & set(names)]
+    return named[0] if len(named) == 1 else str(engine)
 
 
 def engine_name(engine: str) -> str:
@@ -385,6 +396,11 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
               f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())} (or "
               "the name a driver gives one of them, such as NVIDIA H100 80GB HBM3)")
     row["engine"] = engine_key(row["engine"])
+    if lenient and row["engine"] not in ENGINES and row["engine"].strip():
+        # an engine of no family here (TGI, LMDeploy, a NIM without its backend): the serving model's generic
+        # engine, its name kept in the notes
+        row["notes"] = "; ".join(t for t in (row["notes"], f"engine as written: {row['engine'].strip()}") if t)
+        row["engine"] = "other"
     for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
         row[col] = canonical_dtype(row[col]) if col.endswith("dtype") else row[col].strip().lower()
     # a metric as a benchmark names it (vllm bench serve's mean_ttft_ms, output_throughput; InferenceX's

@@ -242,6 +242,7 @@ def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
     ("accelerator", "NVIDIA H100 SXM 80GB", "h100-sxm"),               # the preset's display name
     ("engine", "TensorRT-LLM", "trtllm"), ("engine", "TRT-LLM", "trtllm"), ("engine", "tensorrt_llm", "trtllm"),
     ("engine", "vLLM", "vllm"), ("engine", "SGLang", "sglang"),
+    ("engine", "dynamo-trt", "trtllm"), ("engine", "vllm/vllm-openai", "vllm"),   # a stack or an image naming one
     ("weight_dtype", "bfloat16", "bf16"), ("weight_dtype", "FP8", "fp8"), ("kv_dtype", "fp8_e4m3", "fp8"),
     ("metric", "TPOT_ms", "tpot_ms"), ("statistic", "Median", "median"), ("mode", "Concurrency", "concurrency"),
     ("statistic", "p50", "median"), ("metric", "median_tpot_ms", "tpot_ms"),   # vllm bench serve's result key
@@ -458,3 +459,18 @@ def test_a_latency_without_its_unit_and_two_statistics_are_refused(tmp_path):
     with pytest.raises(ValueError, match="column 'metric': must be one of"):   # median in the name, mean beside it
         load_measurements(_lenient_file(tmp_path, head + "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,1,"
                                                          "median_ttft_ms,mean,200\n"))
+
+
+def test_an_engine_of_no_family_here_is_the_generic_engine_and_keeps_its_name(tmp_path):
+    # TGI is none of vLLM, SGLang, TensorRT-LLM: a user's row keeps it as "other" (the serving model's generic
+    # engine) with its name in the notes; a name that mixes two families is not guessed at; the shipped files refuse
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
+            "llama-3.1-8b,h100-sxm,1,TGI,bf16,1000,200,8,tpot_ms,9,my run\n"
+            "llama-3.1-8b,h100-sxm,1,vllm+sglang,bf16,1000,200,8,tpot_ms,9,\n")
+    df = load_measurements(_lenient_file(tmp_path, text))
+    assert list(df["engine"]) == ["other", "other"]
+    assert list(df["notes"]) == ["my run; engine as written: TGI", "engine as written: vllm+sglang"]
+    row = list(GOOD)
+    row[COLUMNS.index("engine")] = "TGI"
+    with pytest.raises(ValueError, match="column 'engine': must be one of vllm, sglang, trtllm, other, got 'TGI'"):
+        load_measurements(_user_file(tmp_path, [row]), sources=pd.DataFrame(index=["me"]))
