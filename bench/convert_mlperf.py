@@ -135,10 +135,15 @@ DATASETS.update({
 BENCHMARKS = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b"}
 
 #: systems/<system>.json accelerator_model_name -> calc accelerator id. Only names that are the preset's part
-#: exactly; the others (GH200, H100 NVL, Jetson Orin) have no preset and are skipped.
+#: exactly; the others (Jetson Orin and H200 NVL among them) have no preset and are skipped. GH200's names carry
+#: its HBM (v4.1's NVIDIA, Supermicro and QCT systems, v5.0's NVIDIA, HPE and QCT ones), the H100 NVL's is that of
+#: v5.0's Cisco and Lenovo systems.
 ACCELERATORS = {
     "NVIDIA H100-SXM-80GB": "h100-sxm",
     "NVIDIA H100-PCIe-80GB": "h100-pcie",
+    "NVIDIA H100-NVL-94GB": "h100-nvl",
+    "NVIDIA GH200 Grace Hopper Superchip 96GB": "gh200-96gb",  # 96 GB HBM3 (accelerator_memory_capacity)
+    "NVIDIA GH200 Grace Hopper Superchip 144GB": "gh200-144gb",  # 144 GB HBM3e
     "NVIDIA H200-SXM-141GB": "h200",
     "NVIDIA H200-SXM-141GB-CTS": "h200",  # the H200 SXM 141GB with a custom thermal solution (TGP in hw_notes)
     "NVIDIA B200-SXM-180GB": "b200",
@@ -1046,7 +1051,7 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
                       ". Layouts from each submitter's configs/<benchmark>/<scenario> "
                       "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
                       "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as ")
-                   + "are accelerators without a calc preset (GH200, H100 NVL, Jetson Orin) and pruned or sparse "
+                   + "are accelerators without a calc preset (Jetson Orin, H200 NVL) and pruned or sparse "
                    f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "
                    "outputs: each run's mean (tokens / samples). bench/convert_mlperf.py makes the rows.")))
     return out

@@ -232,9 +232,11 @@ def _word_in(word: str, tokens: list) -> bool:
 def match_accelerator_name(name: str) -> str | None:
     """The preset id for an accelerator's name as a driver, a cloud or a benchmark gives it ("NVIDIA H100 80GB HBM3"
     -> "h100-sxm", "NVIDIA A100-SXM4-40GB" -> "a100-40gb", "AMD Instinct MI300X" -> "mi300x", "H100" -> "h100-sxm",
-    "GB300" -> "b300"), or None (a part without a preset such as "H100 NVL" or "H20", a CPU): the first rule of
+    "NVIDIA H100 NVL" -> "h100-nvl", "NVIDIA GH200 480GB" -> "gh200-96gb", "GB300" -> "b300"), or None (a part
+    without a preset such as "NVIDIA H800 PCIe" or "NVIDIA A100-PCIE-40GB", a CPU): the first rule of
     accelerators.json's ``_names`` whose words all occur in the name (each a whole word, or the start of one
-    before a letter: "h100sxm" holds "h100", "h200" does not hold "h20").
+    before a letter: "h100sxm" holds "h100", "h200" does not hold "h20"), so a narrower rule ("h100 nvl") comes
+    before a broader one ("h100").
     """
     tokens = re.split(r"[\s\-_/(),]+", str(name).strip().lower())
     for words, preset in _name_rules():

@@ -99,7 +99,9 @@ ENGINE_GROUPS = ("step_fixed_s", "seq_fixed_s", "moe_layer_fixed_s", "prefill_la
 
 #: Accelerator families with their own memory-bandwidth and device fixed-cost factors (``device_families`` in the
 #: file maps each accelerator to one); the reference family (Hopper, the most rows) has both at 1, and an
-#: accelerator the file does not map takes the reference's with a notice (``device_family``).
+#: accelerator the file does not map takes the reference's with a notice (``device_family``); one the file lists
+#: under ``assumed`` (a part of a family's die with no serving measurement, an A800) takes that family's, also with
+#: a notice.
 DEVICE_FAMILIES = ("ampere", "ada", "blackwell", "cdna3", "cdna4")
 #: Per family: ``mbu_scale.<family>`` multiplies the decode read utilisations (``mbu_weights``, ``mbu_kv``; capped at
 #: 1): how much of its data-sheet bandwidth a family's memory system delivers to decode kernels beside Hopper's.
@@ -201,27 +203,39 @@ def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:
 def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
     """(factor on the fitted matmul utilisations for ``accelerator_key``, notices): the accelerator's
     largest measured matmul utilisation over the reference accelerator's (``matmul_ceiling`` in the
-    file); 1 with a notice when the accelerator has no measurement."""
+    file); with a notice, the figure of the accelerator ``matmul_ceiling.assumed`` names for it (an A800 takes
+    the A100 SXM's, the same GA100 die) or 1 (the reference's) when the accelerator has no measurement."""
     mc = params.get("matmul_ceiling")
     if not mc:
         return 1.0, []
     ref = mc["values"][mc["reference"]]
     if accelerator_key in mc["values"]:
         return mc["values"][accelerator_key] / ref, []
+    like = mc.get("assumed", {}).get(accelerator_key)
+    if like in mc["values"]:
+        return mc["values"][like] / ref, [f"no measured matmul ceiling for {accelerator_key}: its matmul "
+                                          f"utilisations are those of {like} (the same die, assumed)"]
     return 1.0, [f"no measured matmul ceiling for {accelerator_key}: its matmul utilisations are those of "
                  f"{mc['reference']}"]
 
 
 def device_family(params: dict, accelerator_key: str) -> tuple[int, list[str]]:
     """(index of ``accelerator_key``'s family, notices): 0 for the reference family, ``1 + i`` for
-    ``DEVICE_FAMILIES[i]``, from ``device_families`` in the file; 0 with a notice for an accelerator it does not
-    map (its bandwidth and fixed-cost factors are then the reference's)."""
+    ``DEVICE_FAMILIES[i]``, from ``device_families`` in the file; for an accelerator it lists under ``assumed``
+    (no serving measurement, a family's die: "a800-80gb" -> "ampere") that family's index with a notice that
+    names it; 0 with a notice for an accelerator it does not map (its bandwidth and fixed-cost factors are then
+    the reference's)."""
     fams = params.get("device_families")
     if not fams:
         return 0, []
     for name, keys in fams["members"].items():
         if accelerator_key in keys:
             return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), []
+    name = fams.get("assumed", {}).get(accelerator_key)
+    if name is not None:
+        return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), [
+            f"no accelerator family fitted with {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
+            f"those of {name}, its architecture's (assumed)"]
     return 0, [f"no accelerator family for {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
                f"those of {fams['reference']}"]
 

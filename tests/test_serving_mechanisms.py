@@ -767,7 +767,7 @@ def test_the_public_estimate_takes_names_as_an_engineer_writes_them():
     with pytest.raises(ValueError, match="weight_dtype must be one of .*nvfp4; got 'fp4'"):
         serving_estimate(LLAMA8, H100, 1024, 128, concurrency=8, weight_dtype="fp4")
     with pytest.raises(ValueError, match="unknown accelerator"):
-        serving_estimate(LLAMA8, "H100 NVL", 1024, 128, concurrency=8)
+        serving_estimate(LLAMA8, "NVIDIA H800 PCIe", 1024, 128, concurrency=8)
     assert len(serving_frontier("llama-3.1-8b", "H100", 1024, 128)) == 256
 
 
@@ -825,7 +825,7 @@ def test_the_closed_loop_conventions_read_as_one_sentence_each():
 
 
 def test_inputs_an_estimate_cannot_use_as_given_are_said():
-    # another engine's image tag, a closed-loop convention on a rate, an A100 PCIe card (no preset: refused)
+    # another engine's image tag, a closed-loop convention on a rate, an A100 PCIe 40GB card (no preset: refused)
     tagged = serving_estimate(LLAMA8, H100, 100, 100, concurrency=4, engine_version="lmsysorg/sglang:v0.4.6")
     assert any("names sglang, not the engine here (vllm)" in n for n in tagged.notices)
     rate = serving_estimate(LLAMA8, H100, 100, 100, request_rate_per_s=2.0, lengths="fixed")
@@ -833,7 +833,7 @@ def test_inputs_an_estimate_cannot_use_as_given_are_said():
     assert any("a rate estimate does not use them" in n for n in rate.notices)
     assert any("an offline estimate does not use them" in n for n in offline.notices)
     with pytest.raises(ValueError, match="unknown accelerator"):
-        calc.get_accelerator("NVIDIA A100 80GB PCIe")
+        calc.get_accelerator("NVIDIA A100-PCIE-40GB")
 
 
 def test_an_engine_the_file_does_not_know_falls_back_and_names_the_nearest():
