@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measurements import engine_spelling
+from .measurements import engine_key, engine_spelling
 from .models import DATA_DIR
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
@@ -164,7 +164,8 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
     (tokens scheduled per step, decode and prefill chunks together) and ``kv_memory_fraction`` (share
     of each GPU's memory the engine may fill with weights and cache). vLLM raises its defaults on GPUs
     of 70 GiB and more except the A100 (``large_gpu`` entries; vllm/engine/arg_utils.py,
-    ``get_batch_defaults``). An engine the file does not know falls back to
+    ``get_batch_defaults``). The engine may be named as sources write it (``calc.measurements.engine_key``:
+    "TensorRT-LLM", "TRT", "dynamo-trt", "vllm/vllm-openai"). An engine the file does not know falls back to
     "generic" with a notice.
 
     Raises:
@@ -172,7 +173,7 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
     """
     if not isinstance(engine, str) or not engine.strip():
         raise ValueError(f"engine must be a name such as {', '.join(ENGINES[:3])}; got {engine!r}")
-    key = engine_spelling(engine)
+    key = engine_spelling(engine_key(engine))  # as a source writes it: TensorRT-LLM, TRT, dynamo-trt, vllm/vllm-openai
     notices = []
     if key not in params["engines"]:
         known = [k for k in params["engines"] if k != "generic"]

@@ -789,3 +789,19 @@ def test_an_engine_version_as_an_image_tag_or_a_date_is_read_as_the_public_estim
     assert predict(f"vllm/vllm-openai:v{version}") == predict(version)
     assert predict("2025-06-01") == predict("", "measured 2025-06-01") != predict("", "measured 2026-03-01")
     assert predict("nightly") == predict("")    # no number, no date: as a row that names no version
+
+
+def test_an_engine_named_as_a_stack_or_an_image_names_it_is_that_engines_estimate():
+    # NVIDIA Dynamo over TensorRT-LLM (InferenceX's "dynamo-trt"), "TRT", an image's name: the same family's settings
+    # and fixed costs, so the same estimate to the bit and no fallback notice; an engine of no family here falls back
+    kw = dict(concurrency=16, weight_dtype="fp8")
+    base = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine="trtllm", **kw)
+    for name in ("dynamo-trt", "TRT", "TensorRT-LLM"):
+        est = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine=name, **kw)
+        assert est.tpot.estimate_s == base.tpot.estimate_s and est.ttft.estimate_s == base.ttft.estimate_s
+        assert not [n for n in est.notices if "no serving parameters for the engine" in n]
+    vllm = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine="vllm", **kw)
+    assert serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine="vllm/vllm-openai",
+                            **kw).tpot.estimate_s == vllm.tpot.estimate_s != base.tpot.estimate_s
+    tgi = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine="TGI", **kw)
+    assert any("no serving parameters for the engine 'TGI'" in n for n in tgi.notices)
