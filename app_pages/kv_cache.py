@@ -50,7 +50,8 @@ def explore() -> None:
                     f"cache, each counted as full attention ({formats.fmt_bytes(per_token, 'GiB')}).")
         m[1].metric("Constant per sequence", formats.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
                     f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
-                    "when it says nothing; conv in bf16): the same at any context.")
+                    "when it says nothing; conv in bf16), and DeepSeek-V4's compressor states (fp32): the same at any "
+                    "context.")
         m[2].metric("KV per sequence", formats.fmt_bytes(per_seq), help=f"{ctx:,} tokens, windows and chunks applied, "
                     "constant state included.")
         m[3].metric(f"KV in total (B = {batch:,})", formats.fmt_bytes(budget.kv_bytes))

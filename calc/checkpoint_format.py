@@ -46,7 +46,9 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
 
     Rules (the keys as transformers' quantizers write them):
         - ``quant_method`` "mxfp4" (gpt-oss) -> "mxfp4"; "fp8" with ``weight_block_size`` [128, 128]
-          (DeepSeek-V3, Kimi-K2) -> "fp8-block", other fp8 -> "fp8".
+          (DeepSeek-V3, Kimi-K2) -> "fp8-block", other fp8 -> "fp8"; DeepSeek-V4's fp8 blocks with
+          ``expert_dtype`` "fp4" (its MXFP4 routed experts) -> "mxfp4-fp8", with ModelOpt's
+          ``moe_quant_algo`` "NVFP4" (nvidia/DeepSeek-V4-Pro-NVFP4) -> "nvfp4-fp8".
         - "awq" (``bits``/``w_bit``, ``group_size``/``q_group_size``) and "gptq" (``bits``, ``group_size``)
           -> "int4-g128" and the like (groups of 32, 64, 128, 256); group -1 (one scale per output channel)
           -> plain "int4"/"int8".
@@ -77,7 +79,12 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
     if method == "fp8":
         block = q.get("weight_block_size")
         if isinstance(block, list) and list(block) == [128, 128]:
-            return "fp8-block", "quant_method fp8, weight_block_size [128, 128]"
+            said = "quant_method fp8, weight_block_size [128, 128]"
+            if str(q.get("moe_quant_algo", "")).upper() == "NVFP4":
+                return "nvfp4-fp8", said + ", routed experts in NVFP4 (moe_quant_algo NVFP4)"
+            if str(config.get("expert_dtype", "")).lower() == "fp4":
+                return "mxfp4-fp8", said + ", routed experts in fp4 (expert_dtype fp4)"
+            return "fp8-block", said
         return "fp8", "quant_method fp8" + (f", weight_block_size {block}" if block else "")
     if method in ("awq", "gptq"):
         bits = q.get("bits", q.get("w_bit"))

@@ -94,9 +94,17 @@ def _text_config(config) -> tuple[dict, dict]:
     return inner, config
 
 
+def _is_deepseek_v4(cfg: dict, model_type: str) -> bool:
+    """DeepSeek-V4 (``DeepseekV4ForCausalLM``): model_type deepseek_v4, or a config with its ``compress_ratios``
+    and grouped output projection (``o_lora_rank``), as sgl-project's FP8 copy whose model_type is deepseek_ref."""
+    return model_type.startswith("deepseek_v4") or (_present(cfg, "compress_ratios") and _present(cfg, "o_lora_rank"))
+
+
 def _family(cfg: dict, outer: dict) -> str:
     """The architecture family that decides the parameter-count formula and key defaults."""
     model_type = str(cfg.get("model_type") or outer.get("model_type") or "").lower()
+    if _is_deepseek_v4(cfg, model_type):
+        return "dsv4"
     if _present(cfg, "kv_lora_rank") or model_type.startswith("deepseek_v"):
         return "mla"
     if "n_embd" in cfg or model_type in ("gpt2", "gpt_bigcode"):
@@ -156,6 +164,21 @@ def _shapes(config) -> dict:
             s[key] = _int_key(cfg, key)
         s["q_lora_rank"] = _int_key(cfg, "q_lora_rank") if _present(cfg, "q_lora_rank") else None
         head_dim = s["qk_nope_head_dim"] + s["qk_rope_head_dim"]  # the query/key head width
+    elif family == "dsv4":
+        # DeepSeek-V4 (inference/model.py Attention): one KV head of head_dim = 512, its last qk_rope_head_dim
+        # rotary, serving as key and value; calc's MLA latent d_c + d_h^R = (head_dim - rope) + rope.
+        attention = "mla"
+        for key in ("head_dim", "qk_rope_head_dim", "q_lora_rank", "o_lora_rank", "o_groups"):
+            if not _present(cfg, key):
+                raise ValueError(f"DeepSeek-V4 config (model_type {model_type or 'unknown'!r}) is missing {key!r}")
+            s[key] = _int_key(cfg, key)
+        head_dim, rope = s["head_dim"], s["qk_rope_head_dim"]
+        if rope >= head_dim or (n_heads * head_dim) % s["o_groups"]:
+            raise ValueError(f"config key 'qk_rope_head_dim' ({rope}) must be below 'head_dim' ({head_dim}) and "
+                             f"'o_groups' ({s['o_groups']}) must divide the heads' width ({n_heads} x {head_dim})")
+        s.update(kv_lora_rank=head_dim - rope, qk_nope_head_dim=head_dim - rope, v_head_dim=head_dim)
+        s["hc_mult"] = _int_key(cfg, "hc_mult") if _present(cfg, "hc_mult") else 1
+        s["n_hash"] = _int_key(cfg, "num_hash_layers", allow_zero=True) if _present(cfg, "num_hash_layers") else 0
     else:
         if n_kv > n_heads or n_heads % n_kv:
             raise ValueError(f"config key {kv_key!r} ({n_kv}) must divide {heads_key!r} ({n_heads})")
@@ -304,6 +327,8 @@ def _mixer_kinds(cfg: dict, model_type: str, n_layers: int) -> list[str] | None:
     (1 = chunked RoPE layer, 0 = global NoPE layer; empty: every 4th layer global,
     ``no_rope_layer_interval``).
     """
+    if _is_deepseek_v4(cfg, model_type):
+        return [_KIND_OF_RATIO.get(r, "hca") for r in _compress_ratios(cfg, n_layers)]
     if _present(cfg, "hybrid_override_pattern") or _present(cfg, "layers_block_type"):
         key = "hybrid_override_pattern" if _present(cfg, "hybrid_override_pattern") else "layers_block_type"
         entries = _per_layer_list(cfg, key, n_layers)
@@ -348,13 +373,36 @@ def _mixer_kinds(cfg: dict, model_type: str, n_layers: int) -> list[str] | None:
     return None
 
 
+#: DeepSeek-V4's ``compress_ratios`` entries -> layer kind (inference/model.py ``Attention``: 0 no compressor,
+#: a window only; 4 an overlapping compressor and an indexer; any other ratio a compressor alone).
+_KIND_OF_RATIO = {0: "sliding", 4: "csa"}
+
+
+def _compress_ratios(cfg: dict, n_layers: int) -> list[int]:
+    """DeepSeek-V4's ``compress_ratios`` for the main layers: one entry per layer, the list's extra entries
+    being the MTP modules' (DeepSeek-V4-Pro lists 62 for 61 layers, the last 0). Every ratio that is neither 0
+    nor 4 must be the same one (the hca layers' ratio)."""
+    raw = cfg.get("compress_ratios")
+    if not isinstance(raw, (list, tuple)) or len(raw) < n_layers:
+        raise ValueError(f"config key 'compress_ratios' must list at least one ratio per layer ({n_layers}), got "
+                         f"{len(raw) if isinstance(raw, (list, tuple)) else raw!r}")
+    ratios = [check_config_int(r, "compress_ratios", minimum=0) for r in raw[:n_layers]]
+    heavy = sorted({r for r in ratios if r not in _KIND_OF_RATIO})
+    if len(heavy) > 1:
+        raise ValueError(f"config key 'compress_ratios' has more than one heavy ratio {heavy}: calc models one "
+                         "ratio for the csa layers (4) and one for the others")
+    return ratios
+
+
 def _merge_kinds(cfg: dict, kinds: list[str]):
     """(sliding_window, layer_types, attention_chunk_size) for a hybrid stack of ``kinds``."""
     window_key = "sliding_window" if _present(cfg, "sliding_window") else "sliding_window_size"
     window = _int_key(cfg, window_key) if _present(cfg, window_key) else None
-    if "sliding" in kinds and window is None:
-        raise ValueError("config lists sliding layers but 'sliding_window' is not set")
-    if "sliding" not in kinds:
+    windowed = {"sliding", "csa", "hca"} & set(kinds)
+    if windowed and window is None:
+        raise ValueError(f"config lists {'sliding' if 'sliding' in windowed else 'compressed'} layers but "
+                         "'sliding_window' is not set")
+    if not windowed:
         window = None
     chunk = _int_key(cfg, "attention_chunk_size") if "chunked" in kinds else None
     if all(k == "full" for k in kinds):
@@ -374,7 +422,8 @@ def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
     ``ssm_state_size``, ``n_groups``, ``conv_kernel``), FalconH1Config and GraniteMoeHybridConfig
     (``mamba_d_ssm`` or ``mamba_expand`` x D, ``mamba_n_heads``, ``mamba_d_head``, ``mamba_d_state``,
     ``mamba_n_groups``, ``mamba_d_conv``), DeepseekV32Config (``index_n_heads`` 64,
-    ``index_head_dim`` 128, ``index_topk`` 2048).
+    ``index_head_dim`` 128, ``index_topk`` 2048); DeepSeek-V4's ``compress_ratios`` give the csa ratio (4)
+    and the hca ratio (the other non-zero entry, 128).
     """
     kinds = set(layer_types or ())
     out: dict = {}
@@ -412,6 +461,11 @@ def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
     if model_type.startswith("deepseek_v32") or _present(cfg, "index_topk"):
         out.update(index_n_heads=get("index_n_heads", 64), index_head_dim=get("index_head_dim", 128),
                    index_topk=get("index_topk", 2048))
+    if "csa" in kinds:
+        out["csa_compress_ratio"] = 4
+    if "hca" in kinds:
+        out["hca_compress_ratio"] = next(r for r in _compress_ratios(cfg, len(layer_types))
+                                         if r not in _KIND_OF_RATIO)
     return out
 
 

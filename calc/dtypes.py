@@ -143,7 +143,23 @@ FORMATS: dict[str, QuantFormat] = {
     "nvfp4": QuantFormat("nvfp4", 4 + 8 / 16, "16 x fp4 e2m1 + one fp8 e4m3 scale (9 bytes), one fp32 scale per "
                          "tensor", "bf16", "embeddings, output head, norms, MoE router in bf16",
                          "NVIDIA NVFP4 (Blackwell); TensorRT Model Optimizer checkpoints"),
+    "mxfp4-fp8": QuantFormat("mxfp4-fp8", 4 + 8 / 32, "routed experts: 32 x fp4 e2m1 + one e8m0 scale (17 bytes); every "
+                             "other linear layer fp8 e4m3 with one e8m0 (ue8m0) scale per 128 x 128 block", "fp8",
+                             "embeddings, output head, norms, MoE router in bf16",
+                             "DeepSeek-V4 config.json (expert_dtype fp4; quantization_config fp8, weight_block_size "
+                             "[128, 128], scale_fmt ue8m0); inference/model.py Linear: fp4 weights with one "
+                             "float8_e8m0fnu scale per 32 along the input, fp8 with one per 128 x 128 block"),
+    "nvfp4-fp8": QuantFormat("nvfp4-fp8", 4 + 8 / 16, "routed experts: 16 x fp4 e2m1 + one fp8 e4m3 scale (9 bytes); "
+                             "every other linear layer fp8 e4m3 with one scale per 128 x 128 block", "fp8",
+                             "embeddings, output head, norms, MoE router in bf16",
+                             "nvidia/DeepSeek-V4-Pro-NVFP4 config.json: ModelOpt MIXED_PRECISION, moe_quant_algo "
+                             "NVFP4 (group 16) on the routed experts; attention, shared experts, head and MTP "
+                             "ignored, left in the checkpoint's fp8 blocks"),
 }
+#: The fp8 part of the mixed formats: e4m3 with one e8m0 byte per 128 x 128 block (DeepSeek-V4's scale_fmt ue8m0).
+FP8_UE8M0_BLOCK_BITS = 8 + 8 / (128 * 128)
+#: Mixed formats: their routed experts in the format's own 4-bit blocks, the other linear layers in fp8 blocks.
+MIXED_EXPERT_FORMATS = ("mxfp4-fp8", "nvfp4-fp8")
 _GROUP_NAME = re.compile(r"^int(4|8)-g(32|64|128|256)$")
 
 
@@ -191,8 +207,8 @@ def bits_per_element(name: str) -> float | None:
 KV_CACHE_ONLY_FORMATS = ("fp8_ds_mla",)
 
 #: Weight-only formats no serving engine stores a KV cache in (GGUF k-quants, GPTQ/AWQ groups, DeepSeek's
-#: 128 x 128 weight blocks): refused as a cache dtype.
-WEIGHT_ONLY_FORMATS = ("q4_K_M", "int4-g*", "int8-g*", "fp8-block")
+#: 128 x 128 weight blocks, the mixed fp4-expert formats): refused as a cache dtype.
+WEIGHT_ONLY_FORMATS = ("q4_K_M", "int4-g*", "int8-g*", "fp8-block", *MIXED_EXPERT_FORMATS)
 
 
 def kv_dtype_bytes(kv_dtype) -> float:
@@ -208,7 +224,7 @@ def kv_dtype_bytes(kv_dtype) -> float:
     if isinstance(kv_dtype, str) and kv_dtype in KV_CACHE_ONLY_FORMATS:
         return 1.0
     f = quant_format(kv_dtype) if isinstance(kv_dtype, str) else None
-    if f is not None and (f.name in ("q4_K_M", "fp8-block") or _GROUP_NAME.match(f.name.lower())):
+    if f is not None and (f.name in ("q4_K_M", "fp8-block", *MIXED_EXPERT_FORMATS) or _GROUP_NAME.match(f.name.lower())):
         raise ValueError(f"{f.name} is a weight-only format: no serving engine stores a KV cache in it (vLLM and "
                          "SGLang keep the cache in bf16/fp16 or fp8, llama.cpp in f16, q8_0, q4_0 and a few more "
                          "blocks, never k-quants, GPTQ/AWQ groups or 128 x 128 weight blocks); choose bf16, fp8, "

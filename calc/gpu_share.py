@@ -23,7 +23,7 @@ from .checks import check_nonneg_number, check_positive_int
 from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import MLA_CONVENTIONS
-from .layers import LayerSpec, check_conventions, layer_params, layer_specs
+from .layers import LayerSpec, check_conventions, has_compressed_layers, layer_params, layer_specs
 from .layout import Layout, check_layout, stage_ranges
 from .memory import routed_expert_params, weight_bytes
 from .quant import is_plain, tensor_groups, weight_bytes_by_group
@@ -45,7 +45,9 @@ def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent") -> float:
     if mla not in MLA_CONVENTIONS:
         raise ValueError(f"mla must be one of {', '.join(MLA_CONVENTIONS)}; got {mla!r}")
     if model.attention == "mla":
-        return 1.0 if mla == "latent" else math.ceil(model.n_heads / t) / model.n_heads
+        if mla == "latent" or has_compressed_layers(model):  # DeepSeek-V4: one KV head, never expanded
+            return 1.0
+        return math.ceil(model.n_heads / t) / model.n_heads
     return math.ceil(model.n_kv_heads / t) / model.n_kv_heads
 
 
@@ -131,17 +133,20 @@ def weight_bytes_per_gpu(model: ModelConfig, layout: Layout, weight_dtype: str =
 
 def _stage_cache(model: ModelConfig, a: int, b: int, context_len, kv_dtype: str, sliding: str, mla: str,
                  read: bool):
-    """(cache bytes, constant-state bytes) of one sequence in layers a..b-1: held, or moved by a decode
-    step (``read``: ``LayerSpec.decode_bytes_read``, the state read and written back). Vectorised over S."""
+    """(cache bytes, constant-state bytes, the part of that state each TP rank holds whole) of one sequence in
+    layers a..b-1: held, or moved by a decode step (``read``: ``LayerSpec.decode_bytes_read``, the state read and
+    written back, ``state_step_bytes``). Recurrent states split by their heads over TP; DeepSeek-V4's compressor
+    states do not (vLLM replicates the compressors, ``disable_tp=True``, beside the one-head latent cache).
+    Vectorised over S."""
     check_conventions(sliding, mla)
     s = np.asarray(context_len, dtype=float)
     fn = LayerSpec.decode_bytes_read if read else LayerSpec.bytes_held
-    total, state = np.zeros_like(s), 0.0
+    total, state, whole = np.zeros_like(s), 0.0, 0.0
     for spec, n in Counter(layer_specs(model, kv_dtype, mla)[a:b]).items():
         total = total + n * np.asarray(fn(spec, s, sliding))
-        state += n * spec.state_bytes
-    state *= 2.0 if read else 1.0
-    return (float(total) if total.ndim == 0 else total), state
+        state += n * (spec.state_step_bytes if read else spec.state_bytes)
+        whole += n * (spec.compressor_step_bytes if read else spec.compressor_state_bytes)
+    return (float(total) if total.ndim == 0 else total), state, whole
 
 
 def kv_bytes_per_gpu_per_token(model: ModelConfig, layout: Layout, kv_dtype: str = "bf16",
@@ -167,7 +172,7 @@ def kv_bytes_per_gpu_per_token(model: ModelConfig, layout: Layout, kv_dtype: str
         if context_len is None:
             held = sum(spec.bytes_per_token for spec in layer_specs(model, kv_dtype, mla)[a:b])
         else:
-            total, state = _stage_cache(model, a, b, s, kv_dtype, sliding, mla, False)
+            total, state, _ = _stage_cache(model, a, b, s, kv_dtype, sliding, mla, False)
             held = (total - state) / s
         best = max(best, held * share)
     return float(best)
@@ -175,11 +180,14 @@ def kv_bytes_per_gpu_per_token(model: ModelConfig, layout: Layout, kv_dtype: str
 
 def kv_state_bytes_per_gpu(model: ModelConfig, layout: Layout, state_dtype: str | None = None) -> float:
     """Constant per-sequence state bytes (Mamba / Gated DeltaNet / lightning layers) one accelerator of the
-    stage with the most of it holds: that stage's state / TP (split by its heads). 0 for a transformer."""
+    stage with the most of it holds: that stage's state / TP (split by its heads); DeepSeek-V4's compressor
+    states whole on every rank. 0 for a transformer."""
     best = 0.0
     for a, b in stage_ranges(model, layout):
-        best = max(best, sum(spec.state_bytes for spec in layer_specs(model, "bf16", "latent", state_dtype)[a:b]))
-    return best / layout.tp
+        specs = layer_specs(model, "bf16", "latent", state_dtype)[a:b]
+        best = max(best, sum((spec.state_bytes - spec.compressor_state_bytes) / layout.tp + spec.compressor_state_bytes
+                             for spec in specs))
+    return best
 
 
 @dataclass(frozen=True)
@@ -276,8 +284,9 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
 
 @lru_cache(maxsize=1024)
 def _per_sequence_cache(model: ModelConfig, context_len: float, kv_dtype: str, sliding: str, mla: str,
-                        read: bool, stage: tuple) -> tuple[float, float]:
-    """(cache bytes, constant-state bytes) of one sequence at one context in the layers ``stage`` = (a, b):
+                        read: bool, stage: tuple) -> tuple[float, float, float]:
+    """(cache bytes, constant-state bytes, its part held whole on each TP rank) of one sequence at one context
+    in the layers ``stage`` = (a, b):
     held, or moved by a decode step (``read``: the state read and written back). Layout-independent
     beyond the stage, so computed once per plan."""
     return _stage_cache(model, stage[0], stage[1], context_len, kv_dtype, sliding, mla, read)
@@ -296,14 +305,15 @@ def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dty
     rng = tuple(stage) if stage is not None else stage_ranges(model, layout)[0]
     n = np.asarray(seqs, dtype=float)
     if np.ndim(context_len) == 0:  # the usual case: one context, many batch sizes (cached per sequence)
-        total_one, state_one = _per_sequence_cache(model, float(context_len), kv_dtype, sliding, mla, read, rng)
-        total, state = total_one * n, state_one * n
+        total_one, state_one, whole_one = _per_sequence_cache(model, float(context_len), kv_dtype, sliding, mla, read,
+                                                              rng)
     else:
-        total_one, state_one = _stage_cache(model, rng[0], rng[1], context_len, kv_dtype, sliding, mla, read)
-        total, state = np.asarray(total_one) * n, state_one * n
+        total_one, state_one, whole_one = _stage_cache(model, rng[0], rng[1], context_len, kv_dtype, sliding, mla,
+                                                       read)
+    total, state, whole = np.asarray(total_one) * n, state_one * n, whole_one * n
     attention = total - state
     share = kv_share_per_gpu(model, layout.tp, mla)
-    return (attention * share, state / layout.tp,
+    return (attention * share, (state - whole) / layout.tp + whole,
             attention * max(0.0, share - 1.0 / layout.tp))
 
 

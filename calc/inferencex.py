@@ -53,7 +53,8 @@ import pandas as pd
 
 from .hardware import get_accelerator, list_accelerators, match_accelerator_name
 from .measurements import COLUMNS, _check_row, _frame, rounds_note
-from .models import match_checkpoint
+from .dtypes import MIXED_EXPERT_FORMATS
+from .models import get_model, match_checkpoint
 
 #: The largest result file read (bytes): a sweep's collected results are some hundred kB, a dashboard export
 #: of one model a few MB.
@@ -65,12 +66,13 @@ REQUIRED_RUNNER = ("hw", "conc", "model", "framework", "precision", "isl", "osl"
 #: InferenceX's model prefixes (``model-prefix`` of its configs/*-master.yaml, the dashboard's ``model``) -> the
 #: preset of the checkpoint they name there: dsr1 = DeepSeek-R1-0528 (DeepSeek-V3's architecture), gptoss =
 #: gpt-oss-120b, llama70b / 70b = Llama-3.3-70B-Instruct (Llama 3.1 70B's architecture), kimik2.5 = Kimi-K2.5,
-#: glm5 / glm5.1 = GLM-5 / GLM-5.1 (GLM-5's shapes), minimaxm2.5 = MiniMax-M2.5, qwen3.5 = Qwen3.5-397B-A17B
-#: (configs/*.yaml of SemiAnalysisAI/InferenceX at 843c6254). dsv4 (DeepSeek-V4-Pro), glm5.2 and minimaxm3 have no
-#: preset.
+#: glm5 / glm5.1 = GLM-5 / GLM-5.1 (GLM-5's shapes), minimaxm2.5 = MiniMax-M2.5, qwen3.5 = Qwen3.5-397B-A17B,
+#: dsv4 = deepseek-ai/DeepSeek-V4-Pro (configs/*.yaml of SemiAnalysisAI/InferenceX at 843c6254). glm5.2 and minimaxm3
+#: have no preset.
 MODEL_PREFIXES = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "llama-3.1-70b",
                   "70b": "llama-3.1-70b", "kimik2.5": "kimi-k2", "kimik2": "kimi-k2", "glm5": "glm-5",
-                  "glm5.1": "glm-5", "minimaxm2.5": "minimax-m2.5", "qwen3.5": "qwen3.5-397b-a17b"}
+                  "glm5.1": "glm-5", "minimaxm2.5": "minimax-m2.5", "qwen3.5": "qwen3.5-397b-a17b",
+                  "dsv4": "deepseek-v4-pro"}
 #: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
 RUNNER_ALIASES = {"h100": "h100-sxm"}
 
@@ -134,17 +136,25 @@ def engine_version(image) -> str:
 
 def weight_dtype(precision: str, checkpoint: str, accelerator: str) -> str:
     """calc's weight dtype for an InferenceX ``precision`` ("fp8", "bf16", "fp4", ...; lower-cased as it is
-    but for "fp4", which InferenceX writes for two block formats): "mxfp4" for a checkpoint whose name says
+    but for "fp4", which InferenceX writes for several block formats): "mxfp4" for a checkpoint whose name says
     MXFP4 (amd/...-MXFP4) and for gpt-oss (released in MXFP4), "nvfp4" for one that says NVFP4 or comes from
-    nvidia/ (nvidia/DeepSeek-R1-0528-FP4), else by the accelerator's maker (AMD: "mxfp4", others "nvfp4")."""
+    nvidia/ (nvidia/DeepSeek-R1-0528-FP4); a model released with fp4 experts beside fp8 layers (DeepSeek-V4:
+    its preset's ``checkpoint_format`` "mxfp4-fp8") keeps those fp8 layers: "nvfp4-fp8" for NVIDIA's copy, else
+    its own format, whatever the accelerator (InferenceX's dsv4 runs name deepseek-ai/DeepSeek-V4-Pro); else by
+    the accelerator's maker (AMD: "mxfp4", others "nvfp4")."""
     p = str(precision).strip().lower()
     if p != "fp4":
         return p
     name = str(checkpoint).strip().lower()
+    preset = match_model(name)
+    mixed = get_model(preset).checkpoint_format if preset else None
+    mixed = mixed if mixed in MIXED_EXPERT_FORMATS else None
     if "mxfp4" in name or "gpt-oss" in name or name == "gptoss":
         return "mxfp4"
     if "nvfp4" in name or name.startswith("nvidia/"):
-        return "nvfp4"
+        return "nvfp4-fp8" if mixed else "nvfp4"
+    if mixed:
+        return mixed
     return "mxfp4" if get_accelerator(accelerator).name.startswith("AMD") else "nvfp4"
 
 

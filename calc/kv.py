@@ -20,6 +20,10 @@ Conventions (where serving engines differ, both are offered):
 - Constant-state layers (Gated DeltaNet, lightning attention, Mamba) add nothing per token and a
   fixed state per sequence, in the model's ``ssm_state_dtype`` (the config's, else "fp32") or
   ``state_dtype`` when given; see ``calc.layers``.
+- DeepSeek-V4's compressed layers (csa, hca) hold a window of W uncompressed tokens and one entry per r
+  tokens (csa also an indexer key per entry), plus fp32 compressor states per sequence; its cache formats
+  are "bf16" (DeepSeek's inference code, 1,024 B per entry), "fp8_ds_mla" (vLLM and SGLang by default,
+  584 B: ``calc.layers.kv_bytes_per_token_per_layer``) and "fp8" (SGLang's uniform fp8 pool, 512 B).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import numpy as np
 
 from .checks import check_positive_int
 from .dtypes import dtype_bytes, kv_dtype_bytes
-from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, WINDOWED_KINDS, bytes_per_token,
+from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, COMPRESSED_KINDS, WINDOWED_KINDS, bytes_per_token,
                      check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
                      sequence_cache_bytes, state_bytes)
 from .models import ModelConfig
@@ -41,12 +45,13 @@ __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_
 def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
     """Number of (full-span, bounded-span) attention layers that hold their own cache.
 
-    Full span: full, sparse MLA and parallel attention+Mamba2 layers; bounded: sliding and chunked.
+    Full span: full, sparse MLA, parallel attention+Mamba2 and DeepSeek-V4's compressed layers (their
+    compressed entries grow with the context); bounded: sliding and chunked.
     With cross-layer sharing factor s, layers 0, s, 2s, ... hold the caches (CLA, Brandon et al. 2024);
     shared-KV and constant-state layers are not counted.
     """
     owners = [s for s in layer_specs(model) if s.owns_cache and s.kind in ATTENTION_LAYER_KINDS]
-    n_bounded = sum(1 for s in owners if s.span_limit is not None)
+    n_bounded = sum(1 for s in owners if s.kind in ("sliding", "chunked"))
     return len(owners) - n_bounded, n_bounded
 
 
@@ -56,7 +61,8 @@ def kv_bytes_per_token(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "l
     ``2 * L * K * H * bytes`` for MHA/GQA/MQA (the inference course, week 11, step 2; chapter 9, LLM
     inference), ``L * (d_c + d_h^R) * bytes`` for MLA (plus DeepSeek-V3.2's indexer key). Windows and chunks are not applied
     here (every cache-holding layer counts as full), constant-state layers add nothing: use
-    ``kv_cache_bytes`` for a real context length. Llama-3-8B in bf16: 131,072 B.
+    ``kv_cache_bytes`` for a real context length. Llama-3-8B in bf16: 131,072 B. DeepSeek-V4's csa / hca
+    layers: the window's entry counted full plus ``(entry + indexer key) / r`` (``LayerSpec.bytes_per_token``).
 
     Raises:
         ValueError: unknown ``kv_dtype`` or ``mla``.
@@ -189,9 +195,10 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
 
 
 def _without_windows(model: ModelConfig) -> dict:
-    """Field changes that turn sliding and chunked layers into full ones, keeping the other kinds."""
-    kinds = tuple("full" if k in WINDOWED_KINDS else k for k in model.layer_kinds)
-    return dict(sliding_window=None, attention_chunk_size=None,
+    """Field changes that turn sliding, chunked and compressed (DeepSeek-V4's csa, hca) layers into full ones,
+    keeping the other kinds."""
+    kinds = tuple("full" if k in (*WINDOWED_KINDS, *COMPRESSED_KINDS) else k for k in model.layer_kinds)
+    return dict(sliding_window=None, attention_chunk_size=None, csa_compress_ratio=None, hca_compress_ratio=None,
                 layer_types=None if all(k == "full" for k in kinds) else kinds)
 
 

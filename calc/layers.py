@@ -9,6 +9,10 @@ full               S                            2*K*H (MLA: d_c + d_h^R) element
 sliding            min(S, W)                    as full
 chunked            ((S - 1) mod C) + 1          as full; at most one chunk C (Llama 4)
 sparse_mla         S (reads min(S, top-k))      MLA latent + the indexer key (fp8 + fp32 scale)
+csa                min(S, W) + floor(S / r)     one latent entry per held entry; per compressed entry an
+                   (reads top-k compressed)     indexer key; two fp32 compressor states (DeepSeek-V4)
+hca                min(S, W) + floor(S / r)     one latent entry per held entry; one fp32 compressor
+                   (reads all of them)          state (DeepSeek-V4)
 linear_attention   none                         Gated DeltaNet: conv + recurrent state
 lightning          none                         MiniMax lightning attention: N x H x H state
 mamba              none                         Mamba1: conv + SSM state
@@ -38,6 +42,24 @@ Conventions (where engines differ, both are offered):
 - DeepSeek-V3.2's indexer key cache: ``index_head_dim`` fp8 bytes plus one fp32 scale per 128
   elements per token and layer (132 B for 128; vLLM's ``DeepseekV32IndexerCache``), whatever the
   KV dtype. Decode attention reads only the top-k selected latent entries; the indexer reads all S.
+- DeepSeek-V4's compressed layers (``csa``, ratio r = 4, and ``hca``, r = 128; the config's
+  ``compress_ratios``, 0 marking a window-only ``sliding`` layer): every layer keeps the last W = 128
+  tokens uncompressed, and a compressed layer also one entry per r tokens, floor(S / r) of them (a token
+  joins its entry when the r-th token of its group arrives). Both are one latent vector of
+  ``kv_lora_rank + qk_rope_head_dim`` = 448 + 64 elements (key and value at once). A csa layer's indexer
+  keeps one key per compressed entry (132 B, as V3.2's) and selects the top-k (1,024 for V4-Pro) of them
+  for each query; an hca layer attends to every compressed entry. The compressors keep a ring of the last
+  2r (csa, overlapping windows) or r (hca) tokens' partial kv and score rows in fp32, a constant state
+  per sequence: 2 x 2r x 2 x 512 x 4 = 65,536 B for csa plus 16,384 B for its indexer's compressor
+  (width 128), 2 x r x 512 x 4 = 524,288 B for hca. Sources: DeepSeek's inference code
+  (deepseek-ai/DeepSeek-V4-Flash @60d8d707, inference/model.py: ``Attention``, ``Compressor``,
+  ``Indexer``, ``get_compress_topk_idxs``); vLLM's ``DeepseekV4SWACache``, ``DeepseekV4IndexerCache`` and
+  ``CompressorStateCache`` (vllm/v1/attention/backends/mla/sparse_swa.py @03dc5649,
+  vllm/model_executor/layers/deepseek_v4_attention.py @0a291a2e, deepseek_compressor.py @0de10a27); SGLang's
+  ``DeepSeekV4SingleKVPool``, ``DeepSeekV4IndexerPool`` and ``get_compress_state_ring_size``
+  (python/sglang/srt/mem_cache/deepseek_v4_memory_pool.py @007bddd4). A decode step reads the window,
+  the top-k (csa) or all (hca) compressed entries and every indexer key, and moves two compressor-state
+  rows (one written, and amortised the ring's r rows read at every r-th token): ``compressor_step_bytes``.
 
 The functions take a ``calc.models.ModelConfig`` (named in the annotations only: this module sits
 below ``calc.models``, which reads its layer kinds from here).
@@ -59,9 +81,13 @@ MLA_CONVENTIONS = ("latent", "expanded")
 INDEX_QUANT_BLOCK = 128     # elements per fp32 scale of the DSA indexer keys (vLLM, DeepSeek-V3.2)
 #: Per-layer kinds a ``ModelConfig.layer_types`` entry may name (the table above says what each holds).
 LAYER_KINDS = ("full", "sliding", "chunked", "linear_attention", "lightning", "mamba", "mamba2",
-               "parallel_mamba2", "mlp_only")
+               "parallel_mamba2", "mlp_only", "csa", "hca")
 #: Kinds that attend over cached tokens (and so hold per-token K/V).
-ATTENTION_LAYER_KINDS = ("full", "sliding", "chunked", "sparse_mla", "parallel_mamba2")
+ATTENTION_LAYER_KINDS = ("full", "sliding", "chunked", "sparse_mla", "parallel_mamba2", "csa", "hca")
+#: DeepSeek-V4's compressed-attention kinds: a window of W tokens plus one entry per r tokens.
+COMPRESSED_KINDS = ("csa", "hca")
+#: The dtype of the compressors' kv and score state (fp32 in DeepSeek's code, vLLM and SGLang).
+COMPRESSOR_STATE_DTYPE = "fp32"
 #: Kinds that hold a constant per-sequence state (conv + recurrent/SSM).
 STATE_LAYER_KINDS = ("linear_attention", "lightning", "mamba", "mamba2", "parallel_mamba2")
 #: Kinds whose attention span a window or chunk can limit.
@@ -74,7 +100,10 @@ _MAMBA2_FIELDS = ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel", "ssm_n_heads"
 #: The ``ModelConfig`` shape fields a model must set when one of its layers is of that kind.
 LAYER_KIND_FIELDS = {"chunked": ("attention_chunk_size",), "linear_attention": _GDN_FIELDS,
                      "mamba": ("ssm_d_inner", "ssm_d_state", "ssm_conv_kernel"), "mamba2": _MAMBA2_FIELDS,
-                     "parallel_mamba2": _MAMBA2_FIELDS}
+                     "parallel_mamba2": _MAMBA2_FIELDS,
+                     "csa": ("csa_compress_ratio", "sliding_window", "kv_lora_rank", "index_n_heads", "index_head_dim",
+                             "index_topk"),
+                     "hca": ("hca_compress_ratio", "sliding_window", "kv_lora_rank")}
 KIND_DESCRIPTIONS = {
     "full": "full attention: every token",
     "sliding": "sliding window: the last W tokens",
@@ -86,6 +115,8 @@ KIND_DESCRIPTIONS = {
     "mamba2": "Mamba2: constant conv + SSM state",
     "parallel_mamba2": "attention + Mamba2 side by side",
     "mlp_only": "MLP only: holds nothing",
+    "csa": "compressed sparse attention (CSA): window + 1/r compressed entries, indexer picks top-k",
+    "hca": "heavily compressed attention (HCA): window + every 1/r compressed entry",
 }
 
 
@@ -130,14 +161,16 @@ def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> 
 
     MHA/GQA/MQA: 2*K*H (a key and a value per KV head; chapter 9 (LLM inference) "must-memorize
     formula"). MLA latent: d_c + d_h^R (576 for DeepSeek-V2/V3; DeepSeek-V2 report, section 2.1).
-    MLA expanded: N*(qk_nope + qk_rope) + N*v_head_dim.
+    MLA expanded: N*(qk_nope + qk_rope) + N*v_head_dim. DeepSeek-V4 (compressed layers): one vector of
+    d_c + d_h^R = 448 + 64 = 512 elements is both key and value of its single KV head, and no engine
+    expands it: the expanded convention is the latent one.
 
     Raises:
         ValueError: unknown ``mla`` convention.
     """
     check_conventions("cap", mla)
     if model.attention == "mla":
-        if mla == "latent":
+        if mla == "latent" or has_compressed_layers(model):
             return model.kv_lora_rank + model.qk_rope_head_dim
         rope = model.qk_rope_head_dim
         nope = model.qk_nope_head_dim if model.qk_nope_head_dim is not None else model.head_dim - rope
@@ -147,6 +180,12 @@ def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> 
 
 
 FLASHMLA_FP8_BLOCK = 128    # latent elements per fp32 scale of FlashMLA's fp8 KV format
+FLASHMLA_V4_FP8_BLOCK = 64  # non-RoPE elements per one-byte (ue8m0) scale of DeepSeek-V4's fp8 entries
+
+
+def has_compressed_layers(model: ModelConfig) -> bool:
+    """True for a model with DeepSeek-V4's compressed-attention layers (``COMPRESSED_KINDS``)."""
+    return any(k in COMPRESSED_KINDS for k in model.layer_kinds)
 
 
 def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent") -> float:
@@ -156,18 +195,29 @@ def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla
     "fp8_ds_mla" (FlashMLA's fp8 cache, vLLM's ``kv_cache_dtype="fp8_ds_mla"``): the d_c latent in fp8 with one
     fp32 scale per 128 of it, the d_h^R RoPE part in bf16, ``d_c + 4 ceil(d_c / 128) + 2 d_h^R``: DeepSeek-V3
     (512, 64): 512 + 16 + 128 = 656 B (FlashMLA README, "FP8 KV cache" format), where plain fp8 says 576.
+    DeepSeek-V4 (a model with compressed layers; vLLM's ``model_version="deepseek_v4"`` layout, the same entry
+    for its window and its compressed entries): the 448 non-RoPE elements in fp8 with one ue8m0 byte per 64 of
+    them and one pad byte, the 64 RoPE elements in bf16, ``d_c + d_c // 64 + 1 + 2 d_h^R`` = 448 + 7 + 1 + 128 =
+    584 B (vllm/v1/attention/backends/mla/sparse_swa.py @03dc5649, ``DeepseekSparseSWABackend.get_kv_cache_shape``:
+    "584B per token (448 NoPE + 128 RoPE + 8 fp8 scale)"; SGLang's ``DeepSeekV4SingleKVPool.get_bytes_per_token``,
+    python/sglang/srt/mem_cache/deepseek_v4_memory_pool.py @007bddd4, asserts the same 584); plain "fp8" is SGLang's
+    uniform fp8 pool, 512 B (``DeepSeekV4UniformFP8KVPool``); "bf16" DeepSeek's own inference code, 1,024 B
+    (inference/model.py keeps ``kv_cache`` in bf16: "kv could also use fp8 format, though current implementation
+    uses bf16").
 
     Raises:
         ValueError: a weight-only format; fp8_ds_mla for a model without MLA or with the expanded cache.
     """
     per = kv_dtype_bytes(kv_dtype)
     if kv_dtype == "fp8_ds_mla":
-        if model.attention != "mla" or mla != "latent":
+        if model.attention != "mla" or (mla != "latent" and not has_compressed_layers(model)):
             raise ValueError("fp8_ds_mla is FlashMLA's cache of an MLA latent (fp8 latent + scales, bf16 RoPE "
                              f"part); {model.name} has no latent cache to store in it" if model.attention != "mla"
                              else "fp8_ds_mla stores the MLA latent; it has no expanded per-head form (use "
                              "mla='latent')")
         r = model.kv_lora_rank
+        if has_compressed_layers(model):
+            return float(r + r // FLASHMLA_V4_FP8_BLOCK + 1 + 2 * model.qk_rope_head_dim)
         return float(r + 4 * -(-r // FLASHMLA_FP8_BLOCK) + 2 * model.qk_rope_head_dim)
     return kv_elements_per_token_per_layer(model, mla) * per
 
@@ -208,6 +258,32 @@ def state_shapes(model: ModelConfig, kind: str) -> tuple[tuple[int, ...], tuple[
     return (), ()
 
 
+def compress_ratio(model: ModelConfig, kind: str) -> int | None:
+    """Tokens per compressed entry of a layer of ``kind``: ``csa_compress_ratio`` (4 in DeepSeek-V4) for "csa",
+    ``hca_compress_ratio`` (128) for "hca", None for the other kinds."""
+    return {"csa": model.csa_compress_ratio, "hca": model.hca_compress_ratio}.get(kind)
+
+
+def compressor_state_shapes(model: ModelConfig, kind: str) -> tuple[tuple[int, int], ...]:
+    """(rows, width) of each fp32 compressor state of one layer of ``kind``, per sequence; () for other kinds.
+
+    A compressor pools r consecutive tokens into one entry (csa: two overlapping windows, so it keeps 2r rows of
+    twice the width); its state holds each row's kv and its score: width 2 x coff x d, coff = 2 for csa, 1 for
+    hca, d the entry's width (``kv_lora_rank + qk_rope_head_dim``, 512) or the indexer's key (``index_head_dim``,
+    128). DeepSeek-V4-Pro: csa (8, 2,048) and its indexer's (8, 512); hca (128, 1,024). Sources: DeepSeek's
+    inference/model.py ``Compressor`` (kv_state and score_state of (coff x ratio, coff x head_dim) each); vLLM's
+    ``CompressorStateCache`` (state_dim = 2 x coff x head_dim, a sliding window of coff x ratio tokens); SGLang's
+    ``CompressStatePool`` (ring of 8 / 128 rows of 2 x (1 + overlap) x head_dim).
+    """
+    r = compress_ratio(model, kind)
+    if r is None:
+        return ()
+    d = model.kv_lora_rank + model.qk_rope_head_dim
+    if kind == "csa":
+        return (2 * r, 2 * 2 * d), (2 * r, 2 * 2 * model.index_head_dim)
+    return ((r, 2 * d),)
+
+
 def _numel(shape: tuple[int, ...]) -> int:
     return int(np.prod(shape)) if shape else 0
 
@@ -220,12 +296,20 @@ class LayerSpec:
         kind: one of ``KIND_DESCRIPTIONS`` ("sparse_mla" for the attention layers of an MLA model
             with a DSA indexer).
         owns_cache: False when the layer reuses another layer's KV cache (or has none).
-        span_limit: W of a sliding layer, C of a chunked layer, None for the others.
-        kv_bytes_per_token: bytes per held token of the layer's own KV (MLA: latent) cache; 0 when
-            it owns none.
-        index_bytes_per_token: bytes per held token of the DSA indexer key cache (0 without DSA).
-        read_top_k: decode attention reads at most this many KV entries (DSA's index_topk).
-        conv_state_bytes, recurrent_state_bytes: the constant per-sequence state.
+        span_limit: W of a sliding, csa or hca layer (the window of uncompressed tokens), C of a chunked
+            layer, None for the others.
+        kv_bytes_per_token: bytes per held token of the layer's own KV (MLA: latent) cache; for csa and hca
+            bytes per held entry, window tokens and compressed entries alike; 0 when it owns none.
+        index_bytes_per_token: bytes per held token of the DSA indexer key cache (csa: per compressed
+            entry; 0 without an indexer).
+        read_top_k: decode attention reads at most this many KV entries (DSA's index_topk; csa: of the
+            compressed entries, the window besides).
+        compress_ratio: r of a csa or hca layer (tokens per compressed entry), None for the others.
+        conv_state_bytes, recurrent_state_bytes: the constant per-sequence state (Mamba, Gated DeltaNet,
+            lightning), read and written whole by every decode step.
+        compressor_state_bytes: DeepSeek-V4's compressor states (fp32 ring of partial kv and score rows),
+            constant per sequence; compressor_step_bytes: what one decode step moves of them (one row
+            written, one row read amortised over the ring's r-th-token reads).
     """
 
     kind: str
@@ -236,34 +320,59 @@ class LayerSpec:
     read_top_k: int | None = None
     conv_state_bytes: float = 0.0
     recurrent_state_bytes: float = 0.0
+    compress_ratio: int | None = None
+    compressor_state_bytes: float = 0.0
+    compressor_step_bytes: float = 0.0
 
     @property
     def bytes_per_token(self) -> float:
-        """Bytes per held token: the KV (or latent) entry plus the indexer key."""
+        """Bytes per held token: the KV (or latent) entry plus the indexer key. csa / hca: per context token
+        with the window not applied (as a sliding layer's), ``kv + (kv + index) / r``."""
+        if self.compress_ratio:
+            return self.kv_bytes_per_token + (self.kv_bytes_per_token + self.index_bytes_per_token) / self.compress_ratio
         return self.kv_bytes_per_token + self.index_bytes_per_token
 
     @property
     def state_bytes(self) -> float:
-        """Constant bytes per sequence (conv + recurrent state)."""
-        return self.conv_state_bytes + self.recurrent_state_bytes
+        """Constant bytes per sequence (conv + recurrent state, compressor states)."""
+        return self.conv_state_bytes + self.recurrent_state_bytes + self.compressor_state_bytes
+
+    @property
+    def state_step_bytes(self) -> float:
+        """Constant-state bytes one decode step moves for one sequence: a recurrent state read and written
+        whole (2 x conv + recurrent), the compressors' two rows (``compressor_step_bytes``)."""
+        return 2.0 * (self.conv_state_bytes + self.recurrent_state_bytes) + self.compressor_step_bytes
 
     @property
     def label(self) -> str:
-        """Kind with its span and sharing, e.g. "sliding (W=1,024)", "full (shared KV)"."""
+        """Kind with its span and sharing, e.g. "sliding (W=1,024)", "full (shared KV)", "csa (r=4, W=128)"."""
         text = self.kind
         if self.kind == "sliding":
             text += f" (W={self.span_limit:,})"
         elif self.kind == "chunked":
             text += f" (C={self.span_limit:,})"
+        elif self.compress_ratio:
+            text += f" (r={self.compress_ratio:,}, W={self.span_limit:,})"
         if self.kind in ATTENTION_LAYER_KINDS and not self.owns_cache:
             text += " (shared KV)"
         return text
 
+    def compressed_entries(self, context_len):
+        """Compressed entries of a csa / hca layer at context S: floor(S / r) (0 for the other kinds and
+        for a layer without a cache of its own); float or array like ``context_len``."""
+        s = np.asarray(context_len, dtype=float)
+        if not self.compress_ratio or not self.owns_cache or self.kv_bytes_per_token == 0:
+            out = np.zeros_like(s)
+        else:
+            out = np.floor(s / self.compress_ratio)
+        return float(out) if out.ndim == 0 else out
+
     def tokens_held(self, context_len, sliding: str = "cap"):
-        """Tokens this layer's own cache holds at context S (float or array like ``context_len``).
+        """Tokens (entries) this layer's own cache holds at context S (float or array like ``context_len``).
 
         full / sparse_mla / parallel_mamba2: S; sliding: min(S, W); chunked: ((S - 1) mod C) + 1;
-        0 for layers that own no KV cache. ``sliding="full"``: S for every cache-owning layer.
+        csa / hca: the window's min(S, W) plus floor(S / r) compressed entries; 0 for layers that own no KV
+        cache. ``sliding="full"``: S for every cache-owning layer's window part.
         """
         s = np.asarray(context_len, dtype=float)
         if not self.owns_cache or self.bytes_per_token == 0:
@@ -274,23 +383,39 @@ class LayerSpec:
             out = np.where(s > 0, np.mod(s - 1.0, self.span_limit) + 1.0, 0.0)
         else:
             out = np.minimum(s, self.span_limit)
+        out = out + np.asarray(self.compressed_entries(s))
         return float(out) if out.ndim == 0 else out
 
-    def bytes_held(self, context_len, sliding: str = "cap"):
-        """Bytes of one sequence in this layer at context S: per-token bytes x tokens held + state."""
+    def cache_bytes(self, context_len, sliding: str = "cap"):
+        """Bytes of one sequence's per-token cache in this layer at context S (the constant state left out):
+        KV entries x tokens held, plus indexer keys (csa: one per compressed entry)."""
         held = np.asarray(self.tokens_held(context_len, sliding))
-        out = self.bytes_per_token * held + self.state_bytes
+        keys = np.asarray(self.compressed_entries(context_len)) if self.compress_ratio else held
+        out = self.kv_bytes_per_token * held + self.index_bytes_per_token * keys
+        return float(out) if np.ndim(out) == 0 else out
+
+    def bytes_held(self, context_len, sliding: str = "cap"):
+        """Bytes of one sequence in this layer at context S: the per-token cache (``cache_bytes``) + state."""
+        out = np.asarray(self.cache_bytes(context_len, sliding)) + self.state_bytes
         return float(out) if np.ndim(out) == 0 else out
 
     def decode_bytes_read(self, context_len, sliding: str = "cap"):
         """Cache bytes one decode step moves for one sequence in this layer.
 
-        KV entries read: the tokens held, at most ``read_top_k`` of them (DSA); indexer keys: all
-        held tokens; the constant state is read and written back (2 x state).
+        KV entries read: the tokens held, at most ``read_top_k`` of them (DSA); csa: the window and the top-k
+        of the compressed entries, hca: the window and every compressed entry; indexer keys: all held (csa:
+        one per compressed entry); the constant state: ``state_step_bytes``.
         """
         held = np.asarray(self.tokens_held(context_len, sliding))
-        read = held if self.read_top_k is None else np.minimum(held, self.read_top_k)
-        out = self.kv_bytes_per_token * read + self.index_bytes_per_token * held + 2.0 * self.state_bytes
+        comp = np.asarray(self.compressed_entries(context_len))
+        if self.compress_ratio:
+            window = held - comp
+            read = window + (comp if self.read_top_k is None else np.minimum(comp, self.read_top_k))
+            keys = comp
+        else:
+            read = held if self.read_top_k is None else np.minimum(held, self.read_top_k)
+            keys = held
+        out = self.kv_bytes_per_token * read + self.index_bytes_per_token * keys + self.state_step_bytes
         return float(out) if np.ndim(out) == 0 else out
 
 
@@ -318,21 +443,28 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     """
     st_b = dtype_bytes(model.ssm_state_dtype if state_dtype is None else state_dtype, "state_dtype")
     cv_b = dtype_bytes(conv_dtype, "conv_dtype")
+    cmp_b = dtype_bytes(COMPRESSOR_STATE_DTYPE)
     per_token = kv_bytes_per_token_per_layer(model, kv_dtype, mla)
     index_b = index_bytes_per_token_per_layer(model)
+    compressed = has_compressed_layers(model)
     specs = []
     for i, kind in enumerate(model.layer_kinds):
         owns = owns_cache(model, i)
         conv, rec = state_shapes(model, kind)
         state = dict(conv_state_bytes=float(_numel(conv) * cv_b), recurrent_state_bytes=float(_numel(rec) * st_b))
-        if kind in ("full", "sliding", "chunked", "parallel_mamba2"):
-            if kind == "full" and index_b:
+        if kind in ("full", "sliding", "chunked", "parallel_mamba2", *COMPRESSED_KINDS):
+            # a DSA indexer keeps its keys in every attention layer (DeepSeek-V3.2), DeepSeek-V4's in its csa layers
+            dsa = bool(index_b) and (kind == "csa" if compressed else True)
+            if kind == "full" and dsa:
                 kind = "sparse_mla"
-            span = model.sliding_window if kind == "sliding" else (
+            span = model.sliding_window if kind in ("sliding", *COMPRESSED_KINDS) else (
                 model.attention_chunk_size if kind == "chunked" else None)
-            specs.append(LayerSpec(  # a DSA indexer (DeepSeek-V3.2) keeps its keys in every attention layer
-                kind, owns, span, float(per_token) if owns else 0.0, index_b if owns else 0.0,
-                model.index_topk if index_b else None, **state))
+            rows = compressor_state_shapes(model, kind) if owns else ()
+            specs.append(LayerSpec(
+                kind, owns, span, float(per_token) if owns else 0.0, index_b if owns and dsa else 0.0,
+                model.index_topk if dsa else None, compress_ratio=compress_ratio(model, kind),
+                compressor_state_bytes=float(sum(n * w for n, w in rows) * cmp_b),
+                compressor_step_bytes=float(sum(2 * w for _, w in rows) * cmp_b), **state))
         else:
             specs.append(LayerSpec(kind, False, **state))
     return tuple(specs)
@@ -456,7 +588,8 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
     per_token_bytes (all such layers, per context token, spans not applied), cache_bytes (all such
     layers at S, per-token part), state_bytes (all such layers, constant per sequence), total_bytes,
     state_dtype (the dtype of the recurrent/SSM state and of the conv state, e.g. "fp32 (conv bf16)";
-    "" for a layer without state), description. Rows sum to ``sequence_cache_bytes``.
+    "fp32 (compressor)" for DeepSeek-V4's compressor states; "" for a layer without state), description.
+    Rows sum to ``sequence_cache_bytes``.
     """
     recurrent = model.ssm_state_dtype if state_dtype is None else state_dtype
     rows = []
@@ -465,8 +598,10 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
         dtype = ""
         if spec.recurrent_state_bytes:
             dtype = recurrent + (" (conv bf16)" if spec.conv_state_bytes else "")
+        elif spec.compressor_state_bytes:
+            dtype = f"{COMPRESSOR_STATE_DTYPE} (compressor)"
         rows.append(dict(kind=spec.label, layers=n, tokens_held=held, bytes_per_token=spec.bytes_per_token,
-                         per_token_bytes=n * spec.bytes_per_token, cache_bytes=n * spec.bytes_per_token * held,
+                         per_token_bytes=n * spec.bytes_per_token, cache_bytes=n * spec.cache_bytes(context_len, sliding),
                          state_bytes=n * spec.state_bytes, state_dtype=dtype, description=KIND_DESCRIPTIONS[spec.kind]))
     df = pd.DataFrame(rows)
     df = df.groupby(["kind", "description"], sort=False, as_index=False).agg(
@@ -480,11 +615,13 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
 
 def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int]]:
     """(kind, span limit, layer count) of the layers that run softmax attention (shared-KV layers
-    included: they attend over the cache they borrow). Used for attention FLOPs."""
+    included: they attend over the cache they borrow). Used for attention FLOPs. The span: W of a sliding,
+    csa or hca layer (their window; the compressed entries by ``compress_ratio``), C of a chunked one, the
+    top-k of a sparse_mla one, else None."""
     out: Counter = Counter()
     for spec in layer_specs(model):
         if spec.kind in ATTENTION_LAYER_KINDS:
-            out[(spec.kind, spec.span_limit if spec.kind in ("sliding", "chunked") else
+            out[(spec.kind, spec.span_limit if spec.kind in ("sliding", "chunked", *COMPRESSED_KINDS) else
                  (spec.read_top_k if spec.kind == "sparse_mla" else None))] += 1
     return [(k, span, n) for (k, span), n in out.items()]
 
@@ -492,4 +629,4 @@ def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int
 __all__ = ["LayerSpec", "LayerParams", "layer_params", "layer_specs", "grouped_specs", "bytes_per_token", "state_bytes", "sequence_cache_bytes",
            "decode_read_bytes", "layer_breakdown", "state_shapes", "kv_elements_per_token_per_layer",
            "index_bytes_per_token_per_layer", "attention_layer_spans", "KIND_DESCRIPTIONS", "with_state_convention",
-           "STATE_CONVENTIONS"]
+           "STATE_CONVENTIONS", "COMPRESSED_KINDS", "compress_ratio", "compressor_state_shapes", "has_compressed_layers"]

@@ -27,7 +27,8 @@ ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 
 OPTIONAL_SHAPE_FIELDS = ("attention_chunk_size", "linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim",
                     "linear_value_head_dim", "linear_conv_kernel", "ssm_d_inner", "ssm_d_state", "ssm_conv_kernel",
-                    "ssm_n_heads", "ssm_head_dim", "ssm_n_groups", "index_n_heads", "index_head_dim", "index_topk")
+                    "ssm_n_heads", "ssm_head_dim", "ssm_n_groups", "index_n_heads", "index_head_dim", "index_topk",
+                    "csa_compress_ratio", "hca_compress_ratio")
 
 
 
@@ -54,7 +55,9 @@ class ModelConfig:
             ``attention_chunk_size`` (Llama 4); "linear_attention": Gated DeltaNet (Qwen3-Next);
             "lightning": MiniMax's lightning attention; "mamba"/"mamba2": SSM mixers (Jamba;
             Nemotron-H, Granite-4); "parallel_mamba2": attention and Mamba2 side by side in one
-            layer (Falcon-H1); "mlp_only": no token mixer (Nemotron-H's "-"). ``calc.layers``
+            layer (Falcon-H1); "mlp_only": no token mixer (Nemotron-H's "-"); "csa" / "hca": DeepSeek-V4's
+            compressed sparse / heavily compressed attention (a window of ``sliding_window`` tokens plus
+            one entry per ``csa_compress_ratio`` / ``hca_compress_ratio`` tokens). ``calc.layers``
             turns each into what it holds.
         n_experts, n_experts_per_token, n_active_params: mixture of experts (routed experts E, top-k,
             parameters used per token).
@@ -72,7 +75,11 @@ class ModelConfig:
         ssm_d_inner, ssm_d_state, ssm_conv_kernel, ssm_n_heads, ssm_head_dim, ssm_n_groups: Mamba
             shapes (inner width, state size N, conv kernel; Mamba2 heads, head width and B/C groups).
         index_n_heads, index_head_dim, index_topk: DeepSeek-V3.2's lightning indexer (DSA): its
-            heads and key width, and the k latent entries each query attends to.
+            heads and key width, and the k latent entries each query attends to (DeepSeek-V4: the indexer
+            of its csa layers, k of the compressed entries).
+        csa_compress_ratio, hca_compress_ratio: DeepSeek-V4's tokens per compressed entry of its "csa"
+            layers (4: an indexer selects top-k entries) and its "hca" layers (128: every entry attended),
+            read from the config's ``compress_ratios``; None for models without such layers.
         ssm_state_dtype: dtype of the SSM / recurrent state of constant-state layers (the config's
             ``mamba_ssm_dtype`` or ``mamba_ssm_cache_dtype``; default "fp32").
         ffn_layer_types: per-layer FFN, one of ``FFN_KINDS``: "dense" (one MLP of width ``d_ff_dense``),
@@ -151,6 +158,8 @@ class ModelConfig:
     index_n_heads: int | None = None
     index_head_dim: int | None = None
     index_topk: int | None = None
+    csa_compress_ratio: int | None = None
+    hca_compress_ratio: int | None = None
     ssm_state_dtype: str = "fp32"
     ffn_layer_types: tuple[str, ...] | None = None
     d_ff_dense: int | None = None

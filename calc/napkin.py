@@ -17,7 +17,8 @@ from .step import decode_step_time, max_batch, memory_budget, prefill_time, thro
 
 def _kv_note(model: ModelConfig) -> str:
     if model.attention == "mla":
-        return f"MLA latent {model.kv_lora_rank} + RoPE key {model.qk_rope_head_dim} per layer"
+        note = f"MLA latent {model.kv_lora_rank} + RoPE key {model.qk_rope_head_dim} per layer"
+        return note + (" (windows not applied)" if model.sliding_window else "")
     note = f"2 x {model.n_layers} layers x {model.n_kv_heads} KV heads x {model.head_dim}"
     return note + (" (windows not applied)" if model.sliding_window else "")
 

@@ -26,7 +26,7 @@ from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
 from .memory import check_embedding, expected_experts_touched, input_embedding_params, lookup_params_not_read
 from .models import ModelConfig
-from .layers import STATE_LAYER_KINDS, owns_cache, layer_params
+from .layers import STATE_LAYER_KINDS, has_compressed_layers, owns_cache, layer_params
 from .quant import tensor_groups, weight_bytes_by_group
 from .roofline import attention_flops, check_logits, head_flops_skipped, matmul_params
 
@@ -56,7 +56,7 @@ def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
         full_qkv, q_only, out = d * (n + 2 * k) * h, d * n * h, n * h * d
     qkv = o = 0.0
     for i, p in enumerate(layer_params(model)):
-        if p.kind in ("full", "sliding", "chunked", "parallel_mamba2"):
+        if p.kind in ("full", "sliding", "chunked", "parallel_mamba2", "csa", "hca"):
             qkv += full_qkv if (p.attention_v or model.attention == "mla") and owns_cache(model, i) else q_only
             o += out
         elif p.kind == "lightning":
@@ -105,7 +105,9 @@ def step_operators(model: ModelConfig, accelerator: Accelerator, phase: str = "d
     gbytes = weight_bytes_by_group(model, weight_dtype)
     per = {g: (gbytes[g] / p if p else 0.0) for g, p in groups.items()}       # bytes per parameter, by group
     rest = groups["attention_v"] + groups["ffn_down"] + groups["linear"]       # projections + dense MLP
-    qkv_p, out_p = _attention_params(model, rest)
+    # DeepSeek-V4: the MLA formula overstates its low-rank projections; the shared experts stay in the MLP row
+    mlp_known = sum(p.ffn_down + p.ffn_up for p in layer_params(model)) if has_compressed_layers(model) else 0.0
+    qkv_p, out_p = _attention_params(model, rest - mlp_known)
     # Byte rates: attention_v (V projection) at its own width, the rest of the projections at "linear"'s.
     v_p = min(groups["attention_v"], qkv_p)
     qkv_b = v_p * per["attention_v"] + (qkv_p - v_p) * per["linear"]

@@ -193,6 +193,75 @@ def _mtp(s: dict, attn: int, norms: int, moe: tuple[int, int, int, int]) -> tupl
     return n_mtp * (layer_total + glue + copies), n_mtp * (layer_active + glue + V * d)
 
 
+def _dsv4_compressor(d: int, ratio: int, width: int, overlap: bool) -> int:
+    """A DeepSeek-V4 ``Compressor``: ape (ratio x coff*width), wkv and wgate (D x coff*width each), norm (width);
+    coff = 2 with overlapping windows (the csa layers' compressors), else 1."""
+    coff = 2 if overlap else 1
+    return ratio * coff * width + 2 * d * coff * width + width
+
+
+def _dsv4_attention(s: dict, kind: str) -> int:
+    """One DeepSeek-V4 ``Attention`` (inference/model.py): attn_sink (N), wq_a (D x q_lora), q_norm, wq_b
+    (q_lora x N*H), wkv (D x H), kv_norm (H), wo_a (N*H/G x G*o_lora, grouped), wo_b (G*o_lora x D); a csa or hca
+    layer its compressor (of H = 512, overlapping for csa); a csa layer its ``Indexer``: wq_b (q_lora x
+    index_heads*index_dim), weights_proj (D x index_heads) and a compressor of index_dim (overlapping)."""
+    d, n, h = s["d"], s["N"], s["H"]
+    ql, ol, g = s["q_lora_rank"], s["o_lora_rank"], s["o_groups"]
+    attn = n + d * ql + ql + ql * n * h + d * h + h + (n * h // g) * (g * ol) + g * ol * d
+    if kind == "csa":
+        r, hi, di = s["csa_compress_ratio"], s["index_n_heads"], s["index_head_dim"]
+        attn += _dsv4_compressor(d, r, h, True) + ql * hi * di + d * hi + _dsv4_compressor(d, r, di, True)
+    elif kind == "hca":
+        attn += _dsv4_compressor(d, s["hca_compress_ratio"], h, False)
+    return attn
+
+
+def _dsv4(s: dict) -> tuple[int, int]:
+    """DeepSeek-V4's total and active counts (inference/model.py of deepseek-ai/DeepSeek-V4-Flash @60d8d707; the
+    Pro and Flash configs share the code). Per ``Block``: the attention of its kind (``_dsv4_attention``),
+    attn_norm and ffn_norm (2D), the hyper-connections' hc_attn_fn and hc_ffn_fn ((2 + m) m x mD each, m =
+    ``hc_mult``), their bases ((2 + m) m each) and scales (3 each); the MoE: gate weight E x D, for the first
+    ``num_hash_layers`` layers the hash table tid2eid (V x top-k, int32) and after them the gate bias (E), E routed
+    experts and one shared expert of 3 x D x F. Outside the blocks: embedding and head (V x D each, untied), the
+    final norm (D), hc_head_fn (m x mD), hc_head_base (m), hc_head_scale (1). Active: the routed experts' top-k,
+    the hash table and the gate bias left out (as V3's correction bias). The MTP modules, counted apart
+    (``s["mtp"]``): a ``Block`` of the kind its ``compress_ratios`` entry names (0: window only) with the gate
+    bias, e_proj and h_proj (D x D each), enorm, hnorm and norm, its hc_head, and the copies of the embedding and
+    head the checkpoint stores with it (mtp.0.emb.tok_emb.weight, mtp.0.head.weight: vLLM's
+    ``DeepSeekV4MTP.load_weights``, vllm/model_executor/models/deepseek_v4_mtp.py @023da1fc)."""
+    d, L, V, E, F, k = s["d"], s["L"], s["V"], s["E"], s["F"], s["top_k"]
+    m = s["hc_mult"]
+    mix = (2 + m) * m
+    hc_block = 2 * (mix * m * d + mix + 3)
+    hc_head = m * m * d + m + 1
+    expert = _ffn(s, F)
+    shared = _first(s["cfg"], "n_shared_experts", required=False, default=0, allow_zero=True)[1] * expert
+
+    def layer(i: int, kind: str) -> tuple[int, int]:
+        base = _dsv4_attention(s, kind) + 2 * d + hc_block + E * d + shared
+        table = V * k if i < s["n_hash"] else E
+        return base + table + E * expert, base + k * expert
+
+    total = active = 2 * V * d + d + hc_head
+    for i, kind in enumerate(s["layer_types"]):
+        t, a = layer(i, kind)
+        total += t
+        active += a
+    n_mtp = s.get("mtp_layers", 0)
+    if n_mtp:
+        ratios = list(s["cfg"].get("compress_ratios") or [])
+        mtp_total = mtp_active = 0
+        for j in range(n_mtp):
+            r = ratios[L + j] if L + j < len(ratios) else 0
+            kind = "sliding" if r == 0 else "csa" if r == 4 else "hca"
+            t, a = layer(L + j, kind)
+            glue = 2 * d * d + 3 * d + hc_head
+            mtp_total += t + glue + 2 * V * d
+            mtp_active += a + glue + V * d
+        s["mtp"] = (mtp_total, mtp_active)
+    return total, active
+
+
 def _count(s: dict) -> tuple[int, int]:
     """Total and active parameter counts from the shapes (formulas of the reference data, 1.1).
 
@@ -222,6 +291,8 @@ def _count(s: dict) -> tuple[int, int]:
     if fam == "falcon":
         total = _falcon(s, head)
         return total, total
+    if fam == "dsv4":
+        return _dsv4(s)
     norms = 4 if mt.startswith(("gemma2", "gemma3")) else 1 if mt.startswith("nemotron_h") else 2
     attn = _attention(s)
     moe = _moe_extras(s)

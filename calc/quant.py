@@ -21,6 +21,9 @@ q4_K_M          q4_K: 256 x 4-bit, 8 sub-block 6-bit scales/mins, fp16   4.5 (q6
 fp8-block       e4m3, one fp32 scale per 128 x 128 block                 8 + 32/16384       DeepSeek-V3 report 3.3.1
 mxfp4           32 x e2m1 + one e8m0 scale = 17 bytes                    4.25               OCP MX spec v1.0 5.2
 nvfp4           16 x e2m1 + one e4m3 scale, one fp32 per tensor          4.5                NVIDIA Blackwell NVFP4
+mxfp4-fp8       routed experts as mxfp4; other linear layers e4m3 with   4.25 / 8 + 8/16384 DeepSeek-V4 config.json,
+                one e8m0 scale per 128 x 128 block                                          inference/model.py
+nvfp4-fp8       routed experts as nvfp4; others as in mxfp4-fp8          4.5 / 8 + 8/16384  nvidia/DeepSeek-V4-Pro-NVFP4
 ==============  ======================================================  =================  ==========================
 
 Which tensors each recipe quantizes (the rest stays bf16/fp16, or f32 in GGUF):
@@ -30,6 +33,12 @@ Which tensors each recipe quantizes (the rest stays bf16/fp16, or f32 in GGUF):
 - mxfp4: a mixture of experts quantizes only its routed experts, as gpt-oss ships (its
   ``modules_to_not_convert``: self_attn, mlp.router, embed_tokens, lm_head); a dense model every
   linear layer.
+- mxfp4-fp8, nvfp4-fp8 (DeepSeek-V4's release, "FP4 + FP8 mixed", and NVIDIA's NVFP4 copy of it): the routed
+  experts in the 4-bit blocks, every other linear layer (attention, shared experts) in fp8 blocks with an e8m0
+  scale; embeddings, head, norms and router in bf16, as fp8-block. The tensors DeepSeek-V4 keeps wider (its
+  compressors' wkv and wgate and the indexer's weights_proj in bf16, the hyper-connections, attention sinks,
+  compressor position biases and gate bias in fp32, the hash layers' int32 table: 0.88B of V4-Pro's parameters)
+  are priced with the fp8 linear layers: 1.06 GB (0.12%) below the checkpoint.
 - GGUF (llama.cpp ``llama_tensor_get_type``): the token embedding in the file's type, the output head
   in q6_K (q8_0 files keep q8_0), norms and the MoE router (``ffn_gate_inp``) in f32.
 """
@@ -39,7 +48,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .dtypes import FORMATS, PLAIN_BITS, Q4_K_BITS, Q6_K_BITS, Q8_0_BITS, bits_per_element, quant_format
+from .dtypes import (FORMATS, FP8_UE8M0_BLOCK_BITS, MIXED_EXPERT_FORMATS, PLAIN_BITS, Q4_K_BITS, Q6_K_BITS,
+                     Q8_0_BITS, bits_per_element, quant_format)
 from .layers import layer_params
 
 #: Tensor groups ``tensor_groups`` splits a model's parameters into.
@@ -107,6 +117,10 @@ def group_bits(model, weight_dtype: str) -> dict[str, float]:
         return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
     if f.name in ("fp8-block", "nvfp4"):
         return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
+    if f.name in MIXED_EXPERT_FORMATS:
+        fp8 = {**dict.fromkeys(GROUPS, FP8_UE8M0_BLOCK_BITS), "embedding": 16.0, "head": 16.0, "norms": 16.0,
+               "router": 16.0}
+        return {**fp8, "experts": q, "experts_down": q} if model.is_moe else fp8
     if f.name == "mxfp4":
         if model.is_moe and tensor_groups(model)["experts"] > 0:
             return {**dict.fromkeys(GROUPS, 16.0), "experts": q, "experts_down": q}

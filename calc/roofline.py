@@ -18,7 +18,7 @@ from .checks import check_choice, check_nonneg_number, check_positive_int
 from .dtypes import dtype_bytes
 from .hardware import Accelerator
 from .kv import decode_kv_read_bytes_array, kv_cache_bytes_array
-from .layers import attention_layer_spans
+from .layers import COMPRESSED_KINDS, attention_layer_spans, compress_ratio
 from .memory import check_embedding, input_embedding_params, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 
@@ -203,6 +203,30 @@ def chunked_attended_keys(prompt_len, chunk: int, past_len: int = 0):
     return float(out) if np.ndim(out) == 0 else out
 
 
+def compressed_attended_keys(prompt_len, ratio: int, top_k: int | None = None, past_len: int = 0):
+    """Compressed entries attended in one DeepSeek-V4 csa / hca layer, summed over ``prompt_len`` new queries.
+
+    The query at position p (1-based) sees the floor(p / r) entries compressed so far (DeepSeek's
+    inference/model.py ``get_compress_topk_idxs``: ``arange((start_pos + 1) // ratio)``; the indexer scores
+    ``end_pos // ratio`` of them), at most ``top_k`` (csa's indexer selection; hca: all). With
+    ``G(m) = sum_{p<=m} floor(p / r) = r q (q - 1) / 2 + q (m - q r + 1)``, q = m // r, the sum up to n is
+    ``G(min(n, K r - 1)) + K max(0, n - K r + 1)`` (each query past K r - 1 attends K), taken between
+    ``past_len`` and ``past_len + T``. Accepts a numpy array of prompt lengths.
+    """
+    def floor_sum(m):
+        q = np.floor_divide(m, ratio)
+        return ratio * q * (q - 1.0) / 2.0 + q * (m - q * ratio + 1.0)
+
+    def upto(n):
+        n = np.asarray(n, dtype=float)
+        if top_k is None:
+            return floor_sum(n)
+        edge = float(top_k * ratio - 1)
+        return floor_sum(np.minimum(n, edge)) + top_k * np.maximum(n - edge, 0.0)
+    out = upto(past_len + np.asarray(prompt_len, dtype=float)) - upto(float(past_len))
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
     """Vectorised ``attention_flops`` over an array of prompt lengths (no validation)."""
     h_qk, h_v = _attention_head_dims(model)
@@ -211,11 +235,18 @@ def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int =
     for kind, span, n in attention_layer_spans(model):
         if kind == "chunked":
             keys = keys + n * chunked_attended_keys(prompt_len, span, past_len)
-        else:  # full / parallel: no limit; sliding: W; sparse MLA: the top-k selected keys
+        else:  # full / parallel: no limit; sliding, csa, hca: W; sparse MLA: the top-k selected keys
             keys = keys + n * attended_keys(prompt_len, span, past_len)
         if kind == "sparse_mla":  # the lightning indexer scores every key: 2 * heads * d_I per key
             index = index + n * 2.0 * model.index_n_heads * model.index_head_dim * attended_keys(prompt_len, None,
                                                                                                  past_len)
+        if kind in COMPRESSED_KINDS:  # DeepSeek-V4: the compressed entries besides the window
+            r = compress_ratio(model, kind)
+            top = model.index_topk if kind == "csa" else None
+            keys = keys + n * compressed_attended_keys(prompt_len, r, top, past_len)
+            if kind == "csa":  # its indexer scores every compressed entry
+                index = index + n * 2.0 * model.index_n_heads * model.index_head_dim * compressed_attended_keys(
+                    prompt_len, r, None, past_len)
     return batch * (2.0 * model.n_heads * (h_qk + h_v) * keys + index)
 
 
@@ -226,7 +257,10 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     keys (at most W in a sliding layer; ``attended_keys``); each key costs 2*H_qk FLOPs for the score
     and 2*H_v for the value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
     Chunked layers attend within their chunk (``chunked_attended_keys``), DeepSeek-V3.2's sparse
-    layers to top-k keys plus the indexer's 2 * index_heads * d_I per key over all keys;
+    layers to top-k keys plus the indexer's 2 * index_heads * d_I per key over all keys; DeepSeek-V4's
+    csa and hca layers to their window of W tokens plus the compressed entries (``compressed_attended_keys``:
+    floor(p / r), at most top-k in a csa layer), a csa layer's indexer 2 * index_heads * d_I per compressed
+    entry, all of them (H_qk = H_v = 512: the 448 + 64 entry is key and value);
     constant-state layers (Mamba, Gated DeltaNet, lightning) do no quadratic attention (their
     projections are in the 2*N*T term).
     Causal, full attention from an empty cache: about ``2 * N * 2H * T^2 / 2`` per layer (Kaplan et al.

@@ -68,7 +68,7 @@ import pandas as pd
 
 from .checks import check_choice, check_positive_int, check_positive_number
 from .hardware import Accelerator, get_accelerator, list_accelerators, match_accelerator_name
-from .dtypes import canonical_dtype
+from .dtypes import MIXED_EXPERT_FORMATS, canonical_dtype
 from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model, model_preset_id
 from .number_text import fmt_number
 from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
@@ -740,7 +740,8 @@ def _named(model, accelerator, weight_dtype, kv_dtype):
     by name (a preset id, a checkpoint's id, a driver's name: ``get_model``, ``get_accelerator``), dtypes as calc
     spells them (``calc.dtypes.canonical_dtype``: "bfloat16" is bf16, "fp8_e5m2" fp8, a cache of "auto" the
     model's bf16). Weights not given (None): the format the checkpoint's id names (``checkpoint_tag``), else the
-    model's own checkpoint format (gpt-oss: mxfp4, DeepSeek-V3: fp8-block), else bf16; a named weight format that
+    model's own checkpoint format (gpt-oss: mxfp4, DeepSeek-V3: fp8-block, DeepSeek-V4: mxfp4-fp8), else bf16 (an
+    NVFP4 copy of a model released with fp4 experts beside fp8 layers: "nvfp4-fp8"); a named weight format that
     the id contradicts is followed, with a notice.
 
     Raises:
@@ -749,6 +750,10 @@ def _named(model, accelerator, weight_dtype, kv_dtype):
     tag = checkpoint_tag(model) if isinstance(model, str) else None
     if isinstance(model, str):
         model = get_model(model)
+        if tag in ("mxfp4", "nvfp4") and model.checkpoint_format in MIXED_EXPERT_FORMATS:
+            # a 4-bit copy of a model released with fp4 experts beside fp8 layers keeps those layers (the ignore list
+            # of nvidia/DeepSeek-V4-Pro-NVFP4's quantization_config: attention, shared experts, head, MTP)
+            tag = f"{tag}-fp8"
     if isinstance(accelerator, str):
         accelerator = get_accelerator(accelerator)
     if not isinstance(model, ModelConfig):

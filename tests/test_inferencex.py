@@ -96,11 +96,17 @@ def test_dashboard_records_spec_decoding_names_and_skips():
     assert set(llama.accelerator) == {"h100-sxm"} and set(llama.engine) == {"trtllm"}
     assert set(llama.engine_version) == {"1.1.0rc2"} and (llama.tp == 4).all() and (llama.input_len == 7373).all()  # 0.9 x 8192
     assert _value(llama, "tpot_ms", "median") == pytest.approx(21.0)
-    # objects 3 (same configuration and concurrency as object 1, older), 6 (multi-node) and 7 (dsv4) skipped
-    assert len(skipped) == 3
+    # object 7: dsv4 -> deepseek-v4-pro (InferenceX's configs name deepseek-ai/DeepSeek-V4-Pro) on b200, vLLM 0.16.0,
+    # tp 8, fp8; mean TPOT 0.015 s = 15 ms, 60 output tok/s per GPU
+    v4 = df[df.model == "deepseek-v4-pro"]
+    assert set(v4.accelerator) == {"b200"} and set(v4.engine) == {"vllm"} and (v4.tp == 8).all()
+    assert set(v4.weight_dtype) == {"fp8"} and set(v4.engine_version) == {"0.16.0"}
+    assert _value(v4, "tpot_ms", "mean") == pytest.approx(15.0)
+    assert _value(v4, "output_tok_per_s_per_gpu", "mean") == 60.0
+    # objects 3 (same configuration and concurrency as object 1, older) and 6 (multi-node) skipped
+    assert len(skipped) == 2
     assert skipped[0].startswith("object 3:") and "same configuration and concurrency as object 1" in skipped[0]
     assert skipped[1].startswith("object 6:") and "multi-node / disaggregated" in skipped[1]
-    assert skipped[2] == "object 7: no model preset matches 'dsv4'"
     assert df.id.is_unique
 
 
@@ -175,12 +181,14 @@ def test_a_single_object_of_each_shape():
     ("amd/DeepSeek-R1-0528-MXFP4", "deepseek-v3"), ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-v3"),
     ("openai/gpt-oss-120b", "gpt-oss-120b"),
     # InferenceX's 2026 models (configs/*.yaml at 843c6254): GLM-5 and GLM-5.1 share GLM-5's config.json shapes,
-    # MiniMax-M2.5 and Qwen3.5-397B-A17B have presets; DeepSeek-V4, GLM-5.2 (a shared indexer) and MiniMax-M3 do not
+    # MiniMax-M2.5, Qwen3.5-397B-A17B and DeepSeek-V4-Pro (dsv4: every config names deepseek-ai/DeepSeek-V4-Pro)
+    # have presets; GLM-5.2 (a shared indexer) and MiniMax-M3 do not
     ("glm5", "glm-5"), ("glm5.1", "glm-5"), ("zai-org/GLM-5-FP8", "glm-5"), ("nvidia/GLM-5.1-NVFP4", "glm-5"),
     ("minimaxm2.5", "minimax-m2.5"), ("amd/MiniMax-M2.5-MXFP4", "minimax-m2.5"),
     ("qwen3.5", "qwen3.5-397b-a17b"), ("Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5-397b-a17b"),
     ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "qwen3.5-397b-a17b"),
-    ("dsv4", None), ("deepseek-ai/DeepSeek-V4-Pro", None), ("glm5.2", None), ("nvidia/GLM-5.2-NVFP4", None),
+    ("dsv4", "deepseek-v4-pro"), ("deepseek-ai/DeepSeek-V4-Pro", "deepseek-v4-pro"),
+    ("nvidia/DeepSeek-V4-Pro-NVFP4", "deepseek-v4-pro"), ("glm5.2", None), ("nvidia/GLM-5.2-NVFP4", None),
     ("minimaxm3", None), ("MiniMaxAI/MiniMax-M3-MXFP8", None),
 ])
 def test_model_names(name, preset):
@@ -198,6 +206,10 @@ def test_hardware_names(hw, preset):
     ("fp4", "openai/gpt-oss-120b", "b200", "mxfp4"), ("fp4", "gptoss", "h200", "mxfp4"),
     ("fp4", "dsr1", "mi355x", "mxfp4"), ("fp4", "dsr1", "gb200", "nvfp4"), ("FP8", "dsr1", "h200", "fp8"),
     ("bf16", "llama70b", "h100-sxm", "bf16"),
+    # DeepSeek-V4 ships MXFP4 experts beside fp8 blocks (config.json expert_dtype fp4): InferenceX's dsv4 "fp4" runs
+    # serve that checkpoint on NVIDIA and AMD alike; NVIDIA's copy has NVFP4 experts and the same fp8 layers
+    ("fp4", "dsv4", "b200", "mxfp4-fp8"), ("fp4", "deepseek-ai/DeepSeek-V4-Pro", "mi355x", "mxfp4-fp8"),
+    ("fp4", "nvidia/DeepSeek-V4-Pro-NVFP4", "b200", "nvfp4-fp8"), ("fp8", "dsv4", "h200", "fp8"),
 ])
 def test_fp4_is_read_as_the_block_format_of_checkpoint_or_maker(precision, checkpoint, accelerator, dtype):
     assert inferencex.weight_dtype(precision, checkpoint, accelerator) == dtype
@@ -242,7 +254,8 @@ def _without(text, field):
     (_runner(ep=-1), "field 'ep' must be a non-negative whole number"),
     (_runner(metrics={"median_ttft_ms": None, "total_token_throughput": True}),
      "field 'total_token_throughput' of metrics must be a number"),
-    (_dash(model="dsv4"), r"no single-node result with a positive value \(object 1: no model preset matches 'dsv4'\)"),
+    (_dash(model="minimaxm3"),
+     r"no single-node result with a positive value \(object 1: no model preset matches 'minimaxm3'\)"),
     (_dash(hardware="tpu-v9"), "no accelerator preset matches runner 'tpu-v9'"),
     (_dash(is_multinode=True), "multi-node / disaggregated"),
     (_dash(metrics={"mean_tpot": 0.0}), "object 1: no metric with a positive value"),

@@ -27,7 +27,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
            "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b",
            "llama-4-scout", "llama-4-maverick", "mixtral-8x22b", "minimax-m2.5", "qwen3.5-397b-a17b",
-           "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b"]
+           "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -388,6 +388,8 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.5"), ("amd/MiniMax-M2.5-MXFP4", "minimax-m2.5"),
     ("Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5-397b-a17b"), ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "qwen3.5-397b-a17b"),
     ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b"),
+    ("deepseek-ai/DeepSeek-V4-Pro", "deepseek-v4-pro"), ("nvidia/DeepSeek-V4-Pro-NVFP4", "deepseek-v4-pro"),
+    ("sgl-project/DeepSeek-V4-Pro-FP8", "deepseek-v4-pro"), ("deepseek-ai/DeepSeek-V4-Flash", "deepseek-v4-flash"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is

@@ -340,7 +340,8 @@ def test_the_weight_format_a_config_set_follows_the_model_back_to_a_preset():
 
 #: The presets whose published checkpoint is not 16-bit, and its format (calc.dtypes names).
 CHECKPOINT_PRESETS = {"gpt-oss-120b": "mxfp4", "gpt-oss-20b": "mxfp4", "kimi-k2": "fp8-block",
-                      "deepseek-v3": "fp8-block", "deepseek-v3.2": "fp8-block", "minimax-m2.5": "fp8-block"}
+                      "deepseek-v3": "fp8-block", "deepseek-v3.2": "fp8-block", "minimax-m2.5": "fp8-block",
+                      "deepseek-v4-pro": "mxfp4-fp8", "deepseek-v4-flash": "mxfp4-fp8"}
 
 
 def test_each_preset_carries_the_format_its_shipped_config_declares():

@@ -22,6 +22,11 @@ HYBRID_PRESETS = {
     "minimax-m1": "40,960 B",           # 10 x 2 x 8 x 128 x 2 B
     "deepseek-v3.2": "78,324 B",        # 61 x (576 x 2 + 132) B
     "jamba-v0.1": "16,384 B",           # 4 x 2 x 8 x 128 x 2 B
+    # DeepSeek-V4: each layer's 512-wide entry (1,024 B in bf16) counted full, as a window layer's, plus the compressed
+    # entries per token: csa (1,024 + 132) / 4, hca 1,024 / 128; Pro 30 csa and 31 hca layers, Flash 21 and 20 (and 2
+    # window-only layers)
+    "deepseek-v4-pro": "71,382 B",      # 30 x (1,024 + 289) + 31 x (1,024 + 8)
+    "deepseek-v4-flash": "50,261 B",    # 21 x 1,313 + 20 x 1,032 + 2 x 1,024
 }
 
 

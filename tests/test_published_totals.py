@@ -78,6 +78,11 @@ PUBLISHED = {
     "qwen3.5-122b-a10b": (122 * B, 0.5 * B, 0, "the model's name only (no published total on file)"),
     "glm-5": (744 * B, 7.44 * B, 0, "Z.ai's 744B total (40B active) as hosts quote it; SiliconFlow lists 750B"),
     "qwen3-coder-480b-a35b": (480 * B, 0.5 * B, 0, "Qwen3-Coder-480B-A35B-Instruct model card: 480B total, 35B active"),
+    # DeepSeek-V4 report's abstract (arXiv 2606.19348) and model cards: "DeepSeek-V4-Pro with 1.6T parameters (49B
+    # activated) and DeepSeek-V4-Flash with 284B parameters (13B activated)". Main model, MTP module not counted (the
+    # Flash figure, three significant figures, leaves no room for its 7.67B); 1.6T to two figures: half a unit, 50B.
+    "deepseek-v4-pro": (1.6e12, 0.05e12, 0, "DeepSeek-V4 report (arXiv 2606.19348) and model card: 1.6T total, 49B activated"),
+    "deepseek-v4-flash": (284 * B, 0.5 * B, 0, "DeepSeek-V4 report (arXiv 2606.19348) and model card: 284B total, 13B activated"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
