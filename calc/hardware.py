@@ -23,7 +23,10 @@ MATMUL_LABELS = {"auto": "as stored: W8A8 for 8-bit, W4A16 for 4-bit",
                  "low_precision": "low precision: W8A8, W4A4 kernels"}
 #: The precision a W8A8 / W4A4 kernel multiplies in, for each quantized storage format.
 _LOW = {"fp8": "fp8", "int8": "int8", "int4": "int4", "fp8-block": "fp8", "q8_0": "int8", "q4_0": "int4",
-        "q4_k_m": "int4", "mxfp4": "fp4", "nvfp4": "fp4"}
+        "q4_k_m": "int4", "mxfp4": "fp4", "nvfp4": "fp4",
+        # DeepSeek-V4's checkpoints: fp4 routed experts (most of the FLOPs) beside fp8 blocks; the fp4 rate keeps a
+        # bound a bound
+        "mxfp4-fp8": "fp4", "nvfp4-fp8": "fp4"}
 
 
 def matmul_dtype(weight_dtype: str, matmul: str = "auto") -> str:

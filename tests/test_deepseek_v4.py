@@ -215,3 +215,12 @@ def test_serving_estimate_runs_on_the_preset():
     # the checkpoint's own format when none is given, with a notice that says so
     default = calc.serving.serving_estimate(PRO, "b200", 1024, 1024, concurrency=16, tp=8, ep=8)
     assert any("mxfp4-fp8" in n for n in default.notices)
+
+
+def test_the_mixed_v4_formats_run_their_experts_on_fp4_tensor_cores_under_low_precision():
+    # "low_precision" is each format's own precision: the routed experts of mxfp4-fp8 / nvfp4-fp8 are fp4 (W4A4, as
+    # plain mxfp4 and nvfp4), the fastest rate a bound may assume; "auto" keeps the fp8 blocks' W8A8, weight_only bf16
+    from calc.hardware import matmul_dtype
+    for fmt in ("mxfp4-fp8", "nvfp4-fp8"):
+        assert (matmul_dtype(fmt, "low_precision"), matmul_dtype(fmt, "auto"), matmul_dtype(fmt, "weight_only")) == (
+            matmul_dtype("mxfp4", "low_precision"), "fp8", "bf16")
