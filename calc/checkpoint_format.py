@@ -41,6 +41,20 @@ def _compressed_tensors_format(q: dict) -> tuple[str | None, str]:
     return None, said
 
 
+def _modelopt_mixed(layers: dict) -> tuple[str | None, str]:
+    """ModelOpt's MIXED_PRECISION: one ``quant_algo`` per layer. Routed experts (``.experts.`` in the name) all in
+    NVFP4 and every other quantized layer in FP8 or MXFP8 (nvidia/MiniMax-M3-NVFP4: attention, dense MLP, shared
+    expert and indexer projections in MXFP8) -> "nvfp4-fp8"; any other mixture -> None."""
+    algos: dict[str, set] = {"experts": set(), "other": set()}
+    for name, spec in layers.items():
+        algo = str(spec.get("quant_algo", "")).upper() if isinstance(spec, dict) else ""
+        algos["experts" if ".experts." in str(name) else "other"].add(algo)
+    said = "quant_method modelopt, quant_algo MIXED_PRECISION"
+    if algos["experts"] == {"NVFP4"} and algos["other"] <= {"FP8", "MXFP8"}:
+        return "nvfp4-fp8", said + f", routed experts NVFP4, other layers {'/'.join(sorted(algos['other'])) or 'none'}"
+    return None, said
+
+
 def checkpoint_weight_format(config) -> tuple[str | None, str]:
     """The weight format a checkpoint is stored in, read from its config.json's ``quantization_config``.
 
@@ -55,7 +69,8 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
         - "compressed-tensors" (llm-compressor): the first config group's weights: float 8-bit -> "fp8"
           ("fp8-block" with a 128 x 128 block), float 4-bit in groups of 16 -> "nvfp4", int 4/8-bit ->
           as AWQ/GPTQ.
-        - "modelopt" (TensorRT Model Optimizer): ``quant_algo`` "FP8" -> "fp8", "NVFP4" -> "nvfp4".
+        - "modelopt" (TensorRT Model Optimizer): ``quant_algo`` "FP8" -> "fp8", "NVFP4" -> "nvfp4";
+          "MIXED_PRECISION" with NVFP4 routed experts and FP8 / MXFP8 elsewhere -> "nvfp4-fp8" (``_modelopt_mixed``).
         - No ``quantization_config`` (a 16-bit checkpoint): (None, "").
 
     Args:
@@ -94,5 +109,7 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
         return _compressed_tensors_format(q)
     if method == "modelopt":
         algo = str(q.get("quant_algo", "")).upper()
+        if algo == "MIXED_PRECISION" and isinstance(q.get("quantized_layers"), dict):
+            return _modelopt_mixed(q["quantized_layers"])
         return {"FP8": "fp8", "NVFP4": "nvfp4"}.get(algo), f"quant_method modelopt, quant_algo {algo}"
     return None, f"quant_method {method or 'unnamed'}"

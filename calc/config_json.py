@@ -85,7 +85,7 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         checkpoint_format=checkpoint_weight_format(config)[0],
         attention_chunk_size=s["chunk"], n_kv_shared_layers=s["kv_shared"],
         **{f: s.get(f) for f in OPTIONAL_SHAPE_FIELDS if f != "attention_chunk_size"},
-        ssm_state_dtype=s.get("ssm_state_dtype", "fp32"), **_ffn_fields(s),
+        ssm_state_dtype=s.get("ssm_state_dtype", "fp32"), index_key_dtype=s.get("index_key_dtype"), **_ffn_fields(s),
         n_mtp_layers=s["mtp_layers"], n_mtp_params=s["mtp"][0], n_mtp_active_params=s["mtp"][1],
     )
 

@@ -233,6 +233,11 @@ def _shapes(config) -> dict:
 
     mtp_key = next((key for key in ("num_nextn_predict_layers", "mtp_num_hidden_layers") if _present(cfg, key)), None)
     s["mtp_layers"] = _int_key(cfg, mtp_key, allow_zero=True) if mtp_key else 0
+    if model_type.startswith("minimax"):
+        # MiniMax's MTP modules (num_mtp_modules: 7 in MiniMax-M3's config, 3 in M2.5's) are not described by the
+        # config; engines skip their weights (SGLang's minimax_m3.py get_spec_layer_idx_from_weight_name) and
+        # InferenceX drafts with EAGLE3: not counted
+        s["mtp_layers"] = 0
     s.update(d=d, L=n_layers, N=n_heads, K=n_kv, H=head_dim, F=d_ff, F_dense=d_ff_dense, V=vocab,
              max_ctx=max_ctx, attention=attention, window=window, layer_types=layer_types, tied=tied,
              E=n_experts, top_k=top_k, cfg=cfg)
@@ -325,10 +330,13 @@ def _mixer_kinds(cfg: dict, model_type: str, n_layers: int) -> list[str] | None:
     (i + 1) % k == 0, default 4); Falcon-H1: every layer attention and Mamba2 in parallel; Granite-4
     ``layer_types`` "mamba"/"attention"; Llama 4 ``attention_chunk_size`` with ``no_rope_layers``
     (1 = chunked RoPE layer, 0 = global NoPE layer; empty: every 4th layer global,
-    ``no_rope_layer_interval``).
+    ``no_rope_layer_interval``); MiniMax-M3 ``sparse_attention_config`` (``_sparse_attention``).
     """
     if _is_deepseek_v4(cfg, model_type):
         return [_KIND_OF_RATIO.get(r, "hca") for r in _compress_ratios(cfg, n_layers)]
+    sparse = _sparse_attention(cfg, n_layers)
+    if sparse is not None:
+        return ["sparse" if on else "full" for on in sparse]
     if _present(cfg, "hybrid_override_pattern") or _present(cfg, "layers_block_type"):
         key = "hybrid_override_pattern" if _present(cfg, "hybrid_override_pattern") else "layers_block_type"
         entries = _per_layer_list(cfg, key, n_layers)
@@ -371,6 +379,39 @@ def _mixer_kinds(cfg: dict, model_type: str, n_layers: int) -> list[str] | None:
             rope = [int((i + 1) % interval != 0) for i in range(n_layers)]
         return ["chunked" if r else "full" for r in rope]
     return None
+
+
+def _sparse_config(cfg: dict) -> dict | None:
+    """MiniMax-M3's ``sparse_attention_config`` when it switches sparse attention on, else None."""
+    sparse = cfg.get("sparse_attention_config")
+    if sparse is None:
+        return None
+    if not isinstance(sparse, dict):
+        raise ValueError(f"config key 'sparse_attention_config' must be a JSON object, got {type(sparse).__name__}")
+    return sparse if _bool_key(sparse, "use_sparse_attention", False) else None
+
+
+def _sparse_attention(cfg: dict, n_layers: int) -> list[bool] | None:
+    """Per layer, whether it runs MiniMax Sparse Attention (``sparse_attention_config.sparse_attention_freq``: 1
+    sparse, 0 full; SGLang's ``get_minimax_sparse_layer_ids``); None for a config without it. calc models the
+    index cache as keys only (``sparse_disable_index_value`` on every sparse layer, as MiniMax-M3 ships) and no
+    initial blocks (``sparse_init_block`` 0): other values are refused."""
+    sparse = _sparse_config(cfg)
+    if sparse is None:
+        return None
+    freq = _per_layer_list(sparse, "sparse_attention_freq", n_layers)
+    if any(f not in (0, 1) for f in freq):
+        raise ValueError("config key 'sparse_attention_freq' entries must be 0 (full) or 1 (sparse)")
+    no_value = sparse.get("sparse_disable_index_value", [1] * n_layers)
+    no_value = [no_value] * n_layers if isinstance(no_value, (bool, int)) else _per_layer_list(
+        sparse, "sparse_disable_index_value", n_layers)
+    if any(on and not off for on, off in zip(freq, no_value)):
+        raise ValueError("config key 'sparse_disable_index_value' must be set on every sparse layer: calc models "
+                         "an index cache of keys only (MiniMax-M3)")
+    if _present(sparse, "sparse_init_block") and check_config_int(sparse["sparse_init_block"], "sparse_init_block",
+                                                                   minimum=0):
+        raise ValueError("config key 'sparse_init_block' must be 0: calc models the top-k and the local block only")
+    return [bool(f) for f in freq]
 
 
 #: DeepSeek-V4's ``compress_ratios`` entries -> layer kind (inference/model.py ``Attention``: 0 no compressor,
@@ -423,7 +464,9 @@ def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
     (``mamba_d_ssm`` or ``mamba_expand`` x D, ``mamba_n_heads``, ``mamba_d_head``, ``mamba_d_state``,
     ``mamba_n_groups``, ``mamba_d_conv``), DeepseekV32Config (``index_n_heads`` 64,
     ``index_head_dim`` 128, ``index_topk`` 2048); DeepSeek-V4's ``compress_ratios`` give the csa ratio (4)
-    and the hca ratio (the other non-zero entry, 128).
+    and the hca ratio (the other non-zero entry, 128); MiniMax-M3's ``sparse_attention_config``
+    (``sparse_num_index_heads`` 4, ``sparse_index_dim`` 128, ``sparse_topk_blocks`` 16 of ``sparse_block_size``
+    128; its index keys in the model's dtype, bf16).
     """
     kinds = set(layer_types or ())
     out: dict = {}
@@ -461,6 +504,16 @@ def _state_shapes(cfg: dict, model_type: str, d: int, layer_types) -> dict:
     if model_type.startswith("deepseek_v32") or _present(cfg, "index_topk"):
         out.update(index_n_heads=get("index_n_heads", 64), index_head_dim=get("index_head_dim", 128),
                    index_topk=get("index_topk", 2048))
+    if "sparse" in kinds:
+        sparse = _sparse_config(cfg)
+
+        def sget(key):
+            if not _present(sparse, key):
+                raise ValueError(f"config key 'sparse_attention_config' is missing {key!r}")
+            return _int_key(sparse, key)
+        out.update(index_n_heads=sget("sparse_num_index_heads"), index_head_dim=sget("sparse_index_dim"),
+                   index_topk=sget("sparse_topk_blocks"), index_block_size=sget("sparse_block_size"),
+                   index_key_dtype="bf16")
     if "csa" in kinds:
         out["csa_compress_ratio"] = 4
     if "hca" in kinds:
@@ -476,12 +529,15 @@ def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_
     MoE placement: DeepSeek ``first_k_dense_replace`` and ``moe_layer_freq``; Qwen-MoE
     ``decoder_sparse_step`` and ``mlp_only_layers``; Llama 4 ``moe_layers`` or
     ``interleave_moe_layer_step`` (dense layers of width ``intermediate_size_mlp``); Jamba
-    ``expert_layer_period``/``expert_layer_offset``; Nemotron-H's pattern (M and * layers have no
+    ``expert_layer_period``/``expert_layer_offset``; MiniMax-M3's per-layer ``moe_layer_freq`` list (dense
+    layers of width ``dense_intermediate_size``); Nemotron-H's pattern (M and * layers have no
     FFN, - a dense one, E an MoE one).
     """
     dense_w = d_ff_dense
     if model_type.startswith("llama4") and _present(cfg, "intermediate_size_mlp"):
         dense_w = _int_key(cfg, "intermediate_size_mlp")
+    if _present(cfg, "dense_intermediate_size"):  # MiniMax-M3: its dense layers' width beside 3,072-wide experts
+        dense_w = _int_key(cfg, "dense_intermediate_size")
     out = [("dense", w) for w in (widths or [dense_w] * n_layers)]
     if _present(cfg, "hybrid_override_pattern"):
         return [("moe", 0) if c == "E" else ("dense", dense_w) if c == "-" else ("none", 0)
@@ -507,6 +563,9 @@ def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_
     _, n_dense = _first(cfg, "first_k_dense", required=False, default=0, allow_zero=True)
     if n_dense > n_layers:
         raise ValueError(f"config key 'first_k_dense_replace' ({n_dense}) exceeds the number of layers ({n_layers})")
+    if isinstance(cfg.get("moe_layer_freq"), (list, tuple)):  # MiniMax-M3: one entry per layer, 0 dense, 1 MoE
+        flags = _per_layer_list(cfg, "moe_layer_freq", n_layers)
+        moe = [m and bool(f) for m, f in zip(moe, flags)]
     freq = _int_key(cfg, "moe_layer_freq") if isinstance(cfg.get("moe_layer_freq"), int) else 1
     moe = [m and i >= n_dense and i % freq == 0 for i, m in enumerate(moe)]
     return [("moe", 0) if m else f for m, f in zip(moe, out)]

@@ -67,12 +67,12 @@ REQUIRED_RUNNER = ("hw", "conc", "model", "framework", "precision", "isl", "osl"
 #: preset of the checkpoint they name there: dsr1 = DeepSeek-R1-0528 (DeepSeek-V3's architecture), gptoss =
 #: gpt-oss-120b, llama70b / 70b = Llama-3.3-70B-Instruct (Llama 3.1 70B's architecture), kimik2.5 = Kimi-K2.5,
 #: glm5 / glm5.1 = GLM-5 / GLM-5.1 (GLM-5's shapes), minimaxm2.5 = MiniMax-M2.5, qwen3.5 = Qwen3.5-397B-A17B,
-#: dsv4 = deepseek-ai/DeepSeek-V4-Pro (configs/*.yaml of SemiAnalysisAI/InferenceX at 843c6254). glm5.2 and minimaxm3
-#: have no preset.
+#: dsv4 = deepseek-ai/DeepSeek-V4-Pro, minimaxm3 = MiniMaxAI/MiniMax-M3-MXFP8 (MiniMax-M3's shapes) (configs/*.yaml of
+#: SemiAnalysisAI/InferenceX at 843c6254). glm5.2 has no preset.
 MODEL_PREFIXES = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "llama-3.1-70b",
                   "70b": "llama-3.1-70b", "kimik2.5": "kimi-k2", "kimik2": "kimi-k2", "glm5": "glm-5",
                   "glm5.1": "glm-5", "minimaxm2.5": "minimax-m2.5", "qwen3.5": "qwen3.5-397b-a17b",
-                  "dsv4": "deepseek-v4-pro"}
+                  "dsv4": "deepseek-v4-pro", "minimaxm3": "minimax-m3"}
 #: Runner names whose preset carries a form factor: InferenceX's H100 runners are SXM (HGX) nodes.
 RUNNER_ALIASES = {"h100": "h100-sxm"}
 

@@ -9,6 +9,7 @@ full               S                            2*K*H (MLA: d_c + d_h^R) element
 sliding            min(S, W)                    as full
 chunked            ((S - 1) mod C) + 1          as full; at most one chunk C (Llama 4)
 sparse_mla         S (reads min(S, top-k))      MLA latent + the indexer key (fp8 + fp32 scale)
+sparse             S (reads top-k blocks)       2*K*H elements + the indexer key (MiniMax-M3's MSA)
 csa                min(S, W) + floor(S / r)     one latent entry per held entry; per compressed entry an
                    (reads top-k compressed)     indexer key; two fp32 compressor states (DeepSeek-V4)
 hca                min(S, W) + floor(S / r)     one latent entry per held entry; one fp32 compressor
@@ -60,6 +61,21 @@ Conventions (where engines differ, both are offered):
   (python/sglang/srt/mem_cache/deepseek_v4_memory_pool.py @007bddd4). A decode step reads the window,
   the top-k (csa) or all (hca) compressed entries and every indexer key, and moves two compressor-state
   rows (one written, and amortised the ring's r rows read at every r-th token): ``compressor_step_bytes``.
+- MiniMax-M3's sparse layers (``sparse``, MiniMax Sparse Attention, MSA; the config's ``sparse_attention_config``,
+  ``sparse_attention_freq`` 1 marking them, 0 a plain ``full`` layer): every token keeps its full GQA K and V
+  (2 x K x H elements in ``kv_dtype``, as a full layer) and one indexer key of ``index_head_dim`` elements (one
+  head shared by the ``index_n_heads`` index queries; no index value: ``sparse_disable_index_value``) in
+  ``index_key_dtype``, bf16, the model's dtype: 128 x 2 = 256 B per token and layer whatever the KV dtype (SGLang's
+  ``MiniMaxSparseKVPool``, python/sglang/srt/mem_cache/memory_pool.py, built with ``index_dtype=model dtype`` by
+  the model runner, and its ``MHATokenToKOnlyPool`` of one head; TensorRT-LLM's ``MiniMaxM3KVCacheManagerV2``,
+  bf16 unless the cache is fp16/fp32). Each index head scores every held key, takes a block's score as the
+  maximum over its 128 tokens and selects ``index_topk`` = 16 blocks of ``index_block_size`` = 128 tokens, the
+  query's own (partly filled) block the last of them (MiniMax-AI/MSA @32877839, README: "the local block in the
+  last valid position"; inference/msa_v1/indexer/decode/q8kv8/README.en.md: output [H, B*Q, 16] logical pages,
+  "the final valid entry is the local page", one index head per KV head). A decode step so reads every indexer
+  key and min(S, 15 x 128 + the local block's ((S - 1) mod 128) + 1 tokens) of K/V per KV head; the three
+  dense layers read all S. Model code: sgl-project/sglang python/sglang/srt/models/minimax_m3.py @01b5f572
+  (``MiniMaxM3Attention``: index_qkv_proj of 4 query heads and 1 key head of 128, K-only).
 
 The functions take a ``calc.models.ModelConfig`` (named in the annotations only: this module sits
 below ``calc.models``, which reads its layer kinds from here).
@@ -81,9 +97,12 @@ MLA_CONVENTIONS = ("latent", "expanded")
 INDEX_QUANT_BLOCK = 128     # elements per fp32 scale of the DSA indexer keys (vLLM, DeepSeek-V3.2)
 #: Per-layer kinds a ``ModelConfig.layer_types`` entry may name (the table above says what each holds).
 LAYER_KINDS = ("full", "sliding", "chunked", "linear_attention", "lightning", "mamba", "mamba2",
-               "parallel_mamba2", "mlp_only", "csa", "hca")
+               "parallel_mamba2", "mlp_only", "csa", "hca", "sparse")
 #: Kinds that attend over cached tokens (and so hold per-token K/V).
-ATTENTION_LAYER_KINDS = ("full", "sliding", "chunked", "sparse_mla", "parallel_mamba2", "csa", "hca")
+ATTENTION_LAYER_KINDS = ("full", "sliding", "chunked", "sparse_mla", "parallel_mamba2", "csa", "hca", "sparse")
+#: Kinds a config names as the layers that carry an indexer (DeepSeek-V4's csa, MiniMax-M3's sparse); a model
+#: without them and with an indexer has one in every attention layer (DeepSeek-V3.2).
+INDEXED_KINDS = ("csa", "sparse")
 #: DeepSeek-V4's compressed-attention kinds: a window of W tokens plus one entry per r tokens.
 COMPRESSED_KINDS = ("csa", "hca")
 #: The dtype of the compressors' kv and score state (fp32 in DeepSeek's code, vLLM and SGLang).
@@ -117,6 +136,7 @@ KIND_DESCRIPTIONS = {
     "mlp_only": "MLP only: holds nothing",
     "csa": "compressed sparse attention (CSA): window + 1/r compressed entries, indexer picks top-k",
     "hca": "heavily compressed attention (HCA): window + every 1/r compressed entry",
+    "sparse": "block-sparse attention (MSA): K/V + indexer key per token, reads the top-k blocks",
 }
 
 
@@ -223,14 +243,17 @@ def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla
 
 
 def index_bytes_per_token_per_layer(model: ModelConfig) -> float:
-    """Bytes of DeepSeek-V3.2's lightning-indexer key per token and layer: ``d_I + 4 * d_I / 128``.
+    """Bytes of an indexer's key per token and layer: DeepSeek-V3.2's lightning indexer ``d_I + 4 * d_I / 128``,
+    or ``d_I`` x the bytes of ``index_key_dtype`` where the model names one (MiniMax-M3: 128 x 2 = 256 B in bf16).
 
-    fp8 keys with one fp32 scale per 128 elements: 128 + 4 = 132 B for ``index_head_dim`` 128
-    (vLLM's DeepseekV32IndexerCache, head_dim + head_dim // quant_block_size * 4). 0 without DSA.
+    DSA: fp8 keys with one fp32 scale per 128 elements: 128 + 4 = 132 B for ``index_head_dim`` 128
+    (vLLM's DeepseekV32IndexerCache, head_dim + head_dim // quant_block_size * 4). 0 without an indexer.
     """
     if model.index_topk is None:
         return 0.0
     d = model.index_head_dim
+    if model.index_key_dtype is not None:
+        return float(d * dtype_bytes(model.index_key_dtype, "index_key_dtype"))
     return float(d + 4 * -(-d // INDEX_QUANT_BLOCK))
 
 
@@ -303,7 +326,9 @@ class LayerSpec:
         index_bytes_per_token: bytes per held token of the DSA indexer key cache (csa: per compressed
             entry; 0 without an indexer).
         read_top_k: decode attention reads at most this many KV entries (DSA's index_topk; csa: of the
-            compressed entries, the window besides).
+            compressed entries, the window besides; sparse: this many blocks of ``read_block`` tokens).
+        read_block: tokens per selected block (MiniMax-M3: 128; the last block selected is the query's own,
+            partly filled); 1 for token-level selection.
         compress_ratio: r of a csa or hca layer (tokens per compressed entry), None for the others.
         conv_state_bytes, recurrent_state_bytes: the constant per-sequence state (Mamba, Gated DeltaNet,
             lightning), read and written whole by every decode step.
@@ -323,6 +348,7 @@ class LayerSpec:
     compress_ratio: int | None = None
     compressor_state_bytes: float = 0.0
     compressor_step_bytes: float = 0.0
+    read_block: int = 1
 
     @property
     def bytes_per_token(self) -> float:
@@ -353,6 +379,8 @@ class LayerSpec:
             text += f" (C={self.span_limit:,})"
         elif self.compress_ratio:
             text += f" (r={self.compress_ratio:,}, W={self.span_limit:,})"
+        elif self.kind == "sparse" and self.read_top_k is not None:
+            text += f" (top-{self.read_top_k:,} x {self.read_block:,})"
         if self.kind in ATTENTION_LAYER_KINDS and not self.owns_cache:
             text += " (shared KV)"
         return text
@@ -412,6 +440,12 @@ class LayerSpec:
             window = held - comp
             read = window + (comp if self.read_top_k is None else np.minimum(comp, self.read_top_k))
             keys = comp
+        elif self.read_top_k is not None and self.read_block > 1:
+            # k blocks of b tokens, the last the query's own: k - 1 full blocks and the local block's tokens
+            b = self.read_block
+            local = np.where(held > 0, np.mod(held - 1.0, b) + 1.0, 0.0)
+            read = np.minimum(held, (self.read_top_k - 1) * b + local)
+            keys = held
         else:
             read = held if self.read_top_k is None else np.minimum(held, self.read_top_k)
             keys = held
@@ -446,15 +480,18 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     cmp_b = dtype_bytes(COMPRESSOR_STATE_DTYPE)
     per_token = kv_bytes_per_token_per_layer(model, kv_dtype, mla)
     index_b = index_bytes_per_token_per_layer(model)
-    compressed = has_compressed_layers(model)
+    explicit = any(k in INDEXED_KINDS for k in model.layer_kinds)
     specs = []
     for i, kind in enumerate(model.layer_kinds):
         owns = owns_cache(model, i)
         conv, rec = state_shapes(model, kind)
         state = dict(conv_state_bytes=float(_numel(conv) * cv_b), recurrent_state_bytes=float(_numel(rec) * st_b))
-        if kind in ("full", "sliding", "chunked", "parallel_mamba2", *COMPRESSED_KINDS):
-            # a DSA indexer keeps its keys in every attention layer (DeepSeek-V3.2), DeepSeek-V4's in its csa layers
-            dsa = bool(index_b) and (kind == "csa" if compressed else True)
+        if kind in ("full", "sliding", "chunked", "parallel_mamba2", "sparse", *COMPRESSED_KINDS):
+            # a DSA indexer keeps its keys in every attention layer (DeepSeek-V3.2), DeepSeek-V4's in its csa layers,
+            # MiniMax-M3's in its sparse layers (a sparse layer without an indexer is a full one)
+            dsa = bool(index_b) and (kind in INDEXED_KINDS if explicit else True)
+            if kind == "sparse" and not dsa:
+                kind = "full"
             if kind == "full" and dsa:
                 kind = "sparse_mla"
             span = model.sliding_window if kind in ("sliding", *COMPRESSED_KINDS) else (
@@ -464,7 +501,8 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
                 kind, owns, span, float(per_token) if owns else 0.0, index_b if owns and dsa else 0.0,
                 model.index_topk if dsa else None, compress_ratio=compress_ratio(model, kind),
                 compressor_state_bytes=float(sum(n * w for n, w in rows) * cmp_b),
-                compressor_step_bytes=float(sum(2 * w for _, w in rows) * cmp_b), **state))
+                compressor_step_bytes=float(sum(2 * w for _, w in rows) * cmp_b),
+                read_block=(model.index_block_size or 1) if kind == "sparse" else 1, **state))
         else:
             specs.append(LayerSpec(kind, False, **state))
     return tuple(specs)
@@ -515,7 +553,8 @@ def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
     out = []
     for i, (kind, ffn) in enumerate(zip(model.layer_kinds, model.ffn_kinds)):
         v = 0
-        if kind in ("full", "sliding", "chunked", "parallel_mamba2") and model.attention != "mla" and owns_cache(model, i):
+        if (kind in ("full", "sliding", "chunked", "parallel_mamba2", "sparse") and model.attention != "mla"
+                and owns_cache(model, i)):
             v = d * model.n_kv_heads * model.head_dim
         p = dict(kind=kind, ffn=ffn, mixer_norm=0 if kind == "mlp_only" else d, ffn_norm=0 if ffn == "none" else d,
                  attention_v=v)
@@ -617,16 +656,16 @@ def attention_layer_spans(model: ModelConfig) -> list[tuple[str, int | None, int
     """(kind, span limit, layer count) of the layers that run softmax attention (shared-KV layers
     included: they attend over the cache they borrow). Used for attention FLOPs. The span: W of a sliding,
     csa or hca layer (their window; the compressed entries by ``compress_ratio``), C of a chunked one, the
-    top-k of a sparse_mla one, else None."""
+    top-k of a sparse_mla one (tokens) or of a sparse one (blocks of ``index_block_size``), else None."""
     out: Counter = Counter()
     for spec in layer_specs(model):
         if spec.kind in ATTENTION_LAYER_KINDS:
             out[(spec.kind, spec.span_limit if spec.kind in ("sliding", "chunked", *COMPRESSED_KINDS) else
-                 (spec.read_top_k if spec.kind == "sparse_mla" else None))] += 1
+                 (spec.read_top_k if spec.kind in ("sparse_mla", "sparse") else None))] += 1
     return [(k, span, n) for (k, span), n in out.items()]
 
 
 __all__ = ["LayerSpec", "LayerParams", "layer_params", "layer_specs", "grouped_specs", "bytes_per_token", "state_bytes", "sequence_cache_bytes",
            "decode_read_bytes", "layer_breakdown", "state_shapes", "kv_elements_per_token_per_layer",
            "index_bytes_per_token_per_layer", "attention_layer_spans", "KIND_DESCRIPTIONS", "with_state_convention",
-           "STATE_CONVENTIONS", "COMPRESSED_KINDS", "compress_ratio", "compressor_state_shapes", "has_compressed_layers"]
+           "STATE_CONVENTIONS", "COMPRESSED_KINDS", "INDEXED_KINDS", "compress_ratio", "compressor_state_shapes", "has_compressed_layers"]

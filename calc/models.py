@@ -28,7 +28,7 @@ ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 OPTIONAL_SHAPE_FIELDS = ("attention_chunk_size", "linear_n_key_heads", "linear_n_value_heads", "linear_key_head_dim",
                     "linear_value_head_dim", "linear_conv_kernel", "ssm_d_inner", "ssm_d_state", "ssm_conv_kernel",
                     "ssm_n_heads", "ssm_head_dim", "ssm_n_groups", "index_n_heads", "index_head_dim", "index_topk",
-                    "csa_compress_ratio", "hca_compress_ratio")
+                    "csa_compress_ratio", "hca_compress_ratio", "index_block_size")
 
 
 
@@ -53,7 +53,8 @@ class ModelConfig:
         layer_types: per-layer kind, one of ``LAYER_KINDS`` (None: all layers sliding when a window
             is given, else all full). "chunked": local attention in chunks of
             ``attention_chunk_size`` (Llama 4); "linear_attention": Gated DeltaNet (Qwen3-Next);
-            "lightning": MiniMax's lightning attention; "mamba"/"mamba2": SSM mixers (Jamba;
+            "lightning": MiniMax's lightning attention; "sparse": MiniMax-M3's block-sparse attention (MSA: full
+            K/V per token plus an indexer key, each query attending to the top-k blocks the indexer picks); "mamba"/"mamba2": SSM mixers (Jamba;
             Nemotron-H, Granite-4); "parallel_mamba2": attention and Mamba2 side by side in one
             layer (Falcon-H1); "mlp_only": no token mixer (Nemotron-H's "-"); "csa" / "hca": DeepSeek-V4's
             compressed sparse / heavily compressed attention (a window of ``sliding_window`` tokens plus
@@ -76,7 +77,12 @@ class ModelConfig:
             shapes (inner width, state size N, conv kernel; Mamba2 heads, head width and B/C groups).
         index_n_heads, index_head_dim, index_topk: DeepSeek-V3.2's lightning indexer (DSA): its
             heads and key width, and the k latent entries each query attends to (DeepSeek-V4: the indexer
-            of its csa layers, k of the compressed entries).
+            of its csa layers, k of the compressed entries; MiniMax-M3: the indexer of its "sparse" layers, k of
+            the blocks of ``index_block_size`` tokens).
+        index_block_size: tokens per block an indexer selects (MiniMax-M3's ``sparse_block_size``, 128: its
+            top-k counts blocks, the last of them the query's own); None: it selects single tokens (DSA).
+        index_key_dtype: the dtype of the indexer's key cache (MiniMax-M3: "bf16", the model's dtype, as SGLang's
+            ``MiniMaxSparseKVPool`` keeps it); None: DSA's fp8 keys with one fp32 scale per 128 elements.
         csa_compress_ratio, hca_compress_ratio: DeepSeek-V4's tokens per compressed entry of its "csa"
             layers (4: an indexer selects top-k entries) and its "hca" layers (128: every entry attended),
             read from the config's ``compress_ratios``; None for models without such layers.
@@ -160,6 +166,8 @@ class ModelConfig:
     index_topk: int | None = None
     csa_compress_ratio: int | None = None
     hca_compress_ratio: int | None = None
+    index_block_size: int | None = None
+    index_key_dtype: str | None = None
     ssm_state_dtype: str = "fp32"
     ffn_layer_types: tuple[str, ...] | None = None
     d_ff_dense: int | None = None
@@ -196,6 +204,8 @@ class ModelConfig:
         if self.sliding_window is not None:
             check_positive_int(self.sliding_window, "sliding_window")
         dtype_bytes(self.ssm_state_dtype, "ssm_state_dtype")
+        if self.index_key_dtype is not None:
+            dtype_bytes(self.index_key_dtype, "index_key_dtype")
         if self.checkpoint_format is not None:
             dtype_bytes(self.checkpoint_format, "checkpoint_format")
         for f in OPTIONAL_SHAPE_FIELDS:
@@ -237,8 +247,10 @@ class ModelConfig:
                 raise ValueError(f"ffn_layer_types entries must be one of {', '.join(FFN_KINDS)}; got {bad}")
             if "moe" in ft and self.n_experts is None:
                 raise ValueError("ffn_layer_types has 'moe' layers but n_experts is not set")
-        if self.index_topk is not None and (self.attention != "mla" or self.index_head_dim is None):
-            raise ValueError("index_topk (DeepSeek sparse attention) needs an MLA model with index_head_dim")
+        if self.index_topk is not None and (self.index_head_dim is None or self.index_n_heads is None
+                                            or (self.attention != "mla" and "sparse" not in kinds)):
+            raise ValueError("index_topk (sparse attention) needs index_head_dim and index_n_heads, and an MLA model "
+                             "(DeepSeek's DSA) or 'sparse' layers (MiniMax-M3's MSA)")
         if (self.n_experts is None) != (self.n_experts_per_token is None):
             raise ValueError("a mixture-of-experts model needs both n_experts and n_experts_per_token")
         if self.n_experts is not None:
@@ -398,9 +410,11 @@ def match_checkpoint(name: str) -> str | None:
 
 
 #: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"
-#: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8.
-CHECKPOINT_TAGS = {"fp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "awq": "int4-g128",
-                   "gptq": "int4-g128", "w4a16": "int4-g128", "int4": "int4-g128", "w8a8": "int8", "int8": "int8"}
+#: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8, MXFP8 (e4m3 with
+#: one e8m0 scale per 32, MiniMaxAI/MiniMax-M3-MXFP8) calc's fp8 (its scales, 0.25 bit per weight, not counted).
+CHECKPOINT_TAGS = {"fp8": "fp8", "mxfp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4",
+                   "awq": "int4-g128", "gptq": "int4-g128", "w4a16": "int4-g128", "int4": "int4-g128", "w8a8": "int8",
+                   "int8": "int8"}
 
 
 def checkpoint_tag(name: str) -> str | None:

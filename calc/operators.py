@@ -56,7 +56,7 @@ def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
         full_qkv, q_only, out = d * (n + 2 * k) * h, d * n * h, n * h * d
     qkv = o = 0.0
     for i, p in enumerate(layer_params(model)):
-        if p.kind in ("full", "sliding", "chunked", "parallel_mamba2", "csa", "hca"):
+        if p.kind in ("full", "sliding", "chunked", "parallel_mamba2", "csa", "hca", "sparse"):
             qkv += full_qkv if (p.attention_v or model.attention == "mla") and owns_cache(model, i) else q_only
             o += out
         elif p.kind == "lightning":

@@ -54,8 +54,11 @@ def _attention(s: dict) -> int:
         attn += N * H + 2 * K * H + d
     if mt.startswith(("qwen3", "gemma3")):
         attn += 2 * H
-    if mt.startswith("minimax_m2") and _bool_key(cfg, "use_qk_norm", False):
-        attn += N * H + K * H  # MiniMax-M2: q_norm and k_norm over all heads at once (modeling_minimax_m2.py)
+    if mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_qk_norm", False):
+        if cfg.get("qk_norm_type") == "per_head":  # MiniMax-M3: one q_norm and one k_norm of H shared by the heads
+            attn += 2 * H
+        else:  # MiniMax-M2: q_norm and k_norm over all heads at once (modeling_minimax_m2.py)
+            attn += N * H + K * H
     if mt.startswith("gpt_oss"):  # gpt-oss: one learned attention sink per query head (self_attn.sinks)
         attn += N
     return attn
@@ -94,11 +97,22 @@ def _mamba1(s: dict) -> int:
     return out
 
 
+def _msa_indexer(s: dict) -> int:
+    """MiniMax-M3's indexer in a sparse layer (sgl-project/sglang python/sglang/srt/models/minimax_m3.py @01b5f572,
+    ``MiniMaxM3Attention``): index_q_proj D x index_heads*d_I, index_k_proj D x d_I (one key head), index_q_norm and
+    index_k_norm of d_I each (per head, as its q_norm / k_norm); no index_v_proj or index_o_proj (the checkpoint's
+    sparse layers all disable the index value)."""
+    d, hi, di = s["d"], s["index_n_heads"], s["index_head_dim"]
+    return d * hi * di + d * di + 2 * di
+
+
 def _mixer(s: dict, kind: str, attn: int) -> int:
     """The token mixer of a layer of ``kind`` (``attn``: one attention block's count); 0 for a layer without."""
     d, N, H = s["d"], s["N"], s["H"]
     if kind in ("full", "sliding", "chunked"):
         return attn
+    if kind == "sparse":
+        return attn + _msa_indexer(s)
     if kind == "linear_attention":  # Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj
         hk, hv, dk, dv = (s["linear_n_key_heads"], s["linear_n_value_heads"], s["linear_key_head_dim"],
                           s["linear_value_head_dim"])
@@ -137,9 +151,10 @@ def _moe_extras(s: dict) -> tuple[int, int, int, int]:
     # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
     # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
     # and MiniMax-M2 (``use_routing_bias``: e_score_correction_bias of E, its modeling_minimax_m2.py)
-    score_bias = E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
+    score_bias = (E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
                        or cfg.get("score_func") == "sigmoid"
-                       or (mt.startswith("minimax_m2") and _bool_key(cfg, "use_routing_bias", False))) else 0
+                       or (mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_routing_bias", False)))
+                  else 0)
     router = d * E
     if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
         router += E
@@ -276,7 +291,11 @@ def _count(s: dict) -> tuple[int, int]:
     counted apart, into ``s["mtp"]`` (``ModelConfig.n_mtp_params``). gpt-oss: q/k/v/o biases
     (``attention_bias``), one attention sink per head, a router bias and gate_up / down biases per
     expert (transformers' GptOss modules; reproduces the model card's 116.83B / 20.91B). MiniMax-M2: q_norm over
-    N*H and k_norm over K*H (``use_qk_norm``) and the router's correction bias (``use_routing_bias``).
+    N*H and k_norm over K*H (``use_qk_norm``) and the router's correction bias (``use_routing_bias``). MiniMax-M3
+    (SGLang's minimax_m3.py): per-head q_norm and k_norm of H (``qk_norm_type`` per_head), three dense layers of
+    ``dense_intermediate_size`` (the per-layer ``moe_layer_freq``), one shared expert of ``intermediate_size``,
+    the router's correction bias, and in each sparse layer the indexer (``_msa_indexer``); its MTP modules are
+    not counted.
     Other families are counted with the Llama formula (exact for Llama-like decoders; an estimate
     for architectures with extra biases or sinks). Checked against transformers' own model classes
     for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode

@@ -227,6 +227,26 @@ def compressed_attended_keys(prompt_len, ratio: int, top_k: int | None = None, p
     return float(out) if np.ndim(out) == 0 else out
 
 
+def block_sparse_attended_keys(prompt_len, top_k: int, block: int, past_len: int = 0):
+    """Keys attended in one MiniMax-M3 sparse layer (MSA), summed over ``prompt_len`` new queries.
+
+    The query at position p (1-based) attends to ``top_k`` blocks of ``block`` tokens, the last its own
+    (MiniMax-AI/MSA @32877839, README: "the local block in the last valid position"): all p keys while
+    p <= k b, then (k - 1) b + ((p - 1) mod b) + 1. The sum up to n is ``m (m + 1) / 2`` (m = min(n, k b)) plus,
+    over the c = n - k b later queries, ``c (k - 1) b + q b (b + 1) / 2 + r (r + 1) / 2`` (q = c // b,
+    r = c mod b), taken between ``past_len`` and ``past_len + T``. Accepts a numpy array of prompt lengths.
+    """
+    edge = float(top_k * block)
+
+    def upto(n):
+        m = np.minimum(n, edge)
+        c = np.maximum(n - edge, 0.0)
+        q, r = np.floor_divide(c, block), np.mod(c, block)
+        return m * (m + 1.0) / 2.0 + c * (top_k - 1) * block + q * block * (block + 1) / 2.0 + r * (r + 1.0) / 2.0
+    out = upto(past_len + np.asarray(prompt_len, dtype=float)) - upto(float(past_len))
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int = 0):
     """Vectorised ``attention_flops`` over an array of prompt lengths (no validation)."""
     h_qk, h_v = _attention_head_dims(model)
@@ -235,9 +255,11 @@ def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int =
     for kind, span, n in attention_layer_spans(model):
         if kind == "chunked":
             keys = keys + n * chunked_attended_keys(prompt_len, span, past_len)
+        elif kind == "sparse":  # MiniMax-M3: the top-k blocks, the query's own the last
+            keys = keys + n * block_sparse_attended_keys(prompt_len, span, model.index_block_size or 1, past_len)
         else:  # full / parallel: no limit; sliding, csa, hca: W; sparse MLA: the top-k selected keys
             keys = keys + n * attended_keys(prompt_len, span, past_len)
-        if kind == "sparse_mla":  # the lightning indexer scores every key: 2 * heads * d_I per key
+        if kind in ("sparse_mla", "sparse"):  # the indexer scores every key: 2 * heads * d_I per key
             index = index + n * 2.0 * model.index_n_heads * model.index_head_dim * attended_keys(prompt_len, None,
                                                                                                  past_len)
         if kind in COMPRESSED_KINDS:  # DeepSeek-V4: the compressed entries besides the window
@@ -257,7 +279,8 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     keys (at most W in a sliding layer; ``attended_keys``); each key costs 2*H_qk FLOPs for the score
     and 2*H_v for the value, per query head: ``sum over layers of 2 * N * (H_qk + H_v) * attended_keys``.
     Chunked layers attend within their chunk (``chunked_attended_keys``), DeepSeek-V3.2's sparse
-    layers to top-k keys plus the indexer's 2 * index_heads * d_I per key over all keys; DeepSeek-V4's
+    layers to top-k keys plus the indexer's 2 * index_heads * d_I per key over all keys (MiniMax-M3's sparse
+    layers: the top-k blocks, ``block_sparse_attended_keys``, and the same indexer term); DeepSeek-V4's
     csa and hca layers to their window of W tokens plus the compressed entries (``compressed_attended_keys``:
     floor(p / r), at most top-k in a csa layer), a csa layer's indexer 2 * index_heads * d_I per compressed
     entry, all of them (H_qk = H_v = 512: the 448 + 64 entry is key and value);

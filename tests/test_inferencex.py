@@ -181,15 +181,16 @@ def test_a_single_object_of_each_shape():
     ("amd/DeepSeek-R1-0528-MXFP4", "deepseek-v3"), ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-v3"),
     ("openai/gpt-oss-120b", "gpt-oss-120b"),
     # InferenceX's 2026 models (configs/*.yaml at 843c6254): GLM-5 and GLM-5.1 share GLM-5's config.json shapes,
-    # MiniMax-M2.5, Qwen3.5-397B-A17B and DeepSeek-V4-Pro (dsv4: every config names deepseek-ai/DeepSeek-V4-Pro)
-    # have presets; GLM-5.2 (a shared indexer) and MiniMax-M3 do not
+    # MiniMax-M2.5, Qwen3.5-397B-A17B, DeepSeek-V4-Pro (dsv4: every config names deepseek-ai/DeepSeek-V4-Pro) and
+    # MiniMax-M3 (minimaxm3: MiniMaxAI/MiniMax-M3-MXFP8) have presets; GLM-5.2 (a shared indexer) does not
     ("glm5", "glm-5"), ("glm5.1", "glm-5"), ("zai-org/GLM-5-FP8", "glm-5"), ("nvidia/GLM-5.1-NVFP4", "glm-5"),
     ("minimaxm2.5", "minimax-m2.5"), ("amd/MiniMax-M2.5-MXFP4", "minimax-m2.5"),
     ("qwen3.5", "qwen3.5-397b-a17b"), ("Qwen/Qwen3.5-397B-A17B-FP8", "qwen3.5-397b-a17b"),
     ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "qwen3.5-397b-a17b"),
     ("dsv4", "deepseek-v4-pro"), ("deepseek-ai/DeepSeek-V4-Pro", "deepseek-v4-pro"),
     ("nvidia/DeepSeek-V4-Pro-NVFP4", "deepseek-v4-pro"), ("glm5.2", None), ("nvidia/GLM-5.2-NVFP4", None),
-    ("minimaxm3", None), ("MiniMaxAI/MiniMax-M3-MXFP8", None),
+    ("minimaxm3", "minimax-m3"), ("MiniMaxAI/MiniMax-M3-MXFP8", "minimax-m3"),
+    ("nvidia/MiniMax-M3-NVFP4", "minimax-m3"), ("amd/MiniMax-M3-MXFP4", "minimax-m3"),
 ])
 def test_model_names(name, preset):
     assert inferencex.match_model(name) == preset
@@ -254,8 +255,8 @@ def _without(text, field):
     (_runner(ep=-1), "field 'ep' must be a non-negative whole number"),
     (_runner(metrics={"median_ttft_ms": None, "total_token_throughput": True}),
      "field 'total_token_throughput' of metrics must be a number"),
-    (_dash(model="minimaxm3"),
-     r"no single-node result with a positive value \(object 1: no model preset matches 'minimaxm3'\)"),
+    (_dash(model="glm5.2"),
+     r"no single-node result with a positive value \(object 1: no model preset matches 'glm5.2'\)"),
     (_dash(hardware="tpu-v9"), "no accelerator preset matches runner 'tpu-v9'"),
     (_dash(is_multinode=True), "multi-node / disaggregated"),
     (_dash(metrics={"mean_tpot": 0.0}), "object 1: no metric with a positive value"),

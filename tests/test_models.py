@@ -27,7 +27,8 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen3-next-80b-a3b", "qwen3.5-27b", "kimi-k2", "nemotron-h-56b", "qwen3.5-35b-a3b",
            "jamba-v0.1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-32b",
            "llama-4-scout", "llama-4-maverick", "mixtral-8x22b", "minimax-m2.5", "qwen3.5-397b-a17b",
-           "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash"]
+           "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash",
+           "minimax-m3"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -390,6 +391,8 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b"), ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b"),
     ("deepseek-ai/DeepSeek-V4-Pro", "deepseek-v4-pro"), ("nvidia/DeepSeek-V4-Pro-NVFP4", "deepseek-v4-pro"),
     ("sgl-project/DeepSeek-V4-Pro-FP8", "deepseek-v4-pro"), ("deepseek-ai/DeepSeek-V4-Flash", "deepseek-v4-flash"),
+    ("MiniMaxAI/MiniMax-M3-MXFP8", "minimax-m3"), ("nvidia/MiniMax-M3-NVFP4", "minimax-m3"),
+    ("amd/MiniMax-M3-MXFP4", "minimax-m3"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is
@@ -401,10 +404,12 @@ def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, pr
 
 @pytest.mark.parametrize("other", ["gpt2-xl", "Qwen/Qwen2.5-7B-Instruct-1M", "meta-llama/Llama-3.2-11B-Vision",
                                    "Qwen/Qwen3.5-397B-A17B-Base-1M", "llama-3.1-8bx", "Qwen2.5-72B",
-                                   "zai-org/GLM-5.2-FP8", "nvidia/GLM-5.2-NVFP4", "MiniMaxAI/MiniMax-M3"])
+                                   "zai-org/GLM-5.2-FP8", "nvidia/GLM-5.2-NVFP4",
+                                   "Inferact/MiniMax-M3-EAGLE3"])
 def test_a_different_model_that_shares_a_presets_prefix_is_not_taken_for_it(other):
     # GPT-2 XL is not GPT-2, Qwen2.5-7B-Instruct-1M has another config (a 1M-token RoPE), a vision model has more;
-    # GLM-5.2 would read as a version of GLM-5 but shares its indexer across layers (a null alias refuses it)
+    # GLM-5.2 would read as a version of GLM-5 but shares its indexer across layers (a null alias refuses it);
+    # MiniMax-M3's EAGLE3 draft is a small model of its own
     from calc.models import match_checkpoint
     assert match_checkpoint(other) is None
     with pytest.raises(ValueError, match="unknown model"):

@@ -27,6 +27,9 @@ HYBRID_PRESETS = {
     # window-only layers)
     "deepseek-v4-pro": "71,382 B",      # 30 x (1,024 + 289) + 31 x (1,024 + 8)
     "deepseek-v4-flash": "50,261 B",    # 21 x 1,313 + 20 x 1,032 + 2 x 1,024
+    # MiniMax-M3: every layer's GQA K/V, 2 x 4 x 128 x 2 B = 2,048 B, and a bf16 indexer key of 128 (256 B) in its
+    # 57 sparse layers
+    "minimax-m3": "137,472 B",          # 60 x 2,048 + 57 x 256
 }
 
 

@@ -83,6 +83,11 @@ PUBLISHED = {
     # Flash figure, three significant figures, leaves no room for its 7.67B); 1.6T to two figures: half a unit, 50B.
     "deepseek-v4-pro": (1.6e12, 0.05e12, 0, "DeepSeek-V4 report (arXiv 2606.19348) and model card: 1.6T total, 49B activated"),
     "deepseek-v4-flash": (284 * B, 0.5 * B, 0, "DeepSeek-V4 report (arXiv 2606.19348) and model card: 284B total, 13B activated"),
+    # InferenceX's changelog for MiniMaxAI/MiniMax-M3-MXFP8, a vision-language checkpoint (nvidia/MiniMax-M3-NVFP4's
+    # config: MiniMaxM3SparseForConditionalGeneration with a CLIP vision tower). The figure is taken to count that
+    # tower (inferred, no breakdown published): text 426.17B + the tower's encoder (MINIMAX_M3_VISION, below) =
+    # 426.80B; its projector and patch merger (shapes not in the config, under 0.1B) stay inside half a unit.
+    "minimax-m3": (427 * B, 0.5 * B, "m3-vision", "InferenceX perf-changelog.yaml @843c6254: MiniMax-M3 427B total / 26B active"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
@@ -95,6 +100,14 @@ PUBLISHED = {
 #   809,467,648; pixel-shuffle MLP 5632 x 4096 + 4096 x 4096 = 39,845,888; projector to the text width
 #   4096 x 5120 = 20,971,520. Sum 871,932,416.
 LLAMA4_VISION = 827_904 + 1_408 + 812_416 + 5_632 + 34 * 23_807_872 + 39_845_888 + 20_971_520
+
+# MiniMax-M3's vision encoder, from the vision_config of nvidia/MiniMax-M3-NVFP4's config.json (ai-dynamo/aiconfigurator
+# @095f58a5, aic-core/src/aiconfigurator_core/model_configs/nvidia--MiniMax-M3-NVFP4_config.json: clip_vision_model,
+# hidden 1280, intermediate 5120, 32 layers, patch 14, 3 channels, rope positions, so no position table), counted as
+# a CLIP encoder: patch embedding 3 x 14 x 14 x 1280 = 752,640; pre and post LayerNorm 2 x 2 x 1280 = 5,120; per
+# layer q, k, v, o with biases 4 x (1280^2 + 1280) = 6,558,720, fc1 and fc2 with biases 2 x 1280 x 5120 + 5120 + 1280
+# = 13,113,600, two LayerNorms 5,120 -> 19,677,440, x 32 = 629,678,080. Sum 630,435,840.
+MINIMAX_M3_VISION = 752_640 + 5_120 + 32 * 19_677_440
 
 
 def test_every_preset_has_a_published_total():
@@ -109,6 +122,8 @@ def test_preset_total_matches_its_published_figure(model_id):
         ours = m.params_loaded(load_mtp=True)
     elif extra == "llama4-vision":
         ours = m.n_params + LLAMA4_VISION
+    elif extra == "m3-vision":
+        ours = m.n_params + MINIMAX_M3_VISION
     elif extra == "v3-mtp":
         indexer = 1536 * 8192 + 7168 * 128 + 2 * 128 + 7168 * 64   # wq_b, wk, k_norm, weights_proj
         ours = m.n_params + calc.get_model("deepseek-v3").n_mtp_params + indexer
