@@ -39,13 +39,17 @@ def test_more_kv_heads_never_shrink_the_cache(n_heads_mult, k, head_dim, s):
 @given(st.sampled_from(PRESETS), contexts, st.integers(1, 2**20))
 def test_a_window_never_grows_the_cache(model_id, s, window):
     m = calc.get_model(model_id)
-    windowed = m.with_changes(sliding_window=window, layer_types=None)
+    # every layer plain attention (layer_types cleared); a GQA model's block-sparse indexer (MiniMax-M3) goes with its
+    # sparse layers, DeepSeek's MLA indexer stays
+    plain = {} if m.attention == "mla" else dict(index_topk=None, index_n_heads=None, index_head_dim=None,
+                                                  index_block_size=None, index_key_dtype=None)
+    windowed = m.with_changes(sliding_window=window, layer_types=None, **plain)
     assert calc.kv_cache_bytes(windowed, s) <= calc.kv_cache_bytes(m.with_changes(sliding_window=None,
-                                                                                   layer_types=None), s)
+                                                                                   layer_types=None, **plain), s)
     # and a window only caps: below the window nothing changes
     if s <= window:
         assert calc.kv_cache_bytes(windowed, s) == calc.kv_cache_bytes(m.with_changes(
-            sliding_window=None, layer_types=None), s)
+            sliding_window=None, layer_types=None, **plain), s)
 
 
 @settings(max_examples=60, deadline=None)
