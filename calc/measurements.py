@@ -81,7 +81,8 @@ THROUGHPUT_ALIASES = {
     "tput_per_gpu": ("total_tok_per_s_per_gpu", False), "total_tput_per_gpu": ("total_tok_per_s_per_gpu", False),
     "output_tput_per_gpu": ("output_tok_per_s_per_gpu", False),
     "output_tokens_per_s_per_gpu": ("output_tok_per_s_per_gpu", False),
-    "interactivity": ("output_tok_per_s_per_user", False), "tok_per_s_per_user": ("output_tok_per_s_per_user", False),
+    "interactivity": ("output_tok_per_s_per_user", False), "intvty": ("output_tok_per_s_per_user", False),
+    "tok_per_s_per_user": ("output_tok_per_s_per_user", False),
     "tokens_per_s_per_user": ("output_tok_per_s_per_user", False),
 }
 #: Names of the latency metrics (after a statistic prefix such as mean_ or p99_), and the unit suffixes -> ms.
@@ -139,7 +140,8 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
 #: The columns a user's file must have; the others of ``COLUMNS`` may be left out of its header (or their cells left
 #: empty) and are then taken as ``_check_row`` says: id "<file> line <n>", source_id the file's name, model_family
 #: the preset's family, tp n_gpus / (pp * dp) and n_gpus tp * pp * dp (one of the two given), pp / ep / dp 1, an
-#: engine of no family here "other" (the serving model's generic engine; its name kept in the notes),
+#: engine of no family here kept as written (the serving model's generic engine, with a notice naming it), an image's
+#: tag in the engine's name its version when engine_version is empty,
 #: engine_version / kv_dtype / notes empty (a KV dtype as the serving model reads an unstated one), len_dist
 #: "not stated" (read as varied lengths, the estimate's default), statistic "mean", mode from the load (concurrency
 #: given: a closed loop; a request rate: a rate run; neither: offline).
@@ -242,9 +244,11 @@ def _read_rows(path, columns, label: str, keep_bad: bool = False, lenient: bool 
     ``about``: as ``_parse_rows``)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as e:
         raise ValueError(f"cannot read {label} file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path.name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
     return _parse_rows(text, path.name, columns, keep_bad, lenient, about)
 
 
@@ -274,6 +278,12 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False, lenient: 
     needed = [c for c in columns if c in REQUIRED_COLUMNS] if lenient else list(columns)
     missing = [c for c in needed if c not in header]
     extra = [c for c in header if c not in columns]
+    if lenient and (missing or twice):  # a user's file: name what it needs, not every column it may give
+        sep = next((c for c in (";", "\t", "|") if len(header) == 1 and c in header[0]), None)
+        raise ValueError(f"{name} line 1: the header must name at least {', '.join(needed)} (and n_gpus or tp)"
+                         + (f"; missing {', '.join(missing)}" if missing else "")
+                         + "".join(f"; {c} named twice" for c in twice)
+                         + (f"; its columns look separated by {sep!r}: save the file with commas" if sep else ""))
     if missing or twice or (extra and not lenient):  # the same columns in another order are read by name, below
         raise ValueError(f"{name} line 1: the header must be {','.join(columns)}"
                          + (f"; missing {', '.join(missing)}" if missing else "")
@@ -397,10 +407,17 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
               "the name a driver gives one of them, such as NVIDIA H100 80GB HBM3)")
     row["engine"] = engine_key(row["engine"])
     if lenient and row["engine"] not in ENGINES and row["engine"].strip():
-        # an engine of no family here (TGI, LMDeploy, a NIM without its backend): the serving model's generic
-        # engine, its name kept in the notes
-        row["notes"] = "; ".join(t for t in (row["notes"], f"engine as written: {row['engine'].strip()}") if t)
-        row["engine"] = "other"
+        # an engine of no family here (TGI, LMDeploy, a NIM without its backend) keeps its name: the serving model
+        # gives it the generic engine's settings and costs and a notice naming it; a version in its name (an image's
+        # tag: tgi:3.2.0) is its version when the row gives none
+        row["engine"] = row["engine"].strip()
+        tag = re.search(r":v?(\d+\.\d+[\w.+-]*)$", row["engine"])
+        if tag and not row["engine_version"]:
+            row["engine_version"] = tag.group(1)
+    elif lenient and not row["engine_version"] and ":" in r["engine"]:
+        # a family named by an image with its tag (vllm/vllm-openai:v0.10.2): the tag is the version
+        tag = re.search(r":v?(\d+\.\d+[\w.+-]*)$", r["engine"].strip())
+        row["engine_version"] = tag.group(1) if tag else row["engine_version"]
     for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
         row[col] = canonical_dtype(row[col]) if col.endswith("dtype") else row[col].strip().lower()
     # a metric as a benchmark names it (vllm bench serve's mean_ttft_ms, output_throughput; InferenceX's
@@ -421,8 +438,10 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
                                    f"above the context limit of {MAX_CONTEXT_TOKENS:,} tokens")
     if row["tp"] * row["pp"] * row["dp"] != row["n_gpus"]:
         _fail(where, "n_gpus", f"must equal tp * pp * dp = {row['tp'] * row['pp'] * row['dp']}, got {row['n_gpus']}")
-    if row["engine"] not in ENGINES:
+    if row["engine"] not in ENGINES and not lenient:
         _fail(where, "engine", f"must be one of {', '.join(ENGINES)}, got {row['engine']!r}")
+    if not row["engine"]:
+        _fail(where, "engine", "is empty")
     _check_dtype(where, "weight_dtype", row["weight_dtype"])
     if row["kv_dtype"]:
         _check_dtype(where, "kv_dtype", row["kv_dtype"])
@@ -497,8 +516,9 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
                                          lenient=lenient, about=about), sources, skip_bad, lenient, about)
 
 
-#: The largest measurements file a user may load (bytes): 5 MB holds some 20,000 rows.
-MAX_UPLOAD_BYTES = 5_000_000
+#: The largest measurements file a user may load (bytes): 8 MB holds some 11,000 rows with notes as long as the data
+#: set's (its own CSV, 4.5 MB for 6,367 rows, fits, to be edited and loaded back); the server's cap is the same.
+MAX_UPLOAD_BYTES = 8_000_000
 
 
 def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.DataFrame:

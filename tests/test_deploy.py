@@ -39,8 +39,8 @@ def test_config_names_every_upstream_and_rejects_a_bad_one(tmp_path):
     text = serve_class.render_config(["127.0.0.1:8601", "10.0.0.3:8601"], "8080", tmp_path)
     assert "server 127.0.0.1:8601 max_fails=1 fail_timeout=5s;" in text and "server 10.0.0.3:8601 " in text
     assert not [line for line in text.splitlines() if "@" in line.split("#")[0]]   # every field filled
-    # the body limit is the app's own upload limit (.streamlit/config.toml says maxUploadSize = 4)
-    assert "client_max_body_size 4m;" in text and serve_class.upload_limit_mb() == 4
+    # the body limit is the app's own upload limit (.streamlit/config.toml says maxUploadSize = 8)
+    assert "client_max_body_size 8m;" in text and serve_class.upload_limit_mb() == 8
     assert "limit_conn per_client 512;" in text and "worker_rlimit_nofile 65536;" in text
     text = serve_class.render_config(["127.0.0.1:8601"], "8080", tmp_path, conn_per_client=40, body_mb=9)
     assert "limit_conn per_client 40;" in text and "client_max_body_size 9m;" in text
@@ -352,12 +352,12 @@ def test_a_deep_link_through_the_proxy_asks_nothing_under_the_pages_path(class_u
 
 
 def test_a_body_over_the_upload_limit_is_refused_by_nginx_before_it_is_sent(class_url):
-    """413 on the headers alone: the 5 MB body (over the app's 4 MB) is never sent, and nginx does not wait for it."""
+    """413 on the headers alone: the 9 MB body (over the app's 8 MB) is never sent, and nginx does not wait for it."""
     host, port = class_url.split("//")[1].split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=10)
     conn.putrequest("PUT", "/_stcore/upload_file/session/widget")
     conn.putheader("Content-Type", "application/octet-stream")
-    conn.putheader("Content-Length", str(5 * 2 ** 20))
+    conn.putheader("Content-Length", str(9 * 2 ** 20))
     conn.endheaders()                                       # no body follows
     resp = conn.getresponse()                               # within the 10 s timeout, not after a body timeout
     assert resp.status == 413

@@ -266,7 +266,7 @@ def test_a_file_with_the_columns_in_another_order_is_read_by_name(tmp_path):
     assert reordered.equals(load_measurements(_user_file(tmp_path, [GOOD])))
     # a column named twice is refused in any file (which of the two is the value?); in a user's file a missing
     # column that has a default (notes) is not named, in the shipped files (sources given) it is
-    with pytest.raises(ValueError, match="line 1: the header must be .*; value named twice$"):
+    with pytest.raises(ValueError, match="line 1: the header must name at least .*; value named twice$"):
         load_measurements(_user_file(tmp_path, [GOOD], header=list(COLUMNS[:-1]) + ["value"]))
     with pytest.raises(ValueError, match="line 1: the header must be .*; missing notes$"):
         load_measurements(_user_file(tmp_path, [GOOD[:-1]], header=list(COLUMNS[:-1])),
@@ -284,7 +284,9 @@ def test_the_largest_plausible_value_and_lengths_still_load(tmp_path):
 def test_a_short_line_and_a_wrong_header_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"mine.csv line 2: 23 fields, expected 24"):
         load_measurements(_user_file(tmp_path, [GOOD[:-1]]))
-    with pytest.raises(ValueError, match=r"mine.csv line 1: the header must be .*missing value"):
+    with pytest.raises(ValueError, match=r"mine.csv line 1: the header must name at least model, accelerator, "
+                                         r"engine, weight_dtype, input_len, output_len, metric, value \(and n_gpus "
+                                         r"or tp\); missing value$"):
         load_measurements(_user_file(tmp_path, [GOOD[:-1]], header=CITED_COLUMNS))
     with pytest.raises(ValueError, match="cannot read measurements file"):
         load_measurements(tmp_path / "absent.csv")
@@ -422,8 +424,16 @@ def test_a_user_file_needs_only_the_required_columns_and_reads_common_headers(tm
         "columns not in the file, taken as their defaults: id, source_id, model_family, tp, pp, ep, dp, "
         "engine_version, kv_dtype, len_dist, request_rate_per_s, mode, statistic, notes"]
     # a required column left out is named; so is a run that gives neither its GPUs nor its layout
-    with pytest.raises(ValueError, match="line 1: the header must be .*; missing value$"):
+    with pytest.raises(ValueError, match="line 1: the header must name at least .*; missing value$"):
         load_measurements(_lenient_file(tmp_path, "model,accelerator,engine,weight_dtype,isl,osl,metric\n"))
+    # a file saved with semicolons: one column, and a hint
+    with pytest.raises(ValueError, match="its columns look separated by ';': save the file with commas$"):
+        load_measurements(_lenient_file(tmp_path, "model;accelerator;value\nllama-3.1-8b;h100-sxm;9\n"))
+    # a file that is not UTF-8 (Latin-1 here): named, not a codec's traceback
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("model,accelerator\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="^latin.csv: not UTF-8 text; save the file as CSV"):
+        load_measurements(latin)
     with pytest.raises(ValueError, match="line 2, column 'n_gpus': is empty, and so is tp"):
         load_measurements(_lenient_file(tmp_path, "model,accelerator,engine,weight_dtype,isl,osl,metric,value\n"
                                                   "llama-3.1-8b,h100-sxm,vllm,bf16,1000,200,tpot_ms,9\n"))
@@ -441,6 +451,7 @@ def test_a_user_file_needs_only_the_required_columns_and_reads_common_headers(tm
     ("Request throughput (req/s)", "", "requests_per_s", "mean", 0.25),
     ("tput_per_gpu", "", "total_tok_per_s_per_gpu", "mean", 0.25),       # InferenceX: (input + output) / GPUs
     ("interactivity", "median", "output_tok_per_s_per_user", "median", 0.25),
+    ("median_intvty", "", "output_tok_per_s_per_user", "median", 0.25),                # InferenceX's short field
 ])
 def test_a_metric_named_as_a_benchmark_names_it_is_stored_in_calcs_unit(tmp_path, written, statistic, metric, stat,
                                                                          value):
@@ -461,15 +472,21 @@ def test_a_latency_without_its_unit_and_two_statistics_are_refused(tmp_path):
                                                          "median_ttft_ms,mean,200\n"))
 
 
-def test_an_engine_of_no_family_here_is_the_generic_engine_and_keeps_its_name(tmp_path):
-    # TGI is none of vLLM, SGLang, TensorRT-LLM: a user's row keeps it as "other" (the serving model's generic
-    # engine) with its name in the notes; a name that mixes two families is not guessed at; the shipped files refuse
+def test_an_engine_of_no_family_here_keeps_its_name_and_an_images_tag_is_its_version(tmp_path):
+    # TGI and LMDeploy are none of vLLM, SGLang, TensorRT-LLM: a user's rows keep their names (two configurations on
+    # the page, the serving model's generic engine with a notice naming each); an image's tag is the version where
+    # the row gives none (vllm/vllm-openai:v0.10.2 is vLLM 0.10.2); the shipped files refuse an unknown engine
     text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
             "llama-3.1-8b,h100-sxm,1,TGI,bf16,1000,200,8,tpot_ms,9,my run\n"
-            "llama-3.1-8b,h100-sxm,1,vllm+sglang,bf16,1000,200,8,tpot_ms,9,\n")
+            "llama-3.1-8b,h100-sxm,1,lmdeploy,bf16,1000,200,8,tpot_ms,9,\n"
+            "llama-3.1-8b,h100-sxm,1,vllm/vllm-openai:v0.10.2,bf16,1000,200,8,tpot_ms,9,\n"
+            "llama-3.1-8b,h100-sxm,1,ghcr.io/huggingface/text-generation-inference:3.2.0,bf16,1000,200,8,tpot_ms,9,\n")
     df = load_measurements(_lenient_file(tmp_path, text))
-    assert list(df["engine"]) == ["other", "other"]
-    assert list(df["notes"]) == ["my run; engine as written: TGI", "engine as written: vllm+sglang"]
+    assert list(df["engine"]) == ["TGI", "lmdeploy", "vllm", "ghcr.io/huggingface/text-generation-inference:3.2.0"]
+    assert list(df["engine_version"]) == ["", "", "0.10.2", "3.2.0"] and df["notes"].iloc[0] == "my run"
+    from calc.serving_fit import holdout_table
+    table, skipped = holdout_table(path=_lenient_file(tmp_path, text))
+    assert list(table["engine_key"]) == ["generic", "generic", "vllm", "generic"] and not skipped
     row = list(GOOD)
     row[COLUMNS.index("engine")] = "TGI"
     with pytest.raises(ValueError, match="column 'engine': must be one of vllm, sglang, trtllm, other, got 'TGI'"):

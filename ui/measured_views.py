@@ -36,7 +36,7 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
         return shipped(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
-                          type=[kind], key=f"ms_up_{kind}", max_upload_size=4,  # the server's own cap (.streamlit)
+                          type=[kind], key=f"ms_up_{kind}", max_upload_size=8,  # the server's own cap (.streamlit)
                           help=("The columns of calc/data/serving_measurements.csv (in any order): "
                                 + ",".join(measurements.COLUMNS) + ". Only "
                                 + ", ".join(measurements.REQUIRED_COLUMNS) + " (and n_gpus or tp) are required: "

@@ -170,7 +170,8 @@ def workload_inputs() -> WorkloadInputs:
         edits = preset_editor(source)
     elif source == "upload":
         f = st.file_uploader("Trace file", type=["jsonl", "json", "csv", "txt"], key="wl_file",
-                             help=f"At most {traces.MAX_UPLOAD_BYTES / 1e6:.0f} MB, {traces.MAX_REQUESTS:,} requests")
+                             help=f"At most {min(traces.MAX_UPLOAD_BYTES / 1e6, st.get_option('server.maxUploadSize')):.0f} "
+                                  f"MB (the server's cap), {traces.MAX_REQUESTS:,} requests")
         upload, upload_name = (f.getvalue(), f.name) if f is not None else (None, "")
     if source.endswith(".csv") or source == "upload":
         shared = st.number_input("Shared prefix assumed for CSV traces, tokens", 0, 1_000_000, 0, step=512,
