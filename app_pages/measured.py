@@ -62,6 +62,9 @@ def explore() -> None:
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
     st.markdown("**Every row: measured, serving estimate, bound**")
+    beyond = measured_views.beyond_bound_sentence(table)
+    if beyond:  # a measurement no engine can make: a misread row (an upload's layout, dtype or unit)
+        st.warning(beyond)
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
     measured_views.show_table(table, measured_views.sources_table())
     measured_views.row_breakdown(rows, table, "ms", stand_in)

@@ -182,6 +182,28 @@ def no_estimate_sentence(table: pd.DataFrame) -> str | None:
             "band are what the engine would measure without that, so the measured points need not lie on them.")
 
 
+def beyond_bound_sentence(table: pd.DataFrame) -> str | None:
+    """A sentence naming the rows of ``table`` (``compare_rows``' columns metric, statistic, concurrency, value, bound)
+    that beat calc's roofline bound: a latency below it or a throughput above it (1e-9 relative), which no engine
+    can measure, so the row is misread (its layout, dtypes, lengths or unit). None when every row respects it.
+    Source: ``calc.measurements.METRICS`` (each metric's kind)."""
+    if table.empty:
+        return None
+    value = pd.to_numeric(table["value"], errors="coerce")
+    bound = pd.to_numeric(table["bound"], errors="coerce")
+    kind = table["metric"].map(lambda m: measurements.METRICS.get(m, ("", ""))[1])
+    beyond = ((kind == "latency") & (value < bound * (1 - 1e-9))) | ((kind == "throughput") & (value > bound * (1 + 1e-9)))
+    if not beyond.any():
+        return None
+    shown = [f"{r.metric} {formats.fmt_number(r.value)} against a bound of {formats.fmt_number(r.bound)}"
+             + (f" at concurrency {int(r.concurrency)}" if pd.notna(r.concurrency) else "")
+             for r in table[beyond].head(4).itertuples()]
+    more = int(beyond.sum()) - len(shown)
+    return (f"{int(beyond.sum())} row{'s' if beyond.sum() > 1 else ''} beat{'' if beyond.sum() > 1 else 's'} the "
+            "roofline bound, which no engine can: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+            + ". Check the row's layout (GPUs, TP, EP), dtypes, lengths and the metric's unit.")
+
+
 def parity_figure(table: pd.DataFrame):
     """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction, and
     every row with a bound (a row the serving model leaves out, e.g. a run without CUDA graphs, keeps its bound
