@@ -237,8 +237,8 @@ def device_family(params: dict, accelerator_key: str) -> tuple[int, list[str]]:
         return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), [
             f"no accelerator family fitted with {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
             f"those of {name}, its architecture's (assumed)"]
-    return 0, [f"no accelerator family for {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
-               f"those of {fams['reference']}"]
+    return 0, [f"no accelerator family fitted with {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
+               f"those of {fams['reference']}, the reference family (assumed)"]
 
 
 def family_factors(values: dict, index) -> tuple:

@@ -201,11 +201,11 @@ def test_the_mlperf_converter_maps_gh200_and_h100_nvl_systems_to_their_presets()
 def test_a_hopper_part_without_measurements_takes_hoppers_factors_and_says_so(gid):
     prm = load_serving_params()
     idx, notice = device_family(prm, gid)
-    assert idx == 0 and f"no accelerator family for {gid}" in notice[0] and "hopper" in notice[0]
+    assert idx == 0 and f"no accelerator family fitted with {gid}" in notice[0] and "hopper" in notice[0]
     scale, more = matmul_scale(prm, gid)
     assert scale == 1.0 and "h100-sxm" in more[0]
     est = serving_estimate("llama-3.1-8b", gid, 1000, 200, concurrency=8)
-    assert any(f"no accelerator family for {gid}" in n and "hopper" in n for n in est.notices)
+    assert any(f"no accelerator family fitted with {gid}" in n and "hopper" in n for n in est.notices)
     assert any(f"no published serving measurement on {gid}" in n for n in est.notices)
     assert est.tpot.estimate_s > 0 and est.output_tokens_per_s > 0
 
