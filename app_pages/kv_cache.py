@@ -30,7 +30,11 @@ def explore() -> None:
     model = calc.layers.with_state_convention(choice.model, choice.state_conv)
 
     try:
-        per_token = calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla)
+        # compressed layers (DeepSeek-V4) hold W tokens plus S/r entries: their per-token figure is an average at S
+        averaged = calc.layers.has_compressed_layers(model)
+        per_token = (calc.kv.kv_bytes_per_context_token(model, ctx, sel.kv_dtype, sliding, mla) if averaged
+                     else calc.kv_bytes_per_token(model, sel.kv_dtype, mla=mla))
+        avg_8k, avg_128k = (calc.kv.kv_bytes_per_context_token(model, n, sel.kv_dtype, sliding, mla) for n in (8192, 131072))
         per_seq = calc.kv_cache_bytes(model, ctx, 1, sel.kv_dtype, sliding, mla)
         budget = calc.memory_budget(model, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype,
                                     sliding=sliding, mla=mla)
@@ -46,8 +50,14 @@ def explore() -> None:
         return
 
     with widgets.metric_row(6, per_row=3) as m:  # two rows: the per-token and constant parts, then the totals
-        m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own a "
-                    f"cache, each counted as full attention ({formats.fmt_bytes(per_token, 'GiB')}).")
+        if averaged:
+            m[0].metric(f"KV per token (average at {ctx:,})", f"{per_token:,.0f} B", help=f"The cache of {ctx:,} "
+                        f"tokens without its constant state, divided by {ctx:,} ({formats.fmt_bytes(per_token, 'GiB')}): "
+                        "the compressed layers hold a window of W tokens plus one entry per r tokens, so the figure "
+                        "falls as S grows.")
+        else:
+            m[0].metric("KV per token", f"{per_token:,.0f} B", help="Per context token, summed over the layers that own "
+                        f"a cache, each counted as full attention ({formats.fmt_bytes(per_token, 'GiB')}).")
         m[1].metric("Constant per sequence", formats.fmt_bytes(state), help="Conv + recurrent state of the Mamba, "
                     f"Gated DeltaNet and lightning layers (state in {model.ssm_state_dtype}, as the config says or fp32 "
                     "when it says nothing; conv in bf16), and DeepSeek-V4's compressor states (fp32): the same at any "
@@ -64,7 +74,8 @@ def explore() -> None:
     detail = (f"Weights {formats.fmt_bytes(budget.weights_bytes)} + cache {formats.fmt_bytes(budget.kv_bytes)} = "
               f"{formats.fmt_bytes(budget.total_bytes)} of {formats.fmt_bytes(budget.capacity_bytes)}: **{verdict}**.")
     (st.success if budget.fits else st.warning)(detail)
-    widgets.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state))
+    widgets.show_equations(equations.kv_rows(model, per_token, per_seq, budget.kv_bytes, ctx, batch, sel.kv_dtype, state,
+                                             averaged=averaged))
     st.caption(f"GB = 10^9 bytes, kB = 10^3 bytes. Capacity: {sel.capacity_label} (sidebar: memory capacity). No memory "
                "is reserved for activations here.")
 
@@ -73,9 +84,12 @@ def explore() -> None:
         layer_breakdown_section(model, per_layer, ctx)
     st.markdown(
         "The K and V of an old token never change, so decode stores them instead of recomputing them, and pays "
-        f"in memory: for {formats.md_escape(model.name)} ({sel.kv_dtype} cache) {per_token:,.0f} B "
-        f"({formats.fmt_bytes(per_token, 'GiB')}) per token, {formats.fmt_bytes(seq_8k)} per 8K sequence, "
-        f"{formats.fmt_bytes(seq_128k)} at 128K, {'more' if seq_128k > budget.weights_bytes else 'less'} than its "
+        f"in memory: for {formats.md_escape(model.name)} ({sel.kv_dtype} cache) "
+        + (f"{formats.fmt_bytes(seq_8k)} per 8K sequence ({avg_8k:,.0f} B per token on average, constant state "
+           f"apart), {formats.fmt_bytes(seq_128k)} at 128K ({avg_128k:,.0f} B per token), " if averaged else
+           f"{per_token:,.0f} B ({formats.fmt_bytes(per_token, 'GiB')}) per token, {formats.fmt_bytes(seq_8k)} per 8K "
+           f"sequence, {formats.fmt_bytes(seq_128k)} at 128K, ")
+        + f"{'more' if seq_128k > budget.weights_bytes else 'less'} than its "
         f"{formats.fmt_bytes(budget.weights_bytes)} of weights. The bill is linear in context and in concurrency, which is "
         "why GQA (divide by N/K), MLA (DeepSeek-V3's 576-wide latent instead of K and V), windows (cap S at W) and 8-bit "
         "caches (halve it) exist. MLA: L(d_c + d_h^R) per token instead of 2LKH; a window layer holds min(S, W) tokens.")

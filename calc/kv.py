@@ -39,7 +39,8 @@ from .models import ModelConfig
 __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
            "kv_bytes_per_token", "cached_tokens_per_layer", "kv_cache_bytes", "kv_cache_bytes_array",
            "kv_state_bytes", "decode_kv_read_bytes_array", "attention_variants", "hybrid_layer_types",
-           "with_attention_layout", "conventions_that_matter"]
+           "with_attention_layout", "conventions_that_matter", "plain_attention_changes",
+           "kv_bytes_per_context_token"]
 
 
 def cache_layer_counts(model: ModelConfig) -> tuple[int, int]:
@@ -80,6 +81,22 @@ def kv_state_bytes(model: ModelConfig, state_dtype: str | None = None) -> float:
         ValueError: unknown dtype.
     """
     return state_bytes(model, state_dtype)
+
+
+def kv_bytes_per_context_token(model: ModelConfig, context_len: int, kv_dtype: str = "bf16", sliding: str = "cap",
+                               mla: str = "latent") -> float:
+    """Per-token part of one sequence's cache at context S divided by S: bytes per context token on average.
+
+    ``(kv_cache_bytes(S) - constant state) / S``, so that ``S x this + state = kv_cache_bytes(S)``. For a model
+    whose every cache-holding layer is full attention it equals ``kv_bytes_per_token``; it falls with S where
+    layers hold fewer tokens than S (windows, chunks, DeepSeek-V4's compressed layers, which keep a W-token window
+    plus floor(S / r) entries). DeepSeek-V4-Pro, bf16, S = 8,192: (99,762,176 - 18,710,528) / 8,192 = 9,894 B.
+
+    Raises:
+        ValueError: non-positive ``context_len``; unknown dtype or convention.
+    """
+    s = check_positive_int(context_len, "context_len")
+    return kv_cache_bytes(model, s, 1, kv_dtype, sliding, mla, include_state=False) / s
 
 
 def cached_tokens_per_layer(model: ModelConfig, context_len, sliding: str = "cap"):
@@ -163,6 +180,23 @@ def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype:
     return np.asarray(batch, dtype=float) * per_seq
 
 
+def plain_attention_changes(model: ModelConfig) -> dict:
+    """Field changes that make ``model``'s attention plain (for a change of layout to MHA, GQA or MQA): the MLA
+    latent and the indexer fields dropped, DeepSeek-V4's compressed layers (csa, hca) and MiniMax-M3's sparse
+    layers turned into full-attention layers (each then holds every token as K and V of the new layout), sliding
+    and chunked layers and the other kinds kept. A sliding window that no layer uses any more is dropped (V4's
+    128-token window belongs to its compressed layers).
+    """
+    kinds = tuple("full" if k in (*COMPRESSED_KINDS, "sparse") else k for k in model.layer_kinds)
+    changes = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
+                   index_n_heads=None, index_head_dim=None, index_topk=None, index_block_size=None,
+                   index_key_dtype=None, csa_compress_ratio=None, hca_compress_ratio=None,
+                   layer_types=None if all(k == "full" for k in kinds) else kinds)
+    if "sliding" not in kinds:
+        changes["sliding_window"] = None
+    return changes
+
+
 def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, ModelConfig]:
     """The same model under MHA, GQA (its own K, or 8), MQA, MLA and a sliding window.
 
@@ -176,8 +210,10 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
     """
     check_positive_int(window, "window")
     n, h = model.n_heads, model.head_dim
-    plain = dict(**_without_windows(model), kv_lora_rank=None, qk_rope_head_dim=None,
-                 qk_nope_head_dim=None, v_head_dim=None, index_n_heads=None, index_head_dim=None, index_topk=None)
+    plain = plain_attention_changes(model)  # and no windows: every attention layer full
+    kinds = tuple("full" if k in WINDOWED_KINDS else k for k in (plain["layer_types"] or ()))
+    plain.update(sliding_window=None, attention_chunk_size=None,
+                 layer_types=None if all(k == "full" for k in kinds) else kinds)
     if model.attention == "gqa":
         k = model.n_kv_heads
     else:  # the largest of 8, 4, 2 that divides N (GQA-8 is the Llama-3 choice)
@@ -248,8 +284,7 @@ def with_attention_layout(model: ModelConfig, layout: str = "model", n_kv_heads:
     Raises:
         ValueError: an unknown layout, or a combination ``ModelConfig`` rejects (e.g. K not dividing N).
     """
-    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
-                 index_n_heads=None, index_head_dim=None, index_topk=None)
+    plain = plain_attention_changes(model)
     if layout == "mha":
         model = model.with_changes(**plain, attention="mha", n_kv_heads=model.n_heads)
     elif layout == "gqa":

@@ -628,6 +628,9 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
     layers at S, per-token part), state_bytes (all such layers, constant per sequence), total_bytes,
     state_dtype (the dtype of the recurrent/SSM state and of the conv state, e.g. "fp32 (conv bf16)";
     "fp32 (compressor)" for DeepSeek-V4's compressor states; "" for a layer without state), description.
+    A csa / hca layer (DeepSeek-V4) gives two rows, "<label>: window" (min(S, W) tokens of one entry each) and
+    "<label>: compressed entries" (floor(S / r) entries of an entry plus the indexer key each, and the compressor
+    state), so that every row's cache_bytes = layers x tokens_held x bytes_per_token.
     Rows sum to ``sequence_cache_bytes``.
     """
     recurrent = model.ssm_state_dtype if state_dtype is None else state_dtype
@@ -639,6 +642,18 @@ def layer_breakdown(model: ModelConfig, context_len: int, kv_dtype: str = "bf16"
             dtype = recurrent + (" (conv bf16)" if spec.conv_state_bytes else "")
         elif spec.compressor_state_bytes:
             dtype = f"{COMPRESSOR_STATE_DTYPE} (compressor)"
+        if spec.compress_ratio and spec.owns_cache:  # two rows: the window's tokens, the compressed entries
+            entries = spec.compressed_entries(context_len)
+            entry = spec.kv_bytes_per_token + spec.index_bytes_per_token
+            rows.append(dict(kind=f"{spec.label}: window", layers=n, tokens_held=held - entries,
+                             bytes_per_token=spec.kv_bytes_per_token, per_token_bytes=n * spec.kv_bytes_per_token,
+                             cache_bytes=n * spec.kv_bytes_per_token * (held - entries), state_bytes=0.0,
+                             state_dtype="", description=KIND_DESCRIPTIONS[spec.kind]))
+            rows.append(dict(kind=f"{spec.label}: compressed entries", layers=n, tokens_held=entries,
+                             bytes_per_token=entry, per_token_bytes=n * entry / spec.compress_ratio,
+                             cache_bytes=n * entry * entries, state_bytes=n * spec.state_bytes, state_dtype=dtype,
+                             description=KIND_DESCRIPTIONS[spec.kind]))
+            continue
         rows.append(dict(kind=spec.label, layers=n, tokens_held=held, bytes_per_token=spec.bytes_per_token,
                          per_token_bytes=n * spec.bytes_per_token, cache_bytes=n * spec.cache_bytes(context_len, sliding),
                          state_bytes=n * spec.state_bytes, state_dtype=dtype, description=KIND_DESCRIPTIONS[spec.kind]))

@@ -14,7 +14,7 @@ import pandas as pd
 from .checks import check_positive_int
 from .dtypes import KV_CACHE_ONLY_FORMATS, dtype_bytes, kv_dtype_bytes
 from .hardware import Accelerator
-from .kv import decode_kv_read_bytes_array, kv_bytes_per_token, kv_cache_bytes
+from .kv import decode_kv_read_bytes_array, plain_attention_changes, kv_bytes_per_token, kv_cache_bytes
 from .memory import check_embedding, weight_bytes, weight_bytes_read
 from .models import ModelConfig
 from .parallel import layout_sweep_arrays
@@ -235,8 +235,7 @@ def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig
     if model.attention != "mla":
         ks.append(model.n_kv_heads)
     ks = sorted(set(ks), reverse=True)
-    plain = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
-                 index_n_heads=None, index_head_dim=None, index_topk=None)
+    plain = plain_attention_changes(model)
     out: dict[str, ModelConfig] = {}
     for k in ks:
         kind = "mha" if k == n else ("mqa" if k == 1 else "gqa")

@@ -320,3 +320,50 @@ def test_flashmla_fp8_cache_and_a_format_the_model_cannot_store():
     at = open_page(kvq="fp8_ds_mla")
     assert any("no latent cache" in e.value for e in at.sidebar.error)
     assert any("no latent cache" in e.value for e in at.error) and not at.exception
+
+
+def test_deepseek_v4_numbers_agree_with_each_other():
+    at = open_page(model="deepseek-v4-pro")
+    assert not at.exception and not at.error
+    # By hand at S = 8,192, bf16: 30 csa layers hold 128 window entries of 1,024 B and 8,192 / 4 = 2,048 compressed
+    # entries of 1,024 + 132 B (indexer key): 2,498,560 B each; 31 hca layers 128 + 8,192 / 128 = 64 entries of
+    # 1,024 B: 196,608 B each. 74,956,800 + 6,094,848 = 81,051,648 B; / 8,192 = 9,894 B per token. Compressor
+    # state: 30 x 81,920 + 31 x 524,288 = 18,710,528 B; sequence 99,762,176 B.
+    assert metric(at, "KV per token (average at 8,192)") == "9,894 B"
+    assert metric(at, "Constant per sequence") == fmt_bytes(18_710_528)
+    assert metric(at, "KV per sequence") == fmt_bytes(99_762_176) == "99.76 MB"
+    table = next(d for d in pagetest.tables(at) if "tokens_held" in d.columns).set_index("kind")
+    assert table.loc["csa (r=4, W=128): window", "tokens_held"] == "128"
+    assert table.loc["csa (r=4, W=128): compressed entries", "tokens_held"] == "2,048"
+    assert table.loc["csa (r=4, W=128): compressed entries", "bytes_per_token"] == "1,156 B"
+    assert table.loc["hca (r=128, W=128): compressed entries", "tokens_held"] == "64"
+    # every row multiplies out: layers x tokens held x bytes per token = its per-token part
+    per_layer = calc.layers.layer_breakdown(calc.get_model("deepseek-v4-pro"), 8192)
+    assert (per_layer["layers"] * per_layer["tokens_held"] * per_layer["bytes_per_token"]
+            == per_layer["cache_bytes"]).all()
+    assert table.loc["csa (r=4, W=128): compressed entries", "cache_bytes"] == fmt_bytes(30 * 2048 * 1156)
+    prose = " ".join(m.value for m in at.markdown)
+    assert "99.76 MB per 8K sequence (9,894 B per token on average" in prose
+    assert "csa and hca layers keep their last W tokens" in " ".join(c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("layout, per_seq", [
+    ("mha", 61 * 2 * 128 * 512 * 2 * 8192),   # 131.00 GB: 61 full layers of K = N = 128 heads of H = 512, bf16
+    ("mqa", 61 * 2 * 1 * 512 * 2 * 8192),     # 1.02 GB
+])
+def test_deepseek_v4_under_another_layout_matches_the_comparison_table(layout, per_seq):
+    at = open_page(model="deepseek-v4-pro", kv_layout=layout)
+    assert not at.exception and not at.error
+    assert metric(at, "KV per sequence") == fmt_bytes(per_seq)
+    assert any("csa and hca layers become full-attention layers" in c.value for c in at.caption)
+    table = next(d for d in pagetest.tables(at) if "kv_bytes_total" in d.columns).set_index("layout")
+    assert table.loc[layout.upper(), "kv_bytes_total"] == fmt_bytes(per_seq)
+
+
+def test_minimax_m3_under_mqa():
+    at = open_page(model="minimax-m3", kv_layout="mqa")
+    assert not at.exception and not at.error
+    # 60 layers (3 full, 57 sparse become full), K = 1, H = 128, bf16: 2 x 128 x 2 = 512 B each, 30,720 B per token
+    assert metric(at, "KV per token") == "30,720 B"
+    table = next(d for d in pagetest.tables(at) if "kv_bytes_total" in d.columns).set_index("layout")
+    assert table.loc["MQA", "kv_bytes_total"] == fmt_bytes(30_720 * 8192)

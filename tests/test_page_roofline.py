@@ -342,3 +342,28 @@ def test_operators_at_one_point_share_one_marker_that_names_them_all():
                 label, rest = line.split(": I = ")
                 want = drawn.loc[drawn["label"] == label, "intensity_flop_per_byte"].iloc[0]
                 assert rest.startswith(f"{want:,.1f} FLOP/byte")
+
+
+def test_deepseek_v4_and_minimax_m3_draw_the_throughput_by_k():
+    # DeepSeek-V4-Pro's 849.68 GB of mxfp4-fp8 weights fit on no single GPU: the only error is that one, not a
+    # layer-kind complaint from turning its compressed layers into MHA/GQA/MQA, and the metrics are drawn.
+    at = open_page(model="deepseek-v4-pro")
+    assert not at.exception and [e.value for e in at.error] and "do not fit" in at.error[0].value
+    assert len(at.error) == 1 and metric(at, "Decode step (TPOT)")
+    # V4-Flash on a B300 (288 GB): 155.58 GB of weights leave 132.42 GB. The K = 1 (MQA) curve: 41 csa / hca layers
+    # become full attention, 2 x 1 x 512 x 2 B = 2,048 B per token each, the 2 window layers keep W = 128:
+    # 41 x 2,048 x 8,192 + 2 x 2,048 x 128 = 688,390,144 B per sequence; 132.42e9 / 688.39e6 = 192.4 -> 192.
+    at = open_page(model="deepseek-v4-flash", gpu="b300")
+    assert not at.exception and not at.error
+    words = next(c.value for c in at.caption if c.value.startswith("Crosses"))
+    assert "K=1 MQA, params kept: knee B = 226, ceiling B = 192" in words
+    assert "Its csa and hca layers become full-attention layers" in words
+    # the curve of the model as configured: its own cache, 68.87 MB per 8K sequence -> 1,922 sequences
+    m, b300 = calc.get_model("deepseek-v4-flash"), calc.get_accelerator("b300")
+    assert "MLA = this model: knee B = 6,422, ceiling B = 1,922" in words
+    assert calc.max_batch(m, b300, 8192, "mxfp4-fp8", "bf16") == 1922
+    # MiniMax-M3 (GQA, K = 4; 426B parameters) in int4 on a B300: its sparse layers stay sparse under every K
+    at = open_page(model="minimax-m3", gpu="b300", wq="int4")
+    assert not at.exception and not at.error
+    words = next(c.value for c in at.caption if c.value.startswith("Crosses"))
+    assert "sparse layers stay sparse" in words and "= this model" in words

@@ -22,11 +22,11 @@ HYBRID_PRESETS = {
     "minimax-m1": "40,960 B",           # 10 x 2 x 8 x 128 x 2 B
     "deepseek-v3.2": "78,324 B",        # 61 x (576 x 2 + 132) B
     "jamba-v0.1": "16,384 B",           # 4 x 2 x 8 x 128 x 2 B
-    # DeepSeek-V4: each layer's 512-wide entry (1,024 B in bf16) counted full, as a window layer's, plus the compressed
-    # entries per token: csa (1,024 + 132) / 4, hca 1,024 / 128; Pro 30 csa and 31 hca layers, Flash 21 and 20 (and 2
-    # window-only layers)
-    "deepseek-v4-pro": "71,382 B",      # 30 x (1,024 + 289) + 31 x (1,024 + 8)
-    "deepseek-v4-flash": "50,261 B",    # 21 x 1,313 + 20 x 1,032 + 2 x 1,024
+    # DeepSeek-V4: the average at S = 8,192 (its compressed layers hold fewer tokens than S): each csa / hca layer a
+    # window of 128 entries of 1,024 B plus 8,192 / r entries, csa's 2,048 of 1,024 + 132 B, hca's 64 of 1,024 B; Pro
+    # 30 csa and 31 hca layers, Flash 21 and 20 and 2 window-only layers of 128 x 1,024 B
+    "deepseek-v4-pro": "9,894 B",       # (30 x (131,072 + 2,367,488) + 31 x (131,072 + 65,536)) / 8,192
+    "deepseek-v4-flash": "6,917 B",     # (21 x 2,498,560 + 20 x 196,608 + 2 x 131,072) / 8,192 = 6,917
     # MiniMax-M3: every layer's GQA K/V, 2 x 4 x 128 x 2 B = 2,048 B, and a bf16 indexer key of 128 (256 B) in its
     # 57 sparse layers
     "minimax-m3": "137,472 B",          # 60 x 2,048 + 57 x 256

@@ -157,3 +157,23 @@ def test_seed_004_batch_64_to_256():
 def test_weights_that_do_not_fit_give_no_curve():
     df = sweeps.throughput_by_kv_heads(calc.get_model("deepseek-v3"), H100, 8192)
     assert df.empty and "tokens_per_s" in df.columns
+
+
+@pytest.mark.parametrize("model_id", calc.models.list_models())
+def test_every_preset_takes_every_attention_layout(model_id):
+    # compressed (csa, hca) and sparse layers become full-attention layers of the new layout; nothing raises
+    m = calc.get_model(model_id)
+    for variant in sweeps.kv_head_variants(m).values():
+        assert calc.kv_cache_bytes(variant, 8192) > 0
+    for layout in ("mha", "gqa", "mqa", "mla"):
+        variant = calc.kv.with_attention_layout(m, layout, n_kv_heads=1)
+        assert calc.kv_cache_bytes(variant, 8192) > 0
+
+
+def test_deepseek_v4_pro_by_kv_heads_by_hand():
+    m = calc.get_model("deepseek-v4-pro")
+    v = sweeps.kv_head_variants(m)
+    # 61 layers, all full after the change, K x 512 wide: 2 x 61 x K x 512 x 2 B per token
+    assert calc.kv_bytes_per_token(v["K=128 MHA, params kept"]) == 2 * 61 * 128 * 512 * 2
+    assert calc.kv_bytes_per_token(v["K=1 MQA, params kept"]) == 2 * 61 * 512 * 2
+    assert v["MLA = this model"] is m

@@ -68,9 +68,22 @@ def usd(x: float) -> str:
 
 
 def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: float, context_len: int,
-            batch: int, kv_dtype: str, state_bytes: float = 0.0) -> list[tuple[str, str]]:
-    """KV per token, per sequence and for the batch (the KV cache page's metrics)."""
+            batch: int, kv_dtype: str, state_bytes: float = 0.0, averaged: bool = False) -> list[tuple[str, str]]:
+    """KV per token, per sequence and for the batch (the KV cache page's metrics). ``averaged``: ``per_token`` is
+    the per-token part of the cache at S divided by S (compressed layers, ``calc.kv.kv_bytes_per_context_token``)."""
     b = calc.kv_dtype_bytes(kv_dtype)
+    if averaged:  # DeepSeek-V4: a window of W entries plus floor(S / r) compressed entries (and indexer keys) per layer
+        seq = (r"\text{KV/seq} = \textstyle\sum_\text{layers} \big(\min(S, W) \cdot \text{entry} + \lfloor S/r \rfloor"
+               r" \cdot (\text{entry} + \text{index key})\big)" + (r" + \text{state}" if state_bytes else "") + " = "
+               + gb(per_seq))
+        return [
+            ("KV per token (average)", r"\text{KV/token} = \frac{\text{KV/seq} - \text{state}}{S} = \frac{"
+             + gb(per_seq - state_bytes) + "}{" + f"{context_len:,}".replace(",", "{,}") + "} = "
+             + _sep(f"{per_token:,.0f}") + _u("B")),
+            ("KV per sequence", seq),
+            ("KV in total", r"\text{KV} = B \times \text{KV/seq} = " + f"{batch:,}".replace(",", "{,}") + r" \times "
+             + gb(per_seq) + " = " + gb(total)),
+        ]
     if model.attention == "mla" and kv_dtype == "fp8_ds_mla":  # FlashMLA: fp8 latent + fp32 scale per 128, bf16 RoPE
         r = model.kv_lora_rank
         tok = (r"L \cdot (d_c + 4 \lceil d_c / 128 \rceil + 2 d_h^R)" + _u("B") + " = " + f"{model.n_layers}"

@@ -134,6 +134,10 @@ def layout_controls(sel) -> LayoutChoice:
     except ValueError as exc:
         st.error(f"That layout is not possible for {formats.md_escape(sel.model.name)}: {formats.md_escape(exc)}. Showing the model as configured.")
         model = sel.model
+    converted = sorted({"csa", "hca", "sparse"} & set(sel.model.layer_kinds))
+    if layout in ("mha", "gqa", "mqa") and converted:
+        c1.caption(f"{formats.md_escape(sel.model.name)}'s {' and '.join(converted)} layers become full-attention "
+                   f"layers of this layout: each holds every token's K and V, with no compression, selection or indexer.")
     # A convention is offered where it changes this variant's bytes: the window one for a model with sliding-
     # window or chunked layers, the MLA one for a model with MLA layers.
     try:
@@ -191,7 +195,11 @@ def layer_breakdown_section(model: calc.ModelConfig, per_layer: pd.DataFrame, ct
                "current chunk, a shared-KV layer (Gemma-3n) nothing of its own. Gated DeltaNet, lightning and "
                "Mamba layers hold a constant state (shapes of vLLM's MambaStateShapeCalculator), read and "
                "written every decode step, in the dtype the table names (lightning: the control above); DeepSeek-V3.2 adds a 132 B indexer key per token and reads only "
-               "the top-k latent entries.")
+               "the top-k latent entries."
+               + (" DeepSeek-V4's csa and hca layers keep their last W tokens uncompressed (the window row) and pool "
+                  "every r tokens into one compressed entry (r = 4 for csa, 128 for hca; the compressed-entries row, "
+                  "floor(S / r) entries, csa's with its indexer key); their compressor state is constant per sequence."
+                  if calc.layers.has_compressed_layers(model) else ""))
     downloads.download_csv(per_layer, "kv_cache_layers.csv", key="kv_layers_csv")
 
 
@@ -230,7 +238,9 @@ def layout_comparison_section(sel, model: calc.ModelConfig, variants: dict, budg
     if every.open:
         html_table.show_table(shown, container=every, hide_index=True, width="stretch", column_config=layout_columns, column_order=(
             "layout", "attention", "kv_heads", "kv_bytes_per_token", "kv_bytes_per_sequence", "kv_bytes_total"))
-    st.caption("MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
+    st.caption("MHA, GQA, MQA and MLA rows: every attention layer full, without windows (compressed and sparse "
+               "layers become full-attention layers of that layout). "
+               "MLA row: DeepSeek's proportions d_c = 4H, d_h^R = H/2 (latent rank slider applies to 'Your layout'). "
                "Window row: the GQA row's K (the model's own K when it is a GQA model; GQA-8 for an MHA or MLA model) "
                "with every layer behind the window.")
     downloads.download_csv(table, "kv_cache_layouts.csv", key="kv_csv", inputs={

@@ -168,7 +168,8 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
         text = why + " " + (
             f"The smallest layout that holds {seqs} of {ctx:,} tokens (the Batch and Context above) "
             f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
-            f"{fit.gpus_per_replica // fit.pp:,} ranks per stage{_dp_words(fit)}; searched: {where})."
+            f"{fit.gpus_per_replica // fit.pp:,} rank{'s' if fit.gpus_per_replica // fit.pp != 1 else ''} per stage"
+            f"{_dp_words(fit)}; searched: {where})."
             if fit else f"No layout of {where} holds {seqs} of {ctx:,} tokens: pick a smaller dtype "
             "or a larger GPU, or lower the batch or the context.")
         # The page opens on one GPU: for a model that needs more, that is the page's default, not the user's

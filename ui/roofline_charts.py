@@ -120,6 +120,7 @@ def kv_heads_caption(kheads: pd.DataFrame, model) -> tuple[bool, str]:
     """(True, the knees and ceilings of each K in words), or (False, why there is no curve) when nothing fits."""
     if kheads.empty:
         return False, ""
+    kinds = set(model.layer_kinds)
     knees = kheads.groupby("variant", sort=False).first()[["n_kv_heads", "max_batch", "knee_batch",
                                                             "ceiling_tokens_per_s"]].reset_index()
     return True, (
@@ -132,7 +133,12 @@ def kv_heads_caption(kheads: pd.DataFrame, model) -> tuple[bool, str]:
         "Fewer KV heads shrink KV; GQA's real win is the batch it unlocks (CS336 lecture 10, Inference, exercise 1). Only K changes: "
         "the K and V projections shrink with it (2LDHK parameters)."
         + (" This model uses MLA: the K = N, 8, 1 curves are plain attention with its head width, parameters kept."
-           if model.attention == "mla" else ""))
+           if model.attention == "mla" else "")
+        + (f" Its {' and '.join(sorted(kinds & {'csa', 'hca', 'sparse'}))} layers become full-attention layers of "
+           "that layout, each holding every token as K and V; the MLA curve is the model as configured."
+           if model.attention == "mla" and kinds & {"csa", "hca", "sparse"} else "")
+        + (" Its sparse layers stay sparse (the same block selection and indexer keys) under every K."
+           if model.attention != "mla" and "sparse" in kinds else ""))
 
 
 def ttft_figure(ttfts: pd.DataFrame):
