@@ -180,19 +180,23 @@ def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype:
     return np.asarray(batch, dtype=float) * per_seq
 
 
-def plain_attention_changes(model: ModelConfig) -> dict:
+def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> dict:
     """Field changes that make ``model``'s attention plain (for a change of layout to MHA, GQA or MQA): the MLA
     latent and the indexer fields dropped, DeepSeek-V4's compressed layers (csa, hca) and MiniMax-M3's sparse
     layers turned into full-attention layers (each then holds every token as K and V of the new layout), sliding
     and chunked layers and the other kinds kept. A sliding window that no layer uses any more is dropped (V4's
-    128-token window belongs to its compressed layers).
+    128-token window belongs to its compressed layers). ``keep_windows=False``: sliding and chunked layers become
+    full too, and the window and chunk sizes are dropped (every attention layer full).
     """
-    kinds = tuple("full" if k in (*COMPRESSED_KINDS, "sparse") else k for k in model.layer_kinds)
+    to_full = (*COMPRESSED_KINDS, "sparse") + (() if keep_windows else WINDOWED_KINDS)
+    kinds = tuple("full" if k in to_full else k for k in model.layer_kinds)
     changes = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
                    index_n_heads=None, index_head_dim=None, index_topk=None, index_block_size=None,
                    index_key_dtype=None, csa_compress_ratio=None, hca_compress_ratio=None,
                    layer_types=None if all(k == "full" for k in kinds) else kinds)
-    if "sliding" not in kinds:
+    if not keep_windows:
+        changes.update(sliding_window=None, attention_chunk_size=None)
+    elif "sliding" not in kinds:
         changes["sliding_window"] = None
     return changes
 
@@ -210,10 +214,7 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
     """
     check_positive_int(window, "window")
     n, h = model.n_heads, model.head_dim
-    plain = plain_attention_changes(model)  # and no windows: every attention layer full
-    kinds = tuple("full" if k in WINDOWED_KINDS else k for k in (plain["layer_types"] or ()))
-    plain.update(sliding_window=None, attention_chunk_size=None,
-                 layer_types=None if all(k == "full" for k in kinds) else kinds)
+    plain = plain_attention_changes(model, keep_windows=False)  # every attention layer full
     if model.attention == "gqa":
         k = model.n_kv_heads
     else:  # the largest of 8, 4, 2 that divides N (GQA-8 is the Llama-3 choice)

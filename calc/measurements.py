@@ -406,16 +406,12 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
               f"unknown accelerator preset {row['accelerator']!r}; valid: {', '.join(list_accelerators())} (or "
               "the name a driver gives one of them, such as NVIDIA H100 80GB HBM3)")
     row["engine"] = engine_key(row["engine"])
-    if lenient and row["engine"] not in ENGINES and row["engine"].strip():
+    if lenient and row["engine"] not in ENGINES:
         # an engine of no family here (TGI, LMDeploy, a NIM without its backend) keeps its name: the serving model
-        # gives it the generic engine's settings and costs and a notice naming it; a version in its name (an image's
-        # tag: tgi:3.2.0) is its version when the row gives none
+        # gives it the generic engine's settings and costs and a notice naming it
         row["engine"] = row["engine"].strip()
-        tag = re.search(r":v?(\d+\.\d+[\w.+-]*)$", row["engine"])
-        if tag and not row["engine_version"]:
-            row["engine_version"] = tag.group(1)
-    elif lenient and not row["engine_version"] and ":" in r["engine"]:
-        # a family named by an image with its tag (vllm/vllm-openai:v0.10.2): the tag is the version
+    if lenient and not row["engine_version"]:
+        # an engine named by an image with its tag (vllm/vllm-openai:v0.10.2, tgi:3.2.0): the tag is its version
         tag = re.search(r":v?(\d+\.\d+[\w.+-]*)$", r["engine"].strip())
         row["engine_version"] = tag.group(1) if tag else row["engine_version"]
     for col in ("weight_dtype", "kv_dtype", "mode", "metric", "statistic"):
