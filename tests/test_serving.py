@@ -771,6 +771,18 @@ def test_a_file_none_of_whose_rows_can_be_read_gives_an_empty_table_and_every_li
     assert [where for where, _ in skipped] == ["mine.csv line 2", "mine.csv line 3"]
 
 
+def test_a_file_whose_every_row_the_model_leaves_out_gives_an_empty_table_and_each_reason(tmp_path):
+    # rows that read well but that the model does not predict: a p99 (the model predicts a mean) and a run with
+    # speculative decoding. Before, the table of no predicted row failed with a KeyError
+    from calc.serving_fit import holdout_table
+    (tmp_path / "mine.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,9,\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,5,EAGLE drafts\n")
+    table, skipped = holdout_table(path=tmp_path / "mine.csv")
+    assert table.empty and list(table.columns)[-3:] == ["measured", "predicted", "log_ratio"]
+    assert [why.split(" (")[0] for _, why in skipped] == ["statistic p99", "speculative decoding"]
+
+
 def test_an_engine_version_as_an_image_tag_or_a_date_is_read_as_the_public_estimate_reads_it():
     # one aiconfigurator vLLM row (a release number): written as vllm/vllm-openai:v<number> it predicts the same; a
     # day written in the version's place is that day's software with a current build's scheduling, as a row that
