@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -491,3 +492,68 @@ def test_an_engine_of_no_family_here_keeps_its_name_and_an_images_tag_is_its_ver
     row[COLUMNS.index("engine")] = "TGI"
     with pytest.raises(ValueError, match="column 'engine': must be one of vllm, sglang, trtllm, other, got 'TGI'"):
         load_measurements(_user_file(tmp_path, [row]), sources=pd.DataFrame(index=["me"]))
+
+
+def _rocm_converter():
+    """bench/convert_rocm_devdocker.py as a module (bench/ is scripts, not a package)."""
+    import importlib.util
+    path = Path(__file__).resolve().parent.parent / "bench" / "convert_rocm_devdocker.py"
+    spec = importlib.util.spec_from_file_location("convert_rocm_devdocker", path)
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+    return conv
+
+
+_ROCM_PAGE = """# vllm FP8 Latency and Throughput benchmarks
+- vLLM {version}
+### Throughput Measurements
+| Model | Precision | TP Size | Input | Output | Num Prompts | Max Num Seqs | Throughput (tokens/s) |
+|-------|-----------|---------|-------|--------|-------------|--------------|-----------------------|
+| Llama 3.1 70B (amd/Llama-3.1-70B-Instruct-FP8-KV) | FP8 | 8 | 128 | 2048 | 3200 | 3200 | {first}  |
+|       |           |         | 2048  | 2048   | 1500        | 1500         | 7560.9                |
+| Llama 3.1 405B (amd/Llama-3.1-405B-Instruct-FP8-KV) | FP8 | 8 | 128 | 2048 | 1500 | 1500 | 3867.7 |
+### Latency Measurements
+"""
+
+
+def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_path):
+    # a page of three commits: a table, a change elsewhere (the same numbers: no new source), new numbers under a
+    # later release. Each row is one published cell: the model of its block (a row with an empty model cell belongs
+    # to the block above), its lengths, prompts and max batch, the tokens/s as written
+    import subprocess
+    conv = _rocm_converter()
+    repo = tmp_path / "vllm"
+    page = repo / "docs" / "dev-docker" / "README.md"
+    page.parent.mkdir(parents=True)
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    for version, first, extra in (("0.9.1", "12638.9", ""), ("0.9.1", "12638.9", "\nmore words\n"),
+                                  ("0.10.0", "13383.3", "")):
+        page.write_text(_ROCM_PAGE.format(version=version, first=first) + extra)
+        git("add", "-A")
+        git("commit", "-q", "-m", version)
+    rows, sources = conv.convert(str(repo / ".git"), "2026-12-05")
+    assert len(sources) == 2 and list(sources["license"]) == ["Apache-2.0"] * 2
+    assert len(rows) == 6 and list(rows["engine_version"]) == ["0.9.1"] * 3 + ["0.10.0"] * 3
+    assert list(rows["model"][:3]) == ["llama-3.1-70b", "llama-3.1-70b", "llama-3.1-405b"]
+    assert list(rows["input_len"][:3]) == [128, 2048, 128] and list(rows["concurrency"][:3]) == [3200, 1500, 1500]
+    assert list(rows["value"]) == [12638.9, 7560.9, 3867.7, 13383.3, 7560.9, 3867.7]
+    assert (rows["metric"] == "output_tok_per_s").all() and (rows["mode"] == "offline").all()
+    assert rows["notes"].iloc[0].startswith("amd/Llama-3.1-70B-Instruct-FP8-KV (Quark)")
+    assert "--max-num-seqs 3,200" in rows["notes"].iloc[0]
+
+
+def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
+    # the held-out file's ROCm throughput rows: 14 versions of the page's table (8 rows each), every source shipped
+    # under the repository's Apache-2.0 licence, read as output tokens/s and never above calc's lower bound
+    rocm = HOLDOUT[HOLDOUT["source_id"].str.startswith("rocm-vllm-devdocker-tput-")]
+    assert len(rocm) == 112 and rocm["source_id"].nunique() == 14
+    assert (rocm.groupby("source_id").size() == 8).all()
+    assert set(rocm["model"]) == {"llama-3.1-70b", "llama-3.1-405b"} and (rocm["accelerator"] == "mi300x").all()
+    for _, r in rocm.iterrows():
+        assert measurement_bound(r).ratio <= 1.0
+        assert SOURCES.loc[r["source_id"], "license"] == "Apache-2.0"

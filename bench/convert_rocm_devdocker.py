@@ -1,0 +1,135 @@
+"""Convert the throughput tables of ROCm's vLLM page into held-out rows of calc's serving measurements.
+
+Run::
+
+    python3 bench/convert_rocm_devdocker.py OUT.csv [--repo PATH] [--retrieved YYYY-MM-DD]
+
+``--repo`` (or the environment variable ``ROCM_VLLM_REPO``) names a git copy of github.com/ROCm/vllm: a bare git
+directory or a checkout; the page is read from every commit of its history with git, so no work tree is needed.
+OUT.csv receives measurement rows with the columns of ``calc.measurements.COLUMNS`` (the format of
+calc/data/serving_holdout.csv), OUT_sources.csv beside it the rows for serving_sources.csv
+(``calc.measurements.SOURCE_COLUMNS``). The converter prints what it wrote, then loads OUT.csv with
+``calc.measurements.load_measurements`` and prints every row that beats calc's lower bound
+(``calc.measurements.measurement_bound``).
+
+Source: docs/dev-docker/README.md of https://github.com/ROCm/vllm (Apache-2.0, so the numbers may be shipped),
+"vLLM FP8 latency and throughput benchmarks on the AMD Instinct MI300X": its "Throughput Measurements" table,
+Llama-3.1-70B and -405B in FP8 (AMD's Quark checkpoints with FP8 KV cache) on 8 MI300X at TP8, rows of (input,
+output, Num Prompts, Max Num Seqs, Throughput (tokens/s)) run by vLLM's benchmark_throughput.py: all the prompts
+queued at once, fixed lengths. Each distinct table (its rows differ from every earlier version's) is one source,
+named after the first commit that shows it, with the vLLM release the page names for its image.
+
+The table's "Throughput (tokens/s)" does not say whether it counts output or prompt + output tokens
+(benchmark_throughput.py prints both). It is read as output tokens/s: read as total tokens, the rows of 2,048-token
+prompts would sit at half the serving model's estimate while those of 128-token prompts sit at 0.9-1.4x of it; read
+as output tokens both sit at 0.6-1.4x (the page's own versions spread by up to 1.35x on one row), and no row beats
+calc's lower bound either way (at most 0.37 of it).
+
+The rows are held out (calc/data/serving_holdout.csv): the latency tables of three versions of the same page are
+fitted rows (sources rocm-vllm-devdocker-*), but no fit reads a throughput table.
+"""
+import argparse
+import datetime as _dt
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pandas as pd  # noqa: E402
+
+from calc.measurements import COLUMNS, SOURCE_COLUMNS, load_measurements, measurement_bound  # noqa: E402
+
+PAGE = "docs/dev-docker/README.md"
+URL = "https://github.com/ROCm/vllm/blob/main/docs/dev-docker/README.md"
+MODELS = {"405B": ("llama-3.1-405b", "amd/Llama-3.1-405B-Instruct-FP8-KV"),
+          "70B": ("llama-3.1-70b", "amd/Llama-3.1-70B-Instruct-FP8-KV")}
+_TABLE = re.compile(r"### Throughput Measurements(.*?)### Latency Measurements", re.S)
+_RELEASE = re.compile(r"^- vLLM v?(\d+\.\d+\.\d+)", re.M)
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=True).stdout
+
+
+def table_rows(text: str) -> list[tuple]:
+    """(calc model, checkpoint, input, output, prompts, max_num_seqs, tokens/s) of the page's throughput table."""
+    sec = _TABLE.search(text)
+    out, model = [], None
+    for line in (sec.group(1).splitlines() if sec else []):
+        if not line.startswith("|") or "---" in line or "Model" in line:
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0]:
+            model = next((v for k, v in MODELS.items() if k in cells[0]), None)
+        nums = [c for c in cells if re.fullmatch(r"\d+(\.\d+)?", c)]
+        if model is None or len(nums) < 5:
+            continue
+        i, o, n, seqs, value = nums[-5:]
+        out.append((*model, int(i), int(o), int(n), int(seqs), float(value)))
+    return out
+
+
+def convert(repo: str, retrieved: str):
+    commits = git(repo, "log", "--all", "--reverse", "--date-order", "--format=%H %ad", "--date=short", "--",
+                  PAGE).split("\n")
+    rows, sources, seen = [], [], set()
+    for line in filter(None, commits):
+        commit, day = line.split()
+        try:
+            text = git(repo, "show", f"{commit}:{PAGE}")
+        except subprocess.CalledProcessError:  # a commit that removes the page
+            continue
+        table = table_rows(text)
+        digest = hashlib.sha1(repr(table).encode()).hexdigest()
+        if not table or digest in seen:
+            continue
+        seen.add(digest)
+        release = _RELEASE.search(text)
+        version = release.group(1) if release else ""
+        sid = f"rocm-vllm-devdocker-tput-{commit[:8]}"
+        sources.append(dict(
+            source_id=sid, title=f"vLLM FP8 throughput benchmarks on the AMD Instinct MI300X (ROCm/vllm {PAGE}, "
+                                 f"vLLM {version or 'unnamed'} image), throughput table",
+            url=URL, commit=commit, published=day, retrieved=retrieved, license="Apache-2.0", shipped="yes",
+            notes="8x MI300X (192 GiB); the page's throughput table as of this commit (the first that shows "
+                  "these numbers), read as output tokens/s (bench/convert_rocm_devdocker.py says why)"))
+        print(f"{commit[:9]} {day} vLLM {version or '?'}: {len(table)} rows -> {sid}")
+        for model, ckpt, i, o, n, seqs, value in table:
+            size = model.split("-")[-1]
+            rows.append(dict(
+                id=f"rocm-vllm-{commit[:8]}-mi300x-{size}-fp8-{i}-{o}-throughput", source_id=sid, model=model,
+                model_family="llama", accelerator="mi300x", n_gpus=8, tp=8, pp=1, ep=1, dp=1, engine="vllm",
+                engine_version=version, weight_dtype="fp8", kv_dtype="fp8", input_len=i, output_len=o,
+                len_dist="fixed", concurrency=n, request_rate_per_s="", mode="offline", metric="output_tok_per_s",
+                statistic="mean", value=value,
+                notes=(f"{ckpt} (Quark); vLLM benchmark_throughput.py: {n:,} prompts queued at once, --max-num-seqs "
+                       f"{seqs:,}; published as 'Throughput (tokens/s)' {value}, read as output tokens/s; page of "
+                       f"{day} (commit {commit[:9]})")))
+    return pd.DataFrame(rows, columns=list(COLUMNS)), pd.DataFrame(sources, columns=list(SOURCE_COLUMNS))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--repo", default=os.environ.get("ROCM_VLLM_REPO", ""))
+    ap.add_argument("--retrieved", default=_dt.date.today().isoformat())
+    args = ap.parse_args()
+    if not args.repo:
+        sys.exit("name a git copy of github.com/ROCm/vllm with --repo or ROCM_VLLM_REPO")
+    rows, sources = convert(args.repo, args.retrieved)
+    out = Path(args.out)
+    rows.to_csv(out, index=False)
+    sources.to_csv(out.with_name(out.stem + "_sources.csv"), index=False)
+    df = load_measurements(out, sources=None)
+    beaten = [(r["id"], b) for _, r in df.iterrows() if (b := measurement_bound(r)).ratio > 1.0]
+    print(f"{len(df)} rows, {len(sources)} new sources; rows beating calc's lower bound: {len(beaten)}")
+    for rid, b in beaten:
+        print(f"  {rid}: {b}")
+
+
+if __name__ == "__main__":
+    main()
