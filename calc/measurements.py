@@ -81,6 +81,9 @@ THROUGHPUT_ALIASES = {
     "tput_per_gpu": ("total_tok_per_s_per_gpu", False), "total_tput_per_gpu": ("total_tok_per_s_per_gpu", False),
     "output_tput_per_gpu": ("output_tok_per_s_per_gpu", False),
     "output_tokens_per_s_per_gpu": ("output_tok_per_s_per_gpu", False),
+    "output_throughput_per_gpu": ("output_tok_per_s_per_gpu", False),
+    "output_token_throughput_per_gpu": ("output_tok_per_s_per_gpu", False),
+    "output_throughput_per_user": ("output_tok_per_s_per_user", False),
     "interactivity": ("output_tok_per_s_per_user", False), "intvty": ("output_tok_per_s_per_user", False),
     "tok_per_s_per_user": ("output_tok_per_s_per_user", False),
     "tokens_per_s_per_user": ("output_tok_per_s_per_user", False),
@@ -100,6 +103,20 @@ def _metric_words(text: str) -> str:
     return re.sub(r"[\s/\-]+", "_", t).strip("_")
 
 
+def _throughput_words(words: str) -> str:
+    """A throughput's words in one spelling: tokens as "tok", a second as "per_s", a GPU and a user as "per_gpu" and
+    "per_user" ("output tokens/s per GPU", "output_tok_s_gpu" -> "output_tok_per_s_per_gpu"; "tok/s/user" ->
+    "tok_per_s_per_user"), trtllm-bench's "Total Output Throughput" as vllm bench serve's "output_throughput"."""
+    w = re.sub(r"(?:^|(?<=_))tokens?(?=_|$)", "tok", words)
+    w = re.sub(r"_(?:per_)?(?:s|sec|second)(?=_|$)", "_per_s", w)
+    w = re.sub(r"_(?:per_)?(gpu|user)$", r"_per_\1", w)
+    return re.sub(r"^total_output_throughput", "output_throughput", w)
+
+
+#: ``THROUGHPUT_ALIASES`` by their words in one spelling (``_throughput_words``).
+_THROUGHPUT_WORDS = {_throughput_words(k): v for k, v in THROUGHPUT_ALIASES.items()}
+
+
 def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, bool]:
     """calc's (metric, statistic, scale, per_deployment) for a metric as a benchmark names it: ``METRICS``' own names;
     vllm bench serve's keys ("mean_ttft_ms", "median_e2el_ms", "output_throughput", "total_token_throughput",
@@ -110,10 +127,15 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
     n_gpus for ``total_tok_per_s_per_gpu``. A name it cannot read comes back as it is (scale 1), for the caller's
     check against ``METRICS``.
 
-    Raises:
-        ValueError: a latency without its unit ("ttft", "median_tpot": ms or s?).
+    Throughputs are read in any spelling of tokens, seconds, GPU and user ("Output tokens/s per GPU", "tok/s/user",
+    trtllm-bench's "Total Output Throughput (tokens/sec)": ``_throughput_words``).
 
-    Source: vllm benchmarks/serve.py's result keys; InferenceX utils/process_result.py's fields."""
+    Raises:
+        ValueError: a latency without its unit ("ttft", "median_tpot": ms or s?); a throughput of tokens that says
+            not which ("throughput", "tok/s/gpu": output or prompt + output?).
+
+    Source: vllm benchmarks/serve.py's result keys; InferenceX utils/process_result.py's fields; trtllm-bench's
+    report (tensorrt_llm/bench/dataclasses/reporting.py)."""
     words = _metric_words(metric)
     stat = STATISTIC_ALIASES.get(statistic, statistic)
     if words in METRICS:
@@ -130,10 +152,16 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
             raise ValueError(f"{metric!r} gives no unit: write it as {_LATENCY_NAMES[base]} (milliseconds) or "
                              f"{_LATENCY_NAMES[base][:-3]}_s (seconds)")
         return _LATENCY_NAMES[base], prefix or stat, _TIME_UNITS[unit], False
-    rest = re.sub(r"(throughput)_(?:tok|tokens|req|requests)_s$", r"\1", rest)  # "... throughput (tok/s)"
-    if rest in METRICS or rest in THROUGHPUT_ALIASES:
-        name, per_deployment = THROUGHPUT_ALIASES.get(rest, (rest, False))
+    # "... throughput (tok/s)", "... throughput per GPU (tok/s)"
+    rest = re.sub(r"(throughput(?:_per_(?:gpu|user))?)_(?:tok|tokens|req|requests)_(?:s|sec|second)$", r"\1", rest)
+    rest = _throughput_words(rest)
+    if rest in METRICS or rest in _THROUGHPUT_WORDS:
+        name, per_deployment = _THROUGHPUT_WORDS.get(rest, (rest, False))
         return name, prefix or stat, 1.0, per_deployment
+    if re.search(r"(?:^|_)(?:throughput|tput|tok)(?:_|$)", rest) and not re.search(r"(?:^|_)(?:output|total|req)", rest):
+        raise ValueError(f"{metric!r} says not which tokens it counts: write output_tok_per_s (output tokens/s of the "
+                         "deployment), output_tok_per_s_per_gpu or total_tok_per_s_per_gpu (prompt + output tokens/s "
+                         "per GPU)")
     return str(metric).strip().lower(), stat, 1.0, False
 
 

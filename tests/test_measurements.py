@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -213,7 +214,8 @@ def test_a_user_file_loads_without_a_sources_table(tmp_path):
     ("value", "-2", "line 3, column 'value': must be a positive number"),
     ("model", "llama-9", "line 3, column 'model': unknown model preset 'llama-9'"),
     ("accelerator", "h900", "line 3, column 'accelerator': unknown accelerator preset"),
-    ("metric", "tok_s", "line 3, column 'metric': must be one of"),
+    ("metric", "goodput", "line 3, column 'metric': must be one of"),
+    ("metric", "tok_s", "line 3, column 'metric': 'tok_s' says not which tokens it counts: write output_tok_per_s"),
     ("tp", "two", "line 3, column 'tp': must be an integer"),
     ("n_gpus", 4, "line 3, column 'n_gpus': must equal tp * pp * dp = 1"),
     ("concurrency", "", "line 3, column 'concurrency': is empty in a concurrency run"),
@@ -453,6 +455,14 @@ def test_a_user_file_needs_only_the_required_columns_and_reads_common_headers(tm
     ("tput_per_gpu", "", "total_tok_per_s_per_gpu", "mean", 0.25),       # InferenceX: (input + output) / GPUs
     ("interactivity", "median", "output_tok_per_s_per_user", "median", 0.25),
     ("median_intvty", "", "output_tok_per_s_per_user", "median", 0.25),                # InferenceX's short field
+    # throughputs in any spelling of tokens, seconds, GPU and user; trtllm-bench's report names
+    ("Output tokens/s per GPU", "", "output_tok_per_s_per_gpu", "mean", 0.25),
+    ("Output token throughput per GPU (tok/s)", "", "output_tok_per_s_per_gpu", "mean", 0.25),
+    ("output_tok_s_gpu", "", "output_tok_per_s_per_gpu", "mean", 0.25),
+    ("p50 tok/s/user", "", "output_tok_per_s_per_user", "median", 0.25),
+    ("Total Output Throughput (tokens/sec)", "", "output_tok_per_s", "mean", 0.25),
+    ("Total Token Throughput (tokens/sec)", "", "total_tok_per_s_per_gpu", "mean", 0.25 / 8),
+    ("output_tokens_per_second", "", "output_tok_per_s", "mean", 0.25),
 ])
 def test_a_metric_named_as_a_benchmark_names_it_is_stored_in_calcs_unit(tmp_path, written, statistic, metric, stat,
                                                                          value):
@@ -465,6 +475,12 @@ def test_a_metric_named_as_a_benchmark_names_it_is_stored_in_calcs_unit(tmp_path
 
 def test_a_latency_without_its_unit_and_two_statistics_are_refused(tmp_path):
     head = "model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,statistic,value\n"
+    # a throughput of tokens that says not which tokens (InferenceX's tok/s/GPU counts prompt + output, vLLM's
+    # output throughput output only: 2x apart at 1k/1k) is refused, not guessed
+    for name in ("throughput", "tok/s/gpu", "tokens_per_second"):
+        with pytest.raises(ValueError, match=f"'{re.escape(name)}' says not which tokens it counts"):
+            load_measurements(_lenient_file(tmp_path, head + f"llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,1,"
+                                                             f"{name},,200\n"))
     with pytest.raises(ValueError, match="'median_ttft' gives no unit: write it as ttft_ms .* or ttft_s"):
         load_measurements(_lenient_file(tmp_path, head + "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,1,"
                                                          "median_ttft,,0.2\n"))
