@@ -7,14 +7,11 @@ what other names resolved to before these presets existed.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 import calc
+from bench_script import bench_script
 from calc.collectives import get_interconnect, group_all_reduce_s, link_for_group
 from calc.hardware import accelerator_preset_id, list_accelerators, match_accelerator_name
 from calc.models import DATA_DIR
@@ -173,16 +170,7 @@ def test_every_accelerator_of_the_shipped_measurements_resolves_as_before():
 
 
 def _mlperf_converter():
-    """bench/convert_mlperf.py as a module (bench/ is scripts, not a package)."""
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_mlperf.py"
-    spec = importlib.util.spec_from_file_location("convert_mlperf", path)
-    conv = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = conv     # its dataclasses look their module up while the module runs
-    try:
-        spec.loader.exec_module(conv)
-    finally:
-        sys.modules.pop(spec.name, None)
-    return conv
+    return bench_script("convert_mlperf")
 
 
 def test_the_mlperf_converter_maps_gh200_and_h100_nvl_systems_to_their_presets():

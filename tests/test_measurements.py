@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import calc
+from bench_script import bench_script
 from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, load_cited, load_measurements,
                                load_sources, measurement_bound)
 
@@ -510,14 +510,6 @@ def test_an_engine_of_no_family_here_keeps_its_name_and_an_images_tag_is_its_ver
         load_measurements(_user_file(tmp_path, [row]), sources=pd.DataFrame(index=["me"]))
 
 
-def _rocm_converter():
-    """bench/convert_rocm_devdocker.py as a module (bench/ is scripts, not a package)."""
-    import importlib.util
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_rocm_devdocker.py"
-    spec = importlib.util.spec_from_file_location("convert_rocm_devdocker", path)
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
-    return conv
 
 
 _ROCM_PAGE = """# vllm FP8 Latency and Throughput benchmarks
@@ -537,7 +529,7 @@ def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_p
     # later release. Each row is one published cell: the model of its block (a row with an empty model cell belongs
     # to the block above), its lengths, prompts and max batch, the tokens/s as written
     import subprocess
-    conv = _rocm_converter()
+    conv = bench_script("convert_rocm_devdocker")
     repo = tmp_path / "vllm"
     page = repo / "docs" / "dev-docker" / "README.md"
     page.parent.mkdir(parents=True)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import calc
+from bench_script import bench_script
 from calc.hardware import with_matmul
 from calc.layout import make_layout
 from calc.serving import FIXED_PARTS, combine, serving_components, serving_estimate, serving_frontier
@@ -18,14 +19,7 @@ SETTINGS = {"max_batch": 4096, "token_budget": 8192, "kv_memory_fraction": 0.9}
 
 
 def _aic_converter():
-    """bench/convert_aic_silicon.py as a module (bench/ is scripts, not a package)."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "bench" / "convert_aic_silicon.py"
-    spec = importlib.util.spec_from_file_location("convert_aic_silicon", path)
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
-    return conv
+    return bench_script("convert_aic_silicon")
 
 
 def test_the_cache_is_sized_from_the_driver_total_and_reserved_for_whole_sequences():
