@@ -51,6 +51,21 @@ _TABLE = re.compile(r"### Throughput Measurements(.*?)### Latency Measurements",
 _RELEASE = re.compile(r"^- vLLM v?(\d+\.\d+\.\d+)", re.M)
 
 
+def git_dir(repo: str) -> str:
+    """The git directory of ``repo``: a bare git directory, or a checkout's ``.git``.
+
+    Raises:
+        ValueError: ``repo`` is neither.
+    """
+    path = Path(repo)
+    for candidate in (path / ".git", path):
+        probe = subprocess.run(["git", "--git-dir", str(candidate), "rev-parse", "--git-dir"], capture_output=True,
+                               text=True)
+        if candidate.exists() and probe.returncode == 0:
+            return str(candidate)
+    raise ValueError(f"{repo} is not a git copy of github.com/ROCm/vllm (neither a bare git directory nor a checkout)")
+
+
 def git(repo: str, *args: str) -> str:
     return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=True).stdout
 
@@ -114,13 +129,21 @@ def convert(repo: str, retrieved: str):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--repo", default=os.environ.get("ROCM_VLLM_REPO", ""))
-    ap.add_argument("--retrieved", default=_dt.date.today().isoformat())
+    ap.add_argument("out", help="the rows' CSV to write (the sources' rows go to OUT_sources.csv beside it)")
+    ap.add_argument("--repo", default=os.environ.get("ROCM_VLLM_REPO", ""),
+                    help="a git copy of github.com/ROCm/vllm: a bare git directory or a checkout (default: the "
+                         "environment variable ROCM_VLLM_REPO)")
+    ap.add_argument("--retrieved", default=_dt.date.today().isoformat(),
+                    help="the day the copy was taken, YYYY-MM-DD, written into the sources (default: today)")
     args = ap.parse_args()
     if not args.repo:
         sys.exit("name a git copy of github.com/ROCm/vllm with --repo or ROCM_VLLM_REPO")
-    rows, sources = convert(args.repo, args.retrieved)
+    try:
+        rows, sources = convert(git_dir(args.repo), args.retrieved)
+    except ValueError as e:
+        sys.exit(str(e))
+    if rows.empty:
+        sys.exit(f"no version of {PAGE} in {args.repo} has a throughput table: nothing written")
     out = Path(args.out)
     rows.to_csv(out, index=False)
     sources.to_csv(out.with_name(out.stem + "_sources.csv"), index=False)

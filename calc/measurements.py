@@ -295,7 +295,9 @@ def _parse_rows(text: str, name: str, columns, keep_bad: bool = False, lenient: 
     try:
         header = next(reader)
     except StopIteration:
-        raise ValueError(f"{name} line 1: the file is empty; the header must be {','.join(columns)}") from None
+        what = (f"name at least {', '.join(c for c in columns if c in REQUIRED_COLUMNS)} (and n_gpus or tp)"
+                if lenient else f"be {','.join(columns)}")
+        raise ValueError(f"{name} line 1: the file is empty; the header must {what}") from None
     except csv.Error as e:
         raise ValueError(f"{name} line 1: not a CSV file ({e})") from None
     header = [h.strip().lstrip("\ufeff") for h in header]
@@ -545,12 +547,15 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
 MAX_UPLOAD_BYTES = 8_000_000
 
 
-def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.DataFrame:
+def measurements_from_text(data: bytes | str, name: str = "upload.csv", skip_bad: bool = False) -> pd.DataFrame:
     """``load_measurements`` for the content of a file (an upload) rather than a path: same columns, same
-    checks (sources are not checked), the messages name ``name``.
+    checks (sources are not checked), the messages name ``name``. ``skip_bad``: a file with some good rows keeps them,
+    its malformed rows' messages in ``attrs["skipped"]`` (``row_errors_text`` words them); a file none of whose rows
+    is good is still refused.
 
     Raises:
-        ValueError: more than ``MAX_UPLOAD_BYTES``, not UTF-8 text, or as ``load_measurements``.
+        ValueError: more than ``MAX_UPLOAD_BYTES``, not UTF-8 text, or as ``load_measurements``; with ``skip_bad``,
+            every row malformed (the message names them all).
     """
     if len(data) > MAX_UPLOAD_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,} bytes")
@@ -560,8 +565,11 @@ def measurements_from_text(data: bytes | str, name: str = "upload.csv") -> pd.Da
         except UnicodeDecodeError:
             raise ValueError(f"{name}: not UTF-8 text; save the file as CSV (UTF-8)") from None
     about = []
-    return _measurement_frame(_parse_rows(data, name, COLUMNS, keep_bad=True, lenient=True, about=about), None,
-                              lenient=True, about=about)
+    frame = _measurement_frame(_parse_rows(data, name, COLUMNS, keep_bad=True, lenient=True, about=about), None,
+                               skip_bad=skip_bad, lenient=True, about=about)
+    if frame.empty:
+        _raise_row_errors(frame.attrs["skipped"])  # no good row: the file is refused, every bad row named
+    return frame
 
 
 #: How many malformed rows a message lists after the first before it counts the rest.
@@ -569,11 +577,17 @@ LISTED_ROW_ERRORS = 5
 
 
 def _raise_row_errors(errors: list) -> None:
-    """Raise one ValueError for every malformed row of a file: the first message in full, then up to
-    ``LISTED_ROW_ERRORS`` more (a column's list of valid names given once), then the count of the rest, so a user fixes a
-    file in one pass, not a row per try."""
+    """Raise one ValueError for every malformed row of a file (``row_errors_text``), so a user fixes a file in one
+    pass, not a row per try; nothing when ``errors`` is empty."""
+    if errors:
+        raise ValueError(row_errors_text(errors))
+
+
+def row_errors_text(errors: list) -> str:
+    """One message for the malformed rows of a file (their messages, in file order): the first in full, then up to
+    ``LISTED_ROW_ERRORS`` more (a column's list of valid names given once), then the count of the rest; "" for none."""
     if not errors:
-        return
+        return ""
     message = errors[0]
     if len(errors) > 1:
         # each column's valid names once, in the first message that lists them: the later ones stop before them
@@ -589,7 +603,7 @@ def _raise_row_errors(errors: list) -> None:
         rest = len(errors) - 1 - len(more)
         message += (f". {len(errors) - 1:,} more malformed row{'s' if len(errors) > 2 else ''}: " + "; ".join(more)
                     + (f"; and {rest:,} more" if rest else ""))
-    raise ValueError(message)
+    return message
 
 
 def _measurement_frame(parsed, sources, skip_bad: bool = False, lenient: bool = False,

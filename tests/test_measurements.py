@@ -544,7 +544,11 @@ def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_p
         page.write_text(_ROCM_PAGE.format(version=version, first=first) + extra)
         git("add", "-A")
         git("commit", "-q", "-m", version)
-    rows, sources = conv.convert(str(repo / ".git"), "2026-12-05")
+    # a checkout's root is read through its .git; a folder that is no git copy is named
+    assert conv.git_dir(str(repo)) == str(repo / ".git") and conv.git_dir(str(repo / ".git")) == str(repo / ".git")
+    with pytest.raises(ValueError, match="is not a git copy of github.com/ROCm/vllm"):
+        conv.git_dir(str(tmp_path / "nothing"))
+    rows, sources = conv.convert(conv.git_dir(str(repo)), "2026-12-05")
     assert len(sources) == 2 and list(sources["license"]) == ["Apache-2.0"] * 2
     assert len(rows) == 6 and list(rows["engine_version"]) == ["0.9.1"] * 3 + ["0.10.0"] * 3
     assert list(rows["model"][:3]) == ["llama-3.1-70b", "llama-3.1-70b", "llama-3.1-405b"]

@@ -411,6 +411,11 @@ def test_the_breakdown_table_names_the_fixed_part_for_ttft_too():
 def test_measurements_upload_reader():
     shipped = (Path(measurements.MEASUREMENTS_PATH)).read_bytes()
     assert len(measurements.measurements_from_text(shipped)) == len(measurements.load_measurements())
+    # an empty upload names the columns a user's file needs, not all 24 of the data set's
+    with pytest.raises(ValueError, match=r"^mine.csv line 1: the file is empty; the header must name at least model, "
+                                         r"accelerator, engine, weight_dtype, input_len, output_len, metric, value "
+                                         r"\(and n_gpus or tp\)$"):
+        measurements.measurements_from_text(b"", "mine.csv")
     with pytest.raises(ValueError, match="mine.csv line 1: the header must name at least model, accelerator"):
         measurements.measurements_from_text(b"a,b\n1,2\n", "mine.csv")
     bad = shipped.decode().splitlines()
@@ -459,6 +464,31 @@ def test_an_uploaded_csv_with_only_its_header_is_named_and_the_data_set_stays():
     shipped = Path(measurements.MEASUREMENTS_PATH).read_bytes()
     assert len(measurements.measurements_from_text(shipped, "serving_measurements.csv")) == len(
         measurements.load_measurements())
+
+
+def test_an_upload_with_some_bad_rows_shows_its_good_rows_and_names_the_others():
+    # two good rows of one Llama-3.1-8B run and two rows the reader refuses (a throughput that says not which tokens
+    # it counts; a model calc has no preset of): the two good rows are drawn, the two others named by line with why
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tok/s/gpu,1500\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,TPOT (ms),9.5\n"
+            "llama-9-1t,h100-sxm,1,vllm,bf16,1000,200,8,TPOT (ms),9.5\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,Output tokens/s per GPU,800\n")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    warnings = [w.value for w in at.warning if w.value.startswith("2 rows of mine.csv left out")]
+    assert len(warnings) == 1, [w.value for w in at.warning]
+    assert warnings[0].startswith("2 rows of mine.csv left out, the other 2 shown: mine.csv line 2, column 'metric': "
+                                  "'tok/s/gpu' says not which tokens it counts")
+    assert "mine.csv line 4, column 'model'" in warnings[0] and warnings[0].endswith(".")
+    assert at.selectbox(key="ms_model").value == "llama-3.1-8b" and figures(at)
+    # none good: refused whole, as before, every bad row named
+    bad = "\n".join(text.splitlines()[:2] + text.splitlines()[3:4]) + "\n"
+    at.get("file_uploader")[0].set_value(("mine.csv", bad.encode(), "text/csv")).run()
+    errors = [e.value for e in at.error]
+    assert not at.exception and len(errors) == 1
+    assert errors[0].startswith("That file cannot be read: mine.csv line 2, column 'metric'") and "line 3" in errors[0]
 
 
 def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model():

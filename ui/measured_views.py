@@ -70,9 +70,14 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
     name = formats.safe_name(up.name)
     try:
         if kind == "csv":
-            df = caching.cached_call(measurements.measurements_from_text, data, name)
+            df = caching.cached_call(measurements.measurements_from_text, data, name, skip_bad=True)
             for sentence in df.attrs.get("header", []):  # columns the file left out, added or named its own way
                 st.caption(f"{formats.md_escape(name)}: {formats.md_escape(sentence)}.")
+            skipped = df.attrs.get("skipped", [])
+            if skipped:  # the good rows are shown; the others are named, to fix and load again
+                st.warning(f"{len(skipped):,} row{'s' if len(skipped) > 1 else ''} of {formats.md_escape(name)} "
+                           f"left out, the other {len(df):,} shown: "
+                           f"{formats.md_escape(measurements.row_errors_text(skipped).rstrip('.'))}.")
         else:
             df, skipped = caching.cached_call(inferencex.parse_inferencex, data, name,
                                               run_date=run_date.isoformat() if run_date else None)
