@@ -525,9 +525,10 @@ _ROCM_PAGE = """# vllm FP8 Latency and Throughput benchmarks
 
 
 def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_path):
-    # a page of three commits: a table, a change elsewhere (the same numbers: no new source), new numbers under a
-    # later release. Each row is one published cell: the model of its block (a row with an empty model cell belongs
-    # to the block above), its lengths, prompts and max batch, the tokens/s as written
+    # a page of three commits: a table, a change elsewhere (the same numbers: no new source), one new number under a
+    # later release (its other rows repeated: written once, under the first version). Each row is one published
+    # cell: the model of its block (a row with an empty model cell belongs to the block above), its lengths, prompts
+    # and max batch, the tokens/s as written
     import subprocess
     conv = bench_script("convert_rocm_devdocker")
     repo = tmp_path / "vllm"
@@ -550,21 +551,23 @@ def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_p
         conv.git_dir(str(tmp_path / "nothing"))
     rows, sources = conv.convert(conv.git_dir(str(repo)), "2026-12-05")
     assert len(sources) == 2 and list(sources["license"]) == ["Apache-2.0"] * 2
-    assert len(rows) == 6 and list(rows["engine_version"]) == ["0.9.1"] * 3 + ["0.10.0"] * 3
-    assert list(rows["model"][:3]) == ["llama-3.1-70b", "llama-3.1-70b", "llama-3.1-405b"]
-    assert list(rows["input_len"][:3]) == [128, 2048, 128] and list(rows["concurrency"][:3]) == [3200, 1500, 1500]
-    assert list(rows["value"]) == [12638.9, 7560.9, 3867.7, 13383.3, 7560.9, 3867.7]
+    assert len(rows) == 4 and list(rows["engine_version"]) == ["0.9.1"] * 3 + ["0.10.0"]
+    assert list(rows["model"]) == ["llama-3.1-70b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.1-70b"]
+    assert list(rows["input_len"]) == [128, 2048, 128, 128] and list(rows["concurrency"]) == [3200, 1500, 1500, 3200]
+    assert list(rows["value"]) == [12638.9, 7560.9, 3867.7, 13383.3]
+    assert list(rows["source_id"].str[:25]) == ["rocm-vllm-devdocker-tput-"] * 4 and rows["source_id"].nunique() == 2
     assert (rows["metric"] == "output_tok_per_s").all() and (rows["mode"] == "offline").all()
     assert rows["notes"].iloc[0].startswith("amd/Llama-3.1-70B-Instruct-FP8-KV (Quark)")
     assert "--max-num-seqs 3,200" in rows["notes"].iloc[0]
 
 
 def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
-    # the held-out file's ROCm throughput rows: 14 versions of the page's table (8 rows each), every source shipped
-    # under the repository's Apache-2.0 licence, read as output tokens/s and never above calc's lower bound
+    # the held-out file's ROCm throughput rows: the 12 versions of the page's table that publish new numbers, each
+    # number once (82 of the 14 versions' 112 cells), every source shipped under the repository's Apache-2.0
+    # licence, read as output tokens/s and never above calc's lower bound
     rocm = HOLDOUT[HOLDOUT["source_id"].str.startswith("rocm-vllm-devdocker-tput-")]
-    assert len(rocm) == 112 and rocm["source_id"].nunique() == 14
-    assert (rocm.groupby("source_id").size() == 8).all()
+    assert len(rocm) == 82 and rocm["source_id"].nunique() == 12
+    assert not rocm.duplicated(["model", "input_len", "output_len", "concurrency", "value"]).any()
     assert set(rocm["model"]) == {"llama-3.1-70b", "llama-3.1-405b"} and (rocm["accelerator"] == "mi300x").all()
     for _, r in rocm.iterrows():
         assert measurement_bound(r).ratio <= 1.0
