@@ -43,7 +43,7 @@ def explore() -> None:
     at_rate = comparison.rate_points(rows)
     alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
                                                   frontier, int(config["n_gpus"]))
-    no_point = comparison.no_point_sentence(rows)
+    no_point = comparison.no_point_sentence(rows, estimated=bool(table["predicted"].notna().any()))
     if no_point:  # rows of TTFT or TPOT alone: nothing on these axes; the table below still has every row
         st.info(no_point)
     st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "

@@ -130,12 +130,14 @@ def metrics_words(rows: pd.DataFrame) -> str:
     return join_and(names)
 
 
-def no_point_sentence(rows: pd.DataFrame) -> str:
+def no_point_sentence(rows: pd.DataFrame, estimated: bool = True) -> str:
     """Why a configuration's ``rows`` put nothing on the frontier chart (output tokens/s per GPU against tokens/s
     per user), naming what they measure; "" when one of them is drawn (``measured_points`` or
     ``throughput_rows``) or there are none. "These 6 rows measure TTFT only: no point on the throughput-per-GPU
     vs tokens-per-user chart, which needs a throughput run at a concurrency or offline; the table below compares
-    each row with the serving estimate and the bound." """
+    each row with the serving estimate and the bound." ``estimated`` False (the serving model estimates none of
+    them: p99 statistics, speculative runs): the table compares them with the bound alone, and the sentence says
+    so."""
     if rows.empty or len(measured_points(rows)) or len(rate_points(rows)) or len(throughput_rows(rows)):
         return ""
     what = metrics_words(rows) + (" only" if rows["metric"].nunique() == 1 else "")
@@ -143,7 +145,8 @@ def no_point_sentence(rows: pd.DataFrame) -> str:
     head = "This row measures" if len(rows) == 1 else f"These {len(rows):,} rows measure"
     return (f"{head} {what}{rate}: no point on the throughput-per-GPU vs tokens-per-user chart, which needs a "
             "throughput run (at a concurrency, at a request rate with its TPOT, or offline); the table below compares "
-            + ("it" if len(rows) == 1 else "each row") + " with the serving estimate and the bound.")
+            + ("it" if len(rows) == 1 else "each row")
+            + (" with the serving estimate and the bound." if estimated else " with the bound."))
 
 
 def measured_points(df: pd.DataFrame) -> pd.DataFrame:

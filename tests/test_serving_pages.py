@@ -491,6 +491,23 @@ def test_an_upload_with_some_bad_rows_shows_its_good_rows_and_names_the_others()
     assert errors[0].startswith("That file cannot be read: mine.csv line 2, column 'metric'") and "line 3" in errors[0]
 
 
+def test_rows_the_serving_model_does_not_estimate_are_said_to_be_compared_with_the_bound_alone():
+    # two p99 TPOT rows (the model predicts a mean): nothing on the chart, no estimate in the table; the sentence
+    # under the chart says the table compares them with the bound, not with an estimate it does not have
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,12\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,16,p99_tpot_ms,14\n")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    note = [i.value for i in at.info if "no point" in i.value]
+    assert len(note) == 1 and note[0].endswith("the table below compares each row with the bound."), note
+    warned = [w.value for w in at.warning if w.value.startswith("The serving model makes no estimate")]
+    assert len(warned) == 1 and "statistic p99 (the model predicts a mean)" in warned[0]
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    assert len(table) == 2 and table["predicted"].isna().all() and table["bound"].notna().all()
+
+
 def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model():
     # the page opened on DeepSeek-V3 (a link); an upload of Llama rows only: the model box and the link both move to
     # the upload's first model, rather than the link keeping a model the box no longer shows

@@ -184,7 +184,7 @@ def no_estimate_sentence(table: pd.DataFrame) -> str | None:
     reasons = sorted({str(n) for n in table["note"].dropna() if str(n).strip()})
     why = f": {'; '.join(reasons)}" if reasons else ""
     return ("The serving model makes no estimate for any row of this configuration" + why + ". The curve and its "
-            "band are what the engine would measure without that, so the measured points need not lie on them.")
+            "band are what the engine would measure without that, so what these runs measured need not lie on them.")
 
 
 def beyond_bound_sentence(table: pd.DataFrame) -> str | None:
