@@ -19,8 +19,8 @@ from .number_text import join_and
 from .serving import (ServingEstimate, below_limits, edge_of_limits, estimate_from_arrays, rate_range,
                       serving_frontier)
 from .serving_terms import engine_matmul
-from .serving_fit import (_SPECULATIVE, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
-                          row_points)
+from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
+                          row_points, speculative_notes)
 from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -30,7 +30,7 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
 
 def _speculative(notes: pd.Series) -> pd.Series:
     """Whether each row's notes say speculative decoding (the words ``calc.serving_fit.prepare_rows`` leaves out)."""
-    return notes.fillna("").astype(str).str.lower().map(lambda t: any(w in t for w in _SPECULATIVE))
+    return notes.fillna("").astype(str).map(speculative_notes)
 
 
 #: The metrics of a throughput run that the frontier chart draws at the estimate's tokens/s per user when the run

@@ -93,6 +93,11 @@ _GRID = np.geomspace(1.0, 4096.0, 25)
 #: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
 #: without CUDA graphs.
 _SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle")
+#: A negated mention of speculative decoding ("no MTP", "without EAGLE", "spec decoding: none", "MTP off", "mtp=0"),
+#: removed from a row's notes before ``_SPECULATIVE``'s words are looked for (``speculative_notes``).
+_SPEC_NEGATED = re.compile(r"\b(?:no|without|non|not|disabled?)[\s-]+(?:speculative(?:[\s-]+decoding)?|spec(?:[\s-]+decoding)?"
+                           r"|mtp|eagle\w*)\b|\b(?:speculative[\s-]+decoding|spec[\s-]+decoding|mtp|eagle\w*)\s*[:=]?\s*"
+                           r"(?:off|disabled|none|false|0)\b")
 _STATIC = ("static batch",)
 _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
@@ -118,6 +123,15 @@ _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|col
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
 _ROUNDS = re.compile(re.escape(rounds_note(0).lower()).replace("0", r"(\d+)", 1))
+
+
+def speculative_notes(notes) -> bool:
+    """Whether a row's notes say its run used speculative decoding ("speculative decoding on (MTP, 3 next-n layers)",
+    "EAGLE", "(MTP"), the words of ``_SPECULATIVE`` outside a negation ("no MTP, concurrency 4", "EAGLE off",
+    "spec decoding: none" say a plain run). Such rows are kept in the data set but not predicted (the serving model
+    predicts plain decoding), and a measured run with it is a run of its own (``calc.comparison``)."""
+    text = _SPEC_NEGATED.sub(" ", str(notes or "").lower())
+    return any(w in text for w in _SPECULATIVE)
 
 
 def _run_requests(notes: str) -> float:
@@ -248,7 +262,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                                   "its number of requests)"))
             continue
         notes = str(getattr(r, "notes", "") or "").lower()
-        if any(w in notes for w in _SPECULATIVE):
+        if speculative_notes(notes):
             skipped.append((r.id, "speculative decoding (the serving model predicts plain decoding)"))
             continue
         static = any(w in notes for w in _STATIC)

@@ -817,3 +817,26 @@ def test_an_engine_named_as_a_stack_or_an_image_names_it_is_that_engines_estimat
                             **kw).tpot.estimate_s == vllm.tpot.estimate_s != base.tpot.estimate_s
     tgi = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine="TGI", **kw)
     assert any("no serving parameters for the engine 'TGI'" in n for n in tgi.notices)
+
+
+@pytest.mark.parametrize("notes,speculative", [
+    ("speculative decoding on (MTP, 3 next-n layers)", True),   # the data set's words (TensorRT-LLM's DeepSeek-R1)
+    ("EAGLE3 draft model, 3 tokens", True),
+    ("no DP attention, not disaggregated, speculative decoding on (MTP)", True),   # a negation of something else
+    ("no MTP, concurrency 4", False),     # the words of a plain run: before, "mtp," made it speculative
+    ("EAGLE off", False),
+    ("MTP: off", False),
+    ("mtp=0, tp8", False),
+    ("non-MTP run", False),
+    ("", False),
+])
+def test_a_plain_run_whose_notes_negate_speculative_decoding_is_predicted(notes, speculative):
+    from calc.serving_fit import prepare_rows, read_measurements, speculative_notes
+    assert speculative_notes(notes) is speculative
+    row = read_measurements().query("source_id == 'aiconfigurator-silicon-vllm' and metric == 'tpot_ms'").head(1)
+    rows, _, skipped = prepare_rows(row.assign(notes=notes))
+    assert len(rows) == (0 if speculative else 1)
+    assert [why.split(" (")[0] for _, why in skipped] == (["speculative decoding"] if speculative else [])
+    # the comparison page draws a speculative run as a run of its own, a plain one with the plain runs
+    from calc.comparison import _speculative
+    assert bool(_speculative(pd.Series([notes])).iloc[0]) is speculative
