@@ -784,7 +784,7 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
     df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
     columns = ["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]
-    rows, comps, skipped = prepare_rows(df, base) if len(df) else (pd.DataFrame(), {}, [])
+    rows, comps, skipped = prepare_rows(df, base)
     if not len(rows):  # an empty file, or one whose every row the model skips (p99 statistics, speculative runs)
         rows = pd.DataFrame(columns=columns + ["value"])
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
