@@ -180,6 +180,11 @@ def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype:
     return np.asarray(batch, dtype=float) * per_seq
 
 
+#: The layer kinds a change of layout to MHA, GQA or MQA turns into full-attention layers (``plain_attention_changes``):
+#: DeepSeek-V4's compressed layers and MiniMax-M3's sparse layers.
+PLAIN_LAYOUT_FULL_KINDS = (*COMPRESSED_KINDS, "sparse")
+
+
 def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> dict:
     """Field changes that make ``model``'s attention plain (for a change of layout to MHA, GQA or MQA): the MLA
     latent and the indexer fields dropped, DeepSeek-V4's compressed layers (csa, hca) and MiniMax-M3's sparse
@@ -188,7 +193,7 @@ def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> di
     128-token window belongs to its compressed layers). ``keep_windows=False``: sliding and chunked layers become
     full too, and the window and chunk sizes are dropped (every attention layer full).
     """
-    to_full = (*COMPRESSED_KINDS, "sparse") + (() if keep_windows else WINDOWED_KINDS)
+    to_full = PLAIN_LAYOUT_FULL_KINDS + (() if keep_windows else WINDOWED_KINDS)
     kinds = tuple("full" if k in to_full else k for k in model.layer_kinds)
     changes = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
                    index_n_heads=None, index_head_dim=None, index_topk=None, index_block_size=None,

@@ -134,7 +134,7 @@ def layout_controls(sel) -> LayoutChoice:
     except ValueError as exc:
         st.error(f"That layout is not possible for {formats.md_escape(sel.model.name)}: {formats.md_escape(exc)}. Showing the model as configured.")
         model = sel.model
-    converted = sorted({"csa", "hca", "sparse"} & set(sel.model.layer_kinds))
+    converted = sorted(set(calc.kv.PLAIN_LAYOUT_FULL_KINDS) & set(sel.model.layer_kinds))
     if layout in ("mha", "gqa", "mqa") and converted:
         c1.caption(f"{formats.md_escape(sel.model.name)}'s {' and '.join(converted)} layers become full-attention "
                    f"layers of this layout: each holds every token's K and V, with no compression, selection or indexer.")

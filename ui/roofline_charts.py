@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from calc.kv import PLAIN_LAYOUT_FULL_KINDS
 from ui import charts, formats
 
 
@@ -134,9 +135,9 @@ def kv_heads_caption(kheads: pd.DataFrame, model) -> tuple[bool, str]:
         "the K and V projections shrink with it (2LDHK parameters)."
         + (" This model uses MLA: the K = N, 8, 1 curves are plain attention with its head width, parameters kept."
            if model.attention == "mla" else "")
-        + (f" Its {' and '.join(sorted(kinds & {'csa', 'hca', 'sparse'}))} layers become full-attention layers of "
-           "that layout, each holding every token as K and V; the MLA curve is the model as configured."
-           if model.attention == "mla" and kinds & {"csa", "hca", "sparse"} else "")
+        + (f" Its {' and '.join(sorted(kinds & set(PLAIN_LAYOUT_FULL_KINDS)))} layers become full-attention layers "
+           "of that layout, each holding every token as K and V; the MLA curve is the model as configured."
+           if model.attention == "mla" and kinds & set(PLAIN_LAYOUT_FULL_KINDS) else "")
         + (" Its sparse layers stay sparse (the same block selection and indexer keys) under every K."
            if model.attention != "mla" and "sparse" in kinds else ""))
 
