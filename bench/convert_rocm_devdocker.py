@@ -50,6 +50,27 @@ MODELS = {"405B": ("llama-3.1-405b", "amd/Llama-3.1-405B-Instruct-FP8-KV"),
           "70B": ("llama-3.1-70b", "amd/Llama-3.1-70B-Instruct-FP8-KV")}
 _TABLE = re.compile(r"### Throughput Measurements(.*?)### Latency Measurements", re.S)
 _RELEASE = re.compile(r"^- vLLM v?(\d+\.\d+\.\d+)", re.M)
+#: The page's first benchmark_throughput.py command (the one its throughput table was run with), to its fence.
+_COMMAND = re.compile(r"benchmark_throughput\.py \\\n(.*?)```", re.S)
+_STEPS = re.compile(r"--num[-_]scheduler[-_]steps (\d+)")
+
+
+def engine_words(text: str) -> str:
+    """What the page says of the engine its throughput table ran: the multi-step scheduling its
+    benchmark_throughput.py command sets (``--num-scheduler-steps N``) and, where the page says so ("V1 on by
+    default"), that the image runs vLLM's V1 engine, which has no multi-step scheduling
+    (``calc.serving_terms.multi_step_steps`` reads both from a row's notes). Empty where the page states neither."""
+    command = _COMMAND.search(text)
+    steps = _STEPS.search(command.group(1)) if command else None
+    v1 = "V1 on by default" in text
+    words = []
+    if steps:
+        words.append(f"the command sets --num-scheduler-steps {steps.group(1)}"
+                     + (", which the image's V1 engine does not take (the page: V1 on by default)" if v1 else
+                        " (multi-step scheduling of vLLM's V0 engine)"))
+    elif v1:
+        words.append("the image runs vLLM's V1 engine (the page: V1 on by default)")
+    return "; ".join(words)
 
 
 def git_dir(repo: str) -> str:
@@ -111,6 +132,7 @@ def convert(repo: str, retrieved: str):
         published.update(t[:1] + t[2:] for t in table)
         release = _RELEASE.search(text)
         version = release.group(1) if release else ""
+        engine = engine_words(text)
         sid = f"rocm-vllm-devdocker-tput-{commit[:8]}"
         sources.append(dict(
             source_id=sid, title=f"vLLM FP8 throughput benchmarks on the AMD Instinct MI300X (ROCm/vllm {PAGE}, "
@@ -128,8 +150,8 @@ def convert(repo: str, retrieved: str):
                 len_dist="fixed", concurrency=n, request_rate_per_s="", mode="offline", metric="output_tok_per_s",
                 statistic="mean", value=value,
                 notes=(f"{ckpt} (Quark); vLLM benchmark_throughput.py: {n:,} prompts queued at once, --max-num-seqs "
-                       f"{seqs:,}; published as 'Throughput (tokens/s)' {value}, read as output tokens/s; page of "
-                       f"{day} (commit {commit[:9]})")))
+                       f"{seqs:,}; " + (f"{engine}; " if engine else "") + f"published as 'Throughput (tokens/s)' "
+                       f"{value}, read as output tokens/s; page of {day} (commit {commit[:9]})")))
     return pd.DataFrame(rows, columns=list(COLUMNS)), pd.DataFrame(sources, columns=list(SOURCE_COLUMNS))
 
 

@@ -81,7 +81,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
-                            groups_later_rounds,
+                            groups_later_rounds, multi_step_steps,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -248,7 +248,9 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         ``settings["overlap_schedule"]``: the engine prepares the next step on the host while the GPU runs this
         one, ``calc.serving_terms.overlap_fixed_s``), adp_timeout and adp_ranks (``settings["adp_balance_timeout_iters"]``,
         default 0, and the layout's attention-DP ranks: TensorRT-LLM's attention-DP balance), recv_interval (``settings["recv_interval"]``, default 1: the
-        engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), and the
+        engine takes in new requests every that many steps, SGLang's ``--scheduler-recv-interval``), sched_steps
+        (``settings["scheduler_steps"]``, default 1: decode steps per scheduler call, vLLM V0's multi-step
+        scheduling, ``calc.serving_terms.multi_step_steps``), and the
         model's n_layers, n_moe_layers, n_mla_layers (its layers of multi-head latent attention), is_moe, bits,
         gpus, pp (the layout's pipeline stages), I, O, mm, static, scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
@@ -370,6 +372,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 overlap=np.full_like(b, 1.0 if s.get("overlap_schedule", False) else 0.0),
                 eager_pf=np.full_like(b, 1.0 if s.get("eager_prefill", True) and batching == "continuous" else 0.0),
                 recv_interval=np.full_like(b, float(s.get("recv_interval", 1))),
+                sched_steps=np.full_like(b, float(s.get("scheduler_steps", 1))),
                 adp_timeout=np.full_like(b, float(s.get("adp_balance_timeout_iters", 0))),
                 adp_ranks=np.full_like(b, float(layout.attention_dp)),
                 year=np.full_like(b, float(s.get("release_year", math.nan))),
@@ -475,7 +478,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     rocm = np.where(on_rocm(g.get("family", 0.0)), costs.get("rocm", 1.0), 1.0)
     device_scale = fam_fixed * rocm
     gpu_fixed = (g["n_layers"] * per_layer + g["n_moe_layers"] * costs["moe"] + mla) * device_scale
-    fixed_step = overlap_fixed_s(costs["step"] + costs["seq"] * b, gpu_fixed, mixed, g.get("overlap", 0.0))
+    # multi-step scheduling (vLLM V0's --num-scheduler-steps N, ``multi_step_steps``): the host schedules and
+    # processes outputs once per N decode steps
+    host_work = (costs["step"] + costs["seq"] * b) / g.get("sched_steps", 1.0)
+    fixed_step = overlap_fixed_s(host_work, gpu_fixed, mixed, g.get("overlap", 0.0))
     # a step that carries prompt tokens runs outside the decode CUDA graphs (``eager_prefill``): a launch cost per
     # layer, paid by the share of decode steps that carry a prompt (at most all of them) and by a prompt's chunks
     prefill_fixed = (g["n_layers"] * costs.get("prefill", 0.0) + g["n_moe_layers"] * costs.get("prefill_moe", 0.0)) \
@@ -793,13 +799,15 @@ def _check_workload(input_len, output_len, concurrency, request_rate_per_s, batc
 ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fraction": "number",
                   "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
                   "eager_prefill": "flag", "reserve_full_sequence": "flag", "trtllm_bench": "flag",
-                  "full_window_cache": "flag"}
+                  "full_window_cache": "flag", "scheduler_steps": "number"}
 #: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and
 #: the engine ``trtllm-bench throughput`` builds.
 ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-interval"),
                        "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance"),
                        "trtllm_bench": ("trtllm", "the engine trtllm-bench builds"),
-                       "full_window_cache": ("trtllm", "a TensorRT engine's cache of every token of a sliding window")}
+                       "full_window_cache": ("trtllm", "a TensorRT engine's cache of every token of a sliding window"),
+                       "scheduler_steps": ("vllm", "vLLM's --num-scheduler-steps (multi-step scheduling of its V0 "
+                                                   "engine)")}
 
 
 def _engine_options(options, engine_key: str = "") -> dict:
@@ -869,6 +877,14 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     else:
         settings = dict(settings, release_year=SOFTWARE_LATEST_YEAR)  # a current build: the latest the fit saw
     settings.update(_engine_options(engine_options, key))
+    if settings.get("scheduler_steps", 1) != 1:
+        # multi-step scheduling exists only in the V0 engine of vLLM's releases before 0.10.1 (``multi_step_steps``)
+        steps = multi_step_steps(key, version, settings["scheduler_steps"])
+        if steps == 1:
+            notices = notices + [f"scheduler_steps {settings['scheduler_steps']:g} is not taken: multi-step scheduling "
+                                 "is vLLM's V0 engine's, in releases before 0.10.1 (name one with engine_version); "
+                                 + (f"vLLM {version} has none" if version else "a current build has none")]
+        settings["scheduler_steps"] = steps
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)
     family, fam_notice = device_family(prm, acc_key)
@@ -1001,7 +1017,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
     balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``,
     ``full_window_cache``: a TensorRT engine of TensorRT-LLM built without ``max_attention_window_size`` caches every
-    token of a sliding-window layer, not its window). An offline
+    token of a sliding-window layer, not its window; ``scheduler_steps`` for vLLM's ``--num-scheduler-steps``, the
+    multi-step scheduling of its V0 engine in releases before 0.10.1, which pays the host's work per step once per
+    that many decode steps, ``calc.serving_terms.multi_step_steps``: a release without it gives a notice). An offline
     estimate on TensorRT-LLM takes the LLM API's defaults; ``engine_options={"trtllm_bench": True}`` runs the engine
     ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
     (``trtllm_bench_settings``), and its ``arrivals`` says so.

@@ -59,7 +59,7 @@ from .run_limits import run_latency_limits
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
-                            finite_run_waves, groups_later_rounds, lockstep_closed_loop, overlaps_schedule,
+                            finite_run_waves, groups_later_rounds, lockstep_closed_loop, multi_step_steps, overlaps_schedule,
                             release_number, release_year, spread_outputs, version_day)
 from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
@@ -113,6 +113,8 @@ _TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
 #: new requests only when the count reaches R (at once after a prefill step, weighted 1,000), so an arrival during
 #: decode waits for the next poll: R / 2 decode steps on average (``calc.serving.combine``'s step wait).
 _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
+#: vLLM's multi-step scheduling as a run's notes state it (``--num-scheduler-steps 10``, ``num_scheduler_steps=10``).
+_SCHEDULER_STEPS = re.compile(r"num[-_ ]scheduler[-_ ]steps\s*[= ]\s*(\d+)")
 #: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
@@ -229,6 +231,9 @@ def _row_setup(r, params):
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))
+    steps = _SCHEDULER_STEPS.search(notes)
+    if steps:  # vLLM V0's multi-step scheduling, where the run's release and engine have it
+        settings["scheduler_steps"] = multi_step_steps(key, version, int(steps.group(1)), notes)
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
         settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0],

@@ -355,6 +355,35 @@ def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> 
     return False
 
 
+#: vLLM's first release without multi-step scheduling (vllm-project/vllm#22138, "[V0 Deprecation] Remove multi-step
+#: scheduling", merged 2025-08-03, first in v0.10.1).
+MULTI_STEP_REMOVED = (0, 10, 1)
+#: How a run's notes say its vLLM ran the V1 engine, which never had multi-step scheduling.
+_V1_WORDS = re.compile(r"vllm_use_v1\s*=\s*1|\bv1 engine\b")
+
+
+def multi_step_steps(engine: str, version: str = "", stated_steps=1, notes: str = "") -> int:
+    """The decode steps per scheduler call that ``engine`` at ``version`` runs when a run sets ``stated_steps``
+    (vLLM's ``--num-scheduler-steps``): ``stated_steps`` where the engine has multi-step scheduling, else 1.
+
+    Multi-step scheduling (vllm-project/vllm#7000, merged August 2024, RFC #6854; the v0.6.0 release blog, "vLLM
+    v0.6.0: 2.7x Throughput Improvement and 5x Latency Reduction", measures it with ``--num-scheduler-steps 10``) schedules a decode batch once and runs it N steps on the GPU, its sampled tokens
+    fed back on the device and the outputs processed once per N steps: the host's work per step
+    (``step_fixed_s + seq_fixed_s x B``) is paid once per N steps (``calc.serving.combine``). It belongs to vLLM's
+    V0 engine: from v0.8.0, whose default is V1, a run that sets the flag falls back to V0
+    (``_is_v1_supported_oracle`` in vllm/engine/arg_utils.py) unless it forces V1 (``VLLM_USE_V1=1``, or notes
+    that name the V1 engine: ``notes``); v0.10.1 removed it (``MULTI_STEP_REMOVED``). A current build (no
+    version) has none. Other engines: 1.
+    Example: multi_step_steps("vllm", "0.8.5", 10) = 10; ("vllm", "0.9.1", 10, "V1 engine") = 1;
+    ("vllm", "0.11.0", 10) = 1; ("sglang", "0.4.1", 10) = 1.
+    """
+    steps = max(int(stated_steps), 1)
+    v = release_tuple(version)
+    if str(engine).strip().lower() != "vllm" or steps == 1 or not v or v >= MULTI_STEP_REMOVED:
+        return 1
+    return 1 if _V1_WORDS.search(str(notes).lower()) else steps
+
+
 def eager_prefill(engine: str, version: str = "", compiled_engine: bool = False) -> bool:
     """Whether ``engine`` at ``version`` (empty: a current build) runs a step that carries prompt tokens outside
     the CUDA graphs it replays for decode-only batches, paying a host launch cost per layer

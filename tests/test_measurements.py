@@ -521,6 +521,13 @@ _ROCM_PAGE = """# vllm FP8 Latency and Throughput benchmarks
 |       |           |         | 2048  | 2048   | 1500        | 1500         | 7560.9                |
 | Llama 3.1 405B (amd/Llama-3.1-405B-Instruct-FP8-KV) | FP8 | 8 | 128 | 2048 | 1500 | 1500 | 3867.7 |
 ### Latency Measurements
+{command}"""
+#: The page's throughput command: the first benchmark_throughput.py block (a later one, of another model, is not it).
+_ROCM_COMMAND = """```bash
+python3 /app/vllm/benchmarks/benchmark_throughput.py \\
+    --num-scheduler-steps 10 \\
+    --max-num-seqs $MAX_NUM_SEQS
+```
 """
 
 
@@ -540,9 +547,12 @@ def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_p
                        capture_output=True)
 
     git("init", "-q")
-    for version, first, extra in (("0.9.1", "12638.9", ""), ("0.9.1", "12638.9", "\nmore words\n"),
-                                  ("0.10.0", "13383.3", "")):
-        page.write_text(_ROCM_PAGE.format(version=version, first=first) + extra)
+    # the first version's command sets multi-step scheduling; the second says its image runs V1 (which ignores the
+    # flag); the third drops the flag
+    for version, first, extra in (("0.9.1", "12638.9", ""), ("0.9.1", "12638.9", "\n- V1 on by default\n"),
+                                  ("0.10.0", "13383.3", "\n- V1 on by default\n")):
+        command = "" if version == "0.10.0" else _ROCM_COMMAND
+        page.write_text(_ROCM_PAGE.format(version=version, first=first, command=command) + extra)
         git("add", "-A")
         git("commit", "-q", "-m", version)
     # a checkout's root is read through its .git; a folder that is no git copy is named
@@ -559,6 +569,14 @@ def test_rocm_throughput_tables_are_read_once_per_version_of_their_numbers(tmp_p
     assert (rows["metric"] == "output_tok_per_s").all() and (rows["mode"] == "offline").all()
     assert rows["notes"].iloc[0].startswith("amd/Llama-3.1-70B-Instruct-FP8-KV (Quark)")
     assert "--max-num-seqs 3,200" in rows["notes"].iloc[0]
+    # the engine each version's command ran: V0 with multi-step scheduling, then the V1 engine without the flag
+    assert "--num-scheduler-steps 10 (multi-step scheduling of vLLM's V0 engine)" in rows["notes"].iloc[0]
+    assert "the image runs vLLM's V1 engine" in rows["notes"].iloc[3]
+    assert "scheduler-steps" not in rows["notes"].iloc[3]
+    # the engine words of a page: the flag, with the V1 default that does not take it; nothing where neither is said
+    v1 = conv.engine_words(_ROCM_PAGE.format(version="0.9.1", first="1", command=_ROCM_COMMAND) + "- V1 on by default")
+    assert v1.startswith("the command sets --num-scheduler-steps 10, which the image's V1 engine does not take")
+    assert conv.engine_words(_ROCM_PAGE.format(version="0.9.1", first="1", command="")) == ""
 
 
 def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
@@ -572,3 +590,11 @@ def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
     for _, r in rocm.iterrows():
         assert measurement_bound(r).ratio <= 1.0
         assert SOURCES.loc[r["source_id"], "license"] == "Apache-2.0"
+    # the engine each version of the page ran, as its command and its words state it: the versions of vLLM 0.7.3 to
+    # 0.9.0 set multi-step scheduling (V0), those from 0.9.1 say V1 is on by default (two of them keep the flag)
+    from calc.serving_terms import multi_step_steps
+    steps = [multi_step_steps("vllm", r["engine_version"], 10, r["notes"]) if "scheduler-steps 10" in r["notes"]
+             else 1 for _, r in rocm.iterrows()]
+    v0 = rocm["engine_version"].isin(["0.7.3", "0.8.3", "0.8.5", "0.9.0"]).to_numpy()
+    assert v0.sum() == 56 and all(k == (10 if old else 1) for k, old in zip(steps, v0))
+    assert rocm.loc[~v0, "notes"].str.contains("V1").all()

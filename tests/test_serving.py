@@ -614,6 +614,52 @@ def test_engine_options_and_version_change_only_what_they_name():
             serving_estimate(llama, h100, 512, 512, concurrency=4, engine_options=bad)
 
 
+def test_multi_step_scheduling_pays_the_host_work_once_per_n_decode_steps():
+    # vLLM 0.8.5 (V0 engine, no async scheduling) with --num-scheduler-steps 10: the host's work per step (the
+    # scheduler and output handling, step_fixed_s + seq_fixed_s x B) is paid once per 10 decode steps, so the
+    # fixed cost's host part is a tenth and TPOT falls by exactly 9/10 of it, every other part unchanged
+    m, a = LLAMA70, calc.get_accelerator("mi300x")
+    kw = dict(concurrency=256, tp=8, weight_dtype="fp8", kv_dtype="fp8", engine="vllm", engine_version="0.8.5")
+    one = serving_estimate(m, a, 128, 2048, **kw)
+    ten = serving_estimate(m, a, 128, 2048, engine_options={"scheduler_steps": 10}, **kw)
+    host1, host10 = dict(one.tpot.fixed_parts)["host"], dict(ten.tpot.fixed_parts)["host"]
+    assert host1 > 0 and host10 == pytest.approx(host1 / 10, rel=1e-12)
+    assert one.tpot.estimate_s - ten.tpot.estimate_s == pytest.approx(0.9 * host1, rel=1e-9)
+    assert dict(one.tpot.fixed_parts)["layers"] == dict(ten.tpot.fixed_parts)["layers"]
+    # a release without it (0.10.1 removed it) or a current build: the same estimate as without, with a notice
+    for version, words in (("0.11.0", "vLLM 0.11.0 has none"), ("", "a current build has none")):
+        plain = serving_estimate(m, a, 128, 2048, **dict(kw, engine_version=version))
+        asked = serving_estimate(m, a, 128, 2048, engine_options={"scheduler_steps": 10},
+                                 **dict(kw, engine_version=version))
+        assert asked.tpot.estimate_s == plain.tpot.estimate_s
+        assert any("scheduler_steps 10 is not taken" in n and words in n for n in asked.notices)
+    with pytest.raises(ValueError, match="vLLM's --num-scheduler-steps"):
+        serving_estimate(m, a, 128, 2048, **dict(kw, engine="sglang"), engine_options={"scheduler_steps": 10})
+
+
+def test_a_row_that_states_multi_step_scheduling_is_predicted_with_it():
+    # the fit's path reads --num-scheduler-steps from a row's notes where the row's release and engine have it: a V0
+    # run of vLLM 0.8.5 at 1,024 sequences (MI300X, Llama-3.1-70B FP8, 128 in / 2,048 out) is predicted faster with
+    # it; the same row that names the V1 engine, or a release after 0.10.1, is predicted as without the flag
+    base = dict(id="r", source_id="s", model="llama-3.1-70b", model_family="llama", accelerator="mi300x", n_gpus=8,
+                tp=8, pp=1, ep=1, dp=1, engine="vllm", engine_version="0.8.5", weight_dtype="fp8", kv_dtype="fp8",
+                input_len=128, output_len=2048, len_dist="fixed", concurrency=1024, request_rate_per_s=np.nan,
+                mode="offline", metric="output_tok_per_s", statistic="mean", value=10000.0, notes="")
+    notes = ["benchmark_throughput.py", "benchmark_throughput.py --num-scheduler-steps 10",
+             "--num-scheduler-steps 10, which the image's V1 engine does not take", "num_scheduler_steps=10"]
+    rows = pd.DataFrame([dict(base, id=f"r{k}", notes=n) for k, n in enumerate(notes)]
+                        + [dict(base, id="r9", engine_version="0.10.2", notes=notes[1])])
+    values = calc.serving_params.param_values(load_serving_params())
+    used, comps, skipped = calc.serving_fit.prepare_rows(rows)
+    assert not skipped
+    plain, steps, v1, spelled, later = calc.serving_fit.predict_rows(used, comps, values)
+    assert steps > 1.2 * plain and spelled == pytest.approx(steps, rel=1e-12)
+    assert v1 == pytest.approx(plain, rel=1e-12)
+    later_plain = calc.serving_fit.predict_rows(*calc.serving_fit.prepare_rows(
+        pd.DataFrame([dict(base, engine_version="0.10.2")]))[:2], values)[0]
+    assert later == pytest.approx(later_plain, rel=1e-12)
+
+
 def test_ranges_stop_at_the_bound_and_engine_inputs_are_checked():
     # the held-out spread reaches below 1x on the low side, but no engine is faster than the roofline's bound:
     # the low end of a latency range and the high end of a throughput range stop at it
