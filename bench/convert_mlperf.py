@@ -40,8 +40,11 @@ Rounds: ``--round v5.0`` / ``--round v5.1`` (repository in ``--repo`` or ``MLPER
 ``llama-3.1-405b``), llama3.1-8b (``llama-3.1-8b``) and deepseek-r1 (``deepseek-v3``, the same architecture), and
 the Interactive scenario (LoadGen's Server scenario under tighter latency limits), written as Server rate rows with
 the scenario in the notes and the row id. Layouts come from NVIDIA's harness configs of that round
-(configs/<system>/<scenario>/<benchmark>.py, an ``EXPORTS`` dict: ``exports_layout``); results of other harnesses
-are skipped with the reason. Row ids start ``mlperf50`` / ``mlperf51``, source ids ``mlperf-inf50-<division>-<family>``.
+(configs/<system>/<scenario>/<benchmark>.py, an ``EXPORTS`` dict: ``exports_layout``) and AMD's harness_llm of
+AMD and its partners' MI300X, MI325X and MI355X results (code/<benchmark>/harness_llm/models/<model>/
+<scenario>_<accelerator>.yaml over its common/config.yaml: ``harness_llm_layout``; vLLM's V0 engine with multi-step
+scheduling, most runs in eager mode, which the serving model leaves out); results of other harnesses are skipped
+with the reason. Row ids start ``mlperf50`` / ``mlperf51``, source ids ``mlperf-inf50-<division>-<family>``.
 
 Lengths: the prompts are the dataset's (their mean, ``DATASETS``); a request's output ends at end-of-text (at
 most 1,024 tokens), and each row carries the mean output of its own run (tokens per second / samples per second
@@ -801,6 +804,81 @@ def vllm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, framewo
                   kv.group(1) if kv else "", how)
 
 
+#: AMD's harness_llm (MLPerf Inference v5.x): each model's folder under code/<benchmark>/harness_llm/models.
+HARNESS_LLM_MODELS = {"llama2-70b": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b"}
+
+
+def _merged(base: dict, more: dict) -> dict:
+    """``base`` updated by ``more`` one level down (a harness config's sections)."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in base.items()}
+    for k, v in more.items():
+        out[k] = dict(out.get(k) or {}, **v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, accelerator: str, family: str,
+                       framework: str) -> Layout | str:
+    """Layout of AMD's harness_llm (AMD's and its partners' MI300X, MI325X and MI355X results from v5.0 on):
+    code/<benchmark>/harness_llm/models/<model>/<scenario>_<accelerator>.yaml over harness_llm/common/config.yaml
+    (the model file's keys win): ``vllm_engine_config``'s tensor_parallel_size (one vLLM instance per TP group),
+    quantization (fp8; quark with an MXFP4 checkpoint, named in its model path, is mxfp4), kv_cache_dtype,
+    num_scheduler_steps (vLLM V0's multi-step scheduling, written into the notes as ``--num-scheduler-steps N``,
+    which ``calc.serving_terms.multi_step_steps`` reads), max_num_seqs, enforce_eager (eager mode: the notes say
+    "eager", and the serving model leaves the row out, as it does every run without CUDA graphs), and
+    ``vllm_env_config``'s VLLM_USE_V1 (0: the V0 engine). The harness's own scheduler
+    (VLLM_LLAMA2_MLPERF_SCHED and its target decode batches) is quoted, not modelled."""
+    model_dir = HARNESS_LLM_MODELS.get(family)
+    if model_dir is None:
+        return f"AMD's harness_llm: no model folder known for {family}"
+    name = f"{scenario.lower()}_{accelerator}.yaml"
+    wanted = f"{root}/code/{bench_dir}/harness_llm/models/{model_dir}/{name}"
+    # a submitter may keep every model under one benchmark's folder (Dell: code/llama2-70b-99.9/.../mixtral-8x7b)
+    found = [wanted] if tree.exists(wanted) else sorted(
+        f for f in tree.files if f.startswith(f"{root}/code/") and f.endswith(f"/harness_llm/models/{model_dir}/{name}"))
+    if not found:
+        return f"AMD's harness_llm has no {model_dir}/{name} under {root}/code"
+    path = found[0]
+    try:
+        import yaml
+        conf = yaml.safe_load(tree.read(path) or "") or {}
+        common_path = path.split("/harness_llm/")[0] + "/harness_llm/common/config.yaml"
+        common = yaml.safe_load(tree.read(common_path) or "") or {}
+    except Exception as exc:  # noqa: BLE001 - a submitter's file that is not YAML is named, not raised
+        return f"{path} is not readable YAML ({type(exc).__name__})"
+    merged = _merged(common, conf)
+    engine, env = merged.get("vllm_engine_config") or {}, merged.get("vllm_env_config") or {}
+    tp = engine.get("tensor_parallel_size")
+    if not isinstance(tp, int) or tp < 1:
+        return f"{path} sets no tensor_parallel_size"
+    quant, model_path = str(engine.get("quantization")), str(engine.get("model", ""))
+    if quant == "fp8":
+        weights = "fp8"
+    elif quant == "quark" and "MXFP4" in model_path.upper():
+        weights = "mxfp4"
+    else:
+        return f"{path}: weights of quantization {quant!r} (model {model_path!r}) are not read"
+    kv = str(engine.get("kv_cache_dtype") or "")
+    steps = int(engine.get("num_scheduler_steps") or 1)
+    eager = engine.get("enforce_eager") is True
+    v1 = env.get("VLLM_USE_V1")
+    version = re.search(r"vllm[- ]v?(\d+\.\d+\.\d+)", framework, re.I)
+    rel = path.split("/code/", 1)[1]
+    how = (f"AMD's harness_llm, vLLM {version.group(1) if version else '(version not stated)'} (systems json "
+           f"framework); code/{rel} over harness_llm/common/config.yaml: tensor_parallel_size {tp}, one vLLM instance "
+           f"per TP group, quantization {quant} ({model_path.rstrip('/').split('/')[-1]}), kv_cache_dtype "
+           f"{kv or 'not set'}, --num-scheduler-steps {steps}"
+           + (" (multi-step scheduling)" if steps > 1 else "")
+           + (f", VLLM_USE_V1={v1} (the V0 engine)" if str(v1) == "0" else "")
+           + f", max_num_seqs {engine.get('max_num_seqs', 'not set')}, enable_chunked_prefill "
+           f"{engine.get('enable_chunked_prefill', 'not set')}"
+           + (f", the harness's own scheduler (VLLM_LLAMA2_MLPERF_SCHED, target decode batch "
+              f"{env.get('VLLM_LLAMA2_MLPERF_MIN_TARGET_DECODE_BATCH')}-{env.get('VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH')})"
+              if env.get("VLLM_LLAMA2_MLPERF_SCHED") else "")
+           # a run with graphs names no eager setting: the serving model reads the word "eager" as a run without
+           + ("; enforce_eager True (eager mode, no graphs)" if eager else ", CUDA graphs on"))
+    return Layout("vllm", version.group(1) if version else "", tp, 1, weights, kv, how)
+
+
 def redhat_layout(tree: GitTree, root: str, bench_dir: str, n_gpus: int, accel_name: str) -> Layout | str:
     """Red Hat's vLLM on OpenShift AI: code/<benchmark>/README.md says how many copies of the model ran on the
     system's GPUs ("When running on 4xL40S, we created two copies"); each copy spans n_gpus / copies GPUs by
@@ -909,9 +987,11 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     if v5 and ("TensorRT" in framework or re.search(r"_TRT(_|$)", system)):
         lay = exports_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, family,
                              str(sd.get("sw_notes", "")))
+    elif v5 and any(f.startswith(f"{root}/code/") and "/harness_llm/models/" in f for f in tree.files):
+        lay = harness_llm_layout(tree, root, bench_dir, scenario, accelerator, family, framework)
     elif v5:
-        return (f"engine layout not read for this harness (framework {framework!r}): only NVIDIA's harness configs "
-                "are read for v5.x")
+        return (f"engine layout not read for this harness (framework {framework!r}): NVIDIA's harness configs and "
+                "AMD's harness_llm are read for v5.x")
     elif "TensorRT" in framework or system.endswith(("_TRT", "_TRT_MaxQ", "_TRT_Triton")):
         lay = nvidia_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, str(sd.get("sw_notes", "")))
     elif framework.startswith("vLLM") and tree.exists(f"{root}/code/{bench_dir}/test_VllmFp8/run_tests_Offline.sh"):
@@ -1045,8 +1125,11 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
                    "per output token after the first)"
                    + (". Interactive: the Server scenario under tighter latency limits, written as rate rows. Layouts "
                       "from each submitter's configs/<system>/<scenario>/<benchmark>.py EXPORTS (NVIDIA's harness: "
-                      "tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, kv_cache_dtype); "
-                      "results of other harnesses are left out, as "
+                      "tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, kv_cache_dtype) "
+                      "or code/<benchmark>/harness_llm/models/<model>/<scenario>_<accelerator>.yaml (AMD's "
+                      "harness_llm on vLLM's V0 engine: tensor_parallel_size, quantization, kv_cache_dtype, "
+                      "num_scheduler_steps, enforce_eager; its eager runs are left out of the serving model's "
+                      "predictions); results of other harnesses are left out, as "
                       if rnd != "v4.1" else
                       ". Layouts from each submitter's configs/<benchmark>/<scenario> "
                       "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "

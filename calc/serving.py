@@ -544,8 +544,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         md1 = np.minimum(md1, np.maximum(g["C"] - 1.0, 0.0) * s)
     # an arrival is admitted at the next iteration boundary: the mean residual of a deterministic step in
     # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T); an engine that polls for new requests only
-    # every R steps (SGLang's --scheduler-recv-interval R) admits an arrival at the next poll, R / 2 steps on average
-    step_wait = busy * g.get("recv_interval", 1.0) * tpot["estimate"] / 2.0 * (1.0 - g["static"])
+    # every R steps (SGLang's --scheduler-recv-interval R) admits an arrival at the next poll, R / 2 steps on average;
+    # so does an engine that schedules once per N decode steps (vLLM V0's multi-step scheduling, ``sched_steps``)
+    step_wait = busy * g.get("recv_interval", 1.0) * g.get("sched_steps", 1.0) * tpot["estimate"] / 2.0 \
+        * (1.0 - g["static"])
     # a burst's requests all arrive before the first step: each waits for the prompts prefilled before its own
     # (``burst_schedule``), not for a step in flight nor in a queue of arrivals
     burst = g.get("burst", 0.0)

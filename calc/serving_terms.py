@@ -369,7 +369,8 @@ def multi_step_steps(engine: str, version: str = "", stated_steps=1, notes: str 
     Multi-step scheduling (vllm-project/vllm#7000, merged August 2024, RFC #6854; the v0.6.0 release blog, "vLLM
     v0.6.0: 2.7x Throughput Improvement and 5x Latency Reduction", measures it with ``--num-scheduler-steps 10``) schedules a decode batch once and runs it N steps on the GPU, its sampled tokens
     fed back on the device and the outputs processed once per N steps: the host's work per step
-    (``step_fixed_s + seq_fixed_s x B``) is paid once per N steps (``calc.serving.combine``). It belongs to vLLM's
+    (``step_fixed_s + seq_fixed_s x B``) is paid once per N steps, and a request that arrives meanwhile is admitted
+    at the next scheduler call, N / 2 steps later on average (``calc.serving.combine``). It belongs to vLLM's
     V0 engine: from v0.8.0, whose default is V1, a run that sets the flag falls back to V0
     (``_is_v1_supported_oracle`` in vllm/engine/arg_utils.py) unless it forces V1 (``VLLM_USE_V1=1``, or notes
     that name the V1 engine: ``notes``); v0.10.1 removed it (``MULTI_STEP_REMOVED``). A current build (no

@@ -598,3 +598,87 @@ def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
     v0 = rocm["engine_version"].isin(["0.7.3", "0.8.3", "0.8.5", "0.9.0"]).to_numpy()
     assert v0.sum() == 56 and all(k == (10 if old else 1) for k, old in zip(steps, v0))
     assert rocm.loc[~v0, "notes"].str.contains("V1").all()
+
+
+_HARNESS_COMMON = """vllm_env_config:
+  VLLM_USE_V1: 0
+vllm_engine_config:
+  dtype: float16
+  kv_cache_dtype: fp8
+  tensor_parallel_size: 8
+"""
+_HARNESS_MODEL = """vllm_env_config:
+  VLLM_LLAMA2_MLPERF_SCHED: 1
+  VLLM_LLAMA2_MLPERF_MIN_TARGET_DECODE_BATCH: 1280
+  VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH: 1536
+vllm_engine_config:
+  model: {model}
+  tensor_parallel_size: 1
+  num_scheduler_steps: {steps}
+  quantization: {quant}
+  enforce_eager: {eager}
+  max_num_seqs: 1792
+  enable_chunked_prefill: False
+"""
+
+
+def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
+    # AMD's harness_llm: a model's <scenario>_<accelerator>.yaml over harness_llm/common/config.yaml, the model file's
+    # keys winning (TP1 over the common TP8), the common file's KV cache dtype and V0 engine kept; multi-step
+    # scheduling and eager mode as the notes state them, and a run with graphs never says "eager" (the serving model
+    # reads that word as a run without CUDA graphs)
+    import subprocess
+    conv = bench_script("convert_mlperf")
+    repo = tmp_path / "results"
+    root = "closed/AMD"
+    files = {
+        f"{root}/code/llama2-70b-99/harness_llm/common/config.yaml": _HARNESS_COMMON,
+        f"{root}/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_mi300x.yaml": _HARNESS_MODEL.format(
+            model="/model/llama2-70b-chat-hf/fp8_quantized", steps=11, quant="fp8", eager="True"),
+        f"{root}/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_mi355x.yaml": _HARNESS_MODEL.format(
+            model="/model/Llama-2-70b-chat-hf-WMXFP4-AMXFP4-KVFP8/", steps=19, quant="quark", eager="False"),
+        f"{root}/code/llama2-70b-99/harness_llm/models/llama2-70b/server_mi300x.yaml": _HARNESS_MODEL.format(
+            model="/model/x", steps=9, quant="int4", eager="False"),
+        # a submitter that keeps Mixtral's file under the Llama benchmark's folder
+        f"{root}/code/llama2-70b-99/harness_llm/models/mixtral-8x7b/offline_mi325x.yaml": _HARNESS_MODEL.format(
+            model="/model/mixtral", steps=13, quant="fp8", eager="False"),
+    }
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "results"]):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    tree = conv.GitTree(str(repo))
+    framework = "vLLM 0.9.0.2.dev108+g71faa1880.d20250730.rocm641, Pytorch 2.7.0"
+    fp8 = conv.harness_llm_layout(tree, root, "llama2-70b-99", "Offline", "mi300x", "llama2-70b", framework)
+    assert (fp8.engine, fp8.engine_version, fp8.tp, fp8.pp, fp8.weight_dtype, fp8.kv_dtype) == (
+        "vllm", "0.9.0", 1, 1, "fp8", "fp8")
+    assert "--num-scheduler-steps 11 (multi-step scheduling)" in fp8.how and "VLLM_USE_V1=0 (the V0 engine)" in fp8.how
+    assert "enforce_eager True (eager mode, no graphs)" in fp8.how and "target decode batch 1280-1536" in fp8.how
+    mx = conv.harness_llm_layout(tree, root, "llama2-70b-99", "Offline", "mi355x", "llama2-70b",
+                                 "vllm-0.9.1.dev2+g790cf6584")
+    assert (mx.weight_dtype, mx.kv_dtype, mx.engine_version) == ("mxfp4", "fp8", "0.9.1")
+    assert "eager" not in mx.how.lower() and "--num-scheduler-steps 19" in mx.how
+    mix = conv.harness_llm_layout(tree, root, "mixtral-8x7b", "Offline", "mi325x", "mixtral-8x7b", framework)
+    assert mix.tp == 1 and "llama2-70b-99/harness_llm/models/mixtral-8x7b/offline_mi325x.yaml" in mix.how
+    # what is not read is named: a weight format, a scenario without a file, a family without a folder
+    assert "quantization 'int4'" in conv.harness_llm_layout(tree, root, "llama2-70b-99", "Server", "mi300x",
+                                                             "llama2-70b", framework)
+    assert "has no llama2-70b/interactive_mi300x.yaml" in conv.harness_llm_layout(
+        tree, root, "llama2-70b-99", "Interactive", "mi300x", "llama2-70b", framework)
+    assert "no model folder" in conv.harness_llm_layout(tree, root, "llama3.1-8b", "Offline", "mi300x",
+                                                         "llama3.1-8b", framework)
+    # the multi-step steps a row of such a run gets: its stated steps, its release before 0.10.1 (V0)
+    from calc.serving_terms import multi_step_steps
+    assert multi_step_steps("vllm", fp8.engine_version, 11, fp8.how) == 11
+
+
+def test_amd_mlperf_v51_rows_shipped_state_their_harness():
+    # the held-out file's MLPerf v5.1 rows of AMD's harness_llm: MI300X, MI325X and MI355X, each stating its steps
+    # per scheduler call; the eager runs say so (the serving model leaves them out), the others never say "eager"
+    amd = HOLDOUT[HOLDOUT["notes"].str.contains("AMD's harness_llm")]
+    assert len(amd) == 121 and set(amd["accelerator"]) == {"mi300x", "mi325x", "mi355x"}
+    assert amd["notes"].str.contains(r"--num-scheduler-steps \d+").all() and (amd["engine"] == "vllm").all()
+    eager = amd["notes"].str.contains("enforce_eager True")
+    assert eager.sum() == 108 and not amd.loc[~eager, "notes"].str.lower().str.contains("eager").any()

@@ -205,6 +205,22 @@ def test_an_engine_polling_every_r_steps_makes_an_arrival_wait_r_over_2_steps():
     assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(14.5 * tpot, rel=1e-9)
 
 
+def test_multi_step_scheduling_admits_an_arrival_once_per_n_steps():
+    # vLLM V0's --num-scheduler-steps N schedules once per N decode steps, so a request that arrives during decode
+    # waits N / 2 steps on average, as under SGLang's recv interval; with no host work per step (step and sequence
+    # costs 0) decode is unchanged and the wait is the only difference: (10 - 1) / 2 = 4.5 steps at 16 clients
+    one = make_layout(LLAMA8, 1, 1, 1, 1)
+    p = param_values(load_serving_params())
+    costs = dict(engine_costs(p, "vllm"), step=0.0, seq=0.0)
+    single = serving_components(LLAMA8, H100, 512, 512, [16.0], one, "bf16", "bf16", SETTINGS)
+    multi = serving_components(LLAMA8, H100, 512, 512, [16.0], one, "bf16", "bf16", dict(SETTINGS, scheduler_steps=10))
+    assert single["sched_steps"][0] == 1 and multi["sched_steps"][0] == 10
+    a, b = combine(single, p, costs), combine(multi, p, costs)
+    tpot = a["tpot_estimate"][0]
+    assert b["tpot_estimate"][0] == pytest.approx(tpot, rel=1e-12)
+    assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(4.5 * tpot, rel=1e-9)
+
+
 def _closed_loop_row(len_dist, concurrency=64):
     import pandas as pd
     return pd.DataFrame([dict(
