@@ -808,8 +808,9 @@ ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-in
                        "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance"),
                        "trtllm_bench": ("trtllm", "the engine trtllm-bench builds"),
                        "full_window_cache": ("trtllm", "a TensorRT engine's cache of every token of a sliding window"),
-                       "scheduler_steps": ("vllm", "vLLM's --num-scheduler-steps (multi-step scheduling of its V0 "
-                                                   "engine)")}
+                       "scheduler_steps": (("vllm", "sglang"), "vLLM's --num-scheduler-steps (multi-step "
+                                                             "scheduling of its V0 engine) or SGLang's "
+                                                             "--num-continuous-decode-steps")}
 
 
 def _engine_options(options, engine_key: str = "") -> dict:
@@ -822,7 +823,7 @@ def _engine_options(options, engine_key: str = "") -> dict:
         if k not in ENGINE_OPTIONS:
             raise ValueError(f"unknown engine option {k!r}: the options are {', '.join(ENGINE_OPTIONS)}")
         own, what = ENGINE_ONLY_OPTIONS.get(k, (engine_key, ""))
-        if engine_key and own != engine_key:
+        if engine_key and engine_key not in (own if isinstance(own, tuple) else (own,)):
             raise ValueError(f"engine option {k!r} is {what}; the engine here is {engine_key}")
         if ENGINE_OPTIONS[k] == "flag":
             if not isinstance(v, bool):
@@ -883,9 +884,10 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
         # multi-step scheduling exists only in the V0 engine of vLLM's releases before 0.10.1 (``multi_step_steps``)
         steps = multi_step_steps(key, version, settings["scheduler_steps"])
         if steps == 1:
-            notices = notices + [f"scheduler_steps {settings['scheduler_steps']:g} is not taken: multi-step scheduling "
-                                 "is vLLM's V0 engine's, in releases before 0.10.1 (name one with engine_version); "
-                                 + (f"vLLM {version} has none" if version else "a current build has none")]
+            notices = notices + [f"scheduler_steps {settings['scheduler_steps']:g} is not taken: vLLM's multi-step "
+                                 "scheduling is its V0 engine's, in releases before 0.10.1 (name one with "
+                                 "engine_version); " + (f"vLLM {version} has none" if version else
+                                                        "a current build has none")]
         settings["scheduler_steps"] = steps
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)
@@ -1020,8 +1022,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``,
     ``full_window_cache``: a TensorRT engine of TensorRT-LLM built without ``max_attention_window_size`` caches every
     token of a sliding-window layer, not its window; ``scheduler_steps`` for vLLM's ``--num-scheduler-steps``, the
-    multi-step scheduling of its V0 engine in releases before 0.10.1, which pays the host's work per step once per
-    that many decode steps, ``calc.serving_terms.multi_step_steps``: a release without it gives a notice). An offline
+    multi-step scheduling of its V0 engine in releases before 0.10.1, or SGLang's ``--num-continuous-decode-steps``,
+    which pay the host's work per step once per that many decode steps and admit new requests at the next scheduler
+    call, ``calc.serving_terms.multi_step_steps``: a vLLM release without it gives a notice). An offline
     estimate on TensorRT-LLM takes the LLM API's defaults; ``engine_options={"trtllm_bench": True}`` runs the engine
     ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
     (``trtllm_bench_settings``), and its ``arrivals`` says so.

@@ -114,7 +114,8 @@ _TRT_ENGINE = ("trtllm-bench build", "gptsessionbenchmark")
 #: decode waits for the next poll: R / 2 decode steps on average (``calc.serving.combine``'s step wait).
 _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: vLLM's multi-step scheduling as a run's notes state it (``--num-scheduler-steps 10``, ``num_scheduler_steps=10``).
-_SCHEDULER_STEPS = re.compile(r"num[-_ ]scheduler[-_ ]steps\s*[= ]\s*(\d+)")
+#: SGLang's --num-continuous-decode-steps is the same setting of another engine.
+_SCHEDULER_STEPS = re.compile(r"num[-_ ](?:scheduler|continuous[-_ ]decode)[-_ ]steps\s*[=: ]\s*(\d+)")
 #: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
@@ -232,7 +233,7 @@ def _row_setup(r, params):
     if recv:
         settings["recv_interval"] = int(recv.group(1))
     steps = _SCHEDULER_STEPS.search(notes)
-    if steps:  # vLLM V0's multi-step scheduling, where the run's release and engine have it
+    if steps:  # vLLM V0's multi-step scheduling or SGLang's continuous decode steps, where the engine has them
         settings["scheduler_steps"] = multi_step_steps(key, version, int(steps.group(1)), notes)
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
         settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps

@@ -364,23 +364,31 @@ _V1_WORDS = re.compile(r"vllm_use_v1\s*=\s*1|\bv1 engine\b")
 
 def multi_step_steps(engine: str, version: str = "", stated_steps=1, notes: str = "") -> int:
     """The decode steps per scheduler call that ``engine`` at ``version`` runs when a run sets ``stated_steps``
-    (vLLM's ``--num-scheduler-steps``): ``stated_steps`` where the engine has multi-step scheduling, else 1.
+    (vLLM's ``--num-scheduler-steps``, SGLang's ``--num-continuous-decode-steps``): ``stated_steps`` where the engine
+    has the setting, else 1.
 
     Multi-step scheduling (vllm-project/vllm#7000, merged August 2024, RFC #6854; the v0.6.0 release blog, "vLLM
-    v0.6.0: 2.7x Throughput Improvement and 5x Latency Reduction", measures it with ``--num-scheduler-steps 10``) schedules a decode batch once and runs it N steps on the GPU, its sampled tokens
+    v0.6.0: 2.7x Throughput Improvement and 5x Latency Reduction", measures it with ``--num-scheduler-steps 10``)
+    schedules a decode batch once and runs it N steps on the GPU, its sampled tokens
     fed back on the device and the outputs processed once per N steps: the host's work per step
     (``step_fixed_s + seq_fixed_s x B``) is paid once per N steps, and a request that arrives meanwhile is admitted
     at the next scheduler call, N / 2 steps later on average (``calc.serving.combine``). It belongs to vLLM's
     V0 engine: from v0.8.0, whose default is V1, a run that sets the flag falls back to V0
     (``_is_v1_supported_oracle`` in vllm/engine/arg_utils.py) unless it forces V1 (``VLLM_USE_V1=1``, or notes
     that name the V1 engine: ``notes``); v0.10.1 removed it (``MULTI_STEP_REMOVED``). A current build (no
-    version) has none. Other engines: 1.
+    version) has none. SGLang's ``--num-continuous-decode-steps N`` (python/sglang/srt/server_args.py, default 1:
+    "Run multiple continuous decoding steps to reduce scheduling overhead. This can potentially increase throughput
+    but may also increase time-to-first-token latency") does the same in every release that has it: N. Other
+    engines: 1.
     Example: multi_step_steps("vllm", "0.8.5", 10) = 10; ("vllm", "0.9.1", 10, "V1 engine") = 1;
-    ("vllm", "0.11.0", 10) = 1; ("sglang", "0.4.1", 10) = 1.
+    ("vllm", "0.11.0", 10) = 1; ("sglang", "0.4.1", 10) = 10; ("trtllm", "1.0.0", 10) = 1.
     """
     steps = max(int(stated_steps), 1)
+    e = str(engine).strip().lower()
+    if e == "sglang":
+        return steps
     v = release_tuple(version)
-    if str(engine).strip().lower() != "vllm" or steps == 1 or not v or v >= MULTI_STEP_REMOVED:
+    if e != "vllm" or steps == 1 or not v or v >= MULTI_STEP_REMOVED:
         return 1
     return 1 if _V1_WORDS.search(str(notes).lower()) else steps
 

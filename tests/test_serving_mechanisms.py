@@ -1481,11 +1481,13 @@ def test_the_row_breakdown_of_a_tuned_run_is_the_held_out_tables_estimate():
 
 def test_multi_step_scheduling_belongs_to_vllm_v0_before_0_10_1():
     # vLLM's --num-scheduler-steps (vllm-project/vllm#7000) runs on its V0 engine; from 0.8.0 a run that sets it
-    # falls back to V0 unless it forces V1; 0.10.1 removed it (#22138). Other engines and a current build: 1 step
+    # falls back to V0 unless it forces V1; 0.10.1 removed it (#22138). A current vLLM build: 1 step
     from calc.serving_terms import multi_step_steps
     assert multi_step_steps("vllm", "0.6.3", 8) == 8 and multi_step_steps("vllm", "0.10.0", 10) == 10
     assert multi_step_steps("vllm", "0.10.1", 10) == 1 and multi_step_steps("vllm", "", 10) == 1
     assert multi_step_steps("vllm", "0.9.1", 10, "VLLM_USE_V1=1 vllm serve ...") == 1
     assert multi_step_steps("vllm", "0.9.1", 10, "the image's V1 engine") == 1
-    assert multi_step_steps("sglang", "0.4.1", 10) == 1 and multi_step_steps("trtllm", "0.20.0", 10) == 1
+    assert multi_step_steps("trtllm", "0.20.0", 10) == 1
+    # SGLang's --num-continuous-decode-steps N: the same setting in every release that has it
+    assert multi_step_steps("sglang", "0.4.1", 10) == 10 and multi_step_steps("sglang", "", 4) == 4
     assert multi_step_steps("vllm", "0.8.5", 1) == 1 and multi_step_steps("vllm", "0.8.5", 0) == 1
