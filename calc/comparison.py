@@ -222,15 +222,17 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
 
     Returns:
         DataFrame: id, source_id, metric, statistic, concurrency, request_rate_per_s (a run at a rate: its
-        requests per second, else NaN), value (measured), predicted, bound, predicted_over_measured, note (why a row
-        has no prediction or bound).
+        requests per second, else NaN), value (measured), predicted, bound, predicted_over_measured, from_notes (the
+        engine settings the row's notes set and the prediction follows, in words: ``prepare_rows``' column), note
+        (why a row has no prediction or bound).
     """
     prm = params or load_serving_params()
     rows, comps, skipped = prepare_rows(df, prm)
-    predicted = {}
+    predicted, read = {}, {}
     if len(rows):
         values = predict_rows(rows, comps, param_values(prm))
         predicted = dict(zip(rows["id"], values))
+        read = dict(zip(rows["id"], rows["from_notes"]))
     notes = dict(skipped)
     out = []
     for _, r in df.iterrows():
@@ -243,9 +245,9 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
                         concurrency=r["concurrency"], request_rate_per_s=r.get("request_rate_per_s", np.nan),
                         value=r["value"], predicted=p, bound=bound,
                         predicted_over_measured=p / r["value"] if np.isfinite(p) else np.nan,
-                        note=notes.get(r["id"], "")))
+                        from_notes=read.get(r["id"], ""), note=notes.get(r["id"], "")))
     return pd.DataFrame(out, columns=["id", "source_id", "metric", "statistic", "concurrency", "request_rate_per_s",
-                                      "value", "predicted", "bound", "predicted_over_measured", "note"])
+                                      "value", "predicted", "bound", "predicted_over_measured", "from_notes", "note"])
 
 
 #: The metrics whose row ``row_estimate``'s breakdown marks: the time of each, as a breakdown's ``which``.

@@ -118,6 +118,9 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 _SCHEDULER_STEPS = re.compile(r"num[-_ ](?:scheduler|continuous[-_ ]decode)[-_ ]steps\s*[=: ]\s*(\d+)")
 #: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
 #: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
+#: The key under which ``_row_setup`` leaves, in words, the engine settings a row's notes set (``prepare_rows`` gives
+#: them as the column ``from_notes``).
+NOTES_SETTINGS = "from_notes"
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the date of its run ("measured 2025-10-15", "run on 2025-10-15", "date: 2025-10-15").
 _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|collected|tested)(?: on)?:? "
@@ -206,11 +209,14 @@ def _row_setup(r, params):
     layout = make_layout(model, tp, pp, ep, replicas)
     key, settings, _ = engine_settings(params, str(r.engine), acc.memory_bytes, acc.name)
     notes = str(getattr(r, "notes", "") or "").lower()
+    read = []  # what the notes set, in words (``NOTES_SETTINGS``)
     if any(w in notes for w in _TRTLLM_BENCH) and "trtllm_bench" in params["engines"].get(key, {}):
         settings = trtllm_bench_settings(params, key, model, acc, int(r.input_len) + int(r.output_len), layout,
                                          str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype))
+        read.append("trtllm-bench's own engine (its max batch, tokens per step and cache share)")
     if any(w in notes for w in _TRT_ENGINE):
         settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
+        read.append("a TensorRT engine (every token of a sliding window cached)")
     # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
     # the release as serving_estimate reads engine_version: its number wherever it stands (an image tag such as
     # vllm/vllm-openai:v0.10.2 is 0.10.2), or a date in its place (that day's software, a current build's scheduling)
@@ -223,6 +229,7 @@ def _row_setup(r, params):
     balance = _ADP_BALANCE.search(notes)
     if balance and layout.attention_dp > 1:
         settings["adp_balance_timeout_iters"] = int(balance.group(1))
+        read.append(f"attention-DP balance, timeout {int(balance.group(1))} steps")
     # the release's date (PyPI), else the run's date as its notes state it ("measured 2026-03-25", "date ...")
     year = release_year(key, version) if day is None else decimal_year(day)
     when = _RUN_DATE.search(notes)
@@ -232,11 +239,18 @@ def _row_setup(r, params):
     recv = _RECV_INTERVAL.search(notes)
     if recv:
         settings["recv_interval"] = int(recv.group(1))
+        read.append(f"new requests taken in every {int(recv.group(1))} steps (--scheduler-recv-interval)")
     steps = _SCHEDULER_STEPS.search(notes)
     if steps:  # vLLM V0's multi-step scheduling or SGLang's continuous decode steps, where the engine has them
         settings["scheduler_steps"] = multi_step_steps(key, version, int(steps.group(1)), notes)
+        stated = int(steps.group(1))
+        read.append(f"{stated} decode steps per scheduler call" if settings["scheduler_steps"] > 1 else
+                    f"{stated} steps per scheduler call stated, not taken (vLLM's multi-step scheduling is its V0 "
+                    "engine's, before 0.10.1)" if stated > 1 else "")
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
         settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps
+        read.append("prompt chunks in decode steps (--enable-mixed-chunk)")
+    settings[NOTES_SETTINGS] = "; ".join(w for w in read if w)
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0],
                                          device_family=device_family(params, str(r.accelerator))[0])
 
@@ -248,7 +262,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
     cost would swamp the graphed engines' fixed costs; the bench predicts them separately).
 
     Returns:
-        (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, replicas, gpus,
+        (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, from_notes: the engine
+        settings the row's notes set, in words, such as "10 decode steps per scheduler call", replicas, gpus,
         graphs, kind "latency"/"throughput", rate_per_replica); comps, dict of arrays concatenated over
         those rows (rate rows carry a grid of decode batches, ``calc.serving.serving_components``);
         skipped, a list of (id, reason).
@@ -278,6 +293,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             continue
         try:
             model, acc, layout, key, settings = _row_setup(r, prm)
+            from_notes = settings.pop(NOTES_SETTINGS, "")
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:
@@ -328,7 +344,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         k = len(comp["B"])
         comp["row"] = np.full(k, len(used), dtype=float)
         comps.append(comp)
-        used.append(dict(r._asdict(), engine_key=key, replicas=layout.replicas, gpus=layout.gpus_per_replica,
+        used.append(dict(r._asdict(), engine_key=key, from_notes=from_notes,
+                         replicas=layout.replicas, gpus=layout.gpus_per_replica,
                          graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail or rate else np.nan,

@@ -1043,3 +1043,29 @@ def test_a_row_that_beats_the_roofline_bound_is_named_on_the_page():
     assert len(named) == 1 and named[0].startswith("1 row beats the roofline bound, which no engine can: "
                                                    "output_tok_per_s_per_gpu 2,200 against a bound of "), named
     assert "tpot_ms" not in named[0]
+
+
+def test_the_settings_a_rows_notes_set_are_said_beside_its_estimate(tmp_path):
+    # two rows of one configuration that differ only in their notes: the one whose command sets vLLM V0's
+    # --num-scheduler-steps 10 is estimated with it and says so; the other says nothing and is estimated without
+    from calc import comparison, measurements
+    from calc.serving_fit import HOLDOUT_PATH
+    held = pd.read_csv(HOLDOUT_PATH, dtype=str, keep_default_na=False)
+    row = held[held["source_id"].str.startswith("rocm-vllm-devdocker-tput-")
+               & held["notes"].str.contains("--num-scheduler-steps 10 \\(multi-step")].head(1)
+    plain = row.assign(id="plain", notes=row["notes"].str.replace("--num-scheduler-steps 10", "one step", regex=False))
+    v1 = row.assign(id="v1", engine_version="0.11.0")  # a release without multi-step scheduling
+    pd.concat([row, plain, v1]).assign(source_id="me").to_csv(tmp_path / "mine.csv", index=False)
+    df = measurements.load_measurements(tmp_path / "mine.csv", sources=None)
+    table = comparison.compare_rows(df).set_index("id")
+    first = row["id"].iat[0]
+    assert table.loc[first, "from_notes"] == "10 decode steps per scheduler call"
+    assert table.loc["plain", "from_notes"] == ""
+    assert table.loc["v1", "from_notes"].startswith("10 steps per scheduler call stated, not taken")
+    assert table.loc[first, "predicted"] > table.loc["plain", "predicted"]
+    # SGLang's polling interval, another setting a row's notes set, is said the same way
+    sg = row.assign(engine="sglang", engine_version="0.4.3", source_id="me",
+                    notes="a run; --scheduler-recv-interval 30")
+    sg.to_csv(tmp_path / "sg.csv", index=False)
+    t = comparison.compare_rows(measurements.load_measurements(tmp_path / "sg.csv", sources=None))
+    assert t["from_notes"].iat[0] == "new requests taken in every 30 steps (--scheduler-recv-interval)"

@@ -258,7 +258,11 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                           # a run at a request rate shows its rate (a column only where some row has one)
                           + (["request_rate_per_s"] if "request_rate_per_s" in shown
                              and pd.to_numeric(shown["request_rate_per_s"], errors="coerce").notna().any() else [])
-                          + ["value", "predicted", "bound", "predicted_over_measured", "id", "source"]
+                          + ["value", "predicted", "bound", "predicted_over_measured"]
+                          # the engine settings a row's notes set, which its estimate follows (where some row has any)
+                          + (["from_notes"] if "from_notes" in shown
+                             and shown["from_notes"].fillna("").astype(str).str.strip().any() else [])
+                          + ["id", "source"]
                           # a note where some row has one (the rows the serving model leaves out say why)
                           + (["note"] if "note" in shown and shown["note"].fillna("").astype(str).str.strip().any()
                              else []),
@@ -271,6 +275,8 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                               "bound": st.column_config.NumberColumn("bound", format="localized"),
                               "predicted_over_measured": st.column_config.NumberColumn("estimate / measured",
                                                                                        format="%.2f"),
+                              "from_notes": st.column_config.TextColumn("settings read from its notes",
+                                                                        width="medium"),
                               # the source's host as the link's text: a whole URL would push the table sideways
                               "source": st.column_config.LinkColumn("source", display_text=r"https?://([^/]+)")})
 
