@@ -216,7 +216,8 @@ def _row_setup(r, params):
         read.append("trtllm-bench's own engine (its max batch, tokens per step and cache share)")
     if any(w in notes for w in _TRT_ENGINE):
         settings["sliding"] = "full"  # a TensorRT engine caches every token unless the run sets a window
-        read.append("a TensorRT engine (every token of a sliding window cached)")
+        read.append("a TensorRT engine" + (" (every token of its sliding windows cached)"
+                                           if getattr(model, "sliding_window", None) else ""))
     # host work hidden behind the GPU's by the engines' overlap / async schedulers, by engine and release
     # the release as serving_estimate reads engine_version: its number wherever it stands (an image tag such as
     # vllm/vllm-openai:v0.10.2 is 0.10.2), or a date in its place (that day's software, a current build's scheduling)
