@@ -835,6 +835,9 @@ def _engine_options(options, engine_key: str = "") -> dict:
             check_positive_number(v, f"engine option {k!r}")
             if k == "kv_memory_fraction" and v > 1:
                 raise ValueError(f"engine option 'kv_memory_fraction' must be at most 1; got {v!r}")
+            if k == "scheduler_steps" and float(v) != int(v):
+                raise ValueError(f"engine option 'scheduler_steps' must be a whole number of decode steps per "
+                                 f"scheduler call (1 or more); got {v!r}")
             out[k] = float(v)
     return out
 

@@ -633,6 +633,9 @@ def test_multi_step_scheduling_pays_the_host_work_once_per_n_decode_steps():
                                  **dict(kw, engine_version=version))
         assert asked.tpot.estimate_s == plain.tpot.estimate_s
         assert any("scheduler_steps 10 is not taken" in n and words in n for n in asked.notices)
+    for bad, words in ((1.5, "whole number of decode steps"), (0, "positive"), ("ten", "positive")):
+        with pytest.raises(ValueError, match=words):
+            serving_estimate(m, a, 128, 2048, engine_options={"scheduler_steps": bad}, **kw)
     with pytest.raises(ValueError, match="vLLM's --num-scheduler-steps .* or SGLang's --num-continuous-decode-steps"):
         serving_estimate(m, a, 128, 2048, **dict(kw, engine="trtllm"), engine_options={"scheduler_steps": 10})
     # SGLang's --num-continuous-decode-steps: the same setting, taken in any release, without a notice; its overlap
