@@ -16,8 +16,8 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import (ServingEstimate, below_limits, edge_of_limits, estimate_from_arrays, rate_range,
-                      serving_frontier)
+from .serving import (ServingEstimate, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
+                      rate_range, serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points, speculative_notes)
@@ -199,8 +199,9 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     """``calc.serving.serving_frontier`` for one configuration row (the fitted rules of the data set: fp4
     weights on Blackwell's fp4 tensor cores, an unstated KV dtype as ``row_kv_dtype``). Per replica of
     (tp, pp, ep); throughput is per GPU, so replicas do not move it. ``up_to``: the largest concurrency per
-    replica the curve must reach (a configuration's largest measured one; without ``concurrencies``, 256 points
-    from 1 to max(1,024, up_to), so that a run at 3,072 clients lies on the curve's span).
+    replica the curve must reach (a configuration's largest measured one; without ``concurrencies``, whole numbers
+    from 1 to max(1,024, up_to) on a geometric grid, ``calc.serving.frontier_concurrencies``, so that a run at 3,072
+    clients lies on the curve's span).
 
     Raises:
         ValueError: as ``serving_frontier``.
@@ -211,7 +212,7 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     wd = "nvfp4" if str(config["weight_dtype"]).lower() == "fp4" else str(config["weight_dtype"])
     kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:
-        concurrencies = np.geomspace(1.0, float(up_to), 256)
+        concurrencies = frontier_concurrencies(float(up_to))
     return serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
                             int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
                             engine=str(config["engine"]), params=params)

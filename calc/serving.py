@@ -1744,6 +1744,14 @@ def pareto_mask(x, y) -> np.ndarray:
     return mask
 
 
+def frontier_concurrencies(up_to: float, points: int = 256) -> np.ndarray:
+    """The concurrencies a frontier is drawn at: ``points`` values from 1 to ``up_to`` on a geometric grid, rounded
+    to whole clients and unique (a fractional concurrency is no run: between two whole numbers the model's decode
+    batch and prompt schedule change in steps, which drew a staircase at the curve's low end). 1-D float array.
+    Example: frontier_concurrencies(1024.0) starts 1, 2, 3 and ends 1,024, with 159 values."""
+    return np.unique(np.round(np.geomspace(1.0, float(up_to), int(points))))
+
+
 def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: int, output_len: int,
                      concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str | None = None,
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
@@ -1751,8 +1759,9 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
                      engine_options: dict | None = None) -> pd.DataFrame:
     """Throughput per GPU against tokens/s per user over concurrency (InferenceX's axes), vectorised.
 
-    One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default 256
-    values from 1 to 1,024 on a geometric grid, rounded and unique). Replicas scale both axes away.
+    One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default
+    ``frontier_concurrencies(1024)``: 256 values from 1 to 1,024 on a geometric grid, rounded and unique, 159 of
+    them). Replicas scale both axes away.
 
     Returns:
         DataFrame, one row per concurrency: concurrency, decode_batch, batch_limit, tpot_s, ttft_s, e2e_s,
@@ -1772,7 +1781,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)
     if concurrencies is None:
-        c = np.geomspace(1.0, 1024.0, 256)
+        c = frontier_concurrencies(1024.0)
     else:
         c = np.asarray(concurrencies, dtype=float)
         if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c <= 0):

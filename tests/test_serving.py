@@ -214,7 +214,10 @@ def test_bad_inputs_raise_value_error():
 
 def test_frontier_matches_the_scalar_estimate_and_trades_user_for_gpu():
     df = serving_frontier(LLAMA70, H100, 1000, 1000, tp=8, weight_dtype="fp8", kv_dtype="fp8")
-    assert len(df) == 256
+    # 256 points of a geometric grid from 1 to 1,024 rounded to whole clients: 1, 2, ... 1,024, each once
+    c = df["concurrency"].to_numpy()
+    assert c[0] == 1 and c[-1] == 1024 and np.all(c == np.round(c)) and np.all(np.diff(c) > 0)
+    assert len(df) == len(np.unique(np.round(np.geomspace(1, 1024, 256))))
     one = serving_estimate(LLAMA70, H100, 1000, 1000, concurrency=float(df["concurrency"][100]), tp=8,
                            weight_dtype="fp8", kv_dtype="fp8")
     assert df["tokens_per_s_per_gpu"][100] == pytest.approx(one.output_tokens_per_s_per_gpu, rel=1e-9)
