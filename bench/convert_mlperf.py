@@ -66,6 +66,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calc.hardware import get_accelerator  # noqa: E402
@@ -839,7 +841,6 @@ def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, 
         return f"AMD's harness_llm has no {model_dir}/{name} under {root}/code"
     path = found[0]
     try:
-        import yaml
         conf = yaml.safe_load(tree.read(path) or "") or {}
         common_path = path.split("/harness_llm/")[0] + "/harness_llm/common/config.yaml"
         common = yaml.safe_load(tree.read(common_path) or "") or {}

@@ -81,7 +81,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
-                            groups_later_rounds, multi_step_steps,
+                            groups_later_rounds, MULTI_STEP_NOT_TAKEN, multi_step_steps,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -802,12 +802,13 @@ ENGINE_OPTIONS = {"max_batch": "number", "token_budget": "number", "kv_memory_fr
                   "recv_interval": "number", "adp_balance_timeout_iters": "number", "overlap_schedule": "flag",
                   "eager_prefill": "flag", "reserve_full_sequence": "flag", "trtllm_bench": "flag",
                   "full_window_cache": "flag", "scheduler_steps": "number"}
-#: Options that only one engine has: SGLang's ``--scheduler-recv-interval``, TensorRT-LLM's attention-DP balance and
-#: the engine ``trtllm-bench throughput`` builds.
-ENGINE_ONLY_OPTIONS = {"recv_interval": ("sglang", "SGLang's --scheduler-recv-interval"),
-                       "adp_balance_timeout_iters": ("trtllm", "TensorRT-LLM's attention_dp_config balance"),
-                       "trtllm_bench": ("trtllm", "the engine trtllm-bench builds"),
-                       "full_window_cache": ("trtllm", "a TensorRT engine's cache of every token of a sliding window"),
+#: Options that only some engines have (the engines, what the option is): SGLang's ``--scheduler-recv-interval``,
+#: TensorRT-LLM's attention-DP balance, the engine ``trtllm-bench throughput`` builds, steps per scheduler call.
+ENGINE_ONLY_OPTIONS = {"recv_interval": (("sglang",), "SGLang's --scheduler-recv-interval"),
+                       "adp_balance_timeout_iters": (("trtllm",), "TensorRT-LLM's attention_dp_config balance"),
+                       "trtllm_bench": (("trtllm",), "the engine trtllm-bench builds"),
+                       "full_window_cache": (("trtllm",), "a TensorRT engine's cache of every token of a sliding "
+                                                          "window"),
                        "scheduler_steps": (("vllm", "sglang"), "vLLM's --num-scheduler-steps (multi-step "
                                                              "scheduling of its V0 engine) or SGLang's "
                                                              "--num-continuous-decode-steps")}
@@ -822,8 +823,8 @@ def _engine_options(options, engine_key: str = "") -> dict:
     for k, v in options.items():
         if k not in ENGINE_OPTIONS:
             raise ValueError(f"unknown engine option {k!r}: the options are {', '.join(ENGINE_OPTIONS)}")
-        own, what = ENGINE_ONLY_OPTIONS.get(k, (engine_key, ""))
-        if engine_key and engine_key not in (own if isinstance(own, tuple) else (own,)):
+        own, what = ENGINE_ONLY_OPTIONS.get(k, ((engine_key,), ""))
+        if engine_key and engine_key not in own:
             raise ValueError(f"engine option {k!r} is {what}; the engine here is {engine_key}")
         if ENGINE_OPTIONS[k] == "flag":
             if not isinstance(v, bool):
@@ -887,10 +888,9 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
         # multi-step scheduling exists only in the V0 engine of vLLM's releases before 0.10.1 (``multi_step_steps``)
         steps = multi_step_steps(key, version, settings["scheduler_steps"])
         if steps == 1:
-            notices = notices + [f"scheduler_steps {settings['scheduler_steps']:g} is not taken: vLLM's multi-step "
-                                 "scheduling is its V0 engine's, in releases before 0.10.1 (name one with "
-                                 "engine_version); " + (f"vLLM {version} has none" if version else
-                                                        "a current build has none")]
+            notices = notices + [f"scheduler_steps {settings['scheduler_steps']:g} is not taken: "
+                                 f"{MULTI_STEP_NOT_TAKEN} (name one with engine_version); "
+                                 + (f"vLLM {version} has none" if version else "a current build has none")]
         settings["scheduler_steps"] = steps
     acc_key = _accelerator_key(accelerator)
     scale, more = matmul_scale(prm, acc_key)

@@ -58,9 +58,10 @@ from .layout import make_layout
 from .run_limits import run_latency_limits
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
-from .serving_terms import (FP4_FORMATS, burst_share, decimal_year, eager_prefill, engine_matmul,
-                            finite_run_waves, groups_later_rounds, lockstep_closed_loop, multi_step_steps, overlaps_schedule,
-                            release_number, release_year, spread_outputs, version_day)
+from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
+                            engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
+                            multi_step_steps, overlaps_schedule, release_number, release_year, spread_outputs,
+                            version_day)
 from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
                              param_values)
@@ -116,11 +117,11 @@ _RECV_INTERVAL = re.compile(r"--scheduler-recv-interval (\d+)")
 #: vLLM's multi-step scheduling as a run's notes state it (``--num-scheduler-steps 10``, ``num_scheduler_steps=10``).
 #: SGLang's --num-continuous-decode-steps is the same setting of another engine.
 _SCHEDULER_STEPS = re.compile(r"num[-_ ](?:scheduler|continuous[-_ ]decode)[-_ ]steps\s*[=: ]\s*(\d+)")
-#: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
-#: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 #: The key under which ``_row_setup`` leaves, in words, the engine settings a row's notes set (``prepare_rows`` gives
 #: them as the column ``from_notes``).
 NOTES_SETTINGS = "from_notes"
+#: How a row's notes state TensorRT-LLM's attention-DP balance (``attention_dp_config`` with ``enable_balance`` and
+#: ``timeout_iters T``): a prompt waits for every rank to hold one, at most T steps (``calc.serving.combine``).
 _ADP_BALANCE = re.compile(r"enable_balance, timeout_iters (\d+)")
 #: How a row's notes state the date of its run ("measured 2025-10-15", "run on 2025-10-15", "date: 2025-10-15").
 _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|collected|tested)(?: on)?:? "
@@ -243,15 +244,16 @@ def _row_setup(r, params):
         read.append(f"new requests taken in every {int(recv.group(1))} steps (--scheduler-recv-interval)")
     steps = _SCHEDULER_STEPS.search(notes)
     if steps:  # vLLM V0's multi-step scheduling or SGLang's continuous decode steps, where the engine has them
-        settings["scheduler_steps"] = multi_step_steps(key, version, int(steps.group(1)), notes)
         stated = int(steps.group(1))
-        read.append(f"{stated} decode steps per scheduler call" if settings["scheduler_steps"] > 1 else
-                    f"{stated} steps per scheduler call stated, not taken (vLLM's multi-step scheduling is its V0 "
-                    "engine's, before 0.10.1)" if stated > 1 else "")
+        settings["scheduler_steps"] = multi_step_steps(key, version, stated, notes)
+        if settings["scheduler_steps"] > 1:
+            read.append(f"{stated} decode steps per scheduler call")
+        elif stated > 1:
+            read.append(f"{stated} steps per scheduler call stated, not taken ({MULTI_STEP_NOT_TAKEN})")
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
         settings["mixed_prefill"] = True  # SGLang's --enable-mixed-chunk puts prompt chunks into decode steps
         read.append("prompt chunks in decode steps (--enable-mixed-chunk)")
-    settings[NOTES_SETTINGS] = "; ".join(w for w in read if w)
+    settings[NOTES_SETTINGS] = "; ".join(read)
     return model, acc, layout, key, dict(settings, matmul_scale=matmul_scale(params, str(r.accelerator))[0],
                                          device_family=device_family(params, str(r.accelerator))[0])
 

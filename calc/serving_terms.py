@@ -358,6 +358,8 @@ def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> 
 #: vLLM's first release without multi-step scheduling (vllm-project/vllm#22138, "[V0 Deprecation] Remove multi-step
 #: scheduling", merged 2025-08-03, first in v0.10.1).
 MULTI_STEP_REMOVED = (0, 10, 1)
+#: Why a stated number of steps per scheduler call is not taken (``calc.serving``'s notice, a row's ``from_notes``).
+MULTI_STEP_NOT_TAKEN = "vLLM's multi-step scheduling is its V0 engine's, in releases before 0.10.1"
 #: How a run's notes say its vLLM ran the V1 engine, which never had multi-step scheduling.
 _V1_WORDS = re.compile(r"vllm_use_v1\s*=\s*1|\bv1 engine\b")
 
