@@ -9,6 +9,9 @@ predicted (``calc.serving_fit.predict_rows`` with the shipped parameters) and bo
 """
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -16,11 +19,12 @@ from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
-from .serving import (ServingEstimate, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
+from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
                       rate_range, serving_frontier)
 from .serving_terms import engine_matmul
-from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
+from .serving_fit import (_SPEC_NEGATED, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points, speculative_notes)
+from .speculative_serving import speculative_from_notes
 from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -58,12 +62,19 @@ def configurations(df: pd.DataFrame) -> pd.DataFrame:
     first, then those with points, then those with a throughput run to draw (a configuration of TTFT and TPOT
     rows alone has nothing to draw on those axes), then most rows first."""
     if df.empty:
-        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain"])
+        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain", "speculative"])
     keys = list(CONFIG_COLUMNS)
     spec = _speculative(df["notes"])
     g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec).groupby(keys, dropna=False).agg(
         rows=("_plain", "size"), plain=("_plain", "sum")).reset_index()
     g["plain"] = g["plain"].astype(int)
+    # a configuration whose every row decodes speculatively: its curve takes the draft settings of its first row
+    # (``calc.speculative_serving.speculative_from_notes``), as JSON text (a configuration row stays hashable)
+    first_spec = df.fillna({"kv_dtype": ""})[spec].groupby(keys, dropna=False)["notes"].first()
+    g["speculative"] = [json.dumps(speculative_from_notes(_SPEC_NEGATED.sub(" ", str(first_spec.get(tuple(r), ""))
+                                                                            .lower())))
+                        if r_plain == 0 and tuple(r) in first_spec.index else ""
+                        for r, r_plain in zip(g[keys].itertuples(index=False, name=None), g["plain"])]
     for name, part in (("points", measured_points(df)), ("throughput", throughput_rows(df).fillna({"kv_dtype": ""}))):
         n = part.groupby(keys, dropna=False).size().rename(name).reset_index() if len(part) else None
         g = g.merge(n, on=keys, how="left") if n is not None else g.assign(**{name: 0})
@@ -213,9 +224,11 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:
         concurrencies = frontier_concurrencies(float(up_to))
+    spec = config.get("speculative") or None
     return serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
                             int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
-                            engine=str(config["engine"]), params=params)
+                            engine=str(config["engine"]), params=params,
+                            speculative=json.loads(spec) if isinstance(spec, str) else spec)
 
 
 def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
@@ -228,7 +241,7 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
         (why a row has no prediction or bound).
     """
     prm = params or load_serving_params()
-    rows, comps, skipped = prepare_rows(df, prm)
+    rows, comps, skipped = prepare_rows(df, prm, include_speculative=True)
     predicted, read = {}, {}
     if len(rows):
         values = predict_rows(rows, comps, param_values(prm))
@@ -253,6 +266,25 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
 
 #: The metrics whose row ``row_estimate``'s breakdown marks: the time of each, as a breakdown's ``which``.
 BREAKDOWN_METRICS = {"tpot_ms": "tpot", "itl_ms": "tpot", "ttft_ms": "ttft"}
+
+
+def row_time(est: ServingEstimate, metric: str) -> TimeBreakdown:
+    """The breakdown of the time a row of ``metric`` (a key of ``BREAKDOWN_METRICS``) measures, from its estimate
+    (``row_estimate``): TTFT's, TPOT's, or for ITL, the gap between streamed chunks, one decode step: TPOT's under
+    plain decoding, and under speculative decoding the round of AL tokens (``ServingEstimate.itl_s``), every part
+    of TPOT's times AL, so the parts still add up.
+
+    Raises:
+        KeyError: a metric ``BREAKDOWN_METRICS`` does not hold.
+    """
+    tb = getattr(est, BREAKDOWN_METRICS[metric])
+    k = est.itl_s / tb.estimate_s if metric == "itl_ms" and tb.estimate_s > 0 else 1.0
+    if not np.isfinite(k) or k == 1.0:
+        return tb
+    times = ("weights_s", "kv_s", "compute_s", "comm_s", "bound_s", "fixed_s", "efficiency_s", "interference_s",
+             "queue_s", "estimate_s", "low_s", "high_s", "draft_s")
+    return replace(tb, **{f: k * getattr(tb, f) for f in times},
+                   fixed_parts=tuple((name, k * v) for name, v in tb.fixed_parts))
 
 
 def row_estimate(row, params: dict | None = None) -> ServingEstimate:
@@ -324,7 +356,7 @@ def _row_arrays(frame: pd.DataFrame, prm: dict):
     """(rows, comps, arrays, heaviest) of one measurement row: ``prepare_rows`` on it, and combine's arrays at its
     points weighted as ``predict_rows`` weighs them (``row_points``), one value per key; ``heaviest`` the index of
     the heaviest point. Raises ValueError for a row the serving model does not predict."""
-    rows, comps, skipped = prepare_rows(frame, prm)
+    rows, comps, skipped = prepare_rows(frame, prm, include_speculative=True)
     if rows.empty:
         raise ValueError(f"no serving estimate for row {frame['id'].iat[0]}: {skipped[0][1] if skipped else 'skipped'}")
     arrays, weights = row_points(rows, comps, param_values(prm))

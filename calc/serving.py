@@ -76,6 +76,7 @@ from .measurements import engine_name
 from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
+from .speculative_serving import speculative_settings
 from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
                             first_release, release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
@@ -111,6 +112,9 @@ class TimeBreakdown:
             end never below ``bound_s`` (no engine beats the roofline's lower bound).
         fixed_parts: ``fixed_s`` split, as (key of ``FIXED_PARTS``, seconds) pairs in that order, adding up to
             ``fixed_s``; () where the estimate was built without them.
+        draft_s: speculative decoding's draft passes (TPOT: k per round, over the acceptance length; TTFT: the
+            draft's pass over the prompt), ``calc.speculative_serving``; 0 for plain decoding. Under speculative
+            decoding every TPOT part is the round's over the acceptance length.
     """
 
     weights_s: float
@@ -126,12 +130,18 @@ class TimeBreakdown:
     low_s: float
     high_s: float
     fixed_parts: tuple = ()
+    draft_s: float = 0.0
 
     def parts(self) -> dict:
-        """The parts in the order of the breakdown (they add up to ``estimate_s``)."""
-        return {"weights": self.weights_s, "KV cache": self.kv_s, "compute": self.compute_s,
-                "communication": self.comm_s, "fixed costs (per step, per request)": self.fixed_s,
-                "efficiency": self.efficiency_s, "batching interference": self.interference_s, "queueing": self.queue_s}
+        """The parts in the order of the breakdown (they add up to ``estimate_s``); the speculative draft's only
+        where there is one."""
+        out = {"weights": self.weights_s, "KV cache": self.kv_s, "compute": self.compute_s,
+               "communication": self.comm_s, "fixed costs (per step, per request)": self.fixed_s,
+               "efficiency": self.efficiency_s, "batching interference": self.interference_s}
+        if self.draft_s:
+            out["speculative draft"] = self.draft_s
+        out["queueing"] = self.queue_s
+        return out
 
 
 #: The parts of the fixed cost (``TimeBreakdown.fixed_parts``, ``combine``'s ``tpot_fixed_<key>`` and
@@ -172,6 +182,10 @@ class ServingEstimate:
         batching: "continuous" or "static"; notices: fallbacks taken (show them beside the numbers);
         arrivals: how a closed loop's requests arrive, in words (``calc.serving_terms.arrivals_text``: the
             steady state, lockstep waves of fixed lengths, rounds); "" for a rate or an offline run.
+        speculative: speculative decoding's convention in words (draft method and tokens, acceptance length and
+            its source, ``calc.speculative_serving.speculative_settings``); "" for plain decoding.
+        itl_s: the gap between two streamed chunks, one decode step (a verification round under speculative
+            decoding, AL tokens; TPOT otherwise), as vllm bench serve's ITL counts it.
     """
 
     ttft: TimeBreakdown
@@ -196,6 +210,8 @@ class ServingEstimate:
     batching: str
     notices: tuple = field(default=())
     arrivals: str = ""
+    speculative: str = ""
+    itl_s: float = math.nan
 
 
 # == Stage 1: the bound's parts (independent of the fitted parameters) ==========================
@@ -233,6 +249,12 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     throughput's ``--scheduler_policy`` defaults to it, tensorrt_llm/bench/benchmark/throughput.py at commit
     000a01de66f0eab4ab05640711f0253f50f5209c): the KV capacity is counted at ``I + O`` tokens per sequence,
     not at the mean context ``I + O / 2`` of a paged cache that grows as it writes (vLLM, SGLang).
+    ``settings["spec_tokens"]`` k, ``settings["spec_al"]`` AL and ``settings["spec_share"]`` (speculative decoding,
+    ``calc.speculative_serving.speculative_settings``): the decode step verifies k + 1 tokens per sequence, a
+    request's O tokens take O / AL steps (so f, the token budget's cap and a burst's schedule count steps), and
+    the draft's parts per pass are returned (d_w_s, d_c_s: the draft's share of a one-token step's weights and
+    matmuls; d_kv_s, d_comm_s: one layer's share of its cache reads and collectives; pf_d_w_s, pf_d_c_s: its pass
+    over the prompt), with spec_k and spec_al; zeros and k = 0, AL = 1 for plain decoding.
     ``settings["sliding"]``: "cap" (default: a sliding-window layer holds and reads its window) or "full" (every
     token cached and read: TensorRT-LLM's TensorRT engines keep a cyclic window only when the run sets
     ``max_attention_window_size``, docs/source/advanced/gpt-attention.md, "Sliding Window Attention, Cyclic
@@ -262,6 +284,12 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     """
     s = settings or {"max_batch": 1024, "token_budget": 8192, "kv_memory_fraction": 0.9}
     i, o = float(input_len), float(output_len)
+    # speculative decoding (``calc.speculative_serving``): k drafts per sequence per round, verified in one step of
+    # k + 1 tokens per sequence; a request's O tokens take O / AL rounds (AL: the acceptance length)
+    k_spec = int(s.get("spec_tokens", 0))
+    al = float(s.get("spec_al", 1.0)) if k_spec else 1.0
+    per_seq = float(k_spec + 1)
+    o_steps = o / al
     c = np.atleast_1d(np.asarray(concurrency, dtype=float))
     ctx = int(round(i + o / 2.0))
     # engines size their cache from the memory the driver reports (vLLM's gpu_memory_utilization and
@@ -298,27 +326,27 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         caps["kv_capacity"] = float(max_batch_per_replica(model, held, admit_ctx, layout, weight_dtype, kv_dtype,
                                                           reserve, sliding=sliding))
     if batching == "continuous" and not burst:
-        caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o / (i + o)))
+        caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o_steps / (i + per_seq * o_steps)))
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     n_in = np.minimum(c, cap)
     b = np.minimum(n_in, float(b_kv)) if preempts else n_in
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
     limit = np.where(b < n_in, "kv_capacity", limit)
-    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect,
+    dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, k_spec + 1, interconnect,
                                sliding=sliding)
-    f = (b - 1.0) / o if batching == "continuous" else np.zeros_like(b)
+    f = (b - 1.0) / o_steps if batching == "continuous" else np.zeros_like(b)
     if batching == "continuous":
         pf = parallel_step_arrays(model, accelerator, 1, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
                                   sliding=sliding, prefill=True, logits="last")
         pf = {k: np.full_like(b, float(pf[k])) for k in ("weights_s", "kv_s", "compute_s", "comm_s")}
-        budget_left = np.maximum(s["token_budget"] - (b - 1.0), 1.0)
+        budget_left = np.maximum(s["token_budget"] - (b - 1.0) * per_seq, 1.0)
         n_chunks = np.ceil(i / budget_left)
         pf_n = np.ones_like(b)
         if grouped and not burst:
             pf_n = np.minimum(b, max(np.floor(float(s["token_budget"]) / float(i)), 1.0))
         if burst:
-            f, n_chunks, pf_n = burst_schedule(b, i, o, s["token_budget"])
+            f, n_chunks, pf_n = burst_schedule(b, i, o_steps, s["token_budget"])
     else:  # static: the batch's B prompts in one pass
         pf_n = np.ones_like(b)
         pf = parallel_step_arrays(model, accelerator, b, int(i), layout, weight_dtype, kv_dtype, int(i), interconnect,
@@ -330,7 +358,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         # p_mix = min(f x I / chunk, 1) of the decode steps carries prompt tokens, f x I / p_mix of them, and the
         # rest decode alone (``combine`` takes the mean of the two steps' times)
         chunk = b * i / np.maximum(np.ceil(b * i / s["token_budget"]), 1.0) if burst \
-            else np.minimum(i, np.maximum(s["token_budget"] - (b - 1.0), 1.0))
+            else np.minimum(i, np.maximum(s["token_budget"] - (b - 1.0) * per_seq, 1.0))
         p_mix = np.where(f > 0, np.minimum(f * i / chunk, 1.0), 0.0)
         extra = np.where(p_mix > 0, f * i / np.maximum(p_mix, 1e-12), 0.0)
     else:
@@ -339,7 +367,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     if model.is_moe and batching == "continuous":
         # the experts a step carrying prompt tokens reads: those of its B + f x I / p_mix tokens (a prompt's
         # chunk reaches nearly every expert), not those of B + f x I tokens spread over every step
-        wmix = parallel_step_arrays(model, accelerator, b + extra, ctx, layout, weight_dtype, kv_dtype, 1,
+        wmix = parallel_step_arrays(model, accelerator, b * per_seq + extra, ctx, layout, weight_dtype, kv_dtype, 1,
                                     interconnect, sliding=sliding)["weights_s"]
     else:
         wmix = dec["weights_s"]
@@ -347,7 +375,17 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     pf_attn = (attention_extra_s(model, accelerator, i, layout, weight_dtype, kv_dtype)
                + unquantized_matmul_extra_s(model, accelerator, i, 1.0, layout, weight_dtype)) \
         * (b if batching == "static" else 1.0)
-    c_x = unquantized_matmul_extra_s(model, accelerator, b, b, layout, weight_dtype)
+    c_x = unquantized_matmul_extra_s(model, accelerator, b * per_seq, b * per_seq, layout, weight_dtype)
+    # a draft pass (``calc.speculative_serving.draft_cost``): its share of a one-token decode step's weights and
+    # matmuls, and one layer's share of its cache reads and collectives; k of them per round
+    spec = {key: np.zeros_like(b) for key in ("d_w_s", "d_c_s", "d_kv_s", "d_comm_s", "pf_d_w_s", "pf_d_c_s")}
+    if k_spec:
+        one = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, 1, interconnect,
+                                   sliding=sliding)
+        share, layer = float(s["spec_share"]), 1.0 / model.n_layers
+        spec = {"d_w_s": share * one["weights_s"], "d_c_s": share * one["compute_s"], "d_kv_s": layer * one["kv_s"],
+                "d_comm_s": layer * one["comm_s"], "pf_d_w_s": share * pf["weights_s"],
+                "pf_d_c_s": share * pf["compute_s"]}
     # attention DP: the ranks wait for the one prefilling (per step, and for a prompt's own prefill alone)
     dp_wait = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, f) \
         if batching == "continuous" else np.zeros_like(b)
@@ -376,7 +414,9 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                 adp_timeout=np.full_like(b, float(s.get("adp_balance_timeout_iters", 0))),
                 adp_ranks=np.full_like(b, float(layout.attention_dp)),
                 year=np.full_like(b, float(s.get("release_year", math.nan))),
-                dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float))
+                dp_wait_s=np.asarray(dp_wait, dtype=float), dp_alone_s=np.asarray(dp_alone, dtype=float),
+                spec_k=np.full_like(b, float(k_spec)), spec_al=np.full_like(b, al),
+                **{key: np.broadcast_to(np.asarray(v, dtype=float), b.shape).copy() for key, v in spec.items()})
 
 
 # == Stage 2: the estimate from the parts and the parameters =====================================
@@ -402,6 +442,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     arrays); ``graphs``: 1 with CUDA graphs, 0 eager.
     ``rate_per_s``: requests per second per replica for an open loop (then no slot wait; the M/D/1
     load is the rate), else None (closed loop: the load is the throughput the clients make).
+    Under speculative decoding (``comp["spec_k"]`` k > 0, ``comp["spec_al"]`` AL) a decode step is a round, k draft
+    passes then the verify step, and every TPOT part is the round's over AL, the draft's passes in a part of their
+    own (``tpot_draft``; ``ttft_draft``: the draft's pass over the prompt); ``round_s`` is one step (a round), the
+    unit of the waits for a step and a benchmark's ITL, and ``spec_al`` AL (1 for plain decoding).
     ``comp["year"]``, the engine release's date (nan: the reference year), sets the software factor
     (``calc.serving_terms.software_factor``) that scales the decode step's fixed costs and its utilisations'
     shortfalls.
@@ -494,14 +538,31 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
                   "moe": g["n_moe_layers"] * costs["moe"] * device_scale, "mla": mla * device_scale}
     tpot_fixed_parts = dict(step_parts, prompt_launch=np.minimum(f, 1.0) * prefill_fixed,
                             request=np.zeros_like(b))
-    tpot = {"weights": w, "kv": kv, "compute": np.maximum(c - w, 0.0), "comm": cm, "bound": bound,
-            "fixed": tpot_fixed, "efficiency": dec - bound, "interference": mixed - dec, "queue": np.zeros_like(b)}
+    # speculative decoding (``calc.speculative_serving``): a round is k draft passes, each a small model's step
+    # (its share of the weights and matmuls, one layer's cache reads, collectives and launches), then the verify
+    # step above (k + 1 tokens per sequence); it emits AL tokens per sequence, so every part of a token's time is
+    # the round's over AL. Plain decoding: k = 0, AL = 1, no draft
+    k_spec, al = g.get("spec_k", 0.0), g.get("spec_al", 1.0)
+    zero = np.zeros_like(b)
+    draft = k_spec * (g.get("d_kv_s", zero) / mbu_kv
+                      + _read_and_matmuls(g.get("d_w_s", zero) / mbu_w, g.get("d_c_s", zero) / mfu_d, ov)
+                      + g.get("d_comm_s", zero) / ce
+                      + (per_layer + np.where(g["is_moe"] > 0, costs["moe"], 0.0)
+                         + np.where(g.get("n_mla_layers", 0.0) > 0, p.get("mla_layer_fixed_s", 0.0) * soft, 0.0))
+                      * device_scale)
+    tpot = {"weights": w / al, "kv": kv / al, "compute": np.maximum(c - w, 0.0) / al, "comm": cm / al,
+            "bound": bound / al, "fixed": tpot_fixed / al, "efficiency": (dec - bound) / al,
+            "interference": (mixed - dec) / al, "draft": draft / al, "queue": np.zeros_like(b)}
+    tpot_fixed_parts = {key: v / al for key, v in tpot_fixed_parts.items()}
     # requests in service beyond what the cache decodes at once wait paused, each decoding B / N of the steps
     # (``serving_components``' ``preempts``): the wait falls in TPOT's queue part
     n_in = g.get("N", b)
-    unpaused = bound + tpot_fixed + (dec - bound) + (mixed - dec)
-    tpot["queue"] = (n_in / b - 1.0) * unpaused
-    tpot["estimate"] = unpaused + tpot["queue"]
+    unpaused = bound + tpot_fixed + (dec - bound) + (mixed - dec) + draft
+    tpot["queue"] = (n_in / b - 1.0) * unpaused / al
+    tpot["estimate"] = unpaused / al + tpot["queue"]
+    # one decode step of the engine (a verification round under speculative decoding: AL tokens per sequence), the
+    # gap between two streamed chunks (a benchmark's ITL) and the unit of the waits for a step below
+    round_s = tpot["estimate"] * al
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -546,7 +607,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # flight is half of it (Kleinrock 1975, the residual life T^2 / 2T); an engine that polls for new requests only
     # every R steps (SGLang's --scheduler-recv-interval R) admits an arrival at the next poll, R / 2 steps on average;
     # so does an engine that schedules once per N decode steps (vLLM V0's multi-step scheduling, ``sched_steps``)
-    step_wait = busy * g.get("recv_interval", 1.0) * g.get("sched_steps", 1.0) * tpot["estimate"] / 2.0 \
+    step_wait = busy * g.get("recv_interval", 1.0) * g.get("sched_steps", 1.0) * round_s / 2.0 \
         * (1.0 - g["static"])
     # a burst's requests all arrive before the first step: each waits for the prompts prefilled before its own
     # (``burst_schedule``), not for a step in flight nor in a queue of arrivals
@@ -556,9 +617,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # "ADP Balance Strategy", context synchronization). Arrivals land a = load x TPOT per step, so the D prompts of
     # a round gather in (D - 1) / a steps; a prompt waits half of that on average, at most half the timeout
     timeout, ranks = g.get("adp_timeout", 0.0), g.get("adp_ranks", 1.0)
-    per_step = np.maximum(load * tpot["estimate"], 1e-9)
+    per_step = np.maximum(load * round_s, 1e-9)
     balance = np.where((timeout > 0) & (ranks > 1),
-                       np.minimum((ranks - 1.0) / (2.0 * per_step), timeout / 2.0) * tpot["estimate"], 0.0)
+                       np.minimum((ranks - 1.0) / (2.0 * per_step), timeout / 2.0) * round_s, 0.0)
     # a lockstep loop's later rounds on an engine that prefills each returning group together: the group's prompts
     # share one step (``pf_n``, below), and no queue of random arrivals forms
     md1 = md1 * (1.0 - g.get("grouped", 0.0))
@@ -566,11 +627,15 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     # number of decode steps before the ranks, which step together through every MoE layer's all-to-all, take its
     # prompt (``adp_prompt_wait_steps.<engine>``, fitted); none without it
     adp = np.where((g.get("adp_ranks", 1.0) > 1.0) & (g["is_moe"] > 0), 1.0, 0.0)
-    adp_wait = adp * costs.get("adp_wait_steps", 0.0) * tpot["estimate"] * (1.0 - g["static"])
+    adp_wait = adp * costs.get("adp_wait_steps", 0.0) * round_s * (1.0 - g["static"])
     queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s + adp_wait
+    # under speculative decoding the draft also runs over the prompt once (an MTP module's or a head's prefill)
+    pf_draft = np.where(k_spec > 0, _read_and_matmuls(g.get("pf_d_w_s", zero) / mbu_w,
+                                                      g.get("pf_d_c_s", zero) / mfu_pf, ov), 0.0)
     ttft = {"weights": pw, "kv": pkv, "compute": np.maximum(pc - pw, 0.0), "comm": pcm, "bound": pbound,
-            "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "queue": queue}
-    ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + queue
+            "fixed": ttft_fixed, "efficiency": alone - pbound, "interference": core - alone, "draft": pf_draft,
+            "queue": queue}
+    ttft["estimate"] = pbound + ttft_fixed + (alone - pbound) + (core - alone) + pf_draft + queue
     e2e = ttft["estimate"] + (g["O"] - 1.0) * tpot["estimate"]
     rps = g["C"] / e2e if rate_per_s is None else load
     out = {f"tpot_{k}": v for k, v in tpot.items()}
@@ -578,8 +643,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     out.update({f"tpot_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in tpot_fixed_parts.items()})
     out.update({f"ttft_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in ttft_fixed_parts.items()})
     out.update(ttft_adp_wait_s=adp_wait)
-    out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=bound,
-               bound_ttft_s=pbound, decode_batch=b)
+    out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=tpot["bound"],
+               bound_ttft_s=pbound, decode_batch=b, round_s=round_s, spec_al=np.broadcast_to(al, b.shape))
     return out
 
 
@@ -944,8 +1009,9 @@ def _breakdown(a: dict, prefix: str, i: int, q: tuple) -> TimeBreakdown:
     low, high = bounded_range(est, q, v["bound"], "latency")
     fixed_parts = tuple((k, float(np.asarray(a[f"{prefix}_fixed_{k}"])[i])) for k in FIXED_PARTS
                         if f"{prefix}_fixed_{k}" in a)
+    draft = float(np.asarray(a[f"{prefix}_draft"])[i]) if f"{prefix}_draft" in a else 0.0
     return TimeBreakdown(v["weights"], v["kv"], v["compute"], v["comm"], v["bound"], v["fixed"], v["efficiency"],
-                         v["interference"], v["queue"], est, float(low), float(high), fixed_parts)
+                         v["interference"], v["queue"], est, float(low), float(high), fixed_parts, draft)
 
 
 def context_notice(model: ModelConfig, input_len: int, output_len: int) -> str | None:
@@ -971,7 +1037,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                      batching: str = "continuous", interconnect=None, params: dict | None = None,
                      engine_version: str = "", engine_options: dict | None = None, lengths: str = "varied",
                      rounds: float | None = None, num_prompts: int | None = None,
-                     latency_limits: dict | None = None) -> ServingEstimate:
+                     latency_limits: dict | None = None, speculative=None) -> ServingEstimate:
     """Predict what ``engine`` measures serving ``model`` on ``replicas`` x (``tp``, ``pp``, ``ep``)
     accelerators, for requests of ``input_len`` prompt and ``output_len`` output tokens.
 
@@ -1032,6 +1098,13 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     ``trtllm-bench throughput`` builds for the run's lengths instead, as NVIDIA's published offline tables do
     (``trtllm_bench_settings``), and its ``arrivals`` says so.
 
+    ``speculative``: None (plain decoding), a draft method ("mtp", "eagle3", "dspark", ...), or a dict {"method",
+    "draft_tokens", "acceptance_length"} (``calc.speculative_serving.speculative_settings``): each decode step is a
+    round of k draft passes and one verify step of k + 1 tokens per sequence, and emits the acceptance length AL
+    tokens per sequence, so TPOT is the round over AL and ``itl_s`` (the gap between streamed chunks) the round;
+    without an acceptance length, InferenceX's golden curve for the model, else their median at k drafts (a notice
+    says which). Continuous batching only.
+
     ``latency_limits`` (at a rate only): ``{"ttft_s": ..., "tpot_s": ...}``, the 99th-percentile limits a run was
     tuned to meet at this rate, as MLPerf Inference's Server and Interactive scenarios are (the submitter raises the
     rate until a limit binds; a VALID result met both). Such a run sits at the edge of its engine's capacity, where
@@ -1057,7 +1130,9 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             deployment can serve (the message gives the largest rate it sustains); an engine option
             ``ENGINE_OPTIONS`` does not name, or a value that is not a positive number (a flag for the booleans);
             ``lengths`` other than "varied" or "fixed"; ``rounds`` below 1; ``num_prompts`` not a positive whole
-            number, below the concurrency, or given with ``rounds``; an ``engine_version`` date that does not exist
+            number, below the concurrency, or given with ``rounds``; a ``speculative`` method not priced, draft tokens
+            outside 1 to 16, an acceptance length outside [1, k + 1], or speculation with static batching; an
+            ``engine_version`` date that does not exist
             or precedes the engine's first release; ``latency_limits`` without a rate, or not a dict of positive
             numbers under "ttft_s" and "tpot_s" nor a text naming MLPerf's limits of a model it benchmarks.
     """
@@ -1082,6 +1157,12 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
                                                               engine, params, engine_version, engine_options)
     notices = notices + named
+    spec, spec_notices = speculative_settings(model, speculative)
+    if spec and batching != "continuous":
+        raise ValueError("speculative decoding needs continuous batching here (the static batch is the course's "
+                         "plain decoding)")
+    settings = dict(settings, **spec)
+    notices = notices + spec_notices
     beyond = context_notice(model, i, o)
     if beyond:
         notices = notices + [beyond]
@@ -1187,7 +1268,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     if adp_wait > 0:
         notices = notices + [adp_wait_words(prm, key, layout.attention_dp, adp_wait)]
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
-                               str(comp["limit"][0]), mode, batching, notices, arrivals)
+                               str(comp["limit"][0]), mode, batching, notices, arrivals,
+                               speculative=spec.get("spec_words", ""))
     if tuned:
         est = below_limits(est, limits)
     if mode == "rate" and not tuned:
@@ -1283,13 +1365,16 @@ def slower_engine(a: dict, k: float) -> dict:
     still add up; requests and tokens per second over ``k``."""
     out = dict(a)
     for ph in ("tpot", "ttft"):
-        for part in ("fixed", "interference", "queue", "estimate"):
-            out[f"{ph}_{part}"] = k * np.asarray(a[f"{ph}_{part}"])
+        for part in ("fixed", "interference", "draft", "queue", "estimate"):
+            if f"{ph}_{part}" in a:
+                out[f"{ph}_{part}"] = k * np.asarray(a[f"{ph}_{part}"])
         out[f"{ph}_efficiency"] = k * np.asarray(a[f"{ph}_efficiency"]) + (k - 1.0) * np.asarray(a[f"{ph}_bound"])
         for key in FIXED_PARTS:
             if f"{ph}_fixed_{key}" in a:
                 out[f"{ph}_fixed_{key}"] = k * np.asarray(a[f"{ph}_fixed_{key}"])
     out["e2e_s"] = k * np.asarray(a["e2e_s"])
+    if "round_s" in a:
+        out["round_s"] = k * np.asarray(a["round_s"])
     if "ttft_adp_wait_s" in a:
         out["ttft_adp_wait_s"] = k * np.asarray(a["ttft_adp_wait_s"])
     out["requests_per_s"] = np.asarray(a["requests_per_s"]) / k
@@ -1466,8 +1551,9 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
             bound = np.asarray(a[f"{m}_bound"], dtype=float)
             up = new >= est
             scale = np.where(up, 1.0, (new - bound) / np.maximum(est - bound, 1e-30))
-            for part in ("fixed", "efficiency", "interference", "queue"):
-                out[f"{m}_{part}"] = np.asarray(a[f"{m}_{part}"], dtype=float) * scale
+            for part in ("fixed", "efficiency", "interference", "draft", "queue"):
+                if f"{m}_{part}" in a:
+                    out[f"{m}_{part}"] = np.asarray(a[f"{m}_{part}"], dtype=float) * scale
             for key in FIXED_PARTS:
                 if f"{m}_fixed_{key}" in a:
                     out[f"{m}_fixed_{key}"] = np.asarray(a[f"{m}_fixed_{key}"], dtype=float) * scale
@@ -1577,7 +1663,7 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, bur
 
 def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus_per_replica: float, output_len: float,
                          concurrency: float, batch_limit: str, mode: str, batching: str, notices=(),
-                         arrivals: str = "") -> ServingEstimate:
+                         arrivals: str = "", speculative: str = "") -> ServingEstimate:
     """A ``ServingEstimate`` from ``combine``'s arrays at their first point (per replica: ``decode_batch``, the
     TTFT and TPOT parts, e2e_s, requests_per_s, output_tokens_per_s, bound_tpot_s, bound_ttft_s), with the
     ranges of ``engine``'s cross-validated errors (``error_quantiles`` of ``params``), each bounded at the
@@ -1601,7 +1687,8 @@ def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus
         requests_per_s=first("requests_per_s") * replicas, bound_tpot_s=first("bound_tpot_s"),
         bound_ttft_s=first("bound_ttft_s"), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
         decode_batch=b, concurrency=float(concurrency), batch_limit=batch_limit,
-        engine=engine, mode=mode, batching=batching, notices=tuple(notices), arrivals=arrivals)
+        engine=engine, mode=mode, batching=batching, notices=tuple(notices), arrivals=arrivals,
+        speculative=speculative, itl_s=first("round_s") if "round_s" in a else tpot.estimate_s)
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
@@ -1756,7 +1843,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
                      concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str | None = None,
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      interconnect=None, params: dict | None = None, engine_version: str = "",
-                     engine_options: dict | None = None) -> pd.DataFrame:
+                     engine_options: dict | None = None, speculative=None) -> pd.DataFrame:
     """Throughput per GPU against tokens/s per user over concurrency (InferenceX's axes), vectorised.
 
     One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default
@@ -1770,8 +1857,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         upper bounds), pareto (no other concurrency better on both axes). ``df.attrs["notices"]``:
         fallbacks taken.
 
-    ``engine_version`` and ``engine_options``: as in ``serving_estimate``; so are a model, an accelerator or a
-    dtype given by name.
+    ``engine_version``, ``engine_options`` and ``speculative``: as in ``serving_estimate``; so are a model, an
+    accelerator or a dtype given by name.
 
     Raises:
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
@@ -1780,6 +1867,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)
+    spec, spec_notices = speculative_settings(model, speculative)
+    settings, notices = dict(settings, **spec), notices + spec_notices
     if concurrencies is None:
         c = frontier_concurrencies(1024.0)
     else:

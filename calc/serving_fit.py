@@ -56,6 +56,7 @@ from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_s
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
+from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
@@ -258,11 +259,16 @@ def _row_setup(r, params):
                                          device_family=device_family(params, str(r.accelerator))[0])
 
 
-def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False):
+def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False,
+                 include_speculative: bool = False):
     """Stage 1 of the serving model for every usable row, once (the fit only re-runs stage 2).
 
     ``include_eager``: also rows run without CUDA graphs (left out of the fit by default: their launch
     cost would swamp the graphed engines' fixed costs; the bench predicts them separately).
+    ``include_speculative``: also rows of speculative decoding, predicted with the draft method, draft tokens and
+    acceptance length their notes state (``calc.speculative_serving.speculative_from_notes``; what they leave out as
+    ``speculative_settings`` takes it). Left out of the fit by default: their acceptance length is rarely stated, and
+    a prior for it would move the fitted engine constants.
 
     Returns:
         (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, from_notes: the engine
@@ -286,9 +292,13 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                                   "its number of requests)"))
             continue
         notes = str(getattr(r, "notes", "") or "").lower()
+        spec = None
         if speculative_notes(notes):
-            skipped.append((r.id, "speculative decoding (the serving model predicts plain decoding)"))
-            continue
+            if not include_speculative:
+                skipped.append((r.id, "speculative decoding (left out of the fit: its acceptance length is rarely "
+                                      "stated)"))
+                continue
+            spec = speculative_from_notes(_SPEC_NEGATED.sub(" ", notes))
         static = any(w in notes for w in _STATIC)
         eager = any(w in notes for w in _EAGER)
         if eager and not include_eager:
@@ -297,6 +307,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         try:
             model, acc, layout, key, settings = _row_setup(r, prm)
             from_notes = settings.pop(NOTES_SETTINGS, "")
+            if spec is not None:
+                spec_settings, _ = speculative_settings(model, spec)
+                settings.update(spec_settings)
+                from_notes = "; ".join(w for w in (from_notes, spec_settings["spec_words"]) if w)
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:
@@ -382,7 +396,10 @@ def _pick(rows, table: dict) -> np.ndarray:
 def _metric_value(metric, a, idx, rows):
     """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
     tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
-    table = {"tpot_ms": tpot * 1e3, "itl_ms": tpot * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
+    # a benchmark's ITL is the gap between streamed chunks: one decode step, a round of AL tokens under speculative
+    # decoding (``calc.speculative_serving``), TPOT otherwise
+    itl = tpot * a["spec_al"][idx] if "spec_al" in a else tpot
+    table = {"tpot_ms": tpot * 1e3, "itl_ms": itl * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
              "output_tok_per_s_per_user": 1.0 / tpot}
     table.update(_throughputs(rows, a["requests_per_s"][idx], a["output_tokens_per_s"][idx]))
     return _pick(rows, table)

@@ -5,6 +5,7 @@ come from calc.measurements, calc.inferencex and calc.comparison; this module fo
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -191,13 +192,18 @@ def beyond_bound_sentence(table: pd.DataFrame) -> str | None:
     """A sentence naming the rows of ``table`` (``compare_rows``' columns metric, statistic, concurrency, value, bound)
     that beat calc's roofline bound: a latency below it or a throughput above it (1e-9 relative), which no engine
     can measure, so the row is misread (its layout, dtypes, lengths or unit). None when every row respects it.
+    A row of speculative decoding (its ``from_notes`` say so) is left out: the bound is plain decoding's, which a
+    run that emits several tokens per step may beat (``calc.measurements.measurement_bound``).
     Source: ``calc.measurements.METRICS`` (each metric's kind)."""
     if table.empty:
         return None
     value = pd.to_numeric(table["value"], errors="coerce")
     bound = pd.to_numeric(table["bound"], errors="coerce")
     kind = table["metric"].map(lambda m: measurements.METRICS.get(m, ("", ""))[1])
-    beyond = ((kind == "latency") & (value < bound * (1 - 1e-9))) | ((kind == "throughput") & (value > bound * (1 + 1e-9)))
+    drafted = table.get("from_notes", pd.Series("", index=table.index)).fillna("").astype(str) \
+        .str.contains("speculative decoding")
+    beyond = (((kind == "latency") & (value < bound * (1 - 1e-9)))
+              | ((kind == "throughput") & (value > bound * (1 + 1e-9)))) & ~drafted
     if not beyond.any():
         return None
     shown = [f"{r.metric} {formats.fmt_number(r.value)} against a bound of {formats.fmt_number(r.bound)}"
@@ -418,7 +424,10 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         widgets.show_error(exc)
         return
     which = comparison.BREAKDOWN_METRICS[t["metric"]]
-    tb, measured_s = getattr(est, which), float(t["value"]) / 1e3
+    tb, measured_s = comparison.row_time(est, t["metric"]), float(t["value"]) / 1e3
+    rounds = tb is not getattr(est, which)  # an ITL under speculative decoding: one round of AL tokens
+    if rounds:
+        est = replace(est, tpot=tb)
     statistic = str(raw.loc[pick].get("statistic", "") or "")
     st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]}"
                f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
@@ -426,7 +435,10 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                f"({serving_views.range_text(tb.low_s, tb.high_s)}) at a decode batch of {est.decode_batch:,.0f} per "
                f"replica, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
-               f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else " (the model's ITL is its TPOT)")
+               f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else
+                                                " (the bar is one round of speculative decoding: the model's ITL, "
+                                                "its TPOT times the acceptance length)" if rounds else
+                                                " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. "
                + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency"
                   else rate_median_words(float(t["value"]), run_mean_value(raw, pick))

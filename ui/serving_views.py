@@ -96,7 +96,7 @@ MEASURED_TRACE = "measured"
 #: Colours of the breakdown's parts (bound parts blue shades, engine costs warm).
 _COLOURS = {"weights": "#1f77b4", "KV cache": "#6baed6", "compute": "#9467bd", "communication": "#17becf",
             "fixed costs (per step, per request)": "#ff7f0e", "efficiency": "#d62728",
-            "batching interference": "#e377c2", "queueing": "#8c564b"}
+            "batching interference": "#e377c2", "speculative draft": "#bcbd22", "queueing": "#8c564b"}
 
 
 def engine_select(container, key: str, disabled: bool = False) -> str:
@@ -267,7 +267,7 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     tpot, ttft = est.tpot.parts(), est.ttft.parts()
     fixed_tpot, fixed_ttft = dict(est.tpot.fixed_parts), dict(est.ttft.fixed_parts)
     for name in tpot:
-        rows.append({"part": name, "tpot_s": tpot[name], "ttft_s": ttft[name]})
+        rows.append({"part": name, "tpot_s": tpot[name], "ttft_s": ttft.get(name, 0.0)})
         if name.startswith("fixed costs"):
             for key, words in serving.FIXED_PARTS.items():
                 a, b = fixed_tpot.get(key, 0.0), fixed_ttft.get(key, 0.0)
