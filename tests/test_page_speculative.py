@@ -38,7 +38,9 @@ def test_default_run_shows_the_seed_example():
     assert df.loc["B", "residual (resampled from)"] == pytest.approx(1.0)
     assert df.loc["A", "output"] == pytest.approx(0.6) and df.loc["B", "output"] == pytest.approx(0.4)
     assert metric(at, "Verdict") == "matches p"
-    assert len(figures(at)) == 3
+    # sections 2 to 4 draw three figures; section 5, the serving estimate, two more (the frontier with and without
+    # drafts, and the speculative estimate's breakdown bar)
+    assert len(figures(at)) == 5
 
 
 def test_the_table_shows_probabilities_as_the_sliders_do():
@@ -118,3 +120,27 @@ def test_the_sidebar_models_mtp_module_is_offered_as_the_draft():
     assert "MTP module" in at.selectbox(key="sd_chain").value
     assert metric(at, "Tokens per verification") == "1.850"
     assert metric(at, "Chain speedup") == "1.77×"
+
+
+def _ms(text: str) -> float:
+    return float(text.replace(" ms", "").replace(",", ""))
+
+
+def test_serving_section_prices_drafts_against_plain_decoding():
+    # Section 5 on DeepSeek-V3 (its own MTP module) on H200 in fp8-block at 8 clients: TPOT falls below plain
+    # decoding's, and the ITL (one round) is TPOT times the acceptance length the caption names (the golden curves'
+    # median at 3 drafts, 2.875: DeepSeek-V3 has no curve of its own)
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block"})
+    plain, spec = _ms(metric(at, "TPOT, plain")), _ms(metric(at, "TPOT, speculative"))
+    itl = _ms(metric(at, "ITL (one round)"))
+    assert spec < plain
+    assert itl / spec == pytest.approx(2.875, rel=0.01)   # two decimals shown: 1% of slack
+    assert any("2.88 tokens per round" in c.value and "median" in c.value for c in at.caption)
+    # every draft rejected (AL 1): a round is a plain step plus 3 drafts, slower per token than plain decoding
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_own": "true", "sd_al": "1.0"})
+    assert _ms(metric(at, "TPOT, speculative")) > _ms(metric(at, "TPOT, plain"))
+    # an AL above k + 1 is capped, and the page says so
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_own": "true", "sd_al": "6.0",
+                    "sd_k": "2"})
+    assert any("taken as 3" in c.value for c in at.caption)
+    assert _ms(metric(at, "ITL (one round)")) / _ms(metric(at, "TPOT, speculative")) == pytest.approx(3.0, rel=0.01)

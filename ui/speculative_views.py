@@ -11,7 +11,7 @@ import streamlit as st
 import calc
 from calc import spec_speedup as sd
 from ui import caching, charts, downloads, equations, html_table, sidebar, url_state, widgets
-from ui.formats import md_escape
+from ui.formats import fmt_number, md_escape
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = tuple(range(0, 17))
@@ -262,3 +262,116 @@ def batch_section(gamma: int) -> None:
                "once, 2·N·B·T FLOPs). A napkin lower bound: it ignores memory capacity (a 70B model in bf16 needs "
                "two 80 GB GPUs) and attention FLOPs. Long contexts keep the step memory-bound on the KV read, so "
                "the gain lasts to larger batches.")
+
+
+#: Clients of the closed loop the serving section offers (``serving_section``).
+SERVING_CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: Draft methods the serving section offers (``calc.speculative_serving.SPEC_METHODS``' keys), in words.
+SERVING_METHODS = {"mtp": "the model's own MTP module", "head": "a one-layer draft head (EAGLE-3, DSpark)"}
+
+
+def serving_figure(plain: pd.DataFrame, spec: pd.DataFrame, concurrency: int):
+    """Throughput per GPU against tokens/s per user (InferenceX's axes) of the serving estimate without and with
+    speculative decoding (``calc.serving.serving_frontier`` frames), the chosen concurrency marked on both."""
+    fig = charts.Figure()
+    for frame, name, colour in ((plain, "plain decoding", "#1f77b4"), (spec, "speculative decoding", "#d62728")):
+        f = frame.sort_values("concurrency")
+        fig.add_scatter(x=f["tokens_per_s_per_user"], y=f["tokens_per_s_per_gpu"], mode="lines", name=name,
+                        line=dict(color=colour), customdata=f["concurrency"],
+                        hovertemplate="concurrency %{customdata:.0f}<br>%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU"
+                                      f"<extra>{name}</extra>")
+        at = f[f["concurrency"] == concurrency]
+        if len(at):
+            fig.add_scatter(x=at["tokens_per_s_per_user"], y=at["tokens_per_s_per_gpu"], mode="markers",
+                            marker=dict(color=colour, size=11), name=f"{concurrency} clients, {name}",
+                            hovertemplate="%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU<extra></extra>")
+    fig.update_xaxes(title="output tokens/s per user (1000 / TPOT ms)", type="log")
+    fig.update_yaxes(title="output tokens/s per GPU", type="log")
+    fig.update_layout(height=420, legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+@widgets.fragment
+def serving_section() -> None:
+    """Section 5: the serving estimate (``calc.serving``) of the sidebar's model and GPU with and without
+    speculative decoding, at a concurrency: TPOT, the gap between streamed chunks (ITL: one verification round) and
+    throughput per GPU, the frontier of both over concurrency, and the speculative estimate's breakdown
+    (``ui.serving_views.show_estimate``). The acceptance length defaults to InferenceX's golden curve for the model
+    (``calc.speculative_serving.acceptance_length``). A fragment: its controls rerun this part only."""
+    from calc import serving
+    from calc.layout_choice import smallest_tp
+    from calc.models import model_preset_id
+    from calc.speculative_serving import acceptance_length
+    from ui import serving_views
+
+    sel = sidebar.selection()
+    st.markdown(f"**{md_escape(sel.model.name)} on {md_escape(sel.accelerator.name)}** (the sidebar's model, GPU and "
+                "dtypes), served by an engine that drafts k tokens per sequence and verifies them in one step of "
+                "k + 1 tokens: a round. TPOT is the round over the acceptance length AL (tokens a round emits, the "
+                "target's own included); a benchmark's ITL, the gap between streamed chunks, is the round itself.")
+    c1, c2, c3 = st.columns(3)
+    engine = serving_views.engine_select(c1, "sd_eng")
+    url_state.accept_url_values("sd_meth", list(SERVING_METHODS), SERVING_METHODS.get)
+    method = c2.selectbox("Draft", list(SERVING_METHODS), key="sd_meth", bind="query-params",
+                          format_func=SERVING_METHODS.get,
+                          help="An MTP module is one of the model's own layers with its output head (DeepSeek-V3, "
+                               "Qwen3.5); a model without one on file is priced with a one-layer head of its width.")
+    k = c3.slider("Draft tokens per round k", 1, 8, 3, key="sd_k", bind="query-params",
+                  help="vLLM num_speculative_tokens, SGLang --speculative-num-steps, TensorRT-LLM max_draft_len. "
+                       "3 is the most common setting in InferenceX's recipes.")
+    c4, c5, c6 = st.columns(3)
+    url_state.accept_url_values("sd_conc", SERVING_CONCURRENCIES, lambda n: f"{n:,}")
+    concurrency = c4.select_slider("Concurrency (clients)", SERVING_CONCURRENCIES, value=8, key="sd_conc",
+                                   bind="query-params")
+    prompt = c5.number_input("Prompt tokens", 1, 131_072, 1024, step=256, key="sd_in", bind="query-params")
+    output = c6.number_input("Output tokens", 2, 32_768, 1024, step=256, key="sd_out", bind="query-params")
+    golden, source = acceptance_length(model_preset_id(sel.model.name) or sel.model.name, k, method)
+    own = st.toggle("Enter the acceptance length", key="sd_own", bind="query-params",
+                    help=f"Off: {golden:.2f} tokens per round, {md_escape(source)}.")
+    spec = {"method": method, "draft_tokens": k}
+    if own:
+        al = st.slider("Acceptance length AL (tokens per round)", 1.0, 9.0, 2.5, 0.01, key="sd_al",
+                       bind="query-params", help="1: every draft rejected; k + 1: every draft accepted. Random-token "
+                                                 "prompts accept fewer than real ones.")
+        if al > k + 1:
+            st.caption(f"AL {al:.2f} is above k + 1 = {k + 1}, the most a round of {k} drafts emits: taken as "
+                       f"{k + 1}.")
+            al = float(k + 1)
+        spec["acceptance_length"] = round(float(al), 4)
+    else:
+        st.caption(f"Acceptance length {golden:.2f} tokens per round: {md_escape(source)}.")
+    try:
+        tp = smallest_tp(sel.model, sel.accelerator, int(prompt) + int(output), 1, sel.weight_dtype, sel.kv_dtype) or 8
+        kw = dict(tp=tp, weight_dtype=sel.weight_dtype, kv_dtype=sel.kv_dtype, engine=engine)
+        plain = serving_views.estimate(sel.model, sel.accelerator, int(prompt), int(output), concurrency=concurrency,
+                                       **kw)
+        drafted = serving_views.estimate(sel.model, sel.accelerator, int(prompt), int(output),
+                                         concurrency=concurrency, speculative=spec, **kw)
+        curves = [serving_views.frontier(sel.model, sel.accelerator, int(prompt), int(output),
+                                         [float(c) for c in SERVING_CONCURRENCIES], speculative=s, **kw)
+                  for s in (None, spec)]
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+    gain = plain.tpot.estimate_s / drafted.tpot.estimate_s
+    with widgets.metric_row(4) as m:
+        m[0].metric("TPOT, plain", f"{plain.tpot.estimate_s * 1e3:.2f} ms")
+        m[1].metric("TPOT, speculative", f"{drafted.tpot.estimate_s * 1e3:.2f} ms", delta=f"{gain:.2f}× faster",
+                    delta_color="off", delta_arrow="off")
+        m[2].metric("ITL (one round), speculative", f"{drafted.itl_s * 1e3:.2f} ms",
+                    help="The gap between two streamed chunks: AL tokens arrive together.")
+        m[3].metric("Output tok/s per GPU, speculative",
+                    fmt_number(drafted.output_tokens_per_s_per_gpu),
+                    delta=f"plain {fmt_number(plain.output_tokens_per_s_per_gpu)}", delta_color="off",
+                    delta_arrow="off")
+    st.caption(f"TP{tp} ({'the fewest GPUs that hold the model and one request' if tp != 8 else 'eight GPUs'}), "
+               f"{concurrency:,} clients in a closed loop; {md_escape(drafted.speculative)}.")
+    st.markdown("**Throughput per GPU against tokens/s per user, over concurrency (1 to 512 clients)**")
+    charts.show_chart(serving_figure(*curves, concurrency), key="sd_serving")
+    st.caption("At a small batch the verify step reads the weights once for k + 1 tokens per sequence, so a round "
+               "costs little more than a plain step and TPOT falls by about AL. As the batch grows the verify "
+               "step's B·(k + 1) tokens reach the critical batch and it turns compute-bound: the rejected drafts' "
+               "matmuls then cost real time, and the speculative curve meets the plain one, or falls below it.")
+    serving_views.show_estimate(drafted, "sd_est", "tpot")
+    downloads.download_csv(pd.concat([curves[0].assign(decoding="plain"), curves[1].assign(decoding="speculative")]),
+                           "speculative_serving.csv", key="sd_serving_csv")
