@@ -50,7 +50,7 @@ def explore() -> None:
                 f"{measurements.engine_name(config['engine'])}: throughput per GPU "
                 "against tokens/s per user**")
     unmodelled = measured_views.no_estimate_sentence(table)
-    if unmodelled:  # e.g. every run used speculative decoding: the curve is not what these runs measured
+    if unmodelled:  # e.g. every run ran without CUDA graphs: the curve is not what these runs measured
         st.warning(unmodelled)
     charts.show_chart(measured_views.frontier_figure(frontier, points, alone, at_rate), key="ms_frontier")
     st.caption(f"{len(points)} measured run(s) at a concurrency with both axes"

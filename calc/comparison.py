@@ -33,7 +33,8 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
 
 
 def _speculative(notes: pd.Series) -> pd.Series:
-    """Whether each row's notes say speculative decoding (the words ``calc.serving_fit.prepare_rows`` leaves out)."""
+    """Whether each row's notes say speculative decoding (``calc.serving_fit.speculative_notes``: the rows the fit leaves
+    out and the comparison predicts with their draft)."""
     return notes.fillna("").astype(str).map(speculative_notes)
 
 
@@ -57,9 +58,10 @@ def throughput_rows(df: pd.DataFrame) -> pd.DataFrame:
 def configurations(df: pd.DataFrame) -> pd.DataFrame:
     """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
     ``points``, the runs that give both of InferenceX's axes (``measured_points``), ``throughput``, the rows the
-    frontier chart draws (``throughput_rows``, with or without a latency partner), and ``plain``, the rows
-    without speculative decoding (the ones the serving model predicts). Order: configurations with plain rows
-    first, then those with points, then those with a throughput run to draw (a configuration of TTFT and TPOT
+    frontier chart draws (``throughput_rows``, with or without a latency partner), ``plain``, the rows
+    without speculative decoding, and ``speculative``, the draft (JSON text of
+    ``calc.speculative_serving.speculative_from_notes``) of a configuration whose every row decodes speculatively,
+    which its curve takes (``config_frontier``), else "". Order: configurations with plain rows first, then those with points, then those with a throughput run to draw (a configuration of TTFT and TPOT
     rows alone has nothing to draw on those axes), then most rows first."""
     if df.empty:
         return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain", "speculative"])
@@ -147,8 +149,8 @@ def no_point_sentence(rows: pd.DataFrame, estimated: bool = True) -> str:
     ``throughput_rows``) or there are none. "These 6 rows measure TTFT only: no point on the throughput-per-GPU
     vs tokens-per-user chart, which needs a throughput run at a concurrency or offline; the table below compares
     each row with the serving estimate and the bound." ``estimated`` False (the serving model estimates none of
-    them: p99 statistics, speculative runs): the table compares them with the bound alone, and the sentence says
-    so."""
+    them: p99 statistics, runs without CUDA graphs): the table compares them with the bound alone, and the sentence
+    says so."""
     if rows.empty or len(measured_points(rows)) or len(rate_points(rows)) or len(throughput_rows(rows)):
         return ""
     what = metrics_words(rows) + (" only" if rows["metric"].nunique() == 1 else "")
@@ -208,7 +210,8 @@ def _axis_points(df: pd.DataFrame, mode: str, load: str) -> pd.DataFrame:
 
 def config_frontier(config, concurrencies=None, params: dict | None = None, up_to=None) -> pd.DataFrame:
     """``calc.serving.serving_frontier`` for one configuration row (the fitted rules of the data set: fp4
-    weights on Blackwell's fp4 tensor cores, an unstated KV dtype as ``row_kv_dtype``). Per replica of
+    weights on Blackwell's fp4 tensor cores, an unstated KV dtype as ``row_kv_dtype``; a configuration's
+    ``speculative`` draft where ``configurations`` gives one). Per replica of
     (tp, pp, ep); throughput is per GPU, so replicas do not move it. ``up_to``: the largest concurrency per
     replica the curve must reach (a configuration's largest measured one; without ``concurrencies``, whole numbers
     from 1 to max(1,024, up_to) on a geometric grid, ``calc.serving.frontier_concurrencies``, so that a run at 3,072
@@ -310,7 +313,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
 
     Raises:
         ValueError: more than one row, or a row the serving model does not predict (the reason
-            ``compare_rows``' note gives: a p99 statistic, speculative decoding, a model not in the presets...).
+            ``compare_rows``' note gives: a p99 statistic, a run without CUDA graphs, a model not in the presets...).
     """
     frame = row.to_frame().T if isinstance(row, pd.Series) else row
     if len(frame) != 1:

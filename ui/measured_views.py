@@ -178,7 +178,7 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
 
 def no_estimate_sentence(table: pd.DataFrame) -> str | None:
     """A sentence for a configuration none of whose rows the serving model estimates (``table``: ``compare_rows``'
-    columns ``predicted`` and ``note``), naming the notes' reasons (speculative decoding, a run without CUDA graphs):
+    columns ``predicted`` and ``note``), naming the notes' reasons (a run without CUDA graphs, a p99 statistic):
     its curve then shows plain decoding, not what these runs measured. None when any row has an estimate."""
     if table.empty or table["predicted"].notna().any():
         return None
