@@ -24,7 +24,7 @@ from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limi
 from .serving_terms import engine_matmul
 from .serving_fit import (_SPEC_NEGATED, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points, speculative_notes)
-from .speculative_serving import speculative_from_notes
+from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
@@ -211,7 +211,8 @@ def _axis_points(df: pd.DataFrame, mode: str, load: str) -> pd.DataFrame:
 def config_frontier(config, concurrencies=None, params: dict | None = None, up_to=None) -> pd.DataFrame:
     """``calc.serving.serving_frontier`` for one configuration row (the fitted rules of the data set: fp4
     weights on Blackwell's fp4 tensor cores, an unstated KV dtype as ``row_kv_dtype``; a configuration's
-    ``speculative`` draft where ``configurations`` gives one). Per replica of
+    ``speculative`` draft where ``configurations`` gives one, plain decoding with a notice where that draft is
+    refused). Per replica of
     (tp, pp, ep); throughput is per GPU, so replicas do not move it. ``up_to``: the largest concurrency per
     replica the curve must reach (a configuration's largest measured one; without ``concurrencies``, whole numbers
     from 1 to max(1,024, up_to) on a geometric grid, ``calc.serving.frontier_concurrencies``, so that a run at 3,072
@@ -228,10 +229,20 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:
         concurrencies = frontier_concurrencies(float(up_to))
     spec = config.get("speculative") or None
-    return serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
-                            int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
-                            engine=str(config["engine"]), params=params,
-                            speculative=json.loads(spec) if isinstance(spec, str) else spec)
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    refused = None
+    if spec is not None:
+        try:
+            speculative_settings(model, spec)
+        except ValueError as exc:  # the rows' own notes refuse it row by row (``compare_rows``' note)
+            spec, refused = None, (f"the curve is plain decoding: the speculative decoding its first row's notes "
+                                   f"state is refused ({exc})")
+    frontier = serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
+                                int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
+                                engine=str(config["engine"]), params=params, speculative=spec)
+    if refused:
+        frontier.attrs["notices"] = tuple(frontier.attrs.get("notices", ())) + (refused,)
+    return frontier
 
 
 def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:

@@ -94,12 +94,14 @@ _GRID = np.geomspace(1.0, 4096.0, 25)
 #: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
 #: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
 #: without CUDA graphs.
-_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle")
+_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle", "dspark", "medusa", "ngram", "n-gram",
+                "num_speculative_tokens", "speculative-num-steps", "speculative_num_steps", "max_draft_len",
+                "speculative_config", "speculative-config", "speculative-algorithm")
 #: A negated mention of speculative decoding ("no MTP", "without EAGLE", "spec decoding: none", "MTP off", "mtp=0"),
 #: removed from a row's notes before ``_SPECULATIVE``'s words are looked for (``speculative_notes``).
 _SPEC_NEGATED = re.compile(r"\b(?:no|without|non|not|disabled?)[\s-]+(?:speculative(?:[\s-]+decoding)?|spec(?:[\s-]+decoding)?"
-                           r"|mtp|eagle\w*)\b|\b(?:speculative[\s-]+decoding|spec[\s-]+decoding|mtp|eagle\w*)\s*[:=]?\s*"
-                           r"(?:off|disabled|none|false|0)\b")
+                           r"|mtp|eagle\w*|dspark|medusa|n-?gram)\b|\b(?:speculative[\s-]+decoding|spec[\s-]+decoding|mtp|"
+                           r"eagle\w*|dspark|medusa|n-?gram)\s*[:=]?\s*(?:off|disabled|none|false|0)\b")
 _STATIC = ("static batch",)
 _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
@@ -308,7 +310,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             model, acc, layout, key, settings = _row_setup(r, prm)
             from_notes = settings.pop(NOTES_SETTINGS, "")
             if spec is not None:
-                spec_settings, _ = speculative_settings(model, spec)
+                try:
+                    spec_settings, _ = speculative_settings(model, spec)
+                except ValueError as exc:
+                    raise ValueError(f"speculative decoding as its notes state it: {exc}") from None
                 settings.update(spec_settings)
                 from_notes = "; ".join(w for w in (from_notes, spec_settings["spec_words"]) if w)
             i, o = int(r.input_len), int(r.output_len)

@@ -149,7 +149,7 @@ def draft_cost(model: ModelConfig, method: str) -> tuple[float, str]:
 def speculative_settings(model: ModelConfig, speculative) -> tuple[dict, list[str]]:
     """The serving model's settings for a speculative run, and its notices.
 
-    ``speculative``: None (plain decoding: {}), a method name ("mtp", "eagle3", ...: ``DEFAULT_DRAFT_TOKENS``
+    ``speculative``: None or False (plain decoding: {}), a method name ("mtp", "eagle3", ...: ``DEFAULT_DRAFT_TOKENS``
     drafts), or a dict {"method", "draft_tokens" (default ``DEFAULT_DRAFT_TOKENS``), "acceptance_length" (tokens
     per round, 1 to draft_tokens + 1; default ``acceptance_length``'s)}.
 
@@ -160,7 +160,7 @@ def speculative_settings(model: ModelConfig, speculative) -> tuple[dict, list[st
         ValueError: an unknown method or key, draft tokens outside 1..``MAX_DRAFT_TOKENS``, an acceptance length
             outside [1, k + 1].
     """
-    if speculative is None:
+    if speculative is None or speculative is False:
         return {}, []
     spec = {"method": speculative} if isinstance(speculative, str) else speculative
     if not isinstance(spec, dict):
@@ -195,7 +195,8 @@ def speculative_settings(model: ModelConfig, speculative) -> tuple[dict, list[st
                        "acceptance_length for your own prompts and draft")
     share, cost_words = draft_cost(model, kind)
     notices.append(f"speculative decoding's draft pass: {cost_words}")
-    words = f"speculative decoding ({SPEC_SHORT[kind]}, {k} draft token(s) per round, {al_words})"
+    draft = SPEC_SHORT[kind] if kind == "head" or model.n_mtp_layers else "one-layer draft head, no MTP module on file"
+    words = f"speculative decoding ({draft}, {k} draft token(s) per round, {al_words})"
     return {"spec_tokens": k, "spec_al": float(al), "spec_share": float(share), "spec_words": words}, notices
 
 
@@ -208,6 +209,9 @@ _DRAFT_TOKENS = re.compile(r"(?:num_speculative_tokens|speculative[-_ ]num[-_ ]s
 _ACCEPTANCE = re.compile(r"(?:synthetic_acceptance_length|sglang_simulate_acc_len|acceptance length)\W{0,4}"
                          r"(\d+(?:\.\d+)?)")
 _METHOD = re.compile(r"\b(deepseek_mtp|qwen3_next_mtp|mtp|eagle-?3|eagle|dspark)\b")
+#: Draft methods the estimate does not price, as notes name them: such a row is refused with ``method_kind``'s
+#: message rather than read as MTP.
+_UNPRICED = re.compile(r"\b(medusa|n-?gram|lookahead|draft[_ ]model|suffix decoding|prompt lookup)\b")
 
 
 def speculative_from_notes(notes: str):
@@ -215,12 +219,20 @@ def speculative_from_notes(notes: str):
     acceptance_length where given; None where they say nothing of speculative decoding. Notes that say "speculative
     decoding on" but name no method are read as MTP. Negations ("no MTP") are the caller's to remove
     (``calc.serving_fit.speculative_notes``).
+    A method the estimate does not price (Medusa, n-gram lookup, a separate draft model) comes back by its name, for
+    ``speculative_settings`` to refuse.
     Example: "speculative decoding on (MTP, 3 next-n layers)" -> {"method": "mtp", "draft_tokens": 3}.
     """
     text = str(notes or "").lower()
     found = _METHOD.search(text)
-    if found is None and "speculative decoding on" not in text:
-        return None
+    if found is None:
+        other = _UNPRICED.search(text)
+        if other:  # a method the estimate does not price: named, so that ``speculative_settings`` refuses it
+            return {"method": other.group(1)}
+        if not any(w in text for w in ("speculative decoding on", "num_speculative_tokens", "speculative-num-steps",
+                                        "speculative_num_steps", "max_draft_len", "speculative_config",
+                                        "speculative-config", "speculative-algorithm")):
+            return None
     spec = {"method": found.group(1).replace("-", "") if found else "mtp"}
     k = _DRAFT_TOKENS.search(text)
     if k:

@@ -137,6 +137,10 @@ def test_static_batching_refuses_speculation():
     ("speculative decoding on", {"method": "mtp"}),
     ("dspark draft, max_draft_len: 2", {"method": "dspark", "draft_tokens": 2}),
     ("plain decoding, concurrency 4", None),
+    # a method the estimate does not price comes back by its name, for speculative_settings to refuse
+    ("speculative decoding on; method medusa", {"method": "medusa"}),
+    ("speculative decoding: ngram, num_speculative_tokens 4", {"method": "ngram"}),
+    ("num_speculative_tokens 2", {"method": "mtp", "draft_tokens": 2}),
 ])
 def test_notes_state_the_draft(notes, expected):
     assert speculative_from_notes(notes.lower()) == expected
@@ -194,3 +198,37 @@ def test_a_speculative_row_beyond_the_plain_bound_is_not_called_misread():
     assert "beats the roofline bound" in beyond_bound_sentence(table)
     drafted = table.assign(from_notes="speculative decoding (MTP module, 3 draft token(s) per round, ...)")
     assert beyond_bound_sentence(drafted) is None
+
+
+def _spec_row(notes: str) -> pd.DataFrame:
+    m = read_measurements()
+    row = m[m["id"] == "trtllm-dsr1-b200-minlat-output_tok_per_s"].copy()
+    return row.assign(notes=notes, id="uploaded").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("notes, words", [
+    ("speculative decoding on; method medusa", "not priced"),
+    ("speculative decoding: ngram, num_speculative_tokens 4", "not priced"),
+    ("speculative decoding on (MTP, 40 next-n layers)", "at most 16"),
+    ("eagle, max_draft_len: 0", "draft_tokens"),
+    ("mtp, num_speculative_tokens 2, synthetic_acceptance_length 5", "between 1 and"),
+])
+def test_a_row_whose_notes_state_a_draft_the_estimate_refuses_says_why(notes, words):
+    rows, _, skipped = prepare_rows(_spec_row(notes), include_speculative=True)
+    assert rows.empty and len(skipped) == 1
+    assert skipped[0][1].startswith("speculative decoding as its notes state it") and words in skipped[0][1]
+    # a configuration of such rows still draws a curve: plain decoding, with a notice that says why
+    configs = comparison.configurations(_spec_row(notes))
+    assert configs["speculative"].iat[0] != ""
+    drawn = comparison.config_frontier(configs.iloc[0].to_dict(), concurrencies=[1.0])
+    assert any("the curve is plain decoding" in n and words in n for n in drawn.attrs["notices"])
+    table = comparison.compare_rows(_spec_row(notes))
+    assert table["predicted"].isna().all() and words in table["note"].iat[0]
+
+
+def test_plain_decoding_as_false_and_a_head_in_place_of_a_missing_mtp_module():
+    kw = dict(concurrency=8, tp=1, weight_dtype="bf16")
+    assert serving_estimate("llama-3.1-8b", "h100-sxm", 512, 256, speculative=False, **kw).speculative == ""
+    est = serving_estimate("llama-3.1-8b", "h100-sxm", 512, 256, speculative="mtp", **kw)
+    assert "one-layer draft head, no MTP module on file" in est.speculative
+    assert "MTP module, 3" not in est.speculative

@@ -283,7 +283,8 @@ def serving_figure(plain: pd.DataFrame, spec: pd.DataFrame, concurrency: int):
         at = f[f["concurrency"] == concurrency]
         if len(at):
             fig.add_scatter(x=at["tokens_per_s_per_user"], y=at["tokens_per_s_per_gpu"], mode="markers",
-                            marker=dict(color=colour, size=11), name=f"{concurrency} clients, {name}",
+                            marker=dict(color=colour, size=11),
+                            name=f"{concurrency} client{'s' if concurrency != 1 else ''}, {name}",
                             hovertemplate="%{x:.1f} tok/s/user<br>%{y:,.0f} tok/s/GPU<extra></extra>")
     fig.update_xaxes(title="output tokens/s per user (1000 / TPOT ms)", type="log")
     fig.update_yaxes(title="output tokens/s per GPU", type="log")
@@ -356,8 +357,9 @@ def serving_section() -> None:
     gain = plain.tpot.estimate_s / drafted.tpot.estimate_s
     with widgets.metric_row(4) as m:
         m[0].metric("TPOT, plain", f"{plain.tpot.estimate_s * 1e3:.2f} ms")
-        m[1].metric("TPOT, speculative", f"{drafted.tpot.estimate_s * 1e3:.2f} ms", delta=f"{gain:.2f}× faster",
-                    delta_color="off", delta_arrow="off")
+        m[1].metric("TPOT, speculative", f"{drafted.tpot.estimate_s * 1e3:.2f} ms",
+                    delta=f"{gain:.2f}× faster" if gain >= 1 else f"{1 / gain:.2f}× slower", delta_color="off",
+                    delta_arrow="off")
         m[2].metric("ITL (one round), speculative", f"{drafted.itl_s * 1e3:.2f} ms",
                     help="The gap between two streamed chunks: AL tokens arrive together.")
         m[3].metric("Output tok/s per GPU, speculative",
@@ -365,13 +367,15 @@ def serving_section() -> None:
                     delta=f"plain {fmt_number(plain.output_tokens_per_s_per_gpu)}", delta_color="off",
                     delta_arrow="off")
     st.caption(f"TP{tp} ({'the fewest GPUs that hold the model and one request' if tp != 8 else 'eight GPUs'}), "
-               f"{concurrency:,} clients in a closed loop; {md_escape(drafted.speculative)}.")
+               f"{concurrency:,} client{'s' if concurrency != 1 else ''} in a closed loop; "
+               f"{md_escape(drafted.speculative)}.")
     st.markdown("**Throughput per GPU against tokens/s per user, over concurrency (1 to 512 clients)**")
     charts.show_chart(serving_figure(*curves, concurrency), key="sd_serving")
     st.caption("At a small batch the verify step reads the weights once for k + 1 tokens per sequence, so a round "
                "costs little more than a plain step and TPOT falls by about AL. As the batch grows the verify "
                "step's B·(k + 1) tokens reach the critical batch and it turns compute-bound: the rejected drafts' "
-               "matmuls then cost real time, and the speculative curve meets the plain one, or falls below it.")
+               "matmuls then cost real time and the gain shrinks; at a low acceptance length the speculative curve "
+               "meets the plain one, or falls below it.")
     serving_views.show_estimate(drafted, "sd_est", "tpot")
     downloads.download_csv(pd.concat([curves[0].assign(decoding="plain"), curves[1].assign(decoding="speculative")]),
                            "speculative_serving.csv", key="sd_serving_csv")
