@@ -138,8 +138,9 @@ _ROUNDS = re.compile(re.escape(rounds_note(0).lower()).replace("0", r"(\d+)", 1)
 def speculative_notes(notes) -> bool:
     """Whether a row's notes say its run used speculative decoding ("speculative decoding on (MTP, 3 next-n layers)",
     "EAGLE", "(MTP"), the words of ``_SPECULATIVE`` outside a negation ("no MTP, concurrency 4", "EAGLE off",
-    "spec decoding: none" say a plain run). Such rows are kept in the data set but not predicted (the serving model
-    predicts plain decoding), and a measured run with it is a run of its own (``calc.comparison``)."""
+    "spec decoding: none" say a plain run). The fit leaves such rows out (``prepare_rows``); the comparison predicts
+    them with the draft their notes state (``include_speculative``, ``calc.speculative_serving``), and a measured run
+    with it is a run of its own (``calc.comparison``)."""
     text = _SPEC_NEGATED.sub(" ", str(notes or "").lower())
     return any(w in text for w in _SPECULATIVE)
 

@@ -307,7 +307,7 @@ def test_dp_attention_records_become_attention_data_parallel_layouts_with_the_ba
 
 def test_configurations_the_model_predicts_come_first_and_labels_say_dp_and_speculative_decoding():
     # an MTP (speculative) configuration with more rows, a plain DP-attention one with fewer: the plain one first
-    # (the serving model predicts plain decoding only); its label names attention DP8, the other's its MTP
+    # (the configurations of plain rows sort first); its label names attention DP8, the other's its MTP
     mtp, _ = inferencex.parse_inferencex(_dash(spec_method="mtp", conc=8), "a.json")
     dpa, _ = inferencex.parse_inferencex(_dash(framework="trt", hardware="b200", precision="fp4", decode_tp=8,
                                                decode_ep=8, decode_dp_attention=True, conc=64), "b.json")
