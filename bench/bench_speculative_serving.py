@@ -18,7 +18,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from calc.serving import serving_estimate  # noqa: E402
-from calc.serving_fit import prepare_rows, predict_rows, read_measurements, speculative_notes  # noqa: E402
+from calc.serving_fit import (error_summary, prepare_rows, predict_rows, read_measurements,  # noqa: E402
+                              speculative_notes)
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
 
 
@@ -41,8 +42,8 @@ def table() -> pd.DataFrame:
 
 
 def within(ratio) -> float:
-    r = np.asarray(ratio, dtype=float)
-    return float((np.abs(r - 1.0) <= 0.25).mean())
+    """Share of predicted / measured ``ratio`` within 25% (``calc.serving_fit.error_summary``'s criterion)."""
+    return error_summary(-np.log(np.asarray(ratio, dtype=float)))["within_25"]
 
 
 def implied_acceptance(accelerator: str, weight_dtype: str, ep: int, kv: str, measured_tok_s: float) -> float:

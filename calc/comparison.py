@@ -22,7 +22,7 @@ from .number_text import join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
                       rate_range, serving_frontier)
 from .serving_terms import engine_matmul
-from .serving_fit import (_SPEC_NEGATED, _STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
+from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points, speculative_notes)
 from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
@@ -33,7 +33,7 @@ CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_g
 
 
 def _speculative(notes: pd.Series) -> pd.Series:
-    """Whether each row's notes say speculative decoding (``calc.serving_fit.speculative_notes``: the rows the fit leaves
+    """Whether each row's notes say speculative decoding (``calc.speculative_serving.speculative_notes``: the rows the fit leaves
     out and the comparison predicts with their draft)."""
     return notes.fillna("").astype(str).map(speculative_notes)
 
@@ -73,8 +73,7 @@ def configurations(df: pd.DataFrame) -> pd.DataFrame:
     # a configuration whose every row decodes speculatively: its curve takes the draft settings of its first row
     # (``calc.speculative_serving.speculative_from_notes``), as JSON text (a configuration row stays hashable)
     first_spec = df.fillna({"kv_dtype": ""})[spec].groupby(keys, dropna=False)["notes"].first()
-    g["speculative"] = [json.dumps(speculative_from_notes(_SPEC_NEGATED.sub(" ", str(first_spec.get(tuple(r), ""))
-                                                                            .lower())))
+    g["speculative"] = [json.dumps(speculative_from_notes(first_spec.get(tuple(r), "")))
                         if r_plain == 0 and tuple(r) in first_spec.index else ""
                         for r, r_plain in zip(g[keys].itertuples(index=False, name=None), g["plain"])]
     for name, part in (("points", measured_points(df)), ("throughput", throughput_rows(df).fillna({"kv_dtype": ""}))):

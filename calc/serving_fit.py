@@ -56,7 +56,7 @@ from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_s
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
-from .speculative_serving import speculative_from_notes, speculative_settings
+from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
 from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
                       spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
@@ -91,17 +91,9 @@ F_SCALE = 0.2
 #: Quantiles of the held-out log(measured / predicted) that make the range.
 RANGE_QUANTILES = (0.1, 0.9)
 _GRID = np.geomspace(1.0, 4096.0, 25)
-#: Words of a row's notes that mark a run the model does not predict (speculative decoding), a static
-#: batch (vLLM's benchmark_latency: B prompts at once, then B sequences decoded together) and a run
-#: without CUDA graphs.
-_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle", "dspark", "medusa", "ngram", "n-gram",
-                "num_speculative_tokens", "speculative-num-steps", "speculative_num_steps", "max_draft_len",
-                "speculative_config", "speculative-config", "speculative-algorithm")
-#: A negated mention of speculative decoding ("no MTP", "without EAGLE", "spec decoding: none", "MTP off", "mtp=0"),
-#: removed from a row's notes before ``_SPECULATIVE``'s words are looked for (``speculative_notes``).
-_SPEC_NEGATED = re.compile(r"\b(?:no|without|non|not|disabled?)[\s-]+(?:speculative(?:[\s-]+decoding)?|spec(?:[\s-]+decoding)?"
-                           r"|mtp|eagle\w*|dspark|medusa|n-?gram)\b|\b(?:speculative[\s-]+decoding|spec[\s-]+decoding|mtp|"
-                           r"eagle\w*|dspark|medusa|n-?gram)\s*[:=]?\s*(?:off|disabled|none|false|0)\b")
+#: Words of a row's notes that mark a static batch (vLLM's benchmark_latency: B prompts at once, then B sequences
+#: decoded together) and a run without CUDA graphs. Speculative decoding's words are
+#: ``calc.speculative_serving.speculative_notes``'.
 _STATIC = ("static batch",)
 _EAGER = ("eager", "disable-cuda-graph", "cuda graphs off", "cuda graph off")
 #: Words of a row's notes that mark a trtllm-bench throughput run (the benchmark builds its engine with its own
@@ -133,16 +125,6 @@ _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|col
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
 _ROUNDS = re.compile(re.escape(rounds_note(0).lower()).replace("0", r"(\d+)", 1))
-
-
-def speculative_notes(notes) -> bool:
-    """Whether a row's notes say its run used speculative decoding ("speculative decoding on (MTP, 3 next-n layers)",
-    "EAGLE", "(MTP"), the words of ``_SPECULATIVE`` outside a negation ("no MTP, concurrency 4", "EAGLE off",
-    "spec decoding: none" say a plain run). The fit leaves such rows out (``prepare_rows``); the comparison predicts
-    them with the draft their notes state (``include_speculative``, ``calc.speculative_serving``), and a measured run
-    with it is a run of its own (``calc.comparison``)."""
-    text = _SPEC_NEGATED.sub(" ", str(notes or "").lower())
-    return any(w in text for w in _SPECULATIVE)
 
 
 def _run_requests(notes: str) -> float:
@@ -301,7 +283,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 skipped.append((r.id, "speculative decoding (left out of the fit: its acceptance length is rarely "
                                       "stated)"))
                 continue
-            spec = speculative_from_notes(_SPEC_NEGATED.sub(" ", notes))
+            spec = speculative_from_notes(notes)
         static = any(w in notes for w in _STATIC)
         eager = any(w in notes for w in _EAGER)
         if eager and not include_eager:

@@ -65,8 +65,19 @@ def _curve_value(curve: dict, k: int) -> float:
     return table[min(k, max(table))]
 
 
-def acceptance_length(model_name: str, draft_tokens: int, method: str = "mtp") -> tuple[float, str]:
+def _preset_of(model) -> str:
+    """The preset id the golden curves name: a name as given, a ``ModelConfig`` by its preset (else its name)."""
+    return model_preset_id(model.name) or model.name if isinstance(model, ModelConfig) else str(model)
+
+
+def _own_curves(preset: str) -> list:
+    """The golden curves (thinking on) of the model whose preset is ``preset``; [] for a model without one."""
+    return [c for c in golden_curves()["curves"] if c["thinking"] == "on" and c["preset"] == preset]
+
+
+def acceptance_length(model_name, draft_tokens: int, method: str = "mtp") -> tuple[float, str]:
     """The mean acceptance length of ``draft_tokens`` drafts per round, and where it comes from, in words.
+    ``model_name``: a preset id, or a ``ModelConfig`` (its preset's curve).
 
     The model's own curve from InferenceX's golden acceptance lengths (calc/data/spec_acceptance.json; its
     preset's, the draft ``method`` ("mtp" or "head") preferred, thinking on as InferenceX's AgentX runs take it),
@@ -81,8 +92,9 @@ def acceptance_length(model_name: str, draft_tokens: int, method: str = "mtp") -
     """
     k = check_draft_tokens(draft_tokens)
     kind = method_kind(method)
+    model_name = _preset_of(model_name)
     curves = [c for c in golden_curves()["curves"] if c["thinking"] == "on"]
-    own = [c for c in curves if c["preset"] == model_name]
+    own = _own_curves(model_name)
     if own:
         pick = next((c for c in own if c["method"] == kind), own[0])
         src = golden_curves()["source"]
@@ -186,9 +198,8 @@ def speculative_settings(model: ModelConfig, speculative) -> tuple[dict, list[st
                              f"emits, the target's own included); got {al!r}")
         al_words = f"acceptance length {al:g} as given"
     else:
-        preset = model_preset_id(model.name) or model.name
-        al, source = acceptance_length(preset, k, kind)
-        own = any(c["preset"] == preset for c in golden_curves()["curves"])
+        al, source = acceptance_length(model, k, kind)
+        own = bool(_own_curves(_preset_of(model)))
         al_words = (f"acceptance length {al:.2f}, InferenceX's golden curve for the model" if own else
                     f"acceptance length {al:.2f}, the median of InferenceX's golden curves")
         notices.append(f"speculative decoding at an acceptance length of {al:.2f} tokens per round, {source}: give "
@@ -212,27 +223,43 @@ _METHOD = re.compile(r"\b(deepseek_mtp|qwen3_next_mtp|mtp|eagle-?3|eagle|dspark)
 #: Draft methods the estimate does not price, as notes name them: such a row is refused with ``method_kind``'s
 #: message rather than read as MTP.
 _UNPRICED = re.compile(r"\b(medusa|n-?gram|lookahead|draft[_ ]model|suffix decoding|prompt lookup)\b")
+#: Words of a row's notes that mark a run of speculative decoding (``speculative_notes``).
+_SPECULATIVE = ("speculative decoding on", "mtp,", "(mtp", "eagle", "dspark", "medusa", "ngram", "n-gram",
+                "num_speculative_tokens", "speculative-num-steps", "speculative_num_steps", "max_draft_len",
+                "speculative_config", "speculative-config", "speculative-algorithm")
+#: A negated mention of speculative decoding ("no MTP", "without EAGLE", "spec decoding: none", "MTP off", "mtp=0"),
+#: removed from a row's notes before ``_SPECULATIVE``'s words are looked for (``speculative_notes``).
+_SPEC_NEGATED = re.compile(r"\b(?:no|without|non|not|disabled?)[\s-]+(?:speculative(?:[\s-]+decoding)?|spec(?:[\s-]+decoding)?"
+                           r"|mtp|eagle\w*|dspark|medusa|n-?gram)\b|\b(?:speculative[\s-]+decoding|spec[\s-]+decoding|mtp|"
+                           r"eagle\w*|dspark|medusa|n-?gram)\s*[:=]?\s*(?:off|disabled|none|false|0)\b")
+
+
+def speculative_notes(notes) -> bool:
+    """Whether a row's notes say its run used speculative decoding ("speculative decoding on (MTP, 3 next-n layers)",
+    "EAGLE", "(MTP"), the words of ``_SPECULATIVE`` outside a negation ("no MTP, concurrency 4", "EAGLE off",
+    "spec decoding: none" say a plain run). The fit leaves such rows out (``calc.serving_fit.prepare_rows``); the
+    comparison predicts them with the draft their notes state (``speculative_from_notes``), and a measured run with
+    it is a run of its own (``calc.comparison``)."""
+    text = _SPEC_NEGATED.sub(" ", str(notes or "").lower())
+    return any(w in text for w in _SPECULATIVE)
 
 
 def speculative_from_notes(notes: str):
     """The ``speculative`` dict (``speculative_settings``) a row's notes state: the draft method, and draft_tokens and
-    acceptance_length where given; None where they say nothing of speculative decoding. Notes that say "speculative
-    decoding on" but name no method are read as MTP. Negations ("no MTP") are the caller's to remove
-    (``calc.serving_fit.speculative_notes``).
+    acceptance_length where given; None where ``speculative_notes`` finds no speculative decoding (negations such as
+    "no MTP" removed first). Notes that say "speculative decoding on" but name no method are read as MTP.
     A method the estimate does not price (Medusa, n-gram lookup, a separate draft model) comes back by its name, for
     ``speculative_settings`` to refuse.
     Example: "speculative decoding on (MTP, 3 next-n layers)" -> {"method": "mtp", "draft_tokens": 3}.
     """
-    text = str(notes or "").lower()
+    if not speculative_notes(notes):
+        return None
+    text = _SPEC_NEGATED.sub(" ", str(notes).lower())
     found = _METHOD.search(text)
     if found is None:
         other = _UNPRICED.search(text)
         if other:  # a method the estimate does not price: named, so that ``speculative_settings`` refuses it
             return {"method": other.group(1)}
-        if not any(w in text for w in ("speculative decoding on", "num_speculative_tokens", "speculative-num-steps",
-                                        "speculative_num_steps", "max_draft_len", "speculative_config",
-                                        "speculative-config", "speculative-algorithm")):
-            return None
     spec = {"method": found.group(1).replace("-", "") if found else "mtp"}
     k = _DRAFT_TOKENS.search(text)
     if k:

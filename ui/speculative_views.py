@@ -10,7 +10,9 @@ import streamlit as st
 
 import calc
 from calc import spec_speedup as sd
-from ui import caching, charts, downloads, equations, html_table, sidebar, url_state, widgets
+from calc.layout_choice import smallest_tp
+from calc.speculative_serving import acceptance_length
+from ui import caching, charts, downloads, equations, html_table, serving_views, sidebar, url_state, widgets
 from ui.formats import fmt_number, md_escape
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -299,12 +301,6 @@ def serving_section() -> None:
     throughput per GPU, the frontier of both over concurrency, and the speculative estimate's breakdown
     (``ui.serving_views.show_estimate``). The acceptance length defaults to InferenceX's golden curve for the model
     (``calc.speculative_serving.acceptance_length``). A fragment: its controls rerun this part only."""
-    from calc import serving
-    from calc.layout_choice import smallest_tp
-    from calc.models import model_preset_id
-    from calc.speculative_serving import acceptance_length
-    from ui import serving_views
-
     sel = sidebar.selection()
     st.markdown(f"**{md_escape(sel.model.name)} on {md_escape(sel.accelerator.name)}** (the sidebar's model, GPU and "
                 "dtypes), served by an engine that drafts k tokens per sequence and verifies them in one step of "
@@ -326,7 +322,7 @@ def serving_section() -> None:
                                    bind="query-params")
     prompt = c5.number_input("Prompt tokens", 1, 131_072, 1024, step=256, key="sd_in", bind="query-params")
     output = c6.number_input("Output tokens", 2, 32_768, 1024, step=256, key="sd_out", bind="query-params")
-    golden, source = acceptance_length(model_preset_id(sel.model.name) or sel.model.name, k, method)
+    golden, source = acceptance_length(sel.model, k, method)
     own = st.toggle("Enter the acceptance length", key="sd_own", bind="query-params",
                     help=f"Off: {golden:.2f} tokens per round, {md_escape(source)}.")
     spec = {"method": method, "draft_tokens": k}
