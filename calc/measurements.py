@@ -696,7 +696,8 @@ def measurement_bound(row) -> MeasurementBound:
     - output_tok_per_s (whole deployment), output_tok_per_s_per_gpu, total_tok_per_s_per_gpu,
       requests_per_s: <= what the replicas can produce when each decodes ``B`` sequences per step, B =
       concurrency / replicas (offline and rate runs: unbounded), and each request also pays its prompt's
-      prefill FLOPs: time per request per replica >= prefill compute + output_len * step(B) / B.
+      prefill FLOPs: time per request per replica >= prefill compute / pp + output_len * step(B) / B (the pp
+      pipeline stages prefill pp prompts at once, each over its share of the layers).
 
     The bound is for plain decoding: a run with speculative decoding (MTP, EAGLE; said in its notes) emits
     several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
@@ -758,14 +759,18 @@ def measurement_bound(row) -> MeasurementBound:
         st = step(b)
         per_token_s = st.total_s / b
         pre = prefill_s(1)
-        request_s = pre.compute_s + n_out * per_token_s  # per replica, requests back to back
+        # per replica, requests back to back; a prompt's prefill is a pass through all pp stages (its latency), while
+        # the stages prefill pp prompts at once, each its own share of the layers, as they decode (the decode step
+        # above is already a stage's)
+        request_s = pre.compute_s / pp + n_out * per_token_s
         out_per_s = replicas * n_out / request_s  # whole deployment
         bound = {"output_tok_per_s": out_per_s,
                  "output_tok_per_s_per_gpu": out_per_s / int(r["n_gpus"]),
                  "total_tok_per_s_per_gpu": out_per_s * (n_in + n_out) / n_out / int(r["n_gpus"]),
                  "requests_per_s": out_per_s / n_out}[metric]
         how = (f"{replicas} replica(s) of tp{tp} pp{pp} ep{ep}, batch {b if per_replica else 'unbounded'}: "
-               f"{per_token_s * 1e6:.2f} us per output token + prefill compute {pre.compute_s * 1e3:.3f} ms per request")
+               f"{per_token_s * 1e6:.2f} us per output token + prefill compute {pre.compute_s / pp * 1e3:.3f} ms per request"
+               + (f" (its pass through the {pp} stages over {pp}: they prefill {pp} prompts at once)" if pp > 1 else ""))
     return MeasurementBound(bound, kind, value / bound, how)
 
 
