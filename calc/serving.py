@@ -255,6 +255,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     the draft's parts per pass are returned (d_w_s, d_c_s: the draft's share of a one-token step's weights and
     matmuls; d_kv_s, d_comm_s: one layer's share of its cache reads and collectives; pf_d_w_s, pf_d_c_s: its pass
     over the prompt), with spec_k and spec_al; zeros and k = 0, AL = 1 for plain decoding.
+    ``settings["per_rank_limits"]`` (TensorRT-LLM, vLLM: each attention-DP rank runs its own scheduler;
+    "--max_batch_size: Max batch size in each rank", TensorRT-LLM docs/source/blogs/
+    Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md): ``max_batch`` counts per rank, so a replica of D
+    attention-DP ranks holds up to D x max_batch sequences; without it (SGLang, whose --max-running-requests is the
+    server's) max_batch is the replica's.
     ``settings["sliding"]``: "cap" (default: a sliding-window layer holds and reads its window) or "full" (every
     token cached and read: TensorRT-LLM's TensorRT engines keep a cyclic window only when the run sets
     ``max_attention_window_size``, docs/source/advanced/gpt-attention.md, "Sliding Window Attention, Cyclic
@@ -315,7 +320,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
                          f"fit in the {s['kv_memory_fraction']:.0%} of {accelerator.name}'s memory (as its driver reports "
                          f"it) that the engine gives weights and cache under {layout.label}: shorten the prompt or "
                          "the output, quantize the weights or the cache, or spread the model over more GPUs.")
-    caps = {"max_batch": float(s["max_batch"]), "kv_capacity": float(b_kv)}
+    # an engine whose attention-DP ranks each run their own scheduler (TensorRT-LLM, vLLM) holds max_batch sequences
+    # per rank, so a replica of D attention groups holds D x max_batch
+    ranks = float(layout.attention_dp) if s.get("per_rank_limits", False) else 1.0
+    caps = {"max_batch": float(s["max_batch"]) * ranks, "kv_capacity": float(b_kv)}
     if preempts:
         # admission by the cache a request needs now (``burst_admission_context``: vLLM blocks for its prompt,
         # SGLang its prompt and a reserve for output; in the steady state at most the mean context): more
@@ -1086,7 +1094,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     such runs) picks the engine's version-dependent behaviour: overlap
     scheduling (``calc.serving_terms.overlaps_schedule``) and eager prompt steps (``eager_prefill``: TensorRT-LLM
     before 1.0 ran TensorRT engines). ``engine_options`` overrides the engine's launch settings (``ENGINE_OPTIONS``:
-    ``max_batch``, ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
+    ``max_batch`` (per attention-DP rank on TensorRT-LLM and vLLM, whose ranks each schedule their own requests:
+    serving_params.json's ``per_rank_limits``; the server's on SGLang), ``token_budget``, ``kv_memory_fraction``, ``recv_interval`` for SGLang's
     ``--scheduler-recv-interval``, ``adp_balance_timeout_iters`` for TensorRT-LLM's ``attention_dp_config``
     balance, ``overlap_schedule``, ``eager_prefill``, ``reserve_full_sequence``, ``trtllm_bench``,
     ``full_window_cache``: a TensorRT engine of TensorRT-LLM built without ``max_attention_window_size`` caches every

@@ -160,7 +160,8 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
                     accelerator_name: str = "") -> tuple[str, dict, list[str]]:
     """(engine family used, its scheduler settings, notices) for ``engine`` on a GPU of ``memory_bytes``.
 
-    Settings: ``max_batch`` (largest number of sequences a replica decodes at once), ``token_budget``
+    Settings: ``max_batch`` (largest number of sequences a replica decodes at once; per attention-DP rank where
+    ``per_rank_limits`` is set, TensorRT-LLM's and vLLM's ranks scheduling alone), ``token_budget``
     (tokens scheduled per step, decode and prefill chunks together) and ``kv_memory_fraction`` (share
     of each GPU's memory the engine may fill with weights and cache). vLLM raises its defaults on GPUs
     of 70 GiB and more except the A100 (``large_gpu`` entries; vllm/engine/arg_utils.py,

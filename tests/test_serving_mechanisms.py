@@ -1492,3 +1492,80 @@ def test_multi_step_scheduling_belongs_to_vllm_v0_before_0_10_1():
     # SGLang's --num-continuous-decode-steps N: the same setting in every release that has it
     assert multi_step_steps("sglang", "0.4.1", 10) == 10 and multi_step_steps("sglang", "", 4) == 4
     assert multi_step_steps("vllm", "0.8.5", 1) == 1 and multi_step_steps("vllm", "0.8.5", 0) == 1
+
+
+def test_an_engine_whose_attention_dp_ranks_schedule_alone_holds_max_batch_per_rank():
+    # TensorRT-LLM and vLLM run one scheduler per attention-DP rank, so max_batch counts per rank: DeepSeek-V3 in
+    # NVFP4 on 8 B200 with attention over 8 ranks and max_batch 64 holds 8 x 64 = 512 of 10,000 clients (the cache
+    # of a rank holds thousands of 2,048-token sequences, so the setting binds); SGLang's --max-running-requests is
+    # the server's, divided among the ranks: 64 in all. One rank (TP8) holds 64 either way.
+    ds = calc.get_model("deepseek-v3")
+    b200 = calc.get_accelerator("b200")
+    dp8 = make_layout(ds, 1, 1, 8, 1)
+    tp8 = make_layout(ds, 8, 1, 8, 1)
+    small = dict(SETTINGS, max_batch=64)
+    per_rank = serving_components(ds, b200, 1024, 1024, [1e4], dp8, "nvfp4", "fp8", dict(small, per_rank_limits=True))
+    shared = serving_components(ds, b200, 1024, 1024, [1e4], dp8, "nvfp4", "fp8", small)
+    one_rank = serving_components(ds, b200, 1024, 1024, [1e4], tp8, "nvfp4", "fp8", dict(small, per_rank_limits=True))
+    assert per_rank["B"][0] == 512 and per_rank["limit"][0] == "max_batch"
+    assert shared["B"][0] == 64 and one_rank["B"][0] == 64
+    engines = load_serving_params()["engines"]
+    assert engines["trtllm"]["default"]["per_rank_limits"] and engines["vllm"]["large_gpu"]["per_rank_limits"]
+    assert not engines["sglang"]["default"].get("per_rank_limits", False)
+
+
+def _stated_row(engine, notes, tp=1, ep=8, concurrency=7168.0, model="deepseek-v3", accelerator="b200"):
+    import pandas as pd
+    return pd.DataFrame([dict(
+        id="t", source_id="t", model=model, model_family="deepseek", accelerator=accelerator, n_gpus=8, tp=tp, pp=1,
+        ep=ep, dp=8 // max(tp, ep), engine=engine, engine_version="1.0.0", weight_dtype="nvfp4", kv_dtype="fp8",
+        input_len=1024, output_len=2048, len_dist="fixed", concurrency=concurrency, request_rate_per_s=float("nan"),
+        mode="concurrency", metric="output_tok_per_s", statistic="mean", value=1000.0, notes=notes)])
+
+
+def test_a_rows_stated_max_batch_is_read_per_rank_where_the_engine_schedules_per_rank():
+    from calc.serving_fit import prepare_rows
+    prm = load_serving_params()
+    # TensorRT-LLM's DeepSeek-R1 max-throughput run: --max_batch_size 896 on 8 attention-DP ranks, 7,168 clients:
+    # 8 x 896 = 7,168 decode at once, the clients' number (not 896, nor the LLM API's default 2,048 per rank)
+    rows, comps, skipped = prepare_rows(_stated_row("trtllm", "trtllm-serve --tp 8 --ep 8 enable_attention_dp, "
+                                                              "--max_batch_size 896"), prm)
+    assert not skipped and comps["B"][0] == 7168 and rows["from_notes"][0] == "max batch 896 per attention-DP rank"
+    # the same engine with 10,000 clients stops at 7,168
+    rows, comps, _ = prepare_rows(_stated_row("trtllm", "--max_batch_size 896", concurrency=1e4), prm)
+    assert comps["B"][0] == 7168 and comps["limit"][0] == "max_batch"
+    # a number with thousands separators (vLLM's --max-num-seqs 3,200 as a page writes it), TP8 (one rank): 3,200
+    # in service (vLLM admits by the prompt's cache and decodes what the cache holds at the mean context)
+    rows, comps, _ = prepare_rows(_stated_row("vllm", "vllm serve -tp 8; --max-num-seqs 3,200", tp=8, concurrency=1e4),
+                                  prm)
+    assert comps["N"][0] == 3200 and comps["B"][0] < 3200 and rows["from_notes"][0] == "max batch 3,200"
+    # SGLang's --max-running-requests is the server's: 256 over the 8 ranks together
+    rows, comps, _ = prepare_rows(_stated_row("sglang", "--enable-dp-attention --max-running-requests 256",
+                                              concurrency=1e4), prm)
+    assert comps["B"][0] == 256 and rows["from_notes"][0].startswith("max batch 256")
+    # no stated batch: the engine's default per rank, 8 x 2,048 = 16,384 > 10,000 clients, so the cache binds
+    # (whole 3,072-token sequences reserved), above the 2,048 of one rank's default
+    rows, comps, _ = prepare_rows(_stated_row("trtllm", "", concurrency=1e4), prm)
+    assert 2048 < comps["B"][0] < 1e4 and comps["limit"][0] == "kv_capacity" and rows["from_notes"][0] == ""
+
+
+def test_amds_vllm_patch_that_admits_prompts_once_per_n_plus_1_steps_is_read_as_a_poll_interval():
+    # AMD's MLPerf v6.0 vLLM patch schedules waiting requests only on one step in N + 1 (VLLM_SUBSEQUENT_DECODE_STEPS
+    # N): an arrival waits (N + 1) / 2 steps on average, as under SGLang's --scheduler-recv-interval N + 1
+    from calc.serving_fit import prepare_rows
+    prm = load_serving_params()
+    row = _stated_row("vllm", "AMD's vLLM patch admits waiting prompts on one scheduler step in 11 "
+                              "(VLLM_SUBSEQUENT_DECODE_STEPS 10, VLLM_MIN_REQUEST_DECODE_STEP 128)",
+                      tp=1, ep=1, concurrency=64.0, model="llama-3.1-8b", accelerator="h100-sxm")
+    row["weight_dtype"], row["kv_dtype"] = "fp8", "fp8"
+    row["len_dist"] = "random 0.8-1.0"  # a closed loop spread out (not lockstep waves): arrivals meet a step in flight
+    rows, comps, skipped = prepare_rows(row, prm)
+    assert not skipped and comps["recv_interval"][0] == 11
+    assert "new requests taken in every 11 steps (VLLM_SUBSEQUENT_DECODE_STEPS 10)" in rows["from_notes"][0]
+    plain = prepare_rows(row.assign(notes="vllm serve"), prm)[1]
+    assert plain["recv_interval"][0] == 1
+    # the wait it adds at 64 clients (the engine always stepping): (11 - 1) / 2 = 5 steps of the same TPOT
+    p = param_values(prm)
+    a, b = combine(plain, p, engine_costs(p, "vllm")), combine(comps, p, engine_costs(p, "vllm"))
+    assert b["tpot_estimate"][0] == pytest.approx(a["tpot_estimate"][0], rel=1e-12)
+    assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(5 * a["round_s"][0], rel=1e-9)
