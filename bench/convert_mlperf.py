@@ -1,9 +1,9 @@
-"""Convert MLCommons MLPerf Inference v4.1 results into rows of calc's serving measurements.
+"""Convert MLCommons MLPerf Inference results (v4.1, v5.0, v5.1, v6.0) into rows of calc's serving measurements.
 
 Run::
 
-    python3 bench/convert_mlperf.py OUT.csv [--repo PATH] [--retrieved YYYY-MM-DD] [--with-e2e]
-                                    [--llama2-input-len N] [--mixtral-input-len N]
+    python3 bench/convert_mlperf.py OUT.csv [--round ROUND] [--repo PATH] [--url URL] [--retrieved YYYY-MM-DD]
+                                    [--with-e2e] [--server] [--llama2-input-len N] [--mixtral-input-len N]
 
 ``--repo`` (or the environment variable ``MLPERF_INFERENCE_V41``) names a git copy of
 github.com/mlcommons/inference_results_v4.1: a bare git directory or a checkout; the files are read from its
@@ -46,10 +46,41 @@ AMD and its partners' MI300X, MI325X and MI355X results (code/<benchmark>/harnes
 scheduling, most runs in eager mode, which the serving model leaves out); results of other harnesses are skipped
 with the reason. Row ids start ``mlperf50`` / ``mlperf51``, source ids ``mlperf-inf50-<division>-<family>``.
 
+Round v6.0: ``--round v6.0`` (``--repo`` or ``MLPERF_INFERENCE_V60``) reads inference_results_v6.0 the same
+way, adding gpt-oss-120b (calc's ``gpt-oss-120b``; prompts of the 6,396-sample performance set, outputs of at most
+10,240 tokens; its weights the checkpoint's own MXFP4, ``mxfp4``). The copy read for the rows handed over with this
+converter is the public fork github.com/gbeezybez/inference_results_v6.0 (its LICENSE.md the Apache License 2.0):
+its first commits are MLCommons' ("Publishing Results", 2026-03-26, to 4d3916a, 2026-04-03), and the fork's own
+later ones add only open/Lattix's R-GAT files and a submission/ folder, none of them read here; pass ``--url`` with
+the fork's address so the sources link to the commit read. What v6.0 adds to the v5.x reading:
+
+- accelerator names (``ACCELERATORS_V6``, ``accelerator_of``): NVIDIA's "B300-SXM-270GB" is calc's b300; AMD's
+  cluster names ending "(xN)" (87 and 94 MI355X) count the system's GPUs, N of the accelerators_per_node x
+  number_of_nodes installed; a power-capped part ("(Power Cap 1000 W)", Dell_MangoBoost's MI355X) and a system of
+  several accelerator models are skipped; the MI350X, H200 NVL, RTX PRO 4500 and Intel Arc parts have no preset;
+- NVIDIA's harness (``exports_layout`` with ``v6``): a config that states no layout of its own belongs to a system
+  that scaleout/run_scaleout.sh runs as copies of an atomic system (``scaleout_run``: the submitter's
+  scaleout/REPRODUCE.md names it and the multiplicity), whose config gives the engine; runs that REPRODUCE.md runs
+  disaggregated (run_scaleout_disagg.py, llama2_70b_disagg.sh) and configs of a Dynamo cluster of prefill and
+  decode workers (DeepSeek-R1 Interactive on the NVL72s) are skipped, as are systems no command names (CoreWeave's
+  64-GPU NVL72s); MTP speculative decoding (DeepSeek-R1 Interactive: 3 next-n layers) and attention-DP balancing
+  are written into the notes; Lenovo's configs under src/ and a config whose first line has a stray "~" are read;
+- AMD's harness in its v6.0 form (``amd_src_layout``): src/<benchmark>/<config>.yaml over
+  src/harness_llm/common/config.yaml, in AMD's folder and in each partner's that ships it (Dell, GigaComputing,
+  HPE, ORACLE, Supermicro), the config the result's README.md runs (``_mn`` on multi-node clusters, the README's
+  device count checked), vLLM's V1 engine with CUDA graphs and MXFP4 weights on MI355X (the Quark scheme of the
+  submitter's, else AMD's, prepare_model.sh), the vLLM version from the systems json or the setup build config;
+  Dell's MI300X runs ship v5.x's harness_llm (src_mi300x/), read as before; MangoBoost's LLMBoost, which states no
+  layout, and the open division's pruned Llama-3.1-405B are skipped;
+- Red Hat's llm-d deployment of gpt-oss-120b (``llmd_layout``): replicas and tensor parallelism of its deploy
+  script, the vLLM arguments of the scenario's override file.
+
+Row ids start ``mlperf60``, source ids ``mlperf-inf60-<division>-<family>``.
+
 Lengths: the prompts are the dataset's (their mean, ``DATASETS``); a request's output ends at end-of-text (at
-most 1,024 tokens), and each row carries the mean output of its own run (tokens per second / samples per second
-of the same log), so ``len_dist`` marks lengths that vary and the fit treats a finite Offline run's tail
-(``calc.serving_terms.spread_outputs``).
+most 1,024 tokens; 2,000, 20,000 and 10,240 for llama3.1-405b, deepseek-r1 and gpt-oss-120b), and each row carries
+the mean output of its own run (tokens per second / samples per second of the same log), so ``len_dist`` marks
+lengths that vary and the fit treats a finite Offline run's tail (``calc.serving_terms.spread_outputs``).
 """
 from __future__ import annotations
 
@@ -137,6 +168,17 @@ DATASETS.update({
                       "openshift-psap/performance-dashboard mlperf-data/summaries/deepseek-r1.csv @7cd1065d, "
                       "extracted from mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl (tok_input_len)")),
 })
+DATASETS.update({
+    "gpt-oss-120b": dict(
+        model="gpt-oss-120b", family="gpt-oss", samples=6396, input_mean=5010.6437, max_output=10240,
+        len_dist=("mixed long-context (MLPerf gpt-oss-120b performance set perf_eval_ref.parquet, 6,396 samples, "
+                  "prompts up to 15,330 tokens; outputs end at end-of-text, at most 10,240 tokens by NVIDIA's "
+                  "generation_config_performance.json max_output_len and AMD's harness yaml max_tokens); mean lengths"),
+        input_source=("mean prompt of the MLPerf gpt-oss-120b performance set (6,396 samples, 32,048,077 tokens): "
+                      "openshift-psap/performance-dashboard datasets/summaries/gpt-oss.csv @52a74184, extracted from "
+                      "gpt-oss_data/perf/perf_eval_ref.parquet (num_tokens); its 6,396 samples and longest prompt of "
+                      "15,330 tokens are those NVIDIA's src/gpt-oss-120b/tensorrt/README.md states for the set")),
+})
 BENCHMARKS = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b"}
 
 #: systems/<system>.json accelerator_model_name -> calc accelerator id. Only names that are the preset's part
@@ -176,6 +218,8 @@ ROUNDS = {
                  published=None, tag="50", scenarios=("Offline", "Server", "Interactive")),
     "v5.1": dict(env="MLPERF_INFERENCE_V51", url="https://github.com/mlcommons/inference_results_v5.1",
                  published="2025-09-04", tag="51", scenarios=("Offline", "Server", "Interactive")),
+    "v6.0": dict(env="MLPERF_INFERENCE_V60", url="https://github.com/mlcommons/inference_results_v6.0",
+                 published=None, tag="60", scenarios=("Offline", "Server", "Interactive")),
 }
 
 #: Benchmarks added in v5.0 / v5.1 (result directories named either way) -> dataset family. Their prompt means come
@@ -184,9 +228,11 @@ ROUNDS = {
 BENCHMARKS_V5 = {"llama2-70b-99": "llama2-70b", "llama2-70b-99.9": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b",
                  "llama3.1-405b": "llama3.1-405b", "llama3_1-405b": "llama3.1-405b",
                  "llama3.1-8b": "llama3.1-8b", "llama3_1-8b": "llama3.1-8b", "deepseek-r1": "deepseek-r1"}
+#: Benchmarks read from v6.0 on: v5.x's and gpt-oss-120b (calc's ``gpt-oss-120b``, new in v6.0).
+BENCHMARKS_V6 = dict(BENCHMARKS_V5, **{"gpt-oss-120b": "gpt-oss-120b"})
 #: The NVIDIA harness's config file name of each family (configs/<system>/<scenario>/<name>.py).
 CONFIG_NAMES = {"llama2-70b": "llama2-70b", "mixtral-8x7b": "mixtral-8x7b", "llama3.1-405b": "llama3_1-405b",
-                "llama3.1-8b": "llama3_1-8b", "deepseek-r1": "deepseek-r1"}
+                "llama3.1-8b": "llama3_1-8b", "deepseek-r1": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
 #: Accelerator names first seen in v5.0 / v5.1 systems json files -> calc accelerator id.
 ACCELERATORS_V5 = {
     "NVIDIA GB200": "gb200",  # one B200 GPU of a GB200 superchip, 186 GB (accelerator_memory_capacity)
@@ -196,6 +242,14 @@ ACCELERATORS_V5 = {
     "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000",
     "AMD Instinct MI355X 288GB HBM3e": "mi355x",
     "Virtualized NVIDIA H200-SXM-141GB": "h200",  # an H200 SXM passed to a virtual machine (systems json)
+}
+#: Accelerator names first seen in v6.0 systems json files -> calc accelerator id (read from v6.0 on). Names with a
+#: count, "AMD Instinct MI355X 288GB HBM3e (x87)", are read by ``accelerator_of``; power-capped parts ("(Power Cap
+#: 1000 W)") and systems of several accelerator models are skipped there; the MI350X and the H200 NVL have no preset.
+ACCELERATORS_V6 = {
+    # the HGX B300 (Blackwell Ultra) SXM GPU of NVIDIA's, Cisco's, Dell's, GigaComputing's, Lenovo's, Nebius's and
+    # QCT's systems, 270 GB by its name: calc's b300 preset (the HGX B300 data sheet, 288 GB), within the memory check
+    "NVIDIA B300-SXM-270GB": "b300",
 }
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
@@ -682,14 +736,139 @@ def exports_settings(text: str) -> dict:
     return {k: v for k, v in ex.items() if isinstance(k, tuple) and isinstance(v, dict)}
 
 
+def _exports_text(text: str, v6: bool = False) -> tuple[str, str]:
+    """(text, what was repaired) of a config file: from v6.0 on, a stray character before the first line's
+    ``import`` (Dell's configs/XE7740_RTXPro6000_PCIe_96GBx8/Server/llama2-70b.py begins "~import") is dropped, the
+    rest of the file read as it stands."""
+    if v6:
+        first, _, rest = text.partition("\n")
+        m = re.match(r"^([^\w\s#])+(?=(?:import|from)\s)", first)
+        if m:
+            return first[m.end():] + "\n" + rest, f" (a stray {m.group(0)!r} before the first line's import dropped)"
+    return text, ""
+
+
+def _exports_entry(settings: dict, harness: str, target: float, power: str):
+    """(the EXPORTS entry for (harness, target, power), or the other accuracy target's, and the sentence saying
+    so); (None, "") when neither is there."""
+    cfg = settings.get((harness, target, power))
+    if cfg is not None:
+        return cfg, ""
+    alt = 0.99 if target == 0.999 else 0.999
+    cfg = settings.get((harness, alt, power))
+    return cfg, (f" (its only entry for this system is for accuracy target {alt}, not {target})" if cfg is not None
+                 else "")
+
+
+def _bench_key(name: str) -> str:
+    """A benchmark named loosely ("Llama3.1-405b", "llama3_1-405b", "GPT-OSS-120b"): lower case, '.' and '_' as '-'."""
+    return re.sub(r"[._]", "-", name.strip().lower())
+
+
+def scaleout_runs(tree: GitTree, root: str) -> list:
+    """The commands of a submitter's scaleout/REPRODUCE.md (NVIDIA's harness, v6.0): one dict per command with its
+    benchmark ("## " header or ``--benchmarks=``), scenario (``--scenarios=`` / ``--scenario`` or the comment line
+    above it), kind ("aggregated" for scaleout/run_scaleout.sh, "disaggregated" for run_scaleout_disagg.py and the
+    *_disagg.sh scripts), the system it runs (``--harness-system``, else ``--atomic-system`` ending x<N> with N x
+    ``--dp-multiplicity``; for a disaggregated command without one, the "### GB200x72" header as (chip, GPUs)),
+    the atomic system and multiplicity, and the command's text."""
+    text = tree.read(f"{root}/scaleout/REPRODUCE.md")
+    if not text:
+        return []
+    runs, bench, head, comment, cmd = [], "", None, "", None
+    for line in text.splitlines() + [""]:
+        st = line.strip()
+        if cmd is not None:
+            cmd += " " + st.rstrip("\\").strip()
+            if st.endswith("\\"):
+                continue
+            runs.append(dict(bench=bench, head=head, comment=comment, text=cmd))
+            cmd = None
+            continue
+        if st.startswith("## "):
+            bench, head = st[3:].strip(), None
+        elif st.startswith("### "):
+            m = re.match(r"###\s+(\w+?)x(\d+)\s*$", st)
+            head = (m.group(1), int(m.group(2))) if m else None
+        elif st.startswith("# ") and re.match(r"#\s+(Offline|Server|Interactive)\b", st):
+            comment = st[2:]
+        elif re.search(r"run_scaleout\S*\.(?:sh|py)|_disagg\.sh", st) and not st.startswith("#"):
+            cmd = st.rstrip("\\").strip()
+            if not st.endswith("\\"):
+                runs.append(dict(bench=bench, head=head, comment=comment, text=cmd))
+                cmd = None
+    out = []
+    for r in runs:
+        t = r["text"]
+        arg = lambda name: (re.search(rf"--{name}[= ]([^\s\"]+)", t) or [None, None])[1]  # noqa: E731
+        b = re.search(r"--benchmarks=([^\s\"]+)", t)
+        sc = re.search(r"--scenarios?[= ]([A-Za-z]+)", t)
+        scenario = sc.group(1) if sc else (r["comment"].split()[0] if r["comment"] else "")
+        kind = "disaggregated" if ("disagg" in t or "disaggregated" in r["comment"].lower()) else "aggregated"
+        atomic, mult = arg("atomic-system"), arg("dp-multiplicity")
+        system = arg("harness-system")
+        if system is None and atomic and mult and re.search(r"x\d+$", atomic):
+            n = int(re.search(r"x(\d+)$", atomic).group(1))
+            system = re.sub(r"x\d+$", f"x{n * int(mult)}", atomic)
+        out.append(dict(bench=_bench_key(b.group(1) if b else r["bench"]), scenario=scenario.capitalize(), kind=kind,
+                        system=system, head=r["head"], atomic=atomic, mult=int(mult) if mult else None, text=t))
+    return out
+
+
+def scaleout_run(tree: GitTree, root: str, system: str, family: str, scenario: str):
+    """The scaleout/REPRODUCE.md command that ran ``scenario`` of ``family`` on ``system`` (its name without _TRT),
+    or None (``scaleout_runs``)."""
+    want = _bench_key(CONFIG_NAMES[family])
+    for r in scaleout_runs(tree, root):
+        if r["bench"] != want or r["scenario"] != scenario:
+            continue
+        if r["system"] is not None:
+            if norm(r["system"]) == norm(system):
+                return r
+        elif r["head"] and norm(system).startswith(norm(r["head"][0])) and re.search(rf"x{r['head'][1]}$", system):
+            return r
+    return None
+
+
+def _speculative(runtime) -> str:
+    """The words the notes give a config's speculative decoding (trtllm_runtime_flags ``speculative_decoding``,
+    which NVIDIA's code/llmlib/config.py passes to trtllm-serve as its speculative_config), "" when it is off."""
+    spec = runtime.get("speculative_decoding") if isinstance(runtime, dict) else None
+    if not isinstance(spec, dict) or not spec.get("decoding_type"):
+        return ""
+    kind = str(spec["decoding_type"])
+    layers = spec.get("num_nextn_predict_layers")
+    draft = spec.get("max_draft_len") or spec.get("max_total_draft_tokens")
+    stated = ", ".join(f"{k} {spec[k]}" for k in ("decoding_type", "num_nextn_predict_layers", "max_draft_len",
+                                                   "max_total_draft_tokens") if spec.get(k) is not None)
+    if kind.upper() == "MTP" and layers:
+        head = f"speculative decoding on (MTP, {int(layers)} next-n layers"
+    else:
+        head = f"speculative decoding on ({kind}" + (f", {int(draft)} draft tokens" if draft else "")
+    return f"{head}: trtllm_runtime_flags speculative_decoding {stated})"
+
+
 def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenario: str, n_gpus: int,
-                   accelerator: str, family: str, sw_notes: str = "") -> Layout | str:
+                   accelerator: str, family: str, sw_notes: str = "", v6: bool = False,
+                   framework: str = "") -> Layout | str:
     """Layout of a v5.x result run by NVIDIA's harness: configs/<system>/<scenario>/<benchmark>.py (the system's
     directory named as the result's system, without ``_TRT``, or its KnownSystem name), the ``EXPORTS`` entry for
     the result's harness (Custom, or Triton for a ``_Triton`` system), accuracy target and power setting (``MaxQ``
     systems); its tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, the checkpoint's
     kv_cache_dtype, gpu_batch_size and enable_attention_dp. An entry for the other accuracy target alone is taken
-    (NVIDIA's configs give the 99.9 target the same engine). Returns a reason (str) when none states the layout."""
+    (NVIDIA's configs give the 99.9 target the same engine). Returns a reason (str) when none states the layout.
+
+    From v6.0 on (``v6``), also: configs kept under the submitter's src/ (Lenovo's src/<systems>/configs/); a
+    config that stated no layout of its own is one of a system run by scaleout/run_scaleout.sh, whose command in the
+    submitter's scaleout/REPRODUCE.md names the atomic system (one data-parallel rank) and its multiplicity: the
+    engine's layout and settings are then the atomic system's config (the harness system's config sets LoadGen's);
+    a run that REPRODUCE.md runs disaggregated (run_scaleout_disagg.py, *_disagg.sh) or whose config sets a
+    ``dynamo_cluster`` of prefill and decode workers is skipped, as is one that no command names; a config whose
+    first line has a stray character before ``import`` is read without it; speculative decoding
+    (``speculative_decoding`` of trtllm_runtime_flags: MTP with its next-n layers) and attention-DP balancing (the
+    ``attention_dp_config`` enable_balance and timeout_iters that code/llmlib/config.py builds from
+    ``adp_balancing_*``, on by default) are written into the notes; gpt-oss-120b's precision fp4 is its checkpoint's
+    MXFP4 (NVIDIA's src/gpt-oss-120b/tensorrt/builder.py points the quantizer at the released checkpoint)."""
     harness = "Triton" if "_Triton" in system else "Custom"
     power = "MaxQ" if "MaxQ" in system else "MaxP"
     target = 0.999 if bench_dir.endswith("99.9") else 0.99
@@ -709,26 +888,65 @@ def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenar
                 break
         if path:
             break
+    if path is None and v6:
+        for d in dirs:
+            for stem in stems:
+                tail = f"/configs/{d}/{scenario}/{stem}.py"
+                hits = sorted(f for f in tree.files if f.startswith(f"{root}/src/") and f.endswith(tail))
+                if hits:
+                    path = hits[0]
+                    break
+            if path:
+                break
     if path is None:
         return f"no configs/<system>/{scenario}/{CONFIG_NAMES[family]}.py for {system} (looked in {', '.join(dirs)})"
     rel = path.split("/", 2)[2]
+    text, repaired = _exports_text(tree.read(path) or "", v6)
     try:
-        settings = exports_settings(tree.read(path) or "")
+        settings = exports_settings(text)
     except (SyntaxError, Unresolved) as e:
         return f"{rel}: EXPORTS not readable ({e})"
-    cfg = settings.get((harness, target, power))
-    other = ""
-    if cfg is None:
-        alt = 0.99 if target == 0.999 else 0.999
-        cfg = settings.get((harness, alt, power))
-        if cfg is not None:
-            other = f" (its only entry for this system is for accuracy target {alt}, not {target})"
+    cfg, other = _exports_entry(settings, harness, target, power)
     if cfg is None:
         return f"{rel}: no EXPORTS entry for ({harness}, {target}, {power})"
 
     def val(key, default=None):
-        v = cfg.get(key, default)
+        v = cfg.get(key, default)  # the atomic system's config, once a scaleout command names one (below)
         return default if isinstance(v, Unresolved) else v
+    source = f"{rel} EXPORTS ({harness}, {target}, {power}){other}{repaired}"
+    scaled = ""
+    if v6 and isinstance(val("dynamo_cluster"), dict):
+        dc = val("dynamo_cluster")
+        pools = "; ".join(f"{dc.get(f'num_{k}_workers')} {k} worker(s) of {(dc.get(k) or {}).get('system')}"
+                          for k in ("prefill", "decode"))
+        return (f"{rel}: disaggregated serving through NVIDIA Dynamo (dynamo_cluster: {pools}): prefill and decode "
+                "on separate GPUs, which a row's one layout (tp, pp, ep, dp) cannot state")
+    if v6 and val("tensor_parallelism") is None:
+        run = scaleout_run(tree, root, base, family, scenario)
+        if run is None:
+            return (f"{rel}: tensor/pipeline parallelism not stated, and no scaleout/REPRODUCE.md command runs "
+                    f"{base}'s {scenario}")
+        if run["kind"] == "disaggregated":
+            return (f"{rel}: tensor/pipeline parallelism not stated; scaleout/REPRODUCE.md runs it disaggregated "
+                    f"('{run['text'][:160]}'): prefill and decode on separate GPUs, which a row's one layout "
+                    "(tp, pp, ep, dp) cannot state")
+        atomic_path = f"{root}/configs/{run['atomic']}/{scenario}/{CONFIG_NAMES[family]}.py"
+        atomic_rel = atomic_path.split("/", 2)[2]
+        if not tree.exists(atomic_path):
+            return (f"{rel}: tensor/pipeline parallelism not stated, and {atomic_rel} (the atomic system of "
+                    "scaleout/REPRODUCE.md's command) is not in the submission")
+        a_text, a_repaired = _exports_text(tree.read(atomic_path) or "", v6)
+        try:
+            a_cfg, a_other = _exports_entry(exports_settings(a_text), harness, target, power)
+        except (SyntaxError, Unresolved) as e:
+            return f"{atomic_rel}: EXPORTS not readable ({e})"
+        if a_cfg is None:
+            return f"{atomic_rel}: no EXPORTS entry for ({harness}, {target}, {power})"
+        cfg = a_cfg
+        scaled = (f" of the atomic system {run['atomic']}, which scaleout/REPRODUCE.md's run_scaleout.sh runs as "
+                  f"{run['mult']} data-parallel ranks for this system (--atomic-system {run['atomic']} "
+                  f"--dp-multiplicity {run['mult']}; LoadGen's settings from {source})")
+        source = f"{atomic_rel} EXPORTS ({harness}, {target}, {power}){a_other}{a_repaired}"
     build = val("trtllm_build_flags", {}) or {}
     runtime = val("trtllm_runtime_flags", {}) or {}
     ckpt = val("trtllm_checkpoint_flags", {}) or {}
@@ -738,6 +956,11 @@ def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenar
         ep = int(val("moe_expert_parallelism", 1) or 1)
     except (TypeError, ValueError):
         return f"{rel}: tensor/pipeline parallelism not stated"
+    if scaled:
+        n_atomic = int(re.search(r"x(\d+)$", run["atomic"]).group(1))
+        if tp * pp != n_atomic or n_atomic * run["mult"] != n_gpus:
+            return (f"{source}: TP{tp} x PP{pp} is not the atomic system's {n_atomic} GPU(s), or {run['mult']} of "
+                    f"them are not the system's {n_gpus}")
     precision = val("precision")
     if isinstance(precision, dict):
         precision = next(iter(precision.values()), None)
@@ -746,6 +969,10 @@ def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenar
         return f"{rel}: precision {precision!r} is no calc weight dtype"
     if wd == "nvfp4" and "fp4" not in get_accelerator(accelerator).peak_flops_per_s:
         return f"{rel}: precision fp4 on {accelerator}, which has no fp4 tensor cores in calc"
+    weights = f"{wd} weights"
+    if v6 and family == "gpt-oss-120b" and wd == "nvfp4":
+        wd, weights = "mxfp4", ("the released checkpoint's MXFP4 experts: src/gpt-oss-120b/tensorrt/builder.py points "
+                                "the quantizer at the existing checkpoint, skipping quantization")
     kv = str(ckpt.get("kv_cache_dtype", "")).lower() if isinstance(ckpt, dict) else ""
     kv = kv if kv in ("fp8", "fp16", "bf16", "nvfp4") else ""
     bs = val("gpu_batch_size")
@@ -761,13 +988,24 @@ def exports_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenar
     private = re.search(r"private git hash.*", sw_notes, re.I)
     if private:
         built = f"a private TensorRT-LLM build (systems json sw_notes: '{private.group(0)}')"
-    how = (f"NVIDIA's harness on {built}; layout from {rel} EXPORTS ({harness}, {target}, {power}){other}: "
+    named = re.search(r"TensorRT-LLM\s+([^,;]+)", framework)
+    if v6 and built.startswith("TensorRT-LLM build not stated") and named:
+        built = f"TensorRT-LLM {named.group(1).strip()} (systems json framework; Makefile.build names no commit)"
+    balance = ""
+    if v6 and adp and isinstance(runtime, dict) and runtime.get("adp_balancing_enable", True) is not False:
+        # code/llmlib/config.py: attention_dp_config from adp_balancing_enable (default True), _timeout_iters (500)
+        balance = (f"; attention-DP balancing on (attention_dp_config enable_balance, timeout_iters "
+                   f"{int(runtime.get('adp_balancing_timeout_iters', 500))}, batching_wait_iters "
+                   f"{int(runtime.get('adp_balancing_batching_wait_iters', 10))}: code/llmlib/config.py from "
+                   "trtllm_runtime_flags adp_balancing_*)")
+    how = (f"NVIDIA's harness on {built}; layout from {source}{scaled}: "
            f"tensor_parallelism {tp}, pipeline_parallelism {pp}"
            + (f", moe_expert_parallelism {ep}" if ep > 1 else "")
            + (", enable_attention_dp True (attention data-parallel over the TP group's GPUs, experts split EP"
               f"{ep}: written as TP1 x {tp} attention replicas)" if adp else "")
            + (f", gpu_batch_size {bs} per engine" if bs else "") + (f", max_num_tokens {budget}" if budget else "")
-           + f"; precision {precision} ({wd} weights), kv_cache_dtype {kv or 'not stated'}")
+           + f"; precision {precision} ({weights}), kv_cache_dtype {kv or 'not stated'}"
+           + balance + (f"; {_speculative(runtime)}" if v6 and _speculative(runtime) else ""))
     if adp:
         tp = 1
     return Layout("trtllm", "", tp, pp, wd, kv, how, ep=ep)
@@ -819,7 +1057,7 @@ def _merged(base: dict, more: dict) -> dict:
 
 
 def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, accelerator: str, family: str,
-                       framework: str) -> Layout | str:
+                       framework: str, anywhere: bool = False) -> Layout | str:
     """Layout of AMD's harness_llm (AMD's and its partners' MI300X, MI325X and MI355X results from v5.0 on):
     code/<benchmark>/harness_llm/models/<model>/<scenario>_<accelerator>.yaml over harness_llm/common/config.yaml
     (the model file's keys win): ``vllm_engine_config``'s tensor_parallel_size (one vLLM instance per TP group),
@@ -828,17 +1066,22 @@ def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, 
     which ``calc.serving_terms.multi_step_steps`` reads), max_num_seqs, enforce_eager (eager mode: the notes say
     "eager", and the serving model leaves the row out, as it does every run without CUDA graphs), and
     ``vllm_env_config``'s VLLM_USE_V1 (0: the V0 engine). The harness's own scheduler
-    (VLLM_LLAMA2_MLPERF_SCHED and its target decode batches) is quoted, not modelled."""
+    (VLLM_LLAMA2_MLPERF_SCHED and its target decode batches) is quoted, not modelled. ``anywhere`` (v6.0): the
+    harness_llm folder may lie anywhere in the submitter's folder (Dell's src_mi300x/<benchmark>/harness_llm)."""
     model_dir = HARNESS_LLM_MODELS.get(family)
     if model_dir is None:
         return f"AMD's harness_llm: no model folder known for {family}"
     name = f"{scenario.lower()}_{accelerator}.yaml"
     wanted = f"{root}/code/{bench_dir}/harness_llm/models/{model_dir}/{name}"
     # a submitter may keep every model under one benchmark's folder (Dell: code/llama2-70b-99.9/.../mixtral-8x7b)
+    under = f"{root}/" if anywhere else f"{root}/code/"
+    if anywhere:
+        wanted = next((f for f in tree.files if f.startswith(under) and f.endswith(
+            f"/{bench_dir}/harness_llm/models/{model_dir}/{name}")), wanted)
     found = [wanted] if tree.exists(wanted) else sorted(
-        f for f in tree.files if f.startswith(f"{root}/code/") and f.endswith(f"/harness_llm/models/{model_dir}/{name}"))
+        f for f in tree.files if f.startswith(under) and f.endswith(f"/harness_llm/models/{model_dir}/{name}"))
     if not found:
-        return f"AMD's harness_llm has no {model_dir}/{name} under {root}/code"
+        return f"AMD's harness_llm has no {model_dir}/{name} under {under.rstrip('/')}"
     path = found[0]
     try:
         conf = yaml.safe_load(tree.read(path) or "") or {}
@@ -863,9 +1106,9 @@ def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, 
     eager = engine.get("enforce_eager") is True
     v1 = env.get("VLLM_USE_V1")
     version = re.search(r"vllm[- ]v?(\d+\.\d+\.\d+)", framework, re.I)
-    rel = path.split("/code/", 1)[1]
+    rel = path.split("/", 2)[2] if anywhere else "code/" + path.split("/code/", 1)[1]
     how = (f"AMD's harness_llm, vLLM {version.group(1) if version else '(version not stated)'} (systems json "
-           f"framework); code/{rel} over harness_llm/common/config.yaml: tensor_parallel_size {tp}, one vLLM instance "
+           f"framework); {rel} over harness_llm/common/config.yaml: tensor_parallel_size {tp}, one vLLM instance "
            f"per TP group, quantization {quant} ({model_path.rstrip('/').split('/')[-1]}), kv_cache_dtype "
            f"{kv or 'not set'}, --num-scheduler-steps {steps}"
            + (" (multi-step scheduling)" if steps > 1 else "")
@@ -877,6 +1120,295 @@ def harness_llm_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, 
               if env.get("VLLM_LLAMA2_MLPERF_SCHED") else "")
            # a run with graphs names no eager setting: the serving model reads the word "eager" as a run without
            + ("; enforce_eager True (eager mode, no graphs)" if eager else ", CUDA graphs on"))
+    return Layout("vllm", version.group(1) if version else "", tp, 1, weights, kv, how)
+
+
+def _result_readme(tree: GitTree, root: str, system: str, bench_dir: str, scenario: str) -> dict:
+    """What a v6.0 AMD-harness result's README.md (results/<system>/<benchmark>/<scenario>/README.md) says of its run:
+    the ``--config-name`` of its first (performance) command, its ``harness_config.device_count``, and the
+    ``--config-name`` of a worker node's command (``node_id=``), where it states them."""
+    text = ""
+    for scen in (scenario, scenario.lower()):
+        text = tree.read(f"{root}/results/{system}/{bench_dir}/{scen}/README.md") or ""
+        if text:
+            break
+    out = {}
+    head = re.search(r"--config-name[= ](\S+)", text)
+    if head:
+        out["config"] = head.group(1)
+    where = re.search(r"--config-path[= ](\S+)", text)
+    if where:
+        out["config_path"] = where.group(1)
+    count = re.search(r"harness_config\.device_count=(\d+)", text)
+    if count:
+        out["device_count"] = int(count.group(1))
+    for line in text.splitlines():
+        if "node_id=" in line:
+            m = re.search(r"--config-name[= ](\S+)", line)
+            if m:
+                out["worker_config"] = m.group(1)
+                break
+    return out
+
+
+def _setup_build(tree: GitTree, root: str, bench_dirs) -> tuple[str, str]:
+    """(vLLM version, sentence) of the docker build a submitter's setup/<benchmark>/build_docker.sh makes: its
+    ``CONFIG_FILE``'s DOCKER_BASE_IMAGE ("rocm/vllm:v0.14.0_amd_dev" is 0.14.0, "rocm/vllm-dev:preview_0.14_..." a
+    preview of 0.14) and the vLLM commit it checks out (VLLM_REV of VLLM_URL); ("", "") when the submission has none."""
+    for bench in bench_dirs:
+        build = tree.read(f"{root}/setup/{bench}/build_docker.sh")
+        if not build:
+            continue
+        name = re.search(r'CONFIG_FILE="([^"]+)"', build)
+        conf = tree.read(f"{root}/setup/{bench}/{name.group(1)}") if name else None
+        if not conf:
+            continue
+        image = re.search(r"DOCKER_BASE_IMAGE=(\S+)", conf)
+        rev, url = re.search(r'VLLM_REV="?([0-9a-f]+)', conf), re.search(r'VLLM_URL="?([^"\s]+)', conf)
+        tag = image.group(1) if image else ""
+        release = re.search(r":v?(\d+\.\d+\.\d+)", tag)
+        preview = re.search(r"preview_(\d+\.\d+(?:\.\d+)?)", tag)
+        version = release.group(1) if release else preview.group(1) if preview else ""
+        if not version:
+            continue
+        what = (f"vLLM {version}{' (a preview of ' + version + ')' if preview and not release else ''} by "
+                f"setup/{bench}/{name.group(1)} (build_docker.sh's CONFIG_FILE): DOCKER_BASE_IMAGE {tag}"
+                + (f", VLLM_REV {rev.group(1)} of {url.group(1) if url else 'vLLM'}" if rev else ""))
+        return version, what
+    return "", ""
+
+
+def _mxfp4_source(tree: GitTree, root: str, bench_dirs, model_path: str) -> str:
+    """Where a submission says that its Quark checkpoint at ``model_path`` (a path naming fp4) holds MXFP4 weights:
+    its setup/<benchmark>/dataset_and_model/prepare_model.sh quantizing with a Quark MXFP4 scheme
+    (w_mxfp4_a_mxfp4, mxfp4_fp8) or downloading AMD's prequantized MXFP4 checkpoint, else its
+    documentation/calibration.md naming OCP MXFP4, else AMD's own prepare_model.sh of the round (a partner that
+    ships AMD's harness without it); "" when none does."""
+    def scheme(r):
+        for bench in bench_dirs:
+            text = tree.read(f"{r}/setup/{bench}/dataset_and_model/prepare_model.sh") or ""
+            found = re.findall(r"--quant_scheme\s+(\S*mxfp4\S*)", text)
+            ready = re.findall(r"MODEL=(amd/\S*(?:MXFP4|mxfp4)\S*)", text)
+            kept = re.search(r'EXCLUDE_LAYERS="([^"]+)"', text)
+            if found or ready:
+                return (f"setup/{bench}/dataset_and_model/prepare_model.sh: Quark --quant_scheme "
+                        f"{', '.join(dict.fromkeys(found)) or 'not shown'}"
+                        + (f" with --exclude_layers {kept.group(1)}" if kept else "")
+                        + (f", or the prequantized {', '.join(dict.fromkeys(ready))}" if ready else ""))
+        return ""
+    own = scheme(root)
+    if own:
+        return own
+    cal = tree.read(f"{root}/documentation/calibration.md") or ""
+    if "MXFP4" in cal:
+        return "documentation/calibration.md: 'OCP MXFP4' weights"
+    division = root.split("/")[0]
+    amd = scheme(f"{division}/AMD") if root != f"{division}/AMD" else ""
+    return f"AMD's {amd} (this submission ships no quantization script)" if amd else ""
+
+
+def amd_src_layout(tree: GitTree, root: str, system: str, bench_dir: str, scenario: str, accelerator: str,
+                   family: str, framework: str, n_gpus: int, nodes: int) -> Layout | str:
+    """Layout of AMD's harness in its v6.0 form (AMD's and its partners' MI355X results): src/<benchmark>/
+    <config>.yaml over src/harness_llm/common/config.yaml (OmegaConf.merge in harness_llm/common/config_parser.py:
+    the model file's keys win). The config is the one the result's README.md runs (``--config-name``), else
+    <scenario>_<accelerator>.yaml, with ``_mn`` on a multi-node system (the zmq backend's head and worker nodes);
+    the README's ``harness_config.device_count`` must be the system's GPUs. Read: ``vllm_engine_config``'s
+    tensor_parallel_size (one vLLM instance per TP group), quantization (fp8; quark with a model path naming fp4 is
+    MXFP4 where the submission says so: ``_mxfp4_source``), kv_cache_dtype (the common file's fp8 where the model
+    file sets none), enforce_eager, max_num_seqs, max_num_batched_tokens, async_scheduling, num_scheduler_steps, and
+    ``vllm_env_config``'s VLLM_USE_V1 and the decode-step knobs of AMD's vLLM patch (VLLM_SUBSEQUENT_DECODE_STEPS,
+    VLLM_MIN_REQUEST_DECODE_STEP: waiting prompts are admitted on one scheduler step in N + 1 while the running
+    batch holds at least M; quoted, not modelled). The vLLM version comes from the systems json framework string,
+    else the setup/<benchmark>/build_docker.sh build (``_setup_build``). A pruned model (a config or model path
+    naming "pruned") is skipped."""
+    readme = _result_readme(tree, root, system, bench_dir, scenario)
+    name = readme.get("config") or f"{scenario.lower()}_{accelerator}" + ("_mn" if nodes > 1 else "")
+    how_named = (f"the result's README.md runs --config-name {name}" if readme.get("config") else
+                 f"<scenario>_<accelerator>{'_mn (a multi-node system)' if nodes > 1 else ''}.yaml: the result's "
+                 "README.md names no config")
+    if "pruned" in name.lower():
+        return f"AMD's harness: the README runs {name}, a pruned model (layers dropped), not calc's {family}"
+    if readme.get("device_count") and readme["device_count"] != n_gpus:
+        return (f"the result's README.md runs harness_config.device_count={readme['device_count']}, not the "
+                f"system's {n_gpus} GPUs")
+    bench_dirs = [bench_dir] + (["llama2-70b-99"] if family == "llama2-70b" and bench_dir != "llama2-70b-99" else [])
+
+    def find(cfg_name):
+        for bench in bench_dirs:
+            want = f"{root}/src/{bench}/{cfg_name}.yaml"
+            if tree.exists(want):
+                return want
+            # a file named in other letter case (ORACLE's interactive_MI355X.yaml for --config-name interactive_mi355x)
+            other = [f for f in tree.files if f.lower() == want.lower()]
+            if len(other) == 1:
+                return other[0]
+        return None
+    path = find(name)
+    if path is None:
+        have = sorted(f.rsplit("/", 1)[1] for f in tree.files
+                      if f.startswith(f"{root}/src/{bench_dir}/") and f.endswith(".yaml") and f.count("/") == 4)
+        return (f"AMD's harness: no src/{bench_dir}/{name}.yaml in {root} ({how_named}; the folder has "
+                f"{', '.join(have) or 'no yaml'})")
+    rel = path.split("/", 2)[2]
+    if not path.endswith(f"/{name}.yaml"):
+        how_named += f"; the file is named {path.rsplit('/', 1)[1]}"
+    common_path = f"{root}/src/harness_llm/common/config.yaml"
+    try:
+        conf = yaml.safe_load(tree.read(path) or "") or {}
+        common = yaml.safe_load(tree.read(common_path) or "") or {}
+    except Exception as exc:  # noqa: BLE001 - a submitter's file that is not YAML is named, not raised
+        return f"{rel} is not readable YAML ({type(exc).__name__})"
+    if not common:
+        return f"AMD's harness: {root} has no src/harness_llm/common/config.yaml under {rel}"
+    merged = _merged(common, conf)
+    engine, env = merged.get("vllm_engine_config") or {}, merged.get("vllm_env_config") or {}
+    own = conf.get("vllm_engine_config") or {}
+    tp, pp = engine.get("tensor_parallel_size"), engine.get("pipeline_parallel_size", 1)
+    if not isinstance(tp, int) or tp < 1 or not isinstance(pp, int) or pp < 1:
+        return f"{rel} sets no tensor_parallel_size"
+    quant, model_path = str(engine.get("quantization")), str(engine.get("model", ""))
+    if "pruned" in model_path.lower():
+        return f"{rel}: a pruned model ({model_path}), not calc's {family}"
+    fp4_path = re.search(r"fp4", model_path, re.I) is not None
+    if quant == "fp8":
+        weights, said = "fp8", "FP8 weights"
+    elif quant == "quark" and fp4_path and "fp4" in get_accelerator(accelerator).peak_flops_per_s:
+        source = _mxfp4_source(tree, root, bench_dirs, model_path)
+        if not source:
+            return f"{rel}: quark weights at {model_path} whose FP4 format the submission does not state"
+        weights, said = "mxfp4", f"MXFP4 weights ({source})"
+    else:
+        return f"{rel}: weights of quantization {quant!r} (model {model_path!r}) are not read"
+    kv = str(engine.get("kv_cache_dtype") or "")
+    kv_said = (f"kv_cache_dtype {kv or 'not set'}"
+               + (" (harness_llm/common/config.yaml's; the model file sets none)" if kv and "kv_cache_dtype" not in own
+                  else ""))
+    steps = int(engine.get("num_scheduler_steps") or 1)
+    eager = engine.get("enforce_eager") is True
+    graphs = (engine.get("compilation_config") or {}).get("cudagraph_mode") if isinstance(
+        engine.get("compilation_config"), dict) else None
+    v1 = env.get("VLLM_USE_V1")
+    stated = re.search(r"vllm[- ]v?(\d+\.\d+\.\d+)(\S*)", framework, re.I)
+    if stated:
+        version = stated.group(1)
+        version_said = f"vLLM {stated.group(1)}{stated.group(2).rstrip(',')} (systems json framework)"
+    else:
+        version, version_said = _setup_build(tree, root, bench_dirs)
+        version_said = version_said or "vLLM (version not stated in the systems json or a setup build config)"
+    sub, least = env.get("VLLM_SUBSEQUENT_DECODE_STEPS"), env.get("VLLM_MIN_REQUEST_DECODE_STEP")
+    worker = readme.get("worker_config")
+    worker_said, w, w_env = "", engine, env
+    if worker and worker != name:
+        other = find(worker)
+        if other is None:
+            return f"the result's README.md runs its worker nodes with {worker}, which {root}/src does not ship"
+        w_all = _merged(common, yaml.safe_load(tree.read(other) or "") or {})
+        w, w_env = w_all.get("vllm_engine_config") or {}, w_all.get("vllm_env_config") or {}
+        if any(w.get(k) != engine.get(k) for k in ("tensor_parallel_size", "pipeline_parallel_size", "quantization",
+                                                     "model", "kv_cache_dtype", "enforce_eager")):
+            return (f"the result's README.md runs its head node with {name} and its worker nodes with {worker}, "
+                    "whose layouts differ")
+        worker_said = (f"; its worker nodes run {worker}, of the same tensor_parallel_size, quantization, model and "
+                       "KV cache")
+
+    def stated(key):
+        """``key`` of the engine config, or both values where the head's and the workers' configs differ (said so
+        that no reader takes either for the run's)."""
+        if w.get(key) != engine.get(key):
+            return f"{key} differs: {engine.get(key, 'not set')} in {name}, {w.get(key, 'not set')} in {worker}"
+        return f"{key} {engine.get(key, 'not set')}"
+    how = (f"AMD's harness (src/harness_llm, {version_said}); {rel} ({how_named}{worker_said}) over "
+           f"src/harness_llm/common/config.yaml: tensor_parallel_size {tp}"
+           + (f", pipeline_parallel_size {pp}" if pp > 1 else "")
+           + f", one vLLM instance per TP group, quantization {quant} ({model_path.rstrip('/')}: {said}), {kv_said}"
+           + (f", --num-scheduler-steps {steps} (multi-step scheduling)" if steps > 1 else "")
+           + (f", VLLM_USE_V1={v1} ({'the V1 engine' if str(v1) == '1' else 'the V0 engine'})" if v1 is not None
+              else "")
+           + f", {stated('max_num_seqs')}, {stated('max_num_batched_tokens')}, {stated('enable_chunked_prefill')}, "
+           f"{stated('async_scheduling')}"
+           + (f"; AMD's vLLM patch admits waiting prompts on one scheduler step in {int(sub) + 1}"
+              + (f" while the running batch holds at least {int(least)}" if least else "")
+              + f" (VLLM_SUBSEQUENT_DECODE_STEPS {int(sub)}"
+              + (f", VLLM_MIN_REQUEST_DECODE_STEP {int(least)}" if least else "")
+              + (f"; {w_env.get('VLLM_SUBSEQUENT_DECODE_STEPS')} and {w_env.get('VLLM_MIN_REQUEST_DECODE_STEP')} in "
+                 f"{worker}" if (w_env.get("VLLM_SUBSEQUENT_DECODE_STEPS"), w_env.get("VLLM_MIN_REQUEST_DECODE_STEP"))
+                 != (sub, least) else "")
+              + "; quoted, not modelled)" if sub else "")
+           # a run with graphs names no eager setting: the serving model reads the word "eager" as a run without
+           + ("; enforce_eager True (eager mode, no graphs)" if eager else
+              f", CUDA graphs on{' (cudagraph_mode ' + str(graphs) + ')' if graphs else ''}"))
+    return Layout("vllm", version, tp, pp, weights, kv, how)
+
+
+#: calc accelerator id -> the folder name of Red Hat's llm-d setup (src/<benchmark>/setup/llm-d/<GPU>/).
+LLMD_GPU_DIRS = {"b200": "B200", "h200": "H200"}
+
+
+def llmd_layout(tree: GitTree, root: str, bench_dir: str, scenario: str, accelerator: str, family: str,
+                framework: str, n_gpus: int) -> Layout | str:
+    """Layout of Red Hat's v6.0 runs on llm-d (vLLM behind llm-d's inference gateway on OpenShift):
+    src/<benchmark>/setup/llm-d/<GPU>/deploy_*.sh deploys the model service with ``--set decode.replicas=R --set
+    decode.parallelism.tensor=T`` (R vLLM servers of TP T) and the scenario's override file (``MODE`` server:
+    override_*_server_*.yaml, else the offline one), whose decode container's vLLM arguments are read
+    (--max-num-seqs, --max-num-batched-tokens, --kv-cache-dtype, --async-scheduling) with its image; the model file
+    (override_*_model.yaml modelArtifacts.name) names the checkpoint. The vLLM version comes from the systems json
+    framework string only."""
+    gpu = LLMD_GPU_DIRS.get(accelerator)
+    base = f"{root}/src/{bench_dir}/setup/llm-d/{gpu}/"
+    deploy = sorted(f for f in tree.files if gpu and f.startswith(base) and re.match(r"deploy_\w*\.sh$",
+                                                                                    f[len(base):]))
+    if not deploy:
+        return f"Red Hat's llm-d setup has no src/{bench_dir}/setup/llm-d/{gpu}/deploy_*.sh for {accelerator}"
+    text = tree.read(deploy[0]) or ""
+    reps = re.search(r"decode\.replicas=(\d+)", text)
+    tp = re.search(r"decode\.parallelism\.tensor=(\d+)", text)
+    mode = "server" if scenario in ("Server", "Interactive") else "offline"
+    over = re.search(rf'MODE" == "server" \]\]; then\s+OVERRIDE_CONFIG="\$\{{SCRIPT_DIR\}}/([^"]+)"\s+else\s+'
+                     r'OVERRIDE_CONFIG="\$\{SCRIPT_DIR\}/([^"]+)"', text)
+    model_file = re.search(r'OVERRIDE_MODEL="\$\{SCRIPT_DIR\}/([^"]+)"', text)
+    if not (reps and tp and over and model_file):
+        return f"{deploy[0].split('/', 2)[2]} states no decode.replicas, decode.parallelism.tensor or override files"
+    reps, tp = int(reps.group(1)), int(tp.group(1))
+    if reps * tp != n_gpus:
+        return f"{deploy[0].split('/', 2)[2]}: {reps} replicas of TP{tp} are not the system's {n_gpus} GPUs"
+    name = over.group(1) if mode == "server" else over.group(2)
+    try:
+        conf = yaml.safe_load(tree.read(base + name) or "") or {}
+        model = yaml.safe_load(tree.read(base + model_file.group(1)) or "") or {}
+    except Exception as exc:  # noqa: BLE001 - a submitter's file that is not YAML is named, not raised
+        return f"{base + name} is not readable YAML ({type(exc).__name__})"
+    containers = (conf.get("decode") or {}).get("containers") or []
+    if not containers:
+        return f"{(base + name).split('/', 2)[2]} has no decode container"
+    args = [str(a) for a in containers[0].get("args") or []]
+
+    def arg(flag):
+        for i, a in enumerate(args):
+            if a == flag and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(flag + "="):
+                return a.split("=", 1)[1]
+        return None
+    checkpoint = str((model.get("modelArtifacts") or {}).get("name", ""))
+    if family == "gpt-oss-120b" and checkpoint == "openai/gpt-oss-120b":
+        weights, said = "mxfp4", "the released checkpoint's MXFP4 experts"
+    else:
+        return f"{(base + model_file.group(1)).split('/', 2)[2]}: checkpoint {checkpoint!r} is not read"
+    kv = (arg("--kv-cache-dtype") or "").lower()
+    kv = kv if kv in ("fp8", "bf16", "fp16") else ""
+    version = re.search(r"vllm[- ]v?(\d+\.\d+\.\d+)", framework, re.I)
+    env = {e.get("name"): e.get("value") for e in containers[0].get("env") or [] if isinstance(e, dict)}
+    how = (f"Red Hat's llm-d ({containers[0].get('image', 'image not stated')}), vLLM "
+           f"{version.group(1) + ' (systems json framework)' if version else '(version not stated)'}; "
+           f"{deploy[0].split('/', 2)[2]}: decode.replicas={reps}, decode.parallelism.tensor={tp} ({reps} vLLM "
+           f"servers of TP{tp} behind llm-d's inference gateway); {name} (MODE {mode}): max_num_seqs "
+           f"{arg('--max-num-seqs') or 'not set'}, max_num_batched_tokens "
+           f"{arg('--max-num-batched-tokens') or 'not set'}, "
+           f"kv_cache_dtype {kv or 'not set (vLLM auto: the model dtype)'}"
+           + (", --async-scheduling" if "--async-scheduling" in args else "")
+           + "".join(f", {k}={v}" for k, v in env.items())
+           + f"; {model_file.group(1)}: {checkpoint} ({said})")
     return Layout("vllm", version.group(1) if version else "", tp, 1, weights, kv, how)
 
 
@@ -900,6 +1432,47 @@ def redhat_layout(tree: GitTree, root: str, bench_dir: str, n_gpus: int, accel_n
 
 # == Rows ======================================================================================================
 
+def from_v6(rnd: str) -> bool:
+    """Whether round ``rnd`` is v6.0 or later (read with ``BENCHMARKS_V6``, ``ACCELERATORS_V6`` and AMD's src/
+    layout)."""
+    return rnd not in ("v4.1", "v5.0", "v5.1")
+
+
+def round_benchmarks(rnd: str) -> dict:
+    """{result directory name: dataset family} of the benchmarks read for round ``rnd``."""
+    return BENCHMARKS if rnd == "v4.1" else BENCHMARKS_V6 if from_v6(rnd) else BENCHMARKS_V5
+
+
+def accelerator_of(accel_name: str, rnd: str = "v4.1"):
+    """(calc accelerator id, GPUs the name counts or None, sentence) of a systems json accelerator_model_name, or
+    the reason (str) it is not read. From v6.0 on a name may end in a count, "AMD Instinct MI355X 288GB HBM3e (x87)":
+    the system's GPUs in all (AMD's 87- and 94-GPU clusters, whose results' README runs the harness with
+    ``harness_config.device_count`` 87 and 94 on 8 GPUs per node x 11 and 12 nodes); a power-capped part ("(Power
+    Cap 1000 W)") is not the preset's part, and a system of several accelerator models ("... (x8) and ... (x8)") has
+    no one preset: both are skipped."""
+    v5, v6 = rnd != "v4.1", from_v6(rnd)
+    name, count, said = accel_name, None, ""
+    if v6:
+        if " and " in name and len(re.findall(r"\(x\d+\)", name)) > 1:
+            return f"accelerator {accel_name!r}: a system of several accelerator models, no one calc preset"
+        cap = re.search(r"\s*\(Power Cap\s*([\d,]+)\s*W\)\s*$", name, re.I)
+        if cap:
+            base = ACCELERATORS_V6.get(name[:cap.start()]) or ACCELERATORS_V5.get(name[:cap.start()])
+            preset = get_accelerator(base) if base else None
+            return (f"accelerator {accel_name!r}: a part capped at {cap.group(1)} W"
+                    + (f", not the {preset.tdp_w:,} W part of calc's {base} preset ({preset.power_source})"
+                       if preset and preset.tdp_w else ", which no calc preset describes"))
+        n = re.search(r"\s*\(x(\d+)\)\s*$", name)
+        if n:
+            name, count = name[:n.start()], int(n.group(1))
+            said = f" ({count} GPUs in all by the name's '(x{count})')"
+    gid = (ACCELERATORS.get(name) or (ACCELERATORS_V5.get(name) if v5 else None)
+           or (ACCELERATORS_V6.get(name) if v6 else None))
+    if gid is None:
+        return f"accelerator {accel_name!r} has no calc preset"
+    return gid, count, said
+
+
 def row_id(*parts) -> str:
     """A row id from its parts: lower case, runs of other characters as '-'."""
     return re.sub(r"[^a-z0-9.]+", "-", "-".join(str(p) for p in parts).lower()).strip("-")
@@ -917,7 +1490,7 @@ def convert(tree: GitTree, input_means: dict, with_e2e: bool = False, log=print,
     benchmarks (``BENCHMARKS`` for v4.1, ``BENCHMARKS_V5`` after) and scenarios read. Prints (``log``) one line per
     result: what was written, or why it was skipped."""
     rows = []
-    benchmarks = BENCHMARKS if rnd == "v4.1" else BENCHMARKS_V5
+    benchmarks = round_benchmarks(rnd)
     scenarios = ROUNDS[rnd]["scenarios"]
     pat = re.compile(r"^(closed|open)/([^/]+)/results/([^/]+)/([^/]+)/([^/]+)/performance/run_1/mlperf_log_summary\.txt$")
     results = []
@@ -952,7 +1525,7 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     """The rows of one result, or the reason it is skipped. ``also_999``: the same log is also the system's
     llama2-70b-99.9 result (said in the notes). ``rnd``: the round (``ROUNDS``); from v5.0 on, layouts come from
     ``exports_layout`` and an Interactive result is written as a Server one (its scenario in the notes)."""
-    v5 = rnd != "v4.1"
+    v5, v6 = rnd != "v4.1", from_v6(rnd)
     if division == "open" and re.search(r"DepthPruned|Sparse", system, re.I):
         return "open division system with a pruned or sparse model"
     root = f"{division}/{submitter}"
@@ -961,13 +1534,22 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
         return f"no systems/{system}.json"
     sd = json.loads(sysjson)
     accel_name = str(sd.get("accelerator_model_name", "")).strip()
-    accelerator = ACCELERATORS.get(accel_name) or (ACCELERATORS_V5.get(accel_name) if v5 else None)
-    if accelerator is None:
-        return f"accelerator {accel_name!r} has no calc preset"
+    found = accelerator_of(accel_name, rnd)
+    if isinstance(found, str):
+        return found
+    accelerator, named_count, count_note = found
     try:
         n_gpus = int(sd.get("accelerators_per_node")) * int(sd.get("number_of_nodes") or 1)
     except (TypeError, ValueError):
         return "accelerator count not stated"
+    if named_count is not None:
+        if named_count > n_gpus:
+            return (f"the accelerator name counts {named_count} GPUs, more than accelerators_per_node x "
+                    f"number_of_nodes ({n_gpus})")
+        if named_count != n_gpus:
+            count_note += (f", of the {sd.get('accelerators_per_node')} per node x {sd.get('number_of_nodes')} "
+                           f"nodes = {n_gpus} installed")
+        n_gpus = named_count
     memory = str(sd.get("accelerator_memory_capacity", ""))
     stated = re.match(r"\s*(\d[\d,]*\.?\d*)\s*([A-Za-z]*)", memory)
     if stated:
@@ -976,10 +1558,10 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
         if abs(float(stated.group(1).replace(",", "")) * unit / preset - 1) > 0.1:
             return f"accelerator memory {memory!r} is not the {accelerator} preset's {preset / 1e9:g} GB"
     hw = str(sd.get("hw_notes", "")).strip()
-    accel_note = (f"accelerator {accel_name!r}{' (hw_notes: ' + repr(hw) + ')' if hw else ''}, "
+    accel_note = (f"accelerator {accel_name!r}{count_note}{' (hw_notes: ' + repr(hw) + ')' if hw else ''}, "
                   f"{memory or 'memory not stated'}, taken as calc's {accelerator}")
     framework = str(sd.get("framework", ""))
-    family = (BENCHMARKS_V5 if v5 else BENCHMARKS)[bench_dir]
+    family = round_benchmarks(rnd)[bench_dir]
     summary = parse_summary(tree.read(path))
     if summary.get("Result is") != "VALID":
         return f"result is {summary.get('Result is')!r}"
@@ -987,7 +1569,20 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     # engine and layout, as the submission states them
     if v5 and ("TensorRT" in framework or re.search(r"_TRT(_|$)", system)):
         lay = exports_layout(tree, root, system, bench_dir, scenario, n_gpus, accelerator, family,
-                             str(sd.get("sw_notes", "")))
+                             str(sd.get("sw_notes", "")), v6=from_v6(rnd), framework=framework)
+    elif v6 and "/harness_llm/models/" in _result_readme(tree, root, system, bench_dir, scenario).get(
+            "config_path", "") and any(f.startswith(f"{root}/") and "/harness_llm/models/" in f for f in tree.files):
+        # v5.x's harness_llm layout, shipped again (Dell's MI300X: src_mi300x/<benchmark>/harness_llm/models/...)
+        lay = harness_llm_layout(tree, root, bench_dir, scenario, accelerator, family, framework, anywhere=True)
+    elif v6 and any(f.startswith(f"{root}/src/{bench_dir}/setup/llm-d/") for f in tree.files):
+        lay = llmd_layout(tree, root, bench_dir, scenario, accelerator, family, framework, n_gpus)
+    elif v6 and tree.exists(f"{root}/src/harness_llm/common/config.yaml"):
+        lay = amd_src_layout(tree, root, system, bench_dir, scenario, accelerator, family, framework, n_gpus,
+                             int(sd.get("number_of_nodes") or 1))
+    elif v6:
+        return (f"engine layout not read for this harness (framework {framework!r}): the submission ships neither "
+                "NVIDIA's harness configs nor AMD's harness (src/<benchmark>/*.yaml, harness_llm/models) under "
+                f"{root}")
     elif v5 and any(f.startswith(f"{root}/code/") and "/harness_llm/models/" in f for f in tree.files):
         lay = harness_llm_layout(tree, root, bench_dir, scenario, accelerator, family, framework)
     elif v5:
@@ -1098,11 +1693,16 @@ def place(tree, division, submitter, system, bench_dir, scen_dir, scenario, path
     return rows
 
 
-def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rnd: str = "v4.1") -> list:
-    """One serving_sources.csv row per source_id used by ``rows`` (of round ``rnd``)."""
+def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rnd: str = "v4.1",
+                copy_url: str | None = None) -> list:
+    """One serving_sources.csv row per source_id used by ``rows`` (of round ``rnd``). ``copy_url``: the public
+    repository the git copy was read from where it is not the round's own (a fork holding the commit read); the
+    sources then link to it and say whose copy it is."""
     out = []
-    benchmarks = BENCHMARKS if rnd == "v4.1" else BENCHMARKS_V5
-    url = ROUNDS[rnd]["url"]
+    benchmarks = round_benchmarks(rnd)
+    url = copy_url or ROUNDS[rnd]["url"]
+    copy_note = (f" Read from {copy_url}, a public copy of {ROUNDS[rnd]['url']}, at the commit named."
+                 if copy_url and copy_url.rstrip("/") != ROUNDS[rnd]["url"] else "")
     for sid in sorted({r["source_id"] for r in rows}):
         division, family = sid.split("-")[2], "-".join(sid.split("-")[3:])
         benches = sorted({r["_bench"] for r in rows if r["source_id"] == sid} if rnd != "v4.1" else
@@ -1119,12 +1719,22 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
             url=f"{url}/tree/{tree.commit}/{division}", commit=tree.commit,
             published=ROUNDS[rnd]["published"] or tree._run("log", "--reverse", "--format=%cs").split()[0],
             retrieved=retrieved, license="Apache-2.0", shipped="yes",
-            notes=(f"The repository's LICENSE.md is the Apache License 2.0. Submitters: {', '.join(subs)}. "
+            notes=(f"The repository's LICENSE.md is the Apache License 2.0.{copy_note} Submitters: {', '.join(subs)}. "
                    "Offline: 'Tokens per second' (output tokens of the system; LoadGen issues all samples_per_query "
                    "requests at once). Server: Poisson arrivals at the scheduled rate; 'Completed tokens per second', "
                    "the mean and median first-token latency and time to output token (LoadGen's per-request time "
                    "per output token after the first)"
                    + (". Interactive: the Server scenario under tighter latency limits, written as rate rows. Layouts "
+                      "from each submitter's configs/<system>/<scenario>/<benchmark>.py EXPORTS (NVIDIA's harness: "
+                      "tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, kv_cache_dtype, "
+                      "speculative_decoding; a system that scaleout/REPRODUCE.md runs as data-parallel copies of an "
+                      "atomic system from that system's config), src/<benchmark>/<config>.yaml over "
+                      "src/harness_llm/common/config.yaml (AMD's harness and its partners': tensor_parallel_size, "
+                      "quantization, kv_cache_dtype, enforce_eager, max_num_seqs; the config the result's README runs) "
+                      "or Red Hat's llm-d deployment (decode.replicas, decode.parallelism.tensor); disaggregated runs, "
+                      "power-capped parts, pruned models and results of other harnesses are left out, as "
+                      if from_v6(rnd) else
+                      ". Interactive: the Server scenario under tighter latency limits, written as rate rows. Layouts "
                       "from each submitter's configs/<system>/<scenario>/<benchmark>.py EXPORTS (NVIDIA's harness: "
                       "tensor_parallelism, pipeline_parallelism, moe_expert_parallelism, precision, kv_cache_dtype) "
                       "or code/<benchmark>/harness_llm/models/<model>/<scenario>_<accelerator>.yaml (AMD's "
@@ -1135,8 +1745,10 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
                       ". Layouts from each submitter's configs/<benchmark>/<scenario> "
                       "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
                       "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as ")
-                   + "are accelerators without a calc preset (Jetson Orin, H200 NVL) and pruned or sparse "
-                   f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "
+                   + ("are accelerators without a calc preset (MI350X, H200 NVL, Intel Arc, RTX PRO 4500), CPU-only "
+                      "systems and pruned " if from_v6(rnd) else
+                      "are accelerators without a calc preset (Jetson Orin, H200 NVL) and pruned or sparse ")
+                   + f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "
                    "outputs: each run's mean (tokens / samples). bench/convert_mlperf.py makes the rows.")))
     return out
 
@@ -1175,10 +1787,17 @@ def main(argv=None) -> int:
     ap.add_argument("out", help="measurement rows to write (CSV); the sources go to OUT_sources.csv beside it")
     ap.add_argument("--round", default="v4.1", choices=list(ROUNDS),
                     help="the MLPerf Inference round to read (default: %(default)s, calc's data set; v5.0 and v5.1 "
-                         "add llama3.1-405b, llama3.1-8b, deepseek-r1 and the Interactive scenario)")
+                         "add llama3.1-405b, llama3.1-8b, deepseek-r1 and the Interactive scenario; v6.0 adds "
+                         "gpt-oss-120b, the B300 and AMD's src/ harness layout, e.g. --round v6.0 --repo "
+                         "/work/.mirror/gbeezybez+inference_results_v6.0/repo --url "
+                         "https://github.com/gbeezybez/inference_results_v6.0 --server)")
     ap.add_argument("--repo", default=None,
                     help="git copy of the round's results repository (bare or checkout); default the round's "
                          f"environment variable ({', '.join(r['env'] for r in ROUNDS.values())})")
+    ap.add_argument("--url", default=None,
+                    help="the public repository the git copy is of, for the sources file, where it is not the round's "
+                         "own (a fork whose commit the round's repository lacks), e.g. "
+                         "https://github.com/gbeezybez/inference_results_v6.0; default: the round's url")
     ap.add_argument("--retrieved", default=_dt.date.today().isoformat(), help="retrieval date for the sources file")
     ap.add_argument("--llama2-input-len", type=float, default=DATASETS["llama2-70b"]["input_mean"],
                     help="mean prompt tokens of the llama2-70b set (default: %(default)s)")
@@ -1208,7 +1827,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     src = out.with_name(out.stem + "_sources.csv")
     write_csv(out, rows, COLUMNS)
-    write_csv(src, source_rows(tree, rows, args.retrieved, means, args.round), SOURCE_COLUMNS)
+    write_csv(src, source_rows(tree, rows, args.retrieved, means, args.round, args.url), SOURCE_COLUMNS)
     print(f"wrote {len(rows)} rows to {out} and {len({r['source_id'] for r in rows})} sources to {src}")
     return 1 if check(out, src) else 0
 

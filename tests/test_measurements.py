@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import calc
+from calc.hardware import with_matmul
 from bench_script import bench_script
 from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, load_cited, load_measurements,
                                load_sources, measurement_bound)
@@ -173,6 +174,25 @@ def test_bound_by_hand_llama_8b_offline_h100():
     b = measurement_bound(r)
     assert b.bound == pytest.approx(54_300, rel=0.005)
     assert b.ratio == pytest.approx(28_312 / 54_300, rel=0.005)
+
+
+def test_a_pipelined_replicas_throughput_bound_prefills_one_prompt_per_stage_at_once():
+    # A replica of PP stages decodes one stage's step per micro-batch (``decode_step_time`` with pp is a stage's)
+    # and prefills PP prompts at once, each stage over its share of the layers: its prompt time per request is the
+    # pass through all the stages over PP. The 128 / 128 offline row of Llama-3.1-8B (test above) on 4 H100 as
+    # PP4: 128 output tokens / (pass / 4 + 128 x stage step / B) per request. Counting the whole pass once per
+    # request, as the bound did, gave a ceiling 1.6x lower, which a GB200 NVL72 run of Llama-3.1-405B at PP4
+    # (MLPerf v6.0 Offline) beat by 17%.
+    import calc
+    from calc.measurements import _UNBOUNDED_BATCH
+    r = ROWS.set_index("id").loc["trtllm-perf-h100-sxm-llama-3.1-8b-instruct-fp8-128-128-tp1"].to_dict()
+    pp4 = measurement_bound(dict(r, pp=4, n_gpus=4))
+    m, a = calc.get_model("llama-3.1-8b"), with_matmul(calc.get_accelerator("h100-sxm"), "low_precision")
+    full = calc.prefill_time(m, a, 128, 1, "fp8", "fp8", logits="last", pp=4).compute_s
+    token = calc.decode_step_time(m, a, _UNBOUNDED_BATCH, 192, "fp8", "fp8", pp=4).total_s / _UNBOUNDED_BATCH
+    assert pp4.bound == pytest.approx(128 / (full / 4 + 128 * token), rel=1e-9)
+    assert pp4.bound > 1.5 * 128 / (full + 128 * token)
+    assert f"prefill compute {full / 4 * 1e3:.3f} ms per request" in pp4.how
 
 
 def test_latency_bound_is_a_decode_step_at_the_concurrency():
@@ -627,7 +647,6 @@ def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
     # keys winning (TP1 over the common TP8), the common file's KV cache dtype and V0 engine kept; multi-step
     # scheduling and eager mode as the notes state them, and a run with graphs never says "eager" (the serving model
     # reads that word as a run without CUDA graphs)
-    import subprocess
     conv = bench_script("convert_mlperf")
     repo = tmp_path / "results"
     root = "closed/AMD"
@@ -643,12 +662,7 @@ def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
         f"{root}/code/llama2-70b-99/harness_llm/models/mixtral-8x7b/offline_mi325x.yaml": _HARNESS_MODEL.format(
             model="/model/mixtral", steps=13, quant="fp8", eager="False"),
     }
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "results"]):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                       capture_output=True)
+    _git_repo(repo, files)
     tree = conv.GitTree(str(repo))
     framework = "vLLM 0.9.0.2.dev108+g71faa1880.d20250730.rocm641, Pytorch 2.7.0"
     fp8 = conv.harness_llm_layout(tree, root, "llama2-70b-99", "Offline", "mi300x", "llama2-70b", framework)
@@ -677,8 +691,290 @@ def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
 def test_amd_mlperf_v51_rows_shipped_state_their_harness():
     # the held-out file's MLPerf v5.1 rows of AMD's harness_llm: MI300X, MI325X and MI355X, each stating its steps
     # per scheduler call; the eager runs say so (the serving model leaves them out), the others never say "eager"
-    amd = HOLDOUT[HOLDOUT["notes"].str.contains("AMD's harness_llm")]
+    amd = HOLDOUT[HOLDOUT["notes"].str.contains("AMD's harness_llm") & HOLDOUT["id"].str.startswith("mlperf51")]
     assert len(amd) == 121 and set(amd["accelerator"]) == {"mi300x", "mi325x", "mi355x"}
     assert amd["notes"].str.contains(r"--num-scheduler-steps \d+").all() and (amd["engine"] == "vllm").all()
     eager = amd["notes"].str.contains("enforce_eager True")
     assert eager.sum() == 108 and not amd.loc[~eager, "notes"].str.lower().str.contains("eager").any()
+
+
+def _git_repo(path, files: dict):
+    """A one-commit git repository at ``path`` holding ``files`` ({path: text})."""
+    import subprocess
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "results"]):
+        subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+
+
+_V6_COMMON = """vllm_env_config:
+  VLLM_USE_V1: 1
+vllm_engine_config:
+  dtype: float16
+  kv_cache_dtype: fp8
+  tensor_parallel_size: 8
+  max_num_seqs: 256
+  enforce_eager: False
+"""
+_V6_MODEL = """vllm_env_config:
+  VLLM_USE_V1: 1
+  VLLM_MIN_REQUEST_DECODE_STEP: {least}
+  VLLM_SUBSEQUENT_DECODE_STEPS: {sub}
+vllm_engine_config:
+  model: {model}
+  tensor_parallel_size: 1
+  quantization: quark
+  compilation_config:
+    cudagraph_mode: FULL_AND_PIECEWISE
+  enforce_eager: False
+  max_num_batched_tokens: 65536
+  max_num_seqs: {seqs}
+  enable_chunked_prefill: True
+  async_scheduling: True
+{kv}vllm_sampling_config:
+  max_tokens: {max_tokens}
+"""
+
+
+def test_mlperf_v6_amd_src_layouts_are_read_from_their_yaml(tmp_path):
+    # AMD's v6.0 harness: src/<benchmark>/<config>.yaml over src/harness_llm/common/config.yaml (the model file's keys
+    # win: TP1 over the common TP8, its max_num_seqs over 256; the common file's fp8 KV cache where the model file
+    # sets none); the config the result's README runs, else <scenario>_<accelerator>[_mn].yaml; Quark weights on a
+    # path naming fp4 are MXFP4 where the submission says so (its own prepare_model.sh, else AMD's); the vLLM
+    # version from the systems json framework, else the setup build config; AMD's decode-step patch is quoted in
+    # words no note reader takes for multi-step scheduling, and a run with graphs never says "eager"
+    conv = bench_script("convert_mlperf")
+    repo = tmp_path / "results"
+    amd, dell = "closed/AMD", "closed/Dell"
+    llama = dict(model="/model/llama2-70b-chat-hf/fp4_quantized_gptq", kv="  kv_cache_dtype: fp8\n", max_tokens=1024)
+    files = {
+        f"{amd}/src/harness_llm/common/config.yaml": _V6_COMMON,
+        f"{amd}/src/llama2-70b-99/offline_mi355x.yaml": _V6_MODEL.format(seqs=3392, sub=17, least=3840, **llama),
+        f"{amd}/src/llama2-70b-99/offline_mi355x_mn.yaml": _V6_MODEL.format(seqs=2048, sub=19, least=2560, **llama),
+        f"{amd}/src/llama2-70b-99/server_mi300x.yaml": _V6_MODEL.format(seqs=64, sub=2, least=16, **llama),
+        f"{amd}/src/gpt-oss-120b/server_mi355x.yaml": _V6_MODEL.format(
+            model="/model/gpt-oss-120b/fp4_quantized", kv="", max_tokens=10240, seqs=1024, sub=10, least=128),
+        f"{amd}/setup/llama2-70b-99/dataset_and_model/prepare_model.sh":
+            'python3 quantize_quark.py --quant_scheme w_mxfp4_a_mxfp4 --kv_cache_dtype fp8\n',
+        f"{amd}/setup/gpt-oss-120b/dataset_and_model/prepare_model.sh":
+            'EXCLUDE_LAYERS="*lm_head *self_attn* *router*"\npython3 quantize_quark.py --quant_scheme mxfp4_fp8\n',
+        f"{amd}/setup/llama2-70b-99/build_docker.sh": 'export CONFIG_FILE="vllm_gfx950.config"\n',
+        f"{amd}/setup/llama2-70b-99/vllm_gfx950.config":
+            'export VLLM_REV="11b6af528"\nexport DOCKER_BASE_IMAGE=rocm/vllm-dev:preview_0.14_71398028_20260113\n',
+        f"{amd}/setup/gpt-oss-120b/build_docker.sh": 'export CONFIG_FILE="vllm_v0.14.0_amd_dev.config"\n',
+        f"{amd}/setup/gpt-oss-120b/vllm_v0.14.0_amd_dev.config": "export DOCKER_BASE_IMAGE=rocm/vllm:v0.14.0_amd_dev\n",
+        # the 87-GPU cluster's README runs the multi-node config on 87 devices
+        f"{amd}/results/87xMI355X/llama2-70b-99/Offline/README.md":
+            "python main.py --config-path /code/llama2-70b-99/ \\\n --config-name offline_mi355x_mn \\\n"
+            " harness_config.device_count=87 \\\n",
+        # a partner shipping the harness without a quantization script, and a README naming a config it lacks
+        f"{dell}/src/harness_llm/common/config.yaml": _V6_COMMON,
+        f"{dell}/src/gpt-oss-120b/server_mi355x.yaml": _V6_MODEL.format(
+            model="/model/gpt-oss-120b/fp4_quantized", kv="", max_tokens=10240, seqs=512, sub=10, least=128),
+        f"{dell}/results/8xMI355X/gpt-oss-120b/Offline/README.md": "--config-name offline_mi355x_x\n",
+    }
+    _git_repo(repo, files)
+    tree = conv.GitTree(str(repo))
+    one = conv.amd_src_layout(tree, amd, "8xMI355X", "llama2-70b-99", "Offline", "mi355x", "llama2-70b",
+                              "PyTorch 2.9.1, ROCm 7.0.0", 8, 1)
+    assert (one.engine, one.engine_version, one.tp, one.pp, one.weight_dtype, one.kv_dtype) == (
+        "vllm", "0.14", 1, 1, "mxfp4", "fp8")
+    assert "src/llama2-70b-99/offline_mi355x.yaml" in one.how and "max_num_seqs 3392" in one.how
+    assert "a preview of 0.14" in one.how and "VLLM_REV 11b6af528" in one.how
+    assert "w_mxfp4_a_mxfp4" in one.how and "VLLM_USE_V1=1 (the V1 engine)" in one.how
+    assert "one scheduler step in 18 while the running batch holds at least 3840" in one.how
+    assert "eager" not in one.how.lower() and "CUDA graphs on (cudagraph_mode FULL_AND_PIECEWISE)" in one.how
+    # no reader of the notes takes the patch's knobs for multi-step scheduling or a request count
+    from calc.serving_terms import multi_step_steps
+    assert not re.search(r"num[-_ ](?:scheduler|continuous[-_ ]decode)[-_ ]steps", one.how.lower())
+    assert not re.search(r"\d (?:requests|prompts)\b", one.how)
+    assert multi_step_steps("vllm", one.engine_version, 1, one.how) == 1
+    # the multi-node cluster: the README's config and device count; without a README a multi-node system takes _mn
+    mn = conv.amd_src_layout(tree, amd, "87xMI355X", "llama2-70b-99", "Offline", "mi355x", "llama2-70b", "", 87, 11)
+    assert "offline_mi355x_mn.yaml (the result's README.md runs --config-name offline_mi355x_mn)" in mn.how
+    assert "max_num_seqs 2048" in mn.how and "in 20 while the running batch holds at least 2560" in mn.how
+    assert "device_count=87, not the system's 88" in conv.amd_src_layout(
+        tree, amd, "87xMI355X", "llama2-70b-99", "Offline", "mi355x", "llama2-70b", "", 88, 11)
+    other = conv.amd_src_layout(tree, amd, "16xMI355X", "llama2-70b-99", "Offline", "mi355x", "llama2-70b", "", 16, 2)
+    assert "offline_mi355x_mn.yaml (<scenario>_<accelerator>_mn" in other.how
+    # gpt-oss: the common file's KV cache, the build config's release, the scheme's excluded layers
+    oss = conv.amd_src_layout(tree, amd, "8xMI355X", "gpt-oss-120b", "Server", "mi355x", "gpt-oss-120b", "", 8, 1)
+    assert (oss.weight_dtype, oss.kv_dtype, oss.engine_version, oss.tp) == ("mxfp4", "fp8", "0.14.0", 1)
+    assert "kv_cache_dtype fp8 (harness_llm/common/config.yaml's; the model file sets none)" in oss.how
+    assert "mxfp4_fp8 with --exclude_layers *lm_head *self_attn* *router*" in oss.how
+    # a partner: the framework's version, AMD's quantization script named as AMD's
+    partner = conv.amd_src_layout(tree, dell, "8xMI355X", "gpt-oss-120b", "Server", "mi355x", "gpt-oss-120b",
+                                  "vLLM 0.14.0rc3.dev30+gb026cf14e, Pytorch 2.9.1", 8, 1)
+    assert partner.engine_version == "0.14.0" and "vLLM 0.14.0rc3.dev30+gb026cf14e (systems json framework)" in \
+        partner.how
+    assert "AMD's setup/gpt-oss-120b/dataset_and_model/prepare_model.sh" in partner.how and "max_num_seqs 512" in \
+        partner.how
+    # what is not read is named: a README's config the folder lacks, FP4 on a part without FP4 in calc
+    assert "no src/gpt-oss-120b/offline_mi355x_x.yaml" in conv.amd_src_layout(
+        tree, dell, "8xMI355X", "gpt-oss-120b", "Offline", "mi355x", "gpt-oss-120b", "", 8, 1)
+    assert "quantization 'quark'" in conv.amd_src_layout(
+        tree, amd, "8xMI300X", "llama2-70b-99", "Server", "mi300x", "llama2-70b", "", 8, 1)
+
+
+def test_mlperf_v6_accelerator_names_counts_and_power_caps():
+    conv = bench_script("convert_mlperf")
+    # the HGX B300 of v6.0 is calc's b300 from v6.0 on only (v5.x's tables are unchanged); GB300 stays b300
+    assert conv.accelerator_of("NVIDIA B300-SXM-270GB", "v6.0")[0] == "b300"
+    assert conv.accelerator_of("NVIDIA B300-SXM-270GB", "v5.1") == (
+        "accelerator 'NVIDIA B300-SXM-270GB' has no calc preset")
+    assert conv.accelerator_of("NVIDIA GB300", "v6.0")[0] == "b300"
+    # AMD's cluster names count their GPUs in all
+    gid, count, said = conv.accelerator_of("AMD Instinct MI355X 288GB HBM3e (x87)", "v6.0")
+    assert (gid, count) == ("mi355x", 87) and "(x87)" in said
+    assert conv.accelerator_of("AMD Instinct MI355X 288GB HBM3e", "v6.0")[1:] == (None, "")
+    # a power-capped part is not the preset's 1,400 W part; a system of several models has no one preset
+    cap = conv.accelerator_of("AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)", "v6.0")
+    assert isinstance(cap, str) and "capped at 1000 W" in cap and "1,400 W part of calc's mi355x" in cap
+    mixed = conv.accelerator_of("AMD Instinct MI300X 192GB HBM3 (x8) and AMD Instinct MI355X 288GB HBM3e (x8)", "v6.0")
+    assert isinstance(mixed, str) and "several accelerator models" in mixed
+    for name in ("AMD Instinct MI350X 288GB HBM3e", "NVIDIA H200-NVL-141GB"):  # no preset of these parts
+        assert conv.accelerator_of(name, "v6.0") == f"accelerator {name!r} has no calc preset"
+    # the B300's 270 GB passes the memory check against the preset's 288 GB; gpt-oss-120b is read from v6.0 on
+    assert abs(270e9 / calc.get_accelerator("b300").memory_bytes - 1) <= 0.1
+    assert conv.round_benchmarks("v6.0")["gpt-oss-120b"] == "gpt-oss-120b"
+    assert "gpt-oss-120b" not in conv.round_benchmarks("v5.1")
+    ds = conv.DATASETS["gpt-oss-120b"]
+    assert ds["model"] == "gpt-oss-120b" and calc.get_model(ds["model"]).checkpoint_format == "mxfp4"
+    assert ds["input_mean"] == pytest.approx(32048077 / 6396, abs=1e-4) and ds["max_output"] == 10240
+
+
+def _summary(tokens_per_s, samples_per_s, n):
+    return (f"Result is : VALID\nSamples per second: {samples_per_s}\nTokens per second: {tokens_per_s}\n"
+            f"samples_per_query : {n}\n")
+
+
+def test_mlperf_v6_results_of_a_counted_cluster_and_a_capped_part_are_placed_or_skipped(tmp_path):
+    # end to end: an 87-GPU cluster on 8 GPUs per node x 11 nodes is 87 replicas of TP1 (its README's device count),
+    # the power-capped system is skipped with its reason, and a v5.1 reading of the same files knows neither name
+    conv = bench_script("convert_mlperf")
+    repo = tmp_path / "results"
+    amd, mango = "closed/AMD", "closed/Dell_MangoBoost"
+    system = lambda name, per_node, nodes, framework: json.dumps(dict(  # noqa: E731
+        accelerator_model_name=name, accelerators_per_node=per_node, number_of_nodes=nodes,
+        accelerator_memory_capacity="288 GB", framework=framework, system_name="test"))
+    llama = dict(model="/model/llama2-70b-chat-hf/fp4_quantized_gptq", kv="  kv_cache_dtype: fp8\n", max_tokens=1024)
+    run = "llama2-70b-99/Offline/performance/run_1"
+    files = {
+        f"{amd}/systems/87xMI355X.json": system("AMD Instinct MI355X 288GB HBM3e (x87)", "8", "11", "PyTorch 2.9.1"),
+        f"{amd}/results/87xMI355X/{run}/mlperf_log_summary.txt": _summary(870000.0, 3000.0, 5016000),
+        f"{amd}/results/87xMI355X/{run}/mlperf_log_detail.txt":
+            ':::MLLOG {"key": "test_datetime", "value": "2026-01-23T10:00:00Z"}\n',
+        f"{amd}/results/87xMI355X/llama2-70b-99/Offline/README.md":
+            "--config-name offline_mi355x_mn \\\n harness_config.device_count=87 \\\n",
+        f"{amd}/src/harness_llm/common/config.yaml": _V6_COMMON,
+        f"{amd}/src/llama2-70b-99/offline_mi355x_mn.yaml": _V6_MODEL.format(seqs=3392, sub=19, least=2560, **llama),
+        f"{amd}/setup/llama2-70b-99/dataset_and_model/prepare_model.sh": "--quant_scheme w_mxfp4_a_mxfp4\n",
+        f"{mango}/systems/capped.json": system("AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)", 8, 1, "ROCm"),
+        f"{mango}/results/capped/{run}/mlperf_log_summary.txt": _summary(80000.0, 280.0, 24576),
+    }
+    _git_repo(repo, files)
+    tree = conv.GitTree(str(repo))
+    means = {f: d["input_mean"] for f, d in conv.DATASETS.items()}
+    lines = []
+    rows = conv.convert(tree, means, rnd="v6.0", log=lines.append)
+    assert len(rows) == 1
+    r = rows[0]
+    assert (r["accelerator"], r["n_gpus"], r["tp"], r["dp"], r["weight_dtype"], r["kv_dtype"]) == (
+        "mi355x", 87, 1, 87, "mxfp4", "fp8")
+    assert r["value"] == 870000.0 and r["output_len"] == 290 and r["id"].startswith("mlperf60-closed-amd-87xmi355x")
+    assert "87 GPUs in all by the name's '(x87)'), of the 8 per node x 11 nodes = 88 installed" in r["notes"]
+    assert "measured 2026-01-23" in r["notes"] and "eager" not in r["notes"].lower()
+    skipped = [x for x in lines if x.startswith("skip") and "Dell_MangoBoost/capped" in x]
+    assert len(skipped) == 1 and "capped at 1000 W, not the 1,400 W part" in skipped[0]
+    # v5.1 reads neither name: the count and the cap are v6.0's
+    old = []
+    assert conv.convert(tree, means, rnd="v5.1", log=old.append) == []
+    assert any("87xMI355X" in x and "has no calc preset" in x for x in old)
+
+
+_NV_HEAD = """import code.common.constants as C
+import code.llmlib.fields as llm_fields
+import code.fields.models as model_fields
+"""
+
+
+def test_mlperf_v6_nvidia_layouts_from_scaleout_atomic_systems_and_speculative_decoding(tmp_path):
+    # NVIDIA's v6.0 harness: a harness system's config that states no layout takes the engine of the atomic system
+    # scaleout/REPRODUCE.md runs for it (its TP, batch and precision; the multiplicity its replicas); a disaggregated
+    # command or a Dynamo cluster is skipped with its reason; MTP speculative decoding and attention-DP balancing
+    # are written in the words calc's note readers take; a stray character before the first import is dropped
+    conv = bench_script("convert_mlperf")
+    from calc.speculative_serving import speculative_from_notes
+    repo = tmp_path / "results"
+    nv = "closed/NVIDIA"
+    key = "C.WorkloadSetting(C.HarnessType.Custom, C.AccuracyTarget(0.99), C.PowerSetting.MaxP)"
+    files = {
+        f"{nv}/configs/GB200-NVL72_GB200-186GB_aarch64x72/Offline/llama2-70b.py": _NV_HEAD + (
+            "cfg = {model_fields.precision: 'fp4', llm_fields.trtllm_checkpoint_flags: {'kv_cache_dtype': 'fp8'}}\n"
+            f"EXPORTS = {{{key}: cfg}}\n"),
+        f"{nv}/configs/GB200-NVL72_GB200-186GB_aarch64x1/Offline/llama2-70b.py": _NV_HEAD + (
+            "cfg = {model_fields.precision: 'fp4', llm_fields.tensor_parallelism: 1,"
+            " llm_fields.pipeline_parallelism: 1, model_fields.gpu_batch_size: {'llama2-70b': 2048},"
+            " llm_fields.trtllm_checkpoint_flags: {'kv_cache_dtype': 'fp8'}}\n"
+            f"EXPORTS = {{{key}: cfg}}\n"),
+        f"{nv}/configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/llama2-70b.py": _NV_HEAD + (
+            f"cfg = {{model_fields.precision: 'fp4'}}\nEXPORTS = {{{key}: cfg}}\n"),
+        f"{nv}/configs/GB200-NVL72_GB200-186GB_aarch64x72/Interactive/deepseek-r1.py": _NV_HEAD + (
+            "cfg = {model_fields.precision: 'fp4', llm_fields.dynamo_cluster: {'num_prefill_workers': 2,"
+            " 'num_decode_workers': 4, 'prefill': {'system': 'X_aarch64x4'}, 'decode': {'system': 'X_aarch64x16'}}}\n"
+            f"EXPORTS = {{{key}: cfg}}\n"),
+        f"{nv}/configs/B300-SXM-270GBx8/Interactive/deepseek-r1.py": "~" + _NV_HEAD + (
+            "cfg = {model_fields.precision: 'fp4', llm_fields.tensor_parallelism: 8,"
+            " llm_fields.pipeline_parallelism: 1, llm_fields.moe_expert_parallelism: 8,"
+            " llm_fields.trtllm_build_flags: {'enable_attention_dp': True},"
+            " llm_fields.trtllm_runtime_flags: {'adp_balancing_timeout_iters': 6,"
+            " 'speculative_decoding': {'decoding_type': 'MTP', 'num_nextn_predict_layers': 3,"
+            " 'max_total_draft_tokens': 3}}, llm_fields.trtllm_checkpoint_flags: {'kv_cache_dtype': 'fp8'}}\n"
+            f"EXPORTS = {{{key}: cfg}}\n"),
+        f"{nv}/scaleout/REPRODUCE.md": """# Reproduction
+## Llama2-70b
+### GB200x72
+```bash
+# Offline
+./scaleout/run_scaleout.sh \\
+    --stage all \\
+    --atomic-system GB200-NVL72_GB200-186GB_aarch64x1 \\
+    --gpus-per-node 4 \\
+    --dp-multiplicity 72 \\
+    --run-args "--benchmarks=llama2-70b --scenarios=Offline --core_type=trtllm_endpoint"
+
+# Server (disaggregated, run from closed/NVIDIA/scripts/slurm_llm):
+./disagg_trtllm_llama2_70b/llama2_70b_disagg.sh \\
+    --scenario Server \\
+    --ctx-num-servers 28 --gen-num-servers 44 --num-servers 9
+```
+""",
+    }
+    _git_repo(repo, files)
+    tree = conv.GitTree(str(repo))
+    gb = "GB200-NVL72_GB200-186GB_aarch64x72_TRT"
+    off = conv.exports_layout(tree, nv, gb, "llama2-70b-99", "Offline", 72, "gb200", "llama2-70b", v6=True,
+                              framework="TensorRT 10.14, TensorRT-LLM feat/1.2-mlpinf")
+    assert (off.tp, off.pp, off.ep, off.weight_dtype, off.kv_dtype) == (1, 1, 1, "nvfp4", "fp8")
+    assert "configs/GB200-NVL72_GB200-186GB_aarch64x1/Offline/llama2-70b.py" in off.how
+    assert "--dp-multiplicity 72" in off.how and "gpu_batch_size 2048 per engine" in off.how
+    assert "TensorRT-LLM feat/1.2-mlpinf (systems json framework" in off.how
+    # the same config read as v5.x states no layout; a multiplicity that is not the system's GPUs is refused
+    assert "not stated" in conv.exports_layout(tree, nv, gb, "llama2-70b-99", "Offline", 72, "gb200", "llama2-70b")
+    assert "are not the system's 64" in conv.exports_layout(tree, nv, gb, "llama2-70b-99", "Offline", 64, "gb200",
+                                                             "llama2-70b", v6=True)
+    server = conv.exports_layout(tree, nv, gb, "llama2-70b-99", "Server", 72, "gb200", "llama2-70b", v6=True)
+    assert isinstance(server, str) and "runs it disaggregated" in server and "llama2_70b_disagg.sh" in server
+    dyn = conv.exports_layout(tree, nv, gb, "deepseek-r1", "Interactive", 72, "gb200", "deepseek-r1", v6=True)
+    assert isinstance(dyn, str) and "2 prefill worker(s) of X_aarch64x4; 4 decode worker(s) of X_aarch64x16" in dyn
+    mtp = conv.exports_layout(tree, nv, "B300-SXM-270GBx8_TRT", "deepseek-r1", "Interactive", 8, "b300",
+                              "deepseek-r1", v6=True)
+    assert (mtp.tp, mtp.ep, mtp.weight_dtype) == (1, 8, "nvfp4")  # attention DP: TP1 x 8 attention replicas
+    assert "a stray '~' before the first line's import dropped" in mtp.how
+    assert speculative_from_notes(mtp.how) == {"method": "mtp", "draft_tokens": 3}
+    assert re.search(r"enable_balance, timeout_iters 6\b", mtp.how)
+    # before v6.0 the stray character leaves the file unread
+    assert "EXPORTS not readable" in conv.exports_layout(tree, nv, "B300-SXM-270GBx8_TRT", "deepseek-r1",
+                                                          "Interactive", 8, "b300", "deepseek-r1")
