@@ -33,7 +33,7 @@ def explore() -> None:
     rows = measured_views.config_rows(d, config)
     try:
         frontier = caching.cached_call(comparison.config_frontier, config.to_dict(),
-                                       up_to=comparison.largest_concurrency_per_replica(rows))
+                                       up_to=caching.cached_call(comparison.frontier_span_per_replica, rows))
         table = caching.cached_call(comparison.compare_rows, rows)
     except ValueError as exc:
         widgets.show_error(exc)

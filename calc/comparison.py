@@ -119,6 +119,33 @@ def largest_concurrency_per_replica(rows: pd.DataFrame) -> float:
     return float(np.nanmax(conc)) / replicas
 
 
+def frontier_span_per_replica(rows: pd.DataFrame, params: dict | None = None) -> float:
+    """The decode batch per replica a configuration's curve must reach so that each of its runs lies on its span:
+    the largest of its largest measured concurrency (``largest_concurrency_per_replica``), the batch the serving
+    model decodes for its offline runs (``calc.serving_fit.prepare_rows``: the engine's max batch, per attention-DP
+    rank where the engine counts so, or its cache) and the batch its runs at a rate measured (Little's law on the
+    decode steps: output tokens/s per replica x TPOT, ``rate_points``' two axes). NaN when none of these is known.
+    Example: DeepSeek-R1 Offline at TP1 EP8 on 8 B200 with ``gpu_batch_size 512`` per rank: 4,096.
+    """
+    spans = [largest_concurrency_per_replica(rows)]
+    if rows.empty:
+        return float("nan")
+    gpus = int(rows.iloc[0]["n_gpus"]) // config_parallelism(rows.iloc[0])[1]
+    offline = rows[rows["mode"] == "offline"]
+    if len(offline):
+        try:
+            _, comps, _ = prepare_rows(offline, params or load_serving_params(), include_speculative=True)
+        except ValueError:
+            comps = {}
+        if comps:
+            spans.append(float(np.max(comps["B"])))
+    rate = rate_points(rows)
+    if len(rate):
+        spans.append(float((rate["tokens_per_s_per_gpu"] * gpus / rate["tokens_per_s_per_user"]).max()))
+    spans = [x for x in spans if np.isfinite(x)]
+    return max(spans) if spans else float("nan")
+
+
 def config_label(c) -> str:
     """'TP8 PP1 EP1 on 8 GPUs, fp8 / KV fp8, 1,024 in / 1,024 out' ('on 1 GPU' for one) for a configuration
     row; ', attention DP8' where attention runs data-parallel inside a replica, ', 4 replicas of 2 GPUs' where

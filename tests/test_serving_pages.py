@@ -841,6 +841,42 @@ def test_the_curve_reaches_the_largest_measured_concurrency():
     assert np.isnan(comparison.largest_concurrency_per_replica(rows.assign(concurrency=pd.NA)))
 
 
+def test_the_curve_reaches_the_batch_of_offline_runs_and_of_runs_at_a_rate():
+    # MLPerf v6.0's DeepSeek-R1 Offline on 8 B200 (held out): TP1 EP8 with gpu_batch_size 512 per engine, which
+    # TensorRT-LLM counts per attention-DP rank: 8 x 512 = 4,096 decode at once (the cache of a rank holds more), so
+    # the curve must reach 4,096 per replica for the offline point (drawn at the curve's end) to sit at its batch
+    hold = measurements.load_measurements(measurements.DATA_DIR / "serving_holdout.csv")
+    run = "mlperf60-closed-dell-xe9780-x86-b200-sxm-180gbx8-trt-deepseek-r1-"
+    offline = hold[hold["id"] == run + "offline-output-tok-per-s"]
+    assert "gpu_batch_size 512 per engine" in offline["notes"].iloc[0]
+    assert np.isnan(comparison.largest_concurrency_per_replica(offline))
+    assert comparison.frontier_span_per_replica(offline) == 4096.0
+    # the same system's Server run: Little's law on its decode steps, output tokens/s per replica x its TPOT
+    server = hold[hold["id"].str.startswith(run + "server-")]
+    tput = server.loc[server["metric"] == "output_tok_per_s", "value"].iloc[0]
+    tpot = server.loc[(server["metric"] == "tpot_ms") & (server["statistic"] == "median"), "value"].iloc[0]
+    assert comparison.frontier_span_per_replica(server) == pytest.approx(tput * tpot / 1000.0, rel=1e-9)
+    both = pd.concat([offline, server])
+    assert comparison.frontier_span_per_replica(both) == max(4096.0, tput * tpot / 1000.0)
+    assert np.isnan(comparison.frontier_span_per_replica(offline.iloc[0:0]))
+
+
+def test_the_held_out_rows_can_be_chosen_on_the_measured_page():
+    # the fourth source shows calc/data/serving_holdout.csv, rows no fit reads: MLPerf v6.0's DeepSeek-R1 on B300
+    # with TensorRT-LLM is among its configurations, and its table's rows carry the held-out ids and the settings
+    # read from their notes (the max batch per attention-DP rank)
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[3], ms_model="deepseek-v3",
+                   ms_acc="b300", ms_engine="trtllm")
+    assert not at.exception
+    assert any("kept out of the fit" in c.value for c in at.caption)
+    hold = measurements.load_measurements(measurements.DATA_DIR / "serving_holdout.csv")
+    assert measured_views.load_data(measured_views.SOURCES[3])[0]["id"].tolist() == hold["id"].tolist()
+    table = next(t for t in tables(at) if "from_notes" in t.columns or "settings read from its notes" in t.columns)
+    ids = " ".join(str(v) for v in table.astype(str).to_numpy().ravel())
+    assert "mlperf" in ids and "per attention-DP rank" in ids
+    assert measured_views.upload_inputs(measured_views.SOURCES[3]) == {}
+
+
 def test_measured_page_engine_shows_by_name_and_a_link_may_name_it_either_way():
     # the engine box shows "TensorRT-LLM" (calc's id "trtllm"); a link with either form opens it, without a warning
     for value in ("TensorRT-LLM", "trtllm", "tensorrt-llm"):
