@@ -15,7 +15,7 @@ import streamlit as st
 from calc import comparison, inferencex, measurements
 from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
-SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON")
+SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON", "Held-out rows (no fit reads them)")
 
 
 def shipped() -> pd.DataFrame:
@@ -28,13 +28,24 @@ def sources_table() -> pd.DataFrame:
     return caching.cached_call(measurements.load_sources)
 
 
+def held_out() -> pd.DataFrame:
+    """The shipped held-out measurements, calc/data/serving_holdout.csv (cached): published rows no fit reads
+    (MLPerf Inference v4.1, v5.1 and v6.0, ROCm's MI300X throughput tables), each with its source."""
+    return caching.cached_call(measurements.load_measurements, measurements.DATA_DIR / "serving_holdout.csv")
+
+
 def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
-    """(rows, stand_in): the measurements of ``choice`` (an upload read with calc's checks), or, while no file is
-    given or after a message that the file cannot be read, the data set with ``stand_in`` true (the choices made in
-    an earlier file are kept for its return: ``ui.url_state.keep_valid``). An upload stays in its widget after an
-    error, so the user fixes the file and loads it again."""
+    """(rows, stand_in): the measurements of ``choice`` (the data set, its held-out rows, or an upload read with
+    calc's checks), or, while no file is given or after a message that the file cannot be read, the data set with
+    ``stand_in`` true (the choices made in an earlier file are kept for its return: ``ui.url_state.keep_valid``). An
+    upload stays in its widget after an error, so the user fixes the file and loads it again."""
     if choice == SOURCES[0]:
         return shipped(), False
+    if choice == SOURCES[3]:
+        st.caption("Published runs kept out of the fit (calc/data/serving_holdout.csv): MLPerf Inference v4.1 "
+                   "Server, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput tables; the "
+                   "serving model never saw them.")
+        return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
                           type=[kind], key=f"ms_up_{kind}", max_upload_size=8,  # the server's own cap (.streamlit)
@@ -107,7 +118,7 @@ def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
     InferenceX JSON, the ``run_date`` (a date) given for results that state none ("not given" without one). The
     link cannot carry them (a file and its date box stay in the browser), so the CSV says them. {} for the data
     set."""
-    if choice == SOURCES[0]:
+    if choice in (SOURCES[0], SOURCES[3]):
         return {}
     out = {"uploaded_file": formats.safe_name(upload.name) if upload is not None else "none"}
     if choice == SOURCES[2]:
