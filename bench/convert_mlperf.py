@@ -1789,7 +1789,7 @@ def main(argv=None) -> int:
                     help="the MLPerf Inference round to read (default: %(default)s, calc's data set; v5.0 and v5.1 "
                          "add llama3.1-405b, llama3.1-8b, deepseek-r1 and the Interactive scenario; v6.0 adds "
                          "gpt-oss-120b, the B300 and AMD's src/ harness layout, e.g. --round v6.0 --repo "
-                         "/work/.mirror/gbeezybez+inference_results_v6.0/repo --url "
+                         "inference_results_v6.0 --url "
                          "https://github.com/gbeezybez/inference_results_v6.0 --server)")
     ap.add_argument("--repo", default=None,
                     help="git copy of the round's results repository (bare or checkout); default the round's "

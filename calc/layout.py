@@ -213,13 +213,15 @@ def tp_refusal(model: ModelConfig, tp: int) -> str | None:
     """
     t = check_positive_int(tp, "tp")
     if model.n_heads % t:
-        return (f"vLLM and SGLang need the {model.n_heads} query heads of {model.name} to divide by TP; "
+        return (f"the serving engines split the {model.n_heads} query heads of {model.name} evenly over the TP ranks "
+                f"(vLLM's and SGLang's checks refuse it otherwise); "
                 f"TP {t} does not divide them")
     if model.attention != "mla" and t > 1:
         k = model.n_kv_heads
         if k % t and t % k:
-            return (f"vLLM and SGLang split the {k} KV heads of {model.name} evenly (TP divides K) or replicate "
-                    f"them (K divides TP); TP {t} does neither ({k} / {t} and {t} / {k} are not whole)")
+            return (f"the serving engines split the {k} KV heads of {model.name} evenly (TP divides K) or replicate "
+                    f"them (K divides TP), as vLLM's and SGLang's checks require; TP {t} does neither ({k} / {t} and "
+                    f"{t} / {k} are not whole)")
     return None
 
 
