@@ -525,13 +525,13 @@ def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model(
 
 
 def test_a_malformed_upload_loses_nothing_chosen_in_the_file_before_it():
-    # Llama-3.1-8B rows of three accelerators (held-out MLPerf rows: b200, h200, rtx-pro-6000); the user picks the
+    # Llama-3.1-8B rows of three accelerators (held-out MLPerf v5.1 rows: b200, h200, rtx-pro-6000); the user picks the
     # RTX PRO 6000, which the data set has no Llama-3.1-8B row of. A malformed file then shows the data set, whose
     # accelerator box cannot hold it (its first accelerator for the model stands in); the good file again brings
     # back the RTX PRO 6000 and the configuration chosen, not the upload's first accelerator (b200)
     from calc.serving_fit import HOLDOUT_PATH
     held = pd.read_csv(HOLDOUT_PATH, dtype=str, keep_default_na=False)
-    good = held[held["model"] == "llama-3.1-8b"].to_csv(index=False).encode()
+    good = held[(held["model"] == "llama-3.1-8b") & held["id"].str.startswith("mlperf51")].to_csv(index=False).encode()
     shipped = measurements.load_measurements()
     assert "rtx-pro-6000" not in set(shipped.loc[shipped["model"] == "llama-3.1-8b", "accelerator"])
     at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
@@ -1101,9 +1101,10 @@ def test_the_settings_a_rows_notes_set_are_said_beside_its_estimate(tmp_path):
     df = measurements.load_measurements(tmp_path / "mine.csv", sources=None)
     table = comparison.compare_rows(df).set_index("id")
     first = row["id"].iat[0]
-    assert table.loc[first, "from_notes"] == "10 decode steps per scheduler call"
-    assert table.loc["plain", "from_notes"] == ""
-    assert table.loc["v1", "from_notes"].startswith("10 steps per scheduler call stated, not taken")
+    # (the page's command also sets --max-num-seqs 3,200: the row's max batch)
+    assert table.loc[first, "from_notes"] == "max batch 3,200; 10 decode steps per scheduler call"
+    assert table.loc["plain", "from_notes"] == "max batch 3,200"
+    assert table.loc["v1", "from_notes"].startswith("max batch 3,200; 10 steps per scheduler call stated, not taken")
     assert table.loc[first, "predicted"] > table.loc["plain", "predicted"]
     # SGLang's polling interval, another setting a row's notes set, is said the same way
     sg = row.assign(engine="sglang", engine_version="0.4.3", source_id="me",
