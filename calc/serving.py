@@ -887,6 +887,11 @@ ENGINE_ONLY_OPTIONS = {"recv_interval": (("sglang",), "SGLang's --scheduler-recv
                                                              "--num-continuous-decode-steps")}
 
 
+#: Engine options counted in whole units (a batch of sequences, a budget of tokens, steps).
+_WHOLE_OPTIONS = {"max_batch": "sequences", "token_budget": "tokens per step", "recv_interval": "decode steps",
+                  "adp_balance_timeout_iters": "steps"}
+
+
 def _engine_options(options, engine_key: str = "") -> dict:
     if options is None:
         return {}
@@ -912,6 +917,8 @@ def _engine_options(options, engine_key: str = "") -> dict:
             if k == "scheduler_steps" and float(v) != int(v):
                 raise ValueError(f"engine option 'scheduler_steps' must be a whole number of decode steps per "
                                  f"scheduler call (1 or more); got {v!r}")
+            if k in _WHOLE_OPTIONS and float(v) != int(v):
+                raise ValueError(f"engine option {k!r} must be a whole number of {_WHOLE_OPTIONS[k]}; got {v!r}")
             out[k] = float(v)
     return out
 

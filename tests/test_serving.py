@@ -639,6 +639,11 @@ def test_multi_step_scheduling_pays_the_host_work_once_per_n_decode_steps():
     for bad, words in ((1.5, "whole number of decode steps"), (0, "positive"), ("ten", "positive")):
         with pytest.raises(ValueError, match=words):
             serving_estimate(m, a, 128, 2048, engine_options={"scheduler_steps": bad}, **kw)
+    # a batch, a token budget or a poll interval is counted in whole units: 512.5 sequences is refused, 512.0 taken
+    for option, words in (("max_batch", "whole number of sequences"), ("token_budget", "whole number of tokens")):
+        with pytest.raises(ValueError, match=words):
+            serving_estimate(m, a, 128, 2048, engine_options={option: 512.5}, **kw)
+    assert serving_estimate(m, a, 128, 2048, engine_options={"max_batch": 512.0}, **kw).decode_batch <= 512
     with pytest.raises(ValueError, match="vLLM's --num-scheduler-steps .* or SGLang's --num-continuous-decode-steps"):
         serving_estimate(m, a, 128, 2048, **dict(kw, engine="trtllm"), engine_options={"scheduler_steps": 10})
     # SGLang's --num-continuous-decode-steps: the same setting, taken in any release, without a notice; its overlap
