@@ -889,7 +889,8 @@ ENGINE_ONLY_OPTIONS = {"recv_interval": (("sglang",), "SGLang's --scheduler-recv
 
 #: Engine options counted in whole units (a batch of sequences, a budget of tokens, steps).
 _WHOLE_OPTIONS = {"max_batch": "sequences", "token_budget": "tokens per step", "recv_interval": "decode steps",
-                  "adp_balance_timeout_iters": "steps"}
+                  "adp_balance_timeout_iters": "steps",
+                  "scheduler_steps": "decode steps per scheduler call (1 or more)"}
 
 
 def _engine_options(options, engine_key: str = "") -> dict:
@@ -914,9 +915,6 @@ def _engine_options(options, engine_key: str = "") -> dict:
             check_positive_number(v, f"engine option {k!r}")
             if k == "kv_memory_fraction" and v > 1:
                 raise ValueError(f"engine option 'kv_memory_fraction' must be at most 1; got {v!r}")
-            if k == "scheduler_steps" and float(v) != int(v):
-                raise ValueError(f"engine option 'scheduler_steps' must be a whole number of decode steps per "
-                                 f"scheduler call (1 or more); got {v!r}")
             if k in _WHOLE_OPTIONS and float(v) != int(v):
                 raise ValueError(f"engine option {k!r} must be a whole number of {_WHOLE_OPTIONS[k]}; got {v!r}")
             out[k] = float(v)

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import comparison, inferencex, measurements
+from calc.serving_fit import HOLDOUT_PATH
 from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
 SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON", "Held-out rows (no fit reads them)")
@@ -31,7 +32,7 @@ def sources_table() -> pd.DataFrame:
 def held_out() -> pd.DataFrame:
     """The shipped held-out measurements, calc/data/serving_holdout.csv (cached): published rows no fit reads
     (MLPerf Inference v4.1, v5.1 and v6.0, ROCm's MI300X throughput tables), each with its source."""
-    return caching.cached_call(measurements.load_measurements, measurements.DATA_DIR / "serving_holdout.csv")
+    return caching.cached_call(measurements.load_measurements, HOLDOUT_PATH)
 
 
 def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
