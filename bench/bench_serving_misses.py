@@ -13,8 +13,8 @@ scenarios), the measured and the estimated mean TPOT and TTFT as shares of those
 until a limit binds, so the run sits at the edge of the engine's capacity, where an estimate's small error in
 capacity becomes a large one in the times; (6) on those runs, the decode batch their measured means imply (Little's
 law) and the estimate's TPOT at that batch beside its TPOT at the run's rate; (7) on those runs, the share of the
-TPOT and TTFT rows within 25% under the stored edge of the limits and under rules tried beside it (the edge engine's
-own means; an edge at the shares of the runs each limit bound; TTFT plus half a decode step), and that half step on
+TPOT and TTFT rows within 25% under the stored edge of the limits (the shares of the row's engine's tuned runs) and
+under rules tried beside it (every tuned run's shares whatever the engine; the edge engine's own means; an edge at the shares of the runs each limit bound; TTFT plus half a decode step), and that half step on
 the fitted rows' TTFT at a rate.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
@@ -142,9 +142,10 @@ def binding_shares(bound: bool = True) -> dict:
 
 def edge_rules() -> pd.DataFrame:
     """(7): on the held-out runs at a rate whose notes state their limits, the share of the TPOT and TTFT rows whose
-    estimate lies within 25% of the measurement under the stored rule (``edge_speed`` at ``edge_shares``, every tuned
-    run's medians; the means then by ``tuned_means``) and under rules tried beside it: the edge engine's own means
-    ("own means"); the edge where a limit reaches the share of the runs it bound (``binding_shares``), both means
+    estimate lies within 25% of the measurement under the stored rule (``edge_speed`` at ``edge_shares`` of the row's
+    engine, the medians of the tuned runs it served where they are enough, else of every run; the means then by
+    ``tuned_means``) and under rules tried beside it: every tuned run's medians whatever the engine ("every run's
+    shares"); the edge engine's own means ("own means"); the edge where a limit reaches the share of the runs it bound (``binding_shares``), both means
     then at every run's shares ("binding edge"), the binding mean at its binding share and the other the engine's
     own ("binding mean only"), or the other at the share of the runs it did not bind ("binding and free shares");
     and the engine's own TTFT plus half a decode step ("TTFT + half a step"). Returns one row per metric: n and each
@@ -154,7 +155,7 @@ def edge_rules() -> pd.DataFrame:
     rows, comps, _ = prepare_rows(load_measurements(HOLDOUT_PATH, sources=load_sources()), params)
     costs, graphs = point_costs(rows, comps, values)
     first = np.concatenate([[0], np.cumsum(rows["npts"].to_numpy(int))[:-1]])
-    bound, free = binding_shares(), binding_shares(bound=False)
+    bound, free, every = binding_shares(), binding_shares(bound=False), edge_shares()
     out = []
     for j in np.flatnonzero(np.isfinite(rows["limit_tpot_s"].to_numpy(float))):
         r = rows.iloc[j]
@@ -164,13 +165,16 @@ def edge_rules() -> pd.DataFrame:
         at, times = edge_solver(r, comps, values, costs, graphs, int(first[j]), limits)
         q_thr, q_lat = (float(r.q_thr_low), float(r.q_thr_high)), (float(r.q_lat_low), float(r.q_lat_high))
         m = r.metric[:4]
-        k, _, capped = edge_speed(times, limits, q_thr)
+        own = edge_shares(str(r.engine_key))
+        k, _, capped = edge_speed(times, limits, q_thr, shares=own)
         edge = at(k)[0]
+        k_e, _, capped_e = edge_speed(times, limits, q_thr, shares=every)
         k_b, _, capped_b = edge_speed(times, limits, q_thr, shares=bound)
         at_b = at(k_b)[0]
         binds = max(("tpot_s", "ttft_s"), key=lambda x: at_b[f"{x[:4]}_estimate"] / (bound[x] * limits[x]))
         other = "ttft_s" if binds == "tpot_s" else "tpot_s"
-        rules = {"stored": tuned_means(edge, limits, q_lat, capped)[0],
+        rules = {"stored": tuned_means(edge, limits, q_lat, capped, shares=own)[0],
+                 "every run's shares": tuned_means(at(k_e)[0], limits, q_lat, capped_e, shares=every)[0],
                  "own means": edge,
                  "binding edge": tuned_means(at_b, limits, q_lat, capped_b)[0],
                  "binding mean only": tuned_means(at_b, limits, q_lat, capped_b, shares={binds: bound[binds]})[0],
@@ -223,9 +227,12 @@ def main():
           " / estimated TPOT) at that batch (a closed loop) and at the run's rate ==")
     print(littles_law_batch().to_string())
     every, bound, free = edge_shares(), binding_shares(), binding_shares(bound=False)
+    engines = "; ".join(f"{e} TPOT {sh['tpot_s']:.3f} / TTFT {sh['ttft_s']:.3f} ({sh['n']} runs)"
+                        for e, sh in ((e, edge_shares(e)) for e in ("trtllm", "vllm")))
     print("\n== (7) held-out runs with limits: share of TPOT and TTFT rows whose estimate lies within 25% of the "
-          f"measurement under the stored rule (edge and means at every tuned run's shares, TPOT {every['tpot_s']:.3f} / "
-          f"TTFT {every['ttft_s']:.3f} of the limit) and the rules tried beside it (shares of the runs each limit "
+          f"measurement under the stored rule (edge and means at the shares of the tuned runs of the row's engine: "
+          f"{engines}; every run's, TPOT {every['tpot_s']:.3f} / TTFT {every['ttft_s']:.3f}, for an engine with "
+          "fewer) and the rules tried beside it (shares of the runs each limit "
           f"bound: {bound['tpot_s']:.3f} / {bound['ttft_s']:.3f}; of those it did not: {free['tpot_s']:.3f} / "
           f"{free['ttft_s']:.3f}) ==")
     print(edge_rules().to_string())

@@ -384,7 +384,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             return None, arr, float(arr["beyond_capacity"][0]) > 0
 
         _, tuned, notice = edge_of_limits(solve_edge, lam, limits, q_thr,
-                                          error_quantiles(prm, "latency", str(r["engine_key"])))
+                                          error_quantiles(prm, "latency", str(r["engine_key"])), str(r["engine_key"]))
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching, [notice])

@@ -633,9 +633,14 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     md1 = md1 * (1.0 - g.get("grouped", 0.0))
     # attention DP (a mixture of experts whose attention runs in data-parallel ranks): a new request waits a set
     # number of decode steps before the ranks, which step together through every MoE layer's all-to-all, take its
-    # prompt (``adp_prompt_wait_steps.<engine>``, fitted); none without it
+    # prompt (``adp_prompt_wait_steps.<engine>``, fitted); none without it. Under a stated balance the engine holds a
+    # prompt at most ``timeout_iters`` steps, so the wait is capped there (MLPerf v6.0's DeepSeek-R1 Server configs
+    # set 9, and the fitted 26 steps put the estimate of their mean TTFT at 1.3-2.8x of the measured; v5.1's runs,
+    # no balance, measured 9-12 decode steps; InferenceX's 60 leaves the fitted wait whole)
     adp = np.where((g.get("adp_ranks", 1.0) > 1.0) & (g["is_moe"] > 0), 1.0, 0.0)
-    adp_wait = adp * costs.get("adp_wait_steps", 0.0) * round_s * (1.0 - g["static"])
+    wait_steps = costs.get("adp_wait_steps", 0.0)
+    wait_steps = np.where(timeout > 0, np.minimum(wait_steps, timeout), wait_steps)
+    adp_wait = adp * wait_steps * round_s * (1.0 - g["static"])
     queue = slot + (md1 + step_wait + balance) * (1.0 - burst) + (g.get("pf_n", 1.0) - 1.0) * s + adp_wait
     # under speculative decoding the draft also runs over the prompt once (an MTP module's or a head's prefill)
     pf_draft = np.where(k_spec > 0, _read_and_matmuls(g.get("pf_d_w_s", zero) / mbu_w,
@@ -1205,7 +1210,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             # a run tuned to its latency limits: the engine of the range at their edge (its notice replaces the
             # plain estimate's words on capacity, which are about another engine)
             comp, a, edge_notice = edge_of_limits(solve_any, lam, limits, error_quantiles(prm, "throughput", key),
-                                                  error_quantiles(prm, "latency", key))
+                                                  error_quantiles(prm, "latency", key), key)
             at_limit = [edge_notice]
         if math.isfinite(n_rep) and not bool(np.asarray(comp["burst"])[0] > 0):
             # a finite run's throughput: its requests over the span of their arrivals plus the last one's latency,
@@ -1280,7 +1285,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
     adp_wait = float(np.ravel(a.get("ttft_adp_wait_s", 0.0))[0])
     if adp_wait > 0:
-        notices = notices + [adp_wait_words(prm, key, layout.attention_dp, adp_wait)]
+        notices = notices + [adp_wait_words(prm, key, layout.attention_dp, adp_wait,
+                                            float(settings.get("adp_balance_timeout_iters", 0) or 0))]
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
                                speculative=spec.get("spec_words", ""))
@@ -1294,51 +1300,70 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     return est
 
 
-def adp_wait_words(params: dict, engine: str, ranks: int, wait_s: float) -> str:
+def adp_wait_words(params: dict, engine: str, ranks: int, wait_s: float, timeout_iters: float = 0.0) -> str:
     """The notice beside an estimate under attention data parallelism: the decode steps a new request waits before
-    its prompt is prefilled (``adp_prompt_wait_steps.<engine>`` of ``params``, a serving_params dict), the time they
+    its prompt is prefilled (``adp_prompt_wait_steps.<engine>`` of ``params``, a serving_params dict, capped at
+    ``timeout_iters`` where the engine's attention-DP balance states one, as ``combine`` caps it), the time they
     come to (``wait_s``, seconds, inside TTFT's queue part) and where the number comes from (fitted on the engine's
     own rows, or pooled from the other engines' where the calibration set has none of it with attention DP).
     Example: "attention DP8: a new request waits 26.5 decode steps (530 ms) before the ranks, which step together
     through every MoE layer, take its prompt (in TTFT's queue part; fitted on TensorRT-LLM's published runs with
-    attention DP)" (26.5 steps of a 20 ms TPOT)."""
+    attention DP)" (26.5 steps of a 20 ms TPOT); with a balance timeout of 9 steps, "waits 9 decode steps (180 ms)
+    ... (... attention DP; held at the balance's timeout of 9 steps, under the fitted 26.5)"."""
     spec = params["params"][f"adp_prompt_wait_steps.{engine}"]
     whose = {"fitted": f"fitted on {engine_name(engine)}'s published runs with attention DP",
              "pooled": f"no published {engine_name(engine)} run with attention DP in the calibration set: pooled "
                        "from the other engines'"}.get(spec["provenance"], "the prior, no run informs it")
-    return (f"attention DP{int(ranks)}: a new request waits {spec['value']:.3g} decode steps ({wait_s * 1e3:,.4g} ms) "
+    steps = spec["value"]
+    if 0 < timeout_iters < steps:
+        whose += f"; held at the balance's timeout of {timeout_iters:,.0f} steps, under the fitted {steps:.3g}"
+        steps = timeout_iters
+    return (f"attention DP{int(ranks)}: a new request waits {steps:.3g} decode steps ({wait_s * 1e3:,.4g} ms) "
             "before the ranks, which step together through every MoE layer, take its prompt (in TTFT's queue part; "
             f"{whose})")
 
 
 #: MLPerf Inference runs tuned to their latency limits (``edge_shares``): round, system, benchmark, the mean and 99th
-#: percentile TTFT and TPOT and the limits, with the repository, commit and path of each summary.
+#: percentile TTFT and TPOT and the limits, the engine that served the run and where that is read ("engine",
+#: "engine_from"), with the repository, commit and path of each summary.
 TUNED_RUNS_PATH = Path(__file__).resolve().parent / "data" / "mlperf_tuned_runs.csv"
 
+#: The fewest tuned runs of one engine whose own medians ``edge_shares`` takes for it (else every run's).
+ENGINE_RUNS_LEAST = 3
 
-@lru_cache(maxsize=1)
-def _tuned_ratios() -> dict:
-    """Each tuned run's mean over its limit, {"tpot": array, "ttft": array}, from ``TUNED_RUNS_PATH`` (read once)."""
-    runs = pd.read_csv(TUNED_RUNS_PATH)
+
+@lru_cache(maxsize=8)
+def _tuned_ratios(engine: str = "") -> dict:
+    """Each tuned run's mean over its limit, {"tpot": array, "ttft": array}, from ``TUNED_RUNS_PATH`` (read once per
+    engine): the runs ``engine`` served where they number ``ENGINE_RUNS_LEAST`` or more, else every run."""
+    runs = pd.read_csv(TUNED_RUNS_PATH, keep_default_na=False)
+    own = runs[runs["engine"] == engine] if engine else runs.iloc[:0]
+    runs = own if len(own) >= ENGINE_RUNS_LEAST else runs
     return {m: (runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).to_numpy(float) for m in ("tpot", "ttft")}
 
 
-def edge_shares() -> dict:
+def edge_shares(engine: str = "") -> dict:
     """How far below its limits a run tuned to them sits: the median over ``TUNED_RUNS_PATH``'s runs of the mean
-    TPOT over the TPOT limit ("tpot_s") and of the mean TTFT over the TTFT limit ("ttft_s"), and the runs' count ("n").
+    TPOT over the TPOT limit ("tpot_s") and of the mean TTFT over the TTFT limit ("ttft_s"), the runs' count ("n")
+    and the engine whose runs they are ("engine": ``engine``, or "" for every run). With ``engine`` (an engine key,
+    "trtllm", "vllm"), the medians of the runs that engine served where there are at least ``ENGINE_RUNS_LEAST`` of
+    them (TensorRT-LLM 102 runs: TPOT 0.72, TTFT 0.20; vLLM 3: TPOT 0.71, TTFT 0.51), else every run's: an engine's
+    scheduler sets how long a prompt waits at the same load (vLLM's runs held their mean TTFT at half the limit, 2.5x
+    TensorRT-LLM's share, their mean TPOT at the same share), so one engine's TTFT says little of another's.
     The runs are every VALID MLPerf Inference v5.0 closed-division result of its LLM benchmarks (Llama-2-70B, its
     Interactive limits, Mixtral-8x7B, Llama-3.1-405B) in the Server scenario that the results repository stores, by
-    every submitter (107 runs: NVIDIA's harness on TensorRT-LLM mostly, AMD's and others' vLLM too). Each submitter
-    raises the rate until a 99th-percentile limit binds, in steps, so the mean sits below the limit by the spread of
-    the latencies and the step; v5.0 is a round no fit or held-out row of this project comes from. Medians of the
-    runs tuned to the same limits alone (Mixtral's and Llama-2-70B's mean TTFT 0.13 and 0.20 of a 2 s limit,
+    every submitter (107 runs: NVIDIA's harness on TensorRT-LLM mostly, AMD's and its partners' vLLM too). Each
+    submitter raises the rate until a 99th-percentile limit binds, in steps, so the mean sits below the limit by the
+    spread of the latencies and the step; v5.0 is a round no fit or held-out row of this project comes from. Medians
+    of the runs tuned to the same limits alone (Mixtral's and Llama-2-70B's mean TTFT 0.13 and 0.20 of a 2 s limit,
     Llama-3.1-405B's mean TPOT 0.35 of 175 ms) followed one round's submitters too closely: on the held-out MLPerf
     v5.1 runs of Llama-3.1-405B, whose mean TPOT sat at 0.57 of that limit, 19% of the TPOT rows came within 25%
-    against 58% with every run's median. Source: MLCommons inference_results_v5.0,
-    mlperf_log_summary.txt of each run (Apache-2.0), listed with commit and path in the file."""
-    ratios = _tuned_ratios()
+    against 58% with every run's median. Source: MLCommons inference_results_v5.0, mlperf_log_summary.txt of each
+    run and its system's framework (Apache-2.0), listed with commit and path in the file."""
+    ratios = _tuned_ratios(engine)
+    own = len(ratios["tpot"]) < len(_tuned_ratios("")["tpot"])
     return {"tpot_s": float(np.median(ratios["tpot"])), "ttft_s": float(np.median(ratios["ttft"])),
-            "n": int(len(ratios["tpot"]))}
+            "n": int(len(ratios["tpot"])), "engine": engine if own else ""}
 
 
 def _check_limits(latency_limits, request_rate_per_s, every_at_once: bool = False, model=None) -> dict:
@@ -1473,7 +1498,7 @@ def spread_ttft_s(ttft_s: float, wait_s: float, limits: dict) -> float:
     return (ttft_s - wait_s) * limit / max(limit - wait_s, 1e-9)
 
 
-def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_latency: tuple):
+def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_latency: tuple, engine: str = ""):
     """(components, arrays, notice): the estimate at ``lam`` requests/s per replica of a run tuned to ``limits``: the
     engine at their edge (``edge_speed``, its arrays ``slower_engine``'s), its means at their shares of the limits
     within the latency range ``q_latency`` (``tuned_means``), and the notice of both. ``solve``: (components, arrays,
@@ -1497,10 +1522,11 @@ def edge_of_limits(solve, lam: float, limits: dict, q_throughput: tuple, q_laten
             k * float(np.asarray(a["ttft_estimate"])[0]), k * float(np.ravel(a.get("ttft_adp_wait_s", 0.0))[0]),
             limits)
 
-    k, where, capped = edge_speed(times, limits, q_throughput)
+    shares = edge_shares(engine)
+    k, where, capped = edge_speed(times, limits, q_throughput, shares=shares)
     comp, a, _ = at(k)
-    tuned, mean_words = tuned_means(slower_engine(a, k), limits, q_latency, capped)
-    return comp, tuned, unmeetable_words(tuned, limits) + f"{edge_words(limits, k, where)}; {mean_words}"
+    tuned, mean_words = tuned_means(slower_engine(a, k), limits, q_latency, capped, shares=shares)
+    return comp, tuned, unmeetable_words(tuned, limits) + f"{edge_words(limits, k, where, shares)}; {mean_words}"
 
 
 def unmeetable_words(tuned: dict, limits: dict) -> str:
@@ -1547,7 +1573,7 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     ``a``'s value.
     """
     shares = shares or edge_shares()
-    spread = {m: (float(v.min()), float(v.max())) for m, v in _tuned_ratios().items()}
+    spread = {m: (float(v.min()), float(v.max())) for m, v in _tuned_ratios(shares.get("engine", "")).items()}
     out = dict(a)
     said = []
     old = {m: np.asarray(a[f"{m}_estimate"], dtype=float) for m in ("tpot", "ttft")}
@@ -1611,15 +1637,17 @@ def below_limits(est: ServingEstimate, limits: dict) -> ServingEstimate:
     return replace(est, **out)
 
 
-def edge_words(limits: dict, k: float, where: str) -> str:
-    """The notice of an estimate at the edge of ``limits`` (``edge_speed``'s ``k`` and ``where``)."""
-    shares = edge_shares()
+def edge_words(limits: dict, k: float, where: str, shares: dict | None = None) -> str:
+    """The notice of an estimate at the edge of ``limits`` (``edge_speed``'s ``k`` and ``where``; ``shares``:
+    ``edge_shares``' of the engine, every run's by default)."""
+    shares = shares or edge_shares()
     named = [m for m in ("ttft", "tpot") if f"{m}_s" in limits]
     said = " and ".join(f"{m.upper()} {fmt_number(limits[f'{m}_s'] * 1e3)} ms" for m in named)
     sits = " or ".join(f"its mean {m.upper()} is about {shares[f'{m}_s']:.2f} of the {m.upper()} limit"
                        for m in ("tpot", "ttft") if m in named)
+    whose = f"{engine_name(shares['engine'])}'s " if shares.get("engine") else ""
     return (f"a run tuned to its latency limits (99th percentile: {said}) sits where {sits} (the medians of "
-            f"{shares['n']} MLPerf Inference v5.0 runs so tuned): {where}")
+            f"{whose}{shares['n']} MLPerf Inference v5.0 runs so tuned): {where}")
 
 
 def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, burst: bool = False) -> ServingEstimate:

@@ -57,8 +57,8 @@ from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
 from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
-from .serving import (combine, edge_speed, finite_run_drain_s, rate_run_requests_per_s, serving_components,
-                      spread_ttft_s, trtllm_bench_settings, tuned_means)
+from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
+                      serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
                             engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, spread_outputs,
@@ -572,8 +572,9 @@ def _edge_value(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
     (``calc.serving.tuned_means``)."""
     limits = prepared_limits(r)
     at, times = edge_solver(r, comps, values, costs, graphs, first, limits)
-    k, _, capped = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)))
-    t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)), capped)[0]
+    shares = edge_shares(str(r.engine_key))
+    k, _, capped = edge_speed(times, limits, (float(r.q_thr_low), float(r.q_thr_high)), shares=shares)
+    t = tuned_means(at(k)[0], limits, (float(r.q_lat_low), float(r.q_lat_high)), capped, shares=shares)[0]
     if r.metric in _RUN_THROUGHPUT:  # the engine at the edge keeps up: the run's N over arrivals plus one latency
         rps = float(rate_run_requests_per_s(float(r.rate_per_replica), float(r.run_requests), float(t["e2e_s"]),
                                             float(r.rate_per_replica) * float(t["e2e_s"]), True, float(t["e2e_s"])))
