@@ -20,7 +20,7 @@ from .measurements import measurement_bound
 from .models import get_model
 from .number_text import join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
-                      rate_range, serving_frontier)
+                      rate_range, scheduling_notices, serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
                           row_points, speculative_notes)
@@ -362,7 +362,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     est = estimate_from_arrays(
         mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
         float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
-        "static" if any(w in notes for w in _STATIC) else "continuous")
+        "static" if any(w in notes for w in _STATIC) else "continuous",
+        scheduling_notices(mixed, prm, str(r["engine_key"])))
     if str(r["mode"]) != "rate":
         return est
     # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
@@ -387,7 +388,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
                                           error_quantiles(prm, "latency", str(r["engine_key"])), str(r["engine_key"]))
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
-            float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching, [notice])
+            float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
+            [notice] + scheduling_notices(tuned, prm, str(r["engine_key"])))
         return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 

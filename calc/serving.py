@@ -82,7 +82,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
                             burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
-                            groups_later_rounds, MULTI_STEP_NOT_TAKEN, multi_step_steps,
+                            groups_later_rounds, lockstep_recompute_tokens, MULTI_STEP_NOT_TAKEN, multi_step_steps,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s)
@@ -282,7 +282,12 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         gpus, pp (the layout's pipeline stages), I, O, mm, static, scale_out, pcie, and wo (1 where
         the weights are decoded inside the matmul kernel, ``calc.serving_terms.dequantized_in_kernel``), dp_wait_s and
         dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
-        the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``).
+        the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``), and for a burst on an engine that
+        preempts (vLLM, SGLang: not ``reserve_full_sequence``) whole_seqs (the sequences of I + O tokens its cache
+        holds; inf otherwise), recompute_tokens (per request, ``calc.serving_terms.lockstep_recompute_tokens``: the
+        burst's requests grow together, so past whole_seqs of them the engine pauses and later prefills the rest
+        again) and f_recompute (those tokens in prompts of I per decode step, B x r / (I x O / AL); ``combine`` adds
+        their prompt work to the step, in TPOT's interference part).
 
     Raises:
         ValueError: a layout, dtype or length the bound rejects; a model that does not fit.
@@ -339,6 +344,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     cap = caps[cap_name]
     n_in = np.minimum(c, cap)
     b = np.minimum(n_in, float(b_kv)) if preempts else n_in
+    # a burst's requests grow together, so an engine that preempts runs out of cache once N x (I + O) passes it
+    whole = float(max_batch_per_replica(model, held, int(i + o), layout, weight_dtype, kv_dtype, reserve,
+                                        sliding=sliding)) if preempts and burst else math.inf
+    recompute = lockstep_recompute_tokens(n_in, whole, i + o) if preempts and burst else np.zeros_like(b)
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
     limit = np.where(b < n_in, "kv_capacity", limit)
     dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, k_spec + 1, interconnect,
@@ -399,7 +408,11 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         if batching == "continuous" else np.zeros_like(b)
     dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
         if batching == "continuous" else np.zeros_like(b)
+    # the recomputed tokens in prompts of I per decode step: the run's N x r over its O / AL steps of B at a time
+    f_re = np.where(recompute > 0, b * recompute / (i * o_steps), 0.0)
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, N=n_in, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
+                f_recompute=np.asarray(f_re, dtype=float), recompute_tokens=np.asarray(recompute, dtype=float),
+                whole_seqs=np.full_like(b, whole),
                 comm_s=dec["comm_s"], wmix_s=np.asarray(wmix, dtype=float), p_mix=np.asarray(p_mix, dtype=float), pf_w_s=pf["weights_s"],
                 pf_kv_s=pf["kv_s"], pf_c_s=pf["compute_s"], pf_comm_s=pf["comm_s"], f=f, n_chunks=n_chunks,
                 pf_n=pf_n, burst=np.full_like(b, 1.0 if burst else 0.0),
@@ -517,6 +530,10 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     mixed = (kv + f * g["pf_kv_s"] / stages) / mbu_kv + (1.0 - p_mix) * _read_and_matmuls(w / mbu_w, cx / mfu_d, ov) \
         + p_mix * _read_and_matmuls(g["wmix_s"] / mbu_w, cx / mfu_d + f_in * pc_x / stages / mfu_pf, ov) \
         + (cm + f * g["pf_comm_s"] / stages) / ce + g.get("dp_wait_s", 0.0) * costs.get("adp_wait", 1.0) / mfu_pf
+    # a lockstep burst on an engine that preempts recomputes the contexts of the requests it paused
+    # (``lockstep_recompute_tokens``): their prompt work, without the weights each step reads anyway
+    f_re = g.get("f_recompute", 0.0)
+    mixed = mixed + f_re * (g["pf_kv_s"] / mbu_kv + pc_x / mfu_pf + g["pf_comm_s"] / ce) / stages
     # the step's host work (scheduler, sampler bookkeeping, per-sequence output handling) and its device-side
     # launch gaps per layer and per MoE layer; an engine that schedules step k + 1 while the GPU runs step k
     # hides the host work behind the device's (``overlap_fixed_s``)
@@ -1283,10 +1300,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         bench_words = (f"on the engine trtllm-bench throughput builds (max batch {settings['max_batch']:,.0f}, "
                        f"{settings['token_budget']:,.0f} tokens per step)")
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
-    adp_wait = float(np.ravel(a.get("ttft_adp_wait_s", 0.0))[0])
-    if adp_wait > 0:
-        notices = notices + [adp_wait_words(prm, key, layout.attention_dp, adp_wait,
-                                            float(settings.get("adp_balance_timeout_iters", 0) or 0))]
+    notices = notices + scheduling_notices({**comp, **a}, prm, key)
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
                                speculative=spec.get("spec_words", ""))
@@ -1298,6 +1312,31 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key),
                          burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
+
+
+def scheduling_notices(a: dict, params: dict, engine: str) -> list:
+    """The notices of what the engine's scheduler adds to an estimate, from ``serving_components``' and
+    ``combine``'s arrays at their first point (``a``, both merged; any missing key counts as none): the
+    attention-DP wait before a prompt is prefilled (``adp_wait_words``; "ttft_adp_wait_s", "adp_ranks",
+    "adp_timeout"), and a lockstep burst's recompute on an engine that preempts ("recompute_tokens", "whole_seqs",
+    "N", "I", "O"; ``calc.serving_terms.lockstep_recompute_tokens``). ``params``: a serving_params dict;
+    ``engine``: its engine key. Example: "the 1,500 requests per replica start together and grow together, and the
+    cache holds 989 whole sequences of 4,224 tokens: vLLM pauses the rest as it runs out and prefills them again
+    later, 1,160 tokens per request on average (...)"."""
+    def first(key):
+        return float(np.ravel(a.get(key, 0.0))[0])
+
+    out = []
+    if first("ttft_adp_wait_s") > 0:
+        out.append(adp_wait_words(params, engine, int(first("adp_ranks")), first("ttft_adp_wait_s"),
+                                  first("adp_timeout")))
+    if first("recompute_tokens") > 0:
+        out.append(f"the {first('N'):,.0f} requests per replica start together and grow together, and the cache "
+                   f"holds {first('whole_seqs'):,.0f} whole sequences of {first('I') + first('O'):,.0f} tokens: "
+                   f"{engine_name(engine)} pauses the rest as it runs out and prefills them again later, "
+                   f"{first('recompute_tokens'):,.0f} tokens per request on average (in TPOT's interference part; "
+                   "calc.serving_terms.lockstep_recompute_tokens)")
+    return out
 
 
 def adp_wait_words(params: dict, engine: str, ranks: int, wait_s: float, timeout_iters: float = 0.0) -> str:
@@ -1594,6 +1633,8 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
             for part in ("fixed", "efficiency", "interference", "draft", "queue"):
                 if f"{m}_{part}" in a:
                     out[f"{m}_{part}"] = np.asarray(a[f"{m}_{part}"], dtype=float) * scale
+            if m == "ttft" and "ttft_adp_wait_s" in a:  # the attention-DP wait is inside the queue part
+                out["ttft_adp_wait_s"] = np.asarray(a["ttft_adp_wait_s"], dtype=float) * scale
             for key in FIXED_PARTS:
                 if f"{m}_fixed_{key}" in a:
                     out[f"{m}_fixed_{key}"] = np.asarray(a[f"{m}_fixed_{key}"], dtype=float) * scale

@@ -55,6 +55,34 @@ def burst_admission_context(input_len: float, output_len: float, output_ratio: f
     return max(1, int(round(float(input_len) + float(output_ratio) * min(float(output_len), float(output_clip)))))
 
 
+def lockstep_recompute_tokens(n_requests, n_full: float, full_len: float) -> np.ndarray:
+    """Tokens each request of a lockstep burst recomputes, on average, on an engine that admits a request by what it
+    needs now and pauses running ones when its cache runs out (vLLM's preemption by recompute, SGLang's retraction):
+    ``n_requests`` N (array) start together and every context grows by one token a step, so the cache of K =
+    ``n_full`` x ``full_len`` tokens (``n_full``: the sequences it holds at their whole length ``full_len`` = I + O)
+    runs out at the context K / N, and from then on the engine keeps K / c of them at context c, pausing the rest
+    (dN = K / c^2 dc of them at c). A paused request is prefilled again over its context when the cache frees, so the
+    run recomputes sum of c over the paused = integral of c K / c^2 dc from K / N to I + O = K ln(N / n_full)
+    tokens, K ln(N / n_full) / N per request; none where N <= n_full (the cache holds every whole sequence). Every
+    request is taken to run its whole output; outputs that end sooner free cache sooner, so for spread outputs
+    (ShareGPT's) this is an upper estimate.
+    Example: N = 1,500 requests of 128 + 4,096 tokens where the cache holds 989 whole ones: K = 4,177,536 tokens,
+    4,177,536 x ln(1,500 / 989) / 1,500 = 1,160.0 tokens per request.
+    Source: vLLM's scheduler (vllm/v1/core/sched/scheduler.py: on a failed block allocation it preempts the lowest-
+    priority running request, freeing its blocks; it is rescheduled later and its tokens computed again), Kwon et al.,
+    PagedAttention (SOSP 2023), section 4.5, recomputation; the integral is this project's.
+
+    Raises:
+        ValueError: ``full_len`` not positive or ``n_full`` negative."""
+    if full_len <= 0 or n_full < 0:
+        raise ValueError(f"full_len must be > 0 and n_full >= 0; got {full_len!r}, {n_full!r}")
+    n = np.asarray(n_requests, dtype=float)
+    if n_full < 1:
+        return np.zeros_like(n)
+    k = n_full * full_len
+    return np.where(n > n_full, k * np.log(np.maximum(n, 1.0) / n_full) / np.maximum(n, 1.0), 0.0)
+
+
 def burst_schedule(batch, input_len: float, output_len: float, token_budget: float):
     """A finite burst's schedule: ``batch`` requests (array) admitted at once, their prompts prefilled
     up front in K = ceil(B x I / budget) steps of the token budget (a request whose prompt is in the
