@@ -284,7 +284,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         dp_alone_s (attention DP: the wait for the rank that prefills, per mixed step and for a prompt alone, at
         the matmul peak, ``calc.serving_terms.attention_dp_imbalance_s``), and for a burst on an engine that
         preempts (vLLM, SGLang: not ``reserve_full_sequence``) whole_seqs (the sequences of I + O tokens its cache
-        holds; inf otherwise), recompute_tokens (per request, ``calc.serving_terms.lockstep_recompute_tokens``: the
+        holds; 0 otherwise), recompute_tokens (per request, ``calc.serving_terms.lockstep_recompute_tokens``: the
         burst's requests grow together, so past whole_seqs of them the engine pauses and later prefills the rest
         again) and f_recompute (those tokens in prompts of I per decode step, B x r / (I x O / AL); ``combine`` adds
         their prompt work to the step, in TPOT's interference part).
@@ -346,8 +346,8 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     b = np.minimum(n_in, float(b_kv)) if preempts else n_in
     # a burst's requests grow together, so an engine that preempts runs out of cache once N x (I + O) passes it
     whole = float(max_batch_per_replica(model, held, int(i + o), layout, weight_dtype, kv_dtype, reserve,
-                                        sliding=sliding)) if preempts and burst else math.inf
-    recompute = lockstep_recompute_tokens(n_in, whole, i + o) if preempts and burst else np.zeros_like(b)
+                                        sliding=sliding)) if preempts and burst else 0.0
+    recompute = lockstep_recompute_tokens(n_in, whole, i + o)  # none where whole is 0 (no burst, or no preemption)
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
     limit = np.where(b < n_in, "kv_capacity", limit)
     dec = parallel_step_arrays(model, accelerator, b, ctx, layout, weight_dtype, kv_dtype, k_spec + 1, interconnect,
