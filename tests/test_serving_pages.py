@@ -877,6 +877,22 @@ def test_the_held_out_rows_can_be_chosen_on_the_measured_page():
     assert measured_views.upload_inputs(measured_views.SOURCES[3]) == {}
 
 
+def test_a_throughput_configuration_says_what_its_rows_estimates_count():
+    # ROCm's MI300X table, Llama-3.1-405B fp8 on 8 GPUs, 1,500 requests of 128 + 4,096 tokens: rows of throughput
+    # only, so no time to break down; the page still says that the estimate counts vLLM's recompute of the
+    # sequences its cache cannot hold whole (the cache holds under 1,000 of the 1,500), naming the rows
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[3], ms_model="llama-3.1-405b",
+                   ms_acc="mi300x", ms_engine="vllm")
+    assert not at.exception
+    label = next(o for o in at.selectbox(key="ms_config").options if "128 in / 4,096 out" in o)
+    at.selectbox(key="ms_config").set_value(label).run()
+    assert not at.exception
+    said = [i.value for i in at.info if "grow together" in i.value]
+    assert said and "1,500 requests per replica start together" in said[0]
+    assert "every row above" in said[0]  # the ten rows of this configuration, one notice
+    assert any("no time to break down" in c.value for c in at.caption)
+
+
 def test_measured_page_engine_shows_by_name_and_a_link_may_name_it_either_way():
     # the engine box shows "TensorRT-LLM" (calc's id "trtllm"); a link with either form opens it, without a warning
     for value in ("TensorRT-LLM", "trtllm", "tensorrt-llm"):

@@ -406,6 +406,27 @@ def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s:
             "in five lies outside it: for this row the estimate is a miss (the README lists the known ones).")
 
 
+def row_notices(rows: pd.DataFrame, table: pd.DataFrame, most: int = 12) -> list:
+    """The notices of the serving estimates (``calc.comparison.row_estimate``) of the first ``most`` rows of
+    ``table`` (``compare_rows`` of the configuration's ``rows``) that have one, each once, with the ids of the rows
+    it is about ("every row above" where it is about all of them): what the estimate of a throughput row counts
+    that its table line does not say (a burst's recompute on an engine that preempts, the attention-DP wait). A row
+    whose estimate fails is left out (the table says why)."""
+    said = {}
+    estimated = table[np.isfinite(pd.to_numeric(table["predicted"], errors="coerce"))].drop_duplicates("id")
+    raw = rows.drop_duplicates("id").set_index("id", drop=False)
+    for rid in estimated["id"].head(most):
+        try:
+            est = caching.cached_call(comparison.row_estimate, raw.loc[[rid]])
+        except ValueError:
+            continue
+        for notice in est.notices:
+            said.setdefault(notice, []).append(str(rid))
+    every = min(len(estimated), most)
+    return [f"{notice} ({'every row above' if len(ids) == every > 1 else ', '.join(ids)})"
+            for notice, ids in said.items()]
+
+
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: bool = False) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
@@ -419,6 +440,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         st.caption("No row of this configuration measures a TPOT, ITL or TTFT with a serving estimate: the table "
                    "above has no time to break down.")
         url_state.keep_valid(f"{key}_row", [], stand_in)  # the row chosen in a file comes back with the file
+        serving_views.show_notices(row_notices(rows, table))  # what the rows' estimates count (a burst's recompute)
         return
     times = times.drop_duplicates("id")
     raw = rows.drop_duplicates("id").set_index("id")
