@@ -1146,7 +1146,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     rate until a limit binds; a VALID result met both). Such a run sits at the edge of its engine's capacity, where
     the estimate's point is least sure (``rate_range``); with the limits, the estimate takes, among the engines its
     range admits, the one that runs at that edge (``edge_of_limits``), and takes each mean the limits name at its
-    share of its limit within the latency range (``tuned_means``), even where the plain estimate would not keep
+    share of its limit within the latency range (``tuned_means``; the shares of the engine's own tuned runs where it
+    served enough of them, ``edge_shares``), even where the plain estimate would not keep
     up with the rate (a VALID run kept up; its means lie below its limits). ``latency_limits="mlperf server"`` or
     ``"mlperf interactive"``: MLPerf Inference's own limits for the model's benchmark in that scenario (Llama-2-70B,
     Mixtral-8x7B, Llama-3.1-405B and -8B, DeepSeek-R1: ``calc.serving_params.mlperf_latency_limits``, from
@@ -1591,8 +1592,8 @@ def tuned_means(a: dict, limits: dict, q_latency: tuple, at_capacity: bool = Fal
     """(arrays, words): the means of a run tuned to ``limits`` ({"ttft_s", "tpot_s"}: 99th-percentile limits,
     seconds), from ``a``, the arrays (``combine``'s, or any dict with "tpot_estimate", "ttft_estimate" and "e2e_s",
     seconds, scalars or arrays) of the engine at their edge (``edge_of_limits``): each mean a limit states is taken
-    at its share of that limit (``edge_shares``: TPOT 0.72, TTFT 0.20 of the limit, medians of the tuned MLPerf
-    runs) where that lies within the estimate's latency range around ``a``'s value (``a`` x exp(``q_latency``), the
+    at its share of that limit (``shares``, ``edge_shares``' of the engine where ``edge_of_limits`` calls it; every
+    run's by default: TPOT 0.72, TTFT 0.20 of the limit, medians of the tuned MLPerf runs) where that lies within the estimate's latency range around ``a``'s value (``a`` x exp(``q_latency``), the
     engine's cross-validated (low, high) log(measured / predicted) latency quantiles, ``error_quantiles``), else at
     that range's nearer end, and never below the bound ("bound_tpot_s", "bound_ttft_s" where ``a`` has them). With
     ``at_capacity`` (``edge_speed``: the range's engines run out of capacity short of the limits' shares) the TPOT
