@@ -127,9 +127,9 @@ def frontier_span_per_replica(rows: pd.DataFrame, params: dict | None = None) ->
     decode steps: output tokens/s per replica x TPOT, ``rate_points``' two axes). NaN when none of these is known.
     Example: DeepSeek-R1 Offline at TP1 EP8 on 8 B200 with ``gpu_batch_size 512`` per rank: 4,096.
     """
-    spans = [largest_concurrency_per_replica(rows)]
     if rows.empty:
         return float("nan")
+    spans = [largest_concurrency_per_replica(rows)]
     gpus = int(rows.iloc[0]["n_gpus"]) // config_parallelism(rows.iloc[0])[1]
     offline = rows[rows["mode"] == "offline"]
     if len(offline):

@@ -409,7 +409,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     dp_alone = attention_dp_imbalance_s(model, accelerator, i, layout, weight_dtype, np.ones_like(b)) \
         if batching == "continuous" else np.zeros_like(b)
     # the recomputed tokens in prompts of I per decode step: the run's N x r over its O / AL steps of B at a time
-    f_re = np.where(recompute > 0, b * recompute / (i * o_steps), 0.0)
+    f_re = b * recompute / (i * o_steps)
     return dict(pf_attn_s=np.broadcast_to(np.asarray(pf_attn, dtype=float), b.shape).copy(), c_x_s=c_x, B=b, N=n_in, C=c, limit=limit, w_s=dec["weights_s"], kv_s=dec["kv_s"], c_s=dec["compute_s"],
                 f_recompute=np.asarray(f_re, dtype=float), recompute_tokens=np.asarray(recompute, dtype=float),
                 whole_seqs=np.full_like(b, whole),
