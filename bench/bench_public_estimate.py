@@ -34,7 +34,8 @@ from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import serving_estimate  # noqa: E402
 from calc.serving_fit import (_ADP_BALANCE, _RECV_INTERVAL, _RUN_DATE, _RUN_THROUGHPUT,  # noqa: E402
                               _STATIC, _TRT_ENGINE, _TRTLLM_BENCH, HOLDOUT_PATH, _run_requests, closed_loop_rounds,
-                              error_summary, predict_rows, prepare_rows, read_measurements, row_kv_dtype)
+                              checkpoint_kv_scales, error_summary, predict_rows, prepare_rows, read_measurements,
+                              row_kv_dtype)
 from calc.run_limits import run_latency_limits  # noqa: E402
 from calc.serving_terms import spread_outputs  # noqa: E402
 from calc.serving_params import load_serving_params, param_values  # noqa: E402
@@ -60,7 +61,8 @@ def public_estimate(row, convention: bool):
     """serving_estimate called with the row's fields (and, with ``convention``, the run's conventions as its notes
     state them); None where it refuses them."""
     kw = dict(tp=int(row.tp), pp=int(row.pp), ep=int(row.ep), replicas=int(row.replicas),
-              weight_dtype=str(row.weight_dtype), kv_dtype=row_kv_dtype(row.weight_dtype, row.kv_dtype),
+              weight_dtype=str(row.weight_dtype), kv_dtype=row_kv_dtype(row.weight_dtype, row.kv_dtype, str(row.engine),
+                                                                 checkpoint_kv_scales(row.notes)),
               engine=str(row.engine), engine_version="" if pd.isna(row.engine_version) else str(row.engine_version))
     notes = str(row.notes).lower()
     when = _RUN_DATE.search(notes)

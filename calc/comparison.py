@@ -18,12 +18,12 @@ import pandas as pd
 from .hardware import get_accelerator
 from .measurements import measurement_bound
 from .models import get_model
-from .number_text import join_and
+from .number_text import fmt_number, join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
-                      rate_range, scheduling_notices, serving_frontier)
+                      pile_up_words, rate_range, scheduling_notices, serving_frontier)
 from .serving_terms import engine_matmul
-from .serving_fit import (_STATIC, prepare_rows, predict_rows, prepared_limits, row_kv_dtype,
-                          row_points, speculative_notes)
+from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
+                          row_kv_dtype, row_points, speculative_notes)
 from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
 
@@ -59,17 +59,22 @@ def configurations(df: pd.DataFrame) -> pd.DataFrame:
     """The distinct configurations of ``df`` (``CONFIG_COLUMNS``) with ``rows``, the number of rows of each,
     ``points``, the runs that give both of InferenceX's axes (``measured_points``), ``throughput``, the rows the
     frontier chart draws (``throughput_rows``, with or without a latency partner), ``plain``, the rows
-    without speculative decoding, and ``speculative``, the draft (JSON text of
+    without speculative decoding, ``kv_scales``, whether a row's notes name a checkpoint with FP8 cache scales
+    (``calc.serving_fit.checkpoint_kv_scales``: an unstated cache is then FP8 on every engine), and
+    ``speculative``, the draft (JSON text of
     ``calc.speculative_serving.speculative_from_notes``) of a configuration whose every row decodes speculatively,
     which its curve takes (``config_frontier``), else "". Order: configurations with plain rows first, then those with points, then those with a throughput run to draw (a configuration of TTFT and TPOT
     rows alone has nothing to draw on those axes), then most rows first."""
     if df.empty:
-        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain", "speculative"])
+        return pd.DataFrame(columns=list(CONFIG_COLUMNS) + ["rows", "points", "throughput", "plain", "speculative",
+                                                            "kv_scales"])
     keys = list(CONFIG_COLUMNS)
     spec = _speculative(df["notes"])
-    g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec).groupby(keys, dropna=False).agg(
-        rows=("_plain", "size"), plain=("_plain", "sum")).reset_index()
+    scales = df["notes"].map(checkpoint_kv_scales) if "notes" in df else pd.Series(False, index=df.index)
+    g = df.fillna({"kv_dtype": ""}).assign(_plain=~spec, _scales=scales).groupby(keys, dropna=False).agg(
+        rows=("_plain", "size"), plain=("_plain", "sum"), kv_scales=("_scales", "max")).reset_index()
     g["plain"] = g["plain"].astype(int)
+    g["kv_scales"] = g["kv_scales"].astype(bool)
     # a configuration whose every row decodes speculatively: its curve takes the draft settings of its first row
     # (``calc.speculative_serving.speculative_from_notes``), as JSON text (a configuration row stays hashable)
     first_spec = df.fillna({"kv_dtype": ""})[spec].groupby(keys, dropna=False)["notes"].first()
@@ -251,7 +256,8 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
     # the row's engine ran FP4 weights on FP4 tensor cores (as the fit takes it): no notice about the sidebar's choice
     acc, _ = engine_matmul(get_accelerator(config["accelerator"]), str(config["weight_dtype"]))
     wd = "nvfp4" if str(config["weight_dtype"]).lower() == "fp4" else str(config["weight_dtype"])
-    kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"])
+    kv = row_kv_dtype(config["weight_dtype"], config["kv_dtype"], str(config.get("engine", "")),
+                      bool(config.get("kv_scales", False)))
     if concurrencies is None and up_to is not None and np.isfinite(float(up_to)) and float(up_to) > 1024.0:
         concurrencies = frontier_concurrencies(float(up_to))
     spec = config.get("speculative") or None
@@ -308,17 +314,19 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
 BREAKDOWN_METRICS = {"tpot_ms": "tpot", "itl_ms": "tpot", "ttft_ms": "ttft"}
 
 
-def row_time(est: ServingEstimate, metric: str) -> TimeBreakdown:
-    """The breakdown of the time a row of ``metric`` (a key of ``BREAKDOWN_METRICS``) measures, from its estimate
-    (``row_estimate``): TTFT's, TPOT's, or for ITL, the gap between streamed chunks, one decode step: TPOT's under
-    plain decoding, and under speculative decoding the round of AL tokens (``ServingEstimate.itl_s``), every part
-    of TPOT's times AL, so the parts still add up.
+def row_time(est: ServingEstimate, metric: str, statistic: str = "mean") -> TimeBreakdown:
+    """The breakdown of the time a row of ``metric`` (a key of ``BREAKDOWN_METRICS``) and ``statistic`` ("mean",
+    "median") measures, from its estimate (``row_estimate``): TTFT's, TPOT's, or for ITL, the gap between streamed
+    chunks (``ServingEstimate.itl_s``, its median ``itl_median_s``): one decode step, TPOT's under plain decoding;
+    the round of AL tokens under speculative decoding, N steps under multi-step scheduling; every part of TPOT's
+    scaled alike, so the parts still add up.
 
     Raises:
         KeyError: a metric ``BREAKDOWN_METRICS`` does not hold.
     """
     tb = getattr(est, BREAKDOWN_METRICS[metric])
-    k = est.itl_s / tb.estimate_s if metric == "itl_ms" and tb.estimate_s > 0 else 1.0
+    itl = est.itl_median_s if statistic == "median" else est.itl_s
+    k = itl / tb.estimate_s if metric == "itl_ms" and tb.estimate_s > 0 else 1.0
     if not np.isfinite(k) or k == 1.0:
         return tb
     times = ("weights_s", "kv_s", "compute_s", "comm_s", "bound_s", "fixed_s", "efficiency_s", "interference_s",
@@ -359,12 +367,16 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     rows, comps, mixed, heaviest = _row_arrays(frame.reset_index(drop=True), prm)
     r = rows.iloc[0]
     notes = str(r.get("notes", "") or "").lower()
+    piled = float(mixed.get("piled", [0.0])[0]) > 0
+    pile = [pile_up_words(fmt_number(float(frame["request_rate_per_s"].iat[0])),
+                          float(r["run_requests"]) * int(r["replicas"]),
+                          fmt_number(float(mixed["requests_per_s"][0]) * int(r["replicas"])))] if piled else []
     est = estimate_from_arrays(
         mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
         float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
         "static" if any(w in notes for w in _STATIC) else "continuous",
-        scheduling_notices(mixed, prm, str(r["engine_key"])))
-    if str(r["mode"]) != "rate":
+        pile + scheduling_notices(mixed, prm, str(r["engine_key"])))
+    if str(r["mode"]) != "rate" or piled:  # a burst's times do not follow the rate (``rate_range``)
         return est
     # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
     # row's own path at k times its rate
@@ -402,6 +414,7 @@ def _row_arrays(frame: pd.DataFrame, prm: dict):
     if rows.empty:
         raise ValueError(f"no serving estimate for row {frame['id'].iat[0]}: {skipped[0][1] if skipped else 'skipped'}")
     arrays, weights = row_points(rows, comps, param_values(prm))
+    piled = np.isfinite(float(rows["rate_per_replica"].iat[0])) and list(weights) == [int(_grid_points(rows)[0])]
     mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
              for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
     mixed.setdefault("decode_batch", mixed["B"])  # the decode batch B of the weighted points
@@ -409,5 +422,7 @@ def _row_arrays(frame: pd.DataFrame, prm: dict):
     if np.isfinite(rate):
         # no root of Little's law on the row's grid (``calc.serving_fit._rate_root``): the engine does not keep up
         gap = rate * np.asarray(arrays["e2e_s"], dtype=float) - np.asarray(comps["N"], dtype=float)
-        mixed["beyond_capacity"] = np.asarray([1.0 if bool((gap > 0).all()) else 0.0])
+        grid = int(_grid_points(rows)[0])
+        mixed["beyond_capacity"] = np.asarray([1.0 if bool((gap[:grid] > 0).all()) else 0.0])
+        mixed["piled"] = np.asarray([1.0 if piled else 0.0])  # its requests pile up: its burst point
     return rows, comps, mixed, max(weights, key=weights.get)

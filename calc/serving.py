@@ -184,8 +184,11 @@ class ServingEstimate:
             steady state, lockstep waves of fixed lengths, rounds); "" for a rate or an offline run.
         speculative: speculative decoding's convention in words (draft method and tokens, acceptance length and
             its source, ``calc.speculative_serving.speculative_settings``); "" for plain decoding.
-        itl_s: the gap between two streamed chunks, one decode step (a verification round under speculative
-            decoding, AL tokens; TPOT otherwise), as vllm bench serve's ITL counts it.
+        itl_s: the mean gap between two streamed chunks, one decode step (a verification round under speculative
+            decoding, AL tokens; TPOT otherwise; N steps under multi-step scheduling, which streams N steps' tokens
+            at once), as vllm bench serve's mean ITL counts it.
+        itl_median_s: the median of those gaps (vllm bench serve's median ITL): a step that decodes alone where
+            fewer than half of the decode steps carry prompt tokens, else ``itl_s``.
     """
 
     ttft: TimeBreakdown
@@ -212,6 +215,7 @@ class ServingEstimate:
     arrivals: str = ""
     speculative: str = ""
     itl_s: float = math.nan
+    itl_median_s: float = math.nan
 
 
 # == Stage 1: the bound's parts (independent of the fitted parameters) ==========================
@@ -476,7 +480,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         kv, compute, comm, bound, fixed, efficiency, interference, queue, estimate; and the fixed cost's parts,
         ``tpot_fixed_<key>``, ``ttft_fixed_<key>`` for each key of ``FIXED_PARTS``, adding up to it), e2e_s,
         requests_per_s, output_tokens_per_s (per replica), bound_tpot_s, bound_ttft_s, ttft_adp_wait_s (the
-        attention-DP wait inside TTFT's queue part, 0 without attention DP).
+        attention-DP wait inside TTFT's queue part, 0 without attention DP), prompt_s (one prompt's marginal time,
+        the service time of the queue of prompts: its matmuls, attention, cache writes and collectives over the
+        PP stages, not the weights a step reads anyway), itl_mean_s and itl_median_s (the
+        mean and the median gap between streamed chunks, a benchmark's ITL: N decode steps apart under multi-step
+        scheduling; the median a step that decodes alone where most steps carry no prompt tokens).
     """
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
@@ -586,8 +594,18 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     tpot["queue"] = (n_in / b - 1.0) * unpaused / al
     tpot["estimate"] = unpaused / al + tpot["queue"]
     # one decode step of the engine (a verification round under speculative decoding: AL tokens per sequence), the
-    # gap between two streamed chunks (a benchmark's ITL) and the unit of the waits for a step below
+    # unit of the waits for a step below
     round_s = tpot["estimate"] * al
+    # a benchmark's ITL, the gap between two streamed chunks: an engine that schedules once per N decode steps
+    # (multi-step scheduling, ``sched_steps``) streams N steps' tokens at once, so its chunks come N steps apart
+    # (vLLM 0.6.0 with --num-scheduler-steps 10: median ITL 129-275 ms against TPOTs of 14-29 ms, SGLang's
+    # benchmark/benchmark_vllm_060/README.md). The mean gap is the mean step's; the median gap is the step most
+    # gaps are: a step that decodes alone where fewer than half of the steps carry prompt tokens (p_mix < 1/2),
+    # else one that carries them
+    sched = g.get("sched_steps", 1.0)
+    dec_step = overlap_fixed_s(host_work, gpu_fixed, dec, g.get("overlap", 0.0)) + dec + draft
+    itl_mean = round_s * sched
+    itl_median = np.where(p_mix < 0.5, np.minimum(dec_step, unpaused), unpaused) * sched
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -672,7 +690,8 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     out.update({f"ttft_{k}": v for k, v in ttft.items()})
     out.update({f"tpot_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in tpot_fixed_parts.items()})
     out.update({f"ttft_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in ttft_fixed_parts.items()})
-    out.update(ttft_adp_wait_s=adp_wait)
+    out.update(ttft_adp_wait_s=adp_wait, itl_mean_s=np.broadcast_to(itl_mean, b.shape),
+               itl_median_s=np.broadcast_to(itl_median, b.shape), prompt_s=np.broadcast_to(s, b.shape))
     out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=tpot["bound"],
                bound_ttft_s=pbound, decode_batch=b, round_s=round_s, spec_al=np.broadcast_to(al, b.shape))
     return out
@@ -1452,8 +1471,9 @@ def slower_engine(a: dict, k: float) -> dict:
             if f"{ph}_fixed_{key}" in a:
                 out[f"{ph}_fixed_{key}"] = k * np.asarray(a[f"{ph}_fixed_{key}"])
     out["e2e_s"] = k * np.asarray(a["e2e_s"])
-    if "round_s" in a:
-        out["round_s"] = k * np.asarray(a["round_s"])
+    for key in ("round_s", "itl_mean_s", "itl_median_s"):
+        if key in a:
+            out[key] = k * np.asarray(a[key])
     if "ttft_adp_wait_s" in a:
         out["ttft_adp_wait_s"] = k * np.asarray(a["ttft_adp_wait_s"])
     out["requests_per_s"] = np.asarray(a["requests_per_s"]) / k
@@ -1772,7 +1792,19 @@ def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus
         bound_ttft_s=first("bound_ttft_s"), bound_output_tokens_per_s_per_gpu=bound_per_gpu,
         decode_batch=b, concurrency=float(concurrency), batch_limit=batch_limit,
         engine=engine, mode=mode, batching=batching, notices=tuple(notices), arrivals=arrivals,
-        speculative=speculative, itl_s=first("round_s") if "round_s" in a else tpot.estimate_s)
+        speculative=speculative, itl_s=first("itl_mean_s") if "itl_mean_s" in a else tpot.estimate_s,
+        itl_median_s=first("itl_median_s") if "itl_median_s" in a else tpot.estimate_s)
+
+
+def pile_up_words(rate_text: str, n_requests: float, sustained_text: str) -> str:
+    """The notice of a finite run whose requests pile up (``_solve_rate``; the held-out table's rows alike,
+    ``calc.serving_fit.predict_rows``): ``rate_text`` requests/s sent, ``n_requests`` in the run (every replica's),
+    ``sustained_text`` requests/s served by them as one burst.
+    Example: ("100", 1000, "2.3") -> "100 requests/s is more than this deployment serves: the run's 1,000 requests
+    pile up as if sent at once, and the times and throughput are those of that burst (about 2.3 requests/s)"."""
+    return (f"{rate_text} requests/s is more than this deployment serves: the run's {n_requests:,.0f} requests pile up "
+            f"as if sent at once, and the times and throughput are those of that burst (about {sustained_text} "
+            "requests/s)")
 
 
 def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, settings, interconnect, p,
@@ -1794,10 +1826,13 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     notice: the run's size holds it, not the engine (Llama-3.1-8B on one H100, 1,024 / 128 tokens, 10 requests at 10
     requests/s: TTFT 51 ms, not a burst's 194 ms); its throughput is then read as the fit reads such runs, all N in
     flight and completed at that load (``rate_run_requests_per_s`` without keeping up). At a rate beyond the top of
-    that range, its requests pile up as a burst of
+    that range, with more requests than the batch holds or prompts sent faster than even that range's top prefills
+    them (rate x a prompt's time, ``combine``'s prompt_s), its requests pile up as a burst of
     ``n_requests`` sent at once would (a closed loop of that many, ``burst=True``: its times and its throughput,
-    below the rate), with a notice, rather than refused. (Taking every rate past the estimate's capacity as a burst
-    put the held-out MLPerf Server runs, which sit at the edge of capacity with hundreds of thousands of requests,
+    below the rate), with a notice, rather than refused; where the batch holds them all and their prompts are
+    prefilled as they arrive, none waits for a slot: the times are those with all of them in service (TensorRT-LLM
+    v0.14's Llama-3.1-70B on 4 H100 at 32 requests/s, 500 requests: TTFT 1.2 s measured, a burst's 9 s). (Taking
+    every rate past the estimate's capacity as a burst put the held-out MLPerf Server runs, which sit at the edge of capacity with hundreds of thousands of requests,
     at TTFTs of minutes: 42% -> 33% of their TTFTs within 25%.) Where the burst itself serves faster than the rate
     (its prompts prefilled up front, its batch full), the requests do not pile up: the rate is taken at the batch
     limit, as within the range, with a notice that says so (Llama-3.1-8B on one H100, 1,024 / 128 tokens: about 28
@@ -1822,10 +1857,12 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
     rate_text = fmt_number(lam * layout.replicas)
     top = math.exp(max(q_high, 0.0))
     within = lam * float(a["e2e_s"][0]) <= cap * top  # within the estimate's throughput range of what it serves
-    if lam * float(a["e2e_s"][0]) > cap and math.isfinite(n_requests) and not within:
-        # the run's requests arrive faster than even the top of the estimate's range serves: they pile up as a
-        # burst sent at once would (``burst_schedule``: prompts prefilled up front, a closed loop of N clients),
-        # whose times and throughput the run measures, not the rate's
+    queued = cap < n_requests or lam * float(a["prompt_s"][0]) > top
+    if lam * float(a["e2e_s"][0]) > cap and math.isfinite(n_requests) and not within and queued:
+        # the run's requests arrive faster than even the top of the estimate's range serves, and either more of them
+        # than its batch holds or faster than even that top prefills their prompts: they queue, piling up as a burst
+        # sent at once (``burst_schedule``: prompts prefilled up front, a closed loop of N clients), whose times and
+        # throughput the run measures, not the rate's
         burst_comp = serving_components(model, accelerator, i, o, [float(n_requests)], layout, weight_dtype,
                                         kv_dtype, settings, interconnect, matmul_scale=settings["matmul_scale"],
                                         burst=True)
@@ -1833,9 +1870,7 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
         burst_rps = float(burst_a["requests_per_s"][0])
         sustained = fmt_number(burst_rps * layout.replicas)
         if burst_rps < lam:
-            return burst_comp, burst_a, [f"{rate_text} requests/s is more than this deployment serves: the run's "
-                                   f"{n_requests * layout.replicas:,.0f} requests pile up as if sent at once, and the "
-                                   f"times and throughput are those of that burst (about {sustained} requests/s)"]
+            return burst_comp, burst_a, [pile_up_words(rate_text, n_requests * layout.replicas, sustained)]
         # the same requests sent at once are served faster than they arrive: the engine keeps up, at its batch
         # limit, so they never pile up (a burst's TTFT of minutes would contradict its own throughput)
         comp["C"] = np.asarray([cap])
@@ -1854,6 +1889,14 @@ def _solve_rate(model, accelerator, i, o, lam, layout, weight_dtype, kv_dtype, s
             raise ValueError(f"{rate_text} requests/s is more than this deployment serves: {what}, "
                              f"{top:.2f}x that at the top of the estimate's range; the queue would grow without bound")
         comp["C"] = np.asarray([cap])
+        if not within:
+            # every request of the run in service at once (its batch holds them all) and their prompts prefilled as
+            # fast as they arrive: none waits for a slot, the batch grows and with it TPOT (TensorRT-LLM v0.14's
+            # Llama-3.1-70B on 4 H100 at 32 requests/s, 500 requests of 467 prompt tokens: 16 completed per second,
+            # TTFT 1.2 s, not a burst's 9 s)
+            return comp, a, [f"{rate_text} requests/s is more than this deployment serves, {what}: the batch holds "
+                             "them all and their prompts are prefilled as fast as they arrive, so none waits for a "
+                             "slot and the times are those with all of them in service"]
         return comp, a, [f"{rate_text} requests/s is above the estimate's capacity, {what}, but "
                          f"within its range (engines measured up to {top:.2f}x the estimate's throughput): the times "
                          "are those at the batch limit; at this rate the engine runs at its edge and its queue, so "

@@ -176,20 +176,42 @@ def read_measurements(path=None) -> pd.DataFrame:
     return load_measurements(path)
 
 
-def row_kv_dtype(weight_dtype: str, kv_dtype) -> str:
-    """The KV dtype of a row: as published, or where the source does not say, fp8 for fp8 and fp4
-    checkpoints (NVIDIA ModelOpt checkpoints quantize the KV cache to fp8, ``kv_cache_quant_algo``
-    FP8 in their hf_quant_config.json, and TensorRT-LLM follows it) and the weight dtype otherwise."""
+#: Words in a row's notes that name a checkpoint carrying the KV cache's FP8 scales, which vLLM and SGLang then
+#: follow with an FP8 cache: NVIDIA's ModelOpt exports ("nvidia/...", ``kv_cache_quant_algo`` FP8 in their
+#: hf_quant_config.json) and AMD's Quark "-FP8-KV" checkpoints (amd/Llama-3.1-70B-Instruct-FP8-KV).
+_KV_SCALE_CHECKPOINTS = re.compile(r"\bnvidia/|fp8[-_]kv\b")
+
+
+def checkpoint_kv_scales(notes) -> bool:
+    """Whether a row's notes name a checkpoint that carries FP8 scales for the KV cache (``_KV_SCALE_CHECKPOINTS``:
+    NVIDIA's ModelOpt exports, AMD's -FP8-KV checkpoints), so an engine left at its default cache dtype caches in
+    FP8. Example: "checkpoint nvidia/DeepSeek-R1-0528-FP4-V2" -> True; "checkpoint deepseek-ai/DeepSeek-R1-0528"
+    -> False."""
+    return bool(_KV_SCALE_CHECKPOINTS.search(str(notes or "").lower()))
+
+
+def row_kv_dtype(weight_dtype: str, kv_dtype, engine: str = "", kv_scales: bool = False) -> str:
+    """The KV dtype of a row: as published, or where the source does not say, the engine's default for its
+    checkpoint. vLLM and SGLang (``engine``) cache in the activations' bf16 (``--kv-cache-dtype auto``: the model's
+    dtype, whatever the weights' quantization: DeepSeek's block FP8, gpt-oss's MXFP4, an FP8 or INT4 checkpoint),
+    unless the checkpoint carries FP8 cache scales (``kv_scales``, ``checkpoint_kv_scales``: ModelOpt and AMD's
+    -FP8-KV exports) or is NVIDIA's NVFP4 (a ModelOpt format, its cache FP8); TensorRT-LLM and a row that names no
+    engine take fp8 for fp8 and fp4 checkpoints (ModelOpt's ``kv_cache_quant_algo`` FP8, which TensorRT-LLM follows)
+    and the weight dtype otherwise, a weight-only format's 8 or 4 bits as plain fp8 or int4.
+    (The fit had taken fp8 for every engine, and an INT4 cache, which vLLM does not have, for 21 vLLM rows of an
+    INT4 checkpoint; read as the engines' default, 1,166 fitted rows moved and, refitted, the fitted rows went from
+    75.70% to 76.12% within 25%, each source held out 70.36% -> 70.76%.)
+    Example: ("mxfp4", None, "vllm") -> "bf16"; ("mxfp4", None, "trtllm") -> "fp8"; ("nvfp4", None, "sglang") ->
+    "fp8"; ("fp8", None, "vllm", kv_scales=True) -> "fp8"."""
     kv = "" if kv_dtype is None or (isinstance(kv_dtype, float) and np.isnan(kv_dtype)) else str(kv_dtype).strip()
     if kv:
         return kv
     w = str(weight_dtype).lower()
-    if w in ("fp8",) + FP4_FORMATS:
+    if kv_scales or w == "nvfp4":
         return "fp8"
-    # A weight-only format holds no cache (calc.dtypes.kv_dtype_bytes refuses it): the fitted constants took
-    # fp8-block rows at its 8 bits and int4-g* rows at about 4, kept here as plain fp8 and int4 until a refit
-    # decides what those sources' caches were (an engine's default is the activations' bf16).
-    if w == "fp8-block":
+    if str(engine).strip().lower() in ("vllm", "sglang"):
+        return w if w in ("fp16", "fp32") else "bf16"
+    if w in ("fp8", "fp8-block") + FP4_FORMATS:
         return "fp8"
     if w.startswith("int4-g"):
         return "int4"
@@ -211,7 +233,8 @@ def _row_setup(r, params):
     read = []  # what the notes set, in words (``NOTES_SETTINGS``)
     if any(w in notes for w in _TRTLLM_BENCH) and "trtllm_bench" in params["engines"].get(key, {}):
         settings = trtllm_bench_settings(params, key, model, acc, int(r.input_len) + int(r.output_len), layout,
-                                         str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype))
+                                         str(r.weight_dtype), row_kv_dtype(r.weight_dtype, r.kv_dtype, str(r.engine),
+                                                                           checkpoint_kv_scales(notes)))
         read.append("trtllm-bench's own engine (its max batch, tokens per step and cache share)")
     stated = _STATED_BATCH.search(notes)
     if stated and int(stated.group(1).replace(",", "")) >= 1:
@@ -334,7 +357,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             else:  # a closed loop of C clients, or a burst of N requests sent at once (calc.serving_terms.burst_schedule)
                 c = [float(r.concurrency) / layout.replicas]
             args = (model, acc, i, o)
-            kw = dict(layout=layout, weight_dtype=str(r.weight_dtype), kv_dtype=row_kv_dtype(r.weight_dtype, r.kv_dtype),
+            kw = dict(layout=layout, weight_dtype=str(r.weight_dtype),
+                      kv_dtype=row_kv_dtype(r.weight_dtype, r.kv_dtype, str(r.engine), checkpoint_kv_scales(notes)),
                       settings=settings, batching="static" if static else "continuous",
                       matmul_scale=settings["matmul_scale"])
             n_run = _run_requests(notes) / layout.replicas
@@ -366,6 +390,14 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 rounds = stated
             else:
                 comp = serving_components(*args, c, rate=rate, burst=burst, **kw)
+            pile = 0.0
+            if rate and np.isfinite(n_req):
+                # past its capacity a finite run's requests pile up as one burst of them sent at once would (the
+                # public estimate's rule, ``calc.serving._solve_rate``): that burst, a closed loop of its N clients,
+                # is a point after the row's grid, which ``predict_rows`` takes where the rate is beyond reach
+                more = serving_components(*args, [n_req], burst=True, **kw)
+                comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
+                pile = 1.0
         except (ValueError, KeyError) as exc:
             skipped.append((r.id, str(exc)))
             continue
@@ -379,6 +411,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail or rate else np.nan,
+                         spread=float(spread_outputs(r.len_dist)), pile=pile,
+                         q_pile=error_quantiles(prm, "throughput")[1] if pile else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan,
                          **_row_limits(run_latency_limits(notes, r.model, f"{r.source_id} {r.id}") if rate else None,
@@ -410,8 +444,19 @@ def _metric_value(metric, a, idx, rows):
     """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
     tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
     # a benchmark's ITL is the gap between streamed chunks: one decode step, a round of AL tokens under speculative
-    # decoding (``calc.speculative_serving``), TPOT otherwise
-    itl = tpot * a["spec_al"][idx] if "spec_al" in a else tpot
+    # decoding (``calc.speculative_serving``), N steps under multi-step scheduling; its median the step most gaps
+    # are (``calc.serving.combine``'s itl_mean_s, itl_median_s)
+    median = rows["statistic"].to_numpy() == "median"
+    itl = np.where(median, a["itl_median_s"][idx], a["itl_mean_s"][idx])
+    # the median request of outputs that end at end-of-text (``spread_outputs``: ShareGPT, random prompts without
+    # ignore_eos) is a short one: outputs taken as exponential with mean O, as a finite run's drain takes them
+    # (``finite_run_tail_s``), have their median at O ln 2, so the median end-to-end latency is TTFT + (O ln 2 - 1)
+    # TPOT (SGLang's and vLLM 0.6.0's ShareGPT runs at 4 and 8 requests/s: median E2E 0.56-0.72 of the mean-output
+    # estimate, SGLang's benchmark/benchmark_vllm_060/README.md)
+    if "spread" in rows:
+        o = rows["output_len"].to_numpy(float)
+        short = median & (rows["spread"].to_numpy(float) > 0)
+        e2e = np.where(short, ttft + np.maximum(o * math.log(2.0) - 1.0, 0.0) * tpot, e2e)
     table = {"tpot_ms": tpot * 1e3, "itl_ms": itl * 1e3, "ttft_ms": ttft * 1e3, "e2e_ms": e2e * 1e3,
              "output_tok_per_s_per_user": 1.0 / tpot}
     table.update(_throughputs(rows, a["requests_per_s"][idx], a["output_tokens_per_s"][idx]))
@@ -476,9 +521,10 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         j = np.flatnonzero(rounds > 0)
         i0, i1 = idx[j], idx[j] + 1
         w = _burst_share(rows, values, j)
-        closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s",
-                                                                 "requests_per_s", "output_tokens_per_s")})
-        for k in ("ttft_estimate", "tpot_estimate", "e2e_s"):
+        closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s",
+                                                                 "itl_median_s", "requests_per_s",
+                                                                 "output_tokens_per_s")})
+        for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s", "itl_median_s"):
             closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
         closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]
         closed["output_tokens_per_s"][i0] = closed["requests_per_s"][i0] * comps["O"][i0]
@@ -489,15 +535,20 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
         gap = rate * opened["e2e_s"] - comps["N"]
         lo, share = idx.copy(), np.zeros(len(idx))
         beyond = np.zeros(len(idx), dtype=bool)  # no root on the row's grid: the engine does not keep up
-        npts = rows["npts"].to_numpy(int)
+        grid = _grid_points(rows)
         for j in np.flatnonzero(~np.isnan(rows["rate_per_replica"].to_numpy(float))):
-            row_gap = gap[idx[j]: idx[j] + npts[j]]
+            row_gap = gap[idx[j]: idx[j] + grid[j]]
             k, share[j] = _rate_root(row_gap)
             lo[j], beyond[j] = idx[j] + k, bool((row_gap > 0).all())
         merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
         out = np.where(share > 0, a * (1 - share) + b * share, a)
+        piled = _piled(rows, idx, grid, beyond, opened, closed, comps)
+        if piled.any():
+            # the run's requests pile up as a burst of them sent at once would: every metric is that burst's
+            # (its closed loop of N clients: the waits for a slot in TTFT, its N over its duration)
+            out[piled] = _metric_value(rows["metric"], closed, np.minimum(idx + grid, len(gap) - 1), rows)[piled]
         # a finite run's throughput at a rate: its N requests over the span of their arrivals plus the last one's
         # latency, or over what the engine completes where it does not keep up (``rate_run_requests_per_s``)
         thr = np.flatnonzero(np.isin(rows["metric"].to_numpy(), _RUN_THROUGHPUT)
@@ -509,7 +560,7 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
             rps = rate_run_requests_per_s(rows["rate_per_replica"].to_numpy(float)[thr],
                                           rows["run_requests"].to_numpy(float)[thr], e2e, held, ~beyond[thr],
                                           closed["e2e_s"][idx[thr]])
-            out[thr] = _run_throughput(rows.iloc[thr], rps)
+            out[thr] = np.where(piled[thr], out[thr], _run_throughput(rows.iloc[thr], rps))
         tuned = rows["limit_tpot_s"].to_numpy(float) if "limit_tpot_s" in rows else np.full(len(rows), np.nan)
         for j in np.flatnonzero(np.isfinite(tuned) & is_rate[idx]):
             out[j] = _edge_value(rows.iloc[j], comps, values, costs, graphs, idx[j])
@@ -543,7 +594,7 @@ def edge_solver(r, comps: dict, values: dict, costs: dict, graphs: np.ndarray, f
     "bound_ttft_s"}, beyond: no root on the grid, the engine does not keep up); ``times(k)`` is (TPOT, TTFT) in
     seconds, (inf, inf) beyond, as ``calc.serving.edge_speed`` takes it (its TTFT ``spread_ttft_s``'s under
     ``limits``, the row's latency limits)."""
-    sl = slice(first, first + int(r.npts))
+    sl = slice(first, first + int(r.npts) - int(float(getattr(r, "pile", 0.0) or 0.0) > 0))
     sub = {key: np.asarray(v)[sl] for key, v in comps.items()}
     sub_costs = {key: np.asarray(v)[sl] for key, v in costs.items()}
     lam = float(r.rate_per_replica)
@@ -628,13 +679,49 @@ def row_points(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, dic
     rate = float(rows["rate_per_replica"].iat[0])
     if np.isfinite(rate):
         opened = combine(comps, values, costs, graphs, rate_per_s=np.full(len(comps["B"]), rate))
-        k, share = _rate_root(rate * opened["e2e_s"] - comps["N"])
+        grid = int(_grid_points(rows)[0])
+        gap = (rate * opened["e2e_s"] - comps["N"])[:grid]
+        closed = combine(comps, values, costs, graphs)
+        if _piled(rows, np.array([0]), np.array([grid]), np.array([bool((gap > 0).all())]), opened, closed, comps)[0]:
+            return closed, {grid: 1.0}  # the run's requests pile up: its burst point (``predict_rows``)
+        k, share = _rate_root(gap)
         return opened, ({k: 1.0 - share, k + 1: share} if share > 0 else {k: 1.0})
     closed = combine(comps, values, costs, graphs)
     if "rounds" in rows and float(rows["rounds"].iat[0]) > 0:
         w = float(_burst_share(rows, values, np.array([0]))[0])
         return closed, {0: w, 1: 1.0 - w}
     return closed, {0: 1.0}
+
+
+def _grid_points(rows) -> np.ndarray:
+    """Each prepared row's points on its grid of requests in service (a rate row's Little's-law grid), without
+    the burst point a finite rate run carries after it (``prepare_rows``' ``pile``)."""
+    pile = rows["pile"].to_numpy(float) if "pile" in rows else np.zeros(len(rows))
+    return rows["npts"].to_numpy(int) - (pile > 0).astype(int)
+
+
+def _piled(rows, idx, grid, beyond, opened, closed, comps) -> np.ndarray:
+    """Which prepared rate rows pile up (as ``calc.serving._solve_rate`` decides for the public estimate): a finite
+    run (``pile``) not tuned to latency limits whose rate is beyond what even the top of the estimate's throughput
+    range serves at the batch limit (no root of Little's law on its grid, rate x e2e above the batch limit x
+    exp(q), q the pooled high quantile of the cross-validated throughput errors), with more requests than its batch
+    holds (the rest wait for a slot) or prompts sent faster than even that range's top prefills them (rate x a
+    prompt's time, ``combine``'s prompt_s, above exp(q)), and whose N sent at once (its burst point, after the grid) are served more
+    slowly than they arrive."""
+    pile = rows["pile"].to_numpy(float) if "pile" in rows else np.zeros(len(rows))
+    limited = np.isfinite(rows["limit_tpot_s"].to_numpy(float)) | np.isfinite(rows["limit_ttft_s"].to_numpy(float)) \
+        if "limit_tpot_s" in rows else np.zeros(len(rows), dtype=bool)
+    out = np.zeros(len(rows), dtype=bool)
+    for j in np.flatnonzero((pile > 0) & beyond & ~limited):
+        last, burst = idx[j] + grid[j] - 1, idx[j] + grid[j]
+        lam = float(rows["rate_per_replica"].iat[j])
+        top = math.exp(max(float(rows["q_pile"].iat[j]), 0.0))
+        over = lam * float(opened["e2e_s"][last]) > float(comps["N"][last]) * top
+        # more requests than its batch holds, or prompts arriving faster than it prefills them: they queue
+        queued = (float(comps["N"][last]) < float(rows["run_requests"].iat[j])
+                  or lam * float(opened["prompt_s"][last]) > top)
+        out[j] = over and queued and float(closed["requests_per_s"][burst]) < lam
+    return out
 
 
 def _first_index(rows):

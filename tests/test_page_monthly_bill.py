@@ -488,15 +488,15 @@ def test_the_dau_charts_csv_carries_the_range_in_columns_named_with_their_units(
     from calc.product_traffic import TrafficScenario
     from ui.downloads import csv_with_inputs
     # The page's DAU sweep with the serving estimate is bill_vs_dau with the range (the chart above draws its
-    # columns) and goes to the download as it is, written by csv_with_inputs. At 10M DAU 5 / 5 / 7 replicas of one
-    # H100 (tests/test_bill.py works them by hand): $14,364.00 and $20,109.60 at the ends, $14,364.00 between
+    # columns) and goes to the download as it is, written by csv_with_inputs. At 10M DAU 5 / 5 / 6 replicas of one
+    # H100 (tests/test_bill.py works them by hand): $14,364.00 and $17,236.80 at the ends, $14,364.00 between
     m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
     s = TrafficScenario.from_percentages(100_000, 1.0, 0.1, 5.0, 3000, 500, 500, 70)
     sweep = bill_compare.bill_vs_dau(s, api_tiers.default_tiers(), bill.SelfHostedSetup(m, a, 3.99, timing="serving"),
                                      [1e7], with_range=True)
     lines = [x for x in csv_with_inputs(sweep, {}).splitlines() if x and not x.startswith("#")]
     assert lines[0] == "dau,name,total_usd,n_gpus,total_low_usd,total_high_usd,n_gpus_low,n_gpus_high"
-    assert lines[-1] == "10000000.0,self-hosted,14364.0,5,14364.0,20109.6,5,7"
+    assert lines[-1] == "10000000.0,self-hosted,14364.0,5,14364.0,17236.8,5,6"
     assert lines[1].endswith(",,,,")                         # an API tier: no range
 
 

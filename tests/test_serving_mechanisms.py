@@ -1723,3 +1723,102 @@ def test_amds_vllm_patch_that_admits_prompts_once_per_n_plus_1_steps_is_read_as_
     a, b = combine(plain, p, engine_costs(p, "vllm")), combine(comps, p, engine_costs(p, "vllm"))
     assert b["tpot_estimate"][0] == pytest.approx(a["tpot_estimate"][0], rel=1e-12)
     assert b["ttft_queue"][0] - a["ttft_queue"][0] == pytest.approx(5 * a["round_s"][0], rel=1e-9)
+
+
+def _held_out(source_id):
+    from calc.serving_fit import HOLDOUT_PATH, holdout_table, read_measurements
+    rows = read_measurements(HOLDOUT_PATH)
+    rows = rows[rows["source_id"] == source_id]
+    return rows.set_index("id"), holdout_table(path=_write(rows))[0].set_index("id")
+
+
+def _write(rows):
+    import tempfile
+    path = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False).name
+    rows.reset_index().to_csv(path, index=False) if "id" not in rows.columns else rows.to_csv(path, index=False)
+    return path
+
+
+def test_multi_step_scheduling_streams_n_steps_per_chunk_so_its_itl_is_n_steps():
+    # vLLM 0.6.0 with --num-scheduler-steps 10 (SGLang's benchmark/benchmark_vllm_060/README.md): the host schedules
+    # once per 10 decode steps and streams their 10 tokens at once, so a benchmark's ITL, the gap between streamed
+    # chunks, is 10 steps; TPOT (a request's time over its tokens) stays one step. Plain decoding: AL = 1, so the
+    # mean ITL is exactly 10 x TPOT; with one step per call it is TPOT itself
+    kw = dict(request_rate_per_s=4, engine="vllm", engine_version="0.6.0", num_prompts=1200)
+    ten = serving_estimate(LLAMA8, calc.get_accelerator("a100-80gb"), 215, 194,
+                           engine_options={"scheduler_steps": 10}, **kw)
+    one = serving_estimate(LLAMA8, calc.get_accelerator("a100-80gb"), 215, 194, **kw)
+    assert ten.itl_s == pytest.approx(10 * ten.tpot.estimate_s, rel=1e-9)
+    assert one.itl_s == pytest.approx(one.tpot.estimate_s, rel=1e-9)
+    # the published median ITLs of its four vLLM runs (8B on one A100, 70B on 4 H100, at 4 and 8 requests/s:
+    # 129.32, 158.63, 231.23, 275.32 ms) against TPOTs of 14-29 ms: the held-out estimate is 10 steps, within
+    # 0.7-1.3x of each, where one step was 0.09-0.12x of them
+    rows, table = _held_out("sglang-bench-vllm060")
+    itl = table[(table["metric"] == "itl_ms") & table.index.str.contains("-vllm-")]
+    assert sorted(rows.loc[itl.index, "value"]) == [129.32, 158.63, 231.23, 275.32]
+    assert ((itl["predicted"] / itl["measured"]).between(0.7, 1.3)).all()
+
+
+def test_the_median_itl_is_a_step_that_decodes_alone_where_most_steps_carry_no_prompt():
+    # Llama-3.1-8B on an H100 at 2 requests/s of 8,000-token prompts and 100-token outputs, token budget 16,384:
+    # two or three requests in service, so a prompt joins about one step in 50 and fits one chunk: p_mix = f x I /
+    # chunk is well under 1/2 and most gaps between streamed tokens are steps that decode alone, while the mean gap
+    # carries the prompts' steps (each about 8,000 x 16 GFLOP of matmuls, some 0.1 s): median 7.4 ms, mean 10.9 ms
+    est = serving_estimate(LLAMA8, H100, 8000, 100, request_rate_per_s=2, engine="vllm",
+                           engine_options={"token_budget": 16384})
+    assert est.itl_median_s < 0.8 * est.itl_s
+    assert est.itl_median_s >= est.bound_tpot_s          # a step that decodes alone is still above its bound
+    # short prompts at a concurrency of 64 mix a chunk into most steps (p_mix >= 1/2): the median is the mean step
+    busy = serving_estimate(LLAMA8, H100, 4000, 50, concurrency=64, engine="vllm",
+                            engine_options={"token_budget": 2048})
+    assert busy.itl_median_s == pytest.approx(busy.itl_s, rel=1e-9)
+
+
+def test_the_median_end_to_end_latency_of_outputs_ending_at_end_of_text_is_at_o_ln_2():
+    # outputs taken as exponential with mean O (``finite_run_tail_s``) have their median at O ln 2: the median
+    # request's E2E is TTFT + (O ln 2 - 1) x TPOT. SGLang 0.3.0, Llama-3.1-70B on 4 H100, ShareGPT (mean output
+    # 194) at 4 requests/s: the held-out table's E2E median is its own TTFT and TPOT put together that way
+    rows, table = _held_out("sglang-bench-vllm060")
+    run = "sgl-vllm060-70b-sglang-rps4"
+    ttft, tpot, e2e = (table.loc[f"{run}-{m}_ms-median", "predicted"] for m in ("ttft", "tpot", "e2e"))
+    assert e2e == pytest.approx(ttft + (194 * math.log(2) - 1) * tpot, rel=1e-9)
+    # published: 3,005.24 ms; the mean-output estimate TTFT + 193 x TPOT was 1.67x of it, this one within 25%
+    assert rows.loc[f"{run}-e2e_ms-median", "value"] == 3005.24
+    assert abs(3005.24 / e2e - 1) <= 0.25 and (ttft + 193 * tpot) / 3005.24 > 1.4
+
+
+def test_a_finite_run_past_its_capacity_piles_up_in_the_held_out_table_as_in_the_public_estimate():
+    from calc.serving_fit import holdout_table, read_measurements, HOLDOUT_PATH
+    # Kimi-K2-Thinking on 8 H200 (vLLM recipes): 1,000 prompts of 8,000 tokens at 100 requests/s, its cache
+    # 715,072 tokens: about 85 in service, the rest queue for minutes (measured mean TTFT 271 s). The public
+    # estimate takes the 1,000 as one burst sent at once (``_solve_rate``); the held-out table now does too (its
+    # grid's last point gave 4 s, the TTFT of a run with all 1,000 in service)
+    rows, table = _held_out("vllm-recipes-kimi-k2-thinking-h200")
+    r = rows.loc["vllm-recipe-kimik2thinking-h200-tp8-rate100-ttft_ms-mean"]
+    est = serving_estimate("kimi-k2", "h200", int(r["input_len"]), int(r["output_len"]), request_rate_per_s=100,
+                           tp=8, engine="vllm", weight_dtype="int4-g32", kv_dtype="bf16", num_prompts=1000)
+    assert any("pile up as if sent at once" in n for n in est.notices)
+    predicted = table.loc[r.name, "predicted"] / 1e3
+    assert predicted == pytest.approx(est.ttft.estimate_s, rel=0.05) and 100 < predicted < 600
+    # TensorRT-LLM v0.14's Llama-3.1-70B on 4 H100 at 32 requests/s, 500 requests of 467 / 256 tokens: the engine
+    # completes 16 per second but its batch holds all 500, so none waits for a slot: TTFT 1,229 ms measured, and
+    # the estimate stays the batch's, not a burst's 9 s
+    fitted = read_measurements()
+    one = fitted[fitted["id"] == "trtllm-v014-online-h100-sxm-llama-3.1-70b-tp4-467-256-qps32-ttft_ms"]
+    t = holdout_table(path=_write(one))[0]
+    assert one["value"].iat[0] == 1229 and t["predicted"].iat[0] < 2000
+    assert HOLDOUT_PATH
+
+
+def test_an_unstated_cache_is_the_engines_default_for_its_checkpoint():
+    from calc.serving_fit import checkpoint_kv_scales, row_kv_dtype
+    # vLLM and SGLang cache in the activations' dtype (--kv-cache-dtype auto) whatever the weights' format ...
+    assert row_kv_dtype("mxfp4", None, "vllm") == "bf16" and row_kv_dtype("fp8-block", float("nan"), "sglang") == "bf16"
+    assert row_kv_dtype("int4-g32", None, "vllm") == "bf16" and row_kv_dtype("fp16", None, "vllm") == "fp16"
+    # ... unless the checkpoint carries FP8 cache scales (ModelOpt's exports, AMD's -FP8-KV) or is NVFP4
+    assert row_kv_dtype("fp8", None, "vllm", checkpoint_kv_scales("amd/Llama-3.1-70B-Instruct-FP8-KV")) == "fp8"
+    assert row_kv_dtype("nvfp4", None, "sglang") == "fp8"
+    assert checkpoint_kv_scales("checkpoint nvidia/DeepSeek-R1-0528-FP4-V2")
+    assert not checkpoint_kv_scales("checkpoint deepseek-ai/DeepSeek-R1-0528; openai/gpt-oss-120b")
+    # TensorRT-LLM follows ModelOpt's FP8 cache for fp8 and fp4 checkpoints; a stated cache is kept as stated
+    assert row_kv_dtype("mxfp4", None, "trtllm") == "fp8" and row_kv_dtype("fp8", "bf16", "trtllm") == "bf16"

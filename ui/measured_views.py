@@ -44,8 +44,9 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
         return shipped(), False
     if choice == SOURCES[3]:
         st.caption("Published runs kept out of the fit (calc/data/serving_holdout.csv): MLPerf Inference v4.1 "
-                   "Server, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput tables; the "
-                   "serving model never saw them.")
+                   "Server, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput tables, and "
+                   "vendor pages and the engines' own benchmark runs (TensorRT-LLM's tuning guide and blogs, "
+                   "SGLang's benchmark pages, vLLM's recipes, a ROCm blog); the serving model never saw them.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
@@ -377,6 +378,27 @@ def run_mean_value(raw: pd.DataFrame, pick: str) -> float | None:
     return float(values.iloc[0]) if len(values) else None
 
 
+#: What the bar predicts for a median ITL row: the median gap between streamed chunks, which the serving model gives
+#: apart from the mean (``calc.serving.ServingEstimate.itl_median_s``).
+ITL_MEDIAN_WORDS = ("This row is a median ITL, and the bar is the model's median gap: a step that decodes alone where "
+                    "fewer than half of the steps carry prompt tokens, so it can be well under the run's mean ITL.")
+
+
+def statistic_words(raw: pd.DataFrame, pick: str, t, statistic: str) -> str:
+    """The caption's words on what the bars of row ``pick`` (``raw``: the rows by id; ``t``: its row of the times
+    table, with metric and value) predict for its ``statistic``: a closed loop's mean or median
+    (``STATISTIC_WORDS``), a median ITL (``ITL_MEDIAN_WORDS``), a median at a request rate against the run's mean
+    (``rate_median_words``), else nothing."""
+    mode = raw.loc[pick].get("mode")
+    if mode == "concurrency":
+        return STATISTIC_WORDS.get(statistic, "")
+    if statistic == "median" and t["metric"] == "itl_ms":
+        return ITL_MEDIAN_WORDS
+    if mode == "rate" and statistic == "median":
+        return rate_median_words(float(t["value"]), run_mean_value(raw, pick))
+    return ""
+
+
 def rate_median_words(median_ms: float, mean_ms: float | None) -> str:
     """The caption's words for a median row (``median_ms``) of a run at a request rate whose mean row measured
     ``mean_ms`` (None: the run has no mean row): the bars predict the mean (``RATE_MEDIAN_WORDS``), and where the
@@ -458,8 +480,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         widgets.show_error(exc)
         return
     which = comparison.BREAKDOWN_METRICS[t["metric"]]
-    tb, measured_s = comparison.row_time(est, t["metric"]), float(t["value"]) / 1e3
-    rounds = tb is not getattr(est, which)  # an ITL under speculative decoding: one round of AL tokens
+    tb, measured_s = comparison.row_time(est, t["metric"], str(t.get("statistic", "mean"))), float(t["value"]) / 1e3
+    rounds = tb is not getattr(est, which)  # an ITL other than TPOT: a speculative round, multi-step's N steps
+    itl_over_tpot = tb.estimate_s / est.tpot.estimate_s if rounds and est.tpot.estimate_s > 0 else 1.0
     if rounds:
         est = replace(est, tpot=tb)
     statistic = str(raw.loc[pick].get("statistic", "") or "")
@@ -470,13 +493,12 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                f"replica, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else
-                                                " (the bar is one round of speculative decoding: the model's ITL, "
-                                                "its TPOT times the acceptance length)" if rounds else
+                                                f" (the bar is the model's ITL, the gap between streamed chunks: "
+                                                f"{itl_over_tpot:.2f} times its TPOT, a round of speculative decoding "
+                                                "of AL tokens, the N steps of a multi-step scheduler's chunk, or a "
+                                                "median gap that decodes alone)" if rounds else
                                                 " (the model's ITL is its TPOT)")
-               + "; the other bar is the same run's estimate. "
-               + (STATISTIC_WORDS.get(statistic, "") if raw.loc[pick].get("mode") == "concurrency"
-                  else rate_median_words(float(t["value"]), run_mean_value(raw, pick))
-                  if raw.loc[pick].get("mode") == "rate" and statistic == "median" else ""))
+               + "; the other bar is the same run's estimate. " + statistic_words(raw, pick, t, statistic))
     if not tb.low_s <= measured_s <= tb.high_s:
         st.warning(outside_range_words(which, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
