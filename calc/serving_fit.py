@@ -52,7 +52,8 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from .hardware import get_accelerator
-from .measurements import DATA_DIR, MEASUREMENTS_PATH, load_measurements, load_sources, rounds_note
+from .measurements import (DATA_DIR, MEASUREMENTS_PATH, engine_key, engine_spelling, load_measurements, load_sources,
+                           rounds_note)
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
@@ -201,6 +202,8 @@ def row_kv_dtype(weight_dtype: str, kv_dtype, engine: str = "", kv_scales: bool 
     (The fit had taken fp8 for every engine, and an INT4 cache, which vLLM does not have, for 21 vLLM rows of an
     INT4 checkpoint; read as the engines' default, 1,166 fitted rows moved and, refitted, the fitted rows went from
     75.70% to 76.12% within 25%, each source held out 70.36% -> 70.76%.)
+    The engine may be named as sources write it ("vLLM", "vllm-openai", "lmsysorg/sglang": ``calc.measurements.
+    engine_key``).
     Example: ("mxfp4", None, "vllm") -> "bf16"; ("mxfp4", None, "trtllm") -> "fp8"; ("nvfp4", None, "sglang") ->
     "fp8"; ("fp8", None, "vllm", kv_scales=True) -> "fp8"."""
     kv = "" if kv_dtype is None or (isinstance(kv_dtype, float) and np.isnan(kv_dtype)) else str(kv_dtype).strip()
@@ -209,7 +212,7 @@ def row_kv_dtype(weight_dtype: str, kv_dtype, engine: str = "", kv_scales: bool 
     w = str(weight_dtype).lower()
     if kv_scales or w == "nvfp4":
         return "fp8"
-    if str(engine).strip().lower() in ("vllm", "sglang"):
+    if engine_spelling(engine_key(str(engine))) in ("vllm", "sglang"):  # as sources write it: vLLM, vllm-openai
         return w if w in ("fp16", "fp32") else "bf16"
     if w in ("fp8", "fp8-block") + FP4_FORMATS:
         return "fp8"

@@ -1815,6 +1815,7 @@ def test_an_unstated_cache_is_the_engines_default_for_its_checkpoint():
     # vLLM and SGLang cache in the activations' dtype (--kv-cache-dtype auto) whatever the weights' format ...
     assert row_kv_dtype("mxfp4", None, "vllm") == "bf16" and row_kv_dtype("fp8-block", float("nan"), "sglang") == "bf16"
     assert row_kv_dtype("int4-g32", None, "vllm") == "bf16" and row_kv_dtype("fp16", None, "vllm") == "fp16"
+    assert row_kv_dtype("mxfp4", None, "vllm-openai") == row_kv_dtype("fp8", None, "lmsysorg/sglang") == "bf16"
     # ... unless the checkpoint carries FP8 cache scales (ModelOpt's exports, AMD's -FP8-KV) or is NVFP4
     assert row_kv_dtype("fp8", None, "vllm", checkpoint_kv_scales("amd/Llama-3.1-70B-Instruct-FP8-KV")) == "fp8"
     assert row_kv_dtype("nvfp4", None, "sglang") == "fp8"

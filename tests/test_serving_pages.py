@@ -1144,3 +1144,14 @@ def test_a_median_itl_rows_caption_says_the_bar_is_the_models_median_gap():
     assert words.startswith(RATE_MEDIAN_WORDS)
     assert statistic_words(raw, "c-itl-median", raw.loc["c-itl-median"], "median") == STATISTIC_WORDS["median"]
     assert statistic_words(raw, "a-ttft-mean", raw.loc["a-ttft-mean"], "mean") == ""
+
+
+def test_an_itl_bars_words_name_only_what_makes_it_differ_from_tpot():
+    from types import SimpleNamespace
+    from ui.measured_views import itl_words
+    plain, drafted = SimpleNamespace(speculative=""), SimpleNamespace(speculative="EAGLE, 3 draft tokens")
+    # vLLM 0.6.0's median ITL with --num-scheduler-steps 10 (the settings compare_rows reads from its notes)
+    assert itl_words(plain, "10 decode steps per scheduler call", "median") == (
+        "the 10 steps of a multi-step scheduler's chunk and a median gap that decodes alone")
+    assert itl_words(drafted, "", "mean") == "a round of speculative decoding of AL tokens"
+    assert "speculative" in itl_words(plain, "", "mean") and "multi-step" in itl_words(plain, "", "mean")

@@ -5,6 +5,7 @@ come from calc.measurements, calc.inferencex and calc.comparison; this module fo
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -378,6 +379,25 @@ def run_mean_value(raw: pd.DataFrame, pick: str) -> float | None:
     return float(values.iloc[0]) if len(values) else None
 
 
+def itl_words(est, from_notes: str, statistic: str) -> str:
+    """Why a row's ITL bar is not its TPOT, from what applies to it: a round of speculative decoding (``est``
+    decodes speculatively), a multi-step scheduler's chunk of N steps (its notes set the steps per scheduler call:
+    ``from_notes``, the settings ``calc.comparison.compare_rows`` read), a median gap that decodes alone (a median
+    row), joined with "and"; the three kinds where none is named.
+    Example: itl_words(est, "10 decode steps per scheduler call", "median") -> "the 10 steps of a multi-step
+    scheduler's chunk and a median gap that decodes alone"."""
+    why = []
+    if getattr(est, "speculative", ""):
+        why.append("a round of speculative decoding of AL tokens")
+    steps = re.search(r"(\d+) decode steps per scheduler call", from_notes or "")
+    if steps:
+        why.append(f"the {steps.group(1)} steps of a multi-step scheduler's chunk")
+    if statistic == "median":
+        why.append("a median gap that decodes alone")
+    return " and ".join(why) if why else ("a round of speculative decoding, a multi-step scheduler's chunk or a "
+                                          "median gap that decodes alone")
+
+
 #: What the bar predicts for a median ITL row: the median gap between streamed chunks, which the serving model gives
 #: apart from the mean (``calc.serving.ServingEstimate.itl_median_s``).
 ITL_MEDIAN_WORDS = ("This row is a median ITL, and the bar is the model's median gap: a step that decodes alone where "
@@ -494,9 +514,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
                f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else
                                                 f" (the bar is the model's ITL, the gap between streamed chunks: "
-                                                f"{itl_over_tpot:.2f} times its TPOT, a round of speculative decoding "
-                                                "of AL tokens, the N steps of a multi-step scheduler's chunk, or a "
-                                                "median gap that decodes alone)" if rounds else
+                                                f"{itl_over_tpot:.2f} times its TPOT, "
+                                                f"{itl_words(est, str(t.get('from_notes', '')), statistic)})"
+                                                if rounds else
                                                 " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. " + statistic_words(raw, pick, t, statistic))
     if not tb.low_s <= measured_s <= tb.high_s:
