@@ -134,6 +134,8 @@ _STATED_BATCH = re.compile(r"(?:gpu_batch_size|max[-_]batch[-_]size|max[-_]num[-
 #: How a row's notes state the date of its run ("measured 2025-10-15", "run on 2025-10-15", "date: 2025-10-15").
 _RUN_DATE = re.compile(r"(?:measured|dated?|run of|run on|ran on|benchmarked|collected|tested)(?: on)?:? "
                        r"(\d{4})-(\d{2})-(\d{2})")
+#: How the settings read from a row's notes (``prepare_rows``' from_notes) say its multi-step scheduling.
+MULTI_STEP_READ = "{} decode steps per scheduler call"
 #: How a row's notes state the number of requests of its run.
 _N_REQUESTS = re.compile(r"(\d[\d,]*) (?:successful |completed )?(?:requests|prompts)\b")
 #: How a row's notes state the rounds of a closed loop's run (aiperf's ``--request-count`` of rounds x C).
@@ -284,7 +286,7 @@ def _row_setup(r, params):
         stated = int(steps.group(1))
         settings["scheduler_steps"] = multi_step_steps(key, version, stated, notes)
         if settings["scheduler_steps"] > 1:
-            read.append(f"{stated} decode steps per scheduler call")
+            read.append(MULTI_STEP_READ.format(stated))
         elif stated > 1:
             read.append(f"{stated} steps per scheduler call stated, not taken ({MULTI_STEP_NOT_TAKEN})")
     if "mixed-chunk" in notes or "mixed_chunk" in notes:
@@ -684,9 +686,11 @@ def row_points(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, dic
         opened = combine(comps, values, costs, graphs, rate_per_s=np.full(len(comps["B"]), rate))
         grid = int(_grid_points(rows)[0])
         gap = (rate * opened["e2e_s"] - comps["N"])[:grid]
-        closed = combine(comps, values, costs, graphs)
-        if _piled(rows, np.array([0]), np.array([grid]), np.array([bool((gap > 0).all())]), opened, closed, comps)[0]:
-            return closed, {grid: 1.0}  # the run's requests pile up: its burst point (``predict_rows``)
+        beyond = bool((gap > 0).all())  # no root on the grid: a finite run's requests may pile up
+        if beyond and grid < len(comps["B"]):
+            closed = combine(comps, values, costs, graphs)
+            if _piled(rows, np.array([0]), np.array([grid]), np.array([beyond]), opened, closed, comps)[0]:
+                return closed, {grid: 1.0}  # the run's requests pile up: its burst point (``predict_rows``)
         k, share = _rate_root(gap)
         return opened, ({k: 1.0 - share, k + 1: share} if share > 0 else {k: 1.0})
     closed = combine(comps, values, costs, graphs)

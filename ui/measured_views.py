@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import comparison, inferencex, measurements
-from calc.serving_fit import HOLDOUT_PATH
+from calc.serving_fit import HOLDOUT_PATH, MULTI_STEP_READ
 from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
 SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON", "Held-out rows (no fit reads them)")
@@ -389,7 +389,7 @@ def itl_words(est, from_notes: str, statistic: str) -> str:
     why = []
     if getattr(est, "speculative", ""):
         why.append("a round of speculative decoding of AL tokens")
-    steps = re.search(r"(\d+) decode steps per scheduler call", from_notes or "")
+    steps = re.search(re.escape(MULTI_STEP_READ).replace(r"\{\}", r"(\d+)"), from_notes or "")
     if steps:
         why.append(f"the {steps.group(1)} steps of a multi-step scheduler's chunk")
     if statistic == "median":
