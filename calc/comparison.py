@@ -180,7 +180,7 @@ def no_point_sentence(rows: pd.DataFrame, estimated: bool = True) -> str:
     ``throughput_rows``) or there are none. "These 6 rows measure TTFT only: no point on the throughput-per-GPU
     vs tokens-per-user chart, which needs a throughput run at a concurrency or offline; the table below compares
     each row with the serving estimate and the bound." ``estimated`` False (the serving model estimates none of
-    them: p99 statistics, runs without CUDA graphs): the table compares them with the bound alone, and the sentence
+    them: runs without CUDA graphs, a model not in the presets): the table compares them with the bound alone, and the sentence
     says so."""
     if rows.empty or len(measured_points(rows)) or len(rate_points(rows)) or len(throughput_rows(rows)):
         return ""
@@ -278,7 +278,8 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
 
 
 def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
-    """Every row of ``df`` with the serving model's prediction and the roofline bound in its metric's unit.
+    """Every row of ``df`` with the serving model's prediction and the roofline bound in its metric's unit (a
+    percentile row, p99 TTFT or TPOT, its percentile: ``calc.serving_fit.tail_value``).
 
     Returns:
         DataFrame: id, source_id, metric, statistic, concurrency, request_rate_per_s (a run at a rate: its
@@ -287,7 +288,7 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
         (why a row has no prediction or bound).
     """
     prm = params or load_serving_params()
-    rows, comps, skipped = prepare_rows(df, prm, include_speculative=True)
+    rows, comps, skipped = prepare_rows(df, prm, include_speculative=True, include_tails=True)
     predicted, read = {}, {}
     if len(rows):
         values = predict_rows(rows, comps, param_values(prm))
@@ -358,7 +359,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
 
     Raises:
         ValueError: more than one row, or a row the serving model does not predict (the reason
-            ``compare_rows``' note gives: a p99 statistic, a run without CUDA graphs, a model not in the presets...).
+            ``compare_rows``' note gives: a run without CUDA graphs, a model not in the presets...; a percentile row,
+            whose estimate ``compare_rows`` gives without a breakdown).
     """
     frame = row.to_frame().T if isinstance(row, pd.Series) else row
     if len(frame) != 1:

@@ -484,7 +484,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
         the service time of the queue of prompts: its matmuls, attention, cache writes and collectives over the
         PP stages, not the weights a step reads anyway), itl_mean_s and itl_median_s (the
         mean and the median gap between streamed chunks, a benchmark's ITL: N decode steps apart under multi-step
-        scheduling; the median a step that decodes alone where most steps carry no prompt tokens).
+        scheduling; the median a step that decodes alone where most steps carry no prompt tokens), and for the
+        percentiles of ``calc.serving_tails``: itl_alone_s and itl_prompt_s (the gap of a step that decodes alone and
+        of one that carries prompt tokens), ttft_request_s (the request's own overhead), ttft_step_wait_s and
+        ttft_md1_s (TTFT's random waits: for the step in flight, with the attention-DP balance, and behind other
+        prompts) and ttft_rho (that queue's load).
     """
     g = comp
     b, f, n = g["B"], g["f"], g["n_chunks"]
@@ -605,7 +609,11 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     sched = g.get("sched_steps", 1.0)
     dec_step = overlap_fixed_s(host_work, gpu_fixed, dec, g.get("overlap", 0.0)) + dec + draft
     itl_mean = round_s * sched
-    itl_median = np.where(p_mix < 0.5, np.minimum(dec_step, unpaused), unpaused) * sched
+    itl_alone = np.minimum(dec_step, unpaused)
+    itl_median = np.where(p_mix < 0.5, itl_alone, unpaused) * sched
+    # the gap of a step that carries prompt tokens (the tail of the ITL, ``calc.serving_tails``): the steps that do
+    # carry the whole of the mean step's excess over one that decodes alone
+    itl_prompt = np.where(p_mix > 0, itl_alone + (unpaused - itl_alone) / np.maximum(p_mix, 1e-12), unpaused) * sched
     # TTFT: the prompt in n chunk steps, each also carrying the others' decode (continuous)
     pw, pkv, pc, pcm = g["pf_w_s"], g["pf_kv_s"], g["pf_c_s"], g["pf_comm_s"]
     pbound = pkv + np.maximum(pw, pc) + pcm
@@ -690,6 +698,12 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     out.update({f"ttft_{k}": v for k, v in ttft.items()})
     out.update({f"tpot_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in tpot_fixed_parts.items()})
     out.update({f"ttft_fixed_{k}": np.broadcast_to(v, b.shape) for k, v in ttft_fixed_parts.items()})
+    rand = 1.0 - burst
+    out.update(ttft_request_s=np.broadcast_to(request * (1.0 - g["static"]), b.shape),
+               ttft_step_wait_s=np.broadcast_to((step_wait + balance) * rand, b.shape),
+               ttft_md1_s=np.broadcast_to(md1 * rand, b.shape), ttft_rho=np.broadcast_to(rho, b.shape),
+               itl_alone_s=np.broadcast_to(itl_alone * sched, b.shape),
+               itl_prompt_s=np.broadcast_to(itl_prompt, b.shape))
     out.update(ttft_adp_wait_s=adp_wait, itl_mean_s=np.broadcast_to(itl_mean, b.shape),
                itl_median_s=np.broadcast_to(itl_median, b.shape), prompt_s=np.broadcast_to(s, b.shape))
     out.update(e2e_s=e2e, requests_per_s=rps, output_tokens_per_s=rps * g["O"], bound_tpot_s=tpot["bound"],
@@ -1391,14 +1405,30 @@ TUNED_RUNS_PATH = Path(__file__).resolve().parent / "data" / "mlperf_tuned_runs.
 ENGINE_RUNS_LEAST = 3
 
 
-@lru_cache(maxsize=8)
-def _tuned_ratios(engine: str = "") -> dict:
-    """Each tuned run's mean over its limit, {"tpot": array, "ttft": array}, from ``TUNED_RUNS_PATH`` (read once per
-    engine): the runs ``engine`` served where they number ``ENGINE_RUNS_LEAST`` or more, else every run."""
+@lru_cache(maxsize=16)
+def _tuned_ratios(engine: str = "", over: str = "limit", of: str = "mean") -> dict:
+    """Each tuned run's ``of`` ("mean", "p99") over its ``over`` ("limit", "mean"), {"tpot": array, "ttft": array},
+    from ``TUNED_RUNS_PATH`` (read once per engine): the runs ``engine`` served where they number
+    ``ENGINE_RUNS_LEAST`` or more, else every run."""
     runs = pd.read_csv(TUNED_RUNS_PATH, keep_default_na=False)
     own = runs[runs["engine"] == engine] if engine else runs.iloc[:0]
     runs = own if len(own) >= ENGINE_RUNS_LEAST else runs
-    return {m: (runs[f"{m}_mean_ms"] / runs[f"{m}_limit_ms"]).to_numpy(float) for m in ("tpot", "ttft")}
+    return {m: (runs[f"{m}_{of}_ms"] / runs[f"{m}_{over}_ms"]).to_numpy(float) for m in ("tpot", "ttft")}
+
+
+def edge_tail_ratio(metric: str, engine: str = "") -> float:
+    """The 99th percentile over the mean of a run tuned to its latency limits: the median over ``TUNED_RUNS_PATH``'s
+    runs (MLPerf Inference v5.0 Server, a round no fitted or held-out row comes from) of their p99 TTFT over their
+    mean TTFT (``metric`` "ttft") or p99 TPOT over mean TPOT ("tpot"), of the runs ``engine`` served where they
+    number ``ENGINE_RUNS_LEAST`` or more, else of every run (TensorRT-LLM's 102 runs: TTFT 2.40, TPOT 1.09).
+    At the edge of its limits a run's tail is its queue's, which the engine's scheduler shapes at that load.
+
+    Raises:
+        ValueError: a metric other than "ttft" or "tpot".
+    """
+    if metric not in ("ttft", "tpot"):
+        raise ValueError(f"edge_tail_ratio takes 'ttft' or 'tpot', got {metric!r}")
+    return float(np.median(_tuned_ratios(engine, "mean", "p99")[metric]))
 
 
 def edge_shares(engine: str = "") -> dict:

@@ -29,8 +29,8 @@ in the trtllm engine's entry); an offline row with a concurrency is a burst of t
 sent at once, a finite burst (``calc.serving_terms.burst_schedule``: prompts prefilled up front, then decode
 steps free of prompts), whose mean TTFT and ITL the model predicts.
 
-Rows used: mean or median statistics (the model predicts a mean; p90/p99 rows are kept in the data set
-but not fitted), concurrency and offline runs (not the TTFT or e2e of an offline run of unstated size, which grow with its
+Rows used: mean or median statistics (p90/p99 rows are kept in the data set but not fitted; the held-out table
+predicts them from the same points, ``tail_value`` and ``calc.serving_tails``), concurrency and offline runs (not the TTFT or e2e of an offline run of unstated size, which grow with its
 number of requests); request-rate runs are predicted through Little's law on a grid of decode batches
 (not their throughput, which for a finite run depends on its number of prompts). A row's notes mark a static batch ("static batch": vLLM's
 benchmark_latency), a run without CUDA graphs ("eager", "disable-cuda-graph") and speculative
@@ -57,8 +57,9 @@ from .measurements import (DATA_DIR, MEASUREMENTS_PATH, engine_key, engine_spell
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
+from .serving_tails import TAIL_METRICS, output_quantile_ratio, output_range_ratio, run_quantile_s, statistic_quantile
 from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
-from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
+from .serving import (combine, edge_shares, edge_tail_ratio, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
                       serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
                             engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
@@ -298,7 +299,7 @@ def _row_setup(r, params):
 
 
 def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include_eager: bool = False,
-                 include_speculative: bool = False):
+                 include_speculative: bool = False, include_tails: bool = False):
     """Stage 1 of the serving model for every usable row, once (the fit only re-runs stage 2).
 
     ``include_eager``: also rows run without CUDA graphs (left out of the fit by default: their launch
@@ -307,6 +308,9 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
     acceptance length their notes state (``calc.speculative_serving.speculative_from_notes``; what they leave out as
     ``speculative_settings`` takes it). Left out of the fit by default: their acceptance length is rarely stated, and
     a prior for it would move the fitted engine constants.
+    ``include_tails``: also rows of a percentile (p90, p99: ``calc.serving_tails.statistic_quantile``) of TTFT,
+    TPOT, ITL or end-to-end latency, predicted from the same points as the mean (``tail_value``). Left out of the
+    fit: no parameter is fitted to a tail.
 
     Returns:
         (rows, comps, skipped): rows, a DataFrame of the rows used (with engine_key, from_notes: the engine
@@ -318,8 +322,12 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
     prm = params or load_serving_params()
     used, comps, skipped = [], [], []
     for r in measurements.itertuples(index=False):
-        if r.statistic not in FIT_STATISTICS:
-            skipped.append((r.id, f"statistic {r.statistic} (the model predicts a mean)"))
+        tail_q = statistic_quantile(r.statistic)
+        if r.statistic not in FIT_STATISTICS and not (include_tails and tail_q is not None
+                                                       and r.metric in TAIL_METRICS):
+            why = "the fit reads means and medians" if tail_q is not None and r.metric in TAIL_METRICS \
+                else "the model predicts a mean, a median, and a percentile of TTFT, TPOT, ITL or end-to-end latency"
+            skipped.append((r.id, f"statistic {r.statistic} ({why})"))
             continue
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
@@ -371,7 +379,9 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             stated = closed_loop_rounds(r.mode, r.concurrency, notes)
             finite = (r.mode == "offline" and pd.isna(r.concurrency) and not static and np.isfinite(n_run)
                       and r.metric in _RUN_THROUGHPUT)
-            if finite and spread_outputs(r.len_dist):
+            ranged = output_range_ratio(f"{r.len_dist} {notes}")  # lengths drawn from a stated range: not spread
+            spread = spread_outputs(r.len_dist) and ranged is None
+            if finite and spread:
                 # a finite run whose outputs end at end-of-text: the engine's batch, then one request alone,
                 # for the drain of its last batch (``finite_run_tail_s``)
                 comp = serving_components(*args, [n_run, 1.0], **kw)
@@ -383,12 +393,13 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                 if rest >= 1.0:
                     more = serving_components(*args, [rest], burst=True, **kw)
                     comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
-            elif stated and r.statistic == "mean":
+            elif stated and r.statistic != "median":
                 # a closed loop of R rounds: its first round one burst (the C clients start together), the later
                 # ones spread out, all the way for lengths that vary, partly for a lockstep run of one length
                 # (``calc.serving_terms.lockstep_share``): the burst, then the steady state, whose prompts arrive as
                 # groups prefilled together on an engine that admits a returning group at once (``groups_later_rounds``).
-                # A median leaves the first round's C requests of R x C aside.
+                # A median leaves the first round's C requests of R x C aside; a percentile weighs the two
+                # (``tail_value``).
                 comp = serving_components(*args, c, burst=True, **kw)
                 more = serving_components(*args, c, grouped=burst and groups_later_rounds(key), **kw)
                 comp = {k: np.concatenate([comp[k], more[k]]) for k in comp}
@@ -416,7 +427,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          graphs=0.0 if eager else 1.0, npts=k, waves=waves, tail=tail, rounds=rounds,
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail or rate else np.nan,
-                         spread=float(spread_outputs(r.len_dist)), pile=pile,
+                         spread=float(spread), pile=pile, tail_q=np.nan if tail_q is None else tail_q,
+                         out_range=np.nan if ranged is None else ranged,
                          q_pile=error_quantiles(prm, "throughput")[1] if pile else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
                          rate_per_replica=float(r.request_rate_per_s) / layout.replicas if rate else np.nan,
@@ -486,6 +498,54 @@ def point_costs(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, np
 
 
 def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
+    """Predicted value of every prepared row (in its metric's unit) under parameter ``values``: a mean or a median
+    as ``_predict_centre`` gives it, a percentile (``tail_q``) as ``tail_value`` does."""
+    out = _predict_centre(rows, comps, values)
+    if "tail_q" in rows:
+        for j in np.flatnonzero(np.isfinite(rows["tail_q"].to_numpy(float))):
+            limits = prepared_limits(rows.iloc[j])
+            if limits and rows["metric"].iat[j] in ("ttft_ms", "tpot_ms"):
+                # a run tuned to its latency limits: its means at their edge (``_edge_value``, which
+                # ``_predict_centre`` gave) times the tuned runs' 99th percentile over their mean, under the limit
+                which = rows["metric"].iat[j][:4]
+                out[j] = out[j] * edge_tail_ratio(which, str(rows["engine_key"].iat[j]))
+                if f"{which}_s" in limits and float(rows["tail_q"].iat[j]) >= 0.99:
+                    out[j] = min(out[j], limits[f"{which}_s"] * 1e3)
+                continue
+            keep = comps["row"] == j
+            one = rows.iloc[[j]].reset_index(drop=True)
+            sub = {k: v[keep] for k, v in comps.items()}
+            sub["row"] = np.zeros(int(keep.sum()))
+            out[j] = tail_value(one, sub, values)
+    return out
+
+
+def tail_value(rows: pd.DataFrame, comps: dict, values: dict) -> float:
+    """The predicted percentile (``rows["tail_q"]``: 0.99 for p99) of one prepared row's TTFT, TPOT, ITL or
+    end-to-end latency, in ms (``calc.serving_tails.run_quantile_s``): over the points ``row_points`` weighs, a
+    closed loop's burst and steady state as the shares of its requests they hold, a rate's two grid points around
+    Little's law's root as the interpolation they are. (A run tuned to latency limits is ``predict_rows``' own: its
+    means at their edge times the tuned runs' tail, ``calc.serving.edge_tail_ratio``.)
+
+    Raises:
+        ValueError: ``rows`` holds other than one row, or its metric has no percentile model.
+    """
+    a, weights = row_points(rows, comps, values)
+    r = rows.iloc[0]
+    q = float(r["tail_q"])
+    rng = None if pd.isna(r.get("out_range", np.nan)) else float(r["out_range"])
+    ratio = output_quantile_ratio(q, rng, bool(r.get("spread", 0.0)))
+    take = lambda i: ({k: np.asarray(v)[i] for k, v in a.items() if np.ndim(v)},  # noqa: E731
+                      {k: (np.asarray(v)[i] if np.ndim(v) else v) for k, v in comps.items()})
+    mixture = float(r.get("rounds", 0.0) or 0.0) > 0
+    if mixture:
+        value = run_quantile_s(r["metric"], [(*take(i), w) for i, w in weights.items()], q, ratio)
+    else:
+        value = sum(w * run_quantile_s(r["metric"], [(*take(i), 1.0)], q, ratio) for i, w in weights.items())
+    return value * 1e3
+
+
+def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
     """Predicted value of every prepared row (in its metric's unit) under parameter ``values``. A rate row whose
     notes state the 99th-percentile latency limits it was tuned to (``run_latency_limits``) is predicted for the
     engine of the range at their edge (``_edge_value``, ``calc.serving.edge_speed``), as ``serving_estimate`` with
@@ -935,8 +995,8 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
     df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
     columns = ["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]
-    rows, comps, skipped = prepare_rows(df, base)
-    if not len(rows):  # an empty file, or one whose every row the model skips (p99 statistics, speculative runs)
+    rows, comps, skipped = prepare_rows(df, base, include_tails=True)
+    if not len(rows):  # an empty file, or one whose every row the model skips (speculative runs, unknown models)
         rows = pd.DataFrame(columns=columns + ["value"])
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
     meas = rows["value"].to_numpy(float)
@@ -993,7 +1053,11 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
         "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
         "skipped_rows": len(skipped)}
     # after the ranges above: a held-out run tuned to its limits takes its edge engine within them
-    fitted["validation"]["held_out_rows"] = error_summary(holdout_table(fitted)[0]["log_ratio"])
+    held = holdout_table(fitted)[0]
+    centre = held["statistic"].isin(FIT_STATISTICS)
+    fitted["validation"]["held_out_rows"] = error_summary(held.loc[centre, "log_ratio"])
+    # their percentiles (p99 TTFT, TPOT...: ``tail_value``), a figure of their own
+    fitted["validation"]["held_out_tail_rows"] = error_summary(held.loc[~centre, "log_ratio"])
     return fitted, table
 
 

@@ -48,6 +48,7 @@ CALC_LAYERS = [
     "run_limits",    # the latency limits a published run was tuned to, read from its row
     "serving_terms",  # what the serving model adds to the bound: bursts, attention precision, bf16 layers
     "speculative_serving",  # speculative decoding in the serving model: acceptance length, draft cost, notes
+    "serving_tails",  # percentiles of a run's times (p99 TTFT, TPOT, ITL, latency) from the serving model's points
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation
     "comparison",    # measurements against the serving model and the bound (points, frontier, table)

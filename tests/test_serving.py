@@ -292,7 +292,8 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
     assert rl("MLPerf interactive", "mixtral-8x7b") is None
     held = pd.read_csv(calc.serving_fit.HOLDOUT_PATH, dtype=str, keep_default_na=False)
     run = held[held["id"].str.startswith("mlperf51-closed-cisco-c885-h200x8-trt-llama2-70b-99-interactive-")]
-    assert len(run) == 5 and run["notes"].str.contains("latency limits TTFT 450 ms and TPOT 40 ms").all()
+    # its throughput, mean and median TTFT and TPOT, and their 99th percentiles (under the limits: calc.serving_tails)
+    assert len(run) == 7 and run["notes"].str.contains("latency limits TTFT 450 ms and TPOT 40 ms").all()
     bare = run.assign(notes=run["notes"].str.replace(r"latency limits TTFT [\d.,]+ ms and TPOT [\d.,]+ ms", "",
                                                         regex=True), source_id="a-copy-of-my-own")
     tables = []
@@ -300,7 +301,7 @@ def test_an_mlperf_rate_row_that_states_no_limits_takes_its_benchmarks(tmp_path)
         path = tmp_path / f"run{i}.csv"   # a file of its own: its source need not be in serving_sources.csv
         frame.to_csv(path, index=False)
         tables.append(calc.serving_fit.holdout_table(path=path)[0].set_index("id")["predicted"])
-    assert len(tables[0]) == 5 and tables[1].equals(tables[0])
+    assert len(tables[0]) == 7 and tables[1].equals(tables[0])
     # the public API takes them by name too: the same estimate as the dict
     row = run.iloc[0]
     kw = dict(request_rate_per_s=float(row["request_rate_per_s"]) / 8, weight_dtype="fp8", kv_dtype="fp8",
@@ -366,8 +367,12 @@ def test_held_out_rows_are_predicted_by_the_public_estimate_and_their_stored_fig
     # every row is either predicted or skipped with a reason
     assert len(table) + len(skipped) == len(pd.read_csv(calc.serving_fit.HOLDOUT_PATH))
     assert all(isinstance(why, str) and why for _, why in skipped)
-    # the stored validation (written by python -m calc.serving_fit with the same parameters) is this table's
-    assert load_serving_params()["validation"]["held_out_rows"] == error_summary(table["log_ratio"])
+    # the stored validation (written by python -m calc.serving_fit with the same parameters) is this table's: its
+    # means and medians, and apart its percentiles (calc.serving_tails)
+    centre = table["statistic"].isin(["mean", "median"])
+    assert load_serving_params()["validation"]["held_out_rows"] == error_summary(table.loc[centre, "log_ratio"])
+    assert load_serving_params()["validation"]["held_out_tail_rows"] == error_summary(table.loc[~centre, "log_ratio"])
+    assert (~centre).sum() >= 300 and set(table.loc[~centre, "statistic"]) == {"p99"}
     # one MLPerf v4.1 Server row through the public API: Llama-2-70B fp8 on one H200 (TP1, TensorRT-LLM) at its
     # Poisson rate, tuned to its latency limits (TTFT 2 s, TPOT 200 ms at the 99th percentile, stated in its
     # notes); serving_estimate solves Little's law itself (calc.serving._solve_rate) and the edge's engine by
@@ -836,15 +841,22 @@ def test_a_file_none_of_whose_rows_can_be_read_gives_an_empty_table_and_every_li
 
 
 def test_a_file_whose_every_row_the_model_leaves_out_gives_an_empty_table_and_each_reason(tmp_path):
-    # rows that read well but that the model does not predict: a p99 (the model predicts a mean) and a run with
-    # speculative decoding. Before, the table of no predicted row failed with a KeyError
+    # rows that read well but that the model does not predict: a run without CUDA graphs and a run with speculative
+    # decoding. Before, the table of no predicted row failed with a KeyError
     from calc.serving_fit import holdout_table
     (tmp_path / "mine.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
-                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,9,\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,9,enforce-eager\n"
                                        "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,5,EAGLE drafts\n")
     table, skipped = holdout_table(path=tmp_path / "mine.csv")
     assert table.empty and list(table.columns)[-3:] == ["measured", "predicted", "log_ratio"]
-    assert [why.split(" (")[0] for _, why in skipped] == ["statistic p99", "speculative decoding"]
+    assert [why.split(" (")[0] for _, why in skipped] == ["run without CUDA graphs", "speculative decoding"]
+    # a p99 is predicted (calc.serving_tails), above the same run's mean
+    (tmp_path / "p99.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
+                                      "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,9,\n"
+                                      "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,mean_tpot_ms,8,\n")
+    table, skipped = holdout_table(path=tmp_path / "p99.csv")
+    assert not skipped and list(table["statistic"]) == ["p99", "mean"]
+    assert table["predicted"].iat[0] > table["predicted"].iat[1] > 0
 
 
 def test_an_engine_version_as_an_image_tag_or_a_date_is_read_as_the_public_estimate_reads_it():

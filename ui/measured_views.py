@@ -15,6 +15,7 @@ import streamlit as st
 
 from calc import comparison, inferencex, measurements
 from calc.serving_fit import HOLDOUT_PATH, MULTI_STEP_READ
+from calc.serving_tails import statistic_quantile
 from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
 SOURCES = ("The data set", "My CSV (same columns)", "InferenceX result JSON", "Held-out rows (no fit reads them)")
@@ -192,7 +193,7 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
 
 def no_estimate_sentence(table: pd.DataFrame) -> str | None:
     """A sentence for a configuration none of whose rows the serving model estimates (``table``: ``compare_rows``'
-    columns ``predicted`` and ``note``), naming the notes' reasons (a run without CUDA graphs, a p99 statistic):
+    columns ``predicted`` and ``note``), naming the notes' reasons (a run without CUDA graphs, a model not in the presets):
     its curve then shows plain decoding, not what these runs measured. None when any row has an estimate."""
     if table.empty or table["predicted"].notna().any():
         return None
@@ -469,15 +470,27 @@ def row_notices(rows: pd.DataFrame, table: pd.DataFrame, most: int = 12) -> list
             for notice, ids in said.items()]
 
 
+#: What the breakdown says of the configuration's percentile rows.
+TAIL_ROWS_WORDS = ("A percentile row (p99 TTFT, TPOT, ITL or latency) has its estimate in the table above and no "
+                   "breakdown here: the parts below add up to a mean. Its estimate reads the run's structure: a "
+                   "burst's last prompts for TTFT, the prompts prefilled during a request's decode for TPOT, the steps "
+                   "that carry a prompt chunk for ITL; for a run tuned to its latency limits, the mean at their edge "
+                   "times the tuned MLPerf runs' 99th percentile over their mean.")
+
+
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: bool = False) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
     ``key``_row, by the row's id), then that row's estimate (``calc.comparison.row_estimate``: its TPOT or TTFT is
     the table's "serving estimate") as TPOT and TTFT breakdown bars, the measured value marked on its own bar."""
     predicted = pd.to_numeric(table["predicted"], errors="coerce")
+    # a percentile row (p99) has its estimate in the table, not a breakdown: the parts are the mean's
+    tail = table["statistic"].map(lambda s: statistic_quantile(s) is not None)
     times = table[table["metric"].isin(list(comparison.BREAKDOWN_METRICS)) & np.isfinite(predicted)
-                  & (pd.to_numeric(table["value"], errors="coerce") > 0)]
+                  & (pd.to_numeric(table["value"], errors="coerce") > 0) & ~tail]
     st.markdown("**Where one row's time goes**")
+    if (tail & np.isfinite(predicted)).any():
+        st.caption(TAIL_ROWS_WORDS)
     if times.empty:
         st.caption("No row of this configuration measures a TPOT, ITL or TTFT with a serving estimate: the table "
                    "above has no time to break down.")
