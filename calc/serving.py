@@ -77,6 +77,7 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .speculative_serving import speculative_settings
+from .serving_tails import TAIL_METRICS, output_quantile_ratio, run_quantile_s
 from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
                             first_release, release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
@@ -189,6 +190,11 @@ class ServingEstimate:
             at once), as vllm bench serve's mean ITL counts it.
         itl_median_s: the median of those gaps (vllm bench serve's median ITL): a step that decodes alone where
             fewer than half of the decode steps carry prompt tokens, else ``itl_s``.
+        ttft_p99_s, tpot_p99_s, itl_p99_s, e2e_p99_s: the 99th percentiles of the run's requests (of its gaps for
+            the ITL), each from its own mechanism (``calc.serving_tails``; a run tuned to latency limits: its means
+            times the tuned runs' p99 over their mean, under the limits); NaN where not estimated (static
+            batching; an offline run's TTFT and end-to-end time, which grow with its number of requests).
+        tail_words: the conventions the percentiles follow, in words ("" without them).
     """
 
     ttft: TimeBreakdown
@@ -216,6 +222,11 @@ class ServingEstimate:
     speculative: str = ""
     itl_s: float = math.nan
     itl_median_s: float = math.nan
+    ttft_p99_s: float = math.nan
+    tpot_p99_s: float = math.nan
+    itl_p99_s: float = math.nan
+    e2e_p99_s: float = math.nan
+    tail_words: str = ""
 
 
 # == Stage 1: the bound's parts (independent of the fitted parameters) ==========================
@@ -1307,9 +1318,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             if concurrency is None:
                 comp["C"] = comp["N"].copy()
             a = combine(comp, p, costs, graphs)
+        tail_points = [(a, comp, 1.0)]
         if 0.0 < share < 1.0:  # the burst's times for its share of the run, the steady state's for the rest
-            burst = combine(serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True), p, costs,
-                            graphs)
+            burst_comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True)
+            burst = combine(burst_comp, p, costs, graphs)
+            tail_points = [(burst, burst_comp, share), (a, comp, 1.0 - share)]
             a = {k: share * np.asarray(burst[k]) + (1.0 - share) * np.asarray(v) for k, v in a.items()}
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
@@ -1338,6 +1351,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
                                speculative=spec.get("spec_words", ""))
+    if mode == "rate":
+        tail_points = [(a, comp, 1.0)]
+    if batching == "continuous":
+        est = with_percentiles(est, tail_points, mode, lengths, limits if tuned else None, finite)
     if tuned:
         est = below_limits(est, limits)
     if mode == "rate" and not tuned:
@@ -1824,6 +1841,52 @@ def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus
         engine=engine, mode=mode, batching=batching, notices=tuple(notices), arrivals=arrivals,
         speculative=speculative, itl_s=first("itl_mean_s") if "itl_mean_s" in a else tpot.estimate_s,
         itl_median_s=first("itl_median_s") if "itl_median_s" in a else tpot.estimate_s)
+
+
+#: The percentile whose times ``with_percentiles`` gives, and the words of its output lengths by convention.
+TAIL_QUANTILE = 0.99
+_TAIL_OUTPUTS = {"fixed": "every output of the one length",
+                 "varied": "outputs ending at end-of-text, taken as exponential around their mean (the 99th "
+                           "percentile output 4.6x the mean)"}
+
+
+def with_percentiles(est: ServingEstimate, points: list, mode: str, lengths: str, limits: dict | None = None,
+                     finite: bool = False) -> ServingEstimate:
+    """``est`` with its 99th percentiles (``ServingEstimate.ttft_p99_s`` ...) from the run's points (``points``: a
+    list of (``combine``'s arrays, ``serving_components``' arrays, share of the requests), a closed loop's burst and
+    steady state; ``calc.serving_tails.run_quantile_s``) and the words of their conventions. Outputs: one length at
+    ``lengths="fixed"``, else ending at end-of-text (exponential: ``output_quantile_ratio``). A run tuned to its
+    latency ``limits``: TTFT and TPOT are its means times the tuned MLPerf runs' p99 over their mean
+    (``edge_tail_ratio``), under the limits. An offline run (``mode``) or a ``finite`` one gives no TTFT or
+    end-to-end percentile: its requests' waits grow with their number."""
+    q = TAIL_QUANTILE
+    def first(v):
+        return np.ravel(np.asarray(v))[0] if np.size(v) else v
+    take = [({k: first(v) for k, v in a.items() if np.asarray(v).dtype.kind in "fiub"},
+             {k: first(v) for k, v in g.items() if np.asarray(v).dtype.kind in "fiub"}, w) for a, g, w in points]
+    ratio = output_quantile_ratio(q, None, lengths != "fixed")
+    tails = {m: run_quantile_s(m, take, q, ratio) for m in TAIL_METRICS}
+    words = [f"99th percentiles: {_TAIL_OUTPUTS['fixed' if lengths == 'fixed' else 'varied']}"]
+    if len(points) > 1:
+        words.append(f"the run's first-round burst ({points[0][2]:.0%} of its requests) beside its steady state")
+    if limits:
+        tails["ttft_ms"] = est.ttft.estimate_s * edge_tail_ratio("ttft", est.engine)
+        tails["tpot_ms"] = est.tpot.estimate_s * edge_tail_ratio("tpot", est.engine)
+        for m, lim in (("ttft_ms", limits.get("ttft_s")), ("tpot_ms", limits.get("tpot_s"))):
+            if lim is not None:
+                tails[m] = min(tails[m], float(lim))
+        words.append("TTFT and TPOT: the means times the tuned MLPerf runs' 99th percentile over their mean "
+                     f"({edge_tail_ratio('ttft', est.engine):.2f} and {edge_tail_ratio('tpot', est.engine):.2f}), "
+                     "under the limits")
+    # a percentile is at least the mean the estimate gives (its paused requests' waits, which the tails leave out)
+    for m, mean in (("ttft_ms", est.ttft.estimate_s), ("tpot_ms", est.tpot.estimate_s), ("itl_ms", est.itl_s),
+                    ("e2e_ms", est.e2e_s)):
+        tails[m] = max(tails[m], mean)
+    if mode == "offline" or finite:
+        tails["ttft_ms"] = tails["e2e_ms"] = math.nan
+        words.append("no TTFT or end-to-end percentile offline: the waits grow with the run's number of requests")
+    return replace(est, ttft_p99_s=float(tails["ttft_ms"]), tpot_p99_s=float(tails["tpot_ms"]),
+                   itl_p99_s=float(tails["itl_ms"]), e2e_p99_s=float(tails["e2e_ms"]), tail_words="; ".join(words))
 
 
 def pile_up_words(rate_text: str, n_requests: float, sustained_text: str) -> str:

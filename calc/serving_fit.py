@@ -507,16 +507,19 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
             if limits and rows["metric"].iat[j] in ("ttft_ms", "tpot_ms"):
                 # a run tuned to its latency limits: its means at their edge (``_edge_value``, which
                 # ``_predict_centre`` gave) times the tuned runs' 99th percentile over their mean, under the limit
-                which = rows["metric"].iat[j][:4]
-                out[j] = out[j] * edge_tail_ratio(which, str(rows["engine_key"].iat[j]))
+                # (never below that mean, where the estimate's mean is itself above the limit)
+                which, mean = rows["metric"].iat[j][:4], out[j]
+                out[j] = mean * edge_tail_ratio(which, str(rows["engine_key"].iat[j]))
                 if f"{which}_s" in limits and float(rows["tail_q"].iat[j]) >= 0.99:
-                    out[j] = min(out[j], limits[f"{which}_s"] * 1e3)
+                    out[j] = max(min(out[j], limits[f"{which}_s"] * 1e3), mean)
                 continue
             keep = comps["row"] == j
             one = rows.iloc[[j]].reset_index(drop=True)
             sub = {k: v[keep] for k, v in comps.items()}
             sub["row"] = np.zeros(int(keep.sum()))
-            out[j] = tail_value(one, sub, values)
+            # at least the row's mean (``_predict_centre``'s value for it): the paused requests' waits, in the mean
+            # TPOT's queue part, are not in the tails' steps
+            out[j] = max(tail_value(one, sub, values), out[j])
     return out
 
 

@@ -46,6 +46,10 @@ def _check_estimate(at, est, price=None):
     assert est.tpot.estimate_s > est.tpot.bound_s  # an engine is slower than the roofline
     if est.arrivals:  # the closed-loop convention the numbers follow is said beside them
         assert any(f"How the requests arrive: {est.arrivals}." in c.value for c in at.caption)
+    if est.batching == "continuous":  # the 99th percentiles a service level is set on, beside the means
+        assert est.tpot_p99_s >= est.tpot.estimate_s
+        assert any(c.value.startswith("99th percentile of the requests") and
+                   f"TPOT {formats.fmt_seconds(est.tpot_p99_s)}" in c.value for c in at.caption)
     bars, mark = _breakdown_bars(at)
     # the parts drawn add up to the estimate (parts of 0 are not drawn)
     assert sum(bars.values()) == pytest.approx(est.tpot.estimate_s * 1e3, rel=1e-9)
@@ -492,20 +496,38 @@ def test_an_upload_with_some_bad_rows_shows_its_good_rows_and_names_the_others()
 
 
 def test_rows_the_serving_model_does_not_estimate_are_said_to_be_compared_with_the_bound_alone():
-    # two p99 TPOT rows (the model predicts a mean): nothing on the chart, no estimate in the table; the sentence
-    # under the chart says the table compares them with the bound, not with an estimate it does not have
-    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
-            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,12\n"
-            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,16,p99_tpot_ms,14\n")
+    # two TPOT rows of runs without CUDA graphs (the eager launch cost is not calibrated): nothing on the chart, no
+    # estimate in the table; the sentence under the chart says the table compares them with the bound, not with an
+    # estimate it does not have
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,12,enforce-eager\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,16,tpot_ms,14,enforce-eager\n")
     at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
     at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
     assert not at.exception and not at.error
     note = [i.value for i in at.info if "no point" in i.value]
     assert len(note) == 1 and note[0].endswith("the table below compares each row with the bound."), note
     warned = [w.value for w in at.warning if w.value.startswith("The serving model makes no estimate")]
-    assert len(warned) == 1 and "statistic p99 (the model predicts a mean)" in warned[0]
+    assert len(warned) == 1 and "run without CUDA graphs" in warned[0]
     table = next(t for t in tables(at) if "predicted" in t.columns)
     assert len(table) == 2 and table["predicted"].isna().all() and table["bound"].notna().all()
+
+
+def test_percentile_rows_have_an_estimate_in_the_table_and_the_breakdown_says_why_it_skips_them():
+    # a p99 TPOT row and the same run's mean (calc.serving_tails): both estimated, the p99's above the mean's; the
+    # breakdown's row box offers the mean only and says why
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,12\n"
+            "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,mean_tpot_ms,10\n")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    assert list(table["statistic"]) == ["p99", "mean"] and table["predicted"].notna().all()
+    assert table["predicted"].iat[0] > table["predicted"].iat[1]
+    assert any(c.value == measured_views.TAIL_ROWS_WORDS for c in at.caption)
+    box = next(s for s in at.selectbox if s.label.startswith("Row"))
+    assert len(box.options) == 1 and "mean" in box.options[0]
 
 
 def test_an_upload_without_the_linked_model_shows_and_links_its_own_first_model():

@@ -123,3 +123,35 @@ def test_a_tuned_mlperf_runs_p99_is_its_edge_mean_times_the_tuned_runs_tail():
     assert len(both) >= 50
     assert (table.set_index("id").loc[both.str.replace("-median", "-p99"), "measured"].to_numpy()
             >= table.set_index("id").loc[both, "measured"].to_numpy()).all()
+
+
+def test_the_public_estimate_gives_its_99th_percentiles_by_the_same_mechanisms():
+    from calc.serving import edge_tail_ratio, serving_estimate
+    kw = dict(tp=4, weight_dtype="fp8", engine="vllm")
+    # a long closed loop of varied lengths (the steady state, one point): TTFT's tail is its random waits; the
+    # end-to-end 99th percentile is that TTFT plus the 99th percentile output's steps, outputs exponential around
+    # their mean (ln 100 x 300 tokens) at the mean TPOT
+    est = serving_estimate("llama-3.1-70b", "h100-sxm", 1000, 300, concurrency=64, **kw)
+    assert est.ttft_p99_s > est.ttft.estimate_s and est.tpot_p99_s > est.tpot.estimate_s
+    assert est.itl_p99_s >= est.itl_s
+    assert est.e2e_p99_s == pytest.approx(est.ttft_p99_s + (math.log(100) * 300 - 1) * est.tpot.estimate_s)
+    assert "exponential" in est.tail_words
+    # one length in 10 rounds: the first round's burst waits its prefill steps, the run's 99th percentile is the
+    # burst's at 1 - 0.01 / its share: several times the mean; one length: no output spread in the end-to-end time
+    fixed = serving_estimate("llama-3.1-70b", "h100-sxm", 1000, 300, concurrency=64, lengths="fixed", rounds=10, **kw)
+    assert fixed.ttft_p99_s > 3 * fixed.ttft.estimate_s and "first-round burst" in fixed.tail_words
+    assert "one length" in fixed.tail_words
+    # offline: no TTFT or end-to-end percentile (they grow with the run's size), a TPOT one
+    off = serving_estimate("llama-3.1-70b", "h100-sxm", 1000, 300, **kw)
+    assert math.isnan(off.ttft_p99_s) and math.isnan(off.e2e_p99_s) and off.tpot_p99_s >= off.tpot.estimate_s
+    # static batching (the course's pages): none
+    static = serving_estimate("llama-3.1-70b", "h100-sxm", 1000, 300, concurrency=8, batching="static", **kw)
+    assert math.isnan(static.tpot_p99_s) and static.tail_words == ""
+    # a run tuned to MLPerf's Server limits (TTFT 2 s, TPOT 200 ms at the 99th percentile): its means times the
+    # tuned runs' p99 over their mean, under the limits, never below the means
+    tuned = serving_estimate("llama-2-70b", "h200", 222, 293, request_rate_per_s=10.0, weight_dtype="fp8",
+                             kv_dtype="fp8", engine="trtllm", latency_limits="mlperf server")
+    for p99, mean, name, limit in ((tuned.ttft_p99_s, tuned.ttft.estimate_s, "ttft", 2.0),
+                                   (tuned.tpot_p99_s, tuned.tpot.estimate_s, "tpot", 0.2)):
+        assert p99 == pytest.approx(max(min(mean * edge_tail_ratio(name, "trtllm"), limit), mean))
+    assert "tuned MLPerf runs" in tuned.tail_words

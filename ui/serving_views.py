@@ -321,6 +321,20 @@ def single_output_note(prompt_len: int, priced: bool) -> str:
             "classification or scoring call, not generation; more output tokens per request give a chat's figures.")
 
 
+def percentile_words(est: serving.ServingEstimate) -> str:
+    """The 99th percentiles of ``est`` in a sentence (``ServingEstimate.ttft_p99_s`` ...: what a service level is
+    set on), with the conventions they follow; "" where it has none. Example: "99th percentile of the requests
+    (serving estimate, calc.serving_tails): TTFT 246 ms, TPOT 32.7 ms, ITL 85.1 ms, end-to-end 41.2 s. 99th
+    percentiles: outputs ending at end-of-text, ..."."""
+    parts = [(name, v) for name, v in (("TTFT", est.ttft_p99_s), ("TPOT", est.tpot_p99_s), ("ITL", est.itl_p99_s),
+                                       ("end-to-end", est.e2e_p99_s)) if math.isfinite(v)]
+    if not parts:
+        return ""
+    said = ", ".join(f"{name} {formats.fmt_seconds(v)}" for name, v in parts)
+    return (f"99th percentile of the requests (serving estimate, calc.serving_tails): {said}. "
+            f"{est.tail_words[:1].upper()}{est.tail_words[1:]}.")
+
+
 def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", price_per_gpu_hour_usd=None,
                   title: str | None = None, prompt_len: int | None = None, output_len: int | None = None,
                   measured_s: float | None = None, measured_label: str = MEASURED_TRACE, notices=None,
@@ -363,6 +377,9 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                          help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
     if output_len == 1 and prompt_len is not None:
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
+    tail = percentile_words(est)
+    if tail:
+        st.caption(tail)
     st.caption(which_is_which(est.engine, engine_version))
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
         other = (" A benchmark that sends one prompt length and forces one output length starts its clients "
