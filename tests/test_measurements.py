@@ -690,12 +690,15 @@ def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
 
 def test_amd_mlperf_v51_rows_shipped_state_their_harness():
     # the held-out file's MLPerf v5.1 rows of AMD's harness_llm: MI300X, MI325X and MI355X, each stating its steps
-    # per scheduler call; the eager runs say so (the serving model leaves them out), the others never say "eager"
+    # per scheduler call; the eager runs say so (the serving model leaves them out), the others never say "eager".
+    # 121 rows of means, medians and throughputs, and 42 p99 TTFT and TPOT rows of the same runs
+    # (bench/derive_mlperf_p99.py), 40 of them eager
     amd = HOLDOUT[HOLDOUT["notes"].str.contains("AMD's harness_llm") & HOLDOUT["id"].str.startswith("mlperf51")]
-    assert len(amd) == 121 and set(amd["accelerator"]) == {"mi300x", "mi325x", "mi355x"}
+    assert len(amd) == 163 and set(amd["accelerator"]) == {"mi300x", "mi325x", "mi355x"}
+    assert (amd["statistic"] == "p99").sum() == 42
     assert amd["notes"].str.contains(r"--num-scheduler-steps \d+").all() and (amd["engine"] == "vllm").all()
     eager = amd["notes"].str.contains("enforce_eager True")
-    assert eager.sum() == 108 and not amd.loc[~eager, "notes"].str.lower().str.contains("eager").any()
+    assert eager.sum() == 148 and not amd.loc[~eager, "notes"].str.lower().str.contains("eager").any()
 
 
 def _git_repo(path, files: dict):
