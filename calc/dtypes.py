@@ -40,7 +40,8 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     bits = bits_per_element(dtype) if isinstance(dtype, str) else None
     if bits is None:
         valid = ", ".join([*DTYPE_BYTES, *FORMATS])
-        raise ValueError(f"{what} must be one of {valid}; got {dtype!r}")
+        raise ValueError(f"{what} must be one of {valid} (int4 and int8 at a group of 32, 64, 128 or 256 too: "
+                         f"int4-g64); got {dtype!r}")
     return bits / 8.0
 
 

@@ -337,8 +337,8 @@ def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
 
 def row_label(r) -> str:
     """A measurement row (``calc.measurements`` columns) of a time in ms for a selectbox (and its link):
-    'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.2 ms'; the run's load as its mode states it (a
-    concurrency, a request rate, offline). No estimate in it: a link keeps its row when the model is refitted."""
+    'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.20 ms' (a time of minutes as '4.5 min'); the run's
+    load as its mode states it (a concurrency, a request rate, offline). No estimate in it: a link keeps its row when the model is refitted."""
     if r["mode"] == "rate":
         at = f"at {float(r['request_rate_per_s']):,.4g} requests/s"
     elif pd.notna(r["concurrency"]):
@@ -347,7 +347,7 @@ def row_label(r) -> str:
     else:
         at = "offline"
     what = comparison.METRIC_WORDS.get(r["metric"], str(r["metric"]))
-    return f"{r['id']}: {what} {r['statistic']} {at}, measured {float(r['value']):,.4g} ms"
+    return f"{r['id']}: {what} {r['statistic']} {at}, measured {formats.fmt_seconds(float(r['value']) / 1e3)}"
 
 
 #: What the breakdown's two bars predict for a row of each statistic (``calc.serving_fit.prepare_rows``: a median
@@ -518,6 +518,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     itl_over_tpot = tb.estimate_s / est.tpot.estimate_s if rounds and est.tpot.estimate_s > 0 else 1.0
     if rounds:
         est = replace(est, tpot=tb)
+    shown = "itl" if rounds and t["metric"] == "itl_ms" else which  # the bar's name: the ITL where it is not TPOT
     statistic = str(raw.loc[pick].get("statistic", "") or "")
     st.caption(f"{formats.md_escape(pick)}: {comparison.METRIC_WORDS[t['metric']]}"
                f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
@@ -525,7 +526,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                f"({serving_views.range_text(tb.low_s, tb.high_s)}) at a decode batch of {est.decode_batch:,.0f} per "
                f"replica, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
-               f"on the {which.upper()} bar" + ("" if t["metric"] != "itl_ms" else
+               f"on the {shown.upper()} bar" + ("" if t["metric"] != "itl_ms" else
                                                 f" (the bar is the model's ITL, the gap between streamed chunks: "
                                                 f"{itl_over_tpot:.2f} times its TPOT, "
                                                 f"{itl_words(est, str(t.get('from_notes', '')), statistic)})"
@@ -533,8 +534,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                                                 " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. " + statistic_words(raw, pick, t, statistic))
     if not tb.low_s <= measured_s <= tb.high_s:
-        st.warning(outside_range_words(which, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
+        st.warning(outside_range_words(shown, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
     for w in ("tpot", "ttft"):
-        charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None),
+        charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None,
+                                                         label=shown.upper() if w == which else None),
                           key=f"{key}_row_{w}")

@@ -48,14 +48,15 @@ def current_release(engine: str) -> str:
     """The software an estimate assumes, for calc's engine id ``engine``: the newest release date in the benchmarks,
     which the estimate takes for every engine, naming that engine and its release current on that day
     (``calc.serving_terms.release_on``), so that an SGLang estimate does not read as vLLM's.
-    Example: for "sglang", "a current release of SGLang: its software as of 2026-05-29, ... (SGLang <release>
-    then) ..."."""
+    Example: for "sglang", "a current release of SGLang: its software as of 2026-05-29 (SGLang <release> then), the
+    day the newest release of any engine in the benchmarks came out (vLLM 0.22.0), ..."."""
     name = measurements.engine_name(engine)
     then = release_on(engine, SOFTWARE_LATEST_DAY)
-    return (f"a current release of {name}: its software as of {SOFTWARE_LATEST_DAY.isoformat()}, the date of the "
-            f"newest release in the benchmarks ({SOFTWARE_LATEST_RELEASE.split(' of ')[0]}), which the serving "
-            "estimate takes for every engine" + (f" ({name} {then} then)" if then else "")
-            + "; later releases may be faster")
+    return (f"a current release of {name}: its software as of {SOFTWARE_LATEST_DAY.isoformat()}"
+            + (f" ({name} {then} then)" if then else "")
+            + f", the day the newest release of any engine in the benchmarks came out "
+              f"({SOFTWARE_LATEST_RELEASE.split(' of ')[0]}), to which the serving estimate dates every engine's "
+              "software; later releases may be faster")
 
 
 def which_is_which(engine: str, engine_version: str = "") -> str:
@@ -280,26 +281,28 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
 
 
 def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None,
-                     measured_label: str = MEASURED_TRACE):
+                     measured_label: str = MEASURED_TRACE, label: str | None = None):
     """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
     with the range as an error bar on the total. With ``measured_s`` (seconds; None or NaN: none), a marker of the
     measured time on the same bar, named ``measured_label`` (``MEASURED_TRACE`` by default), the breakdown's last
-    step: bound -> fixed costs -> efficiency -> batching interference -> estimate -> measured. Axis: ms."""
+    step: bound -> fixed costs -> efficiency -> batching interference -> estimate -> measured. Axis: ms. ``label``:
+    the bar's name (default ``which`` in capitals; "ITL" where the bar is a benchmark's gap between chunks)."""
     tb = getattr(est, which)
+    name_y = label or which.upper()
     fig = charts.Figure()
     for name, value in tb.parts().items():
         if value <= 0:
             continue
-        fig.add_bar(x=[value * 1e3], y=[which.upper()], orientation="h", name=name,
+        fig.add_bar(x=[value * 1e3], y=[name_y], orientation="h", name=name,
                     marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
                     hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")
-    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[which.upper()], mode="markers", name=ESTIMATE_TRACE,
+    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[name_y], mode="markers", name=ESTIMATE_TRACE,
                     marker=dict(color="black", symbol="line-ns-open", size=18),
                     error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
                                  arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
                     hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
     if measured_s is not None and math.isfinite(measured_s):  # None or NaN: nothing measured
-        fig.add_scatter(x=[measured_s * 1e3], y=[which.upper()], mode="markers", name=measured_label,
+        fig.add_scatter(x=[measured_s * 1e3], y=[name_y], mode="markers", name=measured_label,
                         marker=dict(color="#ffd92f", symbol="diamond", size=14, line=dict(color="black", width=1.5)),
                         hovertemplate=f"{measured_label} %{{x:.3f}} ms<extra></extra>")
     fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
