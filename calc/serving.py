@@ -1370,8 +1370,8 @@ def scheduling_notices(a: dict, params: dict, engine: str) -> list:
     ``combine``'s arrays at their first point (``a``, both merged; any missing key counts as none): the
     attention-DP wait before a prompt is prefilled (``adp_wait_words``; "ttft_adp_wait_s", "adp_ranks",
     "adp_timeout"), and a lockstep burst's recompute on an engine that preempts ("recompute_tokens", "whole_seqs",
-    "N", "I", "O"; ``calc.serving_terms.lockstep_recompute_tokens``). ``params``: a serving_params dict;
-    ``engine``: its engine key. Example: "the 1,500 requests per replica start together and grow together, and the
+    "N", "B", "I", "O"; ``calc.serving_terms.lockstep_recompute_tokens``). ``params``: a serving_params dict;
+    ``engine``: its engine key. Example: "the 1,500 requests per replica in service start together and grow together, and the
     cache holds 989 whole sequences of 4,224 tokens: vLLM pauses the rest as it runs out and prefills them again
     later, 1,160 tokens per request on average (...)"."""
     def first(key):
@@ -1382,8 +1382,11 @@ def scheduling_notices(a: dict, params: dict, engine: str) -> list:
         out.append(adp_wait_words(params, engine, int(first("adp_ranks")), first("ttft_adp_wait_s"),
                                   first("adp_timeout")))
     if first("recompute_tokens") > 0:
-        out.append(f"the {first('N'):,.0f} requests per replica start together and grow together, and the cache "
-                   f"holds {first('whole_seqs'):,.0f} whole sequences of {first('I') + first('O'):,.0f} tokens: "
+        paused = (f" (the decode batch, {first('B'):,.0f}, counts those it decodes at once, the others waiting "
+                  "paused)" if first("B") and round(first("B")) < round(first("N")) else "")
+        out.append(f"the {first('N'):,.0f} requests per replica in service{paused} start together and grow together, "
+                   f"and the cache holds {first('whole_seqs'):,.0f} whole sequences of {first('I') + first('O'):,.0f} "
+                   "tokens: "
                    f"{engine_name(engine)} pauses the rest as it runs out and prefills them again later, "
                    f"{first('recompute_tokens'):,.0f} tokens per request on average (in TPOT's interference part; "
                    "calc.serving_terms.lockstep_recompute_tokens)")
