@@ -980,7 +980,9 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     whose sources need not be in serving_sources.csv and whose malformed rows, such as a model calc has no preset of,
     are skipped with their message rather than failing the file): each row measured against its
     prediction with ``params`` (the stored serving_params.json by default), none of them seen by the fit
-    (``fit_serving_params`` reads serving_measurements.csv only).
+    (``fit_serving_params`` reads serving_measurements.csv only). Every row the model can predict is taken, as the
+    measured page's table takes it: means and medians, percentiles (``tail_value``), speculative runs (with the
+    acceptance their notes state, else InferenceX's golden curve: ``prepare_rows``' ``include_speculative``).
 
     Returns:
         (table, skipped): table with one row per predicted measurement and columns id, source_id, model,
@@ -998,8 +1000,8 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
     df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
     columns = ["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]
-    rows, comps, skipped = prepare_rows(df, base, include_tails=True)
-    if not len(rows):  # an empty file, or one whose every row the model skips (speculative runs, unknown models)
+    rows, comps, skipped = prepare_rows(df, base, include_speculative=True, include_tails=True)
+    if not len(rows):  # an empty file, or one whose every row the model skips (eager runs, offline latencies)
         rows = pd.DataFrame(columns=columns + ["value"])
     pred = predict_rows(rows, comps, param_values(base)) if len(rows) else np.array([])
     meas = rows["value"].to_numpy(float)

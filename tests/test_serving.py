@@ -841,15 +841,22 @@ def test_a_file_none_of_whose_rows_can_be_read_gives_an_empty_table_and_every_li
 
 
 def test_a_file_whose_every_row_the_model_leaves_out_gives_an_empty_table_and_each_reason(tmp_path):
-    # rows that read well but that the model does not predict: a run without CUDA graphs and a run with speculative
-    # decoding. Before, the table of no predicted row failed with a KeyError
+    # rows that read well but that the model does not predict: two runs without CUDA graphs. Before, the table of no
+    # predicted row failed with a KeyError
     from calc.serving_fit import holdout_table
     (tmp_path / "mine.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
                                        "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,9,enforce-eager\n"
-                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,5,EAGLE drafts\n")
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,ttft_ms,50,enforce-eager\n")
     table, skipped = holdout_table(path=tmp_path / "mine.csv")
     assert table.empty and list(table.columns)[-3:] == ["measured", "predicted", "log_ratio"]
-    assert [why.split(" (")[0] for _, why in skipped] == ["run without CUDA graphs", "speculative decoding"]
+    assert [why.split(" (")[0] for _, why in skipped] == ["run without CUDA graphs"] * 2
+    # a run with speculative decoding is predicted, as the measured page predicts it: EAGLE's drafts at the
+    # acceptance InferenceX's curve gives, a TPOT below the same run's plain decoding
+    (tmp_path / "spec.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,5,EAGLE drafts\n"
+                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,9,\n")
+    table, skipped = holdout_table(path=tmp_path / "spec.csv")
+    assert not skipped and len(table) == 2 and table["predicted"].iat[0] < table["predicted"].iat[1]
     # a p99 is predicted (calc.serving_tails), above the same run's mean
     (tmp_path / "p99.csv").write_text("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
                                       "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,9,\n"
