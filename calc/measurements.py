@@ -58,9 +58,9 @@ METRICS = {
     "e2e_ms": ("ms from request to last token", "latency"),
     "requests_per_s": ("completed requests/s, whole deployment", "throughput"),
 }
-STATISTICS = ("mean", "median", "p90", "p99", "max")
+STATISTICS = ("mean", "median", "p90", "p95", "p99", "p99.9", "max")
 #: Other names of a statistic, as benchmarks write them.
-STATISTIC_ALIASES = {"avg": "mean", "average": "mean", "p50": "median"}
+STATISTIC_ALIASES = {"avg": "mean", "average": "mean", "p50": "median", "p99_9": "p99.9", "p999": "p99.9"}
 MODES = ("concurrency", "rate", "offline")
 ENGINES = ("vllm", "sglang", "trtllm", "other")
 #: Each engine family's name as its project writes it, for sentences and labels (calc's keys are lowercase; the
@@ -122,7 +122,7 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
     vllm bench serve's keys ("mean_ttft_ms", "median_e2el_ms", "output_throughput", "total_token_throughput",
     "request_throughput"); InferenceX's ("median_ttft" needs its unit: "median_ttft_s"; "tput_per_gpu",
     "interactivity"); words ("TTFT (ms)", "p99 TPOT s", "Output token throughput (tok/s)"). A statistic in the name
-    (mean, median, avg, p50, p90, p99) is used where ``statistic`` is empty or the same. ``scale`` turns the value into
+    (mean, median, avg, p50, p90, p95, p99, p99.9) is used where ``statistic`` is empty or the same. ``scale`` turns the value into
     the metric's unit (a latency in s x 1000); ``per_deployment``: a whole deployment's total tokens/s, to divide by
     n_gpus for ``total_tok_per_s_per_gpu``. A name it cannot read comes back as it is (scale 1), for the caller's
     check against ``METRICS``.
@@ -140,7 +140,7 @@ def metric_reading(metric: str, statistic: str = "") -> tuple[str, str, float, b
     stat = STATISTIC_ALIASES.get(statistic, statistic)
     if words in METRICS:
         return words, stat, 1.0, False
-    named = re.fullmatch(r"(?:(mean|median|avg|average|p50|p90|p99|max)_)?(.+)", words)
+    named = re.fullmatch(r"(?:(mean|median|avg|average|p50|p90|p95|p99\.9|p99_9|p999|p99|max)_)?(.+)", words)
     prefix = STATISTIC_ALIASES.get(named.group(1), named.group(1)) if named.group(1) else ""
     rest = named.group(2)
     if prefix and stat not in ("", prefix):

@@ -1436,19 +1436,24 @@ def _tuned_ratios(engine: str = "", over: str = "limit", of: str = "mean") -> di
     return {m: (runs[f"{m}_{of}_ms"] / runs[f"{m}_{over}_ms"]).to_numpy(float) for m in ("tpot", "ttft")}
 
 
-def edge_tail_ratio(metric: str, engine: str = "") -> float:
+def edge_tail_ratio(metric: str, engine: str = "", q: float = 0.99) -> float:
     """The 99th percentile over the mean of a run tuned to its latency limits: the median over ``TUNED_RUNS_PATH``'s
     runs (MLPerf Inference v5.0 Server, a round no fitted or held-out row comes from) of their p99 TTFT over their
     mean TTFT (``metric`` "ttft") or p99 TPOT over mean TPOT ("tpot"), of the runs ``engine`` served where they
     number ``ENGINE_RUNS_LEAST`` or more, else of every run (TensorRT-LLM's 102 runs: TTFT 2.40, TPOT 1.09).
-    At the edge of its limits a run's tail is its queue's, which the engine's scheduler shapes at that load.
+    At the edge of its limits a run's tail is its queue's, which the engine's scheduler shapes at that load. Another
+    quantile ``q`` (0.5 to 1) takes the excess over the mean as an exponential tail's grows, with ln(1 / (1 - q)):
+    1 + (ratio - 1) ln(1 / (1 - q)) / ln(100) (MLPerf's summaries give p90 to p99.9; the tuned runs' file keeps p99).
 
     Raises:
-        ValueError: a metric other than "ttft" or "tpot".
+        ValueError: a metric other than "ttft" or "tpot", or ``q`` outside [0.5, 1).
     """
     if metric not in ("ttft", "tpot"):
         raise ValueError(f"edge_tail_ratio takes 'ttft' or 'tpot', got {metric!r}")
-    return float(np.median(_tuned_ratios(engine, "mean", "p99")[metric]))
+    if not 0.5 <= q < 1.0:
+        raise ValueError(f"q must lie in [0.5, 1), got {q!r}")
+    ratio = float(np.median(_tuned_ratios(engine, "mean", "p99")[metric]))
+    return 1.0 + (ratio - 1.0) * math.log(1.0 / (1.0 - q)) / math.log(100.0)
 
 
 def edge_shares(engine: str = "") -> dict:

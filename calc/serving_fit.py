@@ -509,7 +509,7 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
                 # ``_predict_centre`` gave) times the tuned runs' 99th percentile over their mean, under the limit
                 # (never below that mean, where the estimate's mean is itself above the limit)
                 which, mean = rows["metric"].iat[j][:4], out[j]
-                out[j] = mean * edge_tail_ratio(which, str(rows["engine_key"].iat[j]))
+                out[j] = mean * edge_tail_ratio(which, str(rows["engine_key"].iat[j]), float(rows["tail_q"].iat[j]))
                 if f"{which}_s" in limits and float(rows["tail_q"].iat[j]) >= 0.99:
                     out[j] = max(min(out[j], limits[f"{which}_s"] * 1e3), mean)
                 continue

@@ -155,3 +155,24 @@ def test_the_public_estimate_gives_its_99th_percentiles_by_the_same_mechanisms()
                                    (tuned.tpot_p99_s, tuned.tpot.estimate_s, "tpot", 0.2)):
         assert p99 == pytest.approx(max(min(mean * edge_tail_ratio(name, "trtllm"), limit), mean))
     assert "tuned MLPerf runs" in tuned.tail_words
+
+
+def test_other_percentiles_are_read_and_predicted_in_order(tmp_path):
+    # vllm bench serve's --metric-percentiles and MLPerf's summaries give p90 to p99.9: each read from its name, and
+    # the estimates rise with the quantile
+    from calc.measurements import metric_reading
+    from calc.serving import edge_tail_ratio
+    from calc.serving_fit import holdout_table
+    assert metric_reading("p95_ttft_ms")[:2] == ("ttft_ms", "p95")
+    assert metric_reading("P99.9 TTFT (ms)")[:2] == ("ttft_ms", "p99.9")
+    assert metric_reading("p999_itl_ms")[:2] == ("itl_ms", "p99.9")
+    head = "model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+    run = "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,16,"
+    (tmp_path / "q.csv").write_text(head + "".join(f"{run}{s}_ttft_ms,100\n" for s in ("p90", "p95", "p99", "p99.9")))
+    table, skipped = holdout_table(path=tmp_path / "q.csv")
+    assert not skipped and list(table["statistic"]) == ["p90", "p95", "p99", "p99.9"]
+    assert table["predicted"].is_monotonic_increasing
+    # a tuned run's p90: the p99's excess over the mean at ln 10 / ln 100 = half of it (TensorRT-LLM: 2.40 -> 1.70)
+    assert edge_tail_ratio("ttft", "trtllm", 0.9) == pytest.approx(1 + (edge_tail_ratio("ttft", "trtllm") - 1) / 2)
+    with pytest.raises(ValueError):
+        edge_tail_ratio("ttft", "trtllm", 0.2)
