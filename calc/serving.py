@@ -1354,7 +1354,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     if mode == "rate":
         tail_points = [(a, comp, 1.0)]
     if batching == "continuous":
-        est = with_percentiles(est, tail_points, mode, lengths, limits if tuned else None, finite)
+        est = with_percentiles(est, tail_points, mode, lengths, limits if tuned else None, finite,
+                               max_output=(model.max_context_len - i) if model.max_context_len else None)
     if tuned:
         est = below_limits(est, limits)
     if mode == "rate" and not tuned:
@@ -1859,22 +1860,31 @@ _TAIL_OUTPUTS = {"fixed": "every output of the one length",
 
 
 def with_percentiles(est: ServingEstimate, points: list, mode: str, lengths: str, limits: dict | None = None,
-                     finite: bool = False) -> ServingEstimate:
+                     finite: bool = False, max_output: float | None = None) -> ServingEstimate:
     """``est`` with its 99th percentiles (``ServingEstimate.ttft_p99_s`` ...) from the run's points (``points``: a
     list of (``combine``'s arrays, ``serving_components``' arrays, share of the requests), a closed loop's burst and
     steady state; ``calc.serving_tails.run_quantile_s``) and the words of their conventions. Outputs: one length at
     ``lengths="fixed"``, else ending at end-of-text (exponential: ``output_quantile_ratio``). A run tuned to its
     latency ``limits``: TTFT and TPOT are its means times the tuned MLPerf runs' p99 over their mean
     (``edge_tail_ratio``), under the limits. An offline run (``mode``) or a ``finite`` one gives no TTFT or
-    end-to-end percentile: its requests' waits grow with their number."""
+    end-to-end percentile: its requests' waits grow with their number. ``max_output``: the most output tokens a
+    request can have (the model's trained context less the prompt), where the exponential quantile would pass it.
+    The ITL's percentile is at least TPOT's scaled by the mean ITL over the mean TPOT (a request's TPOT is the mean
+    of its gaps)."""
     q = TAIL_QUANTILE
     def first(v):
         return np.ravel(np.asarray(v))[0] if np.size(v) else v
     take = [({k: first(v) for k, v in a.items() if np.asarray(v).dtype.kind in "fiub"},
              {k: first(v) for k, v in g.items() if np.asarray(v).dtype.kind in "fiub"}, w) for a, g, w in points]
     ratio = output_quantile_ratio(q, None, lengths != "fixed")
+    o_mean = float(np.ravel(points[0][1]["O"])[0])
+    capped = max_output is not None and ratio * o_mean > max(float(max_output), o_mean)
+    if capped:
+        ratio = max(float(max_output), o_mean) / o_mean
     tails = {m: run_quantile_s(m, take, q, ratio) for m in TAIL_METRICS}
-    words = [f"99th percentiles: {_TAIL_OUTPUTS['fixed' if lengths == 'fixed' else 'varied']}"]
+    words = [_TAIL_OUTPUTS["fixed" if lengths == "fixed" else "varied"]
+             + (f", capped at the {max_output:,.0f} the model's trained context leaves after the prompt" if capped
+                else "")]
     if len(points) > 1:
         words.append(f"the run's first-round burst ({points[0][2]:.0%} of its requests) beside its steady state")
     if limits:
@@ -1886,10 +1896,13 @@ def with_percentiles(est: ServingEstimate, points: list, mode: str, lengths: str
         words.append("TTFT and TPOT: the means times the tuned MLPerf runs' 99th percentile over their mean "
                      f"({edge_tail_ratio('ttft', est.engine):.2f} and {edge_tail_ratio('tpot', est.engine):.2f}), "
                      "under the limits")
-    # a percentile is at least the mean the estimate gives (its paused requests' waits, which the tails leave out)
+    # a percentile is at least the mean the estimate gives (its paused requests' waits, which the tails leave out),
+    # and the ITL's at least TPOT's in the ITL's units (a request's TPOT is the mean of its gaps)
     for m, mean in (("ttft_ms", est.ttft.estimate_s), ("tpot_ms", est.tpot.estimate_s), ("itl_ms", est.itl_s),
                     ("e2e_ms", est.e2e_s)):
         tails[m] = max(tails[m], mean)
+    if est.tpot.estimate_s > 0:
+        tails["itl_ms"] = max(tails["itl_ms"], tails["tpot_ms"] * est.itl_s / est.tpot.estimate_s)
     if mode == "offline" or finite:
         tails["ttft_ms"] = tails["e2e_ms"] = math.nan
         words.append("no TTFT or end-to-end percentile offline: the waits grow with the run's number of requests")

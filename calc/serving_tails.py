@@ -80,8 +80,8 @@ def output_quantile_ratio(q: float, range_ratio: float | None = None, spread: bo
 
 def md1_wait_quantile_s(mean_wait_s, rho, q: float):
     """The q-quantile of a queue's wait with mean ``mean_wait_s`` at load ``rho``: zero with probability 1 - rho,
-    else exponential with mean W / rho (the M/G/1 wait's tail, Kleinrock 1975, section 5.7's heavy-traffic form):
-    (W / rho) ln(rho / (1 - q)) where rho > 1 - q, else 0."""
+    else exponential with mean W / rho (the M/M/1 wait's distribution, exact there, taken for the M/D/1 queue of
+    prompts; Kleinrock, Queueing Systems vol. 1, 1975): (W / rho) ln(rho / (1 - q)) where rho > 1 - q, else 0."""
     w, r = np.asarray(mean_wait_s, dtype=float), np.maximum(np.asarray(rho, dtype=float), 1e-12)
     return np.where(r > 1.0 - q, w / r * np.log(np.maximum(r / (1.0 - q), 1.0)), 0.0)
 

@@ -176,3 +176,17 @@ def test_other_percentiles_are_read_and_predicted_in_order(tmp_path):
     assert edge_tail_ratio("ttft", "trtllm", 0.9) == pytest.approx(1 + (edge_tail_ratio("ttft", "trtllm") - 1) / 2)
     with pytest.raises(ValueError):
         edge_tail_ratio("ttft", "trtllm", 0.2)
+
+
+def test_the_public_percentiles_keep_to_the_models_context_and_the_itl_to_tpots_tail():
+    from calc.serving import serving_estimate
+    # Llama-3-8B's trained context is 8,192 tokens: a 7,936-token prompt leaves 256 for the output, so the 99th
+    # percentile output is the 256 itself, not 4.6 x 256: end-to-end = TTFT's tail + 255 steps at the mean TPOT
+    est = serving_estimate("llama-3-8b", "h100-sxm", 7936, 256, concurrency=32)
+    assert est.e2e_p99_s == pytest.approx(est.ttft_p99_s + 255 * est.tpot.estimate_s)
+    assert "capped at the 256 the model's trained context leaves" in est.tail_words
+    # a run tuned to MLPerf's limits: TPOT's tail is the tuned runs' ratio, and the ITL's is at least that, in the
+    # ITL's units (a request's TPOT is the mean of its gaps)
+    tuned = serving_estimate("llama-2-70b", "h200", 222, 293, request_rate_per_s=10.0, weight_dtype="fp8",
+                             kv_dtype="fp8", engine="trtllm", latency_limits="mlperf server")
+    assert tuned.itl_p99_s >= tuned.tpot_p99_s * tuned.itl_s / tuned.tpot.estimate_s * (1 - 1e-12)
