@@ -502,9 +502,7 @@ def test_rows_the_serving_model_does_not_estimate_are_said_to_be_compared_with_t
     text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value,notes\n"
             "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,12,enforce-eager\n"
             "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,16,tpot_ms,14,enforce-eager\n")
-    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
-    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
-    assert not at.exception and not at.error
+    at = _upload_csv(text, "mine.csv")
     note = [i.value for i in at.info if "no point" in i.value]
     assert len(note) == 1 and note[0].endswith("the table below compares each row with the bound."), note
     warned = [w.value for w in at.warning if w.value.startswith("The serving model makes no estimate")]
@@ -519,9 +517,7 @@ def test_percentile_rows_have_an_estimate_in_the_table_and_the_breakdown_says_wh
     text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
             "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,p99_tpot_ms,12\n"
             "llama-3.1-8b,h100-sxm,1,vllm,bf16,1000,200,8,mean_tpot_ms,10\n")
-    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
-    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
-    assert not at.exception and not at.error
+    at = _upload_csv(text, "mine.csv")
     table = next(t for t in tables(at) if "predicted" in t.columns)
     assert list(table["statistic"]) == ["p99", "mean"] and table["predicted"].notna().all()
     assert table["predicted"].iat[0] > table["predicted"].iat[1]
