@@ -713,7 +713,7 @@ def test_rocm_405b_throughput_tables_where_the_cache_runs_out_are_within_25_perc
     # the measured page's estimate of such a row says why, as the public estimate does
     from calc.comparison import row_estimate
     est = row_estimate(df[df["id"] == "rocm-vllm-d96cbb45-mi300x-405b-fp8-128-4096-throughput"].iloc[0])
-    assert any("1,500 requests per replica start together" in n for n in est.notices)
+    assert any("1,500 requests per replica in service start together" in n for n in est.notices)
 
 
 def test_a_measured_server_run_with_the_attention_dp_balance_says_its_capped_wait():

@@ -906,7 +906,7 @@ def test_a_throughput_configuration_says_what_its_rows_estimates_count():
     at.selectbox(key="ms_config").set_value(label).run()
     assert not at.exception
     said = [i.value for i in at.info if "grow together" in i.value]
-    assert said and "1,500 requests per replica start together" in said[0]
+    assert said and "1,500 requests per replica in service start together" in said[0]
     assert "every row above" in said[0]  # the ten rows of this configuration, one notice
     assert any("no time to break down" in c.value for c in at.caption)
 
