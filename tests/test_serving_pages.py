@@ -522,6 +522,11 @@ def test_percentile_rows_have_an_estimate_in_the_table_and_the_breakdown_says_wh
     assert list(table["statistic"]) == ["p99", "mean"] and table["predicted"].notna().all()
     assert table["predicted"].iat[0] > table["predicted"].iat[1]
     assert any(c.value == measured_views.TAIL_ROWS_WORDS for c in at.caption)
+    # the chart of every row marks the percentile row's estimate apart from the mean's
+    fig = next(f for f in figures(at) if any(t.get("name") == "bound" for t in f["data"]))
+    traces = {t.get("name"): t for t in fig["data"]}
+    assert plotly_values(traces["serving estimate, percentile rows (p99...)"]["x"]) == [12.0]
+    assert plotly_values(traces["serving estimate"]["x"]) == [10.0]
     box = next(s for s in at.selectbox if s.label.startswith("Row"))
     assert len(box.options) == 1 and "mean" in box.options[0]
 

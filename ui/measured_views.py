@@ -231,9 +231,10 @@ def beyond_bound_sentence(table: pd.DataFrame) -> str | None:
 
 
 def parity_figure(table: pd.DataFrame):
-    """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction, and
-    every row with a bound (a row the serving model leaves out, e.g. a run without CUDA graphs, keeps its bound
-    point; the figure says when no row has an estimate)."""
+    """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction (the
+    percentile rows, p99 and the like, in a trace of their own), and every row with a bound (a row the serving model
+    leaves out, e.g. a run without CUDA graphs, keeps its bound point; the figure says when no row has an
+    estimate)."""
     have = table[pd.to_numeric(table["value"], errors="coerce") > 0]
     fig = charts.Figure()
     vals = pd.to_numeric(pd.concat([have["value"], have["predicted"], have["bound"]]), errors="coerce")
@@ -242,15 +243,21 @@ def parity_figure(table: pd.DataFrame):
         lo, hi = float(vals.min()) / 1.5, float(vals.max()) * 1.5
         fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="grey", dash="dot"), name="y = x",
                         hoverinfo="skip")
-    for what, colour, symbol in (("predicted", "#1f77b4", "circle"), ("bound", "#2ca02c", "x")):
-        t = have.dropna(subset=[what])
+    tail = have["statistic"].map(lambda st: statistic_quantile(st) is not None) if "statistic" in have \
+        else pd.Series(False, index=have.index)
+    for what, rows, name, colour, symbol in (
+            ("predicted", have[~tail], "serving estimate", "#1f77b4", "circle"),
+            ("predicted", have[tail], "serving estimate, percentile rows (p99...)", "#9467bd", "diamond"),
+            ("bound", have, "bound", "#2ca02c", "x")):
+        t = rows.dropna(subset=[what])
         if t.empty:
             continue
-        fig.add_scatter(x=t["value"], y=t[what], mode="markers",
-                        name="serving estimate" if what == "predicted" else "bound", customdata=t[["metric", "id"]],
+        stat = t["statistic"] if "statistic" in t else pd.Series("", index=t.index)
+        fig.add_scatter(x=t["value"], y=t[what], mode="markers", name=name,
+                        customdata=np.column_stack([t["metric"], t["id"], stat]),
                         marker=dict(color=colour, symbol=symbol, size=8),
-                        hovertemplate="%{customdata[1]}<br>%{customdata[0]}: measured %{x:,.4g}, " + what
-                                      + " %{y:,.4g}<extra></extra>")
+                        hovertemplate="%{customdata[1]}<br>%{customdata[0]} (%{customdata[2]}): measured %{x:,.4g}, "
+                                      + what + " %{y:,.4g}<extra></extra>")
     if len(have) and have["predicted"].isna().all():
         fig.add_annotation(text="no serving estimate for these rows (the table's note says why): bound only",
                            xref="paper", yref="paper", x=0.02, y=0.98, showarrow=False, xanchor="left")
