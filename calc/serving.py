@@ -77,7 +77,7 @@ from .memory import with_capacity
 from .layout import Layout, make_layout
 from .parallel import parallel_step_arrays
 from .speculative_serving import speculative_settings
-from .serving_tails import TAIL_METRICS, output_quantile_ratio, run_quantile_s
+from .serving_tails import TAIL_METRICS, output_quantile_ratio, point_values, run_quantile_s
 from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, SOFTWARE_LATEST_YEAR, arrivals_text, decimal_year,
                             first_release, release_on, version_day,
                             attention_dp_imbalance_s, attention_extra_s, burst_admission_context, burst_schedule,
@@ -1457,6 +1457,18 @@ def edge_tail_ratio(metric: str, engine: str = "", q: float = 0.99) -> float:
     return 1.0 + (ratio - 1.0) * math.log(1.0 / (1.0 - q)) / math.log(100.0)
 
 
+def tuned_tail_s(mean_s: float, metric: str, engine: str = "", limit_s: float | None = None, q: float = 0.99) -> float:
+    """A percentile ``q`` of a run tuned to its latency limits: its ``mean_s`` (the estimate at their edge; seconds,
+    or any unit ``limit_s`` shares)
+    times the tuned runs' ``edge_tail_ratio`` of ``metric`` ("ttft", "tpot") for ``engine``; at q of 0.99 or more
+    under the run's 99th-percentile ``limit_s`` (a VALID run met it), but never below the mean itself (where the
+    estimate's mean is above the limit)."""
+    value = mean_s * edge_tail_ratio(metric, engine, q)
+    if limit_s is not None and q >= 0.99:
+        value = max(min(value, float(limit_s)), mean_s)
+    return value
+
+
 def edge_shares(engine: str = "") -> dict:
     """How far below its limits a run tuned to them sits: the median over ``TUNED_RUNS_PATH``'s runs of the mean
     TPOT over the TPOT limit ("tpot_s") and of the mean TTFT over the TTFT limit ("ttft_s"), the runs' count ("n")
@@ -1872,27 +1884,21 @@ def with_percentiles(est: ServingEstimate, points: list, mode: str, lengths: str
     The ITL's percentile is at least TPOT's scaled by the mean ITL over the mean TPOT (a request's TPOT is the mean
     of its gaps)."""
     q = TAIL_QUANTILE
-    def first(v):
-        return np.ravel(np.asarray(v))[0] if np.size(v) else v
-    take = [({k: first(v) for k, v in a.items() if np.asarray(v).dtype.kind in "fiub"},
-             {k: first(v) for k, v in g.items() if np.asarray(v).dtype.kind in "fiub"}, w) for a, g, w in points]
+    take = [(point_values(a, 0), point_values(g, 0), w) for a, g, w in points]
     ratio = output_quantile_ratio(q, None, lengths != "fixed")
     o_mean = float(np.ravel(points[0][1]["O"])[0])
     capped = max_output is not None and ratio * o_mean > max(float(max_output), o_mean)
     if capped:
         ratio = max(float(max_output), o_mean) / o_mean
-    tails = {m: run_quantile_s(m, take, q, ratio) for m in TAIL_METRICS}
+    tails = {m: run_quantile_s(m, take, q, ratio) for m in TAIL_METRICS}  # seconds, by metric
     words = [_TAIL_OUTPUTS["fixed" if lengths == "fixed" else "varied"]
              + (f", capped at the {max_output:,.0f} the model's trained context leaves after the prompt" if capped
                 else "")]
     if len(points) > 1:
         words.append(f"the run's first-round burst ({points[0][2]:.0%} of its requests) beside its steady state")
     if limits:
-        tails["ttft_ms"] = est.ttft.estimate_s * edge_tail_ratio("ttft", est.engine)
-        tails["tpot_ms"] = est.tpot.estimate_s * edge_tail_ratio("tpot", est.engine)
-        for m, lim in (("ttft_ms", limits.get("ttft_s")), ("tpot_ms", limits.get("tpot_s"))):
-            if lim is not None:
-                tails[m] = min(tails[m], float(lim))
+        tails["ttft_ms"] = tuned_tail_s(est.ttft.estimate_s, "ttft", est.engine, limits.get("ttft_s"))
+        tails["tpot_ms"] = tuned_tail_s(est.tpot.estimate_s, "tpot", est.engine, limits.get("tpot_s"))
         words.append("TTFT and TPOT: the means times the tuned MLPerf runs' 99th percentile over their mean "
                      f"({edge_tail_ratio('ttft', est.engine):.2f} and {edge_tail_ratio('tpot', est.engine):.2f}), "
                      "under the limits")

@@ -57,10 +57,11 @@ from .measurements import (DATA_DIR, MEASUREMENTS_PATH, engine_key, engine_spell
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
-from .serving_tails import TAIL_METRICS, output_quantile_ratio, output_range_ratio, run_quantile_s, statistic_quantile
+from .serving_tails import (TAIL_METRICS, output_quantile_ratio, output_range_ratio, point_values, run_quantile_s,
+                            statistic_quantile)
 from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
-from .serving import (combine, edge_shares, edge_tail_ratio, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
-                      serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means)
+from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
+                      serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means, tuned_tail_s)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
                             engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, spread_outputs,
@@ -506,17 +507,13 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
             limits = prepared_limits(rows.iloc[j])
             if limits and rows["metric"].iat[j] in ("ttft_ms", "tpot_ms"):
                 # a run tuned to its latency limits: its means at their edge (``_edge_value``, which
-                # ``_predict_centre`` gave) times the tuned runs' 99th percentile over their mean, under the limit
-                # (never below that mean, where the estimate's mean is itself above the limit)
-                which, mean = rows["metric"].iat[j][:4], out[j]
-                out[j] = mean * edge_tail_ratio(which, str(rows["engine_key"].iat[j]), float(rows["tail_q"].iat[j]))
-                if f"{which}_s" in limits and float(rows["tail_q"].iat[j]) >= 0.99:
-                    out[j] = max(min(out[j], limits[f"{which}_s"] * 1e3), mean)
+                # ``_predict_centre`` gave) times the tuned runs' tail, under the limit (``tuned_tail_s``)
+                which = rows["metric"].iat[j][:4]
+                limit = limits.get(f"{which}_s")
+                out[j] = tuned_tail_s(out[j], which, str(rows["engine_key"].iat[j]),  # in ms, as the row
+                                      None if limit is None else limit * 1e3, float(rows["tail_q"].iat[j]))
                 continue
-            keep = comps["row"] == j
-            one = rows.iloc[[j]].reset_index(drop=True)
-            sub = {k: v[keep] for k, v in comps.items()}
-            sub["row"] = np.zeros(int(keep.sum()))
+            one, sub = _subset(rows, comps, comps["row"].astype(int), np.arange(len(rows)) == j)
             # at least the row's mean (``_predict_centre``'s value for it): the paused requests' waits, in the mean
             # TPOT's queue part, are not in the tails' steps
             out[j] = max(tail_value(one, sub, values), out[j])
@@ -538,13 +535,11 @@ def tail_value(rows: pd.DataFrame, comps: dict, values: dict) -> float:
     q = float(r["tail_q"])
     rng = None if pd.isna(r.get("out_range", np.nan)) else float(r["out_range"])
     ratio = output_quantile_ratio(q, rng, bool(r.get("spread", 0.0)))
-    take = lambda i: ({k: np.asarray(v)[i] for k, v in a.items() if np.ndim(v)},  # noqa: E731
-                      {k: (np.asarray(v)[i] if np.ndim(v) else v) for k, v in comps.items()})
-    mixture = float(r.get("rounds", 0.0) or 0.0) > 0
-    if mixture:
-        value = run_quantile_s(r["metric"], [(*take(i), w) for i, w in weights.items()], q, ratio)
-    else:
-        value = sum(w * run_quantile_s(r["metric"], [(*take(i), 1.0)], q, ratio) for i, w in weights.items())
+    points = {i: (point_values(a, i), point_values(comps, i)) for i in weights}
+    if float(r.get("rounds", 0.0) or 0.0) > 0:  # a mixture of the burst's requests and the steady state's
+        value = run_quantile_s(r["metric"], [(*points[i], w) for i, w in weights.items()], q, ratio)
+    else:  # the interpolation between a rate's grid points
+        value = sum(w * run_quantile_s(r["metric"], [(*points[i], 1.0)], q, ratio) for i, w in weights.items())
     return value * 1e3
 
 

@@ -139,7 +139,13 @@ def e2e_quantile_s(a: dict, g: dict, q: float, out_ratio: float):
     return np.where(burst, a["e2e_s"] + spread, steady)
 
 
-#: The percentile times ``run_quantile`` predicts, by metric.
+def point_values(arrays: dict, i: int) -> dict:
+    """The values of ``arrays`` (``combine``'s or ``serving_components``' arrays over points) at point ``i``, as
+    ``run_quantile_s`` takes a point; a scalar entry as it is."""
+    return {k: (np.asarray(v)[i] if np.ndim(v) else v) for k, v in arrays.items()}
+
+
+#: The percentile times ``run_quantile_s`` predicts, by metric.
 TAIL_METRICS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
 

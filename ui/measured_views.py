@@ -230,6 +230,14 @@ def beyond_bound_sentence(table: pd.DataFrame) -> str | None:
             + ". Check the row's layout (GPUs, TP, EP), dtypes, lengths and the metric's unit.")
 
 
+def percentile_rows(table: pd.DataFrame) -> pd.Series:
+    """Which rows of ``table`` (a frame with a statistic column; none: no row) give a percentile, p99 and the like
+    (``calc.serving_tails.statistic_quantile``), rather than a mean or a median."""
+    if "statistic" not in table:
+        return pd.Series(False, index=table.index)
+    return table["statistic"].map(lambda st: statistic_quantile(st) is not None).astype(bool)
+
+
 def parity_figure(table: pd.DataFrame):
     """Measured against predicted and against the bound, log-log, with y = x: every row with a prediction (the
     percentile rows, p99 and the like, in a trace of their own), and every row with a bound (a row the serving model
@@ -243,8 +251,7 @@ def parity_figure(table: pd.DataFrame):
         lo, hi = float(vals.min()) / 1.5, float(vals.max()) * 1.5
         fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="grey", dash="dot"), name="y = x",
                         hoverinfo="skip")
-    tail = have["statistic"].map(lambda st: statistic_quantile(st) is not None) if "statistic" in have \
-        else pd.Series(False, index=have.index)
+    tail = percentile_rows(have)
     for what, rows, name, colour, symbol in (
             ("predicted", have[~tail], "serving estimate", "#1f77b4", "circle"),
             ("predicted", have[tail], "serving estimate, percentile rows (p99...)", "#9467bd", "diamond"),
@@ -492,7 +499,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     the table's "serving estimate") as TPOT and TTFT breakdown bars, the measured value marked on its own bar."""
     predicted = pd.to_numeric(table["predicted"], errors="coerce")
     # a percentile row (p99) has its estimate in the table, not a breakdown: the parts are the mean's
-    tail = table["statistic"].map(lambda s: statistic_quantile(s) is not None)
+    tail = percentile_rows(table)
     times = table[table["metric"].isin(list(comparison.BREAKDOWN_METRICS)) & np.isfinite(predicted)
                   & (pd.to_numeric(table["value"], errors="coerce") > 0) & ~tail]
     st.markdown("**Where one row's time goes**")
