@@ -696,6 +696,21 @@ def test_the_breakdown_marks_a_measured_time_only_when_given_one():
     assert list(marked.data[-1].x) == [pytest.approx(120.0)] and list(marked.data[-1].y) == ["TTFT"]
 
 
+def test_the_breakdown_axis_follows_the_longest_time_drawn():
+    """ms under a second, s under two minutes, min above (fmt_seconds' thresholds): a run whose TTFT is measured
+    at 271.2 s (a Kimi-K2-Thinking recipe row) is drawn in minutes, 271.2 / 60 = 4.52 min, and the bars still add
+    up to the estimate in that unit."""
+    assert serving_views.axis_unit(0.25) == (1e3, "ms") and serving_views.axis_unit(5.0) == (1.0, "s")
+    assert serving_views.axis_unit(271.2) == (pytest.approx(1 / 60), "min")
+    est = serving_estimate(L8, H100, 256, 64, concurrency=4)
+    fig = serving_views.breakdown_figure(est, "ttft", 271.2).build()
+    assert fig.layout.xaxis.ticksuffix == " min"
+    assert list(fig.data[-1].x) == [pytest.approx(4.52)]
+    bars = sum(t.x[0] for t in fig.data if t.type == "bar")
+    assert bars == pytest.approx(est.ttft.estimate_s / 60, rel=1e-9)
+    assert serving_views.breakdown_figure(est, "ttft").build().layout.xaxis.ticksuffix == " ms"
+
+
 def test_configurations_with_points_on_the_axes_come_first():
     """A configuration of TTFT and TPOT rows alone (nothing to draw on throughput per GPU against tokens/s per
     user) comes after one with a throughput run even when it has more rows; within each kind, most rows first."""

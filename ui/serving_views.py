@@ -285,36 +285,51 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def axis_unit(largest_s: float) -> tuple[float, str]:
+    """(scale, suffix) of a time axis whose largest value is ``largest_s`` seconds, at the thresholds of
+    ``formats.fmt_seconds``: ms under 1 s, s under 120 s, min above (a run of minutes reads "4.5 min", not
+    "271,197 ms")."""
+    largest_s = abs(float(largest_s)) if math.isfinite(float(largest_s)) else 0.0
+    if largest_s < 1:
+        return 1e3, "ms"
+    if largest_s < 120:
+        return 1.0, "s"
+    return 1 / 60, "min"
+
+
 def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None,
                      measured_label: str = MEASURED_TRACE, label: str | None = None):
     """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
     with the range as an error bar on the total. With ``measured_s`` (seconds; None or NaN: none), a marker of the
     measured time on the same bar, named ``measured_label`` (``MEASURED_TRACE`` by default), the breakdown's last
-    step: bound -> fixed costs -> efficiency -> batching interference -> estimate -> measured. Axis: ms. ``label``:
-    the bar's name (default ``which`` in capitals; "ITL" where the bar is a benchmark's gap between chunks)."""
+    step: bound -> fixed costs -> efficiency -> batching interference -> estimate -> measured. Axis: ms, s or min
+    by the largest time drawn (``axis_unit``). ``label``: the bar's name (default ``which`` in capitals; "ITL"
+    where the bar is a benchmark's gap between chunks)."""
     tb = getattr(est, which)
     name_y = label or which.upper()
+    seen = measured_s is not None and math.isfinite(measured_s)  # None or NaN: nothing measured
+    k, unit = axis_unit(max(tb.high_s, tb.estimate_s, measured_s if seen else 0.0))
     fig = charts.Figure()
     for name, value in tb.parts().items():
         if value <= 0:
             continue
-        fig.add_bar(x=[value * 1e3], y=[name_y], orientation="h", name=name,
+        fig.add_bar(x=[value * k], y=[name_y], orientation="h", name=name,
                     marker=dict(color=_COLOURS.get(name, "#7f7f7f")),
-                    hovertemplate=f"{name}: %{{x:.3f}} ms<extra></extra>")
-    fig.add_scatter(x=[tb.estimate_s * 1e3], y=[name_y], mode="markers", name=ESTIMATE_TRACE,
+                    hovertemplate=f"{name}: %{{x:.3f}} {unit}<extra></extra>")
+    fig.add_scatter(x=[tb.estimate_s * k], y=[name_y], mode="markers", name=ESTIMATE_TRACE,
                     marker=dict(color="black", symbol="line-ns-open", size=18),
-                    error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * 1e3],
-                                 arrayminus=[(tb.estimate_s - tb.low_s) * 1e3]),
-                    hovertemplate="serving estimate %{x:.3f} ms<extra></extra>")
-    if measured_s is not None and math.isfinite(measured_s):  # None or NaN: nothing measured
-        fig.add_scatter(x=[measured_s * 1e3], y=[name_y], mode="markers", name=measured_label,
+                    error_x=dict(type="data", symmetric=False, array=[(tb.high_s - tb.estimate_s) * k],
+                                 arrayminus=[(tb.estimate_s - tb.low_s) * k]),
+                    hovertemplate=f"serving estimate %{{x:.3f}} {unit}<extra></extra>")
+    if seen:
+        fig.add_scatter(x=[measured_s * k], y=[name_y], mode="markers", name=measured_label,
                         marker=dict(color="#ffd92f", symbol="diamond", size=14, line=dict(color="black", width=1.5)),
-                        hovertemplate=f"{measured_label} %{{x:.3f}} ms<extra></extra>")
-    fig.add_vline(x=tb.bound_s * 1e3, line=dict(color="#2ca02c", dash="dash"),
+                        hovertemplate=f"{measured_label} %{{x:.3f}} {unit}<extra></extra>")
+    fig.add_vline(x=tb.bound_s * k, line=dict(color="#2ca02c", dash="dash"),
                   annotation_text="bound", annotation_position="top")
     fig.update_layout(barmode="stack", height=200, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", y=-0.35, traceorder="normal"))
-    fig.update_xaxes(ticksuffix=" ms")
+    fig.update_xaxes(ticksuffix=f" {unit}")
     return fig
 
 
