@@ -88,6 +88,19 @@ PUBLISHED = {
     # tower (inferred, no breakdown published): text 426.17B + the tower's encoder (MINIMAX_M3_VISION, below) =
     # 426.80B; its projector and patch merger (shapes not in the config, under 0.1B) stay inside half a unit.
     "minimax-m3": (427 * B, 0.5 * B, "m3-vision", "InferenceX perf-changelog.yaml @843c6254: MiniMax-M3 427B total / 26B active"),
+    # The Qwen2.5 and Qwen3 model cards ("Number of Parameters"); the main model, nothing to add. Qwen2.5-14B's and
+    # Qwen2.5-32B's cards are under the shapes' count (14.77B for "14.7B", 32.76B for "32.5B"), and so are their
+    # non-embedding figures (13.21B for "13.1B", 31.21B for "31.0B"): the tolerance is widened to cover the gap, 0.1B
+    # and 0.3B (tests/test_presets_more_models.py compares the non-embedding figures).
+    "qwen2.5-72b": (72.7 * B, 0.05 * B, 0, "Qwen2.5-72B model card: 72.7B (70.0B non-embedding)"),
+    "qwen2.5-32b": (32.5 * B, 0.3 * B, 0, "Qwen2.5-32B model card: 32.5B (31.0B non-embedding), under the shapes' 32.76B"),
+    "qwen2.5-14b": (14.7 * B, 0.1 * B, 0, "Qwen2.5-14B model card: 14.7B (13.1B non-embedding), under the shapes' 14.77B"),
+    "qwen2.5-3b": (3.09 * B, 0.005 * B, 0, "Qwen2.5-3B model card: 3.09B (2.77B non-embedding)"),
+    "qwen2.5-1.5b": (1.54 * B, 0.005 * B, 0, "Qwen2.5-1.5B model card: 1.54B (1.31B non-embedding)"),
+    "qwen3-14b": (14.8 * B, 0.05 * B, 0, "Qwen3-14B model card: 14.8B (13.2B non-embedding)"),
+    "qwen3-4b": (4.0 * B, 0.05 * B, 0, "Qwen3-4B model card: 4.0B (3.6B non-embedding)"),
+    "qwen3-1.7b": (1.7 * B, 0.05 * B, 0, "Qwen3-1.7B model card: 1.7B (1.4B non-embedding)"),
+    "qwen3-0.6b": (0.6 * B, 0.05 * B, 0, "Qwen3-0.6B model card: 0.6B (0.44B non-embedding)"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
