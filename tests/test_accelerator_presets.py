@@ -26,7 +26,8 @@ OLD = ("h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "b200", "l4", 
 
 
 def test_the_new_presets_follow_the_old_ones_in_the_list():
-    assert tuple(list_accelerators()) == OLD + NEW
+    # later presets (tests/test_presets_more_accelerators.py) follow these
+    assert tuple(list_accelerators())[:len(OLD + NEW)] == OLD + NEW
 
 
 @pytest.mark.parametrize("gid, gb, tb_s, bf16, fp8, int8, tf32, tdp, link", [
@@ -148,7 +149,8 @@ BEFORE = {
     # parts without a preset, refused before and still
     "NVIDIA H800 PCIe": None, "NVIDIA A100-PCIE-40GB": None, "NVIDIA H20 HBM3e": None, "NVIDIA H20-3e": None,
     "NVIDIA A800 80GB PCIe": None, "NVIDIA A800 40GB Active": None, "H100 SXM NVLink": None,
-    "AMD EPYC 7763": None, "TPU v9": None, "NVIDIA A10G": None, "Tesla T4": None,
+    "AMD EPYC 7763": None, "TPU v9": None, "Tesla T4": None,
+    # "NVIDIA A10G" was refused here too; it now has its preset (tests/test_presets_more_accelerators.py)
 }
 
 

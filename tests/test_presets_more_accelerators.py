@@ -1,0 +1,270 @@
+"""Tests of the presets of accelerators that published serving benchmarks run beyond the HGX servers and the parts
+calc had before (calc/data/accelerators.json): NVIDIA A10G, A10, L40, RTX 6000 Ada Generation, RTX 5090, A40, RTX A6000,
+RTX 3090; AMD Instinct MI250X (one GCD) and MI210; Intel Gaudi 2 and Gaudi 3; Google TPU v6e and v5p.
+
+Oracles: the data-sheet and whitepaper figures, written out in the comments (dense; NVIDIA's starred sparse figures
+halved where only those are printed); the names nvidia-smi, rocm-smi, hl-smi, clouds and benchmark tables give these
+parts; the notes of serving_params.json's device_families; and one decode step worked by hand.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import calc
+from calc.collectives import get_interconnect, link_for_group
+from calc.hardware import accelerator_preset_id, list_accelerators, match_accelerator_name
+from calc.models import DATA_DIR
+from calc.serving import serving_estimate
+from calc.serving_params import DEVICE_FAMILIES, device_family, load_serving_params
+
+#: The presets before these, in the data file's order (test_accelerator_presets.OLD + NEW).
+BEFORE = ("h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "b200", "l4", "l40s", "rtx-4090", "mi300x", "gb200",
+          "tpu-v5e", "m2-ultra", "m3-max", "ddr5-desktop", "mi325x", "mi355x", "b300", "rtx-pro-6000", "h100-nvl", "h20",
+          "h800", "a800-80gb", "a100-pcie-80gb", "gh200-96gb", "gh200-144gb")
+MORE = ("a10g", "a10", "l40", "rtx-6000-ada", "rtx-5090", "a40", "rtx-a6000", "rtx-3090", "mi250x", "mi210", "gaudi2",
+        "gaudi3", "tpu-v6e", "tpu-v5p")
+
+
+def test_the_new_presets_follow_the_old_ones_in_the_list():
+    # appended, so that an accelerator built by hand with an older part's figures still finds the older preset first
+    assert tuple(list_accelerators()) == BEFORE + MORE
+
+
+@pytest.mark.parametrize("gid, gb, gb_s, bf16, fp8, int8, tdp, link", [
+    # A10G (AWS G5): 24 GB GDDR6, 600 GB/s; tensor FP16 70 TFLOP/s, INT8 140 TOPS dense; nvidia-smi cap 300 W
+    ("a10g", 24, 600, 70, None, 140, 300, "pcie4"),
+    # A10 datasheet: 24 GB, 600 GB/s; BF16 125 | 250*, INT8 250 | 500*; 150 W
+    ("a10", 24, 600, 125, None, 250, 150, "pcie4"),
+    # L40 datasheet: 48 GB, 864 GB/s; BF16 181.05 | 362.1*, FP8 362 | 724*, INT8 362 | 724*; 300 W
+    ("l40", 48, 864, 181.05, 362, 362, 300, "pcie4"),
+    # RTX 6000 Ada Generation: 48 GB, 960 GB/s; BF16 364 | 728*, FP8 728 | 1,457*, INT8 728 | 1,457*; 300 W
+    ("rtx-6000-ada", 48, 960, 364, 728, 728, 300, "pcie4"),
+    # RTX 5090 (GB202 whitepaper): 32 GB GDDR7, 1,792 GB/s; BF16 with FP32 accumulate 209.5/419, FP8 419 | 838*,
+    # INT8 838 | 1,676*; 575 W
+    ("rtx-5090", 32, 1792, 209.5, 419, 838, 575, "pcie5"),
+    # A40 datasheet: 48 GB, 696 GB/s; BF16 149.7 | 299.4*, INT8 299.3 | 598.6*; 300 W
+    ("a40", 48, 696, 149.7, None, 299.3, 300, "pcie4"),
+    # RTX A6000 (GA102 whitepaper table 3): 48 GB, 768 GB/s; BF16 with FP32 accumulate 154.8/309.6, INT8 309.7; 300 W
+    ("rtx-a6000", 48, 768, 154.8, None, 309.7, 300, "pcie4"),
+    # RTX 3090: 24 GB GDDR6X, 936 GB/s; 350 W; bf16 derived (82 SMs x 1.695 GHz x 512), no INT8 figure on file
+    ("rtx-3090", 24, 936, 71.2, None, None, 350, "pcie4"),
+    # MI250X, one of two GCDs: 128 GB and 8,192 bits x 3.2 Gbps = 3,276.8 GB/s, BF16 383, INT8 383 per module, halved;
+    # 560 W per module, halved
+    ("mi250x", 64, 1638.4, 383 / 2, None, 383 / 2, 280, None),
+    # MI210: 64 GB HBM2E, 4,096 bits x 3.2 Gbps = 1,638.4 GB/s, FP16 181, INT8 181; 300 W
+    ("mi210", 64, 1638.4, 181, None, 181, 300, "pcie4"),
+    # Gaudi 2: 96 GB, 2.46 TB/s, BF16 432, FP8 865; no power figure on file
+    ("gaudi2", 96, 2460, 432, 865, None, None, None),
+    # Gaudi 3 white paper: 128 GB, 3.7 TB/s, BF16 and FP8 1,835
+    ("gaudi3", 128, 3700, 1835, 1835, None, None, "gaudi3-roce"),
+    # TPU v6e docs: 32 GB, 1,638 GBps, bf16 918, int8 1,836
+    ("tpu-v6e", 32, 1638, 918, None, 1836, None, "ici-v6e"),
+    # TPU v5p docs: 95 GB, 2,765 GBps, bf16 459, fp8 459; int8 918
+    ("tpu-v5p", 95, 2765, 459, 459, 918, None, "ici-v5p"),
+])
+def test_each_preset_carries_its_data_sheets_figures(gid, gb, gb_s, bf16, fp8, int8, tdp, link):
+    close = lambda x: pytest.approx(x * 1e12, rel=1e-3)  # noqa: E731
+    a = calc.get_accelerator(gid)
+    assert a.memory_bytes == pytest.approx(gb * 1e9) and a.bandwidth_bytes_per_s == pytest.approx(gb_s * 1e9)
+    assert a.peak_flops("bf16") == close(bf16) and a.peak_flops("fp16") == a.peak_flops("bf16")
+    if fp8 is None:   # no FP8 engine (Ampere, CDNA2) or no figure: fp8 weights run at the bf16 rate
+        assert "fp8" not in a.peak_flops_per_s and a.peak_flops("fp8") == a.peak_flops("bf16")
+    else:
+        assert a.peak_flops("fp8") == close(fp8)
+    if int8 is None:
+        assert "int8" not in a.peak_flops_per_s
+    else:
+        assert a.peak_flops("int8") == close(int8)
+    assert a.tdp_w == tdp and (tdp is None or len(a.power_source) > 20)
+    assert a.interconnect == link
+    if link is not None:
+        assert get_interconnect(link).source
+    assert a.source and len(a.source) > 80
+
+
+def test_only_the_a10g_has_a_verified_price_and_a_driver_total():
+    a10g = calc.get_accelerator("a10g")
+    # AWS g5.xlarge, one A10G: $1.006/h on demand in us-east-1
+    assert a10g.price_per_hour_usd == 1.006 and a10g.price_date == "2025-11-30" and "g5.xlarge" in a10g.price_source
+    # nvidia-smi '8722MiB / 23028MiB' on an A10G: 23,028 x 2^20 = 24,146,608,128 B
+    assert a10g.driver_memory_bytes == 23_028 * 2**20 == 24_146_608_128 and "DCGM#232" in a10g.driver_memory_source
+    for gid in MORE[1:]:
+        a = calc.get_accelerator(gid)
+        assert a.price_per_hour_usd is None and "no verified on-demand listing" in a.price_source, gid
+        assert a.driver_memory_bytes is None, gid
+
+
+def test_derived_figures_say_how_they_were_derived():
+    # RTX 3090: 82 SMs x 1.695 GHz x 512 FLOP per SM per clock = 71.2 TFLOP/s
+    assert 82 * 1.695e9 * 512 == pytest.approx(calc.get_accelerator("rtx-3090").peak_flops("bf16"), rel=1e-3)
+    assert "Derived" in calc.get_accelerator("rtx-3090").source
+    # MI250X: the module's 383 TFLOP/s and 3,276.8 GB/s over its two GCDs
+    gcd = calc.get_accelerator("mi250x")
+    assert 2 * gcd.bandwidth_bytes_per_s == pytest.approx(8192 / 8 * 3.2e9)
+    assert "GCD" in gcd.name and "2 GCDs" in gcd.source
+    # Gaudi 3: the white paper's 1,835 is kept; the source names the 1,677 of shipping clocks
+    assert "1,677" in calc.get_accelerator("gaudi3").source
+
+
+def test_parts_of_one_die_relate_as_their_sheets_say():
+    l40, l40s, ada6000, rtx4090 = (calc.get_accelerator(g) for g in ("l40", "l40s", "rtx-6000-ada", "rtx-4090"))
+    # L40 and L40S: the same 48 GB at 864 GB/s; the L40's bf16 (FP32 accumulate) is half the L40S's
+    assert (l40.memory_bytes, l40.bandwidth_bytes_per_s) == (l40s.memory_bytes, l40s.bandwidth_bytes_per_s)
+    assert l40.peak_flops("bf16") / l40s.peak_flops("bf16") == pytest.approx(181.05 / 362)
+    # the RTX 6000 Ada runs FP32 accumulate at full rate, the RTX 4090 at half
+    assert ada6000.peak_flops("bf16") > 2 * rtx4090.peak_flops("bf16")
+    # A10 and A10G share their memory; the A10G has about half the tensor rate
+    a10, a10g = calc.get_accelerator("a10"), calc.get_accelerator("a10g")
+    assert (a10.memory_bytes, a10.bandwidth_bytes_per_s) == (a10g.memory_bytes, a10g.bandwidth_bytes_per_s)
+    assert a10g.peak_flops("bf16") == pytest.approx(0.56 * a10.peak_flops("bf16"))
+    # an MI210 is one CDNA2 GCD with the MI250X GCD's memory
+    assert calc.get_accelerator("mi210").memory_bytes == calc.get_accelerator("mi250x").memory_bytes
+
+
+def test_the_rtx_5090_has_fp4_tensor_cores_and_the_older_parts_none():
+    assert calc.get_accelerator("rtx-5090").peak_flops_per_s["fp4"] == 838e12
+    for gid in MORE:
+        if gid != "rtx-5090":
+            assert "fp4" not in calc.get_accelerator(gid).peak_flops_per_s, gid
+
+
+@pytest.mark.parametrize("name, preset", [
+    # as nvidia-smi and torch.cuda.get_device_name print them
+    ("NVIDIA A10G", "a10g"), ("NVIDIA A10", "a10"), ("NVIDIA L40", "l40"), ("NVIDIA L40S", "l40s"),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"), ("NVIDIA GeForce RTX 5090", "rtx-5090"), ("NVIDIA A40", "a40"),
+    ("NVIDIA RTX A6000", "rtx-a6000"), ("NVIDIA GeForce RTX 3090", "rtx-3090"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
+    # as rocm-smi, hl-smi and clouds name them
+    ("AMD Instinct MI250X", "mi250x"), ("AMD Instinct MI250X/MI250", "mi250x"), ("AMD Instinct MI210", "mi210"),
+    ("HL-325L", "gaudi3"), ("HL-225", "gaudi2"), ("v6e-8", "tpu-v6e"), ("v5p-8", "tpu-v5p"),
+    # as benchmark tables shorten them
+    ("A10G", "a10g"), ("A10", "a10"), ("L40", "l40"), ("RTX 6000 Ada", "rtx-6000-ada"), ("RTX 5090", "rtx-5090"),
+    ("A40", "a40"), ("RTX A6000", "rtx-a6000"), ("A6000", "rtx-a6000"), ("RTX 3090", "rtx-3090"), ("MI250X", "mi250x"),
+    ("MI210", "mi210"), ("Gaudi3", "gaudi3"), ("Intel Gaudi 3", "gaudi3"), ("Gaudi2", "gaudi2"),
+    ("Intel Gaudi 2", "gaudi2"), ("TPU v6e", "tpu-v6e"), ("Trillium", "tpu-v6e"), ("TPU v5p", "tpu-v5p"),
+])
+def test_a_new_part_is_found_by_the_names_drivers_and_benchmarks_give_it(name, preset):
+    assert match_accelerator_name(name) == preset and accelerator_preset_id(name) == preset
+    assert calc.get_accelerator(name) == calc.get_accelerator(preset)
+
+
+@pytest.mark.parametrize("name, preset", [
+    # 'a10' is not taken by an A100, nor 'a10g' by the A10 rule
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb"), ("NVIDIA A100-SXM4-40GB", "a100-40gb"), ("A100", "a100-80gb"),
+    ("NVIDIA A100-PCIE-40GB", None),
+    # the L40S stays the L40S; the L4 stays the L4
+    ("NVIDIA L40S", "l40s"), ("L40S", "l40s"), ("NVIDIA L4", "l4"),
+    # 'rtx 6000 ada' and 'rtx pro 6000' do not take each other; the Turing Quadro RTX 6000 has no preset
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"), ("RTX PRO 6000", "rtx-pro-6000"),
+    ("Quadro RTX 6000", None),
+    # other RTX parts than these presets
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("NVIDIA GeForce RTX 3090 Ti", None), ("NVIDIA GeForce RTX 5090 D", None),
+    ("NVIDIA GeForce RTX 5090 Laptop GPU", None), ("NVIDIA RTX A4000", None), ("NVIDIA A4000", None),
+    # other AMD, Intel and Google parts
+    ("AMD Instinct MI250", None), ("AMD Instinct MI300X", "mi300x"), ("Gaudi", None), ("TPU v5e", "tpu-v5e"),
+    ("TPU v4", None),
+])
+def test_the_name_rules_do_not_take_neighbours(name, preset):
+    assert match_accelerator_name(name) == preset
+
+
+@pytest.mark.parametrize("gid", MORE)
+def test_a_new_presets_id_and_display_name_resolve_to_it(gid):
+    name = calc.get_accelerator(gid).name
+    assert accelerator_preset_id(gid) == accelerator_preset_id(name) == accelerator_preset_id(name.upper()) == gid
+    assert match_accelerator_name(name) == gid
+
+
+def test_narrower_rules_come_before_broader_ones():
+    rules = [tuple(w) for w, _ in json.loads((DATA_DIR / "accelerators.json").read_text())["_names"]]
+    for narrow, broad in ((("a10g",), ("a10",)), (("a100",), ("a10",)), (("l40s",), ("l40",)), (("l40",), ("l4",)),
+                          (("3090", "ti"), ("3090",)), (("5090", "d"), ("5090",)), (("mi250x",), ("mi250",)),
+                          (("gaudi3",), ("gaudi",)), (("gaudi", "2"), ("gaudi",))):
+        assert rules.index(narrow) < rules.index(broad), (narrow, broad)
+
+
+# -- families of the serving model ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("gid", ["l40", "rtx-6000-ada"])
+def test_an_ad102_part_takes_adas_factors_and_says_so(gid):
+    # the AD102 die of the fitted L40S and RTX 4090, no serving measurement of its own: assumed ada
+    prm = load_serving_params()
+    idx, notice = device_family(prm, gid)
+    assert idx == 1 + DEVICE_FAMILIES.index("ada") == device_family(prm, "l40s")[0]
+    assert f"no accelerator family fitted with {gid}" in notice[0] and "ada" in notice[0]
+
+
+@pytest.mark.parametrize("gid", ["a10g", "a10", "a40", "rtx-a6000", "rtx-3090", "rtx-5090", "mi250x", "mi210", "gaudi2",
+                                 "gaudi3", "tpu-v6e", "tpu-v5p"])
+def test_a_part_in_no_family_takes_the_references_factors_and_says_so(gid):
+    # GA102 (GDDR) is not the fitted A100s' GA100, GB202 sits with the RTX PRO 6000 in no family; CDNA2, Gaudi, TPU
+    prm = load_serving_params()
+    idx, notice = device_family(prm, gid)
+    assert idx == 0 and f"no accelerator family fitted with {gid}" in notice[0] and "hopper" in notice[0]
+    assert gid in prm["device_families"]["notes"]
+
+
+def test_the_fitted_families_are_as_before():
+    fams = load_serving_params()["device_families"]
+    assert fams["members"] == {"hopper": ["h100-sxm", "h100-pcie", "h200"], "ampere": ["a100-40gb", "a100-80gb"],
+                               "ada": ["l4", "l40s", "rtx-4090"], "blackwell": ["b200", "gb200", "b300"],
+                               "cdna3": ["mi300x", "mi325x"], "cdna4": ["mi355x"]}
+    assert fams["assumed"] == {"a800-80gb": "ampere", "a100-pcie-80gb": "ampere", "l40": "ada", "rtx-6000-ada": "ada"}
+
+
+def test_a_serving_estimate_on_a_new_part_carries_the_family_notice():
+    est = serving_estimate("llama-3.1-8b", "a10g", 1000, 200, concurrency=8)
+    assert any("no accelerator family fitted with a10g" in n for n in est.notices)
+    assert est.tpot.estimate_s > 0 and est.output_tokens_per_s > 0
+    # the same request on an L40, ada's factors
+    est = serving_estimate("llama-3.1-8b", "l40", 1000, 200, concurrency=8)
+    assert any("no accelerator family fitted with l40" in n and "ada" in n for n in est.notices)
+
+
+# -- the roofline by hand ------------------------------------------------------------------------------------------
+def test_one_decode_step_on_an_a10g_by_hand():
+    # Llama-3.1-8B bf16, batch 1, one token of context: the step reads the weights but the embedding table
+    # (16,060,522,496 - 128,256 x 4,096 x 2 = 15,009,849,344 B), plus the one row it looks up (4,096 x 2 = 8,192 B):
+    # 15,009,857,536 B at the A10G's 600 GB/s = 25.016 ms, 39.97 tok/s; the cache of one token is
+    # 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B, 0.218 us
+    m, a = calc.get_model("llama-3.1-8b"), calc.get_accelerator("a10g")
+    step = calc.decode_step_time(m, a, 1, 1)
+    assert step.weights_s == pytest.approx((15_009_849_344 + 8_192) / 600e9, rel=1e-9)
+    assert step.kv_s == pytest.approx(131_072 / 600e9, rel=1e-9)
+    # compute: 2 x 7.5e9 FLOP over 70 TFLOP/s = 0.214 ms, far under the weight read at batch 1
+    assert step.compute_s == pytest.approx(step.flops / 70e12, rel=1e-9) and step.compute_s < step.weights_s / 100
+    assert step.total_s == pytest.approx(step.weights_s + step.kv_s, rel=1e-9)
+    assert step.tokens_per_s == pytest.approx(1 / step.total_s)
+    # the RTX A6000's 768 GB/s reads the same bytes in 768 / 600 less time
+    a6000 = calc.decode_step_time(m, calc.get_accelerator("rtx-a6000"), 1, 1)
+    assert step.weights_s / a6000.weights_s == pytest.approx(768 / 600)
+
+
+def test_the_ridge_point_of_a_new_part():
+    # RTX A6000: 154.8 TFLOP/s over 768 GB/s = 201.6 FLOP per byte
+    assert calc.get_accelerator("rtx-a6000").ridge_flops_per_byte == pytest.approx(154.8e12 / 768e9)
+
+
+# -- links ---------------------------------------------------------------------------------------------------------
+def test_the_new_links_are_their_documents_figures_one_direction():
+    # TPU v6e: 800 GBps bidirectional ICI per chip, 256 chips per pod; v5p: 1,200 GBps, 8,960 chips
+    v6e, v5p = get_interconnect("ici-v6e"), get_interconnect("ici-v5p")
+    assert (v6e.bandwidth_bytes_per_s, v6e.domain_size) == (800e9 / 2, 256)
+    assert (v5p.bandwidth_bytes_per_s, v5p.domain_size) == (1200e9 / 2, 8960)
+    # Gaudi 3: 21 scale-up ports x 200 Gb/s = 525 GB/s each way to the 7 others of an 8-card box; 3 x 200 Gb/s out
+    g3 = get_interconnect("gaudi3-roce")
+    assert g3.bandwidth_bytes_per_s == 21 * 200e9 / 8 == 525e9 and g3.domain_size == 8 and g3.direct_peers
+    assert link_for_group(g3, 16).bandwidth_bytes_per_s == 3 * 200e9 / 8 == 75e9
+
+
+def test_a_part_without_links_on_file_runs_on_one_device_only():
+    # the Infinity Fabric between MI250X GCDs and Gaudi 2's scale-up ports are not on file
+    for gid in ("mi250x", "gaudi2"):
+        a = calc.get_accelerator(gid)
+        assert a.interconnect is None
+        with pytest.raises(ValueError, match="not ganged with others"):
+            calc.decode_step_time(calc.get_model("llama-3.1-8b"), a, 1, 1024, tp=2)
+    # a Gaudi 3 box of 8 is one tensor-parallel group
+    step = calc.decode_step_time(calc.get_model("llama-3.1-70b"), calc.get_accelerator("gaudi3"), 8, 1024, tp=8)
+    assert step.comm_s > 0
