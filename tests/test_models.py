@@ -29,7 +29,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "llama-4-scout", "llama-4-maverick", "mixtral-8x22b", "minimax-m2.5", "qwen3.5-397b-a17b",
            "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash",
            "minimax-m3", "qwen2.5-72b", "qwen2.5-32b", "qwen2.5-14b", "qwen2.5-3b", "qwen2.5-1.5b", "qwen3-14b",
-           "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b"]
+           "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b", "phi-4"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -398,6 +398,8 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     # served Qwen2.5 and Qwen3 checkpoints, and a distill of the same shapes (tests/test_presets_more_models.py)
     ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"), ("Qwen/Qwen2.5-32B-Instruct-AWQ", "qwen2.5-32b"),
     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "qwen2.5-32b"), ("Qwen/Qwen3-14B-FP8", "qwen3-14b"),
+    # Phi-4 by its own id (tests/test_presets_more_models.py)
+    ("microsoft/phi-4", "phi-4"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is
@@ -410,11 +412,13 @@ def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, pr
 @pytest.mark.parametrize("other", ["gpt2-xl", "Qwen/Qwen2.5-7B-Instruct-1M", "meta-llama/Llama-3.2-11B-Vision",
                                    "Qwen/Qwen3.5-397B-A17B-Base-1M", "llama-3.1-8bx", "Qwen/Qwen2.5-14B-Instruct-1M",
                                    "zai-org/GLM-5.2-FP8", "nvidia/GLM-5.2-NVFP4",
-                                   "Inferact/MiniMax-M3-EAGLE3"])
+                                   "Inferact/MiniMax-M3-EAGLE3", "microsoft/Phi-4-mini-instruct",
+                                   "microsoft/Phi-4-reasoning"])
 def test_a_different_model_that_shares_a_presets_prefix_is_not_taken_for_it(other):
     # GPT-2 XL is not GPT-2, Qwen2.5-7B- and 14B-Instruct-1M have another config (a 1M-token RoPE), a vision model has more;
     # GLM-5.2 would read as a version of GLM-5 but shares its indexer across layers (a null alias refuses it);
-    # MiniMax-M3's EAGLE3 draft is a small model of its own
+    # MiniMax-M3's EAGLE3 draft is a small model of its own; Phi-4-mini is a 3.8B model, and Phi-4-reasoning's 32k-token
+    # context is past Phi-4's 16,384-token window (a null alias refuses it)
     from calc.models import match_checkpoint
     assert match_checkpoint(other) is None
     with pytest.raises(ValueError, match="unknown model"):

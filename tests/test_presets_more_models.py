@@ -1,5 +1,5 @@
-"""The Qwen2.5 and Qwen3 dense presets that published serving benchmarks use: counts and cache by hand, the model
-cards' figures, and the served checkpoints that name them.
+"""The Qwen2.5, Qwen3 and Phi-4 dense presets that published serving benchmarks use: counts and cache by hand, the
+model cards' figures, and the served checkpoints that name them.
 
 Oracles: hand counts from the shapes of each shipped config.json (arithmetic in the comments), the parameter figures
 of the model cards, and the config.json of the served checkpoints (cited in calc/data/checkpoint_aliases.json). The
@@ -180,3 +180,56 @@ def test_weights_of_the_72b_by_hand():
     m = get_model("qwen2.5-72b")
     assert calc.weight_bytes(m) == 145_412_407_296
     assert calc.weight_bytes(m, "fp8") == 72_706_203_648
+
+
+# -- Phi-4 ------------------------------------------------------------------------------------------------------------
+
+def test_phi4_count_by_hand():
+    # Phi-4 (config.json, Phi3ForCausalLM): V 100,352, D 5,120, 40 layers, 40 query / 10 KV heads of 128, F 17,920,
+    # untied, no biases (its fused qkv_proj 5120 x 7680 and gate_up_proj 5120 x 35840 hold the Llama shapes). Per layer:
+    #   q 5120 x 5120 = 26,214,400; k, v 2 x 5120 x 1280 = 13,107,200; o 26,214,400
+    #   MLP 3 x 5120 x 17920 = 275,251,200; 2 norms 10,240                      -> 340,797,440
+    #   x 40 = 13,631,897,600; embedding and head 2 x 100,352 x 5,120 = 1,027,604,480; final norm 5,120
+    #   = 14,659,507,200 (Hugging Face: 14.7B; the Phi-4 report: 14B)
+    per_layer = 26_214_400 + 13_107_200 + 26_214_400 + 275_251_200 + 10_240
+    assert per_layer == 340_797_440
+    total = 40 * per_layer + 1_027_604_480 + 5_120
+    m = get_model("phi-4")
+    assert m.n_params == total == 14_659_507_200
+    assert count_params(hf_config("phi-4")) == (total, total)
+    assert (m.n_heads, m.n_kv_heads, m.head_dim, m.attention) == (40, 10, 128, "gqa")
+    assert not m.tie_word_embeddings and m.checkpoint_format is None
+
+
+def test_phi4_cache_by_hand_with_its_window_equal_to_its_context():
+    # bf16, per token: 2 x 40 layers x 10 KV heads x 128 x 2 bytes = 204,800 B. The file's sliding_window (16,384)
+    # equals max_position_embeddings, so inside the trained context every token is kept:
+    #   16,384 tokens: 16,384 x 204,800 = 3,355,443,200 B
+    # past it a layer holds its last 16,384 tokens (the same bytes at 32,768), unless an engine reserves full length
+    m = get_model("phi-4")
+    assert calc.kv_bytes_per_token(m) == 2 * 40 * 10 * 128 * 2 == 204_800
+    assert m.sliding_window == 16_384 == m.max_context_len and m.layer_kinds == ("sliding",) * 40
+    assert calc.kv_cache_bytes(m, 16_384) == 16_384 * 204_800 == 3_355_443_200
+    assert calc.kv_cache_bytes(m, 8_000) == 8_000 * 204_800
+    assert calc.kv_cache_bytes(m, 32_768) == 3_355_443_200
+    assert calc.kv_cache_bytes(m, 32_768, sliding="full") == 32_768 * 204_800
+
+
+@pytest.mark.parametrize("checkpoint, preset", [
+    ("microsoft/phi-4", "phi-4"), ("microsoft/phi-4-FP8", "phi-4"),
+    # Phi-4-mini is another model (3.8B); Phi-4-reasoning's card gives a 32k-token context, past Phi-4's 16,384-token
+    # window (its null alias in checkpoint_aliases.json)
+    ("microsoft/Phi-4-mini-instruct", None), ("microsoft/Phi-4-reasoning", None),
+    ("microsoft/Phi-4-reasoning-plus", None),
+])
+def test_phi4_checkpoints(checkpoint, preset):
+    assert match_checkpoint(checkpoint) == preset
+
+
+def test_a_serving_estimate_runs_for_phi4():
+    # K = 10 KV heads: TP 1 or 2 only (tests/test_engine_layouts.py); one H100 in fp8
+    from calc.serving import serving_estimate
+    e = serving_estimate("phi-4", "h100-sxm", 1024, 1024, concurrency=64, tp=1, weight_dtype="fp8", engine="vllm")
+    for t in (e.ttft, e.tpot):
+        assert math.isfinite(t.estimate_s) and 0 < t.bound_s <= t.estimate_s
+    assert math.isfinite(e.output_tokens_per_s) and e.output_tokens_per_s > 0

@@ -101,6 +101,9 @@ PUBLISHED = {
     "qwen3-4b": (4.0 * B, 0.05 * B, 0, "Qwen3-4B model card: 4.0B (3.6B non-embedding)"),
     "qwen3-1.7b": (1.7 * B, 0.05 * B, 0, "Qwen3-1.7B model card: 1.7B (1.4B non-embedding)"),
     "qwen3-0.6b": (0.6 * B, 0.05 * B, 0, "Qwen3-0.6B model card: 0.6B (0.44B non-embedding)"),
+    # Hugging Face's model size of microsoft/phi-4 (bf16 safetensors, nothing beside the language model); the Phi-4
+    # report and card say "14B", two significant figures that the shapes' 14.66B rounds past
+    "phi-4": (14.7 * B, 0.05 * B, 0, "HF microsoft/phi-4 model size 14.7B (Phi-4 report and card: 14B)"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
