@@ -1040,7 +1040,10 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     scale, more = matmul_scale(prm, acc_key)
     family, fam_notice = device_family(prm, acc_key)
     settings = dict(settings, matmul_scale=scale, device_family=family)
-    notices = notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family) + fp4
+    # the platform's name where the accelerator is a preset (a hand-built one says nothing of its maker)
+    platform = get_accelerator(acc_key).name if acc_key in list_accelerators() else ""
+    notices = (notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family, platform)
+               + fp4)
     return prm, layout, key, settings, notices, accelerator
 
 

@@ -224,8 +224,9 @@ def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
 def device_family(params: dict, accelerator_key: str) -> tuple[int, list[str]]:
     """(index of ``accelerator_key``'s family, notices): 0 for the reference family, ``1 + i`` for
     ``DEVICE_FAMILIES[i]``, from ``device_families`` in the file; for an accelerator it lists under ``assumed``
-    (no serving measurement, a family's die: "a800-80gb" -> "ampere") that family's index with a notice that
-    names it; 0 with a notice for an accelerator it does not map (its bandwidth and fixed-cost factors are then
+    (no serving measurement, a family's die: "a800-80gb" -> "ampere"; or a part of the same platform with no
+    family of its own: "mi250x" -> "cdna3", whose ROCm builds it runs, the reason in ``assumed_why``) that family's
+    index with a notice that names it; 0 with a notice for an accelerator it does not map (its bandwidth and fixed-cost factors are then
     the reference's)."""
     fams = params.get("device_families")
     if not fams:
@@ -235,9 +236,10 @@ def device_family(params: dict, accelerator_key: str) -> tuple[int, list[str]]:
             return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), []
     name = fams.get("assumed", {}).get(accelerator_key)
     if name is not None:
+        why = fams.get("assumed_why", {}).get(accelerator_key, f"{name}, its architecture's")
         return (DEVICE_FAMILIES.index(name) + 1 if name in DEVICE_FAMILIES else 0), [
             f"no accelerator family fitted with {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
-            f"those of {name}, its architecture's (assumed)"]
+            f"those of {why} (assumed)"]
     return 0, [f"no accelerator family fitted with {accelerator_key}: its memory-bandwidth and fixed-cost factors are "
                f"those of {fams['reference']}, the reference family (assumed)"]
 
@@ -256,17 +258,26 @@ def family_factors(values: dict, index) -> tuple:
 CUDA_ONLY_ENGINES = ("trtllm",)
 
 
-def platform_notice(engine_key: str, family_index: int) -> list[str]:
+def platform_notice(engine_key: str, family_index: int, accelerator_name: str = "") -> list[str]:
     """A notice when ``engine_key`` (calc's engine id) has no build for the accelerator's platform: TensorRT-LLM
-    (``CUDA_ONLY_ENGINES``) on an AMD Instinct family (``on_rocm``). The estimate is then what its fitted costs would
-    give there (its ROCm factor pooled from the other engines', no measurement behind it), a what-if, and the notice
-    says so; [] otherwise.
-    Example: ``platform_notice("trtllm", 1 + DEVICE_FAMILIES.index("cdna3"))`` is one notice;
-    ``platform_notice("vllm", ...)`` and ``platform_notice("trtllm", 0)`` (Hopper) are []."""
-    if engine_key in CUDA_ONLY_ENGINES and bool(on_rocm(family_index)):
+    (``CUDA_ONLY_ENGINES``) on an AMD Instinct family (``on_rocm``), or on any accelerator whose name
+    (``accelerator_name``, the preset's: "Intel Gaudi 3 128GB", "Google TPU v6e Trillium (per chip)") is not an
+    NVIDIA part's. The estimate is then what its fitted costs would give there (on ROCm its ROCm factor pooled from
+    the other engines', no measurement behind it), a what-if, and the notice says so; [] otherwise.
+    Example: ``platform_notice("trtllm", 1 + DEVICE_FAMILIES.index("cdna3"))`` is one notice, and so is
+    ``platform_notice("trtllm", 0, "Intel Gaudi 3 128GB")``; ``platform_notice("vllm", ...)`` and
+    ``platform_notice("trtllm", 0, "NVIDIA H100 SXM 80GB")`` (Hopper) are []."""
+    if engine_key not in CUDA_ONLY_ENGINES:
+        return []
+    if bool(on_rocm(family_index)):
         return ["TensorRT-LLM runs on NVIDIA GPUs only and has no ROCm build for AMD Instinct: this estimate is a "
                 "what-if from its fitted costs (its ROCm factor pooled from vLLM's and SGLang's, no measurement "
                 "behind it); vLLM or SGLang is what runs here"]
+    name = str(accelerator_name).strip()
+    if name and not name.lower().startswith("nvidia"):
+        return [f"TensorRT-LLM runs on NVIDIA GPUs only, not on {name}: this estimate is a what-if from its fitted "
+                "costs on NVIDIA parts; the engine that runs here is another (vLLM's or SGLang's build for this "
+                "platform, or the vendor's own)"]
     return []
 
 

@@ -195,10 +195,10 @@ def test_an_ad102_part_takes_adas_factors_and_says_so(gid):
     assert f"no accelerator family fitted with {gid}" in notice[0] and "ada" in notice[0]
 
 
-@pytest.mark.parametrize("gid", ["a10g", "a10", "a40", "rtx-a6000", "rtx-3090", "rtx-5090", "mi250x", "mi210", "gaudi2",
-                                 "gaudi3", "tpu-v6e", "tpu-v5p"])
+@pytest.mark.parametrize("gid", ["a10g", "a10", "a40", "rtx-a6000", "rtx-3090", "rtx-5090", "gaudi2", "gaudi3",
+                                 "tpu-v6e", "tpu-v5p"])
 def test_a_part_in_no_family_takes_the_references_factors_and_says_so(gid):
-    # GA102 (GDDR) is not the fitted A100s' GA100, GB202 sits with the RTX PRO 6000 in no family; CDNA2, Gaudi, TPU
+    # GA102 (GDDR) is not the fitted A100s' GA100, GB202 sits with the RTX PRO 6000 in no family; Gaudi, TPU
     prm = load_serving_params()
     idx, notice = device_family(prm, gid)
     assert idx == 0 and f"no accelerator family fitted with {gid}" in notice[0] and "hopper" in notice[0]
@@ -210,7 +210,34 @@ def test_the_fitted_families_are_as_before():
     assert fams["members"] == {"hopper": ["h100-sxm", "h100-pcie", "h200"], "ampere": ["a100-40gb", "a100-80gb"],
                                "ada": ["l4", "l40s", "rtx-4090"], "blackwell": ["b200", "gb200", "b300"],
                                "cdna3": ["mi300x", "mi325x"], "cdna4": ["mi355x"]}
-    assert fams["assumed"] == {"a800-80gb": "ampere", "a100-pcie-80gb": "ampere", "l40": "ada", "rtx-6000-ada": "ada"}
+    assert fams["assumed"] == {"a800-80gb": "ampere", "a100-pcie-80gb": "ampere", "l40": "ada", "rtx-6000-ada": "ada",
+                               "mi250x": "cdna3", "mi210": "cdna3"}
+
+
+@pytest.mark.parametrize("gid", ["mi250x", "mi210"])
+def test_a_cdna2_part_takes_cdna3s_factors_as_a_rocm_part_and_says_why(gid):
+    # no CDNA2 serving measurement: the nearest fitted family, whose engines' ROCm builds it runs, so the ROCm
+    # factor of the fixed costs applies (on_rocm) and TensorRT-LLM gets the no-ROCm-build notice
+    from calc.serving_params import on_rocm
+    prm = load_serving_params()
+    idx, notice = device_family(prm, gid)
+    assert idx == 1 + DEVICE_FAMILIES.index("cdna3") and bool(on_rocm(idx))
+    assert "those of cdna3, the nearest fitted family" in notice[0] and "CDNA2" in notice[0]
+    est = serving_estimate("llama-3.1-8b", gid, 1000, 200, concurrency=8, engine="trtllm")
+    assert any("no ROCm build" in n for n in est.notices)
+
+
+@pytest.mark.parametrize("gid", ["gaudi3", "gaudi2", "tpu-v6e", "tpu-v5p"])
+def test_tensorrt_llm_on_a_part_that_is_not_nvidias_is_a_what_if_and_says_so(gid):
+    est = serving_estimate("llama-3.1-8b", gid, 1000, 200, concurrency=8, engine="trtllm")
+    said = [n for n in est.notices if n.startswith("TensorRT-LLM runs on NVIDIA GPUs only, not on")]
+    assert len(said) == 1 and calc.get_accelerator(gid).name in said[0]
+    # vLLM there, and TensorRT-LLM on an NVIDIA part or on a hand-built accelerator of no known maker: no such notice
+    for other in (serving_estimate("llama-3.1-8b", gid, 1000, 200, concurrency=8, engine="vllm"),
+                  serving_estimate("llama-3.1-8b", "a10g", 1000, 200, concurrency=8, engine="trtllm"),
+                  serving_estimate("llama-3.1-8b", calc.Accelerator("my part", 50e9, 1e12, {"bf16": 100e12}), 1000,
+                                   200, concurrency=8, engine="trtllm")):
+        assert not any(n.startswith("TensorRT-LLM runs on NVIDIA GPUs only") for n in other.notices)
 
 
 def test_a_serving_estimate_on_a_new_part_carries_the_family_notice():
