@@ -57,7 +57,8 @@ the fork's address so the sources link to the commit read. What v6.0 adds to the
 - accelerator names (``ACCELERATORS_V6``, ``accelerator_of``): NVIDIA's "B300-SXM-270GB" is calc's b300; AMD's
   cluster names ending "(xN)" (87 and 94 MI355X) count the system's GPUs, N of the accelerators_per_node x
   number_of_nodes installed; a power-capped part ("(Power Cap 1000 W)", Dell_MangoBoost's MI355X) and a system of
-  several accelerator models are skipped; the MI350X, H200 NVL, RTX PRO 4500 and Intel Arc parts have no preset;
+  several accelerator models are skipped; the RTX PRO 4500 and Intel Arc parts have no preset (the MI350X and the
+  H200 NVL are read since they have one);
 - NVIDIA's harness (``exports_layout`` with ``v6``): a config that states no layout of its own belongs to a system
   that scaleout/run_scaleout.sh runs as copies of an atomic system (``scaleout_run``: the submitter's
   scaleout/REPRODUCE.md names it and the multiplicity), whose config gives the engine; runs that REPRODUCE.md runs
@@ -245,11 +246,16 @@ ACCELERATORS_V5 = {
 }
 #: Accelerator names first seen in v6.0 systems json files -> calc accelerator id (read from v6.0 on). Names with a
 #: count, "AMD Instinct MI355X 288GB HBM3e (x87)", are read by ``accelerator_of``; power-capped parts ("(Power Cap
-#: 1000 W)") and systems of several accelerator models are skipped there; the MI350X and the H200 NVL have no preset.
+#: 1000 W)") and systems of several accelerator models are skipped there. The MI350X and the H200 NVL, which had no
+#: preset when the round was first converted, are read since they have one.
 ACCELERATORS_V6 = {
     # the HGX B300 (Blackwell Ultra) SXM GPU of NVIDIA's, Cisco's, Dell's, GigaComputing's, Lenovo's, Nebius's and
     # QCT's systems, 270 GB by its name: calc's b300 preset (the HGX B300 data sheet, 288 GB), within the memory check
     "NVIDIA B300-SXM-270GB": "b300",
+    # Cisco's, MiTAC's and Supermicro/Red Hat's MI350X systems (288 GB, 8 per node): calc's mi350x preset
+    "AMD Instinct MI350X 288GB HBM3e": "mi350x",
+    # Cisco's and Dell's H200 NVL systems (PCIe cards, NVLink-bridged): calc's h200-nvl preset
+    "NVIDIA H200-NVL-141GB": "h200-nvl",
 }
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "eight": 8}
@@ -1745,7 +1751,7 @@ def source_rows(tree: GitTree, rows: list, retrieved: str, input_means: dict, rn
                       ". Layouts from each submitter's configs/<benchmark>/<scenario> "
                       "(NVIDIA's harness on TensorRT-LLM: tensor_parallelism, gpu_batch_size, use_fp8) or code (AMD's "
                       "vLLM scripts, Red Hat's README); results whose submission states no layout are left out, as ")
-                   + ("are accelerators without a calc preset (MI350X, H200 NVL, Intel Arc, RTX PRO 4500), CPU-only "
+                   + ("are accelerators without a calc preset (Intel Arc, RTX PRO 4500), CPU-only "
                       "systems and pruned " if from_v6(rnd) else
                       "are accelerators without a calc preset (Jetson Orin, H200 NVL) and pruned or sparse ")
                    + f"open-division models. Prompts: mean {input_means[family]:.1f} tokens ({ds['input_source']}); "

@@ -837,7 +837,10 @@ def test_mlperf_v6_accelerator_names_counts_and_power_caps():
     assert isinstance(cap, str) and "capped at 1000 W" in cap and "1,400 W part of calc's mi355x" in cap
     mixed = conv.accelerator_of("AMD Instinct MI300X 192GB HBM3 (x8) and AMD Instinct MI355X 288GB HBM3e (x8)", "v6.0")
     assert isinstance(mixed, str) and "several accelerator models" in mixed
-    for name in ("AMD Instinct MI350X 288GB HBM3e", "NVIDIA H200-NVL-141GB"):  # no preset of these parts
+    # the MI350X and the H200 NVL are read since they have presets, from v6.0 on; parts without one are refused
+    assert conv.accelerator_of("AMD Instinct MI350X 288GB HBM3e", "v6.0") == ("mi350x", None, "")
+    assert conv.accelerator_of("NVIDIA H200-NVL-141GB", "v6.0") == ("h200-nvl", None, "")
+    for name in ("NVIDIA RTX PRO 4500 Blackwell", "Intel Arc Pro B60"):
         assert conv.accelerator_of(name, "v6.0") == f"accelerator {name!r} has no calc preset"
     # the B300's 270 GB passes the memory check against the preset's 288 GB; gpt-oss-120b is read from v6.0 on
     assert abs(270e9 / calc.get_accelerator("b300").memory_bytes - 1) <= 0.1

@@ -212,6 +212,10 @@ def test_kv_bytes_of_the_new_presets_by_hand():
     ("llama-4-maverick", "h200", dict(tp=8, ep=8, weight_dtype="fp8", engine="trtllm")),
     ("llama-4-scout", "h100-sxm", dict(tp=4, weight_dtype="bf16", engine="vllm")),
     ("mixtral-8x22b", "h100-sxm", dict(tp=8, weight_dtype="fp8", engine="vllm")),
+    ("qwen2.5-72b", "h100-sxm", dict(tp=4, weight_dtype="fp8", engine="vllm")),
+    ("qwen2.5-32b", "h100-sxm", dict(tp=1, weight_dtype="fp8", engine="vllm")),
+    ("qwen3-0.6b", "h100-sxm", dict(tp=1, weight_dtype="bf16", engine="vllm")),
+    ("phi-4", "h100-sxm", dict(tp=1, weight_dtype="fp8", engine="vllm")),  # 10 KV heads: TP 1 or 2 only
 ])
 def test_a_serving_estimate_runs_for_the_new_presets(model_id, gpu, kw):
     import math

@@ -1,6 +1,7 @@
 """Tests of the presets of accelerators that published serving benchmarks run beyond the HGX servers and the parts
 calc had before (calc/data/accelerators.json): NVIDIA A10G, A10, L40, RTX 6000 Ada Generation, RTX 5090, A40, RTX A6000,
-RTX 3090; AMD Instinct MI250X (one GCD) and MI210; Intel Gaudi 2 and Gaudi 3; Google TPU v6e and v5p.
+RTX 3090; AMD Instinct MI250X (one GCD) and MI210; Intel Gaudi 2 and Gaudi 3; Google TPU v6e and v5p; and the parts
+of MLPerf Inference v6.0 and the engines' recent recipes, AMD Instinct MI350X and NVIDIA H200 NVL.
 
 Oracles: the data-sheet and whitepaper figures, written out in the comments (dense; NVIDIA's starred sparse figures
 halved where only those are printed); the names nvidia-smi, rocm-smi, hl-smi, clouds and benchmark tables give these
@@ -25,11 +26,13 @@ BEFORE = ("h100-sxm", "h100-pcie", "h200", "a100-40gb", "a100-80gb", "b200", "l4
           "h800", "a800-80gb", "a100-pcie-80gb", "gh200-96gb", "gh200-144gb")
 MORE = ("a10g", "a10", "l40", "rtx-6000-ada", "rtx-5090", "a40", "rtx-a6000", "rtx-3090", "mi250x", "mi210", "gaudi2",
         "gaudi3", "tpu-v6e", "tpu-v5p")
+#: The parts of MLPerf Inference v6.0 that calc lacked, after those.
+NEWER = ("mi350x", "h200-nvl")
 
 
 def test_the_new_presets_follow_the_old_ones_in_the_list():
     # appended, so that an accelerator built by hand with an older part's figures still finds the older preset first
-    assert tuple(list_accelerators()) == BEFORE + MORE
+    assert tuple(list_accelerators()) == BEFORE + MORE + NEWER
 
 
 @pytest.mark.parametrize("gid, gb, gb_s, bf16, fp8, int8, tdp, link", [
@@ -63,6 +66,10 @@ def test_the_new_presets_follow_the_old_ones_in_the_list():
     ("tpu-v6e", 32, 1638, 918, None, 1836, None, "ici-v6e"),
     # TPU v5p docs: 95 GB, 2,765 GBps, bf16 459, fp8 459; int8 918
     ("tpu-v5p", 95, 2765, 459, 459, 918, None, "ici-v5p"),
+    # MI350X: 288 GB HBM3E, 8.0 TB/s; 256 CUs x 2.2 GHz x 4,096 = 2,306.9 bf16, FP8 and INT8 twice that; 1,000 W
+    ("mi350x", 288, 8000, 2306.9, 4613.7, 4613.7, 1000, "infinity-fabric"),
+    # H200 data sheet, NVL column: 141 GB, 4.8 TB/s; BF16 1,671*, FP8 3,341*, INT8 3,341* (* sparse); up to 600 W
+    ("h200-nvl", 141, 4800, 1671 / 2, 3341 / 2, 3341 / 2, 600, "nvlink4-bridge-4way"),
 ])
 def test_each_preset_carries_its_data_sheets_figures(gid, gb, gb_s, bf16, fp8, int8, tdp, link):
     close = lambda x: pytest.approx(x * 1e12, rel=1e-3)  # noqa: E731
@@ -170,7 +177,7 @@ def test_the_name_rules_do_not_take_neighbours(name, preset):
     assert match_accelerator_name(name) == preset
 
 
-@pytest.mark.parametrize("gid", MORE)
+@pytest.mark.parametrize("gid", MORE + NEWER)
 def test_a_new_presets_id_and_display_name_resolve_to_it(gid):
     name = calc.get_accelerator(gid).name
     assert accelerator_preset_id(gid) == accelerator_preset_id(name) == accelerator_preset_id(name.upper()) == gid
@@ -181,7 +188,10 @@ def test_narrower_rules_come_before_broader_ones():
     rules = [tuple(w) for w, _ in json.loads((DATA_DIR / "accelerators.json").read_text())["_names"]]
     for narrow, broad in ((("a10g",), ("a10",)), (("a100",), ("a10",)), (("l40s",), ("l40",)), (("l40",), ("l4",)),
                           (("3090", "ti"), ("3090",)), (("5090", "d"), ("5090",)), (("mi250x",), ("mi250",)),
-                          (("gaudi3",), ("gaudi",)), (("gaudi", "2"), ("gaudi",))):
+                          (("gaudi3",), ("gaudi",)), (("gaudi", "2"), ("gaudi",)),
+                          # the MLPerf v6.0 parts: MI350X before the series' name, H200 NVL before the SXM part
+                          (("mi350x",), ("mi350",)), (("h200", "nvlink"), ("h200", "nvl")),
+                          (("h200", "nvl"), ("h200",)), (("h200nvl",), ("h200",))):
         assert rules.index(narrow) < rules.index(broad), (narrow, broad)
 
 
@@ -211,7 +221,7 @@ def test_the_fitted_families_are_as_before():
                                "ada": ["l4", "l40s", "rtx-4090"], "blackwell": ["b200", "gb200", "b300"],
                                "cdna3": ["mi300x", "mi325x"], "cdna4": ["mi355x"]}
     assert fams["assumed"] == {"a800-80gb": "ampere", "a100-pcie-80gb": "ampere", "l40": "ada", "rtx-6000-ada": "ada",
-                               "mi250x": "cdna3", "mi210": "cdna3"}
+                               "mi250x": "cdna3", "mi210": "cdna3", "mi350x": "cdna4"}
 
 
 @pytest.mark.parametrize("gid", ["mi250x", "mi210"])
@@ -295,3 +305,130 @@ def test_a_part_without_links_on_file_runs_on_one_device_only():
     # a Gaudi 3 box of 8 is one tensor-parallel group
     step = calc.decode_step_time(calc.get_model("llama-3.1-70b"), calc.get_accelerator("gaudi3"), 8, 1024, tp=8)
     assert step.comm_s > 0
+
+
+# -- MLPerf Inference v6.0's parts: AMD Instinct MI350X, NVIDIA H200 NVL ------------------------------------------
+def test_the_mi350x_is_the_mi355x_die_at_a_lower_clock():
+    mi350x, mi355x = calc.get_accelerator("mi350x"), calc.get_accelerator("mi355x")
+    # 256 CUs x 2.2 GHz x 4,096 bf16 FLOP per CU per clock = 2,306.9 TFLOP/s (the MI355X: 2.4 GHz, 2,516.6)
+    assert mi350x.peak_flops("bf16") == pytest.approx(256 * 2.2e9 * 4096, rel=1e-4)
+    # every dense figure scales by the clock ratio 2.2 / 2.4 (stas00: "144.2 vs 157.3 fp32")
+    for dtype in ("bf16", "fp16", "fp8", "int8", "fp32", "fp4"):
+        assert mi350x.peak_flops(dtype) / mi355x.peak_flops(dtype) == pytest.approx(2.2 / 2.4, rel=1e-3), dtype
+    # CDNA 4's steps: FP8 twice bf16, MXFP4 four times
+    assert mi350x.peak_flops_per_s["fp8"] == pytest.approx(2 * mi350x.peak_flops("bf16"), rel=1e-4)
+    assert mi350x.peak_flops_per_s["fp4"] == 9227.5e12 == pytest.approx(4 * mi350x.peak_flops("bf16"), rel=1e-4)
+    # the same 288 GB of HBM3E at 8 TB/s and the same 8-GPU Infinity Fabric; 1,000 W air-cooled against 1,400 W
+    assert (mi350x.memory_bytes, mi350x.bandwidth_bytes_per_s) == (mi355x.memory_bytes, mi355x.bandwidth_bytes_per_s)
+    assert mi350x.interconnect == mi355x.interconnect == "infinity-fabric"
+    assert (mi350x.tdp_w, mi355x.tdp_w) == (1000, 1400) and "determine_accelerator.sh" in mi350x.power_source
+    assert "Derived" in mi350x.source and "2.2 GHz" in mi350x.source
+
+
+def test_the_h200_nvl_computes_as_an_h100_nvl_with_the_h200s_memory():
+    nvl, h100_nvl, h200 = (calc.get_accelerator(g) for g in ("h200-nvl", "h100-nvl", "h200"))
+    # the NVL columns of the H100 and H200 data sheets print the same 1,671 / 3,341 / 835 (sparse)
+    assert nvl.peak_flops_per_s == h100_nvl.peak_flops_per_s
+    assert nvl.peak_flops("fp32") == 835 / 2 * 1e12
+    # 141 GB of HBM3e at 4.8 TB/s, as the SXM part; 600 W against its 700 W; no FP4 on Hopper
+    assert (nvl.memory_bytes, nvl.bandwidth_bytes_per_s) == (h200.memory_bytes, h200.bandwidth_bytes_per_s)
+    assert (nvl.tdp_w, h200.tdp_w) == (600, 700) and "fp4" not in nvl.peak_flops_per_s
+    # the SXM part's dense bf16 is 989: the NVL card's is 1,671 / 2 / 989 of it
+    assert nvl.peak_flops("bf16") / h200.peak_flops("bf16") == pytest.approx(835.5 / 989)
+
+
+def test_the_new_parts_have_no_price_nor_driver_total_on_file():
+    for gid in NEWER:
+        a = calc.get_accelerator(gid)
+        assert a.price_per_hour_usd is None and "no verified on-demand listing" in a.price_source, gid
+        assert a.driver_memory_bytes is None, gid
+
+
+@pytest.mark.parametrize("name, preset", [
+    # as rocm-smi, torch and MLPerf's systems/*.json name them
+    ("AMD Instinct MI350X", "mi350x"), ("AMD Instinct MI350X 288GB HBM3e", "mi350x"), ("MI350X", "mi350x"),
+    ("mi350x", "mi350x"),
+    # as nvidia-smi, MLPerf's systems/*.json, their system names and Slurm's gres name them
+    ("NVIDIA H200 NVL", "h200-nvl"), ("NVIDIA H200-NVL-141GB", "h200-nvl"), ("H200NVL_141GBx8", "h200-nvl"),
+    ("H200 NVL", "h200-nvl"), ("nvidia_h200_nvl", "h200-nvl"),
+])
+def test_an_mlperf_v6_part_is_found_by_the_names_drivers_and_benchmarks_give_it(name, preset):
+    assert match_accelerator_name(name) == preset and accelerator_preset_id(name) == preset
+    assert calc.get_accelerator(name) == calc.get_accelerator(preset)
+
+
+@pytest.mark.parametrize("name, preset", [
+    # the MI355X stays the MI355X; a bare MI350 (the series of both) and the MI350P PCIe card are refused
+    ("AMD Instinct MI355X", "mi355x"), ("AMD Instinct MI355X 288GB HBM3e", "mi355x"), ("MI355X", "mi355x"),
+    ("MI350", None), ("AMD Instinct MI350 Series", None), ("AMD Instinct MI350P", None),
+    # the H200 SXM's names stay the SXM part's, an H200 name with NVLink in it as before; the H100 NVL stays its own
+    ("NVIDIA H200", "h200"), ("NVIDIA H200-SXM-141GB", "h200"), ("H200", "h200"), ("HGX H200 NVLink", "h200"),
+    ("NVIDIA H100 NVL", "h100-nvl"), ("NVIDIA H20", "h20"), ("NVIDIA GH200 144G HBM3e", "gh200-144gb"),
+    # RTX PRO 4500 and 5000 Blackwell: no preset, and no other RTX PRO preset takes them
+    ("RTX PRO 4500", None), ("NVIDIA RTX PRO 4500 Blackwell", None),
+    ("NVIDIA RTX PRO 4500 Blackwell Server Edition", None), ("NVIDIA RTX PRO 5000 Blackwell", None),
+])
+def test_the_mlperf_v6_name_rules_do_not_take_neighbours(name, preset):
+    assert match_accelerator_name(name) == preset
+
+
+def test_the_mi350x_takes_cdna4s_factors_as_the_mi355x_die_and_says_why():
+    # no MI350X serving measurement: the fitted MI355X's family, a ROCm platform (TensorRT-LLM has no build there)
+    from calc.serving_params import on_rocm
+    prm = load_serving_params()
+    idx, notice = device_family(prm, "mi350x")
+    assert idx == 1 + DEVICE_FAMILIES.index("cdna4") == device_family(prm, "mi355x")[0] and bool(on_rocm(idx))
+    assert "no accelerator family fitted with mi350x" in notice[0]
+    assert "those of cdna4, the fitted mi355x's" in notice[0] and "CDNA 4 die" in notice[0]
+    assert "mi350x" in prm["device_families"]["notes"]
+    est = serving_estimate("llama-3.1-8b", "mi350x", 1000, 200, concurrency=8, engine="trtllm")
+    assert any("no ROCm build" in n for n in est.notices)
+
+
+def test_the_h200_nvl_takes_hoppers_factors_as_the_h100_nvl_does():
+    # a GH100 die with no serving measurement: in no family (Hopper the reference), the H100 SXM's matmul ceiling
+    from calc.serving_params import matmul_scale
+    prm = load_serving_params()
+    for gid in ("h200-nvl", "h100-nvl"):
+        idx, notice = device_family(prm, gid)
+        assert idx == 0 and f"no accelerator family fitted with {gid}" in notice[0] and "hopper" in notice[0]
+        assert gid in prm["device_families"]["notes"]
+        scale, more = matmul_scale(prm, gid)
+        assert scale == 1.0 and "h100-sxm" in more[0]
+    est = serving_estimate("llama-3.1-8b", "h200-nvl", 1000, 200, concurrency=8)
+    assert any("no published serving measurement on h200-nvl" in n for n in est.notices)
+    assert est.tpot.estimate_s > 0 and est.output_tokens_per_s > 0
+
+
+def test_one_decode_step_on_an_h200_nvl_by_hand():
+    # Llama-3.1-8B bf16, batch 1, one token of context: 15,009,849,344 B of weights but the embedding table, plus
+    # the row it looks up (8,192 B), at 4.8 TB/s = 3.127 ms, 319.8 tok/s; the cache of one token, 131,072 B, 27.3 ns
+    m, a = calc.get_model("llama-3.1-8b"), calc.get_accelerator("h200-nvl")
+    step = calc.decode_step_time(m, a, 1, 1)
+    assert step.weights_s == pytest.approx((15_009_849_344 + 8_192) / 4.8e12, rel=1e-9)
+    assert step.kv_s == pytest.approx(131_072 / 4.8e12, rel=1e-9)
+    # compute: 15,009,849,344 FLOP over 835.5 TFLOP/s = 17.97 us, far under the weight read at batch 1
+    assert step.flops == 15_009_849_344 and step.compute_s == pytest.approx(15_009_849_344 / 835.5e12, rel=1e-9)
+    assert step.total_s == pytest.approx(step.weights_s + step.kv_s, rel=1e-9) and step.comm_s == 0
+    assert step.tokens_per_s == pytest.approx(1 / step.total_s) == pytest.approx(319.787, rel=1e-5)
+    # the H200 SXM reads the same bytes at the same 4.8 TB/s; the MI350X at 8.0 TB/s in 4.8 / 8 of the time
+    assert calc.decode_step_time(m, calc.get_accelerator("h200"), 1, 1).weights_s == step.weights_s
+    mi350x = calc.decode_step_time(m, calc.get_accelerator("mi350x"), 1, 1)
+    assert mi350x.weights_s / step.weights_s == pytest.approx(4.8 / 8.0)
+
+
+def test_the_h200_nvl_bridge_joins_four_cards_at_900_gb_s():
+    # "2- or 4-way NVLink bridge: 900 GB/s per GPU" both directions -> 450 GB/s each way; past four cards, PCIe Gen5
+    bridge4, bridge2 = get_interconnect("nvlink4-bridge-4way"), get_interconnect("nvlink4-bridge")
+    assert bridge4.bandwidth_bytes_per_s == 900e9 / 2 and bridge4.domain_size == 4 and bridge4.direct_peers
+    assert bridge4.scale_out == "pcie5" and link_for_group(bridge4, 4) is bridge4
+    assert link_for_group(bridge4, 8).id == "pcie5"
+    # TP4 of Llama-3.1-70B: the H200 NVL's four cards share a bridge, the H100 NVL's pairs cross PCIe
+    m = calc.get_model("llama-3.1-70b")
+    h200_nvl = calc.decode_step_time(m, calc.get_accelerator("h200-nvl"), 8, 1024, tp=4)
+    h100_nvl = calc.decode_step_time(m, calc.get_accelerator("h100-nvl"), 8, 1024, tp=4)
+    assert 0 < h200_nvl.comm_s < h100_nvl.comm_s
+    assert bridge2.domain_size == 2   # the H100 NVL's bridge is unchanged
+    # the MI350X's all-reduces run on the MI355X's Infinity Fabric: the same time for the same messages
+    mi350x, mi355x = (calc.decode_step_time(m, calc.get_accelerator(g), 8, 1024, tp=8) for g in ("mi350x", "mi355x"))
+    assert mi350x.comm_s == mi355x.comm_s > 0
