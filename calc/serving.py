@@ -86,10 +86,10 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             groups_later_rounds, lockstep_recompute_tokens, MULTI_STEP_NOT_TAKEN, multi_step_steps,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
-                            unquantized_matmul_extra_s)
+                            unquantized_matmul_extra_s, burst_cold_start_s, with_cold_start)
 from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
-                             platform_notice)
+                             platform_notice, cold_start_s)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -152,7 +152,8 @@ FIXED_PARTS = {"host": "host work per step (scheduler, sampler, each sequence's 
                "moe": "MoE routing, dispatch and combine per MoE layer",
                "mla": "latent attention (MLA) layers' extra kernels",
                "prompt_launch": "launches of the steps that carry prompt tokens (outside the decode CUDA graphs)",
-               "request": "per request: HTTP, tokenising, admission (MoE models: also per MoE layer and GPU)"}
+               "request": "per request: HTTP, tokenising, admission (MoE models: also per MoE layer and GPU)",
+               "first_round": "the first round's cold start after the warm-up (the engines' ROCm builds), over the run"}
 
 
 #: What caps the decode batch below the requests in flight, in words, by ``ServingEstimate.batch_limit`` (the
@@ -585,7 +586,7 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     step_parts = {"host": fixed_step - gpu_fixed, "layers": g["n_layers"] * per_layer * device_scale,
                   "moe": g["n_moe_layers"] * costs["moe"] * device_scale, "mla": mla * device_scale}
     tpot_fixed_parts = dict(step_parts, prompt_launch=np.minimum(f, 1.0) * prefill_fixed,
-                            request=np.zeros_like(b))
+                            request=np.zeros_like(b), first_round=np.zeros_like(b))
     # speculative decoding (``calc.speculative_serving``): a round is k draft passes, each a small model's step
     # (its share of the weights and matmuls, one layer's cache reads, collectives and launches), then the verify
     # step above (k + 1 tokens per sequence); it emits AL tokens per sequence, so every part of a token's time is
@@ -640,7 +641,9 @@ def combine(comp: dict, p: dict, costs: dict, graphs=1.0, rate_per_s=None) -> di
     request = p["request_overhead_s"] + costs.get("request_moe", 0.0) * g["n_moe_layers"] * g["gpus"]
     ttft_fixed = n * (fixed_step + prefill_fixed) + request * (1.0 - g["static"])
     ttft_fixed_parts = {k: n * v for k, v in step_parts.items()}
-    ttft_fixed_parts.update(prompt_launch=n * prefill_fixed, request=request * (1.0 - g["static"]))
+    # (a closed loop's first-round cold start is the caller's: ``calc.serving_terms.with_cold_start``)
+    ttft_fixed_parts.update(prompt_launch=n * prefill_fixed, request=request * (1.0 - g["static"]),
+                            first_round=np.zeros_like(b))
     ttft_service = ttft_fixed + core
     e2e_service = ttft_service + (g["O"] - 1.0) * tpot["estimate"]
     # queueing: for a slot (closed loop beyond the batch), behind other prompts (M/D/1), and for the step
@@ -1321,10 +1324,21 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
             if concurrency is None:
                 comp["C"] = comp["N"].copy()
             a = combine(comp, p, costs, graphs)
+        # the first round's cold start on the engines' ROCm builds, spread over the burst's requests (a run of
+        # stated rounds; a long run's first round does not count): ``calc.serving_params.cold_start_values``
+        cold = float(burst_cold_start_s(cold_start_s(costs["cold"], settings["device_family"]),
+                                        math.inf if rounds is None else rounds, share))
+        if cold > 0:
+            a = with_cold_start(a, cold if share >= 1.0 else 0.0)
+            a["requests_per_s"] = comp["C"] / a["e2e_s"]
+            a["output_tokens_per_s"] = a["requests_per_s"] * o
+            notices = notices + [cold_start_words(costs["cold"], key, rounds, cold * share)]
         tail_points = [(a, comp, 1.0)]
         if 0.0 < share < 1.0:  # the burst's times for its share of the run, the steady state's for the rest
             burst_comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True)
             burst = combine(burst_comp, p, costs, graphs)
+            if cold > 0:
+                burst = with_cold_start(burst, cold)
             tail_points = [(burst, burst_comp, share), (a, comp, 1.0 - share)]
             a = {k: share * np.asarray(burst[k]) + (1.0 - share) * np.asarray(v) for k, v in a.items()}
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
@@ -1367,6 +1381,19 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key),
                          burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
+
+
+def cold_start_words(cold_s: float, engine: str, rounds, per_run_s: float) -> str:
+    """The notice of a closed loop whose first round pays a cold start (``calc.serving_params.cold_start_values``):
+    ``cold_s`` seconds on ``engine``'s ROCm build over ``rounds`` rounds, ``per_run_s`` (``cold_s / rounds``) on the
+    run's mean TTFT. Example: "the first of the run's 10 rounds pays a cold start of 1,390 ms before its first
+    tokens on vLLM's ROCm build, 139 ms on the mean TTFT (in its fixed costs; calibrated on InferenceMAX's AMD runs,
+    whose mean TTFT carries it and whose median does not): a long run's first round does not count (leave rounds
+    out)"."""
+    return (f"the first of the run's {rounds:,.3g} rounds pays a cold start of {fmt_number(cold_s * 1e3)} ms before "
+            f"its first tokens on {engine_name(engine)}'s ROCm build, {fmt_number(per_run_s * 1e3)} ms on the mean "
+            "TTFT (in its fixed costs; calibrated on InferenceMAX's AMD runs, whose mean TTFT carries it and whose "
+            "median does not): a long run's first round does not count (leave rounds out)")
 
 
 def scheduling_notices(a: dict, params: dict, engine: str) -> list:

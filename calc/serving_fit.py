@@ -62,13 +62,14 @@ from .serving_tails import (TAIL_METRICS, output_quantile_ratio, output_range_ra
 from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
 from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
                       serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means, tuned_tail_s)
-from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_share, decimal_year, eager_prefill,
-                            engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
+from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_s, burst_share, decimal_year,
+                            eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, spread_outputs,
-                            version_day)
-from .serving_params import (ADP_WAIT_KEYS, ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, device_family,
+                            version_day, with_cold_start)
+from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
+                             FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
-                             param_values)
+                             on_rocm, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -587,6 +588,11 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
         closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s",
                                                                  "itl_median_s", "requests_per_s",
                                                                  "output_tokens_per_s")})
+        # the first round's cold start (the engines' ROCm builds, ``calc.serving_params.cold_start_values``),
+        # spread over the burst's requests: the run's mean TTFT and e2e grow by it over the rounds
+        cold = burst_cold_start_s(cold_start_s(costs["cold"][i0], comps["family"][i0]), rounds[j], w)
+        for k in ("ttft_estimate", "e2e_s"):
+            closed[k][i0] = closed[k][i0] + cold
         for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s", "itl_median_s"):
             closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
         closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]
@@ -754,6 +760,13 @@ def row_points(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, dic
     closed = combine(comps, values, costs, graphs)
     if "rounds" in rows and float(rows["rounds"].iat[0]) > 0:
         w = float(_burst_share(rows, values, np.array([0]))[0])
+        # the burst's point carries the first round's cold start (``_predict_centre``)
+        cold = float(burst_cold_start_s(cold_start_s(costs["cold"][0], comps["family"][0]),
+                                        float(rows["rounds"].iat[0]), w))
+        if cold > 0:
+            extra = np.zeros(len(comps["B"]))
+            extra[0] = cold
+            closed = with_cold_start(closed, extra)
         return closed, {0: w, 1: 1.0 - w}
     return closed, {0: 1.0}
 
@@ -870,6 +883,7 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     hi = np.log([spec[k]["bounds"][1] for k in free])
     sig = np.array([spec[k]["prior_sigma_log"] for k in free])
     fixed = {k: float(spec[k]["value"]) for k in PARAM_KEYS if k not in free}
+    fixed.update(cold_start_values(base))  # a calibration the fit takes as it stands (``calibrate_cold_start``)
     meas = rows["value"].to_numpy(float)
     weighting = SOURCE_WEIGHTING
     weight = source_loss_weights(rows["source_id"].to_numpy(), weighting)
@@ -913,6 +927,43 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
                                 "measured), log-parameters within bounds, prior weight 1 per parameter",
                       "source_weighting": weighting}
     return base
+
+
+def calibrate_cold_start(params: dict | None = None, path=None) -> dict:
+    """The first-round cold start of the engines' ROCm builds (``calc.serving_params.cold_start_values``), from the
+    closed-loop runs of ``path`` (``COLD_START_RUNS_PATH`` by default: InferenceMAX's 2025 runs on AMD Instinct, 10
+    rounds of C requests after 2 x C warm-up requests, their mean TTFT, which no fit reads) under ``params`` (the
+    stored file by default) without any cold start: each run's excess, R x (measured - predicted mean TTFT), is
+    what its first round paid beyond the model's burst; the median over an engine's runs is its value (seconds,
+    3 significant digits), the median over all of them the "generic" one.
+
+    Returns:
+        {"rocm": {engine: seconds, ..., "generic": seconds}, "n": {engine: runs, ..., "generic": runs}}.
+
+    Raises:
+        ValueError: a malformed file, or none of its rows a mean TTFT of a closed loop of stated rounds on ROCm.
+
+    Source: the residuals of these runs (bench/convert_cold_start_runs.py); the median keeps a few runs of another
+    pathology (SGLang's DeepSeek-R1 on MI355X at high concurrency) from setting it."""
+    base = params or load_serving_params()
+    df = load_measurements(path or COLD_START_RUNS_PATH, sources=load_sources())
+    rows, comps, _ = prepare_rows(df, base)
+    values = {k: v for k, v in param_values(base).items() if not k.startswith(COLD_START_PREFIX)}
+    pred = predict_rows(rows, comps, values)
+    rounds = rows["rounds"].to_numpy(float) if "rounds" in rows else np.zeros(len(rows))
+    rocm = on_rocm(comps["family"][_first_index(rows)])
+    use = (rocm & (rounds > 0) & (rows["metric"].to_numpy() == "ttft_ms")
+           & (rows["statistic"].to_numpy() == "mean") & rows["rate_per_replica"].isna().to_numpy())
+    if not use.any():
+        raise ValueError("no row of a closed loop of stated rounds on AMD Instinct with a mean TTFT to calibrate on")
+    excess = rounds * (rows["value"].to_numpy(float) - pred) / 1e3
+    engines = rows["engine_key"].to_numpy()
+    out = {"rocm": {}, "n": {}}
+    for e in sorted(set(engines[use])) + ["generic"]:
+        mask = use & ((engines == e) if e != "generic" else True)
+        out["rocm"][e] = float(f"{max(float(np.median(excess[mask])), 0.0):.3g}")
+        out["n"][e] = int(mask.sum())
+    return out
 
 
 def error_summary(log_ratio) -> dict:
@@ -1029,6 +1080,8 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     prepared = prepare_rows(measurements, base)
     rows, comps, skipped = prepared
     fitted = fit_serving_params(measurements, base, prepared=prepared)
+    # the first-round cold start of the ROCm builds, from runs no fit reads, under the parameters just fitted
+    fitted["first_round_cold"] = dict(base.get("first_round_cold", {}), **calibrate_cold_start(fitted))
     pred = predict_rows(rows, comps, param_values(fitted))
     old = old_estimate_rows(rows, comps)
     table = rows[["id", "source_id", "model", "model_family", "engine", "accelerator", "metric", "kind",
@@ -1104,6 +1157,8 @@ def main(argv=None) -> int:
         e = fitted["params"][k]
         print(f"  {k:<24} {e['value']:<12.4g} prior {e['prior']:<10.4g} {e['provenance']}")
     print("range (log measured/predicted, LOSO quantiles):", fitted["validation"]["range"])
+    print("first-round cold start of the ROCm builds, s (calibrate_cold_start):", fitted["first_round_cold"]["rocm"],
+          "runs:", fitted["first_round_cold"]["n"])
     if not check:
         PARAMS_PATH.write_text(json.dumps(fitted, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {PARAMS_PATH.name}")

@@ -32,6 +32,9 @@ from .models import DATA_DIR
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
 PARAMS_PATH = DATA_DIR / "serving_params.json"
+#: The runs the first-round cold start is calibrated on (``cold_start_values``, ``calc.serving_fit.
+#: calibrate_cold_start``): InferenceMAX's 2025 runs on AMD Instinct, their mean TTFT (bench/convert_cold_start_runs.py).
+COLD_START_RUNS_PATH = DATA_DIR / "cold_start_runs.csv"
 
 #: Engine families the parameters name; anything else falls back to "generic" with a notice.
 ENGINES = ("vllm", "sglang", "trtllm", "generic")
@@ -117,16 +120,18 @@ PARAM_KEYS = (GLOBAL_KEYS + STEP_KEYS + SEQ_KEYS + MOE_KEYS + PREFILL_KEYS + PRE
 
 
 def engine_costs(values: dict, engine: str) -> dict:
-    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe", "rocm", "adp_wait_steps", "adp_wait"}:
+    """{"step", "seq", "moe", "prefill", "prefill_moe", "request_moe", "rocm", "adp_wait_steps", "adp_wait", "cold"}:
     ``engine``'s fixed time per step, per sequence per step, per MoE layer per step, per layer and per MoE layer of a
     step that carries prompt tokens, and per MoE layer and GPU once per request before its first token, the factor of
     its ROCm build on its decode step's device fixed costs (``ROCM_KEYS``), and its attention-DP terms
-    (``ADP_WAIT_STEPS_KEYS``, ``ADP_WAIT_KEYS``), from parameter ``values`` (``param_values``)."""
+    (``ADP_WAIT_STEPS_KEYS``, ``ADP_WAIT_KEYS``), and the first-round cold start of its ROCm build
+    (``cold_start_values``; 0 where ``values`` has none), from parameter ``values`` (``param_values``)."""
     return {"step": values[f"step_fixed_s.{engine}"], "seq": values[f"seq_fixed_s.{engine}"],
             "moe": values[f"moe_layer_fixed_s.{engine}"], "prefill": values[f"prefill_layer_fixed_s.{engine}"],
             "prefill_moe": values[f"prefill_moe_layer_fixed_s.{engine}"],
             "request_moe": values[f"request_moe_overhead_s.{engine}"], "rocm": values[f"rocm_fixed_scale.{engine}"],
-            "adp_wait_steps": values[f"adp_prompt_wait_steps.{engine}"], "adp_wait": values[f"adp_wait_scale.{engine}"]}
+            "adp_wait_steps": values[f"adp_prompt_wait_steps.{engine}"], "adp_wait": values[f"adp_wait_scale.{engine}"],
+            "cold": values.get(f"{COLD_START_PREFIX}{engine}", values.get(f"{COLD_START_PREFIX}generic", 0.0))}
 
 
 @lru_cache(maxsize=4)
@@ -152,8 +157,11 @@ def load_serving_params(path=None) -> dict:
 
 
 def param_values(params: dict) -> dict:
-    """{key: value} of every parameter of ``params`` (the dict of ``load_serving_params``)."""
-    return {k: float(params["params"][k]["value"]) for k in PARAM_KEYS}
+    """{key: value} of every parameter of ``params`` (the dict of ``load_serving_params``), and the first-round
+    cold starts its ``first_round_cold`` entry states (``cold_start_values``)."""
+    out = {k: float(params["params"][k]["value"]) for k in PARAM_KEYS}
+    out.update(cold_start_values(params))
+    return out
 
 
 def engine_settings(params: dict, engine: str, memory_bytes: float,
@@ -287,6 +295,31 @@ def on_rocm(index) -> np.ndarray:
     "cdna3"))`` is True; ``on_rocm(0)`` (Hopper) is False."""
     idx = np.asarray(index, dtype=int)
     return np.isin(idx, [1 + DEVICE_FAMILIES.index(f) for f in ROCM_FAMILIES])
+
+
+#: The engines whose ROCm builds' first-round cold start ``first_round_cold`` states (``cold_start_values``); any
+#: other takes its "generic" value.
+COLD_START_PREFIX = "first_round_cold.rocm."
+
+
+def cold_start_values(params: dict) -> dict:
+    """{"first_round_cold.rocm.<engine>": seconds} of ``params``' ``first_round_cold`` entry (none where the file
+    has none), as ``param_values`` adds them beside the fitted parameters and ``engine_costs`` reads them: the
+    seconds the first round of a closed loop on the engines' ROCm builds pays before its first tokens beyond the
+    serving model's burst. Not fitted: a calibration outside the fit (``calc.serving_fit.calibrate_cold_start``,
+    on ``COLD_START_RUNS_PATH``'s runs), which the fit takes as it stands, as it takes the engines' settings.
+    Why: InferenceMAX's runs (10 rounds of C requests after 2 x C warm-up requests) on AMD Instinct measure a mean
+    TTFT above the estimate by about the same 1-2 s over ten rounds whatever the concurrency, while their medians,
+    which leave the first round aside, are met: a first round slower by that much, a cold start after the warm-up
+    that NVIDIA's runs do not show to that degree."""
+    spec = (params.get("first_round_cold") or {}).get("rocm", {})
+    return {f"{COLD_START_PREFIX}{k}": float(v) for k, v in spec.items() if k in ENGINES}
+
+
+def cold_start_s(cold_s, family_index):
+    """``cold_s`` (an engine's ``engine_costs(...)["cold"]``, seconds) where accelerator family ``family_index`` (an
+    int or an array, ``device_family``) runs the engines' ROCm builds (``on_rocm``), else 0."""
+    return np.where(on_rocm(family_index), cold_s, 0.0)
 
 
 def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:

@@ -12,6 +12,8 @@
 - ``finite_run_waves`` / ``finite_run_tail_s`` / ``spread_outputs`` / ``lockstep_closed_loop``: the shape of a
   benchmark's run: a finite run of one length in waves, one whose outputs end at end-of-text draining its last
   batch, and a closed loop of fixed lengths moving in lockstep bursts.
+- ``burst_cold_start_s`` / ``with_cold_start``: a closed loop's first round after its warm-up paying a cold start
+  (the engines' ROCm builds).
 
 Used by ``calc.serving`` (the estimate) and ``calc.serving_fit`` (the calibration). Every time is in
 seconds per GPU.
@@ -585,6 +587,38 @@ def lockstep_share(rounds, persistence):
     """
     r = np.maximum(np.asarray(rounds, dtype=float), 1.0)
     return 1.0 / r + (1.0 - 1.0 / r) * np.clip(np.asarray(persistence, dtype=float), 0.0, 1.0)
+
+
+def burst_cold_start_s(cold_s, rounds, share):
+    """Seconds more before the first token that each request of a closed loop's burst carries on average where
+    the run's first round pays a cold start of ``cold_s`` (``calc.serving_params.cold_start_s``): a run of
+    ``rounds`` R rounds whose burst holds a share ``share`` of its requests (``burst_share``: 1 / R at varied
+    lengths, more where later rounds stay in lockstep) spreads the first round's ``cold_s`` over the burst,
+    ``cold_s / (R x share)``, so the run's mean TTFT grows by ``cold_s / R``; 0 where the rounds are not stated (a
+    long run, its first round not counting) or the share is 0. Arrays broadcast.
+    Example: ``burst_cold_start_s(1.4, 10, 0.1)`` = 1.4 (the first round is the burst); with rounds 20 and a
+    lockstep share of 0.1545, 1.4 / 3.09 = 0.453 per burst request, 0.07 s on the run's mean."""
+    r, w = np.asarray(rounds, dtype=float), np.asarray(share, dtype=float)
+    ok = np.isfinite(r) & (r > 0) & (w > 0)
+    return np.where(ok, np.asarray(cold_s, dtype=float) / (np.where(ok, r, 1.0) * np.where(ok, w, 1.0)), 0.0)
+
+
+def with_cold_start(a: dict, extra_s) -> dict:
+    """``calc.serving.combine``'s arrays with ``extra_s`` seconds (a scalar, or an array over their points) more
+    before the first token (``burst_cold_start_s``): in TTFT's estimate and its fixed part, as the fixed part's own
+    key "first_round" (``ttft_fixed_first_round``, beside a zero ``tpot_fixed_first_round``), in the request's own
+    time (``ttft_request_s``, which ``calc.serving_tails`` does not scale by a burst's steps) and in e2e; requests
+    and tokens per second are the caller's (a closed loop's C over its e2e)."""
+    extra = np.asarray(extra_s, dtype=float)
+    shape = np.shape(a["ttft_estimate"])
+    out = dict(a)
+    for key in ("ttft_estimate", "ttft_fixed", "ttft_request_s", "e2e_s"):
+        if key in a:
+            out[key] = np.asarray(a[key], dtype=float) + extra
+    out["ttft_fixed_first_round"] = np.asarray(a.get("ttft_fixed_first_round", 0.0), dtype=float) \
+        + np.broadcast_to(extra, shape)
+    out["tpot_fixed_first_round"] = np.zeros(shape) + np.asarray(a.get("tpot_fixed_first_round", 0.0), dtype=float)
+    return out
 
 
 #: A closed loop's length conventions (``calc.serving.serving_estimate``'s ``lengths``): "varied" lengths spread
