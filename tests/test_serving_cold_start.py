@@ -73,7 +73,7 @@ def test_a_run_of_stated_rounds_on_rocm_pays_it_once_over_its_rounds():
     assert sum(ten.ttft.parts().values()) == pytest.approx(ten.ttft.estimate_s, rel=1e-9)
     assert any("cold start" in n and "10 rounds" in n for n in ten.notices)
     # a long run's first round does not count, and NVIDIA's builds take none
-    assert not any("cold start" in n for n in long_run.notices) and "first_round" not in dict(long_run.ttft.fixed_parts)
+    assert not any("cold start" in n for n in long_run.notices) and dict(long_run.ttft.fixed_parts)["first_round"] == 0
     h100 = serving_estimate("gpt-oss-120b", "h100-sxm", 1024, 1024, concurrency=16, rounds=10)
     assert not any("cold start" in n for n in h100.notices)
     # its 99th percentile TTFT falls in the first round: at least the burst's own wait plus the cold start
@@ -98,3 +98,18 @@ def test_the_fit_predicts_a_shipped_run_as_the_public_estimate_does():
     without = predict_rows(rows, comps, param_values(_without_cold()))[0]
     assert float(rows["rounds"].iat[0]) == 10
     assert with_cold - without == pytest.approx(prm["first_round_cold"]["rocm"]["vllm"] / 10 * 1e3, rel=1e-9)
+
+
+def test_the_measured_page_says_how_much_of_a_rows_ttft_is_the_cold_start():
+    # one shipped run uploaded as a file (the measurement file's columns): its TTFT row's breakdown says how much of
+    # the fixed costs is the first round's cold start, cold / 10 for its 10 rounds
+    from tests.pagetest import open_page
+    from ui import formats, measured_views
+    runs = pd.read_csv(COLD_START_RUNS_PATH)
+    one = runs[runs["id"].str.contains("mi300x-gpt-oss-120b-vllm-fp4-1024-1024-tp8-ep1-c16-", regex=False)]
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("amd.csv", one.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    cold = load_serving_params()["first_round_cold"]["rocm"]["vllm"] / 10
+    want = measured_views.COLD_START_WORDS.format(cold=formats.fmt_seconds(cold))
+    assert want in [c.value for c in at.caption], [c.value for c in at.caption]

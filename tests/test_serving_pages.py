@@ -293,12 +293,14 @@ def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
     tpot_fig, ttft_fig = figures(at)[-2:]
     for fig, which in ((tpot_fig, "TPOT"), (ttft_fig, "TTFT")):
         assert all(t.get("y") == [which] for t in fig["data"])
-    bars = {t["name"]: plotly_values(t["x"])[0] for t in ttft_fig["data"] if t.get("type") == "bar"}
+    # the axis is in ms, s or min by the longest time drawn (serving_views.axis_unit): its values in ms
+    to_ms = {" ms": 1.0, " s": 1e3, " min": 6e4}[ttft_fig["layout"]["xaxis"]["ticksuffix"]]
+    bars = {t["name"]: plotly_values(t["x"])[0] * to_ms for t in ttft_fig["data"] if t.get("type") == "bar"}
     assert sum(bars.values()) == pytest.approx(predicted, rel=1e-9)   # the parts make the table's estimate
     mark = next(t for t in ttft_fig["data"] if t.get("name") == serving_views.ESTIMATE_TRACE)
-    assert plotly_values(mark["x"])[0] == pytest.approx(predicted, rel=1e-9)
+    assert plotly_values(mark["x"])[0] * to_ms == pytest.approx(predicted, rel=1e-9)
     shown = [t for t in ttft_fig["data"] if t.get("name") == "measured"]
-    assert len(shown) == 1 and plotly_values(shown[0]["x"]) == pytest.approx([measured])
+    assert len(shown) == 1 and [plotly_values(shown[0]["x"])[0] * to_ms] == pytest.approx([measured])
     assert not [t for t in tpot_fig["data"] if t.get("name") == "measured"]   # a TTFT row: its value on TTFT's bar
     statistic = row["statistic"].iat[0]
     caption = next(c.value for c in at.caption if c.value.startswith(f"{ttft_id}: TTFT"))

@@ -492,6 +492,13 @@ TAIL_ROWS_WORDS = ("A percentile row (p99 TTFT, TPOT, ITL or latency) has its es
                    "times the tuned MLPerf runs' 99th percentile over their mean.")
 
 
+#: The caption of a row whose TTFT carries the first round's cold start (``calc.serving_params.cold_start_values``).
+COLD_START_WORDS = ("TTFT's fixed costs hold {cold} of the first round's cold start on the engine's ROCm build: the "
+                    "first of the run's rounds waits that much more before its tokens, spread here over the run's "
+                    "requests (calibrated on InferenceMAX's AMD runs, whose mean TTFT carries it and whose median "
+                    "does not; calc.serving_params.cold_start_values).")
+
+
 def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: bool = False) -> None:
     """Where the time of one row goes: a selectbox of the rows of ``table`` (``calc.comparison.compare_rows`` of
     the configuration's ``rows``) that measure a TPOT, ITL or TTFT and have a serving estimate (URL-bound under
@@ -550,6 +557,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     if not tb.low_s <= measured_s <= tb.high_s:
         st.warning(outside_range_words(shown, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
+    cold = dict(est.ttft.fixed_parts).get("first_round", 0.0)
+    if cold > 0:
+        st.caption(COLD_START_WORDS.format(cold=formats.fmt_seconds(cold)))
     for w in ("tpot", "ttft"):
         charts.show_chart(serving_views.breakdown_figure(est, w, measured_s if w == which else None,
                                                          label=shown.upper() if w == which else None),
