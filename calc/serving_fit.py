@@ -588,11 +588,8 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
         closed = dict(closed, **{k: closed[k].copy() for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s",
                                                                  "itl_median_s", "requests_per_s",
                                                                  "output_tokens_per_s")})
-        # the first round's cold start (the engines' ROCm builds, ``calc.serving_params.cold_start_values``),
-        # spread over the burst's requests: the run's mean TTFT and e2e grow by it over the rounds
-        cold = burst_cold_start_s(cold_start_s(costs["cold"][i0], comps["family"][i0]), rounds[j], w)
-        for k in ("ttft_estimate", "e2e_s"):
-            closed[k][i0] = closed[k][i0] + cold
+        # the first round's cold start, spread over the burst's requests: the run's mean TTFT and e2e grow by it
+        closed = with_cold_start(closed, _burst_cold(costs, comps, i0, rounds[j], w))
         for k in ("ttft_estimate", "tpot_estimate", "e2e_s", "itl_mean_s", "itl_median_s"):
             closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
         closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]
@@ -713,6 +710,16 @@ def _burst_share(rows: pd.DataFrame, values: dict, j: np.ndarray) -> np.ndarray:
     return burst_share(rows["lockstep"].to_numpy(float)[j], rounds, values["lockstep_persistence"], mixes)
 
 
+def _burst_cold(costs: dict, comps: dict, first, rounds, share) -> np.ndarray:
+    """Seconds of the first round's cold start (the engines' ROCm builds, ``calc.serving_params.cold_start_values``)
+    each point of ``comps`` carries before its first token (``calc.serving_terms.with_cold_start``): the burst
+    points ``first`` (the closed loops' first points) their run's ``burst_cold_start_s`` over its ``rounds`` and
+    burst ``share``, every other point none."""
+    extra = np.zeros(len(comps["B"]))
+    extra[first] = burst_cold_start_s(cold_start_s(costs["cold"][first], comps["family"][first]), rounds, share)
+    return extra
+
+
 def _rate_root(gap: np.ndarray) -> tuple[int, float]:
     """(k, share) for one rate row's grid of requests in service N: Little's law's root, N where
     ``gap = lam x e2e(N) - N`` crosses 0, lies ``share`` of the way from point k to point k + 1 (share 0: at
@@ -760,13 +767,8 @@ def row_points(rows: pd.DataFrame, comps: dict, values: dict) -> tuple[dict, dic
     closed = combine(comps, values, costs, graphs)
     if "rounds" in rows and float(rows["rounds"].iat[0]) > 0:
         w = float(_burst_share(rows, values, np.array([0]))[0])
-        # the burst's point carries the first round's cold start (``_predict_centre``)
-        cold = float(burst_cold_start_s(cold_start_s(costs["cold"][0], comps["family"][0]),
-                                        float(rows["rounds"].iat[0]), w))
-        if cold > 0:
-            extra = np.zeros(len(comps["B"]))
-            extra[0] = cold
-            closed = with_cold_start(closed, extra)
+        # the burst's point carries the first round's cold start, as in ``_predict_centre``
+        closed = with_cold_start(closed, _burst_cold(costs, comps, np.array([0]), float(rows["rounds"].iat[0]), w))
         return closed, {0: w, 1: 1.0 - w}
     return closed, {0: 1.0}
 
