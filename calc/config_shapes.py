@@ -122,6 +122,39 @@ def _resolved(cfg: dict, model_type: str) -> dict:
     return merged
 
 
+def _refuse_per_kind_widths(cfg: dict, model_type: str) -> None:
+    """Refuse a config whose full-attention layers have other head widths or KV heads than its sliding ones
+    (Gemma 4's ``global_head_dim``, ``num_global_key_value_heads`` and ``attention_k_eq_v``: transformers'
+    Gemma4TextAttention gives its full layers 512-wide heads, fewer KV heads and no v_proj; MiMo-V2-Flash's
+    ``swa_num_key_value_heads``), or whose values are narrower than its keys outside MLA (MiMo-V2-Flash's
+    ``v_head_dim`` 128 beside ``head_dim`` 192), or whose layers share a sparse-attention indexer (GLM-5.2's
+    ``indexer_types``). ``ModelConfig`` holds one head width and one KV-head count for
+    every layer, so such a model's KV cache and weights would be priced wrong; a clear refusal beats a wrong
+    number.
+
+    Raises:
+        ValueError: naming the keys and what they would change.
+    """
+    same_as = {"global_head_dim": "head_dim", "num_global_key_value_heads": "num_key_value_heads",
+               "swa_head_dim": "head_dim", "swa_num_key_value_heads": "num_key_value_heads",
+               "swa_v_head_dim": "v_head_dim"}
+    keys = [k for k, base in same_as.items() if _present(cfg, k) and cfg[k] != cfg.get(base)]
+    if _bool_key(cfg, "attention_k_eq_v", False):
+        keys.append("attention_k_eq_v")
+    if (_present(cfg, "v_head_dim") and _present(cfg, "head_dim") and not _present(cfg, "kv_lora_rank")
+            and cfg["v_head_dim"] != cfg["head_dim"]):
+        keys.append("v_head_dim")  # values narrower than keys outside MLA (MiMo-V2-Flash: 128 beside 192)
+    if isinstance(cfg.get("indexer_types"), list) and any(t != "full" for t in cfg["indexer_types"]):
+        keys.append("indexer_types")  # GLM-5.2: one sparse-attention indexer shared by several layers
+    if keys:
+        raise ValueError(f"config (model_type {model_type or 'unknown'!r}) sets {', '.join(repr(k) for k in keys)}: "
+                         "attention shapes that differ from layer to layer (full-attention layers with their own head "
+                         "width or KV heads, values narrower than keys, or an indexer shared across layers). calc "
+                         "models one head width, one KV-head count and one indexer per layer for every layer, so it "
+                         "cannot price this model's KV cache or weights right, and refuses it rather than give a "
+                         "wrong number")
+
+
 def _shapes(config) -> dict:
     """Read every shape the calc core needs from a HF config; the heart of ``from_hf_config``."""
     cfg, outer = _text_config(config)
@@ -129,8 +162,13 @@ def _shapes(config) -> dict:
     cfg = _resolved(cfg, model_type)
     family = _family(cfg, outer)
     s: dict = {"family": family, "model_type": model_type}
+    _refuse_per_kind_widths(cfg, model_type)
 
     _, d = _first(cfg, "d_model")
+    if model_type.startswith("nemotron_h") and isinstance(cfg.get("layers_block_type"), list):
+        # transformers' NemotronHConfig (5.x): the layer count is the list's length; num_hidden_layers is
+        # deprecated, ignored where it differs, and absent from newer configs (Nemotron-3 Ultra)
+        cfg = dict(cfg, num_hidden_layers=len(cfg["layers_block_type"]))
     _, n_layers = _first(cfg, "n_layers")
     heads_key, n_heads = _first(cfg, "n_heads")
     _, vocab = _first(cfg, "vocab_size")
@@ -238,6 +276,9 @@ def _shapes(config) -> dict:
         # config; engines skip their weights (SGLang's minimax_m3.py get_spec_layer_idx_from_weight_name) and
         # InferenceX drafts with EAGLE3: not counted
         s["mtp_layers"] = 0
+    latent = cfg.get("moe_latent_size")  # Nemotron-3 Super: the routed experts work in this width
+    s["moe_latent_dim"] = (_int_key(cfg, "moe_latent_size") if latent is not None and n_experts is not None
+                           else None)
     s.update(d=d, L=n_layers, N=n_heads, K=n_kv, H=head_dim, F=d_ff, F_dense=d_ff_dense, V=vocab,
              max_ctx=max_ctx, attention=attention, window=window, layer_types=layer_types, tied=tied,
              E=n_experts, top_k=top_k, cfg=cfg)
@@ -542,6 +583,10 @@ def _ffn_layout(cfg: dict, model_type: str, n_layers: int, has_experts: bool, d_
     if _present(cfg, "hybrid_override_pattern"):
         return [("moe", 0) if c == "E" else ("dense", dense_w) if c == "-" else ("none", 0)
                 for c in cfg["hybrid_override_pattern"]]
+    if model_type.startswith("nemotron_h") and _present(cfg, "layers_block_type"):
+        # the same rule in transformers 5's list form: "moe" an MoE FFN, "mlp" a dense one, a mixer none
+        return [("moe", 0) if t == "moe" else ("dense", dense_w) if t == "mlp" else ("none", 0)
+                for t in _per_layer_list(cfg, "layers_block_type", n_layers)]
     if not has_experts:
         return out
     moe = [True] * n_layers
@@ -602,7 +647,8 @@ def _ffn_fields(s: dict) -> dict:
         positions = _first(cfg, "max_context_len", required=False, default=1024)[1]
     return dict(ffn_layer_types=None if kinds == default else kinds,
                 d_ff_dense=dense[0] if dense and dense[0] != s["F"] else None,
-                d_ff_shared=shared, ffn_matrices=2 if two else 3, learned_positions=positions)
+                d_ff_shared=shared, ffn_matrices=2 if two else 3, learned_positions=positions,
+                moe_latent_dim=s.get("moe_latent_dim"))
 
 
 def _parse_json_text(text) -> dict:

@@ -523,7 +523,8 @@ class LayerParams:
         ffn_down, ffn_up: the down projection (F*D) and the rest (gate and up, (m - 1)*D*F) of the dense
             MLP or of the shared experts, m = ``ffn_matrices``.
         router: D*E of an MoE layer.
-        experts_down, experts_up: the routed experts' down projections, E*D*F, and the rest, E*(m - 1)*D*F.
+        experts_down, experts_up: the routed experts' down projections, E*D*F, and the rest, E*(m - 1)*D*F (D:
+            ``moe_latent_dim`` for a latent MoE, whose two latent projections count as linear).
     """
 
     kind: str
@@ -561,9 +562,9 @@ def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
         if ffn == "dense":
             p.update(ffn_down=dense_w * d, ffn_up=(m - 1) * d * dense_w)
         elif ffn == "moe":
-            e = model.n_experts
+            e, width = model.n_experts, model.moe_latent_dim or d  # a latent MoE's experts work in its width
             p.update(ffn_down=model.d_ff_shared * d, ffn_up=(m - 1) * d * model.d_ff_shared, router=d * e,
-                     experts_down=e * model.d_ff * d, experts_up=e * (m - 1) * d * model.d_ff)
+                     experts_down=e * model.d_ff * width, experts_up=e * (m - 1) * width * model.d_ff)
         out.append(LayerParams(**p))
     return tuple(out)
 

@@ -100,6 +100,9 @@ class ModelConfig:
             ``shared_expert_intermediate_size``); 0 for none.
         ffn_matrices: weight matrices of one FFN or expert: 3 for a gated MLP (SwiGLU: gate, up,
             down), 2 for a plain one (GPT-2, Falcon, Nemotron-H's squared ReLU: up, down).
+        moe_latent_dim: width the routed experts work in when it is not D (Nemotron-3 Super's latent MoE,
+            ``moe_latent_size``: a D x d_latent projection before the experts and one back after, so each
+            expert holds ``ffn_matrices`` x d_latent x ``d_ff``); None: the experts read and write D.
         learned_positions: rows P of a learned absolute position table (GPT-2's ``wpe``, P x D, of
             ``n_positions`` rows), a lookup like the token embedding; None for rotary or relative
             positions (no table).
@@ -173,6 +176,7 @@ class ModelConfig:
     d_ff_dense: int | None = None
     d_ff_shared: int = 0
     ffn_matrices: int = 3
+    moe_latent_dim: int | None = None
     learned_positions: int | None = None
     n_mtp_layers: int = 0
     n_mtp_params: int = 0
@@ -235,6 +239,10 @@ class ModelConfig:
             raise ValueError(f"ffn_matrices must be 2 (up, down) or 3 (gate, up, down), got {self.ffn_matrices!r}")
         if self.d_ff_dense is not None:
             check_positive_int(self.d_ff_dense, "d_ff_dense")
+        if self.moe_latent_dim is not None:
+            check_positive_int(self.moe_latent_dim, "moe_latent_dim")
+            if self.n_experts is None:
+                raise ValueError("moe_latent_dim (the routed experts' latent width) needs n_experts")
         if not isinstance(self.d_ff_shared, int) or isinstance(self.d_ff_shared, bool) or self.d_ff_shared < 0:
             raise ValueError(f"d_ff_shared must be a non-negative integer, got {self.d_ff_shared!r}")
         if self.ffn_layer_types is not None:

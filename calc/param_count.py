@@ -177,9 +177,18 @@ def _gemma3n_extra(s: dict) -> int:
 
 
 def _moe_layer(s: dict, moe: tuple[int, int, int, int]) -> tuple[int, int]:
-    """A MoE layer's experts, shared experts and router: (total with every expert, active with top-k)."""
+    """A MoE layer's experts, shared experts and router: (total with every expert, active with top-k).
+
+    A latent MoE (Nemotron-3 Super's ``moe_latent_size``, transformers' NemotronHMoE): the routed experts read
+    and write the latent width, and the layer holds fc1_latent_proj (D -> latent) and fc2_latent_proj (latent
+    -> D), both run for every token (biases under ``mlp_bias``)."""
     shared, router, score_bias, expert_bias = moe
-    expert = _ffn(s, s["F"]) + expert_bias
+    latent = s.get("moe_latent_dim")
+    if latent:
+        expert = _ffn(dict(s, d=latent), s["F"]) + expert_bias
+        shared += 2 * s["d"] * latent + ((latent + s["d"]) if _bool_key(s["cfg"], "mlp_bias", False) else 0)
+    else:
+        expert = _ffn(s, s["F"]) + expert_bias
     return s["E"] * expert + shared + router + score_bias, s["top_k"] * expert + shared + router
 
 

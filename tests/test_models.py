@@ -29,7 +29,8 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "llama-4-scout", "llama-4-maverick", "mixtral-8x22b", "minimax-m2.5", "qwen3.5-397b-a17b",
            "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash",
            "minimax-m3", "qwen2.5-72b", "qwen2.5-32b", "qwen2.5-14b", "qwen2.5-3b", "qwen2.5-1.5b", "qwen3-14b",
-           "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b", "phi-4"]
+           "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b", "phi-4", "nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
+           "nemotron-3-ultra-550b-a55b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):

@@ -104,6 +104,12 @@ PUBLISHED = {
     # Hugging Face's model size of microsoft/phi-4 (bf16 safetensors, nothing beside the language model); the Phi-4
     # report and card say "14B", two significant figures that the shapes' 14.66B rounds past
     "phi-4": (14.7 * B, 0.05 * B, 0, "HF microsoft/phi-4 model size 14.7B (Phi-4 report and card: 14B)"),
+    "nemotron-3-nano-30b-a3b": (31.6 * B, 0.05 * B, 0, "NVIDIA's Nemotron 3 Nano model card (as quoted on replicate.com/"
+                                "nvidia/nemotron-3-nano-30b-a3b): 31.6B total, about 3.6B active"),
+    # NVIDIA gives Super and Ultra only as round figures (report, card and name: 120B total / 12B active, 550B / 55B)
+    # and not the MTP module they ship: 1%.
+    "nemotron-3-super-120b-a12b": (120 * B, 1.2 * B, 0, "Nemotron 3 Super report and card: 120B total, 12B active"),
+    "nemotron-3-ultra-550b-a55b": (550 * B, 5.5 * B, 0, "the model's name: 550B total, 55B active"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
