@@ -242,7 +242,10 @@ def test_prefill_head_convention_from_the_url():
         assert any(words in c.value for c in at.caption if "One prompt, no queue" in c.value)
         ttft_fig = charts(at)[2]  # the curve's point at T = 8,192 follows the convention too
         at_t = [y for d in ttft_fig["data"] for x, y in zip(values(d["x"]), values(d["y"])) if x == 8192]
-        assert at_t and at_t[0] == pytest.approx(expected * 1e3)
+        # in the axis' unit, which the sweep's longest TTFT sets (Llama-3-8B at 131,072 tokens: seconds)
+        unit = ttft_fig["layout"]["yaxis"]["title"]["text"].split("(")[1].split(",")[0]  # "TTFT, ... (s, log)"
+        scale = {"ms": 1e3, "s": 1.0, "min": 1 / 60}[unit]
+        assert at_t and at_t[0] == pytest.approx(expected * scale)
 
 
 def test_matmul_precision_from_the_url():
@@ -367,3 +370,21 @@ def test_deepseek_v4_and_minimax_m3_draw_the_throughput_by_k():
     assert not at.exception and not at.error
     words = next(c.value for c in at.caption if c.value.startswith("Crosses"))
     assert "sparse layers stay sparse" in words and "= this model" in words
+
+
+def test_ttft_chart_axis_follows_the_longest_ttft():
+    # The TTFT sweep of Llama-3.1-405B on one H100 reaches past 2 minutes at the sweep's longest prompt
+    # (prefill ~ 2 x 405.9e9 x T / 989e12 s at bf16: 131,072 tokens -> 108 s of matmuls alone, attention on top: 179 s),
+    # so its axis reads in minutes; Llama-3.2-1B's ends at 1.5 s, in seconds.
+    from calc import sweeps
+    from ui import charts as ui_charts
+    from ui.roofline_charts import ttft_figure
+    for model in ("llama-3.1-405b", "llama-3.2-1b"):
+        ttfts = sweeps.ttft_sweep(calc.get_model(model), H100)
+        k, unit = ui_charts.axis_unit(float(ttfts["ttft_s"].max()))
+        fig = ttft_figure(ttfts).build()
+        assert fig.layout.yaxis.title.text == f"TTFT, prefill only ({unit}, log)"
+        drawn = np.concatenate([np.asarray(tr.y, dtype=float) for tr in fig.data])
+        # every value drawn is its TTFT in the axis' unit
+        assert sorted(drawn) == pytest.approx(sorted(ttfts["ttft_s"].to_numpy() * k))
+        assert unit == {"llama-3.1-405b": "min", "llama-3.2-1b": "s"}[model]

@@ -101,3 +101,15 @@ def show_chart(fig: go.Figure | caching.FigureRecipe, key: str) -> None:
         st.plotly_chart(fig, key=key, width="stretch", config=CHART_CONFIG)
         return
     inplace_chart.show(inplace_chart.figure_json(fig, CHART_CONFIG), key=key, height_px=int(fig.layout.height or 420))
+
+
+def axis_unit(largest_s: float) -> tuple[float, str]:
+    """(scale, suffix) of a time axis whose largest value is ``largest_s`` seconds, at the thresholds of
+    ``formats.fmt_seconds``: ms under 1 s, s under 120 s, min above (a run of minutes reads "4.5 min", not
+    "271,197 ms")."""
+    largest_s = abs(float(largest_s)) if math.isfinite(float(largest_s)) else 0.0
+    if largest_s < 1:
+        return 1e3, "ms"
+    if largest_s < 120:
+        return 1.0, "s"
+    return 1 / 60, "min"

@@ -143,16 +143,19 @@ def kv_heads_caption(kheads: pd.DataFrame, model) -> tuple[bool, str]:
 
 
 def ttft_figure(ttfts: pd.DataFrame):
-    """TTFT (prefill only, ms) against prompt length, coloured by what bounds it."""
+    """TTFT (prefill only; ms, s or min by the longest drawn) against prompt length, coloured by what bounds it."""
     fig = charts.Figure()
+    # ms, s or min by the longest TTFT drawn (``charts.axis_unit``): a 1M-token prompt's minutes read as minutes
+    k, unit = charts.axis_unit(float(ttfts["ttft_s"].max()) if len(ttfts) else 0.0)
     for bound, color in (("memory", "#1f77b4"), ("compute", "#d62728")):
         part = ttfts[ttfts["bound"] == bound]
         if len(part):
-            fig.add_scatter(x=part["prompt_len"], y=part["ttft_s"] * 1e3, mode="lines+markers", name=f"{bound}-bound",
+            fig.add_scatter(x=part["prompt_len"], y=part["ttft_s"] * k, mode="lines+markers", name=f"{bound}-bound",
                             line=dict(color=color), marker=dict(size=5),
-                            hovertemplate="T = %{x:,} tokens<br>TTFT %{y:,.1f} ms<extra></extra>")
+                            hovertemplate=f"T = %{{x:,}} tokens<br>TTFT %{{y:,.{1 if unit == 'ms' else 2}f}} {unit}"
+                                          "<extra></extra>")
     # No marker at the chosen T (its TTFT is in the heading): the chart stays the same when only T moves.
     fig.update_xaxes(type="log", title="prompt length T (tokens, log)")
-    fig.update_yaxes(type="log", title="TTFT, prefill only (ms, log)", ticksuffix=" ms")
+    fig.update_yaxes(type="log", title=f"TTFT, prefill only ({unit}, log)", ticksuffix=f" {unit}")
     fig.update_layout(height=420)
     return fig

@@ -12,6 +12,7 @@ from calc import cost as calc_cost
 from calc import measurements, serving
 from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, release_on, version_day
 from ui import caching, charts, columns, formats, html_table, url_state, widgets
+from ui.charts import axis_unit
 
 #: The engines a page offers (calc.serving_params has fitted parameters for each; others fall back).
 ENGINES = ("vllm", "sglang", "trtllm")
@@ -283,18 +284,6 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
                         ("range high", "high_s")):
         rows.append({"part": label, "tpot_s": getattr(est.tpot, attr), "ttft_s": getattr(est.ttft, attr)})
     return pd.DataFrame(rows)
-
-
-def axis_unit(largest_s: float) -> tuple[float, str]:
-    """(scale, suffix) of a time axis whose largest value is ``largest_s`` seconds, at the thresholds of
-    ``formats.fmt_seconds``: ms under 1 s, s under 120 s, min above (a run of minutes reads "4.5 min", not
-    "271,197 ms")."""
-    largest_s = abs(float(largest_s)) if math.isfinite(float(largest_s)) else 0.0
-    if largest_s < 1:
-        return 1e3, "ms"
-    if largest_s < 120:
-        return 1.0, "s"
-    return 1 / 60, "min"
 
 
 def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import re
 import streamlit as st
 
 import calc
@@ -92,10 +93,19 @@ class Selection:
         return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization, self.runtime_reserve_bytes)
 
 
+def natural_key(preset_id: str) -> tuple:
+    """Sort key that reads the numbers in an id as numbers: "llama-2-7b" < "llama-2-13b" < "llama-2-70b",
+    "qwen3-8b" < "qwen3-14b", "gpt-oss-20b" < "gpt-oss-120b"."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", preset_id.lower()) if part)
+
+
 @st.cache_data(show_spinner=False)
 def _presets() -> tuple[list[str], dict[str, str], list[str], dict[str, str]]:
-    models = calc.list_models()
-    gpus = calc.list_accelerators()
+    """The preset model and GPU ids in the order the selectboxes list them (by family, then size: ``natural_key``)
+    and their full names."""
+    models = sorted(calc.list_models(), key=natural_key)
+    gpus = sorted(calc.list_accelerators(), key=natural_key)
     return (models, {m: calc.get_model(m).name for m in models},
             gpus, {g: calc.get_accelerator(g).name for g in gpus})
 
