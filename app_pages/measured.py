@@ -26,6 +26,7 @@ def explore() -> None:
     configs = comparison.configurations(d)
     labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
               for _, c in configs.iterrows()]
+    measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration
     url_state.keep_valid("ms_config", labels, stand_in)
     pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
                         bind="query-params")

@@ -1195,3 +1195,26 @@ def test_an_itl_bars_words_name_only_what_makes_it_differ_from_tpot():
         "the 10 steps of a multi-step scheduler's chunk and a median gap that decodes alone")
     assert itl_words(drafted, "", "mean") == "a round of speculative decoding of AL tokens"
     assert "speculative" in itl_words(plain, "", "mean") and "multi-step" in itl_words(plain, "", "mean")
+
+
+def test_a_link_to_a_row_of_another_configuration_opens_on_that_configuration():
+    # A link naming only a row (by its id, or by the label the app writes, which starts with the id) opened on the
+    # default configuration, whose rows do not hold it, and fell back to that configuration's first row.
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang")
+    configs = at.selectbox(key="ms_config").options
+    assert len(configs) >= 2
+    last = configs[-1]
+    at.selectbox(key="ms_config").set_value(last).run()
+    assert not at.exception
+    row_label_text = at.selectbox(key="ms_row").options[-1]
+    row_id = row_label_text.split(": ")[0]
+    for named in (row_id, row_label_text):
+        linked = open_page("app_pages/measured.py", ms_model="deepseek-v3", ms_acc="b200", ms_engine="sglang",
+                           ms_config=configs[0], ms_row=named)
+        assert not linked.exception
+        assert linked.selectbox(key="ms_config").value == last
+        assert linked.selectbox(key="ms_row").value == row_id
+    # a configuration picked after the link stays picked (the link's row then drops out)
+    linked.selectbox(key="ms_config").set_value(configs[0]).run()
+    assert linked.selectbox(key="ms_config").value == configs[0]
+    assert linked.selectbox(key="ms_row").value != row_id

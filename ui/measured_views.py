@@ -349,6 +349,28 @@ def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
     return d[mask]
 
 
+def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str], key: str) -> None:
+    """Before the configuration selectbox ``key``_config: a link that names a row (``key``_row, by its id or by
+    the label ``row_label`` writes, which starts with the id) opens on that row's configuration, whatever
+    configuration it names (or none), so the row's breakdown shows instead of the default configuration's first
+    row. Once per linked row: a configuration the user picks afterwards stays (the stale row then drops out).
+    ``labels``: the selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations`` of ``d``)."""
+    value = st.query_params.get(f"{key}_row")
+    seen = f"_{key}_row_followed"
+    if not value or st.session_state.get(seen) == value:
+        return
+    st.session_state[seen] = value
+    ids = d["id"].astype(str)
+    row_id = value if (ids == value).any() else value.split(": ", 1)[0]
+    rows = d[ids == row_id]
+    if rows.empty:
+        return  # not a row of these data: the row selectbox ignores it
+    for i, (_, config) in enumerate(configs.iterrows()):
+        if len(config_rows(rows, config)):
+            st.session_state[f"{key}_config"] = labels[i]
+            return
+
+
 def row_label(r) -> str:
     """A measurement row (``calc.measurements`` columns) of a time in ms for a selectbox (and its link):
     'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.20 ms' (a time of minutes as '4.5 min'); the run's
