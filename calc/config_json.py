@@ -87,6 +87,8 @@ def from_hf_config(config, name: str | None = None, n_params: int | None = None,
         **{f: s.get(f) for f in OPTIONAL_SHAPE_FIELDS if f != "attention_chunk_size"},
         ssm_state_dtype=s.get("ssm_state_dtype", "fp32"), index_key_dtype=s.get("index_key_dtype"), **_ffn_fields(s),
         n_mtp_layers=s["mtp_layers"], n_mtp_params=s["mtp"][0], n_mtp_active_params=s["mtp"][1],
+        global_head_dim=s["global_head_dim"], n_global_kv_heads=s["n_global_kv_heads"],
+        global_k_eq_v=s["global_k_eq_v"],
     )
 
 

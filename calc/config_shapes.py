@@ -25,7 +25,7 @@ _KEYS = {
     "vocab_size": ("vocab_size", "padded_vocab_size"),
     "max_context_len": ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len"),
     "n_experts": ("num_local_experts", "num_experts", "n_routed_experts"),
-    "n_experts_per_token": ("num_experts_per_tok", "num_experts_per_token", "n_activated_experts"),
+    "n_experts_per_token": ("num_experts_per_tok", "num_experts_per_token", "n_activated_experts", "top_k_experts"),
     "moe_d_ff": ("moe_intermediate_size", "moe_inter_dim"),
     "n_shared_experts": ("n_shared_experts",),
     "first_k_dense": ("first_k_dense_replace", "n_dense_layers"),
@@ -42,6 +42,10 @@ _FAMILY_DEFAULTS = {
     "llama4": {"attention_chunk_size": 8192},
     "gemma3_text": {"head_dim": 256, "vocab_size": 262208, "max_position_embeddings": 131072,
                     "sliding_window": 4096, "sliding_window_pattern": 6},
+    # Gemma4TextConfig: five sliding layers to one global; the global layers' heads 512 wide unless the config
+    # says otherwise (its __post_init__ pops global_head_dim with that default)
+    "gemma4_text": {"head_dim": 256, "vocab_size": 262144, "max_position_embeddings": 131072, "sliding_window": 512,
+                    "sliding_window_pattern": 6, "global_head_dim": 512, "hidden_size_per_layer_input": 256},
 }
 _TIED_BY_DEFAULT = ("gemma", "gpt2", "gpt_bigcode", "falcon", "refinedweb")
 
@@ -138,6 +142,17 @@ def _refuse_per_kind_widths(cfg: dict, model_type: str) -> None:
     same_as = {"global_head_dim": "head_dim", "num_global_key_value_heads": "num_key_value_heads",
                "swa_head_dim": "head_dim", "swa_num_key_value_heads": "num_key_value_heads",
                "swa_v_head_dim": "v_head_dim"}
+    if model_type.startswith("gemma4"):  # its global layers' shapes are read (``_global_shapes``); not these:
+        keys = [k for k, on in (("hidden_size_per_layer_input", check_config_int(
+                    cfg.get("hidden_size_per_layer_input") or 0, "hidden_size_per_layer_input", minimum=0) > 0),
+                ("num_kv_shared_layers", bool(cfg.get("num_kv_shared_layers"))),
+                ("use_double_wide_mlp", _bool_key(cfg, "use_double_wide_mlp", False))) if on]
+        if keys:
+            raise ValueError(f"config (model_type {model_type!r}) sets {', '.join(repr(k) for k in keys)}: Gemma 4's "
+                             "per-layer embeddings, KV-shared layers and double-wide MLPs (its E2B and E4B models) "
+                             "are not modelled by calc, so it refuses this config rather than give a wrong number "
+                             "(the 26B-A4B and 31B models, without them, are read)")
+        return
     keys = [k for k, base in same_as.items() if _present(cfg, k) and cfg[k] != cfg.get(base)]
     if _bool_key(cfg, "attention_k_eq_v", False):
         keys.append("attention_k_eq_v")
@@ -153,6 +168,26 @@ def _refuse_per_kind_widths(cfg: dict, model_type: str) -> None:
                          "models one head width, one KV-head count and one indexer per layer for every layer, so it "
                          "cannot price this model's KV cache or weights right, and refuses it rather than give a "
                          "wrong number")
+
+
+def _global_shapes(cfg: dict, model_type: str, n_kv: int, head_dim: int) -> dict:
+    """Gemma 4's global ("full") layers' own shapes, as transformers' Gemma4TextConfig sets them: ``global_head_dim``
+    (default 512), ``num_global_key_value_heads`` where ``attention_k_eq_v`` is set (its __post_init__ overrides
+    the global layers' KV heads only then), and ``attention_k_eq_v`` (no V projection in those layers). Each is
+    None (False) where it equals the other layers' or the config is not Gemma 4's.
+
+    Raises:
+        ValueError: a value that is not a positive whole number.
+    """
+    out = {"global_head_dim": None, "n_global_kv_heads": None, "global_k_eq_v": False}
+    if not model_type.startswith("gemma4"):
+        return out
+    k_eq_v = _bool_key(cfg, "attention_k_eq_v", False)
+    h = _int_key(cfg, "global_head_dim") if _present(cfg, "global_head_dim") else head_dim
+    k = _int_key(cfg, "num_global_key_value_heads") if k_eq_v and _present(cfg, "num_global_key_value_heads") else n_kv
+    out.update(global_head_dim=h if h != head_dim else None, n_global_kv_heads=k if k != n_kv else None,
+               global_k_eq_v=k_eq_v)
+    return out
 
 
 def _shapes(config) -> dict:
@@ -276,6 +311,7 @@ def _shapes(config) -> dict:
         # config; engines skip their weights (SGLang's minimax_m3.py get_spec_layer_idx_from_weight_name) and
         # InferenceX drafts with EAGLE3: not counted
         s["mtp_layers"] = 0
+    s.update(_global_shapes(cfg, model_type, n_kv, head_dim))
     latent = cfg.get("moe_latent_size")  # Nemotron-3 Super: the routed experts work in this width
     s["moe_latent_dim"] = (_int_key(cfg, "moe_latent_size") if latent is not None and n_experts is not None
                            else None)
@@ -639,7 +675,7 @@ def _ffn_fields(s: dict) -> dict:
         shared = n_shared * width
         if _present(cfg, "shared_expert_intermediate_size"):
             shared += _int_key(cfg, "shared_expert_intermediate_size", allow_zero=True)
-        if mt.startswith("llama4"):
+        if mt.startswith(("llama4", "gemma4")):  # Gemma 4's MoE layers keep their dense MLP beside the experts
             shared += s["F_dense"]
     two = s["family"] in ("gpt2", "falcon") or mt.startswith("nemotron_h")
     positions = None

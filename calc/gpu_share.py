@@ -30,8 +30,10 @@ from .quant import is_plain, tensor_groups, weight_bytes_by_group
 from .models import ModelConfig
 
 
-def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent") -> float:
-    """Fraction of a sequence's KV cache (per layer) one TP rank stores.
+def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent", kind: str | None = None) -> float:
+    """Fraction of a sequence's KV cache (per layer) one TP rank stores, in a layer of ``kind`` (a "full" layer of
+    a model whose full layers have their own KV heads, Gemma 4's global layers, counts those heads; None or another
+    kind: ``n_kv_heads``).
 
     GQA/MHA/MQA: ``ceil(K / TP) / K`` (a rank holds whole KV heads; with TP > K each head is copied
     TP / K times: vLLM's and Megatron's rule). MLA with the latent cache: 1 (the latent c_KV is shared
@@ -48,7 +50,22 @@ def kv_share_per_gpu(model: ModelConfig, tp: int, mla: str = "latent") -> float:
         if mla == "latent" or has_compressed_layers(model):  # DeepSeek-V4: one KV head, never expanded
             return 1.0
         return math.ceil(model.n_heads / t) / model.n_heads
-    return math.ceil(model.n_kv_heads / t) / model.n_kv_heads
+    k = model.kv_heads_of(kind)
+    return math.ceil(k / t) / k
+
+
+def _full_layer_bytes(model: ModelConfig, a: int, b: int, s, kv_dtype: str, sliding: str, mla: str, read: bool):
+    """The cache bytes of one sequence held (or, ``read``, moved by a decode step) in the "full" layers a..b-1 of
+    a model whose full layers have their own KV heads (Gemma 4), which a TP rank splits by those heads; 0 for any
+    other model. Vectorised over S."""
+    if not model.has_global_shapes:
+        return 0.0
+    fn = LayerSpec.decode_bytes_read if read else LayerSpec.bytes_held
+    out = 0.0
+    for spec, n in Counter(layer_specs(model, kv_dtype, mla)[a:b]).items():
+        if spec.kind == "full":
+            out = out + n * np.asarray(fn(spec, np.asarray(s, dtype=float), sliding))
+    return out
 
 
 def routed_expert_bytes(model: ModelConfig, weight_dtype: str = "bf16") -> float:
@@ -166,15 +183,19 @@ def kv_bytes_per_gpu_per_token(model: ModelConfig, layout: Layout, kv_dtype: str
         ValueError: unknown dtype or convention, a context that is not a positive integer.
     """
     share = kv_share_per_gpu(model, layout.tp, mla)
+    share_full = kv_share_per_gpu(model, layout.tp, mla, "full")  # Gemma 4's global layers: their own KV heads
     s = 1.0 if context_len is None else float(check_positive_int(context_len, "context_len"))
     best = 0.0
     for a, b in stage_ranges(model, layout):
         if context_len is None:
-            held = sum(spec.bytes_per_token for spec in layer_specs(model, kv_dtype, mla)[a:b])
+            specs = layer_specs(model, kv_dtype, mla)[a:b]
+            held = sum(spec.bytes_per_token for spec in specs)
+            full = sum(spec.bytes_per_token for spec in specs if spec.kind == "full") if model.has_global_shapes else 0.0
         else:
             total, state, _ = _stage_cache(model, a, b, s, kv_dtype, sliding, mla, False)
             held = (total - state) / s
-        best = max(best, held * share)
+            full = float(_full_layer_bytes(model, a, b, s, kv_dtype, sliding, mla, False)) / s
+        best = max(best, (held - full) * share + full * share_full)
     return float(best)
 
 
@@ -313,6 +334,11 @@ def _cache_per_gpu(model: ModelConfig, context_len, seqs, layout: Layout, kv_dty
     total, state, whole = np.asarray(total_one) * n, state_one * n, whole_one * n
     attention = total - state
     share = kv_share_per_gpu(model, layout.tp, mla)
+    if model.has_global_shapes:  # Gemma 4: its global layers split by their own KV heads (fewer: replicated sooner)
+        full = np.asarray(_full_layer_bytes(model, rng[0], rng[1], context_len, kv_dtype, sliding, mla, read)) * n
+        share_full = kv_share_per_gpu(model, layout.tp, mla, "full")
+        return ((attention - full) * share + full * share_full, (state - whole) / layout.tp + whole,
+                (attention - full) * max(0.0, share - 1.0 / layout.tp) + full * max(0.0, share_full - 1.0 / layout.tp))
     return (attention * share, (state - whole) / layout.tp + whole,
             attention * max(0.0, share - 1.0 / layout.tp))
 

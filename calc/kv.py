@@ -187,7 +187,8 @@ PLAIN_LAYOUT_FULL_KINDS = (*COMPRESSED_KINDS, "sparse")
 
 def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> dict:
     """Field changes that make ``model``'s attention plain (for a change of layout to MHA, GQA or MQA): the MLA
-    latent and the indexer fields dropped, DeepSeek-V4's compressed layers (csa, hca) and MiniMax-M3's sparse
+    latent and the indexer fields dropped, Gemma 4's global KV heads and K-as-V projection too (the new layout's K
+    in every layer; its global layers keep their head width), DeepSeek-V4's compressed layers (csa, hca) and MiniMax-M3's sparse
     layers turned into full-attention layers (each then holds every token as K and V of the new layout), sliding
     and chunked layers and the other kinds kept. A sliding window that no layer uses any more is dropped (V4's
     128-token window belongs to its compressed layers). ``keep_windows=False``: sliding and chunked layers become
@@ -198,6 +199,7 @@ def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> di
     changes = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
                    index_n_heads=None, index_head_dim=None, index_topk=None, index_block_size=None,
                    index_key_dtype=None, csa_compress_ratio=None, hca_compress_ratio=None,
+                   n_global_kv_heads=None, global_k_eq_v=False,
                    layer_types=None if all(k == "full" for k in kinds) else kinds)
     if not keep_windows:
         changes.update(sliding_window=None, attention_chunk_size=None)
@@ -230,7 +232,8 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
         f"GQA ({n}:{k})": gqa,
         "MQA": model.with_changes(**plain, attention="mqa", n_kv_heads=1),
         "MLA": model.with_changes(**{**plain, "kv_lora_rank": 4 * h, "qk_rope_head_dim": max(1, h // 2),
-                                     "qk_nope_head_dim": h, "v_head_dim": h}, attention="mla", n_kv_heads=n),
+                                     "qk_nope_head_dim": h, "v_head_dim": h, "global_head_dim": None},
+                                  attention="mla", n_kv_heads=n),
         f"Window {window}": _windowed(gqa, window, None),
     }
 

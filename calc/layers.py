@@ -176,11 +176,13 @@ def check_conventions(sliding: str = "cap", mla: str = "latent") -> None:
     check_choice(mla, MLA_CONVENTIONS, f"mla must be one of {', '.join(MLA_CONVENTIONS)}")
 
 
-def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> int:
-    """Cached elements per token in one cache-holding attention layer.
+def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent", kind: str | None = None) -> int:
+    """Cached elements per token in one cache-holding attention layer (of ``kind``: a "full" layer of a model
+    whose full layers have their own shapes, Gemma 4's global layers, takes those; None or another kind: the
+    model's ``n_kv_heads`` and ``head_dim``).
 
     MHA/GQA/MQA: 2*K*H (a key and a value per KV head; chapter 9 (LLM inference) "must-memorize
-    formula"). MLA latent: d_c + d_h^R (576 for DeepSeek-V2/V3; DeepSeek-V2 report, section 2.1).
+    formula"); Gemma-4-31B's global layers 2 x 4 x 512 = 4,096, its sliding ones 2 x 16 x 256 = 8,192. MLA latent: d_c + d_h^R (576 for DeepSeek-V2/V3; DeepSeek-V2 report, section 2.1).
     MLA expanded: N*(qk_nope + qk_rope) + N*v_head_dim. DeepSeek-V4 (compressed layers): one vector of
     d_c + d_h^R = 448 + 64 = 512 elements is both key and value of its single KV head, and no engine
     expands it: the expanded convention is the latent one.
@@ -196,7 +198,7 @@ def kv_elements_per_token_per_layer(model: ModelConfig, mla: str = "latent") -> 
         nope = model.qk_nope_head_dim if model.qk_nope_head_dim is not None else model.head_dim - rope
         v = model.v_head_dim if model.v_head_dim is not None else nope
         return model.n_heads * (nope + rope) + model.n_heads * v
-    return 2 * model.n_kv_heads * model.head_dim
+    return 2 * model.kv_heads_of(kind) * model.head_dim_of(kind)
 
 
 FLASHMLA_FP8_BLOCK = 128    # latent elements per fp32 scale of FlashMLA's fp8 KV format
@@ -208,8 +210,10 @@ def has_compressed_layers(model: ModelConfig) -> bool:
     return any(k in COMPRESSED_KINDS for k in model.layer_kinds)
 
 
-def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent") -> float:
-    """Bytes per token of one cache-holding attention layer's own KV (MLA: latent) entry, in ``kv_dtype``.
+def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
+                                 kind: str | None = None) -> float:
+    """Bytes per token of one cache-holding attention layer's own KV (MLA: latent) entry, in ``kv_dtype`` (of
+    ``kind``, as ``kv_elements_per_token_per_layer``).
 
     ``kv_elements_per_token_per_layer x bytes`` for every cache format of ``calc.dtypes.kv_dtype_bytes``;
     "fp8_ds_mla" (FlashMLA's fp8 cache, vLLM's ``kv_cache_dtype="fp8_ds_mla"``): the d_c latent in fp8 with one
@@ -239,7 +243,7 @@ def kv_bytes_per_token_per_layer(model: ModelConfig, kv_dtype: str = "bf16", mla
         if has_compressed_layers(model):
             return float(r + r // FLASHMLA_V4_FP8_BLOCK + 1 + 2 * model.qk_rope_head_dim)
         return float(r + 4 * -(-r // FLASHMLA_FP8_BLOCK) + 2 * model.qk_rope_head_dim)
-    return kv_elements_per_token_per_layer(model, mla) * per
+    return kv_elements_per_token_per_layer(model, mla, kind) * per
 
 
 def index_bytes_per_token_per_layer(model: ModelConfig) -> float:
@@ -479,6 +483,7 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
     cv_b = dtype_bytes(conv_dtype, "conv_dtype")
     cmp_b = dtype_bytes(COMPRESSOR_STATE_DTYPE)
     per_token = kv_bytes_per_token_per_layer(model, kv_dtype, mla)
+    per_token_full = kv_bytes_per_token_per_layer(model, kv_dtype, mla, "full")  # Gemma 4's global layers
     index_b = index_bytes_per_token_per_layer(model)
     explicit = any(k in INDEXED_KINDS for k in model.layer_kinds)
     specs = []
@@ -497,8 +502,9 @@ def layer_specs(model: ModelConfig, kv_dtype: str = "bf16", mla: str = "latent",
             span = model.sliding_window if kind in ("sliding", *COMPRESSED_KINDS) else (
                 model.attention_chunk_size if kind == "chunked" else None)
             rows = compressor_state_shapes(model, kind) if owns else ()
+            own = per_token_full if kind == "full" else per_token
             specs.append(LayerSpec(
-                kind, owns, span, float(per_token) if owns else 0.0, index_b if owns and dsa else 0.0,
+                kind, owns, span, float(own) if owns else 0.0, index_b if owns and dsa else 0.0,
                 model.index_topk if dsa else None, compress_ratio=compress_ratio(model, kind),
                 compressor_state_bytes=float(sum(n * w for n, w in rows) * cmp_b),
                 compressor_step_bytes=float(sum(2 * w for _, w in rows) * cmp_b),
@@ -519,7 +525,8 @@ class LayerParams:
             (Nemotron-H's blocks hold one mixer or one FFN, so one norm each).
         attention_v: the V projection, D*K*H, of a softmax attention layer that owns its KV cache
             (0 for MLA, whose V lives in the latent up-projection; 0 for a layer that borrows another
-            layer's cache; 0 for lightning attention, whose fused qkv_proj counts as linear).
+            layer's cache; 0 for lightning attention, whose fused qkv_proj counts as linear; 0 for a full layer
+            whose values come from its K projection, Gemma 4's ``global_k_eq_v``).
         ffn_down, ffn_up: the down projection (F*D) and the rest (gate and up, (m - 1)*D*F) of the dense
             MLP or of the shared experts, m = ``ffn_matrices``.
         router: D*E of an MoE layer.
@@ -555,8 +562,8 @@ def layer_params(model: ModelConfig) -> tuple[LayerParams, ...]:
     for i, (kind, ffn) in enumerate(zip(model.layer_kinds, model.ffn_kinds)):
         v = 0
         if (kind in ("full", "sliding", "chunked", "parallel_mamba2", "sparse") and model.attention != "mla"
-                and owns_cache(model, i)):
-            v = d * model.n_kv_heads * model.head_dim
+                and owns_cache(model, i) and not (kind == "full" and model.global_k_eq_v)):
+            v = d * model.kv_heads_of(kind) * model.head_dim_of(kind)
         p = dict(kind=kind, ffn=ffn, mixer_norm=0 if kind == "mlp_only" else d, ffn_norm=0 if ffn == "none" else d,
                  attention_v=v)
         if ffn == "dense":

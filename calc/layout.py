@@ -133,6 +133,10 @@ class Layout:
         if model.attention != "mla" and self.tp > model.n_kv_heads:
             parts.append(f"each of the {model.n_kv_heads} KV heads stored on {self.tp // model.n_kv_heads} ranks "
                          "(TP > KV heads: vLLM and SGLang replicate them)")
+        elif model.attention != "mla" and self.tp > model.kv_heads_of("full"):  # Gemma 4's global layers
+            k = model.kv_heads_of("full")
+            parts.append(f"each of the global layers' {k} KV heads stored on {self.tp // k} ranks (TP > their KV "
+                         "heads: vLLM and SGLang replicate them)")
         elif model.attention == "mla" and self.tp > 1:
             parts.append("the MLA latent whole on every TP rank")
         if self.redundant_experts:
@@ -217,11 +221,11 @@ def tp_refusal(model: ModelConfig, tp: int) -> str | None:
                 f"(vLLM's and SGLang's checks refuse it otherwise); "
                 f"TP {t} does not divide them")
     if model.attention != "mla" and t > 1:
-        k = model.n_kv_heads
-        if k % t and t % k:
-            return (f"the serving engines split the {k} KV heads of {model.name} evenly (TP divides K) or replicate "
-                    f"them (K divides TP), as vLLM's and SGLang's checks require; TP {t} does neither ({k} / {t} and "
-                    f"{t} / {k} are not whole)")
+        for k in dict.fromkeys((model.n_kv_heads, model.kv_heads_of("full"))):  # Gemma 4: its global layers' too
+            if k % t and t % k:
+                return (f"the serving engines split the {k} KV heads of {model.name} evenly (TP divides K) or "
+                        f"replicate them (K divides TP), as vLLM's and SGLang's checks require; TP {t} does neither "
+                        f"({k} / {t} and {t} / {k} are not whole)")
     return None
 
 

@@ -100,6 +100,13 @@ class ModelConfig:
             ``shared_expert_intermediate_size``); 0 for none.
         ffn_matrices: weight matrices of one FFN or expert: 3 for a gated MLP (SwiGLU: gate, up,
             down), 2 for a plain one (GPT-2, Falcon, Nemotron-H's squared ReLU: up, down).
+        global_head_dim, n_global_kv_heads: head width and KV heads of the "full" layers where they differ from
+            the others' ``head_dim`` and ``n_kv_heads`` (Gemma 4: 512-wide heads and 4 or 2 KV heads on its
+            global layers, beside 256-wide heads and 16 or 8 KV heads on its sliding ones; transformers'
+            Gemma4TextConfig ``global_head_dim``, ``num_global_key_value_heads``); None: the same as the others.
+        global_k_eq_v: the "full" layers have no V projection, their values taken from the K projection's output
+            (Gemma 4's ``attention_k_eq_v``); their cache still holds a key and a value per KV head (the key
+            normed and rotated, the value normed apart: transformers' Gemma4TextAttention).
         moe_latent_dim: width the routed experts work in when it is not D (Nemotron-3 Super's latent MoE,
             ``moe_latent_size``: a D x d_latent projection before the experts and one back after, so each
             expert holds ``ffn_matrices`` x d_latent x ``d_ff``); None: the experts read and write D.
@@ -177,6 +184,9 @@ class ModelConfig:
     d_ff_shared: int = 0
     ffn_matrices: int = 3
     moe_latent_dim: int | None = None
+    global_head_dim: int | None = None
+    n_global_kv_heads: int | None = None
+    global_k_eq_v: bool = False
     learned_positions: int | None = None
     n_mtp_layers: int = 0
     n_mtp_params: int = 0
@@ -239,6 +249,19 @@ class ModelConfig:
             raise ValueError(f"ffn_matrices must be 2 (up, down) or 3 (gate, up, down), got {self.ffn_matrices!r}")
         if self.d_ff_dense is not None:
             check_positive_int(self.d_ff_dense, "d_ff_dense")
+        if self.global_head_dim is not None or self.n_global_kv_heads is not None or self.global_k_eq_v:
+            if self.attention == "mla":
+                raise ValueError("global_head_dim, n_global_kv_heads and global_k_eq_v describe softmax attention's "
+                                 "full layers; an MLA model has one latent cache")
+            if not isinstance(self.global_k_eq_v, bool):
+                raise ValueError(f"global_k_eq_v must be true or false, got {self.global_k_eq_v!r}")
+            if self.global_head_dim is not None:
+                check_positive_int(self.global_head_dim, "global_head_dim")
+            if self.n_global_kv_heads is not None:
+                check_positive_int(self.n_global_kv_heads, "n_global_kv_heads")
+                if self.n_global_kv_heads > self.n_heads or self.n_heads % self.n_global_kv_heads:
+                    raise ValueError(f"n_global_kv_heads must divide n_heads ({self.n_heads}), got "
+                                     f"{self.n_global_kv_heads}")
         if self.moe_latent_dim is not None:
             check_positive_int(self.moe_latent_dim, "moe_latent_dim")
             if self.n_experts is None:
@@ -311,6 +334,21 @@ class ModelConfig:
         if self.ffn_layer_types is not None:
             return self.ffn_layer_types
         return ("moe" if self.n_experts is not None else "dense",) * self.n_layers
+
+    def kv_heads_of(self, kind: str | None) -> int:
+        """KV heads of a softmax-attention layer of ``kind``: ``n_global_kv_heads`` for a "full" layer where
+        it is set (Gemma 4's global layers), else ``n_kv_heads``."""
+        return self.n_global_kv_heads if kind == "full" and self.n_global_kv_heads is not None else self.n_kv_heads
+
+    def head_dim_of(self, kind: str | None) -> int:
+        """Head width of a softmax-attention layer of ``kind``: ``global_head_dim`` for a "full" layer where it
+        is set (Gemma 4's global layers), else ``head_dim``."""
+        return self.global_head_dim if kind == "full" and self.global_head_dim is not None else self.head_dim
+
+    @property
+    def has_global_shapes(self) -> bool:
+        """True when the "full" layers' attention shapes differ from the other layers' (Gemma 4)."""
+        return self.global_head_dim is not None or self.n_global_kv_heads is not None or self.global_k_eq_v
 
     def with_changes(self, **changes) -> "ModelConfig":
         """Return a copy with some fields replaced (``dataclasses.replace``); validates again."""

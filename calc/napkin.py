@@ -19,7 +19,12 @@ def _kv_note(model: ModelConfig) -> str:
     if model.attention == "mla":
         note = f"MLA latent {model.kv_lora_rank} + RoPE key {model.qk_rope_head_dim} per layer"
         return note + (" (windows not applied)" if model.sliding_window else "")
-    note = f"2 x {model.n_layers} layers x {model.n_kv_heads} KV heads x {model.head_dim}"
+    if model.has_global_shapes:  # Gemma 4: its global layers' own heads beside the sliding ones'
+        full = model.layer_kinds.count("full")
+        note = (f"2 x ({model.n_layers - full} layers x {model.n_kv_heads} KV heads x {model.head_dim} + {full} "
+                f"global layers x {model.kv_heads_of('full')} x {model.head_dim_of('full')})")
+    else:
+        note = f"2 x {model.n_layers} layers x {model.n_kv_heads} KV heads x {model.head_dim}"
     return note + (" (windows not applied)" if model.sliding_window else "")
 
 

@@ -39,7 +39,8 @@ LABELS = {"embedding": "embedding lookup", "qkv_projection": "QKV projection", "
 def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
     """(QKV projection, output projection) parameters over the layers that attend, at most ``rest``.
 
-    Layer by layer from ``calc.layers.layer_params``: a softmax attention layer D*(N + 2K)*H + N*H*D (MLA:
+    Layer by layer from ``calc.layers.layer_params``: a softmax attention layer D*(N + 2K)*H + N*H*D (Gemma 4's
+    global layers their own K and H, and D*(N + K)*H where the K projection serves as V; MLA:
     q, the latent down- and up-projections, o); a layer that borrows another's cache has no K and V
     projections (D*N*H); a lightning layer its fused qkv_proj 3*D*N*H and out_proj; Mamba, Gated DeltaNet
     and MLP-only layers none (their projections fall in the MLP row).
@@ -51,13 +52,15 @@ def _attention_params(model: ModelConfig, rest: float) -> tuple[float, float]:
         h_v = model.v_head_dim or model.head_dim
         c = model.kv_lora_rank or 0
         full_qkv, q_only, out = d * n * (nope + rope) + d * (c + rope) + c * n * (nope + h_v), d * n * (nope + rope), n * h_v * d
-    else:
-        h, k = model.head_dim, model.n_kv_heads
-        full_qkv, q_only, out = d * (n + 2 * k) * h, d * n * h, n * h * d
     qkv = o = 0.0
     for i, p in enumerate(layer_params(model)):
+        if model.attention != "mla":  # Gemma 4: its full layers' own widths, and no V projection where K is V
+            h, k = model.head_dim_of(p.kind), model.kv_heads_of(p.kind)
+            kv_proj = 1 if p.kind == "full" and model.global_k_eq_v else 2
+            full_qkv, q_only, out = d * (n + kv_proj * k) * h, d * n * h, n * h * d
         if p.kind in ("full", "sliding", "chunked", "parallel_mamba2", "csa", "hca", "sparse"):
-            qkv += full_qkv if (p.attention_v or model.attention == "mla") and owns_cache(model, i) else q_only
+            owns_kv = (p.attention_v or model.attention == "mla" or (p.kind == "full" and model.global_k_eq_v))
+            qkv += full_qkv if owns_kv and owns_cache(model, i) else q_only
             o += out
         elif p.kind == "lightning":
             qkv += 3 * d * n * model.head_dim

@@ -52,7 +52,7 @@ def _attention(s: dict) -> int:
         attn += N * H + 2 * K * H
     elif _bool_key(cfg, "attention_bias", False):
         attn += N * H + 2 * K * H + d
-    if mt.startswith(("qwen3", "gemma3")):
+    if mt.startswith(("qwen3", "gemma3", "gemma4")):
         attn += 2 * H
     if mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_qk_norm", False):
         if cfg.get("qk_norm_type") == "per_head":  # MiniMax-M3: one q_norm and one k_norm of H shared by the heads
@@ -106,6 +106,20 @@ def _msa_indexer(s: dict) -> int:
     return d * hi * di + d * di + 2 * di
 
 
+def _global_attention(s: dict) -> int:
+    """A Gemma 4 global layer's attention (transformers' Gemma4TextAttention with its per-layer config): Q, K, O of
+    ``global_head_dim`` H_g over the global KV heads K_g, V only without ``attention_k_eq_v``, q_norm and k_norm
+    of H_g (v_norm has no weight): D*N*H_g + (1 or 2)*D*K_g*H_g + N*H_g*D + 2*H_g."""
+    d, N = s["d"], s["N"]
+    h = s["global_head_dim"] or s["H"]
+    k = s["n_global_kv_heads"] or s["K"]
+    kv = 1 if s["global_k_eq_v"] else 2
+    attn = d * N * h + kv * d * k * h + N * h * d + 2 * h
+    if _bool_key(s["cfg"], "attention_bias", False):
+        attn += N * h + kv * k * h + d
+    return attn
+
+
 def _mixer(s: dict, kind: str, attn: int) -> int:
     """The token mixer of a layer of ``kind`` (``attn``: one attention block's count); 0 for a layer without."""
     d, N, H = s["d"], s["N"], s["H"]
@@ -156,6 +170,9 @@ def _moe_extras(s: dict) -> tuple[int, int, int, int]:
                        or (mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_routing_bias", False)))
                   else 0)
     router = d * E
+    if mt.startswith("gemma4"):  # its dense MLP runs beside the experts, with three more norms; the router's
+        shared += _ffn(s, s["F_dense"]) + 3 * d  # scale (D) and per-expert scale (E) beside its projection
+        router += d + E
     if mt.startswith("gpt_oss"):  # gpt-oss: router bias, and per expert gate_up (2F) and down (D) biases
         router += E
         expert_bias = 2 * F + d
@@ -321,8 +338,10 @@ def _count(s: dict) -> tuple[int, int]:
         return total, total
     if fam == "dsv4":
         return _dsv4(s)
-    norms = 4 if mt.startswith(("gemma2", "gemma3")) else 1 if mt.startswith("nemotron_h") else 2
+    norms = 4 if mt.startswith(("gemma2", "gemma3", "gemma4")) else 1 if mt.startswith("nemotron_h") else 2
     attn = _attention(s)
+    global_attn = _global_attention(s) if (s.get("global_head_dim") or s.get("n_global_kv_heads")
+                                           or s.get("global_k_eq_v")) else attn
     moe = _moe_extras(s)
     shared_mlp = 0
     if mt.startswith("granitemoehybrid") and _present(s["cfg"], "shared_intermediate_size"):
@@ -333,7 +352,7 @@ def _count(s: dict) -> tuple[int, int]:
         total += extra
         active += extra
     for kind, (ffn_kind, width) in zip(s["layer_types"] or ("full",) * L, s["ffn"]):
-        layer = _mixer(s, kind, attn) + norms * d + shared_mlp
+        layer = _mixer(s, kind, global_attn if kind == "full" else attn) + norms * d + shared_mlp
         if ffn_kind == "dense":
             layer += _ffn(s, width)
         total += layer

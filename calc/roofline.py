@@ -253,6 +253,8 @@ def attention_flops_array(model: ModelConfig, prompt_len, batch, past_len: int =
     keys = np.zeros_like(np.asarray(prompt_len, dtype=float))
     index = np.zeros_like(keys)
     for kind, span, n in attention_layer_spans(model):
+        if model.has_global_shapes:  # Gemma 4: the keys of its global layers weigh their wider heads
+            n = n * model.head_dim_of(kind) / model.head_dim
         if kind == "chunked":
             keys = keys + n * chunked_attended_keys(prompt_len, span, past_len)
         elif kind == "sparse":  # MiniMax-M3: the top-k blocks, the query's own the last
@@ -283,7 +285,8 @@ def attention_flops(model: ModelConfig, prompt_len: int, batch: int = 1, past_le
     layers: the top-k blocks, ``block_sparse_attended_keys``, and the same indexer term); DeepSeek-V4's
     csa and hca layers to their window of W tokens plus the compressed entries (``compressed_attended_keys``:
     floor(p / r), at most top-k in a csa layer), a csa layer's indexer 2 * index_heads * d_I per compressed
-    entry, all of them (H_qk = H_v = 512: the 448 + 64 entry is key and value);
+    entry, all of them (H_qk = H_v = 512: the 448 + 64 entry is key and value); Gemma 4's global layers their own
+    head width (``ModelConfig.head_dim_of``: 512 beside its sliding layers' 256);
     constant-state layers (Mamba, Gated DeltaNet, lightning) do no quadratic attention (their
     projections are in the 2*N*T term).
     Causal, full attention from an empty cache: about ``2 * N * 2H * T^2 / 2`` per layer (Kaplan et al.

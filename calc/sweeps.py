@@ -243,7 +243,9 @@ def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig
             variant = model.with_changes(**plain, attention=kind, n_kv_heads=k)
             note = ", params kept"
         else:
-            delta = 2 * model.n_layers * model.d_model * h * (k - model.n_kv_heads)
+            # the K and V projections of every layer the new K reaches (Gemma 4's global layers keep their own)
+            reached = model.n_layers - (model.layer_kinds.count("full") if model.has_global_shapes else 0)
+            delta = 2 * reached * model.d_model * h * (k - model.n_kv_heads)
             changes = dict(attention=kind, n_kv_heads=k, n_params=model.n_params + delta)
             if model.n_active_params is not None:
                 changes["n_active_params"] = model.n_active_params + delta

@@ -40,9 +40,11 @@ def test_more_kv_heads_never_shrink_the_cache(n_heads_mult, k, head_dim, s):
 def test_a_window_never_grows_the_cache(model_id, s, window):
     m = calc.get_model(model_id)
     # every layer plain attention (layer_types cleared); a GQA model's block-sparse indexer (MiniMax-M3) goes with its
-    # sparse layers, DeepSeek's MLA indexer stays
+    # sparse layers, DeepSeek's MLA indexer stays; Gemma 4's global layers' own shapes go too (with layer_types
+    # cleared, which layers are "full" changes with the window)
     plain = {} if m.attention == "mla" else dict(index_topk=None, index_n_heads=None, index_head_dim=None,
-                                                  index_block_size=None, index_key_dtype=None)
+                                                  index_block_size=None, index_key_dtype=None, global_head_dim=None,
+                                                  n_global_kv_heads=None, global_k_eq_v=False)
     windowed = m.with_changes(sliding_window=window, layer_types=None, **plain)
     assert calc.kv_cache_bytes(windowed, s) <= calc.kv_cache_bytes(m.with_changes(sliding_window=None,
                                                                                    layer_types=None, **plain), s)

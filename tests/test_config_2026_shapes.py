@@ -8,7 +8,8 @@ presets' files in calc/data/hf_configs/), Google's Gemma 4, Xiaomi's MiMo-V2-Fla
 Before: Nemotron-3 Super's config (a latent MoE, ``moe_latent_size``) read as 458.56B parameters (120.67B), a
 config in transformers 5's list form (``layers_block_type``, Nemotron-3.5 Lightning) as 69.20B (31.58B) and one
 without ``num_hidden_layers`` (Nemotron-3 Ultra) was refused; Gemma 4's 31B read as 30.15B with every layer's KV
-cache at the sliding layers' shapes (30.70B), MiMo-V2-Flash as 309.43B (308.78B), GLM-5.2 as GLM-5.
+cache at the sliding layers' shapes (30.70B; its global layers now have their own), Gemma 4's 26B-A4B was refused
+(its top_k_experts), MiMo-V2-Flash read as 309.43B (308.78B) and GLM-5.2 as GLM-5 (both now refused).
 """
 from __future__ import annotations
 
@@ -85,26 +86,65 @@ def test_served_checkpoint_names_find_the_presets():
     assert calc.get_model("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").name == "NVIDIA-Nemotron-3-Nano-30B-A3B"
 
 
-# Per-layer attention shapes calc's one-width ModelConfig cannot hold: refused with the key named.
+# Gemma 4: its global ("full") layers have their own head width (global_head_dim, 512 by default), their own KV
+# heads (num_global_key_value_heads, under attention_k_eq_v) and no V projection (attention_k_eq_v).
 GEMMA4 = dict(model_type="gemma4_text", hidden_size=64, intermediate_size=96, num_attention_heads=4,
-              num_key_value_heads=2, head_dim=16, num_hidden_layers=2, vocab_size=100, sliding_window=32,
-              layer_types=["sliding_attention", "full_attention"])
+              num_key_value_heads=2, head_dim=16, num_hidden_layers=3, vocab_size=100, sliding_window=32,
+              layer_types=["sliding_attention", "sliding_attention", "full_attention"], hidden_size_per_layer_input=0,
+              global_head_dim=32, num_global_key_value_heads=1, attention_k_eq_v=True)
+GEMMA4_MOE = dict(GEMMA4, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=24)
+
+
+@pytest.mark.parametrize("cfg", [GEMMA4, GEMMA4_MOE, dict(GEMMA4, attention_k_eq_v=False),
+                                 {k: v for k, v in GEMMA4.items() if k != "global_head_dim"}])
+def test_gemma_4_counts_match_transformers(cfg):
+    n, _ = transformers_param_count("gemma4_text", {k: v for k, v in cfg.items() if k != "model_type"})
+    assert count_params(cfg)[0] == n
+
+
+def test_gemma_4_cache_by_hand():
+    m = from_hf_config(GEMMA4)
+    assert (m.global_head_dim, m.n_global_kv_heads, m.global_k_eq_v) == (32, 1, True)
+    # two sliding layers of 2 x 2 heads x 16 and one global layer of 2 x 1 head x 32, bf16: (2 x 64 + 64) x 2 B
+    assert calc.kv_bytes_per_token(m) == (2 * (2 * 2 * 16) + 2 * 1 * 32) * 2
+    # at 100 tokens the sliding layers hold their window of 32: 2 x 128 B x 32 + 128 B x 100
+    assert calc.kv_cache_bytes(m, 100) == 2 * 128 * 32 + 128 * 100
+    # without attention_k_eq_v the global layers keep the sliding layers' KV heads (transformers overrides them
+    # only under it), and their V projection
+    plain = from_hf_config(dict(GEMMA4, attention_k_eq_v=False))
+    assert (plain.n_global_kv_heads, plain.global_k_eq_v) == (None, False)
+    assert calc.kv_bytes_per_token(plain) == (2 * (2 * 2 * 16) + 2 * 2 * 32) * 2
+
+
+def test_gemma_4_26b_a4b_preset_by_hand():
+    m = calc.get_model("gemma-4-26b-a4b")
+    # 25 sliding layers of 2 x 8 heads x 256 and 5 global layers of 2 x 2 heads x 512, bf16:
+    # 25 x 8,192 + 5 x 4,096 = 225,280 B per token
+    assert calc.kv_bytes_per_token(m) == 25 * 8_192 + 5 * 4_096
+    # at 8,192 tokens the sliding layers hold their 1,024-token window: 25 x 8,192 x 1,024 + 5 x 4,096 x 8,192
+    assert calc.kv_cache_bytes(m, 8192) == 25 * 8_192 * 1_024 + 5 * 4_096 * 8_192
+    # at TP 4 a rank holds 2 of the sliding layers' 8 KV heads, and 1 of the global layers' 2 (replicated):
+    # 25 x 8,192 / 4 + 5 x 4,096 / 2 = 61,440 B per token
+    from calc.gpu_share import kv_bytes_per_gpu_per_token
+    from calc.layout import make_layout
+    assert kv_bytes_per_gpu_per_token(m, make_layout(m, tp=4)) == 25 * 8_192 / 4 + 5 * 4_096 / 2
+    # transformers' count of the shipped config
+    cfg = json.loads((DATA_DIR / "hf_configs" / "gemma-4-26b-a4b.json").read_text())["text_config"]
+    assert m.n_params == transformers_param_count("gemma4_text", {k: v for k, v in cfg.items()
+                                                                  if k != "model_type"})[0]
 
 
 @pytest.mark.parametrize("extra, key", [
-    (dict(global_head_dim=32), "global_head_dim"),
-    (dict(num_global_key_value_heads=1), "num_global_key_value_heads"),
-    (dict(attention_k_eq_v=True), "attention_k_eq_v"),
+    (dict(hidden_size_per_layer_input=8), "hidden_size_per_layer_input"),
+    (dict(num_kv_shared_layers=1), "num_kv_shared_layers"),
+    (dict(use_double_wide_mlp=True), "use_double_wide_mlp"),
 ])
-def test_gemma_4_full_layer_shapes_are_refused(extra, key):
+def test_gemma_4_e2b_features_are_refused(extra, key):
     with pytest.raises(ValueError, match=key):
         from_hf_config({**GEMMA4, **extra})
-
-
-def test_equal_global_shapes_are_read():
-    # the same widths named twice change nothing: read, not refused
-    m = from_hf_config({**GEMMA4, "global_head_dim": 16, "num_global_key_value_heads": 2})
-    assert calc.kv_bytes_per_token(m) == 2 * (2 * 2 * 16 * 2)  # two layers of 2 x K x H x 2 B
+    # transformers' default per-layer input width is 256: a config that leaves it out is refused too
+    with pytest.raises(ValueError, match="hidden_size_per_layer_input"):
+        from_hf_config({k: v for k, v in GEMMA4.items() if k != "hidden_size_per_layer_input"})
 
 
 def test_mimo_and_glm_5_2_are_refused():
@@ -120,4 +160,21 @@ def test_mimo_and_glm_5_2_are_refused():
         from_hf_config(glm)
     # the pasted-text path of the pages gives the same message (shown in the page, nothing lost)
     with pytest.raises(ValueError, match="refuses it rather than give a wrong number"):
-        model_from_json_text(json.dumps({**GEMMA4, "attention_k_eq_v": True}))
+        model_from_json_text(json.dumps({**llama, "swa_num_key_value_heads": 4}))
+
+
+@pytest.mark.parametrize("model_id, formula, per_token", [
+    # Gemma-4-26B-A4B: 2 x (25 x 8 x 256 + 5 x 2 x 512) x 2 B = 225,280 B
+    ("gemma-4-26b-a4b", r"2 \times (25 \times 8 \times 256 + 5 \times 2 \times 512) \times 2", 225_280),
+    # Nemotron-H-56B: its 10 attention layers hold the cache, not its 118 blocks: 2 x 10 x 8 x 128 x 2 B = 40,960 B
+    ("nemotron-h-56b", r"2 \times 10 \times 8 \times 128 \times 2", 40_960),
+    # Llama-3-8B, the course's: 2 x 32 x 8 x 128 x 2 B = 131,072 B
+    ("llama-3-8b", r"2 \times 32 \times 8 \times 128 \times 2", 131_072),
+])
+def test_kv_equation_counts_the_layers_that_hold_a_cache(model_id, formula, per_token):
+    from ui import equations
+    m = calc.get_model(model_id)
+    per = calc.kv_bytes_per_token(m)
+    assert per == per_token
+    tok = equations.kv_rows(m, per, per * 100, per * 100, 100, 1, "bf16")[0][1]
+    assert formula in tok and f"{per_token:,}".replace(",", "{,}") in tok

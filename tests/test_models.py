@@ -30,7 +30,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash",
            "minimax-m3", "qwen2.5-72b", "qwen2.5-32b", "qwen2.5-14b", "qwen2.5-3b", "qwen2.5-1.5b", "qwen3-14b",
            "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b", "phi-4", "nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
-           "nemotron-3-ultra-550b-a55b"]
+           "nemotron-3-ultra-550b-a55b", "gemma-4-26b-a4b"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -293,7 +293,7 @@ def test_mla_fields_and_kv_heads_ignored_for_the_cache():
 def test_tied_embeddings_per_reference_section_6():
     tied = {"llama-3.2-1b", "llama-3.2-3b", "qwen2.5-0.5b", "gemma-2-9b", "gemma-3-27b", "smollm2-135m",
             "smollm2-360m", "smollm2-1.7b", "gpt2", "gpt-3-175b", "qwen2.5-3b", "qwen2.5-1.5b", "qwen3-4b", "qwen3-1.7b",
-            "qwen3-0.6b"}
+            "qwen3-0.6b", "gemma-4-26b-a4b"}  # Gemma 4: "tie_word_embeddings": true in its config
     for model_id in PRESETS:
         assert get_model(model_id).tie_word_embeddings == (model_id in tied), model_id
 

@@ -110,6 +110,8 @@ PUBLISHED = {
     # and not the MTP module they ship: 1%.
     "nemotron-3-super-120b-a12b": (120 * B, 1.2 * B, 0, "Nemotron 3 Super report and card: 120B total, 12B active"),
     "nemotron-3-ultra-550b-a55b": (550 * B, 5.5 * B, 0, "the model's name: 550B total, 55B active"),
+    "gemma-4-26b-a4b": (25.2 * B, 0.05 * B, 0, "Gemma 4 model card (as quoted on vast.ai/model/gemma-4-26b-a4b-it): "
+                        "25.2B total, 3.8B active"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of

@@ -91,9 +91,15 @@ def kv_rows(model: calc.ModelConfig, per_token: float, per_seq: float, total: fl
     elif model.attention == "mla":
         tok = (r"L \cdot (d_c + d_h^R) \cdot \text{bytes} = " + f"{model.n_layers}" + r" \times ("
                + f"{model.kv_lora_rank} + {model.qk_rope_head_dim}" + r") \times " + _num(b) + _u("B"))
-    else:
-        tok = (r"2 \cdot L \cdot K \cdot H \cdot \text{bytes} = 2 \times " + f"{model.n_layers}" + r" \times "
-               + f"{model.n_kv_heads}" + r" \times " + f"{model.head_dim}" + r" \times " + _num(b) + _u("B"))
+    elif model.has_global_shapes:  # Gemma 4: its global layers' own KV heads and head width
+        full, bounded = calc.kv.cache_layer_counts(model)
+        tok = (r"2 \cdot (L_s K H + L_g K_g H_g) \cdot \text{bytes} = 2 \times (" + f"{bounded}" + r" \times "
+               + f"{model.n_kv_heads}" + r" \times " + f"{model.head_dim}" + " + " + f"{full}" + r" \times "
+               + f"{model.kv_heads_of('full')}" + r" \times " + f"{model.head_dim_of('full')}" + r") \times "
+               + _num(b) + _u("B"))
+    else:  # L: the layers that hold a cache of their own (a hybrid's attention layers, not its Mamba ones)
+        tok = (r"2 \cdot L \cdot K \cdot H \cdot \text{bytes} = 2 \times " + f"{sum(calc.kv.cache_layer_counts(model))}"
+               + r" \times " + f"{model.n_kv_heads}" + r" \times " + f"{model.head_dim}" + r" \times " + _num(b) + _u("B"))
     plain = abs(per_seq - (per_token * context_len + state_bytes)) <= 1e-9 * max(per_seq, 1.0)
     if plain:
         seq = (r"\text{KV/seq} = \text{KV/token} \times S" + (r" + \text{state}" if state_bytes else "") + " = "
