@@ -127,14 +127,17 @@ def _resolved(cfg: dict, model_type: str) -> dict:
 
 
 def _refuse_per_kind_widths(cfg: dict, model_type: str) -> None:
-    """Refuse a config whose full-attention layers have other head widths or KV heads than its sliding ones
-    (Gemma 4's ``global_head_dim``, ``num_global_key_value_heads`` and ``attention_k_eq_v``: transformers'
-    Gemma4TextAttention gives its full layers 512-wide heads, fewer KV heads and no v_proj; MiMo-V2-Flash's
-    ``swa_num_key_value_heads``), or whose values are narrower than its keys outside MLA (MiMo-V2-Flash's
-    ``v_head_dim`` 128 beside ``head_dim`` 192), or whose layers share a sparse-attention indexer (GLM-5.2's
-    ``indexer_types``). ``ModelConfig`` holds one head width and one KV-head count for
-    every layer, so such a model's KV cache and weights would be priced wrong; a clear refusal beats a wrong
-    number.
+    """Refuse a config whose layers differ in attention shapes that ``ModelConfig`` cannot hold, so that its KV
+    cache and weights are never priced wrong without a word:
+
+    - outside Gemma 4, full-attention layers with their own head width or KV heads (``global_head_dim``,
+      ``num_global_key_value_heads``, ``attention_k_eq_v``; MiMo-V2-Flash's ``swa_head_dim``,
+      ``swa_num_key_value_heads``, ``swa_v_head_dim``), values narrower than keys outside MLA (MiMo-V2-Flash's
+      ``v_head_dim`` 128 beside ``head_dim`` 192), or a sparse-attention indexer shared across layers (GLM-5.2's
+      ``indexer_types``);
+    - in Gemma 4, whose global layers' own shapes are read (``_global_shapes``), the features of its E2B and E4B
+      models: per-layer embeddings (``hidden_size_per_layer_input``, 256 by transformers' default), KV-shared layers
+      (``num_kv_shared_layers``) and double-wide MLPs (``use_double_wide_mlp``).
 
     Raises:
         ValueError: naming the keys and what they would change.
