@@ -34,6 +34,7 @@ from .dtypes import dtype_bytes, kv_dtype_bytes
 from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, COMPRESSED_KINDS, WINDOWED_KINDS, bytes_per_token,
                      check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
                      sequence_cache_bytes, state_bytes)
+from .limits import LIMITS
 from .models import ModelConfig
 
 __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
@@ -185,6 +186,11 @@ def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype:
 PLAIN_LAYOUT_FULL_KINDS = (*COMPRESSED_KINDS, "sparse")
 
 
+#: A sliding window no context reaches (the largest context calc accepts, ``calc.limits.LIMITS["context"]``): a
+#: model's windows switched off without changing its layers' kinds (Gemma 4, whose full layers have their own shapes).
+NO_WINDOW = LIMITS["context"][0]
+
+
 def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> dict:
     """Field changes that make ``model``'s attention plain (for a change of layout to MHA, GQA or MQA): the MLA
     latent and the indexer fields dropped, Gemma 4's global KV heads and K-as-V projection too (the new layout's K
@@ -192,8 +198,12 @@ def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> di
     layers turned into full-attention layers (each then holds every token as K and V of the new layout), sliding
     and chunked layers and the other kinds kept. A sliding window that no layer uses any more is dropped (V4's
     128-token window belongs to its compressed layers). ``keep_windows=False``: sliding and chunked layers become
-    full too, and the window and chunk sizes are dropped (every attention layer full).
+    full too, and the window and chunk sizes are dropped (every attention layer full); a model whose full layers
+    have their own shapes (Gemma 4) keeps its kinds behind ``NO_WINDOW`` instead, each layer its own shape.
     """
+    if not keep_windows and model.has_global_shapes and "sliding" in model.layer_kinds:
+        # Gemma 4: every layer holds every token, each keeping its own shape (``_without_windows``)
+        return dict(plain_attention_changes(model, keep_windows=True), sliding_window=NO_WINDOW)
     to_full = PLAIN_LAYOUT_FULL_KINDS + (() if keep_windows else WINDOWED_KINDS)
     kinds = tuple("full" if k in to_full else k for k in model.layer_kinds)
     changes = dict(kv_lora_rank=None, qk_rope_head_dim=None, qk_nope_head_dim=None, v_head_dim=None,
@@ -241,7 +251,11 @@ def attention_variants(model: ModelConfig, window: int = 4096) -> dict[str, Mode
 
 def _without_windows(model: ModelConfig) -> dict:
     """Field changes that turn sliding, chunked and compressed (DeepSeek-V4's csa, hca) layers into full ones,
-    keeping the other kinds."""
+    keeping the other kinds. A model whose full layers have their own shapes (Gemma 4) keeps its kinds, each layer
+    its own shape, behind a window no context reaches (``NO_WINDOW``): its sliding layers hold every token, as under
+    ``sliding="full"``, without taking the global layers' shapes."""
+    if model.has_global_shapes and "sliding" in model.layer_kinds:
+        return dict(sliding_window=NO_WINDOW)
     kinds = tuple("full" if k in (*WINDOWED_KINDS, *COMPRESSED_KINDS) else k for k in model.layer_kinds)
     return dict(sliding_window=None, attention_chunk_size=None, csa_compress_ratio=None, hca_compress_ratio=None,
                 layer_types=None if all(k == "full" for k in kinds) else kinds)

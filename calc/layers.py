@@ -91,6 +91,7 @@ import pandas as pd
 
 from .checks import check_choice
 from .dtypes import dtype_bytes, kv_dtype_bytes
+from .limits import LIMITS
 
 SLIDING_CONVENTIONS = ("cap", "full")
 MLA_CONVENTIONS = ("latent", "expanded")
@@ -377,8 +378,8 @@ class LayerSpec:
     def label(self) -> str:
         """Kind with its span and sharing, e.g. "sliding (W=1,024)", "full (shared KV)", "csa (r=4, W=128)"."""
         text = self.kind
-        if self.kind == "sliding":
-            text += f" (W={self.span_limit:,})"
+        if self.kind == "sliding":  # a window no context reaches: windows switched off (``calc.kv.NO_WINDOW``)
+            text += " (no window)" if self.span_limit >= LIMITS["context"][0] else f" (W={self.span_limit:,})"
         elif self.kind == "chunked":
             text += f" (C={self.span_limit:,})"
         elif self.compress_ratio:

@@ -178,3 +178,22 @@ def test_kv_equation_counts_the_layers_that_hold_a_cache(model_id, formula, per_
     assert per == per_token
     tok = equations.kv_rows(m, per, per * 100, per * 100, 100, 1, "bf16")[0][1]
     assert formula in tok and f"{per_token:,}".replace(",", "{,}") in tok
+
+
+def test_gemma_4_without_windows_keeps_each_layers_shape():
+    # Switching Gemma 4's windows off keeps its 25 sliding layers at their own 8 KV heads of 256 (they hold every
+    # token, as "windows reserved in full" has them), not the global layers' 2 of 512: 225,280 B per token either
+    # way, 225,280 x 131,072 = 29.53 GB per sequence at 128K
+    from calc.kv import attention_variants, with_attention_layout
+    m = calc.get_model("gemma-4-26b-a4b")
+    off = with_attention_layout(m, window=0)
+    assert calc.kv_bytes_per_token(off) == 225_280
+    assert calc.kv_cache_bytes(off, 131072) == calc.kv_cache_bytes(m, 131072, sliding="full") == 225_280 * 131072
+    # the comparison's MHA, GQA and MQA rows keep each layer's width as the layout radio does: MHA 25 x 2 x 16 x 256
+    # x 2 + 5 x 2 x 16 x 512 x 2 = 573,440 B; GQA (K = 8) 286,720 B; MQA 35,840 B
+    rows = attention_variants(m)
+    assert calc.kv_bytes_per_token(rows["MHA"]) == calc.kv_bytes_per_token(with_attention_layout(m, "mha")) == 573_440
+    assert calc.kv_bytes_per_token(rows["GQA (16:8)"]) == 286_720
+    assert calc.kv_bytes_per_token(rows["MQA"]) == 35_840
+    from calc.layers import layer_specs
+    assert {s.label for s in layer_specs(off)} == {"sliding (no window)", "full"}

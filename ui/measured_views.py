@@ -356,12 +356,15 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
     row. Once per linked row: a configuration the user picks afterwards stays (the stale row then drops out).
     ``labels``: the selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations`` of ``d``)."""
     value = st.query_params.get(f"{key}_row")
-    seen = f"_{key}_row_followed"
-    if not value or st.session_state.get(seen) == value:
+    if not value:
         return
-    st.session_state[seen] = value
     ids = d["id"].astype(str)
     row_id = value if (ids == value).any() else value.split(": ", 1)[0]
+    # remembered by the row's id: the row selectbox rewrites the link's id into its label, the same row
+    seen = f"_{key}_row_followed"
+    if st.session_state.get(seen) == row_id:
+        return
+    st.session_state[seen] = row_id
     rows = d[ids == row_id]
     if rows.empty:
         return  # not a row of these data: the row selectbox ignores it

@@ -93,11 +93,26 @@ class Selection:
         return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization, self.runtime_reserve_bytes)
 
 
+#: A size in an id: a number with its unit, millions or billions ("135m", "1.7b", "0.5b").
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)([mb])(?![a-z])")
+
+
 def natural_key(preset_id: str) -> tuple:
-    """Sort key that reads the numbers in an id as numbers: "llama-2-7b" < "llama-2-13b" < "llama-2-70b",
-    "qwen3-8b" < "qwen3-14b", "gpt-oss-20b" < "gpt-oss-120b"."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", preset_id.lower()) if part)
+    """Sort key that reads the numbers in an id as numbers and sizes with their unit: "llama-2-7b" <
+    "llama-2-13b" < "llama-2-70b", "qwen3-8b" < "qwen3-14b", "gpt-oss-20b" < "gpt-oss-120b", "smollm2-135m" <
+    "smollm2-360m" < "smollm2-1.7b"."""
+    out = []
+    for part in re.split(r"(\d+(?:\.\d+)?[mb](?![a-z])|\d+)", preset_id.lower()):
+        if not part:
+            continue
+        size = _SIZE.fullmatch(part)
+        if size:
+            out.append((0, float(size.group(1)) * (1e-3 if size.group(2) == "m" else 1.0), ""))
+        elif part.isdigit():
+            out.append((0, float(part), ""))
+        else:
+            out.append((1, 0.0, part))
+    return tuple(out)
 
 
 @st.cache_data(show_spinner=False)
