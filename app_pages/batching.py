@@ -126,7 +126,7 @@ def simulation_section() -> None:
         "Continuous batching wins on ragged traffic; with equal lengths, or with so little traffic that "
         "requests rarely overlap, the two come close.")
 
-    batching_views.paging_comparison(exp, sel.kv_dtype, block, max_len)
+    batching_views.paging_comparison(exp, sel.kv_dtype, block, max_len, sel.model)
 
 
 # The experiment buttons and headings stay outside the fragment: a fragment rerun re-sends (and the browser

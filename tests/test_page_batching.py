@@ -153,3 +153,16 @@ def test_a_conversation_longer_than_the_window_is_marked_in_the_prefix_section()
     # a 6,000-token shared prompt + 4,000 own tokens = 10,000 tokens of one conversation's context > 8,192
     notes = _window_notes(open_page(bt_pl="6000", bt_pu="4000"))
     assert notes and "8,192" in notes[0], notes
+
+
+def test_paging_caption_says_when_it_is_an_upper_bound():
+    # Gemma-4-26B-A4B's 25 sliding layers hold at most 1,024 tokens and Nemotron-3 Nano's 23 Mamba layers a constant
+    # state: the comparison's 225,280 B (6,144 B) per token at every token overstates both; Llama-3-8B (every layer
+    # full attention) needs no such words.
+    from ui.batching_views import bound_words
+    assert "sliding or chunked" in bound_words(calc.get_model("gemma-4-26b-a4b"))
+    assert "constant state" in bound_words(calc.get_model("nemotron-3-nano-30b-a3b"))
+    assert bound_words(calc.get_model("llama-3-8b")) == ""
+    at = open_page(model="gemma-4-26b-a4b")
+    assert not at.exception
+    assert any("bound both allocators' memory from above" in c.value for c in at.caption)

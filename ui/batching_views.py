@@ -127,9 +127,26 @@ def policy_comparison(exp) -> None:
 
 
 
-def paging_comparison(exp, kv_dtype: str, block: int, max_len: int) -> None:
+def bound_words(model) -> str:
+    """What the paging comparison leaves out for ``model`` ("" when nothing): it charges every layer's KV per token
+    at every token, so a model with windowed or chunked layers, or with a constant per-sequence state (Mamba,
+    Gated DeltaNet, lightning), holds less than it says, an upper bound for both allocators."""
+    kinds = set(model.layer_kinds)
+    parts = []
+    if kinds & {"sliding", "chunked"}:
+        parts.append("its sliding or chunked layers hold at most their window of tokens")
+    if kinds & {"mamba", "mamba2", "linear_attention", "lightning", "parallel_mamba2"}:
+        parts.append("its Mamba or linear-attention layers hold a constant state, not KV per token")
+    if not parts:
+        return ""
+    return (f" For {model.name}, {' and '.join(parts)}: these figures count every layer's KV at every token, so "
+            "they bound both allocators' memory from above (the KV cache page has the per-layer cache).")
+
+
+def paging_comparison(exp, kv_dtype: str, block: int, max_len: int, model=None) -> None:
     """Contiguous reservation for the maximum length against PagedAttention blocks: waste, what fits, a bar per
-    allocator, the formulas, and every request in an expander."""
+    allocator, the formulas, and every request in an expander; with ``model``, what the comparison leaves out of
+    its cache (``bound_words``)."""
     st.subheader("Contiguous reservation against PagedAttention")
     ps = exp.paging_summary
     with widgets.metric_row(4) as m:
@@ -181,4 +198,4 @@ def paging_comparison(exp, kv_dtype: str, block: int, max_len: int) -> None:
     downloads.download_csv(exp.paging, "kv_paging.csv", key="bt_csv_paging")
     st.caption(f"MB = 10^6 bytes (the CSV has bytes); {formats.fmt_bytes(exp.kv_bytes_per_token, 'GB')} of KV per token "
                f"({kv_dtype}). External fragmentation between slabs is not modelled (it only adds to the "
-               "contiguous waste).")
+               "contiguous waste)." + (bound_words(model) if model is not None else ""))
