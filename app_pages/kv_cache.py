@@ -38,8 +38,8 @@ def explore() -> None:
         per_seq = calc.kv_cache_bytes(model, ctx, 1, sel.kv_dtype, sliding, mla)
         budget = calc.memory_budget(model, sel.accelerator, ctx, batch, sel.weight_dtype, sel.kv_dtype,
                                     sliding=sliding, mla=mla)
-        variants = calc.attention_variants(model, window=int(window) if window.isdigit()
-                                           else (model.sliding_window or 4096))
+        own_window = model.sliding_window if (model.sliding_window or 0) < calc.kv.NO_WINDOW else None  # "No window"
+        variants = calc.attention_variants(model, window=int(window) if window.isdigit() else (own_window or 4096))
         sweep_kv = calc.kv_cache_bytes_array(model, CONTEXTS, batch, sel.kv_dtype, sliding, mla)
         state = calc.kv.kv_state_bytes(model)
         # the prose's worked example is the selected model's (the course quotes Llama-3-8B: 128 KiB/token, 1.07 GB at 8K)

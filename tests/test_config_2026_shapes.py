@@ -197,3 +197,15 @@ def test_gemma_4_without_windows_keeps_each_layers_shape():
     assert calc.kv_bytes_per_token(rows["MQA"]) == 35_840
     from calc.layers import layer_specs
     assert {s.label for s in layer_specs(off)} == {"sliding (no window)", "full"}
+
+
+def test_kv_page_without_windows_compares_with_a_4096_window():
+    # the KV page's "No window" on Gemma 4 puts its sliding layers behind calc.kv.NO_WINDOW; the layout comparison's
+    # window row still takes the page's 4,096-token default rather than that sentinel
+    import pagetest
+    at = pagetest.open_page("app_pages/kv_cache.py", timeout=60, model="gemma-4-26b-a4b", kv_win="none")
+    assert not at.exception
+    texts = [str(getattr(e, "value", "")) for e in list(at.markdown) + list(at.caption)]
+    texts += [d.to_csv() for d in pagetest.tables(at)]
+    assert any("Window 4096" in t for t in texts)
+    assert not any("134217728" in t or "134,217,728" in t for t in texts)

@@ -155,14 +155,21 @@ def test_a_conversation_longer_than_the_window_is_marked_in_the_prefix_section()
     assert notes and "8,192" in notes[0], notes
 
 
-def test_paging_caption_says_when_it_is_an_upper_bound():
-    # Gemma-4-26B-A4B's 25 sliding layers hold at most 1,024 tokens and Nemotron-3 Nano's 23 Mamba layers a constant
-    # state: the comparison's 225,280 B (6,144 B) per token at every token overstates both; Llama-3-8B (every layer
-    # full attention) needs no such words.
+def test_paging_caption_says_what_it_leaves_out():
+    # Gemma-4-26B-A4B's 25 sliding layers hold at most 1,024 tokens: its 225,280 B per token at every token is an
+    # upper bound. Nemotron-3 Nano's 23 Mamba layers hold a constant state the comparison leaves out (it charges
+    # 6,144 B per token and nothing else): per layer a conv state of 3 x (4,096 + 2 x 8 x 128) x 2 B = 36,864 B and
+    # an SSM state of 64 x 64 x 128 x 4 B = 2,097,152 B, x 23 = 49,082,368 B per sequence, which the words name.
+    # Llama-3-8B (every layer full attention, no state) needs no such words.
     from ui.batching_views import bound_words
-    assert "sliding or chunked" in bound_words(calc.get_model("gemma-4-26b-a4b"))
-    assert "constant state" in bound_words(calc.get_model("nemotron-3-nano-30b-a3b"))
+    gemma = bound_words(calc.get_model("gemma-4-26b-a4b"))
+    assert "upper bound" in gemma and "constant state" not in gemma
+    nano = calc.get_model("nemotron-3-nano-30b-a3b")
+    words = bound_words(nano)
+    assert calc.kv.kv_state_bytes(nano) == 23 * (36_864 + 2_097_152)
+    assert "understate" in words and formats.fmt_bytes(23 * (36_864 + 2_097_152)) in words
+    assert "upper bound" not in words
     assert bound_words(calc.get_model("llama-3-8b")) == ""
     at = open_page(model="gemma-4-26b-a4b")
     assert not at.exception
-    assert any("bound both allocators' memory from above" in c.value for c in at.caption)
+    assert any("the KV here is an upper bound" in c.value for c in at.caption)

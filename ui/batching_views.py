@@ -8,6 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import calc
+
 from ui import charts, columns, downloads, formats, html_table, url_state, widgets
 
 RATES = [0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0]
@@ -128,19 +130,24 @@ def policy_comparison(exp) -> None:
 
 
 def bound_words(model) -> str:
-    """What the paging comparison leaves out for ``model`` ("" when nothing): it charges every layer's KV per token
-    at every token, so a model with windowed or chunked layers, or with a constant per-sequence state (Mamba,
-    Gated DeltaNet, lightning), holds less than it says, an upper bound for both allocators."""
+    """What the paging comparison leaves out of ``model``'s cache ("" when nothing): it charges every layer's KV per
+    token at every token and nothing else, so a model with windowed or chunked layers holds less KV than it says
+    (an upper bound), and a model with a constant per-sequence state (Mamba, Gated DeltaNet, lightning layers)
+    holds that state besides, in either allocator (left out: the figures understate its memory)."""
     kinds = set(model.layer_kinds)
     parts = []
     if kinds & {"sliding", "chunked"}:
-        parts.append("its sliding or chunked layers hold at most their window of tokens")
-    if kinds & {"mamba", "mamba2", "linear_attention", "lightning", "parallel_mamba2"}:
-        parts.append("its Mamba or linear-attention layers hold a constant state, not KV per token")
+        parts.append("its sliding or chunked layers hold at most their window of tokens, so the KV here is an upper "
+                     "bound")
+    state = calc.kv.kv_state_bytes(model)
+    if state:
+        parts.append(f"its Mamba or linear-attention layers hold {formats.fmt_bytes(state)} of constant state per "
+                     "sequence besides, in either allocator, which these figures leave out (they understate its "
+                     "memory by that much per sequence)")
     if not parts:
         return ""
-    return (f" For {model.name}, {' and '.join(parts)}: these figures count every layer's KV at every token, so "
-            "they bound both allocators' memory from above (the KV cache page has the per-layer cache).")
+    return (f" For {model.name}: these figures charge every layer's KV at every token and nothing else; "
+            + "; ".join(parts) + ". The KV cache page has its per-layer cache.")
 
 
 def paging_comparison(exp, kv_dtype: str, block: int, max_len: int, model=None) -> None:
