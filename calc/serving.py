@@ -1329,10 +1329,11 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         cold = float(burst_cold_start_s(cold_start_s(costs["cold"], settings["device_family"]),
                                         math.inf if rounds is None else rounds, share))
         if cold > 0:
-            a = with_cold_start(a, cold if share >= 1.0 else 0.0)
+            notices = notices + [cold_start_words(costs["cold"], key, rounds, cold * share)]
+        if cold > 0 and share >= 1.0:  # the whole run is its burst (else the burst's point carries it, below)
+            a = with_cold_start(a, cold)
             a["requests_per_s"] = comp["C"] / a["e2e_s"]
             a["output_tokens_per_s"] = a["requests_per_s"] * o
-            notices = notices + [cold_start_words(costs["cold"], key, rounds, cold * share)]
         tail_points = [(a, comp, 1.0)]
         if 0.0 < share < 1.0:  # the burst's times for its share of the run, the steady state's for the rest
             burst_comp = serving_components(*args, matmul_scale=settings["matmul_scale"], burst=True)

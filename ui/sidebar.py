@@ -93,25 +93,23 @@ class Selection:
         return capacity_label(self.accelerator, self.memory, self.gpu_memory_utilization, self.runtime_reserve_bytes)
 
 
-#: A size in an id: a number with its unit, millions or billions ("135m", "1.7b", "0.5b").
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)([mb])(?![a-z])")
+#: The numbers of an id: a size with its unit, millions or billions ("135m", "1.7b", "0.5b"), or a plain number.
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)([mb])(?![a-z])|(\d+)")
 
 
 def natural_key(preset_id: str) -> tuple:
     """Sort key that reads the numbers in an id as numbers and sizes with their unit: "llama-2-7b" <
     "llama-2-13b" < "llama-2-70b", "qwen3-8b" < "qwen3-14b", "gpt-oss-20b" < "gpt-oss-120b", "smollm2-135m" <
     "smollm2-360m" < "smollm2-1.7b"."""
-    out = []
-    for part in re.split(r"(\d+(?:\.\d+)?[mb](?![a-z])|\d+)", preset_id.lower()):
-        if not part:
-            continue
-        size = _SIZE.fullmatch(part)
-        if size:
-            out.append((0, float(size.group(1)) * (1e-3 if size.group(2) == "m" else 1.0), ""))
-        elif part.isdigit():
-            out.append((0, float(part), ""))
-        else:
-            out.append((1, 0.0, part))
+    out, text, at = [], preset_id.lower(), 0
+    for m in _NUMBER.finditer(text):
+        if m.start() > at:
+            out.append((1, 0.0, text[at:m.start()]))
+        size, unit, plain = m.groups()
+        out.append((0, float(plain) if plain else float(size) * (1e-3 if unit == "m" else 1.0), ""))
+        at = m.end()
+    if at < len(text):
+        out.append((1, 0.0, text[at:]))
     return tuple(out)
 
 
