@@ -32,6 +32,7 @@ from .layout import Layout
 from .memory import with_capacity
 from .limits import limit_of
 from .models import get_model, list_models, model_preset_id
+from .speculative_serving import MAX_DRAFT_TOKENS, speculative_from_notes
 from .step import decode_step_time, prefill_time
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -676,6 +677,36 @@ class MeasurementBound:
 _UNBOUNDED_BATCH = 1 << 20
 
 
+#: How a row's notes name SGLang's benchmark client on its native endpoint (``python -m sglang.bench_serving``, whose
+#: default backend is sglang: async_request_sglang_generate), which books a streamed chunk of n new tokens as n gaps
+#: of 1/n of its wait (``adjust_itl = chunk_gap / num_new_tokens``, python/sglang/bench_serving.py), and the OpenAI
+#: backends of the same client, which book one gap per chunk as vLLM's client does.
+_SGLANG_CLIENT = re.compile(r"sglang\.bench_serving")
+_OPENAI_BACKEND = re.compile(r"--backend[ =](?:sglang-oai|vllm|lmdeploy|openai)")
+
+
+def itl_per_token(notes) -> bool:
+    """Whether a row's ITL is a gap per token rather than per streamed chunk: SGLang's bench_serving on its native
+    backend splits a chunk's wait among its tokens (``_SGLANG_CLIENT``), so under speculative decoding, where a
+    round streams its accepted tokens as one chunk, its ITL is the round over the acceptance length (about the
+    TPOT), where vLLM's client (``vllm bench serve``) reports the round.
+    Example: "python3 -m sglang.bench_serving --backend sglang ..." -> True; "... --backend sglang-oai ..." and
+    "vllm bench serve ..." -> False."""
+    text = str(notes or "").lower()
+    return bool(_SGLANG_CLIENT.search(text)) and not _OPENAI_BACKEND.search(text)
+
+
+def tokens_per_round(notes) -> int:
+    """The most tokens one decode step emits per sequence, as a row's notes state its decoding: k + 1 for a
+    verification round of speculative decoding with k drafts (``calc.speculative_serving.speculative_from_notes``;
+    ``MAX_DRAFT_TOKENS`` + 1 where the notes give no k, so that a bound holds whatever k the run took), 1 for plain
+    decoding. Example: "speculative decoding on (MTP, 3 next-n layers)" -> 4; "no MTP" -> 1."""
+    spec = speculative_from_notes(str(notes or ""))
+    if spec is None:
+        return 1
+    return int(spec.get("draft_tokens") or MAX_DRAFT_TOKENS) + 1
+
+
 def measurement_bound(row) -> MeasurementBound:
     """calc's lower bound for a published row (a dict or a DataFrame row with ``COLUMNS``).
 
@@ -699,9 +730,11 @@ def measurement_bound(row) -> MeasurementBound:
       prefill FLOPs: time per request per replica >= prefill compute / pp + output_len * step(B) / B (the pp
       pipeline stages prefill pp prompts at once, each over its share of the layers).
 
-    The bound is for plain decoding: a run with speculative decoding (MTP, EAGLE; said in its notes) emits
-    several tokens per step and may legitimately beat the TPOT and throughput bounds (none of the shipped
-    rows does). Rate runs are bounded at batch 1, the loosest case, since their concurrency is not published.
+    A run with speculative decoding (MTP, EAGLE; said in its notes) emits up to k + 1 tokens per sequence in a round
+    that costs at least one decode step (``tokens_per_round``): its per-token times (TPOT, an ITL its client books
+    per token, ``itl_per_token``, the decode part of E2E) are bounded by the step over k + 1, its throughputs by k + 1
+    times the plain ones; an ITL booked per streamed chunk is a whole round, at least one step. Rate runs are
+    bounded at batch 1, the loosest case, since their concurrency is not published.
 
     Source of the step formulas: ``calc.step.decode_step_time`` (the inference course, week 11,
     step 4) and ``calc.parallel``; the serving metrics as vLLM's benchmark_serving defines them.
@@ -724,6 +757,9 @@ def measurement_bound(row) -> MeasurementBound:
     kind = METRICS[metric][1]
     layout = dict(tp=tp, pp=pp, ep=ep)
 
+    notes = r.get("notes", "")
+    per_round = tokens_per_round(notes)  # tokens a decode step may emit per sequence: k + 1 under speculation
+
     def step(batch):
         return decode_step_time(model, acc, batch, ctx, wdt, kdt, **layout)
 
@@ -741,23 +777,25 @@ def measurement_bound(row) -> MeasurementBound:
             return batch
         return min(batch, fits) if fits >= 1 else batch
 
+    spec_words = f" over the {per_round} tokens a speculative round emits at most" if per_round > 1 else ""
     if metric in ("tpot_ms", "itl_ms", "output_tok_per_s_per_user"):
         b = decoded(per_replica or 1)
-        ms = step(b).total_s * 1e3
+        tokens = 1 if metric == "itl_ms" and not itl_per_token(notes) else per_round  # a chunk is a whole round
+        ms = step(b).total_s * 1e3 / tokens
         bound = ms if kind == "latency" else 1e3 / ms
         held = f" (of {per_replica} in service: the most whose cache fits)" if per_replica and b < per_replica else ""
-        how = f"decode step at batch {b}{held}, context {ctx}: {ms:.3f} ms"
+        how = f"decode step at batch {b}{held}, context {ctx}{spec_words if tokens > 1 else ''}: {ms:.3f} ms"
     elif metric in ("ttft_ms", "e2e_ms"):
         p = prefill_s(1).total_s * 1e3
         bound, how = p, f"prefill of one {n_in}-token prompt: {p:.3f} ms"
         if metric == "e2e_ms":
-            s = step(decoded(per_replica or 1)).total_s * 1e3
+            s = step(decoded(per_replica or 1)).total_s * 1e3 / per_round
             bound = p + (n_out - 1) * s
-            how += f" + {n_out - 1} decode steps of {s:.3f} ms"
+            how += f" + {n_out - 1} decode steps of {s:.3f} ms{spec_words}"
     else:
         b = per_replica or _UNBOUNDED_BATCH
         st = step(b)
-        per_token_s = st.total_s / b
+        per_token_s = st.total_s / b / per_round
         pre = prefill_s(1)
         # per replica, requests back to back; a prompt's prefill is a pass through all pp stages (its latency), while
         # the stages prefill pp prompts at once, each its own share of the layers, as they decode (the decode step
@@ -769,7 +807,8 @@ def measurement_bound(row) -> MeasurementBound:
                  "total_tok_per_s_per_gpu": out_per_s * (n_in + n_out) / n_out / int(r["n_gpus"]),
                  "requests_per_s": out_per_s / n_out}[metric]
         how = (f"{replicas} replica(s) of tp{tp} pp{pp} ep{ep}, batch {b if per_replica else 'unbounded'}: "
-               f"{per_token_s * 1e6:.2f} us per output token + prefill compute {pre.compute_s / pp * 1e3:.3f} ms per request"
+               f"{per_token_s * 1e6:.2f} us per output token{spec_words} + prefill compute "
+               f"{pre.compute_s / pp * 1e3:.3f} ms per request"
                + (f" (its pass through the {pp} stages over {pp}: they prefill {pp} prompts at once)" if pp > 1 else ""))
     return MeasurementBound(bound, kind, value / bound, how)
 

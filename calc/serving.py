@@ -89,7 +89,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             unquantized_matmul_extra_s, burst_cold_start_s, with_cold_start)
 from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
-                             platform_notice, cold_start_s)
+                             platform_notice, cold_start_s, speculative_batch_limit)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -188,7 +188,9 @@ class ServingEstimate:
             its source, ``calc.speculative_serving.speculative_settings``); "" for plain decoding.
         itl_s: the mean gap between two streamed chunks, one decode step (a verification round under speculative
             decoding, AL tokens; TPOT otherwise; N steps under multi-step scheduling, which streams N steps' tokens
-            at once), as vllm bench serve's mean ITL counts it.
+            at once), as vllm bench serve's mean ITL counts it. SGLang's ``sglang.bench_serving`` (native backend)
+            books a chunk of n tokens as n gaps of 1/n of its wait, so its ITL is TPOT's (``tpot.estimate_s``;
+            ``calc.serving_fit.itl_per_token``).
         itl_median_s: the median of those gaps (vllm bench serve's median ITL): a step that decodes alone where
             fewer than half of the decode steps carry prompt tokens, else ``itl_s``.
         ttft_p99_s, tpot_p99_s, itl_p99_s, e2e_p99_s: the 99th percentiles of the run's requests (of its gaps for
@@ -1050,6 +1052,16 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     return prm, layout, key, settings, notices, accelerator
 
 
+def _with_speculative(model, speculative, prm, key, settings, engine_options):
+    """(settings, notices) of a public estimate under ``speculative`` (``calc.speculative_serving.
+    speculative_settings``): its draft settings, and the engine's own cap on running requests under speculative
+    decoding unless ``engine_options`` give max_batch (``calc.serving_params.speculative_batch_limit``)."""
+    spec, notices = speculative_settings(model, speculative)
+    stated = isinstance(engine_options, dict) and "max_batch" in engine_options
+    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), stated)
+    return settings, notices + capped
+
+
 def _accelerator_key(accelerator: Accelerator) -> str:
     """The preset whose fitted factors an accelerator takes: the preset of its name (a preset's own, or one a
     driver or a cloud gives, ``calc.hardware.match_accelerator_name``), else the preset with its data-sheet figures
@@ -1244,11 +1256,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
                                                               engine, params, engine_version, engine_options)
     notices = notices + named
-    spec, spec_notices = speculative_settings(model, speculative)
-    if spec and batching != "continuous":
+    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options)
+    if settings.get("spec_tokens") and batching != "continuous":
         raise ValueError("speculative decoding needs continuous batching here (the static batch is the course's "
                          "plain decoding)")
-    settings = dict(settings, **spec)
     notices = notices + spec_notices
     beyond = context_notice(model, i, o)
     if beyond:
@@ -1368,7 +1379,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     notices = notices + scheduling_notices({**comp, **a}, prm, key)
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
-                               speculative=spec.get("spec_words", ""))
+                               speculative=settings.get("spec_words", ""))
     if mode == "rate":
         tail_points = [(a, comp, 1.0)]
     if batching == "continuous":
@@ -2145,8 +2156,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)
-    spec, spec_notices = speculative_settings(model, speculative)
-    settings, notices = dict(settings, **spec), notices + spec_notices
+    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options)
+    notices = notices + spec_notices
     if concurrencies is None:
         c = frontier_concurrencies(1024.0)
     else:

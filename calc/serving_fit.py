@@ -53,7 +53,7 @@ from scipy.optimize import least_squares
 
 from .hardware import get_accelerator
 from .measurements import (DATA_DIR, MEASUREMENTS_PATH, engine_key, engine_spelling, load_measurements, load_sources,
-                           rounds_note)
+                           itl_per_token, rounds_note)
 from .models import get_model
 from .layout import make_layout
 from .run_limits import run_latency_limits
@@ -69,7 +69,7 @@ from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_
 from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
                              FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
-                             on_rocm, param_values)
+                             on_rocm, param_values, speculative_batch_limit)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -183,16 +183,18 @@ def read_measurements(path=None) -> pd.DataFrame:
 
 
 #: Words in a row's notes that name a checkpoint carrying the KV cache's FP8 scales, which vLLM and SGLang then
-#: follow with an FP8 cache: NVIDIA's ModelOpt exports ("nvidia/...", ``kv_cache_quant_algo`` FP8 in their
-#: hf_quant_config.json) and AMD's Quark "-FP8-KV" checkpoints (amd/Llama-3.1-70B-Instruct-FP8-KV).
-_KV_SCALE_CHECKPOINTS = re.compile(r"\bnvidia/|fp8[-_]kv\b")
+#: follow with an FP8 cache: NVIDIA's ModelOpt exports, named for their format ("nvidia/...-FP8", "-FP4", "-NVFP4";
+#: ``kv_cache_quant_algo`` FP8 in their hf_quant_config.json), and AMD's Quark "-FP8-KV" checkpoints
+#: (amd/Llama-3.1-70B-Instruct-FP8-KV). NVIDIA's unquantized checkpoints (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16)
+#: and a link to github.com/NVIDIA/TensorRT-LLM carry no cache scales.
+_KV_SCALE_CHECKPOINTS = re.compile(r"\bnvidia/[\w.-]*fp[48]|fp8[-_]kv\b")
 
 
 def checkpoint_kv_scales(notes) -> bool:
     """Whether a row's notes name a checkpoint that carries FP8 scales for the KV cache (``_KV_SCALE_CHECKPOINTS``:
     NVIDIA's ModelOpt exports, AMD's -FP8-KV checkpoints), so an engine left at its default cache dtype caches in
-    FP8. Example: "checkpoint nvidia/DeepSeek-R1-0528-FP4-V2" -> True; "checkpoint deepseek-ai/DeepSeek-R1-0528"
-    -> False."""
+    FP8. Example: "checkpoint nvidia/DeepSeek-R1-0528-FP4-V2" -> True; "checkpoint deepseek-ai/DeepSeek-R1-0528",
+    "checkpoint nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16" and "github.com/NVIDIA/TensorRT-LLM" -> False."""
     return bool(_KV_SCALE_CHECKPOINTS.search(str(notes or "").lower()))
 
 
@@ -360,8 +362,9 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                     spec_settings, _ = speculative_settings(model, spec)
                 except ValueError as exc:
                     raise ValueError(f"speculative decoding as its notes state it: {exc}") from None
-                settings.update(spec_settings)
-                from_notes = "; ".join(w for w in (from_notes, spec_settings["spec_words"]) if w)
+                settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec_settings),
+                                                           bool(_STATED_BATCH.search(notes)))
+                from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + capped if w)
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:
@@ -430,6 +433,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          lockstep=1.0 if burst else 0.0, mixed_prefill=float(settings.get("mixed_prefill", True)),
                          run_requests=n_run if waves or tail or rate else np.nan,
                          spread=float(spread), pile=pile, tail_q=np.nan if tail_q is None else tail_q,
+                         itl_per_token=float(itl_per_token(notes)),
                          out_range=np.nan if ranged is None else ranged,
                          q_pile=error_quantiles(prm, "throughput")[1] if pile else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
@@ -459,6 +463,14 @@ def _pick(rows, table: dict) -> np.ndarray:
     return out
 
 
+def itl_tokens(rows, spec_al) -> np.ndarray:
+    """Tokens each row's benchmark books per streamed gap: the acceptance length ``spec_al`` (1 for plain decoding)
+    where its client splits a chunk's wait among its tokens (``itl_per_token``), else 1."""
+    if "itl_per_token" not in rows:
+        return np.ones(len(rows))
+    return np.where(rows["itl_per_token"].to_numpy(float) > 0, np.asarray(spec_al, dtype=float), 1.0)
+
+
 def _metric_value(metric, a, idx, rows):
     """The predicted value of each row's metric from ``combine``'s arrays at positions ``idx``."""
     tpot, ttft, e2e = a["tpot_estimate"][idx], a["ttft_estimate"][idx], a["e2e_s"][idx]
@@ -466,7 +478,7 @@ def _metric_value(metric, a, idx, rows):
     # decoding (``calc.speculative_serving``), N steps under multi-step scheduling; its median the step most gaps
     # are (``calc.serving.combine``'s itl_mean_s, itl_median_s)
     median = rows["statistic"].to_numpy() == "median"
-    itl = np.where(median, a["itl_median_s"][idx], a["itl_mean_s"][idx])
+    itl = np.where(median, a["itl_median_s"][idx], a["itl_mean_s"][idx]) / itl_tokens(rows, a["spec_al"][idx])
     # the median request of outputs that end at end-of-text (``spread_outputs``: ShareGPT, random prompts without
     # ignore_eos) is a short one: outputs taken as exponential with mean O, as a finite run's drain takes them
     # (``finite_run_tail_s``), have their median at O ln 2, so the median end-to-end latency is TTFT + (O ln 2 - 1)
@@ -517,6 +529,8 @@ def predict_rows(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray:
             one, sub = _subset(rows, comps, comps["row"].astype(int), np.arange(len(rows)) == j)
             # at least the row's mean (``_predict_centre``'s value for it): the paused requests' waits, in the mean
             # TPOT's queue part, are not in the tails' steps
+            # (a client that splits a chunk's wait among its tokens, ``itl_per_token``, still books a whole round to
+            # a round that accepted one token: its high percentiles of ITL are rounds, as the chunk gaps' are)
             out[j] = max(tail_value(one, sub, values), out[j])
     return out
 
@@ -1114,12 +1128,20 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
         "leave_one_model_out": error_summary(table["log_ratio_lomo"]),
         "skipped_rows": len(skipped)}
     # after the ranges above: a held-out run tuned to its limits takes its edge engine within them
-    held = holdout_table(fitted)[0]
-    centre = held["statistic"].isin(FIT_STATISTICS)
-    fitted["validation"]["held_out_rows"] = error_summary(held.loc[centre, "log_ratio"])
-    # their percentiles (p99 TTFT, TPOT...: ``tail_value``), a figure of their own
-    fitted["validation"]["held_out_tail_rows"] = error_summary(held.loc[~centre, "log_ratio"])
+    fitted["validation"].update(held_out_validation(fitted))
     return fitted, table
+
+
+def held_out_validation(params: dict | None = None) -> dict:
+    """The stored figures of the held-out rows (``holdout_table`` under ``params``, the stored file by default):
+    ``held_out_rows``, the error summary of their means and medians, and ``held_out_tail_rows``, of their
+    percentiles (p99 TTFT, TPOT...: ``tail_value``), a figure of their own (``error_summary``). The fit writes them;
+    ``python -m calc.serving_fit --held-out`` rewrites only them when the held-out file has grown, the fitted
+    parameters untouched."""
+    held = holdout_table(params)[0]
+    centre = held["statistic"].isin(FIT_STATISTICS)
+    return {"held_out_rows": error_summary(held.loc[centre, "log_ratio"]),
+            "held_out_tail_rows": error_summary(held.loc[~centre, "log_ratio"])}
 
 
 def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:
@@ -1151,8 +1173,18 @@ def error_tables(table: pd.DataFrame) -> dict:
 
 def main(argv=None) -> int:
     """``python -m calc.serving_fit [measurements.csv] [--check]``: fit, validate, rewrite
-    serving_params.json (``--check``: print only) and print the error tables."""
+    serving_params.json (``--check``: print only) and print the error tables. ``--held-out``: rewrite only the
+    held-out rows' figures of the stored file (``held_out_validation``), no fit."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--held-out" in args:
+        stored = load_serving_params()
+        figures = held_out_validation(stored)
+        print(json.dumps(figures, indent=2))
+        stored = copy.deepcopy(stored)
+        stored["validation"].update(figures)
+        PARAMS_PATH.write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote the held-out figures of {PARAMS_PATH.name}")
+        return 0
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     df = read_measurements(args[0] if args else None)

@@ -234,13 +234,23 @@ _SPEC_NEGATED = re.compile(r"\b(?:no|without|non|not|disabled?)[\s-]+(?:speculat
                            r"eagle\w*|dspark|medusa|n-?gram)\s*[:=]?\s*(?:off|disabled|none|false|0)\b")
 
 
+#: An explicit statement that a run decoded plainly ("no speculative decoding (baseline)", "spec decoding: off"): it
+#: settles a row whose notes also name a draft method elsewhere (a chart's title, a figure's path, the paired run).
+_SPEC_OFF = re.compile(r"\b(?:no|without|not|disabled?)[\s-]+(?:speculative|spec)[\s-]+decoding\b"
+                       r"|\b(?:speculative|spec)[\s-]+decoding\s*[:=]?\s*(?:off|disabled|none|false)\b")
+
+
 def speculative_notes(notes) -> bool:
     """Whether a row's notes say its run used speculative decoding ("speculative decoding on (MTP, 3 next-n layers)",
     "EAGLE", "(MTP"), the words of ``_SPECULATIVE`` outside a negation ("no MTP, concurrency 4", "EAGLE off",
-    "spec decoding: none" say a plain run). The fit leaves such rows out (``calc.serving_fit.prepare_rows``); the
-    comparison predicts them with the draft their notes state (``speculative_from_notes``), and a measured run with
-    it is a run of its own (``calc.comparison``)."""
-    text = _SPEC_NEGATED.sub(" ", str(notes or "").lower())
+    "spec decoding: none" say a plain run; "no speculative decoding" anywhere settles it, ``_SPEC_OFF``). The fit
+    leaves such rows out (``calc.serving_fit.prepare_rows``); the comparison predicts them with the draft their notes
+    state (``speculative_from_notes``), and a measured run with it is a run of its own (``calc.comparison``).
+    Example: "no speculative decoding (baseline); chart 'Kimi-K2.5 EAGLE3 on MI355X'" -> False."""
+    text = str(notes or "").lower()
+    if _SPEC_OFF.search(text):  # stated plain, whatever else the notes name
+        return False
+    text = _SPEC_NEGATED.sub(" ", text)
     return any(w in text for w in _SPECULATIVE)
 
 

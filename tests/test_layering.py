@@ -41,13 +41,13 @@ CALC_LAYERS = [
     "gpu_share",     # what one GPU of a layout holds: weights, KV share, per-GPU memory, batch ceiling
     "parallel",      # the step of a layout
     "step",          # the public step and memory functions: one accelerator or a layout
+    "speculative_serving",  # speculative decoding in the serving model: acceptance length, draft cost, notes
     "measurements",  # published serving measurements, loaded, and each row's bound from step
     "inferencex",    # InferenceX benchmark result JSON -> measurement rows
     "prefix_cache",  # a prefix cache in tiers replayed on a request stream; load or recompute; TTFT
     "serving_params",  # the serving model's parameters as data (engine settings, fitted costs)
     "run_limits",    # the latency limits a published run was tuned to, read from its row
     "serving_terms",  # what the serving model adds to the bound: bursts, attention precision, bf16 layers
-    "speculative_serving",  # speculative decoding in the serving model: acceptance length, draft cost, notes
     "serving_tails",  # percentiles of a run's times (p99 TTFT, TPOT, ITL, latency) from the serving model's points
     "serving",       # the serving model: TTFT, TPOT, throughput of an engine serving a workload
     "serving_fit",   # calibration of the serving model on the measurements, cross-validation

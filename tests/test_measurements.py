@@ -211,6 +211,33 @@ def test_latency_bound_is_a_decode_step_at_the_concurrency():
     assert per_user.bound == pytest.approx(1000 / b.bound) and per_user.respected
 
 
+def test_a_speculative_round_may_emit_k_plus_one_tokens_so_its_per_token_bounds_divide_by_them():
+    # plain decoding: one token per sequence per step; speculative decoding with 3 drafts: a round costs at least one
+    # step and emits at most 4 tokens, so TPOT >= step / 4 and tok/s/user <= 4 x the plain bound
+    row = dict(id="x", source_id="x", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm",
+               n_gpus=1, tp=1, pp=1, ep=1, dp=1, engine="sglang", engine_version="", weight_dtype="bf16",
+               kv_dtype="bf16", input_len=1000, output_len=200, len_dist="fixed", concurrency=16,
+               request_rate_per_s=None, mode="concurrency", metric="tpot_ms", statistic="mean", value=2.0, notes="")
+    plain = measurement_bound(row)
+    drafted = dict(row, notes="speculative decoding on (EAGLE3, speculative-num-steps 3); vllm bench serve")
+    assert measurement_bound(drafted).bound == pytest.approx(plain.bound / 4)
+    assert measurement_bound({**drafted, "metric": "output_tok_per_s_per_user", "value": 300.0}).bound == \
+        pytest.approx(4 * 1000 / plain.bound)
+    assert "over the 4 tokens" in measurement_bound(drafted).how
+    # an ITL booked per streamed chunk (vLLM's client) is a whole round, at least a step; SGLang's bench_serving
+    # books it per token, bounded as TPOT
+    itl = dict(drafted, metric="itl_ms")
+    assert measurement_bound(itl).bound == pytest.approx(plain.bound)
+    per_token = dict(itl, notes=itl["notes"].replace("vllm bench serve", "python3 -m sglang.bench_serving"))
+    assert measurement_bound(per_token).bound == pytest.approx(plain.bound / 4)
+    # the number of drafts unstated: the most the estimate takes (16), so the bound holds whatever the run drafted
+    assert measurement_bound(dict(row, notes="speculative decoding on (MTP)")).bound == pytest.approx(plain.bound / 17)
+    # throughput: k + 1 times the plain bound's decode rate, the prefill's share unchanged
+    tput = measurement_bound({**row, "metric": "output_tok_per_s", "value": 1.0})
+    tput4 = measurement_bound({**drafted, "metric": "output_tok_per_s", "value": 1.0})
+    assert tput.bound < tput4.bound < 4 * tput.bound
+
+
 # -- loading a user's file -----------------------------------------------------------------------
 
 def _user_file(tmp_path, rows, header=COLUMNS):

@@ -144,3 +144,15 @@ def test_serving_section_prices_drafts_against_plain_decoding():
                     "sd_k": "2"})
     assert any("taken as 3" in c.value for c in at.caption)
     assert _ms(metric(at, "ITL (one round)")) / _ms(metric(at, "TPOT, speculative")) == pytest.approx(3.0, rel=0.01)
+
+
+def test_sglang_runs_at_most_48_requests_under_speculative_decoding_and_the_page_says_so():
+    # SGLang's default max_running_requests under speculative decoding is 48: at 128 clients the speculative
+    # estimate decodes 48 and queues the rest (its caption and the estimate's header say so); plain decoding and
+    # vLLM decode all 128
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "SGLang", "sd_conc": "128"})
+    assert any("at most 48 running requests" in c.value and "stops at its batch" in c.value for c in at.caption)
+    assert any("decode batch 48)" in m.value for m in at.markdown)
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "vLLM", "sd_conc": "128"})
+    assert not any("running requests" in c.value for c in at.caption)
+    assert any("decode batch 128)" in m.value for m in at.markdown)

@@ -1820,6 +1820,12 @@ def test_an_unstated_cache_is_the_engines_default_for_its_checkpoint():
     assert row_kv_dtype("fp8", None, "vllm", checkpoint_kv_scales("amd/Llama-3.1-70B-Instruct-FP8-KV")) == "fp8"
     assert row_kv_dtype("nvfp4", None, "sglang") == "fp8"
     assert checkpoint_kv_scales("checkpoint nvidia/DeepSeek-R1-0528-FP4-V2")
+    assert checkpoint_kv_scales("nvidia/Llama-3.1-8B-Instruct-FP8") and checkpoint_kv_scales("nvidia/DeepSeek-R1-NVFP4")
     assert not checkpoint_kv_scales("checkpoint deepseek-ai/DeepSeek-R1-0528; openai/gpt-oss-120b")
+    # NVIDIA's unquantized checkpoints and a link to NVIDIA's repositories carry no cache scales: SGLang caches a
+    # BF16 Nemotron in bf16, and a TensorRT-LLM run of a bf16 model cited by its GitHub page keeps its bf16 cache
+    assert not checkpoint_kv_scales("checkpoint nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16")
+    assert not checkpoint_kv_scales("table of github.com/NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md")
+    assert row_kv_dtype("bf16", None, "trtllm", checkpoint_kv_scales("github.com/NVIDIA/TensorRT-LLM")) == "bf16"
     # TensorRT-LLM follows ModelOpt's FP8 cache for fp8 and fp4 checkpoints; a stated cache is kept as stated
     assert row_kv_dtype("mxfp4", None, "trtllm") == "fp8" and row_kv_dtype("fp8", "bf16", "trtllm") == "bf16"

@@ -137,6 +137,10 @@ def test_static_batching_refuses_speculation():
     ("speculative decoding on", {"method": "mtp"}),
     ("dspark draft, max_draft_len: 2", {"method": "dspark", "draft_tokens": 2}),
     ("plain decoding, concurrency 4", None),
+    # a baseline stated plain, beside a chart title and a figure path that name the paired draft runs
+    ("no speculative decoding (baseline); bar of figure 'Kimi-K2.5 EAGLE3 on AMD Instinct MI355X' "
+     "(assets/figures/2026-07-13-eagle-3-amd-instinct/figure4.png)", None),
+    ("speculative decoding: off; EAGLE3 draft checkpoint unused", None),
     # a method the estimate does not price comes back by its name, for speculative_settings to refuse
     ("speculative decoding on; method medusa", {"method": "medusa"}),
     ("speculative decoding: ngram, num_speculative_tokens 4", {"method": "ngram"}),
@@ -232,3 +236,60 @@ def test_plain_decoding_as_false_and_a_head_in_place_of_a_missing_mtp_module():
     est = serving_estimate("llama-3.1-8b", "h100-sxm", 512, 256, speculative="mtp", **kw)
     assert "one-layer draft head, no MTP module on file" in est.speculative
     assert "MTP module, 3" not in est.speculative
+
+
+def test_sglang_runs_48_requests_under_speculative_decoding_unless_told_otherwise():
+    # SGLang's ServerArgs._handle_speculative_decoding sets max_running_requests to 48 for EAGLE / NEXTN drafts when
+    # --max-running-requests is not given: 100 clients then run 48 at a time and the other 52 wait for a slot, so
+    # (Little's law on the closed loop) the requests completed per second are 48 over a served request's time
+    spec = {"method": "mtp", "draft_tokens": 3, "acceptance_length": 3.0}
+    kw = dict(concurrency=100, tp=8, weight_dtype="fp8-block", speculative=spec)
+    capped = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="sglang", **kw)
+    assert capped.decode_batch == 48 and capped.batch_limit == "max_batch"
+    assert any("48 running requests" in n for n in capped.notices)
+    served_s = capped.e2e_s - capped.ttft.queue_s
+    assert capped.requests_per_s == pytest.approx(48 / served_s, rel=0.01)
+    assert capped.ttft.queue_s == pytest.approx((100 - 48) / 48 * served_s, rel=0.05)
+    # a stated max batch, plain decoding and vLLM (no such default) keep all 100 clients running
+    stated = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="sglang", engine_options={"max_batch": 256},
+                              **kw)
+    plain = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="sglang", concurrency=100, tp=8,
+                             weight_dtype="fp8-block")
+    vllm = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="vllm", **kw)
+    assert stated.decode_batch == plain.decode_batch == vllm.decode_batch == 100
+    assert not any("48 running requests" in n for n in stated.notices + plain.notices + vllm.notices)
+
+
+def _sglang_row(notes: str, metric: str, statistic: str = "mean") -> pd.DataFrame:
+    """One SGLang cookbook-style row of DeepSeek-V3 with MTP on 8 H200 at one client (its notes given)."""
+    return pd.DataFrame([dict(id=f"r-{metric}-{statistic}", source_id="s", model="deepseek-v3", model_family="deepseek",
+                              accelerator="h200", n_gpus=8, tp=8, pp=1, ep=1, dp=1, engine="sglang",
+                              engine_version="0.5.6", weight_dtype="fp8-block", kv_dtype=None, input_len=1000,
+                              output_len=1000, len_dist="fixed", concurrency=1, request_rate_per_s=None,
+                              mode="concurrency", metric=metric, statistic=statistic, value=10.0, notes=notes)])
+
+
+def test_sglang_bench_serving_books_itl_per_token_under_speculative_decoding():
+    # python/sglang/bench_serving.py (native backend) books a streamed chunk of n tokens as n gaps of 1/n of its wait
+    # (adjust_itl = chunk_gap / num_new_tokens), so with 3 tokens per round its mean ITL is the round over 3, the
+    # TPOT; vLLM's client, or SGLang's own with an OpenAI backend, books one gap per chunk: the round, 3 x TPOT
+    spec = "speculative decoding on (MTP, speculative-num-steps 3, acceptance length 3.0); "
+    own = spec + "python3 -m sglang.bench_serving --backend sglang --max-concurrency 1"
+    oai = spec + "python3 -m sglang.bench_serving --backend sglang-oai --max-concurrency 1"
+    vllm = spec + "vllm bench serve --max-concurrency 1"
+    rows = pd.concat([_sglang_row(own, "itl_ms"), _sglang_row(own, "tpot_ms"), _sglang_row(oai, "itl_ms"),
+                      _sglang_row(vllm, "itl_ms")], ignore_index=True)
+    rows["id"] = ["own-itl", "own-tpot", "oai-itl", "vllm-itl"]
+    prepared, comps, skipped = prepare_rows(rows, include_speculative=True)
+    assert not skipped
+    p = dict(zip(prepared["id"], predict_rows(prepared, comps, param_values(load_serving_params()))))
+    assert p["own-itl"] == pytest.approx(p["own-tpot"], rel=1e-9)
+    assert p["oai-itl"] == pytest.approx(3.0 * p["own-tpot"], rel=1e-9) == pytest.approx(p["vllm-itl"], rel=1e-9)
+    # the measured page's breakdown of the row follows the same convention
+    est = comparison.row_estimate(rows.iloc[[0]])
+    assert est.itl_s * 1e3 == pytest.approx(p["own-itl"], rel=1e-6)
+    # plain decoding streams a token per chunk: both clients' ITL is one step
+    plain = rows.assign(notes=rows["notes"].str.replace(spec, "", regex=False))
+    prepared, comps, _ = prepare_rows(plain, include_speculative=True)
+    q = dict(zip(prepared["id"], predict_rows(prepared, comps, param_values(load_serving_params()))))
+    assert q["own-itl"] == pytest.approx(q["vllm-itl"], rel=1e-9) == pytest.approx(q["own-tpot"], rel=1e-9)

@@ -305,7 +305,9 @@ def serving_section() -> None:
     st.markdown(f"**{md_escape(sel.model.name)} on {md_escape(sel.accelerator.name)}** (the sidebar's model, GPU and "
                 "dtypes), served by an engine that drafts k tokens per sequence and verifies them in one step of "
                 "k + 1 tokens: a round. TPOT is the round over the acceptance length AL (tokens a round emits, the "
-                "target's own included); a benchmark's ITL, the gap between streamed chunks, is the round itself.")
+                "target's own included); a benchmark's ITL, the gap between streamed chunks, is the round itself as vLLM's "
+                "`vllm bench serve` counts it (SGLang's `sglang.bench_serving` splits a chunk's wait among its "
+                "tokens, so its ITL is the TPOT).")
     c1, c2, c3 = st.columns(3)
     engine = serving_views.engine_select(c1, "sd_eng")
     url_state.accept_url_values("sd_meth", list(SERVING_METHODS), SERVING_METHODS.get)
@@ -357,14 +359,18 @@ def serving_section() -> None:
                     delta=f"{gain:.2f}× faster" if gain >= 1 else f"{1 / gain:.2f}× slower", delta_color="off",
                     delta_arrow="off")
         m[2].metric("ITL (one round), speculative", f"{drafted.itl_s * 1e3:.2f} ms",
-                    help="The gap between two streamed chunks: AL tokens arrive together.")
+                    help="The gap between two streamed chunks, as vLLM's `vllm bench serve` counts it: AL tokens "
+                         "arrive together. SGLang's `sglang.bench_serving` splits a chunk's wait among its tokens, "
+                         "so its ITL is about the TPOT.")
         m[3].metric("Output tok/s per GPU, speculative",
                     fmt_number(drafted.output_tokens_per_s_per_gpu),
                     delta=f"plain {fmt_number(plain.output_tokens_per_s_per_gpu)}", delta_color="off",
                     delta_arrow="off")
+    capped = next((n for n in drafted.notices if "running requests" in n), "")  # the engine's own cap, if any
     st.caption(f"TP{tp} ({'the fewest GPUs that hold the model and one request' if tp != 8 else 'eight GPUs'}), "
                f"{concurrency:,} client{'s' if concurrency != 1 else ''} in a closed loop; "
-               f"{md_escape(drafted.speculative)}.")
+               f"{md_escape(drafted.speculative)}" + (f"; {md_escape(capped)}: the speculative curve stops at its "
+                                                       "batch" if capped else "") + ".")
     st.markdown("**Throughput per GPU against tokens/s per user, over concurrency (1 to 512 clients)**")
     charts.show_chart(serving_figure(*curves, concurrency), key="sd_serving")
     st.caption("At a small batch the verify step reads the weights once for k + 1 tokens per sequence, so a round "
