@@ -46,9 +46,11 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
         return shipped(), False
     if choice == SOURCES[3]:
         st.caption("Published runs kept out of the fit (calc/data/serving_holdout.csv): MLPerf Inference v4.1 "
-                   "Server, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput tables, and "
-                   "vendor pages and the engines' own benchmark runs (TensorRT-LLM's tuning guide and blogs, "
-                   "SGLang's benchmark pages, vLLM's recipes, a ROCm blog); the serving model never saw them.")
+                   "Server, v5.0 Offline, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput "
+                   "tables, and vendor pages and the engines' own benchmark runs (TensorRT-LLM v0.17's throughput "
+                   "tables, its tuning guide and blogs, SGLang's benchmark pages and cookbook, vLLM's recipes, a "
+                   "ROCm blog); the serving model never saw them. Rows whose source allows no copy are listed in "
+                   "calc/data/serving_cited.csv without their values.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
