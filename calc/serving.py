@@ -190,7 +190,7 @@ class ServingEstimate:
             decoding, AL tokens; TPOT otherwise; N steps under multi-step scheduling, which streams N steps' tokens
             at once), as vllm bench serve's mean ITL counts it. SGLang's ``sglang.bench_serving`` (native backend)
             books a chunk of n tokens as n gaps of 1/n of its wait, so its ITL is TPOT's (``tpot.estimate_s``;
-            ``calc.serving_fit.itl_per_token``).
+            ``calc.measurements.itl_per_token``).
         itl_median_s: the median of those gaps (vllm bench serve's median ITL): a step that decodes alone where
             fewer than half of the decode steps carry prompt tokens, else ``itl_s``.
         ttft_p99_s, tpot_p99_s, itl_p99_s, e2e_p99_s: the 99th percentiles of the run's requests (of its gaps for

@@ -209,7 +209,7 @@ def speculative_batch_limit(params: dict, key: str, settings: dict, stated: bool
     plain decoding, an engine without such a cap (vLLM, TensorRT-LLM) or a stated batch leave them as they are, with
     no words.
     Example: SGLang, settings {"max_batch": 4096, "spec_tokens": 3, ...} -> max_batch 48 and the words
-    "at most 48 running requests (SGLang's default under speculative decoding)".
+    "at most 48 running requests (SGLang's default under speculative decoding; the rest queue)".
     Source: sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs._handle_speculative_decoding."""
     cap = params.get("engines", {}).get(key, {}).get("speculative", {}).get("max_batch")
     if cap is None or stated or not settings.get("spec_tokens") or settings.get("max_batch", cap + 1) <= cap:

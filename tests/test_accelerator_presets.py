@@ -164,13 +164,14 @@ def test_a_name_that_resolved_before_resolves_as_before(name):
 def test_every_accelerator_of_the_shipped_measurements_resolves_as_before():
     # the fitted rows name calc's ids of the old presets; every row's id still resolves to itself, none to another
     # preset (the held-out rows of vLLM's DeepSeek-V3.2 recipe on 8 H20 name a newer preset, h20, by its own id, and
-    # MLPerf v5.0's Mixtral Offline on 4 H100 NVL another, h100-nvl; MLPerf v6.0's MI350X and H200 NVL runs two more)
+    # MLPerf v5.0's Mixtral Offline on 4 H100 NVL another, h100-nvl; MLPerf v6.0's MI350X and H200 NVL runs two more;
+    # TensorRT-LLM v0.17's GH200 column and vLLM's Kimi-K2 recipe on 16 H800 two more)
     fitted = set(pd.read_csv(DATA_DIR / "serving_measurements.csv")["accelerator"].astype(str))
     assert fitted and fitted <= set(OLD)
     names = set(fitted)
     for f in ("serving_holdout.csv", "serving_cited.csv"):
         names |= set(pd.read_csv(DATA_DIR / f)["accelerator"].astype(str))
-    assert names - set(OLD) == {"h20", "h100-nvl", "mi350x", "h200-nvl"}
+    assert names - set(OLD) == {"h20", "h100-nvl", "mi350x", "h200-nvl", "gh200-96gb", "h800"}
     for name in names:
         assert accelerator_preset_id(name) == name == match_accelerator_name(name)
     for gid in OLD:   # every old preset's id and display name too

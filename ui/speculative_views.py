@@ -305,9 +305,9 @@ def serving_section() -> None:
     st.markdown(f"**{md_escape(sel.model.name)} on {md_escape(sel.accelerator.name)}** (the sidebar's model, GPU and "
                 "dtypes), served by an engine that drafts k tokens per sequence and verifies them in one step of "
                 "k + 1 tokens: a round. TPOT is the round over the acceptance length AL (tokens a round emits, the "
-                "target's own included); a benchmark's ITL, the gap between streamed chunks, is the round itself as vLLM's "
-                "`vllm bench serve` counts it (SGLang's `sglang.bench_serving` splits a chunk's wait among its "
-                "tokens, so its ITL is the TPOT).")
+                "target's own included); a benchmark's ITL, the gap between streamed chunks, is the round itself as "
+                "vLLM's `vllm bench serve` counts it (SGLang's `sglang.bench_serving` splits a chunk's wait among "
+                "its tokens, so its ITL is the TPOT).")
     c1, c2, c3 = st.columns(3)
     engine = serving_views.engine_select(c1, "sd_eng")
     url_state.accept_url_values("sd_meth", list(SERVING_METHODS), SERVING_METHODS.get)
