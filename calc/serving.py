@@ -1052,13 +1052,14 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     return prm, layout, key, settings, notices, accelerator
 
 
-def _with_speculative(model, speculative, prm, key, settings, engine_options):
+def _with_speculative(model, speculative, prm, key, settings, engine_options, clients=None):
     """(settings, notices) of a public estimate under ``speculative`` (``calc.speculative_serving.
     speculative_settings``): its draft settings, and the engine's own cap on running requests under speculative
-    decoding unless ``engine_options`` give max_batch (``calc.serving_params.speculative_batch_limit``)."""
+    decoding unless ``engine_options`` give max_batch (``calc.serving_params.speculative_batch_limit``; said where
+    ``clients`` per replica, None for a rate or an offline run, may exceed it)."""
     spec, notices = speculative_settings(model, speculative)
     stated = isinstance(engine_options, dict) and "max_batch" in engine_options
-    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), stated)
+    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), stated, clients)
     return settings, notices + capped
 
 
@@ -1256,7 +1257,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas,
                                                               engine, params, engine_version, engine_options)
     notices = notices + named
-    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options)
+    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options,
+                                               None if concurrency is None else float(concurrency) / layout.replicas)
     if settings.get("spec_tokens") and batching != "continuous":
         raise ValueError("speculative decoding needs continuous batching here (the static batch is the course's "
                          "plain decoding)")
@@ -2156,14 +2158,14 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
                                                               params, engine_version, engine_options)
-    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options)
-    notices = notices + spec_notices
     if concurrencies is None:
         c = frontier_concurrencies(1024.0)
     else:
         c = np.asarray(concurrencies, dtype=float)
         if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError("concurrencies must be a non-empty 1-D array of positive numbers")
+    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options, float(c.max()))
+    notices = notices + spec_notices
     p = param_values(prm)
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])

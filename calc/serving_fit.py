@@ -362,8 +362,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                     spec_settings, _ = speculative_settings(model, spec)
                 except ValueError as exc:
                     raise ValueError(f"speculative decoding as its notes state it: {exc}") from None
+                clients = None if r.mode != "concurrency" or pd.isna(r.concurrency) else \
+                    float(r.concurrency) / layout.replicas  # a closed loop's clients per replica
                 settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec_settings),
-                                                           bool(_STATED_BATCH.search(notes)))
+                                                           bool(_STATED_BATCH.search(notes)), clients)
                 from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + capped if w)
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"

@@ -200,23 +200,27 @@ def engine_settings(params: dict, engine: str, memory_bytes: float,
     return key, s, notices
 
 
-def speculative_batch_limit(params: dict, key: str, settings: dict, stated: bool = False) -> tuple[dict, list[str]]:
+def speculative_batch_limit(params: dict, key: str, settings: dict, stated: bool = False,
+                            clients: float | None = None) -> tuple[dict, list[str]]:
     """(settings, words): an engine's own cap on its running requests under speculative decoding, where the run does
     not state its largest batch (``stated``). SGLang sets ``max_running_requests`` to 48 for its EAGLE, EAGLE3,
     NEXTN (MTP) and STANDALONE drafts unless ``--max-running-requests`` is given (``engines.sglang.speculative`` in
     serving_params.json, with its source), so a closed loop of 100 clients runs 48 requests and queues the rest.
     ``settings`` are a speculative run's (``spec_tokens`` set: ``calc.speculative_serving.speculative_settings``);
     plain decoding, an engine without such a cap (vLLM, TensorRT-LLM) or a stated batch leave them as they are, with
-    no words.
-    Example: SGLang, settings {"max_batch": 4096, "spec_tokens": 3, ...} -> max_batch 48 and the words
-    "at most 48 running requests (SGLang's default under speculative decoding; the rest queue)".
+    no words. ``clients``: the most requests a closed loop keeps in flight per replica (the largest of a frontier's
+    concurrencies); the words only where they exceed the cap (None: a rate or an offline run, which may reach it).
+    Example: SGLang, settings {"max_batch": 4096, "spec_tokens": 3, ...}, 100 clients -> max_batch 48 and the words
+    "at most 48 running requests (SGLang's default under speculative decoding; the rest queue)"; 8 clients -> max_batch
+    48, no words.
     Source: sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs._handle_speculative_decoding."""
     cap = params.get("engines", {}).get(key, {}).get("speculative", {}).get("max_batch")
     if cap is None or stated or not settings.get("spec_tokens") or settings.get("max_batch", cap + 1) <= cap:
         return settings, []
     name = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}.get(key, key)
-    return dict(settings, max_batch=int(cap)), [f"at most {int(cap)} running requests ({name}'s default under "
-                                                "speculative decoding; the rest queue)"]
+    words = [] if clients is not None and float(clients) <= cap else \
+        [f"at most {int(cap)} running requests ({name}'s default under speculative decoding; the rest queue)"]
+    return dict(settings, max_batch=int(cap)), words
 
 
 def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:

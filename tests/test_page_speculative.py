@@ -153,6 +153,13 @@ def test_sglang_runs_at_most_48_requests_under_speculative_decoding_and_the_page
     at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "SGLang", "sd_conc": "128"})
     assert any("at most 48 running requests" in c.value and "stops at its batch" in c.value for c in at.caption)
     assert any("decode batch 48)" in m.value for m in at.markdown)
-    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "vLLM", "sd_conc": "128"})
+    # SGLang's own client books the round's wait per token: the page gives that ITL, the TPOT, beside the round's
+    tpot, itl = metric(at, "TPOT, speculative"), metric(at, "ITL (one round)")
+    assert any(f"report an ITL of {tpot}, the TPOT" in c.value and f"round's {itl}" in c.value for c in at.caption)
+    # at 8 clients the cap does not bind: nothing queues and the page does not say so
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "SGLang", "sd_conc": "8"})
     assert not any("running requests" in c.value for c in at.caption)
+    assert any("decode batch 8)" in m.value for m in at.markdown)
+    at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "vLLM", "sd_conc": "128"})
+    assert not any("running requests" in c.value or "sglang.bench_serving" in c.value for c in at.caption)
     assert any("decode batch 128)" in m.value for m in at.markdown)

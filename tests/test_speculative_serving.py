@@ -258,6 +258,14 @@ def test_sglang_runs_48_requests_under_speculative_decoding_unless_told_otherwis
     vllm = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="vllm", **kw)
     assert stated.decode_batch == plain.decode_batch == vllm.decode_batch == 100
     assert not any("48 running requests" in n for n in stated.notices + plain.notices + vllm.notices)
+    # 48 clients or fewer: the cap does not bind, nothing queues, and no notice says it does
+    few = serving_estimate("deepseek-v3", "h200", 1000, 1000, engine="sglang", **dict(kw, concurrency=48))
+    assert few.decode_batch == 48 and few.ttft.queue_s < 0.05 * few.e2e_s
+    assert not any("running requests" in n for n in few.notices)
+    # a frontier up to 1,024 clients reaches it, and says so once
+    curve = serving_frontier("deepseek-v3", "h200", 1000, 1000, tp=8, weight_dtype="fp8-block", engine="sglang",
+                             speculative=spec)
+    assert sum("48 running requests" in n for n in curve.attrs["notices"]) == 1
 
 
 def _sglang_row(notes: str, metric: str, statistic: str = "mean") -> pd.DataFrame:

@@ -361,11 +361,15 @@ def serving_section() -> None:
         m[2].metric("ITL (one round), speculative", f"{drafted.itl_s * 1e3:.2f} ms",
                     help="The gap between two streamed chunks, as vLLM's `vllm bench serve` counts it: AL tokens "
                          "arrive together. SGLang's `sglang.bench_serving` splits a chunk's wait among its tokens, "
-                         "so its ITL is about the TPOT.")
+                         "so its ITL is the TPOT.")
         m[3].metric("Output tok/s per GPU, speculative",
                     fmt_number(drafted.output_tokens_per_s_per_gpu),
                     delta=f"plain {fmt_number(plain.output_tokens_per_s_per_gpu)}", delta_color="off",
                     delta_arrow="off")
+    if engine == "sglang":  # the engine's own client books a round's wait per token (calc.measurements.itl_per_token)
+        st.caption(f"SGLang's own benchmark client (`sglang.bench_serving`) splits each round's wait among the tokens "
+                   f"it streams: it would report an ITL of {drafted.tpot.estimate_s * 1e3:.2f} ms, the TPOT, where "
+                   f"`vllm bench serve` reports the round's {drafted.itl_s * 1e3:.2f} ms.")
     capped = next((n for n in drafted.notices if "running requests" in n), "")  # the engine's own cap, if any
     st.caption(f"TP{tp} ({'the fewest GPUs that hold the model and one request' if tp != 8 else 'eight GPUs'}), "
                f"{concurrency:,} client{'s' if concurrency != 1 else ''} in a closed loop; "
