@@ -23,7 +23,7 @@ from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limi
                       pile_up_words, rate_range, scheduling_notices, serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
-                          itl_tokens, row_kv_dtype, row_points, speculative_notes)
+                          itl_tokens, row_kv_dtype, row_points, speculative_notes, with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
 
@@ -420,6 +420,7 @@ def _row_arrays(frame: pd.DataFrame, prm: dict):
     mixed = {k: np.asarray([sum(w * float(np.asarray(v)[i]) for i, w in weights.items())])
              for k, v in {**comps, **arrays}.items() if np.ndim(v) == 1 and np.asarray(v).dtype.kind in "fiub"}
     mixed.setdefault("decode_batch", mixed["B"])  # the decode batch B of the weighted points
+    mixed = with_run_slot_wait(rows, mixed, mixed, [0])  # an offline row's N sent at once wait for a slot
     tokens = itl_tokens(rows, mixed["spec_al"])  # gaps per token where the row's client books them so
     for key in ("itl_mean_s", "itl_median_s"):
         if key in mixed:

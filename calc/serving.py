@@ -86,7 +86,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             groups_later_rounds, lockstep_recompute_tokens, MULTI_STEP_NOT_TAKEN, multi_step_steps,
                             over_pcie, overlap_fixed_s,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
-                            unquantized_matmul_extra_s, burst_cold_start_s, with_cold_start)
+                            unquantized_matmul_extra_s, burst_cold_start_s, slot_wait_s, with_cold_start)
 from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
                              platform_notice, cold_start_s, speculative_batch_limit)
@@ -1370,7 +1370,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
         n_rep, held, rps_rep = num_prompts / reps, float(comp["N"][0]), float(a["requests_per_s"][0])
         if n_rep > held:
             # the request j beyond the first B waits about (j - B) / (the run's requests/s) for a slot
-            wait = (n_rep - held) ** 2 / (2.0 * n_rep * rps_rep)
+            wait = float(slot_wait_s(n_rep, held, rps_rep))
             notices = notices + [f"the TTFT and TPOT shown are a request's in a full batch; sent all at once, the "
                                  f"run's {num_prompts:,} requests also wait for a free slot, {wait:,.3g} s on "
                                  f"average ((N - B)^2 / (2 N x requests/s), B = {held:,.0f} held per replica)"]

@@ -64,8 +64,8 @@ from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate
                       serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means, tuned_tail_s)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_s, burst_share, decimal_year,
                             eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
-                            multi_step_steps, overlaps_schedule, release_number, release_year, spread_outputs,
-                            version_day, with_cold_start)
+                            multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_s,
+                            spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
                              FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
@@ -436,6 +436,8 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                          run_requests=n_run if waves or tail or rate else np.nan,
                          spread=float(spread), pile=pile, tail_q=np.nan if tail_q is None else tail_q,
                          itl_per_token=float(itl_per_token(notes)),
+                         sent_at_once=float(r.concurrency) / layout.replicas
+                         if r.mode == "offline" and not pd.isna(r.concurrency) else np.nan,
                          out_range=np.nan if ranged is None else ranged,
                          q_pile=error_quantiles(prm, "throughput")[1] if pile else np.nan,
                          kind="latency" if r.metric in LATENCY_METRICS else "throughput",
@@ -610,6 +612,7 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
             closed[k][i0] = w * closed[k][i0] + (1.0 - w) * closed[k][i1]
         closed["requests_per_s"][i0] = comps["C"][i0] / closed["e2e_s"][i0]
         closed["output_tokens_per_s"][i0] = closed["requests_per_s"][i0] * comps["O"][i0]
+    closed = with_run_slot_wait(rows, comps, closed, idx)
     if is_rate.any():
         opened = combine(comps, values, costs, graphs, rate_per_s=np.where(is_rate, rate, 0.0))
         # Little's law on each rate row's grid of requests in service: N where lam x e2e(N) = N, linear between
@@ -648,6 +651,28 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
             out[j] = _edge_value(rows.iloc[j], comps, values, costs, graphs, idx[j])
         return out
     return _metric_value(rows["metric"], closed, idx, rows)
+
+
+def with_run_slot_wait(rows: pd.DataFrame, comps: dict, arrays: dict, idx) -> dict:
+    """``arrays`` (``combine``'s, over the points of prepared ``rows``) with, at each row's point ``idx``, the wait for a
+    free slot of an offline row that sends its N requests at once (``sent_at_once``, per replica) to an engine that
+    holds fewer (``comps["N"]``): ``calc.serving_terms.slot_wait_s`` at the point's requests per second, in its TTFT
+    and end-to-end latency, as a benchmark's means count it (GPUStack's ``vllm bench serve`` runs of 1,000 ShareGPT
+    prompts at once on one A100: a mean TTFT of 106 s, of which the burst's own prefills are 5 s). Other rows, and a
+    run whose batch holds all N, are unchanged."""
+    if "sent_at_once" not in rows:
+        return arrays
+    n = rows["sent_at_once"].to_numpy(float)
+    j = np.flatnonzero(np.isfinite(n))
+    if not j.size:
+        return arrays
+    at = np.asarray(idx)[j]
+    wait = slot_wait_s(n[j], np.asarray(comps["N"], dtype=float)[at], np.asarray(arrays["requests_per_s"])[at])
+    if not np.any(wait > 0):
+        return arrays
+    full = np.zeros(len(np.asarray(arrays["ttft_estimate"])))
+    full[at] = wait
+    return with_slot_wait(arrays, full)
 
 
 def _row_limits(limits: dict | None, prm: dict, key: str) -> dict:

@@ -621,6 +621,33 @@ def with_cold_start(a: dict, extra_s) -> dict:
     return out
 
 
+def slot_wait_s(n_requests, held, requests_per_s):
+    """Mean wait for a free slot of a run that sends ``n_requests`` N at once to an engine that holds ``held`` B of
+    them (arrays broadcast; 0 where N <= B): the first B start at once and request j > B starts when j - B requests
+    have completed, (j - B) / X later at the run's X requests per second, so the N requests wait on average
+    sum_{k=1}^{N-B} k / (N X) ~ (N - B)^2 / (2 N X) (Little's law on a queue that only drains). A benchmark that
+    sends every request at once (``vllm bench serve --request-rate inf`` without ``--max-concurrency``) counts that
+    wait in its mean TTFT and end-to-end latency.
+    Example: N 1,000, B 207, X 4.53/s -> 793^2 / (2 x 1,000 x 4.53) = 69.4 s.
+    """
+    n = np.asarray(n_requests, dtype=float)
+    b = np.asarray(held, dtype=float)
+    x = np.asarray(requests_per_s, dtype=float)
+    return np.where((n > b) & (x > 0), np.maximum(n - b, 0.0) ** 2 / (2.0 * n * np.maximum(x, 1e-30)), 0.0)
+
+
+def with_slot_wait(a: dict, wait_s) -> dict:
+    """``calc.serving.combine``'s arrays with ``wait_s`` seconds (``slot_wait_s``: a scalar, or an array over their
+    points) of waiting for a free slot before the first token: in TTFT's estimate and its queue part and in e2e;
+    requests and tokens per second are the caller's (the run's, which the wait does not change)."""
+    extra = np.asarray(wait_s, dtype=float)
+    out = dict(a)
+    for key in ("ttft_estimate", "ttft_queue", "e2e_s"):
+        if key in a:
+            out[key] = np.asarray(a[key], dtype=float) + extra
+    return out
+
+
 #: A closed loop's length conventions (``calc.serving.serving_estimate``'s ``lengths``): "varied" lengths spread
 #: the requests out (the steady state), "fixed" ones (one prompt and one output length, ``ignore_eos``) move in
 #: lockstep waves (``lockstep_closed_loop``).

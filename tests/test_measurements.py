@@ -409,23 +409,29 @@ def test_added_moe_presets_activate_what_their_cards_say():
         assert m.n_active_params - 201_088 * 2_880 == pytest.approx(card, rel=0.005)
 
 
-def test_a_tpot_bound_decodes_no_more_sequences_than_fit_in_memory():
+def test_a_tpot_bound_takes_one_sequence_where_more_are_in_service_than_an_engine_surely_decodes():
     # Llama-3-8B bf16 on one H100 at 512 clients, 8,192 in and 1,024 out: decode context 8,192 + 512 = 8,704
     # tokens x 131,072 B = 1,140,850,688 B of cache per sequence; the driver's 85,520,809,984 B less the
     # 16,060,522,496 B of weights leave 69,460,287,488 B: 60 sequences (60.9). The engine decodes at most those
-    # 60 at once (the others wait), so the bound is the step at batch 60, not at 512.
-    from calc.measurements import measurement_bound
+    # 60 at once, and fewer by its own reserve (a number the row does not give), so the bound is one sequence's step
+    from calc.measurements import ENGINE_BATCH_FLOOR, measurement_bound
     row = dict(model="llama-3-8b", accelerator="h100-sxm", weight_dtype="bf16", kv_dtype="bf16", tp=1, pp=1, ep=1,
                n_gpus=1, input_len=8192, output_len=1024, concurrency=512, metric="tpot_ms", value=50.0)
-    held = 69_460_287_488 // 1_140_850_688
-    assert held == 60
+    assert 69_460_287_488 // 1_140_850_688 == 60
     b = measurement_bound(row)
-    step = calc.decode_step_time(calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm"), held, 8704)
-    assert b.bound == pytest.approx(step.total_s * 1e3, rel=1e-12)
-    assert "batch 60 (of 512 in service" in b.how
+    one = calc.decode_step_time(calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm"), 1, 8704)
+    assert b.bound == pytest.approx(one.total_s * 1e3, rel=1e-12)
+    assert "batch 1 (of 512 in service" in b.how
     # at 32 clients every one fits: the step at 32
     small = measurement_bound(dict(row, concurrency=32))
-    assert "batch 32," in small.how and small.bound < b.bound
+    at32 = calc.decode_step_time(calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm"), 32, 8704)
+    assert "batch 32," in small.how and small.bound == pytest.approx(at32.total_s * 1e3, rel=1e-12)
+    assert small.bound > b.bound
+    # short requests: 300 fit, but vLLM's default largest batch (256) may have run fewer: one sequence again
+    short = dict(row, input_len=512, output_len=128, concurrency=300)
+    assert ENGINE_BATCH_FLOOR == 256
+    assert "batch 1 (of 300 in service" in measurement_bound(short).how
+    assert "batch 256," in measurement_bound(dict(short, concurrency=256)).how
 
 
 def _lenient_file(tmp_path, text):

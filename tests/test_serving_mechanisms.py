@@ -1829,3 +1829,42 @@ def test_an_unstated_cache_is_the_engines_default_for_its_checkpoint():
     assert row_kv_dtype("bf16", None, "trtllm", checkpoint_kv_scales("github.com/NVIDIA/TensorRT-LLM")) == "bf16"
     # TensorRT-LLM follows ModelOpt's FP8 cache for fp8 and fp4 checkpoints; a stated cache is kept as stated
     assert row_kv_dtype("mxfp4", None, "trtllm") == "fp8" and row_kv_dtype("fp8", "bf16", "trtllm") == "bf16"
+
+
+def test_requests_sent_at_once_beyond_the_batch_wait_for_a_slot_in_ttft_and_e2e():
+    import pandas as pd
+    from calc.comparison import row_estimate
+    from calc.serving_fit import _first_index, prepare_rows, predict_rows
+    from calc.serving_terms import slot_wait_s
+    # the wait by hand: request j > B starts (j - B) / X after the run began, so N requests wait on average
+    # sum_{k=1..N-B} k / (N X) ~ (N - B)^2 / (2 N X): 1,000 sent at once, 200 held, 5 requests/s -> 800^2 / 10,000 s
+    assert float(slot_wait_s(1000, 200, 5.0)) == pytest.approx(64.0)
+    assert float(slot_wait_s(150, 200, 5.0)) == 0.0
+    # a vllm bench serve run of 1,000 ShareGPT prompts at once on one A100 with Qwen3-32B in bf16 (GPUStack's
+    # performance lab: mean TTFT 106 s): the cache holds a couple of hundred, the rest wait; the same run with only
+    # as many requests as the engine holds is the burst alone, so the two TTFTs differ by exactly the wait
+    base = dict(source_id="s", model="qwen3-32b", model_family="qwen", accelerator="a100-80gb", n_gpus=1, tp=1, pp=1,
+                ep=1, dp=1, engine="vllm", engine_version="0.11.0", weight_dtype="bf16", kv_dtype=None, input_len=217,
+                output_len=201, len_dist="sharegpt", request_rate_per_s=None, mode="offline", statistic="mean",
+                value=1.0, notes="")
+    metrics = ("ttft_ms", "e2e_ms", "requests_per_s", "tpot_ms")
+    many = pd.DataFrame([dict(base, id=f"many-{m}", concurrency=1000, metric=m) for m in metrics])
+    rows, comps, _ = prepare_rows(many)
+    held = float(comps["N"][_first_index(rows)][0])
+    assert 50 < held < 1000
+    p = dict(zip(rows["id"], predict_rows(rows, comps, param_values(load_serving_params()))))
+    few = many.assign(concurrency=int(held), id=many["id"].str.replace("many", "few"))
+    rows2, comps2, _ = prepare_rows(few)
+    q = dict(zip(rows2["id"], predict_rows(rows2, comps2, param_values(load_serving_params()))))
+    wait_ms = 1e3 * float(slot_wait_s(1000, held, p["many-requests_per_s"]))
+    assert wait_ms > 10 * q["few-ttft_ms"]
+    assert p["many-ttft_ms"] - q["few-ttft_ms"] == pytest.approx(wait_ms, rel=1e-9)
+    assert p["many-e2e_ms"] - q["few-e2e_ms"] == pytest.approx(wait_ms, rel=1e-9)
+    # the requests in service and their decode are the same: the run's rate and TPOT do not move
+    assert p["many-requests_per_s"] == pytest.approx(q["few-requests_per_s"], rel=1e-9)
+    assert p["many-tpot_ms"] == pytest.approx(q["few-tpot_ms"], rel=1e-9)
+    # the measured page's breakdown puts the wait in TTFT's queue part, the parts still adding up
+    est = row_estimate(many.iloc[[0]])
+    assert est.ttft.estimate_s * 1e3 == pytest.approx(p["many-ttft_ms"], rel=1e-6)
+    assert est.ttft.queue_s * 1e3 > wait_ms
+    assert sum(est.ttft.parts().values()) == pytest.approx(est.ttft.estimate_s, rel=1e-9)
