@@ -21,7 +21,7 @@ from .models import get_model
 from .number_text import fmt_number, join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
                       pile_up_words, rate_range, scheduling_notices, serving_frontier)
-from .serving_terms import engine_matmul
+from .serving_terms import engine_matmul, slot_wait_s
 from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
                           itl_tokens, row_kv_dtype, row_points, speculative_notes, with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
@@ -377,7 +377,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
         float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
         "static" if any(w in notes for w in _STATIC) else "continuous",
-        pile + scheduling_notices(mixed, prm, str(r["engine_key"])))
+        pile + scheduling_notices(mixed, prm, str(r["engine_key"])) + _slot_wait_words(r, mixed))
     if str(r["mode"]) != "rate" or piled:  # a burst's times do not follow the rate (``rate_range``)
         return est
     # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
@@ -406,6 +406,21 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
             [notice] + scheduling_notices(tuned, prm, str(r["engine_key"])))
         return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
+
+
+def _slot_wait_words(r, mixed: dict) -> list[str]:
+    """The words of an offline row that sends its N requests at once to an engine holding fewer: the mean wait for
+    a free slot its TTFT's queue part carries (``calc.serving_fit.with_run_slot_wait``); [] for another row."""
+    sent = float(r.get("sent_at_once", np.nan))
+    if not np.isfinite(sent):
+        return []
+    held, rps = float(mixed["N"][0]), float(mixed["requests_per_s"][0])
+    wait = float(slot_wait_s(sent, held, rps))
+    if wait <= 0:
+        return []
+    return [f"{fmt_number(sent)} requests sent at once per replica, {fmt_number(held)} in service: the others wait "
+            f"for a free slot, {fmt_number(wait)} s on average ((N - B)^2 / (2 N x {fmt_number(rps)} requests/s)), "
+            "in TTFT's queue part and the end-to-end latency"]
 
 
 def _row_arrays(frame: pd.DataFrame, prm: dict):

@@ -64,8 +64,8 @@ from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate
                       serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means, tuned_tail_s)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_s, burst_share, decimal_year,
                             eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
-                            multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_s,
-                            spread_outputs, version_day, with_cold_start, with_slot_wait)
+                            multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_quantile_s,
+                            slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
                              FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
@@ -559,6 +559,13 @@ def tail_value(rows: pd.DataFrame, comps: dict, values: dict) -> float:
         value = run_quantile_s(r["metric"], [(*points[i], w) for i, w in weights.items()], q, ratio)
     else:  # the interpolation between a rate's grid points
         value = sum(w * run_quantile_s(r["metric"], [(*points[i], 1.0)], q, ratio) for i, w in weights.items())
+    sent = float(r.get("sent_at_once", np.nan))
+    if np.isfinite(sent) and r["metric"] in ("ttft_ms", "e2e_ms"):
+        # N sent at once to an engine holding fewer: the q-quantile request waits for a slot as well
+        # (``slot_wait_quantile_s``), at the burst point's requests per second
+        first = min(weights)
+        value += float(slot_wait_quantile_s(q, sent, float(np.asarray(comps["N"])[first]),
+                                             float(np.asarray(a["requests_per_s"])[first])))
     return value * 1e3
 
 
@@ -654,8 +661,8 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
 
 
 def with_run_slot_wait(rows: pd.DataFrame, comps: dict, arrays: dict, idx) -> dict:
-    """``arrays`` (``combine``'s, over the points of prepared ``rows``) with, at each row's point ``idx``, the wait for a
-    free slot of an offline row that sends its N requests at once (``sent_at_once``, per replica) to an engine that
+    """``arrays`` (``combine``'s, over the points of prepared ``rows``) with, at each row's point ``idx``, the wait for
+    a free slot of an offline row that sends its N requests at once (``sent_at_once``, per replica) to an engine that
     holds fewer (``comps["N"]``): ``calc.serving_terms.slot_wait_s`` at the point's requests per second, in its TTFT
     and end-to-end latency, as a benchmark's means count it (GPUStack's ``vllm bench serve`` runs of 1,000 ShareGPT
     prompts at once on one A100: a mean TTFT of 106 s, of which the burst's own prefills are 5 s). Other rows, and a

@@ -636,6 +636,16 @@ def slot_wait_s(n_requests, held, requests_per_s):
     return np.where((n > b) & (x > 0), np.maximum(n - b, 0.0) ** 2 / (2.0 * n * np.maximum(x, 1e-30)), 0.0)
 
 
+def slot_wait_quantile_s(q: float, n_requests, held, requests_per_s):
+    """The q-quantile of ``slot_wait_s``'s waits: the requests wait 0 (the first B) or (j - B) / X (request j > B),
+    so the q-quantile request, j = q N, waits max(q N - B, 0) / X (arrays broadcast).
+    Example: q 0.99, N 1,000, B 207, X 4.53/s -> 783 / 4.53 = 172.8 s."""
+    n = np.asarray(n_requests, dtype=float)
+    x = np.asarray(requests_per_s, dtype=float)
+    gap = np.maximum(float(q) * n - np.asarray(held, dtype=float), 0.0)
+    return np.where(x > 0, gap / np.maximum(x, 1e-30), 0.0)
+
+
 def with_slot_wait(a: dict, wait_s) -> dict:
     """``calc.serving.combine``'s arrays with ``wait_s`` seconds (``slot_wait_s``: a scalar, or an array over their
     points) of waiting for a free slot before the first token: in TTFT's estimate and its queue part and in e2e;

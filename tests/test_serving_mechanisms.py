@@ -1840,6 +1840,10 @@ def test_requests_sent_at_once_beyond_the_batch_wait_for_a_slot_in_ttft_and_e2e(
     # sum_{k=1..N-B} k / (N X) ~ (N - B)^2 / (2 N X): 1,000 sent at once, 200 held, 5 requests/s -> 800^2 / 10,000 s
     assert float(slot_wait_s(1000, 200, 5.0)) == pytest.approx(64.0)
     assert float(slot_wait_s(150, 200, 5.0)) == 0.0
+    # its 99th percentile: request 990 waits (990 - 200) / 5 = 158 s
+    from calc.serving_terms import slot_wait_quantile_s
+    assert float(slot_wait_quantile_s(0.99, 1000, 200, 5.0)) == pytest.approx(158.0)
+    assert float(slot_wait_quantile_s(0.1, 1000, 200, 5.0)) == 0.0
     # a vllm bench serve run of 1,000 ShareGPT prompts at once on one A100 with Qwen3-32B in bf16 (GPUStack's
     # performance lab: mean TTFT 106 s): the cache holds a couple of hundred, the rest wait; the same run with only
     # as many requests as the engine holds is the burst alone, so the two TTFTs differ by exactly the wait
@@ -1863,8 +1867,15 @@ def test_requests_sent_at_once_beyond_the_batch_wait_for_a_slot_in_ttft_and_e2e(
     # the requests in service and their decode are the same: the run's rate and TPOT do not move
     assert p["many-requests_per_s"] == pytest.approx(q["few-requests_per_s"], rel=1e-9)
     assert p["many-tpot_ms"] == pytest.approx(q["few-tpot_ms"], rel=1e-9)
-    # the measured page's breakdown puts the wait in TTFT's queue part, the parts still adding up
+    # the measured page's breakdown puts the wait in TTFT's queue part, the parts still adding up, and says so
     est = row_estimate(many.iloc[[0]])
     assert est.ttft.estimate_s * 1e3 == pytest.approx(p["many-ttft_ms"], rel=1e-6)
     assert est.ttft.queue_s * 1e3 > wait_ms
     assert sum(est.ttft.parts().values()) == pytest.approx(est.ttft.estimate_s, rel=1e-9)
+    assert any("1,000 requests sent at once" in n and "free slot" in n for n in est.notices)
+    # the 99th percentile of the run's TTFT: the request 990 waits (990 - B) / X for its slot
+    tail = pd.DataFrame([dict(base, id="many-p99", concurrency=1000, metric="ttft_ms", statistic="p99")])
+    rows3, comps3, _ = prepare_rows(tail, include_tails=True)
+    p99 = float(predict_rows(rows3, comps3, param_values(load_serving_params()))[0])
+    wait99_ms = 1e3 * float(slot_wait_quantile_s(0.99, 1000, held, p["many-requests_per_s"]))
+    assert wait99_ms + q["few-ttft_ms"] / 2 < p99 < wait99_ms + 3 * q["few-ttft_ms"]
