@@ -21,7 +21,7 @@ from .models import get_model
 from .number_text import fmt_number, join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
                       pile_up_words, rate_range, scheduling_notices, serving_frontier)
-from .serving_terms import engine_matmul, slot_wait_s
+from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
                           itl_tokens, row_kv_dtype, row_points, speculative_notes, with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
@@ -410,14 +410,12 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
 
 def _slot_wait_words(r, mixed: dict) -> list[str]:
     """The words of an offline row that sends its N requests at once to an engine holding fewer: the mean wait for
-    a free slot its TTFT's queue part carries (``calc.serving_fit.with_run_slot_wait``); [] for another row."""
-    sent = float(r.get("sent_at_once", np.nan))
-    if not np.isfinite(sent):
-        return []
-    held, rps = float(mixed["N"][0]), float(mixed["requests_per_s"][0])
-    wait = float(slot_wait_s(sent, held, rps))
+    a free slot its TTFT's queue part carries (``calc.serving_fit.with_run_slot_wait``, which records it as
+    ``slot_wait_s``); [] for another row."""
+    wait = float(mixed.get("slot_wait_s", [0.0])[0])
     if wait <= 0:
         return []
+    sent, held, rps = float(r["sent_at_once"]), float(mixed["N"][0]), float(mixed["requests_per_s"][0])
     return [f"{fmt_number(sent)} requests sent at once per replica, {fmt_number(held)} in service: the others wait "
             f"for a free slot, {fmt_number(wait)} s on average ((N - B)^2 / (2 N x {fmt_number(rps)} requests/s)), "
             "in TTFT's queue part and the end-to-end latency"]

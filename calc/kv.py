@@ -31,10 +31,9 @@ import numpy as np
 
 from .checks import check_positive_int
 from .dtypes import dtype_bytes, kv_dtype_bytes
-from .layers import (MLA_CONVENTIONS, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, COMPRESSED_KINDS, WINDOWED_KINDS, bytes_per_token,
-                     check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
+from .layers import (MLA_CONVENTIONS, NO_WINDOW, SLIDING_CONVENTIONS, ATTENTION_LAYER_KINDS, COMPRESSED_KINDS, WINDOWED_KINDS,
+                     bytes_per_token, check_conventions, decode_read_bytes, kv_elements_per_token_per_layer, layer_specs,
                      sequence_cache_bytes, state_bytes)
-from .limits import LIMITS
 from .models import ModelConfig
 
 __all__ = ["SLIDING_CONVENTIONS", "MLA_CONVENTIONS", "kv_elements_per_token_per_layer", "cache_layer_counts",
@@ -186,9 +185,10 @@ def decode_kv_read_bytes_array(model: ModelConfig, context_len, batch, kv_dtype:
 PLAIN_LAYOUT_FULL_KINDS = (*COMPRESSED_KINDS, "sparse")
 
 
-#: A sliding window no context reaches (the largest context calc accepts, ``calc.limits.LIMITS["context"]``): a
-#: model's windows switched off without changing its layers' kinds (Gemma 4, whose full layers have their own shapes).
-NO_WINDOW = LIMITS["context"][0]
+def _windows_off_by_span(model: ModelConfig) -> bool:
+    """Whether switching ``model``'s windows off keeps its layer kinds behind ``NO_WINDOW`` (its full layers have
+    shapes of their own, Gemma 4's, which its sliding layers must not take) rather than making them full."""
+    return model.has_global_shapes and "sliding" in model.layer_kinds
 
 
 def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> dict:
@@ -201,7 +201,7 @@ def plain_attention_changes(model: ModelConfig, keep_windows: bool = True) -> di
     full too, and the window and chunk sizes are dropped (every attention layer full); a model whose full layers
     have their own shapes (Gemma 4) keeps its kinds behind ``NO_WINDOW`` instead, each layer its own shape.
     """
-    if not keep_windows and model.has_global_shapes and "sliding" in model.layer_kinds:
+    if not keep_windows and _windows_off_by_span(model):
         # Gemma 4: every layer holds every token, each keeping its own shape (``_without_windows``)
         return dict(plain_attention_changes(model, keep_windows=True), sliding_window=NO_WINDOW)
     to_full = PLAIN_LAYOUT_FULL_KINDS + (() if keep_windows else WINDOWED_KINDS)
@@ -254,7 +254,7 @@ def _without_windows(model: ModelConfig) -> dict:
     keeping the other kinds. A model whose full layers have their own shapes (Gemma 4) keeps its kinds, each layer
     its own shape, behind a window no context reaches (``NO_WINDOW``): its sliding layers hold every token, as under
     ``sliding="full"``, without taking the global layers' shapes."""
-    if model.has_global_shapes and "sliding" in model.layer_kinds:
+    if _windows_off_by_span(model):
         return dict(sliding_window=NO_WINDOW)
     kinds = tuple("full" if k in (*WINDOWED_KINDS, *COMPRESSED_KINDS) else k for k in model.layer_kinds)
     return dict(sliding_window=None, attention_chunk_size=None, csa_compress_ratio=None, hca_compress_ratio=None,

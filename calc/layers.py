@@ -93,6 +93,11 @@ from .checks import check_choice
 from .dtypes import dtype_bytes, kv_dtype_bytes
 from .limits import LIMITS
 
+#: A sliding window no context reaches (the largest context calc accepts, ``calc.limits.LIMITS["context"]``): a
+#: model's windows switched off without changing its layers' kinds (Gemma 4, whose full layers have their own shapes;
+#: ``calc.kv`` switches them off with it).
+NO_WINDOW = LIMITS["context"][0]
+
 SLIDING_CONVENTIONS = ("cap", "full")
 MLA_CONVENTIONS = ("latent", "expanded")
 INDEX_QUANT_BLOCK = 128     # elements per fp32 scale of the DSA indexer keys (vLLM, DeepSeek-V3.2)
@@ -378,8 +383,8 @@ class LayerSpec:
     def label(self) -> str:
         """Kind with its span and sharing, e.g. "sliding (W=1,024)", "full (shared KV)", "csa (r=4, W=128)"."""
         text = self.kind
-        if self.kind == "sliding":  # a window no context reaches: windows switched off (``calc.kv.NO_WINDOW``)
-            text += " (no window)" if self.span_limit >= LIMITS["context"][0] else f" (W={self.span_limit:,})"
+        if self.kind == "sliding":  # a window no context reaches: windows switched off (``NO_WINDOW``)
+            text += " (no window)" if self.span_limit >= NO_WINDOW else f" (W={self.span_limit:,})"
         elif self.kind == "chunked":
             text += f" (C={self.span_limit:,})"
         elif self.compress_ratio:

@@ -632,7 +632,7 @@ def _predict_centre(rows: pd.DataFrame, comps: dict, values: dict) -> np.ndarray
             row_gap = gap[idx[j]: idx[j] + grid[j]]
             k, share[j] = _rate_root(row_gap)
             lo[j], beyond[j] = idx[j] + k, bool((row_gap > 0).all())
-        merged = {k: np.where(is_rate, opened[k], closed[k]) for k in closed}
+        merged = {k: np.where(is_rate, opened.get(k, closed[k]), closed[k]) for k in closed}
         a = _metric_value(rows["metric"], merged, lo, rows)
         b = _metric_value(rows["metric"], merged, np.minimum(lo + 1, len(gap) - 1), rows)
         out = np.where(share > 0, a * (1 - share) + b * share, a)

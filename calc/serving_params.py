@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measurements import engine_key, engine_spelling
+from .measurements import engine_key, engine_name, engine_spelling
 from .models import DATA_DIR
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
@@ -217,9 +217,9 @@ def speculative_batch_limit(params: dict, key: str, settings: dict, stated: bool
     cap = params.get("engines", {}).get(key, {}).get("speculative", {}).get("max_batch")
     if cap is None or stated or not settings.get("spec_tokens") or settings.get("max_batch", cap + 1) <= cap:
         return settings, []
-    name = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}.get(key, key)
     words = [] if clients is not None and float(clients) <= cap else \
-        [f"at most {int(cap)} running requests ({name}'s default under speculative decoding; the rest queue)"]
+        [f"at most {int(cap)} running requests ({engine_name(key)}'s default under speculative decoding; the rest "
+         "queue)"]
     return dict(settings, max_batch=int(cap)), words
 
 

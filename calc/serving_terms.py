@@ -648,13 +648,15 @@ def slot_wait_quantile_s(q: float, n_requests, held, requests_per_s):
 
 def with_slot_wait(a: dict, wait_s) -> dict:
     """``calc.serving.combine``'s arrays with ``wait_s`` seconds (``slot_wait_s``: a scalar, or an array over their
-    points) of waiting for a free slot before the first token: in TTFT's estimate and its queue part and in e2e;
-    requests and tokens per second are the caller's (the run's, which the wait does not change)."""
+    points) of waiting for a free slot before the first token: in TTFT's estimate and its queue part and in e2e, and
+    on its own as ``slot_wait_s`` (for the words that name it); requests and tokens per second are the caller's (the
+    run's, which the wait does not change)."""
     extra = np.asarray(wait_s, dtype=float)
     out = dict(a)
     for key in ("ttft_estimate", "ttft_queue", "e2e_s"):
         if key in a:
             out[key] = np.asarray(a[key], dtype=float) + extra
+    out["slot_wait_s"] = np.broadcast_to(extra, np.shape(a["ttft_estimate"])).copy()
     return out
 
 
