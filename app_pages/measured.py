@@ -3,7 +3,7 @@ measured (the shipped data set, a user's CSV or InferenceX results)."""
 import streamlit as st
 
 from calc import comparison, measurements
-from ui import caching, charts, downloads, formats, measured_views, serving_views, url_state, widgets
+from ui import caching, charts, downloads, formats, measured_views, serving_views, widgets
 
 st.title("Against published measurements")
 st.markdown(
@@ -16,8 +16,7 @@ st.markdown(
 @widgets.fragment
 def explore() -> None:
     """Data, selection, charts and table. A fragment: its controls rerun this part only."""
-    choice = st.radio("Measurements", measured_views.SOURCES, key="ms_source", horizontal=True,
-                      bind="query-params")
+    choice = widgets.linked_radio(st, "Measurements", measured_views.SOURCES, "ms_source", horizontal=True)
     df, stand_in = measured_views.load_data(choice)  # stand_in: the data set, the file's choices kept
     if df.empty:
         st.warning("No measurement rows to compare.")
@@ -27,9 +26,7 @@ def explore() -> None:
     labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
               for _, c in configs.iterrows()]
     measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration
-    url_state.keep_valid("ms_config", labels, stand_in)
-    pick = st.selectbox("Configuration (layout, dtypes, lengths)", labels, key="ms_config",
-                        bind="query-params")
+    pick = widgets.linked_selectbox(st, "Configuration (layout, dtypes, lengths)", labels, "ms_config", stand_in)
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
     rows = measured_views.config_rows(d, config)
     try:

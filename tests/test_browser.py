@@ -284,22 +284,59 @@ def test_the_page_icon_is_the_shipped_image(page, app_url):
     assert resp.status == 200 and resp.headers["content-type"] == "image/png"
 
 
+def _link_params(pg) -> dict[str, str]:
+    """The page's URL parameters now, decoded."""
+    return pg.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+
+
+def _shown_choice(pg, key: str) -> str:
+    """The option the selectbox keyed ``key`` shows."""
+    return pg.locator(f".st-key-{key} input[role='combobox']").input_value()
+
+
 def test_measured_page_link_drops_a_configuration_of_the_previous_accelerator(page, app_url):
     # A configuration chosen for DeepSeek-V3 on H200 (TensorRT-LLM) is not one of B200's: after the accelerator
-    # changes, the page shows B200's first configuration and the link no longer carries the H200 one (reopened,
-    # it drew a warning that the value is not one of the options).
+    # changes, the page shows B200's first configuration and the link carries that one, no longer the H200 one
+    # (reopened, it drew a warning that the value is not one of the options).
     import re
     page.goto(app_url + "/measured?ms_model=deepseek-v3&ms_acc=h200&ms_engine=TensorRT-LLM")
     wait_for_app(page)
     page.locator("[data-testid='stSelectbox']").filter(has_text="Configuration").click()
     # H200's attention-DP run of fp8-block weights at 1,024 / 2,048 tokens: B200 has no such configuration (other
     # H200 layouts, such as InferenceMAX's TP8 EP8 fp8 runs, are B200's too and stay chosen)
-    page.get_by_role("option").filter(has_text="fp8-block").first.click()
+    option = page.get_by_role("option").filter(has_text="fp8-block").first
+    h200_config = option.inner_text().strip()
+    option.click()
     page.wait_for_function("() => location.search.includes('ms_config=')", timeout=30_000)
     wait_for_app(page)
     page.locator("[data-testid='stSelectbox']").filter(has_text=re.compile(r"^Accelerator")).click()
     page.get_by_role("option", name="b200", exact=True).click()
     page.wait_for_function("() => !location.search.includes('ms_acc=h200')", timeout=30_000)
     wait_for_app(page)
-    page.wait_for_function("() => !location.search.includes('ms_config=')", timeout=30_000)
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('ms_config') !== {h200_config!r}",
+                           timeout=30_000)
+    assert _link_params(page)["ms_acc"] == "b200"
+    assert _link_params(page)["ms_config"] == _shown_choice(page, "ms_config") != h200_config
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def test_measured_page_link_keeps_every_choice_after_a_change(page, app_url):
+    # B200 is gpt-oss-120b's first accelerator and sglang not in its link: Streamlit leaves a widget's default (a
+    # selectbox's first option) out of the link, so the link lost ms_acc=b200 once a configuration was picked, and
+    # what it left out opened on whatever the data list first. Every choice now stays in it.
+    page.goto(app_url + "/measured?ms_model=gpt-oss-120b&ms_acc=b200&ms_engine=vLLM")
+    wait_for_app(page)
+    page.locator("[data-testid='stSelectbox']").filter(has_text="Configuration").click()
+    option = page.get_by_role("option").nth(1)
+    picked = option.inner_text().strip()
+    option.click()
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('ms_config') === {picked!r}",
+                           timeout=30_000)
+    wait_for_app(page)
+    page.wait_for_function("() => new URLSearchParams(location.search).has('ms_row')", timeout=30_000)
+    linked = _link_params(page)
+    assert {k: linked.get(k) for k in ("ms_source", "ms_model", "ms_acc", "ms_engine", "ms_config")} == {
+        "ms_source": "The data set", "ms_model": "gpt-oss-120b", "ms_acc": "b200", "ms_engine": "vLLM",
+        "ms_config": picked}
+    assert linked["ms_row"] == _shown_choice(page, "ms_row")
     assert page.get_by_test_id("stException").count() == 0

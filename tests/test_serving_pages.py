@@ -943,6 +943,37 @@ def test_measured_page_engine_shows_by_name_and_a_link_may_name_it_either_way():
         assert not [w for w in at.warning if "ms_engine" in w.value], value
 
 
+def _link(at) -> dict[str, str]:
+    """The page's URL parameters (AppTest holds the ones the app wrote), one value each."""
+    return {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_measured_page_link_keeps_every_choice_whatever_it_is():
+    # b200 is gpt-oss-120b's first accelerator, the accelerator box's default: Streamlit leaves a widget's default out
+    # of the link, so the link lost ms_acc=b200 (and a link without it opens on whatever the data list first)
+    at = open_page("app_pages/measured.py", ms_model="gpt-oss-120b", ms_acc="b200", ms_engine="vLLM")
+    assert at.selectbox(key="ms_acc").value == "b200" == at.selectbox(key="ms_acc").options[0]
+    configs = at.selectbox(key="ms_config").options
+    at.selectbox(key="ms_config").set_value(configs[1]).run()
+    assert not at.exception
+    link = _link(at)
+    assert {k: link.get(k) for k in ("ms_source", "ms_model", "ms_acc", "ms_engine", "ms_config")} == {
+        "ms_source": measured_views.SOURCES[0], "ms_model": "gpt-oss-120b", "ms_acc": "b200", "ms_engine": "vLLM",
+        "ms_config": configs[1]}
+    row = at.selectbox(key="ms_row")
+    assert link["ms_row"] == row.format_func(row.value)
+    # the row the page wrote into the link is no row link to follow: the next configuration picked stays
+    at.selectbox(key="ms_config").set_value(configs[0]).run()
+    assert at.selectbox(key="ms_config").value == configs[0] == _link(at)["ms_config"]
+    # a session opened without parameters: after one change, the link holds every choice the page shows
+    fresh = open_page("app_pages/measured.py")
+    fresh.selectbox(key="ms_engine").set_value(fresh.selectbox(key="ms_engine").options[-1]).run()
+    link = _link(fresh)
+    for key in ("ms_model", "ms_acc", "ms_config"):
+        assert link.get(key) == fresh.selectbox(key=key).value, key
+    assert link.get("ms_source") == fresh.radio(key="ms_source").value == measured_views.SOURCES[0]
+
+
 def test_an_inferencemax_2025_file_takes_its_lengths_from_its_name_and_the_run_date_given():
     """InferenceMAX's aggregated results of 2025 state no lengths and no date: the page reads the lengths from the
     file's name and takes the date from its date box, which the rows' notes then carry (the fit's run date)."""

@@ -203,6 +203,8 @@ def _page_background() -> str:
 
 #: Never cut a metric with an ellipsis: labels and values wrap (at any width, presenter or not). A formula wider
 #: than its column scrolls sideways inside it instead of running past the page's edge (KaTeX's display blocks).
+#: No "(required)" beside a label: the app's required selectboxes (``ui.widgets.linked_selectbox``) always hold a
+#: choice, their ``required`` only takes away the button that would clear it.
 _CSS_ALWAYS = """
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
@@ -213,6 +215,7 @@ _CSS_ALWAYS = """
 [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.25rem; }
 [data-testid="stSidebarHeader"] { margin-bottom: 0 !important; height: 2.5rem !important; }
+[data-testid="stWidgetLabelRequired"] { display: none; }
 """
 _CSS_PRESENT = """
 [data-testid="stMetricValue"] { font-size: 2rem !important; line-height: 1.15 !important; }

@@ -325,18 +325,16 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     rows come back with a file that can (``ui.url_state.keep_valid``)."""
     c1, c2, c3 = st.columns(3)
     models = sorted(df["model"].unique())
-    url_state.keep_valid(f"{key}_model", models, stand_in)  # a model absent from an upload: the first
-    model = c1.selectbox("Model", models, key=f"{key}_model", bind="query-params")
+    # a model absent from an upload: the first (``ui.url_state.keep_valid``)
+    model = widgets.linked_selectbox(c1, "Model", models, f"{key}_model", stand_in)
     d = df[df["model"] == model]
     accs = sorted(d["accelerator"].unique())
-    url_state.keep_valid(f"{key}_acc", accs, stand_in)
-    acc = c2.selectbox("Accelerator", accs, key=f"{key}_acc", bind="query-params")
+    acc = widgets.linked_selectbox(c2, "Accelerator", accs, f"{key}_acc", stand_in)
     d = d[d["accelerator"] == acc]
     engines = sorted(d["engine"].unique())
     url_state.accept_url_values(f"{key}_engine", engines, measurements.engine_name)
-    url_state.keep_valid(f"{key}_engine", engines, stand_in)
-    engine = c3.selectbox("Engine", engines, key=f"{key}_engine", bind="query-params",
-                          format_func=measurements.engine_name)
+    engine = widgets.linked_selectbox(c3, "Engine", engines, f"{key}_engine", stand_in,
+                                      format_func=measurements.engine_name)
     st.caption("These three choose among the measurements' own models, accelerators and engines; the sidebar's "
                "model, GPU and dtypes apply on the other pages, not here.")
     return d[d["engine"] == engine]
@@ -355,7 +353,8 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
     """Before the configuration selectbox ``key``_config: a link that names a row (``key``_row, by its id or by
     the label ``row_label`` writes, which starts with the id) opens on that row's configuration, whatever
     configuration it names (or none), so the row's breakdown shows instead of the default configuration's first
-    row. Once per linked row: a configuration the user picks afterwards stays (the stale row then drops out).
+    row. Once per linked row: a configuration the user picks afterwards stays (the stale row then drops out). The
+    row the page shows already (the link carries it too) is no link to follow.
     ``labels``: the selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations`` of ``d``)."""
     value = st.query_params.get(f"{key}_row")
     if not value:
@@ -366,13 +365,16 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
     seen = f"_{key}_row_followed"
     if st.session_state.get(seen) == row_id:
         return
+    if st.session_state.get(f"{key}_row") == row_id:  # the row box's own choice, which it writes into the link
+        st.session_state[seen] = row_id
+        return
     st.session_state[seen] = row_id
     rows = d[ids == row_id]
     if rows.empty:
         return  # not a row of these data: the row selectbox ignores it
     for i, (_, config) in enumerate(configs.iterrows()):
         if len(config_rows(rows, config)):
-            st.session_state[f"{key}_config"] = labels[i]
+            url_state.set_over_link(f"{key}_config", labels[i])  # over the link's configuration, if it names one
             return
 
 
@@ -550,10 +552,11 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
     ids = list(labels)
     url_state.accept_url_values(f"{key}_row", ids, labels.get)   # a link may name the row by its id
-    url_state.keep_valid(f"{key}_row", ids, stand_in)  # stand_in: the data set shown while a file cannot be read
-    pick = st.selectbox("Row (a measured TPOT, ITL or TTFT)", ids, key=f"{key}_row", bind="query-params",
-                        format_func=labels.get,
-                        help="One row of the table above: its serving estimate's parts, with what it measured.")
+    # stand_in: the data set shown while a file cannot be read
+    pick = widgets.linked_selectbox(st, "Row (a measured TPOT, ITL or TTFT)", ids, f"{key}_row", stand_in,
+                                    format_func=labels.get,
+                                    help="One row of the table above: its serving estimate's parts, with what it "
+                                         "measured.")
     t = times[times["id"] == pick].iloc[0]
     try:
         est = caching.cached_call(comparison.row_estimate, rows[rows["id"] == pick].iloc[[0]])

@@ -347,6 +347,23 @@ def accept_url_values(key: str, options, format_func=str) -> None:
             initial[key] = values
 
 
+def set_over_link(key: str, value: str) -> None:
+    """Before the URL-bound widget ``key`` (one whose value is its label: a selectbox of strings) is drawn, set it to
+    ``value`` over what the opening link says for it: a widget seeds itself from the link on its first run, over a
+    value set before it, so the link's value is rewritten too (its URL parameter, where the widget has not bound it
+    yet, and the copy Streamlit seeds from). ``ignored_link_params`` then takes it as a value the widget took."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    st.session_state[key] = value
+    with get_session_state().query_params() as qp:
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict) and initial.get(key):
+            initial[key] = [value]
+        if key in qp and not qp.is_bound(key) and qp[key] != value:
+            qp[key] = value
+            st.session_state.setdefault("_url_rewrites", {})[key] = value
+
+
 def _bad_query_value(value: str) -> bool:
     if len(value) > MAX_QUERY_VALUE_CHARS:
         return True
@@ -363,9 +380,14 @@ def _cut(value: str, chars: int = 40) -> str:
 
 
 def keep_valid(key: str, options, stand_in: bool = False) -> None:
-    """Before the URL-bound selectbox ``key`` is drawn: a value left from an earlier choice that is not one of
-    its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
+    """Before the URL-bound selectbox or radio ``key`` is drawn: a value left from an earlier choice that is not one
+    of its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
     the box and the link show the same choice (the link kept the stale value, and reopened, warned about it).
+
+    The value is then set in the session state in every run (a widget drawn with ``index=None``:
+    ``ui.widgets.linked_selectbox``), so that Streamlit writes it into the link whatever it is: Streamlit leaves a
+    widget's default out of the link, and with the first option as the default (the first accelerator of a model,
+    say) the link lost that choice at the next change and opened on whatever the data listed first.
 
     ``stand_in``: these options stand in for the user's own for a while (a page shows its data set while an
     uploaded file cannot be read). The choice made among the user's own options is remembered (under
@@ -377,7 +399,10 @@ def keep_valid(key: str, options, stand_in: bool = False) -> None:
         st.session_state[back] = True
     elif st.session_state.pop(back, False) and st.session_state.get(chosen) in options:
         st.session_state[key] = st.session_state[chosen]
-    if options and st.session_state.get(key) is not None and st.session_state[key] not in options:
-        st.session_state[key] = options[0]
-    if not stand_in and st.session_state.get(key) in options:
+    if not options:
+        return
+    # the widget's value, or the first option for a new one (a link's value, where the widget takes it, still wins
+    # on the session's first run: Streamlit seeds a widget from the URL over a value set before it)
+    st.session_state[key] = st.session_state[key] if st.session_state.get(key) in options else options[0]
+    if not stand_in:
         st.session_state[chosen] = st.session_state[key]

@@ -38,6 +38,21 @@ def fragment(func):
     return st.fragment(func)
 
 
+def linked_selectbox(where, label: str, options, key: str, stand_in: bool = False, **kwargs):
+    """A selectbox in ``where`` (a column or st) bound to the URL under ``key`` whose choice stays in the link
+    whatever it is, the first option included (``ui.url_state.keep_valid``: a stale value becomes the first option,
+    ``stand_in`` as there). Drawn with no default (``index=None``; ``required``: it cannot be cleared), since
+    Streamlit leaves a widget's default out of the link. ``kwargs``: st.selectbox's (help, format_func)."""
+    url_state.keep_valid(key, options, stand_in)
+    return where.selectbox(label, options, index=None, required=True, key=key, bind="query-params", **kwargs)
+
+
+def linked_radio(where, label: str, options, key: str, **kwargs):
+    """``linked_selectbox`` for a radio: its choice stays in the link whatever it is, the first option included."""
+    url_state.keep_valid(key, options)
+    return where.radio(label, options, index=None, key=key, bind="query-params", **kwargs)
+
+
 def metric_row(n: int, per_row: int | None = None) -> MetricRow:
     """``n`` metric cells drawn as one element when the ``with`` block ends: ``with widgets.metric_row(4) as m:
     m[0].metric(label, value, delta=..., help=...)``. Same arguments and look as st.metric in st.columns, one
