@@ -974,6 +974,36 @@ def test_measured_page_link_keeps_every_choice_whatever_it_is():
     assert link.get("ms_source") == fresh.radio(key="ms_source").value == measured_views.SOURCES[0]
 
 
+def _after_the_sources(at, n: int = 3) -> list[tuple]:
+    """The first ``n`` elements of the page body after its Measurements radio, in page order: (type, key, text), the
+    text a caption's or an alert's value or a widget's label (a frame: its key)."""
+    order = [node for node in _in_page_order(at.main) if getattr(node, "type", None) not in (None, "column")]
+    at_radio = next(i for i, node in enumerate(order) if getattr(node, "key", None) == "ms_source")
+    return [(node.type, getattr(node, "key", None),
+             getattr(node, "label", None) if hasattr(node, "label") else getattr(node, "value", None))
+            for node in order[at_radio + 1:at_radio + 1 + n]]
+
+
+def test_the_measurements_upload_box_sits_under_the_sources_with_a_label_of_its_own():
+    # The upload box showed only once "My CSV" was chosen, labelled "Upload a measurements CSV", and a first visit
+    # saw the sidebar's "Your own model (config.json)" upload before it: measurements went into the config.json slot.
+    at = open_page("app_pages/measured.py")
+    assert _after_the_sources(at, 1) == [("caption", None, measured_views.OWN_DATA_WORDS)]
+    assert all(words in measured_views.OWN_DATA_WORDS
+               for words in (measured_views.SOURCES[1], measured_views.SOURCES[2], "config.json"))
+    for source, kind in ((measured_views.SOURCES[1], "csv"), (measured_views.SOURCES[2], "json")):
+        at.radio(key="ms_source").set_value(source).run()
+        assert not at.exception
+        # right under the sources, in a frame of its own: the upload box, its label saying what it takes
+        assert _after_the_sources(at, 2) == [("flex_container", "ms_upload_box", None),
+                                             ("file_uploader", f"ms_up_{kind}", measured_views.UPLOAD_LABELS[kind])]
+        label = measured_views.UPLOAD_LABELS[kind]
+        assert "measurements" in label and kind.upper() in label
+        # the first upload box of the page, before the sidebar's config.json one
+        assert [u.proto.label for u in at.get("file_uploader")] == [measured_views.UPLOAD_LABELS[kind],
+                                                                    "Upload config.json"]
+
+
 def test_an_inferencemax_2025_file_takes_its_lengths_from_its_name_and_the_run_date_given():
     """InferenceMAX's aggregated results of 2025 state no lengths and no date: the page reads the lengths from the
     file's name and takes the date from its date box, which the rows' notes then carry (the fit's run date)."""

@@ -37,14 +37,29 @@ def held_out() -> pd.DataFrame:
     return caching.cached_call(measurements.load_measurements, HOLDOUT_PATH)
 
 
+#: Under the sources of the data set and its held-out rows: where a user's own measurements go (the sidebar's
+#: config.json upload, seen first on a first visit, loads a model, not measurements).
+OWN_DATA_WORDS = (f"Your own measurements: choose **{SOURCES[1]}** or **{SOURCES[2]}** above and the upload box opens "
+                  "here, under this choice. The sidebar's config.json upload loads a model for the other pages, not "
+                  "measurements.")
+
+#: The upload box's label, by the kind of file.
+UPLOAD_LABELS = {"csv": "Your measurements: a CSV with the data set's columns",
+                 "json": "Your measurements: an InferenceX result JSON"}
+
+
 def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
     """(rows, stand_in): the measurements of ``choice`` (the data set, its held-out rows, or an upload read with
     calc's checks), or, while no file is given or after a message that the file cannot be read, the data set with
     ``stand_in`` true (the choices made in an earlier file are kept for its return: ``ui.url_state.keep_valid``). An
-    upload stays in its widget after an error, so the user fixes the file and loads it again."""
+    upload stays in its widget after an error, so the user fixes the file and loads it again. Drawn right under the
+    sources: the upload box in a frame of its own (``UPLOAD_LABELS``), or, for the shipped sources, where it opens
+    (``OWN_DATA_WORDS``)."""
     if choice == SOURCES[0]:
+        st.caption(OWN_DATA_WORDS)
         return shipped(), False
     if choice == SOURCES[3]:
+        st.caption(OWN_DATA_WORDS)
         st.caption("Published runs kept out of the fit (calc/data/serving_holdout.csv): MLPerf Inference v4.1 "
                    "Server, v5.0 Offline, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput "
                    "tables, and vendor pages and the engines' own benchmark runs (TensorRT-LLM v0.17's throughput "
@@ -53,34 +68,35 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
                    "calc/data/serving_cited.csv without their values.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
-    up = st.file_uploader(f"Upload {'a measurements CSV' if kind == 'csv' else 'an InferenceX result JSON'}",
-                          type=[kind], key=f"ms_up_{kind}", max_upload_size=8,  # the server's own cap (.streamlit)
-                          help=("The columns of calc/data/serving_measurements.csv (in any order): "
-                                + ",".join(measurements.COLUMNS) + ". Only "
-                                + ", ".join(measurements.REQUIRED_COLUMNS) + " (and n_gpus or tp) are required: "
-                                "the others take their defaults (1 for pp, ep and dp, mean, the mode from the "
-                                "concurrency or rate given), a date column dates the runs, and other columns are "
-                                "ignored. Models, GPUs, engines and dtypes may be named as their sources write them "
-                                "(meta-llama/Llama-3.1-8B-Instruct, NVIDIA H100 80GB HBM3, TensorRT-LLM, bfloat16); "
-                                "isl, osl, gpu, framework and conc are read as their columns") if kind == "csv" else
-                          "InferenceX JSON, one object or a list, in any of four shapes: the agg_*.json "
-                          "results of a run (utils/process_result.py), InferenceMAX's aggregated results of 2025 "
-                          "(no lengths inside: the file's name carries them, e.g. agg_gptoss_1k8k.json), the "
-                          "dashboard's benchmark records (inferencex.com's API: hardware, model such as dsr1, "
-                          "metrics in seconds) or a runner's result files (together_runner: metrics in ms, tokens/s "
-                          "of the server). Multi-node and disaggregated runs are skipped.")
+    box = st.container(border=True, key="ms_upload_box")
+    up = box.file_uploader(UPLOAD_LABELS[kind],
+                           type=[kind], key=f"ms_up_{kind}", max_upload_size=8,  # the server's own cap (.streamlit)
+                           help=("The columns of calc/data/serving_measurements.csv (in any order): "
+                                 + ",".join(measurements.COLUMNS) + ". Only "
+                                 + ", ".join(measurements.REQUIRED_COLUMNS) + " (and n_gpus or tp) are required: "
+                                 "the others take their defaults (1 for pp, ep and dp, mean, the mode from the "
+                                 "concurrency or rate given), a date column dates the runs, and other columns are "
+                                 "ignored. Models, GPUs, engines and dtypes may be named as their sources write them "
+                                 "(meta-llama/Llama-3.1-8B-Instruct, NVIDIA H100 80GB HBM3, TensorRT-LLM, bfloat16); "
+                                 "isl, osl, gpu, framework and conc are read as their columns") if kind == "csv" else
+                           "InferenceX JSON, one object or a list, in any of four shapes: the agg_*.json "
+                           "results of a run (utils/process_result.py), InferenceMAX's aggregated results of 2025 "
+                           "(no lengths inside: the file's name carries them, e.g. agg_gptoss_1k8k.json), the "
+                           "dashboard's benchmark records (inferencex.com's API: hardware, model such as dsr1, "
+                           "metrics in seconds) or a runner's result files (together_runner: metrics in ms, tokens/s "
+                           "of the server). Multi-node and disaggregated runs are skipped.")
     if kind == "csv":  # the data set's own file, to edit and load back: the columns and checks an upload needs
-        st.download_button("Download the data set's CSV (edit it and upload it here)",
+        box.download_button("Download the data set's CSV (edit it and upload it here)",
                             lambda: Path(measurements.MEASUREMENTS_PATH).read_bytes(),
                             file_name="serving_measurements.csv", mime="text/csv", key="ms_dataset_csv",
                             help="calc/data/serving_measurements.csv as shipped: every row with its source and "
                                  "licence; keep the header, change or add rows, and upload the file above.")
     run_date = None
     if kind == "json":
-        run_date = st.date_input("Run date, for results that state none (optional)", value=None, key="ms_run_date",
-                                 help="InferenceMAX's aggregated results of 2025 carry no date or image: the serving "
-                                      "model dates an engine without a version by its run (a later release runs "
-                                      "closer to the roofline). Without a date such rows are taken as of 2025.")
+        run_date = box.date_input("Run date, for results that state none (optional)", value=None, key="ms_run_date",
+                                  help="InferenceMAX's aggregated results of 2025 carry no date or image: the serving "
+                                       "model dates an engine without a version by its run (a later release runs "
+                                       "closer to the roofline). Without a date such rows are taken as of 2025.")
     if up is None:
         st.info("Upload a file to compare it; the data set is shown until then.")
         return shipped(), True
