@@ -44,9 +44,10 @@ def explore() -> None:
     no_point = comparison.no_point_sentence(rows, estimated=bool(table["predicted"].notna().any()))
     if no_point:  # rows of TTFT or TPOT alone: nothing on these axes; the table below still has every row
         st.info(no_point)
-    st.markdown(f"**{formats.md_escape(config['model'])} on {formats.md_escape(config['accelerator'])}, "
-                f"{measurements.engine_name(config['engine'])}: throughput per GPU "
-                "against tokens/s per user**")
+    st.markdown(measured_views.heading(f"{formats.md_escape(config['model'])} on "
+                                       f"{formats.md_escape(config['accelerator'])}, "
+                                       f"{measurements.engine_name(config['engine'])}: throughput per GPU against "
+                                       "tokens/s per user", stand_in))
     unmodelled = measured_views.no_estimate_sentence(table)
     if unmodelled:  # e.g. every run ran without CUDA graphs: the curve is not what these runs measured
         st.warning(unmodelled)
@@ -59,7 +60,7 @@ def explore() -> None:
                "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
-    st.markdown("**Every row: measured, serving estimate, bound**")
+    st.markdown(measured_views.heading("Every row: measured, serving estimate, bound", stand_in))
     beyond = measured_views.beyond_bound_sentence(table)
     if beyond:  # a measurement no engine can make: a misread row (an upload's layout, dtype or unit)
         st.warning(beyond)
@@ -71,7 +72,7 @@ def explore() -> None:
                                    **measured_views.upload_inputs(
                                        choice, st.session_state.get("ms_up_csv" if choice == measured_views.SOURCES[1]
                                                                     else "ms_up_json"),
-                                       st.session_state.get("ms_run_date"))}, sidebar=False)
+                                       st.session_state.get("ms_run_date"), stand_in)}, sidebar=False)
 
 
 explore()

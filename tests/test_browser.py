@@ -340,3 +340,26 @@ def test_measured_page_link_keeps_every_choice_after_a_change(page, app_url):
         "ms_config": picked}
     assert linked["ms_row"] == _shown_choice(page, "ms_row")
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_measured_page_upload_box_opens_under_the_sources_and_says_no_file_is_loaded(page, app_url):
+    # A first visit saw the sidebar's config.json upload before any box for measurements, and with "My CSV" chosen
+    # and no file the page drew the shipped data set under plain headings, which users read as their own rows.
+    page.goto(app_url + "/measured?ms_model=gpt-oss-120b&ms_acc=h200")
+    wait_for_app(page)
+    hint = page.get_by_text("Your own measurements: choose")
+    hint.wait_for(timeout=30_000)
+    assert hint.bounding_box()["y"] + hint.bounding_box()["height"] <= 720        # in the first screen
+    page.locator(".st-key-ms_source").get_by_text("My CSV (same columns)").click()
+    page.wait_for_function("() => location.search.includes('ms_source=My+CSV')", timeout=30_000)
+    wait_for_app(page)
+    box = page.locator(".st-key-ms_upload_box")
+    box.get_by_text("Your measurements: a CSV with the data set's columns").wait_for(timeout=30_000)
+    assert box.bounding_box()["y"] < 720 and box.locator("[data-testid='stFileUploaderDropzone']").count() == 1
+    assert box.get_by_text("No file loaded yet").count() == 1
+    marks = page.get_by_text("The shipped data set, not your file")
+    marks.first.wait_for(timeout=30_000)
+    assert marks.count() >= 2                              # over the frontier chart and over every row's table
+    linked = _link_params(page)
+    assert (linked["ms_model"], linked["ms_acc"]) == ("gpt-oss-120b", "h200")  # the choices made stay
+    assert page.get_by_test_id("stException").count() == 0

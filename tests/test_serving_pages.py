@@ -1004,6 +1004,48 @@ def test_the_measurements_upload_box_sits_under_the_sources_with_a_label_of_its_
                                                                     "Upload config.json"]
 
 
+def test_before_a_file_is_loaded_the_page_says_so_and_marks_the_data_set_standing_in():
+    # With "My CSV" chosen and no file yet, the page said only "Upload a file to compare it; the data set is shown
+    # until then" and drew the data set's charts and table under their plain headings: users read them as theirs.
+    at = open_page("app_pages/measured.py", ms_model="gpt-oss-120b", ms_acc="h200")
+    boxes = ("ms_model", "ms_acc", "ms_engine", "ms_config")
+    chosen = [at.selectbox(key=k).value for k in boxes]
+    assert not [m.value for m in at.markdown if measured_views.STAND_IN_MARK in m.value]   # the data set: unmarked
+    for source, kind in ((measured_views.SOURCES[1], "csv"), (measured_views.SOURCES[2], "json")):
+        at.radio(key="ms_source").set_value(source).run()
+        assert not at.exception
+        said = [w.value for w in at.warning if w.value.startswith("**No file loaded yet**")]
+        assert said == [measured_views.NO_FILE_WORDS[kind]]
+        assert not [i.value for i in at.info if "the data set is shown" in i.value]
+        # every heading over the data set's charts and table marks it as the shipped data set, not the user's file
+        marked = [m.value for m in at.markdown if m.value.startswith(measured_views.STAND_IN_MARK + " **")]
+        assert [h.split("**")[1].split(":")[0] for h in marked] == [
+            "gpt-oss-120b on h200, TensorRT-LLM", "Every row", "Where one row's time goes"]
+        assert "not your file" in measured_views.STAND_IN_MARK
+        assert any(c.value.startswith("These three choose among the shipped data set's") for c in at.caption)
+        # the choices made stay, in the boxes and the link
+        assert [at.selectbox(key=k).value for k in boxes] == chosen
+        assert (_link(at).get("ms_model"), _link(at).get("ms_acc")) == ("gpt-oss-120b", "h200")
+    # what a CSV needs, named where it is missing: the required columns and the template offered above it
+    words = measured_views.NO_FILE_WORDS["csv"]
+    assert all(column in words for column in measurements.REQUIRED_COLUMNS) and "n_gpus or tp" in words
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[1]).run()
+    assert [b.proto.label for b in at.get("download_button") if "data set's CSV" in b.proto.label]
+    assert measured_views.upload_inputs(measured_views.SOURCES[1], None, None, stand_in=True)["rows"].startswith(
+        "the shipped data set, standing in")
+    # back to the data set: the choices made before are there
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[0]).run()
+    assert [at.selectbox(key=k).value for k in boxes] == chosen
+    # a file loaded: its rows, unmarked, and nothing said of a missing file
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[1]).run()
+    rows = Path(measurements.MEASUREMENTS_PATH).read_text().splitlines()
+    at.get("file_uploader")[0].set_value(("mine.csv", "\n".join(rows[:40]).encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert not [m.value for m in at.markdown if measured_views.STAND_IN_MARK in m.value]
+    assert not [w.value for w in at.warning if "No file loaded yet" in w.value]
+    assert "rows" not in measured_views.upload_inputs(measured_views.SOURCES[1], at.get("file_uploader")[0].value)
+
+
 def test_an_inferencemax_2025_file_takes_its_lengths_from_its_name_and_the_run_date_given():
     """InferenceMAX's aggregated results of 2025 state no lengths and no date: the page reads the lengths from the
     file's name and takes the date from its date box, which the rows' notes then carry (the fit's run date)."""

@@ -47,6 +47,27 @@ OWN_DATA_WORDS = (f"Your own measurements: choose **{SOURCES[1]}** or **{SOURCES
 UPLOAD_LABELS = {"csv": "Your measurements: a CSV with the data set's columns",
                  "json": "Your measurements: an InferenceX result JSON"}
 
+#: In the upload box until a file is loaded, by the kind of file: that none is, what the file needs, and what the
+#: page shows meanwhile.
+NO_FILE_WORDS = {
+    "csv": ("**No file loaded yet**, so nothing of yours is compared. The CSV needs the data set's columns: at least "
+            + ", ".join(measurements.REQUIRED_COLUMNS) + " (and n_gpus or tp); the others take their defaults (the "
+            "**?** of the box lists every column). The data set's own CSV, above, is a template: edit it and load "
+            "it back. Until then, the charts and the table below are the shipped data set's, marked as such."),
+    "json": ("**No file loaded yet**, so nothing of yours is compared. The box takes InferenceX's result JSON in any "
+             "of four shapes (the **?** of the box names them). Until then, the charts and the table below are the "
+             "shipped data set's, marked as such.")}
+
+#: The mark on each heading over the shipped data set while it stands in for the user's file (none loaded yet, or
+#: one that cannot be read).
+STAND_IN_MARK = ":orange-badge[:material/database: The shipped data set, not your file]"
+
+
+def heading(text: str, stand_in: bool = False) -> str:
+    """A heading of the page (markdown, bold), marked ``STAND_IN_MARK`` while the shipped data set stands in for
+    the user's file (``stand_in``), so that no chart or table of it reads as the user's measurements."""
+    return f"{STAND_IN_MARK} **{text}**" if stand_in else f"**{text}**"
+
 
 def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
     """(rows, stand_in): the measurements of ``choice`` (the data set, its held-out rows, or an upload read with
@@ -97,8 +118,8 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
                                   help="InferenceMAX's aggregated results of 2025 carry no date or image: the serving "
                                        "model dates an engine without a version by its run (a later release runs "
                                        "closer to the roofline). Without a date such rows are taken as of 2025.")
-    if up is None:
-        st.info("Upload a file to compare it; the data set is shown until then.")
+    if up is None:  # said in the box; the data set stands in below, marked, so that the choices made stay
+        box.warning(NO_FILE_WORDS[kind], icon=":material/upload_file:")
         return shipped(), True
     data = up.getvalue()
     name = formats.safe_name(up.name)
@@ -134,17 +155,20 @@ def _unreadable() -> tuple[pd.DataFrame, bool]:
     return shipped(), True
 
 
-def upload_inputs(choice: str, upload=None, run_date=None) -> dict[str, str]:
+def upload_inputs(choice: str, upload=None, run_date=None, stand_in: bool = False) -> dict[str, str]:
     """The upload behind the page's rows, for a download's header lines (``ui.downloads.csv_inputs``): the file's
-    name (``upload``, the file uploader's value: anything with a ``name``; "none" before a file is given) and, for
-    InferenceX JSON, the ``run_date`` (a date) given for results that state none ("not given" without one). The
-    link cannot carry them (a file and its date box stay in the browser), so the CSV says them. {} for the data
-    set."""
+    name (``upload``, the file uploader's value: anything with a ``name``; "none" before a file is given), for
+    InferenceX JSON the ``run_date`` (a date) given for results that state none ("not given" without one), and,
+    while the shipped data set stands in for the file (``stand_in``: none is loaded yet, or it cannot be read),
+    that the rows are the data set's. The link cannot carry them (a file and its date box stay in the browser), so
+    the CSV says them. {} for the data set."""
     if choice in (SOURCES[0], SOURCES[3]):
         return {}
     out = {"uploaded_file": formats.safe_name(upload.name) if upload is not None else "none"}
     if choice == SOURCES[2]:
         out["run_date_for_undated_results"] = run_date.isoformat() if run_date else "not given"
+    if stand_in:
+        out["rows"] = "the shipped data set, standing in for the file (calc/data/serving_measurements.csv)"
     return out
 
 
@@ -351,8 +375,10 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     url_state.accept_url_values(f"{key}_engine", engines, measurements.engine_name)
     engine = widgets.linked_selectbox(c3, "Engine", engines, f"{key}_engine", stand_in,
                                       format_func=measurements.engine_name)
-    st.caption("These three choose among the measurements' own models, accelerators and engines; the sidebar's "
-               "model, GPU and dtypes apply on the other pages, not here.")
+    st.caption(("These three choose among the shipped data set's models, accelerators and engines until your file "
+                "is loaded (what you chose in a file comes back with it)" if stand_in else
+                "These three choose among the measurements' own models, accelerators and engines")
+               + "; the sidebar's model, GPU and dtypes apply on the other pages, not here.")
     return d[d["engine"] == engine]
 
 
@@ -554,7 +580,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     tail = percentile_rows(table)
     times = table[table["metric"].isin(list(comparison.BREAKDOWN_METRICS)) & np.isfinite(predicted)
                   & (pd.to_numeric(table["value"], errors="coerce") > 0) & ~tail]
-    st.markdown("**Where one row's time goes**")
+    st.markdown(heading("Where one row's time goes", stand_in))
     if (tail & np.isfinite(predicted)).any():
         st.caption(TAIL_ROWS_WORDS)
     if times.empty:

@@ -401,8 +401,9 @@ def keep_valid(key: str, options, stand_in: bool = False) -> None:
         st.session_state[key] = st.session_state[chosen]
     if not options:
         return
-    # the widget's value, or the first option for a new one (a link's value, where the widget takes it, still wins
-    # on the session's first run: Streamlit seeds a widget from the URL over a value set before it)
-    st.session_state[key] = st.session_state[key] if st.session_state.get(key) in options else options[0]
+    if key not in st.session_state:  # a widget drawn for the first time: a link's value, where it names one, seeds
+        st.session_state[key] = options[0]  # it over this one, so nothing is chosen yet
+        return
+    st.session_state[key] = st.session_state[key] if st.session_state[key] in options else options[0]
     if not stand_in:
         st.session_state[chosen] = st.session_state[key]
