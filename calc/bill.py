@@ -326,7 +326,7 @@ def self_hosted_rates(scenario: TrafficScenario, setup: SelfHostedSetup, cache_h
     the decode rate of the module docstring, so that with no prefix hit replica_s = output / X; its range
     (``per_gpu_low``, ``per_gpu_high``) gives ``decode_tokens_per_s_low`` / ``_high`` and the replica seconds at each
     end. Example: Llama-3-8B on one H100 at batch 32, 3,500 prompt and 500 output tokens: vLLM's estimate is
-    about 1,792 output tok/s (range 1,461 - 2,041) against the bound's 3,487 decode tok/s, 0.279 replica-s per
+    about 1,794 output tok/s (range 1,454 - 2,043) against the bound's 3,487 decode tok/s, 0.279 replica-s per
     generation with no hit against the bound's 0.200.
 
     Args:

@@ -435,10 +435,10 @@ def test_serving_priced_bill_by_hand_from_the_estimates_throughput():
     assert low.total_usd == pytest.approx(by_hand(est.per_gpu_high))
     assert high.total_usd == pytest.approx(by_hand(est.per_gpu_low))
     assert low.total_usd <= mid.total_usd <= high.total_usd and low.total_usd < high.total_usd
-    # the worked numbers of self_hosted_rates' docstring: 1,792 tok/s (1,461 - 2,041) against the bound's 3,487,
-    # 550,000 x 500 / 1,792 / 86,400 x 3 = 5.3 -> 6 replicas ($17,237), where the bound's
+    # the worked numbers of self_hosted_rates' docstring: 1,794 tok/s (1,454 - 2,043) against the bound's 3,487,
+    # 550,000 x 500 / 1,794 / 86,400 x 3 = 5.3 -> 6 replicas ($17,237), where the bound's
     # 550,000 x 0.200 s x 3 / 86,400 = 3.8 rents 4 ($11,491)
-    assert (round(est.output_tokens_per_s_per_gpu), round(est.per_gpu_low), round(est.per_gpu_high)) == (1792, 1461, 2041)
+    assert (round(est.output_tokens_per_s_per_gpu), round(est.per_gpu_low), round(est.per_gpu_high)) == (1794, 1454, 2043)
     assert mid.n_gpus == 6 and mid.total_usd == pytest.approx(6 * 3.99 * 720)
     bound = self_hosted_monthly_bill(s, _llama3_h100("bound"))
     assert bound.n_gpus == 4 and bound.total_usd == pytest.approx(4 * 3.99 * 720)
