@@ -416,9 +416,12 @@ def _slot_wait_words(r, mixed: dict) -> list[str]:
     if wait <= 0:
         return []
     sent, held, rps = float(r["sent_at_once"]), float(mixed["N"][0]), float(mixed["requests_per_s"][0])
+    queue = float(mixed.get("ttft_queue", [np.nan])[0])
+    rest = (f" (of TTFT's {fmt_number(queue)} s queue part; the rest is the wait behind the prompts prefilled before "
+            "each one's own)") if np.isfinite(queue) and queue > 1.05 * wait else " (in TTFT's queue part)"
     return [f"{fmt_number(sent)} requests sent at once per replica, {fmt_number(held)} in service: the others wait "
-            f"for a free slot, {fmt_number(wait)} s on average ((N - B)^2 / (2 N x {fmt_number(rps)} requests/s)), "
-            "in TTFT's queue part and the end-to-end latency"]
+            f"for a free slot, {fmt_number(wait)} s on average ((N - B)^2 / (2 N x {fmt_number(rps)} requests/s))"
+            f"{rest}, and as much longer end to end"]
 
 
 def _row_arrays(frame: pd.DataFrame, prm: dict):
