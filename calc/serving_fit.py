@@ -336,12 +336,13 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
         if r.metric not in LATENCY_METRICS + THROUGHPUT_METRICS:
             skipped.append((r.id, f"metric {r.metric}"))
             continue
+        notes = str(getattr(r, "notes", "") or "").lower()
         if r.mode == "offline" and pd.isna(r.concurrency) and r.metric in LATENCY_METRICS:
             # an offline run whose notes state its N requests sends them at once: its latencies are a burst of N's,
             # as a row that gives N as its concurrency (``sent_at_once``), not a loop that replaces every request
             # that ends (Lambda's vLLM 0.5.4 runs of 320 ShareGPT prompts: median ITL 18-181 ms measured, 38-424 ms
             # estimated as such a loop, 23-296 ms as the burst); its throughput stays the waves of its N below
-            stated_n = _run_requests(str(getattr(r, "notes", "") or "").lower())
+            stated_n = _run_requests(notes)
             if np.isfinite(stated_n):
                 r = r._replace(concurrency=stated_n)
         burst = (r.mode == "offline" and not pd.isna(r.concurrency)) or lockstep_closed_loop(r.mode, r.len_dist)
@@ -349,7 +350,6 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             skipped.append((r.id, "latency of an offline run of unstated size (the wait for a slot grows with "
                                   "its number of requests)"))
             continue
-        notes = str(getattr(r, "notes", "") or "").lower()
         spec = None
         if speculative_notes(notes):
             if not include_speculative:
