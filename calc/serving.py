@@ -84,7 +84,7 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             burst_share, engine_matmul,
                             closer_to_peak, dequantized_in_kernel, eager_prefill, finite_run_tail_s, finite_run_waves,
                             groups_later_rounds, lockstep_recompute_tokens, MULTI_STEP_NOT_TAKEN, multi_step_steps,
-                            over_pcie, overlap_fixed_s,
+                            over_pcie, overlap_fixed_s, speculative_schedule,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s, burst_cold_start_s, slot_wait_s, with_cold_start)
 from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
@@ -1052,15 +1052,19 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     return prm, layout, key, settings, notices, accelerator
 
 
-def _with_speculative(model, speculative, prm, key, settings, engine_options, clients=None):
+def _with_speculative(model, speculative, prm, key, settings, engine_options, clients=None, engine_version=""):
     """(settings, notices) of a public estimate under ``speculative`` (``calc.speculative_serving.
-    speculative_settings``): its draft settings, and the engine's own cap on running requests under speculative
+    speculative_settings``): its draft settings, the engine's own cap on running requests under speculative
     decoding unless ``engine_options`` give max_batch (``calc.serving_params.speculative_batch_limit``; said where
-    ``clients`` per replica, None for a rate or an offline run, may exceed it)."""
+    ``clients`` per replica, None for a rate or an offline run, may exceed it), and its overlap scheduling at
+    ``engine_version`` unless ``engine_options`` give overlap_schedule (``calc.serving_terms.speculative_schedule``:
+    SGLang before 0.5.13 turns it off)."""
     spec, notices = speculative_settings(model, speculative)
-    stated = isinstance(engine_options, dict) and "max_batch" in engine_options
-    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), stated, clients)
-    return settings, notices + capped
+    options = engine_options if isinstance(engine_options, dict) else {}
+    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), "max_batch" in options, clients)
+    settings, unhidden = speculative_schedule(key, release_number(engine_version) if engine_version else "", settings,
+                                              stated="overlap_schedule" in options)
+    return settings, notices + capped + unhidden
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:
@@ -1258,7 +1262,8 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                                                               engine, params, engine_version, engine_options)
     notices = notices + named
     settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options,
-                                               None if concurrency is None else float(concurrency) / layout.replicas)
+                                               None if concurrency is None else float(concurrency) / layout.replicas,
+                                               engine_version)
     if settings.get("spec_tokens") and batching != "continuous":
         raise ValueError("speculative decoding needs continuous batching here (the static batch is the course's "
                          "plain decoding)")
@@ -2164,7 +2169,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         c = np.asarray(concurrencies, dtype=float)
         if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError("concurrencies must be a non-empty 1-D array of positive numbers")
-    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options, float(c.max()))
+    settings, spec_notices = _with_speculative(model, speculative, prm, key, settings, engine_options, float(c.max()),
+                                               engine_version)
     notices = notices + spec_notices
     p = param_values(prm)
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,

@@ -65,7 +65,7 @@ from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_s, burst_share, decimal_year,
                             eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_quantile_s,
-                            slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
+                            slot_wait_s, speculative_schedule, spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
                              FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
@@ -374,7 +374,10 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                     float(r.concurrency) / layout.replicas  # a closed loop's clients per replica
                 settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec_settings),
                                                            bool(_STATED_BATCH.search(notes)), clients)
-                from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + capped if w)
+                # the release as ``_row_setup`` reads it for the overlap scheduling of plain decoding
+                settings, unhidden = speculative_schedule(
+                    key, release_number("" if pd.isna(r.engine_version) else str(r.engine_version)), settings, notes)
+                from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + capped + unhidden if w)
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:

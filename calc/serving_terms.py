@@ -385,6 +385,40 @@ def overlaps_schedule(engine: str, version: str = "", attention_dp: int = 1) -> 
     return False
 
 
+#: The first release of each engine whose speculative decoding keeps the overlap scheduler by default. SGLang's
+#: server_args.py set ``disable_overlap_schedule = True`` for its EAGLE, EAGLE3 and NEXTN (MTP) drafts ("Overlap
+#: scheduler is disabled because of using eagle speculative decoding"), later unless ``SGLANG_ENABLE_SPEC_V2`` was
+#: set (its documentation: "Want overlap scheduler (experimental): Enable SpecV2 with SGLANG_ENABLE_SPEC_V2=True");
+#: sgl-project/sglang#25464 ("[Spec] Deprecate Spec V1", merged 2026-05-16) runs every draft on the V2 worker under
+#: the overlap scheduler, first in 0.5.13 (uploaded 2026-06-11; 0.5.12 was uploaded the day it merged). Engines not
+#: named keep their overlap scheduling under speculative decoding.
+SPECULATIVE_OVERLAP_FROM = {"sglang": (0, 5, 13)}
+_SPEC_V2_ON = re.compile(r"sglang_enable_spec_v2\s*=\s*['\"]?(?:1|true)\b", re.IGNORECASE)
+
+
+def speculative_schedule(engine: str, version: str, settings: dict, notes: str = "",
+                         stated: bool = False) -> tuple[dict, list[str]]:
+    """(settings, words): a speculative run's overlap scheduling. ``settings`` are a run's with its draft
+    (``spec_tokens`` set: ``calc.speculative_serving.speculative_settings``) and its overlap scheduling for plain
+    decoding (``overlap_schedule``: ``overlaps_schedule``). An engine release before
+    ``SPECULATIVE_OVERLAP_FROM`` runs each verification round with the overlap scheduler off, so the round's host
+    work (``overlap_fixed_s``) adds to its GPU work; the words say so. Left as they are: plain decoding, no overlap to
+    begin with, a current build (empty ``version``, as ``overlaps_schedule`` takes it), a release from then on, a run
+    whose ``notes`` set ``SGLANG_ENABLE_SPEC_V2=1``, or overlap scheduling the caller states (``stated``).
+    Example: ("sglang", "0.5.9", {"spec_tokens": 3, "overlap_schedule": True}) -> overlap_schedule False and the
+    words; ("sglang", "0.5.13", ...) and ("vllm", "0.10.0", ...) unchanged.
+    Source: SPECULATIVE_OVERLAP_FROM's."""
+    first = SPECULATIVE_OVERLAP_FROM.get(str(engine).strip().lower())
+    v = release_tuple(version)
+    if (first is None or stated or not settings.get("spec_tokens") or not settings.get("overlap_schedule")
+            or not v or v >= first or _SPEC_V2_ON.search(str(notes or ""))):
+        return settings, []
+    release = ".".join(str(n) for n in first)
+    return dict(settings, overlap_schedule=False), [
+        f"no overlap scheduling under speculative decoding (SGLang before {release} turns its overlap scheduler off "
+        "for EAGLE and MTP drafts unless SGLANG_ENABLE_SPEC_V2=1: each round's host work adds to its GPU work)"]
+
+
 #: vLLM's first release without multi-step scheduling (vllm-project/vllm#22138, "[V0 Deprecation] Remove multi-step
 #: scheduling", merged 2025-08-03, first in v0.10.1).
 MULTI_STEP_REMOVED = (0, 10, 1)

@@ -1916,3 +1916,37 @@ def test_an_offline_run_of_stated_size_is_a_burst_of_its_requests_in_its_latenci
     # a throughput keeps its own reading (the waves of a finite run of N, then the drain of the last batch)
     t_stated, r_stated = predict(None, "all 320 requests sent at once", "output_tok_per_s")
     assert np.isnan(r_stated["sent_at_once"]) and r_stated["waves"] + r_stated["tail"] > 0
+
+
+def test_sglang_before_0_5_13_drafts_without_its_overlap_scheduler():
+    # SGLang's server_args.py set disable_overlap_schedule for EAGLE and MTP drafts until sgl-project/sglang#25464
+    # (merged 2026-05-16, first in 0.5.13): each verification round then pays its host work (step_fixed_s.sglang
+    # + seq_fixed_s.sglang x B) on top of its GPU work, where the overlap scheduler hid it behind the GPU's step
+    from calc.serving_terms import speculative_schedule
+    spec = {"spec_tokens": 3, "overlap_schedule": True}
+    off, words = speculative_schedule("sglang", "0.5.9", spec)
+    assert off["overlap_schedule"] is False and "SGLang before 0.5.13" in words[0]
+    for engine, version, notes in [("sglang", "0.5.13", ""), ("sglang", "", ""), ("vllm", "0.10.0", ""),
+                                   ("sglang", "0.5.9", "SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server")]:
+        assert speculative_schedule(engine, version, spec, notes) == (spec, [])
+    plain = {"spec_tokens": 0, "overlap_schedule": True}
+    assert speculative_schedule("sglang", "0.5.9", plain) == (plain, [])
+    # the public estimate: Llama-3.1-8B with EAGLE drafts on one H100 at 4 clients, SGLang 0.5.9 as it launches and
+    # as a caller who states the overlap scheduling (SGLANG_ENABLE_SPEC_V2=1) runs it. The overlapped round hides the
+    # host work whole (its GPU work is longer), so the default round is longer by exactly that host work:
+    # (step_fixed_s.sglang + 4 x seq_fixed_s.sglang) x the release's software factor, over the acceptance length
+    from calc.serving_terms import release_year, software_factor
+    kw = dict(concurrency=4, engine="sglang", speculative="eagle3", engine_version="0.5.9")
+    old = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, **kw)
+    stated = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, engine_options={"overlap_schedule": True}, **kw)
+    p = param_values(load_serving_params())
+    soft = software_factor(release_year("sglang", "0.5.9"), p["software_gain_per_year"])
+    host = (p["step_fixed_s.sglang"] + 4 * p["seq_fixed_s.sglang"]) * soft
+    al = float(old.speculative.split("acceptance length ")[1].split(" ")[0].rstrip(",;"))
+    assert old.tpot.estimate_s - stated.tpot.estimate_s == pytest.approx(host / al, rel=0.01)
+    assert dict(old.tpot.fixed_parts)["host"] == pytest.approx(host / al, rel=0.01)
+    assert dict(stated.tpot.fixed_parts)["host"] == 0.0
+    assert any("SGLang before 0.5.13" in n for n in old.notices)
+    assert not any("SGLang before 0.5.13" in n for n in stated.notices)
+    new = serving_estimate("llama-3.1-8b", "h100-sxm", 1000, 200, **dict(kw, engine_version="0.5.13"))
+    assert not any("SGLang before 0.5.13" in n for n in new.notices)
