@@ -23,10 +23,11 @@ def explore() -> None:
         return
     d = measured_views.selection(df, "ms", stand_in)
     configs = comparison.configurations(d)
-    labels = [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
-              for _, c in configs.iterrows()]
+    labels = measured_views.config_labels(configs)
     measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration
-    pick = widgets.linked_selectbox(st, "Configuration (layout, dtypes, lengths)", labels, "ms_config", stand_in)
+    # a configuration chosen in a file comes back by its setup, whatever its row count in the file loaded next
+    pick = widgets.linked_selectbox(st, "Configuration (layout, dtypes, lengths)", labels, "ms_config", stand_in,
+                                    same=measured_views.config_setup)
     config = configs.iloc[labels.index(pick) if pick in labels else 0]
     rows = measured_views.config_rows(d, config)
     try:

@@ -583,6 +583,38 @@ def test_a_malformed_upload_loses_nothing_chosen_in_the_file_before_it():
     assert at.session_state["ms_acc"] == "rtx-pro-6000"     # the value the link (bind="query-params") carries
 
 
+def test_a_configuration_chosen_in_a_file_stays_through_a_stand_in_whose_row_count_differs():
+    # the user's file: the data set's own Llama-3.1-70B H100 TensorRT-LLM rows less one row of the last configuration
+    # of at least two rows, so that configuration's label counts one row fewer in the file ("... (1 row)") than in
+    # the data set ("... (2 rows)"). Chosen in the file, it stays chosen while a malformed file shows the data set
+    # (where it had fallen back to the first configuration, the labels differing by their counts), and comes back
+    # with the file
+    shipped = measurements.load_measurements()
+    group = shipped[(shipped["model"] == "llama-3.1-70b") & (shipped["accelerator"] == "h100-sxm")
+                    & (shipped["engine"] == "trtllm")]
+    configs = comparison.configurations(group)
+    labels = measured_views.config_labels(configs)
+    last = max(i for i, (_, c) in enumerate(configs.iterrows()) if c["rows"] >= 2 and i > 0)
+    drop = measured_views.config_rows(group, configs.iloc[last])["id"].iloc[0]
+    text = Path(measurements.MEASUREMENTS_PATH).read_text().splitlines()
+    mine = [text[0]] + [line for line in text[1:] if line.split(",", 1)[0] in set(group["id"]) - {drop}]
+    good = ("mine.csv", "\n".join(mine).encode(), "text/csv")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(good).run()
+    for key, value in (("ms_model", "llama-3.1-70b"), ("ms_acc", "h100-sxm"), ("ms_engine", "trtllm")):
+        at.selectbox(key=key).set_value(value).run()
+    in_file = next(o for o in at.selectbox(key="ms_config").options
+                   if measured_views.config_setup(o) == measured_views.config_setup(labels[last]))
+    assert in_file != labels[last]                  # one row fewer in the file: the labels differ by their count
+    at.selectbox(key="ms_config").set_value(in_file).run()
+    at.get("file_uploader")[0].set_value(None).run()
+    at.get("file_uploader")[0].set_value(("mine.csv", b"model,accelerator\nllama,\x00\n", "text/csv")).run()
+    assert not at.exception and at.error            # the data set stands in, on the same configuration
+    assert at.selectbox(key="ms_config").value == labels[last]
+    at.get("file_uploader")[0].set_value(good).run()
+    assert not at.exception and not at.error and at.selectbox(key="ms_config").value == in_file
+
+
 def test_a_row_chosen_in_a_file_comes_back_after_a_stand_in_that_has_no_row_box():
     # held-out Llama-2-70B rows: on the H200, the configuration of 294 output tokens and its third row. A file that
     # cannot be read then shows the data set, whose Llama-2-70B H200 configuration measures no time, so the row box

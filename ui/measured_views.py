@@ -382,6 +382,23 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     return d[d["engine"] == engine]
 
 
+def config_labels(configs: pd.DataFrame) -> list[str]:
+    """The configuration selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations``): its
+    setup (``calc.comparison.config_label``) and its row count, 'TP1 PP1 EP1 on 1 GPU, bf16 / KV bf16, 1,000 in /
+    200 out (12 rows)'."""
+    return [f"{comparison.config_label(c)} ({c['rows']:,} row{'s' if c['rows'] != 1 else ''})"
+            for _, c in configs.iterrows()]
+
+
+_ROW_COUNT = re.compile(r" \([\d,]+ rows?\)$")
+
+
+def config_setup(label: str) -> str:
+    """A label of ``config_labels`` without its row count: the configuration itself, the same in a file and in the
+    data set whatever their rows."""
+    return _ROW_COUNT.sub("", str(label))
+
+
 def config_rows(d: pd.DataFrame, config) -> pd.DataFrame:
     """The rows of ``d`` in configuration ``config`` (a row of ``calc.comparison.configurations``)."""
     mask = np.ones(len(d), dtype=bool)

@@ -379,7 +379,7 @@ def _cut(value: str, chars: int = 40) -> str:
     return value[:chars] + ("…" if len(value) > chars else "")
 
 
-def keep_valid(key: str, options, stand_in: bool = False) -> None:
+def keep_valid(key: str, options, stand_in: bool = False, same=None) -> None:
     """Before the URL-bound selectbox or radio ``key`` is drawn: a value left from an earlier choice that is not one
     of its ``options`` now (the model, accelerator or engine above it changed) becomes the first option, so that
     the box and the link show the same choice (the link kept the stale value, and reopened, warned about it).
@@ -392,18 +392,31 @@ def keep_valid(key: str, options, stand_in: bool = False) -> None:
     ``stand_in``: these options stand in for the user's own for a while (a page shows its data set while an
     uploaded file cannot be read). The choice made among the user's own options is remembered (under
     ``key``__chosen) and comes back once they return, where it is one of them, so that a malformed file loses
-    nothing chosen before it."""
+    nothing chosen before it.
+
+    ``same``: where an option's label carries more than the choice (a configuration's row count, which differs
+    between a file and the data set, or an edited file and the one before), a function of a label that gives the
+    choice itself: a value that is no option then becomes the option it names (``same`` equal), not the first."""
     options = list(options)
     chosen, back = f"{key}__chosen", f"{key}__back"
+
+    def among(value):
+        """``value`` where it is an option, else the option ``same`` finds equal to it, else None."""
+        if value in options or same is None or value is None:
+            return value if value in options else None
+        want = same(value)
+        return next((o for o in options if same(o) == want), None)
+
     if stand_in:
         st.session_state[back] = True
-    elif st.session_state.pop(back, False) and st.session_state.get(chosen) in options:
-        st.session_state[key] = st.session_state[chosen]
+    elif st.session_state.pop(back, False) and among(st.session_state.get(chosen)) is not None:
+        st.session_state[key] = among(st.session_state[chosen])
     if not options:
         return
     if key not in st.session_state:  # a widget drawn for the first time: a link's value, where it names one, seeds
         st.session_state[key] = options[0]  # it over this one, so nothing is chosen yet
         return
-    st.session_state[key] = st.session_state[key] if st.session_state[key] in options else options[0]
+    found = among(st.session_state[key])
+    st.session_state[key] = found if found is not None else options[0]
     if not stand_in:
         st.session_state[chosen] = st.session_state[key]

@@ -38,12 +38,13 @@ def fragment(func):
     return st.fragment(func)
 
 
-def linked_selectbox(where, label: str, options, key: str, stand_in: bool = False, **kwargs):
+def linked_selectbox(where, label: str, options, key: str, stand_in: bool = False, same=None, **kwargs):
     """A selectbox in ``where`` (a column or st) bound to the URL under ``key`` whose choice stays in the link
     whatever it is, the first option included (``ui.url_state.keep_valid``: a stale value becomes the first option,
-    ``stand_in`` as there). Drawn with no default (``index=None``; ``required``: it cannot be cleared), since
-    Streamlit leaves a widget's default out of the link. ``kwargs``: st.selectbox's (help, format_func)."""
-    url_state.keep_valid(key, options, stand_in)
+    or the one ``same`` finds equal to it; ``stand_in`` as there). Drawn with no default (``index=None``;
+    ``required``: it cannot be cleared), since Streamlit leaves a widget's default out of the link. ``kwargs``:
+    st.selectbox's (help, format_func)."""
+    url_state.keep_valid(key, options, stand_in, same)
     return where.selectbox(label, options, index=None, required=True, key=key, bind="query-params", **kwargs)
 
 
