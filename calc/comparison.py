@@ -23,6 +23,7 @@ from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limi
                       pile_up_words, rate_range, scheduling_notices, serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
+                          stated_concurrency,
                           itl_tokens, row_kv_dtype, row_points, speculative_notes, with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
@@ -46,6 +47,15 @@ METRIC_WORDS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "itl_ms": "ITL", "e2e_ms":
                 "output_tok_per_s": "output tokens/s", "output_tok_per_s_per_gpu": "output tokens/s per GPU",
                 "output_tok_per_s_per_user": "tokens/s per user",
                 "total_tok_per_s_per_gpu": "input + output tokens/s per GPU", "requests_per_s": "requests/s"}
+
+
+def row_concurrency(df: pd.DataFrame) -> pd.Series:
+    """Each row's concurrency as the serving model reads it (``calc.serving_fit.stated_concurrency``): the column's,
+    else, for an offline run whose notes state its N requests, N (all sent at once); NaN for an offline run of
+    unstated size and a rate. Index: ``df``'s."""
+    notes = df["notes"] if "notes" in df else pd.Series("", index=df.index)
+    return pd.Series([stated_concurrency(m, c, n) for m, c, n in zip(df["mode"], df["concurrency"], notes)],
+                     index=df.index, dtype="float64")
 
 
 def throughput_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -303,7 +313,8 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
             bound, notes[r["id"]] = np.nan, notes.get(r["id"]) or str(exc)
         p = predicted.get(r["id"], np.nan)
         out.append(dict(id=r["id"], source_id=r["source_id"], metric=r["metric"], statistic=r["statistic"],
-                        concurrency=r["concurrency"], request_rate_per_s=r.get("request_rate_per_s", np.nan),
+                        concurrency=stated_concurrency(r["mode"], r["concurrency"], r.get("notes", "")),
+                        request_rate_per_s=r.get("request_rate_per_s", np.nan),
                         value=r["value"], predicted=p, bound=bound,
                         predicted_over_measured=p / r["value"] if np.isfinite(p) else np.nan,
                         from_notes=read.get(r["id"], ""), note=notes.get(r["id"], "")))

@@ -154,6 +154,20 @@ def _run_requests(notes: str) -> float:
     return float(m.group(1).replace(",", "")) if m else math.inf
 
 
+def stated_concurrency(mode: str, concurrency, notes) -> float:
+    """The requests a run keeps in flight as the model reads it: its ``concurrency`` where given; for an offline run
+    that gives none, the N requests its ``notes`` state (``_run_requests``: "all 320 requests sent at once"), which
+    it sends at once (``prepare_rows`` predicts its latencies as a burst of N); else NaN (an offline run of unstated
+    size, a rate)."""
+    if not pd.isna(concurrency):
+        return float(concurrency)
+    if mode == "offline":
+        n = _run_requests(str(notes or "").lower())
+        if np.isfinite(n):
+            return n
+    return math.nan
+
+
 def closed_loop_rounds(mode: str, concurrency, notes: str) -> float | None:
     """The rounds of a closed loop's run (its requests over its concurrency) as its notes state them ("20 rounds of C
     requests", ``rounds_note``); None for a row that states none or is not a closed loop. The fit reads a row of
@@ -342,7 +356,7 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             # as a row that gives N as its concurrency (``sent_at_once``), not a loop that replaces every request
             # that ends (Lambda's vLLM 0.5.4 runs of 320 ShareGPT prompts: median ITL 18-181 ms measured, 38-424 ms
             # estimated as such a loop, 23-296 ms as the burst); its throughput stays the waves of its N below
-            stated_n = _run_requests(notes)
+            stated_n = stated_concurrency(r.mode, r.concurrency, notes)
             if np.isfinite(stated_n):
                 r = r._replace(concurrency=stated_n)
         burst = (r.mode == "offline" and not pd.isna(r.concurrency)) or lockstep_closed_loop(r.mode, r.len_dist)

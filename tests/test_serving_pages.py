@@ -1353,3 +1353,24 @@ def test_a_link_to_a_row_of_another_configuration_opens_on_that_configuration():
     linked.selectbox(key="ms_config").set_value(configs[0]).run()
     assert linked.selectbox(key="ms_config").value == configs[0]
     assert linked.selectbox(key="ms_row").value != row_id
+
+
+def test_an_offline_run_of_stated_size_shows_its_requests_as_its_concurrency_and_its_point_there():
+    # an offline run of Llama-3.1-8B on one H100 whose concurrency column is empty and whose notes state its 320
+    # requests, all sent at once: the table gives 320 as its concurrency (the burst the estimate reads, as the row
+    # label "offline, 320 requests at once" does), and its throughput point sits on the curve's tokens/s per user at
+    # 320, not at the curve's largest batch, where a run of unstated size stays
+    from ui.measured_views import throughput_only_points
+    base = dict(source_id="s", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm", n_gpus=1, tp=1,
+                pp=1, ep=1, dp=1, engine="vllm", engine_version="0.5.4", weight_dtype="fp8", kv_dtype=None,
+                input_len=205, output_len=213, len_dist="sharegpt", concurrency=np.nan, request_rate_per_s=np.nan,
+                mode="offline", statistic="mean")
+    df = pd.DataFrame([dict(base, id="tput", metric="output_tok_per_s", value=6000.0,
+                            notes="all 320 requests sent at once (--request-rate inf)"),
+                       dict(base, id="unstated", metric="output_tok_per_s", value=7000.0, notes="")])
+    table = comparison.compare_rows(df)
+    assert list(table["concurrency"].fillna(-1)) == [320, -1]
+    frontier = pd.DataFrame({"concurrency": [1.0, 32.0, 320.0, 1024.0],
+                             "tokens_per_s_per_user": [150.0, 100.0, 40.0, 20.0]})
+    points = throughput_only_points(df, frontier, 1)
+    assert list(points["x"]) == [40.0, 20.0] and list(points["concurrency"]) == [320.0, "offline"]

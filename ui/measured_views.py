@@ -220,15 +220,17 @@ def frontier_figure(frontier: pd.DataFrame, points: pd.DataFrame, throughput_onl
 
 def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: int) -> pd.DataFrame:
     """Throughput rows of a configuration without a latency partner: y measured (per GPU), x the estimate's
-    tokens/s per user at the same concurrency (offline runs: the frontier's largest batch)."""
+    tokens/s per user at the same concurrency (``calc.comparison.row_concurrency``: an offline run of N requests
+    sent at once at N; one of unstated size at the frontier's largest batch)."""
     r = comparison.throughput_rows(rows)
     if r.empty:
         return pd.DataFrame(columns=["x", "y", "concurrency"])
     f = frontier.sort_values("concurrency")
-    c = r["concurrency"].astype("float64").fillna(f["concurrency"].max()).to_numpy()
+    stated = comparison.row_concurrency(r)
+    c = stated.fillna(f["concurrency"].max()).to_numpy()
     x = np.interp(np.log(c), np.log(f["concurrency"].to_numpy(float)), f["tokens_per_s_per_user"].to_numpy(float))
     y = np.where(r["metric"] == "output_tok_per_s", r["value"] / n_gpus, r["value"])
-    out = pd.DataFrame({"x": x, "y": y, "concurrency": r["concurrency"].astype("object").fillna("offline")})
+    out = pd.DataFrame({"x": x, "y": y, "concurrency": stated.astype("object").fillna("offline")})
     # a run published both per GPU and for the whole deployment is one point
     return out.loc[~out.assign(k=out["y"].round(6)).duplicated(subset=["concurrency", "k"])]
 
