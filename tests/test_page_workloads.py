@@ -163,7 +163,7 @@ def test_the_cache_line_and_the_bills_batch_each_say_their_sizing_and_name_the_s
     assert any(f"Decode batch reduced from 32 to {fit:,}: what fits in memory at a {mean:,}-token context (each "
                "sequence at its mean while decoding, prompt + output / 2)." in c.value for c in at.caption)
     # the warning's mean request is the cache line's, to the token
-    [warning] = [w.value for w in at.warning if "trained context" in w.value]
+    [warning] = [w.value for w in at.warning if "trained context" in w.value and "The bill prices" in w.value]
     assert f"The bill prices the mean request: {whole:,} tokens of prompt and output" in warning
     assert md_escape(wb.context_warning(s, m, rates)) in warning
 
@@ -178,9 +178,13 @@ def test_past_the_trained_context_a_button_switches_to_the_nearest_preset_whose_
     other = calc.get_model(want)
     assert other.max_context_len >= longest > calc.get_model("llama-3-8b").max_context_len
     at = open_page(PAGE, timeout=180)
+    # said over the replay, before any figure (the first visit opens on this preset and model), and under the bills
+    [top] = [w.value for w in at.warning if "The hit rates, times and bills below are the arithmetic" in w.value]
+    assert "Llama-3-8B's trained context of 8,192 tokens" in top and "The bill prices the mean request" not in top
     button = at.button(key="wl_longer")
-    assert button.label == f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)"
+    label = f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)"
+    assert button.label == label == at.button(key="wl_longer_bill").label
     button.click().run(timeout=240)
     assert not at.exception and at.selectbox(key="model").value == want
     assert not any("trained context" in w.value for w in at.warning)
-    assert not any(b.key == "wl_longer" for b in at.button)
+    assert not any(b.key in ("wl_longer", "wl_longer_bill") for b in at.button)

@@ -269,24 +269,24 @@ def self_hosted_note(r: Replay) -> None:
                                       what="The self-hosted bill with the tiered cache", other_error=other_error,
                                       rates=r.rates,
                                       context_warning=workload_bill.context_warning(r.stream, setup.model, r.rates))
-    longer_context_button(r.stream, setup.model)
+    longer_context_button(r.stream, setup.model, "wl_longer_bill")
 
 
 def _switch_model(key: str) -> None:
     st.session_state["model"] = key  # the sidebar's model box, before the full run that draws it
 
 
-def longer_context_button(stream, model) -> None:
-    """Where the stream's longest request runs past ``model``'s trained window: a button that switches the sidebar
-    to the preset nearest in size whose window holds it (``calc.models.longer_context_preset``); the page then
-    reruns whole, so the sidebar and the bills follow. Nothing when the window holds every request or no preset's
-    does."""
+def longer_context_button(stream, model, widget_key: str = "wl_longer") -> None:
+    """Where the stream's longest request runs past ``model``'s trained window: a button (``widget_key``: the
+    page draws one over the replay and one under the bills) that switches the sidebar to the preset nearest in size
+    whose window holds it (``calc.models.longer_context_preset``); the page then reruns whole, so the sidebar and
+    the bills follow. Nothing when the window holds every request or no preset's does."""
     longest = int(workload_bill.request_tokens(stream).max())
     key = calc.models.longer_context_preset(model, longest)
     if key is None:
         return
     other = calc.get_model(key)
-    if st.button(f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)", key="wl_longer",
+    if st.button(f"Switch the model to {other.name} (trained on {other.max_context_len:,} tokens)", key=widget_key,
                  on_click=_switch_model, args=(key,),
                  help=f"The preset nearest {formats.md_escape(model.name)} in size whose trained context holds this "
                       f"workload's longest request ({longest:,} tokens of prompt and output)"):
@@ -303,6 +303,12 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                 f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens: the Running batch, each at its "
                 f"whole prompt + output); a {r.stream.block_size}-token "
                 f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
+    # requests past the model's trained window, said before any figure (the bill's own warning is far below)
+    beyond = workload_bill.context_warning(r.stream, sel.model)
+    if beyond:
+        st.warning(f"{formats.md_escape(beyond)}. The hit rates, times and bills below are the arithmetic all the "
+                   "same.", icon=":material/warning:")
+        longer_context_button(r.stream, sel.model)
     by_tier = r.summary.hit_rate_by_tier()
     with widgets.metric_row(6, per_row=3) as m:
         m[0].metric("Prefix hit rate", f"{r.summary.hit_rate():.1%}", help="Share of prompt tokens found in any tier")
