@@ -23,8 +23,8 @@ from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limi
                       pile_up_words, rate_range, scheduling_notices, serving_frontier)
 from .serving_terms import engine_matmul
 from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_rows, predict_rows, prepared_limits,
-                          stated_concurrency,
-                          itl_tokens, row_kv_dtype, row_points, speculative_notes, with_run_slot_wait)
+                          itl_tokens, row_kv_dtype, row_points, speculative_notes, stated_concurrency,
+                          with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
 from .serving_params import error_quantiles, load_serving_params, param_values
 
