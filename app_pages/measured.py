@@ -57,7 +57,8 @@ def explore() -> None:
                + (f", {len(at_rate)} at a request rate (squares: a run's throughput and 1000 / its TPOT; the curve "
                   "is over concurrency, and a rate's run sits where its decode batch puts it)" if len(at_rate) else "")
                + f"; {len(alone)} throughput-only run(s) drawn at the "
-               "estimate's tokens/s per user for their concurrency (offline runs: the largest batch). Band: the "
+               "estimate's tokens/s per user for their concurrency (an offline run at the N requests it states it sent at "
+               "once, one of unstated size at the largest batch). Band: the "
                "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
