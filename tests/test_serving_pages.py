@@ -615,6 +615,23 @@ def test_a_configuration_chosen_in_a_file_stays_through_a_stand_in_whose_row_cou
     assert not at.exception and not at.error and at.selectbox(key="ms_config").value == in_file
 
 
+def test_a_link_naming_a_configuration_with_another_row_count_opens_on_that_configuration():
+    # a link made while a file was loaded names its configuration with the file's row count ("... (2 rows)"); opened
+    # on the data set, where the same configuration counts other rows, it opens on that configuration, with no
+    # notice of an ignored link value, not on the first configuration
+    shipped = measurements.load_measurements()
+    group = shipped[(shipped["model"] == "llama-3.1-70b") & (shipped["accelerator"] == "h100-sxm")
+                    & (shipped["engine"] == "trtllm")]
+    labels = measured_views.config_labels(comparison.configurations(group))
+    target = labels[3]
+    linked = measured_views.config_setup(target) + " (1,234 rows)"
+    assert linked not in labels and measured_views.config_setup(linked) == measured_views.config_setup(target)
+    at = open_page("app_pages/measured.py", ms_model="llama-3.1-70b", ms_acc="h100-sxm", ms_engine="trtllm",
+                   ms_config=linked)
+    assert at.selectbox(key="ms_config").value == target
+    assert not any("ms_config" in w.value for w in list(at.warning) + list(at.info) + list(at.caption))
+
+
 def test_a_row_chosen_in_a_file_comes_back_after_a_stand_in_that_has_no_row_box():
     # held-out Llama-2-70B rows: on the H200, the configuration of 294 output tokens and its third row. A file that
     # cannot be read then shows the data set, whose Llama-2-70B H200 configuration measures no time, so the row box

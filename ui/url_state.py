@@ -304,7 +304,7 @@ def _range_why(lo: float, hi: float) -> str:
     return f"outside {num(lo)} to {num(hi)}"
 
 
-def accept_url_values(key: str, options, format_func=str) -> None:
+def accept_url_values(key: str, options, format_func=str, same=None) -> None:
     """Let a link name an option of the URL-bound widget ``key`` by its plain value as well as by its label.
 
     A bound select slider, selectbox or radio reads its URL parameter as the label it shows (``format_func``
@@ -312,7 +312,8 @@ def accept_url_values(key: str, options, format_func=str) -> None:
     ``/kv_cache?kv_ctx=16384`` opened on the default. Called just before the widget: a value that names an
     option as a plain number equal to it ("16384", "16", "1.6e4"), or as the option itself ("mha") or its label
     in any letter case ("MHA", "TRTLLM", "tensorrt-llm"), is rewritten to that option's label, the one form the
-    app writes.
+    app writes. ``same`` (as ``keep_valid`` takes it): a value whose ``same`` equals an option's names that option
+    (a configuration's label written with another row count, by a link made while a file was loaded).
     Anything else is left for the widget (which ignores it).
     """
     from streamlit.runtime.state.session_state_proxy import get_session_state
@@ -325,6 +326,10 @@ def accept_url_values(key: str, options, format_func=str) -> None:
         for option, label in zip(options, labels):
             if value.casefold() in (str(option).casefold(), label.casefold()):
                 return label
+        if same is not None:
+            match = next((label for option, label in zip(options, labels) if same(option) == same(value)), None)
+            if match is not None:
+                return match
         try:
             number = float(value.replace(",", "").replace("_", ""))
         except ValueError:
@@ -336,7 +341,7 @@ def accept_url_values(key: str, options, format_func=str) -> None:
         return None
 
     with get_session_state().query_params() as qp:
-        if key in qp:
+        if key in qp and not qp.is_bound(key):  # a bound widget's value is its own (keep_valid mends it)
             label = label_of(str(qp[key]))
             if label is not None:
                 qp[key] = label

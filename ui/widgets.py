@@ -41,9 +41,12 @@ def fragment(func):
 def linked_selectbox(where, label: str, options, key: str, stand_in: bool = False, same=None, **kwargs):
     """A selectbox in ``where`` (a column or st) bound to the URL under ``key`` whose choice stays in the link
     whatever it is, the first option included (``ui.url_state.keep_valid``: a stale value becomes the first option,
-    or the one ``same`` finds equal to it; ``stand_in`` as there). Drawn with no default (``index=None``;
+    or the one ``same`` finds equal to it, in the session and in a link, ``url_state.accept_url_values``;
+    ``stand_in`` as there). Drawn with no default (``index=None``;
     ``required``: it cannot be cleared), since Streamlit leaves a widget's default out of the link. ``kwargs``:
     st.selectbox's (help, format_func)."""
+    if same is not None:  # a link's value written with what ``same`` leaves out names its option
+        url_state.accept_url_values(key, options, kwargs.get("format_func", str), same=same)
     url_state.keep_valid(key, options, stand_in, same)
     return where.selectbox(label, options, index=None, required=True, key=key, bind="query-params", **kwargs)
 
