@@ -1391,3 +1391,20 @@ def test_an_offline_run_of_stated_size_shows_its_requests_as_its_concurrency_and
                              "tokens_per_s_per_user": [150.0, 100.0, 40.0, 20.0]})
     points = throughput_only_points(df, frontier, 1)
     assert list(points["x"]) == [40.0, 20.0] and list(points["concurrency"]) == [320.0, "offline"]
+
+
+def test_the_row_breakdown_says_the_settings_read_from_the_rows_notes():
+    # held-out GPUStack Qwen3-8B on one H100 with SGLang 0.5.3 and EAGLE3 drafts: the breakdown of a speculative TPOT
+    # row says what its estimate took from the notes, the draft and the overlap scheduler SGLang turns off under it
+    # (before, only the table's cut-off column and the download said so)
+    from calc.serving_fit import HOLDOUT_PATH
+    held = measurements.load_measurements(HOLDOUT_PATH)
+    spec = held[(held["source_id"] == "gpustack-h100-qwen3-8b") & (held["engine"] == "sglang")
+                & (held["metric"] == "tpot_ms") & (held["statistic"] == "mean")
+                & held["notes"].str.contains("EAGLE3")]
+    row = spec["id"].iloc[0]
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[3], ms_model="qwen3-8b",
+                   ms_acc="h100-sxm", ms_engine="sglang", ms_row=row)
+    assert at.selectbox(key="ms_row").value.split(": ")[0] == row
+    [said] = [c.value for c in at.caption if c.value.startswith("Settings read from this row's notes")]
+    assert "speculative decoding" in said and "SGLang before 0.5.13 turns its overlap scheduler off" in said

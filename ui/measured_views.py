@@ -645,6 +645,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                                                 if rounds else
                                                 " (the model's ITL is its TPOT)")
                + "; the other bar is the same run's estimate. " + statistic_words(raw, pick, t, statistic))
+    read = str(t.get("from_notes", "") or "")
+    if read:  # the table's column, cut there: what the estimate took from this run's notes (its draft, its scheduling)
+        st.caption(f"Settings read from this row's notes, which its estimate follows: {formats.md_escape(read)}.")
     if not tb.low_s <= measured_s <= tb.high_s:
         st.warning(outside_range_words(shown, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
     serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
