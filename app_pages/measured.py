@@ -40,7 +40,7 @@ def explore() -> None:
     serving_views.show_notices(frontier.attrs.get("notices"))
     points = comparison.measured_points(rows)
     at_rate = comparison.rate_points(rows)
-    alone = measured_views.throughput_only_points(rows[~rows["concurrency"].isin(points["concurrency"])],
+    alone = measured_views.throughput_only_points(rows[~comparison.row_concurrency(rows).isin(points["concurrency"])],
                                                   frontier, int(config["n_gpus"]))
     no_point = comparison.no_point_sentence(rows, estimated=bool(table["predicted"].notna().any()))
     if no_point:  # rows of TTFT or TPOT alone: nothing on these axes; the table below still has every row

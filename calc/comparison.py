@@ -208,7 +208,8 @@ def measured_points(df: pd.DataFrame) -> pd.DataFrame:
     (``output_tok_per_s_per_gpu``, or ``output_tok_per_s`` / n_gpus) and tokens/s per user
     (``output_tok_per_s_per_user``, or 1000 / mean or median ``tpot_ms``). Mean statistics first. A run with
     speculative decoding (said in its notes, as ``calc.serving_fit.prepare_rows`` reads them) is a run of its
-    own: its axes never pair with a plain run's at the same concurrency.
+    own: its axes never pair with a plain run's at the same concurrency. An offline run of N requests sent at once
+    (``row_concurrency``: its concurrency, or the N its notes state) is a run at concurrency N.
 
     Returns:
         DataFrame: CONFIG_COLUMNS, concurrency, source_id, tokens_per_s_per_gpu, tokens_per_s_per_user.
@@ -230,7 +231,13 @@ def rate_points(df: pd.DataFrame) -> pd.DataFrame:
 
 def _axis_points(df: pd.DataFrame, mode: str, load: str) -> pd.DataFrame:
     cols = list(CONFIG_COLUMNS) + [load, "source_id", "tokens_per_s_per_gpu", "tokens_per_s_per_user"]
-    d = df[(df["mode"] == mode) & df["statistic"].isin(["mean", "median"])].copy()
+    taken = df["mode"] == mode
+    if mode == "concurrency":  # an offline burst of N requests is a run at concurrency N (``row_concurrency``)
+        stated = row_concurrency(df)
+        burst = (df["mode"] == "offline") & stated.notna()
+        df = df.assign(concurrency=stated.where(burst, df["concurrency"]))
+        taken = taken | burst
+    d = df[taken & df["statistic"].isin(["mean", "median"])].copy()
     if d.empty:
         return pd.DataFrame(columns=cols)
     d["kv_dtype"] = d["kv_dtype"].fillna("")

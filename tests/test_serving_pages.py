@@ -1408,3 +1408,21 @@ def test_the_row_breakdown_says_the_settings_read_from_the_rows_notes():
     assert at.selectbox(key="ms_row").value.split(": ")[0] == row
     [said] = [c.value for c in at.caption if c.value.startswith("Settings read from this row's notes")]
     assert "speculative decoding" in said and "SGLang before 0.5.13 turns its overlap scheduler off" in said
+
+
+def test_an_offline_run_of_stated_size_with_both_axes_is_a_measured_point_at_its_requests():
+    # the same run's throughput (6,000 tok/s on its one GPU) and mean TPOT (40 ms, so 1000 / 40 = 25 tokens/s per
+    # user) pair into one point at concurrency 320, its stated requests, where they were a throughput-only point and
+    # a TPOT the chart never drew
+    base = dict(source_id="s", model="llama-3.1-8b", model_family="llama", accelerator="h100-sxm", n_gpus=1, tp=1,
+                pp=1, ep=1, dp=1, engine="vllm", engine_version="0.5.4", weight_dtype="fp8", kv_dtype=None,
+                input_len=205, output_len=213, len_dist="sharegpt", concurrency=np.nan, request_rate_per_s=np.nan,
+                mode="offline", statistic="mean", notes="all 320 requests sent at once (--request-rate inf)")
+    df = pd.DataFrame([dict(base, id="tput", metric="output_tok_per_s", value=6000.0),
+                       dict(base, id="tpot", metric="tpot_ms", value=40.0)])
+    points = comparison.measured_points(df)
+    assert len(points) == 1
+    assert (points["concurrency"].iat[0], points["tokens_per_s_per_gpu"].iat[0],
+            points["tokens_per_s_per_user"].iat[0]) == (320.0, 6000.0, 25.0)
+    # a run of unstated size stays off the points (its concurrency is unknown)
+    assert comparison.measured_points(df.assign(notes="")).empty
