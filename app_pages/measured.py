@@ -13,30 +13,8 @@ st.markdown(
     "is what the serving model expects an engine to measure.")
 
 
-@widgets.fragment
-def explore() -> None:
-    """Data, selection, charts and table. A fragment: its controls rerun this part only."""
-    choice = widgets.linked_radio(st, "Measurements", measured_views.SOURCES, "ms_source", horizontal=True)
-    df, stand_in = measured_views.load_data(choice)  # stand_in: the data set, the file's choices kept
-    if df.empty:
-        st.warning("No measurement rows to compare.")
-        return
-    d = measured_views.selection(df, "ms", stand_in)
-    configs = comparison.configurations(d)
-    labels = measured_views.config_labels(configs)
-    measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration
-    # a configuration chosen in a file comes back by its setup, whatever its row count in the file loaded next
-    pick = widgets.linked_selectbox(st, "Configuration (layout, dtypes, lengths)", labels, "ms_config", stand_in,
-                                    same=measured_views.config_setup)
-    config = configs.iloc[labels.index(pick) if pick in labels else 0]
-    rows = measured_views.config_rows(d, config)
-    try:
-        frontier = caching.cached_call(comparison.config_frontier, config.to_dict(),
-                                       up_to=caching.cached_call(comparison.frontier_span_per_replica, rows))
-        table = caching.cached_call(comparison.compare_rows, rows)
-    except ValueError as exc:
-        widgets.show_error(exc)
-        return
+def frontier_chart(config, rows, table, frontier, stand_in: bool) -> None:
+    """The configuration's measured runs over the serving estimate's frontier (InferenceX's axes), with its caption."""
     serving_views.show_notices(frontier.attrs.get("notices"))
     points = comparison.measured_points(rows)
     at_rate = comparison.rate_points(rows)
@@ -62,6 +40,38 @@ def explore() -> None:
                "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
+
+
+@widgets.fragment
+def explore() -> None:
+    """Data, selection, charts and table. A fragment: its controls rerun this part only."""
+    choice = widgets.linked_radio(st, "Measurements", measured_views.SOURCES, "ms_source", horizontal=True)
+    df, stand_in = measured_views.load_data(choice)  # stand_in: the data set, the file's choices kept
+    if df.empty:
+        st.warning("No measurement rows to compare.")
+        return
+    d = measured_views.selection(df, "ms", stand_in)
+    configs = comparison.configurations(d)
+    labels = measured_views.config_labels(configs)
+    measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration
+    # a configuration chosen in a file comes back by its setup, whatever its row count in the file loaded next
+    pick = widgets.linked_selectbox(st, "Configuration (layout, dtypes, lengths)", labels, "ms_config", stand_in,
+                                    same=measured_views.config_setup)
+    config = configs.iloc[labels.index(pick) if pick in labels else 0]
+    rows = measured_views.config_rows(d, config)
+    try:
+        table = caching.cached_call(comparison.compare_rows, rows)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        return
+    try:
+        frontier = caching.cached_call(comparison.config_frontier, config.to_dict(),
+                                       up_to=caching.cached_call(comparison.frontier_span_per_replica, rows))
+    except ValueError as exc:  # a layout or model the serving model refuses: its rows are still listed below
+        st.error(measured_views.no_frontier_words(exc))
+        frontier = None
+    if frontier is not None:
+        frontier_chart(config, rows, table, frontier, stand_in)
     st.markdown(measured_views.heading("Every row: measured, serving estimate, bound", stand_in))
     beyond = measured_views.beyond_bound_sentence(table)
     if beyond:  # a measurement no engine can make: a misread row (an upload's layout, dtype or unit)

@@ -1426,3 +1426,19 @@ def test_an_offline_run_of_stated_size_with_both_axes_is_a_measured_point_at_its
             points["tokens_per_s_per_user"].iat[0]) == (320.0, 6000.0, 25.0)
     # a run of unstated size stays off the points (its concurrency is unknown)
     assert comparison.measured_points(df.assign(notes="")).empty
+
+
+def test_a_configuration_the_engines_refuse_lists_its_rows_with_the_reason_and_no_curve():
+    # an uploaded run of Llama-3.1-8B at TP3: its 32 query heads do not split over 3 ranks, so vLLM refuses the layout
+    # and the serving model draws no curve. The page says so in a sentence that frames the reason, and still lists
+    # the rows (measured, no estimate, each row's reason) where it had shown the bare reason alone
+    header = "model,accelerator,n_gpus,tp,engine,weight_dtype,input_len,output_len,concurrency,metric,value,notes"
+    text = "\n".join([header, "llama-3.1-8b,h100-sxm,3,3,vllm,bf16,1000,200,8,tpot_ms,9,",
+                      "llama-3.1-8b,h100-sxm,3,3,vllm,bf16,1000,200,8,ttft_ms,60,"])
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("tp3.csv", text.encode(), "text/csv")).run()
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("No serving estimate for this configuration, so no curve to draw:") and "TP 3" in error
+    table = next(t for t in tables(at) if "measured" in t.columns or "value" in t.columns)
+    assert len(table) == 2

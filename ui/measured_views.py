@@ -235,6 +235,14 @@ def throughput_only_points(rows: pd.DataFrame, frontier: pd.DataFrame, n_gpus: i
     return out.loc[~out.assign(k=out["y"].round(6)).duplicated(subset=["concurrency", "k"])]
 
 
+def no_frontier_words(exc: Exception) -> str:
+    """The page's message where the serving model draws no curve for a configuration (``calc.comparison.
+    config_frontier`` refused it: a layout the engines refuse, a model it cannot build), the reason quoted."""
+    reason = str(exc).strip()
+    return (f"No serving estimate for this configuration, so no curve to draw: {formats.md_escape(reason)}. Its rows "
+            "are listed below as measured, each with the reason it has no estimate.")
+
+
 def no_estimate_sentence(table: pd.DataFrame) -> str | None:
     """A sentence for a configuration none of whose rows the serving model estimates (``table``: ``compare_rows``'
     columns ``predicted`` and ``note``), naming the notes' reasons (a run without CUDA graphs, a model not in the presets):
