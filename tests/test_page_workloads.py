@@ -188,3 +188,34 @@ def test_past_the_trained_context_a_button_switches_to_the_nearest_preset_whose_
     assert not at.exception and at.selectbox(key="model").value == want
     assert not any("trained context" in w.value for w in at.warning)
     assert not any(b.key in ("wl_longer", "wl_longer_bill") for b in at.button)
+
+
+def test_a_running_batch_past_the_gpu_says_so():
+    # the Chat preset on Llama-3-8B (one H100 SXM, 80 GB, bf16 weights 16.06 GB): 4,096 running sequences of the
+    # mean request's whole context need 4,096 x ctx x 128 KiB of KV cache (32 layers x 8 KV heads x 128 x 2 x 2 B per
+    # token), far past the 63.9 GB left after the weights, so no prefix stays on the GPU and the page says why
+    m, a = calc.get_model("llama-3-8b"), calc.get_accelerator("h100-sxm")
+    at = open_page(PAGE, timeout=180)
+    at.selectbox(key="wl_src").set_value("preset:chat").run()
+    assert not [w for w in at.warning if "Running batch alone" in w.value]     # 4 running sequences fit
+    at.number_input(key="wl_run").set_value(4096).run()
+    assert not at.exception
+    [said] = [w.value for w in at.warning if "The Running batch alone needs" in w.value]
+    ctx = int(said.split("sequences of ")[1].split(" tokens")[0].replace(",", ""))
+    need = 4096 * ctx * 32 * 8 * 128 * 2 * 2
+    assert need == calc.kv_cache_bytes(m, ctx, 4096, "bf16")
+    room = a.memory_bytes - calc.weight_bytes(m, "bf16")
+    from ui.formats import fmt_bytes
+    assert f"needs {fmt_bytes(need)} of KV cache" in said and f"hold {fmt_bytes(room)} after the weights" in said
+    assert "Lower the Running batch" in said and need > room
+
+
+def test_the_sweeps_caption_gives_both_rates_it_compares():
+    # the caption under the CPU-size chart names the prefix hit rate over tokens (the metric above, to the digit) and
+    # the chart's share of blocks at the CPU size set, where it had called their gap (7 points on the Chat preset)
+    # "a little"
+    at = open_page(PAGE, timeout=180)
+    at.selectbox(key="wl_src").set_value("preset:chat").run()
+    [said] = [c.value for c in at.caption if "This chart counts blocks" in c.value]
+    assert f"({metric(at, 'Prefix hit rate')} at the CPU size set, against " in said
+    assert "a little" not in said

@@ -303,6 +303,14 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                 f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens: the Running batch, each at its "
                 f"whole prompt + output); a {r.stream.block_size}-token "
                 f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
+    if r.gpu_cache_bytes <= 0 and inp.running_batch > 0:  # the running batch alone overflows the GPUs
+        need = float(calc.kv_cache_bytes(sel.model, r.context_tokens, int(inp.running_batch), sel.kv_dtype))
+        room = r.gpus_per_replica * float(sel.accelerator.memory_bytes) - float(calc.weight_bytes(sel.model,
+                                                                                                sel.weight_dtype))
+        st.warning(f"The Running batch alone needs {formats.fmt_bytes(need)} of KV cache ({inp.running_batch:,} "
+                   f"sequences of {r.context_tokens:,} tokens) where the {r.gpus_per_replica} GPU(s) hold "
+                   f"{formats.fmt_bytes(max(room, 0.0))} after the weights: no engine runs that batch here, and no "
+                   "prefix stays on the GPU. Lower the Running batch.", icon=":material/warning:")
     # requests past the model's trained window, said before any figure (the bill's own warning is far below)
     beyond = workload_bill.context_warning(r.stream, sel.model)
     if beyond:
@@ -330,11 +338,17 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                       yaxis_tickformat=".0%", height=300, margin=dict(t=10))
     st.markdown("**How many GB of CPU memory buy how many points of hit rate** (other tiers as set)")
     charts.show_chart(fig, key="wl_sweep")
-    st.caption(f"Without CPU memory the tiers find {sweep['hit_rate'].iloc[0]:.1%} of the prompt blocks; with "
-               f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
-               f"{sweep['hit_rate'].iloc[-1]:.1%}. Each point is the same replay with another CPU size. This chart counts "
-               "blocks; the prefix hit rate above counts prompt tokens, so the two differ a little (a prompt's last, "
-               "partly filled block is one block but fewer tokens).")
+    none, every = float(sweep["hit_rate"].iloc[0]), float(sweep["hit_rate"].iloc[-1])
+    here = float(np.interp(inp.cpu_gb * 1e9, sweep["size_bytes"].to_numpy(float), sweep["hit_rate"].to_numpy(float)))
+    reach = (f"CPU memory changes nothing here: the tiers find {none:.1%} of the prompt blocks without it and with "
+             f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream"
+             if round(none, 3) == round(every, 3) else
+             f"Without CPU memory the tiers find {none:.1%} of the prompt blocks; with "
+             f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
+             f"{every:.1%}")
+    st.caption(f"{reach}. Each point is the same replay with another CPU size. This chart counts blocks; the prefix "
+               f"hit rate above counts prompt tokens ({r.summary.hit_rate():.1%} at the CPU size set, against "
+               f"{here:.1%} of the blocks): a prompt's last, partly filled block is one block but fewer tokens.")
 
 
 def show_sources_and_ttft(summary) -> None:
