@@ -340,8 +340,9 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
     charts.show_chart(fig, key="wl_sweep")
     none, every = float(sweep["hit_rate"].iloc[0]), float(sweep["hit_rate"].iloc[-1])
     here = float(np.interp(inp.cpu_gb * 1e9, sweep["size_bytes"].to_numpy(float), sweep["hit_rate"].to_numpy(float)))
-    reach = (f"CPU memory changes nothing here: the tiers find {none:.1%} of the prompt blocks without it and with "
-             f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream"
+    reach = (f"The tiers find {none:.1%} of the prompt blocks both without CPU memory and with "
+             f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream: "
+             "CPU memory only takes blocks over from the slower tiers here"
              if round(none, 3) == round(every, 3) else
              f"Without CPU memory the tiers find {none:.1%} of the prompt blocks; with "
              f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
