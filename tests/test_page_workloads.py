@@ -206,7 +206,7 @@ def test_a_running_batch_past_the_gpu_says_so():
     assert need == calc.kv_cache_bytes(m, ctx, 4096, "bf16")
     room = a.memory_bytes - calc.weight_bytes(m, "bf16")
     from ui.formats import fmt_bytes
-    assert f"needs {fmt_bytes(need)} of KV cache" in said and f"hold {fmt_bytes(room)} after the weights" in said
+    assert f"needs {fmt_bytes(need)} of KV cache" in said and f"the GPU holds {fmt_bytes(room)} after the weights" in said
     assert "Lower the Running batch" in said and need > room
 
 

@@ -1442,3 +1442,34 @@ def test_a_configuration_the_engines_refuse_lists_its_rows_with_the_reason_and_n
     assert error.startswith("No serving estimate for this configuration, so no curve to draw:") and "TP 3" in error
     table = next(t for t in tables(at) if "measured" in t.columns or "value" in t.columns)
     assert len(table) == 2
+
+
+def test_a_speculative_rows_label_says_so_and_a_link_by_its_older_label_still_opens_it():
+    # held-out GPUStack Qwen3-8B on one H100, SGLang with EAGLE3 drafts: the Row box names a speculative run as such
+    # (a first-time user could not tell which of the fp8 configuration's rows drafted); a link written with the label
+    # before it said so ("<id>: TPOT mean at concurrency 4, measured ...") opens on the same row
+    from calc.serving_fit import HOLDOUT_PATH
+    held = measurements.load_measurements(HOLDOUT_PATH)
+    rows = held[(held["source_id"] == "gpustack-h100-qwen3-8b") & (held["engine"] == "sglang")
+                & (held["metric"] == "tpot_ms") & (held["statistic"] == "mean")]
+    spec = rows[rows["notes"].str.contains("EAGLE3")].iloc[0]
+    label = measured_views.row_label(spec.to_dict())
+    assert ", speculative decoding, measured " in label
+    plain = rows[~rows["notes"].str.contains("speculative decoding ON|EAGLE", regex=True)].iloc[0]
+    assert "speculative" not in measured_views.row_label(plain.to_dict())
+    older = label.replace(", speculative decoding", "")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[3], ms_model="qwen3-8b",
+                   ms_acc="h100-sxm", ms_engine="sglang", ms_row=older)
+    assert at.selectbox(key="ms_row").value == spec["id"]
+    assert not any("ms_row" in w.value for w in list(at.warning) + list(at.info) + list(at.caption))
+
+
+def test_the_parity_chart_says_when_rows_have_neither_an_estimate_nor_a_bound():
+    # the TP3 upload's rows: the engines refuse the layout, so no estimate, and the bound of a layout that does not
+    # split the heads is not computed either: the chart says nothing is drawn, not "bound only"
+    table = pd.DataFrame({"id": ["a"], "metric": ["tpot_ms"], "statistic": ["mean"], "value": [9.0],
+                          "predicted": [np.nan], "bound": [np.nan]})
+    words = [a.text for a in measured_views.parity_figure(table).build().layout.annotations]
+    assert words == ["no serving estimate for these rows (the table's note says why): no bound either, nothing to draw"]
+    words = [a.text for a in measured_views.parity_figure(table.assign(bound=[4.0])).build().layout.annotations]
+    assert words == ["no serving estimate for these rows (the table's note says why): bound only"]

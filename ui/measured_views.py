@@ -15,6 +15,7 @@ import streamlit as st
 
 from calc import comparison, inferencex, measurements
 from calc.serving_fit import HOLDOUT_PATH, MULTI_STEP_READ
+from calc.speculative_serving import speculative_notes
 from calc.serving_tails import statistic_quantile
 from ui import caching, charts, formats, html_table, serving_views, url_state, widgets
 
@@ -318,7 +319,8 @@ def parity_figure(table: pd.DataFrame):
                         hovertemplate="%{customdata[1]}<br>%{customdata[0]} (%{customdata[2]}): measured %{x:,.4g}, "
                                       + what + " %{y:,.4g}<extra></extra>")
     if len(have) and have["predicted"].isna().all():
-        fig.add_annotation(text="no serving estimate for these rows (the table's note says why): bound only",
+        what = "bound only" if have["bound"].notna().any() else "no bound either, nothing to draw"
+        fig.add_annotation(text=f"no serving estimate for these rows (the table's note says why): {what}",
                            xref="paper", yref="paper", x=0.02, y=0.98, showarrow=False, xanchor="left")
     fig.update_xaxes(title="measured (the metric's unit)", type="log")
     fig.update_yaxes(title="serving estimate / bound", type="log")
@@ -450,7 +452,9 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
 def row_label(r) -> str:
     """A measurement row (``calc.measurements`` columns) of a time in ms for a selectbox (and its link):
     'vllm-70b-c64-tpot: TPOT mean at concurrency 64, measured 41.20 ms' (a time of minutes as '4.5 min'); the run's
-    load as its mode states it (a concurrency, a request rate, offline). No estimate in it: a link keeps its row when the model is refitted."""
+    load as its mode states it (a concurrency, a request rate, offline), and ', speculative decoding' where its notes
+    say so (``calc.speculative_serving.speculative_notes``). No estimate in it: a link keeps its row when the model is
+    refitted, and a link by an older label keeps it too (``row_id_of``)."""
     if r["mode"] == "rate":
         at = f"at {float(r['request_rate_per_s']):,.4g} requests/s"
     elif pd.notna(r["concurrency"]):
@@ -459,7 +463,15 @@ def row_label(r) -> str:
     else:
         at = "offline"
     what = comparison.METRIC_WORDS.get(r["metric"], str(r["metric"]))
-    return f"{r['id']}: {what} {r['statistic']} {at}, measured {formats.fmt_seconds(float(r['value']) / 1e3)}"
+    drafted = ", speculative decoding" if speculative_notes(r.get("notes", "")) else ""
+    return (f"{r['id']}: {what} {r['statistic']} {at}{drafted}, measured "
+            f"{formats.fmt_seconds(float(r['value']) / 1e3)}")
+
+
+def row_id_of(label) -> str:
+    """The row id a ``row_label`` starts with (the whole text where it has no ': '): a row's identity, the same
+    whatever the label says after it."""
+    return str(label).split(": ", 1)[0]
 
 
 #: What the breakdown's two bars predict for a row of each statistic (``calc.serving_fit.prepare_rows``: a median
@@ -620,10 +632,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     raw = rows.drop_duplicates("id").set_index("id")
     labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
     ids = list(labels)
-    url_state.accept_url_values(f"{key}_row", ids, labels.get)   # a link may name the row by its id
-    # stand_in: the data set shown while a file cannot be read
+    # stand_in: the data set shown while a file cannot be read; a link may name the row by its id or an older label
     pick = widgets.linked_selectbox(st, "Row (a measured TPOT, ITL or TTFT)", ids, f"{key}_row", stand_in,
-                                    format_func=labels.get,
+                                    same=row_id_of, format_func=labels.get,
                                     help="One row of the table above: its serving estimate's parts, with what it "
                                          "measured.")
     t = times[times["id"] == pick].iloc[0]

@@ -300,17 +300,18 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                 f"{stats['median_input_tokens']:,.0f} tokens, output mean {stats['mean_output_tokens']:,.0f} "
                 f"(reasoning {stats['mean_reasoning_tokens']:,.0f}). GPU keeps {formats.fmt_bytes(r.gpu_cache_bytes)} "
                 f"for prefixes ({r.gpus_per_replica} x {sel.accelerator.name} less the weights and "
-                f"{inp.running_batch} running sequences of {r.context_tokens:,} tokens: the Running batch, each at its "
+                f"{inp.running_batch:,} running sequences of {r.context_tokens:,} tokens: the Running batch, each at its "
                 f"whole prompt + output); a {r.stream.block_size}-token "
                 f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
     if r.gpu_cache_bytes <= 0 and inp.running_batch > 0:  # the running batch alone overflows the GPUs
         need = float(calc.kv_cache_bytes(sel.model, r.context_tokens, int(inp.running_batch), sel.kv_dtype))
         room = r.gpus_per_replica * float(sel.accelerator.memory_bytes) - float(calc.weight_bytes(sel.model,
                                                                                                 sel.weight_dtype))
+        gpus = "the GPU holds" if r.gpus_per_replica == 1 else f"the {r.gpus_per_replica} GPUs hold"
         st.warning(f"The Running batch alone needs {formats.fmt_bytes(need)} of KV cache ({inp.running_batch:,} "
-                   f"sequences of {r.context_tokens:,} tokens) where the {r.gpus_per_replica} GPU(s) hold "
-                   f"{formats.fmt_bytes(max(room, 0.0))} after the weights: no engine runs that batch here, and no "
-                   "prefix stays on the GPU. Lower the Running batch.", icon=":material/warning:")
+                   f"sequences of {r.context_tokens:,} tokens) where {gpus} {formats.fmt_bytes(max(room, 0.0))} "
+                   "after the weights: no engine runs that batch here, and no prefix stays on the GPU. Lower the "
+                   "Running batch (the bills below size their own Decode batch).", icon=":material/warning:")
     # requests past the model's trained window, said before any figure (the bill's own warning is far below)
     beyond = workload_bill.context_warning(r.stream, sel.model)
     if beyond:
@@ -342,7 +343,8 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
     here = float(np.interp(inp.cpu_gb * 1e9, sweep["size_bytes"].to_numpy(float), sweep["hit_rate"].to_numpy(float)))
     reach = (f"The tiers find {none:.1%} of the prompt blocks both without CPU memory and with "
              f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream: "
-             "CPU memory only takes blocks over from the slower tiers here"
+             "CPU memory changes which tier finds them, not how many, and a block it holds loads faster than from "
+             "SSD or than recomputing it (the TTFT and the prefill GPU work above follow its size)"
              if round(none, 3) == round(every, 3) else
              f"Without CPU memory the tiers find {none:.1%} of the prompt blocks; with "
              f"{formats.fmt_bytes(sweep['size_bytes'].iloc[-1])}, which holds every distinct block of the stream, "
