@@ -233,10 +233,8 @@ def _axis_points(df: pd.DataFrame, mode: str, load: str) -> pd.DataFrame:
     cols = list(CONFIG_COLUMNS) + [load, "source_id", "tokens_per_s_per_gpu", "tokens_per_s_per_user"]
     taken = df["mode"] == mode
     if mode == "concurrency":  # an offline burst of N requests is a run at concurrency N (``row_concurrency``)
-        stated = row_concurrency(df)
-        burst = (df["mode"] == "offline") & stated.notna()
-        df = df.assign(concurrency=stated.where(burst, df["concurrency"]))
-        taken = taken | burst
+        df = df.assign(concurrency=row_concurrency(df))
+        taken = taken | ((df["mode"] == "offline") & df["concurrency"].notna())
     d = df[taken & df["statistic"].isin(["mean", "median"])].copy()
     if d.empty:
         return pd.DataFrame(columns=cols)

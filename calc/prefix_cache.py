@@ -101,14 +101,11 @@ def tier_sources() -> dict:
     return {k: dict(v) for k, v in _tier_file().items()}
 
 
-def gpu_cache_bytes(model, accelerator, running_batch: int, context_len: int, weight_dtype: str = "bf16",
-                    kv_dtype: str = "bf16", tp: int = 1) -> float:
-    """GPU memory left for the prefix cache: tp x memory - weights - the running batch's KV cache, at least 0.
-
-    The running batch (``running_batch`` sequences of ``context_len`` tokens, ``calc.kv_cache_bytes``) holds
-    its blocks while it decodes; only the rest can keep finished prompts' prefixes (vLLM's free-block LRU).
-    Llama-3-8B in bf16 on one H100 SXM (80 GB) with 16 sequences of 8,192 tokens: 80 - 16.06 - 16 x 1.07 =
-    46.8 GB.
+def gpu_memory_split(model, accelerator, running_batch: int, context_len: int, weight_dtype: str = "bf16",
+                     kv_dtype: str = "bf16", tp: int = 1) -> tuple[float, float]:
+    """(after_weights_bytes, running_kv_bytes): tp x memory less the weights (at least 0), and the running batch's
+    KV cache (``running_batch`` sequences of ``context_len`` tokens, ``calc.kv_cache_bytes``), which holds its blocks
+    while it decodes. Llama-3-8B in bf16 on one H100 SXM (80 GB), 16 sequences of 8,192 tokens: (63.9 GB, 17.2 GB).
 
     Raises:
         ValueError: a batch < 0 or a context < 1; unknown dtypes.
@@ -118,7 +115,24 @@ def gpu_cache_bytes(model, accelerator, running_batch: int, context_len: int, we
         raise ValueError(f"running_batch must be >= 0, got {running_batch!r}")
     n = check_positive_int(tp, "tp")
     kv = float(kv_cache_bytes(model, check_positive_int(context_len, "context_len"), b, kv_dtype)) if b else 0.0
-    return max(0.0, n * float(accelerator.memory_bytes) - float(weight_bytes(model, weight_dtype)) - kv)
+    return max(0.0, n * float(accelerator.memory_bytes) - float(weight_bytes(model, weight_dtype))), kv
+
+
+def gpu_cache_bytes(model, accelerator, running_batch: int, context_len: int, weight_dtype: str = "bf16",
+                    kv_dtype: str = "bf16", tp: int = 1) -> float:
+    """GPU memory left for the prefix cache: tp x memory - weights - the running batch's KV cache, at least 0
+    (``gpu_memory_split``).
+
+    The running batch holds its blocks while it decodes; only the rest can keep finished prompts' prefixes (vLLM's
+    free-block LRU). Llama-3-8B in bf16 on one H100 SXM (80 GB) with 16 sequences of 8,192 tokens: 80 - 16.06 -
+    16 x 1.07 = 46.8 GB.
+
+    Raises:
+        ValueError: a batch < 0 or a context < 1; unknown dtypes.
+    """
+    after_weights, running = gpu_memory_split(model, accelerator, running_batch, context_len, weight_dtype, kv_dtype,
+                                              tp)
+    return max(0.0, after_weights - running)
 
 
 def capacity_blocks(tiers, block_size: int, kv_bytes_per_token_: float) -> list[int]:

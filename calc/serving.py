@@ -1052,19 +1052,29 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     return prm, layout, key, settings, notices, accelerator
 
 
+def speculative_engine(prm: dict, key: str, version: str, settings: dict, stated_batch: bool = False,
+                       clients=None, notes: str = "", stated_overlap: bool = False) -> tuple[dict, list[str]]:
+    """(settings, words): what engine ``key`` at release ``version`` ("" for a current build) does of its own under
+    speculative decoding, for ``settings`` that carry a draft (``spec_tokens``): its cap on running requests unless
+    the run states its largest batch (``stated_batch``; ``calc.serving_params.speculative_batch_limit``, said where
+    ``clients`` per replica may exceed it), then its overlap scheduling unless the run states it (``notes`` setting
+    ``SGLANG_ENABLE_SPEC_V2``, or ``stated_overlap``; ``calc.serving_terms.speculative_schedule``: SGLang before
+    0.5.13 turns it off). The public estimate and the fit's rows both take these facts from here."""
+    settings, capped = speculative_batch_limit(prm, key, settings, stated_batch, clients)
+    settings, unhidden = speculative_schedule(key, version, settings, notes, stated_overlap)
+    return settings, capped + unhidden
+
+
 def _with_speculative(model, speculative, prm, key, settings, engine_options, clients=None, engine_version=""):
     """(settings, notices) of a public estimate under ``speculative`` (``calc.speculative_serving.
-    speculative_settings``): its draft settings, the engine's own cap on running requests under speculative
-    decoding unless ``engine_options`` give max_batch (``calc.serving_params.speculative_batch_limit``; said where
-    ``clients`` per replica, None for a rate or an offline run, may exceed it), and its overlap scheduling at
-    ``engine_version`` unless ``engine_options`` give overlap_schedule (``calc.serving_terms.speculative_schedule``:
-    SGLang before 0.5.13 turns it off)."""
+    speculative_settings``): its draft settings and what the engine does of its own under them
+    (``speculative_engine``), max_batch and overlap_schedule in ``engine_options`` stating the run's own."""
     spec, notices = speculative_settings(model, speculative)
     options = engine_options if isinstance(engine_options, dict) else {}
-    settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec), "max_batch" in options, clients)
-    settings, unhidden = speculative_schedule(key, release_number(engine_version) if engine_version else "", settings,
-                                              stated="overlap_schedule" in options)
-    return settings, notices + capped + unhidden
+    settings, words = speculative_engine(prm, key, release_number(engine_version) if engine_version else "",
+                                         dict(settings, **spec), "max_batch" in options, clients,
+                                         stated_overlap="overlap_schedule" in options)
+    return settings, notices + words
 
 
 def _accelerator_key(accelerator: Accelerator) -> str:

@@ -61,15 +61,16 @@ from .serving_tails import (TAIL_METRICS, output_quantile_ratio, output_range_ra
                             statistic_quantile)
 from .speculative_serving import speculative_from_notes, speculative_notes, speculative_settings
 from .serving import (combine, edge_shares, edge_speed, finite_run_drain_s, rate_run_requests_per_s,
-                      serving_components, spread_ttft_s, trtllm_bench_settings, tuned_means, tuned_tail_s)
+                      serving_components, speculative_engine, spread_ttft_s, trtllm_bench_settings, tuned_means,
+                      tuned_tail_s)
 from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_s, burst_share, decimal_year,
                             eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_quantile_s,
-                            slot_wait_s, speculative_schedule, spread_outputs, version_day, with_cold_start, with_slot_wait)
+                            slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
                              FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
                              engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
-                             on_rocm, param_values, speculative_batch_limit)
+                             on_rocm, param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -351,14 +352,12 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
             skipped.append((r.id, f"metric {r.metric}"))
             continue
         notes = str(getattr(r, "notes", "") or "").lower()
-        if r.mode == "offline" and pd.isna(r.concurrency) and r.metric in LATENCY_METRICS:
+        if r.metric in LATENCY_METRICS:
             # an offline run whose notes state its N requests sends them at once: its latencies are a burst of N's,
             # as a row that gives N as its concurrency (``sent_at_once``), not a loop that replaces every request
             # that ends (Lambda's vLLM 0.5.4 runs of 320 ShareGPT prompts: median ITL 18-181 ms measured, 38-424 ms
             # estimated as such a loop, 23-296 ms as the burst); its throughput stays the waves of its N below
-            stated_n = stated_concurrency(r.mode, r.concurrency, notes)
-            if np.isfinite(stated_n):
-                r = r._replace(concurrency=stated_n)
+            r = r._replace(concurrency=stated_concurrency(r.mode, r.concurrency, notes))
         burst = (r.mode == "offline" and not pd.isna(r.concurrency)) or lockstep_closed_loop(r.mode, r.len_dist)
         if r.mode == "offline" and r.metric in ("ttft_ms", "e2e_ms") and not burst:
             skipped.append((r.id, "latency of an offline run of unstated size (the wait for a slot grows with "
@@ -386,12 +385,11 @@ def prepare_rows(measurements: pd.DataFrame, params: dict | None = None, include
                     raise ValueError(f"speculative decoding as its notes state it: {exc}") from None
                 clients = None if r.mode != "concurrency" or pd.isna(r.concurrency) else \
                     float(r.concurrency) / layout.replicas  # a closed loop's clients per replica
-                settings, capped = speculative_batch_limit(prm, key, dict(settings, **spec_settings),
-                                                           bool(_STATED_BATCH.search(notes)), clients)
                 # the release as ``_row_setup`` reads it for the overlap scheduling of plain decoding
-                settings, unhidden = speculative_schedule(
-                    key, release_number("" if pd.isna(r.engine_version) else str(r.engine_version)), settings, notes)
-                from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + capped + unhidden if w)
+                settings, engine_words = speculative_engine(
+                    prm, key, release_number("" if pd.isna(r.engine_version) else str(r.engine_version)),
+                    dict(settings, **spec_settings), bool(_STATED_BATCH.search(notes)), clients, notes)
+                from_notes = "; ".join(w for w in [from_notes, spec_settings["spec_words"]] + engine_words if w)
             i, o = int(r.input_len), int(r.output_len)
             rate = r.mode == "rate"
             if rate:

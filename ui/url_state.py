@@ -304,6 +304,15 @@ def _range_why(lo: float, hi: float) -> str:
     return f"outside {num(lo)} to {num(hi)}"
 
 
+def same_option(value, options, same=None):
+    """The first of ``options`` that ``same`` (a function of a value giving the choice it stands for) finds equal to
+    ``value``; None without ``same``, for no value, or where none is (``keep_valid``, ``accept_url_values``)."""
+    if same is None or value is None:
+        return None
+    want = same(value)
+    return next((o for o in options if same(o) == want), None)
+
+
 def accept_url_values(key: str, options, format_func=str, same=None) -> None:
     """Let a link name an option of the URL-bound widget ``key`` by its plain value as well as by its label.
 
@@ -326,10 +335,9 @@ def accept_url_values(key: str, options, format_func=str, same=None) -> None:
         for option, label in zip(options, labels):
             if value.casefold() in (str(option).casefold(), label.casefold()):
                 return label
-        if same is not None:
-            match = next((label for option, label in zip(options, labels) if same(option) == same(value)), None)
-            if match is not None:
-                return match
+        match = same_option(value, options, same)
+        if match is not None:
+            return str(format_func(match))
         try:
             number = float(value.replace(",", "").replace("_", ""))
         except ValueError:
@@ -407,10 +415,7 @@ def keep_valid(key: str, options, stand_in: bool = False, same=None) -> None:
 
     def among(value):
         """``value`` where it is an option, else the option ``same`` finds equal to it, else None."""
-        if value in options or same is None or value is None:
-            return value if value in options else None
-        want = same(value)
-        return next((o for o in options if same(o) == want), None)
+        return value if value in options else same_option(value, options, same)
 
     if stand_in:
         st.session_state[back] = True

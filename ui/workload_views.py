@@ -205,7 +205,8 @@ def workload_inputs() -> WorkloadInputs:
 class Replay:
     """The Workloads page's results for one ``WorkloadInputs``: the stream, the GPU's prefix-cache bytes and the
     tiers' capacities in blocks, the replay's summary, the CPU-size sweep, the bill table; the self-hosted rates
-    (None, with ``self_hosted_error`` set, when the model cannot be self-hosted as set) and setup."""
+    (None, with ``self_hosted_error`` set, when the model cannot be self-hosted as set) and setup; the GPUs' memory
+    after the weights and the running batch's KV cache (``calc.prefix_cache.gpu_memory_split``)."""
     stream: traces.RequestStream
     rates: object
     self_hosted_error: ValueError | None
@@ -218,6 +219,8 @@ class Replay:
     sweep: object
     bills: object
     setup: object = None
+    after_weights_bytes: float = 0.0
+    running_kv_bytes: float = 0.0
 
 
 def replay(sel, inp: WorkloadInputs) -> Replay:
@@ -236,8 +239,9 @@ def replay(sel, inp: WorkloadInputs) -> Replay:
     tp = rates.gpus_per_replica if rates else 1
     # a running sequence at its whole prompt + output, the mean request rounded as the bill prices it (calc.bill)
     ctx = sum(max(1, int(round(float(t.mean())))) for t in (stream_.input_tokens, stream_.output_tokens))
-    gpu_bytes = prefix_cache.gpu_cache_bytes(sel.model, sel.accelerator, int(inp.running_batch), ctx,
-                                             sel.weight_dtype, sel.kv_dtype, tp)
+    after_weights, running_kv = prefix_cache.gpu_memory_split(sel.model, sel.accelerator, int(inp.running_batch), ctx,
+                                                              sel.weight_dtype, sel.kv_dtype, tp)
+    gpu_bytes = max(0.0, after_weights - running_kv)  # ``prefix_cache.gpu_cache_bytes``
     tiers = prefix_cache.default_tiers(gpu_bytes, inp.cpu_gb * 1e9, inp.ssd_gb * 1e9, inp.remote_gb * 1e9)
     kvb = float(calc.kv_bytes_per_token(sel.model, sel.kv_dtype))
     caps = tuple(prefix_cache.capacity_blocks(tiers, stream_.block_size, kvb))
@@ -247,7 +251,8 @@ def replay(sel, inp: WorkloadInputs) -> Replay:
     sweep = cpu_sweep(inp.key, tuple(tiers), kvb, inp.policy)
     table = workload_bill.compare(stream_, api_tiers.default_tiers(), summary if rates else None, setup, rates,
                                   ttl_s=60.0 * inp.ttl_min)
-    return Replay(stream_, rates, sh_error, tp, ctx, gpu_bytes, kvb, caps, summary, sweep, table, setup)
+    return Replay(stream_, rates, sh_error, tp, ctx, gpu_bytes, kvb, caps, summary, sweep, table, setup,
+                  after_weights, running_kv)
 
 
 def self_hosted_note(r: Replay) -> None:
@@ -304,12 +309,10 @@ def show_replay(sel, inp: WorkloadInputs, r: Replay) -> None:
                 f"whole prompt + output); a {r.stream.block_size}-token "
                 f"block holds {formats.fmt_bytes(r.stream.block_size * r.kv_bytes_per_token)}.")
     if r.gpu_cache_bytes <= 0 and inp.running_batch > 0:  # the running batch alone overflows the GPUs
-        need = float(calc.kv_cache_bytes(sel.model, r.context_tokens, int(inp.running_batch), sel.kv_dtype))
-        room = r.gpus_per_replica * float(sel.accelerator.memory_bytes) - float(calc.weight_bytes(sel.model,
-                                                                                                sel.weight_dtype))
         gpus = "the GPU holds" if r.gpus_per_replica == 1 else f"the {r.gpus_per_replica} GPUs hold"
-        st.warning(f"The Running batch alone needs {formats.fmt_bytes(need)} of KV cache ({inp.running_batch:,} "
-                   f"sequences of {r.context_tokens:,} tokens) where {gpus} {formats.fmt_bytes(max(room, 0.0))} "
+        st.warning(f"The Running batch alone needs {formats.fmt_bytes(r.running_kv_bytes)} of KV cache "
+                   f"({inp.running_batch:,} sequences of {r.context_tokens:,} tokens) where {gpus} "
+                   f"{formats.fmt_bytes(r.after_weights_bytes)} "
                    "after the weights: no engine runs that batch here, and no prefix stays on the GPU. Lower the "
                    "Running batch (the bills below size their own Decode batch).", icon=":material/warning:")
     # requests past the model's trained window, said before any figure (the bill's own warning is far below)
