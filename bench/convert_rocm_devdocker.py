@@ -73,8 +73,8 @@ def engine_words(text: str) -> str:
     return "; ".join(words)
 
 
-def git_dir(repo: str) -> str:
-    """The git directory of ``repo``: a bare git directory, or a checkout's ``.git``.
+def git_dir(repo: str, what: str = "github.com/ROCm/vllm") -> str:
+    """The git directory of ``repo``, a copy of ``what``: a bare git directory, or a checkout's ``.git``.
 
     Raises:
         ValueError: ``repo`` is neither.
@@ -85,7 +85,7 @@ def git_dir(repo: str) -> str:
                                text=True)
         if candidate.exists() and probe.returncode == 0:
             return str(candidate)
-    raise ValueError(f"{repo} is not a git copy of github.com/ROCm/vllm (neither a bare git directory nor a checkout)")
+    raise ValueError(f"{repo} is not a git copy of {what} (neither a bare git directory nor a checkout)")
 
 
 def git(repo: str, *args: str) -> str:

@@ -653,6 +653,91 @@ def test_rocm_throughput_rows_shipped_are_what_the_converter_reads():
     assert rocm.loc[~v0, "notes"].str.contains("V1").all()
 
 
+_IX_SERVE = """#SBATCH -p h200
+exec vllm serve $MODEL \\
+    --download-dir /workspace/model_weights \\
+    --tensor-parallel-size 8 \\
+    --speculative-config.method mtp \\
+    --speculative-config.num_speculative_tokens 1 \\
+    --host 0.0.0.0 \\
+    --port $PORT
+"""
+
+
+def _ix_run(conc: int, completed: int, ttft_s: float) -> str:
+    # a result file of the folder's client: 10 x C requests of 1,024 / 128 fixed tokens, times in seconds
+    n = 10 * conc
+    return json.dumps({"date": "20260213-141321", "num_prompts": n, "completed": completed, "max_concurrency": conc,
+                       "total_input_tokens": 1024 * n, "total_output_tokens": 128 * completed,
+                       "output_throughput": 164.72765, "median_ttft": ttft_s, "p99_ttft": 0.5848,
+                       "median_tpot": 0.0213725, "p99_tpot": 0.026455, "median_e2el": 3.0226, "p99_e2el": 3.7203})
+
+
+def test_inferencex_token_position_runs_are_read_with_their_server_and_client(tmp_path):
+    # a copy of the repository with two folders: GLM-5's, whose server script runs TP8 with one MTP draft token,
+    # holds a complete run and one whose requests did not all complete (skipped); MiniMax-M2.5's holds a "tep8" run
+    # (TP8 with the experts split over the 8) under a server script of its own and a "dep8" run no script launches
+    # (skipped). Each run gives seven rows: the output tokens/s and the median and p99 TTFT, TPOT and e2e, times
+    # written in ms (seconds x 1000 in the file)
+    import subprocess
+    conv = bench_script("convert_inferencex_slo")
+    repo = tmp_path / "InferenceX"
+    base = repo / "experimental" / "token_position_decode_slo"
+    title = 'plt.suptitle("X SLA Frontier\\n8xH200 {} vLLM", fontsize=13)\n'
+    files = {"glm-5/plot_sla_frontier.py": title.format("TP8"), "glm-5/serve_glm5_sbatch.sh": _IX_SERVE,
+             "glm-5/results/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json": _ix_run(4, 40, 0.265),
+             "glm-5/results/glm5_fp8_vllm_tp8_isl1024_osl128_conc8.json": _ix_run(8, 79, 0.3),
+             "minimax-m2.5/plot_sla_frontier.py": title.format("TEP8"),
+             "minimax-m2.5/serve_minimax_tep8_sbatch.sh":
+                 "VLLM_COMMIT=dea63512bb9bdf7521d591546c52138d9d79e8ce\nexec vllm serve $MODEL \\\n"
+                 "    --tensor-parallel-size 8 \\\n    --enable-expert-parallel\n",
+             "minimax-m2.5/results/minimax_m25_vllm_tep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4),
+             "minimax-m2.5/results/minimax_m25_vllm_dep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4)}
+    for name, text in files.items():
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "runs"]):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    rows, sources, skipped = conv.convert(conv.git_dir(str(repo), "InferenceX"), "2026-12-07")
+    assert sorted(why for _, why in skipped) == ["79 of 80 requests completed at concurrency 8",
+                                                 "no server script of the folder launches this layout"]
+    assert list(sources["source_id"]) == ["inferencex-slo-glm5-h200", "inferencex-slo-minimax-m25-h200"]
+    assert (sources["license"] == "Apache-2.0").all() and (sources["shipped"] == "yes").all()
+    assert len(rows) == 14 and (rows["accelerator"] == "h200").all() and (rows["n_gpus"] == 8).all()
+    glm, mm = rows[rows["model"] == "glm-5"], rows[rows["model"] == "minimax-m2.5"]
+    assert list(glm["metric"] + " " + glm["statistic"]) == [
+        "output_tok_per_s mean", "ttft_ms median", "ttft_ms p99", "tpot_ms median", "tpot_ms p99", "e2e_ms median",
+        "e2e_ms p99"]
+    # 0.265 s -> 265 ms; 0.0213725 s -> 21.3725 ms; the throughput as written
+    assert list(glm["value"]) == [164.7277, 265.0, 584.8, 21.3725, 26.455, 3022.6, 3720.3]
+    assert (glm[["tp", "ep", "dp"]].to_numpy() == [8, 1, 1]).all() and (mm[["tp", "ep"]].to_numpy() == [8, 8]).all()
+    assert (rows["input_len"] == 1024).all() and (rows["output_len"] == 128).all()
+    assert list(glm["concurrency"].unique()) == [4] and (glm["engine_version"] == "nightly-2026-02-13").all()
+    assert (rows["len_dist"] == "fixed").all() and (rows["mode"] == "concurrency").all()
+    # the run as the fit's readers take it: 10 rounds of C requests; GLM-5's one MTP draft token per round read back
+    # from its launch; MiniMax-M2.5's run plain, with the vLLM build its script installs
+    from calc.serving_fit import closed_loop_rounds
+    from calc.speculative_serving import speculative_from_notes
+    assert closed_loop_rounds("concurrency", 4, glm["notes"].iloc[0].lower()) == 10
+    assert speculative_from_notes(glm["notes"].iloc[0]) == {"method": "mtp", "draft_tokens": 1}
+    assert "--host" not in glm["notes"].iloc[0] and "serve zai-org/GLM-5-FP8 --tensor-parallel-size 8" in \
+        glm["notes"].iloc[0]
+    assert speculative_from_notes(mm["notes"].iloc[0]) is None
+    assert "vLLM wheel of commit dea63512bb installed over the image" in mm["notes"].iloc[0]
+
+
+def test_inferencex_token_position_rows_shipped_are_what_the_converter_reads():
+    # the held-out file's rows of the three folders: 162 runs (GLM-5 52, MiniMax-M2.5's 65 TEP8 runs, Qwen3.5 45)
+    # of seven rows each, all at concurrency 4-64 on 8 H200, none faster than calc's lower bound
+    ix = HOLDOUT[HOLDOUT["source_id"].str.startswith("inferencex-slo-")]
+    assert len(ix) == 7 * (52 + 65 + 45) and ix["source_id"].nunique() == 3
+    assert ix.groupby("model").size().to_dict() == {"glm-5": 364, "minimax-m2.5": 455, "qwen3.5-397b-a17b": 315}
+    assert set(ix["concurrency"]) == {4, 8, 16, 32, 48, 64} and (ix["accelerator"] == "h200").all()
+    for _, r in ix.iterrows():
+        assert measurement_bound(r).respected
+        assert SOURCES.loc[r["source_id"], "license"] == "Apache-2.0"
+
 _HARNESS_COMMON = """vllm_env_config:
   VLLM_USE_V1: 0
 vllm_engine_config:
