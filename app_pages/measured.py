@@ -45,11 +45,14 @@ def frontier_chart(config, rows, table, frontier, stand_in: bool) -> None:
 @widgets.fragment
 def explore() -> None:
     """Data, selection, charts and table. A fragment: its controls rerun this part only."""
+    measured_views.follow_linked_source("ms")  # a link to a held-out row alone opens the held-out rows
     choice = widgets.linked_radio(st, "Measurements", measured_views.SOURCES, "ms_source", horizontal=True)
     df, stand_in = measured_views.load_data(choice)  # stand_in: the data set, the file's choices kept
     if df.empty:
         st.warning("No measurement rows to compare.")
         return
+    if not stand_in:  # a link to a row opens on its model, accelerator and engine
+        measured_views.follow_linked_choice(df, "ms")
     d = measured_views.selection(df, "ms", stand_in)
     configs = comparison.configurations(d)
     labels = measured_views.config_labels(configs)

@@ -318,6 +318,38 @@ def test_measured_page_breaks_down_the_chosen_row_and_marks_what_it_measured():
     assert linked.selectbox(key="ms_row").value == ttft_id
 
 
+def test_a_link_naming_only_a_row_opens_on_its_source_model_accelerator_and_engine():
+    # a link that carries a row and nothing else: before, the page opened on the first model of the data set (the
+    # row's configuration looked for among another model's rows) and said the row was ignored. Now it opens on the
+    # row's own model, accelerator and engine, and, for a held-out row, on the held-out rows, the row broken down
+    from calc.serving_fit import HOLDOUT_PATH
+    shipped = measurements.load_measurements()
+    first = sorted(shipped["model"].unique())[0]
+    pick = shipped[(shipped["model"] != first) & (shipped["metric"] == "tpot_ms")
+                   & shipped["statistic"].isin(["mean", "median"])].iloc[-1]
+    at = open_page("app_pages/measured.py", ms_row=pick["id"])
+    assert not at.exception and at.radio(key="ms_source").value == measured_views.SOURCES[0]
+    assert (at.selectbox(key="ms_model").value, at.selectbox(key="ms_acc").value,
+            at.selectbox(key="ms_engine").value) == (pick["model"], pick["accelerator"], pick["engine"])
+    assert measured_views.row_id_of(at.selectbox(key="ms_row").value) == pick["id"]
+    held = measurements.load_measurements(HOLDOUT_PATH)
+    row = held[held["id"].str.startswith("ixslo-glm-5") & (held["metric"] == "tpot_ms")
+               & (held["statistic"] == "median")].iloc[0]
+    assert row["id"] not in set(shipped["id"])
+    at = open_page("app_pages/measured.py", ms_row=row["id"])
+    assert not at.exception and at.radio(key="ms_source").value == measured_views.SOURCES[3]
+    assert (at.selectbox(key="ms_model").value, at.selectbox(key="ms_acc").value) == ("glm-5", "h200")
+    assert measured_views.row_id_of(at.selectbox(key="ms_row").value) == row["id"]
+    assert not [w for w in at.warning if "were ignored" in w.value]
+    # once followed, the user's own choice of model stays (the link's row then drops out of the choices)
+    other = next(m for m in at.selectbox(key="ms_model").options if m != "glm-5")
+    at.selectbox(key="ms_model").set_value(other).run()
+    assert not at.exception and at.selectbox(key="ms_model").value == other
+    assert at.radio(key="ms_source").value == measured_views.SOURCES[3]
+    # a link that names its source keeps it, even where the row is not one of its rows
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[0], ms_row=row["id"])
+    assert not at.exception and at.radio(key="ms_source").value == measured_views.SOURCES[0]
+
 def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():
     # A closed loop of R rounds mixes its burst's and steady state's times, a rate row sits between two points of
     # its grid: the breakdown's parts are mixed alike, so they add up to the table's estimate for each kind

@@ -84,10 +84,12 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
         st.caption(OWN_DATA_WORDS)
         st.caption("Published runs kept out of the fit (calc/data/serving_holdout.csv): MLPerf Inference v4.1 "
                    "Server, v5.0 Offline, v5.1 and v6.0 Offline, Server and Interactive, ROCm's MI300X throughput "
-                   "tables, and vendor pages and the engines' own benchmark runs (TensorRT-LLM v0.17's throughput "
+                   "tables, vendor pages and the engines' own benchmark runs (TensorRT-LLM v0.17's throughput "
                    "tables, its tuning guide and blogs, SGLang's benchmark pages and cookbook, vLLM's recipes, a "
-                   "ROCm blog); the serving model never saw them. Rows whose source allows no copy are listed in "
-                   "calc/data/serving_cited.csv without their values.")
+                   "ROCm blog), GPUStack's performance-lab pages, and InferenceX's token-position runs of GLM-5, "
+                   "MiniMax-M2.5 and Qwen3.5 on nightly vLLM builds of their release week (the runs the estimate "
+                   "misses most, 2-3x slower than it); the serving model never saw them. Rows whose source allows "
+                   "no copy are listed in calc/data/serving_cited.csv without their values.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     box = st.container(border=True, key="ms_upload_box")
@@ -394,6 +396,48 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     return d[d["engine"] == engine]
 
 
+def linked_row_id(df: pd.DataFrame, key: str) -> str | None:
+    """The row id a link names (``key``_row: the id, or the label ``row_label`` writes, which starts with it; an id
+    of ``df`` as it stands first), else None."""
+    value = st.query_params.get(f"{key}_row")
+    if not value:
+        return None
+    return value if (df["id"].astype(str) == value).any() else row_id_of(value)
+
+
+def linked_row(df: pd.DataFrame, key: str) -> pd.Series | None:
+    """The row of ``df`` a link names (``linked_row_id``), else None."""
+    row_id = linked_row_id(df, key)
+    hit = df[df["id"].astype(str) == row_id] if row_id else df.iloc[:0]
+    return hit.iloc[0] if len(hit) else None
+
+
+def follow_linked_source(key: str) -> None:
+    """Before the sources' radio ``key``_source: a link that names a row (``key``_row) but no source opens the
+    held-out rows where the row is one of them and not of the data set, so a shared link to a held-out row shows
+    it. Once per link: a source the user picks afterwards stays."""
+    seen = f"_{key}_source_followed"
+    if st.query_params.get(f"{key}_source") or st.session_state.get(seen):
+        return
+    st.session_state[seen] = True
+    if linked_row(shipped(), key) is None and linked_row(held_out(), key) is not None:
+        url_state.set_over_link(f"{key}_source", SOURCES[3])
+
+
+def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
+    """Before the model, accelerator and engine boxes (``selection``): a link that names a row of ``df``
+    (``linked_row``) opens on that row's model, accelerator and engine, whatever the link says of them, so that
+    ``follow_linked_row`` finds its configuration and the row's breakdown shows. Once per linked row: a choice the
+    user makes afterwards stays (the stale row then drops out)."""
+    r = linked_row(df, key)
+    seen = f"_{key}_row_chosen"
+    if r is None or st.session_state.get(seen) == r["id"]:
+        return
+    st.session_state[seen] = r["id"]
+    for part, column in (("model", "model"), ("acc", "accelerator"), ("engine", "engine")):
+        url_state.set_over_link(f"{key}_{part}", str(r[column]))
+
+
 def config_labels(configs: pd.DataFrame) -> list[str]:
     """The configuration selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations``): its
     setup (``calc.comparison.config_label``) and its row count, 'TP1 PP1 EP1 on 1 GPU, bf16 / KV bf16, 1,000 in /
@@ -427,11 +471,9 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
     row. Once per linked row: a configuration the user picks afterwards stays (the stale row then drops out). The
     row the page shows already (the link carries it too) is no link to follow.
     ``labels``: the selectbox's labels, one per row of ``configs`` (``calc.comparison.configurations`` of ``d``)."""
-    value = st.query_params.get(f"{key}_row")
-    if not value:
+    row_id = linked_row_id(d, key)
+    if not row_id:
         return
-    ids = d["id"].astype(str)
-    row_id = value if (ids == value).any() else value.split(": ", 1)[0]
     # remembered by the row's id: the row selectbox rewrites the link's id into its label, the same row
     seen = f"_{key}_row_followed"
     if st.session_state.get(seen) == row_id:
@@ -440,7 +482,7 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
         st.session_state[seen] = row_id
         return
     st.session_state[seen] = row_id
-    rows = d[ids == row_id]
+    rows = d[d["id"].astype(str) == row_id]
     if rows.empty:
         return  # not a row of these data: the row selectbox ignores it
     for i, (_, config) in enumerate(configs.iterrows()):
