@@ -38,10 +38,8 @@ experimental.
 
 The rows are held out (calc/data/serving_holdout.csv): no fit reads them.
 """
-import argparse
 import datetime as _dt
 import json
-import os
 import re
 import subprocess
 import sys
@@ -51,9 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from bench.convert_rocm_devdocker import git, git_dir  # noqa: E402
-from calc.measurements import COLUMNS, SOURCE_COLUMNS, load_measurements, measurement_bound, \
-    rounds_note  # noqa: E402
+from bench.converter_io import git, git_dir, parse_args, write_checked  # noqa: E402
+from calc.measurements import COLUMNS, SOURCE_COLUMNS, rounds_note  # noqa: E402
 from calc.speculative_serving import speculative_from_notes  # noqa: E402
 
 ROOT = "experimental/token_position_decode_slo"
@@ -172,16 +169,7 @@ def convert(repo: str, retrieved: str):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out", help="the rows' CSV to write (the sources' rows go to OUT_sources.csv beside it)")
-    ap.add_argument("--repo", default=os.environ.get("INFERENCEX_REPO", ""),
-                    help="a git copy of github.com/SemiAnalysisAI/InferenceX: a bare git directory or a checkout "
-                         "(default: the environment variable INFERENCEX_REPO)")
-    ap.add_argument("--retrieved", default=_dt.date.today().isoformat(),
-                    help="the day the copy was taken, YYYY-MM-DD, written into the sources (default: today)")
-    args = ap.parse_args()
-    if not args.repo:
-        sys.exit("name a git copy of github.com/SemiAnalysisAI/InferenceX with --repo or INFERENCEX_REPO")
+    args = parse_args(__doc__.split("\n")[0], "INFERENCEX_REPO", "github.com/SemiAnalysisAI/InferenceX")
     try:
         rows, sources, skipped = convert(git_dir(args.repo, "github.com/SemiAnalysisAI/InferenceX"), args.retrieved)
     except (ValueError, subprocess.CalledProcessError) as e:
@@ -190,14 +178,7 @@ def main():
         print(f"skipped {name}: {why}")
     if rows.empty:
         sys.exit(f"no result file under {ROOT} in {args.repo}: nothing written")
-    out = Path(args.out)
-    rows.to_csv(out, index=False)
-    sources.to_csv(out.with_name(out.stem + "_sources.csv"), index=False)
-    df = load_measurements(out, sources=None)
-    beaten = [(r["id"], b) for _, r in df.iterrows() if not (b := measurement_bound(r)).respected]
-    print(f"{len(df)} rows, {len(sources)} new sources; rows beating calc's lower bound: {len(beaten)}")
-    for rid, b in beaten:
-        print(f"  {rid}: {b}")
+    write_checked(args.out, rows, sources)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,7 @@ spread by up to 1.54x), and no row beats calc's lower bound either way (at most 
 The rows are held out (calc/data/serving_holdout.csv): the latency tables of three versions of the same page are
 fitted rows (sources rocm-vllm-devdocker-*), but no fit reads a throughput table.
 """
-import argparse
-import datetime as _dt
 import hashlib
-import os
 import re
 import subprocess
 import sys
@@ -42,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pandas as pd  # noqa: E402
 
-from calc.measurements import COLUMNS, SOURCE_COLUMNS, load_measurements, measurement_bound  # noqa: E402
+from bench.converter_io import git, git_dir, parse_args, write_checked  # noqa: E402
+from calc.measurements import COLUMNS, SOURCE_COLUMNS  # noqa: E402
 
 PAGE = "docs/dev-docker/README.md"
 URL = "https://github.com/ROCm/vllm/blob/main/docs/dev-docker/README.md"
@@ -71,25 +69,6 @@ def engine_words(text: str) -> str:
     elif v1:
         words.append("the image runs vLLM's V1 engine (the page: V1 on by default)")
     return "; ".join(words)
-
-
-def git_dir(repo: str, what: str = "github.com/ROCm/vllm") -> str:
-    """The git directory of ``repo``, a copy of ``what``: a bare git directory, or a checkout's ``.git``.
-
-    Raises:
-        ValueError: ``repo`` is neither.
-    """
-    path = Path(repo)
-    for candidate in (path / ".git", path):
-        probe = subprocess.run(["git", "--git-dir", str(candidate), "rev-parse", "--git-dir"], capture_output=True,
-                               text=True)
-        if candidate.exists() and probe.returncode == 0:
-            return str(candidate)
-    raise ValueError(f"{repo} is not a git copy of {what} (neither a bare git directory nor a checkout)")
-
-
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=True).stdout
 
 
 def table_rows(text: str) -> list[tuple]:
@@ -156,30 +135,14 @@ def convert(repo: str, retrieved: str):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out", help="the rows' CSV to write (the sources' rows go to OUT_sources.csv beside it)")
-    ap.add_argument("--repo", default=os.environ.get("ROCM_VLLM_REPO", ""),
-                    help="a git copy of github.com/ROCm/vllm: a bare git directory or a checkout (default: the "
-                         "environment variable ROCM_VLLM_REPO)")
-    ap.add_argument("--retrieved", default=_dt.date.today().isoformat(),
-                    help="the day the copy was taken, YYYY-MM-DD, written into the sources (default: today)")
-    args = ap.parse_args()
-    if not args.repo:
-        sys.exit("name a git copy of github.com/ROCm/vllm with --repo or ROCM_VLLM_REPO")
+    args = parse_args(__doc__.split("\n")[0], "ROCM_VLLM_REPO", "github.com/ROCm/vllm")
     try:
         rows, sources = convert(git_dir(args.repo), args.retrieved)
     except ValueError as e:
         sys.exit(str(e))
     if rows.empty:
         sys.exit(f"no version of {PAGE} in {args.repo} has a throughput table: nothing written")
-    out = Path(args.out)
-    rows.to_csv(out, index=False)
-    sources.to_csv(out.with_name(out.stem + "_sources.csv"), index=False)
-    df = load_measurements(out, sources=None)
-    beaten = [(r["id"], b) for _, r in df.iterrows() if (b := measurement_bound(r)).ratio > 1.0]
-    print(f"{len(df)} rows, {len(sources)} new sources; rows beating calc's lower bound: {len(beaten)}")
-    for rid, b in beaten:
-        print(f"  {rid}: {b}")
+    write_checked(args.out, rows, sources)
 
 
 if __name__ == "__main__":

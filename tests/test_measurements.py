@@ -679,10 +679,8 @@ def test_inferencex_token_position_runs_are_read_with_their_server_and_client(tm
     # (TP8 with the experts split over the 8) under a server script of its own and a "dep8" run no script launches
     # (skipped). Each run gives seven rows: the output tokens/s and the median and p99 TTFT, TPOT and e2e, times
     # written in ms (seconds x 1000 in the file)
-    import subprocess
     conv = bench_script("convert_inferencex_slo")
     repo = tmp_path / "InferenceX"
-    base = repo / "experimental" / "token_position_decode_slo"
     title = 'plt.suptitle("X SLA Frontier\\n8xH200 {} vLLM", fontsize=13)\n'
     files = {"glm-5/plot_sla_frontier.py": title.format("TP8"), "glm-5/serve_glm5_sbatch.sh": _IX_SERVE,
              "glm-5/results/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json": _ix_run(4, 40, 0.265),
@@ -693,12 +691,8 @@ def test_inferencex_token_position_runs_are_read_with_their_server_and_client(tm
                  "    --tensor-parallel-size 8 \\\n    --enable-expert-parallel\n",
              "minimax-m2.5/results/minimax_m25_vllm_tep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4),
              "minimax-m2.5/results/minimax_m25_vllm_dep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4)}
-    for name, text in files.items():
-        (base / name).parent.mkdir(parents=True, exist_ok=True)
-        (base / name).write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "runs"]):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                       capture_output=True)
+    repo.mkdir()
+    _git_repo(repo, {f"{conv.ROOT}/{name}": text for name, text in files.items()})
     rows, sources, skipped = conv.convert(conv.git_dir(str(repo), "InferenceX"), "2026-12-07")
     assert sorted(why for _, why in skipped) == ["79 of 80 requests completed at concurrency 8",
                                                  "no server script of the folder launches this layout"]
