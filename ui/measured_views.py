@@ -434,6 +434,8 @@ def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
     if r is None or st.session_state.get(seen) == r["id"]:
         return
     st.session_state[seen] = r["id"]
+    if row_id_of(st.session_state.get(f"{key}_row", "")) == r["id"]:
+        return  # the row box's own choice, which it writes into the link: the user's boxes stand
     for part, column in (("model", "model"), ("acc", "accelerator"), ("engine", "engine")):
         url_state.set_over_link(f"{key}_{part}", str(r[column]))
 
