@@ -69,6 +69,13 @@ FIELDS = (("output_throughput", "output_tok_per_s", "mean", 1.0), ("median_ttft"
           ("p99_e2el", "e2e_ms", "p99", 1e3))
 
 
+def _run_order(name: str) -> tuple:
+    """A result file's place among the folder's: by layout, then prompt length and concurrency as numbers; a name
+    of another form last, by its text."""
+    m = _NAME.search(name)
+    return (0, m.group("layout"), int(m.group("isl")), int(m.group("conc")), "") if m else (1, "", 0, 0, name)
+
+
 def layout_of(tag: str) -> tuple[int, int, int] | None:
     """(tp, ep, dp) of a file name's layout tag: "tp8" tensor parallelism over 8 GPUs, "tep8" the same with the
     experts split over the 8 (``--enable-expert-parallel``); None for a tag no server script of the folder
@@ -115,7 +122,8 @@ def convert(repo: str, retrieved: str):
         if wheel:  # the script installs a wheel of one vLLM commit over the nightly image
             launch += f" (vLLM wheel of commit {wheel.group(1)[:10]} installed over the image)"
         commit = git(repo, "log", "-1", "--format=%H %ad", "--date=short", "--", f"{base}/results").split()
-        for name in names:
+        # in the order of their layout, prompt length and concurrency (the folder lists conc16 before conc4)
+        for name in sorted(names, key=_run_order):
             m = _NAME.search(name)
             layout = layout_of(m.group("layout")) if m else None
             if layout is None:

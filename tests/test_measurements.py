@@ -728,6 +728,11 @@ def test_inferencex_token_position_rows_shipped_are_what_the_converter_reads():
     assert len(ix) == 7 * (52 + 65 + 45) and ix["source_id"].nunique() == 3
     assert ix.groupby("model").size().to_dict() == {"glm-5": 364, "minimax-m2.5": 455, "qwen3.5-397b-a17b": 315}
     assert set(ix["concurrency"]) == {4, 8, 16, 32, 48, 64} and (ix["accelerator"] == "h200").all()
+    # each folder's runs in the order of their prompt length and concurrency as numbers (the folder lists conc16
+    # before conc4), so the measured page's table and row box read 4, 8, 16 ...
+    for _, g in ix.groupby("source_id", sort=False):
+        keys = [(int(i), int(c)) for i, c in zip(g["input_len"], g["concurrency"])]
+        assert keys == sorted(keys)
     for _, r in ix.iterrows():
         assert measurement_bound(r).respected
         assert SOURCES.loc[r["source_id"], "license"] == "Apache-2.0"

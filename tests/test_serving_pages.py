@@ -349,6 +349,18 @@ def test_a_link_naming_only_a_row_opens_on_its_source_model_accelerator_and_engi
     # a link that names its source keeps it, even where the row is not one of its rows
     at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[0], ms_row=row["id"])
     assert not at.exception and at.radio(key="ms_source").value == measured_views.SOURCES[0]
+    # a link to a percentile row opens on its configuration; the row box, which breaks down means and medians, says
+    # why it shows another row (before: "not one of its N options", the id cut before its "p99")
+    from streamlit.testing.v1 import AppTest
+    import pagetest
+    p99 = held[held["id"].str.startswith("ixslo-qwen35") & (held["statistic"] == "p99")].iloc[0]
+    at = AppTest.from_file(str(pagetest.APP), default_timeout=60)
+    at.query_params["ms_row"] = p99["id"]
+    at.switch_page("app_pages/measured.py").run()  # the page as the link opens it
+    assert not at.exception and at.selectbox(key="ms_model").value == "qwen3.5-397b-a17b"
+    notice = next(w.value for w in at.warning if "were ignored" in w.value)
+    assert "is a p99 row: it is in the table above, with no breakdown; the first row's is shown" in notice
+    assert "options" not in notice
 
 def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():
     # A closed loop of R rounds mixes its burst's and steady state's times, a rate row sits between two points of

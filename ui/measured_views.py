@@ -88,7 +88,7 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
                    "tables, its tuning guide and blogs, SGLang's benchmark pages and cookbook, vLLM's recipes, a "
                    "ROCm blog), GPUStack's performance-lab pages, and InferenceX's token-position runs of GLM-5, "
                    "MiniMax-M2.5 and Qwen3.5 on nightly vLLM builds of their release week (the runs the estimate "
-                   "misses most, 2-3x slower than it); the serving model never saw them. Rows whose source allows "
+                   "misses most: in the median 2-5x slower than it, some TTFTs far more); the serving model never saw them. Rows whose source allows "
                    "no copy are listed in calc/data/serving_cited.csv without their values.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
@@ -673,6 +673,13 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         serving_views.show_notices(row_notices(rows, table))  # what the rows' estimates count (a burst's recompute)
         return
     times = times.drop_duplicates("id")
+    linked = linked_row(rows, key)
+    if linked is not None and linked["id"] not in set(times["id"]):  # a row of the table that has no breakdown
+        what = (f"a {linked['statistic']} row" if bool(percentile_rows(table[table["id"] == linked["id"]]).any())
+                else "a row without a serving estimate" if linked["metric"] in comparison.BREAKDOWN_METRICS
+                else f"a row of {comparison.METRIC_WORDS.get(linked['metric'], linked['metric'])}")
+        url_state.link_reason(f"{key}_row", f"{linked['id']} is {what}: it is in the table above, with no breakdown; "
+                                            "the first row's is shown")
     raw = rows.drop_duplicates("id").set_index("id")
     labels = {i: row_label(raw.loc[i].to_dict() | {"id": i}) for i in times["id"]}
     ids = list(labels)

@@ -97,10 +97,17 @@ def link_params_at_open() -> dict[str, list[str]] | None:
     return {str(k): list(st.query_params.get_all(k)) for k in st.query_params}
 
 
+def link_reason(key: str, why: str) -> None:
+    """Say why the URL-bound widget ``key`` cannot take the value a link gives it, in the page's own words (a row
+    the page lists elsewhere, say): ``ignored_link_params`` gives it in place of its generic reason ("not one of its
+    N options")."""
+    st.session_state.setdefault("_link_why", {})[key] = why
+
+
 def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
     """``name=value (why)`` for each parameter of the opening link that a URL-bound widget refused (the value is
     not one of a select widget's options, not a number for a number widget, or outside a slider's or number
-    input's range): Streamlit then starts the
+    input's range; the page's own reason where it gave one, ``link_reason``): Streamlit then starts the
     widget from its default and drops the parameter, silently. A value equal to the default is dropped
     too, and is not reported; parameters no widget reads are ``unread_link_params``'. The sidebar's model and GPU
     say "not a known model" and "not a known GPU" (``LONG_LISTS``) rather than list every preset; a
@@ -154,6 +161,7 @@ def ignored_link_params(opened: dict[str, list[str]] | None) -> list[str]:
             why = "not a number" if meta.value_type in ("double_value", "int_value", "double_array_value",
                                                         "int_array_value") else "not a value it takes"
         if not ok:
+            why = st.session_state.get("_link_why", {}).get(key) or why  # the page's own words (``link_reason``)
             refused.append(f"{key[:40]}={md_escape(_cut(values[-1]))}" + (f" ({md_escape(why)})" if why else ""))
     return refused
 
