@@ -361,6 +361,13 @@ def test_a_link_naming_only_a_row_opens_on_its_source_model_accelerator_and_engi
     notice = next(w.value for w in at.warning if "were ignored" in w.value)
     assert "is a p99 row: it is in the table above, with no breakdown; the first row's is shown" in notice
     assert "options" not in notice
+    # a row no measurement has: said so, not the row box's first and last labels
+    at = AppTest.from_file(str(pagetest.APP), default_timeout=60)
+    at.query_params["ms_row"] = "nonexistent"
+    at.switch_page("app_pages/measured.py").run()
+    notice = next(w.value for w in at.warning if "were ignored" in w.value)
+    assert notice.endswith("ms_row=nonexistent (no row of these measurements has that id; the first row's "
+                           "breakdown is shown).")
 
 def test_a_rows_estimate_is_the_tables_for_every_kind_of_run():
     # A closed loop of R rounds mixes its burst's and steady state's times, a rate row sits between two points of

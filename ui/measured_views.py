@@ -674,6 +674,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         return
     times = times.drop_duplicates("id")
     linked = linked_row(rows, key)
+    if linked is None and st.query_params.get(f"{key}_row"):
+        url_state.link_reason(f"{key}_row", "no row of these measurements has that id; the first row's breakdown "
+                                            "is shown")
     if linked is not None and linked["id"] not in set(times["id"]):  # a row of the table that has no breakdown
         what = (f"a {linked['statistic']} row" if bool(percentile_rows(table[table["id"] == linked["id"]]).any())
                 else "a row without a serving estimate" if linked["metric"] in comparison.BREAKDOWN_METRICS
