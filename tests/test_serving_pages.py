@@ -361,6 +361,13 @@ def test_a_link_naming_only_a_row_opens_on_its_source_model_accelerator_and_engi
     notice = next(w.value for w in at.warning if "were ignored" in w.value)
     assert "is a p99 row: it is in the table above, with no breakdown; the first row's is shown" in notice
     assert "options" not in notice
+    # what the link opened on is written into it, so that it reopens there though the row box refused its row
+    # (before, the link was left bare and reopened on the data set's first model)
+    link = _link(at)
+    assert (link["ms_source"], link["ms_model"], link["ms_acc"]) == (measured_views.SOURCES[3], "qwen3.5-397b-a17b",
+                                                                     "h200")
+    assert link["ms_config"] == at.selectbox(key="ms_config").value
+    assert f"{int(p99['input_len']):,} in / {int(p99['output_len'])} out" in link["ms_config"]
     # a row no measurement has: said so, not the row box's first and last labels
     at = AppTest.from_file(str(pagetest.APP), default_timeout=60)
     at.query_params["ms_row"] = "nonexistent"

@@ -421,7 +421,7 @@ def follow_linked_source(key: str) -> None:
         return
     st.session_state[seen] = True
     if linked_row(shipped(), key) is None and linked_row(held_out(), key) is not None:
-        url_state.set_over_link(f"{key}_source", SOURCES[3])
+        url_state.set_over_link(f"{key}_source", SOURCES[3], add=True)
 
 
 def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
@@ -437,7 +437,7 @@ def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
     if row_id_of(st.session_state.get(f"{key}_row", "")) == r["id"]:
         return  # the row box's own choice, which it writes into the link: the user's boxes stand
     for part, column in (("model", "model"), ("acc", "accelerator"), ("engine", "engine")):
-        url_state.set_over_link(f"{key}_{part}", str(r[column]))
+        url_state.set_over_link(f"{key}_{part}", str(r[column]), add=True)
 
 
 def config_labels(configs: pd.DataFrame) -> list[str]:
@@ -489,7 +489,8 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
         return  # not a row of these data: the row selectbox ignores it
     for i, (_, config) in enumerate(configs.iterrows()):
         if len(config_rows(rows, config)):
-            url_state.set_over_link(f"{key}_config", labels[i])  # over the link's configuration, if it names one
+            # over the link's configuration, if it names one, and into the link (so it reopens there) if it names none
+            url_state.set_over_link(f"{key}_config", labels[i], add=True)
             return
 
 
