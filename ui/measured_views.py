@@ -88,8 +88,9 @@ def load_data(choice: str) -> tuple[pd.DataFrame, bool]:
                    "tables, its tuning guide and blogs, SGLang's benchmark pages and cookbook, vLLM's recipes, a "
                    "ROCm blog), GPUStack's performance-lab pages, and InferenceX's token-position runs of GLM-5, "
                    "MiniMax-M2.5 and Qwen3.5 on nightly vLLM builds of February 2026 (the runs the estimate "
-                   "misses most: in the median 2-5x slower than it, some TTFTs far more); the serving model never saw them. Rows whose source allows "
-                   "no copy are listed in calc/data/serving_cited.csv without their values.")
+                   "misses most: in the median 2-5x slower than it, some TTFTs far more); the serving model never "
+                   "saw them. Rows whose source allows no copy are listed in calc/data/serving_cited.csv without "
+                   "their values.")
         return held_out(), False
     kind = "csv" if choice == SOURCES[1] else "json"
     box = st.container(border=True, key="ms_upload_box")
