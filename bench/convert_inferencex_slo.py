@@ -102,6 +102,14 @@ def launch_words(script: str, checkpoint: str) -> str:
 
 
 def convert(repo: str, retrieved: str):
+    """(rows, sources, skipped) of the git directory ``repo`` (``converter_io.git_dir``) at its HEAD: the
+    measurement rows of every result file of the ``FOLDERS`` (``calc.measurements.COLUMNS``), one source per folder
+    (``calc.measurements.SOURCE_COLUMNS``, retrieved on ``retrieved``, YYYY-MM-DD), and (file, reason) for each
+    result or folder left out (a layout no server script launches, a run whose requests did not all complete, a
+    plot title that names no 8xH200 run).
+
+    Raises:
+        subprocess.CalledProcessError: git cannot read the copy."""
     head = git(repo, "rev-parse", "HEAD").strip()
     rows, sources, skipped = [], [], []
     for folder, (model, family, ckpt, wdtype, sid) in FOLDERS.items():

@@ -90,6 +90,9 @@ def table_rows(text: str) -> list[tuple]:
 
 
 def convert(repo: str, retrieved: str):
+    """(rows, sources) of the git directory ``repo`` (``converter_io.git_dir``): every version of the page's
+    throughput table that publishes new numbers, one source each (retrieved on ``retrieved``, YYYY-MM-DD), each
+    published number once, under the version that first shows it (the module's docstring)."""
     commits = git(repo, "log", "--all", "--reverse", "--date-order", "--format=%H %ad", "--date=short", "--",
                   PAGE).split("\n")
     rows, sources, seen, published = [], [], set(), set()

@@ -407,10 +407,16 @@ def linked_row_id(df: pd.DataFrame, key: str) -> str | None:
 
 
 def linked_row(df: pd.DataFrame, key: str) -> pd.Series | None:
-    """The row of ``df`` a link names (``linked_row_id``), else None."""
-    row_id = linked_row_id(df, key)
-    hit = df[df["id"].astype(str) == row_id] if row_id else df.iloc[:0]
-    return hit.iloc[0] if len(hit) else None
+    """The row of ``df`` a link names (as ``linked_row_id`` reads it), else None."""
+    value = st.query_params.get(f"{key}_row")
+    if not value:
+        return None
+    ids = df["id"].astype(str)
+    for row_id in (value, row_id_of(value)):  # the id as it stands first, then the id a label starts with
+        hit = (ids == row_id).to_numpy()
+        if hit.any():
+            return df[hit].iloc[0]
+    return None
 
 
 def follow_linked_source(key: str) -> None:
@@ -422,7 +428,7 @@ def follow_linked_source(key: str) -> None:
         return
     st.session_state[seen] = True
     if linked_row(shipped(), key) is None and linked_row(held_out(), key) is not None:
-        url_state.set_over_link(f"{key}_source", SOURCES[3], add=True)
+        url_state.set_over_link(f"{key}_source", SOURCES[3])
 
 
 def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
@@ -438,7 +444,7 @@ def follow_linked_choice(df: pd.DataFrame, key: str) -> None:
     if row_id_of(st.session_state.get(f"{key}_row", "")) == r["id"]:
         return  # the row box's own choice, which it writes into the link: the user's boxes stand
     for part, column in (("model", "model"), ("acc", "accelerator"), ("engine", "engine")):
-        url_state.set_over_link(f"{key}_{part}", str(r[column]), add=True)
+        url_state.set_over_link(f"{key}_{part}", str(r[column]))
 
 
 def config_labels(configs: pd.DataFrame) -> list[str]:
@@ -490,8 +496,7 @@ def follow_linked_row(d: pd.DataFrame, configs: pd.DataFrame, labels: list[str],
         return  # not a row of these data: the row selectbox ignores it
     for i, (_, config) in enumerate(configs.iterrows()):
         if len(config_rows(rows, config)):
-            # over the link's configuration, if it names one, and into the link (so it reopens there) if it names none
-            url_state.set_over_link(f"{key}_config", labels[i], add=True)
+            url_state.set_over_link(f"{key}_config", labels[i])  # over the link's configuration, or into the link
             return
 
 

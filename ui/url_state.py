@@ -368,13 +368,13 @@ def accept_url_values(key: str, options, format_func=str, same=None) -> None:
             initial[key] = values
 
 
-def set_over_link(key: str, value: str, add: bool = False) -> None:
+def set_over_link(key: str, value: str) -> None:
     """Before the URL-bound widget ``key`` (one whose value is its label: a selectbox of strings) is drawn, set it to
     ``value`` over what the opening link says for it: a widget seeds itself from the link on its first run, over a
     value set before it, so the link's value is rewritten too (its URL parameter, where the widget has not bound it
-    yet, and the copy Streamlit seeds from). ``ignored_link_params`` then takes it as a value the widget took.
-    ``add``: write it into the link where the link does not name ``key`` either (Streamlit writes a widget's value
-    into the link only once it changes), so that the link shows, and reopens, what the page opened on."""
+    yet, and the copy Streamlit seeds from). ``ignored_link_params`` then takes it as a value the widget took. Where
+    the link does not name ``key``, the value is written into it (Streamlit writes a widget's value into the link
+    only once it changes), so that the link shows, and reopens, what the page opened on."""
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
     st.session_state[key] = value
@@ -385,7 +385,7 @@ def set_over_link(key: str, value: str, add: bool = False) -> None:
         if key in qp and not qp.is_bound(key) and qp[key] != value:
             qp[key] = value
             st.session_state.setdefault("_url_rewrites", {})[key] = value
-        elif add and key not in qp:
+        elif key not in qp:
             qp[key] = value
 
 
