@@ -50,10 +50,14 @@ def _attention(s: dict) -> int:
     attn = gate * d * N * H + 2 * d * K * H + N * H * d
     if mt.startswith("qwen2"):
         attn += N * H + 2 * K * H
+    elif mt.startswith("glm4_moe") and _bool_key(cfg, "attention_bias", False):
+        attn += N * H + 2 * K * H  # GLM-4.5: biases on q, k and v; o_proj has none (transformers' Glm4MoeAttention)
     elif _bool_key(cfg, "attention_bias", False):
         attn += N * H + 2 * K * H + d
     if mt.startswith(("qwen3", "gemma3", "gemma4")):
         attn += 2 * H
+    if mt.startswith("glm4_moe") and _bool_key(cfg, "use_qk_norm", False):
+        attn += 2 * H  # GLM-4.5 (not GLM-4.5-Air): q_norm and k_norm of head_dim
     if mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_qk_norm", False):
         if cfg.get("qk_norm_type") == "per_head":  # MiniMax-M3: one q_norm and one k_norm of H shared by the heads
             attn += 2 * H
@@ -163,9 +167,10 @@ def _moe_extras(s: dict) -> tuple[int, int, int, int]:
     if mt.startswith("llama4"):  # Llama 4: an implicit shared expert of width intermediate_size
         shared += _ffn(s, s["F_dense"])
     # the sigmoid router's correction bias: DeepSeek-V3 (HF topk_method "noaux_tc"; DeepSeek's own
-    # inference config score_func "sigmoid", whose Gate holds a bias per expert) and Nemotron-H
-    # and MiniMax-M2 (``use_routing_bias``: e_score_correction_bias of E, its modeling_minimax_m2.py)
-    score_bias = (E if (mt.startswith(("deepseek_v3", "nemotron_h")) or cfg.get("topk_method") == "noaux_tc"
+    # inference config score_func "sigmoid", whose Gate holds a bias per expert), Nemotron-H, GLM-4.5
+    # (Glm4MoeTopkRouter, whose config names no topk_method) and MiniMax-M2 (``use_routing_bias``:
+    # e_score_correction_bias of E, its modeling_minimax_m2.py)
+    score_bias = (E if (mt.startswith(("deepseek_v3", "nemotron_h", "glm4_moe")) or cfg.get("topk_method") == "noaux_tc"
                        or cfg.get("score_func") == "sigmoid"
                        or (mt.startswith(("minimax_m2", "minimax_m3")) and _bool_key(cfg, "use_routing_bias", False)))
                   else 0)
@@ -321,11 +326,13 @@ def _count(s: dict) -> tuple[int, int]:
     (SGLang's minimax_m3.py): per-head q_norm and k_norm of H (``qk_norm_type`` per_head), three dense layers of
     ``dense_intermediate_size`` (the per-layer ``moe_layer_freq``), one shared expert of ``intermediate_size``,
     the router's correction bias, and in each sparse layer the indexer (``_msa_indexer``); its MTP modules are
-    not counted.
+    not counted. GLM-4.5 (``glm4_moe``, transformers' Glm4Moe modules): biases on q, k and v only
+    (``attention_bias``; o_proj has none), q_norm and k_norm of H under ``use_qk_norm``, the router's correction
+    bias; its MTP layer (``num_nextn_predict_layers``) is counted apart like DeepSeek-V3's.
     Other families are counted with the Llama formula (exact for Llama-like decoders; an estimate
     for architectures with extra biases or sinks). Checked against transformers' own model classes
     for llama, mixtral, qwen2, qwen3, qwen2_moe, gemma2, gemma3, deepseek_v2/v3, gpt2, gpt_bigcode
-    and falcon (tests/test_models.py).
+    and falcon, and for glm4_moe (tests/test_models.py).
     """
     fam, mt, d, L, V = s["family"], s["model_type"], s["d"], s["L"], s["V"]
     s["mtp"] = (0, 0)

@@ -30,7 +30,7 @@ PRESETS = ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-
            "qwen3.5-122b-a10b", "glm-5", "qwen3-coder-480b-a35b", "deepseek-v4-pro", "deepseek-v4-flash",
            "minimax-m3", "qwen2.5-72b", "qwen2.5-32b", "qwen2.5-14b", "qwen2.5-3b", "qwen2.5-1.5b", "qwen3-14b",
            "qwen3-4b", "qwen3-1.7b", "qwen3-0.6b", "phi-4", "nemotron-3-nano-30b-a3b", "nemotron-3-super-120b-a12b",
-           "nemotron-3-ultra-550b-a55b", "gemma-4-26b-a4b"]
+           "nemotron-3-ultra-550b-a55b", "gemma-4-26b-a4b", "glm-4.5", "glm-4.5-air", "glm-4.7"]
 
 
 def llama_count(V, D, L, N, K, H, F, tied):
@@ -405,6 +405,9 @@ def test_get_model_accepts_id_and_display_name_case_insensitively():
     ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "qwen2.5-32b"), ("Qwen/Qwen3-14B-FP8", "qwen3-14b"),
     # Phi-4 by its own id (tests/test_presets_more_models.py)
     ("microsoft/phi-4", "phi-4"),
+    # the GLM-4.5 family (tests/test_presets_glm.py); GLM-4.6 is served as GLM-4.7 (checkpoint_aliases.json)
+    ("zai-org/GLM-4.5-FP8", "glm-4.5"), ("zai-org/GLM-4.5-Air-FP8", "glm-4.5-air"), ("zai-org/GLM-4.6-FP8", "glm-4.7"),
+    ("zai-org/GLM-4.7", "glm-4.7"),
 ])
 def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, preset):
     # each pair's config.json has the preset's shapes (checkpoint_aliases.json cites them): Llama 3.3 70B is
@@ -418,12 +421,13 @@ def test_a_served_checkpoint_names_the_preset_of_its_architecture(checkpoint, pr
                                    "Qwen/Qwen3.5-397B-A17B-Base-1M", "llama-3.1-8bx", "Qwen/Qwen2.5-14B-Instruct-1M",
                                    "zai-org/GLM-5.2-FP8", "nvidia/GLM-5.2-NVFP4",
                                    "Inferact/MiniMax-M3-EAGLE3", "microsoft/Phi-4-mini-instruct",
-                                   "microsoft/Phi-4-reasoning"])
+                                   "microsoft/Phi-4-reasoning", "zai-org/GLM-4.7-Flash", "zai-org/GLM-4.5V"])
 def test_a_different_model_that_shares_a_presets_prefix_is_not_taken_for_it(other):
     # GPT-2 XL is not GPT-2, Qwen2.5-7B- and 14B-Instruct-1M have another config (a 1M-token RoPE), a vision model has more;
     # GLM-5.2 would read as a version of GLM-5 but shares its indexer across layers (a null alias refuses it);
     # MiniMax-M3's EAGLE3 draft is a small model of its own; Phi-4-mini is a 3.8B model, and Phi-4-reasoning's 32k-token
-    # context is past Phi-4's 16,384-token window (a null alias refuses it)
+    # context is past Phi-4's 16,384-token window (a null alias refuses it); GLM-4.7-Flash is a 30B MLA model and
+    # GLM-4.5V a vision model on GLM-4.5-Air, not the 355B GLM-4.7 or GLM-4.5
     from calc.models import match_checkpoint
     assert match_checkpoint(other) is None
     with pytest.raises(ValueError, match="unknown model"):
@@ -623,6 +627,12 @@ SMALL = {
     "qwen2_moe": dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
                       shared_expert_intermediate_size=48, num_attention_heads=8, num_key_value_heads=2,
                       num_hidden_layers=3, vocab_size=100, num_experts=4, num_experts_per_tok=2),
+    # GLM-4.5's block: q/k/v biases (no o bias), QK norm, partial RoPE, a dense first layer, then routed experts, a
+    # shared one and the router's correction bias
+    "glm4_moe": dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_attention_heads=8,
+                     num_key_value_heads=2, head_dim=16, num_hidden_layers=4, vocab_size=100, n_routed_experts=8,
+                     n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1, attention_bias=True,
+                     use_qk_norm=True, partial_rotary_factor=0.5, n_group=1, topk_group=1),
 }
 
 

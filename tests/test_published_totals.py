@@ -112,6 +112,13 @@ PUBLISHED = {
     "nemotron-3-ultra-550b-a55b": (550 * B, 5.5 * B, 0, "the model's name: 550B total, 55B active"),
     "gemma-4-26b-a4b": (25.2 * B, 0.05 * B, 0, "Gemma 4 model card (as quoted on vast.ai/model/gemma-4-26b-a4b-it): "
                         "25.2B total, 3.8B active"),
+    # The GLM-4.5 report (arXiv 2508.06471, Table 1) and model cards: 355B total / 32B active, 106B / 12B for Air;
+    # GLM-4.7 has GLM-4.5's shapes, so GLM-4.5's figure (its own card is not on file). The main model without the MTP
+    # layer counts 352.80B and 106.85B, 0.6% under and 0.8% over; the figures do not say what they count (with the MTP
+    # layer GLM-4.5 would be 356.79B): 1%, as for GLM-5.
+    "glm-4.5": (355 * B, 3.55 * B, 0, "GLM-4.5 report (arXiv 2508.06471) and model card: 355B total, 32B active"),
+    "glm-4.5-air": (106 * B, 1.06 * B, 0, "GLM-4.5 report (arXiv 2508.06471) and model card: 106B total, 12B active"),
+    "glm-4.7": (355 * B, 3.55 * B, 0, "GLM-4.5's 355B total (GLM-4.7 has its shapes; its own card not on file)"),
 }
 
 # Llama 4's vision encoder (transformers Llama4VisionModel and Llama4MultiModalProjector), from the vision_config of
