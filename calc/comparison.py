@@ -26,7 +26,7 @@ from .serving_fit import (_STATIC, _grid_points, checkpoint_kv_scales, prepare_r
                           itl_tokens, row_kv_dtype, row_points, speculative_notes, stated_concurrency,
                           with_run_slot_wait)
 from .speculative_serving import speculative_from_notes, speculative_settings
-from .serving_params import error_quantiles, load_serving_params, param_values
+from .serving_params import architecture_notice, error_quantiles, load_serving_params, param_values
 
 #: The columns that make one configuration (a curve over concurrency).
 CONFIG_COLUMNS = ("model", "accelerator", "engine", "tp", "pp", "ep", "dp", "n_gpus", "weight_dtype", "kv_dtype",
@@ -393,7 +393,10 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
         float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
         "static" if any(w in notes for w in _STATIC) else "continuous",
-        pile + scheduling_notices(mixed, prm, str(r["engine_key"])) + _slot_wait_words(r, mixed))
+        pile + scheduling_notices(mixed, prm, str(r["engine_key"])) + _slot_wait_words(r, mixed)
+        # the model's kinds of layer the calibration barely saw; the range stays the cross-validated one here, since
+        # the held-out spread that would widen it includes the published rows this page compares with
+        + architecture_notice(prm, get_model(str(r["model"])), widened=False))
     if str(r["mode"]) != "rate" or piled:  # a burst's times do not follow the rate (``rate_range``)
         return est
     # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
@@ -419,7 +422,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
-            [notice] + scheduling_notices(tuned, prm, str(r["engine_key"])))
+            [notice] + scheduling_notices(tuned, prm, str(r["engine_key"]))
+            + architecture_notice(prm, get_model(str(r["model"])), widened=False))
         return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 

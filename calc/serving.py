@@ -87,9 +87,10 @@ from .serving_terms import (LENGTHS, SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEAS
                             over_pcie, overlap_fixed_s, speculative_schedule,
                             overlaps_schedule, release_number, release_year, software_factor, spans_domains,
                             unquantized_matmul_extra_s, burst_cold_start_s, slot_wait_s, with_cold_start)
-from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice, device_family, engine_costs, engine_settings, error_quantiles,
+from .serving_params import (mlperf_benchmark_models, mlperf_latency_limits, mlperf_scenario, accelerator_notice,
+                             architecture_notice, device_family, engine_costs, engine_settings, error_quantiles,
                              family_factors, load_serving_params, matmul_scale, on_rocm, param_values,
-                             platform_notice, cold_start_s, speculative_batch_limit)
+                             platform_notice, cold_start_s, speculative_batch_limit, thin_traits)
 
 #: Batching disciplines the model knows.
 BATCHING = ("continuous", "static")
@@ -1048,7 +1049,7 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     # the platform's name where the accelerator is a preset (a hand-built one says nothing of its maker)
     platform = get_accelerator(acc_key).name if acc_key in list_accelerators() else ""
     notices = (notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family, platform)
-               + fp4)
+               + fp4 + architecture_notice(prm, model))
     return prm, layout, key, settings, notices, accelerator
 
 
@@ -1394,9 +1395,10 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                        f"{settings['token_budget']:,.0f} tokens per step)")
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
     notices = notices + scheduling_notices({**comp, **a}, prm, key)
+    thin = thin_traits(prm, model)
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
-                               speculative=settings.get("spec_words", ""))
+                               speculative=settings.get("spec_words", ""), traits=thin)
     if mode == "rate":
         tail_points = [(a, comp, 1.0)]
     if batching == "continuous":
@@ -1407,7 +1409,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
     if mode == "rate" and not tuned:
         # (a run tuned to its limits sits at the edge whatever its engine's speed: the edge already took the engine,
         # so its range is the latency range around its means, not the engine's throughput carried through the rate)
-        est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key),
+        est = rate_range(est, solve_any, lam, error_quantiles(prm, "throughput", key, thin),
                          burst=bool(np.asarray(comp["burst"])[0] > 0))
     return est
 
@@ -1894,14 +1896,17 @@ def rate_range(est: ServingEstimate, solve, lam: float, q_throughput: tuple, bur
 
 def estimate_from_arrays(a: dict, params: dict, engine: str, replicas: int, gpus_per_replica: float, output_len: float,
                          concurrency: float, batch_limit: str, mode: str, batching: str, notices=(),
-                         arrivals: str = "", speculative: str = "") -> ServingEstimate:
+                         arrivals: str = "", speculative: str = "", traits=()) -> ServingEstimate:
     """A ``ServingEstimate`` from ``combine``'s arrays at their first point (per replica: ``decode_batch``, the
     TTFT and TPOT parts, e2e_s, requests_per_s, output_tokens_per_s, bound_tpot_s, bound_ttft_s), with the
     ranges of ``engine``'s cross-validated errors (``error_quantiles`` of ``params``), each bounded at the
     roofline (``bounded_range``): throughput per GPU of a replica and for all ``replicas``; the bound's
     throughput is the decode batch over the bound's TPOT (decode steps only). ``serving_estimate`` and
-    ``calc.comparison.row_estimate`` (one measurement row's weighted points) both build theirs here."""
-    q_lat, q_thr = error_quantiles(params, "latency", engine), error_quantiles(params, "throughput", engine)
+    ``calc.comparison.row_estimate`` (one measurement row's weighted points) both build theirs here. ``traits``: the
+    model's thinly covered architecture traits (``calc.serving_params.thin_traits``), whose held-out spread widens
+    the ranges (``error_quantiles``)."""
+    q_lat, q_thr = (error_quantiles(params, "latency", engine, traits),
+                    error_quantiles(params, "throughput", engine, traits))
     ttft, tpot = _breakdown(a, "ttft", 0, q_lat), _breakdown(a, "tpot", 0, q_lat)
     first = lambda k: float(np.asarray(a[k])[0])  # noqa: E731
     e2e, b = first("e2e_s"), first("decode_batch")
@@ -2186,7 +2191,8 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])
     a = combine(comp, p, engine_costs(p, key), 1.0 if cuda_graphs else 0.0)
-    q_lat, q_thr = error_quantiles(prm, "latency", key), error_quantiles(prm, "throughput", key)
+    thin = thin_traits(prm, model)
+    q_lat, q_thr = error_quantiles(prm, "latency", key, thin), error_quantiles(prm, "throughput", key, thin)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus
     # tokens/s per user is 1 / TPOT: its range is the latency quantiles' reciprocal

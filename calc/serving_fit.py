@@ -67,10 +67,11 @@ from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_
                             eager_prefill, engine_matmul, finite_run_waves, groups_later_rounds, lockstep_closed_loop,
                             multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_quantile_s,
                             slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
-from .serving_params import (ADP_WAIT_KEYS, COLD_START_PREFIX, COLD_START_RUNS_PATH, ENGINE_GROUPS, ENGINES,
-                             FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, cold_start_s, cold_start_values, device_family,
-                             engine_costs, engine_settings, error_quantiles, load_serving_params, matmul_scale,
-                             on_rocm, param_values)
+from .serving_params import (ADP_WAIT_KEYS, ARCHITECTURE_TRAITS, COLD_START_PREFIX, COLD_START_RUNS_PATH,
+                             ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, architecture_coverage,
+                             architecture_traits, cold_start_s, cold_start_values, device_family, engine_costs,
+                             engine_settings, error_quantiles, load_serving_params, matmul_scale, on_rocm,
+                             param_values)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -993,7 +994,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         fitted = [v[f"{what}.{e}"] for e in engines] or [spec[f"{what}.generic"]["prior"]]
         spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
         spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
-    base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"]))}
+    base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"])),
+                        "architectures": rows_architecture_coverage(rows)}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
                       "method": f"scipy.optimize.least_squares, trf, {LOSS if weighting == 'sqrt' else 'soft_l1'} "
                                 f"(f_scale {F_SCALE}) on log(predicted / "
@@ -1189,6 +1191,37 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     return fitted, table
 
 
+def rows_architecture_coverage(rows: pd.DataFrame) -> dict:
+    """``calc.serving_params.architecture_coverage`` of prepared rows (``prepare_rows``: columns model, a preset
+    key, and source_id): how many rows and sources of the calibration set have each architecture trait."""
+    presets = {k: get_model(k) for k in set(rows["model"])}
+    return architecture_coverage([presets[k] for k in rows["model"]], rows["source_id"])
+
+
+def held_out_by_trait(held: pd.DataFrame) -> dict:
+    """{trait: figures} of the held-out means and medians (``holdout_table``'s rows whose statistic is in
+    ``FIT_STATISTICS``) of models with each key of ``calc.serving_params.ARCHITECTURE_TRAITS``: ``error_summary``
+    plus median_log_ratio (log(measured / predicted), positive: slower than the estimate), models (the
+    presets' names, sorted) and range ({kind: RANGE_QUANTILES of the log ratios of the kind's metrics, latency or
+    throughput, where it has 10 rows or more}); a trait no such row has is left out. ``architecture_notice`` quotes
+    them, and ``calc.serving_params.error_quantiles`` widens a thinly covered trait's estimates to its range."""
+    centre = held[held["statistic"].isin(FIT_STATISTICS)]
+    presets = {k: get_model(k) for k in set(centre["model"])}
+    traits = {k: architecture_traits(m) for k, m in presets.items()}
+    kinds = {"latency": centre["metric"].isin(LATENCY_METRICS), "throughput": centre["metric"].isin(THROUGHPUT_METRICS)}
+    out = {}
+    for key in ARCHITECTURE_TRAITS:
+        has = pd.Series([key in traits[k] for k in centre["model"]], index=centre.index)
+        t = centre[has]
+        if len(t):
+            ranges = {kind: _quantiles(centre["log_ratio"], has & mask) for kind, mask in kinds.items()
+                      if (has & mask).sum() >= 10}
+            out[key] = dict(error_summary(t["log_ratio"]),
+                            median_log_ratio=round(float(np.median(t["log_ratio"])), 4),
+                            models=sorted({presets[k].name for k in t["model"]}), range=ranges)
+    return out
+
+
 def held_out_validation(params: dict | None = None) -> dict:
     """The stored figures of the held-out rows (``holdout_table`` under ``params``, the stored file by default):
     ``held_out_rows``, the error summary of their means and medians, and ``held_out_tail_rows``, of their
@@ -1198,7 +1231,8 @@ def held_out_validation(params: dict | None = None) -> dict:
     held = holdout_table(params)[0]
     centre = held["statistic"].isin(FIT_STATISTICS)
     return {"held_out_rows": error_summary(held.loc[centre, "log_ratio"]),
-            "held_out_tail_rows": error_summary(held.loc[~centre, "log_ratio"])}
+            "held_out_tail_rows": error_summary(held.loc[~centre, "log_ratio"]),
+            "held_out_by_trait": held_out_by_trait(held)}
 
 
 def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:

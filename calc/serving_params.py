@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -233,6 +234,88 @@ def accelerator_notice(params: dict, accelerator_key: str) -> list[str]:
     return []
 
 
+#: Architecture traits whose costs the fitted parameters may not carry from one model to another: the serving
+#: model prices a layer by its bytes and FLOPs and adds fixed costs fitted on the calibration set's models, so a
+#: kind of layer that set lacks (its own kernels, launches and state updates) is priced as if it were one it has.
+#: Keys name the traits; values the words a notice uses.
+ARCHITECTURE_TRAITS = {
+    "moe": "mixture-of-experts layers",
+    "mla": "multi-head latent attention",
+    "sliding": "sliding-window or chunked attention layers",
+    "linear_attention": "linear-attention layers (Gated DeltaNet, lightning attention)",
+    "mamba": "Mamba state-space layers",
+    "sparse_attention": "sparse attention with an indexer (DSA) or compressed attention",
+}
+#: A trait is thinly covered when the calibration set has fewer fitted rows of it than this, or one source only:
+#: the estimate for such a model then comes with ``architecture_notice``.
+TRAIT_LEAST_ROWS = 50
+
+
+def architecture_traits(model) -> tuple[str, ...]:
+    """The keys of ``ARCHITECTURE_TRAITS`` that ``model`` (a ``calc.models.ModelConfig``) has, in that order; a
+    dense model of full attention has none. Read from its shapes: ``is_moe``; ``attention == "mla"``; per-layer
+    kinds (``calc.layers.LAYER_KINDS``) "sliding"/"chunked", "linear_attention"/"lightning", the Mamba kinds,
+    "csa"/"hca"/"sparse"; an indexer (``index_n_heads``, DeepSeek-V3.2's DSA in every attention layer).
+    Example: Qwen3.5-35B-A3B -> ("moe", "linear_attention"); Llama-3.1-8B -> ()."""
+    kinds = set(model.layer_kinds)
+    has = {"moe": model.is_moe, "mla": model.attention == "mla",
+           "sliding": bool(kinds & {"sliding", "chunked"}),
+           "linear_attention": bool(kinds & {"linear_attention", "lightning"}),
+           "mamba": bool(kinds & {"mamba", "mamba2", "parallel_mamba2"}),
+           "sparse_attention": bool(kinds & {"csa", "hca", "sparse"}) or bool(getattr(model, "index_n_heads", None))}
+    return tuple(k for k in ARCHITECTURE_TRAITS if has[k])
+
+
+def architecture_coverage(models, sources) -> dict:
+    """{trait: {"rows", "sources", "models"}} of calibration rows, for every key of ``ARCHITECTURE_TRAITS``:
+    ``models`` the rows' model presets (``calc.models.ModelConfig``), ``sources`` their source ids, aligned;
+    "models" lists the preset names of the rows with the trait, sorted. ``calc.serving_fit.fit_serving_params``
+    stores it as ``coverage.architectures`` for ``architecture_notice``.
+
+    Raises:
+        ValueError: models and sources of different lengths."""
+    models, sources = list(models), list(sources)
+    if len(models) != len(sources):
+        raise ValueError(f"{len(models)} models but {len(sources)} sources")
+    traits = {}
+    for m in {id(m): m for m in models}.values():
+        traits[id(m)] = architecture_traits(m)
+    out = {}
+    for key in ARCHITECTURE_TRAITS:
+        hit = [(m, s) for m, s in zip(models, sources) if key in traits[id(m)]]
+        out[key] = {"rows": len(hit), "sources": len({s for _, s in hit}),
+                    "models": sorted({m.name for m, _ in hit})}
+    return out
+
+
+def architecture_notice(params: dict, model, widened: bool = True) -> list[str]:
+    """Notices for each trait of ``model`` (``architecture_traits``) that the calibration set covers thinly (fewer
+    than ``TRAIT_LEAST_ROWS`` fitted rows, or one source: ``coverage.architectures`` of the params), with the
+    held-out rows' figures for models of that trait where the file has them (``validation.held_out_by_trait``,
+    written by ``python -m calc.serving_fit --held-out``): their count and models, the share within 25% and the
+    median measured / estimated, and, where ``widened`` (the estimate's range took the held-out spread:
+    ``error_quantiles`` with ``thin_traits``) and the file has that spread, that its range spans theirs. [] for a
+    model whose traits are all covered (``thin_traits``), or params without the coverage."""
+    cover = params.get("coverage", {}).get("architectures", {})
+    held = params.get("validation", {}).get("held_out_by_trait", {})
+    out = []
+    for key in thin_traits(params, model):
+        c = cover.get(key, {"rows": 0, "sources": 0, "models": []})
+        what = ARCHITECTURE_TRAITS[key]
+        seen = (f"only {c['rows']} rows of models with {what} ({', '.join(c['models'])}; "
+                f"{c['sources']} source{'s' if c['sources'] != 1 else ''})") if c["rows"] else f"no model with {what}"
+        words = (f"the calibration set has {seen}: the estimate prices {model.name}'s layers with the fixed costs "
+                 "and utilisations fitted on other models")
+        h = held.get(key)
+        if h and h.get("n"):
+            words += (f"; on {h['n']:,} held-out means and medians of such models ({', '.join(h['models'])}) it was "
+                      f"within 25% on {100 * h['within_25']:.0f}%, the measurement a median "
+                      f"{math.exp(h['median_log_ratio']):.2g}x the estimate"
+                      + ("; its range spans theirs" if widened and h.get("range") else ""))
+        out.append(words)
+    return out
+
+
 def matmul_scale(params: dict, accelerator_key: str) -> tuple[float, list[str]]:
     """(factor on the fitted matmul utilisations for ``accelerator_key``, notices): the accelerator's
     largest measured matmul utilisation over the reference accelerator's (``matmul_ceiling`` in the
@@ -345,15 +428,37 @@ def cold_start_s(cold_s, family_index):
     return np.where(on_rocm(family_index), cold_s, 0.0)
 
 
-def error_quantiles(params: dict, kind: str, engine: str | None = None) -> tuple[float, float]:
+def error_quantiles(params: dict, kind: str, engine: str | None = None, traits=()) -> tuple[float, float]:
     """(low, high) quantiles of the cross-validated log(measured / predicted) for ``kind`` ("latency"
     or "throughput"), the engine's own where the calibration has enough of its rows, clipped so that the
-    range always holds the estimate (low <= 0 <= high)."""
+    range always holds the estimate (low <= 0 <= high). ``traits``: a model's thinly covered architecture traits
+    (``thin_traits``): the range then also spans each one's held-out quantiles of the kind
+    (``validation.held_out_by_trait.<trait>.range``, where the file has them), since the cross-validation saw no
+    such model; the estimate itself does not move. Example: a Gated DeltaNet hybrid's latency range reaches the
+    90th percentile of the held-out hybrids' log ratios when that is above the engine's."""
     val = params.get("validation", {})
     v = val.get("range_by_engine", {}).get(engine or "", {}).get(kind) or val.get("range", {}).get(kind)
-    if not v:
-        return (-0.5, 0.5)
-    return (min(float(v[0]), 0.0), max(float(v[1]), 0.0))
+    low, high = (-0.5, 0.5) if not v else (float(v[0]), float(v[1]))
+    for trait in traits:
+        r = val.get("held_out_by_trait", {}).get(trait, {}).get("range", {}).get(kind)
+        if r:
+            low, high = min(low, float(r[0])), max(high, float(r[1]))
+    return (min(low, 0.0), max(high, 0.0))
+
+
+def thin_traits(params: dict, model) -> tuple[str, ...]:
+    """The traits of ``model`` (``architecture_traits``) that the calibration set covers thinly: fewer than
+    ``TRAIT_LEAST_ROWS`` fitted rows or one source (``coverage.architectures`` of the params); () for params without
+    that coverage."""
+    cover = params.get("coverage", {}).get("architectures")
+    if not cover:
+        return ()
+    thin = []
+    for key in architecture_traits(model):
+        c = cover.get(key, {"rows": 0, "sources": 0})
+        if c["rows"] < TRAIT_LEAST_ROWS or c["sources"] < 2:
+            thin.append(key)
+    return tuple(thin)
 
 
 #: MLPerf Inference's LLM latency limits by model preset and scenario (``data/mlperf_latency_limits.json``, from

@@ -240,6 +240,8 @@ def test_fit_is_deterministic_and_reproduces_the_stored_constants():
         # the stored file is this fit's output (python -m calc.serving_fit), to its 4 significant digits
         assert first["params"][k]["value"] == pytest.approx(stored["params"][k]["value"], rel=0.02), k
     assert stored["fitted"]["rows"] == len(prepared[0])
+    # and so is its coverage, the engines, accelerators and architecture traits of the rows it read
+    assert first["coverage"] == stored["coverage"]
 
 
 @pytest.mark.parametrize("notes,limits", [

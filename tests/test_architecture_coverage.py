@@ -1,0 +1,140 @@
+"""The serving model says on screen when a model's kind of layer is one its calibration set barely saw.
+
+The fitted fixed costs and utilisations were measured on dense, MoE, MLA and sliding-window models; a Gated DeltaNet
+or Mamba hybrid, or a sparse-attention model, gets the same per-layer prices, so its estimate is an extrapolation and
+the notice says so, with the held-out rows' figures for such models.
+"""
+import copy
+import math
+
+import pandas as pd
+import pytest
+
+import calc
+from calc.serving import serving_estimate
+from calc.serving_params import (ARCHITECTURE_TRAITS, TRAIT_LEAST_ROWS, architecture_coverage, architecture_notice,
+                                 architecture_traits, load_serving_params)
+
+
+@pytest.mark.parametrize("key,traits", [
+    ("llama-3.1-8b", ()),                                  # dense, full attention in every layer
+    ("qwen3-32b", ()),
+    ("deepseek-v3", ("moe", "mla")),                       # 58 MoE layers of 61, latent attention
+    ("gpt-oss-120b", ("moe", "sliding")),                  # every other layer a 128-token window
+    ("mistral-7b-v0.1", ("sliding",)),                     # a 4,096-token window in every layer
+    ("qwen3.5-35b-a3b", ("moe", "linear_attention")),      # 30 Gated DeltaNet layers of 40
+    ("qwen3-next-80b-a3b", ("moe", "linear_attention")),
+    ("nemotron-3-nano-30b-a3b", ("moe", "mamba")),         # Mamba-2 layers between attention and MoE layers
+    ("deepseek-v3.2", ("moe", "mla", "sparse_attention")),  # DSA: a lightning indexer in every attention layer
+])
+def test_traits_are_read_from_the_presets_shapes(key, traits):
+    assert architecture_traits(calc.get_model(key)) == traits
+
+
+def test_stored_coverage_counts_the_fitted_rows_of_each_kind():
+    from calc.serving_fit import prepare_rows, read_measurements
+    stored = load_serving_params()
+    rows = prepare_rows(read_measurements(), stored)[0]
+    cover = stored["coverage"]["architectures"]
+    assert set(cover) == set(ARCHITECTURE_TRAITS)
+    # counted apart from the traits function: the fitted rows of the presets known to have latent attention
+    # (DeepSeek-V3, DeepSeek-V3.2, Kimi K2) and of those with a DSA indexer (DeepSeek-V3.2 only)
+    mla = rows["model"].isin(["deepseek-v3", "deepseek-v3.2", "kimi-k2"])
+    assert cover["mla"]["rows"] == int(mla.sum()) > 1000
+    assert cover["mla"]["sources"] == rows.loc[mla, "source_id"].nunique()
+    dsa = rows["model"] == "deepseek-v3.2"
+    assert cover["sparse_attention"]["rows"] == int(dsa.sum()) == 8
+    assert cover["sparse_attention"]["models"] == ["DeepSeek-V3.2"]
+    # no Gated DeltaNet or Mamba hybrid among the fitted rows
+    assert not rows["model"].str.contains("qwen3-next|qwen3.5|nemotron").any()
+    assert cover["linear_attention"]["rows"] == cover["mamba"]["rows"] == 0
+
+
+def test_architecture_coverage_rejects_misaligned_inputs():
+    with pytest.raises(ValueError, match="2 models but 1 sources"):
+        architecture_coverage([calc.get_model("llama-3.1-8b")] * 2, ["a"])
+
+
+def test_a_hybrid_model_gets_the_notice_with_the_held_out_figures_and_a_dense_one_none():
+    params = load_serving_params()
+    gdn = calc.get_model("qwen3.5-35b-a3b")
+    (words,) = architecture_notice(params, gdn)
+    held = params["validation"]["held_out_by_trait"]["linear_attention"]
+    assert words.startswith("the calibration set has no model with linear-attention layers")
+    assert f"on {held['n']:,} held-out means and medians" in words
+    assert f"within 25% on {100 * held['within_25']:.0f}%" in words
+    assert f"a median {math.exp(held['median_log_ratio']):.2g}x the estimate" in words
+    assert architecture_notice(params, calc.get_model("llama-3.1-70b")) == []
+    assert architecture_notice(params, calc.get_model("deepseek-v3")) == []  # MoE and MLA: thousands of rows
+    # the public estimate carries it beside its other notices
+    est = serving_estimate(gdn, calc.get_accelerator("h200"), 1000, 200, concurrency=8)
+    assert words in est.notices
+
+
+def test_the_notice_follows_the_coverage_thresholds():
+    params = copy.deepcopy(load_serving_params())
+    params["validation"].pop("held_out_by_trait", None)
+    cover = params["coverage"]["architectures"]
+    gdn = calc.get_model("qwen3-next-80b-a3b")
+    # enough rows but one source: still thin
+    cover["linear_attention"] = {"rows": 400, "sources": 1, "models": ["Qwen3-Next-80B-A3B"]}
+    (words,) = architecture_notice(params, gdn)
+    assert "only 400 rows of models with linear-attention layers" in words and "1 source)" in words
+    assert "held-out" not in words  # no held-out figures in this file: none quoted
+    # two sources and TRAIT_LEAST_ROWS rows: covered, no notice
+    cover["linear_attention"] = {"rows": TRAIT_LEAST_ROWS, "sources": 2, "models": ["Qwen3-Next-80B-A3B"]}
+    assert architecture_notice(params, gdn) == []
+    cover["linear_attention"]["rows"] = TRAIT_LEAST_ROWS - 1
+    assert len(architecture_notice(params, gdn)) == 1
+    # a params file without the coverage (an older file) says nothing
+    params.pop("coverage")
+    assert architecture_notice(params, gdn) == []
+
+
+def test_stored_held_out_figures_by_trait_are_the_held_out_tables():
+    from calc.serving_fit import error_summary, holdout_table
+    table = holdout_table()[0]
+    centre = table[table["statistic"].isin(["mean", "median"])]
+    stored = load_serving_params()["validation"]["held_out_by_trait"]
+    # the latent-attention models among the held-out rows, chosen by name here
+    mla = centre[centre["model"].isin(["deepseek-v3", "deepseek-v3.2", "kimi-k2", "glm-5"])]
+    assert {k: v for k, v in stored["mla"].items() if k in ("n", "median_abs_log", "within_25", "within_50")} \
+        == error_summary(mla["log_ratio"])
+    assert stored["mla"]["median_log_ratio"] == pytest.approx(float(mla["log_ratio"].median()), abs=1e-4)
+    assert stored["mla"]["models"] == sorted(calc.get_model(k).name for k in set(mla["model"]))
+    assert pd.Series(stored.keys()).isin(list(ARCHITECTURE_TRAITS)).all()
+
+
+def test_error_quantiles_span_a_thin_traits_held_out_range_and_no_more():
+    from calc.serving_params import error_quantiles, thin_traits
+    params = copy.deepcopy(load_serving_params())
+    val = params["validation"]
+    val["range_by_engine"]["vllm"]["latency"] = [-0.2, 0.4]
+    val["held_out_by_trait"] = {"linear_attention": {"range": {"latency": [0.1, 1.5]}},
+                                "mamba": {"range": {"latency": [-0.6, 0.3]}}}
+    assert error_quantiles(params, "latency", "vllm") == (-0.2, 0.4)
+    # the union of the two spans: low from the engine's (the trait's 0.1 is above it), high from the trait's
+    assert error_quantiles(params, "latency", "vllm", ("linear_attention",)) == (-0.2, 1.5)
+    assert error_quantiles(params, "latency", "vllm", ("linear_attention", "mamba")) == (-0.6, 1.5)
+    # a trait with no range of that kind leaves it
+    assert error_quantiles(params, "throughput", "vllm", ("linear_attention",)) == \
+        error_quantiles(params, "throughput", "vllm")
+    assert thin_traits(params, calc.get_model("qwen3.5-35b-a3b")) == ("linear_attention",)  # MoE is well covered
+    assert thin_traits(params, calc.get_model("llama-3.1-8b")) == ()
+
+
+def test_a_hybrids_estimate_keeps_its_value_and_takes_the_held_out_spread_as_its_range():
+    params = load_serving_params()
+    gdn = calc.get_model("qwen3.5-35b-a3b")
+    high = params["validation"]["held_out_by_trait"]["linear_attention"]["range"]["latency"][1]
+    engine_high = params["validation"]["range_by_engine"]["vllm"]["latency"][1]
+    assert high > engine_high  # held-out hybrids were slower than the cross-validated spread allows
+    est = serving_estimate(gdn, calc.get_accelerator("h200"), 1000, 200, concurrency=8, engine="vllm")
+    bare = copy.deepcopy(params)
+    bare["coverage"].pop("architectures")  # the same file without the coverage: no trait is thin
+    plain = serving_estimate(gdn, calc.get_accelerator("h200"), 1000, 200, concurrency=8, engine="vllm",
+                             params=bare)
+    assert est.tpot.estimate_s == plain.tpot.estimate_s and est.ttft.estimate_s == plain.ttft.estimate_s
+    # TPOT's high end: the estimate times e^high (a latency range, bounded below by the roofline only)
+    assert est.tpot.high_s == pytest.approx(est.tpot.estimate_s * math.exp(high), rel=1e-9)
+    assert plain.tpot.high_s == pytest.approx(plain.tpot.estimate_s * math.exp(engine_high), rel=1e-9)
