@@ -278,18 +278,23 @@ def gpu_memory(model: ModelConfig, accelerator: Accelerator, context_len: int, b
 
 def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_len: int, layout: Layout,
                           weight_dtype: str = "bf16", kv_dtype: str = "bf16", reserve_bytes: float = 0.0,
-                          sliding: str = "cap", mla: str = "latent") -> int:
+                          sliding: str = "cap", mla: str = "latent", state_share: float = 0.0) -> int:
     """Largest batch per replica whose per-GPU cache fits beside the per-GPU weights.
 
     ``min over stages of floor((memory - the stage's weights per GPU - reserve) / its KV per sequence per
     GPU) x attention_dp`` (stages of whole layers); 0 when the weights alone do not fit. At TP = PP = EP
-    = 1, ``calc.max_batch``.
+    = 1, ``calc.max_batch``. ``state_share``: the share of that free memory an engine gives a separate pool of
+    the constant per-sequence states (Mamba, linear attention: ``state_pool_batch``); the batch is then what the
+    rest holds of the attention KV alone (SGLang's split, ``mamba_full_memory_ratio``). 0 (the default): KV and
+    states share one pool, per sequence the sum of the two.
 
     Raises:
-        ValueError: invalid context, dtypes, layout or reserve.
+        ValueError: invalid context, dtypes, layout, reserve or a share outside [0, 1).
     """
     s = check_positive_int(context_len, "context_len")
     reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
+    if not 0.0 <= float(state_share) < 1.0:
+        raise ValueError(f"state_share must be in [0, 1); got {state_share!r}")
     check_layout(model, layout)
     out = None
     for w, rng in zip(_stage_weights_per_gpu(model, layout, weight_dtype), stage_ranges(model, layout)):
@@ -297,10 +302,45 @@ def max_batch_per_replica(model: ModelConfig, accelerator: Accelerator, context_
         if free <= 0:
             return 0
         kv, state, _ = _cache_per_gpu(model, s, 1, layout, kv_dtype, sliding, mla, stage=rng)
-        per_seq = float(kv) + float(state)
-        n = int(math.floor(free / per_seq + 1e-9)) if per_seq > 0 else 10**12
+        split = state_share > 0 and float(state) > 0
+        per_seq = float(kv) if split else float(kv) + float(state)
+        room = free * (1.0 - state_share) if split else free
+        n = int(math.floor(room / per_seq + 1e-9)) if per_seq > 0 else 10**12
         out = n if out is None else min(out, n)
     return out * layout.attention_dp
+
+
+def state_pool_batch(model: ModelConfig, accelerator: Accelerator, layout: Layout, weight_dtype: str = "bf16",
+                     kv_dtype: str = "bf16", reserve_bytes: float = 0.0, state_share: float = 0.5,
+                     slots_per_request: int = 1) -> int | None:
+    """Largest batch per replica an engine's separate pool of constant per-sequence states admits: per stage,
+    ``floor(floor(state_share x (memory - weights per GPU - reserve) / state bytes per sequence per GPU) /
+    slots_per_request)``, the least over stages, x attention_dp; None for a model without such states (no Mamba
+    or linear-attention layer). SGLang sizes the pool of a hybrid model's Mamba / Gated DeltaNet states as
+    ``mamba_full_memory_ratio / (1 + mamba_full_memory_ratio)`` of the memory left for caches (0.9 / 1.9 by default)
+    and caps its running requests at the pool's slots over 3 with the radix cache on (1 without): sgl-project/sglang
+    python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py, ``handle_max_mamba_cache``,
+    ``_calculate_mamba_ratio`` and ``_resolve_max_num_reqs``. The states are calc's (``calc.layers``: the
+    recurrent state in the model's ``ssm_state_dtype``, the convolution state at ``kv_dtype``).
+
+    Raises:
+        ValueError: a share outside (0, 1), slots below 1, or an invalid layout or reserve.
+    """
+    reserve = check_nonneg_number(reserve_bytes, "reserve_bytes")
+    if not 0.0 < float(state_share) < 1.0:
+        raise ValueError(f"state_share must be in (0, 1); got {state_share!r}")
+    if int(slots_per_request) < 1:
+        raise ValueError(f"slots_per_request must be at least 1; got {slots_per_request!r}")
+    check_layout(model, layout)
+    out = None
+    for w, rng in zip(_stage_weights_per_gpu(model, layout, weight_dtype), stage_ranges(model, layout)):
+        _, state, _ = _cache_per_gpu(model, 1, 1, layout, kv_dtype, "cap", "latent", stage=rng)
+        if float(state) <= 0:
+            continue
+        free = max(accelerator.memory_bytes - w - reserve, 0.0)
+        n = int(math.floor(state_share * free / float(state) + 1e-9)) // int(slots_per_request)
+        out = n if out is None else min(out, n)
+    return None if out is None else out * layout.attention_dp
 
 
 @lru_cache(maxsize=1024)

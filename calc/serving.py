@@ -71,7 +71,7 @@ from .hardware import Accelerator, get_accelerator, list_accelerators, match_acc
 from .dtypes import MIXED_EXPERT_FORMATS, canonical_dtype
 from .models import ModelConfig, beyond_trained_window, checkpoint_tag, get_model, model_preset_id
 from .number_text import fmt_number
-from .gpu_share import max_batch_per_replica, weight_bytes_per_gpu
+from .gpu_share import max_batch_per_replica, state_pool_batch, weight_bytes_per_gpu
 from .measurements import engine_name
 from .memory import with_capacity
 from .layout import Layout, make_layout
@@ -161,7 +161,9 @@ FIXED_PARTS = {"host": "host work per step (scheduler, sampler, each sequence's 
 #: limits that can hold requests waiting; "concurrency" and "rate" are the load itself).
 BATCH_LIMIT_WHY = {"kv_capacity": "its KV cache, at the share of GPU memory the engine gives it, holds no more",
                    "max_batch": "the engine's max batch setting allows no more",
-                   "token_budget": "the engine's per-step token budget allows no more"}
+                   "token_budget": "the engine's per-step token budget allows no more",
+                   "state_pool": "its pool of Mamba / linear-attention states, at the share of the cache memory the "
+                                 "engine gives it, has no more slots"}
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ class ServingEstimate:
             same batch (the teaching numbers; throughput is then an upper bound).
         decode_batch: sequences decoding at once per replica (B); concurrency: requests in the system
             per replica; batch_limit: what caps B ("concurrency", "max_batch", "kv_capacity",
-            "token_budget", "rate").
+            "state_pool" (a hybrid's Mamba / linear-attention state pool, SGLang's), "token_budget", "rate").
         engine: the engine family whose parameters were used; mode: "concurrency", "rate" or "offline";
         batching: "continuous" or "static"; notices: fallbacks taken (show them beside the numbers);
         arrivals: how a closed loop's requests arrive, in words (``calc.serving_terms.arrivals_text``: the
@@ -254,7 +256,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     prefill with logits for its last token only (engines); capacity from ``max_batch_per_replica`` at
     that context with ``1 - kv_memory_fraction`` of memory held back (paged KV: a sequence holds
     what it has written), of the memory the driver reports (``calc.memory.with_capacity``, "driver": engines
-    size their cache from cudaMemGetInfo, 85.5e9 B on an H100 "80 GB"). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
+    size their cache from cudaMemGetInfo, 85.5e9 B on an H100 "80 GB"); with the settings' ``state_pool_ratio`` r
+    (SGLang's mamba_full_memory_ratio) a hybrid's Mamba / linear-attention states take r / (1 + r) of the memory
+    left for caches, the KV the rest, and the pool's slots over ``state_slots_per_request`` cap the batch
+    (``calc.gpu_share.state_pool_batch``: batch_limit "state_pool"). ``matmul_scale``: the accelerator's matmul ceiling over the reference's
     (``calc.serving_params.matmul_scale``), stored as ``mm`` for stage 2. ``burst``: ``concurrency`` is a
     finite burst of N requests sent at once (continuous batching; ``burst_schedule``): the prompts are
     prefilled up front, the batch is ``min(N, max_batch, KV capacity at I + O)`` (not the token budget's
@@ -337,7 +342,13 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     # sliding-window layers keep their window ("cap") unless the engine caches every token ("full": TensorRT-LLM's
     # TensorRT engines keep a cyclic window only when max_attention_window_size is set)
     sliding = s.get("sliding", "cap")
-    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve, sliding=sliding)
+    # an engine that keeps a hybrid model's Mamba / linear-attention states in a pool of their own (SGLang:
+    # ``state_pool_ratio``, its mamba_full_memory_ratio) gives the attention KV the rest of the cache memory, and runs
+    # no more requests than that pool's slots over ``state_slots_per_request`` (``calc.gpu_share.state_pool_batch``)
+    ratio = float(s.get("state_pool_ratio", 0.0))
+    share = ratio / (1.0 + ratio)
+    cache_kw = dict(sliding=sliding, state_share=share)
+    b_kv = max_batch_per_replica(model, held, kv_ctx, layout, weight_dtype, kv_dtype, reserve, **cache_kw)
     if b_kv < 1:
         what = "its mean context" if kv_ctx < int(i + o) else "its prompt and output"
         raise ValueError(f"{model.name} in {weight_dtype} with one sequence of {kv_ctx:,} tokens ({what}) does not "
@@ -348,6 +359,10 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     # per rank, so a replica of D attention groups holds D x max_batch
     ranks = float(layout.attention_dp) if s.get("per_rank_limits", False) else 1.0
     caps = {"max_batch": float(s["max_batch"]) * ranks, "kv_capacity": float(b_kv)}
+    pool = state_pool_batch(model, held, layout, weight_dtype, kv_dtype, reserve, share,
+                            int(s.get("state_slots_per_request", 1))) if share > 0 else None
+    if pool is not None:
+        caps["state_pool"] = float(max(pool, 1))
     if preempts:
         # admission by the cache a request needs now (``burst_admission_context``: vLLM blocks for its prompt,
         # SGLang its prompt and a reserve for output; in the steady state at most the mean context): more
@@ -356,7 +371,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
         admit_ctx = burst_admission_context(i, o, s.get("admit_output_ratio", 0.0), s.get("admit_output_clip", o))
         admit_ctx = admit_ctx if burst else min(admit_ctx, kv_ctx)
         caps["kv_capacity"] = float(max_batch_per_replica(model, held, admit_ctx, layout, weight_dtype, kv_dtype,
-                                                          reserve, sliding=sliding))
+                                                          reserve, **cache_kw))
     if batching == "continuous" and not burst:
         caps["token_budget"] = max(1.0, np.floor(s["token_budget"] * o_steps / (i + per_seq * o_steps)))
     cap_name = min(caps, key=caps.get)
@@ -365,7 +380,7 @@ def serving_components(model: ModelConfig, accelerator: Accelerator, input_len: 
     b = np.minimum(n_in, float(b_kv)) if preempts else n_in
     # a burst's requests grow together, so an engine that preempts runs out of cache once N x (I + O) passes it
     whole = float(max_batch_per_replica(model, held, int(i + o), layout, weight_dtype, kv_dtype, reserve,
-                                        sliding=sliding)) if preempts and burst else 0.0
+                                        **cache_kw)) if preempts and burst else 0.0
     recompute = lockstep_recompute_tokens(n_in, whole, i + o)  # none where whole is 0 (no burst, or no preemption)
     limit = np.where(c <= cap, "rate" if rate else "concurrency", cap_name)
     limit = np.where(b < n_in, "kv_capacity", limit)
