@@ -286,7 +286,8 @@ def config_frontier(config, concurrencies=None, params: dict | None = None, up_t
                                    f"state is refused ({exc})")
     frontier = serving_frontier(model, acc, int(config["input_len"]), int(config["output_len"]), concurrencies,
                                 int(config["tp"]), int(config["pp"]), int(config["ep"]), wd, kv,
-                                engine=str(config["engine"]), params=params, speculative=spec)
+                                engine=str(config["engine"]), params=params, speculative=spec,
+                                trait_range=False)  # the range of the page's rows: the cross-validated one
     if refused:
         frontier.attrs["notices"] = tuple(frontier.attrs.get("notices", ())) + (refused,)
     return frontier

@@ -1009,9 +1009,10 @@ def _engine_options(options, engine_key: str = "") -> dict:
 
 
 def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, params, engine_version="",
-           engine_options=None):
+           engine_options=None, trait_range=True):
     """(params, layout, engine key, settings, notices, accelerator) of a public estimate: the accelerator as the
-    engines run ``weight_dtype``'s matmuls (``engine_matmul``), its notice after the fallbacks'."""
+    engines run ``weight_dtype``'s matmuls (``engine_matmul``), its notice after the fallbacks'; ``trait_range``: the
+    range takes a thinly covered trait's held-out spread (``architecture_notice``'s words say so)."""
     accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
@@ -1064,7 +1065,7 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     # the platform's name where the accelerator is a preset (a hand-built one says nothing of its maker)
     platform = get_accelerator(acc_key).name if acc_key in list_accelerators() else ""
     notices = (notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family, platform)
-               + fp4 + architecture_notice(prm, model))
+               + fp4 + architecture_notice(prm, model, widened=trait_range))
     return prm, layout, key, settings, notices, accelerator
 
 
@@ -2169,7 +2170,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
                      concurrencies=None, tp: int = 1, pp: int = 1, ep: int = 1, weight_dtype: str | None = None,
                      kv_dtype: str = "bf16", engine: str = "vllm", cuda_graphs: bool = True,
                      interconnect=None, params: dict | None = None, engine_version: str = "",
-                     engine_options: dict | None = None, speculative=None) -> pd.DataFrame:
+                     engine_options: dict | None = None, speculative=None, trait_range: bool = True) -> pd.DataFrame:
     """Throughput per GPU against tokens/s per user over concurrency (InferenceX's axes), vectorised.
 
     One replica of (tp, pp, ep) under continuous batching; ``concurrencies`` per replica (default
@@ -2184,7 +2185,9 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
         fallbacks taken.
 
     ``engine_version``, ``engine_options`` and ``speculative``: as in ``serving_estimate``; so are a model, an
-    accelerator or a dtype given by name.
+    accelerator or a dtype given by name. ``trait_range``: a model with a thinly covered architecture trait
+    (``calc.serving_params.thin_traits``) takes that trait's held-out spread into its range (default); False keeps the
+    cross-validated range (the measured page, whose rows that spread comes from).
 
     Raises:
         ValueError: invalid lengths, layout, concurrencies or engine options; a model that does not fit.
@@ -2192,7 +2195,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     model, accelerator, weight_dtype, kv_dtype, _ = _named(model, accelerator, weight_dtype, kv_dtype)
     i, o = _check_workload(input_len, output_len, None, None, "continuous")
     prm, layout, key, settings, notices, accelerator = _setup(model, accelerator, weight_dtype, tp, pp, ep, 1, engine,
-                                                              params, engine_version, engine_options)
+                                                              params, engine_version, engine_options, trait_range)
     if concurrencies is None:
         c = frontier_concurrencies(1024.0)
     else:
@@ -2206,7 +2209,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])
     a = combine(comp, p, engine_costs(p, key), 1.0 if cuda_graphs else 0.0)
-    thin = thin_traits(prm, model)
+    thin = thin_traits(prm, model) if trait_range else ()
     q_lat, q_thr = error_quantiles(prm, "latency", key, thin), error_quantiles(prm, "throughput", key, thin)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus

@@ -138,3 +138,23 @@ def test_a_hybrids_estimate_keeps_its_value_and_takes_the_held_out_spread_as_its
     # TPOT's high end: the estimate times e^high (a latency range, bounded below by the roofline only)
     assert est.tpot.high_s == pytest.approx(est.tpot.estimate_s * math.exp(high), rel=1e-9)
     assert plain.tpot.high_s == pytest.approx(plain.tpot.estimate_s * math.exp(engine_high), rel=1e-9)
+
+
+def test_the_frontier_widens_its_band_unless_told_to_keep_the_cross_validated_one():
+    from calc.serving import serving_frontier
+    params = load_serving_params()
+    gdn = calc.get_model("qwen3.5-35b-a3b")
+    c = [1.0, 8.0, 64.0]
+    wide = serving_frontier(gdn, "h200", 1000, 200, c, engine="vllm")
+    kept = serving_frontier(gdn, "h200", 1000, 200, c, engine="vllm", trait_range=False)
+    assert (wide["tpot_s"] == kept["tpot_s"]).all()  # the estimate itself is the same
+    # tokens/s per user is 1 / TPOT: its low end is the estimate over e^(the latency range's high end)
+    high = params["validation"]["held_out_by_trait"]["linear_attention"]["range"]["latency"][1]
+    engine_high = params["validation"]["range_by_engine"]["vllm"]["latency"][1]
+    per_user = wide["tokens_per_s_per_user"]
+    assert wide["tokens_per_s_per_user_low"].to_numpy() == pytest.approx((per_user / math.exp(high)).to_numpy())
+    assert kept["tokens_per_s_per_user_low"].to_numpy() == pytest.approx((per_user / math.exp(engine_high)).to_numpy())
+    # and each says which range it drew, in its notice
+    assert any(n.endswith("its range spans theirs") for n in wide.attrs["notices"])
+    kept_words = [n for n in kept.attrs["notices"] if "linear-attention" in n]
+    assert len(kept_words) == 1 and "its range spans" not in kept_words[0]
