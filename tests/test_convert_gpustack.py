@@ -8,13 +8,13 @@ where a copy of github.com/gpustack/gpustack is named (GPUSTACK_REPO), the hand-
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
 from bench_script import bench_script
+from git_fixture import git_repo
 from calc.measurements import DATA_DIR, load_measurements, load_sources, measurement_bound
 from calc.models import model_preset_id
 
@@ -120,24 +120,12 @@ _PAGE = _HEAD + "\n### 1. Choosing the Inference Engine\n\nvLLM\n" + _serving("v
 _FACTS = dict(source="gpustack-h100-test", model="qwen3-8b", family="qwen", accelerator="h100-sxm")
 
 
-def _git_repo(path, files: dict) -> str:
-    """A one-commit git repository at ``path`` holding ``files`` ({path: text}); its HEAD commit."""
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "page"]):
-        subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                       capture_output=True)
-    return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
 @pytest.fixture
 def page_repo(tmp_path, monkeypatch):
     """A copy of the lab with the synthetic page at docs/performance-lab/test/h100.md, listed in ``PAGES``."""
     repo = tmp_path / "gpustack"
     repo.mkdir()
-    head = _git_repo(repo, {f"{conv.ROOT}/test/h100.md": _PAGE})
+    head = git_repo(repo, {f"{conv.ROOT}/test/h100.md": _PAGE})
     monkeypatch.setitem(conv.PAGES, "test/h100.md", _FACTS)
     return repo, head
 
@@ -288,7 +276,7 @@ _GUIDELLM_PAGE = _GUIDELLM_HEAD + "### Choosing the Inference Engine\n\n#### vLL
 def test_guidellm_pages_read_the_profile_the_client_and_the_checkpoint(tmp_path, monkeypatch):
     repo = tmp_path / "gpustack"
     repo.mkdir()
-    head = _git_repo(repo, {f"{conv.ROOT}/test/h200.md": _GUIDELLM_PAGE})
+    head = git_repo(repo, {f"{conv.ROOT}/test/h200.md": _GUIDELLM_PAGE})
     monkeypatch.setitem(conv.PAGES, "test/h200.md", dict(source="gpustack-h200-test", model="qwen3.5-35b-a3b",
                                                          family="qwen", accelerator="h200"))
     rows, sources, skipped = conv.convert(conv.git_dir(str(repo)), "2026-12-07", head, ["test/h200.md"])

@@ -16,6 +16,7 @@ import pytest
 import calc
 from calc.hardware import with_matmul
 from bench_script import bench_script
+from git_fixture import git_repo
 from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, load_cited, load_measurements,
                                load_sources, measurement_bound)
 
@@ -692,7 +693,7 @@ def test_inferencex_token_position_runs_are_read_with_their_server_and_client(tm
              "minimax-m2.5/results/minimax_m25_vllm_tep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4),
              "minimax-m2.5/results/minimax_m25_vllm_dep8_isl1024_osl128_conc16.json": _ix_run(16, 160, 0.4)}
     repo.mkdir()
-    _git_repo(repo, {f"{conv.ROOT}/{name}": text for name, text in files.items()})
+    git_repo(repo, {f"{conv.ROOT}/{name}": text for name, text in files.items()})
     rows, sources, skipped = conv.convert(conv.git_dir(str(repo), "InferenceX"), "2026-12-07")
     assert sorted(why for _, why in skipped) == ["79 of 80 requests completed at concurrency 8",
                                                  "no server script of the folder launches this layout"]
@@ -779,7 +780,7 @@ def test_mlperf_v5_amd_harness_llm_layouts_are_read_from_their_yaml(tmp_path):
         f"{root}/code/llama2-70b-99/harness_llm/models/mixtral-8x7b/offline_mi325x.yaml": _HARNESS_MODEL.format(
             model="/model/mixtral", steps=13, quant="fp8", eager="False"),
     }
-    _git_repo(repo, files)
+    git_repo(repo, files)
     tree = conv.GitTree(str(repo))
     framework = "vLLM 0.9.0.2.dev108+g71faa1880.d20250730.rocm641, Pytorch 2.7.0"
     fp8 = conv.harness_llm_layout(tree, root, "llama2-70b-99", "Offline", "mi300x", "llama2-70b", framework)
@@ -816,17 +817,6 @@ def test_amd_mlperf_v51_rows_shipped_state_their_harness():
     assert amd["notes"].str.contains(r"--num-scheduler-steps \d+").all() and (amd["engine"] == "vllm").all()
     eager = amd["notes"].str.contains("enforce_eager True")
     assert eager.sum() == 148 and not amd.loc[~eager, "notes"].str.lower().str.contains("eager").any()
-
-
-def _git_repo(path, files: dict):
-    """A one-commit git repository at ``path`` holding ``files`` ({path: text})."""
-    import subprocess
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "results"]):
-        subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                       capture_output=True)
 
 
 _V6_COMMON = """vllm_env_config:
@@ -895,7 +885,7 @@ def test_mlperf_v6_amd_src_layouts_are_read_from_their_yaml(tmp_path):
             model="/model/gpt-oss-120b/fp4_quantized", kv="", max_tokens=10240, seqs=512, sub=10, least=128),
         f"{dell}/results/8xMI355X/gpt-oss-120b/Offline/README.md": "--config-name offline_mi355x_x\n",
     }
-    _git_repo(repo, files)
+    git_repo(repo, files)
     tree = conv.GitTree(str(repo))
     one = conv.amd_src_layout(tree, amd, "8xMI355X", "llama2-70b-99", "Offline", "mi355x", "llama2-70b",
                               "PyTorch 2.9.1, ROCm 7.0.0", 8, 1)
@@ -997,7 +987,7 @@ def test_mlperf_v6_results_of_a_counted_cluster_and_a_capped_part_are_placed_or_
         f"{mango}/systems/capped.json": system("AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)", 8, 1, "ROCm"),
         f"{mango}/results/capped/{run}/mlperf_log_summary.txt": _summary(80000.0, 280.0, 24576),
     }
-    _git_repo(repo, files)
+    git_repo(repo, files)
     tree = conv.GitTree(str(repo))
     means = {f: d["input_mean"] for f, d in conv.DATASETS.items()}
     lines = []
@@ -1075,7 +1065,7 @@ def test_mlperf_v6_nvidia_layouts_from_scaleout_atomic_systems_and_speculative_d
 ```
 """,
     }
-    _git_repo(repo, files)
+    git_repo(repo, files)
     tree = conv.GitTree(str(repo))
     gb = "GB200-NVL72_GB200-186GB_aarch64x72_TRT"
     off = conv.exports_layout(tree, nv, gb, "llama2-70b-99", "Offline", 72, "gb200", "llama2-70b", v6=True,
