@@ -302,16 +302,23 @@ def architecture_notice(params: dict, model, widened: bool = True) -> list[str]:
     for key in thin_traits(params, model):
         c = cover.get(key, {"rows": 0, "sources": 0, "models": []})
         what = ARCHITECTURE_TRAITS[key]
-        seen = (f"only {c['rows']} rows of models with {what} ({', '.join(c['models'])}; "
-                f"{c['sources']} source{'s' if c['sources'] != 1 else ''})") if c["rows"] else f"no model with {what}"
-        words = (f"the calibration set has {seen}: the estimate prices {model.name}'s layers with the fixed costs "
-                 "and utilisations fitted on other models")
+        seen = (f"only {c['rows']} published measurements of models with {what} "
+                f"({', '.join(c['models'])}, from {c['sources']} source{'s' if c['sources'] != 1 else ''})"
+                if c["rows"] else f"no published measurement of a model with {what}")
+        words = (f"it was calibrated on {seen}, so the estimate for {model.name} carries costs fitted on other "
+                 "models")
         h = held.get(key)
         if h and h.get("n"):
-            words += (f"; on {h['n']:,} held-out means and medians of such models ({', '.join(h['models'])}) it was "
-                      f"within 25% on {100 * h['within_25']:.0f}%, the measurement a median "
-                      f"{math.exp(h['median_log_ratio']):.2g}x the estimate"
-                      + ("; its range spans theirs" if widened and h.get("range") else ""))
+            ratio = math.exp(h["median_log_ratio"])
+            typical = (f"real runs typically {ratio:.2g}x slower than the estimate" if ratio >= 1.05 else
+                       f"real runs typically {1 / ratio:.2g}x faster than the estimate" if ratio <= 1 / 1.05 else
+                       "real runs typically as fast as the estimate")
+            words += (f". On {h['n']:,} published measurements of such models that it was not fitted to "
+                      f"({', '.join(h['models'])}) it came within 25% on {100 * h['within_25']:.0f}% of them, with "
+                      + typical
+                      + ("; the range shown is widened to the spread of those misses" if widened and h.get("range")
+                         else "; the range shown here is the cross-validated one, as for every row of this page "
+                         "(the planning pages widen it to the spread of those misses)" if h.get("range") else ""))
         out.append(words)
     return out
 

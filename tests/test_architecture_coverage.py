@@ -60,10 +60,11 @@ def test_a_hybrid_model_gets_the_notice_with_the_held_out_figures_and_a_dense_on
     gdn = calc.get_model("qwen3.5-35b-a3b")
     (words,) = architecture_notice(params, gdn)
     held = params["validation"]["held_out_by_trait"]["linear_attention"]
-    assert words.startswith("the calibration set has no model with linear-attention layers")
-    assert f"on {held['n']:,} held-out means and medians" in words
-    assert f"within 25% on {100 * held['within_25']:.0f}%" in words
-    assert f"a median {math.exp(held['median_log_ratio']):.2g}x the estimate" in words
+    assert words.startswith("it was calibrated on no published measurement of a model with linear-attention layers")
+    assert f"On {held['n']:,} published measurements of such models that it was not fitted to" in words
+    assert f"within 25% on {100 * held['within_25']:.0f}% of them" in words
+    assert f"typically {math.exp(held['median_log_ratio']):.2g}x slower than the estimate" in words
+    assert words.endswith("the range shown is widened to the spread of those misses")
     assert architecture_notice(params, calc.get_model("llama-3.1-70b")) == []
     assert architecture_notice(params, calc.get_model("deepseek-v3")) == []  # MoE and MLA: thousands of rows
     # the public estimate carries it beside its other notices
@@ -79,8 +80,9 @@ def test_the_notice_follows_the_coverage_thresholds():
     # enough rows but one source: still thin
     cover["linear_attention"] = {"rows": 400, "sources": 1, "models": ["Qwen3-Next-80B-A3B"]}
     (words,) = architecture_notice(params, gdn)
-    assert "only 400 rows of models with linear-attention layers" in words and "1 source)" in words
-    assert "held-out" not in words  # no held-out figures in this file: none quoted
+    assert "only 400 published measurements of models with linear-attention layers" in words
+    assert "from 1 source)" in words
+    assert "such models" not in words  # no held-out figures in this file: none quoted
     # two sources and TRAIT_LEAST_ROWS rows: covered, no notice
     cover["linear_attention"] = {"rows": TRAIT_LEAST_ROWS, "sources": 2, "models": ["Qwen3-Next-80B-A3B"]}
     assert architecture_notice(params, gdn) == []
@@ -155,6 +157,6 @@ def test_the_frontier_widens_its_band_unless_told_to_keep_the_cross_validated_on
     assert wide["tokens_per_s_per_user_low"].to_numpy() == pytest.approx((per_user / math.exp(high)).to_numpy())
     assert kept["tokens_per_s_per_user_low"].to_numpy() == pytest.approx((per_user / math.exp(engine_high)).to_numpy())
     # and each says which range it drew, in its notice
-    assert any(n.endswith("its range spans theirs") for n in wide.attrs["notices"])
+    assert any(n.endswith("widened to the spread of those misses") for n in wide.attrs["notices"])
     kept_words = [n for n in kept.attrs["notices"] if "linear-attention" in n]
-    assert len(kept_words) == 1 and "its range spans" not in kept_words[0]
+    assert len(kept_words) == 1 and "the range shown here is the cross-validated one" in kept_words[0]

@@ -198,3 +198,20 @@ def test_every_page_opens_with_the_preset(model_id, per_token):
         assert at.session_state["_selection"].model_id == model_id, path
         if path.endswith("kv_cache.py"):
             assert metric(at, "KV per token") == per_token
+
+
+@pytest.mark.parametrize("linked", ["glm-4.6", "zai-org/GLM-4.6-FP8", "GLM-4.7"])
+def test_a_link_naming_a_checkpoint_or_alias_opens_its_preset_and_says_so(linked):
+    import pagetest
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(pagetest.APP, default_timeout=60)
+    at.query_params["model"] = linked
+    at.switch_page("app_pages/kv_cache.py").run()  # the link opens on the page itself, as a browser does
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="model").value == "glm-4.7"
+    said = [i.value for i in at.sidebar.info]
+    assert any("is read as the preset glm-4.7" in s and linked[:20] in s for s in said), said
+    # the page then shows GLM-4.7's cache: 376,832 B per token in bf16 (2 x 92 layers x 8 KV heads x 128 x 2 B)
+    assert pagetest.metric(at, "KV per token") == "376,832 B"
+    # and no link notice calls it unknown
+    assert not any("not a known model" in str(w.value) for w in at.warning)

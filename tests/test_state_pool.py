@@ -79,3 +79,12 @@ def test_sglang_runs_a_hybrid_at_its_state_pools_batch_and_queues_the_rest():
     assert vl.decode_batch == 512 and vl.batch_limit == "concurrency"
     # below the pool's batch nothing changes: 64 clients run as 64
     assert serving_estimate(GDN, "h200", 342, 281, concurrency=64, engine="sglang").decode_batch == 64
+
+
+def test_the_measured_pages_row_box_says_what_holds_the_batch():
+    from ui.measured_views import batch_limit_words
+    sg = serving_estimate(GDN, "h200", 342, 281, concurrency=512, engine="sglang")
+    words = batch_limit_words(sg)
+    assert words.startswith(" (SGLang: its pool of Mamba / linear-attention states") and words.endswith(
+        "; the other 357 wait)")  # 512 clients, 155 decoding
+    assert batch_limit_words(serving_estimate(GDN, "h200", 342, 281, concurrency=64, engine="sglang")) == ""

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calc import comparison, inferencex, measurements
+from calc import comparison, inferencex, measurements, models, serving, serving_params
 from calc.serving_fit import HOLDOUT_PATH, MULTI_STEP_READ
 from calc.speculative_serving import speculative_notes
 from calc.serving_tails import statistic_quantile
@@ -624,6 +624,17 @@ def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s:
             "in five lies outside it: for this row the estimate is a miss (the README lists the known ones).")
 
 
+def batch_limit_words(est) -> str:
+    """The words that say why the estimate decodes fewer requests per replica than its run keeps in flight,
+    " (SGLang: <why>; the other N wait)" (``calc.serving.BATCH_LIMIT_WHY`` of its ``batch_limit``: its max batch, its KV cache, a hybrid's state
+    pool...), else ""."""
+    why = serving.BATCH_LIMIT_WHY.get(est.batch_limit)
+    if not why or not est.decode_batch < est.concurrency:
+        return ""
+    return (f" ({measurements.engine_name(est.engine)}: {why}; the other "
+            f"{est.concurrency - est.decode_batch:,.0f} wait)")
+
+
 def row_notices(rows: pd.DataFrame, table: pd.DataFrame, most: int = 12) -> list:
     """The notices of the serving estimates (``calc.comparison.row_estimate``) of the first ``most`` rows of
     ``table`` (``compare_rows`` of the configuration's ``rows``) that have one, each once, with the ids of the rows
@@ -716,7 +727,7 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
                f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
                f"({serving_views.range_text(tb.low_s, tb.high_s)}) at a decode batch of {est.decode_batch:,.0f} per "
-               f"replica, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
+               f"replica{batch_limit_words(est)}, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
                "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
                f"on the {shown.upper()} bar" + ("" if t["metric"] != "itl_ms" else
                                                 f" (the bar is the model's ITL, the gap between streamed chunks: "
@@ -730,7 +741,11 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
         st.caption(f"Settings read from this row's notes, which its estimate follows: {formats.md_escape(read)}.")
     if not tb.low_s <= measured_s <= tb.high_s:
         st.warning(outside_range_words(shown, measured_s, tb.estimate_s, tb.low_s, tb.high_s))
-    serving_views.show_notices(est.notices)  # the convention the estimate followed (a run tuned to its limits...)
+    # the convention the estimate followed (a run tuned to its limits...); the model's coverage notice is the
+    # configuration's, shown above the chart
+    above = set(serving_params.architecture_notice(serving_params.load_serving_params(),
+                                                   models.get_model(str(raw.loc[pick, "model"])), widened=False))
+    serving_views.show_notices(n for n in est.notices if n not in above)
     cold = dict(est.ttft.fixed_parts).get("first_round", 0.0)
     if cold > 0:
         st.caption(COLD_START_WORDS.format(cold=formats.fmt_seconds(cold)))

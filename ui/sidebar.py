@@ -14,7 +14,7 @@ import streamlit as st
 import calc
 from calc.checkpoint_format import checkpoint_weight_format
 from calc.limits import parse_config_json
-from ui import classroom
+from ui import classroom, url_state
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
 from ui.custom_models import dataclasses_replace_name
 from ui.formats import md_escape, plain_name
@@ -273,6 +273,12 @@ def _model_options() -> tuple[list[str], dict, dict, list[str]]:
         except ValueError as exc:
             st.sidebar.warning(f"The link's own model could not be read: {md_escape(str(exc))}")
     options = models + list(custom)
+    preset = None if not linked or linked in options or linked.startswith(CUSTOM_PREFIX) else \
+        calc.models.model_preset_id(linked)
+    if preset in models:  # a served checkpoint's id or an alias (zai-org/GLM-4.6-FP8): its preset, said once
+        url_state.accept_url_values("model", [preset], same=lambda v: calc.models.model_preset_id(str(v)))
+        st.sidebar.info(f"The link's model {md_escape(repr(linked[:80]))} is read as the preset {preset} "
+                        "(the same architecture: calc/data/checkpoint_aliases.json).")
     if linked.startswith(CUSTOM_PREFIX) and linked not in options:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
