@@ -387,6 +387,9 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     r = rows.iloc[0]
     notes = str(r.get("notes", "") or "").lower()
     piled = float(mixed.get("piled", [0.0])[0]) > 0
+    # the model's kinds of layer the calibration barely saw; the range stays the cross-validated one here, since
+    # the held-out spread that would widen it includes the published rows this page compares with
+    coverage = architecture_notice(prm, get_model(str(r["model"])), widened=False)
     pile = [pile_up_words(fmt_number(float(frame["request_rate_per_s"].iat[0])),
                           float(r["run_requests"]) * int(r["replicas"]),
                           fmt_number(float(mixed["requests_per_s"][0]) * int(r["replicas"])))] if piled else []
@@ -394,10 +397,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         mixed, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]), float(r["output_len"]),
         float(mixed["C"][0]), str(np.asarray(comps["limit"])[heaviest]) if "limit" in comps else "", str(r["mode"]),
         "static" if any(w in notes for w in _STATIC) else "continuous",
-        pile + scheduling_notices(mixed, prm, str(r["engine_key"])) + _slot_wait_words(r, mixed)
-        # the model's kinds of layer the calibration barely saw; the range stays the cross-validated one here, since
-        # the held-out spread that would widen it includes the published rows this page compares with
-        + architecture_notice(prm, get_model(str(r["model"])), widened=False))
+        pile + scheduling_notices(mixed, prm, str(r["engine_key"])) + _slot_wait_words(r, mixed) + coverage)
     if str(r["mode"]) != "rate" or piled:  # a burst's times do not follow the rate (``rate_range``)
         return est
     # at a rate, the range carried through Little's law as the public estimate's (``calc.serving.rate_range``): the
@@ -423,8 +423,7 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
         est = estimate_from_arrays(
             tuned, prm, str(r["engine_key"]), int(r["replicas"]), float(r["gpus"]),
             float(r["output_len"]), float(mixed["C"][0]), est.batch_limit, "rate", est.batching,
-            [notice] + scheduling_notices(tuned, prm, str(r["engine_key"]))
-            + architecture_notice(prm, get_model(str(r["model"])), widened=False))
+            [notice] + scheduling_notices(tuned, prm, str(r["engine_key"])) + coverage)
         return below_limits(est, limits)  # at the edge: the latency range around its means, as ``serving_estimate``'s
     return rate_range(est, solve, lam, q_thr)
 

@@ -626,8 +626,8 @@ def outside_range_words(which: str, measured_s: float, estimate_s: float, low_s:
 
 def batch_limit_words(est) -> str:
     """The words that say why the estimate decodes fewer requests per replica than its run keeps in flight,
-    " (SGLang: <why>; the other N wait)" (``calc.serving.BATCH_LIMIT_WHY`` of its ``batch_limit``: its max batch, its KV cache, a hybrid's state
-    pool...), else ""."""
+    " (SGLang: <why>; the other N wait)" (``calc.serving.BATCH_LIMIT_WHY`` of its ``batch_limit``: its max batch,
+    its KV cache, a hybrid's state pool...), else ""."""
     why = serving.BATCH_LIMIT_WHY.get(est.batch_limit)
     if not why or not est.decode_batch < est.concurrency:
         return ""
@@ -727,8 +727,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
                f"{f' ({formats.md_escape(statistic)})' if statistic else ''} measured "
                f"{formats.fmt_seconds(measured_s)}; serving estimate {formats.fmt_seconds(tb.estimate_s)} "
                f"({serving_views.range_text(tb.low_s, tb.high_s)}) at a decode batch of {est.decode_batch:,.0f} per "
-               f"replica{batch_limit_words(est)}, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} (the table's bound holds "
-               "whatever the batch, so it can be lower). The yellow diamond marks the measured value "
+               f"replica{batch_limit_words(est)}, and the bound at that batch {formats.fmt_seconds(tb.bound_s)} "
+               "(the table's bound holds whatever the batch, so it can be lower). The yellow diamond marks the "
+               "measured value "
                f"on the {shown.upper()} bar" + ("" if t["metric"] != "itl_ms" else
                                                 f" (the bar is the model's ITL, the gap between streamed chunks: "
                                                 f"{itl_over_tpot:.2f} times its TPOT, "
