@@ -36,3 +36,36 @@ def test_deep_links_ask_nothing_under_the_pages_path(browser, app_url):
         assert pg.url.split("?")[0] == f"{app_url}/latency_cost"
     assert not [f for f in failed if "_stcore" in f], failed
     assert not [c for c in console if "404" in c], console
+
+
+def _sidebar_choices(pg) -> tuple[str, str, str]:
+    """The sidebar's model and GPU ids (its first two select boxes) and its price box."""
+    side = pg.locator("section[data-testid=stSidebar]")
+    model = side.locator("input[aria-label='Model']").input_value()
+    gpu = side.locator("input[aria-label='GPU / accelerator']").input_value()
+    return model, gpu, side.locator("input[type=number]").first.input_value()
+
+
+@pytest.mark.parametrize("opened, shown", [
+    # a page opened without ?model=: the defaults (Llama-3-8B on an H100 SXM at its $3.99/h list price); Back used
+    # to show the lists' first entries (DeepSeek-V2 on an A10 at $0.00)
+    ("/kv_cache", ("llama-3-8b", "h100-sxm", "3.99")),
+    # a page opened on a link's choices keeps them, and its URL keeps naming them
+    ("/kv_cache?model=qwen3-8b&gpu=h200&price=2.5", ("qwen3-8b", "h200", "2.50")),
+])
+def test_back_returns_to_the_sidebar_the_page_was_opened_with(browser, app_url, opened, shown):
+    with page_at(browser, 1280, 900) as pg:
+        pg.goto(app_url + opened)
+        pg.locator("h1").filter(has_text="KV cache bill").first.wait_for(timeout=60_000)
+        wait_for_app(pg)
+        before = _sidebar_choices(pg)
+        assert before[0] == shown[0] and before[1] == shown[1] and before[2] == shown[2], before
+        pg.locator(NAV).get_by_text("Decode and the roofline").click()
+        pg.locator("h1").filter(has_text="Decode and the roofline").first.wait_for(timeout=60_000)
+        wait_for_app(pg)
+        pg.go_back()
+        pg.locator("h1").filter(has_text="KV cache bill").first.wait_for(timeout=60_000)
+        wait_for_app(pg)
+        assert _sidebar_choices(pg) == before
+        if "?" in opened:
+            assert "model=qwen3-8b" in pg.url and "gpu=h200" in pg.url

@@ -283,8 +283,7 @@ def _model_options() -> tuple[list[str], dict, dict, list[str]]:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
                            "model\" to see it; until then the default model is shown.")
-    # Defaults go in through index= only on a first run (or after a bad value), so that a URL
-    # parameter can still seed the widget and Streamlit sees no clash with session state.
+    # a stale choice (a model loaded in another session, a preset gone) is dropped, so that the default shows
     for key, valid in (("model", options), ("gpu", gpus)):
         if key in st.session_state and st.session_state[key] not in valid:
             del st.session_state[key]
@@ -311,8 +310,12 @@ def _config_expander() -> None:
 
 def _model_and_gpu_inputs(options: list[str], custom: dict, model_names: dict, gpus: list[str]) -> tuple[str, str]:
     """The model and GPU selectboxes (with the model's full name and the config.json expander): their ids."""
-    model_default = {} if "model" in st.session_state else {"index": options.index(DEFAULT_MODEL)}
-    gpu_default = {} if "gpu" in st.session_state else {"index": gpus.index(DEFAULT_GPU)}
+    # each widget's default stays the preset's (a link without ?model= means the default model): a URL-bound widget
+    # returns to its default where a page's URL does not name it (the browser's Back to a page opened without it),
+    # which without one was the list's first entry; a value set before (a link's, the user's, a loaded config.json)
+    # is the widget's own and wins over it
+    model_default = {"index": options.index(DEFAULT_MODEL)}
+    gpu_default = {"index": gpus.index(DEFAULT_GPU)}
     st.markdown("**Model and hardware**")
     model_id = st.selectbox(
         "Model", options, key="model", **model_default, on_change=_on_model_change,
@@ -438,7 +441,7 @@ def render_sidebar(current_page: str | None = None) -> Selection:
     options, custom, model_names, gpus = _model_options()
     with st.sidebar:
         model_id, gpu_id = _model_and_gpu_inputs(options, custom, model_names, gpus)
-        price_default = {} if "price" in st.session_state else {"value": list_price_usd(gpu_id)}
+        price_default = {"value": list_price_usd(gpu_id)}  # as the model's: the GPU's list price where a URL names none
         weight_dtype, kv_dtype, matmul = _dtype_inputs(model_id, model_id in custom)
         price = st.number_input("Price, USD per GPU-hour", min_value=0.0, max_value=1000.0, step=0.1,
                                 format="%.2f", key="price", bind="query-params", **price_default,
