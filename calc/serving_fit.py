@@ -69,9 +69,9 @@ from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_
                             slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, ARCHITECTURE_TRAITS, COLD_START_PREFIX, COLD_START_RUNS_PATH,
                              ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, architecture_coverage,
-                             architecture_traits, cold_start_s, cold_start_values, device_family, engine_costs,
+                             cold_start_s, cold_start_values, device_family, engine_costs,
                              engine_settings, error_quantiles, load_serving_params, matmul_scale, on_rocm,
-                             param_values)
+                             param_values, preset_traits)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -995,7 +995,7 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
         spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
     base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"])),
-                        "architectures": rows_architecture_coverage(rows)}
+                        "architectures": architecture_coverage(rows["model"], rows["source_id"])}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
                       "method": f"scipy.optimize.least_squares, trf, {LOSS if weighting == 'sqrt' else 'soft_l1'} "
                                 f"(f_scale {F_SCALE}) on log(predicted / "
@@ -1191,13 +1191,6 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     return fitted, table
 
 
-def rows_architecture_coverage(rows: pd.DataFrame) -> dict:
-    """``calc.serving_params.architecture_coverage`` of prepared rows (``prepare_rows``: columns model, a preset
-    key, and source_id): how many rows and sources of the calibration set have each architecture trait."""
-    presets = {k: get_model(k) for k in set(rows["model"])}
-    return architecture_coverage([presets[k] for k in rows["model"]], rows["source_id"])
-
-
 def held_out_by_trait(held: pd.DataFrame) -> dict:
     """{trait: figures} of the held-out means and medians (``holdout_table``'s rows whose statistic is in
     ``FIT_STATISTICS``) of models with each key of ``calc.serving_params.ARCHITECTURE_TRAITS``: ``error_summary``
@@ -1206,19 +1199,18 @@ def held_out_by_trait(held: pd.DataFrame) -> dict:
     throughput, where it has 10 rows or more}); a trait no such row has is left out. ``architecture_notice`` quotes
     them, and ``calc.serving_params.error_quantiles`` widens a thinly covered trait's estimates to its range."""
     centre = held[held["statistic"].isin(FIT_STATISTICS)]
-    presets = {k: get_model(k) for k in set(centre["model"])}
-    traits = {k: architecture_traits(m) for k, m in presets.items()}
+    known = preset_traits(centre["model"])
     kinds = {"latency": centre["metric"].isin(LATENCY_METRICS), "throughput": centre["metric"].isin(THROUGHPUT_METRICS)}
     out = {}
     for key in ARCHITECTURE_TRAITS:
-        has = pd.Series([key in traits[k] for k in centre["model"]], index=centre.index)
+        has = pd.Series([key in known[k][1] for k in centre["model"]], index=centre.index)
         t = centre[has]
         if len(t):
             ranges = {kind: _quantiles(centre["log_ratio"], has & mask) for kind, mask in kinds.items()
                       if (has & mask).sum() >= 10}
             out[key] = dict(error_summary(t["log_ratio"]),
                             median_log_ratio=round(float(np.median(t["log_ratio"])), 4),
-                            models=sorted({presets[k].name for k in t["model"]}), range=ranges)
+                            models=sorted({known[k][0] for k in t["model"]}), range=ranges)
     return out
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .measurements import engine_key, engine_name, engine_spelling
-from .models import DATA_DIR
+from .models import DATA_DIR, get_model
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
 PARAMS_PATH = DATA_DIR / "serving_params.json"
@@ -266,25 +266,36 @@ def architecture_traits(model) -> tuple[str, ...]:
     return tuple(k for k in ARCHITECTURE_TRAITS if has[k])
 
 
-def architecture_coverage(models, sources) -> dict:
-    """{trait: {"rows", "sources", "models"}} of calibration rows, for every key of ``ARCHITECTURE_TRAITS``:
-    ``models`` the rows' model presets (``calc.models.ModelConfig``), ``sources`` their source ids, aligned;
-    "models" lists the preset names of the rows with the trait, sorted. ``calc.serving_fit.fit_serving_params``
-    stores it as ``coverage.architectures`` for ``architecture_notice``.
+def preset_traits(model_keys) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """{key: (the preset's name, its ``architecture_traits``)} for each distinct preset key of ``model_keys``
+    (``calc.models.get_model`` reads them: a key, a name or a checkpoint's id).
 
     Raises:
-        ValueError: models and sources of different lengths."""
-    models, sources = list(models), list(sources)
-    if len(models) != len(sources):
-        raise ValueError(f"{len(models)} models but {len(sources)} sources")
-    traits = {}
-    for m in {id(m): m for m in models}.values():
-        traits[id(m)] = architecture_traits(m)
+        ValueError: a model calc has no preset of (``get_model``)."""
     out = {}
-    for key in ARCHITECTURE_TRAITS:
-        hit = [(m, s) for m, s in zip(models, sources) if key in traits[id(m)]]
-        out[key] = {"rows": len(hit), "sources": len({s for _, s in hit}),
-                    "models": sorted({m.name for m, _ in hit})}
+    for k in set(model_keys):
+        m = get_model(k)
+        out[k] = (m.name, architecture_traits(m))
+    return out
+
+
+def architecture_coverage(model_keys, sources) -> dict:
+    """{trait: {"rows", "sources", "models"}} of calibration rows, for every key of ``ARCHITECTURE_TRAITS``:
+    ``model_keys`` the rows' model presets, ``sources`` their source ids, aligned; "models" lists the preset names
+    of the rows with the trait, sorted. ``calc.serving_fit.fit_serving_params`` stores it as
+    ``coverage.architectures`` for ``architecture_notice``.
+
+    Raises:
+        ValueError: models and sources of different lengths, or a model calc has no preset of."""
+    keys, sources = list(model_keys), list(sources)
+    if len(keys) != len(sources):
+        raise ValueError(f"{len(keys)} models but {len(sources)} sources")
+    known = preset_traits(keys)
+    out = {}
+    for trait in ARCHITECTURE_TRAITS:
+        hit = [(k, s) for k, s in zip(keys, sources) if trait in known[k][1]]
+        out[trait] = {"rows": len(hit), "sources": len({s for _, s in hit}),
+                      "models": sorted({known[k][0] for k, _ in hit})}
     return out
 
 

@@ -52,7 +52,7 @@ def test_stored_coverage_counts_the_fitted_rows_of_each_kind():
 
 def test_architecture_coverage_rejects_misaligned_inputs():
     with pytest.raises(ValueError, match="2 models but 1 sources"):
-        architecture_coverage([calc.get_model("llama-3.1-8b")] * 2, ["a"])
+        architecture_coverage(["llama-3.1-8b"] * 2, ["a"])
 
 
 def test_a_hybrid_model_gets_the_notice_with_the_held_out_figures_and_a_dense_one_none():
