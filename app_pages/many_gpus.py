@@ -62,16 +62,22 @@ def layout_section() -> None:
         layout = summary = None
 
     engine_here = summary is not None and summary.memory.fits  # the serving block draws the engine selector
+    est = None
     if summary is not None:
         st.caption(f"Convention: {layout.convention(model)}.")
         parallel_views.layout_headline(sel, model, acc, summary, layout, inputs, reserve)
         if engine_here:  # a layout that holds no batch has no serving estimate: the headline says why
-            serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep, replicas,
-                                  price_per_gpu_hour_usd=sel.price_per_hour_usd, interconnect=interconnect)
+            est = serving_views.section("mg_srv", model, acc, ctx, 256, batch * replicas, wd, kvd, tp, pp, ep,
+                                        replicas, price_per_gpu_hour_usd=sel.price_per_hour_usd,
+                                        interconnect=interconnect)
         parallel_views.memory_and_step_charts(summary, layout, split, interconnect, ic_default)
-    if st.session_state.get(many_gpus_views.ENGINE_DRAWN_ABOVE) != engine_here:
-        # the capacity plan draws the engine selector itself when this block does not: it must run again
+    notices_above = tuple(est.notices) if est is not None else ()
+    if (st.session_state.get(many_gpus_views.ENGINE_DRAWN_ABOVE) != engine_here
+            or st.session_state.get(many_gpus_views.NOTICES_ABOVE) != notices_above):
+        # the capacity plan draws the engine selector itself when this block does not, and shows the serving notices
+        # this block did not: it must run again
         st.session_state[many_gpus_views.ENGINE_DRAWN_ABOVE] = engine_here
+        st.session_state[many_gpus_views.NOTICES_ABOVE] = notices_above
         if not st.session_state.get("_mg_full_run"):
             st.rerun(scope="app")
 

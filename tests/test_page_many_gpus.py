@@ -430,3 +430,57 @@ def test_a_gpu_without_a_list_price_says_the_plans_dollars_use_the_placeholder()
     assert not [w for w in open_page().warning if "has no list price on file" in w.value]
     at = open_page(gpu="mi355x", price="2.5")
     assert not [w for w in at.warning if "has no list price on file" in w.value]
+
+
+def _serving_infos(at) -> list[str]:
+    """The page's serving-model notices (st.info starting "Serving model:"), page order."""
+    return [i.value for i in at.info if i.value.startswith("Serving model:")]
+
+
+def _as_shown(notice: str) -> str:
+    """A serving notice as ui.serving_views.show_notices writes it."""
+    from ui.formats import md_escape
+    return f"Serving model: {md_escape(notice.rstrip('.'))}."
+
+
+@pytest.mark.parametrize("key", ["qwen3.5-35b-a3b", "nemotron-3-nano-30b-a3b"])
+def test_the_architecture_coverage_notice_is_said_once_on_the_page(key):
+    # Qwen3.5-35B-A3B (Gated DeltaNet) and Nemotron-3-Nano (Mamba): a trait the calibration set barely covers, so the
+    # serving estimate carries calc's coverage notice. The page has two serving estimates of that model (the
+    # layout's block and the capacity plan sized with the serving estimate, the page's default): it is said once,
+    # in the block above, and the plan's own notices stay. With a batch no layout holds, the block above is not
+    # drawn and the plan says it, once.
+    from calc.serving_params import architecture_notice, load_serving_params
+    [words] = architecture_notice(load_serving_params(), calc.get_model(key))
+    shown = _as_shown(words)
+    at = pagetest.open_page(PAGE, timeout=240, model=key)
+    infos = [i.value for i in at.info]
+    assert infos.count(shown) == 1, infos
+    split = next(n for n, v in enumerate(infos) if v.startswith("Disaggregated: prefill on"))
+    assert infos.index(shown) < split  # the block above's, not the plan's
+    assert at.success and at.success[0].value.startswith("Sized with the serving estimate")
+    at.number_input(key="mg_b").set_value(65_536).run(timeout=240)
+    assert not at.exception
+    infos = [i.value for i in at.info]
+    assert any(v.startswith(f"{calc.get_model(key).name} does not fit on one") for v in infos)
+    assert infos.count(shown) == 1, infos
+    assert any(v.startswith("Disaggregated: prefill on") for v in infos)
+
+
+def test_an_uncalibrated_gpus_fallback_notices_are_each_said_once():
+    # Gaudi 3: no serving measurement, no matmul ceiling, no fitted family; the serving model says so in three
+    # notices (calc.serving_params), which the layout's block and the capacity plan had each shown
+    from calc.serving_params import accelerator_notice, device_family, load_serving_params, matmul_scale
+    prm = load_serving_params()
+    want = accelerator_notice(prm, "gaudi3") + matmul_scale(prm, "gaudi3")[1] + device_family(prm, "gaudi3")[1]
+    assert len(want) == 3
+    at = pagetest.open_page(PAGE, timeout=240, gpu="gaudi3")
+    assert _serving_infos(at) == [_as_shown(n) for n in want]
+
+
+@pytest.mark.parametrize("page", ["app_pages/latency_cost.py", "app_pages/roofline.py"])
+def test_the_pages_with_one_serving_block_say_the_coverage_notice_once(page):
+    from calc.serving_params import architecture_notice, load_serving_params
+    [words] = architecture_notice(load_serving_params(), calc.get_model("qwen3.5-35b-a3b"))
+    at = pagetest.open_page(page, timeout=240, model="qwen3.5-35b-a3b")
+    assert [i.value for i in at.info].count(_as_shown(words)) == 1

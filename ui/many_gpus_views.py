@@ -14,6 +14,9 @@ PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
 ENGINE_KEY = "mg_srv_engine"
 #: Session key: whether this run's layout section drew the engine selector (in its serving estimate block).
 ENGINE_DRAWN_ABOVE = "_mg_engine_above"
+#: Session key: the serving model's notices this run's layout section showed (its serving estimate block's), as a
+#: tuple; () when that block is not drawn or its estimate failed.
+NOTICES_ABOVE = "_mg_notices_above"
 
 
 def _traffic_inputs() -> tuple[tuple, float, float]:
@@ -56,6 +59,16 @@ def plan_engine(container) -> str:
                           "estimate above.")
         return engine
     return serving_views.engine_select(container, ENGINE_KEY)
+
+
+def plan_notices(notices) -> list[str]:
+    """The capacity plan's serving notices (its grid's ``attrs["notices"]``, calc.planning.plan_grid) less those the
+    serving estimate block above has shown in this run (``NOTICES_ABOVE``): the same engine on the same model and
+    GPU says the same words there, such as the model's architecture coverage notice
+    (``calc.serving_params.architecture_notice``) or an uncalibrated accelerator's fallbacks, and the page says
+    each once. Every other notice is kept, in its order. ``notices``: an iterable of strings, or None."""
+    above = set(st.session_state.get(NOTICES_ABOVE) or ())
+    return [n for n in notices or () if n not in above]
 
 
 def _timing_inputs() -> tuple[str, str, int]:
@@ -148,7 +161,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     try:
         traffic = planning.ServingTraffic(*traffic_args)
         grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
-        serving_views.show_notices(grid.attrs.get("notices"))
+        serving_views.show_notices(plan_notices(grid.attrs.get("notices")))
         plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
                                    wd, kvd, grid=grid, interconnect=interconnect, embedding=emb, logits=sel.logits)
         st.success(plan.verdict)
