@@ -18,7 +18,7 @@ def workloads_section() -> None:
     sel = sidebar.selection()
     left, right = st.columns([5, 7], gap="medium")
     with left:
-        inp = ww.workload_inputs()
+        inp = ww.workload_inputs(sel.model)
     if inp.source == "upload" and inp.upload is None:
         right.info("Choose a trace file: Mooncake JSON lines (timestamp, input_length, output_length, hash_ids) or a CSV "
                    "with TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or BurstGPT's columns.")

@@ -140,6 +140,23 @@ def request_tokens(stream: RequestStream) -> np.ndarray:
     return np.asarray(stream.input_tokens, dtype=np.int64) + np.asarray(stream.output_tokens, dtype=np.int64)
 
 
+def requests_beyond_window(stream: RequestStream, model) -> int:
+    """How many of the stream's requests carry more prompt and output (``request_tokens``) than ``model``'s trained
+    context (``max_context_len``, config.json's ``max_position_embeddings``; ``calc.models.beyond_trained_window``):
+    the requests an engine serving the model at that window refuses. 0 for a model that states no window.
+    Example: the Agentic coding loop preset (512-token blocks) on Llama-3-8B (8,192 tokens): all 768 of its
+    768 requests (the longest 134,299 tokens); the Chat preset (the longest 5,346 tokens): 0.
+
+    Raises:
+        ValueError: a stream without requests.
+    """
+    if stream.n_requests == 0:
+        raise ValueError("the stream has no request")
+    total = request_tokens(stream)
+    limit = beyond_trained_window(model, int(total.max()))
+    return int((total > limit).sum()) if limit else 0
+
+
 def context_warning(stream: RequestStream, model, rates=None) -> str | None:
     """What to warn of when the stream's requests run past ``model``'s trained context (``calc.models
     .beyond_trained_window``), else None: how many requests' prompt and output exceed it (the longest named), and,
@@ -149,13 +166,10 @@ def context_warning(stream: RequestStream, model, rates=None) -> str | None:
     Raises:
         ValueError: a stream without requests.
     """
-    if stream.n_requests == 0:
-        raise ValueError("the stream has no request")
-    total = request_tokens(stream)
-    limit = beyond_trained_window(model, int(total.max()))
-    if not limit:
+    over = requests_beyond_window(stream, model)
+    if not over:
         return None
-    over = int((total > limit).sum())
+    total, limit = request_tokens(stream), model.max_context_len
     said = (f"{over:,} of the workload's {stream.n_requests:,} requests ({over / stream.n_requests:.0%}) carry more "
             f"prompt and output than {model.name}'s trained context of {limit:,} tokens (the longest "
             f"{int(total.max()):,}): an engine refuses them, so pick a model trained on longer contexts")

@@ -161,10 +161,105 @@ class WorkloadInputs:
                 int(self.shared_prefix_tokens))
 
 
-def workload_inputs() -> WorkloadInputs:
-    """The Workloads page's inputs (rendered where it is called): source, its edits or upload, tiers, TTL, batch."""
+#: Session key: set once the user picks in the Workload box; the box's default then explains itself no more.
+SOURCE_CHOSEN = "_wl_src_chosen"
+#: Session key: the Workload box's default at its last run (``default_source`` of the model then).
+SHOWN_DEFAULT = "_wl_src_default"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _counts(source: str, window: int | None, _model) -> tuple[int, int, int]:
+    """``_beyond`` cached on the source and the trained window, all that its counts depend on (``_model`` is not
+    hashed)."""
+    s = stream(source)
+    return workload_bill.requests_beyond_window(s, _model), s.n_requests, int(workload_bill.request_tokens(s).max())
+
+
+def _beyond(source: str, model) -> tuple[int, int, int]:
+    """(requests past ``model``'s trained context, requests, longest request's prompt + output tokens) of a source
+    key of ``SOURCES`` as shipped (no edits, 512-token blocks): calc.workload_bill's counts.
+
+    Raises:
+        ValueError: a source without requests, or one ``stream`` refuses (an upload).
+    """
+    return _counts(source, model.max_context_len, model)
+
+
+def default_source(model) -> str:
+    """The Workload box's default for ``model``: the first source of ``SOURCES`` (the presets, then the shipped
+    traces; never the upload) whose every request's prompt and output fit the model's trained context
+    (``calc.workload_bill.requests_beyond_window``), so that a first visit opens on a workload the model can serve;
+    where none does, the one with the smallest share of its requests past it (the first listed among equals).
+    Llama-3-8B (8,192 tokens): the Chat preset (the Agentic coding loop's requests reach 134,299 tokens); a model
+    trained on 262,144 tokens or one that states no window: the Agentic coding loop, listed first."""
+    best, best_share = next(iter(SOURCES)), None
+    for key in SOURCES:
+        if key == "upload":
+            continue
+        try:
+            over, n, _ = _beyond(key, model)
+        except ValueError:  # a shipped source always has requests; skipped rather than break the page
+            continue
+        if best_share is None or over / n < best_share:
+            best, best_share = key, over / n
+        if over == 0:
+            break
+    return best
+
+
+def default_note(source: str, model) -> str | None:
+    """Under the Workload box while it shows its default (``default_source``) and that is not the first source
+    listed: why the page opened there, with the first listed source's requests past ``model``'s trained context
+    (counts from calc.workload_bill), and how to see it anyway. None otherwise."""
+    first = next(iter(SOURCES))
+    if source == first or source != default_source(model):
+        return None
+    over, n, longest = _beyond(first, model)
+    mine, mine_n, _ = _beyond(source, model)
+    limit = f"{formats.md_escape(model.name)}'s trained context of {model.max_context_len:,} tokens"
+    why = (f"the first workload listed whose every request fits {limit}" if mine == 0 else
+           f"the workload listed with the fewest requests past {limit} ({mine:,} of its {mine_n:,})")
+    return (f"Opened on **{formats.md_escape(SOURCES[source])}**, {why}: **{formats.md_escape(SOURCES[first])}**, "
+            f"listed first, has {over:,} of its {n:,} requests past it (up to {longest:,} tokens of prompt and "
+            "output), which an engine refuses. Choose it above to replay it all the same, or pick a model trained on "
+            "longer contexts in the sidebar.")
+
+
+def preset_in_link() -> str | None:
+    """The source key of the preset whose own fields the page's link edits (a parameter of ``EDITABLE`` or of the
+    reasoning box, each keyed with the preset's name: wl_sess_agentic=10, wl_rctx_chat=keep), the first listed where
+    it edits several; None where it edits none. A link made while that preset was the Workload box's default carries
+    no wl_src: its edits name the preset all the same."""
+    params = set(st.query_params)
+    for key in SOURCES:
+        name = key.split(":", 1)[1] if key.startswith("preset:") else None
+        if name and any(f"{url_key}_{name}" in params for url_key in [v[1] for v in EDITABLE.values()] + ["wl_rctx"]):
+            return key
+    return None
+
+
+def _mark_source_chosen() -> None:
+    """The Workload box's on_change: the user has picked, so its value is theirs (``SOURCE_CHOSEN``)."""
+    st.session_state[SOURCE_CHOSEN] = True
+
+
+def workload_inputs(model=None) -> WorkloadInputs:
+    """The Workloads page's inputs (rendered where it is called): source, its edits or upload, tiers, TTL, batch.
+    ``model`` (the sidebar's ``ModelConfig``): the Workload box opens on the preset the link edits
+    (``preset_in_link``), else on ``default_source(model)`` (the first listed source when None), with
+    ``default_note`` under it; a value in the link or picked before is kept, whatever the model."""
     url_state.accept_url_values("wl_src", list(SOURCES), SOURCES.get)  # a link may name the key or the label
-    source = st.selectbox("Workload", list(SOURCES), format_func=SOURCES.get, key="wl_src", bind="query-params")
+    default = preset_in_link() or (default_source(model) if model is not None else next(iter(SOURCES)))
+    if "wl_src" in st.session_state and st.session_state.get(SHOWN_DEFAULT) not in (None, default):
+        # the model changed under a box that keeps its value: set it again, so that the link writes it now that it
+        # is not the default any more (a bound box leaves out of the link a value equal to its default)
+        st.session_state["wl_src"] = st.session_state["wl_src"]
+    st.session_state[SHOWN_DEFAULT] = default
+    source = st.selectbox("Workload", list(SOURCES), index=list(SOURCES).index(default), format_func=SOURCES.get,
+                          key="wl_src", bind="query-params", on_change=_mark_source_chosen)
+    note = None if model is None or st.session_state.get(SOURCE_CHOSEN) else default_note(source, model)
+    if note:
+        st.caption(note)
     edits, upload, upload_name, shared = (), None, "", 0
     if source.startswith("preset:"):
         edits = preset_editor(source)
