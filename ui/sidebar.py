@@ -12,7 +12,7 @@ import re
 import streamlit as st
 
 import calc
-from calc.checkpoint_format import checkpoint_weight_format
+from calc.checkpoint_format import checkpoint_name_format, checkpoint_weight_format
 from calc.limits import parse_config_json
 from ui import classroom, url_state
 from ui.custom_models import CFG_PARAM, CUSTOM_PREFIX, _custom_models, add_custom_model, get_any_model, model_from_param, model_to_param
@@ -176,11 +176,19 @@ def default_weight_format(model: calc.ModelConfig) -> str:
     return model.checkpoint_format or "bf16"
 
 
+#: Session-state key of the weight format a link's checkpoint name set: (preset id, format, the name as linked).
+NAMED_WEIGHTS = "_wq_from_name"
+
+
 def _previous_default() -> str | None:
-    """The default weight format of the model the sidebar showed last (None when it cannot be told)."""
+    """The default weight format of the model the sidebar showed last (None when it cannot be told): the format a
+    link's checkpoint name set for it (``weights_from_checkpoint_name``), else its own (``default_weight_format``)."""
     previous = st.session_state.get("_wq_model")
+    named = st.session_state.get(NAMED_WEIGHTS)
     if previous is None:
         return "bf16"
+    if named and named[0] == previous:
+        return named[1]
     try:
         return default_weight_format(get_any_model(previous))
     except ValueError:
@@ -192,19 +200,24 @@ CHECKPOINT_LABELS = {"mxfp4": "MXFP4 on the routed experts, the rest bf16", "fp8
                      "nvfp4": "NVFP4", "fp8": "FP8"}
 
 
-def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str) -> str:
+def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str, name: str | None = None) -> str:
     """The sidebar's line under the weight format: which format the checkpoint is stored in, where that comes
-    from (a preset's published checkpoint, or the quantization_config of a config.json the user loaded), and
-    whether the pages use it or another format the user chose."""
-    where = "from its config.json's quantization_config" if loaded else "from the model's published checkpoint"
+    from (a preset's published checkpoint, the quantization_config of a config.json the user loaded, or the
+    checkpoint ``name`` a link gave, markdown-escaped here), and whether the pages use it or another format the
+    user chose."""
+    where = ("from its config.json's quantization_config" if loaded else "from the model's published checkpoint"
+             if name is None else f"read from the checkpoint's name {md_escape(name[:80])}")
     said = f"Checkpoint format: {CHECKPOINT_LABELS.get(stored, stored)} ({stored}; {where})"
     return said + ("." if weight_dtype == stored else f"; the pages use {weight_dtype}, as chosen above.")
 
 
 def _on_model_change() -> None:
-    # The weight format follows the model while it is the previous model's own default (bf16, or its checkpoint's
-    # format); a format the user picked stays.
-    if st.session_state.get("wq") not in (None, _previous_default()):
+    # The weight format follows the model while it is the previous model's own default (bf16, its checkpoint's
+    # format, or the one a link's checkpoint name set); a format the user picked stays. A model picked in the box
+    # is the preset itself, not the link's checkpoint.
+    previous = _previous_default()
+    st.session_state.pop(NAMED_WEIGHTS, None)
+    if st.session_state.get("wq") not in (None, previous):
         return
     try:
         st.session_state["wq"] = default_weight_format(get_any_model(st.session_state["model"]))
@@ -232,6 +245,7 @@ def _load_config() -> None:
     info = (f"Loaded {model.name} from {where}: {model.n_params / 1e9:,.2f} B parameters"
             + (f", {model.max_context_len:,} tokens of context" if model.max_context_len else "") + ".")
     previous = _previous_default()
+    st.session_state.pop(NAMED_WEIGHTS, None)  # the loaded config.json, not a link's checkpoint name, says it now
     if model.checkpoint_format:  # the checkpoint's own format is the default weight format
         st.session_state["wq"] = model.checkpoint_format
         info += f" Weights set to {model.checkpoint_format}, the format its quantization_config declares."
@@ -258,6 +272,37 @@ def _declared_quantization(text: str) -> str:
         return ""
 
 
+def weights_from_checkpoint_name(linked: str, preset: str) -> str:
+    """Open the pages in the weight format the checkpoint name ``linked`` says (``calc.checkpoint_format.
+    checkpoint_name_format``: zai-org/GLM-4.6-FP8 -> fp8), a link's model read as the preset ``preset``, unless the
+    link sets the weights itself (its ``wq``). Called before the weight box is drawn, in a run whose URL names the
+    model by such a name: the link's opening run, or the browser's Back to it, which then shows what the link opened
+    on; in a later run on that URL the weights chosen since hold. The format goes into the link with the model's
+    preset id (``url_state.seed_unnamed``: one history entry for both), so that the link reopens on it.
+
+    Returns:
+        The sentence the sidebar's note adds (markdown-escaped; "" when the name says no precision): the format set
+        and where it came from, that the link's own weights were kept, or why the name sets none.
+    """
+    fmt, said = checkpoint_name_format(linked)
+    if not said:
+        return ""
+    if fmt is None:
+        return (f" Its name says {md_escape(said)}: no weight format of the explorer's by itself, so the weights "
+                "stay as they are; choose the nearest under Weights.")
+    if "wq" in st.query_params:  # the link's own weights win
+        return f" Its name says {md_escape(fmt)}; the weights stay as the link sets them."
+    now = st.session_state.get("wq")
+    if now is not None and not url_state.history_navigation():  # a later run on this URL: a choice made since holds
+        return f" Its name says {md_escape(fmt)}" + ("." if now == fmt else
+                                                     f"; the pages use {md_escape(now)}, as chosen under Weights.")
+    if fmt != default_weight_format(calc.get_model(preset)):
+        url_state.seed_unnamed("wq", fmt)
+    st.session_state[NAMED_WEIGHTS] = (preset, fmt, linked)
+    how = "" if said.lower() == fmt else f": {md_escape(said)}"  # what the reading took for granted, if anything
+    return f" Weights set to {md_escape(fmt)}, read from the checkpoint's name {md_escape(linked[:80])}{how}."
+
+
 def _model_options() -> tuple[list[str], dict, dict, list[str]]:
     """The model ids the selectbox offers (presets, then config.json-loaded models, one carried by the link
     included), the loaded models by id, the presets' full names, and the GPU ids; a link's model loaded in another
@@ -276,9 +321,10 @@ def _model_options() -> tuple[list[str], dict, dict, list[str]]:
     preset = None if not linked or linked in options or linked.startswith(CUSTOM_PREFIX) else \
         calc.models.model_preset_id(linked)
     if preset in models:  # a served checkpoint's id or an alias (zai-org/GLM-4.6-FP8): its preset, said once
+        weights = weights_from_checkpoint_name(linked, preset)  # before the model's rewrite, which carries it
         url_state.accept_url_values("model", [preset], same=lambda v: calc.models.model_preset_id(str(v)))
         st.sidebar.info(f"The link's model {md_escape(repr(linked[:80]))} is read as the preset {preset} "
-                        "(the same architecture: calc/data/checkpoint_aliases.json).")
+                        "(the same architecture: calc/data/checkpoint_aliases.json)." + weights)
     if linked.startswith(CUSTOM_PREFIX) and linked not in options:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
@@ -351,7 +397,10 @@ def _dtype_inputs(model_id: str, loaded: bool) -> tuple[str, str, str]:
                                  "a scale per 128 and the RoPE part in bf16 (656 B per token and layer for "
                                  "DeepSeek). Weight-only formats (q4_K_M, int4-g128) hold no cache.")
     st.session_state["_wq_model"] = model_id
-    if stored:
+    named = st.session_state.get(NAMED_WEIGHTS)
+    if named and named[0] == model_id:  # a link's checkpoint name set the weights: say so while its model shows
+        st.caption(checkpoint_caption(named[1], False, weight_dtype, name=named[2]))
+    elif stored:
         st.caption(checkpoint_caption(stored, loaded, weight_dtype))
     matmul = st.selectbox("Matmul precision", list(MATMUL), key="mm", bind="query-params",
                           help="How quantized weights are multiplied, which sets the compute peak P. auto: "

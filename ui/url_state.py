@@ -27,6 +27,8 @@ READ_WITHOUT_WIDGET = {
     "story": "the lecture's step, story=<n> (ui/classroom.py)",
     CFG_PARAM: "a config.json-loaded model itself, beside model=custom:<name> (ui/custom_models.py, ui/sidebar.py)",
     "model": "read before the sidebar's model box, to rebuild a config.json-loaded model from cfg (ui/sidebar.py)",
+    "wq": "read before the sidebar's weights box: a checkpoint name's format applies only where the link sets none "
+          "(ui/sidebar.py)",
     "mb_prices": "the monthly bill's edited price cells (ui/bill_views.py: a data editor cannot bind)",
     "kv_layout": "the KV page's attention layout by its id, gqa (ui/kv_layout.py), before its radio reads its label",
     "variant": "the exercises' variant (app_pages/exercises.py)",
@@ -387,6 +389,40 @@ def set_over_link(key: str, value: str) -> None:
             st.session_state.setdefault("_url_rewrites", {})[key] = value
         elif key not in qp:
             qp[key] = value
+
+
+def seed_unnamed(key: str, value: str) -> bool:
+    """Before the URL-bound widget ``key`` is drawn, in a run whose URL does not name ``key``: open the widget on
+    ``value`` as if the URL named it. The value goes into the copy of the URL Streamlit seeds widgets from, so that
+    it holds on a session's first run and on the browser's Back or Forward to this URL (where a bound widget the URL
+    does not name returns to its default, over any value set before it), and into the app's copy of the link without
+    a message of its own: the browser gets it with the next change the app makes to the link in this run
+    (``accept_url_values``' rewrite of another parameter), so that the two make one entry of the browser's history,
+    not two (each change the app makes to the link outside Back and Forward pushes one). In a later run on the same
+    URL the widget keeps its own value (a choice made since).
+
+    Returns:
+        True where the URL did not name ``key`` and ``value`` was seeded; False where it names it (its value holds).
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    with get_session_state().query_params() as qp:
+        if key in qp:
+            return False
+        qp.set_with_no_forward_msg(key, value)
+        initial = getattr(qp, "_initial_query_params", None)
+        if isinstance(initial, dict):
+            initial[key] = [value]
+    return True
+
+
+def history_navigation() -> bool:
+    """Whether this run comes from the browser's Back or Forward (Streamlit's script-run context says so), where a
+    URL-bound widget takes its value from the restored URL, not from the session."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(getattr(ctx, "is_history_navigation", False))
 
 
 def _bad_query_value(value: str) -> bool:
