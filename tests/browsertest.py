@@ -74,3 +74,18 @@ def wait_for_app(pg):
         state="attached", timeout=90_000)
     pg.evaluate(BROWSER_IDLE)
     pg.wait_for_timeout(300)
+
+
+def pick_option(pg, widget_key: str, option_name: str, exact: bool = False) -> None:
+    """Open the selectbox of key ``widget_key`` (its ``.st-key-<key>`` element) on ``pg`` and click the option
+    ``option_name``. The list opens on a click once the widget has mounted, which on a loaded machine can lag: up to
+    five clicks, each waiting 5 s for the option, Escape between them."""
+    for _ in range(5):
+        pg.locator(f".st-key-{widget_key}").get_by_role("combobox").click()
+        option = pg.get_by_role("option", name=option_name, exact=exact)
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except sync_api.TimeoutError:
+            pg.keyboard.press("Escape")
+    option.click()

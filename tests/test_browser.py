@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import calc
-from browsertest import METRIC_LABEL, METRIC_VALUE, start_app, sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import METRIC_LABEL, METRIC_VALUE, pick_option, start_app, sync_api, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,15 +131,7 @@ def test_many_gpus_plan_follows_the_engine_chosen_in_the_serving_block(page, app
     wait_for_app(page)
     page.get_by_text("Sized with the serving estimate (vLLM)").wait_for(timeout=30_000)
     wait_for_app(page)
-    for _ in range(5):   # the list opens on a click once the widget has mounted; on a loaded machine that can lag
-        page.locator(".st-key-mg_srv_engine").get_by_role("combobox").click()
-        option = page.get_by_role("option", name="SGLang")
-        try:
-            option.wait_for(timeout=5_000)
-            break
-        except sync_api.TimeoutError:
-            page.keyboard.press("Escape")
-    option.click()
+    pick_option(page, "mg_srv_engine", "SGLang")
     page.wait_for_function("() => location.search.includes('mg_srv_engine=SGLang')", timeout=30_000)
     page.get_by_text("Sized with the serving estimate (SGLang)").wait_for(timeout=30_000)
     page.get_by_text("Serving engine: SGLang, as chosen for the serving estimate above.").wait_for(timeout=30_000)

@@ -4,7 +4,7 @@ browser's Back and Forward show what each entry opened on. Same server and Chrom
 tests/conftest.py; skipped where no chromium is installed)."""
 import pytest
 
-from browsertest import page_at, sync_api, wait_for_app  # skips this module where no chromium is installed
+from browsertest import page_at, pick_option, wait_for_app  # skips this module where no chromium is installed
 
 pytestmark = pytest.mark.browser
 
@@ -49,15 +49,7 @@ def test_a_choice_made_after_the_link_holds_on_back(browser, app_url):
     with page_at(browser, 1280, 900) as pg:
         pg.goto(f"{app_url}/kv_cache?model=zai-org/GLM-4.6-FP8")
         _on(pg, "KV cache bill")
-        for _ in range(5):   # the list opens on a click once the widget has mounted; on a loaded machine that can lag
-            pg.locator(".st-key-wq").get_by_role("combobox").click()
-            option = pg.get_by_role("option", name="bf16", exact=True)
-            try:
-                option.wait_for(timeout=5_000)
-                break
-            except sync_api.TimeoutError:
-                pg.keyboard.press("Escape")
-        option.click()
+        pick_option(pg, "wq", "bf16", exact=True)
         pg.wait_for_function("() => !location.search.includes('wq=')", timeout=30_000)
         wait_for_app(pg)
         assert _shown(pg) == ("glm-4.7", "bf16") and "wq=" not in pg.url
