@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .hardware import get_accelerator
-from .measurements import measurement_bound
+from .measurements import PUBLISHED_MODEL, measurement_bound
 from .models import get_model
 from .number_text import fmt_number, join_and
 from .serving import (ServingEstimate, TimeBreakdown, below_limits, edge_of_limits, estimate_from_arrays, frontier_concurrencies,
@@ -298,10 +298,12 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
     percentile row, p99 TTFT or TPOT, its percentile: ``calc.serving_fit.tail_value``).
 
     Returns:
-        DataFrame: id, source_id, metric, statistic, concurrency, request_rate_per_s (a run at a rate: its
-        requests per second, else NaN), value (measured), predicted, bound, predicted_over_measured, from_notes (the
-        engine settings the row's notes set and the prediction follows, in words: ``prepare_rows``' column), note
-        (why a row has no prediction or bound).
+        DataFrame: id, source_id, model_published (the model as the row's source published it,
+        ``calc.measurements.PUBLISHED_MODEL``: "glm-4.6" for a GLM-4.6 row computed with GLM-4.7's architecture; a
+        frame without that column gives its model), metric, statistic, concurrency, request_rate_per_s (a run at a
+        rate: its requests per second, else NaN), value (measured), predicted, bound, predicted_over_measured,
+        from_notes (the engine settings the row's notes set and the prediction follows, in words: ``prepare_rows``'
+        column), note (why a row has no prediction or bound).
     """
     prm = params or load_serving_params()
     rows, comps, skipped = prepare_rows(df, prm, include_speculative=True, include_tails=True)
@@ -318,14 +320,16 @@ def compare_rows(df: pd.DataFrame, params: dict | None = None) -> pd.DataFrame:
         except (ValueError, KeyError) as exc:
             bound, notes[r["id"]] = np.nan, notes.get(r["id"]) or str(exc)
         p = predicted.get(r["id"], np.nan)
-        out.append(dict(id=r["id"], source_id=r["source_id"], metric=r["metric"], statistic=r["statistic"],
+        out.append(dict(id=r["id"], source_id=r["source_id"], model_published=r.get(PUBLISHED_MODEL, r["model"]),
+                        metric=r["metric"], statistic=r["statistic"],
                         concurrency=stated_concurrency(r["mode"], r["concurrency"], r.get("notes", "")),
                         request_rate_per_s=r.get("request_rate_per_s", np.nan),
                         value=r["value"], predicted=p, bound=bound,
                         predicted_over_measured=p / r["value"] if np.isfinite(p) else np.nan,
                         from_notes=read.get(r["id"], ""), note=notes.get(r["id"], "")))
-    return pd.DataFrame(out, columns=["id", "source_id", "metric", "statistic", "concurrency", "request_rate_per_s",
-                                      "value", "predicted", "bound", "predicted_over_measured", "from_notes", "note"])
+    return pd.DataFrame(out, columns=["id", "source_id", "model_published", "metric", "statistic", "concurrency",
+                                      "request_rate_per_s", "value", "predicted", "bound", "predicted_over_measured",
+                                      "from_notes", "note"])
 
 
 #: The metrics whose row ``row_estimate``'s breakdown marks: the time of each, as a breakdown's ``which``.

@@ -37,10 +37,10 @@ InferenceX results come in four shapes; ``parse_inferencex`` tells them apart by
 
 A file holds one object or a list of them. Each becomes rows of ``calc.measurements.COLUMNS`` (output and
 total tokens/s per GPU, TPOT, TTFT, e2e latency, requests/s; not ITL, see ``METRIC_FIELDS``), validated
-as a user's measurements file is; "fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc
-prices. A raw ``benchmark_serving`` result (``model_id``, ``max_concurrency``: e.g. InferenceX's
-``experimental/token_position_decode_slo/*/results``) names no hardware, layout or precision and is
-refused with a message that says so.
+as a user's measurements file is, the object's own model name kept in ``calc.measurements.PUBLISHED_MODEL``;
+"fp4" is read as NVFP4 or MXFP4 (``weight_dtype``), the formats calc prices. A raw ``benchmark_serving`` result
+(``model_id``, ``max_concurrency``: e.g. InferenceX's ``experimental/token_position_decode_slo/*/results``) names no
+hardware, layout or precision and is refused with a message that says so.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ import re
 import pandas as pd
 
 from .hardware import get_accelerator, list_accelerators, match_accelerator_name
-from .measurements import COLUMNS, _check_row, _frame, rounds_note
+from .measurements import COLUMNS, PUBLISHED_MODEL, _check_row, _frame, rounds_note
 from .dtypes import MIXED_EXPERT_FORMATS
 from .models import get_model, match_checkpoint
 
@@ -355,7 +355,9 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
     state none (the serving model dates an engine without a version by its run, ``calc.serving_terms.release_year``).
 
     Returns:
-        (DataFrame of the rows, list of "object i: reason" for skipped objects).
+        (DataFrame of the rows: ``COLUMNS``, then ``calc.measurements.PUBLISHED_MODEL``, the object's own model
+        field as it wrote it, "dsr1" or "deepseek-ai/DeepSeek-R1-0528", where ``model`` is the preset matched;
+        list of "object i: reason" for skipped objects).
 
     Raises:
         ValueError: over ``MAX_BYTES``, not JSON, not an object or a list of objects, a raw benchmark_serving
@@ -449,7 +451,8 @@ def parse_inferencex(data: bytes | str, name: str = "results.json", model: str |
                    "weight_dtype": weight_dtype(n["precision"], n["model"], acc), "kv_dtype": "",
                    "input_len": str(isl), "output_len": str(osl), "len_dist": "random",
                    "concurrency": str(n["conc"]), "request_rate_per_s": "", "mode": "concurrency", "metric": metric, "statistic": stat,
-                   "value": repr(value), "notes": notes}
+                   "value": repr(value), "notes": notes,
+                   PUBLISHED_MODEL: n["model"]}  # the result's own name for its model (dsr1, a checkpoint's id)
             rows.append(_check_row(where, raw, None, with_value=True))
         if len(rows) == before:
             skipped.append(f"object {k + 1}: no metric with a positive value")

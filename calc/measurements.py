@@ -9,6 +9,10 @@ licence). Only sources whose licence allows it ship their numbers (``shipped == 
 are listed without values in ``data/serving_cited.csv`` so that a user can look them up and load them
 (``load_measurements(path)`` reads a user file of the same columns).
 
+Each row's model is stored as the preset calc computes it with; the name its source published (a checkpoint's id,
+or another model of the same architecture such as GLM-4.6, computed as GLM-4.7) stays in ``PUBLISHED_MODEL``
+(``published_models`` counts them).
+
 ``measurement_bound`` gives, for a row, calc's roofline bound on its metric (``decode_step_time`` and
 ``prefill_time`` with the row's tp/pp/ep): a measured latency is never below it, a measured throughput
 never above it. The metric names and their units follow vLLM's ``benchmark_serving`` (TTFT, TPOT =
@@ -45,6 +49,14 @@ COLUMNS = ("id", "source_id", "model", "model_family", "accelerator", "n_gpus", 
            "engine_version", "weight_dtype", "kv_dtype", "input_len", "output_len", "len_dist", "concurrency",
            "request_rate_per_s", "mode", "metric", "statistic", "value", "notes")
 CITED_COLUMNS = tuple(c for c in COLUMNS if c != "value")
+#: The column a loaded frame adds after the file's columns (``COLUMNS``, ``CITED_COLUMNS``): each row's model as its
+#: source published it, the file's model cell as written (stripped of surrounding spaces; an InferenceX result's
+#: model field), before ``model`` is rewritten to the preset calc computes the row with (``model_preset_id``: a
+#: preset's id or display name, a checkpoint's id, or an alias of data/checkpoint_aliases.json). Example: the
+#: held-out file's 241 rows of GPUStack's GLM-4.6 pages have model "glm-4.7" (GLM-4.6 has no preset; its alias
+#: computes it with GLM-4.7's shapes) and model_published "glm-4.6". A file does not carry it (a user's file that
+#: names it has it ignored, as any other column), and no fit reads it.
+PUBLISHED_MODEL = "model_published"
 SOURCE_COLUMNS = ("source_id", "title", "url", "commit", "published", "retrieved", "license", "shipped", "notes")
 
 #: metric -> (unit, "latency" (a measured value is >= its bound) or "throughput" (<= its bound)).
@@ -425,6 +437,9 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
         _fail(where, "source_id", "is empty")
     # names as sources spell them: a checkpoint's id or a display name for the model, a driver's or a vendor's name
     # for the accelerator, the project's name for the engine, a framework's name for a dtype; stored as calc's keys
+    # the name as published is kept beside the preset's id (``PUBLISHED_MODEL``); a converter that matched the preset
+    # itself (InferenceX) passes the name its result gave
+    row[PUBLISHED_MODEL] = str(r.get(PUBLISHED_MODEL) or r["model"]).strip()
     row["model"] = model_preset_id(row["model"]) or row["model"]
     if lenient and not row["model_family"] and row["model"] in list_models():
         row["model_family"] = re.match(r"[a-z]*", row["model"]).group(0)  # llama-3.1-8b -> llama
@@ -495,7 +510,8 @@ def _check_row(where: str, r: dict, sources: pd.DataFrame | None, with_value: bo
 
 
 def _frame(rows, columns) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=list(columns))
+    """Checked rows (``_check_row``'s dicts) as a frame of ``columns`` then ``PUBLISHED_MODEL``, typed."""
+    df = pd.DataFrame(rows, columns=list(columns) + [PUBLISHED_MODEL])
     for col in ("concurrency",):
         df[col] = df[col].astype("Int64")
     df["request_rate_per_s"] = df["request_rate_per_s"].astype("float64")
@@ -510,7 +526,9 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
     id such as meta-llama/Llama-3.1-8B-Instruct, a display name, the name a driver gives a GPU such as NVIDIA H100
     80GB HBM3; ``model_preset_id``, ``accelerator_preset_id``), an engine of ``ENGINES`` (or its project's name:
     TensorRT-LLM, vLLM, SGLang; ``engine_key``), dtypes as calc or a framework spells them (bfloat16, FP8:
-    ``canonical_dtype``); each is stored under calc's key. It needs a metric of ``METRICS`` with a statistic of
+    ``canonical_dtype``); each is stored under calc's key, and the model as the row wrote it is kept in
+    ``PUBLISHED_MODEL`` (a row of GLM-4.6, which calc computes with GLM-4.7's architecture: model "glm-4.7",
+    model_published "glm-4.6"). It needs a metric of ``METRICS`` with a statistic of
     ``STATISTICS``, a mode of ``MODES`` (a concurrency run gives its concurrency, a rate run its rate), a
     positive value of at most ``MAX_VALUE`` in the metric's unit, input and output lengths whose sum is at
     most ``MAX_CONTEXT_TOKENS``, and n_gpus = tp * pp * dp. The shipped file also needs each source_id in the sources
@@ -527,7 +545,8 @@ def load_measurements(path=None, sources: pd.DataFrame | None = None, skip_bad: 
     rather than failing the file, its message in the frame's ``attrs["skipped"]``.
 
     Returns:
-        DataFrame with ``COLUMNS``; integers for the layout and lengths, ``concurrency`` as nullable Int64,
+        DataFrame with ``COLUMNS`` then ``PUBLISHED_MODEL`` (text: the model cell as written); integers for the
+        layout and lengths, ``concurrency`` as nullable Int64,
         ``request_rate_per_s`` and ``value`` as floats; ``attrs["skipped"]``: the messages of the rows left out;
         ``attrs["header"]``: sentences on the columns a user's file left out or added (empty otherwise).
 
@@ -640,7 +659,8 @@ def _measurement_frame(parsed, sources, skip_bad: bool = False, lenient: bool = 
 
 def load_cited(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
     """The cited measurements (``data/serving_cited.csv``): rows of sources whose licence does not let us
-    ship their numbers, with every column but ``value``; a user reads the value at the source's URL.
+    ship their numbers, with every column but ``value`` (``CITED_COLUMNS``, then ``PUBLISHED_MODEL`` as
+    ``load_measurements`` keeps it); a user reads the value at the source's URL.
 
     Raises:
         ValueError: as ``load_measurements``.
@@ -650,6 +670,41 @@ def load_cited(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = [_check_row(where, r, sources, with_value=False)
             for where, r in _read_rows(path or CITED_PATH, CITED_COLUMNS, "cited")]
     return _frame(rows, CITED_COLUMNS)
+
+
+def is_preset_name(published: str, model: str) -> bool:
+    """Whether ``published`` (a row's ``PUBLISHED_MODEL``) names the preset ``model`` itself: its id or its display
+    name, in any case, with or without an organisation ("deepseek-ai/DeepSeek-V3" for "deepseek-v3"), rather than
+    another name the preset stands for (a checkpoint's id such as meta-llama/Llama-3.1-8B-Instruct, or an alias
+    such as glm-4.6 for "glm-4.7"). A ``model`` calc has no preset of compares by its id alone."""
+    text = str(published).strip().lower()
+    names = {str(model).strip().lower()}
+    try:
+        names.add(get_model(str(model)).name.lower())
+    except ValueError:
+        pass
+    return text in names or text.rsplit("/", 1)[-1] in names
+
+
+def published_models(df: pd.DataFrame) -> pd.DataFrame:
+    """The names the rows of ``df`` (a frame of ``load_measurements``' columns) were published under, per model.
+
+    Returns:
+        DataFrame with one row per (model, model_published) pair: ``model`` (the preset id), ``model_published``
+        (the name as the rows wrote it; a frame without ``PUBLISHED_MODEL`` counts each row under its model),
+        ``rows`` (how many rows, int), ``model_rows`` (the model's rows in all, int) and ``own`` (bool:
+        ``is_preset_name``, the preset's own name rather than another it stands for); ordered by model, then
+        most rows first, then by name. Example: the held-out file (calc/data/serving_holdout.csv) gives
+        ("glm-4.7", "glm-4.6", 241, 241, False): every glm-4.7 row there is one of GLM-4.6, computed with
+        GLM-4.7's architecture. An empty frame gives no row.
+    """
+    names = df[PUBLISHED_MODEL] if PUBLISHED_MODEL in df else df["model"]
+    pairs = pd.DataFrame({"model": df["model"].astype(str), PUBLISHED_MODEL: names.fillna("").astype(str)})
+    out = pairs.groupby(["model", PUBLISHED_MODEL]).size().rename("rows").reset_index()
+    out["model_rows"] = out.groupby("model")["rows"].transform("sum")
+    out["own"] = [is_preset_name(p, m) for p, m in zip(out[PUBLISHED_MODEL], out["model"])]
+    out = out.sort_values(["model", "rows", PUBLISHED_MODEL], ascending=[True, False, True], kind="stable")
+    return out.astype({"rows": int, "model_rows": int, "own": bool}).reset_index(drop=True)
 
 
 # == Lower bounds ================================================================================

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from calc import comparison, inferencex
-from calc.measurements import COLUMNS
+from calc.measurements import COLUMNS, PUBLISHED_MODEL
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -31,8 +31,9 @@ def _value(df, metric, statistic):
 
 def test_dashboard_records_seconds_become_ms_and_per_gpu_stays_per_gpu():
     df, skipped = _parse("inferencex_dashboard_sample.json")
-    assert list(df.columns) == list(COLUMNS)
+    assert list(df.columns) == list(COLUMNS) + [PUBLISHED_MODEL]
     plain = df[(df.model == "deepseek-v3") & ~df.id.str.contains("-mtp-")]
+    assert set(plain[PUBLISHED_MODEL]) == {"dsr1"}  # the record's own model prefix, computed as DeepSeek-V3
     # object 1: dsr1 -> deepseek-v3, h200, sglang, decode_tp 8 -> tp 8 on 8 GPUs, conc 16
     assert set(plain.accelerator) == {"h200"} and set(plain.engine) == {"sglang"}
     assert (plain.tp == 8).all() and (plain.n_gpus == 8).all() and (plain.ep == 1).all()

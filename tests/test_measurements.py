@@ -17,8 +17,8 @@ import calc
 from calc.hardware import with_matmul
 from bench_script import bench_script
 from git_fixture import git_repo
-from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, load_cited, load_measurements,
-                               load_sources, measurement_bound)
+from calc.measurements import (CITED_COLUMNS, COLUMNS, DATA_DIR, METRICS, PUBLISHED_MODEL, load_cited,
+                               load_measurements, load_sources, measurement_bound)
 
 SOURCES = load_sources()
 ROWS = load_measurements()
@@ -51,7 +51,7 @@ def test_every_held_out_row_has_a_shipped_source_and_none_is_a_fitted_row():
 
 
 def test_cited_rows_come_only_from_cite_only_sources_and_carry_no_value():
-    assert tuple(CITED.columns) == CITED_COLUMNS and "value" not in CITED.columns
+    assert tuple(CITED.columns) == CITED_COLUMNS + (PUBLISHED_MODEL,) and "value" not in CITED.columns
     for _, r in CITED.iterrows():
         assert SOURCES.loc[r["source_id"], "shipped"] == "cite"
 
@@ -300,13 +300,17 @@ def test_a_malformed_user_line_is_named(tmp_path, column, bad, words):
 ])
 def test_a_row_naming_things_as_its_source_does_is_stored_under_calcs_keys(tmp_path, column, written, stored):
     # a source writes names its own way (a benchmark's model id, nvidia-smi's GPU name, the project's engine name);
-    # each is the same row as calc's key would give: stored under that key, predicted the same
+    # each is the same row as calc's key would give: stored under that key, predicted the same; the model as written
+    # stays beside it (PUBLISHED_MODEL), the one column in which the two rows differ
     row = list(GOOD)
     row[COLUMNS.index(column)] = written
     df = load_measurements(_user_file(tmp_path, [row]))
     assert df.loc[0, column] == stored
+    assert df.loc[0, PUBLISHED_MODEL] == (written if column == "model" else GOOD[COLUMNS.index("model")])
     row[COLUMNS.index(column)] = stored
-    assert df.equals(load_measurements(_user_file(tmp_path, [row])))
+    keyed = load_measurements(_user_file(tmp_path, [row]))
+    assert df.drop(columns=PUBLISHED_MODEL).equals(keyed.drop(columns=PUBLISHED_MODEL))
+    assert (keyed.loc[0, PUBLISHED_MODEL] == stored) if column == "model" else df.equals(keyed)
 
 
 def test_a_file_with_the_columns_in_another_order_is_read_by_name(tmp_path):
