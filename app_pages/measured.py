@@ -23,7 +23,9 @@ def frontier_chart(config, rows, table, frontier, stand_in: bool) -> None:
     no_point = comparison.no_point_sentence(rows, estimated=bool(table["predicted"].notna().any()))
     if no_point:  # rows of TTFT or TPOT alone: nothing on these axes; the table below still has every row
         st.info(no_point)
-    st.markdown(measured_views.heading(f"{formats.md_escape(config['model'])} on "
+    # the names its rows were published under, and whose architecture computes them
+    model = measured_views.model_labels(rows, architecture=True).get(config["model"], config["model"])
+    st.markdown(measured_views.heading(f"{formats.md_escape(model)} on "
                                        f"{formats.md_escape(config['accelerator'])}, "
                                        f"{measurements.engine_name(config['engine'])}: throughput per GPU against "
                                        "tokens/s per user", stand_in))
@@ -80,7 +82,7 @@ def explore() -> None:
     if beyond:  # a measurement no engine can make: a misread row (an upload's layout, dtype or unit)
         st.warning(beyond)
     charts.show_chart(measured_views.parity_figure(table), key="ms_parity")
-    measured_views.show_table(table, measured_views.sources_table())
+    measured_views.show_table(table, measured_views.sources_table(), config["model"])
     measured_views.row_breakdown(rows, table, "ms", stand_in)
     downloads.download_csv(table, "measured_vs_predicted.csv", key="ms_csv",
                            inputs={**{k: config[k] for k in comparison.CONFIG_COLUMNS},

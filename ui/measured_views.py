@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import comparison, inferencex, measurements, models, serving, serving_params
+from calc.number_text import join_and
 from calc.serving_fit import HOLDOUT_PATH, MULTI_STEP_READ
 from calc.speculative_serving import speculative_notes
 from calc.serving_tails import statistic_quantile
@@ -331,8 +332,10 @@ def parity_figure(table: pd.DataFrame):
     return fig
 
 
-def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
-    """The rows with measured, predicted and bound, and each row's source link."""
+def show_table(table: pd.DataFrame, sources: pd.DataFrame, model: str | None = None) -> None:
+    """The rows with measured, predicted and bound, and each row's source link; the model each row was published as
+    (``calc.comparison.compare_rows``' model_published) where some row names another than the preset ``model``
+    itself (``calc.measurements.is_preset_name``: GLM-4.6's rows under glm-4.7), or, without ``model``, always."""
     urls = sources["url"].to_dict() if len(sources) else {}
     shown = table.assign(source=table["source_id"].map(urls).fillna(table["source_id"]))
     # four significant digits, written with separators and no exponent (16,460 and 24.49, not 1.646e+04); the
@@ -354,6 +357,10 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                           # the engine settings a row's notes set, which its estimate follows (where some row has any)
                           + (["from_notes"] if "from_notes" in shown
                              and shown["from_notes"].fillna("").astype(str).str.strip().any() else [])
+                          # the model as each row's source published it, where it is not the preset's own name
+                          + (["model_published"] if "model_published" in shown and (
+                              model is None or not all(measurements.is_preset_name(p, model)
+                                                       for p in shown["model_published"])) else [])
                           + ["id", "source"]
                           # a note where some row has one (the rows the serving model leaves out say why)
                           + (["note"] if "note" in shown and shown["note"].fillna("").astype(str).str.strip().any()
@@ -369,8 +376,72 @@ def show_table(table: pd.DataFrame, sources: pd.DataFrame) -> None:
                                                                                        format="%.2f"),
                               "from_notes": st.column_config.TextColumn("settings read from its notes",
                                                                         width="medium"),
+                              "model_published": st.column_config.TextColumn("model as published"),
                               # the source's host as the link's text: a whole URL would push the table sideways
                               "source": st.column_config.LinkColumn("source", display_text=r"https?://([^/]+)")})
+
+
+#: How many of a model's other published names its label lists before it counts the rest.
+LISTED_NAMES = 3
+
+
+def published_words(published: pd.DataFrame, model: str, architecture: bool = True) -> str:
+    """What the rows of preset ``model`` were published as, where some name another model or checkpoint than the
+    preset itself (``published``: ``calc.measurements.published_models`` of the page's rows): "rows published as
+    glm-4.6, computed with GLM-4.7's architecture" (without ``architecture``: "rows published as glm-4.6"),
+    "12 of 40 rows published as ..." where the others give the preset's own name, up to ``LISTED_NAMES`` names then
+    "and N more"; "" where every row gives the preset's own name. Names are plain text (a user's file may name
+    anything): escape them for markdown."""
+    other = published[(published["model"] == model) & ~published["own"]]
+    if other.empty:
+        return ""
+    names = [formats.plain_name(n, fallback="(no name)") for n in other["model_published"]]
+    shown = names[:LISTED_NAMES] + ([f"{len(names) - LISTED_NAMES} more"] if len(names) > LISTED_NAMES else [])
+    count, total = int(other["rows"].sum()), int(other["model_rows"].iloc[0])
+    try:
+        arch = models.get_model(model).name
+    except ValueError:
+        arch = model
+    return (("rows" if count == total else f"{count:,} of {total:,} rows") + f" published as {join_and(shown)}"
+            + (f", computed with {arch}'s architecture" if architecture else ""))
+
+
+def model_labels(df: pd.DataFrame, architecture: bool = False) -> dict[str, str]:
+    """The label of each model of ``df`` (measurement rows): its preset id, followed where its rows were published
+    under other names by ``published_words`` in parentheses, "glm-4.7 (rows published as glm-4.6)" for the model
+    box, whose width shows no more (the caption under it says the rest), and with ``architecture`` "glm-4.7 (rows
+    published as glm-4.6, computed with GLM-4.7's architecture)" for a heading. The box's option stays the id
+    (``model_of_label`` reads a label back)."""
+    published = measurements.published_models(df)
+    labels = {}
+    for model in published["model"].unique():
+        words = published_words(published, model, architecture)
+        labels[model] = f"{model} ({words})" if words else model
+    return labels
+
+
+def model_of_label(label) -> str:
+    """The preset id a ``model_labels`` label or a link names: the text before " (" (the whole text where it has
+    none), read as ``calc.models.model_preset_id`` reads a model's name (an id, a display name, a checkpoint's id or
+    an alias: "GLM-4.6" -> "glm-4.7"), else as it stands. So a link naming the model by its id
+    ("?ms_model=glm-4.7"), by the name its rows were published under ("?ms_model=glm-4.6") or by a label written for
+    other rows names the same option."""
+    text = str(label).split(" (", 1)[0]
+    return models.model_preset_id(text) or text
+
+
+def published_caption(df: pd.DataFrame, model: str) -> str | None:
+    """The sentence under the model box where the rows of ``model`` (a preset id of ``df``, measurement rows) were
+    published as another model or checkpoint (``published_words``): that calc computes them with the preset's
+    architecture, and where the table names each row's model; None where every row gives the preset's own name.
+    Markdown, names escaped."""
+    words = published_words(measurements.published_models(df[df["model"] == model]), model)
+    if not words:
+        return None
+    return (f"**{formats.md_escape(model)}** here: {formats.md_escape(words)}, the preset the published name resolves "
+            "to (a checkpoint of it, or another model of the same shapes: calc/data/checkpoint_aliases.json). Its "
+            "estimates and bounds are the preset's; the table's **model as published** column names each row's "
+            "model.")
 
 
 def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
@@ -379,9 +450,15 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     ``stand_in``: ``df`` is the data set shown while an upload cannot be read; the choices made among the upload's
     rows come back with a file that can (``ui.url_state.keep_valid``)."""
     c1, c2, c3 = st.columns(3)
-    models = sorted(df["model"].unique())
-    # a model absent from an upload: the first (``ui.url_state.keep_valid``)
-    model = widgets.linked_selectbox(c1, "Model", models, f"{key}_model", stand_in)
+    options = sorted(df["model"].unique())
+    labels = model_labels(df)
+    # a model absent from an upload: the first (``ui.url_state.keep_valid``); the box names the models its rows were
+    # published as, and a link names the model by its id (or by a label written for other rows: ``model_of_label``)
+    model = widgets.linked_selectbox(c1, "Model", options, f"{key}_model", stand_in, same=model_of_label,
+                                     format_func=lambda m: labels.get(m, m),
+                                     help="calc's model preset; where a row was published under another name (a "
+                                          "checkpoint's id, or a model of the same architecture that has no preset "
+                                          "of its own), the label names it.")
     d = df[df["model"] == model]
     accs = sorted(d["accelerator"].unique())
     acc = widgets.linked_selectbox(c2, "Accelerator", accs, f"{key}_acc", stand_in)
@@ -394,6 +471,9 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
                 "is loaded (what you chose in a file comes back with it)" if stand_in else
                 "These three choose among the measurements' own models, accelerators and engines")
                + "; the sidebar's model, GPU and dtypes apply on the other pages, not here.")
+    said = published_caption(df, model)
+    if said:  # the rows of another model (or checkpoint) computed with this preset's architecture
+        st.caption(said)
     return d[d["engine"] == engine]
 
 

@@ -1,0 +1,171 @@
+"""The model as each measurement row's source published it (calc.measurements.PUBLISHED_MODEL), kept beside the preset
+calc computes the row with: in the loaded frames, in an upload's and an InferenceX file's rows, in the measured page's
+model box, table and CSV download. The expected values are read from the CSV files with the csv module, not through
+calc."""
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from calc import comparison, get_model, inferencex, measurements
+from calc.serving_fit import HOLDOUT_PATH, prepare_rows, predict_rows
+from calc.serving_params import load_serving_params, param_values
+from pagetest import open_page, shown_tables, tables
+from ui import measured_views
+from ui.downloads import csv_with_inputs
+
+DATA = Path(__file__).resolve().parent / "data"
+PUBLISHED = measurements.PUBLISHED_MODEL
+HELD_OUT = measured_views.SOURCES[3]
+
+
+def _raw(path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _glm46_rows() -> list[dict]:
+    return [r for r in _raw(HOLDOUT_PATH) if r["model"].strip() == "glm-4.6"]
+
+
+def test_every_loaded_row_keeps_the_model_cell_as_its_file_wrote_it():
+    raw = {r["id"]: r["model"].strip() for r in _raw(HOLDOUT_PATH)}
+    held = measurements.load_measurements(HOLDOUT_PATH)
+    assert list(held.columns) == list(measurements.COLUMNS) + [PUBLISHED]
+    assert dict(zip(held["id"], held[PUBLISHED])) == raw
+    glm46 = _glm46_rows()
+    assert len(glm46) > 200                                   # GPUStack's GLM-4.6 pages (241 rows when written)
+    mine = held[held[PUBLISHED] == "glm-4.6"]
+    assert set(mine["id"]) == {r["id"] for r in glm46} and set(mine["model"]) == {"glm-4.7"}
+    # the data set's file writes its presets' ids: published as its model, row by row
+    shipped = measurements.load_measurements()
+    assert dict(zip(shipped["id"], shipped[PUBLISHED])) == {r["id"]: r["model"] for r in _raw(
+        measurements.MEASUREMENTS_PATH)}
+    assert (shipped[PUBLISHED] == shipped["model"]).all()
+
+
+def test_published_models_counts_the_rows_of_each_name_a_preset_stands_for():
+    raw = _raw(HOLDOUT_PATH)
+    table = measurements.published_models(measurements.load_measurements(HOLDOUT_PATH))
+    other = table[~table["own"]]
+    assert other[["model", PUBLISHED]].values.tolist() == [["glm-4.7", "glm-4.6"]]
+    n = len(_glm46_rows())
+    assert other[["rows", "model_rows"]].values.tolist() == [[n, n]]
+    # every other name of the file is its preset's own id, with its rows counted
+    own = table[table["own"]]
+    assert dict(zip(own["model"], own["rows"])) == {m: sum(r["model"] == m for r in raw)
+                                                    for m in {r["model"] for r in raw} if m != "glm-4.6"}
+    assert measurements.is_preset_name("deepseek-ai/DeepSeek-V3", "deepseek-v3")
+    assert measurements.is_preset_name(" GLM-4.7 ", "glm-4.7")
+    assert not measurements.is_preset_name("zai-org/GLM-4.6-FP8", "glm-4.7")
+    assert not measurements.is_preset_name("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b")
+
+
+def test_an_uploaded_csv_naming_a_checkpoint_keeps_it_as_published():
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            "zai-org/GLM-4.6-FP8,h200,8,vllm,fp8,1000,200,8,tpot_ms,30\n"
+            "meta-llama/Llama-3.1-8B-Instruct,h100-sxm,1,vllm,bf16,1000,200,8,tpot_ms,9.5\n"
+            " llama-3.1-8b ,h100-sxm,1,vllm,bf16,1000,200,16,tpot_ms,11\n")
+    df = measurements.measurements_from_text(text, "mine.csv")
+    assert df["model"].tolist() == ["glm-4.7", "llama-3.1-8b", "llama-3.1-8b"]
+    assert df[PUBLISHED].tolist() == ["zai-org/GLM-4.6-FP8", "meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"]
+    table = measurements.published_models(df)
+    assert table[["model", PUBLISHED, "rows", "model_rows", "own"]].values.tolist() == [
+        ["glm-4.7", "zai-org/GLM-4.6-FP8", 1, 1, False],
+        ["llama-3.1-8b", "llama-3.1-8b", 1, 2, True],
+        ["llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", 1, 2, False]]
+    labels = measured_views.model_labels(df)
+    assert labels["llama-3.1-8b"] == "llama-3.1-8b (1 of 2 rows published as meta-llama/Llama-3.1-8B-Instruct)"
+    assert measured_views.model_labels(df, architecture=True)["glm-4.7"] == (
+        f"glm-4.7 (rows published as zai-org/GLM-4.6-FP8, computed with {get_model('glm-4.7').name}'s architecture)")
+
+
+def test_inferencex_rows_keep_the_results_own_model_name():
+    import json
+    objs = json.loads((DATA / "inferencex_sample.json").read_text())
+    df, _ = inferencex.parse_inferencex((DATA / "inferencex_sample.json").read_bytes(), "inferencex_sample.json")
+    assert set(df[PUBLISHED]) <= {o["model"] for o in objs}
+    r1 = df[df[PUBLISHED].str.contains("DeepSeek-R1")]
+    assert len(r1) and set(r1["model"]) == {"deepseek-v3"}
+
+
+def test_the_fit_reads_the_same_with_or_without_the_published_model():
+    # calc.serving_fit reads named columns: the held-out GLM-4.6 rows predict the same whether or not the frame has
+    # the column, and the comparison's table carries it row by row
+    held = measurements.load_measurements(HOLDOUT_PATH)
+    glm = held[held[PUBLISHED] == "glm-4.6"].reset_index(drop=True)
+    prm = load_serving_params()
+    rows, comps, skipped = prepare_rows(glm, prm, include_speculative=True, include_tails=True)
+    bare, bare_comps, bare_skipped = prepare_rows(glm.drop(columns=PUBLISHED), prm, include_speculative=True,
+                                                  include_tails=True)
+    assert len(rows) and skipped == bare_skipped
+    assert list(predict_rows(rows, comps, param_values(prm))) == list(predict_rows(bare, bare_comps,
+                                                                                  param_values(prm)))
+    assert set(comparison.compare_rows(glm.head(6))[PUBLISHED]) == {"glm-4.6"}
+
+
+def test_the_measured_page_names_glm_46_where_its_rows_show_under_glm_47():
+    at = open_page("app_pages/measured.py", ms_source=HELD_OUT, ms_model="glm-4.7")   # a link as written before
+    box = at.selectbox(key="ms_model")
+    assert box.value == "glm-4.7"
+    label = "glm-4.7 (rows published as glm-4.6)"
+    assert label in box.options
+    # the other models of the file give their own ids: their labels are the ids
+    assert {o for o in box.options if o != label} == {r["model"] for r in _raw(HOLDOUT_PATH)} - {"glm-4.6"}
+    arch = f"computed with {get_model('glm-4.7').name}'s architecture"
+    assert any(c.value.startswith(f"**glm-4.7** here: rows published as glm-4.6, {arch}") for c in at.caption)
+    heading = f"glm-4.7 \\(rows published as glm-4.6, {arch}\\) on "     # the chart's heading, markdown escaped
+    assert any(heading in m.value for m in at.markdown)
+    linked = at.query_params["ms_model"]  # the link the page writes names the model's label, which reads back
+    assert measured_views.model_of_label(linked[-1] if isinstance(linked, list) else linked) == "glm-4.7"
+    # the table: every row of the configuration shown, each named glm-4.6, as many as the file has of it
+    table = next(t for t in tables(at) if "predicted" in t.columns)
+    shown = next(t for t in shown_tables(at) if "model as published" in t[0])
+    column = shown[0].index("model as published")
+    assert [r[column] for r in shown[1:]] == ["glm-4.6"] * len(table) and len(table)
+    glm46 = _glm46_rows()
+    first = next(r for r in glm46 if r["id"] == table["id"].iloc[0])
+    setup = ("accelerator", "engine", "tp", "pp", "ep", "dp", "n_gpus", "weight_dtype", "kv_dtype", "input_len",
+             "output_len")
+    same = [r["id"] for r in glm46 if all(r[c] == first[c] for c in setup)]
+    assert sorted(table["id"]) == sorted(same)
+    # the CSV download writes this table: the column comes with it
+    back = pd.read_csv(io.StringIO(csv_with_inputs(table, {})), comment="#")
+    assert back[PUBLISHED].tolist() == ["glm-4.6"] * len(table)
+
+
+def test_a_link_by_a_label_written_for_other_rows_opens_the_model():
+    for linked in ("glm-4.7 (rows published as GLM-4.6)", "GLM-4.6", "zai-org/GLM-4.6-FP8"):  # or by the name published
+        at = open_page("app_pages/measured.py", ms_source=HELD_OUT, ms_model=linked)
+        assert at.selectbox(key="ms_model").value == "glm-4.7", linked
+        assert not [w for w in at.warning if "were ignored" in w.value], linked
+    assert measured_views.model_of_label("not-a-model (x)") == "not-a-model"
+    # a link to one GLM-4.6 row opens the held-out rows on glm-4.7 and that row
+    row = next(r["id"] for r in _glm46_rows() if r["metric"] == "tpot_ms" and r["statistic"] == "mean")
+    at = open_page("app_pages/measured.py", ms_row=row)
+    assert (at.radio(key="ms_source").value, at.selectbox(key="ms_model").value) == (HELD_OUT, "glm-4.7")
+    assert measured_views.row_id_of(at.selectbox(key="ms_row").value) == row
+
+
+def test_the_data_set_shows_no_published_column_where_every_row_gives_its_preset():
+    at = open_page("app_pages/measured.py", ms_model="llama-3.1-8b")
+    box = at.selectbox(key="ms_model")
+    assert box.value == "llama-3.1-8b" and all(" (" not in o for o in box.options)
+    assert not any(c.value.startswith("**llama-3.1-8b** here") for c in at.caption)
+    header = next(t for t in shown_tables(at) if "measured" in t[0])[0]
+    assert "model as published" not in header
+
+
+def test_an_uploaded_checkpoint_id_shows_in_the_box_and_the_table():
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            "zai-org/GLM-4.6-FP8,h200,8,vllm,fp8,1000,200,8,tpot_ms,30\n"
+            "zai-org/GLM-4.6-FP8,h200,8,vllm,fp8,1000,200,8,ttft_ms,400\n")
+    at = open_page("app_pages/measured.py", ms_source=measured_views.SOURCES[1])
+    at.get("file_uploader")[0].set_value(("mine.csv", text.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    box = at.selectbox(key="ms_model")
+    assert box.value == "glm-4.7" and box.options == ["glm-4.7 (rows published as zai-org/GLM-4.6-FP8)"]
+    shown = next(t for t in shown_tables(at) if "model as published" in t[0])
+    column = shown[0].index("model as published")
+    assert [r[column] for r in shown[1:]] == ["zai-org/GLM-4.6-FP8"] * 2
