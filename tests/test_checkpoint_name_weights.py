@@ -127,3 +127,15 @@ def test_a_name_in_the_note_is_escaped():
     from ui.sidebar import checkpoint_caption
     said = checkpoint_caption("fp8", False, "fp8", name="x/**GLM**-4.6-FP8")
     assert "**GLM**" not in said and "GLM" in said
+
+
+@pytest.mark.parametrize("stored, label", [("int4-g128", "4-bit integers in groups of 128"), ("fp8", "FP8")])
+def test_the_caption_names_a_format_once(stored, label):
+    # the caption gives the format's words, then calc's name: "4-bit integers in groups of 128 (int4-g128; ...)";
+    # a format with no words of its own is named once, not "bf16 (bf16; ...)"
+    from ui.sidebar import checkpoint_caption
+    said = checkpoint_caption(stored, False, stored, name="Qwen/Qwen3-8B-AWQ")
+    assert said.startswith(f"Checkpoint format: {label} ({stored}; read from the checkpoint's name") and \
+        said.count(stored) == 1, said
+    plain = checkpoint_caption("bf16", False, "bf16")
+    assert plain == "Checkpoint format: bf16 (from the model's published checkpoint).", plain

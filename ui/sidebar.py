@@ -197,7 +197,8 @@ def _previous_default() -> str | None:
 
 #: How the captions name a checkpoint format (calc's name follows in parentheses).
 CHECKPOINT_LABELS = {"mxfp4": "MXFP4 on the routed experts, the rest bf16", "fp8-block": "FP8 e4m3 in 128 x 128 blocks",
-                     "nvfp4": "NVFP4", "fp8": "FP8"}
+                     "nvfp4": "NVFP4", "fp8": "FP8", "int4-g128": "4-bit integers in groups of 128",
+                     "int8-g128": "8-bit integers in groups of 128", "int8": "8-bit integers, one scale per channel"}
 
 
 def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str, name: str | None = None) -> str:
@@ -207,7 +208,8 @@ def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str, name: str |
     user chose."""
     where = ("from its config.json's quantization_config" if loaded else "from the model's published checkpoint"
              if name is None else f"read from the checkpoint's name {md_escape(name[:80])}")
-    said = f"Checkpoint format: {CHECKPOINT_LABELS.get(stored, stored)} ({stored}; {where})"
+    label = CHECKPOINT_LABELS.get(stored)  # a format without a label is named once: "bf16 (from ...)"
+    said = f"Checkpoint format: {label} ({stored}; {where})" if label else f"Checkpoint format: {stored} ({where})"
     return said + ("." if weight_dtype == stored else f"; the pages use {weight_dtype}, as chosen above.")
 
 
@@ -324,7 +326,7 @@ def _model_options() -> tuple[list[str], dict, dict, list[str]]:
         weights = weights_from_checkpoint_name(linked, preset)  # before the model's rewrite, which carries it
         url_state.accept_url_values("model", [preset], same=lambda v: calc.models.model_preset_id(str(v)))
         st.sidebar.info(f"The link's model {md_escape(repr(linked[:80]))} is read as the preset {preset} "
-                        "(the same architecture: calc/data/checkpoint_aliases.json)." + weights)
+                        "(the same architecture, by the explorer's list of checkpoint aliases and their sources)." + weights)
     if linked.startswith(CUSTOM_PREFIX) and linked not in options:
         st.sidebar.warning(f"This link names the model {md_escape(repr(linked[len(CUSTOM_PREFIX):][:80]))}, which was loaded from a "
                            "config.json in another browser session. Load that config.json under \"Your own "
