@@ -148,6 +148,38 @@ def test_a_link_by_a_label_written_for_other_rows_opens_the_model():
     assert measured_views.row_id_of(at.selectbox(key="ms_row").value) == row
 
 
+def test_a_link_naming_a_held_out_model_opens_the_held_out_rows():
+    # glm-4.7's rows are all held out (GPUStack's GLM-4.6 pages): a link naming it with no source opened the data
+    # set, dropped the model and warned "not one of its 16 options"; it now opens the held-out rows on glm-4.7
+    shipped = measurements.load_measurements()
+    assert "glm-4.7" not in set(shipped["model"])
+    for linked in ({"ms_model": "glm-4.7"}, {"ms_model": "GLM-4.6", "ms_engine": "vLLM"}):
+        at = open_page("app_pages/measured.py", **linked)
+        assert not at.exception and at.radio(key="ms_source").value == HELD_OUT, linked
+        assert at.selectbox(key="ms_model").value == "glm-4.7", linked
+        assert not [w for w in at.warning if "were ignored" in w.value], linked
+    # a model of the data set stays on the data set; one neither has gets the notice on the data set
+    at = open_page("app_pages/measured.py", ms_model="llama-3.1-8b")
+    assert at.radio(key="ms_source").value == measured_views.SOURCES[0]
+    from streamlit.testing.v1 import AppTest
+    import pagetest
+    at = AppTest.from_file(str(pagetest.APP), default_timeout=60)
+    at.query_params["ms_model"] = "no-such-model"
+    at.switch_page("app_pages/measured.py").run()  # the page as the link opens it
+    assert not at.exception and at.radio(key="ms_source").value == measured_views.SOURCES[0]
+    assert any("ms_model=no-such-model" in w.value for w in at.warning if "were ignored" in w.value)
+    # a model the data set has, on an accelerator only the held-out rows have it on (Kimi-K2 on H800, vLLM's
+    # recipe): the link's accelerator decides
+    held = measured_views.held_out()
+    assert "h800" not in set(shipped.loc[shipped["model"] == "kimi-k2", "accelerator"])
+    assert "h800" in set(held.loc[held["model"] == "kimi-k2", "accelerator"])
+    at = open_page("app_pages/measured.py", ms_model="kimi-k2", ms_acc="h800")
+    assert at.radio(key="ms_source").value == HELD_OUT
+    assert (at.selectbox(key="ms_model").value, at.selectbox(key="ms_acc").value) == ("kimi-k2", "h800")
+    at = open_page("app_pages/measured.py", ms_model="kimi-k2")
+    assert at.radio(key="ms_source").value == measured_views.SOURCES[0]
+
+
 def test_the_data_set_shows_no_published_column_where_every_row_gives_its_preset():
     at = open_page("app_pages/measured.py", ms_model="llama-3.1-8b")
     box = at.selectbox(key="ms_model")

@@ -35,7 +35,8 @@ def sources_table() -> pd.DataFrame:
 
 def held_out() -> pd.DataFrame:
     """The shipped held-out measurements, calc/data/serving_holdout.csv (cached): published rows no fit reads
-    (MLPerf Inference v4.1, v5.1 and v6.0, ROCm's MI300X throughput tables), each with its source."""
+    (MLPerf Inference, vendors' and engines' documentation runs, GPUStack's pages, InferenceX runs the fit leaves
+    out), each with its source."""
     return caching.cached_call(measurements.load_measurements, HOLDOUT_PATH)
 
 
@@ -499,15 +500,36 @@ def linked_row(df: pd.DataFrame, key: str) -> pd.Series | None:
     return None
 
 
+def has_linked_choice(df: pd.DataFrame, key: str) -> bool:
+    """Whether ``df`` (measurement rows) has a row of the model, accelerator and engine a link names (``key``_model,
+    ``key``_acc, ``key``_engine; those it leaves out match any row). The model is read as the model box reads it
+    (``model_of_label``: an id, a published name, a label), the engine by its id or its name in any case."""
+    model, acc, engine = (st.query_params.get(f"{key}_{part}") for part in ("model", "acc", "engine"))
+    hit = np.ones(len(df), bool)
+    if model:
+        hit &= (df["model"] == model_of_label(model)).to_numpy()
+    if acc:
+        hit &= (df["accelerator"] == acc).to_numpy()
+    if engine:
+        names = {str(engine).lower()}
+        hit &= df["engine"].map(lambda e: bool({str(e).lower(), measurements.engine_name(e).lower()} & names)).to_numpy(bool)
+    return bool(hit.any())
+
+
 def follow_linked_source(key: str) -> None:
-    """Before the sources' radio ``key``_source: a link that names a row (``key``_row) but no source opens the
-    held-out rows where the row is one of them and not of the data set, so a shared link to a held-out row shows
-    it. Once per link: a source the user picks afterwards stays."""
+    """Before the sources' radio ``key``_source: a link that names no source but a row (``key``_row), or a model,
+    accelerator or engine (``has_linked_choice``), found among the held-out rows and not in the data set opens the
+    held-out rows, so a shared link to a held-out row or model ("?ms_model=glm-4.7") shows it rather than a notice
+    that the data set has no such option. Once per link: a source the user picks afterwards stays."""
     seen = f"_{key}_source_followed"
     if st.query_params.get(f"{key}_source") or st.session_state.get(seen):
         return
     st.session_state[seen] = True
-    if linked_row(shipped(), key) is None and linked_row(held_out(), key) is not None:
+    if st.query_params.get(f"{key}_row"):
+        only_held_out = linked_row(shipped(), key) is None and linked_row(held_out(), key) is not None
+    else:
+        only_held_out = not has_linked_choice(shipped(), key) and has_linked_choice(held_out(), key)
+    if only_held_out:
         url_state.set_over_link(f"{key}_source", SOURCES[3])
 
 
