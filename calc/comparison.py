@@ -393,7 +393,8 @@ def row_estimate(row, params: dict | None = None) -> ServingEstimate:
     piled = float(mixed.get("piled", [0.0])[0]) > 0
     # the model's kinds of layer the calibration barely saw; the range stays the cross-validated one here, since
     # the held-out spread that would widen it includes the published rows this page compares with
-    coverage = architecture_notice(prm, get_model(str(r["model"])), widened=False)
+    coverage = architecture_notice(prm, get_model(str(r["model"])), widened=False, engine=str(r["engine_key"]),
+                                   weight_dtype=str(r["weight_dtype"]))
     pile = [pile_up_words(fmt_number(float(frame["request_rate_per_s"].iat[0])),
                           float(r["run_requests"]) * int(r["replicas"]),
                           fmt_number(float(mixed["requests_per_s"][0]) * int(r["replicas"])))] if piled else []

@@ -25,6 +25,7 @@ from .models import ModelConfig
 from .number_text import fmt_number, fmt_usd
 from .parallel import parallel_prefill, parallel_step_arrays
 from .serving import ServingEstimate, serving_estimate, serving_frontier
+from .serving_params import widened_range
 
 
 #: The largest average arrival rate a plan takes (requests/s): 10^8, far above any one service's traffic; a rate
@@ -428,7 +429,9 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     and the binding limit; when ``serving_engine`` (calc's engine key) is given, that the times are its estimates,
     the engine named as its project writes it ("Sized with the serving estimate (SGLang): ..."), and with ``est``
     (the replica's ``plan_estimate``) their ranges, in the same units and digits as the times
-    ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms."); sized on the roofline bound
+    ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms."; "Range (cross-validated errors,
+    widened to held-out misses as the notice says)" where a thinly covered trait widened it: ``widened_range``); sized
+    on the roofline bound
     (``serving_engine`` None), ``BOUND_VERDICT_NOTE`` after it: the times are lower bounds."""
     money = ("" if usd_per_hour is None else
              f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
@@ -441,7 +444,9 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     else:
         verdict += BOUND_VERDICT_NOTE
     if est is not None:
-        verdict += (f" Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
+        how = ("cross-validated errors, widened to held-out misses as the notice says" if widened_range(est.notices)
+               else "cross-validated errors")
+        verdict += (f" Range ({how}): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
                     f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")
     return verdict
 

@@ -1012,7 +1012,8 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
            engine_options=None, trait_range=True):
     """(params, layout, engine key, settings, notices, accelerator) of a public estimate: the accelerator as the
     engines run ``weight_dtype``'s matmuls (``engine_matmul``), its notice after the fallbacks'; ``trait_range``: the
-    range takes a thinly covered trait's held-out spread (``architecture_notice``'s words say so)."""
+    range takes a thinly covered trait's held-out spread, a thinly read engine and weight-format pair's included
+    (``architecture_notice``'s words say so)."""
     accelerator, fp4 = engine_matmul(accelerator, weight_dtype)
     prm = params if params is not None else load_serving_params()
     layout = make_layout(model, tp, pp, ep, check_positive_int(replicas, "replicas"))
@@ -1065,7 +1066,7 @@ def _setup(model, accelerator, weight_dtype, tp, pp, ep, replicas, engine, param
     # the platform's name where the accelerator is a preset (a hand-built one says nothing of its maker)
     platform = get_accelerator(acc_key).name if acc_key in list_accelerators() else ""
     notices = (notices + accelerator_notice(prm, acc_key) + more + fam_notice + platform_notice(key, family, platform)
-               + fp4 + architecture_notice(prm, model, widened=trait_range))
+               + fp4 + architecture_notice(prm, model, widened=trait_range, engine=key, weight_dtype=weight_dtype))
     return prm, layout, key, settings, notices, accelerator
 
 
@@ -1411,7 +1412,7 @@ def serving_estimate(model: ModelConfig, accelerator: Accelerator, input_len: in
                        f"{settings['token_budget']:,.0f} tokens per step)")
         arrivals = f"{arrivals}, {bench_words}" if arrivals else f"offline, {bench_words}"
     notices = notices + scheduling_notices({**comp, **a}, prm, key)
-    thin = thin_traits(prm, model)
+    thin = thin_traits(prm, model, key, weight_dtype)
     est = estimate_from_arrays(a, prm, key, reps, layout.gpus_per_replica, o, float(comp["C"][0]),
                                str(comp["limit"][0]), mode, batching, notices, arrivals,
                                speculative=settings.get("spec_words", ""), traits=thin)
@@ -2209,7 +2210,7 @@ def serving_frontier(model: ModelConfig, accelerator: Accelerator, input_len: in
     comp = serving_components(model, accelerator, i, o, c, layout, weight_dtype, kv_dtype, settings, interconnect,
                               matmul_scale=settings["matmul_scale"])
     a = combine(comp, p, engine_costs(p, key), 1.0 if cuda_graphs else 0.0)
-    thin = thin_traits(prm, model) if trait_range else ()
+    thin = thin_traits(prm, model, key, weight_dtype) if trait_range else ()
     q_lat, q_thr = error_quantiles(prm, "latency", key, thin), error_quantiles(prm, "throughput", key, thin)
     gpus = layout.gpus_per_replica
     tpot, per_gpu = a["tpot_estimate"], a["output_tokens_per_s"] / gpus

@@ -68,10 +68,10 @@ from .serving_terms import (FP4_FORMATS, MULTI_STEP_NOT_TAKEN, burst_cold_start_
                             multi_step_steps, overlaps_schedule, release_number, release_year, slot_wait_quantile_s,
                             slot_wait_s, spread_outputs, version_day, with_cold_start, with_slot_wait)
 from .serving_params import (ADP_WAIT_KEYS, ARCHITECTURE_TRAITS, COLD_START_PREFIX, COLD_START_RUNS_PATH,
-                             ENGINE_GROUPS, ENGINES, FAMILY_KEYS, PARAM_KEYS, PARAMS_PATH, architecture_coverage,
-                             cold_start_s, cold_start_values, device_family, engine_costs,
-                             engine_settings, error_quantiles, load_serving_params, matmul_scale, on_rocm,
-                             param_values, preset_traits)
+                             ENGINE_GROUPS, ENGINES, FAMILY_KEYS, FORMAT_TRAIT, PARAM_KEYS, PARAMS_PATH,
+                             architecture_coverage, cold_start_s, cold_start_values, device_family, engine_costs,
+                             engine_settings, error_quantiles, format_coverage, format_pair_words, load_serving_params,
+                             matmul_scale, on_rocm, param_values, preset_traits, thin_format)
 
 #: Metrics that are times (the "latency" range) and rates (the "throughput" range).
 LATENCY_METRICS = ("tpot_ms", "itl_ms", "ttft_ms", "e2e_ms")
@@ -940,8 +940,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
     Returns:
         a new params dict (the layout of serving_params.json) with each free parameter's ``value``
         fitted (provenance "fitted" when some row informs it, else "prior"), the generic engine's fixed
-        cost set to the median of the fitted engines', and ``coverage`` (engines and accelerators of the
-        rows). Validation is added by ``calibrate``.
+        cost set to the median of the fitted engines', and ``coverage`` (engines, accelerators, architecture
+        traits and each engine's weight formats of the rows). Validation is added by ``calibrate``.
 
     Raises:
         ValueError: no usable row.
@@ -995,7 +995,8 @@ def fit_serving_params(measurements: pd.DataFrame, params: dict | None = None, p
         spec[f"{what}.generic"]["value"] = float(f"{np.median(fitted):.4g}")
         spec[f"{what}.generic"]["provenance"] = "fitted" if engines else "prior"
     base["coverage"] = {"engines": engines, "accelerators": sorted(set(rows["accelerator"])),
-                        "architectures": architecture_coverage(rows["model"], rows["source_id"])}
+                        "architectures": architecture_coverage(rows["model"], rows["source_id"]),
+                        "weight_formats": format_coverage(rows["engine_key"], rows["weight_dtype"], rows["source_id"])}
     base["fitted"] = {"rows": int(len(rows)), "sources": int(rows["source_id"].nunique()),
                       "method": f"scipy.optimize.least_squares, trf, {LOSS if weighting == 'sqrt' else 'soft_l1'} "
                                 f"(f_scale {F_SCALE}) on log(predicted / "
@@ -1107,7 +1108,7 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
 
     Returns:
         (table, skipped): table with one row per predicted measurement and columns id, source_id, model,
-        accelerator, engine_key, mode, metric, statistic, measured, predicted (the metric's unit: ms or
+        accelerator, engine_key, weight_dtype, mode, metric, statistic, measured, predicted (the metric's unit: ms or
         tokens/s), log_ratio (log(measured / predicted)); skipped: (id, reason) for rows the model does not
         predict (``prepare_rows``), and, in another file, (its line, message) for a row that could not be read.
 
@@ -1120,7 +1121,7 @@ def holdout_table(params: dict | None = None, path=None) -> tuple[pd.DataFrame, 
     base = params or load_serving_params()
     own = path is None or os.path.abspath(path) == os.path.abspath(HOLDOUT_PATH)
     df = load_measurements(path or HOLDOUT_PATH, sources=load_sources() if own else None, skip_bad=not own)
-    columns = ["id", "source_id", "model", "accelerator", "engine_key", "mode", "metric", "statistic"]
+    columns = ["id", "source_id", "model", "accelerator", "engine_key", "weight_dtype", "mode", "metric", "statistic"]
     rows, comps, skipped = prepare_rows(df, base, include_speculative=True, include_tails=True)
     if not len(rows):  # an empty file, or one whose every row the model skips (eager runs, offline latencies)
         rows = pd.DataFrame(columns=columns + ["value"])
@@ -1191,26 +1192,33 @@ def calibrate(measurements: pd.DataFrame, params: dict | None = None) -> tuple[d
     return fitted, table
 
 
-def held_out_by_trait(held: pd.DataFrame) -> dict:
+def held_out_by_trait(held: pd.DataFrame, params: dict | None = None) -> dict:
     """{trait: figures} of the held-out means and medians (``holdout_table``'s rows whose statistic is in
-    ``FIT_STATISTICS``) of models with each key of ``calc.serving_params.ARCHITECTURE_TRAITS``: ``error_summary``
-    plus median_log_ratio (log(measured / predicted), positive: slower than the estimate), models (the
-    presets' names, sorted) and range ({kind: RANGE_QUANTILES of the log ratios of the kind's metrics, latency or
+    ``FIT_STATISTICS``) of models with each key of ``calc.serving_params.ARCHITECTURE_TRAITS``, and under
+    ``FORMAT_TRAIT`` of the rows whose engine and weight format ``params``' calibration read thinly (``thin_format``;
+    ``params``: the stored file by default): ``error_summary`` plus median_log_ratio (log(measured / predicted),
+    positive: slower than the estimate), models (the presets' names, sorted; for ``FORMAT_TRAIT`` the pairs, "vLLM
+    with fp8-block weights") and range ({kind: RANGE_QUANTILES of the log ratios of the kind's metrics, latency or
     throughput, where it has 10 rows or more}); a trait no such row has is left out. ``architecture_notice`` quotes
     them, and ``calc.serving_params.error_quantiles`` widens a thinly covered trait's estimates to its range."""
+    prm = params or load_serving_params()
     centre = held[held["statistic"].isin(FIT_STATISTICS)]
     known = preset_traits(centre["model"])
     kinds = {"latency": centre["metric"].isin(LATENCY_METRICS), "throughput": centre["metric"].isin(THROUGHPUT_METRICS)}
+    groups = {key: (pd.Series([key in known[k][1] for k in centre["model"]], index=centre.index, dtype=bool),
+                    [known[k][0] for k in centre["model"]]) for key in ARCHITECTURE_TRAITS}
+    pairs = list(zip(centre["engine_key"], centre["weight_dtype"]))
+    groups[FORMAT_TRAIT] = (pd.Series([thin_format(prm, e, f) for e, f in pairs], index=centre.index, dtype=bool),
+                            [format_pair_words(e, f) for e, f in pairs])
     out = {}
-    for key in ARCHITECTURE_TRAITS:
-        has = pd.Series([key in known[k][1] for k in centre["model"]], index=centre.index)
+    for key, (has, names) in groups.items():
         t = centre[has]
         if len(t):
             ranges = {kind: _quantiles(centre["log_ratio"], has & mask) for kind, mask in kinds.items()
                       if (has & mask).sum() >= 10}
             out[key] = dict(error_summary(t["log_ratio"]),
                             median_log_ratio=round(float(np.median(t["log_ratio"])), 4),
-                            models=sorted({known[k][0] for k in t["model"]}), range=ranges)
+                            models=sorted({n for n, h in zip(names, has) if h}), range=ranges)
     return out
 
 
@@ -1224,7 +1232,7 @@ def held_out_validation(params: dict | None = None) -> dict:
     centre = held["statistic"].isin(FIT_STATISTICS)
     return {"held_out_rows": error_summary(held.loc[centre, "log_ratio"]),
             "held_out_tail_rows": error_summary(held.loc[~centre, "log_ratio"]),
-            "held_out_by_trait": held_out_by_trait(held)}
+            "held_out_by_trait": held_out_by_trait(held, params)}
 
 
 def _quantiles(cv: pd.Series, mask, fallback=None, least: int = 10) -> list:

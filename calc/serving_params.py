@@ -30,6 +30,7 @@ import numpy as np
 
 from .measurements import engine_key, engine_name, engine_spelling
 from .models import DATA_DIR, get_model
+from .number_text import join_and
 
 #: The file the serving model reads by default (rewritten by ``python -m calc.serving_fit``).
 PARAMS_PATH = DATA_DIR / "serving_params.json"
@@ -299,18 +300,112 @@ def architecture_coverage(model_keys, sources) -> dict:
     return out
 
 
-def architecture_notice(params: dict, model, widened: bool = True) -> list[str]:
+#: The key under ``validation.held_out_by_trait`` of the held-out rows whose engine ran a weight format that the
+#: calibration set read thinly under that engine (``thin_format``): a trait of an estimate's setup, not of its model,
+#: whose held-out spread widens the range as an architecture trait's does (``error_quantiles``).
+FORMAT_TRAIT = "engine_format"
+
+def format_coverage(engine_keys, weight_dtypes, sources) -> dict:
+    """{engine key: {weight format: {"rows", "sources"}}} of calibration rows: ``engine_keys`` the rows' engine keys
+    ("vllm", "sglang", "trtllm"), ``weight_dtypes`` their weight formats as the data set spells them ("fp8-block",
+    "int4-g32"), ``sources`` their source ids, aligned. ``calc.serving_fit.fit_serving_params`` stores it as
+    ``coverage.weight_formats`` for ``thin_format``.
+
+    Raises:
+        ValueError: columns of different lengths."""
+    engines, formats, sources = list(engine_keys), list(weight_dtypes), list(sources)
+    if not len(engines) == len(formats) == len(sources):
+        raise ValueError(f"{len(engines)} engines, {len(formats)} weight formats and {len(sources)} sources")
+    out: dict = {}
+    for e, f, src in zip(engines, formats, sources):
+        c = out.setdefault(str(e), {}).setdefault(str(f), {"rows": 0, "sources": set()})
+        c["rows"] += 1
+        c["sources"].add(src)
+    return {e: {f: {"rows": c["rows"], "sources": len(c["sources"])} for f, c in sorted(fs.items())}
+            for e, fs in sorted(out.items())}
+
+
+def thin_format(params: dict, engine: str | None, weight_dtype: str | None) -> bool:
+    """Whether the calibration set read weight format ``weight_dtype`` under engine ``engine`` (a key of
+    ``coverage.engines``) thinly: fewer than ``TRAIT_LEAST_ROWS`` fitted rows or one source
+    (``coverage.weight_formats`` of the params). An engine's kernels for a format (block-scaled FP8 GEMMs, 4-bit
+    weight-only MoE kernels) are its own, so rows of the format under another engine do not carry. False for an
+    engine the fit did not read (it has its fallback notice), no format, or params without that coverage.
+    Example: vLLM with fp8-block weights (the calibration's block-scaled FP8 runs are SGLang's and TensorRT-LLM's)
+    -> True."""
+    cover = params.get("coverage", {})
+    formats = cover.get("weight_formats")
+    if not formats or not weight_dtype or engine not in cover.get("engines", ()):
+        return False
+    c = formats.get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
+    return c["rows"] < TRAIT_LEAST_ROWS or c["sources"] < 2
+
+
+def format_pair_words(engine: str, weight_dtype: str) -> str:
+    """How a notice names an engine and weight format pair: ("vllm", "fp8-block") -> "vLLM with fp8-block weights"."""
+    return f"{engine_name(engine)} with {weight_dtype} weights"
+
+
+#: The words ending a coverage notice whose held-out spread widened the estimate's range (``architecture_notice``):
+#: a verdict quoting that range says so (``widened_range``).
+WIDENED_WORDS = "the range shown is widened to the spread of those misses"
+
+
+def widened_range(notices) -> bool:
+    """Whether an estimate's ``notices`` (strings) say its range took a thinly covered trait's held-out spread
+    (``WIDENED_WORDS``), so that a sentence quoting the range does not call it the cross-validated one alone."""
+    return any(str(n).endswith(WIDENED_WORDS) for n in notices or ())
+
+
+def _held_out_words(h: dict | None, such: str, widened: bool) -> str:
+    """The sentence of ``architecture_notice`` on the held-out rows of a thinly covered trait (``h``: its entry of
+    ``validation.held_out_by_trait``; "" where it has none): their count, what they are (``such``), the share within
+    25%, the median measured / estimated and whether the range shown took their spread."""
+    if not h or not h.get("n"):
+        return ""
+    ratio = math.exp(h["median_log_ratio"])
+    typical = (f"real runs typically {ratio:.2g}x slower than the estimate" if ratio >= 1.05 else
+               f"real runs typically {1 / ratio:.2g}x faster than the estimate" if ratio <= 1 / 1.05 else
+               "real runs typically as fast as the estimate")
+    return (f". On {h['n']:,} published measurements of {such} that it was not fitted to "
+            f"({', '.join(h['models'])}) it came within 25% on {100 * h['within_25']:.0f}% of them, with "
+            + typical
+            + (f"; {WIDENED_WORDS}" if widened and h.get("range")
+               else "; the range shown here is the cross-validated one, as for every row of this page "
+               "(the planning pages widen it to the spread of those misses)" if h.get("range") else ""))
+
+
+def architecture_notice(params: dict, model, widened: bool = True, engine: str | None = None,
+                        weight_dtype: str | None = None) -> list[str]:
     """Notices for each trait of ``model`` (``architecture_traits``) that the calibration set covers thinly (fewer
     than ``TRAIT_LEAST_ROWS`` fitted rows, or one source: ``coverage.architectures`` of the params), with the
     held-out rows' figures for models of that trait where the file has them (``validation.held_out_by_trait``,
     written by ``python -m calc.serving_fit --held-out``): their count and models, the share within 25% and the
     median measured / estimated, and, where ``widened`` (the estimate's range took the held-out spread:
-    ``error_quantiles`` with ``thin_traits``) and the file has that spread, that its range spans theirs. [] for a
-    model whose traits are all covered (``thin_traits``), or params without the coverage."""
+    ``error_quantiles`` with ``thin_traits``) and the file has that spread, that its range spans theirs. With
+    ``engine`` and ``weight_dtype`` (an engine key and a weight format), one more where the calibration read that
+    format thinly under that engine (``thin_format``), with the figures of the held-out rows of such pairs
+    (``FORMAT_TRAIT``). [] for a setup whose traits are all covered (``thin_traits``), or params without the
+    coverage."""
     cover = params.get("coverage", {}).get("architectures", {})
     held = params.get("validation", {}).get("held_out_by_trait", {})
     out = []
-    for key in thin_traits(params, model):
+    for key in thin_traits(params, model, engine, weight_dtype):
+        if key == FORMAT_TRAIT:
+            c = params["coverage"]["weight_formats"].get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
+            others = sorted(engine_name(e) for e, fs in params["coverage"]["weight_formats"].items()
+                            if e != engine and fs.get(str(weight_dtype), {}).get("rows"))
+            seen = (f"only {c['rows']} published measurements of {format_pair_words(engine, weight_dtype)} (from "
+                    f"{c['sources']} source{'s' if c['sources'] != 1 else ''})" if c["rows"] else
+                    f"no published measurement of {format_pair_words(engine, weight_dtype)}")
+            words = (f"it was calibrated on {seen}"
+                     + (f" (the calibration's {weight_dtype} rows ran on {join_and(others)})" if others else "")
+                     + f": an engine's kernels for a weight format are its own, so this estimate prices "
+                     f"{engine_name(engine)}'s {weight_dtype} matmuls with costs fitted on other formats or other "
+                     "engines")
+            out.append(words + _held_out_words(held.get(key), "engine and weight-format pairs it read as thinly",
+                                               widened))
+            continue
         c = cover.get(key, {"rows": 0, "sources": 0, "models": []})
         what = ARCHITECTURE_TRAITS[key]
         seen = (f"only {c['rows']} published measurements of models with {what} "
@@ -318,19 +413,7 @@ def architecture_notice(params: dict, model, widened: bool = True) -> list[str]:
                 if c["rows"] else f"no published measurement of a model with {what}")
         words = (f"it was calibrated on {seen}, so the estimate for {model.name} carries costs fitted on other "
                  "models")
-        h = held.get(key)
-        if h and h.get("n"):
-            ratio = math.exp(h["median_log_ratio"])
-            typical = (f"real runs typically {ratio:.2g}x slower than the estimate" if ratio >= 1.05 else
-                       f"real runs typically {1 / ratio:.2g}x faster than the estimate" if ratio <= 1 / 1.05 else
-                       "real runs typically as fast as the estimate")
-            words += (f". On {h['n']:,} published measurements of such models that it was not fitted to "
-                      f"({', '.join(h['models'])}) it came within 25% on {100 * h['within_25']:.0f}% of them, with "
-                      + typical
-                      + ("; the range shown is widened to the spread of those misses" if widened and h.get("range")
-                         else "; the range shown here is the cross-validated one, as for every row of this page "
-                         "(the planning pages widen it to the spread of those misses)" if h.get("range") else ""))
-        out.append(words)
+        out.append(words + _held_out_words(held.get(key), "such models", widened))
     return out
 
 
@@ -464,18 +547,19 @@ def error_quantiles(params: dict, kind: str, engine: str | None = None, traits=(
     return (min(low, 0.0), max(high, 0.0))
 
 
-def thin_traits(params: dict, model) -> tuple[str, ...]:
+def thin_traits(params: dict, model, engine: str | None = None, weight_dtype: str | None = None) -> tuple[str, ...]:
     """The traits of ``model`` (``architecture_traits``) that the calibration set covers thinly: fewer than
-    ``TRAIT_LEAST_ROWS`` fitted rows or one source (``coverage.architectures`` of the params); () for params without
+    ``TRAIT_LEAST_ROWS`` fitted rows or one source (``coverage.architectures`` of the params), followed by
+    ``FORMAT_TRAIT`` where ``engine`` ran ``weight_dtype`` thinly in it (``thin_format``); () for params without
     that coverage."""
     cover = params.get("coverage", {}).get("architectures")
-    if not cover:
-        return ()
     thin = []
-    for key in architecture_traits(model):
+    for key in architecture_traits(model) if cover else ():
         c = cover.get(key, {"rows": 0, "sources": 0})
         if c["rows"] < TRAIT_LEAST_ROWS or c["sources"] < 2:
             thin.append(key)
+    if thin_format(params, engine, weight_dtype):
+        thin.append(FORMAT_TRAIT)
     return tuple(thin)
 
 

@@ -12,8 +12,9 @@ import pytest
 
 import calc
 from calc.serving import serving_estimate
-from calc.serving_params import (ARCHITECTURE_TRAITS, TRAIT_LEAST_ROWS, architecture_coverage, architecture_notice,
-                                 architecture_traits, load_serving_params)
+from calc.serving_params import (ARCHITECTURE_TRAITS, FORMAT_TRAIT, TRAIT_LEAST_ROWS, architecture_coverage,
+                                 architecture_notice, architecture_traits, format_coverage, load_serving_params,
+                                 thin_format)
 
 
 @pytest.mark.parametrize("key,traits", [
@@ -104,7 +105,7 @@ def test_stored_held_out_figures_by_trait_are_the_held_out_tables():
         == error_summary(mla["log_ratio"])
     assert stored["mla"]["median_log_ratio"] == pytest.approx(float(mla["log_ratio"].median()), abs=1e-4)
     assert stored["mla"]["models"] == sorted(calc.get_model(k).name for k in set(mla["model"]))
-    assert pd.Series(stored.keys()).isin(list(ARCHITECTURE_TRAITS)).all()
+    assert pd.Series(stored.keys()).isin(list(ARCHITECTURE_TRAITS) + [FORMAT_TRAIT]).all()
 
 
 def test_error_quantiles_span_a_thin_traits_held_out_range_and_no_more():
@@ -160,3 +161,85 @@ def test_the_frontier_widens_its_band_unless_told_to_keep_the_cross_validated_on
     assert any(n.endswith("widened to the spread of those misses") for n in wide.attrs["notices"])
     kept_words = [n for n in kept.attrs["notices"] if "linear-attention" in n]
     assert len(kept_words) == 1 and "the range shown here is the cross-validated one" in kept_words[0]
+
+
+# An engine's kernels for a weight format are its own (vLLM's block-scaled FP8 GEMMs, SGLang's 4-bit weight-only MoE
+# kernels): a pair of engine and weight format the calibration read thinly gets the same notice and the same widened
+# range as a thin architecture trait. On the held-out rows such pairs came within 25% on 13% of 659 rows.
+
+def test_format_coverage_counts_rows_and_sources_per_engine_and_format():
+    # three rows by hand: two vLLM fp8-block rows of one source, one SGLang fp8-block row of another
+    cover = format_coverage(["vllm", "vllm", "sglang"], ["fp8-block", "fp8-block", "fp8-block"], ["a", "a", "b"])
+    assert cover == {"sglang": {"fp8-block": {"rows": 1, "sources": 1}},
+                     "vllm": {"fp8-block": {"rows": 2, "sources": 1}}}
+    with pytest.raises(ValueError, match="2 engines, 1 weight formats and 2 sources"):
+        format_coverage(["vllm", "vllm"], ["fp8"], ["a", "b"])
+
+
+def test_stored_format_coverage_counts_the_fitted_rows():
+    from calc.serving_fit import prepare_rows, read_measurements
+    stored = load_serving_params()
+    rows = prepare_rows(read_measurements(), stored)[0]
+    cover = stored["coverage"]["weight_formats"]
+    # counted apart from format_coverage, with pandas: every (engine, format) pair's rows and sources
+    counts = rows.groupby(["engine_key", "weight_dtype"])["source_id"].agg(["size", "nunique"])
+    assert {(e, f): (c["rows"], c["sources"]) for e, fs in cover.items() for f, c in fs.items()} == \
+        {k: (int(v["size"]), int(v["nunique"])) for k, v in counts.iterrows()}
+    # the calibration's block-scaled FP8 rows ran on SGLang and TensorRT-LLM, none on vLLM
+    assert "fp8-block" not in cover["vllm"] and cover["sglang"]["fp8-block"]["sources"] >= 2
+
+
+@pytest.mark.parametrize("engine,fmt,thin", [
+    ("vllm", "fp8-block", True),     # no fitted row of the pair
+    ("sglang", "int4-g32", True),    # Kimi K2's INT4 checkpoint ran on vLLM only in the calibration set
+    ("vllm", "nvfp4", True),         # 180 rows, but of one source
+    ("sglang", "fp8-block", False),  # 284 rows of 2 sources
+    ("vllm", "fp8", False),
+    ("trtllm", "nvfp4", False),
+    ("generic", "fp8-block", False),  # an engine the fit did not read has its own fallback notice
+    ("vllm", None, False),
+])
+def test_thin_format_follows_the_stored_coverage(engine, fmt, thin):
+    assert thin_format(load_serving_params(), engine, fmt) is thin
+
+
+def test_a_thin_pair_gets_the_notice_and_the_held_out_range_and_keeps_its_value():
+    params = load_serving_params()
+    held = params["validation"]["held_out_by_trait"][FORMAT_TRAIT]
+    h200 = calc.get_accelerator("h200")
+    est = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="vllm")
+    [words] = [n for n in est.notices if "weight format are its own" in n]
+    assert words.startswith("it was calibrated on no published measurement of vLLM with fp8-block weights (the "
+                            "calibration's fp8-block rows ran on SGLang and TensorRT-LLM)")
+    assert f"On {held['n']:,} published measurements of engine and weight-format pairs it read as thinly" in words
+    assert f"within 25% on {100 * held['within_25']:.0f}% of them" in words
+    assert "vLLM with fp8-block weights" in held["models"]
+    # the same file without the format coverage: same estimate, the engine's cross-validated range, no notice
+    bare = copy.deepcopy(params)
+    bare["coverage"].pop("weight_formats")
+    plain = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="vllm", params=bare)
+    assert est.tpot.estimate_s == plain.tpot.estimate_s
+    assert not [n for n in plain.notices if "weight format are its own" in n]
+    high = max(held["range"]["latency"][1], params["validation"]["range_by_engine"]["vllm"]["latency"][1])
+    assert est.tpot.high_s == pytest.approx(est.tpot.estimate_s * math.exp(high), rel=1e-9)
+    assert est.tpot.high_s > plain.tpot.high_s
+    # SGLang read fp8-block from two sources: no notice there
+    other = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="sglang")
+    assert not [n for n in other.notices if "weight format are its own" in n]
+
+
+def test_stored_held_out_figures_of_thin_pairs_are_the_held_out_tables():
+    from calc.serving_fit import error_summary, holdout_table
+    params = load_serving_params()
+    table = holdout_table()[0]
+    centre = table[table["statistic"].isin(["mean", "median"])]
+    stored = params["validation"]["held_out_by_trait"][FORMAT_TRAIT]
+    # the pairs chosen by hand from the stored coverage: fewer than TRAIT_LEAST_ROWS fitted rows or one source
+    cover = params["coverage"]["weight_formats"]
+    thin = [(e, f) for e, f in set(zip(centre["engine_key"], centre["weight_dtype"]))
+            if e in cover and (cover[e].get(f, {}).get("rows", 0) < TRAIT_LEAST_ROWS
+                               or cover[e].get(f, {}).get("sources", 0) < 2)]
+    rows = centre[[p in thin for p in zip(centre["engine_key"], centre["weight_dtype"])]]
+    assert {k: v for k, v in stored.items() if k in ("n", "median_abs_log", "within_25", "within_50")} \
+        == error_summary(rows["log_ratio"])
+    assert ("vllm", "fp8-block") in thin and ("sglang", "int4-g32") in thin

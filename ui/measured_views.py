@@ -847,7 +847,9 @@ def row_breakdown(rows: pd.DataFrame, table: pd.DataFrame, key: str, stand_in: b
     # the convention the estimate followed (a run tuned to its limits...); the model's coverage notice is the
     # configuration's, shown above the chart
     above = set(serving_params.architecture_notice(serving_params.load_serving_params(),
-                                                   models.get_model(str(raw.loc[pick, "model"])), widened=False))
+                                                   models.get_model(str(raw.loc[pick, "model"])), widened=False,
+                                                   engine=measurements.engine_key(str(raw.loc[pick, "engine"])),
+                                                   weight_dtype=str(raw.loc[pick, "weight_dtype"])))
     serving_views.show_notices(n for n in est.notices if n not in above)
     cold = dict(est.ttft.fixed_parts).get("first_round", 0.0)
     if cold > 0:

@@ -376,7 +376,8 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
         mc[1].metric(f"{name}, serving estimate", formats.fmt_seconds(tb.estimate_s),
                      delta=range_text(tb.low_s, tb.high_s), delta_color="off", delta_arrow="off",
                      help="What the engine measures: the bound plus fixed cost, efficiency, batching interference "
-                          "and queueing (calc.serving). Range: the cross-validated error spread.")
+                          "and queueing (calc.serving). Range: the cross-validated error spread, widened to the held-out "
+                          "misses where a notice above says so.")
         mc[2].metric("Output tok/s per GPU, serving estimate", formats.fmt_number(est.output_tokens_per_s_per_gpu),
                      delta=f"bound {formats.fmt_number(est.bound_output_tokens_per_s_per_gpu)}{BOUND_THROUGHPUT_WORDS}",
                      delta_color="off", delta_arrow="off",
