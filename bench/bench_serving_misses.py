@@ -15,7 +15,9 @@ capacity becomes a large one in the times; (6) on those runs, the decode batch t
 law) and the estimate's TPOT at that batch beside its TPOT at the run's rate; (7) on those runs, the share of the
 TPOT and TTFT rows within 25% under the stored edge of the limits (the shares of the row's engine's tuned runs) and
 under rules tried beside it (every tuned run's shares whatever the engine; the edge engine's own means; an edge at the shares of the runs each limit bound; TTFT plus half a decode step), and that half step on
-the fitted rows' TTFT at a rate.
+the fitted rows' TTFT at a rate; (8) on the held-out rows of engine and weight-format pairs the calibration read thinly,
+the share inside the estimate's range, the engine's cross-validated one and one widened by the other sources' such
+rows.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
@@ -30,9 +32,9 @@ import pandas as pd  # noqa: E402
 
 from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import TUNED_RUNS_PATH, edge_shares, edge_speed, tuned_means  # noqa: E402
-from calc.serving_fit import (HOLDOUT_PATH, edge_solver, holdout_table, point_costs, predict_rows,  # noqa: E402
-                              prepare_rows, prepared_limits, read_measurements)
-from calc.serving_params import load_serving_params, param_values  # noqa: E402
+from calc.serving_fit import (HOLDOUT_PATH, LATENCY_METRICS, edge_solver, holdout_table, point_costs,  # noqa: E402
+                              predict_rows, prepare_rows, prepared_limits, read_measurements)
+from calc.serving_params import load_serving_params, param_values, thin_format  # noqa: E402
 
 #: Concurrency bands (clients of a closed loop; rate and offline rows have none and take their mode's name).
 CONCURRENCY_BANDS = [0, 1, 8, 32, 64, 128, np.inf]
@@ -204,6 +206,36 @@ def half_step_on_fitted() -> pd.DataFrame:
         (np.abs((ttft["pred"] + a * ttft["step"]) / ttft["value"] - 1.0) <= 0.25).mean()), 3)} for a in (0.0, 0.5)])
 
 
+def thin_pair_ranges() -> pd.DataFrame:
+    """(8) The held-out means and medians of engine and weight-format pairs the calibration read thinly
+    (``calc.serving_params.thin_format``: vLLM with fp8-block weights, SGLang with INT4...): the share whose
+    measurement lies inside the estimate's range, under the engine's cross-validated range alone and under that range
+    widened by the 10th-90th percentile of the log ratios of the other held-out sources' such rows (each source
+    left out of the spread in turn, so that no row widens its own range), by kind (latency, throughput)."""
+    params = load_serving_params()
+    held = holdout_table(params)[0]
+    rows = held[held["statistic"].isin(["mean", "median"])].copy()
+    rows = rows[[thin_format(params, e, f) for e, f in zip(rows["engine_key"], rows["weight_dtype"])]]
+    rows["kind"] = np.where(rows["metric"].isin(list(LATENCY_METRICS)), "latency", "throughput")
+    by_engine = params["validation"]["range_by_engine"]
+    out = []
+    for source, own in rows.groupby("source_id"):
+        rest = rows[rows["source_id"] != source]
+        for (kind, engine), g in own.groupby(["kind", "engine_key"]):
+            low, high = by_engine[engine][kind]
+            low, high = min(low, 0.0), max(high, 0.0)
+            r = rest.loc[rest["kind"] == kind, "log_ratio"]
+            wide_low, wide_high = min(low, float(np.quantile(r, 0.1))), max(high, float(np.quantile(r, 0.9)))
+            out.append({"source_id": source, "kind": kind, "engine": engine, "n": len(g),
+                        "inside_engine_range": int(g["log_ratio"].between(low, high).sum()),
+                        "inside_widened_range": int(g["log_ratio"].between(wide_low, wide_high).sum())})
+    table = pd.DataFrame(out)
+    total = table[["n", "inside_engine_range", "inside_widened_range"]].sum()
+    print(f"{int(total['n'])} rows: inside the engine's range {total['inside_engine_range'] / total['n']:.1%}, "
+          f"inside the widened range {total['inside_widened_range'] / total['n']:.1%}")
+    return table
+
+
 def main():
     rows = residuals()
     pd.set_option("display.width", 200)
@@ -238,6 +270,9 @@ def main():
     print(edge_rules().to_string())
     print("the fitted rows' TTFT at a rate with half a step added:")
     print(half_step_on_fitted().to_string(index=False))
+    print("\n== (8) held-out rows of engine and weight-format pairs the calibration read thinly: inside the estimate's "
+          "range, the engine's cross-validated one and one widened by the other sources' such rows ==")
+    print(thin_pair_ranges().to_string(index=False))
 
 
 if __name__ == "__main__":
