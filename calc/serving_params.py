@@ -359,15 +359,16 @@ def widened_range(notices) -> bool:
 
 def _held_out_words(h: dict | None, such: str, widened: bool) -> str:
     """The sentence of ``architecture_notice`` on the held-out rows of a thinly covered trait (``h``: its entry of
-    ``validation.held_out_by_trait``; "" where it has none): their count, what they are (``such``), the share within
-    25%, the median measured / estimated and whether the range shown took their spread."""
+    ``validation.held_out_by_trait``; "" where it has none): their count, what they are (``such``, the words after
+    the count), the share within 25%, the median measured / estimated and whether the range shown took their
+    spread."""
     if not h or not h.get("n"):
         return ""
     ratio = math.exp(h["median_log_ratio"])
     typical = (f"real runs typically {ratio:.2g}x slower than the estimate" if ratio >= 1.05 else
                f"real runs typically {1 / ratio:.2g}x faster than the estimate" if ratio <= 1 / 1.05 else
                "real runs typically as fast as the estimate")
-    return (f". On {h['n']:,} published measurements of {such} that it was not fitted to "
+    return (f". On {h['n']:,} {such} "
             f"({', '.join(h['models'])}) it came within 25% on {100 * h['within_25']:.0f}% of them, with "
             + typical
             + (f"; {WIDENED_WORDS}" if widened and h.get("range")
@@ -392,19 +393,19 @@ def architecture_notice(params: dict, model, widened: bool = True, engine: str |
     out = []
     for key in thin_traits(params, model, engine, weight_dtype):
         if key == FORMAT_TRAIT:
-            c = params["coverage"]["weight_formats"].get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
-            others = sorted(engine_name(e) for e, fs in params["coverage"]["weight_formats"].items()
+            formats = params["coverage"]["weight_formats"]
+            c = formats.get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
+            others = sorted(engine_name(e) for e, fs in formats.items()
                             if e != engine and fs.get(str(weight_dtype), {}).get("rows"))
-            seen = (f"only {c['rows']} published measurements of {format_pair_words(engine, weight_dtype)} (from "
-                    f"{c['sources']} source{'s' if c['sources'] != 1 else ''})" if c["rows"] else
-                    f"no published measurement of {format_pair_words(engine, weight_dtype)}")
-            words = (f"it was calibrated on {seen}"
-                     + (f" (the calibration's {weight_dtype} rows ran on {join_and(others)})" if others else "")
-                     + f": an engine's kernels for a weight format are its own, so this estimate prices "
-                     f"{engine_name(engine)}'s {weight_dtype} matmuls with costs fitted on other formats or other "
-                     "engines")
-            out.append(words + _held_out_words(held.get(key), "engine and weight-format pairs it read as thinly",
-                                               widened))
+            runs = f"{engine_name(engine)} run{'s' if c['rows'] > 1 else ''} with {weight_dtype} weights"
+            words = ((f"only {c['rows']} published {runs}, from {c['sources']} source"
+                      f"{'s' if c['sources'] != 1 else ''}, {'were' if c['rows'] > 1 else 'was'} in its "
+                      "calibration") if c["rows"] else f"no published {runs} was in its calibration")
+            words += ((f" (its {'other ' if c['rows'] else ''}{weight_dtype} runs are "
+                       f"{join_and([f'{name}{chr(39)}s' for name in others])})" if others else "")
+                      + f", so this estimate carries {engine_name(engine)}'s costs fitted on other weight formats")
+            out.append(words + _held_out_words(held.get(key), "held-out runs of engine and weight-format pairs as "
+                                               "thinly covered", widened))
             continue
         c = cover.get(key, {"rows": 0, "sources": 0, "models": []})
         what = ARCHITECTURE_TRAITS[key]
@@ -413,7 +414,8 @@ def architecture_notice(params: dict, model, widened: bool = True, engine: str |
                 if c["rows"] else f"no published measurement of a model with {what}")
         words = (f"it was calibrated on {seen}, so the estimate for {model.name} carries costs fitted on other "
                  "models")
-        out.append(words + _held_out_words(held.get(key), "such models", widened))
+        out.append(words + _held_out_words(held.get(key), "published measurements of such models that it was not "
+                                           "fitted to", widened))
     return out
 
 

@@ -208,10 +208,10 @@ def test_a_thin_pair_gets_the_notice_and_the_held_out_range_and_keeps_its_value(
     held = params["validation"]["held_out_by_trait"][FORMAT_TRAIT]
     h200 = calc.get_accelerator("h200")
     est = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="vllm")
-    [words] = [n for n in est.notices if "weight format are its own" in n]
-    assert words.startswith("it was calibrated on no published measurement of vLLM with fp8-block weights (the "
-                            "calibration's fp8-block rows ran on SGLang and TensorRT-LLM)")
-    assert f"On {held['n']:,} published measurements of engine and weight-format pairs it read as thinly" in words
+    [words] = [n for n in est.notices if "costs fitted on other weight formats" in n]
+    assert words.startswith("no published vLLM run with fp8-block weights was in its calibration (its fp8-block "
+                            "runs are SGLang's and TensorRT-LLM's), so this estimate carries vLLM's costs")
+    assert f"On {held['n']:,} held-out runs of engine and weight-format pairs as thinly covered" in words
     assert f"within 25% on {100 * held['within_25']:.0f}% of them" in words
     assert "vLLM with fp8-block weights" in held["models"]
     # the same file without the format coverage: same estimate, the engine's cross-validated range, no notice
@@ -219,13 +219,20 @@ def test_a_thin_pair_gets_the_notice_and_the_held_out_range_and_keeps_its_value(
     bare["coverage"].pop("weight_formats")
     plain = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="vllm", params=bare)
     assert est.tpot.estimate_s == plain.tpot.estimate_s
-    assert not [n for n in plain.notices if "weight format are its own" in n]
+    assert not [n for n in plain.notices if "costs fitted on other weight formats" in n]
     high = max(held["range"]["latency"][1], params["validation"]["range_by_engine"]["vllm"]["latency"][1])
     assert est.tpot.high_s == pytest.approx(est.tpot.estimate_s * math.exp(high), rel=1e-9)
     assert est.tpot.high_s > plain.tpot.high_s
     # SGLang read fp8-block from two sources: no notice there
     other = serving_estimate("deepseek-v3", h200, 1000, 200, concurrency=8, tp=8, engine="sglang")
-    assert not [n for n in other.notices if "weight format are its own" in n]
+    assert not [n for n in other.notices if "costs fitted on other weight formats" in n]
+    # a pair of one source: its rows counted; one of another engine's format: whose runs they are
+    params_one = copy.deepcopy(params)
+    params_one["coverage"]["weight_formats"]["vllm"]["fp8-block"] = {"rows": 1, "sources": 1}
+    [one] = [n for n in architecture_notice(params_one, calc.get_model("deepseek-v3"), engine="vllm",
+                                            weight_dtype="fp8-block") if "weight formats" in n]
+    assert one.startswith("only 1 published vLLM run with fp8-block weights, from 1 source, was in its calibration "
+                          "(its other fp8-block runs are SGLang's and TensorRT-LLM's)")
 
 
 def test_stored_held_out_figures_of_thin_pairs_are_the_held_out_tables():
@@ -243,3 +250,20 @@ def test_stored_held_out_figures_of_thin_pairs_are_the_held_out_tables():
     assert {k: v for k, v in stored.items() if k in ("n", "median_abs_log", "within_25", "within_50")} \
         == error_summary(rows["log_ratio"])
     assert ("vllm", "fp8-block") in thin and ("sglang", "int4-g32") in thin
+
+
+def test_the_plans_verdict_says_when_its_range_was_widened():
+    # the capacity plan quotes the replica's range; for a model with a thin trait (Qwen3.5's linear attention) that
+    # range took the held-out spread, and the verdict says so rather than calling it the cross-validated one
+    from calc import planning
+    traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256, 0.0)
+    h100 = calc.get_accelerator("h100-sxm")
+    for key, widened in (("qwen3.5-35b-a3b", True), ("llama-3.1-8b", False)):
+        plan = planning.capacity_plan(calc.get_model(key), h100, traffic, 0.05, 1.0, timing="serving")
+        est = plan.estimate
+        words = ("cross-validated errors, widened to held-out misses as the notice says" if widened
+                 else "cross-validated errors")
+        assert plan.verdict.endswith(
+            f"Range ({words}): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
+            f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms."), key
+        assert any(n.endswith("widened to the spread of those misses") for n in est.notices) is widened

@@ -393,7 +393,11 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
                          delta="bound " + formats.fmt_usd(calc_cost.cost_per_million(
                              est.bound_output_tokens_per_s_per_gpu, price_per_gpu_hour_usd)) + BOUND_THROUGHPUT_WORDS,
                          delta_color="off", delta_arrow="off",
-                         help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6.")
+                         help="GPU price per hour / (tokens per second per GPU x 3,600) x 10^6. Range "
+                              + formats.fmt_usd(calc_cost.cost_per_million(est.per_gpu_high, price_per_gpu_hour_usd))
+                              + " - "
+                              + formats.fmt_usd(calc_cost.cost_per_million(est.per_gpu_low, price_per_gpu_hour_usd))
+                              + ", from the throughput's range.")
     if output_len == 1 and prompt_len is not None:
         st.caption(single_output_note(prompt_len, price_per_gpu_hour_usd is not None))
     tail = percentile_words(est)
