@@ -329,7 +329,8 @@ def thin_format(params: dict, engine: str | None, weight_dtype: str | None) -> b
     """Whether the calibration set read weight format ``weight_dtype`` under engine ``engine`` (a key of
     ``coverage.engines``) thinly: fewer than ``TRAIT_LEAST_ROWS`` fitted rows or one source
     (``coverage.weight_formats`` of the params). An engine's kernels for a format (block-scaled FP8 GEMMs, 4-bit
-    weight-only MoE kernels) are its own, so rows of the format under another engine do not carry. False for an
+    weight-only MoE kernels) are its own, so rows of the format under another engine need not carry; the held-out
+    rows of such pairs missed more often than the rest (13% within 25% against 62.5%). False for an
     engine the fit did not read (it has its fallback notice), no format, or params without that coverage.
     Example: vLLM with fp8-block weights (the calibration's block-scaled FP8 runs are SGLang's and TensorRT-LLM's)
     -> True."""
