@@ -335,11 +335,16 @@ def thin_format(params: dict, engine: str | None, weight_dtype: str | None) -> b
     Example: vLLM with fp8-block weights (the calibration's block-scaled FP8 runs are SGLang's and TensorRT-LLM's)
     -> True."""
     cover = params.get("coverage", {})
-    formats = cover.get("weight_formats")
-    if not formats or not weight_dtype or engine not in cover.get("engines", ()):
+    if not cover.get("weight_formats") or not weight_dtype or engine not in cover.get("engines", ()):
         return False
-    c = formats.get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
+    c = _format_cover(params, engine, weight_dtype)
     return c["rows"] < TRAIT_LEAST_ROWS or c["sources"] < 2
+
+
+def _format_cover(params: dict, engine: str, weight_dtype: str) -> dict:
+    """{"rows", "sources"} of ``coverage.weight_formats`` for ``engine`` running ``weight_dtype`` (zeros where the
+    calibration has none)."""
+    return params["coverage"]["weight_formats"].get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
 
 
 def format_pair_words(engine: str, weight_dtype: str) -> str:
@@ -394,10 +399,9 @@ def architecture_notice(params: dict, model, widened: bool = True, engine: str |
     out = []
     for key in thin_traits(params, model, engine, weight_dtype):
         if key == FORMAT_TRAIT:
-            formats = params["coverage"]["weight_formats"]
-            c = formats.get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
-            others = sorted(engine_name(e) for e, fs in formats.items()
-                            if e != engine and fs.get(str(weight_dtype), {}).get("rows"))
+            c = _format_cover(params, engine, weight_dtype)
+            others = sorted(engine_name(e) for e in params["coverage"]["weight_formats"]
+                            if e != engine and _format_cover(params, e, weight_dtype)["rows"])
             runs = f"{engine_name(engine)} run{'s' if c['rows'] > 1 else ''} with {weight_dtype} weights"
             words = ((f"only {c['rows']} published {runs}, from {c['sources']} source"
                       f"{'s' if c['sources'] != 1 else ''}, {'were' if c['rows'] > 1 else 'was'} in its "

@@ -503,7 +503,8 @@ def linked_row(df: pd.DataFrame, key: str) -> pd.Series | None:
 def has_linked_choice(df: pd.DataFrame, key: str) -> bool:
     """Whether ``df`` (measurement rows) has a row of the model, accelerator and engine a link names (``key``_model,
     ``key``_acc, ``key``_engine; those it leaves out match any row). The model is read as the model box reads it
-    (``model_of_label``: an id, a published name, a label), the engine by its id or its name in any case."""
+    (``model_of_label``: an id, a published name, a label), the engine by its key (``calc.measurements.engine_key``:
+    its id or its name in any case)."""
     model, acc, engine = (st.query_params.get(f"{key}_{part}") for part in ("model", "acc", "engine"))
     hit = np.ones(len(df), bool)
     if model:
@@ -511,8 +512,7 @@ def has_linked_choice(df: pd.DataFrame, key: str) -> bool:
     if acc:
         hit &= (df["accelerator"] == acc).to_numpy()
     if engine:
-        names = {str(engine).lower()}
-        hit &= df["engine"].map(lambda e: bool({str(e).lower(), measurements.engine_name(e).lower()} & names)).to_numpy(bool)
+        hit &= (df["engine"].map(measurements.engine_key) == measurements.engine_key(engine)).to_numpy()
     return bool(hit.any())
 
 
