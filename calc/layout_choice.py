@@ -35,9 +35,10 @@ PLAN_PP = (1, 2)
 
 
 PLAN_MAX_BATCH = 512
-#: How a plan times a layout: "bound" (the roofline lower bound, the course's numbers) or "serving" (the serving
-#: model's estimate for an engine, ``calc.serving``).
-PLAN_TIMINGS = ("bound", "serving")
+#: How a plan times a layout: "bound" (the roofline lower bound, the course's numbers), "serving" (the serving
+#: model's estimate for an engine, ``calc.serving``) or "serving_high" (the high end of that estimate's range: its
+#: latencies at the top of the latency range, its throughput at the bottom of the throughput range).
+PLAN_TIMINGS = ("bound", "serving", "serving_high")
 
 
 HOURS_PER_MONTH = 720.0

@@ -98,12 +98,15 @@ class CapacityPlan:
         batch_cap: the largest batch the grid tried (``plan_grid``'s ``max_batch``).
         refused: ((layout label, the engine's reason), ...) of the grid's layouts skipped as the engines
             refuse them (``refused_layouts``).
-        timing: "bound" (roofline lower bounds) or "serving" (the serving model's estimate).
-        estimate: with ``timing="serving"``, the ``ServingEstimate`` of one replica of the plan's layout at its
-            batch and the traffic's lengths (``plan_estimate``), whose TPOT and TTFT are ``tpot_s`` and
-            ``ttft_s``, with their ranges and breakdowns; None with the bound.
-        range_note: with ``timing="serving"``, what the plan needs at the high end of that estimate's range
-            (``range_note``); "" with the bound.
+        timing: "bound" (roofline lower bounds), "serving" (the serving model's estimate) or "serving_high" (the
+            high end of the estimate's range).
+        estimate: with ``timing`` "serving" or "serving_high", the ``ServingEstimate`` of one replica of the plan's
+            layout at its batch and the traffic's lengths (``plan_estimate``), with ranges and breakdowns: its TPOT
+            and TTFT are ``tpot_s`` and ``ttft_s`` with "serving", their ranges' high ends ``tpot.high_s`` and
+            ``ttft.high_s`` with "serving_high"; None with the bound.
+        range_note: with "serving", what the plan needs at the high end of that estimate's range
+            (``range_note``); with "serving_high", what it needs at the central estimate (``central_note``); ""
+            with the bound.
     """
 
     layout: Layout
@@ -142,8 +145,11 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     (``calc.serving.serving_frontier`` for ``engine``, continuous batching, B requests in flight per
     replica, prompts of the uncached ``ceil((1 - hit) x input)`` tokens): TPOT and TTFT are the estimates
     (fixed costs, efficiency, batching interference, queueing included) and a replica serves
-    ``output tokens/s / output tokens`` requests per second. Memory fit stays the bound's. The frame's
-    ``attrs``: ``timing``, ``engine`` and ``notices`` (the serving model's fallbacks).
+    ``output tokens/s / output tokens`` requests per second. Memory fit stays the bound's. ``timing="serving_high"``
+    takes the high end of each estimate's range instead: TPOT and TTFT at the top of the latency range, the
+    replica's throughput at the bottom of the throughput range (``_serving_columns``), the margin a team that
+    must not under-buy plans with. The frame's ``attrs``: ``timing``, ``engine`` and ``notices`` (the serving
+    model's fallbacks).
 
     TPOT: a decode step at the mean context ``input + output / 2``. Memory: each sequence reserved at
     ``input + output`` tokens. TTFT: the prefill of one prompt's uncached tokens
@@ -187,14 +193,11 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
                     lay = make_layout(model, tp, pp, ep)
                     ceiling = max_batch_per_replica(model, accelerator, ctx_full, lay, weight_dtype, kv_dtype,
                                                     reserve_bytes)
-                    if timing == "serving":
+                    if timing != "bound":
                         fr = serving_frontier(model, accelerator, new, traffic.output_tokens, b, tp, pp, ep,
                                               weight_dtype, kv_dtype, engine, interconnect=interconnect)
                         notices.extend(n for n in fr.attrs.get("notices", ()) if n not in notices)
-                        tpot = fr["tpot_s"].to_numpy(float)
-                        ttft = fr["ttft_s"].to_numpy(float)
-                        rps = (fr["tokens_per_s_per_gpu"].to_numpy(float) * lay.gpus_per_replica
-                               / traffic.output_tokens)
+                        tpot, ttft, rps = _serving_columns(fr, timing, lay.gpus_per_replica, traffic.output_tokens)
                     else:
                         a = parallel_step_arrays(model, accelerator, b, ctx_mean, lay, weight_dtype, kv_dtype,
                                                  interconnect=interconnect, embedding=embedding)
@@ -221,9 +224,30 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     batch = np.tile(b, len(cols["tp"]))
     df.insert(5, "batch", batch)
     df.insert(7, "fits", batch <= df["max_batch"].to_numpy())
-    df.attrs.update(timing=timing, engine=engine if timing == "serving" else "", notices=tuple(notices))
+    df.attrs.update(timing=timing, engine=engine if timing != "bound" else "", notices=tuple(notices))
     df.attrs["refused"] = refused_layouts(model, tps, pps, eps)
     return df
+
+
+def _serving_columns(frontier: pd.DataFrame, timing: str, gpus_per_replica: int,
+                     output_tokens: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(TPOT s, TTFT s, requests/s per replica) of a ``serving_frontier`` frame, one value per concurrency, for a
+    plan timed with ``timing``: "serving", the estimates; "serving_high", the high end of their ranges, as a
+    ``ServingEstimate`` gives them (``plan_estimate``: ``tpot.high_s``, ``ttft.high_s``, ``per_gpu_low``).
+
+    The latency range's high end is the estimate times exp(q), q the upper latency quantile
+    (``calc.serving.bounded_range``: nothing clips it), for TPOT and TTFT alike; the frame's
+    ``tokens_per_s_per_user_low`` is 1 / (TPOT x exp(q)), so exp(q) = 1 / (TPOT x that). A replica serves
+    ``output tokens/s per GPU x GPUs per replica / output tokens`` requests per second, at the low end of the
+    throughput range with "serving_high"."""
+    tpot = frontier["tpot_s"].to_numpy(float)
+    ttft = frontier["ttft_s"].to_numpy(float)
+    per_gpu = frontier["tokens_per_s_per_gpu"].to_numpy(float)
+    if timing == "serving_high":
+        stretch = 1.0 / (tpot * frontier["tokens_per_s_per_user_low"].to_numpy(float))   # exp(q) >= 1
+        tpot, ttft = tpot * stretch, ttft * stretch
+        per_gpu = frontier["tokens_per_s_per_gpu_low"].to_numpy(float)
+    return tpot, ttft, per_gpu * gpus_per_replica / output_tokens
 
 
 def _fewest_gpus(gpus: np.ndarray, per_gpu: np.ndarray, ok: np.ndarray) -> int | None:
@@ -269,8 +293,9 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         price_per_hour_usd: per GPU (default: the accelerator's list price; NaN dollars if none).
         grid: a ``plan_grid`` already computed for these inputs (the page reuses it; its ``attrs["timing"]``
             then says how it was timed).
-        timing: "bound" (default: the roofline lower bound, the course's numbers) or "serving" (the serving
-            model's estimate for ``engine``, see ``plan_grid``); the verdict says which.
+        timing: "bound" (default: the roofline lower bound, the course's numbers), "serving" (the serving
+            model's estimate for ``engine``, see ``plan_grid``) or "serving_high" (the high end of that estimate's
+            range); the verdict says which.
 
     Returns:
         CapacityPlan.
@@ -309,15 +334,16 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         binding = "prefill"
     usd_h = math.nan if price is None else gpus * float(price)
     why = _binding_reason(binding, row, lay, cap, cap_best_batch, prefill_share, relaxed_rows)
-    serving_engine = g.attrs.get("engine", engine) if timing == "serving" else None
+    serving_engine = g.attrs.get("engine", engine) if timing != "bound" else None
     est, note = None, ""
     if serving_engine is not None:
         # the plan's replica as the serving model times it: the grid's row, with its range and breakdown
         est = plan_estimate(model, accelerator, traffic, lay, int(row["batch"]), weight_dtype, kv_dtype,
                             serving_engine, interconnect)
-        note = range_note(est, lay, gpus, traffic, tpot_t, ttft_t)
+        note = (central_note(est, lay, gpus, traffic, tpot_t, ttft_t) if timing == "serving_high"
+                else range_note(est, lay, gpus, traffic, tpot_t, ttft_t))
     verdict = _plan_verdict(lay, row, gpus, accelerator, None if price is None else usd_h, binding, why,
-                            serving_engine, est)
+                            serving_engine, est, high=timing == "serving_high")
     return CapacityPlan(lay, int(row["batch"]), gpus, lay.gpus_per_replica, usd_h, usd_h * HOURS_PER_MONTH,
                         float(row["tpot_s"]), float(row["ttft_s"]), float(row["requests_per_s_per_replica"]),
                         binding, int(row["max_batch"]), verdict, cap, tuple(g.attrs.get("refused", ())), timing,
@@ -379,6 +405,30 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
     return text
 
 
+def central_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: ServingTraffic, tpot_target_s: float,
+                 ttft_target_s: float) -> str:
+    """What a plan sized at the high end of the serving estimate's range (``timing="serving_high"``: ``gpus`` in
+    all, replicas of ``layout`` at the batch of ``est``, its ``plan_estimate``) would need at the central estimate:
+    the same layout and batch, each replica serving ``per_gpu x GPUs per replica / output tokens`` requests/s,
+    so ``max(1, ceil(peak / that))`` replicas (``range_note``'s rule, from the other end). The high end already
+    meets the targets, so the centre, faster, does too. Example: 5 replicas of TP4 (20 GPUs) sized at a
+    throughput range ending at 80% of the estimate need 4 replicas, 16 GPUs, at the estimate.
+
+    Returns:
+        One sentence, no markup.
+    """
+    per_replica = est.output_tokens_per_s_per_gpu * layout.gpus_per_replica / traffic.output_tokens
+    replicas = max(1, math.ceil(round(traffic.peak_requests_per_s / per_replica, 9))) if per_replica > 0 else math.inf
+    central_gpus = replicas * layout.gpus_per_replica
+    head = (f"At the central estimate (TPOT {est.tpot.estimate_s * 1e3:.1f} ms, TTFT {est.ttft.estimate_s * 1e3:,.0f} ms, "
+            f"{fmt_number(est.output_tokens_per_s_per_gpu)} output tokens/s per GPU), the same {layout.label} at batch "
+            f"{int(round(est.concurrency)):,} ")
+    if central_gpus == gpus:
+        return head + f"needs as many replicas, {replicas:,}, {gpus:,} GPU{'s' * (gpus != 1)}."
+    return head + (f"would need {replicas:,} replica{'s' * (replicas != 1)}, {central_gpus:,} GPUs instead of "
+                   f"{gpus:,}: the margin this plan buys against engines slower than the estimate.")
+
+
 def _usd_words(usd: float) -> str:
     """Dollars for a sentence about a large sum: "$474 million", "$47.4 billion"; ``fmt_usd`` below a million."""
     if usd >= 999.5e6:  # not "$1,000 million"
@@ -423,7 +473,8 @@ BOUND_VERDICT_NOTE = (" TPOT and TTFT are roofline lower bounds; an engine measu
 
 
 def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerator, usd_per_hour: float | None,
-                  binding: str, why: str, serving_engine: str | None, est: ServingEstimate | None = None) -> str:
+                  binding: str, why: str, serving_engine: str | None, est: ServingEstimate | None = None,
+                  high: bool = False) -> str:
     """``capacity_plan``'s one-line verdict: replicas, layout, batch, GPUs, the rent (none when ``usd_per_hour``
     is None; dollars as ``number_text.fmt_usd`` writes them everywhere: whole from $100, cents below), TPOT, TTFT
     and the binding limit; when ``serving_engine`` (calc's engine key) is given, that the times are its estimates,
@@ -432,13 +483,19 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     ("Range (cross-validated errors): TPOT 28.0 - 40.1 ms, TTFT 350 - 612 ms."; "Range (cross-validated errors,
     widened to held-out misses as the notice says)" where a thinly covered trait widened it: ``widened_range``); sized
     on the roofline bound
-    (``serving_engine`` None), ``BOUND_VERDICT_NOTE`` after it: the times are lower bounds."""
+    (``serving_engine`` None), ``BOUND_VERDICT_NOTE`` after it: the times are lower bounds. ``high``: the plan was
+    sized at the high end of the estimate's range (``timing="serving_high"``), which the verdict says ("Sized with
+    the high end of the serving estimate's range (vLLM): ...")."""
     money = ("" if usd_per_hour is None else
              f", {fmt_usd(usd_per_hour)}/h ({fmt_usd(usd_per_hour * HOURS_PER_MONTH)} a month)")
     verdict = (f"{lay.replicas:,} replica{'s' if lay.replicas != 1 else ''} of {lay.label} at batch "
                f"{int(row['batch']):,} = {gpus:,} x {accelerator.name}{money}: TPOT {row['tpot_s'] * 1e3:.1f} ms, "
                f"TTFT {row['ttft_s'] * 1e3:,.0f} ms; binding: {binding} ({why}).")
-    if serving_engine is not None:
+    if serving_engine is not None and high:
+        verdict = (f"Sized with the high end of the serving estimate's range ({engine_name(serving_engine)}): "
+                   + verdict + " TPOT and TTFT are the high ends of the estimate's ranges, and each replica's "
+                   "throughput the low end of its range.")
+    elif serving_engine is not None:
         verdict = (f"Sized with the serving estimate ({engine_name(serving_engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")
     else:

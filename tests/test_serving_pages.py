@@ -232,6 +232,40 @@ def test_many_gpus_plan_follows_the_engine_chosen_for_the_serving_estimate(engin
     assert at.success[0].value == plan.verdict
 
 
+@pytest.mark.parametrize("link", ["serving_high", "high end of its range"])
+def test_plan_sized_at_the_high_end_of_its_range(link):
+    # the traffic of the test above: 100 requests/s at the peak, prompts of 1,024 uncached tokens, 256 out,
+    # TPOT <= 50 ms, TTFT <= 1 s; sized at the slow end of the estimate's range instead of its centre
+    traffic = planning.ServingTraffic(50.0, 2.0, 2048, 256, 0.5)
+    central = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving")
+    high = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0, timing="serving_high")
+    lay = high.layout
+    est = serving_estimate(L70, H100, 1024, 256, concurrency=high.batch, tp=lay.tp, pp=lay.pp, ep=lay.ep)
+    # the plan's times are the range's high ends at its layout and batch, within both targets
+    assert high.tpot_s == pytest.approx(est.tpot.high_s, rel=1e-9) and high.tpot_s > est.tpot.estimate_s
+    assert high.ttft_s == pytest.approx(est.ttft.high_s, rel=1e-9) and high.ttft_s > est.ttft.estimate_s
+    assert high.tpot_s <= 0.05 and high.ttft_s <= 1.0
+    # a replica serves the low end of the throughput range: per_gpu_low x GPUs per replica / 256 requests/s, so the
+    # peak of 100 requests/s needs ceil(100 / that) replicas
+    per_replica = est.per_gpu_low * lay.gpus_per_replica / 256
+    assert high.requests_per_s_per_replica == pytest.approx(per_replica, rel=1e-9)
+    assert high.gpus == int(np.ceil(100.0 / per_replica)) * lay.gpus_per_replica
+    # slower times and fewer tokens per replica cannot need fewer GPUs than the centre's plan; here they need more
+    assert high.gpus > central.gpus
+    assert high.verdict.startswith("Sized with the high end of the serving estimate's range (vLLM): ")
+    # the note gives the same layout and batch at the central estimate: est's own throughput, by the same rule
+    at_centre = int(np.ceil(100.0 / (est.output_tokens_per_s_per_gpu * lay.gpus_per_replica / 256)))
+    assert at_centre * lay.gpus_per_replica < high.gpus
+    assert (f"would need {at_centre:,} replica{'s' * (at_centre != 1)}, {at_centre * lay.gpus_per_replica:,} GPUs "
+            f"instead of {high.gpus:,}") in high.range_note
+    # the page, opened by the timing's value or its label: the same verdict and note
+    at = open_page("app_pages/many_gpus.py", model="llama-3.1-70b", gpu="h100-sxm", wq="bf16", kvq="bf16",
+                   mg_rps="50.0", mg_hit="50", mg_timing=link)
+    assert at.radio(key="mg_timing").value == "serving_high"
+    assert at.success[0].value == high.verdict
+    assert any(c.value == high.range_note for c in at.caption)
+
+
 def test_capacity_plan_sizing_option():
     traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256)
     bound = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0)

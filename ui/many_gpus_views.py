@@ -6,10 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from calc import layout_choice, measurements, planning
-from ui import caching, charts, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views, serving_views, sidebar, widgets
+from ui import (caching, charts, columns, custom_models, downloads, formats, gpu_pins, html_table, parallel_views,
+                serving_views, sidebar, url_state, widgets)
 from ui.parallel_views import EPS, PPS, TPS
 
-PLAN_TIMING_LABELS = {"serving": "serving estimate", "bound": "roofline bound"}
+#: The capacity plan's timings (calc.layout_choice.PLAN_TIMINGS) as the radio shows them, in its order.
+PLAN_TIMING_LABELS = {"serving": "serving estimate", "serving_high": "high end of its range", "bound": "roofline bound"}
 #: The page's one serving engine (URL key): the layout's serving estimate and the capacity plan both use it.
 ENGINE_KEY = "mg_srv_engine"
 #: Session key: whether this run's layout section drew the engine selector (in its serving estimate block).
@@ -74,11 +76,15 @@ def plan_notices(notices) -> list[str]:
 def _timing_inputs() -> tuple[str, str, int]:
     """How the plan times a step (serving estimate or bound), the engine, and the largest batch tried."""
     t1, t2, t3 = st.columns([2, 1, 1])
-    timing = t1.radio("Size the plan with", ("serving", "bound"), key="mg_timing", bind="query-params",
+    url_state.accept_url_values("mg_timing", list(PLAN_TIMING_LABELS), PLAN_TIMING_LABELS.get)
+    timing = t1.radio("Size the plan with", list(PLAN_TIMING_LABELS), key="mg_timing", bind="query-params",
                       horizontal=True, format_func=PLAN_TIMING_LABELS.get,
                       help="The serving estimate: what the engine measures (fixed costs, efficiency, batching "
-                           "interference, queueing). The bound: the roofline lower bound, the course's numbers.")
-    engine = plan_engine(t2) if timing == "serving" else "vllm"
+                           "interference, queueing). The high end of its range: the slowest end of the range "
+                           "published runs fell in around the estimate (TPOT and TTFT at the top of their ranges, "
+                           "throughput at the bottom), a margin against under-buying. The bound: the roofline "
+                           "lower bound, the course's numbers.")
+    engine = plan_engine(t2) if timing != "bound" else "vllm"
     cap = t3.number_input("Largest batch tried", 16, 8192, layout_choice.PLAN_MAX_BATCH, step=256, key="mg_cap",
                           bind="query-params", help="The plan searches batches 1 to this per replica. "
                           "Raise it when the plan names the batch cap as its binding limit.")
@@ -168,7 +174,7 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
         unpriced = unpriced_note(acc, sel.price_per_hour_usd)
         if unpriced:  # the GPU table says "no list price": the plan's dollars must not read as a listing
             st.warning(unpriced)
-        if plan.estimate is not None:  # sized with the serving estimate: its range at the high end, and its parts
+        if plan.estimate is not None:  # sized with the serving estimate: the plan at its range's other end, its parts
             st.caption(plan.range_note)
             plan_breakdown(plan)
         note = planning.fleet_note(plan)
@@ -190,7 +196,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    "lengths, not the Context above: TPOT at the mean context (input + output / 2), memory reserved at input + "
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
                    "bounds. With the serving estimate: the engine's TPOT and TTFT at B requests in flight per "
-                   "replica (calc.serving). The second line "
+                   "replica (calc.serving); at the high end of its range, those times at the top of their "
+                   "ranges and each replica's throughput at the bottom of its range. The second line "
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:  # a sentence: "No layout of the grid meets ...", with what to change
