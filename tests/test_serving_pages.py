@@ -264,6 +264,8 @@ def test_plan_sized_at_the_high_end_of_its_range(link):
     assert at.radio(key="mg_timing").value == "serving_high"
     assert at.success[0].value == high.verdict
     assert any(c.value == high.range_note for c in at.caption)
+    box = next(e for e in at.expander if e.label == "Where the plan's time goes")   # the bars build the centre
+    assert any(c.value.startswith("The bars build the central estimate;") for c in box.caption)
 
 
 def test_capacity_plan_sizing_option():

@@ -136,7 +136,8 @@ def unpriced_note(acc, price_per_hour_usd: float) -> str | None:
 def plan_breakdown(plan) -> None:
     """Where the time of a plan sized with the serving estimate goes: one replica of its layout at its batch
     (``plan.estimate``, calc.planning.plan_estimate), TPOT and TTFT each as the bound's parts, then fixed costs,
-    efficiency, batching interference and queueing up to the estimate, with its range, and the same as a table."""
+    efficiency, batching interference and queueing up to the estimate, with its range, and the same as a table; a
+    plan sized at the range's high end (``plan.timing`` "serving_high") says that its times are that end."""
     est = plan.estimate
     with st.expander("Where the plan's time goes"):
         st.markdown(f"**One replica of {plan.layout.label} at batch {plan.batch:,} "
@@ -145,6 +146,9 @@ def plan_breakdown(plan) -> None:
                     f"bound {formats.fmt_seconds(est.tpot.bound_s)}), TTFT {formats.fmt_seconds(est.ttft.estimate_s)} "
                     f"({serving_views.range_text(est.ttft.low_s, est.ttft.high_s)}; bound "
                     f"{formats.fmt_seconds(est.ttft.bound_s)})")
+        if plan.timing == "serving_high":  # the bars build the estimate; the plan took its range's top
+            st.caption("The bars build the central estimate; the plan's TPOT and TTFT are the high ends of their "
+                       "ranges, where each bar's error line ends.")
         for which in ("tpot", "ttft"):
             charts.show_chart(serving_views.breakdown_figure(est, which), key=f"mg_plan_{which}_bar")
         st.caption(serving_views.which_is_which(est.engine))
