@@ -39,7 +39,8 @@ def frontier_chart(config, rows, table, frontier, stand_in: bool) -> None:
                + f"; {len(alone)} throughput-only run(s) drawn at the "
                "estimate's tokens/s per user for their concurrency (an offline run at the N requests it states it sent at "
                "once, one of unstated size at the largest batch). Band: the "
-               "estimate's range (cross-validated errors). " + serving_views.bound_and_estimate("throughput") + ". The curve is "
+               "estimate's range (cross-validated errors). "
+               + serving_views.bound_and_estimate("throughput", frontier.attrs.get("notices")) + ". The curve is "
                f"for {serving_views.current_release(config['engine'])}; each row's estimate in the table below is for the release "
                "that row ran (its date sets how close to the roofline the engine decodes).")
 

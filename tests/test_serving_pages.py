@@ -10,7 +10,7 @@ import pandas as pd
 
 import pytest
 
-from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning
+from calc import comparison, get_accelerator, get_model, inferencex, measurements, planning, serving_params
 from calc.cost import cost_per_million
 from calc.serving import serving_estimate
 from pagetest import _in_page_order, figures, open_page, plotly_values, row_metrics, tables
@@ -88,6 +88,22 @@ def test_roofline_page_engine_and_batching_choices_change_the_estimate():
     _check_estimate(at, est)
     assert est.tpot.interference_s == 0.0  # static batching: no other prompts in the steps
     assert "batching interference" not in _breakdown_bars(at)[0]
+
+
+@pytest.mark.parametrize("page, prefix, weights, widened", [
+    ("app_pages/roofline.py", "rf", "fp8-block", True), ("app_pages/roofline.py", "rf", "bf16", False),
+    ("app_pages/latency_cost.py", "lc", "fp8-block", True)])
+def test_the_caption_says_which_range_the_estimate_shows(page, prefix, weights, widened):
+    # vLLM never ran fp8-block weights in the calibration: a notice widens the range to the held-out misses of such
+    # pairs, and the caption that names the range says so rather than calling it the cross-validated one alone
+    at = open_page(page, **{**SIDEBAR, "wq": weights}, **{f"{prefix}_ctx": "8192", f"{prefix}_srv_engine": "vLLM"})
+    assert any(n.value.startswith("Serving model:") and n.value.endswith(f"{serving_params.WIDENED_WORDS}.")
+               for n in at.info) is widened
+    [caption] = [c.value for c in at.caption if c.value.startswith("**Bound**") and "Serving estimate" in c.value]
+    said = ("with its range from the cross-validated errors, widened to the held-out misses the notice above names, "
+            "for a current release of vLLM")
+    assert (said in caption) is widened
+    assert ("with its range from the cross-validated errors, for a current release of vLLM" in caption) is not widened
 
 
 def test_uncalibrated_accelerator_shows_the_fallback_notice():
@@ -1243,6 +1259,11 @@ def test_the_throughput_chart_calls_the_bound_an_upper_bound_and_the_rows_bear_i
                                              ("throughput", "roofline upper bound on throughput")])
 def test_the_bound_is_named_for_what_it_bounds(measures, words):
     assert words in serving_views.bound_and_estimate(measures)
+    # the range is the cross-validated one unless a notice of the estimate's says it was widened
+    assert serving_views.bound_and_estimate(measures).endswith("with its range from the cross-validated errors")
+    widened = [f"few runs of this pair; {serving_params.WIDENED_WORDS}"]
+    assert serving_views.bound_and_estimate(measures, widened).endswith(
+        "with its range from the cross-validated errors, widened to the held-out misses the notice above names")
     with pytest.raises(ValueError, match="'time' or 'throughput'"):
         serving_views.bound_and_estimate("tokens")
 

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import cost as calc_cost
-from calc import measurements, serving
+from calc import measurements, serving, serving_params
 from calc.serving_terms import SOFTWARE_LATEST_DAY, SOFTWARE_LATEST_RELEASE, release_on, version_day
 from ui import caching, charts, columns, formats, html_table, url_state, widgets
 from ui.charts import axis_unit
@@ -18,13 +18,24 @@ from ui.charts import axis_unit
 ENGINES = ("vllm", "sglang", "trtllm")
 _ESTIMATE_WORDS = ("**Serving estimate**: what the chosen engine measures, fitted to published benchmarks "
                    "(calc/data/serving_params.json), with its range from the cross-validated errors")
+#: Added to ``_ESTIMATE_WORDS`` where a coverage notice widened the range (``calc.serving_params.widened_range``).
+_WIDENED_ESTIMATE_WORDS = ", widened to the held-out misses the notice above names"
 
 
-def bound_and_estimate(measures: str = "time") -> str:
+def estimate_words(notices=None) -> str:
+    """What the serving estimate and its range are, in Markdown without a final full stop: the range from the
+    cross-validated errors, or, where one of the estimate's ``notices`` (strings, e.g. ``ServingEstimate.notices``
+    or a frontier's ``attrs["notices"]``; None: none) says a thinly covered trait widened it
+    (``calc.serving_params.widened_range``), that range widened to the held-out misses that notice names."""
+    return _ESTIMATE_WORDS + (_WIDENED_ESTIMATE_WORDS if serving_params.widened_range(notices) else "")
+
+
+def bound_and_estimate(measures: str = "time", notices=None) -> str:
     """What the two numbers are, said once on every page that shows both, in words right for what its chart or
     metrics measure: ``measures`` "time" (TPOT, TTFT: the roofline bound is a lower bound, and the throughput it
     implies an upper bound) or "throughput" (tokens per second: the bound is an upper bound, the most that the
-    spec bandwidth and peak allow). Markdown, no final full stop.
+    spec bandwidth and peak allow). ``notices``: the estimate's notices, which say whether its range is the
+    cross-validated one or was widened (``estimate_words``). Markdown, no final full stop.
 
     Raises:
         ValueError: ``measures`` is neither "time" nor "throughput".
@@ -38,10 +49,11 @@ def bound_and_estimate(measures: str = "time") -> str:
                  "time), the most tokens per second physics allows, which no engine passes: the teaching number")
     else:
         raise ValueError(f"measures must be 'time' or 'throughput', got {measures!r}")
-    return f"{bound}. {_ESTIMATE_WORDS}"
+    return f"{bound}. {estimate_words(notices)}"
 
 
-#: What the two numbers are where times lead (the serving estimate's block: TPOT or TTFT, then throughput).
+#: What the two numbers are where times lead (the serving estimate's block: TPOT or TTFT, then throughput), for an
+#: estimate whose range is the cross-validated one (``bound_and_estimate`` with its notices says which range).
 BOUND_AND_ESTIMATE = bound_and_estimate("time")
 
 
@@ -65,11 +77,14 @@ def current_release(engine: str) -> str:
               "software; later releases may be faster")
 
 
-def which_is_which(engine: str, engine_version: str = "") -> str:
-    """What the bound and the estimate are (``BOUND_AND_ESTIMATE``), as a caption: for ``engine``'s current release,
-    or for the software of ``engine_version`` where an estimate took one (a run's date, "YYYY-MM-DD", or a release
-    number: ``calc.serving.serving_estimate``'s), so the caption and the estimate's notice name the same software."""
-    return f"{BOUND_AND_ESTIMATE}, for {version_words(engine, engine_version) or current_release(engine)}."
+def which_is_which(engine: str, engine_version: str = "", notices=None) -> str:
+    """What the bound and the estimate are (``bound_and_estimate`` of times), as a caption: for ``engine``'s current
+    release, or for the software of ``engine_version`` where an estimate took one (a run's date, "YYYY-MM-DD", or a
+    release number: ``calc.serving.serving_estimate``'s), so the caption and the estimate's notice name the same
+    software. ``notices``: the estimate's (``ServingEstimate.notices``), so that the caption says whether the range
+    shown is the cross-validated one or one a coverage notice widened; None: the cross-validated one."""
+    return (f"{bound_and_estimate('time', notices)}, "
+            f"for {version_words(engine, engine_version) or current_release(engine)}.")
 
 
 def version_words(engine: str, engine_version: str) -> str:
@@ -403,7 +418,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     tail = percentile_words(est)
     if tail:
         st.caption(tail)
-    st.caption(which_is_which(est.engine, engine_version))
+    st.caption(which_is_which(est.engine, engine_version, est.notices))
     if est.arrivals:  # the convention the estimate follows, where engines' benchmarks differ (calc.serving)
         other = (" A benchmark that sends one prompt length and forces one output length starts its clients "
                  "together and keeps them partly in lockstep instead, and waits longer for its first token (the "
