@@ -263,6 +263,25 @@ def test_the_layout_shows_its_convention_and_a_refused_tp_says_why():
     assert not at.exception
 
 
+@pytest.mark.parametrize("link, shown, split", [(None, "vLLM's split", "27/27/26 (vLLM's split)"),
+                                                 ("vLLM", "vLLM's split", "27/27/26 (vLLM's split)"),
+                                                 ("SGLang", "SGLang's split", "26/27/27 (SGLang's split)"),
+                                                 ("sglang", "SGLang's split", "26/27/27 (SGLang's split)")])
+def test_layers_per_stage_reads_as_a_split_convention_and_takes_older_links(link, shown, split):
+    # the choice names a split convention, not the serving engine: an engine's name alone read as the engine select
+    query = {} if link is None else {"mg_ppr": link}
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", **query)
+    box = at.selectbox(key="mg_ppr")
+    assert box.options == ["vLLM's split", "SGLang's split", "by hand"]
+    assert box.value == shown
+    assert "vLLM's split (the default)" in box.help and "independent of the Serving engine select below" in box.help
+    # a link of the engine's name alone (older links) opens on that split, not on the default, and is not refused
+    assert any(c.value.startswith(f"Convention: layers per stage {split}") for c in at.caption)
+    assert not any("mg_ppr" in m.value for m in [*at.warning, *at.info])
+    # the engine select the estimate follows is a separate control, left at its own default
+    assert at.selectbox(key="mg_srv_engine").value == "vllm"
+
+
 def test_a_split_by_hand_is_used_and_a_bad_one_is_said():
     at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,26")
     assert any("layers per stage 28/26/26 (set by hand)" in c.value for c in at.caption)

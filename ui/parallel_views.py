@@ -13,13 +13,25 @@ import streamlit as st
 
 from calc import collectives, layout_choice
 from calc.layout import make_layout
-from ui import caching, charts, equations, formats, widgets
+from ui import caching, charts, equations, formats, url_state, widgets
 
 TPS, PPS, EPS = [1, 2, 4, 8, 16, 32], [1, 2, 3, 4, 8], [1, 2, 4, 8, 16, 32, 64, 128, 256, 320]
 #: The layers-per-stage choices (plain labels: a bound widget writes its shown label into the URL) -> calc's rule.
-PP_RULES = {"vLLM": "vllm", "SGLang": "sglang", "by hand": None}
+#: Each names a split convention, not an engine: the serving engine is chosen apart from it.
+PP_RULES = {"vLLM's split": "vllm", "SGLang's split": "sglang", "by hand": None}
 DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic="default", mg_res=0.0,
-                mg_ppr="vLLM", mg_split="", mg_red=0)
+                mg_ppr="vLLM's split", mg_split="", mg_red=0)
+
+
+def pp_rule_choice(value) -> str:
+    """The layers-per-stage choice (a key of ``PP_RULES``) that ``value`` names: the choice itself, the engine's
+    name alone that older links wrote ("vLLM", "SGLang") or calc's rule ("vllm", "sglang"), in any letter case;
+    ``value`` unchanged (as a string) where it names none. For ``url_state.accept_url_values``' ``same``."""
+    v = str(value).casefold()
+    for label, rule in PP_RULES.items():
+        if v in {label.casefold(), label.split("'")[0].casefold()} | ({rule} if rule else set()):
+            return label
+    return str(value)
 PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
          "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),
@@ -105,10 +117,13 @@ def layout_controls(sel) -> LayoutInputs:
     reserve_gb = c4.number_input("Reserve per GPU, GB", 0.0, 10_000.0, 0.0, step=1.0, key="mg_res", bind="query-params",
                                  help="Kept free for activations and CUDA graphs; 0 = the data sheet's capacity.")
     c1, c2, c3, _ = st.columns(4)
+    url_state.accept_url_values("mg_ppr", list(PP_RULES), same=pp_rule_choice)  # older links: mg_ppr=vLLM
     rule = c1.selectbox("Layers per stage", list(PP_RULES), key="mg_ppr", bind="query-params",
-                        help="How PP cuts the layers into stages of whole layers. vLLM: the remainder on the stages just "
-                             "before the last; SGLang: on the last ones; by hand: VLLM_PP_LAYER_PARTITION / "
-                             "SGLANG_PP_LAYER_PARTITION.")
+                        help="How PP cuts the layers into stages of whole layers, a split convention only: it is "
+                             "independent of the Serving engine select below, which picks the serving estimate's "
+                             "fitted costs. vLLM's split (the default): the remainder on the stages just before the "
+                             "last; SGLang's split: on the last ones; by hand: the layers of each stage, as "
+                             "VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION set them.")
     split_text = c2.text_input("Split by hand", key="mg_split", bind="query-params", disabled=rule != "by hand",
                                placeholder="e.g. 27,27,26", help="Layers of each stage, first to last, adding up to "
                                "the model's layers (used with 'by hand').")
