@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .config_shapes import _KEYS
+
 # == The checkpoint's own weight format (quantization_config) ====================================
 
 _GROUPS = (32, 64, 128, 256)
@@ -18,7 +20,31 @@ def _group_name(bits, group) -> str | None:
     return f"int{bits}-g{group}" if group in _GROUPS else None
 
 
-def _compressed_tensors_format(q: dict) -> tuple[str | None, str]:
+def _has_routed_experts(config: dict) -> bool:
+    """Whether a config.json (or its ``text_config``) declares routed experts (``num_local_experts``, ``num_experts``,
+    ``n_routed_experts``: more than one)."""
+    for cfg in (config, config.get("text_config")):
+        if isinstance(cfg, dict) and any(isinstance(cfg.get(k), int) and not isinstance(cfg.get(k), bool)
+                                         and cfg[k] > 1 for k in _KEYS["n_experts"]):
+            return True
+    return False
+
+
+def _symmetric_reading(weights: dict, q: dict, config: dict, bits, group) -> tuple[str | None, str]:
+    """compressed-tensors int weights in groups with ``symmetric: true`` (no ``weight_zero_point``): (calc's
+    symmetric group format, what else the reading says) where its recipe matches the ``ignore`` list (a mixture of
+    experts with attention left out, as Kimi-K2-Thinking and Kimi-K2.5 ship; a dense model with attention
+    quantized), else (None, why) and the caller reads it with a zero point, as before."""
+    if weights.get("symmetric") is not True or bits not in (4, 8) or group not in _GROUPS:
+        return None, ""
+    attention_kept = any("attn" in str(i) for i in (q.get("ignore") or []))
+    if attention_kept == _has_routed_experts(config):
+        return f"int{bits}-g{group}-sym", ", symmetric (no zero point)"
+    return None, (", symmetric, read with a zero point per group: the symmetric format keeps a mixture of experts' "
+                  "attention in bf16 and quantizes a dense model's, and this file's ignore list does the other")
+
+
+def _compressed_tensors_format(q: dict, config: dict) -> tuple[str | None, str]:
     groups = q.get("config_groups")
     weights = None
     if isinstance(groups, dict):
@@ -39,6 +65,11 @@ def _compressed_tensors_format(q: dict) -> tuple[str | None, str]:
     if kind == "float" and bits == 4 and group == 16:
         return "nvfp4", said
     if kind == "int":
+        if strategy == "group":
+            sym, words = _symmetric_reading(weights, q, config, bits, group)
+            if sym:
+                return sym, said + words
+            said += words
         return _group_name(bits, group if strategy == "group" else None), said
     return None, said
 
@@ -70,7 +101,12 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
           -> plain "int4"/"int8".
         - "compressed-tensors" (llm-compressor): the first config group's weights: float 8-bit -> "fp8"
           ("fp8-block" with a 128 x 128 block), float 4-bit in groups of 16 -> "nvfp4", int 4/8-bit ->
-          as AWQ/GPTQ.
+          as AWQ/GPTQ, but with ``symmetric: true`` in groups -> "int4-g32-sym" and the like (no zero point:
+          compressed-tensors' pack-quantized stores ``weight_zero_point`` only when symmetric is false), where the
+          ``ignore`` list fits that format's recipe (``calc.quant``): a mixture of experts whose attention is
+          ignored (moonshotai/Kimi-K2-Thinking and Kimi-K2.5: int 4-bit, group 32, symmetric; ignore lm_head,
+          self_attn, shared_experts, the dense MLPs -> "int4-g32-sym"), or a dense model whose attention is not.
+          Otherwise, and where ``symmetric`` is absent, read with a zero point per group ("int4-g32"), as before.
         - "modelopt" (TensorRT Model Optimizer): ``quant_algo`` "FP8" -> "fp8", "NVFP4" -> "nvfp4";
           "MIXED_PRECISION" with NVFP4 routed experts and FP8 / MXFP8 elsewhere -> "nvfp4-fp8" (``_modelopt_mixed``).
         - No ``quantization_config`` (a 16-bit checkpoint): (None, "").
@@ -108,7 +144,7 @@ def checkpoint_weight_format(config) -> tuple[str | None, str]:
         group = q.get("group_size", q.get("q_group_size"))
         return _group_name(bits, group), f"quant_method {method}, {bits}-bit, group size {group}"
     if method == "compressed-tensors":
-        return _compressed_tensors_format(q)
+        return _compressed_tensors_format(q, config)
     if method == "modelopt":
         algo = str(q.get("quant_algo", "")).upper()
         if algo == "MIXED_PRECISION" and isinstance(q.get("quantized_layers"), dict):

@@ -25,8 +25,8 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
 
     Args:
         dtype: one of ``DTYPE_BYTES`` ("fp32", "bf16", "fp16", "fp8", "int8", "int4") or a block
-            format of ``calc.quant`` ("q8_0", "q4_0", "q4_K_M", "int4-g128", "fp8-block", "mxfp4",
-            "nvfp4"), whose scales are included (mxfp4: 4.25 bits = 0.53125 B).
+            format of ``calc.quant`` ("q8_0", "q4_0", "q4_K_M", "int4-g128", "int4-g32-sym", "fp8-block",
+            "mxfp4", "nvfp4"), whose scales are included (mxfp4: 4.25 bits = 0.53125 B).
         what: the argument's name, used in the error message (e.g. "kv_dtype").
 
     Returns:
@@ -41,7 +41,7 @@ def dtype_bytes(dtype: str, what: str = "dtype") -> float:
     if bits is None:
         valid = ", ".join([*DTYPE_BYTES, *FORMATS])
         raise ValueError(f"{what} must be one of {valid} (int4 and int8 at a group of 32, 64, 128 or 256 too: "
-                         f"int4-g64); got {dtype!r}")
+                         f"int4-g64, or symmetric: int4-g64-sym); got {dtype!r}")
     return bits / 8.0
 
 
@@ -125,9 +125,22 @@ def _group_format(bits: int, group: int) -> QuantFormat:
         "AutoGPTQ/AutoAWQ packing: qweight int32 (32/b weights), qzeros int32 per group, scales fp16 per group")
 
 
+def _symmetric_group_format(bits: int, group: int) -> QuantFormat:
+    return QuantFormat(
+        f"int{bits}-g{group}-sym", bits + 16 / group,
+        f"{bits}-bit integers symmetric about zero, one 16-bit scale per {group} weights along the input, "
+        "no zero point",
+        "bf16", "MoE: everything but the routed experts in bf16 (attention, shared experts, dense MLPs, router, "
+        "embeddings, head); dense: embeddings, output head, norms in bf16",
+        "compressed-tensors pack-quantized (weight_packed int32, weight_scale per group in the model's dtype; "
+        "weight_zero_point only when symmetric is false); moonshotai/Kimi-K2.5 config.json: int 4-bit, group 32, "
+        "symmetric, ignore lm_head, self_attn, shared_experts and the dense MLPs")
+
+
 FORMATS: dict[str, QuantFormat] = {
     "int4-g128": _group_format(4, 128),
     "int8-g128": _group_format(8, 128),
+    "int4-g32-sym": _symmetric_group_format(4, 32),
     "q8_0": QuantFormat("q8_0", Q8_0_BITS, "32 int8 + one fp16 scale (34 bytes)", "bf16",
                         "norms and MoE router in f32", "ggml block_q8_0 (ggml-common.h)"),
     "q4_0": QuantFormat("q4_0", Q4_0_BITS, "32 x 4-bit + one fp16 scale (18 bytes)", "bf16",
@@ -162,11 +175,14 @@ FP8_UE8M0_BLOCK_BITS = 8 + 8 / (128 * 128)
 #: Mixed formats: their routed experts in the format's own 4-bit blocks, the other linear layers in fp8 blocks.
 MIXED_EXPERT_FORMATS = ("mxfp4-fp8", "nvfp4-fp8")
 _GROUP_NAME = re.compile(r"^int(4|8)-g(32|64|128|256)$")
+#: The symmetric group formats: "int4-g32-sym" (no zero point; compressed-tensors with ``symmetric: true``).
+_SYMMETRIC_GROUP_NAME = re.compile(r"^int(4|8)-g(32|64|128|256)-sym$")
 
 
 def quant_format(name: str) -> QuantFormat | None:
     """The block format called ``name`` (case-insensitive; int4/int8 at any group of 32, 64, 128 or 256
-    as "int4-g64"), or None for a plain dtype or an unknown name."""
+    as "int4-g64", with a zero point per group, or symmetric as "int4-g64-sym", without), or None for a plain
+    dtype or an unknown name."""
     if not isinstance(name, str):
         return None
     key = name.strip()
@@ -174,7 +190,24 @@ def quant_format(name: str) -> QuantFormat | None:
         if k.lower() == key.lower():
             return f
     m = _GROUP_NAME.match(key.lower())
-    return _group_format(int(m.group(1)), int(m.group(2))) if m else None
+    if m:
+        return _group_format(int(m.group(1)), int(m.group(2)))
+    m = _SYMMETRIC_GROUP_NAME.match(key.lower())
+    return _symmetric_group_format(int(m.group(1)), int(m.group(2))) if m else None
+
+
+def is_symmetric_group(name) -> bool:
+    """True for a symmetric group format ("int4-g32-sym": no zero point; on a mixture of experts only the routed
+    experts quantized, see ``calc.quant``)."""
+    return isinstance(name, str) and bool(_SYMMETRIC_GROUP_NAME.match(name.strip().lower()))
+
+
+def data_set_format(name):
+    """The weight format as the published measurements spell it (calc/data/serving_*.csv, ``weight_dtype``): by
+    bits and group alone, so a symmetric group format is its zero-point sibling's label ("int4-g32-sym" ->
+    "int4-g32": the data set's rows of Kimi-K2-Thinking and Kimi-K2.5, whose checkpoints store symmetric 4-bit
+    integers per 32 on the routed experts, are labelled "int4-g32"); any other name unchanged."""
+    return name.strip()[:-len("-sym")] if is_symmetric_group(name) else name
 
 
 def format_names() -> list[str]:
@@ -207,9 +240,10 @@ def bits_per_element(name: str) -> float | None:
 #:   elements, counted.
 KV_CACHE_ONLY_FORMATS = ("fp8_ds_mla",)
 
-#: Weight-only formats no serving engine stores a KV cache in (GGUF k-quants, GPTQ/AWQ groups, DeepSeek's
-#: 128 x 128 weight blocks, the mixed fp4-expert formats): refused as a cache dtype.
-WEIGHT_ONLY_FORMATS = ("q4_K_M", "int4-g*", "int8-g*", "fp8-block", *MIXED_EXPERT_FORMATS)
+#: Weight-only formats no serving engine stores a KV cache in (GGUF k-quants, GPTQ/AWQ and symmetric integer groups,
+#: DeepSeek's 128 x 128 weight blocks, the mixed fp4-expert formats): refused as a cache dtype.
+WEIGHT_ONLY_FORMATS = ("q4_K_M", "int4-g*", "int8-g*", "int4-g*-sym", "int8-g*-sym", "fp8-block",
+                       *MIXED_EXPERT_FORMATS)
 
 
 def kv_dtype_bytes(kv_dtype) -> float:
@@ -225,11 +259,12 @@ def kv_dtype_bytes(kv_dtype) -> float:
     if isinstance(kv_dtype, str) and kv_dtype in KV_CACHE_ONLY_FORMATS:
         return 1.0
     f = quant_format(kv_dtype) if isinstance(kv_dtype, str) else None
-    if f is not None and (f.name in ("q4_K_M", "fp8-block", *MIXED_EXPERT_FORMATS) or _GROUP_NAME.match(f.name.lower())):
+    if f is not None and (f.name in ("q4_K_M", "fp8-block", *MIXED_EXPERT_FORMATS) or _GROUP_NAME.match(f.name.lower())
+                          or _SYMMETRIC_GROUP_NAME.match(f.name.lower())):
         raise ValueError(f"{f.name} is a weight-only format: no serving engine stores a KV cache in it (vLLM and "
                          "SGLang keep the cache in bf16/fp16 or fp8, llama.cpp in f16, q8_0, q4_0 and a few more "
-                         "blocks, never k-quants, GPTQ/AWQ groups or 128 x 128 weight blocks); choose bf16, fp8, "
-                         "q8_0 or q4_0 for the cache")
+                         "blocks, never k-quants, GPTQ/AWQ or symmetric integer groups or 128 x 128 weight blocks); "
+                         "choose bf16, fp8, q8_0 or q4_0 for the cache")
     try:
         return dtype_bytes(kv_dtype, "kv_dtype")
     except ValueError:

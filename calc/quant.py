@@ -13,6 +13,8 @@ name            block as stored                                          bits pe
 ==============  ======================================================  =================  ==========================
 int4-g128       4-bit ints, fp16 scale + 4-bit zero per 128 (GPTQ/AWQ)  4 + 20/128 = 4.16  AutoGPTQ / AutoAWQ packing
 int8-g128       8-bit ints, fp16 scale + 8-bit zero per 128             8 + 24/128 = 8.19  same layout at 8 bits
+int4-g32-sym    4-bit ints symmetric about zero, one bf16 scale per 32,  4 + 16/32 = 4.5    compressed-tensors
+                no zero point (Kimi-K2-Thinking, Kimi-K2.5)                                 pack-quantized
 q8_0            32 int8 + one fp16 scale = 34 bytes                      8.5                ggml block_q8_0
 q4_0            32 x 4-bit + one fp16 scale = 18 bytes                   4.5                ggml block_q4_0
 q4_K_M          q4_K: 256 x 4-bit, 8 sub-block 6-bit scales/mins, fp16   4.5 (q6_K: 6.5625) ggml block_q4_K/q6_K,
@@ -33,6 +35,10 @@ Which tensors each recipe quantizes (the rest stays bf16/fp16, or f32 in GGUF):
 - mxfp4: a mixture of experts quantizes only its routed experts, as gpt-oss ships (its
   ``modules_to_not_convert``: self_attn, mlp.router, embed_tokens, lm_head); a dense model every
   linear layer.
+- int*-g*-sym (symmetric groups, compressed-tensors ``symmetric: true``; any group of 32-256, "int4-g64-sym"):
+  as mxfp4, a mixture of experts quantizes only its routed experts, as Moonshot's INT4 checkpoints ship
+  (Kimi-K2-Thinking, Kimi-K2.5: ``ignore`` lm_head, self_attn, shared_experts and the dense MLPs, which stay
+  bf16); a dense model every linear layer (llm-compressor's W4A16 scheme, ``ignore`` lm_head).
 - mxfp4-fp8, nvfp4-fp8 (DeepSeek-V4's release, "FP4 + FP8 mixed", and NVIDIA's NVFP4 copy of it): the routed
   experts in the 4-bit blocks, every other linear layer (attention, shared experts) in fp8 blocks with an e8m0
   scale; embeddings, head, norms and router in bf16, as fp8-block. The tensors DeepSeek-V4 keeps wider (its
@@ -49,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .dtypes import (FORMATS, FP8_UE8M0_BLOCK_BITS, MIXED_EXPERT_FORMATS, PLAIN_BITS, Q4_K_BITS, Q6_K_BITS,
-                     Q8_0_BITS, bits_per_element, quant_format)
+                     Q8_0_BITS, bits_per_element, is_symmetric_group, quant_format)
 from .layers import layer_params
 
 #: Tensor groups ``tensor_groups`` splits a model's parameters into.
@@ -111,8 +117,11 @@ def group_bits(model, weight_dtype: str) -> dict[str, float]:
     f = quant_format(weight_dtype)
     if f is None:
         raise ValueError(f"weight_dtype must be one of {', '.join([*PLAIN_BITS, *FORMATS])} "
-                         f"(or int4/int8 with a group of 32-256, e.g. 'int4-g64'); got {weight_dtype!r}")
+                         f"(or int4/int8 with a group of 32-256, e.g. 'int4-g64', 'int4-g64-sym'); "
+                         f"got {weight_dtype!r}")
     q = f.bits_per_weight
+    if is_symmetric_group(f.name) and model.is_moe and tensor_groups(model)["experts"] > 0:
+        return {**dict.fromkeys(GROUPS, 16.0), "experts": q, "experts_down": q}
     if f.name.startswith("int"):
         return {**dict.fromkeys(GROUPS, q), "embedding": 16.0, "head": 16.0, "norms": 16.0, "router": 16.0}
     if f.name in ("fp8-block", "nvfp4"):
