@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .dtypes import data_set_format
 from .measurements import engine_key, engine_name, engine_spelling
 from .models import DATA_DIR, get_model
 from .number_text import join_and
@@ -343,8 +344,10 @@ def thin_format(params: dict, engine: str | None, weight_dtype: str | None) -> b
 
 def _format_cover(params: dict, engine: str, weight_dtype: str) -> dict:
     """{"rows", "sources"} of ``coverage.weight_formats`` for ``engine`` running ``weight_dtype`` (zeros where the
-    calibration has none)."""
-    return params["coverage"]["weight_formats"].get(engine, {}).get(str(weight_dtype), {"rows": 0, "sources": 0})
+    calibration has none), looked up as the data set spells the format (``calc.dtypes.data_set_format``:
+    "int4-g32-sym" -> "int4-g32")."""
+    return params["coverage"]["weight_formats"].get(engine, {}).get(str(data_set_format(weight_dtype)),
+                                                                    {"rows": 0, "sources": 0})
 
 
 def format_pair_words(engine: str, weight_dtype: str) -> str:

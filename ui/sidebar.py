@@ -198,7 +198,8 @@ def _previous_default() -> str | None:
 #: How the captions name a checkpoint format (calc's name follows in parentheses).
 CHECKPOINT_LABELS = {"mxfp4": "MXFP4 on the routed experts, the rest bf16", "fp8-block": "FP8 e4m3 in 128 x 128 blocks",
                      "nvfp4": "NVFP4", "fp8": "FP8", "int4-g128": "4-bit integers in groups of 128",
-                     "int8-g128": "8-bit integers in groups of 128", "int8": "8-bit integers, one scale per channel"}
+                     "int8-g128": "8-bit integers in groups of 128", "int8": "8-bit integers, one scale per channel",
+                     "int4-g32-sym": "4-bit integers in groups of 32, symmetric (no zero point)"}
 
 
 def checkpoint_caption(stored: str, loaded: bool, weight_dtype: str, name: str | None = None) -> str:
