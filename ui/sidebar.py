@@ -380,7 +380,7 @@ def _model_and_gpu_inputs(options: list[str], custom: dict, model_names: dict, g
 def _dtype_inputs(model_id: str, loaded: bool) -> tuple[str, str, str]:
     """Weights, KV cache and matmul precision for the model ``model_id`` (``loaded``: from a config.json); the
     checkpoint's own format is offered and is the weights' default."""
-    c1, c2 = st.columns(2)
+    c1 = c2 = st.container()   # one above the other: "int4-g32-sym" and "fp8_ds_mla" each read whole
     shown = get_any_model(model_id)
     stored = shown.checkpoint_format
     weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
