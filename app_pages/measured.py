@@ -56,7 +56,7 @@ def explore() -> None:
         return
     if not stand_in:  # a link to a row opens on its model, accelerator and engine
         measured_views.follow_linked_choice(df, "ms")
-    d = measured_views.selection(df, "ms", stand_in)
+    d = measured_views.selection(df, "ms", stand_in, choice)
     configs = comparison.configurations(d)
     labels = measured_views.config_labels(configs)
     measured_views.follow_linked_row(d, configs, labels, "ms")  # a link to a row opens on that row's configuration

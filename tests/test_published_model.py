@@ -180,6 +180,52 @@ def test_a_link_naming_a_held_out_model_opens_the_held_out_rows():
     assert at.radio(key="ms_source").value == measured_views.SOURCES[0]
 
 
+def test_switching_the_source_keeps_the_model_or_says_which_one_is_shown():
+    # a link opens the held-out rows on glm-4.7, which the data set lacks; the user picks GLM on H200 with SGLang
+    shipped, held = measured_views.shipped(), measured_views.held_out()
+    assert "glm-4.7" not in set(shipped["model"])
+    at = open_page("app_pages/measured.py", ms_model="glm-4.7")
+    assert at.radio(key="ms_source").value == HELD_OUT
+    at.selectbox(key="ms_acc").set_value("h200").run()
+    at.selectbox(key="ms_engine").set_value("sglang").run()
+    configs = at.selectbox(key="ms_config").options
+    assert len(configs) > 1
+    at.selectbox(key="ms_config").set_value(configs[1]).run()
+    # back to the data set: its first model is shown, and the page says which model was not there and which is shown
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[0]).run()
+    first = sorted(shipped["model"].unique())[0]
+    assert not at.exception and at.selectbox(key="ms_model").value == first
+    [said] = [i.value for i in at.info if "glm-4.7" in i.value]
+    assert said.startswith(f"**glm-4.7** is not in **The data set**: **{first}** is shown instead.")
+    assert "Held-out rows" in said
+    # the held-out rows again: the model chosen there comes back with its accelerator, engine and configuration
+    at.radio(key="ms_source").set_value(HELD_OUT).run()
+    assert [at.selectbox(key=k).value for k in ("ms_model", "ms_acc", "ms_engine", "ms_config")] == [
+        "glm-4.7", "h200", "sglang", configs[1]]
+    assert not [i for i in at.info if "is not in" in i.value]
+    # a model both sources have stays, with its accelerator where the data set has it (Kimi-K2 on H200), no note
+    assert {"h200"} <= set(held.loc[held["model"] == "kimi-k2", "accelerator"]) \
+        & set(shipped.loc[shipped["model"] == "kimi-k2", "accelerator"])
+    at.selectbox(key="ms_model").set_value("kimi-k2").run()
+    at.selectbox(key="ms_acc").set_value("h200").run()
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[0]).run()
+    assert (at.selectbox(key="ms_model").value, at.selectbox(key="ms_acc").value) == ("kimi-k2", "h200")
+    assert not [i for i in at.info if "is not in" in i.value]
+
+
+def test_a_model_chosen_after_the_note_is_the_one_kept():
+    # glm-4.7 falls out on the data set; the user then picks Llama-3.1-70B there, which the held-out rows have too:
+    # going back keeps the user's latest model, not the one the note named
+    at = open_page("app_pages/measured.py", ms_model="glm-4.7")
+    at.radio(key="ms_source").set_value(measured_views.SOURCES[0]).run()
+    assert [i for i in at.info if "glm-4.7" in i.value]
+    at.selectbox(key="ms_model").set_value("llama-3.1-70b").run()
+    assert not [i for i in at.info if "is not in" in i.value]
+    at.radio(key="ms_source").set_value(HELD_OUT).run()
+    assert not at.exception and at.selectbox(key="ms_model").value == "llama-3.1-70b"
+    assert not [i for i in at.info if "is not in" in i.value]
+
+
 def test_the_data_set_shows_no_published_column_where_every_row_gives_its_preset():
     at = open_page("app_pages/measured.py", ms_model="llama-3.1-8b")
     box = at.selectbox(key="ms_model")

@@ -445,14 +445,82 @@ def published_caption(df: pd.DataFrame, model: str) -> str | None:
             "model.")
 
 
-def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
+#: The parts of a choice of rows that come back with the model the user chose (``keep_chosen_model``).
+_CHOICE_PARTS = ("model", "acc", "engine", "config")
+
+
+def keep_chosen_model(options, key: str, stand_in: bool = False, source: str = "") -> tuple[str, str] | None:
+    """Before the model box ``key``_model, drawn over ``options`` (the models of the source shown): where the model
+    the user chose is not one of them (another source chosen above, or a file loaded), remember it with its
+    accelerator, engine and configuration, show the first option in its place, and return (the model missing, the
+    source it was chosen in: a name of ``SOURCES`` as ``source`` gave it then, "" where none was given), for the page
+    to say so; where a later source has it again (and the user has not chosen another model meanwhile), put it back
+    with its accelerator, engine and configuration (each where that source has it: ``ui.url_state.keep_valid``) and
+    return None. None too where the model chosen is among ``options`` (it stays), on the box's first run (a link's
+    model is the link's to settle: ``follow_linked_source``, and the link notice), and while ``stand_in`` (the data
+    set shown for a file not loaded yet or that cannot be read: the model is remembered, and said once a file shows
+    its own rows). After a stand-in it reads the choices ``keep_valid`` kept from before it (``__chosen``, which it
+    puts back in that run), so a file loaded then is checked against the model chosen before the stand-in."""
+    options = list(options)
+    box, wanted_key, shown_key, source_key = (f"{key}_model", f"_{key}_wanted_choice", f"_{key}_wanted_shown",
+                                              f"_{key}_source_shown")
+    before = st.session_state.get(source_key, "")  # the source of the last run that showed its own rows
+    if not stand_in:
+        st.session_state[source_key] = source
+    if box not in st.session_state:
+        return None
+
+    def own(part: str):
+        """The user's last choice of the box ``key``_``part``: the box's value, or after a stand-in the choice
+        ``keep_valid`` kept from before it (None where none was made: the stand-in's own first option is no one's
+        choice)."""
+        part_key = f"{key}_{part}"
+        if not stand_in and st.session_state.get(f"{part_key}__back"):
+            return st.session_state.get(f"{part_key}__chosen")
+        return st.session_state.get(part_key)
+
+    def put(part: str, value) -> None:
+        """The box ``key``_``part`` set to ``value``, and the choice ``keep_valid`` keeps with it (not in a
+        stand-in, whose choices are not the user's own rows')."""
+        st.session_state[f"{key}_{part}"] = value
+        if not stand_in and f"{key}_{part}__chosen" in st.session_state:
+            st.session_state[f"{key}_{part}__chosen"] = value
+
+    wanted = st.session_state.get(wanted_key)
+    if wanted is not None and st.session_state.get(box) != st.session_state.get(shown_key):
+        wanted = None  # the user chose another model since: that one is theirs now
+    if wanted is None:
+        current = own("model")
+        if current is None or current in options or model_of_label(current) in options:
+            st.session_state.pop(wanted_key, None)
+            st.session_state.pop(shown_key, None)
+            return None
+        wanted = {part: own(part) for part in _CHOICE_PARTS}
+        wanted["source"] = before
+    if wanted["model"] in options:  # back in a source that has it: the user's choice returns
+        for part in _CHOICE_PARTS:
+            if wanted.get(part) is not None:
+                put(part, wanted[part])
+        st.session_state.pop(wanted_key, None)
+        st.session_state.pop(shown_key, None)
+        return None
+    st.session_state[wanted_key] = wanted
+    st.session_state[shown_key] = options[0]
+    put("model", options[0])
+    return None if stand_in else (str(wanted["model"]), str(wanted.get("source") or ""))
+
+
+def selection(df: pd.DataFrame, key: str, stand_in: bool = False, source: str = ""):
     """Model, accelerator and engine selectboxes from the data (each narrowing the next); the rows chosen. The
     engine shows by its name ("TensorRT-LLM") and a link may name it by its id or its name in any case.
     ``stand_in``: ``df`` is the data set shown while an upload cannot be read; the choices made among the upload's
-    rows come back with a file that can (``ui.url_state.keep_valid``)."""
+    rows come back with a file that can (``ui.url_state.keep_valid``). ``source``: the source's name (one of
+    ``SOURCES``), for the note where the model chosen is not among its rows (``keep_chosen_model``: the first
+    model is shown, and the one chosen comes back with a source that has it)."""
     c1, c2, c3 = st.columns(3)
     options = sorted(df["model"].unique())
     labels = model_labels(df)
+    missing = keep_chosen_model(options, key, stand_in, source)
     # a model absent from an upload: the first (``ui.url_state.keep_valid``); the box names the models its rows were
     # published as, and a link names the model by its id (or by a label written for other rows: ``model_of_label``)
     model = widgets.linked_selectbox(c1, "Model", options, f"{key}_model", stand_in, same=model_of_label,
@@ -468,6 +536,12 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False):
     url_state.accept_url_values(f"{key}_engine", engines, measurements.engine_name)
     engine = widgets.linked_selectbox(c3, "Engine", engines, f"{key}_engine", stand_in,
                                       format_func=measurements.engine_name)
+    if missing:  # the user's model: not in this source, and not silently swapped for another
+        name, before = (formats.md_escape(m) for m in missing)
+        where = f"**{formats.md_escape(source)}**" if source else "these measurements"
+        st.info(f"**{name}** is not in {where}: **{formats.md_escape(model)}** is shown instead. {name} comes back "
+                + (f"when you choose **{before}** again." if before and before != source else
+                   "with a source that has it."))
     st.caption(("These three choose among the shipped data set's models, accelerators and engines until your file "
                 "is loaded (what you chose in a file comes back with it)" if stand_in else
                 "These three choose among the measurements' own models, accelerators and engines")
