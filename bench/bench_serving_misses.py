@@ -17,7 +17,10 @@ TPOT and TTFT rows within 25% under the stored edge of the limits (the shares of
 under rules tried beside it (every tuned run's shares whatever the engine; the edge engine's own means; an edge at the shares of the runs each limit bound; TTFT plus half a decode step), and that half step on
 the fitted rows' TTFT at a rate; (8) on the held-out rows of engine and weight-format pairs the calibration read thinly,
 the share inside the estimate's range, the engine's cross-validated one and one widened by the other sources' such
-rows.
+rows; (9) on every held-out mean and median, whether the measurement is no slower than the high end of the
+estimate's range (a latency at or below its top, a throughput at or above its bottom: what a capacity plan sized at
+that end, ``calc.planning.capacity_plan(..., timing="serving_high")``, assumes), under the engine's cross-validated
+range and under that range widened for the row's thinly covered traits by the other held-out sources' rows of each.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
@@ -34,7 +37,8 @@ from calc.measurements import load_measurements, load_sources  # noqa: E402
 from calc.serving import TUNED_RUNS_PATH, edge_shares, edge_speed, tuned_means  # noqa: E402
 from calc.serving_fit import (HOLDOUT_PATH, LATENCY_METRICS, edge_solver, holdout_table, point_costs,  # noqa: E402
                               predict_rows, prepare_rows, prepared_limits, read_measurements)
-from calc.serving_params import load_serving_params, param_values, thin_format  # noqa: E402
+from calc.models import get_model  # noqa: E402
+from calc.serving_params import load_serving_params, param_values, thin_format, thin_traits  # noqa: E402
 
 #: Concurrency bands (clients of a closed loop; rate and offline rows have none and take their mode's name).
 CONCURRENCY_BANDS = [0, 1, 8, 32, 64, 128, np.inf]
@@ -236,6 +240,49 @@ def thin_pair_ranges() -> pd.DataFrame:
     return table
 
 
+def high_end_coverage() -> pd.DataFrame:
+    """(9) The held-out means and medians no slower than the high end of their estimate's range, the end a capacity
+    plan sized with ``timing="serving_high"`` assumes: log(measured / predicted) at or below the top of the latency
+    range for a latency, at or above the bottom of the throughput range for a throughput. Under the engine's
+    cross-validated range alone (``validation.range_by_engine``; no held-out row set it), and under that range widened
+    for the row's thinly covered traits (``calc.serving_params.thin_traits``: architecture and engine / weight format)
+    to the 10th-90th percentiles of the other held-out sources' rows of each trait (the row's own source left out of
+    the spread, as section 8 does, so that no row widens its own range). By kind and engine, and in all."""
+    params = load_serving_params()
+    held = holdout_table(params)[0]
+    rows = held[held["statistic"].isin(["mean", "median"])].copy().reset_index(drop=True)
+    rows["kind"] = np.where(rows["metric"].isin(list(LATENCY_METRICS)), "latency", "throughput")
+    val = params["validation"]
+    engine_q = {(e, k): (min(float((val["range_by_engine"].get(e, {}).get(k) or val["range"][k])[0]), 0.0),
+                         max(float((val["range_by_engine"].get(e, {}).get(k) or val["range"][k])[1]), 0.0))
+                for e in rows["engine_key"].unique() for k in ("latency", "throughput")}
+    setups = {key: thin_traits(params, get_model(key[0]), key[1], key[2])
+              for key in set(zip(rows["model"], rows["engine_key"], rows["weight_dtype"]))}
+    traits = [setups[key] for key in zip(rows["model"], rows["engine_key"], rows["weight_dtype"])]
+    has = {t: np.array([t in ts for ts in traits]) for t in {t for ts in traits for t in ts}}
+    low = np.array([engine_q[(e, k)][0] for e, k in zip(rows["engine_key"], rows["kind"])])
+    high = np.array([engine_q[(e, k)][1] for e, k in zip(rows["engine_key"], rows["kind"])])
+    wide_low, wide_high = low.copy(), high.copy()
+    log_ratio, source, kind = rows["log_ratio"].to_numpy(float), rows["source_id"].to_numpy(), rows["kind"].to_numpy()
+    for s in np.unique(source):
+        own = source == s
+        for t, member in has.items():
+            for k in ("latency", "throughput"):
+                spread = log_ratio[member & ~own & (kind == k)]
+                hit = own & member & (kind == k)
+                if hit.any() and len(spread) >= 10:
+                    q10, q90 = np.quantile(spread, [0.1, 0.9])
+                    wide_low[hit] = np.minimum(wide_low[hit], q10)
+                    wide_high[hit] = np.maximum(wide_high[hit], q90)
+    latency = kind == "latency"
+    rows["at_or_below_engine_end"] = np.where(latency, log_ratio <= high, log_ratio >= low)
+    rows["at_or_below_widened_end"] = np.where(latency, log_ratio <= wide_high, log_ratio >= wide_low)
+    out = rows.groupby(["kind", "engine_key"])[["at_or_below_engine_end", "at_or_below_widened_end"]].mean()
+    out.loc[("all", "all"), :] = rows[["at_or_below_engine_end", "at_or_below_widened_end"]].mean()
+    out.insert(0, "n", rows.groupby(["kind", "engine_key"]).size().reindex(out.index).fillna(len(rows)).astype(int))
+    return out.round(3)
+
+
 def main():
     rows = residuals()
     pd.set_option("display.width", 200)
@@ -273,6 +320,10 @@ def main():
     print("\n== (8) held-out rows of engine and weight-format pairs the calibration read thinly: inside the estimate's "
           "range, the engine's cross-validated one and one widened by the other sources' such rows ==")
     print(thin_pair_ranges().to_string(index=False))
+    print("\n== (9) held-out means and medians no slower than the high end of the estimate's range (what a plan sized "
+          "at that end assumes), under the engine's cross-validated range and under it widened for thin traits by the "
+          "other held-out sources ==")
+    print(high_end_coverage().to_string())
 
 
 if __name__ == "__main__":
