@@ -196,7 +196,7 @@ def test_switching_the_source_keeps_the_model_or_says_which_one_is_shown():
     first = sorted(shipped["model"].unique())[0]
     assert not at.exception and at.selectbox(key="ms_model").value == first
     [said] = [i.value for i in at.info if "glm-4.7" in i.value]
-    assert said.startswith(f"**glm-4.7** is not in **The data set**: **{first}** is shown instead.")
+    assert said.startswith(f"**glm-4.7** is not in **The data set**, so **{first}** is shown instead.")
     assert "Held-out rows" in said
     # the held-out rows again: the model chosen there comes back with its accelerator, engine and configuration
     at.radio(key="ms_source").set_value(HELD_OUT).run()

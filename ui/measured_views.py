@@ -539,7 +539,7 @@ def selection(df: pd.DataFrame, key: str, stand_in: bool = False, source: str = 
     if missing:  # the user's model: not in this source, and not silently swapped for another
         name, before = (formats.md_escape(m) for m in missing)
         where = f"**{formats.md_escape(source)}**" if source else "these measurements"
-        st.info(f"**{name}** is not in {where}: **{formats.md_escape(model)}** is shown instead. {name} comes back "
+        st.info(f"**{name}** is not in {where}, so **{formats.md_escape(model)}** is shown instead. {name} comes back "
                 + (f"when you choose **{before}** again." if before and before != source else
                    "with a source that has it."))
     st.caption(("These three choose among the shipped data set's models, accelerators and engines until your file "
