@@ -284,6 +284,17 @@ def test_plan_sized_at_the_high_end_of_its_range(link):
     assert any(c.value.startswith("The bars build the central estimate;") for c in box.caption)
 
 
+@pytest.mark.parametrize("model, widened", [("qwen3.5-35b-a3b", True), ("llama-3.1-8b", False)])
+def test_the_plans_breakdown_says_which_range_it_shows(model, widened):
+    # Qwen3.5's linear attention is a thinly covered trait: the plan's replica takes the held-out spread into its
+    # range (its verdict says so), and the caption under the plan's breakdown says it too; Llama-3.1-8B's does not
+    at = open_page("app_pages/many_gpus.py", model=model, gpu="h100-sxm", mg_rps="5.0", mg_timing="serving")
+    assert ("widened to held-out misses as the notice says" in at.success[0].value) is widened
+    box = next(e for e in at.expander if e.label == "Where the plan's time goes")
+    assert any("with its range from the cross-validated errors" in c.value for c in box.caption)
+    assert any("widened to the held-out misses the notice above names" in c.value for c in box.caption) is widened
+
+
 def test_capacity_plan_sizing_option():
     traffic = planning.ServingTraffic(5.0, 2.0, 2048, 256)
     bound = planning.capacity_plan(L70, H100, traffic, 0.05, 1.0)

@@ -151,7 +151,7 @@ def plan_breakdown(plan) -> None:
                        "ranges, where each bar's error line ends.")
         for which in ("tpot", "ttft"):
             charts.show_chart(serving_views.breakdown_figure(est, which), key=f"mg_plan_{which}_bar")
-        st.caption(serving_views.which_is_which(est.engine))
+        st.caption(serving_views.which_is_which(est.engine, notices=est.notices))
         frame = serving_views.breakdown_frame(est)
         html_table.show_table(columns.shown(frame), hide_index=True, width="stretch",
                               column_config=columns.config(frame.columns))
