@@ -18,9 +18,9 @@ under rules tried beside it (every tuned run's shares whatever the engine; the e
 the fitted rows' TTFT at a rate; (8) on the held-out rows of engine and weight-format pairs the calibration read thinly,
 the share inside the estimate's range, the engine's cross-validated one and one widened by the other sources' such
 rows; (9) on every held-out mean and median, whether the measurement is no slower than the high end of the
-estimate's range (a latency at or below its top, a throughput at or above its bottom: what a capacity plan sized at
-that end, ``calc.planning.capacity_plan(..., timing="serving_high")``, assumes), under the engine's cross-validated
-range and under that range widened for the row's thinly covered traits by the other held-out sources' rows of each.
+estimate's range (a latency at or below its top, a throughput at or above its bottom or the latency top's reciprocal
+where lower: what a capacity plan sized at that end, ``calc.planning.capacity_plan(..., timing="serving_high")``,
+assumes), under the engine's cross-validated range and under that range widened for the row's thinly covered traits by the other held-out sources' rows of each.
 The leave-one-source-out figures are bench/bench_serving.py's (about 40 minutes); these take a few seconds and
 point at the mechanisms to look at next.
 """
@@ -242,45 +242,56 @@ def thin_pair_ranges() -> pd.DataFrame:
 
 def high_end_coverage() -> pd.DataFrame:
     """(9) The held-out means and medians no slower than the high end of their estimate's range, the end a capacity
-    plan sized with ``timing="serving_high"`` assumes: log(measured / predicted) at or below the top of the latency
-    range for a latency, at or above the bottom of the throughput range for a throughput. Under the engine's
-    cross-validated range alone (``validation.range_by_engine``; no held-out row set it), and under that range widened
-    for the row's thinly covered traits (``calc.serving_params.thin_traits``: architecture and engine / weight format)
-    to the 10th-90th percentiles of the other held-out sources' rows of each trait (the row's own source left out of
-    the spread, as section 8 does, so that no row widens its own range). By kind and engine, and in all."""
+    plan sized with ``timing="serving_high"`` assumes: log(measured / predicted) at or below the top q of the latency
+    range for a latency; for a throughput, at or above the bottom of the throughput range or -q where that is lower
+    (``calc.planning.high_end_per_gpu``). Under the engine's cross-validated ranges alone
+    (``validation.range_by_engine``; no held-out row set them), and under them widened for the row's thinly covered
+    traits (``calc.serving_params.thin_traits``: architecture and engine / weight format) to the 10th-90th
+    percentiles of the other held-out sources' rows of each trait and kind (the row's own source left out of the
+    spread, as section 8 does, so that no row widens its own range). By kind and engine, and in all."""
     params = load_serving_params()
     held = holdout_table(params)[0]
     rows = held[held["statistic"].isin(["mean", "median"])].copy().reset_index(drop=True)
     rows["kind"] = np.where(rows["metric"].isin(list(LATENCY_METRICS)), "latency", "throughput")
     val = params["validation"]
-    engine_q = {(e, k): (min(float((val["range_by_engine"].get(e, {}).get(k) or val["range"][k])[0]), 0.0),
-                         max(float((val["range_by_engine"].get(e, {}).get(k) or val["range"][k])[1]), 0.0))
-                for e in rows["engine_key"].unique() for k in ("latency", "throughput")}
+
+    def engine_end(engine, kind, end):
+        v = val["range_by_engine"].get(engine, {}).get(kind) or val["range"][kind]
+        return min(float(v[0]), 0.0) if end == 0 else max(float(v[1]), 0.0)
+
     setups = {key: thin_traits(params, get_model(key[0]), key[1], key[2])
               for key in set(zip(rows["model"], rows["engine_key"], rows["weight_dtype"]))}
     traits = [setups[key] for key in zip(rows["model"], rows["engine_key"], rows["weight_dtype"])]
     has = {t: np.array([t in ts for ts in traits]) for t in {t for ts in traits for t in ts}}
-    low = np.array([engine_q[(e, k)][0] for e, k in zip(rows["engine_key"], rows["kind"])])
-    high = np.array([engine_q[(e, k)][1] for e, k in zip(rows["engine_key"], rows["kind"])])
-    wide_low, wide_high = low.copy(), high.copy()
+    engines = rows["engine_key"].to_numpy()
+    lat_high = np.array([engine_end(e, "latency", 1) for e in engines])      # top of each row's latency range
+    thr_low = np.array([engine_end(e, "throughput", 0) for e in engines])    # bottom of its throughput range
+    wide_lat_high, wide_thr_low = lat_high.copy(), thr_low.copy()
     log_ratio, source, kind = rows["log_ratio"].to_numpy(float), rows["source_id"].to_numpy(), rows["kind"].to_numpy()
     for s in np.unique(source):
         own = source == s
         for t, member in has.items():
-            for k in ("latency", "throughput"):
-                spread = log_ratio[member & ~own & (kind == k)]
-                hit = own & member & (kind == k)
-                if hit.any() and len(spread) >= 10:
-                    q10, q90 = np.quantile(spread, [0.1, 0.9])
-                    wide_low[hit] = np.minimum(wide_low[hit], q10)
-                    wide_high[hit] = np.maximum(wide_high[hit], q90)
+            hit = own & member
+            lat = log_ratio[member & ~own & (kind == "latency")]
+            thr = log_ratio[member & ~own & (kind == "throughput")]
+            if hit.any() and len(lat) >= 10:
+                wide_lat_high[hit] = np.maximum(wide_lat_high[hit], np.quantile(lat, 0.9))
+            if hit.any() and len(thr) >= 10:
+                wide_thr_low[hit] = np.minimum(wide_thr_low[hit], np.quantile(thr, 0.1))
     latency = kind == "latency"
-    rows["at_or_below_engine_end"] = np.where(latency, log_ratio <= high, log_ratio >= low)
-    rows["at_or_below_widened_end"] = np.where(latency, log_ratio <= wide_high, log_ratio >= wide_low)
-    out = rows.groupby(["kind", "engine_key"])[["at_or_below_engine_end", "at_or_below_widened_end"]].mean()
-    out.loc[("all", "all"), :] = rows[["at_or_below_engine_end", "at_or_below_widened_end"]].mean()
-    out.insert(0, "n", rows.groupby(["kind", "engine_key"]).size().reindex(out.index).fillna(len(rows)).astype(int))
-    return out.round(3)
+    rows["at_or_below_engine_end"] = np.where(latency, log_ratio <= lat_high,
+                                              log_ratio >= np.minimum(thr_low, -lat_high))
+    rows["at_or_below_widened_end"] = np.where(latency, log_ratio <= wide_lat_high,
+                                               log_ratio >= np.minimum(wide_thr_low, -wide_lat_high))
+    cols = ["at_or_below_engine_end", "at_or_below_widened_end"]
+    out = rows.groupby(["kind", "engine_key"])[cols].mean()
+    out.insert(0, "n", rows.groupby(["kind", "engine_key"]).size())
+    whole = rows.groupby("engine_key")[cols].mean()
+    whole.insert(0, "n", rows.groupby("engine_key").size())
+    whole.index = pd.MultiIndex.from_product([["both"], whole.index])
+    total = pd.DataFrame([[len(rows), *rows[cols].mean()]], columns=["n", *cols],
+                         index=pd.MultiIndex.from_tuples([("all", "all")]))
+    return pd.concat([out, whole, total]).astype({"n": int}).round(3)
 
 
 def main():

@@ -238,16 +238,28 @@ def _serving_columns(frontier: pd.DataFrame, timing: str, gpus_per_replica: int,
     The latency range's high end is the estimate times exp(q), q the upper latency quantile
     (``calc.serving.bounded_range``: nothing clips it), for TPOT and TTFT alike; the frame's
     ``tokens_per_s_per_user_low`` is 1 / (TPOT x exp(q)), so exp(q) = 1 / (TPOT x that). A replica serves
-    ``output tokens/s per GPU x GPUs per replica / output tokens`` requests per second, at the low end of the
-    throughput range with "serving_high"."""
+    ``output tokens/s per GPU x GPUs per replica / output tokens`` requests per second; with "serving_high", at
+    the low end of the throughput range or lower, the estimate's throughput / exp(q), where the top of the latency
+    range (a separate quantile) implies less: ``high_end_per_gpu``."""
     tpot = frontier["tpot_s"].to_numpy(float)
     ttft = frontier["ttft_s"].to_numpy(float)
     per_gpu = frontier["tokens_per_s_per_gpu"].to_numpy(float)
     if timing == "serving_high":
         stretch = 1.0 / (tpot * frontier["tokens_per_s_per_user_low"].to_numpy(float))   # exp(q) >= 1
         tpot, ttft = tpot * stretch, ttft * stretch
-        per_gpu = frontier["tokens_per_s_per_gpu_low"].to_numpy(float)
+        per_gpu = high_end_per_gpu(per_gpu, frontier["tokens_per_s_per_gpu_low"].to_numpy(float), stretch)
     return tpot, ttft, per_gpu * gpus_per_replica / output_tokens
+
+
+def high_end_per_gpu(per_gpu, per_gpu_low, stretch):
+    """Output tokens/s per GPU of a replica at the high end of the serving estimate's range, as a plan sized there
+    (``timing="serving_high"``) counts it: the low end of the throughput range ``per_gpu_low``, or the estimate
+    ``per_gpu`` divided by ``stretch`` (exp of the latency range's upper quantile: TPOT's high end over the
+    estimate) where that is less. The two ranges are separate quantiles of the held-out errors, and a replica
+    whose every step took the top of the TPOT range would emit no more than its estimate / ``stretch``: the
+    slower of the two keeps the plan's throughput from exceeding what its quoted TPOT allows (a replica at batch 24
+    and a TPOT of 49.4 ms emits at most 24 / 0.0494 = 486 tokens/s). Scalars or numpy arrays, elementwise."""
+    return np.minimum(per_gpu_low, per_gpu / stretch)
 
 
 def _fewest_gpus(gpus: np.ndarray, per_gpu: np.ndarray, ok: np.ndarray) -> int | None:
@@ -373,8 +385,9 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
                ttft_target_s: float) -> str:
     """What a plan sized with the serving estimate ``est`` (one replica of ``layout`` at the plan's batch,
     ``plan_estimate``; the plan's ``gpus`` in all) would need at the high end of the estimate's range: the
-    same layout and batch, each replica serving ``per_gpu_low x GPUs per replica / output tokens`` requests/s
-    (the low end of the throughput range, as ``plan_grid`` turns tokens/s into requests/s), so
+    same layout and batch, each replica serving ``per GPU x GPUs per replica / output tokens`` requests/s, per GPU
+    at the high end of the range as a plan sized there counts it (``high_end_per_gpu``: the low end of the
+    throughput range, or less where the top of the TPOT range implies less), so
     ``max(1, ceil(peak / that))`` replicas; and which target the high ends of TPOT and TTFT would miss. No
     other layout or batch is searched: where a target is missed, a smaller batch and more replicas would be
     needed, which the sentence says without sizing. Example: 4 replicas of TP4 (16 GPUs) whose throughput range
@@ -383,12 +396,14 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
     Returns:
         One or two sentences, no markup.
     """
-    per_replica = est.per_gpu_low * layout.gpus_per_replica / traffic.output_tokens
+    per_gpu = float(high_end_per_gpu(est.output_tokens_per_s_per_gpu, est.per_gpu_low,
+                                     est.tpot.high_s / est.tpot.estimate_s))
+    per_replica = per_gpu * layout.gpus_per_replica / traffic.output_tokens
     peak = traffic.peak_requests_per_s
     replicas = max(1, math.ceil(round(peak / per_replica, 9))) if per_replica > 0 else math.inf
     high_gpus = replicas * layout.gpus_per_replica
     head = (f"At the high end of the range (TPOT {est.tpot.high_s * 1e3:.1f} ms, TTFT {est.ttft.high_s * 1e3:,.0f} ms, "
-            f"{fmt_number(est.per_gpu_low)} output tokens/s per GPU at the low end of the throughput range), the "
+            f"{fmt_number(per_gpu)} output tokens/s per GPU), the "
             f"same {layout.label} at batch {int(round(est.concurrency)):,} ")
     if not math.isfinite(high_gpus):
         text = head + "would serve nothing."
@@ -401,7 +416,7 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
               (("TPOT", est.tpot.high_s, tpot_target_s), ("TTFT", est.ttft.high_s, ttft_target_s)) if high > target]
     if missed:
         text += (f" It would miss the {' and the '.join(missed)} there: a smaller batch, so more replicas, would be "
-                 "needed (not searched).")
+                 "needed (sizing the plan with the high end of its range searches them).")
     return text
 
 
@@ -494,7 +509,7 @@ def _plan_verdict(lay: Layout, row: pd.Series, gpus: int, accelerator: Accelerat
     if serving_engine is not None and high:
         verdict = (f"Sized with the high end of the serving estimate's range ({engine_name(serving_engine)}): "
                    + verdict + " TPOT and TTFT are the high ends of the estimate's ranges, and each replica's "
-                   "throughput the low end of its range.")
+                   "throughput the low end of its range or what that TPOT allows, whichever is less.")
     elif serving_engine is not None:
         verdict = (f"Sized with the serving estimate ({engine_name(serving_engine)}): " + verdict
                    + " TPOT and TTFT are estimates, not lower bounds.")

@@ -173,9 +173,12 @@ def test_serving_sized_plan_gives_its_range_and_where_its_time_goes():
     assert plan.verdict.endswith(
         f"Range (cross-validated errors): TPOT {est.tpot.low_s * 1e3:.1f} - {est.tpot.high_s * 1e3:.1f} ms, "
         f"TTFT {est.ttft.low_s * 1e3:,.0f} - {est.ttft.high_s * 1e3:,.0f} ms.")
-    # at the low end of the throughput range a replica serves per_gpu_low x GPUs per replica / 256 requests/s: the
-    # peak of 100 requests/s then needs ceil(100 / that) replicas of the same layout
-    per_replica = est.per_gpu_low * lay.gpus_per_replica / 256
+    # at the high end of the range a replica emits the low end of the throughput range, or less where the top of
+    # the TPOT range (TPOT high / estimate, a separate quantile) implies less: per GPU min(per_gpu_low, per_gpu x
+    # TPOT estimate / TPOT high), serving that x GPUs per replica / 256 requests/s: the peak of 100 requests/s then
+    # needs ceil(100 / that) replicas of the same layout
+    per_gpu = min(est.per_gpu_low, est.output_tokens_per_s_per_gpu * est.tpot.estimate_s / est.tpot.high_s)
+    per_replica = per_gpu * lay.gpus_per_replica / 256
     high_gpus = int(np.ceil(100.0 / per_replica)) * lay.gpus_per_replica
     assert high_gpus > plan.gpus   # the range is wide enough to cost GPUs here
     assert f"would need {high_gpus // lay.gpus_per_replica:,} replicas, {high_gpus:,} GPUs instead of {plan.gpus:,}" \
@@ -261,10 +264,14 @@ def test_plan_sized_at_the_high_end_of_its_range(link):
     assert high.tpot_s == pytest.approx(est.tpot.high_s, rel=1e-9) and high.tpot_s > est.tpot.estimate_s
     assert high.ttft_s == pytest.approx(est.ttft.high_s, rel=1e-9) and high.ttft_s > est.ttft.estimate_s
     assert high.tpot_s <= 0.05 and high.ttft_s <= 1.0
-    # a replica serves the low end of the throughput range: per_gpu_low x GPUs per replica / 256 requests/s, so the
+    # a replica serves the low end of the throughput range, or less where the TPOT it is sized at implies less:
+    # per GPU min(per_gpu_low, per_gpu x TPOT estimate / TPOT high), x GPUs per replica / 256 requests/s, so the
     # peak of 100 requests/s needs ceil(100 / that) replicas
-    per_replica = est.per_gpu_low * lay.gpus_per_replica / 256
+    per_gpu = min(est.per_gpu_low, est.output_tokens_per_s_per_gpu * est.tpot.estimate_s / est.tpot.high_s)
+    per_replica = per_gpu * lay.gpus_per_replica / 256
     assert high.requests_per_s_per_replica == pytest.approx(per_replica, rel=1e-9)
+    # never more than its batch can emit at the TPOT it is sized at: B / TPOT output tokens/s, / 256 requests/s
+    assert high.requests_per_s_per_replica <= high.batch / (high.tpot_s * 256) * (1 + 1e-9)
     assert high.gpus == int(np.ceil(100.0 / per_replica)) * lay.gpus_per_replica
     # slower times and fewer tokens per replica cannot need fewer GPUs than the centre's plan; here they need more
     assert high.gpus > central.gpus

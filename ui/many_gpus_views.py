@@ -201,7 +201,8 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
                    f"output, TTFT = prefill of the uncached prompt without queueing ({sel.logits_label}); roofline lower "
                    "bounds. With the serving estimate: the engine's TPOT and TTFT at B requests in flight per "
                    "replica (calc.serving); at the high end of its range, those times at the top of their "
-                   "ranges and each replica's throughput at the bottom of its range. The second line "
+                   "ranges and each replica's throughput at the bottom of its range, or lower where that TPOT allows less. The "
+                   "second line "
                    "splits prefill and decode into two pools (DistServe, Splitwise), each sized on its own; moving the KV "
                    "cache between them is left out.")
     except ValueError as exc:  # a sentence: "No layout of the grid meets ...", with what to change
