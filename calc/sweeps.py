@@ -272,7 +272,10 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     memory ceiling ``floor((memory - weights) / KV)`` out: "GQA's real win is often the batch it unlocks".
 
     Each variant is swept on a log grid from B = 1 to its own ceiling (always included as the last
-    point); a variant whose weights do not fit has no rows.
+    point); a variant whose weights do not fit has no rows. A cache format that holds an MLA latent only
+    (``KV_CACHE_ONLY_FORMATS``: "fp8_ds_mla", FlashMLA's) stays on the MLA model; its plain-attention variants keep
+    their keys and values in "fp8" (one byte per element, the engines' per-layer scale), which their label says
+    (", fp8 cache").
 
     Returns:
         DataFrame, one row per (variant, batch): variant, n_kv_heads, batch, total_s, tokens_per_s,
@@ -288,15 +291,18 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     check_embedding(embedding)
     frames = []
     for label, variant in kv_head_variants(model, k_values).items():
-        ceiling = max_batch(variant, accelerator, s, weight_dtype, kv_dtype)
+        kv = kv_dtype
+        if kv_dtype in KV_CACHE_ONLY_FORMATS and variant.attention != "mla":  # no latent to store in it
+            kv, label = "fp8", f"{label}, fp8 cache"
+        ceiling = max_batch(variant, accelerator, s, weight_dtype, kv)
         if ceiling < 1:
             continue
-        kv_one = float(decode_kv_read_bytes_array(variant, s, 1, kv_dtype))  # what a step moves per sequence
+        kv_one = float(decode_kv_read_bytes_array(variant, s, 1, kv))  # what a step moves per sequence
         knee = weight_bytes(variant, weight_dtype) / kv_one
         knee_b = int(round(knee))
         extra = [ceiling] + ([knee_b] if 1 <= knee_b <= ceiling else [])
         grid = np.unique(np.concatenate([np.round(np.geomspace(1, ceiling, min(n, ceiling))), extra]).astype(int))
-        a = decode_arrays(variant, accelerator, grid, s, weight_dtype, kv_dtype, embedding=embedding)
+        a = decode_arrays(variant, accelerator, grid, s, weight_dtype, kv, embedding=embedding)
         frames.append(pd.DataFrame({
             "variant": label, "n_kv_heads": variant.n_kv_heads, "batch": grid, "total_s": a["total_s"],
             "tokens_per_s": a["tokens_per_s"], "max_batch": ceiling,

@@ -389,3 +389,13 @@ def test_ttft_chart_axis_follows_the_ttfts_drawn():
         drawn = np.concatenate([np.asarray(tr.y, dtype=float) for tr in fig.data])
         # every value drawn is its TTFT in the axis' unit
         assert sorted(drawn) == pytest.approx(sorted(ttfts["ttft_s"].to_numpy() * k))
+
+
+@pytest.mark.parametrize("model", ["deepseek-v3", "kimi-k2"])
+def test_an_mla_model_with_flashmla_cache_opens_without_an_error(model):
+    # the page stopped with "has no latent cache to store in it" for every MLA model with kvq=fp8_ds_mla: its K sweep
+    # put the plain-attention variants in that latent-only format; they now keep fp8 (calc.sweeps)
+    at = open_page(model=model, gpu="h200", kvq="fp8_ds_mla")
+    assert not at.exception
+    assert not [e.value for e in at.error if "latent" in e.value]
+    assert at.session_state["kvq"] == "fp8_ds_mla"

@@ -177,3 +177,20 @@ def test_deepseek_v4_pro_by_kv_heads_by_hand():
     assert calc.kv_bytes_per_token(v["K=128 MHA, params kept"]) == 2 * 61 * 128 * 512 * 2
     assert calc.kv_bytes_per_token(v["K=1 MQA, params kept"]) == 2 * 61 * 512 * 2
     assert v["MLA = this model"] is m
+
+
+def test_kv_head_variants_of_an_mla_model_in_flashmla_cache_keep_their_cache_in_fp8():
+    # fp8_ds_mla holds an MLA latent only: the roofline page's K sweep of DeepSeek-V2 (int4 weights on one H200) with
+    # it stopped the page ("has no latent cache"). The MLA model keeps it; the plain-attention variants store keys and
+    # values in fp8. By hand, K = 1 (MQA) at 8,192 tokens: 60 layers x 2 (K and V) x 1 head x 192 x 1 B = 23,040 B a
+    # token, 188,743,680 B a sequence; its ceiling W / KV = 4.8e12 / 188,743,680 = 25,431 tokens/s
+    from calc import get_accelerator, get_model
+    from calc.sweeps import throughput_by_kv_heads
+    d = throughput_by_kv_heads(get_model("deepseek-v2"), get_accelerator("h200"), 8192, "int4", "fp8_ds_mla")
+    first = d.groupby("variant", sort=False).first()
+    assert list(first.index) == ["K=8 GQA, params kept, fp8 cache", "K=1 MQA, params kept, fp8 cache",
+                                 "MLA = this model"]
+    assert first.loc["K=1 MQA, params kept, fp8 cache", "ceiling_tokens_per_s"] == pytest.approx(4.8e12 / (23_040 * 8192))
+    # the MLA model in FlashMLA's format: 656 B a token and layer (the 512 latent in fp8, 4 fp32 scales, the 64 RoPE
+    # dims in bf16), 60 layers x 656 x 8,192 = 322,437,120 B a sequence
+    assert first.loc["MLA = this model", "ceiling_tokens_per_s"] == pytest.approx(4.8e12 / (60 * 656 * 8192))
