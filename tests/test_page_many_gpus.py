@@ -503,3 +503,14 @@ def test_the_pages_with_one_serving_block_say_the_coverage_notice_once(page):
     [words] = architecture_notice(load_serving_params(), calc.get_model("qwen3.5-35b-a3b"))
     at = pagetest.open_page(page, timeout=240, model="qwen3.5-35b-a3b")
     assert [i.value for i in at.info].count(_as_shown(words)) == 1
+
+
+def test_a_plan_for_requests_beyond_the_models_window_says_so():
+    # 200,000 prompt + 256 output tokens for Llama-3.1-70B, trained for 131,072 (max_position_embeddings): the plan is
+    # still sized, and a warning above it says an engine would refuse such requests; 2,000 tokens get none
+    at = open_page(model="llama-3.1-70b", mg_in="200000", mg_tpot="200", mg_ttft="600000")
+    beyond = [w.value for w in at.warning if "Beyond the model's window" in w.value and "The plan is sized" in w.value]
+    assert len(beyond) == 1 and "131,072" in beyond[0]
+    assert at.success and "replica" in at.success[0].value
+    at = open_page(model="llama-3.1-70b", mg_in="2000")
+    assert not [w.value for w in at.warning if "The plan is sized" in w.value]

@@ -170,6 +170,9 @@ def plan_section(model, acc, wd, kvd, emb, interconnect, reserve) -> None:
     searched = None  # the layouts the plan searched, once known (a refusal of the wider grid: that one)
     try:
         traffic = planning.ServingTraffic(*traffic_args)
+        widgets.context_warning(model, traffic.input_tokens + traffic.output_tokens,
+                                meaning="The plan is sized with the arithmetic all the same; an engine refuses such "
+                                        "requests.")
         grid, searched = _plan_grid(sel, model, acc, traffic, wd, kvd, emb, interconnect, reserve, timing, engine, cap)
         serving_views.show_notices(plan_notices(grid.attrs.get("notices")))
         plan = caching.cached_call(planning.capacity_plan, model, acc, traffic, tpot_s, ttft_s, sel.price_per_hour_usd,
