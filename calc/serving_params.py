@@ -405,11 +405,13 @@ def architecture_notice(params: dict, model, widened: bool = True, engine: str |
             c = _format_cover(params, engine, weight_dtype)
             others = sorted(engine_name(e) for e in params["coverage"]["weight_formats"]
                             if e != engine and _format_cover(params, e, weight_dtype)["rows"])
-            runs = f"{engine_name(engine)} run{'s' if c['rows'] > 1 else ''} with {weight_dtype} weights"
+            label = str(data_set_format(weight_dtype))   # the name the data set and the list below use
+            said = weight_dtype if label == weight_dtype else f"{weight_dtype} (the data set's {label})"
+            runs = f"{engine_name(engine)} run{'s' if c['rows'] > 1 else ''} with {said} weights"
             words = ((f"only {c['rows']} published {runs}, from {c['sources']} source"
                       f"{'s' if c['sources'] != 1 else ''}, {'were' if c['rows'] > 1 else 'was'} in its "
                       "calibration") if c["rows"] else f"no published {runs} was in its calibration")
-            words += ((f" (its {'other ' if c['rows'] else ''}{weight_dtype} runs are "
+            words += ((f" (its {'other ' if c['rows'] else ''}{label} runs are "
                        f"{join_and([f'{name}{chr(39)}s' for name in others])})" if others else "")
                       + f", so this estimate carries {engine_name(engine)}'s costs fitted on other weight formats")
             out.append(words + _held_out_words(held.get(key), "held-out runs of engine and weight-format pairs as "

@@ -106,15 +106,17 @@ def test_many_gpus_kimi_k2_in_int4_g32_sym_under_sglang_says_the_thin_coverage()
     vllm_rows = params["coverage"]["weight_formats"]["vllm"]["int4-g32"]["rows"]
     assert vllm_rows > 0
     vllm_words = serving_params.architecture_notice(params, KIMI, engine="vllm", weight_dtype="int4-g32-sym")
-    assert any(w.startswith(f"only {vllm_rows} published vLLM runs with int4-g32-sym weights") for w in vllm_words)
+    # the notice names the format as chosen and as the data set (and its list of pairs) labels it
+    assert any(w.startswith(f"only {vllm_rows} published vLLM runs with int4-g32-sym (the data set's int4-g32) "
+                            "weights") for w in vllm_words)
 
     at = open_page("app_pages/many_gpus.py", timeout=240, model="kimi-k2", gpu="h200", wq="int4-g32-sym",
                    kvq="bf16", mg_srv_engine="sglang")
     assert at.selectbox(key="wq").value == "int4-g32-sym"
     assert at.selectbox(key="mg_srv_engine").value == "sglang"
     infos = [i.value for i in at.info]
-    assert any("no published SGLang run with int4-g32-sym weights was in its calibration "
-               "\\(its int4-g32-sym runs are vLLM's\\)" in i for i in infos), infos
+    assert any("no published SGLang run with int4-g32-sym \\(the data set's int4-g32\\) weights was in its calibration "
+               "\\(its int4-g32 runs are vLLM's\\)" in i for i in infos), infos
     # the page's weights are the hand count above: 594,205,305,856 B
     assert any("The weights alone need 594.21 GB" in i for i in infos), infos
     assert any("weights int4-g32-sym" in c.value for c in at.caption)
