@@ -58,7 +58,10 @@ def layout_section() -> None:
                                           interconnect, reserve, emb)
         split = parallel.step_split(model, acc, batch, ctx, layout, wd, kvd, interconnect, emb)
     except ValueError as exc:
-        widgets.show_error(exc)
+        if inputs.split_wanted:  # "by hand" chosen, nothing typed yet: what to do next, not a failure
+            st.info(formats.md_escape(formats.sentence(exc)))
+        else:
+            widgets.show_error(exc)
         layout = summary = None
 
     engine_here = summary is not None and summary.memory.fits  # the serving block draws the engine selector

@@ -514,3 +514,15 @@ def test_a_plan_for_requests_beyond_the_models_window_says_so():
     assert at.success and "replica" in at.success[0].value
     at = open_page(model="llama-3.1-70b", mg_in="2000")
     assert not [w.value for w in at.warning if "The plan is sized" in w.value]
+
+
+def test_by_hand_without_a_split_asks_for_one_rather_than_failing():
+    # "by hand" chosen at PP 3 before any split is typed: an instruction in blue, not a red error; a split that cannot
+    # be read (letters) or does not add up (80 layers, not 79) stays an error
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand")
+    assert any(i.value.startswith("Type the layers of each of the 3 stages") for i in at.info)
+    assert not [e.value for e in at.error if "stages" in e.value]
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="a,b")
+    assert any("whole numbers separated by commas" in e.value for e in at.error)
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,25")
+    assert at.error

@@ -79,6 +79,8 @@ class LayoutInputs:
     stage_layers: tuple | None = None
     redundant_experts: int = 0
     layout_error: str | None = None
+    #: True when ``layout_error`` only asks for the split by hand not typed yet: an instruction, not a fault
+    split_wanted: bool = False
 
     def layout(self, model):
         """The checked layout of these controls (``calc.layout.make_layout``).
@@ -130,16 +132,17 @@ def layout_controls(sel) -> LayoutInputs:
     red = c3.number_input("Redundant experts", 0, 4096, 0, step=8, key="mg_red", bind="query-params", disabled=dense,
                           help="Extra copies of hot experts per MoE layer spread over the EP group (DeepSeek-V3: 32 "
                                "at EP 32 for prefill, 64 at EP 320 for decode). (experts + redundant) must divide by EP.")
-    stage_layers, error = None, None
+    stage_layers, error, wanted = None, None, False
     if rule == "by hand" and pp > 1:
         try:
             stage_layers = tuple(int(x) for x in split_text.replace(" ", "").split(",") if x)
         except ValueError:
             error = f"the split by hand must be whole numbers separated by commas, e.g. 27,27,26; got {split_text!r}"
-        if not error and not stage_layers:
+        wanted = not error and not stage_layers
+        if wanted:
             error = f"type the layers of each of the {pp} stages, e.g. 27,27,26 (or choose vLLM's or SGLang's split)"
     return LayoutInputs(tp, pp, ep, replicas, ctx, batch, None if ic_id == "default" else ic_id, reserve_gb,
-                        PP_RULES[rule] or "vllm", stage_layers, 0 if dense else int(red), error)
+                        PP_RULES[rule] or "vllm", stage_layers, 0 if dense else int(red), error, wanted)
 
 
 def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, reserve: float) -> None:
