@@ -163,3 +163,14 @@ def test_sglang_runs_at_most_48_requests_under_speculative_decoding_and_the_page
     at = open_page({"model": "deepseek-v3", "gpu": "h200", "wq": "fp8-block", "sd_eng": "vLLM", "sd_conc": "128"})
     assert not any("running requests" in c.value or "sglang.bench_serving" in c.value for c in at.caption)
     assert any("decode batch 128)" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("model, method", [("deepseek-v3", "mtp"), ("llama-3-8b", "head")])
+def test_the_draft_opens_on_what_the_model_has(model, method):
+    # DeepSeek-V3 ships one MTP module (num_nextn_predict_layers 1): the serving section opens on it; Llama-3-8B ships
+    # none, so it opens on a one-layer draft head rather than on a module it lacks; a link still chooses
+    query = {"model": model, "gpu": "h200"} | ({"wq": "fp8-block"} if model == "deepseek-v3" else {})
+    at = open_page(query)
+    assert at.selectbox(key="sd_meth").value == method
+    at = open_page(query | {"sd_meth": "mtp"})
+    assert at.selectbox(key="sd_meth").value == "mtp"

@@ -311,7 +311,9 @@ def serving_section() -> None:
     c1, c2, c3 = st.columns(3)
     engine = serving_views.engine_select(c1, "sd_eng")
     url_state.accept_url_values("sd_meth", list(SERVING_METHODS), SERVING_METHODS.get)
+    # a model without an MTP module on file opens on the draft head, not on a module it lacks
     method = c2.selectbox("Draft", list(SERVING_METHODS), key="sd_meth", bind="query-params",
+                          index=0 if sel.model.n_mtp_layers > 0 else list(SERVING_METHODS).index("head"),
                           format_func=SERVING_METHODS.get,
                           help="An MTP module is one of the model's own layers with its output head (DeepSeek-V3, "
                                "Qwen3.5); a model without one on file is priced with a one-layer head of its width.")
