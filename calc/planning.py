@@ -148,8 +148,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
     ``output tokens/s / output tokens`` requests per second. Memory fit stays the bound's. ``timing="serving_high"``
     takes the high end of each estimate's range instead: TPOT and TTFT at the top of the latency range, the
     replica's throughput at the bottom of the throughput range (``_serving_columns``), the margin a team that
-    must not under-buy plans with. The frame's ``attrs``: ``timing``, ``engine`` and ``notices`` (the serving
-    model's fallbacks).
+    must not under-buy plans with (or lower where the top of the TPOT range allows less: ``high_end_per_gpu``).
+    The frame's ``attrs``: ``timing``, ``engine`` and ``notices`` (the serving model's fallbacks).
 
     TPOT: a decode step at the mean context ``input + output / 2``. Memory: each sequence reserved at
     ``input + output`` tokens. TTFT: the prefill of one prompt's uncached tokens
@@ -232,8 +232,8 @@ def plan_grid(model: ModelConfig, accelerator: Accelerator, traffic: ServingTraf
 def _serving_columns(frontier: pd.DataFrame, timing: str, gpus_per_replica: int,
                      output_tokens: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(TPOT s, TTFT s, requests/s per replica) of a ``serving_frontier`` frame, one value per concurrency, for a
-    plan timed with ``timing``: "serving", the estimates; "serving_high", the high end of their ranges, as a
-    ``ServingEstimate`` gives them (``plan_estimate``: ``tpot.high_s``, ``ttft.high_s``, ``per_gpu_low``).
+    plan timed with ``timing``: "serving", the estimates; "serving_high", the high ends of their ranges, TPOT and
+    TTFT as a ``ServingEstimate`` gives them (``plan_estimate``: ``tpot.high_s``, ``ttft.high_s``).
 
     The latency range's high end is the estimate times exp(q), q the upper latency quantile
     (``calc.serving.bounded_range``: nothing clips it), for TPOT and TTFT alike; the frame's
@@ -352,7 +352,7 @@ def capacity_plan(model: ModelConfig, accelerator: Accelerator, traffic: Serving
         # the plan's replica as the serving model times it: the grid's row, with its range and breakdown
         est = plan_estimate(model, accelerator, traffic, lay, int(row["batch"]), weight_dtype, kv_dtype,
                             serving_engine, interconnect)
-        note = (central_note(est, lay, gpus, traffic, tpot_t, ttft_t) if timing == "serving_high"
+        note = (central_note(est, lay, gpus, traffic) if timing == "serving_high"
                 else range_note(est, lay, gpus, traffic, tpot_t, ttft_t))
     verdict = _plan_verdict(lay, row, gpus, accelerator, None if price is None else usd_h, binding, why,
                             serving_engine, est, high=timing == "serving_high")
@@ -399,8 +399,7 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
     per_gpu = float(high_end_per_gpu(est.output_tokens_per_s_per_gpu, est.per_gpu_low,
                                      est.tpot.high_s / est.tpot.estimate_s))
     per_replica = per_gpu * layout.gpus_per_replica / traffic.output_tokens
-    peak = traffic.peak_requests_per_s
-    replicas = max(1, math.ceil(round(peak / per_replica, 9))) if per_replica > 0 else math.inf
+    replicas = _replicas_for(traffic.peak_requests_per_s, per_replica)
     high_gpus = replicas * layout.gpus_per_replica
     head = (f"At the high end of the range (TPOT {est.tpot.high_s * 1e3:.1f} ms, TTFT {est.ttft.high_s * 1e3:,.0f} ms, "
             f"{fmt_number(per_gpu)} output tokens/s per GPU), the "
@@ -420,8 +419,14 @@ def range_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Serving
     return text
 
 
-def central_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: ServingTraffic, tpot_target_s: float,
-                 ttft_target_s: float) -> str:
+def _replicas_for(peak_requests_per_s: float, per_replica: float) -> float:
+    """Replicas that serve a peak of ``peak_requests_per_s`` at ``per_replica`` requests/s each: at least one (the
+    always-on replica), rounded at 9 digits before the ceiling so that 4.000000001 is 4; inf for a replica that
+    serves nothing."""
+    return max(1, math.ceil(round(peak_requests_per_s / per_replica, 9))) if per_replica > 0 else math.inf
+
+
+def central_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: ServingTraffic) -> str:
     """What a plan sized at the high end of the serving estimate's range (``timing="serving_high"``: ``gpus`` in
     all, replicas of ``layout`` at the batch of ``est``, its ``plan_estimate``) would need at the central estimate:
     the same layout and batch, each replica serving ``per_gpu x GPUs per replica / output tokens`` requests/s,
@@ -433,7 +438,7 @@ def central_note(est: ServingEstimate, layout: Layout, gpus: int, traffic: Servi
         One sentence, no markup.
     """
     per_replica = est.output_tokens_per_s_per_gpu * layout.gpus_per_replica / traffic.output_tokens
-    replicas = max(1, math.ceil(round(traffic.peak_requests_per_s / per_replica, 9))) if per_replica > 0 else math.inf
+    replicas = _replicas_for(traffic.peak_requests_per_s, per_replica)
     central_gpus = replicas * layout.gpus_per_replica
     head = (f"At the central estimate (TPOT {est.tpot.estimate_s * 1e3:.1f} ms, TTFT {est.ttft.estimate_s * 1e3:,.0f} ms, "
             f"{fmt_number(est.output_tokens_per_s_per_gpu)} output tokens/s per GPU), the same {layout.label} at batch "
