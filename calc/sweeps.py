@@ -260,6 +260,16 @@ def kv_head_variants(model: ModelConfig, k_values=None) -> dict[str, ModelConfig
     return out
 
 
+def variant_kv_dtype(kv_dtype: str, variant: ModelConfig, mla: str = "latent") -> str:
+    """The cache format a layout variant of a sweep keeps: ``kv_dtype``, except that a format holding an MLA latent
+    only (``KV_CACHE_ONLY_FORMATS``: "fp8_ds_mla", FlashMLA's) becomes plain "fp8" (one byte per element, the
+    per-layer scale an engine gives the same ``--kv-cache-dtype`` family) for a variant with no latent to store:
+    plain attention, or MLA cached in its expanded form (``mla`` other than "latent")."""
+    if kv_dtype in KV_CACHE_ONLY_FORMATS and (variant.attention != "mla" or mla != "latent"):
+        return "fp8"
+    return kv_dtype
+
+
 def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context_len: int,
                            weight_dtype: str = "bf16", kv_dtype: str = "bf16", k_values=None,
                            n_points: int = 120, embedding: str = "gather") -> pd.DataFrame:
@@ -274,8 +284,7 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     Each variant is swept on a log grid from B = 1 to its own ceiling (always included as the last
     point); a variant whose weights do not fit has no rows. A cache format that holds an MLA latent only
     (``KV_CACHE_ONLY_FORMATS``: "fp8_ds_mla", FlashMLA's) stays on the MLA model; its plain-attention variants keep
-    their keys and values in "fp8" (one byte per element, the engines' per-layer scale), which their label says
-    (", fp8 cache").
+    their keys and values in "fp8" (``variant_kv_dtype``), which their label says (", fp8 cache").
 
     Returns:
         DataFrame, one row per (variant, batch): variant, n_kv_heads, batch, total_s, tokens_per_s,
@@ -291,9 +300,9 @@ def throughput_by_kv_heads(model: ModelConfig, accelerator: Accelerator, context
     check_embedding(embedding)
     frames = []
     for label, variant in kv_head_variants(model, k_values).items():
-        kv = kv_dtype
-        if kv_dtype in KV_CACHE_ONLY_FORMATS and variant.attention != "mla":  # no latent to store in it
-            kv, label = "fp8", f"{label}, fp8 cache"
+        kv = variant_kv_dtype(kv_dtype, variant)
+        if kv != kv_dtype:  # no latent to store in it
+            label = f"{label}, fp8 cache"
         ceiling = max_batch(variant, accelerator, s, weight_dtype, kv)
         if ceiling < 1:
             continue
@@ -380,7 +389,7 @@ def layout_comparison(variants: dict[str, ModelConfig], accelerator: Accelerator
     """
     rows = []
     for name, v in variants.items():
-        fmt = "fp8" if kv_dtype in KV_CACHE_ONLY_FORMATS and (v.attention != "mla" or mla != "latent") else kv_dtype
+        fmt = variant_kv_dtype(kv_dtype, v, mla)
         b = memory_budget(v, accelerator, context_len, batch, weight_dtype, fmt, sliding=sliding, mla=mla)
         rows.append(dict(layout=name, attention=v.attention.upper(), kv_heads=v.n_kv_heads,
                          kv_bytes_per_token=kv_bytes_per_token(v, fmt, mla=mla),

@@ -32,6 +32,8 @@ def pp_rule_choice(value) -> str:
         if v in {label.casefold(), label.split("'")[0].casefold()} | ({rule} if rule else set()):
             return label
     return str(value)
+
+
 PARTS = {"weights_s": ("weights", "#1f77b4"), "kv_s": ("KV cache", "#ff7f0e"),
          "compute_excess_s": ("compute beyond the weight read", "#2ca02c"),
          "allreduce_s": ("all-reduce (TP)", "#d62728"), "alltoall_s": ("all-to-all (EP)", "#9467bd"),

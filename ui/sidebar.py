@@ -380,7 +380,6 @@ def _model_and_gpu_inputs(options: list[str], custom: dict, model_names: dict, g
 def _dtype_inputs(model_id: str, loaded: bool) -> tuple[str, str, str]:
     """Weights, KV cache and matmul precision for the model ``model_id`` (``loaded``: from a config.json); the
     checkpoint's own format is offered and is the weights' default."""
-    c1 = c2 = st.container()   # one above the other: "int4-g32-sym" and "fp8_ds_mla" each read whole
     shown = get_any_model(model_id)
     stored = shown.checkpoint_format
     weight_options = WEIGHT_DTYPES + ((stored,) if stored and stored not in WEIGHT_DTYPES else ())
@@ -388,12 +387,13 @@ def _dtype_inputs(model_id: str, loaded: bool) -> tuple[str, str, str]:
         del st.session_state["wq"]
     # The model's own checkpoint format is the widget's default: a link without wq opens in it, and a link
     # that carries wq=bf16 for gpt-oss keeps bf16.
-    weight_dtype = c1.selectbox("Weights", weight_options, key="wq", bind="query-params",
+    # Weights and KV cache one above the other, each the sidebar's width: "int4-g32-sym" and "fp8_ds_mla" read whole
+    weight_dtype = st.selectbox("Weights", weight_options, key="wq", bind="query-params",
                                 index=weight_options.index(default_weight_format(shown)),
                                 help="Storage format of the weights. Plain names (int4 = 0.5 byte) count no "
                                      "scales, as the course does; the block formats (q4_K_M, mxfp4, "
                                      "int4-g128, ...) count their scales and the tensors they keep in 16-bit.")
-    kv_dtype = c2.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
+    kv_dtype = st.selectbox("KV cache", KV_DTYPES, key="kvq", bind="query-params",
                             help="Storage format of the cached keys and values. fp8: one scale per layer "
                                  "(vLLM, SGLang), no bytes per token; q8_0/q4_0: llama.cpp's blocks of 32 "
                                  "with a scale each; fp8_ds_mla: FlashMLA's MLA cache, the latent in fp8 with "
