@@ -282,9 +282,13 @@ def test_layers_per_stage_reads_as_a_split_convention_and_takes_older_links(link
     assert at.selectbox(key="mg_srv_engine").value == "vllm"
 
 
-def test_a_split_by_hand_is_used_and_a_bad_one_is_said():
-    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,26")
+@pytest.mark.parametrize("choice", ["by hand", "hand", " Hand "])
+def test_a_split_by_hand_is_used_and_a_bad_one_is_said(choice):
+    # "hand" alone, as one would type it into a link, names the same choice as "by hand" and is not refused
+    at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr=choice, mg_split="28,26,26")
+    assert at.selectbox(key="mg_ppr").value == "by hand"
     assert any("layers per stage 28/26/26 (set by hand)" in c.value for c in at.caption)
+    assert not any("mg_ppr" in m.value for m in [*at.warning, *at.info])
     at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,25")
     assert any("adding up to the 80" in e.value for e in at.error) and not at.exception
 

@@ -289,6 +289,9 @@ def test_plan_sized_at_the_high_end_of_its_range(link):
     assert any(c.value == high.range_note for c in at.caption)
     box = next(e for e in at.expander if e.label == "Where the plan's time goes")   # the bars build the centre
     assert any(c.value.startswith("The bars build the central estimate;") for c in box.caption)
+    # its table shows every row, the range's ends included, at full height: no inner scrolling hides "range high"
+    table = next(h.proto.body for h in box.get("html") if 'class="xm-table"' in h.proto.body)
+    assert "xm-full" in table and table.index(">range low<") < table.index(">range high<")
 
 
 @pytest.mark.parametrize("model, widened", [("qwen3.5-35b-a3b", True), ("llama-3.1-8b", False)])

@@ -25,11 +25,13 @@ DEFAULTS = dict(mg_tp=1, mg_pp=1, mg_ep=1, mg_rep=1, mg_ctx=8192, mg_b=16, mg_ic
 
 def pp_rule_choice(value) -> str:
     """The layers-per-stage choice (a key of ``PP_RULES``) that ``value`` names: the choice itself, the engine's
-    name alone that older links wrote ("vLLM", "SGLang") or calc's rule ("vllm", "sglang"), in any letter case;
-    ``value`` unchanged (as a string) where it names none. For ``url_state.accept_url_values``' ``same``."""
-    v = str(value).casefold()
+    name alone that older links wrote ("vLLM", "SGLang") or calc's rule ("vllm", "sglang"), "hand" for "by hand",
+    in any letter case and with spaces around it; ``value`` unchanged (as a string) where it names none. For
+    ``url_state.accept_url_values``' ``same``."""
+    v = str(value).strip().casefold()
     for label, rule in PP_RULES.items():
-        if v in {label.casefold(), label.split("'")[0].casefold()} | ({rule} if rule else set()):
+        names = {label.casefold(), label.split("'")[0].casefold(), label.casefold().removeprefix("by ")}
+        if v in names | ({rule} if rule else set()):
             return label
     return str(value)
 

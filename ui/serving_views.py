@@ -430,8 +430,8 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     if box.open:
         with box:
             frame = breakdown_frame(est)
-            html_table.show_table(columns.shown(frame), hide_index=True, width="stretch",
-                                  column_config=columns.config(frame.columns))
+            html_table.show_table(columns.shown(frame), hide_index=True, width="stretch", height=38 + 35 * len(frame),
+                                  column_config=columns.config(frame.columns))  # every row: the range's ends last
 
 
 def estimate_or_error(*args, **kwargs):
