@@ -7,6 +7,8 @@ what other names resolved to before these presets existed.
 """
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -232,3 +234,22 @@ def test_an_a800_on_one_gpu_is_estimated_as_an_a100_sxm():
     tp8 = dict(concurrency=8, tp=8)
     assert (serving_estimate("llama-3.1-70b", "a800-80gb", 1000, 200, **tp8).tpot.estimate_s
             > serving_estimate("llama-3.1-70b", "a100-80gb", 1000, 200, **tp8).tpot.estimate_s)
+
+
+@pytest.mark.parametrize("gid, usd, quoted", [
+    ("h200", 5.40, "'H200,Nebius,5.4'"),
+    ("b300", 7.40, "$7.40 per GPU-hour"),
+    # CoreWeave rents GB200 by the 4-GPU instance: $42.00 an hour / 4 GPUs = $10.50 per GPU-hour
+    ("gb200", 42.00 / 4, "$42.00 an hour for an instance of 4 GPUs"),
+    ("mi300x", 3.45, "'$3.45/GPU-hr'"),
+    ("mi355x", 8.60, "$8.60 per GPU-hour"),
+])
+def test_rental_prices_quote_their_listing_and_its_date(gid, usd, quoted):
+    # each price per GPU-hour is the figure its listing quotes (per GPU, or an instance's price over its GPUs), read
+    # on a stated day, from a named provider's page or price API, with the repository or file that holds the copy
+    a = calc.get_accelerator(gid)
+    assert a.price_per_hour_usd == pytest.approx(usd, abs=1e-9)
+    assert quoted in a.price_source
+    assert "on-demand" in a.price_source or "pay-as-you-go" in a.price_source
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", a.price_date) and a.price_date in a.price_source
+    assert "@" in a.price_source    # the commit of the copy read

@@ -198,16 +198,16 @@ def test_interconnect_labels_are_short():
 
 
 def test_an_experiment_that_changes_the_gpu_moves_the_price_with_it():
-    # "DeepSeek-V3 at EP 8 on H200" switches the H100 (list price $3.99/h) to the H200 ($4.50/h in accelerators.json):
+    # "DeepSeek-V3 at EP 8 on H200" switches the H100 (list price $3.99/h) to the H200 ($5.40/h in accelerators.json):
     # the price follows, as the GPU menu does, so the page and its link show the same dollars. 8 GPUs at
-    # $4.50/h is $36.00/h; at the H100's $3.99 it would have been $31.92/h.
+    # $5.40/h is $43.20/h; at the H100's $3.99 it would have been $31.92/h.
     at = open_page()
     assert at.button(key="mg_exp_3").label == "DeepSeek-V3 at EP 8 on H200"  # the button names the GPU it picks
     at.button(key="mg_exp_3").click().run()
     assert at.session_state["gpu"] == "h200"
     assert at.session_state["price"] == pytest.approx(calc.get_accelerator("h200").price_per_hour_usd)
     texts = [e.value for kind in (at.markdown, at.success, at.info, at.caption) for e in kind]
-    assert any("$36.00/h" in t for t in texts) and not any("$31.92/h" in t for t in texts)
+    assert any("$43.20/h" in t for t in texts) and not any("$31.92/h" in t for t in texts)
     # A price the user typed stays: type $2.00 on the H100, then the experiment keeps $2.00.
     at = open_page(price="2.0")
     at.button(key="mg_exp_3").click().run()
@@ -442,16 +442,16 @@ def test_a_model_past_one_server_gets_a_plan_on_the_wide_grid_and_the_memory_con
 
 
 def test_a_gpu_without_a_list_price_says_the_plans_dollars_use_the_placeholder():
-    # The MI355X has no list price on file (calc's preset: price_per_hour_usd None), so the sidebar's price is the
+    # The MI325X has no list price on file (calc's preset: price_per_hour_usd None), so the sidebar's price is the
     # $1.00 placeholder for owned hardware: the plan's dollars rest on it and the page says so. The H100 has a list
-    # price ($3.99): no such warning; nor once a price is typed for the MI355X.
+    # price ($3.99): no such warning; nor once a price is typed for the MI325X.
     from ui.sidebar import OWNED_HARDWARE_PRICE_USD
-    assert calc.get_accelerator("mi355x").price_per_hour_usd is None and OWNED_HARDWARE_PRICE_USD == 1.0
-    at = open_page(gpu="mi355x")
+    assert calc.get_accelerator("mi325x").price_per_hour_usd is None and OWNED_HARDWARE_PRICE_USD == 1.0
+    at = open_page(gpu="mi325x")
     warned = [w.value for w in at.warning if "has no list price on file" in w.value]
-    assert len(warned) == 1 and "$1.00 per GPU-hour" in warned[0] and "MI355X" in warned[0]
+    assert len(warned) == 1 and "$1.00 per GPU-hour" in warned[0] and "MI325X" in warned[0]
     assert not [w for w in open_page().warning if "has no list price on file" in w.value]
-    at = open_page(gpu="mi355x", price="2.5")
+    at = open_page(gpu="mi325x", price="2.5")
     assert not [w for w in at.warning if "has no list price on file" in w.value]
 
 
