@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calc.measurements import COLUMNS, measurement_bound, rounds_note  # noqa: E402
+from calc.measurements import COLUMNS, measurement_bound, model_cell, rounds_note  # noqa: E402
 
 MODELS = {  # model_path -> (calc preset, family)
     "deepseek-ai/DeepSeek-R1": ("deepseek-v3", "deepseek"), "deepseek-ai/DeepSeek-V3": ("deepseek-v3", "deepseek"),
@@ -236,7 +236,12 @@ def convert(df: pd.DataFrame, every: int = 2) -> pd.DataFrame:
             chosen = set(concs[::every]) | {concs[0], concs[-1]}
             keep.append(g[g["concurrency"].isin(chosen)])
         rows = pd.concat(keep)
-    return rows.sort_values(["source_id", "model", "accelerator", "id"])[list(COLUMNS)]
+    rows = rows.sort_values(["source_id", "model", "accelerator", "id"])
+    # the model cell: the checkpoint where it is another model than the preset (DeepSeek-R1, Kimi-K2.5), which loading
+    # keeps as the model as published; the preset's id for its own checkpoints
+    rows["model"] = [model_cell(m, re.match(r"aiconfigurator [^:]+: (\S+),", n).group(1))
+                     for m, n in zip(rows["model"], rows["notes"])]
+    return rows[list(COLUMNS)]
 
 
 def main(argv=None):

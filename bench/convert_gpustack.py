@@ -83,7 +83,7 @@ import pandas as pd  # noqa: E402
 
 from bench.converter_io import git, git_dir, parse_args, write_checked  # noqa: E402
 from calc import get_accelerator, get_model, weight_bytes  # noqa: E402
-from calc.measurements import COLUMNS, SOURCE_COLUMNS  # noqa: E402
+from calc.measurements import COLUMNS, SOURCE_COLUMNS, model_cell  # noqa: E402
 
 ROOT = "docs/performance-lab"
 URL = "https://github.com/gpustack/gpustack"
@@ -898,7 +898,7 @@ def _rows(page, facts, t, run, r, commit, day, first, last, n_page_gpus, skips) 
                        + f" of the benchmark result block at line {t.line} ({where_words}) of gpustack/gpustack "
                          f"{ROOT}/{page.path} @{commit} (commit of {day}; {hist}); licence Apache-2.0")
         out.append(dict(
-            id=f"{rid}-{metric}-{stat}", source_id=facts["source"], model=facts["model"],
+            id=f"{rid}-{metric}-{stat}", source_id=facts["source"], model=model_cell(facts["model"], ckpt),
             model_family=facts["family"], accelerator=facts["accelerator"], n_gpus=n_gpus, tp=tp, pp=pp, ep=ep,
             dp=dp, engine=engine, engine_version=page.versions[engine], weight_dtype=wdtype, kv_dtype=kv,
             input_len=half_up(mean_in), output_len=half_up(mean_out), len_dist=dist,

@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calc.inferencex import parse_inferencex  # noqa: E402
-from calc.measurements import COLUMNS, measurement_bound  # noqa: E402
+from calc.measurements import COLUMNS, PUBLISHED_MODEL, measurement_bound, model_cell  # noqa: E402
 
 COMMIT = "7a175041fc1b103832870e8ff4ec3b0b1ff5dd2f"
 RUN_DATE = "2025-11-13"
@@ -49,6 +49,9 @@ def convert(repo: str) -> pd.DataFrame:
     out = out[[(m, s) in KEEP for m, s in zip(out["metric"], out["statistic"])]].copy()
     out = out[~out["notes"].str.contains("speculative decoding on")]
     out["model_family"] = out["model"].map(FAMILIES)
+    # the model cell: the result's checkpoint where it is another model than the preset (DeepSeek-R1-0528), which
+    # loading keeps as the model as published; the preset's id for its own (openai/gpt-oss-120b)
+    out["model"] = [model_cell(m, p) for m, p in zip(out["model"], out[PUBLISHED_MODEL])]
     out["id"] = out["id"].str.replace(f"{SOURCE_ID}-", "imax25-", regex=False)
     return out[list(COLUMNS)].reset_index(drop=True)
 

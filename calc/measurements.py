@@ -35,7 +35,7 @@ from .hardware import accelerator_preset_id, get_accelerator, list_accelerators,
 from .layout import Layout
 from .memory import with_capacity
 from .limits import limit_of
-from .models import get_model, list_models, model_preset_id
+from .models import get_model, list_models, model_preset_id, names_another_model
 from .speculative_serving import MAX_DRAFT_TOKENS, speculative_from_notes
 from .step import decode_step_time, prefill_time
 
@@ -670,6 +670,20 @@ def load_cited(path=None, sources: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = [_check_row(where, r, sources, with_value=False)
             for where, r in _read_rows(path or CITED_PATH, CITED_COLUMNS, "cited")]
     return _frame(rows, CITED_COLUMNS)
+
+
+def model_cell(preset: str, published: str) -> str:
+    """The model cell a converter writes for a row that calc computes with ``preset`` (an id) and whose source names
+    ``published`` (a checkpoint's id, or the model's name as the source wrote it): ``published`` where it names another
+    model or release of the preset's architecture (``calc.models.names_another_model``: "deepseek-ai/DeepSeek-R1-0528"
+    for "deepseek-v3"), so that loading the file keeps it as ``PUBLISHED_MODEL`` and the pages say which model was
+    measured; else ``preset``, the id a preset's own checkpoints are stored under ("Qwen/Qwen3-8B-FP8" -> "qwen3-8b").
+    A ``published`` that resolves to another preset than ``preset`` is not taken either: the row keeps ``preset``.
+    """
+    published = str(published or "").strip()
+    if published and model_preset_id(published) == preset and names_another_model(published):
+        return published
+    return preset
 
 
 def is_preset_name(published: str, model: str) -> bool:

@@ -455,6 +455,49 @@ def match_checkpoint(name: str) -> str | None:
     return None
 
 
+#: Words after a model's name in a checkpoint's id that mark another release of it, not a tag of the same weights.
+RELEASE_WORDS = frozenset({"thinking", "reasoning", "exp", "speciale"})
+_RELEASE_DATE = re.compile(r"\d{4}")
+
+
+@lru_cache(maxsize=1)
+def _same_model_patterns() -> frozenset:
+    raw = json.loads((DATA_DIR / "checkpoint_aliases.json").read_text(encoding="utf-8"))
+    return frozenset(a["pattern"].lower() for a in raw["aliases"] if a.get("same_model")) | frozenset(_catalogue())
+
+
+def names_another_model(name: str) -> bool:
+    """Whether a served checkpoint's id names another model or release than the preset ``match_checkpoint`` computes
+    it with, rather than the preset's own weights under a tag or another spelling: True for
+    "deepseek-ai/DeepSeek-R1-0528" (DeepSeek-V3's shapes), "moonshotai/Kimi-K2.5" and "moonshotai/Kimi-K2-Thinking"
+    (Kimi-K2's), "Qwen/Qwen3-235B-A22B-Instruct-2507" (a later release of Qwen3-235B-A22B),
+    "amd/Llama-3.3-70B-Instruct-FP8-KV" (Llama-3.1-70B's); False for "Qwen/Qwen3-8B-FP8",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Meta-Llama-3.1-8B-Instruct" and a preset's own id, and for a
+    name no preset matches.
+
+    Another model: matched through an alias of data/checkpoint_aliases.json that does not say ``same_model`` (another
+    model of the architecture), or, after the preset's own name or a same-model alias, a version that continues the
+    name ("Kimi-K2.5"), a release date of four digits ("-2507", "-0905") or a release word (``RELEASE_WORDS``). The
+    measurement files write such a checkpoint as the row's model, so that the pages can name the model that was
+    measured (``calc.measurements.PUBLISHED_MODEL``); calc computes it with the preset all the same.
+    """
+    text = str(name).strip().lower().rsplit("/", 1)[-1].replace("_", "-")
+    if match_checkpoint(text) is None:
+        return False
+    pairs, suffixes = _checkpoint_aliases()
+    same = _same_model_patterns()
+    for pattern, _preset in pairs:   # the pattern match_checkpoint took: the longest that matches
+        rest = text[len(pattern):]
+        if not text.startswith(pattern) or (rest and rest[0] not in "-."):
+            continue
+        tokens = [t for t in re.split(r"[-.]", rest) if t]
+        if not all(t in suffixes or _SUFFIX_VERSION.fullmatch(t) for t in tokens):
+            continue
+        return (pattern not in same or (rest[:1] == "." and rest[1:2].isdigit())
+                or any(_RELEASE_DATE.fullmatch(t) or t in RELEASE_WORDS for t in tokens))
+    return False
+
+
 #: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"
 #: checkpoints are NVFP4 (ModelOpt), AWQ and GPTQ 4-bit with groups of 128, RedHatAI's "w8a8" int8, MXFP8 (e4m3 with
 #: one e8m0 scale per 32, MiniMaxAI/MiniMax-M3-MXFP8) calc's fp8 (its scales, 0.25 bit per weight, not counted).

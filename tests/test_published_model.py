@@ -38,24 +38,43 @@ def test_every_loaded_row_keeps_the_model_cell_as_its_file_wrote_it():
     assert len(glm46) > 200                                   # GPUStack's GLM-4.6 pages (241 rows when written)
     mine = held[held[PUBLISHED] == "glm-4.6"]
     assert set(mine["id"]) == {r["id"] for r in glm46} and set(mine["model"]) == {"glm-4.7"}
-    # the data set's file writes its presets' ids: published as its model, row by row
+    # the data set's file writes its presets' ids, or the checkpoint where its source measured another model of a
+    # preset's architecture (calc.measurements.model_cell): published as its model cell, row by row
+    raw_shipped = {r["id"]: r for r in _raw(measurements.MEASUREMENTS_PATH)}
     shipped = measurements.load_measurements()
-    assert dict(zip(shipped["id"], shipped[PUBLISHED])) == {r["id"]: r["model"] for r in _raw(
-        measurements.MEASUREMENTS_PATH)}
-    assert (shipped[PUBLISHED] == shipped["model"]).all()
+    assert dict(zip(shipped["id"], shipped[PUBLISHED])) == {i: r["model"] for i, r in raw_shipped.items()}
+    other = shipped[shipped[PUBLISHED] != shipped["model"]]
+    # each such cell is a checkpoint its row's notes name (InferenceMAX's DeepSeek-R1-0528 runs: "checkpoint
+    # deepseek-ai/DeepSeek-R1-0528"), and the rows of the preset's own checkpoints keep the preset's id
+    assert len(other) > 500 and all(p in raw_shipped[i]["notes"] for i, p in zip(other["id"], other[PUBLISHED]))
+    imax = shipped[(shipped["source_id"] == "inferencemax-official-2025") & (shipped["model"] == "deepseek-v3")]
+    assert len(imax) and set(imax[PUBLISHED]) == {"deepseek-ai/DeepSeek-R1-0528", "nvidia/DeepSeek-R1-0528-FP4-V2",
+                                                  "amd/DeepSeek-R1-0528-MXFP4-Preview"}
+    oss = shipped[(shipped["source_id"] == "inferencemax-official-2025") & (shipped["model"] == "gpt-oss-120b")]
+    assert len(oss) and set(oss[PUBLISHED]) == {"gpt-oss-120b"}     # notes: "checkpoint openai/gpt-oss-120b"
 
 
 def test_published_models_counts_the_rows_of_each_name_a_preset_stands_for():
     raw = _raw(HOLDOUT_PATH)
     table = measurements.published_models(measurements.load_measurements(HOLDOUT_PATH))
     other = table[~table["own"]]
-    assert other[["model", PUBLISHED]].values.tolist() == [["glm-4.7", "glm-4.6"]]
+    # the names that are not a preset's id: GLM-4.6 (GPUStack's pages) and the checkpoints of other models of a
+    # preset's architecture the sources served (DeepSeek-R1, Kimi-K2.5, ...), each with its rows counted
+    ids = set(calc_ids := measurements.list_models())
+    preset_of = dict(zip(*[measurements.load_measurements(HOLDOUT_PATH)[c] for c in ("id", "model")]))
+    names = {}
+    for r in raw:
+        if r["model"] not in ids:
+            names.setdefault((preset_of[r["id"]], r["model"]), 0)
+            names[(preset_of[r["id"]], r["model"])] += 1
+    assert dict(zip(zip(other["model"], other[PUBLISHED]), other["rows"])) == names
     n = len(_glm46_rows())
-    assert other[["rows", "model_rows"]].values.tolist() == [[n, n]]
+    assert names[("glm-4.7", "glm-4.6")] == n and ("kimi-k2", "moonshotai/Kimi-K2.5") in names
+    assert ("deepseek-v3", "deepseek-ai/DeepSeek-R1") in names and calc_ids
     # every other name of the file is its preset's own id, with its rows counted
     own = table[table["own"]]
     assert dict(zip(own["model"], own["rows"])) == {m: sum(r["model"] == m for r in raw)
-                                                    for m in {r["model"] for r in raw} if m != "glm-4.6"}
+                                                    for m in {r["model"] for r in raw} if m in ids}
     assert measurements.is_preset_name("deepseek-ai/DeepSeek-V3", "deepseek-v3")
     assert measurements.is_preset_name(" GLM-4.7 ", "glm-4.7")
     assert not measurements.is_preset_name("zai-org/GLM-4.6-FP8", "glm-4.7")
@@ -111,8 +130,14 @@ def test_the_measured_page_names_glm_46_where_its_rows_show_under_glm_47():
     assert box.value == "glm-4.7"
     label = "glm-4.7 (rows published as glm-4.6)"
     assert label in box.options
-    # the other models of the file give their own ids: their labels are the ids
-    assert {o for o in box.options if o != label} == {r["model"] for r in _raw(HOLDOUT_PATH)} - {"glm-4.6"}
+    # the models of the file whose rows all give their own ids are labelled by their ids; the others name what
+    # their rows were published as (Kimi-K2's: "kimi-k2 (191 of 230 rows published as moonshotai/Kimi-K2.5, ...")
+    raw = _raw(HOLDOUT_PATH)
+    ids = set(measurements.list_models())
+    preset_of = dict(zip(*[measurements.load_measurements(HOLDOUT_PATH)[c] for c in ("id", "model")]))
+    renamed = {preset_of[r["id"]] for r in raw if r["model"] not in ids}
+    assert {o for o in box.options if " (" not in o} == {r["model"] for r in raw if r["model"] in ids} - renamed
+    assert {measured_views.model_of_label(o) for o in box.options if " (" in o} == renamed
     arch = f"computed with {get_model('glm-4.7').name}'s architecture"
     assert any(c.value.startswith(f"**glm-4.7** here: rows published as glm-4.6, {arch}") for c in at.caption)
     heading = f"glm-4.7 \\(rows published as glm-4.6, {arch}\\) on "     # the chart's heading, markdown escaped
@@ -229,10 +254,25 @@ def test_a_model_chosen_after_the_note_is_the_one_kept():
 def test_the_data_set_shows_no_published_column_where_every_row_gives_its_preset():
     at = open_page("app_pages/measured.py", ms_model="llama-3.1-8b")
     box = at.selectbox(key="ms_model")
-    assert box.value == "llama-3.1-8b" and all(" (" not in o for o in box.options)
+    assert box.value == "llama-3.1-8b" and "llama-3.1-8b" in box.options
     assert not any(c.value.startswith("**llama-3.1-8b** here") for c in at.caption)
     header = next(t for t in shown_tables(at) if "measured" in t[0])[0]
     assert "model as published" not in header
+
+
+def test_the_data_set_names_deepseek_r1_where_its_runs_show_under_deepseek_v3():
+    # InferenceMAX's and others' DeepSeek-R1 runs are computed with DeepSeek-V3's architecture: the box and the caption
+    # say how many of the preset's rows were published as which checkpoint, counted from the file itself
+    raw = _raw(measurements.MEASUREMENTS_PATH)
+    r1 = [r for r in raw if "deepseek-r1" in r["model"].lower()]
+    total = len(r1) + sum(r["model"] == "deepseek-v3" for r in raw)
+    at = open_page("app_pages/measured.py", ms_model="deepseek-v3")
+    box = at.selectbox(key="ms_model")
+    assert box.value == "deepseek-v3"
+    label = next(o for o in box.options if o.startswith("deepseek-v3 ("))
+    assert label.startswith(f"deepseek-v3 ({len(r1):,} of {total:,} rows published as ")
+    assert any(c.value.startswith(f"**deepseek-v3** here: {len(r1):,} of {total:,} rows published as ")
+               for c in at.caption)
 
 
 def test_an_uploaded_checkpoint_id_shows_in_the_box_and_the_table():
@@ -247,3 +287,37 @@ def test_an_uploaded_checkpoint_id_shows_in_the_box_and_the_table():
     shown = next(t for t in shown_tables(at) if "model as published" in t[0])
     column = shown[0].index("model as published")
     assert [r[column] for r in shown[1:]] == ["zai-org/GLM-4.6-FP8"] * 2
+
+
+def test_a_checkpoint_names_another_model_only_where_its_name_says_so():
+    # another model of a preset's architecture: an alias without same_model (DeepSeek-R1 of DeepSeek-V3's shapes,
+    # Llama-3.3 of Llama-3.1-70B's, GLM-5.1 of GLM-5's), a version continuing the name (Kimi-K2.5), a release date
+    # (Qwen3-235B-A22B-Instruct-2507) or a release word (Kimi-K2-Thinking, DeepSeek-V3.2-Exp)
+    from calc.models import names_another_model
+    for name in ("deepseek-ai/DeepSeek-R1-0528", "nvidia/DeepSeek-R1-0528-FP4-V2", "amd/DeepSeek-R1-0528-MXFP4-Preview",
+                 "moonshotai/Kimi-K2.5", "moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2-Instruct-0905",
+                 "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "amd/Llama-3.3-70B-Instruct-FP8-KV",
+                 "deepseek-ai/DeepSeek-V3.2-Exp", "zai-org/GLM-5.1-FP8", "MiniMaxAI/MiniMax-M2.7", "glm-4.6"):
+        assert names_another_model(name), name
+    # the preset's own weights under a tag, an earlier spelling or an organisation prefix; a name no preset matches
+    for name in ("Qwen/Qwen3-8B-FP8", "moonshotai/Kimi-K2-Instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1",
+                 "meta-llama/Meta-Llama-3.1-8B-Instruct", "neuralmagic/Meta-Llama-3.1-8B-FP8",
+                 "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8", "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+                 "deepseek-ai/DeepSeek-V3", "zai-org/GLM-5-FP8", "openai/gpt-oss-120b", "llama-3.1-8b", "gpt2-xl",
+                 "qwen2.5-7b-instruct-1m", ""):
+        assert not names_another_model(name), name
+
+
+def test_a_converter_writes_the_checkpoint_of_another_model_and_the_id_of_the_presets_own():
+    assert measurements.model_cell("deepseek-v3", "deepseek-ai/DeepSeek-R1-0528") == "deepseek-ai/DeepSeek-R1-0528"
+    assert measurements.model_cell("gpt-oss-120b", "openai/gpt-oss-120b") == "gpt-oss-120b"
+    assert measurements.model_cell("qwen3-8b", " Qwen/Qwen3-8B-FP8 ") == "qwen3-8b"
+    # a checkpoint that resolves to another preset than the row's is not written in its place; nor is an empty name
+    assert measurements.model_cell("llama-3.1-8b", "deepseek-ai/DeepSeek-R1") == "llama-3.1-8b"
+    assert measurements.model_cell("kimi-k2", "") == "kimi-k2"
+    # the cell written reads back as the preset, the published name kept beside it
+    text = ("model,accelerator,n_gpus,engine,weight_dtype,isl,osl,conc,metric,value\n"
+            f"{measurements.model_cell('kimi-k2', 'moonshotai/Kimi-K2.5')},h200,8,sglang,int4-g32-sym,1000,200,1,"
+            "tpot_ms,12\n")
+    df = measurements.measurements_from_text(text, "mine.csv")
+    assert (df["model"].iloc[0], df[PUBLISHED].iloc[0]) == ("kimi-k2", "moonshotai/Kimi-K2.5")
