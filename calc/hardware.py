@@ -68,7 +68,9 @@ class Accelerator:
         peak_flops_per_s: dense peak P in FLOP/s by compute dtype, e.g. {"bf16": 989e12, "fp8": 1979e12}.
             Never the 2:4-sparse figure (reference-data section 2.1).
         price_per_hour_usd: default hourly price in USD, or None (owned hardware).
-        price_date, price_source, source: provenance (not compared).
+        price_date, price_source, source: provenance (not compared); price_source names the listing in a few
+            words ("Nebius HGX H200 on-demand"), price_evidence, where given, quotes it with the copy read (repository,
+            commit, day), for a help text.
         interconnect: id of the link between accelerators of this kind in a server (an entry of the
             "interconnects" section of accelerators.json, read by ``calc.parallel``), or None for a
             device that is not ganged with others (not compared).
@@ -96,6 +98,7 @@ class Accelerator:
     price_per_hour_usd: float | None = None
     price_date: str | None = field(default=None, compare=False)
     price_source: str = field(default="", compare=False)
+    price_evidence: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
     interconnect: str | None = field(default=None, compare=False)
     driver_memory_bytes: float | None = None

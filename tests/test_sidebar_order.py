@@ -1,6 +1,7 @@
 """The sidebar's model and GPU lists: by family, then size (ui.sidebar.natural_key), whatever order presets were added."""
 import calc
 from ui.sidebar import natural_key
+from pagetest import open_page
 
 
 def test_sizes_read_as_sizes():
@@ -25,3 +26,13 @@ def test_every_preset_listed_once_in_family_order():
         assert f not in seen[:-1] or seen[-1] == f
         if not seen or seen[-1] != f:
             seen.append(f)
+
+
+def test_the_gpus_list_price_names_its_listing_and_quotes_it_in_the_help():
+    # H200: $5.40 per GPU-hour at Nebius as read on 2026-10-24 (calc/data/accelerators.json); the caption stays a line
+    # of a few words, and its help quotes the listing with the copy read
+    acc = calc.get_accelerator("h200")
+    at = open_page(gpu="h200")
+    caption = next(c for c in at.sidebar.caption if c.value.startswith("List price"))
+    assert caption.value == "List price $5.40/h, Nebius HGX H200 on-demand (2026-10-24)."
+    assert caption.help == acc.price_evidence and "'H200,Nebius,5.4'" in caption.help

@@ -453,7 +453,8 @@ def _gpu_notes(acc, memory: str | None) -> None:
     if calc.memory.capacity_note(acc, memory or "datasheet"):  # no driver total on file: say so, never silently
         st.info(calc.memory.capacity_note(acc, memory or "datasheet"))
     if acc.price_per_hour_usd is not None:
-        st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).")
+        st.caption(f"List price ${acc.price_per_hour_usd:.2f}/h, {acc.price_source} ({acc.price_date}).",
+                   help=acc.price_evidence or None)  # the listing quoted, with the copy read
     else:
         st.caption("Owned hardware: no rental price. Enter your own amortised cost per hour.")
 
