@@ -129,11 +129,17 @@ def price_and_energy(tokens_per_s: float, price_per_hour_usd: float, choice: Ene
 
 # -- buying against renting against an API (the monthly bill) -------------------------------------------
 
+class NoPowerFigure(ValueError):
+    """No board power is on file for the accelerator and none was typed: buying cannot be priced (a gap in the
+    data, said as information, not an error of the user's)."""
+
+
 def buy_inputs(accelerator: calc.Accelerator, choice: EnergyChoice, key: str = "own"):
     """An expander with the purchase inputs; returns (OwnershipInputs, utilisation, scale_to_zero).
 
     Raises:
-        ValueError: an input calc refuses (the page shows the message), or no board power on file.
+        NoPowerFigure: no board power on file for the accelerator and none typed.
+        ValueError: an input calc refuses (the page shows the message).
     """
     box = st.expander("Buying: server price, depreciation, capital, space, electricity, utilisation")
     c1, c2 = box.columns(2)  # two to a row: three split "Depreciation" mid-word in a 700 px window
@@ -158,7 +164,9 @@ def buy_inputs(accelerator: calc.Accelerator, choice: EnergyChoice, key: str = "
     zero = box.toggle("Scale to zero when idle (rent: pay busy hours only; own: power off)", key=f"{key}_zero",
                       bind="query-params")
     if choice.gpu_power_w is None:
-        raise ValueError(f"{choice.note} (in the energy inputs above)")
+        raise NoPowerFigure(f"Buying is not priced: {choice.note[:1].lower()}{choice.note[1:].rstrip('.')} under "
+                            "'Or type the board's watts' in the energy inputs above to compare buying with renting. "
+                            "The rented bill needs no power figure.")
     inputs = ownership.OwnershipInputs.for_accelerator(
         accelerator, server_price_usd_per_gpu=price, depreciation_years=years, cost_of_capital=rate / 100.0,
         colocation_usd_per_kw_month=colo, electricity_usd_per_kwh=kwh, gpu_power_w=choice.gpu_power_w,
@@ -273,6 +281,10 @@ def owning_inputs(accelerator: calc.Accelerator) -> Owning:
     choice = energy_inputs(accelerator)
     try:
         bought = buy_inputs(accelerator, choice)
+    except NoPowerFigure as exc:   # the data lacks a figure (GB200, TPU v5e), not the user's error: the rented bill
+        bought = None              # stands; a warning where "buy" is chosen (the bill then charges the rent)
+        (st.warning if mode == "buy" else st.info)(formats.md_escape(str(exc)) + (
+            " The bill below charges the rent until a power figure is typed." if mode == "buy" else ""))
     except ValueError as exc:
         bought = None
         widgets.show_error(exc)
