@@ -530,3 +530,18 @@ def test_by_hand_without_a_split_asks_for_one_rather_than_failing():
     assert any("whole numbers separated by commas" in e.value for e in at.error)
     at = open_page(model="llama-3.1-70b", mg_tp="8", mg_pp="3", mg_ppr="by hand", mg_split="28,26,25")
     assert at.error
+
+
+def test_a_reserve_that_fills_the_gpu_is_named_as_the_cause():
+    # Llama-3-8B (bf16: 16.06 GB of weights) on one H100 of 80 GB. A reserve of 100 GB per GPU takes the whole GPU:
+    # the page names the reserve and asks to lower it, rather than a smaller dtype or more PP
+    at = open_page(model="llama-3-8b", mg_res="100")
+    said = " ".join(m.value for m in [*at.info, *at.error])
+    assert "The Reserve per GPU above (100.00 GB) takes all of each GPU's 80.00 GB" in said
+    assert "lower the Reserve per GPU above." in said
+    assert "pick a smaller dtype" not in said and "Raise PP" not in said
+    # 70 GB: with the weights' 16.06 GB the GPU is full (86.06 > 80), though the weights alone would leave room
+    at = open_page(model="llama-3-8b", mg_res="70")
+    said = " ".join(m.value for m in [*at.info, *at.error])
+    assert "The weights need 16.06 GB and the Reserve per GPU above 70.00 GB on each GPU of 80.00 GB" in said
+    assert not at.exception

@@ -173,9 +173,10 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
         for col, label in zip(cols[1:], ("TPOT", "Tokens/s per user", "Tokens/s per GPU", "USD per month")):
             col.metric(label, "—", help="This layout does not hold the batch: see below.")
         cols.show()
+        blocked = reserve_words(reserve, mem.capacity_bytes, mem.weights_bytes)
         if summary.max_batch == 0:
-            why = (f"The weights alone need {formats.fmt_bytes(mem.weights_bytes)} on each GPU of "
-                   f"{formats.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
+            why = blocked or (f"The weights alone need {formats.fmt_bytes(mem.weights_bytes)} on each GPU of "
+                              f"{formats.fmt_bytes(mem.capacity_bytes)}, with no room for a sequence.")
         else:
             why = (f"Batch {batch:,} does not fit: one GPU would need {formats.fmt_bytes(mem.total_bytes)} of its "
                    f"{formats.fmt_bytes(mem.capacity_bytes)}; at most {summary.max_batch:,} "
@@ -192,8 +193,10 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
             f"is **{fit.label}**, {fit.gpus_per_replica:,} GPUs per replica (max(TP, EP) x PP: "
             f"{fit.gpus_per_replica // fit.pp:,} rank{'s' if fit.gpus_per_replica // fit.pp != 1 else ''} per stage"
             f"{_dp_words(fit)}; searched: {where})."
-            if fit else f"No layout of {where} holds {seqs} of {ctx:,} tokens: pick a smaller dtype "
-            "or a larger GPU, or lower the batch or the context.")
+            if fit else f"No layout of {where} holds {seqs} of {ctx:,} tokens: " + (
+                "lower the Reserve per GPU above." if reserve >= mem.capacity_bytes else
+                "pick a smaller dtype or a larger GPU, or lower the batch or the context"
+                + (", or the Reserve per GPU above." if reserve > 0 else ".")))
         # The page opens on one GPU: for a model that needs more, that is the page's default, not the user's
         # choice, so it says what fits and offers it; a layout the user chose gets the error.
         chosen = any(st.session_state.get(k, 1) != 1 for k in ("mg_tp", "mg_pp", "mg_ep"))
@@ -202,6 +205,22 @@ def layout_headline(sel, model, acc, summary, layout, inputs: LayoutInputs, rese
         if fit is not None:
             st.button(f"Use {fit.label} ({fit.gpus_per_replica:,} GPUs per replica)", key="mg_use_fit", type="primary",
                       on_click=_use_layout, args=(fit.tp, fit.pp, fit.ep))
+
+
+def reserve_words(reserve_bytes: float, capacity_bytes: float, weights_bytes: float) -> str:
+    """Why nothing fits where the Reserve per GPU is the cause, naming it; "" where it is not. A reserve of a GPU's
+    whole capacity or more leaves no room in any layout; one that with the weights fills the GPU leaves none for a
+    sequence, where the weights alone would have left some."""
+    if reserve_bytes <= 0:
+        return ""
+    if reserve_bytes >= capacity_bytes:
+        return (f"The Reserve per GPU above ({formats.fmt_bytes(reserve_bytes)}) takes all of each GPU's "
+                f"{formats.fmt_bytes(capacity_bytes)}: no layout has room for weights or a sequence.")
+    if weights_bytes < capacity_bytes <= weights_bytes + reserve_bytes:
+        return (f"The weights need {formats.fmt_bytes(weights_bytes)} and the Reserve per GPU above "
+                f"{formats.fmt_bytes(reserve_bytes)} on each GPU of {formats.fmt_bytes(capacity_bytes)}, with no room "
+                "for a sequence.")
+    return ""
 
 
 def _use_layout(tp: int, pp: int, ep: int) -> None:
@@ -291,5 +310,9 @@ def frontier_section(sel, model, acc, layout, summary, inputs: LayoutInputs, res
         if layout is None:  # the chosen PP or EP is not one this model can take: said once, above
             st.caption("No curves: the PP and EP chosen above are not a layout this model can take (see above).")
         else:
-            widgets.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP or "
-                              "EP above to see curves of layouts that hold it.")
+            if reserve >= acc.memory_bytes:   # no layout holds anything: raising PP or EP cannot help
+                widgets.show_error(reserve_words(reserve, acc.memory_bytes, 0.0) + " Lower it to see the curves.")
+            else:
+                widgets.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP "
+                                  "or EP above to see curves of layouts that hold it"
+                                  + (", or lower the Reserve per GPU." if reserve > 0 else "."))
