@@ -56,6 +56,9 @@ def _open_first(page: str, **query):
     # the sidebar's model and GPU: too many presets to list, so "not a known ..."
     ("app_pages/roofline.py", {"model": "nonexistent"}, ["model=nonexistent (not a known model)"]),
     ("app_pages/kv_cache.py", {"gpu": "xyz", "kv_b": "4"}, ["gpu=xyz (not a known GPU)"]),
+    # a character that does not print ("%00" in a link) is named by its escape, backslash escaped for markdown, which
+    # shows as gpu=\x00, not as a blank or a replacement mark
+    ("app_pages/kv_cache.py", {"gpu": "\x00", "kv_b": "4"}, ["gpu=\\\\x00 (not a known GPU)"]),
     ("app_pages/home.py", {"model": "nonexistent", "gpu": "xyz"}, ["model=nonexistent (not a known model)",
                                                                    "gpu=xyz (not a known GPU)"]),
     # the live page ends early with st.stop() before a run: the sidebar's refusals are named all the same

@@ -436,8 +436,11 @@ def _bad_query_value(value: str) -> bool:
 
 
 def _cut(value: str, chars: int = 40) -> str:
-    """A link value as a notice names it: its first ``chars`` characters, and "…" when there were more."""
-    return value[:chars] + ("…" if len(value) > chars else "")
+    """A link value as a notice names it: its first ``chars`` characters, and "…" when there were more; a character
+    that does not print (a NUL from "%00", a control character) written as its escape ("\\x00"), not as a blank or
+    a replacement mark."""
+    shown = value[:chars] + ("…" if len(value) > chars else "")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in shown)
 
 
 def keep_valid(key: str, options, stand_in: bool = False, same=None) -> None:
