@@ -146,13 +146,14 @@ def test_home_prices_a_model_on_the_gpus_it_occupies():
                                  tp=8)
     # TP 8 step at batch 1: KV 0.120 ms + weights 0.954 ms + 122 all-reduces of 7,168 x 2 B, one-shot over NVSwitch
     # (7 x 14,336 / 450e9 + 1 us = 1.223 us each) = 0.149 ms: 1.223 ms, 818 tok/s.
-    # 8 GPUs x $4.50/h = $36/h over 818 tok/s x 3,600 s = 2.94 M tokens an hour: $12.23 per 1M
+    # 8 GPUs x $5.40/h (H200's list price on file) = $43.20/h over 818 tok/s x 3,600 s = 2.94 M tokens an hour:
+    # $14.68 per 1M
     assert step.comm_s == pytest.approx(122 * (7 * 14_336 / 450e9 + 1e-6), rel=1e-9)
     usd = row["USD per 1M output tokens, 8 GPUs"]
-    assert usd.value == f"${36 / (step.tokens_per_s * 3600) * 1e6:,.2f}" == "$12.23"
+    assert usd.value == f"${8 * 5.40 / (step.tokens_per_s * 3600) * 1e6:,.2f}" == "$14.68"
     assert row["Throughput, bound, TP 8"].value == "818 tok/s"
     assert row["Memory used"].delta == "needs 5 GPUs"
-    assert any("8 GPUs" in w.value and "priced at 8 x $4.50/h" in w.value for w in at.warning)
+    assert any("8 GPUs" in w.value and "priced at 8 x $5.40/h" in w.value for w in at.warning)
 
 
 def test_home_price_for_a_model_on_one_gpu_is_unchanged():
