@@ -441,6 +441,14 @@ def match_checkpoint(name: str) -> str | None:
     ("gpt2-xl", "qwen2.5-7b-instruct-1m") does not match, nor does one whose alias names no preset (``null``: GLM-5.2,
     which would otherwise pass for a version of GLM-5).
     """
+    found = _checkpoint_match(name)
+    return found[1] if found else None
+
+
+def _checkpoint_match(name: str) -> tuple[str, str | None, str, list[str]] | None:
+    """(pattern, preset, the text after it, its tokens) of the entry ``match_checkpoint`` takes for ``name``: the longest preset id
+    or alias its name (lower case, after any "org/") starts with, followed by tags, dates and versions only; None
+    where none matches."""
     text = str(name).strip().lower().rsplit("/", 1)[-1].replace("_", "-")
     pairs, suffixes = _checkpoint_aliases()
     for pattern, preset in pairs:
@@ -451,7 +459,7 @@ def match_checkpoint(name: str) -> str | None:
             continue
         tokens = [t for t in re.split(r"[-.]", rest) if t]
         if all(t in suffixes or _SUFFIX_VERSION.fullmatch(t) for t in tokens):
-            return preset
+            return pattern, preset, rest, tokens
     return None
 
 
@@ -481,21 +489,12 @@ def names_another_model(name: str) -> bool:
     measurement files write such a checkpoint as the row's model, so that the pages can name the model that was
     measured (``calc.measurements.PUBLISHED_MODEL``); calc computes it with the preset all the same.
     """
-    text = str(name).strip().lower().rsplit("/", 1)[-1].replace("_", "-")
-    if match_checkpoint(text) is None:
+    found = _checkpoint_match(name)
+    if found is None or found[1] is None:
         return False
-    pairs, suffixes = _checkpoint_aliases()
-    same = _same_model_patterns()
-    for pattern, _preset in pairs:   # the pattern match_checkpoint took: the longest that matches
-        rest = text[len(pattern):]
-        if not text.startswith(pattern) or (rest and rest[0] not in "-."):
-            continue
-        tokens = [t for t in re.split(r"[-.]", rest) if t]
-        if not all(t in suffixes or _SUFFIX_VERSION.fullmatch(t) for t in tokens):
-            continue
-        return (pattern not in same or (rest[:1] == "." and rest[1:2].isdigit())
-                or any(_RELEASE_DATE.fullmatch(t) or t in RELEASE_WORDS for t in tokens))
-    return False
+    pattern, _preset, rest, tokens = found
+    return (pattern not in _same_model_patterns() or (rest[:1] == "." and rest[1:2].isdigit())
+            or any(_RELEASE_DATE.fullmatch(t) or t in RELEASE_WORDS for t in tokens))
 
 
 #: A served checkpoint's precision tag (the words of its id) -> the weight format calc prices it in: NVIDIA's "-FP4"

@@ -152,9 +152,7 @@ def plan_breakdown(plan) -> None:
         for which in ("tpot", "ttft"):
             charts.show_chart(serving_views.breakdown_figure(est, which), key=f"mg_plan_{which}_bar")
         st.caption(serving_views.which_is_which(est.engine, notices=est.notices))
-        frame = serving_views.breakdown_frame(est)
-        html_table.show_table(columns.shown(frame), hide_index=True, width="stretch", height=38 + 35 * len(frame),
-                              column_config=columns.config(frame.columns))  # every row: the range's ends last
+        serving_views.show_breakdown_table(est)
 
 
 @widgets.fragment

@@ -309,10 +309,9 @@ def frontier_section(sel, model, acc, layout, summary, inputs: LayoutInputs, res
     except ValueError as exc:
         if layout is None:  # the chosen PP or EP is not one this model can take: said once, above
             st.caption("No curves: the PP and EP chosen above are not a layout this model can take (see above).")
+        elif reserve >= acc.memory_bytes:   # no layout holds anything: raising PP or EP cannot help
+            widgets.show_error(reserve_words(reserve, acc.memory_bytes, 0.0) + " Lower it to see the curves.")
         else:
-            if reserve >= acc.memory_bytes:   # no layout holds anything: raising PP or EP cannot help
-                widgets.show_error(reserve_words(reserve, acc.memory_bytes, 0.0) + " Lower it to see the curves.")
-            else:
-                widgets.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP "
-                                  "or EP above to see curves of layouts that hold it"
-                                  + (", or lower the Reserve per GPU." if reserve > 0 else "."))
+            widgets.show_error(f"{exc} (TP as the curves, PP and EP as chosen above, the Context above). Raise PP "
+                              "or EP above to see curves of layouts that hold it"
+                              + (", or lower the Reserve per GPU." if reserve > 0 else "."))

@@ -301,6 +301,14 @@ def breakdown_frame(est: serving.ServingEstimate) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def show_breakdown_table(est: serving.ServingEstimate) -> None:
+    """``breakdown_frame`` of ``est`` as a table at full height: every row shows, the range's ends last, with no
+    inner scrolling."""
+    frame = breakdown_frame(est)
+    html_table.show_table(columns.shown(frame), hide_index=True, width="stretch", height=38 + 35 * len(frame),
+                          column_config=columns.config(frame.columns))
+
+
 def breakdown_figure(est: serving.ServingEstimate, which: str = "tpot", measured_s: float | None = None,
                      measured_label: str = MEASURED_TRACE, label: str | None = None):
     """One horizontal stacked bar of ``which`` ("tpot" or "ttft"): the bound's parts, then what the engine adds,
@@ -429,9 +437,7 @@ def show_estimate(est: serving.ServingEstimate, key: str, which: str = "tpot", p
     box = st.expander("Where the time goes, as a table", key=f"{key}_table", on_change="rerun")
     if box.open:
         with box:
-            frame = breakdown_frame(est)
-            html_table.show_table(columns.shown(frame), hide_index=True, width="stretch", height=38 + 35 * len(frame),
-                                  column_config=columns.config(frame.columns))  # every row: the range's ends last
+            show_breakdown_table(est)
 
 
 def estimate_or_error(*args, **kwargs):
